@@ -1,0 +1,707 @@
+//! Text normalization and OpenSSH signatures (SSHSIG), interchangeable with `ssh-keygen -Y sign` / `-Y verify`.
+
+use std::fs;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use ssh_key::private::Ed25519Keypair;
+use ssh_key::{Algorithm, HashAlg, LineEnding, PrivateKey, PublicKey, SshSig};
+
+/// First line of an armored SSH signature, as `ssh-keygen -Y sign` writes it.
+pub const ARMOR_BEGIN: &str = "-----BEGIN SSH SIGNATURE-----";
+/// Last line of an armored SSH signature.
+pub const ARMOR_END: &str = "-----END SSH SIGNATURE-----";
+/// Environment variable that carries the passphrase of an encrypted private key.
+pub const PASSPHRASE_ENV: &str = "PBEM_PASSPHRASE";
+/// Namespace of players' signatures on order files (`ssh-keygen -Y sign -n pbem-orders`).
+pub const NS_ORDERS: &str = "pbem-orders";
+/// Namespace of the host's signatures on receipts.
+pub const NS_RECEIPT: &str = "pbem-receipt";
+/// Namespace of the host's signatures on records.
+pub const NS_RECORD: &str = "pbem-record";
+
+/// Base64 column width of armored SSH signatures (as ssh-keygen writes them).
+const ARMOR_WIDTH: usize = 70;
+
+/// Everything that can go wrong while normalizing, signing, verifying or handling keys.
+///
+/// Every message is meant to be shown to a player or a host as is.
+#[derive(Debug, thiserror::Error)]
+pub enum SigError {
+    /// The text is not UTF-8; `offset` is the byte offset of the first invalid byte.
+    #[error(
+        "the text is not valid UTF-8 (first invalid byte at offset {offset}); save the file as UTF-8"
+    )]
+    NotUtf8 {
+        /// Byte offset of the first invalid byte.
+        offset: usize,
+    },
+    /// The text is empty, or holds only blank lines.
+    #[error("the text is empty")]
+    Empty,
+    /// Neither a detached signature nor an appended armored block was found.
+    #[error(
+        "no signature found: put the `.sig` file made by `ssh-keygen -Y sign` beside the file, or append it to the file"
+    )]
+    NoSignature,
+    /// The armored block could not be decoded.
+    #[error("malformed SSH signature block: {0}")]
+    BadArmor(String),
+    /// The signature was made for another namespace (`ssh-keygen -Y sign -n`).
+    #[error(
+        "signed for namespace `{found}`, expected `{expected}` (sign with `ssh-keygen -Y sign -n {expected}`)"
+    )]
+    WrongNamespace {
+        /// Namespace inside the signature.
+        found: String,
+        /// Namespace the caller asked for.
+        expected: String,
+    },
+    /// The signature was made by another key than the one expected.
+    #[error("signed by a different key: fingerprint {found}, expected {expected}")]
+    WrongKey {
+        /// Fingerprint of the key inside the signature.
+        found: String,
+        /// Fingerprint of the expected key.
+        expected: String,
+    },
+    /// The signature does not verify over the given message.
+    #[error("signature does not match the text: the file was changed after signing")]
+    BadSignature,
+    /// The signature verifies over neither the normalized text nor the exact bytes of the file.
+    #[error(
+        "signature does not match the text (neither its normalized form nor its exact bytes): the file was changed after signing"
+    )]
+    TextChanged,
+    /// The signature matches the exact bytes of the file, but those are not UTF-8.
+    #[error(
+        "the signature matches the file's exact bytes, but they are not valid UTF-8 (first invalid byte at offset {offset}); save the file as UTF-8 and sign it again"
+    )]
+    SignedBytesNotUtf8 {
+        /// Byte offset of the first invalid byte.
+        offset: usize,
+    },
+    /// A key file could not be read.
+    #[error("cannot read key file {}: {source}", path.display())]
+    ReadKey {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A key file could not be written.
+    #[error("cannot write key file {}: {source}", path.display())]
+    WriteKey {
+        /// The file.
+        path: PathBuf,
+        /// The I/O error.
+        source: std::io::Error,
+    },
+    /// A key file already exists and would be overwritten.
+    #[error("key file {} already exists; refusing to overwrite it", path.display())]
+    KeyExists {
+        /// The file.
+        path: PathBuf,
+    },
+    /// A private key file is not an OpenSSH private key.
+    #[error("{} is not an OpenSSH private key: {reason}", path.display())]
+    ParsePrivateKey {
+        /// The file.
+        path: PathBuf,
+        /// What the parser said.
+        reason: String,
+    },
+    /// A public key is not an OpenSSH public key line.
+    #[error(
+        "{what} is not an OpenSSH public key line like `ssh-ed25519 AAAA... comment`: {reason}"
+    )]
+    ParsePublicKey {
+        /// The text or file name that was given.
+        what: String,
+        /// What the parser said.
+        reason: String,
+    },
+    /// The private key is encrypted and no passphrase was given.
+    #[error("private key {} is protected by a passphrase: set the environment variable {PASSPHRASE_ENV} to it", path.display())]
+    NeedPassphrase {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The passphrase did not decrypt the private key.
+    #[error("wrong passphrase for private key {} (from {PASSPHRASE_ENV})", path.display())]
+    BadPassphrase {
+        /// The file.
+        path: PathBuf,
+    },
+    /// The key is not Ed25519.
+    #[error(
+        "{what} is a {algorithm} key; only Ed25519 keys are supported (make one with `ssh-keygen -t ed25519`)"
+    )]
+    NotEd25519 {
+        /// The file or text that held the key.
+        what: String,
+        /// The key's algorithm, as OpenSSH names it.
+        algorithm: String,
+    },
+    /// Any other failure reported by the SSH key library.
+    #[error("SSH signature error: {0}")]
+    Ssh(#[from] ssh_key::Error),
+}
+
+/// The text that a verified signature covers, as stored by the host.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SignedText {
+    /// The exact signed bytes, as UTF-8: the normalized body, or the raw body when `normalized` is false.
+    pub text: String,
+    /// The signature, armored exactly as `ssh-keygen -Y sign` writes it (LF line endings, final newline).
+    pub signature: String,
+    /// Whether the signature covers the normalized body (true) or the raw body bytes (false).
+    pub normalized: bool,
+}
+
+/// Normalizes a text file so that mail transport does not change what was signed.
+///
+/// Requires UTF-8 ([`SigError::NotUtf8`] with the byte offset of the first bad byte), strips a
+/// leading byte-order mark, turns CRLF and lone CR into LF, strips trailing spaces and tabs on
+/// every line, drops trailing blank lines and ends the text with exactly one newline. A text with
+/// nothing but blank lines is [`SigError::Empty`]. Leading blank lines and inner blank lines stay.
+pub fn normalize(bytes: &[u8]) -> Result<String, SigError> {
+    let text = std::str::from_utf8(bytes).map_err(|e| SigError::NotUtf8 {
+        offset: e.valid_up_to(),
+    })?;
+    let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
+    let text = text.replace("\r\n", "\n").replace('\r', "\n");
+    let mut lines: Vec<&str> = text
+        .split('\n')
+        .map(|l| l.trim_end_matches([' ', '\t']))
+        .collect();
+    while lines.last().is_some_and(|l| l.is_empty()) {
+        lines.pop();
+    }
+    if lines.is_empty() {
+        return Err(SigError::Empty);
+    }
+    let mut out = lines.join("\n");
+    out.push('\n');
+    Ok(out)
+}
+
+/// Splits a file into its body and an armored signature appended to it.
+///
+/// The block starts at the last line that ends with [`ARMOR_BEGIN`] (trailing whitespace and CR
+/// ignored; a body without a final newline followed directly by the block also works). The body is
+/// everything before it, byte for byte. The block is returned with each line's trailing whitespace
+/// stripped and LF line endings, up to and including the [`ARMOR_END`] line (or to the end of the
+/// text if that line is missing, so that verifying it reports a malformed block). Without a BEGIN
+/// line the whole text is the body and the block is `None`.
+pub fn split_appended(text: &str) -> (String, Option<String>) {
+    let (body, block) = split_appended_bytes(text.as_bytes());
+    // The split point is at an ASCII line, so the body is still valid UTF-8.
+    (String::from_utf8_lossy(body).into_owned(), block)
+}
+
+/// Byte-level [`split_appended`]: the body may be any bytes.
+fn split_appended_bytes(bytes: &[u8]) -> (&[u8], Option<String>) {
+    let begin = ARMOR_BEGIN.as_bytes();
+    let mut found = None;
+    let mut line_start = 0;
+    for line in bytes.split_inclusive(|&b| b == b'\n') {
+        let trimmed = line.trim_ascii_end();
+        if trimmed.ends_with(begin) {
+            found = Some(line_start + trimmed.len() - begin.len());
+        }
+        line_start += line.len();
+    }
+    let Some(at) = found else {
+        return (bytes, None);
+    };
+    let rest = String::from_utf8_lossy(&bytes[at..]);
+    let mut block = String::new();
+    for line in rest.split('\n') {
+        let line = line.trim_end();
+        block.push_str(line);
+        block.push('\n');
+        if line.trim_start() == ARMOR_END {
+            break;
+        }
+    }
+    (&bytes[..at], Some(block))
+}
+
+/// Signs `message` exactly as `ssh-keygen -Y sign -n NAMESPACE` does: SSHSIG with SHA-512,
+/// armored with 70-column lines, LF line endings and a final newline.
+///
+/// For an Ed25519 key the result is byte-identical to ssh-keygen's `.sig` file for the same
+/// bytes. Fails on an empty namespace or an encrypted (not yet decrypted) key.
+pub fn sign(private_key: &PrivateKey, namespace: &str, message: &[u8]) -> Result<String, SigError> {
+    let sig = SshSig::sign(private_key, namespace, HashAlg::Sha512, message)?;
+    Ok(sig.to_pem(LineEnding::LF)?)
+}
+
+/// Decodes an armored signature, tolerating CRLF, trailing or leading whitespace on its lines and
+/// base64 wrapped at another width than ssh-keygen's 70 columns.
+fn parse_armored(armored: &str) -> Result<SshSig, SigError> {
+    let start = armored
+        .find(ARMOR_BEGIN)
+        .ok_or_else(|| SigError::BadArmor(format!("no `{ARMOR_BEGIN}` line")))?;
+    let after = &armored[start + ARMOR_BEGIN.len()..];
+    let end = after.find(ARMOR_END).ok_or_else(|| {
+        SigError::BadArmor(format!("no `{ARMOR_END}` line: the signature is cut off"))
+    })?;
+    let b64: String = after[..end]
+        .chars()
+        .filter(|c| !c.is_whitespace())
+        .collect();
+    if b64.is_empty() {
+        return Err(SigError::BadArmor("the block holds no data".into()));
+    }
+    let mut pem = String::from(ARMOR_BEGIN);
+    pem.push('\n');
+    for chunk in b64.as_bytes().chunks(ARMOR_WIDTH) {
+        pem.push_str(std::str::from_utf8(chunk).expect("ASCII after filtering base64"));
+        pem.push('\n');
+    }
+    pem.push_str(ARMOR_END);
+    pem.push('\n');
+    SshSig::from_pem(&pem).map_err(|e| SigError::BadArmor(e.to_string()))
+}
+
+/// Checks that `sig` was made by `public_key` for `namespace`, before looking at the message.
+fn check_signer(public_key: &PublicKey, namespace: &str, sig: &SshSig) -> Result<(), SigError> {
+    if sig.namespace() != namespace {
+        return Err(SigError::WrongNamespace {
+            found: sig.namespace().to_owned(),
+            expected: namespace.to_owned(),
+        });
+    }
+    if sig.public_key() != public_key.key_data() {
+        return Err(SigError::WrongKey {
+            found: sig.public_key().fingerprint(HashAlg::Sha256).to_string(),
+            expected: fingerprint(public_key),
+        });
+    }
+    Ok(())
+}
+
+/// Whether `sig` (already checked by [`check_signer`]) verifies over `message`.
+fn matches(public_key: &PublicKey, sig: &SshSig, message: &[u8]) -> bool {
+    public_key.verify(sig.namespace(), message, sig).is_ok()
+}
+
+/// Verifies an armored SSH signature over `message`, as `ssh-keygen -Y verify` does.
+///
+/// Errors, in this order: [`SigError::BadArmor`] (undecodable block),
+/// [`SigError::WrongNamespace`], [`SigError::WrongKey`] (with both fingerprints),
+/// [`SigError::BadSignature`] (the message was changed after signing).
+pub fn verify(
+    public_key: &PublicKey,
+    namespace: &str,
+    message: &[u8],
+    armored: &str,
+) -> Result<(), SigError> {
+    let sig = parse_armored(armored)?;
+    check_signer(public_key, namespace, &sig)?;
+    if matches(public_key, &sig, message) {
+        Ok(())
+    } else {
+        Err(SigError::BadSignature)
+    }
+}
+
+/// Verifies a signed order file and returns the text that the signature covers.
+///
+/// The signature is `detached_sig` (the content of `FILE.sig`; the body is then the whole file)
+/// or, when that is `None`, an armored block appended to the file (see [`split_appended`]).
+/// The signature is checked first over the [`normalize`]d body, then over the raw body bytes
+/// exactly as given (a player may have signed an unnormalized file with `ssh-keygen -Y sign`);
+/// in the second case [`SignedText::text`] holds those raw bytes and must be UTF-8.
+///
+/// Errors: [`SigError::NoSignature`], [`SigError::BadArmor`], [`SigError::WrongNamespace`],
+/// [`SigError::WrongKey`], [`SigError::TextChanged`] (neither form matches),
+/// [`SigError::SignedBytesNotUtf8`] (the raw bytes match but are not UTF-8).
+pub fn verify_order_text(
+    public_key: &PublicKey,
+    namespace: &str,
+    raw_file_bytes: &[u8],
+    detached_sig: Option<&str>,
+) -> Result<SignedText, SigError> {
+    let (body, armored) = match detached_sig {
+        Some(sig) => (raw_file_bytes, sig.to_owned()),
+        None => match split_appended_bytes(raw_file_bytes) {
+            (body, Some(block)) => (body, block),
+            (_, None) => return Err(SigError::NoSignature),
+        },
+    };
+    let sig = parse_armored(&armored)?;
+    check_signer(public_key, namespace, &sig)?;
+    let signature = sig.to_pem(LineEnding::LF)?;
+    if let Ok(text) = normalize(body)
+        && matches(public_key, &sig, text.as_bytes())
+    {
+        return Ok(SignedText {
+            text,
+            signature,
+            normalized: true,
+        });
+    }
+    if matches(public_key, &sig, body) {
+        let text = std::str::from_utf8(body)
+            .map_err(|e| SigError::SignedBytesNotUtf8 {
+                offset: e.valid_up_to(),
+            })?
+            .to_owned();
+        return Ok(SignedText {
+            text,
+            signature,
+            normalized: false,
+        });
+    }
+    Err(SigError::TextChanged)
+}
+
+/// Rejects keys other than Ed25519; `what` names the file or text in the error.
+fn require_ed25519(algorithm: Algorithm, what: &str) -> Result<(), SigError> {
+    if algorithm == Algorithm::Ed25519 {
+        Ok(())
+    } else {
+        Err(SigError::NotEd25519 {
+            what: what.to_owned(),
+            algorithm: algorithm.as_str().to_owned(),
+        })
+    }
+}
+
+/// Reads an OpenSSH private key file (as written by `ssh-keygen -t ed25519`), decrypting it with
+/// `passphrase` if it is encrypted.
+///
+/// Errors: [`SigError::ReadKey`], [`SigError::ParsePrivateKey`], [`SigError::NotEd25519`],
+/// [`SigError::NeedPassphrase`] (encrypted and no passphrase: the message points at
+/// [`PASSPHRASE_ENV`]), [`SigError::BadPassphrase`]. A passphrase given for an unencrypted key is
+/// ignored.
+pub fn load_private_key(path: &Path, passphrase: Option<&str>) -> Result<PrivateKey, SigError> {
+    let text = fs::read_to_string(path).map_err(|source| SigError::ReadKey {
+        path: path.to_owned(),
+        source,
+    })?;
+    let key = PrivateKey::from_openssh(&text).map_err(|e| SigError::ParsePrivateKey {
+        path: path.to_owned(),
+        reason: e.to_string(),
+    })?;
+    require_ed25519(key.algorithm(), &path.display().to_string())?;
+    if !key.is_encrypted() {
+        return Ok(key);
+    }
+    let Some(passphrase) = passphrase else {
+        return Err(SigError::NeedPassphrase {
+            path: path.to_owned(),
+        });
+    };
+    key.decrypt(passphrase)
+        .map_err(|_| SigError::BadPassphrase {
+            path: path.to_owned(),
+        })
+}
+
+/// Parses an OpenSSH Ed25519 public key, given either as the key line itself
+/// (`ssh-ed25519 AAAA... comment`) or as the path of a file holding it (e.g. `id_ed25519.pub`).
+///
+/// The comment is dropped. Blank lines and `#` lines in a file are skipped; the first key line is
+/// used. Errors: [`SigError::ParsePublicKey`], [`SigError::ReadKey`], [`SigError::NotEd25519`].
+pub fn load_public_key(text_or_path: &str) -> Result<PublicKey, SigError> {
+    let given = text_or_path.trim();
+    let looks_like_key = given
+        .split_whitespace()
+        .nth(1)
+        .is_some_and(|b64| b64.starts_with("AAAA"));
+    let (text, what) = if looks_like_key {
+        (given.to_owned(), format!("`{given}`"))
+    } else {
+        let path = Path::new(given);
+        if !path.exists() {
+            return Err(SigError::ParsePublicKey {
+                what: format!("`{given}`"),
+                reason: "neither a key line nor an existing file".into(),
+            });
+        }
+        let text = fs::read_to_string(path).map_err(|source| SigError::ReadKey {
+            path: path.to_owned(),
+            source,
+        })?;
+        (text, path.display().to_string())
+    };
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'))
+        .ok_or_else(|| SigError::ParsePublicKey {
+            what: what.clone(),
+            reason: "no key line".into(),
+        })?;
+    let mut key = PublicKey::from_openssh(line).map_err(|e| SigError::ParsePublicKey {
+        what: what.clone(),
+        reason: e.to_string(),
+    })?;
+    require_ed25519(key.algorithm(), &what)?;
+    key.set_comment("");
+    Ok(key)
+}
+
+/// Makes a new Ed25519 key from 32 bytes of OS randomness (`getrandom`), with `comment`.
+///
+/// # Panics
+/// If the operating system's random number generator is unavailable.
+pub fn generate_ed25519(comment: &str) -> PrivateKey {
+    let mut seed = [0u8; 32];
+    getrandom::fill(&mut seed)
+        .expect("the operating system's random number generator is unavailable");
+    let mut key = PrivateKey::from(Ed25519Keypair::from_seed(&seed));
+    seed.fill(0);
+    key.set_comment(comment);
+    key
+}
+
+/// Writes `contents` to `path` atomically: a temporary file in the same directory with `mode`
+/// (on Unix), flushed to disk, then renamed over `path`.
+fn write_atomic(path: &Path, contents: &[u8], mode: u32) -> Result<(), SigError> {
+    let err = |source| SigError::WriteKey {
+        path: path.to_owned(),
+        source,
+    };
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let name = path
+        .file_name()
+        .ok_or_else(|| err(std::io::Error::other("not a file name")))?;
+    let mut nonce = [0u8; 8];
+    getrandom::fill(&mut nonce).map_err(|e| err(std::io::Error::other(e.to_string())))?;
+    let tmp = dir.join(format!(
+        ".{}.tmp-{}",
+        name.to_string_lossy(),
+        hex::encode(nonce)
+    ));
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
+    #[cfg(not(unix))]
+    let _ = mode;
+    let result = options.open(&tmp).and_then(|mut f| {
+        f.write_all(contents)?;
+        f.sync_all()
+    });
+    let result = result.and_then(|()| fs::rename(&tmp, path));
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result.map_err(err)
+}
+
+/// Writes `key` as an OpenSSH private key file at `path` (mode 0600) and its public key line
+/// (`ssh-ed25519 AAAA... comment` and a newline) at `path.pub` (mode 0644), each atomically.
+///
+/// Refuses to overwrite either file ([`SigError::KeyExists`]); other failures are
+/// [`SigError::WriteKey`]. The files load with `ssh-keygen` and with [`load_private_key`].
+pub fn write_private_key(path: &Path, key: &PrivateKey) -> Result<(), SigError> {
+    let mut pub_path = path.as_os_str().to_owned();
+    pub_path.push(".pub");
+    let pub_path = PathBuf::from(pub_path);
+    for p in [path, pub_path.as_path()] {
+        if p.exists() {
+            return Err(SigError::KeyExists { path: p.to_owned() });
+        }
+    }
+    let private = key.to_openssh(LineEnding::LF)?;
+    let mut public = key.public_key().to_openssh()?;
+    public.push('\n');
+    write_atomic(path, private.as_bytes(), 0o600)?;
+    write_atomic(&pub_path, public.as_bytes(), 0o644)
+}
+
+/// The key's fingerprint as `ssh-keygen -l` prints it: `SHA256:` and unpadded base64.
+pub fn fingerprint(public_key: &PublicKey) -> String {
+    public_key.fingerprint(HashAlg::Sha256).to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalize_strips_bom_crlf_cr_and_trailing_whitespace() {
+        let got = normalize(b"\xEF\xBB\xBFmove A1 \t\r\nhold B2\rsupport C3  \n").unwrap();
+        assert_eq!(got, "move A1\nhold B2\nsupport C3\n");
+    }
+
+    #[test]
+    fn normalize_drops_trailing_blank_lines_and_adds_final_newline() {
+        assert_eq!(normalize(b"a\n\n \t\n\r\n\n").unwrap(), "a\n");
+        assert_eq!(normalize(b"a").unwrap(), "a\n");
+        assert_eq!(normalize(b"\n\na\n\n b\n").unwrap(), "\n\na\n\n b\n");
+    }
+
+    #[test]
+    fn normalize_is_idempotent() {
+        let once = normalize(b"x \r\n\r\ny\t\r\n\r\n").unwrap();
+        assert_eq!(normalize(once.as_bytes()).unwrap(), once);
+    }
+
+    #[test]
+    fn normalize_rejects_empty_and_blank() {
+        for input in [&b""[..], b"\n", b" \t\r\n\n", b"\xEF\xBB\xBF"] {
+            assert!(
+                matches!(normalize(input), Err(SigError::Empty)),
+                "{input:?}"
+            );
+        }
+        assert_eq!(normalize(b"").unwrap_err().to_string(), "the text is empty");
+    }
+
+    #[test]
+    fn normalize_reports_offset_of_invalid_utf8() {
+        let err = normalize(b"ok\nbad \xFF here").unwrap_err();
+        assert!(matches!(err, SigError::NotUtf8 { offset: 7 }), "{err:?}");
+        assert!(err.to_string().contains("UTF-8") && err.to_string().contains("offset 7"));
+    }
+
+    const BLOCK: &str = "-----BEGIN SSH SIGNATURE-----\nU1NIU0lH\n-----END SSH SIGNATURE-----\n";
+
+    #[test]
+    fn split_without_block_is_all_body() {
+        assert_eq!(split_appended("a\nb\n"), ("a\nb\n".to_owned(), None));
+    }
+
+    #[test]
+    fn split_appended_block() {
+        let (body, block) = split_appended(&format!("orders\n{BLOCK}"));
+        assert_eq!(body, "orders\n");
+        assert_eq!(block.as_deref(), Some(BLOCK));
+    }
+
+    #[test]
+    fn split_cleans_mangled_block_and_keeps_body_bytes() {
+        let text = "orders \r\n\r\n-----BEGIN SSH SIGNATURE----- \r\nU1NIU0lH\t\r\n-----END SSH SIGNATURE-----\r\n\r\n-- \r\nsent from my phone\r\n";
+        let (body, block) = split_appended(text);
+        assert_eq!(body, "orders \r\n\r\n");
+        assert_eq!(block.as_deref(), Some(BLOCK));
+    }
+
+    #[test]
+    fn split_block_after_body_without_final_newline() {
+        let (body, block) = split_appended(&format!("orders{BLOCK}"));
+        assert_eq!(body, "orders");
+        assert_eq!(block.as_deref(), Some(BLOCK));
+    }
+
+    #[test]
+    fn split_uses_last_block() {
+        let (body, block) = split_appended(&format!("a\n{BLOCK}b\n{BLOCK}"));
+        assert_eq!(body, format!("a\n{BLOCK}b\n"));
+        assert_eq!(block.as_deref(), Some(BLOCK));
+    }
+
+    #[test]
+    fn split_cut_off_block_is_reported_as_malformed() {
+        let (body, block) = split_appended("a\n-----BEGIN SSH SIGNATURE-----\nU1NI\n");
+        assert_eq!(body, "a\n");
+        let err = parse_armored(&block.unwrap()).unwrap_err();
+        assert!(err.to_string().contains("cut off"), "{err}");
+    }
+
+    #[test]
+    fn sign_verify_roundtrip_and_rejections() {
+        let key = generate_ed25519("host");
+        let other = generate_ed25519("other");
+        let sig = sign(&key, NS_RECEIPT, b"receipt\n").unwrap();
+        assert!(sig.starts_with(ARMOR_BEGIN) && sig.ends_with("-----END SSH SIGNATURE-----\n"));
+        verify(key.public_key(), NS_RECEIPT, b"receipt\n", &sig).unwrap();
+        assert!(matches!(
+            verify(key.public_key(), NS_RECEIPT, b"receipt!\n", &sig),
+            Err(SigError::BadSignature)
+        ));
+        assert!(matches!(
+            verify(key.public_key(), NS_RECORD, b"receipt\n", &sig),
+            Err(SigError::WrongNamespace { .. })
+        ));
+        let err = verify(other.public_key(), NS_RECEIPT, b"receipt\n", &sig).unwrap_err();
+        assert!(
+            err.to_string().contains(&fingerprint(key.public_key())),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn verify_tolerates_rewrapped_crlf_armor() {
+        let key = generate_ed25519("p");
+        let sig = sign(&key, NS_ORDERS, b"x\n").unwrap();
+        let b64: String = sig.lines().filter(|l| !l.starts_with("-----")).collect();
+        let rewrapped: Vec<&str> = b64
+            .as_bytes()
+            .chunks(64)
+            .map(|c| std::str::from_utf8(c).unwrap())
+            .collect();
+        let mangled = format!(
+            "{ARMOR_BEGIN}  \r\n{}\r\n{ARMOR_END}\r\n",
+            rewrapped.join(" \r\n")
+        );
+        verify(key.public_key(), NS_ORDERS, b"x\n", &mangled).unwrap();
+    }
+
+    #[test]
+    fn order_text_prefers_normalized_then_raw() {
+        let key = generate_ed25519("p");
+        let raw = b"move  \r\nhold\r\n";
+        let norm = normalize(raw).unwrap();
+        let by_norm = sign(&key, NS_ORDERS, norm.as_bytes()).unwrap();
+        let got = verify_order_text(key.public_key(), NS_ORDERS, raw, Some(&by_norm)).unwrap();
+        assert_eq!((got.text.as_str(), got.normalized), (norm.as_str(), true));
+        assert_eq!(got.signature, by_norm);
+
+        let by_raw = sign(&key, NS_ORDERS, raw).unwrap();
+        let got = verify_order_text(key.public_key(), NS_ORDERS, raw, Some(&by_raw)).unwrap();
+        assert_eq!((got.text.as_bytes(), got.normalized), (&raw[..], false));
+
+        let mut appended = raw.to_vec();
+        appended.extend_from_slice(by_raw.as_bytes());
+        let got = verify_order_text(key.public_key(), NS_ORDERS, &appended, None).unwrap();
+        assert_eq!((got.text.as_bytes(), got.normalized), (&raw[..], false));
+
+        assert!(matches!(
+            verify_order_text(
+                key.public_key(),
+                NS_ORDERS,
+                b"move\r\nhold!\r\n",
+                Some(&by_raw)
+            ),
+            Err(SigError::TextChanged)
+        ));
+        assert!(matches!(
+            verify_order_text(key.public_key(), NS_ORDERS, raw, None),
+            Err(SigError::NoSignature)
+        ));
+    }
+
+    #[test]
+    fn order_text_raw_bytes_must_be_utf8() {
+        let key = generate_ed25519("p");
+        let raw = b"move \xFF\n";
+        let sig = sign(&key, NS_ORDERS, raw).unwrap();
+        let err = verify_order_text(key.public_key(), NS_ORDERS, raw, Some(&sig)).unwrap_err();
+        assert!(
+            matches!(err, SigError::SignedBytesNotUtf8 { offset: 5 }),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn public_key_line_parses_without_comment() {
+        let key = generate_ed25519("alice@example");
+        let line = key.public_key().to_openssh().unwrap();
+        let parsed = load_public_key(&format!("  {line}\n")).unwrap();
+        assert_eq!(parsed.key_data(), key.public_key().key_data());
+        assert_eq!(parsed.comment(), "");
+        assert!(load_public_key("ssh-ed25519 AAAAnotbase64").is_err());
+        assert!(load_public_key("/nonexistent/key.pub").is_err());
+    }
+}
