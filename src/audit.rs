@@ -1,0 +1,192 @@
+//! `pbem audit`: re-checks a whole game from its files: signatures, receipts, commitments, seed
+//! derivations, the hash chain, and a replay of every step to byte-identical states and reports.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use crate::commit::{self, NMR_NONCE};
+use crate::dice::Ctx;
+use crate::error::{Error, Result};
+use crate::game::{Orders, Pending};
+use crate::model::{self, Receipt, Record};
+use crate::orderfile;
+use crate::pipeline::{self, NS_ORDERS, NS_RECEIPT, NS_RECORD, sig_path};
+use crate::report;
+use crate::sig;
+use crate::store::{self, GameDir};
+
+/// What a passing audit checked.
+#[derive(Debug, Default)]
+pub struct AuditSummary {
+    /// Records checked (including record 0).
+    pub records: u64,
+    /// Revealed orders checked against signatures and receipts.
+    pub orders: u64,
+    /// NMR slots checked against the game's default.
+    pub nmr: u64,
+    /// Reports regenerated and compared.
+    pub reports: u64,
+}
+
+fn fail(path: &Path, what: impl std::fmt::Display) -> Error {
+    Error::Audit(format!("{}: {what}", path.display()))
+}
+
+/// Verifies the host signature beside `path` over the file's bytes.
+fn check_host_sig(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str) -> Result<()> {
+    let sp = sig_path(path);
+    let armored = store::read_text(&sp).map_err(|e| fail(&sp, e))?;
+    sig::verify(host, ns, bytes, &armored).map_err(|e| fail(path, format!("host signature: {e}")))
+}
+
+/// Audits the game in `dir`; `Ok` only if every check passes, otherwise [`Error::Audit`] naming
+/// the first failure and its file. `templates` must be the override folder used by the host, if any.
+pub fn audit(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
+    let gd = GameDir::new(dir);
+    let gf = pipeline::read_game_file(&gd)?;
+    let game = pipeline::rules(&gf.rules)?;
+    let host = sig::load_public_key(&gf.host_key).map_err(|e| fail(&gd.game_file(), format!("host_key: {e}")))?;
+    let mut seat_keys = BTreeMap::new();
+    for s in &gf.seats {
+        let k = sig::load_public_key(&s.key).map_err(|e| fail(&gd.game_file(), format!("seat {}: {e}", s.role)))?;
+        seat_keys.insert(s.role.clone(), k);
+    }
+    let env = report::environment(templates)?;
+    let gf_bytes = store::read(&gd.game_file())?;
+    let scenario = store::read_text(&gd.scenario_file())?;
+    let last = gd.last_record()?.ok_or_else(|| fail(&gd.record(0), "missing: no records"))?;
+    // Records must be numbered 0..=last: a deleted record shows as a gap or an orphan state.
+    let files = store::list(&gd.root.join("records"))?.iter().filter(|n| n.ends_with(".json")).count() as u64;
+    if files != last + 1 || gd.state(last + 1).exists() {
+        return Err(fail(&gd.record(last + 1), "missing (deleted record?): later records or states exist"));
+    }
+    let mut sum = AuditSummary::default();
+    let mut state = game.setup(&scenario, &gf.options).map_err(|e| fail(&gd.scenario_file(), e))?;
+    let mut prev: Option<(Vec<u8>, Record)> = None;
+    for n in 0..=last {
+        let rpath = gd.record(n);
+        let bytes = store::read(&rpath).map_err(|_| fail(&rpath, "missing (deleted record?)"))?;
+        check_host_sig(&rpath, &bytes, &host, NS_RECORD)?;
+        let rec: Record = serde_json::from_slice(&bytes).map_err(|e| fail(&rpath, format!("not a record: {e}")))?;
+        if model::record_bytes(&rec) != bytes {
+            return Err(fail(&rpath, "not in canonical form"));
+        }
+        if rec.index != n || rec.game != gf.id {
+            return Err(fail(&rpath, format!("says it is record {} of game {}", rec.index, rec.game)));
+        }
+        match &prev {
+            None => {
+                if rec.prev.is_some() || rec.resolution.is_some() {
+                    return Err(fail(&rpath, "record 0 must have no predecessor and no resolution"));
+                }
+                if rec.setup.as_deref() != Some(&pipeline::setup_hash(&gf_bytes, scenario.as_bytes())) {
+                    return Err(fail(&rpath, "setup hash does not match game.toml and scenario.toml (edited setup?)"));
+                }
+            }
+            Some((pbytes, prec)) => {
+                if rec.prev.as_deref() != Some(&commit::sha256_hex(pbytes)) {
+                    return Err(fail(&rpath, format!("hash chain broken: prev does not match record {}", n - 1)));
+                }
+                let opening = prec.opening.as_ref().ok_or_else(|| fail(&rpath, "follows a record that ended the game"))?;
+                let res = rec.resolution.as_ref().ok_or_else(|| fail(&rpath, "no resolution"))?;
+                if res.step != opening.step {
+                    return Err(fail(&rpath, format!("resolves step {} but step {} was open", res.step, opening.step)));
+                }
+                let host_seed = commit::parse_32(&res.host_seed).ok_or_else(|| fail(&rpath, "host_seed is not 64 hex digits"))?;
+                if hex::encode(commit::host_seed_commitment(&gf.id, res.step, &host_seed)) != opening.host_seed_commitment {
+                    return Err(fail(&rpath, format!("revealed host seed of step {} does not match its commitment in record {}", res.step, n - 1)));
+                }
+                let asked: Vec<&str> = opening.asks.iter().map(|a| a.role.as_str()).collect();
+                let revealed: Vec<&str> = res.orders.iter().map(|o| o.role.as_str()).collect();
+                if asked != revealed {
+                    return Err(fail(&rpath, format!("orders revealed for {revealed:?}, but step {} asked {asked:?}", res.step)));
+                }
+                let receipts = pipeline::latest_receipts(&gd, res.step)?;
+                let mut orders: BTreeMap<String, Orders> = BTreeMap::new();
+                let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
+                for o in &res.orders {
+                    let nonce = match (&o.seq, &o.commitment, &o.text, &o.signature) {
+                        (None, None, None, None) => {
+                            if receipts.contains_key(&o.role) {
+                                return Err(fail(&rpath, format!("{} is NMR but has a receipt for step {}", o.role, res.step)));
+                            }
+                            let d = game.default_order(&state, &o.role)?;
+                            if d != o.orders {
+                                return Err(fail(&rpath, format!("NMR orders of {} are not the game's default", o.role)));
+                            }
+                            sum.nmr += 1;
+                            NMR_NONCE
+                        }
+                        (Some(seq), Some(c), Some(text), Some(signature)) => {
+                            sig::verify(&seat_keys[&o.role], NS_ORDERS, text.as_bytes(), signature)
+                                .map_err(|e| fail(&rpath, format!("order of {} in step {}: {e}", o.role, res.step)))?;
+                            let recomputed = hex::encode(commit::order_commitment(&gf.id, res.step, &o.role, text.as_bytes()));
+                            if &recomputed != c {
+                                return Err(fail(&rpath, format!("revealed order of {} does not match its commitment", o.role)));
+                            }
+                            let rp = gd.receipts(res.step).join(format!("{}-{seq}.toml", o.role));
+                            let rb = store::read(&rp).map_err(|_| fail(&rp, "missing receipt"))?;
+                            check_host_sig(&rp, &rb, &host, NS_RECEIPT)?;
+                            let r: Receipt = toml::from_str(std::str::from_utf8(&rb).unwrap_or(""))
+                                .map_err(|e: toml::de::Error| fail(&rp, e.message().to_string()))?;
+                            if &r.commitment != c || r.seq != *seq || r.role != o.role || r.step != res.step {
+                                return Err(fail(&rp, format!("receipt does not match the order of {} revealed in record {n}", o.role)));
+                            }
+                            if receipts.get(&o.role).map(|l| l.seq) != Some(*seq) {
+                                return Err(fail(&rp, "a newer receipt exists: the newest order should have been used"));
+                            }
+                            let f = orderfile::parse(text).map_err(|p| fail(&rpath, format!("order of {}: {}", o.role, p.message)))?;
+                            let h = &f.header;
+                            if h.game != gf.id || h.step != res.step || h.role != o.role || h.host_seed_commitment != opening.host_seed_commitment {
+                                return Err(fail(&rpath, format!("order of {} names another game, step, role or host seed", o.role)));
+                            }
+                            if f.orders != o.orders {
+                                return Err(fail(&rpath, format!("orders of {} differ from the signed text", o.role)));
+                            }
+                            if let Err(p) = game.check_order(&state, &o.role, &f.orders)? {
+                                return Err(fail(&rpath, format!("order of {} is illegal: {}: {}", o.role, p[0].field, p[0].message)));
+                            }
+                            sum.orders += 1;
+                            commit::parse_32(&h.nonce).unwrap_or(NMR_NONCE)
+                        }
+                        _ => return Err(fail(&rpath, format!("order of {} is half revealed", o.role))),
+                    };
+                    orders.insert(o.role.clone(), o.orders.clone());
+                    nonces.insert(o.role.clone(), nonce);
+                }
+                let seed = commit::step_seed(&gf.id, res.step, &host_seed, nonces.iter().map(|(r, n)| (r.as_str(), n)));
+                if hex::encode(seed) != res.seed {
+                    return Err(fail(&rpath, format!("step seed of step {} is not derived from the host seed and nonces", res.step)));
+                }
+                let mut ctx = Ctx::new(seed);
+                state = game.resolve(&state, &orders, &mut ctx)?;
+                if ctx.events() != res.events.as_slice() {
+                    return Err(fail(&rpath, format!("replaying step {} gives different events", res.step)));
+                }
+            }
+        }
+        if commit::sha256_hex(state.as_bytes()) != rec.state {
+            return Err(fail(&rpath, "replayed state does not match the record's state hash"));
+        }
+        let spath = gd.state(n);
+        if store::read(&spath).map_err(|_| fail(&spath, "missing"))? != state.as_bytes() {
+            return Err(fail(&spath, "differs from the replayed state (edited?)"));
+        }
+        match (game.pending(&state)?, &rec.opening, &rec.outcome) {
+            (Pending::Orders(asks), Some(op), None) if asks == op.asks && op.step == n + 1 => {}
+            (Pending::Over(o), None, Some(ro)) if &o == ro => {}
+            _ => return Err(fail(&rpath, "opening/outcome does not match the replayed state")),
+        }
+        for s in &gf.seats {
+            let want = report::render(&env, game, &gf, &rec, &state, &s.role)?;
+            let rp = gd.report(n, &s.role);
+            if store::read(&rp).map_err(|_| fail(&rp, "missing"))? != want.as_bytes() {
+                return Err(fail(&rp, "differs from the replayed report"));
+            }
+            sum.reports += 1;
+        }
+        sum.records += 1;
+        prev = Some((bytes, rec));
+    }
+    Ok(sum)
+}

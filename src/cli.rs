@@ -1,0 +1,365 @@
+//! The command line: clap definitions and one function per command. All logic lives in the
+//! library modules; this file parses arguments, calls them and prints.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Context, Result, anyhow, bail};
+use clap::{Parser, Subcommand};
+
+use crate::model::{Deadlines, Seat};
+use crate::pipeline::{self, Entropy, NewGame};
+use crate::{audit, demo, orderfile, report, sig, store};
+
+/// pbem: a play-by-email turn processor with signed orders, commitments and audits.
+#[derive(Parser, Debug)]
+#[command(name = "pbem", version, about, long_about = None)]
+pub struct Cli {
+    /// Folder of report templates overriding the built-in ones (same relative names, e.g.
+    /// `report.txt`, `games/gettysburg-campaign.txt`); audits must use the same folder.
+    #[arg(long, global = true, env = "PBEM_TEMPLATES", value_name = "DIR")]
+    templates: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Create a game: seats with each player's OpenSSH public key, scenario, options, deadlines.
+    New {
+        /// The game directory to create (its name is the game id unless --id is given).
+        dir: PathBuf,
+        /// Rules id (e.g. gettysburg-campaign).
+        #[arg(long)]
+        rules: String,
+        /// Scenario TOML file (default: the game's shipped scenario).
+        #[arg(long)]
+        scenario: Option<PathBuf>,
+        /// Game option K=V (repeatable), e.g. optional-fire=true.
+        #[arg(long = "option", value_name = "K=V")]
+        options: Vec<String>,
+        /// A seat: ROLE:EMAIL:PUBKEY, PUBKEY being a .pub file or the key line (repeatable).
+        #[arg(long = "player", value_name = "ROLE:EMAIL:PUBKEY", required = true)]
+        players: Vec<String>,
+        /// Game id (default: the directory's name).
+        #[arg(long)]
+        id: Option<String>,
+        /// Hours players have for each step.
+        #[arg(long, default_value_t = 72)]
+        deadline_hours: u32,
+        /// Deadline hours for one kind of step, KIND=HOURS (repeatable), e.g. retreat=24.
+        #[arg(long = "deadline", value_name = "KIND=HOURS")]
+        deadlines: Vec<String>,
+        /// The current time (RFC 3339), for tests; default: the clock.
+        #[arg(long)]
+        now: Option<String>,
+    },
+    /// Current step, whose orders are awaited, the deadline and the receipts so far.
+    Status {
+        /// The game directory.
+        dir: PathBuf,
+    },
+    /// Print a ready-to-edit order form for a role's pending step (with a fresh nonce).
+    Form {
+        /// The game directory.
+        dir: PathBuf,
+        /// The role.
+        #[arg(long)]
+        role: String,
+        /// Write the form to this file instead of standard output.
+        #[arg(long, short)]
+        output: Option<PathBuf>,
+    },
+    /// Sign an order file with an OpenSSH Ed25519 key (namespace pbem-orders), like
+    /// `ssh-keygen -Y sign -n pbem-orders`: normalizes the file, fills an empty nonce, writes FILE.sig.
+    Sign {
+        /// The private key file (e.g. ~/.ssh/id_ed25519); a passphrase is read from PBEM_PASSPHRASE.
+        #[arg(long)]
+        key: PathBuf,
+        /// The order file.
+        file: PathBuf,
+        /// Append the armored signature to the file instead of writing FILE.sig (for pasting into mail).
+        #[arg(long)]
+        append: bool,
+    },
+    /// Verify an order file's signature (appended or FILE.sig) against a public key or the game's seat.
+    Verify {
+        /// The order file.
+        file: PathBuf,
+        /// An OpenSSH public key file or line.
+        #[arg(long, conflicts_with = "game")]
+        key: Option<String>,
+        /// Use the key of the seat the file names in this game.
+        #[arg(long)]
+        game: Option<PathBuf>,
+    },
+    /// Check signed order files and store each accepted one sealed, with a receipt.
+    Submit {
+        /// The game directory.
+        dir: PathBuf,
+        /// Order files (signature appended or beside as FILE.sig).
+        #[arg(required = true)]
+        files: Vec<PathBuf>,
+        /// The current time (RFC 3339), for tests; default: the clock.
+        #[arg(long)]
+        now: Option<String>,
+    },
+    /// Resolve every step whose orders are all in or whose deadline has passed (safe from cron).
+    Adjudicate {
+        /// Game directories.
+        #[arg(required_unless_present = "all")]
+        dirs: Vec<PathBuf>,
+        /// Every game under this root (each folder with a game.toml).
+        #[arg(long, value_name = "ROOT")]
+        all: Option<PathBuf>,
+        /// The current time (RFC 3339), for tests; default: the clock.
+        #[arg(long)]
+        now: Option<String>,
+    },
+    /// Print a player's text report (default: the newest).
+    Report {
+        /// The game directory.
+        dir: PathBuf,
+        /// The role.
+        #[arg(long)]
+        role: String,
+        /// Record number (0 = the opening report).
+        #[arg(long)]
+        step: Option<u64>,
+    },
+    /// Check every signature, commitment, seed and the hash chain, and replay every step.
+    Audit {
+        /// The game directory.
+        dir: PathBuf,
+    },
+    /// Play a whole game with built-in players through the real files and commands.
+    Demo {
+        /// Rules id.
+        #[arg(long, default_value = "gettysburg-campaign")]
+        rules: String,
+        /// Output folder (default: turns/demo-RULES-SEED).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// 64 hex digits; the same seed gives a byte-identical game (default: random).
+        #[arg(long)]
+        seed: Option<String>,
+        /// Game option K=V (repeatable).
+        #[arg(long = "option", value_name = "K=V")]
+        options: Vec<String>,
+    },
+}
+
+/// Runs the CLI and maps errors to a one-line message and exit status 1 (2 for usage errors).
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("pbem: {e:#}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+fn now(arg: &Option<String>) -> Result<chrono::DateTime<chrono::Utc>> {
+    Ok(match arg {
+        Some(s) => pipeline::parse_time(s)?,
+        None => chrono::Utc::now(),
+    })
+}
+
+fn key_values(items: &[String], what: &str) -> Result<BTreeMap<String, String>> {
+    let mut out = BTreeMap::new();
+    for it in items {
+        let (k, v) = it.split_once('=').ok_or_else(|| anyhow!("{what} {it:?}: want K=V"))?;
+        out.insert(k.trim().to_string(), v.trim().to_string());
+    }
+    Ok(out)
+}
+
+fn seat(arg: &str) -> Result<Seat> {
+    let mut parts = arg.splitn(3, ':');
+    let (Some(role), Some(email), Some(key)) = (parts.next(), parts.next(), parts.next()) else {
+        bail!("--player {arg:?}: want ROLE:EMAIL:PUBKEY");
+    };
+    let key = if Path::new(key).is_file() { store::read_text(Path::new(key))? } else { key.to_string() };
+    let pk = sig::load_public_key(key.trim()).with_context(|| format!("--player {role}"))?;
+    Ok(Seat { role: role.to_string(), email: email.to_string(), key: pk.to_openssh().map_err(|e| anyhow!("{e}"))? })
+}
+
+/// Executes one parsed command.
+pub fn run(cli: Cli) -> Result<ExitCode> {
+    report::set_override(cli.templates.clone());
+    match cli.command {
+        Command::New { dir, rules, scenario, options, players, id, deadline_hours, deadlines, now: t } => {
+            let kinds = key_values(&deadlines, "--deadline")?
+                .into_iter()
+                .map(|(k, v)| Ok((k, v.parse::<u32>().map_err(|_| anyhow!("--deadline {v:?}: hours must be a whole number"))?)))
+                .collect::<Result<_>>()?;
+            let seats = players.iter().map(|p| seat(p)).collect::<Result<Vec<_>>>()?;
+            let new = NewGame {
+                id,
+                rules,
+                scenario,
+                options: key_values(&options, "--option")?,
+                seats,
+                deadlines: Deadlines { default_hours: deadline_hours, kinds },
+            };
+            let gf = pipeline::create(&dir, new, now(&t)?, &mut Entropy::Os)?;
+            println!("created game {} ({}) in {}", gf.id, gf.rules, dir.display());
+            print!("{}", pipeline::status(&dir)?);
+        }
+        Command::Status { dir } => print!("{}", pipeline::status(&dir)?),
+        Command::Form { dir, role, output } => {
+            let text = pipeline::form(&dir, &role)?;
+            match output {
+                Some(p) => {
+                    store::write_atomic(&p, text.as_bytes())?;
+                    println!("wrote {}", p.display());
+                }
+                None => print!("{text}"),
+            }
+        }
+        Command::Sign { key, file, append } => {
+            let pass = std::env::var("PBEM_PASSPHRASE").ok();
+            let k = sig::load_private_key(&key, pass.as_deref())?;
+            let raw = store::read(&file)?;
+            let text = sig::normalize(&raw).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+            let (body, old) = sig::split_appended(&text);
+            if old.is_some() {
+                bail!("{}: already has a signature appended; sign the unsigned form", file.display());
+            }
+            let mut warning = None;
+            let body = match orderfile::fill_nonce(&body) {
+                Some(filled) => filled,
+                None => {
+                    if orderfile::parse(&body).map(|f| f.header.nonce.is_empty()).unwrap_or(false) {
+                        warning = Some("the nonce could not be filled; this order adds no randomness");
+                    }
+                    body
+                }
+            };
+            let armored = sig::sign(&k, pipeline::NS_ORDERS, body.as_bytes())?;
+            if append {
+                store::write_atomic(&file, format!("{body}{armored}").as_bytes())?;
+                println!("signed {} (signature appended)", file.display());
+            } else {
+                store::write_atomic(&file, body.as_bytes())?;
+                let sp = pipeline::sig_path(&file);
+                store::write_atomic(&sp, armored.as_bytes())?;
+                println!("signed {} -> {}", file.display(), sp.display());
+            }
+            if let Some(w) = warning {
+                eprintln!("warning: {w}");
+            }
+        }
+        Command::Verify { file, key, game } => {
+            let raw = store::read(&file)?;
+            let detached = pipeline::sig_path(&file);
+            let detached = if detached.exists() { Some(store::read_text(&detached)?) } else { None };
+            let pk = match (key, game) {
+                (Some(k), _) => {
+                    let text = if Path::new(&k).is_file() { store::read_text(Path::new(&k))? } else { k };
+                    sig::load_public_key(text.trim())?
+                }
+                (None, Some(dir)) => {
+                    let gf = pipeline::read_game_file(&crate::store::GameDir::new(&dir))?;
+                    let v = pipeline::read_signed_order(&file, &gf)?;
+                    println!("good signature by seat {} of game {}", v.file.header.role, gf.id);
+                    return Ok(ExitCode::SUCCESS);
+                }
+                (None, None) => bail!("give --key PUBKEY or --game DIR"),
+            };
+            sig::verify_order_text(&pk, pipeline::NS_ORDERS, &raw, detached.as_deref()).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+            println!("good signature by {}", sig::fingerprint(&pk));
+        }
+        Command::Submit { dir, files, now: t } => {
+            let results = pipeline::submit(&dir, &files, now(&t)?)?;
+            let mut failed = 0;
+            for (f, r) in files.iter().zip(results) {
+                match r {
+                    Ok(a) => {
+                        let r = &a.receipt;
+                        println!("accepted {}: role {}, step {}, receipt {}, commitment {}, received {}", f.display(), r.role, r.step, r.seq, r.commitment, r.received);
+                        for w in a.warnings {
+                            eprintln!("warning: {}: {w}", f.display());
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!("pbem: rejected {e}");
+                        failed += 1;
+                    }
+                }
+            }
+            if failed > 0 {
+                return Ok(ExitCode::from(1));
+            }
+        }
+        Command::Adjudicate { dirs, all, now: t } => {
+            let t = now(&t)?;
+            let mut dirs = dirs;
+            if let Some(root) = all {
+                dirs.extend(pipeline::games_under(&root)?);
+            }
+            let mut failed = 0;
+            for d in dirs {
+                match pipeline::adjudicate(&d, t, &mut Entropy::Os) {
+                    Ok(a) => {
+                        let steps: Vec<String> = a.resolved.iter().map(|s| s.to_string()).collect();
+                        let nmr: Vec<String> = a.nmr.iter().map(|(s, r)| format!("{r} in step {s}")).collect();
+                        println!(
+                            "{}: {}{}{}",
+                            d.display(),
+                            if steps.is_empty() { "nothing due".to_string() } else { format!("resolved step(s) {}", steps.join(", ")) },
+                            if nmr.is_empty() { String::new() } else { format!("; NMR: {}", nmr.join(", ")) },
+                            if a.over { "; game over" } else { "" }
+                        );
+                    }
+                    Err(crate::error::Error::Locked(p)) => println!("{}: skipped, locked by another run", p.display()),
+                    Err(e) => {
+                        eprintln!("pbem: {}: {e}", d.display());
+                        failed += 1;
+                    }
+                }
+            }
+            if failed > 0 {
+                return Ok(ExitCode::from(1));
+            }
+        }
+        Command::Report { dir, role, step } => {
+            let g = pipeline::load(&dir)?;
+            if g.gf.seat(&role).is_none() {
+                bail!("no seat {role:?} in game {}", g.gf.id);
+            }
+            let n = step.unwrap_or(g.record.index);
+            if n > g.record.index {
+                bail!("no record {n} yet (newest is {})", g.record.index);
+            }
+            print!("{}", store::read_text(&g.dir.report(n, &role))?);
+        }
+        Command::Audit { dir } => {
+            let s = audit::audit(&dir, cli.templates.as_deref())?;
+            println!(
+                "audit passed: {} records, {} signed orders, {} NMR, {} reports replayed byte for byte",
+                s.records, s.orders, s.nmr, s.reports
+            );
+        }
+        Command::Demo { rules, out, seed, options } => {
+            let seed = match seed {
+                Some(h) => crate::commit::parse_32(&h).ok_or_else(|| anyhow!("--seed: want 64 hex digits"))?,
+                None => crate::commit::fresh_32(),
+            };
+            let out = out.unwrap_or_else(|| PathBuf::from("turns").join(format!("demo-{rules}-{}", &hex::encode(seed)[..8])));
+            let start = pipeline::parse_time("2026-07-01T12:00:00Z")?;
+            let s = demo::run(&rules, &out, seed, key_values(&options, "--option")?, start)?;
+            println!("demo game: {}", s.game_dir.display());
+            println!("seed: {}", hex::encode(seed));
+            println!("steps (email round trips): {}, orders submitted: {}", s.steps, s.orders);
+            println!("result: {}", s.outcome);
+            println!("audit passed: {} records, {} signed orders, {} reports replayed", s.audit.records, s.audit.orders, s.audit.reports);
+            println!("read a report: pbem report {} --role {}", s.game_dir.display(), "ROLE");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

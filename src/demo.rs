@@ -1,0 +1,127 @@
+//! `pbem demo`: a whole game played by built-in players through the very same files and commands
+//! a person uses: keys, forms, signatures, submit, adjudicate, reports, audit.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+
+use crate::commit;
+use crate::dice::Ctx;
+use crate::error::{Error, Result};
+use crate::model::{Deadlines, Seat};
+use crate::orderfile::{self, Header};
+use crate::pipeline::{self, Entropy, NewGame};
+use crate::sig;
+use crate::store;
+
+/// What a demo game did.
+#[derive(Debug)]
+pub struct DemoSummary {
+    /// The game directory.
+    pub game_dir: PathBuf,
+    /// Steps (email round trips) the game took.
+    pub steps: u64,
+    /// Orders submitted by the built-in players.
+    pub orders: u64,
+    /// The outcome line.
+    pub outcome: String,
+    /// The audit's counts.
+    pub audit: crate::audit::AuditSummary,
+}
+
+/// Derives a 32-byte sub-seed for `purpose` from the demo seed.
+fn sub_seed(seed: &[u8; 32], purpose: &str) -> [u8; 32] {
+    commit::step_seed("pbem-demo", 0, seed, std::iter::once((purpose, &[0u8; 32])))
+}
+
+/// Plays a whole game of `rules` in `out` (created; must not exist or be empty) with built-in
+/// players. `out/players/ROLE/` holds each player's key and order files; `out/game/` is the game.
+/// With the same seed the whole folder is byte-identical (keys, host seeds, nonces and the clock
+/// are derived from it; the clock starts at `start` and advances one hour per step).
+pub fn run(rules: &str, out: &Path, seed: [u8; 32], options: BTreeMap<String, String>, start: DateTime<Utc>) -> Result<DemoSummary> {
+    let game = pipeline::rules(rules)?;
+    if out.exists() && std::fs::read_dir(out).map_err(|e| store::io(out, e))?.next().is_some() {
+        return Err(Error::input(out, "already exists and is not empty; choose a new --out"));
+    }
+    let setup = game.setup(game.default_scenario(), &options)?;
+    let roles = game.roles(&setup)?;
+    let mut keys = BTreeMap::new();
+    let mut seats = Vec::new();
+    for role in &roles {
+        let key = pipeline::key_from_seed(&sub_seed(&seed, &format!("key {role}")), &format!("{role}@demo"));
+        let path = out.join("players").join(role).join("id_ed25519");
+        std::fs::create_dir_all(path.parent().expect("parent")).map_err(|e| store::io(&path, e))?;
+        sig::write_private_key(&path, &key)?;
+        seats.push(Seat {
+            role: role.clone(),
+            email: format!("{role}@example.org"),
+            key: key.public_key().to_openssh().map_err(|e| Error::Usage(e.to_string()))?,
+        });
+        keys.insert(role.clone(), key);
+    }
+    let dir = out.join("game");
+    let mut entropy = Entropy::seeded(sub_seed(&seed, "host"));
+    let mut bots = Ctx::new(sub_seed(&seed, "bots"));
+    let mut nonces = Entropy::seeded(sub_seed(&seed, "nonces"));
+    let mut now = start;
+    let new = NewGame {
+        id: Some(format!("demo-{}-{}", rules, &hex::encode(seed)[..8])),
+        rules: rules.to_string(),
+        scenario: None,
+        options,
+        seats,
+        deadlines: Deadlines::default(),
+    };
+    pipeline::create(&dir, new, now, &mut entropy)?;
+    let mut orders = 0u64;
+    let max_steps = 10_000;
+    loop {
+        let g = pipeline::load(&dir)?;
+        let Some(op) = g.record.opening.clone() else { break };
+        if op.step > max_steps {
+            return Err(Error::Usage(format!("demo: no end after {max_steps} steps")));
+        }
+        now += chrono::Duration::minutes(30);
+        let mut files = Vec::new();
+        for (i, ask) in op.asks.iter().enumerate() {
+            let role = &ask.role;
+            // The built-in player fills in the form exactly as a person would: header from the
+            // step's opening, its own orders, a fresh nonce; then signs the file.
+            let header = Header {
+                game: g.gf.id.clone(),
+                step: op.step,
+                role: role.clone(),
+                host_seed_commitment: op.host_seed_commitment.clone(),
+                nonce: hex::encode(nonces.bytes32()),
+            };
+            let body = g.game.bot_order(&g.state, role, &mut bots)?;
+            let text = orderfile::form_text(&header, &[format!("built-in player for {role}")], &body);
+            let path = out.join("players").join(role).join(format!("step-{:04}.toml", op.step));
+            let armored = sig::sign(&keys[role], pipeline::NS_ORDERS, text.as_bytes())?;
+            // Alternate the two accepted ways of carrying the signature: beside and appended.
+            if (op.step + i as u64) % 2 == 0 {
+                store::write_atomic(&path, text.as_bytes())?;
+                store::write_atomic(&pipeline::sig_path(&path), armored.as_bytes())?;
+            } else {
+                store::write_atomic(&path, format!("{text}{armored}").as_bytes())?;
+            }
+            files.push(path);
+        }
+        for r in pipeline::submit(&dir, &files, now)? {
+            r?;
+            orders += 1;
+        }
+        now += chrono::Duration::minutes(30);
+        pipeline::adjudicate(&dir, now, &mut entropy)?;
+    }
+    let g = pipeline::load(&dir)?;
+    let audit = crate::audit::audit(&dir, None)?;
+    Ok(DemoSummary {
+        game_dir: dir,
+        steps: g.record.index,
+        orders,
+        outcome: g.record.outcome.map(|o| o.summary).unwrap_or_default(),
+        audit,
+    })
+}

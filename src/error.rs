@@ -1,0 +1,39 @@
+//! The library's error type: every message says what went wrong and where (file, line, field).
+
+use std::path::PathBuf;
+
+/// Everything the core can fail with. `Display` is the one-line cause the CLI prints.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// A problem in a file the user gave or the game holds, with its place when known.
+    #[error("{}{}{}: {message}", .file.display(), .line.map(|l| format!(":{l}")).unwrap_or_default(), .field.as_ref().map(|f| format!(": {f}")).unwrap_or_default())]
+    Input { file: PathBuf, line: Option<usize>, field: Option<String>, message: String },
+    /// Reading or writing a file failed.
+    #[error("{}: {source}", .path.display())]
+    Io { path: PathBuf, source: std::io::Error },
+    /// Another `pbem` process holds this game's lock.
+    #[error("{}: locked by another pbem run", .0.display())]
+    Locked(PathBuf),
+    /// A rule-level error from a game (bad scenario, bad option, corrupt state).
+    #[error(transparent)]
+    Game(#[from] crate::game::GameError),
+    /// A signature problem.
+    #[error(transparent)]
+    Sig(#[from] crate::sig::SigError),
+    /// An audit check failed; the message names the first failing check and file.
+    #[error("audit failed: {0}")]
+    Audit(String),
+    /// A command-line usage problem (unknown rules, bad role, bad time).
+    #[error("{0}")]
+    Usage(String),
+}
+
+impl Error {
+    /// An [`Error::Input`] with only a file and message.
+    pub fn input(file: impl Into<PathBuf>, message: impl Into<String>) -> Self {
+        Error::Input { file: file.into(), line: None, field: None, message: message.into() }
+    }
+}
+
+/// Shorthand result type.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

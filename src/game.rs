@@ -1,0 +1,209 @@
+//! The one interface every game implements, and its type-erased form used by the core.
+//!
+//! A game is plain data plus pure functions: `resolve(state, orders, ctx) -> state` with every roll
+//! and happening logged in the [`Ctx`]. No clock, no files, no global randomness inside a game.
+
+use std::collections::BTreeMap;
+
+use serde::{Serialize, de::DeserializeOwned};
+
+use crate::dice::Ctx;
+
+/// The orders of one role for one step: the `[orders]` table of an order file.
+pub type Orders = toml::Table;
+
+/// One question the game puts to one role for the pending step.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Ask {
+    /// The role asked, e.g. `"union"`.
+    pub role: String,
+    /// Short machine name of the kind of decision, e.g. `"command"`, `"vacate-or-defend"`; the game
+    /// file's deadline policy is keyed by it.
+    pub kind: String,
+    /// One or more sentences telling the player what is asked and why.
+    pub prompt: String,
+}
+
+/// How a finished game ended.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Outcome {
+    /// The winning role, if any (`None` for a draw).
+    pub winner: Option<String>,
+    /// One line for reports, e.g. "Union wins: the Confederates scored 4 of the 6 points needed".
+    pub summary: String,
+}
+
+/// What a game waits for next.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Pending {
+    /// Orders are awaited from these roles (at least one), in sorted role order.
+    Orders(Vec<Ask>),
+    /// The game is over.
+    Over(Outcome),
+}
+
+/// A problem with one field of an order, found by [`Game::check_order`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OrderProblem {
+    /// Dotted path of the offending key inside `[orders]`, e.g. `"cards"` or `"moves.I"`; empty for
+    /// the table as a whole.
+    pub field: String,
+    /// What is wrong and what would be accepted, written for the player.
+    pub message: String,
+}
+
+impl OrderProblem {
+    /// Shorthand constructor.
+    pub fn new(field: impl Into<String>, message: impl Into<String>) -> Self {
+        OrderProblem { field: field.into(), message: message.into() }
+    }
+}
+
+/// Errors a game reports outside order checking (bad scenario, bad option, corrupted state).
+#[derive(Debug, thiserror::Error)]
+pub enum GameError {
+    /// The scenario file is invalid; the message names the field.
+    #[error("scenario: {0}")]
+    Scenario(String),
+    /// An unknown or invalid `--option K=V`.
+    #[error("option {key}: {message}")]
+    Option { key: String, message: String },
+    /// Orders given to resolve did not pass the check (the core checks first, so this is a bug).
+    #[error("orders of {role}: {field}: {message}")]
+    Orders { role: String, field: String, message: String },
+    /// Anything else that makes resolution impossible.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// One board game's rules. Implemented once per game in `src/games/<name>/`.
+///
+/// Every method is pure. The state must serialize deterministically (no `HashMap`).
+pub trait Game: Send + Sync {
+    /// The whole game state, including secrets (hands, standing orders) of every role.
+    type State: Serialize + DeserializeOwned + Clone + PartialEq + std::fmt::Debug;
+
+    /// The rules id used on the command line and in game files, e.g. `"gettysburg-campaign"`.
+    fn rules(&self) -> &'static str;
+
+    /// The game's title for reports, e.g. `"Gettysburg Campaign"`.
+    fn title(&self) -> &'static str;
+
+    /// The scenario shipped with the binary (TOML text), used when `pbem new` gets no `--scenario`.
+    fn default_scenario(&self) -> &'static str;
+
+    /// The initial state from scenario text and `--option` values.
+    ///
+    /// Errors: [`GameError::Scenario`] naming the field, [`GameError::Option`] for a bad option.
+    fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<Self::State, GameError>;
+
+    /// The seats of the game, in their fixed order (e.g. `["confederate", "union"]`).
+    fn roles(&self, state: &Self::State) -> Vec<String>;
+
+    /// Whose orders are awaited next, or the outcome.
+    fn pending(&self, state: &Self::State) -> Pending;
+
+    /// A legal order for `role`'s pending ask: the prefilled form and the NMR default.
+    fn default_order(&self, state: &Self::State, role: &str) -> Orders;
+
+    /// Lines (without `#`) explaining the legal choices for `role`'s pending ask, put as comments in
+    /// the order form.
+    fn form_help(&self, state: &Self::State, role: &str) -> Vec<String>;
+
+    /// Checks `role`'s orders for the pending step against the rules (the intake check).
+    fn check_order(&self, state: &Self::State, role: &str, orders: &Orders) -> Result<(), Vec<OrderProblem>>;
+
+    /// Resolves the pending step with one checked order per asked role, then keeps going until a
+    /// decision is needed that no standing order answers, or the game ends.
+    fn resolve(
+        &self,
+        state: &Self::State,
+        orders: &BTreeMap<String, Orders>,
+        ctx: &mut Ctx,
+    ) -> Result<Self::State, GameError>;
+
+    /// Everything `role` may know of `state`, for the report template. The only redaction path.
+    fn view(&self, state: &Self::State, role: &str) -> serde_json::Value;
+
+    /// A built-in player's legal order for `role`'s pending ask (used by `pbem demo` and random-play
+    /// tests); `ctx` supplies the player's own randomness.
+    fn bot_order(&self, state: &Self::State, role: &str, ctx: &mut Ctx) -> Orders;
+}
+
+/// [`Game`] with the state as canonical JSON text, so the core can hold any game behind one type.
+pub trait DynGame: Send + Sync {
+    /// See [`Game::rules`].
+    fn rules(&self) -> &'static str;
+    /// See [`Game::title`].
+    fn title(&self) -> &'static str;
+    /// See [`Game::default_scenario`].
+    fn default_scenario(&self) -> &'static str;
+    /// See [`Game::setup`]; returns the canonical state text.
+    fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<String, GameError>;
+    /// See [`Game::roles`].
+    fn roles(&self, state: &str) -> Result<Vec<String>, GameError>;
+    /// See [`Game::pending`].
+    fn pending(&self, state: &str) -> Result<Pending, GameError>;
+    /// See [`Game::default_order`].
+    fn default_order(&self, state: &str, role: &str) -> Result<Orders, GameError>;
+    /// See [`Game::form_help`].
+    fn form_help(&self, state: &str, role: &str) -> Result<Vec<String>, GameError>;
+    /// See [`Game::check_order`]; the outer error is a corrupt state.
+    fn check_order(&self, state: &str, role: &str, orders: &Orders) -> Result<Result<(), Vec<OrderProblem>>, GameError>;
+    /// See [`Game::resolve`]; returns the canonical new state text.
+    fn resolve(&self, state: &str, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<String, GameError>;
+    /// See [`Game::view`].
+    fn view(&self, state: &str, role: &str) -> Result<serde_json::Value, GameError>;
+    /// See [`Game::bot_order`].
+    fn bot_order(&self, state: &str, role: &str, ctx: &mut Ctx) -> Result<Orders, GameError>;
+}
+
+/// The canonical text of a state: pretty JSON with a final newline. Its bytes are what is hashed.
+pub fn canonical<S: Serialize>(state: &S) -> String {
+    let mut s = serde_json::to_string_pretty(state).expect("state serializes");
+    s.push('\n');
+    s
+}
+
+fn parse<S: DeserializeOwned>(state: &str) -> Result<S, GameError> {
+    serde_json::from_str(state).map_err(|e| GameError::Other(format!("state file: {e}")))
+}
+
+impl<G: Game> DynGame for G {
+    fn rules(&self) -> &'static str {
+        Game::rules(self)
+    }
+    fn title(&self) -> &'static str {
+        Game::title(self)
+    }
+    fn default_scenario(&self) -> &'static str {
+        Game::default_scenario(self)
+    }
+    fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<String, GameError> {
+        Ok(canonical(&Game::setup(self, scenario, options)?))
+    }
+    fn roles(&self, state: &str) -> Result<Vec<String>, GameError> {
+        Ok(Game::roles(self, &parse(state)?))
+    }
+    fn pending(&self, state: &str) -> Result<Pending, GameError> {
+        Ok(Game::pending(self, &parse(state)?))
+    }
+    fn default_order(&self, state: &str, role: &str) -> Result<Orders, GameError> {
+        Ok(Game::default_order(self, &parse(state)?, role))
+    }
+    fn form_help(&self, state: &str, role: &str) -> Result<Vec<String>, GameError> {
+        Ok(Game::form_help(self, &parse(state)?, role))
+    }
+    fn check_order(&self, state: &str, role: &str, orders: &Orders) -> Result<Result<(), Vec<OrderProblem>>, GameError> {
+        Ok(Game::check_order(self, &parse(state)?, role, orders))
+    }
+    fn resolve(&self, state: &str, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<String, GameError> {
+        Ok(canonical(&Game::resolve(self, &parse(state)?, orders, ctx)?))
+    }
+    fn view(&self, state: &str, role: &str) -> Result<serde_json::Value, GameError> {
+        Ok(Game::view(self, &parse(state)?, role))
+    }
+    fn bot_order(&self, state: &str, role: &str, ctx: &mut Ctx) -> Result<Orders, GameError> {
+        Ok(Game::bot_order(self, &parse(state)?, role, ctx))
+    }
+}

@@ -1,0 +1,18 @@
+//! `pbem`: a play-by-email turn processor with signed orders, hash commitments and a replayable audit.
+//!
+//! The core (everything outside [`games`]) never names a game; each game implements [`game::Game`].
+
+pub mod audit;
+pub mod cli;
+pub mod commit;
+pub mod demo;
+pub mod dice;
+pub mod error;
+pub mod game;
+pub mod games;
+pub mod model;
+pub mod orderfile;
+pub mod pipeline;
+pub mod report;
+pub mod sig;
+pub mod store;

@@ -1,0 +1,5 @@
+//! The `pbem` binary: a thin shell over [`pbem::cli::run`].
+
+fn main() -> std::process::ExitCode {
+    pbem::cli::main()
+}

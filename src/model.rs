@@ -1,0 +1,176 @@
+//! The file formats of a game: the game file, receipts and the hash-chained records.
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::dice::Event;
+use crate::game::{Ask, Outcome};
+
+/// `game.toml`: everything fixed when the game is created.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct GameFile {
+    /// Game id, quoted in every order file and hashed into every commitment and seed.
+    pub id: String,
+    /// Rules id, e.g. `gettysburg-campaign`.
+    pub rules: String,
+    /// `--option K=V` values given at creation.
+    #[serde(default)]
+    pub options: BTreeMap<String, String>,
+    /// The host's OpenSSH public key line; receipts and records are signed with its private half.
+    pub host_key: String,
+    /// Deadline policy.
+    #[serde(default)]
+    pub deadlines: Deadlines,
+    /// The seats, one per role.
+    #[serde(rename = "seat")]
+    pub seats: Vec<Seat>,
+}
+
+/// One seat: a role held by a player.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Seat {
+    /// The role, e.g. `union`.
+    pub role: String,
+    /// Where reports go.
+    pub email: String,
+    /// The player's OpenSSH Ed25519 public key line.
+    pub key: String,
+}
+
+/// How long players have to answer, per kind of ask, in hours.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Deadlines {
+    /// Hours for any ask kind not listed in `kinds`.
+    pub default_hours: u32,
+    /// Hours per ask kind (e.g. `command = 72`, `retreat = 24`).
+    #[serde(default)]
+    pub kinds: BTreeMap<String, u32>,
+}
+
+impl Default for Deadlines {
+    fn default() -> Self {
+        Deadlines { default_hours: 72, kinds: BTreeMap::new() }
+    }
+}
+
+impl Deadlines {
+    /// Hours allowed for a step whose asks have these kinds: the longest of them.
+    pub fn hours_for<'a>(&self, kinds: impl Iterator<Item = &'a str>) -> u32 {
+        kinds.map(|k| *self.kinds.get(k).unwrap_or(&self.default_hours)).max().unwrap_or(self.default_hours)
+    }
+}
+
+impl GameFile {
+    /// The seat of `role`, if any.
+    pub fn seat(&self, role: &str) -> Option<&Seat> {
+        self.seats.iter().find(|s| s.role == role)
+    }
+}
+
+/// A receipt: the host's signed statement that it accepted an order with this commitment.
+/// Stored as TOML at `receipts/STEP/ROLE-K.toml` with the host's signature beside it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Receipt {
+    /// Game id.
+    pub game: String,
+    /// Step the order is for.
+    pub step: u64,
+    /// Role that sent it.
+    pub role: String,
+    /// 1 for the first accepted order of this role in this step, 2 for the next, ...; the highest wins.
+    pub seq: u64,
+    /// Hex SHA-256 order commitment (SPEC.md "Order commitment").
+    pub commitment: String,
+    /// When it was accepted (RFC 3339, UTC).
+    pub received: String,
+    /// False when the order carried no nonce (it adds no randomness to the step seed).
+    pub nonce: bool,
+}
+
+/// The opening of a step: who is asked, by when, and the host-seed commitment.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Opening {
+    /// Step number (1 for the first step).
+    pub step: u64,
+    /// The asks, sorted by role.
+    pub asks: Vec<Ask>,
+    /// Hex SHA-256 commitment to the step's host seed.
+    pub host_seed_commitment: String,
+    /// When the step opened (RFC 3339, UTC).
+    pub opened: String,
+    /// When missing orders become NMR (RFC 3339, UTC).
+    pub deadline: String,
+}
+
+/// How one asked role's orders were obtained for a resolved step.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Revealed {
+    /// The role.
+    pub role: String,
+    /// Receipt seq used; `None` for NMR.
+    pub seq: Option<u64>,
+    /// Hex commitment of that receipt; `None` for NMR.
+    pub commitment: Option<String>,
+    /// The exact signed text (normalized), revealed; `None` for NMR.
+    pub text: Option<String>,
+    /// The armored SSH signature of `text`; `None` for NMR.
+    pub signature: Option<String>,
+    /// The `[orders]` used: the player's, or the NMR default.
+    pub orders: toml::Table,
+}
+
+/// A resolved step: seeds revealed, orders revealed, events.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Resolution {
+    /// The step resolved.
+    pub step: u64,
+    /// The revealed host seed (hex); must hash to the opening's commitment.
+    pub host_seed: String,
+    /// One entry per asked role, sorted by role.
+    pub orders: Vec<Revealed>,
+    /// The derived step seed (hex), SPEC.md "Step seed".
+    pub seed: String,
+    /// Everything that happened, in order (every roll included), with visibility.
+    pub events: Vec<Event>,
+    /// When it was adjudicated (RFC 3339, UTC).
+    pub resolved: String,
+}
+
+/// One link of the public hash chain, stored as `records/NNNNNN.json` (signed by the host).
+/// Record 0 is the genesis (no resolution); record N resolves step N.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Record {
+    /// Game id.
+    pub game: String,
+    /// Index N of this record.
+    pub index: u64,
+    /// Hex SHA-256 of the previous record file's bytes; `None` for record 0.
+    pub prev: Option<String>,
+    /// Hex SHA-256 of `game.toml` and `scenario.toml` (record 0 only, binds the setup).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub setup: Option<String>,
+    /// The step this record resolves (none in record 0).
+    pub resolution: Option<Resolution>,
+    /// Hex SHA-256 of `states/NNNNNN.json` after this record.
+    pub state: String,
+    /// The next step, if the game goes on.
+    pub opening: Option<Opening>,
+    /// The result, once the game is over.
+    pub outcome: Option<Outcome>,
+}
+
+/// The canonical bytes of a record file: pretty JSON and a final newline.
+pub fn record_bytes(r: &Record) -> Vec<u8> {
+    let mut s = serde_json::to_string_pretty(r).expect("record serializes");
+    s.push('\n');
+    s.into_bytes()
+}

@@ -1,0 +1,223 @@
+//! Order files: a TOML document with a `[pbem]` header (game, step, role, host-seed commitment,
+//! nonce) and the game's `[orders]` table; writing forms and locating fields for error messages.
+
+use serde::{Deserialize, Serialize};
+
+use crate::game::Orders;
+
+/// The `[pbem]` table of an order file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Header {
+    /// Game id the orders are for.
+    pub game: String,
+    /// Step number the orders are for.
+    pub step: u64,
+    /// Role giving the orders.
+    pub role: String,
+    /// The host-seed commitment of that step, copied from the form (hex).
+    pub host_seed_commitment: String,
+    /// 64 hex digits of fresh randomness, or empty (accepted with a warning).
+    #[serde(default)]
+    pub nonce: String,
+}
+
+/// A parsed order file.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrderFile {
+    /// The `[pbem]` header.
+    pub header: Header,
+    /// The game's orders.
+    pub orders: Orders,
+}
+
+/// A problem found while parsing, with the 1-based line and the field when known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParseProblem {
+    /// 1-based line number in the signed text.
+    pub line: Option<usize>,
+    /// Dotted field, e.g. `pbem.step`.
+    pub field: Option<String>,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// Parses order-file text (without any appended signature block).
+///
+/// Errors: TOML syntax (with line), missing or malformed `[pbem]` fields, missing `[orders]`,
+/// unknown top-level tables.
+pub fn parse(text: &str) -> Result<OrderFile, ParseProblem> {
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| ParseProblem {
+        line: e.span().map(|s| line_of(text, s.start)),
+        field: None,
+        message: e.message().trim().to_string(),
+    })?;
+    for key in table.keys() {
+        if key != "pbem" && key != "orders" {
+            return Err(ParseProblem {
+                line: locate(text, key),
+                field: Some(key.clone()),
+                message: "unknown table: an order file has only [pbem] and [orders]".into(),
+            });
+        }
+    }
+    let header_value = table.get("pbem").ok_or_else(|| ParseProblem {
+        line: None,
+        field: Some("pbem".into()),
+        message: "missing [pbem] header (game, step, role, host_seed_commitment, nonce): start from `pbem form`".into(),
+    })?;
+    let header: Header = header_value.clone().try_into().map_err(|e: toml::de::Error| ParseProblem {
+        line: locate(text, "pbem"),
+        field: Some("pbem".into()),
+        message: e.message().trim().to_string(),
+    })?;
+    if !header.nonce.is_empty() && crate::commit::parse_32(&header.nonce).is_none() {
+        return Err(ParseProblem {
+            line: locate(text, "pbem.nonce"),
+            field: Some("pbem.nonce".into()),
+            message: "nonce must be 64 hex digits (or empty)".into(),
+        });
+    }
+    let orders = match table.get("orders") {
+        Some(toml::Value::Table(t)) => t.clone(),
+        Some(_) => {
+            return Err(ParseProblem {
+                line: locate(text, "orders"),
+                field: Some("orders".into()),
+                message: "orders must be a table: [orders]".into(),
+            })
+        }
+        None => Orders::new(),
+    };
+    Ok(OrderFile { header, orders })
+}
+
+/// 1-based line of byte offset `at` in `text`.
+pub fn line_of(text: &str, at: usize) -> usize {
+    text[..at.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+}
+
+/// Best-effort 1-based line where the dotted `field` (e.g. `orders.moves.I`) is written: the line of
+/// the longest prefix of the path found as a table header or a `key =` line inside its table.
+pub fn locate(text: &str, field: &str) -> Option<usize> {
+    let want: Vec<&str> = field.split('.').collect();
+    let mut table: Vec<String> = Vec::new();
+    let mut best: Option<(usize, usize)> = None; // (matched length, line)
+    for (i, raw) in text.lines().enumerate() {
+        let line = raw.trim();
+        if line.starts_with('#') || line.is_empty() {
+            continue;
+        }
+        let path: Vec<String> = if let Some(h) = line.strip_prefix('[') {
+            let h = h.trim_start_matches('[');
+            let end = h.find(']').unwrap_or(h.len());
+            table = h[..end].split('.').map(|s| s.trim().trim_matches('"').to_string()).collect();
+            table.clone()
+        } else if let Some(eq) = line.find('=') {
+            let mut p = table.clone();
+            p.extend(line[..eq].split('.').map(|s| s.trim().trim_matches('"').to_string()));
+            p
+        } else {
+            continue;
+        };
+        let matched = path.iter().zip(&want).take_while(|(a, b)| a.as_str() == **b).count();
+        if matched == path.len() && matched > 0 && best.is_none_or(|(m, _)| matched > m) {
+            best = Some((matched, i + 1));
+        }
+    }
+    best.map(|(_, l)| l)
+}
+
+/// Writes an order form: comment lines (prompt and help), the `[pbem]` header and `[orders]`.
+/// `nonce` is empty in forms inside reports (deterministic) and fresh in `pbem form`.
+pub fn form_text(header: &Header, comments: &[String], orders: &Orders) -> String {
+    let mut out = String::new();
+    for c in comments {
+        if c.is_empty() {
+            out.push_str("#\n");
+        } else {
+            out.push_str("# ");
+            out.push_str(c);
+            out.push('\n');
+        }
+    }
+    out.push_str("[pbem]\n");
+    out.push_str(&toml::to_string(header).expect("header serializes"));
+    out.push('\n');
+    let mut wrapper = toml::Table::new();
+    wrapper.insert("orders".into(), toml::Value::Table(orders.clone()));
+    let body = toml::to_string(&wrapper).expect("orders serialize");
+    if !body.contains("[orders]") {
+        out.push_str("[orders]\n");
+    }
+    out.push_str(&body);
+    crate::sig::normalize(out.as_bytes()).expect("a form is valid text")
+}
+
+/// Returns `text` with an empty `nonce = ""` in `[pbem]` replaced by a fresh one, or `None` if the
+/// nonce is already filled (or absent).
+pub fn fill_nonce(text: &str) -> Option<String> {
+    let mut in_header = false;
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut filled = false;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim();
+        if t.starts_with('[') {
+            in_header = t.starts_with("[pbem]");
+        }
+        if in_header && !filled {
+            if let Some(rest) = t.strip_prefix("nonce") {
+                let v = rest.trim_start().strip_prefix('=').map(str::trim);
+                if v == Some("\"\"") || v == Some("''") {
+                    out.push_str(&format!("nonce = \"{}\"\n", hex::encode(crate::commit::fresh_32())));
+                    filled = true;
+                    continue;
+                }
+            }
+        }
+        out.push_str(line);
+    }
+    filled.then_some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const FORM: &str = "# hi\n[pbem]\ngame = \"g\"\nstep = 2\nrole = \"union\"\nhost_seed_commitment = \"ab\"\nnonce = \"\"\n\n[orders]\ncards = [\"A\"]\n\n[orders.moves]\nI = \"York\"\n";
+
+    #[test]
+    fn parses_header_and_orders() {
+        let f = parse(FORM).unwrap();
+        assert_eq!(f.header.step, 2);
+        assert_eq!(f.orders["cards"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn locates_fields() {
+        assert_eq!(locate(FORM, "pbem.step"), Some(4));
+        assert_eq!(locate(FORM, "orders.cards"), Some(10));
+        assert_eq!(locate(FORM, "orders.moves.I"), Some(13));
+        assert_eq!(locate(FORM, "orders.moves.II"), Some(12));
+    }
+
+    #[test]
+    fn syntax_error_has_line() {
+        let p = parse("[pbem]\ngame = \n").unwrap_err();
+        assert_eq!(p.line, Some(2));
+    }
+
+    #[test]
+    fn missing_header_field_is_named() {
+        let p = parse("[pbem]\ngame = \"g\"\n[orders]\n").unwrap_err();
+        assert!(p.message.contains("step"), "{}", p.message);
+    }
+
+    #[test]
+    fn fill_nonce_fills_once() {
+        let t = fill_nonce(FORM).unwrap();
+        let f = parse(&t).unwrap();
+        assert_eq!(f.header.nonce.len(), 64);
+        assert!(fill_nonce(&t).is_none());
+    }
+}

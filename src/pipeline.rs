@@ -1,0 +1,598 @@
+//! The turn pipeline: create a game, take orders in (`submit`), resolve due steps (`adjudicate`),
+//! and tell where a game stands (`status`). Every step's data flow is in ARCHITECTURE.md.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use rand_chacha::ChaCha20Rng;
+use rand_chacha::rand_core::{Rng, SeedableRng};
+
+use crate::commit::{self, NMR_NONCE};
+use crate::dice::Ctx;
+use crate::error::{Error, Result};
+use crate::game::{DynGame, Orders, Pending};
+use crate::model::{self, GameFile, Opening, Receipt, Record, Resolution, Revealed, Seat};
+use crate::orderfile;
+use crate::report;
+use crate::sig;
+use crate::store::{self, GameDir};
+
+/// Namespace of players' order signatures.
+pub const NS_ORDERS: &str = "pbem-orders";
+/// Namespace of the host's receipt signatures.
+pub const NS_RECEIPT: &str = "pbem-receipt";
+/// Namespace of the host's record signatures.
+pub const NS_RECORD: &str = "pbem-record";
+
+/// Where the host's secret randomness (host seeds, keys) comes from.
+pub enum Entropy {
+    /// The operating system (every real game).
+    Os,
+    /// A seeded ChaCha20 stream (`pbem demo --seed`, tests): the whole game is reproducible.
+    Seeded(Box<ChaCha20Rng>),
+}
+
+impl Entropy {
+    /// A seeded source.
+    pub fn seeded(seed: [u8; 32]) -> Self {
+        Entropy::Seeded(Box::new(ChaCha20Rng::from_seed(seed)))
+    }
+    /// 32 fresh bytes.
+    pub fn bytes32(&mut self) -> [u8; 32] {
+        match self {
+            Entropy::Os => commit::fresh_32(),
+            Entropy::Seeded(r) => {
+                let mut b = [0u8; 32];
+                r.fill_bytes(&mut b);
+                b
+            }
+        }
+    }
+}
+
+/// RFC 3339 text of a time, to the second, in UTC (`2026-11-30T05:00:00Z`).
+pub fn timestamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// Parses an RFC 3339 time (as given to `--now` or stored in records).
+pub fn parse_time(s: &str) -> Result<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| Error::Usage(format!("bad time {s:?} (want RFC 3339, e.g. 2026-11-30T18:00:00Z): {e}")))
+}
+
+/// Everything needed to create a game (`pbem new`).
+pub struct NewGame {
+    /// Game id; `None` takes the directory's name.
+    pub id: Option<String>,
+    /// Rules id.
+    pub rules: String,
+    /// Scenario file; `None` uses the game's shipped scenario.
+    pub scenario: Option<PathBuf>,
+    /// `--option K=V` values.
+    pub options: BTreeMap<String, String>,
+    /// The seats.
+    pub seats: Vec<Seat>,
+    /// Deadline policy.
+    pub deadlines: model::Deadlines,
+}
+
+/// A loaded game: its directory, game file, rules and the newest record.
+pub struct Loaded {
+    /// The directory.
+    pub dir: GameDir,
+    /// `game.toml`.
+    pub gf: GameFile,
+    /// The rules.
+    pub game: &'static dyn DynGame,
+    /// The newest record.
+    pub record: Record,
+    /// The state text after it.
+    pub state: String,
+}
+
+/// Looks up rules by id with an error listing the known ones.
+pub fn rules(id: &str) -> Result<&'static dyn DynGame> {
+    crate::games::by_rules(id)
+        .ok_or_else(|| Error::Usage(format!("unknown rules {id:?}; known: {}", crate::games::rules_ids().join(", "))))
+}
+
+fn valid_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+}
+
+/// Reads and parses `game.toml` of `dir`.
+pub fn read_game_file(dir: &GameDir) -> Result<GameFile> {
+    let path = dir.game_file();
+    let text = store::read_text(&path)?;
+    toml::from_str(&text).map_err(|e: toml::de::Error| Error::Input {
+        line: e.span().map(|s| orderfile::line_of(&text, s.start)),
+        file: path,
+        field: None,
+        message: e.message().trim().to_string(),
+    })
+}
+
+/// Loads a game directory at its newest record.
+pub fn load(dir: &Path) -> Result<Loaded> {
+    let dir = GameDir::new(dir);
+    if !dir.game_file().exists() {
+        return Err(Error::input(dir.root.clone(), "not a pbem game directory (no game.toml)"));
+    }
+    let gf = read_game_file(&dir)?;
+    let game = rules(&gf.rules)?;
+    let n = dir.last_record()?.ok_or_else(|| Error::input(dir.record(0), "missing: the game has no records"))?;
+    let record = read_record(&dir, n)?;
+    let state = store::read_text(&dir.state(n))?;
+    if commit::sha256_hex(state.as_bytes()) != record.state {
+        return Err(Error::input(dir.state(n), format!("state does not match the hash in record {n}")));
+    }
+    Ok(Loaded { dir, gf, game, record, state })
+}
+
+/// Reads and parses record `n`.
+pub fn read_record(dir: &GameDir, n: u64) -> Result<Record> {
+    let path = dir.record(n);
+    let text = store::read_text(&path)?;
+    serde_json::from_str(&text).map_err(|e| Error::Input { file: path, line: Some(e.line()), field: None, message: e.to_string() })
+}
+
+fn host_key(dir: &GameDir) -> Result<ssh_key::PrivateKey> {
+    Ok(sig::load_private_key(&dir.host_key(), None)?)
+}
+
+/// Writes `bytes` at `path` and the host's signature of them at `path.sig`.
+fn write_signed(path: &Path, bytes: &[u8], key: &ssh_key::PrivateKey, ns: &str) -> Result<()> {
+    let armored = sig::sign(key, ns, bytes)?;
+    store::write_atomic(&sig_path(path), armored.as_bytes())?;
+    store::write_atomic(path, bytes)
+}
+
+/// `FILE.sig` beside `FILE`.
+pub fn sig_path(path: &Path) -> PathBuf {
+    let mut s = path.as_os_str().to_owned();
+    s.push(".sig");
+    PathBuf::from(s)
+}
+
+/// Opens the next step for `state` (draws and stores its host seed) or states the outcome.
+fn open_next(
+    dir: &GameDir,
+    gf: &GameFile,
+    game: &dyn DynGame,
+    state: &str,
+    step: u64,
+    now: DateTime<Utc>,
+    entropy: &mut Entropy,
+) -> Result<(Option<Opening>, Option<crate::game::Outcome>)> {
+    match game.pending(state)? {
+        Pending::Over(o) => Ok((None, Some(o))),
+        Pending::Orders(asks) => {
+            let seed = entropy.bytes32();
+            store::write_atomic(&dir.host_seed(step), format!("{}\n", hex::encode(seed)).as_bytes())?;
+            let hours = gf.deadlines.hours_for(asks.iter().map(|a| a.kind.as_str()));
+            let opening = Opening {
+                step,
+                host_seed_commitment: hex::encode(commit::host_seed_commitment(&gf.id, step, &seed)),
+                opened: timestamp(now),
+                deadline: timestamp(now + chrono::Duration::hours(hours as i64)),
+                asks,
+            };
+            Ok((Some(opening), None))
+        }
+    }
+}
+
+/// Writes state, reports and then the record (the commit point) for record `rec.index`.
+fn commit_record(dir: &GameDir, gf: &GameFile, game: &dyn DynGame, rec: &Record, state: &str, key: &ssh_key::PrivateKey) -> Result<()> {
+    store::write_atomic(&dir.state(rec.index), state.as_bytes())?;
+    let env = report::environment(report::override_dir())?;
+    for seat in &gf.seats {
+        let text = report::render(&env, game, gf, rec, state, &seat.role)?;
+        store::write_atomic(&dir.report(rec.index, &seat.role), text.as_bytes())?;
+    }
+    write_signed(&dir.record(rec.index), &model::record_bytes(rec), key, NS_RECORD)
+}
+
+/// Hash binding the setup (game file and scenario bytes) into record 0.
+pub fn setup_hash(game_toml: &[u8], scenario: &[u8]) -> String {
+    let mut all = Vec::new();
+    for part in [game_toml, scenario] {
+        all.extend((part.len() as u64).to_be_bytes());
+        all.extend(part);
+    }
+    commit::sha256_hex(&all)
+}
+
+/// Creates a game in `dir` (which must not exist or be empty): game file, scenario copy, host key,
+/// initial state, record 0 with the first step's opening, and the first reports.
+///
+/// Errors: unknown rules, bad scenario/option, seats not matching the game's roles, bad keys.
+pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<GameFile> {
+    let game = rules(&new.rules)?;
+    if dir.exists() && std::fs::read_dir(dir).map_err(|e| store::io(dir, e))?.next().is_some() {
+        return Err(Error::input(dir, "already exists and is not empty; choose a new directory"));
+    }
+    let id = match new.id {
+        Some(id) => id,
+        None => dir.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string(),
+    };
+    if !valid_id(&id) {
+        return Err(Error::Usage(format!("game id {id:?}: use 1-64 letters, digits, '-', '_' or '.' (set it with --id)")));
+    }
+    let scenario = match &new.scenario {
+        Some(p) => store::read_text(p)?,
+        None => game.default_scenario().to_string(),
+    };
+    let state = game.setup(&scenario, &new.options).map_err(|e| match &new.scenario {
+        Some(p) => Error::input(p, e.to_string()),
+        None => Error::Game(e),
+    })?;
+    let roles = game.roles(&state)?;
+    let mut given: Vec<&str> = new.seats.iter().map(|s| s.role.as_str()).collect();
+    given.sort();
+    let mut want: Vec<&str> = roles.iter().map(String::as_str).collect();
+    want.sort();
+    if given != want {
+        return Err(Error::Usage(format!(
+            "this game needs exactly one --player for each role: {} (got: {})",
+            want.join(", "),
+            if given.is_empty() { "none".to_string() } else { given.join(", ") }
+        )));
+    }
+    for s in &new.seats {
+        sig::load_public_key(&s.key).map_err(|e| Error::Usage(format!("--player {}: {e}", s.role)))?;
+    }
+    let gd = GameDir::new(dir);
+    let key = key_from_seed(&entropy.bytes32(), &format!("pbem-host@{id}"));
+    sig::write_private_key(&gd.host_key(), &key)?;
+    let mut seats = new.seats;
+    seats.sort_by_key(|s| roles.iter().position(|r| *r == s.role));
+    let gf = GameFile {
+        id,
+        rules: new.rules,
+        options: new.options,
+        host_key: key.public_key().to_openssh().map_err(|e| Error::Usage(e.to_string()))?,
+        deadlines: new.deadlines,
+        seats,
+    };
+    let gf_text = toml::to_string(&gf).expect("game file serializes");
+    store::write_atomic(&gd.scenario_file(), scenario.as_bytes())?;
+    store::write_atomic(&gd.game_file(), gf_text.as_bytes())?;
+    let (opening, outcome) = open_next(&gd, &gf, game, &state, 1, now, entropy)?;
+    let rec = Record {
+        game: gf.id.clone(),
+        index: 0,
+        prev: None,
+        setup: Some(setup_hash(gf_text.as_bytes(), scenario.as_bytes())),
+        resolution: None,
+        state: commit::sha256_hex(state.as_bytes()),
+        opening,
+        outcome,
+    };
+    commit_record(&gd, &gf, game, &rec, &state, &key)?;
+    Ok(gf)
+}
+
+/// An accepted order: its receipt, where it was stored and any warning for the player.
+#[derive(Debug)]
+pub struct Accepted {
+    /// The receipt (also written, host-signed, under `receipts/`).
+    pub receipt: Receipt,
+    /// The receipt file.
+    pub path: PathBuf,
+    /// E.g. "no nonce: this order adds no randomness to the step seed".
+    pub warnings: Vec<String>,
+}
+
+/// An order file read and verified, not yet checked against the game.
+pub struct Verified {
+    /// The exact signed text.
+    pub text: String,
+    /// Its armored signature.
+    pub signature: String,
+    /// The parsed file.
+    pub file: orderfile::OrderFile,
+}
+
+fn parse_problem(path: &Path, p: orderfile::ParseProblem) -> Error {
+    Error::Input { file: path.to_path_buf(), line: p.line, field: p.field, message: p.message }
+}
+
+/// Reads an order file (signature appended or in `FILE.sig`), checks it is for this game and a
+/// seat, and verifies the signature with that seat's key.
+pub fn read_signed_order(path: &Path, gf: &GameFile) -> Result<Verified> {
+    let raw = store::read(path)?;
+    let normalized = sig::normalize(&raw).map_err(|e| Error::input(path, e.to_string()))?;
+    let (body, appended) = sig::split_appended(&normalized);
+    let sig_file = sig_path(path);
+    let detached = if appended.is_none() && sig_file.exists() { Some(store::read_text(&sig_file)?) } else { None };
+    if appended.is_none() && detached.is_none() {
+        return Err(Error::input(path, format!("not signed: no appended SSH signature and no {} (sign it with `pbem sign --key KEY FILE`)", sig_file.display())));
+    }
+    let pre = orderfile::parse(&body).map_err(|p| parse_problem(path, p))?;
+    if pre.header.game != gf.id {
+        return Err(Error::Input {
+            file: path.into(),
+            line: orderfile::locate(&body, "pbem.game"),
+            field: Some("pbem.game".into()),
+            message: format!("order is for game {:?}, this is game {:?}", pre.header.game, gf.id),
+        });
+    }
+    let seat = gf.seat(&pre.header.role).ok_or_else(|| Error::Input {
+        file: path.into(),
+        line: orderfile::locate(&body, "pbem.role"),
+        field: Some("pbem.role".into()),
+        message: format!("no seat {:?}; seats: {}", pre.header.role, gf.seats.iter().map(|s| s.role.as_str()).collect::<Vec<_>>().join(", ")),
+    })?;
+    let pk = sig::load_public_key(&seat.key)?;
+    let signed = sig::verify_order_text(&pk, NS_ORDERS, &raw, detached.as_deref())
+        .map_err(|e| Error::input(path, format!("signature for seat {}: {e}", seat.role)))?;
+    let file = orderfile::parse(&signed.text).map_err(|p| parse_problem(path, p))?;
+    Ok(Verified { text: signed.text, signature: signed.signature, file })
+}
+
+/// All nonces of orders ever accepted in this game (host-only sealed files).
+fn used_nonces(dir: &GameDir) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let root = dir.root.join("host").join("sealed");
+    for step in store::list(&root)? {
+        for name in store::list(&root.join(&step))? {
+            if name.ends_with(".txt") {
+                let text = store::read_text(&root.join(&step).join(&name))?;
+                if let Ok(f) = orderfile::parse(&text) {
+                    if !f.header.nonce.is_empty() {
+                        out.push(f.header.nonce);
+                    }
+                }
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The intake check of one order file against a loaded game: signature, game/step/role, the
+/// host-seed commitment, a fresh nonce, legal orders. Accepted orders are stored sealed and get
+/// a host-signed receipt; rejected ones store nothing.
+pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepted> {
+    let v = read_signed_order(path, &g.gf)?;
+    let h = &v.file.header;
+    let at = |field: &str, message: String| Error::Input {
+        file: path.into(),
+        line: orderfile::locate(&v.text, field),
+        field: Some(field.into()),
+        message,
+    };
+    let Some(opening) = &g.record.opening else {
+        return Err(at("pbem.step", "the game is over; no orders are awaited".into()));
+    };
+    if h.step != opening.step {
+        return Err(at("pbem.step", format!("order is for step {}, but the pending step is {} (an old or replayed order?)", h.step, opening.step)));
+    }
+    if !opening.asks.iter().any(|a| a.role == h.role) {
+        let asked: Vec<&str> = opening.asks.iter().map(|a| a.role.as_str()).collect();
+        return Err(at("pbem.role", format!("step {} asks nothing of {}; it awaits: {}", opening.step, h.role, asked.join(", "))));
+    }
+    if h.host_seed_commitment != opening.host_seed_commitment {
+        return Err(at("pbem.host_seed_commitment", format!("does not match step {}'s host seed commitment {}", opening.step, opening.host_seed_commitment)));
+    }
+    let mut warnings = Vec::new();
+    if h.nonce.is_empty() {
+        warnings.push("no nonce: this order adds no randomness to the step seed (`pbem sign` fills one)".to_string());
+    } else if used_nonces(&g.dir)?.contains(&h.nonce) {
+        return Err(at("pbem.nonce", "this nonce was already used: a replayed order? (sign a fresh form)".into()));
+    }
+    if let Err(problems) = g.game.check_order(&g.state, &h.role, &v.file.orders)? {
+        let p = &problems[0];
+        let field = if p.field.is_empty() { "orders".to_string() } else { format!("orders.{}", p.field) };
+        let more = if problems.len() > 1 { format!(" (and {} more problem(s))", problems.len() - 1) } else { String::new() };
+        return Err(at(&field, format!("{}{more}", p.message)));
+    }
+    let step = opening.step;
+    let seq = store::list(&g.dir.receipts(step))?
+        .iter()
+        .filter(|n| n.starts_with(&format!("{}-", h.role)) && n.ends_with(".toml"))
+        .count() as u64
+        + 1;
+    let name = format!("{}-{seq}", h.role);
+    let sealed = g.dir.sealed(step).join(format!("{name}.txt"));
+    store::write_atomic(&sig_path(&sealed), v.signature.as_bytes())?;
+    store::write_atomic(&sealed, v.text.as_bytes())?;
+    let receipt = Receipt {
+        game: g.gf.id.clone(),
+        step,
+        role: h.role.clone(),
+        seq,
+        commitment: hex::encode(commit::order_commitment(&g.gf.id, step, &h.role, v.text.as_bytes())),
+        received: timestamp(now),
+        nonce: !h.nonce.is_empty(),
+    };
+    let rpath = g.dir.receipts(step).join(format!("{name}.toml"));
+    write_signed(&rpath, toml::to_string(&receipt).expect("receipt serializes").as_bytes(), &host_key(&g.dir)?, NS_RECEIPT)?;
+    Ok(Accepted { receipt, path: rpath, warnings })
+}
+
+/// Waits up to a few seconds for the game's lock (a cron adjudication is short).
+fn lock_waiting(dir: &GameDir) -> Result<std::fs::File> {
+    for _ in 0..50 {
+        match dir.lock() {
+            Err(Error::Locked(_)) => std::thread::sleep(std::time::Duration::from_millis(100)),
+            other => return other,
+        }
+    }
+    dir.lock()
+}
+
+/// Submits order files to the game in `dir`; one result per file, in order.
+pub fn submit(dir: &Path, files: &[PathBuf], now: DateTime<Utc>) -> Result<Vec<Result<Accepted>>> {
+    let gd = GameDir::new(dir);
+    let _lock = lock_waiting(&gd)?;
+    let g = load(dir)?;
+    Ok(files.iter().map(|f| submit_one(&g, f, now)).collect())
+}
+
+/// The newest receipt of each role for `step`, by role.
+pub fn latest_receipts(dir: &GameDir, step: u64) -> Result<BTreeMap<String, Receipt>> {
+    let mut out: BTreeMap<String, Receipt> = BTreeMap::new();
+    let rdir = dir.receipts(step);
+    for name in store::list(&rdir)? {
+        if !name.ends_with(".toml") {
+            continue;
+        }
+        let path = rdir.join(&name);
+        let text = store::read_text(&path)?;
+        let r: Receipt = toml::from_str(&text).map_err(|e: toml::de::Error| Error::input(&path, e.message().to_string()))?;
+        if out.get(&r.role).is_none_or(|old| old.seq < r.seq) {
+            out.insert(r.role.clone(), r);
+        }
+    }
+    Ok(out)
+}
+
+/// What one adjudication run did to one game.
+#[derive(Debug, Default)]
+pub struct Adjudicated {
+    /// Steps resolved in this run.
+    pub resolved: Vec<u64>,
+    /// Roles that were NMR in a resolved step, as (step, role).
+    pub nmr: Vec<(u64, String)>,
+    /// True when the game is over after this run.
+    pub over: bool,
+}
+
+/// Resolves every due step of the game in `dir`: all asked roles have receipts, or the deadline
+/// has passed (missing orders become the game's NMR default). Idempotent; takes the game's lock
+/// and fails with [`Error::Locked`] if another run holds it.
+pub fn adjudicate(dir: &Path, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<Adjudicated> {
+    let gd = GameDir::new(dir);
+    let _lock = gd.lock()?;
+    let mut done = Adjudicated::default();
+    loop {
+        let g = load(dir)?;
+        let Some(opening) = g.record.opening.clone() else {
+            done.over = true;
+            return Ok(done);
+        };
+        let receipts = latest_receipts(&g.dir, opening.step)?;
+        let all_in = opening.asks.iter().all(|a| receipts.contains_key(&a.role));
+        if !all_in && now < parse_time(&opening.deadline)? {
+            return Ok(done);
+        }
+        let rec = resolve_step(&g, &opening, &receipts, now, entropy)?;
+        for o in &rec.resolution.as_ref().expect("resolution").orders {
+            if o.seq.is_none() {
+                done.nmr.push((opening.step, o.role.clone()));
+            }
+        }
+        done.resolved.push(opening.step);
+    }
+}
+
+/// Resolves the opened step of `g` with the given receipts and commits the new record.
+fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Receipt>, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<Record> {
+    let step = opening.step;
+    let seed_path = g.dir.host_seed(step);
+    let host_seed = commit::parse_32(&store::read_text(&seed_path)?).ok_or_else(|| Error::input(&seed_path, "not 64 hex digits"))?;
+    if hex::encode(commit::host_seed_commitment(&g.gf.id, step, &host_seed)) != opening.host_seed_commitment {
+        return Err(Error::input(&seed_path, "host seed does not match the published commitment"));
+    }
+    let mut revealed = Vec::new();
+    let mut orders: BTreeMap<String, Orders> = BTreeMap::new();
+    let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
+    for ask in &opening.asks {
+        let role = &ask.role;
+        match receipts.get(role) {
+            Some(r) => {
+                let sealed = g.dir.sealed(step).join(format!("{role}-{}.txt", r.seq));
+                let text = store::read_text(&sealed)?;
+                let signature = store::read_text(&sig_path(&sealed))?;
+                let file = orderfile::parse(&text).map_err(|p| parse_problem(&sealed, p))?;
+                nonces.insert(role.clone(), commit::parse_32(&file.header.nonce).unwrap_or(NMR_NONCE));
+                orders.insert(role.clone(), file.orders.clone());
+                revealed.push(Revealed {
+                    role: role.clone(),
+                    seq: Some(r.seq),
+                    commitment: Some(r.commitment.clone()),
+                    text: Some(text),
+                    signature: Some(signature),
+                    orders: file.orders,
+                });
+            }
+            None => {
+                let d = g.game.default_order(&g.state, role)?;
+                nonces.insert(role.clone(), NMR_NONCE);
+                orders.insert(role.clone(), d.clone());
+                revealed.push(Revealed { role: role.clone(), seq: None, commitment: None, text: None, signature: None, orders: d });
+            }
+        }
+    }
+    let seed = commit::step_seed(&g.gf.id, step, &host_seed, nonces.iter().map(|(r, n)| (r.as_str(), n)));
+    let mut ctx = Ctx::new(seed);
+    let state = g.game.resolve(&g.state, &orders, &mut ctx)?;
+    let (next_open, outcome) = open_next(&g.dir, &g.gf, g.game, &state, step + 1, now, entropy)?;
+    let rec = Record {
+        game: g.gf.id.clone(),
+        index: g.record.index + 1,
+        prev: Some(commit::sha256_hex(&store::read(&g.dir.record(g.record.index))?)),
+        setup: None,
+        resolution: Some(Resolution {
+            step,
+            host_seed: hex::encode(host_seed),
+            orders: revealed,
+            seed: hex::encode(seed),
+            events: ctx.into_events(),
+            resolved: timestamp(now),
+        }),
+        state: commit::sha256_hex(state.as_bytes()),
+        opening: next_open,
+        outcome,
+    };
+    commit_record(&g.dir, &g.gf, g.game, &rec, &state, &host_key(&g.dir)?)?;
+    Ok(rec)
+}
+
+/// The game directories under `root` (each holding a `game.toml`), sorted.
+pub fn games_under(root: &Path) -> Result<Vec<PathBuf>> {
+    Ok(store::list(root)?.into_iter().map(|n| root.join(n)).filter(|p| p.join("game.toml").is_file()).collect())
+}
+
+/// A plain-text status of the game in `dir`: step, awaited roles, deadline, receipts.
+pub fn status(dir: &Path) -> Result<String> {
+    let g = load(dir)?;
+    let mut out = format!("game {} ({}), {} step(s) resolved\n", g.gf.id, g.game.title(), g.record.index);
+    if let Some(o) = &g.record.outcome {
+        out.push_str(&format!("game over: {}\n", o.summary));
+    }
+    if let Some(op) = &g.record.opening {
+        let receipts = latest_receipts(&g.dir, op.step)?;
+        out.push_str(&format!("step {} opened {}, deadline {}\n", op.step, op.opened, op.deadline));
+        out.push_str(&format!("host seed commitment {}\n", op.host_seed_commitment));
+        for a in &op.asks {
+            match receipts.get(&a.role) {
+                Some(r) => out.push_str(&format!("  {} ({}): received {} (receipt {}, commitment {})\n", a.role, a.kind, r.received, r.seq, r.commitment)),
+                None => out.push_str(&format!("  {} ({}): awaited\n", a.role, a.kind)),
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// A fresh order form for `role` in the pending step, with a fresh nonce (`pbem form`).
+pub fn form(dir: &Path, role: &str) -> Result<String> {
+    let g = load(dir)?;
+    let op = g.record.opening.as_ref().ok_or_else(|| Error::Usage("the game is over; no orders are awaited".into()))?;
+    if g.gf.seat(role).is_none() {
+        return Err(Error::Usage(format!("no seat {role:?}")));
+    }
+    report::order_form(g.game, &g.gf, op, &g.state, role, &hex::encode(commit::fresh_32()))?
+        .ok_or_else(|| Error::Usage(format!("step {} asks nothing of {role}", op.step)))
+}
+
+/// An Ed25519 key from 32 bytes of the given entropy (the host key, and demo players' keys).
+pub fn key_from_seed(seed: &[u8; 32], comment: &str) -> ssh_key::PrivateKey {
+    let mut key = ssh_key::PrivateKey::from(ssh_key::private::Ed25519Keypair::from_seed(seed));
+    key.set_comment(comment);
+    key
+}

@@ -1,0 +1,150 @@
+//! The game directory on disk: paths, atomic writes and the per-game lock.
+//!
+//! Layout (ARCHITECTURE.md "Game directory"):
+//! ```text
+//! DIR/game.toml                         game file: id, rules, options, seats, deadlines, host key
+//! DIR/scenario.toml                     the scenario the game was created from
+//! DIR/records/NNNNNN.json (+ .sig)      hash-chained public records, signed by the host
+//! DIR/states/NNNNNN.json                state after record N
+//! DIR/receipts/NNNNNN/ROLE-K.toml(+.sig) receipts for step N, signed by the host (public)
+//! DIR/reports/NNNNNN/ROLE.txt           each player's report after record N
+//! DIR/host/host_key                     host's private key (host only)
+//! DIR/host/seeds/NNNNNN.hex             host seed of step N (host only until revealed)
+//! DIR/host/sealed/NNNNNN/ROLE-K.txt(+.sig) orders as received (host only until resolved)
+//! ```
+//! Writes go to a temp file in the same folder and are renamed into place, so a crash never
+//! leaves a half-written file; the record is written last and is the commit point of a step.
+
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use crate::error::{Error, Result};
+
+/// Paths inside one game directory.
+#[derive(Debug, Clone)]
+pub struct GameDir {
+    /// The game directory itself.
+    pub root: PathBuf,
+}
+
+fn n6(n: u64) -> String {
+    format!("{n:06}")
+}
+
+impl GameDir {
+    /// Wraps a directory path (nothing is read).
+    pub fn new(root: impl Into<PathBuf>) -> Self {
+        GameDir { root: root.into() }
+    }
+    /// `DIR/game.toml`.
+    pub fn game_file(&self) -> PathBuf {
+        self.root.join("game.toml")
+    }
+    /// `DIR/scenario.toml`.
+    pub fn scenario_file(&self) -> PathBuf {
+        self.root.join("scenario.toml")
+    }
+    /// `DIR/records/NNNNNN.json`.
+    pub fn record(&self, n: u64) -> PathBuf {
+        self.root.join("records").join(format!("{}.json", n6(n)))
+    }
+    /// `DIR/states/NNNNNN.json`.
+    pub fn state(&self, n: u64) -> PathBuf {
+        self.root.join("states").join(format!("{}.json", n6(n)))
+    }
+    /// `DIR/receipts/NNNNNN/`.
+    pub fn receipts(&self, step: u64) -> PathBuf {
+        self.root.join("receipts").join(n6(step))
+    }
+    /// `DIR/reports/NNNNNN/ROLE.txt`.
+    pub fn report(&self, n: u64, role: &str) -> PathBuf {
+        self.root.join("reports").join(n6(n)).join(format!("{role}.txt"))
+    }
+    /// `DIR/host/host_key`.
+    pub fn host_key(&self) -> PathBuf {
+        self.root.join("host").join("host_key")
+    }
+    /// `DIR/host/seeds/NNNNNN.hex`.
+    pub fn host_seed(&self, step: u64) -> PathBuf {
+        self.root.join("host").join("seeds").join(format!("{}.hex", n6(step)))
+    }
+    /// `DIR/host/sealed/NNNNNN/`.
+    pub fn sealed(&self, step: u64) -> PathBuf {
+        self.root.join("host").join("sealed").join(n6(step))
+    }
+    /// `DIR/.lock`.
+    pub fn lock_file(&self) -> PathBuf {
+        self.root.join(".lock")
+    }
+
+    /// The index of the newest record (records are numbered from 0 with no gaps), or `None` if the
+    /// directory holds no game.
+    pub fn last_record(&self) -> Result<Option<u64>> {
+        let mut n = None;
+        let mut i = 0;
+        while self.record(i).exists() {
+            n = Some(i);
+            i += 1;
+        }
+        Ok(n)
+    }
+
+    /// Takes the game's exclusive lock without waiting; [`Error::Locked`] if another run holds it.
+    /// The lock is released when the returned file is dropped (or the process dies).
+    pub fn lock(&self) -> Result<File> {
+        let path = self.lock_file();
+        let f = File::options().create(true).truncate(false).write(true).open(&path).map_err(|e| io(&path, e))?;
+        match f.try_lock() {
+            Ok(()) => Ok(f),
+            Err(fs::TryLockError::WouldBlock) => Err(Error::Locked(self.root.clone())),
+            Err(fs::TryLockError::Error(e)) => Err(io(&path, e)),
+        }
+    }
+}
+
+/// Wraps an I/O error with its path.
+pub fn io(path: &Path, source: std::io::Error) -> Error {
+    Error::Io { path: path.to_path_buf(), source }
+}
+
+/// Reads a whole file as bytes.
+pub fn read(path: &Path) -> Result<Vec<u8>> {
+    fs::read(path).map_err(|e| io(path, e))
+}
+
+/// Reads a whole file as UTF-8 text.
+pub fn read_text(path: &Path) -> Result<String> {
+    let b = read(path)?;
+    String::from_utf8(b).map_err(|e| Error::input(path, format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))
+}
+
+/// Writes `bytes` to `path` atomically (temp file in the same folder, fsync, rename), creating
+/// parent folders as needed.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(parent) = path.parent() {
+        fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+    }
+    let mut f = atomic_write_file::AtomicWriteFile::options().open(path).map_err(|e| io(path, e))?;
+    f.write_all(bytes).map_err(|e| io(path, e))?;
+    f.commit().map_err(|e| io(path, e))?;
+    Ok(())
+}
+
+/// Lists the file names in `dir` (sorted), or nothing if it does not exist.
+pub fn list(dir: &Path) -> Result<Vec<String>> {
+    let rd = match fs::read_dir(dir) {
+        Ok(rd) => rd,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(io(dir, e)),
+    };
+    let mut names = Vec::new();
+    for e in rd {
+        let e = e.map_err(|e| io(dir, e))?;
+        if let Some(n) = e.file_name().to_str() {
+            names.push(n.to_string());
+        }
+    }
+    names.sort();
+    Ok(names)
+}
