@@ -1,0 +1,299 @@
+//! What a player reads and gets prefilled for the pending question: the prompt, the help lines
+//! listing the legal choices and fields, and the default order (also the NMR default).
+//!
+//! NMR defaults (no orders received): command -> the first legal play in a fixed order (plays
+//! without the army commander first, then by card, upper half before lower; Lee/Meade commands the
+//! first eligible corps); move -> stay; vacate-or-defend -> defend; combat-order -> map order;
+//! fire-option -> keep every automatic hit (the plain rule); casualty -> the weakest corps;
+//! retreat -> the first allowed town in map order.
+
+use toml::Value;
+
+use super::orders::movable;
+use super::rules;
+use super::scenario::army_key;
+use super::side::Side;
+use super::state::{Question, Stage, Standing, State};
+use crate::game::Orders;
+
+fn plural(n: u32, word: &str) -> String {
+    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+}
+
+/// "1 automatic hit + 2 dice".
+pub fn fire_text(p: rules::FirePlan) -> String {
+    format!("{} + {}", plural(p.automatic, "automatic hit"), if p.dice == 1 { "1 die".into() } else { format!("{} dice", p.dice) })
+}
+
+/// The plain-English question for `side` (the ask's prompt).
+pub fn prompt(s: &State, side: Side, q: &Question) -> String {
+    match q {
+        Question::Command { .. } => {
+            let need = rules::required_cards(s, side);
+            let army = s.scenario.army(side);
+            format!(
+                "Turn {}, round {}: command phase (§6). Play {} of your {} cards face down, each with the half naming the \
+                 commander who takes the command up. Commands are compulsory: you must play {need}. Your opponent chooses \
+                 at the same time and neither sees the other's cards until the initiative is rolled.",
+                s.turn,
+                s.round,
+                need,
+                army.cards.len()
+            )
+        }
+        Question::Move { corps, .. } => {
+            let town = s.town_of(*corps).unwrap_or("?");
+            let taken = s.this_round.steps.get(corps).copied().unwrap_or(0);
+            let left = rules::allowed_steps(s, side, s.this_round.commands.get(side), *corps).saturating_sub(taken);
+            format!(
+                "Turn {}, round {}: your {} in {town} has a command and no planned move (§8). Move it along a road \
+                 ({}), or let it stay.{}",
+                s.turn,
+                s.round,
+                s.short(*corps),
+                s.scenario.neighbors(town).join(", "),
+                if left > 1 { " It is commanded by your army commander and may move twice: give a list of up to two towns." } else { "" }
+            )
+        }
+        Question::VacateOrDefend { town, mover, from, options, .. } => {
+            let second = matches!(s.stage, Stage::Movement { second: true, .. });
+            format!(
+                "{} moved from {from} into {town}, where your {} Corps stand{} (§8). Decide now: defend {town} (the enemy stops \
+                 on the road, advancing on {town}, and attacks in the combat phase; more enemy corps moving in later join the \
+                 attack), or vacate it, your corps moving to one of: {}.{}",
+                s.label(*mover),
+                s.ids(&s.in_town(side, town)),
+                if s.in_town(side, town).len() == 1 { "s" } else { "" },
+                options.join(", "),
+                if second { "" } else { " Either way your corps there cannot move again this round." }
+            )
+        }
+        Question::CombatOrder { towns } => format!(
+            "Turn {} combat phase: there is combat at {}. As the Confederate player, choose the order in which the combats \
+             are resolved (§9).",
+            s.turn,
+            towns.join(", ")
+        ),
+        Question::FireOption { town, attacking, strength, divisor, defender_hits, .. } => {
+            let options = rules::fire_options(*strength, *divisor, true, s.scenario.rules.optional_fire_max_dice);
+            format!(
+                "Combat at {town}: you fire as the {} with strength {strength} (one automatic hit per {divisor}). The optional \
+                 firing rule lets you trade automatic hits for dice (each 6 is a hit): {}.{}",
+                if *attacking { "attacker" } else { "defender" },
+                options.iter().map(|o| fire_text(*o)).collect::<Vec<_>>().join(", or "),
+                match defender_hits {
+                    Some(h) => format!(" The defender scored {}.", plural(*h, "hit")),
+                    None => String::new(),
+                }
+            )
+        }
+        Question::Casualty { town, candidates, .. } => format!(
+            "You lost the combat at {town} by two hits or more: remove one of your corps in it ({}) (§9 3).",
+            candidates.iter().map(|&c| format!("{} strength {}", s.short(c), s.corps[c].strength)).collect::<Vec<_>>().join(", ")
+        ),
+        Question::Retreat { town, corps, options, .. } => format!(
+            "You won the combat at {town}: the {} {} Corps retreat, and you choose where (they may split): {} (§9 3).",
+            side.other().name(),
+            s.ids(corps),
+            options.join(", ")
+        ),
+    }
+}
+
+fn standing_lines(s: &State, side: Side) -> Vec<String> {
+    let st = s.standing.get(side);
+    let mut out = vec![
+        "Standing orders, [orders.standing] (optional, in any order file; each key you give replaces the stored one".into(),
+        "and an empty list or table clears it; a standing order is used whenever it is still legal, else you are asked):".into(),
+        "  defend = [\"Washington\"]                   towns you defend when an enemy corps moves in (§8)".into(),
+        "  vacate = { Frederick = [\"Westminster\"] }  towns you vacate, and where to, first allowed town first (§8)".into(),
+        "  casualties = [\"XI\", \"XII\"]               your corps in the order to remove them when a combat costs one (§9)".into(),
+        "  retreat = { Gettysburg = [\"York\"] }        as attacker: where beaten defenders of a town retreat (§9)".into(),
+    ];
+    if side == Side::Confederate {
+        out.push("  combat_order = [\"Gettysburg\"]            the order of combats; used when it names all towns in combat but at most one (§9)".into());
+    }
+    if s.optional_fire {
+        out.push("  optional_fire = \"never\"                   optional firing rule: \"never\", \"always\" (most dice) or \"ask\" (§9)".into());
+    }
+    out.push(format!("Your standing orders now: {}", standing_summary(st)));
+    out
+}
+
+/// One line summarizing standing orders.
+pub fn standing_summary(st: &Standing) -> String {
+    let mut parts = Vec::new();
+    if !st.defend.is_empty() {
+        parts.push(format!("defend {}", st.defend.join(", ")));
+    }
+    for (t, d) in &st.vacate {
+        parts.push(format!("vacate {t} to {}", d.join(" or ")));
+    }
+    if !st.casualties.is_empty() {
+        parts.push(format!("casualties {}", st.casualties.join(", ")));
+    }
+    for (t, d) in &st.retreat {
+        parts.push(format!("retreat from {t} to {}", d.join(" or ")));
+    }
+    if !st.combat_order.is_empty() {
+        parts.push(format!("combat order {}", st.combat_order.join(", ")));
+    }
+    if let Some(f) = st.optional_fire {
+        parts.push(format!("optional fire {}", serde_json::to_value(f).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()));
+    }
+    if parts.is_empty() { "none".into() } else { parts.join("; ") }
+}
+
+fn moves_lines(s: &State, side: Side, commands: &[super::state::Command], during_command: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    if during_command {
+        out.push("moves = { I = \"Frederick\", II = \"stay\" }: optional planned moves this round for the corps your cards command".into());
+        out.push("  (a commanded corps without a plan makes you be asked when it is its turn to move; corps move in the order".into());
+        out.push("  of your cards; the army commander's corps may have a list of two towns, e.g. [\"Leesburg\", \"Frederick\"]).".into());
+        out.push("Your corps and the roads from their towns:".into());
+        for c in s.corps_of(side) {
+            match s.town_of(c) {
+                Some(t) => out.push(format!("  {} in {t} -> {}", s.short(c), s.scenario.neighbors(t).join(", "))),
+                None => out.push(format!("  {}: {}", s.short(c), rules::command_block(s, c).unwrap_or_default())),
+            }
+        }
+    } else {
+        let can = movable(s, side, commands);
+        if !can.is_empty() {
+            out.push("moves = { ... }: planned moves for your commanded corps that have not moved yet (or \"stay\"):".into());
+            for (c, left, t) in can {
+                out.push(format!("  {} in {t} (moves left: {left}) -> {}", s.short(c), s.scenario.neighbors(&t).join(", ")));
+            }
+        }
+    }
+    out
+}
+
+/// Help lines (without `#`) for `side`'s pending question: legal choices, fields, defaults.
+pub fn help(s: &State, side: Side) -> Vec<String> {
+    let Some(q) = s.question.as_ref().filter(|q| q.sides().contains(&side)) else {
+        return vec![format!("Nothing is asked of the {} player now.", side.name())];
+    };
+    let mut out: Vec<String> = Vec::new();
+    match q {
+        Question::Command { .. } => {
+            let army = s.scenario.army(side);
+            let key = army_key(&army.army_commander);
+            let need = rules::required_cards(s, side);
+            out.push(format!("cards = [..]: the {} card half/halves you play upward (compulsory: exactly {need}), by commander:", plural(need as u32, "").trim()));
+            for (i, card) in army.cards.iter().enumerate() {
+                let halves: Vec<String> = [true, false]
+                    .into_iter()
+                    .map(|upper| {
+                        let name = card.half(upper);
+                        if rules::is_army_half(s, side, i, upper) {
+                            if *s.army_used.get(side) {
+                                format!("{name}: already used")
+                            } else {
+                                let ok: Vec<String> = s.corps_of(side).into_iter().filter(|&c| rules::command_block(s, c).is_none()).map(|c| s.corps[c].id.clone()).collect();
+                                format!("{name}: any one corps ({}), moving twice, once per game; name it with {key} = \"..\"", ok.join(", "))
+                            }
+                        } else {
+                            let c = rules::half_corps(s, side, i, upper).expect("checked scenario");
+                            match rules::command_block(s, c) {
+                                None => format!("{name}: {} in {}", s.short(c), s.town_of(c).unwrap_or("?")),
+                                Some(why) => format!("{name}: not playable, {why}"),
+                            }
+                        }
+                    })
+                    .collect();
+                out.push(format!("  card {}: {}", i + 1, halves.join(" | ")));
+            }
+            out.push("Two cards may not command the same corps. Default (and NMR): the first legal play, without the army commander.".into());
+            out.extend(moves_lines(s, side, &[], true));
+        }
+        Question::Move { corps, .. } => {
+            let id = &s.corps[*corps].id;
+            out.push(format!("moves = {{ {id} = \"Town\" }} or {{ {id} = \"stay\" }} (required); other commanded corps may be planned too."));
+            out.extend(moves_lines(s, side, s.this_round.commands.get(side), false));
+            out.push("Default (and NMR): stay.".into());
+        }
+        Question::VacateOrDefend { town, options, .. } => {
+            out.push("decision = \"defend\"  or  decision = \"vacate\" with vacate_to = \"Town\" (all corps), or".into());
+            out.push(format!("  vacate_to = {{ {} }} (each corps).", s.in_town(side, town).iter().map(|&c| format!("{} = \"{}\"", s.corps[c].id, options[0])).collect::<Vec<_>>().join(", ")));
+            out.push(format!("Vacate destinations allowed: {} (adjacent, no enemy corps, not where the enemy came from).", options.join(", ")));
+            out.push(format!("A standing defend/vacate order for {town} given in this file answers too. Default (and NMR): defend."));
+            out.extend(moves_lines(s, side, &current(s, side), false));
+        }
+        Question::CombatOrder { towns } => {
+            out.push(format!("combat_order = [{}]: every town in combat once, in the order to resolve them.", towns.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(", ")));
+            out.push("Default (and NMR): map order, as listed.".into());
+        }
+        Question::FireOption { strength, divisor, .. } => {
+            let options = rules::fire_options(*strength, *divisor, true, s.scenario.rules.optional_fire_max_dice);
+            out.push("automatic_hits = N: the automatic hits you keep; the rest become dice:".into());
+            for o in &options {
+                out.push(format!("  automatic_hits = {} -> {}", o.automatic, fire_text(*o)));
+            }
+            out.push(format!("Default (and NMR): automatic_hits = {} (the plain rule).", options[0].automatic));
+        }
+        Question::Casualty { candidates, .. } => {
+            out.push(format!("remove = \"ID\": one of {}.", s.ids(candidates)));
+            out.push("Default (and NMR): the weakest corps.".into());
+        }
+        Question::Retreat { corps, options, .. } => {
+            out.push(format!("retreat_to = \"Town\" (all), or retreat_to = {{ {} }} (each corps).", corps.iter().map(|&c| format!("{} = \"{}\"", s.corps[c].id, options[0])).collect::<Vec<_>>().join(", ")));
+            out.push(format!("Allowed: {} (adjacent, no enemy corps, not along a road with an enemy corps on it).", options.join(", ")));
+            out.push("Default (and NMR): the first allowed town in map order.".into());
+        }
+    }
+    out.push(String::new());
+    out.extend(standing_lines(s, side));
+    out
+}
+
+fn current(s: &State, side: Side) -> Vec<super::state::Command> {
+    match s.stage {
+        Stage::Movement { .. } => s.this_round.commands.get(side).clone(),
+        _ => Vec::new(),
+    }
+}
+
+fn strs(v: &[String]) -> Value {
+    Value::Array(v.iter().map(|x| Value::String(x.clone())).collect())
+}
+
+/// The default order for `side`'s pending question: always legal (see the module doc for the NMR
+/// rules). Empty when nothing is asked of `side`.
+pub fn default_order(s: &State, side: Side) -> Orders {
+    let mut o = Orders::new();
+    let Some(q) = s.question.as_ref().filter(|q| q.sides().contains(&side)) else { return o };
+    match q {
+        Question::Command { .. } => {
+            let sel = rules::legal_selections(s, side).into_iter().next().unwrap_or_default();
+            let army = s.scenario.army(side);
+            let names: Vec<String> = sel.iter().map(|x| army.cards[x.card].half(x.upper).to_string()).collect();
+            o.insert("cards".into(), strs(&names));
+            if let Some(x) = sel.iter().find(|x| rules::is_army_half(s, side, x.card, x.upper)) {
+                o.insert(army_key(&army.army_commander), Value::String(s.corps[x.corps].id.clone()));
+            }
+        }
+        Question::Move { corps, .. } => {
+            let mut m = toml::Table::new();
+            m.insert(s.corps[*corps].id.clone(), Value::String("stay".into()));
+            o.insert("moves".into(), Value::Table(m));
+        }
+        Question::VacateOrDefend { .. } => {
+            o.insert("decision".into(), Value::String("defend".into()));
+        }
+        Question::CombatOrder { towns } => {
+            o.insert("combat_order".into(), strs(towns));
+        }
+        Question::FireOption { strength, divisor, .. } => {
+            let plain = rules::fire_options(*strength, *divisor, false, s.scenario.rules.optional_fire_max_dice)[0];
+            o.insert("automatic_hits".into(), Value::Integer(plain.automatic as i64));
+        }
+        Question::Casualty { candidates, .. } => {
+            o.insert("remove".into(), Value::String(s.corps[rules::weakest(s, candidates)].id.clone()));
+        }
+        Question::Retreat { options, .. } => {
+            o.insert("retreat_to".into(), Value::String(options[0].clone()));
+        }
+    }
+    o
+}

@@ -1,0 +1,237 @@
+//! Gettysburg Campaign (CMJ postcard game, 2013): the 1863 campaign on a map of towns and roads,
+//! Confederate corps hunting for points, Union corps defending; commands by cards, initiative by
+//! dice, combat by strength (rulebook `rules/gettysburg-campaign.txt`).
+//!
+//! Roles: `confederate` and `union`. The command phase is the one simultaneous, secret decision;
+//! every other decision (moves, vacate or defend, combat order, optional fire, casualties, retreat
+//! routes) is asked of one player when the rules ask it, unless that player's planned moves or
+//! standing orders already answer it. See [`orders`] for the order-file fields, [`forms`] for the
+//! NMR defaults and [`engine`] for the turn sequence.
+//!
+//! Option: `optional-fire=true|false` (default false), the rulebook's optional firing rule (§9).
+
+pub mod bot;
+pub mod engine;
+pub mod forms;
+pub mod orders;
+pub mod rules;
+pub mod scenario;
+pub mod side;
+pub mod state;
+pub mod view;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+
+use crate::dice::Ctx;
+use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Outcome, Pending};
+use scenario::Scenario;
+use side::{Side, Sides};
+use state::{Corps, Location, Question, Round, Stage, State};
+
+/// The game, registered in [`crate::games::ALL`].
+pub struct GettysburgCampaign;
+
+/// The shipped scenario (a reconstruction of the printed components; see the file's comments).
+pub const DEFAULT_SCENARIO: &str = include_str!("../../../scenarios/gettysburg-campaign.toml");
+
+fn side_of(role: &str) -> Option<Side> {
+    Side::from_role(role)
+}
+
+/// Reads `--option` values: only `optional-fire` (`true`/`false`) exists.
+fn optional_fire(options: &BTreeMap<String, String>) -> Result<bool, GameError> {
+    let mut on = false;
+    for (k, v) in options {
+        match k.as_str() {
+            "optional-fire" => {
+                on = match v.trim() {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err(GameError::Option { key: k.clone(), message: "must be true or false".into() }),
+                }
+            }
+            _ => {
+                return Err(GameError::Option {
+                    key: k.clone(),
+                    message: "unknown option; Gettysburg Campaign has only optional-fire=true|false".into(),
+                });
+            }
+        }
+    }
+    Ok(on)
+}
+
+/// The initial state (§3): every corps in its side's start town, turn 1, round 1, command phase.
+pub fn initial_state(scenario: Scenario, optional_fire: bool) -> State {
+    let mut corps = Vec::new();
+    for side in Side::ALL {
+        let army = scenario.army(side);
+        for c in &army.corps {
+            corps.push(Corps {
+                side,
+                id: c.id.clone(),
+                commander: c.commander.clone(),
+                strength: c.strength,
+                at: Location::Town { town: army.start.clone() },
+            });
+        }
+    }
+    let mut s = State {
+        scenario,
+        optional_fire,
+        turn: 1,
+        round: 1,
+        corps,
+        army_used: Sides::default(),
+        scored: Vec::new(),
+        standing: Sides::default(),
+        this_round: Round::default(),
+        stage: Stage::Command,
+        question: None,
+        last_initiative: None,
+        outcome: None,
+    };
+    engine::run(&mut s, &mut NoTable, None);
+    s
+}
+
+/// Setup never rolls dice nor logs: the first stage only asks for commands.
+struct NoTable;
+
+impl engine::Table for NoTable {
+    fn d6(&mut self, why: &str) -> u32 {
+        unreachable!("setup rolls no die ({why})")
+    }
+    fn say(&mut self, _: String) {}
+    fn tell(&mut self, _: Side, _: String) {}
+}
+
+impl Game for GettysburgCampaign {
+    type State = State;
+
+    fn rules(&self) -> &'static str {
+        "gettysburg-campaign"
+    }
+
+    fn title(&self) -> &'static str {
+        "Gettysburg Campaign"
+    }
+
+    fn default_scenario(&self) -> &'static str {
+        DEFAULT_SCENARIO
+    }
+
+    fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<State, GameError> {
+        let fire = optional_fire(options)?;
+        Ok(initial_state(Scenario::parse(scenario)?, fire))
+    }
+
+    fn roles(&self, _: &State) -> Vec<String> {
+        Side::ALL.iter().map(|s| s.role().to_string()).collect()
+    }
+
+    fn pending(&self, s: &State) -> Pending {
+        if let Some(o) = &s.outcome {
+            return Pending::Over(o.clone());
+        }
+        match &s.question {
+            Some(q) => Pending::Orders(
+                q.sides()
+                    .into_iter()
+                    .map(|side| Ask { role: side.role().into(), kind: q.kind().into(), prompt: forms::prompt(s, side, q) })
+                    .collect(),
+            ),
+            None => Pending::Over(Outcome { winner: None, summary: "the game stopped without a question (corrupt state)".into() }),
+        }
+    }
+
+    fn default_order(&self, s: &State, role: &str) -> Orders {
+        side_of(role).map(|side| forms::default_order(s, side)).unwrap_or_default()
+    }
+
+    fn form_help(&self, s: &State, role: &str) -> Vec<String> {
+        match side_of(role) {
+            Some(side) => forms::help(s, side),
+            None => vec![format!("\"{role}\" is not a role of this game (confederate, union).")],
+        }
+    }
+
+    fn check_order(&self, s: &State, role: &str, orders: &Orders) -> Result<(), Vec<OrderProblem>> {
+        let Some(side) = side_of(role) else {
+            return Err(vec![OrderProblem::new("", format!("\"{role}\" is not a role of this game"))]);
+        };
+        orders::parse(s, side, orders).map(|_| ())
+    }
+
+    fn resolve(&self, state: &State, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<State, GameError> {
+        resolve_with(state, orders, ctx)
+    }
+
+    fn view(&self, s: &State, role: &str) -> serde_json::Value {
+        match side_of(role) {
+            Some(side) => view::view(s, side),
+            None => serde_json::Value::Null,
+        }
+    }
+
+    fn bot_order(&self, s: &State, role: &str, ctx: &mut Ctx) -> Orders {
+        match side_of(role) {
+            Some(side) => bot::order(s, side, &mut |n| ctx.below(n)),
+            None => Orders::new(),
+        }
+    }
+}
+
+/// [`Game::resolve`] over any [`engine::Table`] (tests use scripted dice): stores each asked side's
+/// standing orders and planned moves, applies the answers, and runs on.
+///
+/// Errors: [`GameError::Orders`] if orders are missing, unasked or fail the check (the core checks
+/// first); [`GameError::Other`] if the game is over.
+pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, t: &mut dyn engine::Table) -> Result<State, GameError> {
+    let mut s = state.clone();
+    let Some(q) = s.question.clone() else {
+        return Err(GameError::Other("the game is over; nothing to resolve".into()));
+    };
+    for role in orders.keys() {
+        if !q.sides().iter().any(|x| x.role() == role) {
+            return Err(GameError::Orders { role: role.clone(), field: String::new(), message: "no orders are asked of this role now".into() });
+        }
+    }
+    let mut parsed = Vec::new();
+    for side in q.sides() {
+        let o = orders.get(side.role()).ok_or_else(|| GameError::Orders {
+            role: side.role().into(),
+            field: String::new(),
+            message: "orders missing".into(),
+        })?;
+        let p = orders::parse(&s, side, o).map_err(|probs| GameError::Orders {
+            role: side.role().into(),
+            field: probs[0].field.clone(),
+            message: probs[0].message.clone(),
+        })?;
+        parsed.push((side, p));
+    }
+    let mut cmds: Sides<Vec<state::Command>> = Sides::default();
+    let mut direct = None;
+    for (side, p) in parsed {
+        if p.standing_given {
+            t.tell(side, "Your standing orders are updated (your report lists them).".to_string());
+        }
+        *s.standing.get_mut(side) = p.standing;
+        s.this_round.plans.get_mut(side).extend(p.plans);
+        if let Some(c) = p.commands {
+            *cmds.get_mut(side) = c;
+        }
+        if p.direct.is_some() {
+            direct = p.direct;
+        }
+    }
+    if matches!(q, Question::Command { .. }) {
+        engine::apply_commands(&mut s, t, cmds);
+    }
+    engine::run(&mut s, t, direct);
+    Ok(s)
+}

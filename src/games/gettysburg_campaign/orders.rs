@@ -1,0 +1,584 @@
+//! Reading and checking a side's `[orders]` table for the pending question: the direct answer,
+//! planned moves and standing orders, with every problem reported against its field.
+//!
+//! Fields (all optional unless the pending question needs them):
+//! - `cards = ["Reynolds", "Hancock"]` (command): the card halves played upward, each naming its
+//!   commander (§6); with the army commander's half also `lee = "II"` / `meade = "VI"`.
+//! - `moves = { I = "Gettysburg", II = "stay" }`: planned moves this round for commanded corps;
+//!   the army commander's corps may take a list of two towns (§8). Corps move in the order of the
+//!   cards played.
+//! - `decision = "defend"` or `"vacate"` with `vacate_to = "Town"` or `{ XI = "Town", .. }`
+//!   (vacate-or-defend, §8).
+//! - `combat_order = ["Gettysburg", "Frederick"]` (combat-order, §9).
+//! - `automatic_hits = N` (fire-option, §9 optional rule).
+//! - `remove = "XI"` (casualty, §9 3).
+//! - `retreat_to = "Town"` or `{ XI = "Town", .. }` (retreat, §9 3).
+//! - `[orders.standing]`: `defend`, `vacate`, `casualties`, `retreat`, `combat_order`,
+//!   `optional_fire` (see [`Standing`]); each given key replaces the stored one.
+
+use std::collections::BTreeMap;
+
+use toml::Value;
+
+use super::engine::{self, Direct, VacateChoice};
+use super::rules;
+use super::scenario::army_key;
+use super::side::Side;
+use super::state::{Command, FirePolicy, Question, Stage, Standing, State};
+use crate::game::{OrderProblem, Orders};
+
+/// A checked order: what to store and what answers the pending question.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parsed {
+    /// The cards played (command question only).
+    pub commands: Option<Vec<Command>>,
+    /// Planned moves by corps index (empty = stay).
+    pub plans: BTreeMap<usize, Vec<String>>,
+    /// The side's standing orders after this file's changes.
+    pub standing: Standing,
+    /// Whether the file gave `[orders.standing]`.
+    pub standing_given: bool,
+    /// The direct answer to the pending question, if the file gives one.
+    pub direct: Option<Direct>,
+}
+
+struct Problems(Vec<OrderProblem>);
+
+impl Problems {
+    fn add(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.0.push(OrderProblem::new(field, message));
+    }
+}
+
+/// Strings from a string or an array of strings.
+fn strings(v: &Value) -> Option<Vec<String>> {
+    match v {
+        Value::String(s) => Some(vec![s.clone()]),
+        Value::Array(a) => a.iter().map(|x| x.as_str().map(str::to_string)).collect(),
+        _ => None,
+    }
+}
+
+fn list(items: &[String]) -> String {
+    if items.is_empty() { "(none)".into() } else { items.join(", ") }
+}
+
+/// The keys a side's order may have for question `q` (besides `standing` and `moves`).
+fn answer_keys(s: &State, side: Side, q: &Question) -> Vec<String> {
+    match q {
+        Question::Command { .. } => vec!["cards".into(), army_key(&s.scenario.army(side).army_commander)],
+        Question::Move { .. } => vec![],
+        Question::VacateOrDefend { .. } => vec!["decision".into(), "vacate_to".into()],
+        Question::CombatOrder { .. } => vec!["combat_order".into()],
+        Question::FireOption { .. } => vec!["automatic_hits".into()],
+        Question::Casualty { .. } => vec!["remove".into()],
+        Question::Retreat { .. } => vec!["retreat_to".into()],
+    }
+}
+
+/// Commanded corps of `side` that may still be given planned moves: (corps, moves left, town).
+pub fn movable(s: &State, side: Side, commands: &[Command]) -> Vec<(usize, u32, String)> {
+    commands
+        .iter()
+        .filter_map(|x| {
+            let c = x.corps;
+            if s.this_round.finished.contains(&c) || s.this_round.locked.contains(&c) || s.this_round.entry.as_ref().is_some_and(|e| e.mover == c) {
+                return None;
+            }
+            let town = s.town_of(c)?.to_string();
+            let left = rules::allowed_steps(s, side, commands, c).saturating_sub(s.this_round.steps.get(&c).copied().unwrap_or(0));
+            (left > 0).then_some((c, left, town))
+        })
+        .collect()
+}
+
+/// The commands in force for `side` outside the command question (revealed this round).
+fn current_commands(s: &State, side: Side) -> Vec<Command> {
+    match s.stage {
+        Stage::Movement { .. } => s.this_round.commands.get(side).clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// Checks `orders` of `side` against the pending question and reads them.
+///
+/// Errors: every problem found, each naming its field (`cards`, `moves.I`, `standing.defend`, ...)
+/// and saying what is accepted.
+pub fn parse(s: &State, side: Side, orders: &Orders) -> Result<Parsed, Vec<OrderProblem>> {
+    let mut p = Problems(Vec::new());
+    let Some(q) = s.question.as_ref().filter(|q| q.sides().contains(&side)) else {
+        return Err(vec![OrderProblem::new("", format!("nothing is asked of the {} player now", side.name()))]);
+    };
+    let answers = answer_keys(s, side, q);
+    for key in orders.keys() {
+        if key != "standing" && key != "moves" && !answers.contains(key) {
+            let mut ok: Vec<String> = answers.clone();
+            ok.push("moves".into());
+            ok.push("standing".into());
+            p.add(key, format!("unknown field `{key}` for this question ({}); accepted here: {}", q.kind(), ok.join(", ")));
+        }
+    }
+    let (standing, standing_given) = match orders.get("standing") {
+        Some(v) => (parse_standing(s, side, v, &mut p), true),
+        None => (s.standing.get(side).clone(), false),
+    };
+    let commands = match q {
+        Question::Command { .. } => parse_cards(s, side, orders, &mut p),
+        _ => None,
+    };
+    let in_force = match &commands {
+        Some(c) => c.clone(),
+        None if matches!(q, Question::Command { .. }) => Vec::new(),
+        None => current_commands(s, side),
+    };
+    let cards_ok = commands.is_some() || !matches!(q, Question::Command { .. });
+    let plans = match orders.get("moves") {
+        Some(v) if cards_ok => parse_moves(s, side, &in_force, v, &mut p),
+        _ => BTreeMap::new(),
+    };
+    let direct = parse_direct(s, side, q, orders, &mut p);
+    // The question must be answered, directly or by the (updated) standing orders.
+    match q {
+        Question::Command { .. } => {
+            if !orders.contains_key("cards") {
+                p.add("cards", "missing: give the card halves you play, e.g. cards = [\"...\"]");
+            }
+        }
+        Question::Move { corps, .. } => {
+            if !plans.contains_key(corps) && !p.0.iter().any(|x| x.field.starts_with("moves")) {
+                let id = &s.corps[*corps].id;
+                p.add(format!("moves.{id}"), format!("missing: give a move for {id} Corps, or \"stay\""));
+            }
+        }
+        Question::VacateOrDefend { town, options, .. } => {
+            if direct.is_none()
+                && !orders.contains_key("decision")
+                && engine::standing_vacate(&standing, s, side, town, options).is_none()
+            {
+                p.add("decision", format!("missing: give decision = \"defend\" or \"vacate\" for {town}"));
+            }
+        }
+        Question::CombatOrder { towns } => {
+            if direct.is_none() && !orders.contains_key("combat_order") && engine::standing_combat_order(&standing, towns).is_none() {
+                p.add("combat_order", format!("missing: list the towns in combat in the order to resolve them: {}", list(towns)));
+            }
+        }
+        Question::FireOption { strength, divisor, .. } => {
+            let options = rules::fire_options(*strength, *divisor, true, s.scenario.rules.optional_fire_max_dice);
+            if direct.is_none() && !orders.contains_key("automatic_hits") && engine::standing_fire(&standing, &options).is_none() {
+                p.add("automatic_hits", "missing: give the number of automatic hits to keep");
+            }
+        }
+        Question::Casualty { candidates, .. } => {
+            if direct.is_none() && !orders.contains_key("remove") && rules::pick_casualty(s, &standing.casualties, candidates).is_none() {
+                p.add("remove", format!("missing: name the corps to remove: {}", s.ids(candidates)));
+            }
+        }
+        Question::Retreat { town, corps, options, .. } => {
+            if !orders.contains_key("retreat_to") {
+                let given: Vec<usize> = match &direct {
+                    Some(Direct::Retreat(v)) => v.iter().map(|(c, _)| *c).collect(),
+                    _ => Vec::new(),
+                };
+                let missing: Vec<usize> = corps
+                    .iter()
+                    .copied()
+                    .filter(|c| !given.contains(c) && engine::standing_retreat(&standing, town, options).is_none())
+                    .collect();
+                if !missing.is_empty() {
+                    p.add("retreat_to", format!("missing: give where {} Corps retreat{} to: {}", s.ids(&missing), if missing.len() == 1 { "s" } else { "" }, list(options)));
+                }
+            }
+        }
+    }
+    if p.0.is_empty() {
+        Ok(Parsed { commands, plans, standing, standing_given, direct })
+    } else {
+        Err(p.0)
+    }
+}
+
+/// §6: the card halves played, checked against compulsory commands.
+fn parse_cards(s: &State, side: Side, orders: &Orders, p: &mut Problems) -> Option<Vec<Command>> {
+    let army = s.scenario.army(side);
+    let key = army_key(&army.army_commander);
+    let halves: Vec<String> = army.cards.iter().map(|c| format!("{} | {}", c.upper, c.lower)).collect();
+    let need = rules::required_cards(s, side);
+    let before = p.0.len();
+    let names = match orders.get("cards") {
+        None => return None,
+        Some(v) => match v.as_array().and_then(|_| strings(v)) {
+            Some(n) => n,
+            None => {
+                p.add("cards", "must be a list of card halves, e.g. cards = [\"Reynolds\", \"Hancock\"]");
+                return None;
+            }
+        },
+    };
+    let mut cmds: Vec<Command> = Vec::new();
+    let mut army_played = false;
+    for name in &names {
+        let found = army.cards.iter().enumerate().find_map(|(i, c)| {
+            if c.upper.eq_ignore_ascii_case(name.trim()) {
+                Some((i, true))
+            } else if c.lower.eq_ignore_ascii_case(name.trim()) {
+                Some((i, false))
+            } else {
+                None
+            }
+        });
+        let Some((card, upper)) = found else {
+            p.add("cards", format!("\"{name}\" is not on any of your cards; your cards (upper | lower): {}", halves.join("; ")));
+            continue;
+        };
+        if cmds.iter().any(|x| x.card == card) {
+            p.add("cards", format!("\"{name}\" is on a card you already play; play each card once, with one half up (§6)"));
+            continue;
+        }
+        let corps = if rules::is_army_half(s, side, card, upper) {
+            army_played = true;
+            if *s.army_used.get(side) {
+                p.add("cards", format!("{} has already been used; he may be used once per game (§6)", army.army_commander));
+                continue;
+            }
+            match orders.get(&key).and_then(Value::as_str) {
+                None => {
+                    p.add(&key, format!("you play {}: name the corps he commands, e.g. {key} = \"{}\"", army.army_commander, s.corps[s.corps_of(side)[0]].id));
+                    continue;
+                }
+                Some(id) => match s.corps_named(side, id) {
+                    None => {
+                        p.add(&key, format!("no {} corps \"{id}\"; your corps: {}", side.name(), s.ids(&s.corps_of(side))));
+                        continue;
+                    }
+                    Some(c) => c,
+                },
+            }
+        } else {
+            rules::half_corps(s, side, card, upper).expect("scenario checked: every half names a commander")
+        };
+        if let Some(why) = rules::command_block(s, corps) {
+            p.add(if army_played && rules::is_army_half(s, side, card, upper) { key.clone() } else { "cards".into() }, format!("{} cannot take a command: {why}", s.short(corps)));
+            continue;
+        }
+        if cmds.iter().any(|x| x.corps == corps) {
+            p.add("cards", format!("two cards command {}; each corps takes at most one command", s.short(corps)));
+            continue;
+        }
+        cmds.push(Command { card, upper, corps });
+    }
+    if !army_played && orders.contains_key(&key) {
+        p.add(&key, format!("you name a corps for {} but do not play his card half", army.army_commander));
+    }
+    if p.0.len() == before && cmds.len() != need {
+        let why = if need < army.cards_to_play as usize {
+            format!(" (only {need} can be played: the other halves name corps that cannot take a command)")
+        } else {
+            String::new()
+        };
+        p.add("cards", format!("you must play {need} card{}{why}; commands are compulsory (§6)", if need == 1 { "" } else { "s" }));
+    }
+    (p.0.len() == before).then_some(cmds)
+}
+
+/// §8: planned moves of commanded corps, each a town (or list) along roads, or "stay".
+fn parse_moves(s: &State, side: Side, commands: &[Command], v: &Value, p: &mut Problems) -> BTreeMap<usize, Vec<String>> {
+    let mut out = BTreeMap::new();
+    let Some(table) = v.as_table() else {
+        p.add("moves", "must be a table, e.g. moves = { I = \"Gettysburg\", II = \"stay\" }");
+        return out;
+    };
+    let can = movable(s, side, commands);
+    for (key, val) in table {
+        let f = format!("moves.{key}");
+        let Some(c) = s.corps_named(side, key) else {
+            p.add(&f, format!("no {} corps \"{key}\"; your corps: {}", side.name(), s.ids(&s.corps_of(side))));
+            continue;
+        };
+        let Some((_, left, town)) = can.iter().find(|(x, _, _)| *x == c) else {
+            let ids: Vec<usize> = can.iter().map(|(x, _, _)| *x).collect();
+            p.add(&f, format!("{} has no move to make now (it needs a command this round and must not have moved, vacated or defended); corps you may move: {}", s.short(c), list(&ids.iter().map(|&x| s.corps[x].id.clone()).collect::<Vec<_>>())));
+            continue;
+        };
+        let towns = match val {
+            Value::String(x) if x.trim().eq_ignore_ascii_case("stay") => Vec::new(),
+            _ => match strings(val) {
+                Some(t) => t,
+                None => {
+                    p.add(&f, "must be a town, a list of towns, or \"stay\"");
+                    continue;
+                }
+            },
+        };
+        if towns.len() as u32 > *left {
+            p.add(&f, format!("{} may move {left} time{} now; only the army commander's corps moves twice (§8)", s.short(c), if *left == 1 { "" } else { "s" }));
+            continue;
+        }
+        let mut at = town.clone();
+        let mut path = Vec::new();
+        for typed in &towns {
+            let Some(name) = s.scenario.town_named(typed) else {
+                p.add(&f, format!("unknown town \"{typed}\"; from {at} the roads lead to: {}", list(&s.scenario.neighbors(&at))));
+                break;
+            };
+            if !s.scenario.adjacent(&at, name) {
+                p.add(&f, format!("no road from {at} to {name}; from {at} the roads lead to: {}", list(&s.scenario.neighbors(&at))));
+                break;
+            }
+            at = name.to_string();
+            path.push(at.clone());
+        }
+        if path.len() == towns.len() {
+            out.insert(c, path);
+        }
+    }
+    out
+}
+
+/// The answer fields of the pending question.
+fn parse_direct(s: &State, side: Side, q: &Question, orders: &Orders, p: &mut Problems) -> Option<Direct> {
+    match q {
+        Question::VacateOrDefend { town, options, .. } => {
+            let holders = s.in_town(side, town);
+            let decision = orders.get("decision")?;
+            match decision.as_str().map(|d| d.trim().to_lowercase()).as_deref() {
+                Some("defend") => {
+                    if orders.contains_key("vacate_to") {
+                        p.add("vacate_to", "you decided to defend; remove vacate_to (or decide \"vacate\")");
+                        return None;
+                    }
+                    Some(Direct::Vacate(VacateChoice::Defend))
+                }
+                Some("vacate") => {
+                    let Some(v) = orders.get("vacate_to") else {
+                        p.add("vacate_to", format!("missing: where your corps go, one of: {}", list(options)));
+                        return None;
+                    };
+                    let dests = per_corps(s, side, &holders, v, options, "vacate_to", p)?;
+                    Some(Direct::Vacate(VacateChoice::Vacate(dests)))
+                }
+                _ => {
+                    p.add("decision", "must be \"defend\" or \"vacate\"");
+                    None
+                }
+            }
+        }
+        Question::CombatOrder { towns } => {
+            let v = orders.get("combat_order")?;
+            let Some(names) = v.as_array().and_then(|_| strings(v)) else {
+                p.add("combat_order", "must be a list of towns");
+                return None;
+            };
+            let mut order = Vec::new();
+            for n in &names {
+                match s.scenario.town_named(n).filter(|t| towns.iter().any(|x| x == t)) {
+                    Some(t) if !order.iter().any(|x: &String| x == t) => order.push(t.to_string()),
+                    Some(t) => p.add("combat_order", format!("{t} is listed twice")),
+                    None => p.add("combat_order", format!("\"{n}\" is not a town in combat; the towns are: {}", list(towns))),
+                }
+            }
+            if order.len() != towns.len() {
+                p.add("combat_order", format!("list every town in combat once: {}", list(towns)));
+                return None;
+            }
+            Some(Direct::CombatOrder(order))
+        }
+        Question::FireOption { strength, divisor, .. } => {
+            let v = orders.get("automatic_hits")?;
+            let options = rules::fire_options(*strength, *divisor, true, s.scenario.rules.optional_fire_max_dice);
+            let ok: Vec<String> = options.iter().map(|o| o.automatic.to_string()).collect();
+            match v.as_integer().filter(|&n| options.iter().any(|o| o.automatic as i64 == n)) {
+                Some(n) => Some(Direct::Fire(n as u32)),
+                None => {
+                    p.add("automatic_hits", format!("must be one of {}", ok.join(", ")));
+                    None
+                }
+            }
+        }
+        Question::Casualty { candidates, .. } => {
+            let v = orders.get("remove")?;
+            match v.as_str().and_then(|id| s.corps_named(side, id)).filter(|c| candidates.contains(c)) {
+                Some(c) => Some(Direct::Casualty(c)),
+                None => {
+                    p.add("remove", format!("must name one of your corps in this combat: {}", s.ids(candidates)));
+                    None
+                }
+            }
+        }
+        Question::Retreat { corps, options, .. } => {
+            let v = orders.get("retreat_to")?;
+            let enemy = side.other();
+            let dests = per_corps(s, enemy, corps, v, options, "retreat_to", p)?;
+            Some(Direct::Retreat(dests))
+        }
+        Question::Command { .. } | Question::Move { .. } => None,
+    }
+}
+
+/// A destination for every corps of `owner` in `corps`: one town for all, or a table by corps id
+/// that must cover them all.
+fn per_corps(s: &State, owner: Side, corps: &[usize], v: &Value, options: &[String], field: &str, p: &mut Problems) -> Option<Vec<(usize, String)>> {
+    let dest = |typed: &str, f: &str, p: &mut Problems| -> Option<String> {
+        match s.scenario.town_named(typed).filter(|t| options.iter().any(|o| o == t)) {
+            Some(t) => Some(t.to_string()),
+            None => {
+                p.add(f, format!("\"{typed}\" is not allowed; choose one of: {}", list(options)));
+                None
+            }
+        }
+    };
+    match v {
+        Value::String(town) => {
+            let d = dest(town, field, p)?;
+            Some(corps.iter().map(|&c| (c, d.clone())).collect())
+        }
+        Value::Table(t) => {
+            let mut out = Vec::new();
+            let before = p.0.len();
+            for (id, to) in t {
+                let f = format!("{field}.{id}");
+                let Some(c) = s.corps_named(owner, id).filter(|c| corps.contains(c)) else {
+                    p.add(&f, format!("\"{id}\" is not one of the corps concerned: {}", s.ids(corps)));
+                    continue;
+                };
+                match to.as_str() {
+                    Some(town) => {
+                        if let Some(d) = dest(town, &f, p) {
+                            out.push((c, d));
+                        }
+                    }
+                    None => p.add(&f, "must be a town"),
+                }
+            }
+            if p.0.len() == before && out.len() != corps.len() {
+                p.add(field, format!("give a town for each of {} Corps", s.ids(corps)));
+            }
+            (p.0.len() == before).then_some(out)
+        }
+        _ => {
+            p.add(field, format!("must be a town, or a table of towns by corps, e.g. {{ {} = \"{}\" }}", s.corps[corps[0]].id, options[0]));
+            None
+        }
+    }
+}
+
+/// Towns from a standing-order value, checked to exist (canonical spelling).
+fn towns_of(s: &State, v: &Value, f: &str, p: &mut Problems) -> Vec<String> {
+    let Some(names) = strings(v) else {
+        p.add(f, "must be a list of towns");
+        return Vec::new();
+    };
+    let mut out = Vec::new();
+    for n in names {
+        match s.scenario.town_named(&n) {
+            Some(t) => out.push(t.to_string()),
+            None => p.add(f, format!("unknown town \"{n}\"; towns: {}", list(&s.scenario.map.towns.iter().map(|t| t.name.clone()).collect::<Vec<_>>()))),
+        }
+    }
+    out
+}
+
+/// A table `town -> town or [towns]`, each listed town adjacent to its key town.
+fn town_table(s: &State, v: &Value, f: &str, p: &mut Problems) -> BTreeMap<String, Vec<String>> {
+    let mut out = BTreeMap::new();
+    let Some(t) = v.as_table() else {
+        p.add(f, "must be a table, e.g. { Frederick = [\"Westminster\", \"Baltimore\"] }");
+        return out;
+    };
+    for (key, val) in t {
+        let fk = format!("{f}.{key}");
+        let Some(town) = s.scenario.town_named(key) else {
+            p.add(&fk, format!("unknown town \"{key}\""));
+            continue;
+        };
+        let dests = towns_of(s, val, &fk, p);
+        for d in &dests {
+            if !s.scenario.adjacent(town, d) {
+                p.add(&fk, format!("no road from {town} to {d}; the roads lead to: {}", list(&s.scenario.neighbors(town))));
+            }
+        }
+        out.insert(town.to_string(), dests);
+    }
+    out
+}
+
+/// `[orders.standing]`: the side's stored standing orders with this file's keys replacing theirs.
+/// A town newly listed under `defend` leaves the stored `vacate` table, and the other way round.
+fn parse_standing(s: &State, side: Side, v: &Value, p: &mut Problems) -> Standing {
+    let mut st = s.standing.get(side).clone();
+    let Some(t) = v.as_table() else {
+        p.add("standing", "must be a table");
+        return st;
+    };
+    const KEYS: &[&str] = &["defend", "vacate", "casualties", "retreat", "combat_order", "optional_fire"];
+    for key in t.keys() {
+        if !KEYS.contains(&key.as_str()) {
+            p.add(format!("standing.{key}"), format!("unknown standing order `{key}`; accepted: {}", KEYS.join(", ")));
+        }
+    }
+    let defend = t.get("defend").map(|v| towns_of(s, v, "standing.defend", p));
+    let vacate = t.get("vacate").map(|v| town_table(s, v, "standing.vacate", p));
+    match (&defend, &vacate) {
+        (Some(d), Some(va)) => {
+            for town in d.iter().filter(|x| va.contains_key(*x)) {
+                p.add("standing.defend", format!("{town} is both in defend and in vacate; choose one"));
+            }
+        }
+        (Some(d), None) => st.vacate.retain(|k, _| !d.contains(k)),
+        (None, Some(va)) => st.defend.retain(|k| !va.contains_key(k)),
+        (None, None) => {}
+    }
+    if let Some(d) = defend {
+        st.defend = d;
+    }
+    if let Some(va) = vacate {
+        st.vacate = va;
+    }
+    if let Some(v) = t.get("casualties") {
+        match strings(v) {
+            Some(ids) => {
+                let mut out = Vec::new();
+                for id in ids {
+                    match s.corps_named(side, &id) {
+                        Some(c) => out.push(s.corps[c].id.clone()),
+                        None => p.add("standing.casualties", format!("no {} corps \"{id}\"; your corps: {}", side.name(), s.ids(&s.corps_of(side)))),
+                    }
+                }
+                st.casualties = out;
+            }
+            None => p.add("standing.casualties", "must be a list of your corps, e.g. [\"XI\", \"XII\"]"),
+        }
+    }
+    if let Some(v) = t.get("retreat") {
+        st.retreat = town_table(s, v, "standing.retreat", p);
+    }
+    if let Some(v) = t.get("combat_order") {
+        if side != Side::Confederate {
+            p.add("standing.combat_order", "only the Confederate player orders the combats (§9)");
+        } else {
+            let towns = towns_of(s, v, "standing.combat_order", p);
+            for (i, x) in towns.iter().enumerate() {
+                if towns[..i].contains(x) {
+                    p.add("standing.combat_order", format!("{x} is listed twice"));
+                }
+            }
+            st.combat_order = towns;
+        }
+    }
+    if let Some(v) = t.get("optional_fire") {
+        if !s.optional_fire {
+            p.add("standing.optional_fire", "this game does not use the optional firing rule (option optional-fire)");
+        } else {
+            st.optional_fire = match v.as_str().map(str::trim) {
+                Some("never") => Some(FirePolicy::Never),
+                Some("always") => Some(FirePolicy::Always),
+                Some("ask") => Some(FirePolicy::Ask),
+                _ => {
+                    p.add("standing.optional_fire", "must be \"never\" (keep automatic hits), \"always\" (roll the most dice) or \"ask\"");
+                    st.optional_fire
+                }
+            };
+        }
+    }
+    st
+}

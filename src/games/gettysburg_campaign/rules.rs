@@ -1,0 +1,199 @@
+//! The rules as pure functions of the state and of given die values, shared by the engine, the
+//! order checks and the bots (so each rule is tested once, with fixed dice).
+
+use serde::{Deserialize, Serialize};
+
+use super::side::Side;
+use super::state::{CombatResult, Command, Location, State};
+
+/// How one firing is made: automatic hits plus dice, each 6 one more hit (§9 1-2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FirePlan {
+    /// Hits scored without rolling.
+    pub automatic: u32,
+    /// Dice to roll.
+    pub dice: u32,
+}
+
+/// The ways a force of `strength` may fire with `divisor` strength per automatic hit (§9).
+///
+/// Without the optional rule there is one way: `strength / divisor` automatic hits and one die per
+/// point of the remainder. With it (`optional`), the firing player may give up `k` automatic hits
+/// for `k * divisor` more dice, never over `max_dice` dice. We allow `k` from 0 up to the first `k`
+/// that reaches the dice limit (or every automatic hit, if fewer): giving up more hits would add no
+/// dice. This reproduces the rulebook's lists exactly (7 -> 1 hit + 2 dice or 0 + 5; 13 along three
+/// roads -> 4 + 1, 3 + 4 or 2 + 5; 13 along one road -> 2 + 3 or 1 + 5). The first entry is always
+/// the plain rule.
+pub fn fire_options(strength: u32, divisor: u32, optional: bool, max_dice: u32) -> Vec<FirePlan> {
+    let automatic = strength / divisor;
+    let remainder = strength % divisor;
+    let mut out = vec![FirePlan { automatic, dice: remainder }];
+    if !optional {
+        return out;
+    }
+    let mut k = 0;
+    while k < automatic && remainder + k * divisor < max_dice {
+        k += 1;
+        out.push(FirePlan { automatic: automatic - k, dice: (remainder + k * divisor).min(max_dice) });
+    }
+    out
+}
+
+/// Hits of a firing: its automatic hits plus one per die showing 6 (§9 1).
+pub fn hits(plan: FirePlan, rolls: &[u32]) -> u32 {
+    plan.automatic + rolls.iter().filter(|&&r| r == 6).count() as u32
+}
+
+/// Compares the hits (§9 3): tie or defender one ahead -> the attack fails; defender two or more
+/// ahead -> the attacker also loses a corps; attacker one ahead -> the defenders retreat; attacker
+/// two or more ahead -> the defender also loses a corps.
+pub fn compare(attacker_hits: u32, defender_hits: u32) -> CombatResult {
+    let diff = attacker_hits as i64 - defender_hits as i64;
+    match diff {
+        d if d <= -2 => CombatResult::AttackRepulsed,
+        -1 | 0 => CombatResult::AttackFails,
+        1 => CombatResult::DefenderRetreats,
+        _ => CombatResult::DefenderRouted,
+    }
+}
+
+/// Why corps `c` cannot take a command, or None if it can (§6): it is eliminated, it is advancing
+/// on a town (on a road, about to attack), or it is in a town an enemy corps is advancing on.
+pub fn command_block(s: &State, c: usize) -> Option<String> {
+    match &s.corps[c].at {
+        Location::Eliminated => Some("it has been eliminated".into()),
+        Location::Advancing { to, .. } => Some(format!("it is advancing on {to} (§6)")),
+        Location::Town { town } => {
+            let side = s.corps[c].side;
+            s.advancing_on(town)
+                .iter()
+                .any(|&e| s.corps[e].side != side)
+                .then(|| format!("enemy corps are advancing on its town, {town} (§6)"))
+        }
+    }
+}
+
+/// True when the half (`card`, `upper`) of `side` names its army commander (Lee, Meade).
+pub fn is_army_half(s: &State, side: Side, card: usize, upper: bool) -> bool {
+    let a = s.scenario.army(side);
+    a.cards[card].half(upper).eq_ignore_ascii_case(&a.army_commander)
+}
+
+/// The corps a corps-commander half names (None for the army commander's half).
+pub fn half_corps(s: &State, side: Side, card: usize, upper: bool) -> Option<usize> {
+    let name = s.scenario.army(side).cards[card].half(upper);
+    (0..s.corps.len()).find(|&c| s.corps[c].side == side && s.corps[c].commander.eq_ignore_ascii_case(name))
+}
+
+/// Every way `side` may play cards this command phase, of any size up to its cards to play: each
+/// card at most once with one half up, every commanded corps able to take a command and commanded
+/// once, the army commander's half only while unused, commanding any one such corps (§6).
+fn all_selections(s: &State, side: Side) -> Vec<Vec<Command>> {
+    let limit = s.scenario.army(side).cards_to_play as usize;
+    let ncards = s.scenario.army(side).cards.len();
+    let mut out = vec![Vec::new()];
+    for card in 0..ncards {
+        let mut next = Vec::new();
+        for sel in out {
+            if sel.len() < limit {
+                for upper in [true, false] {
+                    let corps: Vec<usize> = if is_army_half(s, side, card, upper) {
+                        if *s.army_used.get(side) { vec![] } else { s.corps_of(side) }
+                    } else {
+                        half_corps(s, side, card, upper).into_iter().collect()
+                    };
+                    for c in corps {
+                        if command_block(s, c).is_none() && !sel.iter().any(|x: &Command| x.corps == c) {
+                            let mut more = sel.clone();
+                            more.push(Command { card, upper, corps: c });
+                            next.push(more);
+                        }
+                    }
+                }
+            }
+            next.push(sel);
+        }
+        out = next;
+    }
+    out
+}
+
+/// How many cards `side` must play: as many as it can, up to its cards to play (§6: commands are
+/// compulsory while a corps can take one). Zero when no corps of the side can take a command.
+pub fn required_cards(s: &State, side: Side) -> usize {
+    all_selections(s, side).iter().map(Vec::len).max().unwrap_or(0)
+}
+
+/// The legal plays of `side` (each of exactly [`required_cards`] cards), in a fixed order: plays
+/// without the army commander first, then by card and half (upper before lower) and corps. The
+/// first is the NMR default.
+pub fn legal_selections(s: &State, side: Side) -> Vec<Vec<Command>> {
+    let need = required_cards(s, side);
+    let mut all: Vec<Vec<Command>> = all_selections(s, side).into_iter().filter(|x| x.len() == need).collect();
+    all.sort_by_key(|sel| {
+        let army = sel.iter().any(|x| is_army_half(s, side, x.card, x.upper));
+        (army, sel.iter().map(|x| (x.card, !x.upper, x.corps)).collect::<Vec<_>>())
+    });
+    all
+}
+
+/// Moves corps `c` may make this round under `commands` (§8): 2 for the army commander's corps,
+/// 1 for a corps commander's, 0 without a command.
+pub fn allowed_steps(s: &State, side: Side, commands: &[Command], c: usize) -> u32 {
+    match commands.iter().find(|x| x.corps == c) {
+        Some(x) if is_army_half(s, side, x.card, x.upper) => 2,
+        Some(_) => 1,
+        None => 0,
+    }
+}
+
+/// Where corps of `holder` may vacate `town` to when an enemy corps came in from `from` (§8): an
+/// adjacent town with no enemy corps in it, other than the town the enemy came from.
+pub fn vacate_options(s: &State, town: &str, holder: Side, from: &str) -> Vec<String> {
+    s.scenario
+        .neighbors(town)
+        .into_iter()
+        .filter(|n| n != from && s.in_town(holder.other(), n).is_empty())
+        .collect()
+}
+
+/// Where defeated defenders of `defender` may retreat from `town` (§9 3): an adjacent town with no
+/// enemy corps in it, not along a road with an enemy corps on it (the attackers' roads, and by our
+/// reading any road an enemy corps is advancing along).
+pub fn retreat_options(s: &State, town: &str, defender: Side) -> Vec<String> {
+    let enemy = defender.other();
+    s.scenario
+        .neighbors(town)
+        .into_iter()
+        .filter(|n| s.in_town(enemy, n).is_empty() && !s.on_road(enemy, town, n))
+        .collect()
+}
+
+/// Towns with corps advancing on them, in map order (§9).
+pub fn combat_towns(s: &State) -> Vec<String> {
+    s.scenario.map.towns.iter().filter(|t| !s.advancing_on(&t.name).is_empty()).map(|t| t.name.clone()).collect()
+}
+
+/// Number of distinct roads the corps advancing on a town use (§9 2).
+pub fn roads_used(s: &State, attackers: &[usize]) -> usize {
+    let mut froms: Vec<&str> = attackers
+        .iter()
+        .filter_map(|&c| match &s.corps[c].at {
+            Location::Advancing { from, .. } => Some(from.as_str()),
+            _ => None,
+        })
+        .collect();
+    froms.sort();
+    froms.dedup();
+    froms.len()
+}
+
+/// The corps of `candidates` that a casualty list picks: the first listed that is a candidate.
+pub fn pick_casualty(s: &State, list: &[String], candidates: &[usize]) -> Option<usize> {
+    list.iter().find_map(|id| candidates.iter().copied().find(|&c| s.corps[c].id.eq_ignore_ascii_case(id)))
+}
+
+/// The NMR casualty: the weakest candidate (first in scenario order among equals).
+pub fn weakest(s: &State, candidates: &[usize]) -> usize {
+    *candidates.iter().min_by_key(|&&c| (s.corps[c].strength, c)).expect("a combat has corps on both sides")
+}
