@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+
 use chrono::{DateTime, Utc};
 
 use crate::commit;
@@ -35,8 +36,8 @@ fn sub_seed(seed: &[u8; 32], purpose: &str) -> [u8; 32] {
     commit::step_seed("pbem-demo", 0, seed, std::iter::once((purpose, &[0u8; 32])))
 }
 
-/// Plays a whole game of `rules` in `out` (created; must not exist or be empty) with built-in
-/// players. `out/players/ROLE/` holds each player's key and order files; `out/game/` is the game.
+/// Plays a whole game of `rules` in the game directory `out` (created; must not exist or be empty)
+/// with built-in players; `out/players/ROLE/` holds each built-in player's key and signed orders.
 /// With the same seed the whole folder is byte-identical (keys, host seeds, nonces and the clock
 /// are derived from it; the clock starts at `start` and advances one hour per step).
 pub fn run(rules: &str, out: &Path, seed: [u8; 32], options: BTreeMap<String, String>, start: DateTime<Utc>) -> Result<DemoSummary> {
@@ -50,9 +51,6 @@ pub fn run(rules: &str, out: &Path, seed: [u8; 32], options: BTreeMap<String, St
     let mut seats = Vec::new();
     for role in &roles {
         let key = pipeline::key_from_seed(&sub_seed(&seed, &format!("key {role}")), &format!("{role}@demo"));
-        let path = out.join("players").join(role).join("id_ed25519");
-        std::fs::create_dir_all(path.parent().expect("parent")).map_err(|e| store::io(&path, e))?;
-        sig::write_private_key(&path, &key)?;
         seats.push(Seat {
             role: role.clone(),
             email: format!("{role}@example.org"),
@@ -60,7 +58,7 @@ pub fn run(rules: &str, out: &Path, seed: [u8; 32], options: BTreeMap<String, St
         });
         keys.insert(role.clone(), key);
     }
-    let dir = out.join("game");
+    let dir = out.to_path_buf();
     let mut entropy = Entropy::seeded(sub_seed(&seed, "host"));
     let mut bots = Ctx::new(sub_seed(&seed, "bots"));
     let mut nonces = Entropy::seeded(sub_seed(&seed, "nonces"));
@@ -74,6 +72,13 @@ pub fn run(rules: &str, out: &Path, seed: [u8; 32], options: BTreeMap<String, St
         deadlines: Deadlines::default(),
     };
     pipeline::create(&dir, new, now, &mut entropy)?;
+    // The built-in players' side: their keys and the order files they sign, beside the game.
+    let players = dir.join("players");
+    for (role, key) in &keys {
+        let d = players.join(role);
+        std::fs::create_dir_all(&d).map_err(|e| store::io(&d, e))?;
+        sig::write_private_key(&players.join(role).join("id_ed25519"), key)?;
+    }
     let mut orders = 0u64;
     let max_steps = 10_000;
     loop {
@@ -97,7 +102,7 @@ pub fn run(rules: &str, out: &Path, seed: [u8; 32], options: BTreeMap<String, St
             };
             let body = g.game.bot_order(&g.state, role, &mut bots)?;
             let text = orderfile::form_text(&header, &[format!("built-in player for {role}")], &body);
-            let path = out.join("players").join(role).join(format!("step-{:04}.toml", op.step));
+            let path = players.join(role).join(format!("step-{:04}.toml", op.step));
             let armored = sig::sign(&keys[role], pipeline::NS_ORDERS, text.as_bytes())?;
             // Alternate the two accepted ways of carrying the signature: beside and appended.
             if (op.step + i as u64) % 2 == 0 {
@@ -116,7 +121,7 @@ pub fn run(rules: &str, out: &Path, seed: [u8; 32], options: BTreeMap<String, St
         pipeline::adjudicate(&dir, now, &mut entropy)?;
     }
     let g = pipeline::load(&dir)?;
-    let audit = crate::audit::audit(&dir, None)?;
+    let audit = crate::audit::audit(&dir, crate::report::override_dir())?;
     Ok(DemoSummary {
         game_dir: dir,
         steps: g.record.index,

@@ -18,12 +18,7 @@ use crate::report;
 use crate::sig;
 use crate::store::{self, GameDir};
 
-/// Namespace of players' order signatures.
-pub const NS_ORDERS: &str = "pbem-orders";
-/// Namespace of the host's receipt signatures.
-pub const NS_RECEIPT: &str = "pbem-receipt";
-/// Namespace of the host's record signatures.
-pub const NS_RECORD: &str = "pbem-record";
+pub use crate::sig::{NS_ORDERS, NS_RECEIPT, NS_RECORD};
 
 /// Where the host's secret randomness (host seeds, keys) comes from.
 pub enum Entropy {
@@ -247,6 +242,8 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
     }
     let gd = GameDir::new(dir);
     let key = key_from_seed(&entropy.bytes32(), &format!("pbem-host@{id}"));
+    let host_dir = gd.host_key().parent().expect("host dir").to_path_buf();
+    std::fs::create_dir_all(&host_dir).map_err(|e| store::io(&host_dir, e))?;
     sig::write_private_key(&gd.host_key(), &key)?;
     let mut seats = new.seats;
     seats.sort_by_key(|s| roles.iter().position(|r| *r == s.role));

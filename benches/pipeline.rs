@@ -1,0 +1,71 @@
+//! Benchmarks (run with `cargo bench`): one step's adjudication, a whole demo game, and auditing it.
+//! Plain timing over repeated runs, reporting the median; no timed assertions anywhere.
+
+use std::time::{Duration, Instant};
+
+use pbem::pipeline::{self, Entropy};
+
+fn median(mut v: Vec<Duration>) -> Duration {
+    v.sort();
+    v[v.len() / 2]
+}
+
+fn main() {
+    let rules = "gettysburg-campaign";
+    let start = pipeline::parse_time("2026-07-01T12:00:00Z").unwrap();
+    let runs = 7;
+
+    // A whole demo game (keys, forms, signatures, submit, adjudicate, reports, audit).
+    let mut demo = Vec::new();
+    let mut steps = 0;
+    let tmp = tempfile::tempdir().unwrap();
+    for i in 0..runs {
+        let dir = tmp.path().join(format!("demo{i}"));
+        let t = Instant::now();
+        let s = pbem::demo::run(rules, &dir, [i as u8; 32], Default::default(), start).unwrap();
+        demo.push(t.elapsed());
+        steps = s.steps;
+    }
+    println!("demo game ({steps} steps, incl. audit): median {:?}", median(demo));
+
+    // Audit of a whole game.
+    let dir = tmp.path().join("demo0");
+    let audits: Vec<Duration> = (0..runs)
+        .map(|_| {
+            let t = Instant::now();
+            pbem::audit::audit(&dir, None).unwrap();
+            t.elapsed()
+        })
+        .collect();
+    println!("audit of a whole game: median {:?}", median(audits));
+
+    // One step's adjudication: a fresh game, NMR past the deadline for step 1 only.
+    let key = pipeline::key_from_seed(&[9; 32], "bench");
+    let pk = key.public_key().to_openssh().unwrap();
+    let mut one = Vec::new();
+    for i in 0..runs {
+        let dir = tmp.path().join(format!("one{i}"));
+        let game = pipeline::rules(rules).unwrap();
+        let roles = game.roles(&game.setup(game.default_scenario(), &Default::default()).unwrap()).unwrap();
+        let seats = roles
+            .iter()
+            .map(|r| pbem::model::Seat { role: r.clone(), email: format!("{r}@example.org"), key: pk.clone() })
+            .collect();
+        let new = pipeline::NewGame {
+            id: Some(format!("bench{i}")),
+            rules: rules.into(),
+            scenario: None,
+            options: Default::default(),
+            seats,
+            deadlines: pbem::model::Deadlines { default_hours: 1, kinds: Default::default() },
+        };
+        let mut e = Entropy::seeded([i as u8; 32]);
+        pipeline::create(&dir, new, start, &mut e).unwrap();
+        // Just after the first deadline: exactly one step is due (the next opens with a new deadline).
+        let t = Instant::now();
+        let a = pipeline::adjudicate(&dir, start + chrono::Duration::minutes(61), &mut e).unwrap();
+        one.push(t.elapsed());
+        assert_eq!(a.resolved, vec![1]);
+    }
+    println!("adjudicate one step (resolve, state, reports, signed record): median {:?}", median(one));
+}

@@ -1,0 +1,259 @@
+//! CLI tests: the real `pbem` binary on real files, keys made by the real `ssh-keygen`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use predicates::prelude::*;
+
+const SEED: &str = "00000000000000000000000000000000000000000000000000000000000000aa";
+
+fn pbem() -> assert_cmd::Command {
+    cargo_bin_cmd!("pbem")
+}
+
+fn keygen(dir: &Path, name: &str) -> PathBuf {
+    let key = dir.join(name);
+    let st = Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"]).arg(&key).status().unwrap();
+    assert!(st.success());
+    key
+}
+
+/// A fresh game with two players whose keys come from ssh-keygen.
+struct Table {
+    tmp: tempfile::TempDir,
+}
+
+impl Table {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = Table { tmp };
+        keygen(t.path(), "conf");
+        keygen(t.path(), "union");
+        pbem()
+            .arg("new")
+            .arg(t.game())
+            .args(["--rules", "gettysburg-campaign", "--now", "2026-07-01T12:00:00Z"])
+            .arg("--player")
+            .arg(format!("confederate:lee@example.org:{}", t.path().join("conf.pub").display()))
+            .arg("--player")
+            .arg(format!("union:meade@example.org:{}", t.path().join("union.pub").display()))
+            .assert()
+            .success()
+            .stdout(predicate::str::contains("created game g1"));
+        t
+    }
+    fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+    fn game(&self) -> PathBuf {
+        self.tmp.path().join("g1")
+    }
+    /// Writes `pbem form` for `role` to a file and returns its path.
+    fn form(&self, role: &str, name: &str) -> PathBuf {
+        let out = self.path().join(name);
+        pbem().arg("form").arg(self.game()).args(["--role", role, "-o"]).arg(&out).assert().success();
+        out
+    }
+    fn key(&self, role: &str) -> PathBuf {
+        self.path().join(if role == "union" { "union" } else { "conf" })
+    }
+}
+
+#[test]
+fn help_lists_every_command() {
+    let out = pbem().arg("--help").assert().success();
+    for c in ["new", "status", "form", "sign", "verify", "submit", "adjudicate", "report", "audit", "demo"] {
+        out.clone().stdout(predicate::str::contains(c));
+    }
+}
+
+#[test]
+fn hand_played_step_with_ssh_keygen_and_pbem_sign() {
+    let t = Table::new();
+    pbem().arg("status").arg(t.game()).assert().success().stdout(predicate::str::contains("awaited"));
+    // Confederate: signs with the real ssh-keygen, signature beside the file.
+    let cf = t.form("confederate", "conf-1.toml");
+    let st = Command::new("ssh-keygen").args(["-Y", "sign", "-n", "pbem-orders", "-f"]).arg(t.key("confederate")).arg(&cf).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
+    // Union: signs with pbem sign, signature appended.
+    let uf = t.form("union", "union-1.toml");
+    pbem().arg("sign").arg("--key").arg(t.key("union")).arg(&uf).arg("--append").assert().success();
+    pbem().arg("submit").arg(t.game()).arg(&cf).arg(&uf).args(["--now", "2026-07-01T13:00:00Z"]).assert().success()
+        .stdout(predicate::str::contains("accepted").count(2));
+    // Replaying the same file is refused (nonce already used).
+    pbem().arg("submit").arg(t.game()).arg(&cf).args(["--now", "2026-07-01T13:01:00Z"]).assert().failure()
+        .stderr(predicate::str::contains("nonce"));
+    pbem().arg("adjudicate").arg(t.game()).args(["--now", "2026-07-01T14:00:00Z"]).assert().success()
+        .stdout(predicate::str::contains("resolved step(s) 1"));
+    // Running again is a no-op (idempotent).
+    pbem().arg("adjudicate").arg(t.game()).args(["--now", "2026-07-01T14:00:30Z"]).assert().success()
+        .stdout(predicate::str::contains("nothing due"));
+    pbem().arg("report").arg(t.game()).args(["--role", "union"]).assert().success()
+        .stdout(predicate::str::contains("ORDERS RECEIVED FOR STEP 1"));
+    pbem().arg("audit").arg(t.game()).assert().success().stdout(predicate::str::contains("audit passed"));
+    // The old order is refused for the next step.
+    pbem().arg("submit").arg(t.game()).arg(&uf).args(["--now", "2026-07-01T14:01:00Z"]).assert().failure()
+        .stderr(predicate::str::contains("pending step is 2").or(predicate::str::contains("asks nothing")));
+}
+
+#[test]
+fn pbem_sign_is_verified_by_ssh_keygen() {
+    let t = Table::new();
+    let uf = t.form("union", "u.toml");
+    pbem().arg("sign").arg("--key").arg(t.key("union")).arg(&uf).assert().success();
+    let allowed = t.path().join("allowed");
+    std::fs::write(&allowed, format!("meade {}", std::fs::read_to_string(t.path().join("union.pub")).unwrap())).unwrap();
+    let out = Command::new("ssh-keygen")
+        .args(["-Y", "verify", "-n", "pbem-orders", "-I", "meade", "-f"])
+        .arg(&allowed)
+        .arg("-s")
+        .arg(t.path().join("u.toml.sig"))
+        .stdin(std::fs::File::open(&uf).unwrap())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    pbem().arg("verify").arg(&uf).arg("--game").arg(t.game()).assert().success().stdout(predicate::str::contains("seat union"));
+}
+
+#[test]
+fn rejections_name_the_problem_and_store_nothing() {
+    let t = Table::new();
+    let receipts = t.game().join("receipts");
+    // Wrong key: the union form signed with the Confederate key.
+    let f = t.form("union", "wrongkey.toml");
+    pbem().arg("sign").arg("--key").arg(t.key("confederate")).arg(&f).assert().success();
+    pbem().arg("submit").arg(t.game()).arg(&f).assert().failure().stderr(predicate::str::contains("signature for seat union"));
+    // Wrong namespace.
+    let f = t.form("union", "ns.toml");
+    let st = Command::new("ssh-keygen").args(["-Y", "sign", "-n", "file", "-f"]).arg(t.key("union")).arg(&f).output().unwrap();
+    assert!(st.status.success());
+    pbem().arg("submit").arg(t.game()).arg(&f).assert().failure().stderr(predicate::str::contains("namespace"));
+    // One byte edited after signing.
+    let f = t.form("union", "edited.toml");
+    pbem().arg("sign").arg("--key").arg(t.key("union")).arg(&f).assert().success();
+    let text = std::fs::read_to_string(&f).unwrap().replacen("step = 1", "step = 2", 1);
+    std::fs::write(&f, text).unwrap();
+    pbem().arg("submit").arg(t.game()).arg(&f).assert().failure().stderr(predicate::str::contains("signature"));
+    // Another game.
+    let f = t.form("union", "othergame.toml");
+    let text = std::fs::read_to_string(&f).unwrap().replacen("game = \"g1\"", "game = \"g2\"", 1);
+    std::fs::write(&f, text).unwrap();
+    pbem().arg("sign").arg("--key").arg(t.key("union")).arg(&f).assert().success();
+    pbem().arg("submit").arg(t.game()).arg(&f).assert().failure().stderr(predicate::str::contains("game \"g2\"").and(predicate::str::contains(":3:")));
+    // Another role (signed by the right key for the role it claims, but that is not this seat's key).
+    let f = t.form("union", "role.toml");
+    let text = std::fs::read_to_string(&f).unwrap().replacen("role = \"union\"", "role = \"confederate\"", 1);
+    std::fs::write(&f, text).unwrap();
+    pbem().arg("sign").arg("--key").arg(t.key("union")).arg(&f).assert().failure().code(predicate::ne(0)).ok();
+    pbem().arg("submit").arg(t.game()).arg(&f).assert().failure();
+    // Unsigned.
+    let f = t.form("union", "unsigned.toml");
+    pbem().arg("submit").arg(t.game()).arg(&f).assert().failure().stderr(predicate::str::contains("not signed"));
+    assert!(!receipts.exists() || std::fs::read_dir(&receipts).unwrap().next().is_none(), "a rejected order left a receipt");
+}
+
+#[test]
+fn deadline_makes_nmr_and_game_runs_to_the_end() {
+    let t = Table::new();
+    // Nobody sends anything; far past every deadline the game plays out on NMR defaults.
+    pbem().arg("adjudicate").arg("--all").arg(t.path()).args(["--now", "2030-01-01T00:00:00Z"]).assert().success()
+        .stdout(predicate::str::contains("NMR").and(predicate::str::contains("game over")));
+    pbem().arg("status").arg(t.game()).assert().success().stdout(predicate::str::contains("game over"));
+    pbem().arg("audit").arg(t.game()).assert().success();
+}
+
+#[test]
+fn demo_is_reproducible_from_its_seed() {
+    let tmp = tempfile::tempdir().unwrap();
+    for name in ["a", "b"] {
+        pbem().arg("demo").arg("--out").arg(tmp.path().join(name)).args(["--seed", SEED]).assert().success()
+            .stdout(predicate::str::contains("audit passed"));
+    }
+    let diff = Command::new("diff").arg("-r").arg(tmp.path().join("a")).arg(tmp.path().join("b")).output().unwrap();
+    assert!(diff.status.success(), "demo with one seed differs: {}", String::from_utf8_lossy(&diff.stdout));
+}
+
+/// Plays a demo game and returns (tempdir, game dir).
+fn demo_game() -> (tempfile::TempDir, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    pbem().arg("demo").arg("--out").arg(tmp.path().join("d")).args(["--seed", SEED]).assert().success();
+    let g = tmp.path().join("d");
+    (tmp, g)
+}
+
+fn first_record_with_orders(g: &Path) -> PathBuf {
+    for i in 1.. {
+        let p = g.join("records").join(format!("{i:06}.json"));
+        let t = std::fs::read_to_string(&p).unwrap();
+        if t.contains("\"text\": \"") {
+            return p;
+        }
+    }
+    unreachable!()
+}
+
+fn audit_fails(g: &Path, what: &str) {
+    pbem().arg("audit").arg(g).assert().failure().stderr(predicate::str::contains("audit failed").and(predicate::str::contains(what)));
+}
+
+#[test]
+fn audit_fails_on_an_edited_order_byte() {
+    let (_t, g) = demo_game();
+    let sealed = g.join("host").join("sealed").join("000001");
+    let _ = sealed;
+    let rec = first_record_with_orders(&g);
+    let text = std::fs::read_to_string(&rec).unwrap().replacen("# built-in player", "# built-in Player", 1);
+    std::fs::write(&rec, text).unwrap();
+    audit_fails(&g, "000001.json");
+}
+
+#[test]
+fn audit_fails_on_a_swapped_host_seed() {
+    let (_t, g) = demo_game();
+    let rec = g.join("records").join("000002.json");
+    let text = std::fs::read_to_string(&rec).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let seed = v["resolution"]["host_seed"].as_str().unwrap().to_string();
+    let other = format!("{}{}", &seed[2..], &seed[..2]);
+    std::fs::write(&rec, text.replace(&seed, &other)).unwrap();
+    audit_fails(&g, "000002.json");
+}
+
+#[test]
+fn audit_fails_on_an_edited_state() {
+    let (_t, g) = demo_game();
+    let st = g.join("states").join("000003.json");
+    let text = std::fs::read_to_string(&st).unwrap();
+    std::fs::write(&st, text.replacen("\"turn\": ", "\"turn\":  ", 1).replacen('1', "2", 1)).unwrap();
+    audit_fails(&g, "000003.json");
+}
+
+#[test]
+fn audit_fails_on_a_deleted_record() {
+    let (_t, g) = demo_game();
+    std::fs::remove_file(g.join("records").join("000004.json")).unwrap();
+    audit_fails(&g, "000004.json");
+}
+
+#[test]
+fn audit_fails_on_an_edited_report() {
+    let (_t, g) = demo_game();
+    let rp = g.join("reports").join("000002").join("union.txt");
+    let text = std::fs::read_to_string(&rp).unwrap();
+    std::fs::write(&rp, format!("{text}extra\n")).unwrap();
+    audit_fails(&g, "union.txt");
+}
+
+#[test]
+fn committed_example_game_audits_clean() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("turns");
+    let games: Vec<_> = std::fs::read_dir(&root).unwrap().filter_map(|e| {
+        let p = e.unwrap().path();
+        p.join("game.toml").is_file().then_some(p)
+    }).collect();
+    assert!(!games.is_empty(), "no example game under turns/");
+    for g in games {
+        pbem().arg("audit").arg(&g).assert().success();
+    }
+}
