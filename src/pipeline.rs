@@ -244,6 +244,12 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
     let key = key_from_seed(&entropy.bytes32(), &format!("pbem-host@{id}"));
     let host_dir = gd.host_key().parent().expect("host dir").to_path_buf();
     std::fs::create_dir_all(&host_dir).map_err(|e| store::io(&host_dir, e))?;
+    #[cfg(unix)]
+    {
+        // host/ holds the host key, unrevealed seeds and sealed orders: for the host's eyes only.
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&host_dir, std::fs::Permissions::from_mode(0o700)).map_err(|e| store::io(&host_dir, e))?;
+    }
     sig::write_private_key(&gd.host_key(), &key)?;
     let mut seats = new.seats;
     seats.sort_by_key(|s| roles.iter().position(|r| *r == s.role));
@@ -331,18 +337,21 @@ pub fn read_signed_order(path: &Path, gf: &GameFile) -> Result<Verified> {
     Ok(Verified { text: signed.text, signature: signed.signature, file })
 }
 
-/// All nonces of orders ever accepted in this game (host-only sealed files).
+/// All nonces of orders ever accepted in this game (sealed files that got a receipt; a sealed file
+/// left without a receipt by a crash was never accepted).
 fn used_nonces(dir: &GameDir) -> Result<Vec<String>> {
     let mut out = Vec::new();
     let root = dir.root.join("host").join("sealed");
     for step in store::list(&root)? {
         for name in store::list(&root.join(&step))? {
-            if name.ends_with(".txt") {
-                let text = store::read_text(&root.join(&step).join(&name))?;
-                if let Ok(f) = orderfile::parse(&text) {
-                    if !f.header.nonce.is_empty() {
-                        out.push(f.header.nonce);
-                    }
+            let Some(stem) = name.strip_suffix(".txt") else { continue };
+            if !dir.root.join("receipts").join(&step).join(format!("{stem}.toml")).exists() {
+                continue;
+            }
+            let text = store::read_text(&root.join(&step).join(&name))?;
+            if let Ok(f) = orderfile::parse(&text) {
+                if !f.header.nonce.is_empty() {
+                    out.push(f.header.nonce);
                 }
             }
         }
