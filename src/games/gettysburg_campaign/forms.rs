@@ -3,7 +3,8 @@
 //!
 //! NMR defaults (no orders received): command -> the first legal play in a fixed order (plays
 //! without the army commander first, then by card, upper half before lower; Lee/Meade commands the
-//! first eligible corps); move -> stay; vacate-or-defend -> defend; combat-order -> map order;
+//! first eligible corps), every commanded corps planned to stay; move -> stay (the asked corps and
+//! every other commanded corps that has not moved); vacate-or-defend -> defend; combat-order -> map order;
 //! fire-option -> keep every automatic hit (the plain rule); casualty -> the weakest corps;
 //! retreat -> the first allowed town in map order.
 
@@ -204,14 +205,15 @@ pub fn help(s: &State, side: Side) -> Vec<String> {
                     .collect();
                 out.push(format!("  card {}: {}", i + 1, halves.join(" | ")));
             }
-            out.push("Two cards may not command the same corps. Default (and NMR): the first legal play, without the army commander.".into());
+            out.push("Two cards may not command the same corps. Default (and NMR): the first legal play, without the army".into());
+            out.push("commander, every commanded corps staying.".into());
             out.extend(moves_lines(s, side, &[], true));
         }
         Question::Move { corps, .. } => {
             let id = &s.corps[*corps].id;
             out.push(format!("moves = {{ {id} = \"Town\" }} or {{ {id} = \"stay\" }} (required); other commanded corps may be planned too."));
             out.extend(moves_lines(s, side, s.this_round.commands.get(side), false));
-            out.push("Default (and NMR): stay.".into());
+            out.push("Default (and NMR): every corps listed stays.".into());
         }
         Question::VacateOrDefend { town, options, .. } => {
             out.push("decision = \"defend\"  or  decision = \"vacate\" with vacate_to = \"Town\" (all corps), or".into());
@@ -258,6 +260,11 @@ fn strs(v: &[String]) -> Value {
     Value::Array(v.iter().map(|x| Value::String(x.clone())).collect())
 }
 
+/// `{ ID = "stay", .. }` for some corps.
+fn stay_table(s: &State, corps: &[usize]) -> Value {
+    Value::Table(corps.iter().map(|&c| (s.corps[c].id.clone(), Value::String("stay".into()))).collect())
+}
+
 /// The default order for `side`'s pending question: always legal (see the module doc for the NMR
 /// rules). Empty when nothing is asked of `side`.
 pub fn default_order(s: &State, side: Side) -> Orders {
@@ -272,11 +279,13 @@ pub fn default_order(s: &State, side: Side) -> Orders {
             if let Some(x) = sel.iter().find(|x| rules::is_army_half(s, side, x.card, x.upper)) {
                 o.insert(army_key(&army.army_commander), Value::String(s.corps[x.corps].id.clone()));
             }
+            let stay: Vec<usize> = sel.iter().map(|x| x.corps).collect();
+            o.insert("moves".into(), stay_table(s, &stay));
         }
         Question::Move { corps, .. } => {
-            let mut m = toml::Table::new();
-            m.insert(s.corps[*corps].id.clone(), Value::String("stay".into()));
-            o.insert("moves".into(), Value::Table(m));
+            let mut stay = vec![*corps];
+            stay.extend(movable(s, side, s.this_round.commands.get(side)).into_iter().map(|(c, _, _)| c).filter(|c| c != corps));
+            o.insert("moves".into(), stay_table(s, &stay));
         }
         Question::VacateOrDefend { .. } => {
             o.insert("decision".into(), Value::String("defend".into()));

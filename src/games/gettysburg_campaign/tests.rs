@@ -1,33 +1,921 @@
-//! Tests of the Gettysburg Campaign rules, examples and random play.
+//! Tests of the Gettysburg Campaign rules (one or more per rulebook paragraph, named for it), the
+//! rulebook's examples, and generic random play (legality, determinism, round trips, secrecy).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
+use super::engine::{self, Table};
+use super::rules::{self, FirePlan};
+use super::side::Side;
+use super::state::{Combat, CombatResult, Location, Question, Stage, State};
 use super::*;
 use crate::game::{Game, Pending};
 
-#[test]
-fn smoke_bot_game() {
-    let g = GettysburgCampaign;
-    for seed in 0..20u8 {
-        let mut s = g.setup(g.default_scenario(), &BTreeMap::new()).unwrap();
-        let mut bots = Ctx::new([seed; 32]);
-        let mut steps = 0;
-        loop {
-            let asks = match g.pending(&s) {
-                Pending::Over(o) => { println!("seed {seed}: {} after {steps} steps", o.summary); break; }
-                Pending::Orders(a) => a,
-            };
-            let mut orders = BTreeMap::new();
-            for a in &asks {
-                let o = g.bot_order(&s, &a.role, &mut bots);
-                if let Err(e) = g.check_order(&s, &a.role, &o) { panic!("seed {seed} step {steps} {}: {:?}\n{o}", a.kind, e); }
-                orders.insert(a.role.clone(), o);
-            }
-            let mut ctx = Ctx::new([steps as u8; 32]);
-            s = g.resolve(&s, &orders, &mut ctx).unwrap();
-            if seed == 0 { for e in ctx.events() { println!("  {}", e.text); } }
-            steps += 1;
-            assert!(steps < 1000);
+// ---------------------------------------------------------------------------------------------
+// Helpers
+
+/// Scripted dice and the messages logged, so rule tests decide every roll.
+struct Dice {
+    rolls: VecDeque<u32>,
+    public: Vec<String>,
+    private: Vec<(Side, String)>,
+}
+
+impl Dice {
+    fn new(rolls: &[u32]) -> Dice {
+        Dice { rolls: rolls.iter().copied().collect(), public: Vec::new(), private: Vec::new() }
+    }
+    fn said(&self, part: &str) -> bool {
+        self.public.iter().any(|e| e.contains(part))
+    }
+}
+
+impl Table for Dice {
+    fn d6(&mut self, why: &str) -> u32 {
+        let v = self.rolls.pop_front().unwrap_or_else(|| panic!("no scripted die left for: {why}"));
+        self.public.push(format!("{why}: rolled {v}"));
+        v
+    }
+    fn say(&mut self, text: String) {
+        self.public.push(text);
+    }
+    fn tell(&mut self, side: Side, text: String) {
+        self.private.push((side, text));
+    }
+}
+
+fn scenario() -> scenario::Scenario {
+    scenario::Scenario::parse(DEFAULT_SCENARIO).expect("shipped scenario parses")
+}
+
+fn fresh() -> State {
+    initial_state(scenario(), false)
+}
+
+fn idx(s: &State, side: Side, id: &str) -> usize {
+    s.corps_named(side, id).unwrap_or_else(|| panic!("no {side:?} corps {id}"))
+}
+
+fn town(t: &str) -> Location {
+    Location::Town { town: t.into() }
+}
+
+/// A position: the listed corps in their towns, every other corps eliminated, at the start of a
+/// command phase (turn 1, round 1).
+fn board(confederate: &[(&str, &str)], union: &[(&str, &str)]) -> State {
+    let mut s = fresh();
+    for c in &mut s.corps {
+        c.at = Location::Eliminated;
+    }
+    for (side, list) in [(Side::Confederate, confederate), (Side::Union, union)] {
+        for (id, t) in list {
+            let c = idx(&s, side, id);
+            s.corps[c].at = town(t);
         }
+    }
+    restart(&mut s, Stage::Command);
+    s
+}
+
+/// Puts a corps on the road, advancing on `to`.
+fn advancing(s: &mut State, side: Side, id: &str, from: &str, to: &str) {
+    let c = idx(s, side, id);
+    s.corps[c].at = Location::Advancing { from: from.into(), to: to.into() };
+}
+
+/// Restarts the sequence at `stage` (dice must not be needed to reach the first question).
+fn restart(s: &mut State, stage: Stage) {
+    s.stage = stage;
+    s.question = None;
+    engine::run(s, &mut Dice::new(&[]), None);
+}
+
+/// Runs the combat phase from its start with scripted dice.
+fn combat(s: &mut State, rolls: &[u32]) -> Dice {
+    s.stage = Stage::Combat(Combat::default());
+    s.question = None;
+    let mut d = Dice::new(rolls);
+    engine::run(s, &mut d, None);
+    d
+}
+
+fn ord(text: &str) -> crate::game::Orders {
+    toml::from_str(text).unwrap_or_else(|e| panic!("test orders parse: {e}"))
+}
+
+/// Resolves the pending step with the given orders (TOML text of `[orders]`) and scripted dice;
+/// every scripted die must be used.
+fn step(s: &State, orders: &[(&str, &str)], rolls: &[u32]) -> (State, Dice) {
+    let g = GettysburgCampaign;
+    let mut map = BTreeMap::new();
+    for (role, text) in orders {
+        let o = ord(text);
+        if let Err(p) = g.check_order(s, role, &o) {
+            panic!("orders of {role} rejected: {p:?}");
+        }
+        map.insert(role.to_string(), o);
+    }
+    let mut d = Dice::new(rolls);
+    let next = resolve_with(s, &map, &mut d).expect("resolves");
+    assert!(d.rolls.is_empty(), "unused scripted dice: {:?}", d.rolls);
+    (next, d)
+}
+
+fn problems(s: &State, role: &str, text: &str) -> Vec<crate::game::OrderProblem> {
+    GettysburgCampaign.check_order(s, role, &ord(text)).err().unwrap_or_default()
+}
+
+fn has_problem(s: &State, role: &str, text: &str, field: &str) -> bool {
+    problems(s, role, text).iter().any(|p| p.field == field)
+}
+
+fn kind(s: &State) -> &'static str {
+    s.question.as_ref().map_or("over", |q| q.kind())
+}
+
+// ---------------------------------------------------------------------------------------------
+// §3 setup, scenario, options
+
+#[test]
+fn s3_setup_puts_every_corps_at_its_start_and_asks_both_for_commands() {
+    let g = GettysburgCampaign;
+    let s = g.setup(g.default_scenario(), &BTreeMap::new()).unwrap();
+    assert_eq!(s.turn, 1);
+    assert_eq!(s.round, 1);
+    for c in &s.corps {
+        let start = if c.side == Side::Confederate { "Fredericksburg" } else { "Washington" };
+        assert_eq!(c.at, town(start));
+    }
+    assert_eq!(s.corps_of(Side::Confederate).len(), 3);
+    assert_eq!(s.corps_of(Side::Union).len(), 7);
+    assert_eq!(s.strength(&s.corps_of(Side::Confederate)), 13, "§9 example: the three Confederate corps total 13");
+    assert_eq!(s.scenario.confederate.cards.len(), 2);
+    assert_eq!(s.scenario.union.cards.len(), 4);
+    match g.pending(&s) {
+        Pending::Orders(asks) => {
+            assert_eq!(asks.iter().map(|a| a.role.as_str()).collect::<Vec<_>>(), ["confederate", "union"]);
+            assert!(asks.iter().all(|a| a.kind == "command"));
+        }
+        Pending::Over(_) => panic!("not over"),
+    }
+}
+
+#[test]
+fn scenario_errors_name_the_field() {
+    let bad_road = DEFAULT_SCENARIO.replacen("[\"Fredericksburg\", \"Culpeper\"]", "[\"Fredericksburg\", \"Culpepper\"]", 1);
+    let e = scenario::Scenario::parse(&bad_road).unwrap_err().to_string();
+    assert!(e.contains("map.roads[0]") && e.contains("Culpepper"), "{e}");
+    let bad_card = DEFAULT_SCENARIO.replacen("lower = \"Howard\"", "lower = \"Hooker\"", 1);
+    let e = scenario::Scenario::parse(&bad_card).unwrap_err().to_string();
+    assert!(e.contains("union.cards[0].lower") && e.contains("Hooker"), "{e}");
+    let bad_start = DEFAULT_SCENARIO.replacen("start = \"Washington\"", "start = \"Richmond\"", 1);
+    let e = scenario::Scenario::parse(&bad_start).unwrap_err().to_string();
+    assert!(e.contains("union.start"), "{e}");
+    let unknown = DEFAULT_SCENARIO.replacen("victory_points = 6", "victory_points = 6\nvictory_point = 6", 1);
+    let e = scenario::Scenario::parse(&unknown).unwrap_err().to_string();
+    assert!(e.contains("victory_point"), "{e}");
+    let zero = DEFAULT_SCENARIO.replacen("attack_divisors = [5, 4, 3]", "attack_divisors = [5, 0, 3]", 1);
+    let e = scenario::Scenario::parse(&zero).unwrap_err().to_string();
+    assert!(e.contains("rules.attack_divisors[1]"), "{e}");
+}
+
+#[test]
+fn options_only_optional_fire_is_known() {
+    let g = GettysburgCampaign;
+    let mut o = BTreeMap::new();
+    o.insert("optional-fire".to_string(), "true".to_string());
+    assert!(g.setup(g.default_scenario(), &o).unwrap().optional_fire);
+    o.insert("optional-fire".to_string(), "yes".to_string());
+    assert!(matches!(g.setup(g.default_scenario(), &o), Err(GameError::Option { .. })));
+    let mut o = BTreeMap::new();
+    o.insert("fog-of-war".to_string(), "true".to_string());
+    assert!(matches!(g.setup(g.default_scenario(), &o), Err(GameError::Option { key, .. }) if key == "fog-of-war"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// §4 victory and points
+
+#[test]
+fn s4_points_are_scored_once_on_first_entry_and_never_lost() {
+    let s = board(&[("I", "Leesburg")], &[("XII", "Baltimore")]);
+    let (s, _) = step(&s, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"Frederick\" }"), ("union", "cards = [\"Slocum\"]\nmoves = { XII = \"stay\" }")], &[4, 2]);
+    assert_eq!(s.points(), 1);
+    assert_eq!(s.scored, ["Frederick"]);
+    // Leave and come back: no second scoring.
+    let (s, _) = step(&s, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"Leesburg\" }"), ("union", "cards = [\"Slocum\"]\nmoves = { XII = \"stay\" }")], &[4, 2]);
+    let (s, d) = step(&s, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"Frederick\" }"), ("union", "cards = [\"Slocum\"]\nmoves = { XII = \"stay\" }")], &[4, 2]);
+    assert_eq!(s.points(), 1);
+    assert!(!d.said("score"));
+    // A Union corps retaking the town does not take the points away.
+    let mut s = s;
+    let c = idx(&s, Side::Confederate, "I");
+    s.corps[c].at = town("Leesburg");
+    let u = idx(&s, Side::Union, "XII");
+    s.corps[u].at = town("Frederick");
+    assert_eq!(s.points(), 1);
+}
+
+#[test]
+fn s4_advancing_on_a_town_scores_nothing_but_winning_the_attack_does() {
+    let s = board(&[("I", "Leesburg")], &[("XI", "Frederick"), ("XII", "Baltimore")]);
+    let (s, _) = step(
+        &s,
+        &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"Frederick\" }"), ("union", "cards = [\"Howard\", \"Slocum\"]\nmoves = { XI = \"stay\", XII = \"stay\" }\n[standing]\ndefend = [\"Frederick\"]")],
+        &[5, 1],
+    );
+    assert_eq!(s.corps[idx(&s, Side::Confederate, "I")].at, Location::Advancing { from: "Leesburg".into(), to: "Frederick".into() });
+    assert_eq!(s.points(), 0);
+    // Round 2: the Confederate corps is engaged, the Union XI too; XII stays: no moves -> combat.
+    // Defender XI (2): 0 automatic + 2 dice; attacker I (5): 1 automatic, 0 dice. Diff 1: retreat.
+    let (s, d) = step(&s, &[("union", "cards = [\"Slocum\"]\nmoves = { XII = \"stay\" }")], &[2, 5, 1, 1]);
+    assert!(d.said("the defenders retreat"));
+    assert_eq!(kind(&s), "retreat");
+    let (s, _) = step(&s, &[("confederate", "retreat_to = \"Washington\"")], &[]);
+    assert_eq!(s.corps[idx(&s, Side::Confederate, "I")].at, town("Frederick"));
+    assert_eq!(s.points(), 1);
+}
+
+#[test]
+fn s4_confederates_win_with_six_points() {
+    let mut s = board(&[("I", "Leesburg")], &[("XII", "Baltimore")]);
+    s.scored = vec!["Washington".into(), "Baltimore".into()]; // 5 points
+    let (s, _) = step(&s, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"Frederick\" }"), ("union", "cards = [\"Slocum\"]\nmoves = { XII = \"stay\" }")], &[4, 2]);
+    assert_eq!(s.points(), 6);
+    // The game ends at the end of the turn in which the points are reached.
+    let (s, _) = step(&s, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"stay\" }"), ("union", "cards = [\"Slocum\"]\nmoves = { XII = \"stay\" }")], &[4, 2]);
+    match GettysburgCampaign.pending(&s) {
+        Pending::Over(o) => assert_eq!(o.winner.as_deref(), Some("confederate")),
+        p => panic!("expected game over, got {p:?}"),
+    }
+}
+
+#[test]
+fn s4_eliminating_a_corps_gives_no_points() {
+    // Harrisburg: roads to Carlisle (the attacker's road) and York (Confederate): XI cannot
+    // retreat and is eliminated. Harrisburg was scored before: the elimination adds nothing.
+    let mut s = board(&[("I", "Carlisle"), ("II", "York")], &[("XI", "Harrisburg")]);
+    advancing(&mut s, Side::Confederate, "I", "Carlisle", "Harrisburg");
+    s.scored = vec!["Harrisburg".into()];
+    let d = combat(&mut s, &[1, 1]);
+    assert!(d.said("eliminated"));
+    assert_eq!(s.points(), 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// §5 turn structure
+
+#[test]
+fn s5_a_round_without_moves_ends_the_rounds_and_the_turn() {
+    let s = fresh();
+    let (s, d) = step(&s, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"stay\" }"), ("union", "cards = [\"Reynolds\", \"Hancock\"]\nmoves = { I = \"stay\", II = \"stay\" }")], &[3, 4]);
+    assert!(d.said("No corps moved this round"));
+    assert_eq!((s.turn, s.round, kind(&s)), (2, 1, "command"));
+}
+
+#[test]
+fn s5_a_round_with_a_move_is_followed_by_another_round() {
+    let s = fresh();
+    let (s, _) = step(&s, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"Culpeper\" }"), ("union", "cards = [\"Reynolds\", \"Hancock\"]\nmoves = { I = \"stay\", II = \"stay\" }")], &[3, 4]);
+    assert_eq!((s.turn, s.round, kind(&s)), (1, 2, "command"));
+}
+
+#[test]
+fn s5_s6_no_corps_able_to_take_a_command_means_combat_without_initiative() {
+    let mut s = board(&[("I", "Gettysburg")], &[("III", "Westminster")]);
+    advancing(&mut s, Side::Union, "III", "Westminster", "Gettysburg");
+    s.stage = Stage::Command;
+    s.question = None;
+    // Only combat dice: defender I (5): 1 automatic, 0 dice; attacker III (3): 3 dice.
+    let mut d = Dice::new(&[1, 1, 1]);
+    engine::run(&mut s, &mut d, None);
+    assert!(d.said("neither side has a corps that can take a command"));
+    assert!(!d.said("initiative"));
+    assert!(d.said("the attack fails"));
+    assert_eq!(s.turn, 2);
+}
+
+// ---------------------------------------------------------------------------------------------
+// §6 commands
+
+#[test]
+fn s6_union_plays_two_cards_confederates_one() {
+    let s = fresh();
+    assert!(has_problem(&s, "union", "cards = [\"Reynolds\"]", "cards"));
+    assert!(has_problem(&s, "union", "cards = [\"Reynolds\", \"Hancock\", \"Sickles\"]", "cards"));
+    assert!(problems(&s, "union", "cards = [\"Reynolds\", \"Hancock\"]").is_empty());
+    assert!(has_problem(&s, "confederate", "cards = [\"Longstreet\", \"A.P. Hill\"]", "cards"));
+    assert!(problems(&s, "confederate", "cards = [\"ewell\"]").is_empty(), "names ignore case");
+}
+
+#[test]
+fn s6_the_upper_half_names_the_commanded_corps() {
+    let s = fresh();
+    let (s, d) = step(&s, &[("confederate", "cards = [\"Ewell\"]\nmoves = { II = \"Culpeper\" }"), ("union", "cards = [\"Howard\", \"Slocum\"]\nmoves = { XI = \"stay\", XII = \"stay\" }")], &[6, 1]);
+    assert!(d.said("Ewell commands II Corps"));
+    assert!(d.said("Howard commands XI Corps"));
+    assert_eq!(s.corps[idx(&s, Side::Confederate, "II")].at, town("Culpeper"));
+    // Both halves of one card cannot be played.
+    let s = fresh();
+    assert!(has_problem(&s, "union", "cards = [\"Reynolds\", \"Howard\"]", "cards"));
+    assert!(has_problem(&s, "union", "cards = [\"Reynolds\", \"Hooker\"]", "cards"));
+}
+
+#[test]
+fn s6_a_corps_advancing_or_in_an_approached_town_cannot_take_a_command() {
+    let mut s = board(&[("I", "Hagerstown"), ("II", "Chambersburg")], &[("III", "Gettysburg"), ("XI", "Washington"), ("XII", "Baltimore")]);
+    advancing(&mut s, Side::Confederate, "I", "Hagerstown", "Gettysburg");
+    restart(&mut s, Stage::Command);
+    let i = idx(&s, Side::Confederate, "I");
+    let iii = idx(&s, Side::Union, "III");
+    assert!(rules::command_block(&s, i).unwrap().contains("advancing"));
+    assert!(rules::command_block(&s, iii).unwrap().contains("advancing on its town"));
+    assert!(has_problem(&s, "confederate", "cards = [\"Longstreet\"]", "cards"));
+    assert!(has_problem(&s, "union", "cards = [\"Sickles\", \"Howard\"]", "cards"));
+    assert!(problems(&s, "union", "cards = [\"Howard\", \"Slocum\"]").is_empty());
+    let help = GettysburgCampaign.form_help(&s, "union").join("\n");
+    assert!(help.contains("Sickles: not playable"), "{help}");
+}
+
+#[test]
+fn s6_commands_are_compulsory_up_to_the_playable_cards() {
+    // Only XI can take a command: one card (Howard, or Meade for XI) must be played, not two.
+    let s = board(&[("I", "Fredericksburg")], &[("XI", "Washington")]);
+    assert_eq!(rules::required_cards(&s, Side::Union), 1);
+    assert!(problems(&s, "union", "cards = [\"Howard\"]").is_empty());
+    assert!(problems(&s, "union", "cards = [\"Meade\"]\nmeade = \"XI\"").is_empty());
+    assert!(has_problem(&s, "union", "cards = [\"Howard\", \"Meade\"]\nmeade = \"XI\"", "cards"), "two cards may not command one corps");
+    assert!(has_problem(&s, "union", "cards = []", "cards"));
+    // With nothing to command, a side is not asked at all.
+    let mut s = board(&[("I", "Hagerstown")], &[("XI", "Washington"), ("III", "Gettysburg")]);
+    advancing(&mut s, Side::Confederate, "I", "Hagerstown", "Gettysburg");
+    restart(&mut s, Stage::Command);
+    assert_eq!(s.question, Some(Question::Command { sides: vec![Side::Union] }));
+}
+
+#[test]
+fn s6_army_commander_commands_any_corps_once_per_game() {
+    let s = fresh();
+    assert!(has_problem(&s, "union", "cards = [\"Meade\", \"Reynolds\"]", "meade"), "Meade needs a corps");
+    assert!(has_problem(&s, "union", "cards = [\"Meade\", \"Reynolds\"]\nmeade = \"I\"", "cards"), "same corps twice");
+    assert!(has_problem(&s, "union", "cards = [\"Reynolds\", \"Hancock\"]\nmeade = \"VI\"", "meade"), "Meade not played");
+    let (s, _) = step(&s, &[("confederate", "cards = [\"Lee\"]\nlee = \"III\"\nmoves = { III = \"stay\" }"), ("union", "cards = [\"Meade\", \"Reynolds\"]\nmeade = \"VI\"\nmoves = { VI = \"stay\", I = \"stay\" }")], &[2, 5]);
+    assert!(s.army_used.confederate && s.army_used.union, "used up even though the corps stayed (§8)");
+    assert!(has_problem(&s, "union", "cards = [\"Meade\", \"Reynolds\"]\nmeade = \"VI\"", "cards"));
+    assert!(problems(&s, "union", "cards = [\"Sedgwick\", \"Reynolds\"]").is_empty(), "the card's other half stays usable");
+    assert!(problems(&s, "confederate", "cards = [\"A.P. Hill\"]").is_empty());
+}
+
+#[test]
+fn s6_unknown_order_fields_are_rejected() {
+    let s = fresh();
+    assert!(has_problem(&s, "union", "cards = [\"Reynolds\", \"Hancock\"]\ncard = 1", "card"));
+    assert!(has_problem(&s, "union", "cards = [\"Reynolds\", \"Hancock\"]\n[standing]\ndefned = [\"Washington\"]", "standing.defned"));
+    assert!(has_problem(&s, "union", "cards = [\"Reynolds\", \"Hancock\"]\nmoves = { I = \"Gettysburg\" }", "moves.I"), "no road");
+    assert!(has_problem(&s, "union", "cards = [\"Reynolds\", \"Hancock\"]\nmoves = { III = \"Baltimore\" }", "moves.III"), "not commanded");
+    assert!(has_problem(&s, "union", "cards = [\"Reynolds\", \"Hancock\"]\n[standing]\ncombat_order = [\"Gettysburg\"]", "standing.combat_order"));
+    assert!(has_problem(&s, "union", "cards = [\"Reynolds\", \"Hancock\"]\n[standing]\noptional_fire = \"always\"", "standing.optional_fire"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// §7 initiative
+
+#[test]
+fn s7_the_higher_die_moves_first() {
+    let s = board(&[("I", "Leesburg")], &[("XI", "Washington")]);
+    // Union wins the initiative and moves XI to Frederick first; then the Confederate I Corps
+    // moves in and the Union decides (standing: defend).
+    let (s, d) = step(&s, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"Frederick\" }"), ("union", "cards = [\"Howard\"]\nmoves = { XI = \"Frederick\" }\n[standing]\ndefend = [\"Frederick\"]")], &[2, 5, 1, 1]);
+    assert!(d.said("The Union player has the initiative"));
+    let xi = d.public.iter().position(|e| e.contains("XI Corps (Howard) moves")).unwrap();
+    let i = d.public.iter().position(|e| e.contains("I Corps (Longstreet) moves")).unwrap();
+    assert!(xi < i);
+    assert!(d.said("The Union defend Frederick"));
+    assert_eq!(s.last_initiative.as_ref().unwrap().winner, Some(Side::Union));
+}
+
+#[test]
+fn s7_a_tie_ends_the_round_and_lee_returns_unrevealed() {
+    let s = fresh();
+    let (s, d) = step(&s, &[("confederate", "cards = [\"Lee\"]\nlee = \"I\"\nmoves = { I = [\"Manassas\", \"Leesburg\"] }"), ("union", "cards = [\"Reynolds\", \"Hancock\"]")], &[4, 4]);
+    assert!(d.said("Initiative tie"));
+    assert!(!s.army_used.confederate, "Lee returns to the hand");
+    assert!(s.corps.iter().all(|c| matches!(&c.at, Location::Town { town } if town == "Fredericksburg" || town == "Washington")));
+    assert!(!d.public.iter().any(|e| e.contains("Lee") || e.contains("Reynolds")), "no card is revealed on a tie: {:?}", d.public);
+    assert!(d.private.iter().any(|(side, e)| *side == Side::Confederate && e.contains("Lee returns")));
+    assert!(!d.private.iter().any(|(side, e)| *side == Side::Union && e.contains("Lee")));
+    assert_eq!((s.turn, kind(&s)), (2, "command"), "a tie goes to the combat phase and ends the turn");
+    let v = GettysburgCampaign.view(&s, "union");
+    assert_eq!(v["opponent"]["army_commander_used"], false);
+}
+
+// ---------------------------------------------------------------------------------------------
+// §8 movement
+
+/// The rulebook's example of movement (§8): First Corps moves from Hagerstown into Gettysburg, the
+/// Union III Corps defends, the Union I Corps joins it; next round a tie leads to combat, First
+/// Corps attacking I and III Corps.
+#[test]
+fn s8_example_of_movement() {
+    let s = board(&[("I", "Hagerstown"), ("II", "Winchester")], &[("III", "Gettysburg"), ("I", "Westminster"), ("XII", "Baltimore")]);
+    let (s, _) = step(
+        &s,
+        &[
+            ("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"Gettysburg\" }"),
+            ("union", "cards = [\"Reynolds\", \"Sickles\"]\nmoves = { I = \"Gettysburg\", III = \"York\" }"),
+        ],
+        &[5, 2],
+    );
+    let Some(Question::VacateOrDefend { side, town: t, options, .. }) = s.question.clone() else { panic!("expected vacate-or-defend, got {:?}", s.question) };
+    assert_eq!((side, t.as_str()), (Side::Union, "Gettysburg"));
+    assert!(!options.contains(&"Hagerstown".to_string()), "not where the enemy came from");
+    assert!(options.contains(&"Westminster".to_string()));
+    let (s, d) = step(&s, &[("union", "decision = \"defend\"")], &[]);
+    let first = idx(&s, Side::Confederate, "I");
+    assert_eq!(s.corps[first].at, Location::Advancing { from: "Hagerstown".into(), to: "Gettysburg".into() });
+    assert_eq!(s.corps[idx(&s, Side::Union, "I")].at, town("Gettysburg"), "I Corps joins in the Union movement phase");
+    assert_eq!(s.corps[idx(&s, Side::Union, "III")].at, town("Gettysburg"), "III Corps defended and cannot move");
+    assert!(d.private.iter().any(|(_, e)| e.contains("III Corps (Sickles) vacated or defended")));
+    assert_eq!((s.round, kind(&s)), (2, "command"));
+    // Neither First Corps nor III Corps can take a command now.
+    assert!(has_problem(&s, "confederate", "cards = [\"Longstreet\"]", "cards"));
+    assert!(has_problem(&s, "union", "cards = [\"Sickles\"]", "cards"));
+    // Next round: a tie, then combat. Defender I + III (6): 1 automatic + 1 die (a 2);
+    // attacker First Corps (5) along one road: 1 automatic. 1 to 1: the attack fails.
+    let (s, d) = step(&s, &[("confederate", "cards = [\"Ewell\"]\nmoves = { II = \"Hagerstown\" }"), ("union", "cards = [\"Slocum\"]\nmoves = { XII = \"York\" }")], &[3, 3, 2]);
+    assert!(d.said("Initiative tie"));
+    assert!(d.said("Combat at Gettysburg: Confederate I Corps (strength 5, along 1 road) attack Union I, III Corps (strength 6)"));
+    assert!(d.said("the attack fails"));
+    assert_eq!(s.corps[first].at, town("Hagerstown"));
+    assert_eq!(s.corps[idx(&s, Side::Confederate, "II")].at, town("Winchester"), "no command is carried out on a tie");
+    assert_eq!(s.turn, 2);
+}
+
+#[test]
+fn s8_army_commanders_corps_moves_twice_others_once() {
+    let s = fresh();
+    assert!(has_problem(&s, "confederate", "cards = [\"Longstreet\"]\nmoves = { I = [\"Manassas\", \"Leesburg\"] }", "moves.I"));
+    let (s, _) = step(&s, &[("confederate", "cards = [\"Lee\"]\nlee = \"II\"\nmoves = { II = [\"Manassas\", \"Leesburg\"] }"), ("union", "cards = [\"Reynolds\", \"Hancock\"]\nmoves = { I = \"stay\", II = \"stay\" }")], &[6, 1]);
+    assert_eq!(s.corps[idx(&s, Side::Confederate, "II")].at, town("Leesburg"));
+}
+
+#[test]
+fn s8_a_commanded_corps_without_a_plan_is_asked_and_stay_is_not() {
+    let s = fresh();
+    let (s, _) = step(&s, &[("confederate", "cards = [\"Longstreet\"]"), ("union", "cards = [\"Reynolds\", \"Hancock\"]\nmoves = { I = \"stay\", II = \"stay\" }")], &[6, 1]);
+    assert_eq!(s.question, Some(Question::Move { side: Side::Confederate, corps: idx(&s, Side::Confederate, "I") }));
+    assert_eq!(GettysburgCampaign.default_order(&s, "confederate"), ord("moves = { I = \"stay\" }"));
+    assert!(has_problem(&s, "confederate", "", "moves.I"));
+    let (s, _) = step(&s, &[("confederate", "moves = { I = \"Culpeper\" }")], &[]);
+    assert_eq!(s.corps[idx(&s, Side::Confederate, "I")].at, town("Culpeper"));
+    assert_eq!(kind(&s), "command");
+}
+
+#[test]
+fn s8_vacating_avoids_enemy_towns_and_the_movers_origin() {
+    let mut s = board(&[("I", "Leesburg"), ("II", "Westminster")], &[("XI", "Frederick")]);
+    s.this_round = Default::default();
+    let opts = rules::vacate_options(&s, "Frederick", Side::Union, "Leesburg");
+    assert_eq!(opts, ["Washington", "Hagerstown", "Gettysburg"]);
+    // Standing vacate to an illegal town (Westminster, Confederate) is not used: the player is asked.
+    let (s2, _) = step(&s, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"Frederick\" }"), ("union", "cards = [\"Howard\"]\nmoves = { XI = \"stay\" }\n[standing]\nvacate = { Frederick = [\"Westminster\"] }")], &[6, 1]);
+    assert_eq!(kind(&s2), "vacate-or-defend");
+    assert!(has_problem(&s2, "union", "decision = \"vacate\"\nvacate_to = \"Leesburg\"", "vacate_to"));
+    assert!(has_problem(&s2, "union", "decision = \"vacate\"", "vacate_to"));
+    let (s3, d) = step(&s2, &[("union", "decision = \"vacate\"\nvacate_to = \"Hagerstown\"")], &[]);
+    assert!(d.said("vacates Frederick for Hagerstown"));
+    assert_eq!(s3.corps[idx(&s3, Side::Confederate, "I")].at, town("Frederick"));
+    assert_eq!(s3.points(), 1, "entering after a vacate scores");
+    // A legal standing vacate answers without asking.
+    let (s4, _) = step(&s, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"Frederick\" }"), ("union", "cards = [\"Howard\"]\nmoves = { XI = \"stay\" }\n[standing]\nvacate = { Frederick = [\"Westminster\", \"Gettysburg\"] }")], &[6, 1]);
+    assert_eq!(s4.corps[idx(&s4, Side::Union, "XI")].at, town("Gettysburg"));
+    assert_eq!(kind(&s4), "command");
+}
+
+#[test]
+fn s8_with_nowhere_to_vacate_the_town_is_defended() {
+    // Harrisburg's roads lead to Carlisle (mover's origin) and York (Confederate).
+    let s = board(&[("I", "Carlisle"), ("II", "York")], &[("XI", "Harrisburg"), ("XII", "Baltimore")]);
+    let (s, d) = step(&s, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"Harrisburg\" }"), ("union", "cards = [\"Howard\", \"Slocum\"]\nmoves = { XI = \"stay\", XII = \"stay\" }\n[standing]\nvacate = { Harrisburg = [\"York\"] }")], &[6, 1]);
+    assert!(d.said("no town to vacate to and must defend"));
+    assert!(matches!(s.corps[idx(&s, Side::Confederate, "I")].at, Location::Advancing { .. }));
+}
+
+#[test]
+fn s8_the_defence_decision_is_final_for_later_movers() {
+    let s = board(&[("I", "Hagerstown"), ("III", "Chambersburg")], &[("XI", "Gettysburg"), ("XII", "Baltimore")]);
+    let (s, _) = step(&s, &[("confederate", "cards = [\"Lee\"]\nlee = \"I\"\nmoves = { I = [\"Gettysburg\", \"York\"] }"), ("union", "cards = [\"Howard\", \"Slocum\"]\nmoves = { XI = \"stay\", XII = \"stay\" }\n[standing]\ndefend = [\"Gettysburg\"]")], &[6, 1]);
+    let i = idx(&s, Side::Confederate, "I");
+    assert_eq!(s.corps[i].at, Location::Advancing { from: "Hagerstown".into(), to: "Gettysburg".into() }, "defence stops Lee's second move");
+    // Next round the Union would now vacate, but the decision stands: III Corps joins the attack.
+    let (s, d) = step(&s, &[("confederate", "cards = [\"A.P. Hill\"]\nmoves = { III = \"Gettysburg\" }"), ("union", "cards = [\"Slocum\"]\nmoves = { XII = \"stay\" }\n[standing]\nvacate = { Gettysburg = [\"York\"] }")], &[6, 1]);
+    assert!(d.said("already defend"));
+    assert_eq!(s.corps[idx(&s, Side::Confederate, "III")].at, Location::Advancing { from: "Chambersburg".into(), to: "Gettysburg".into() });
+    assert_eq!(rules::roads_used(&s, &s.advancing_on("Gettysburg")), 2);
+}
+
+#[test]
+fn s8_non_initiative_corps_that_vacated_cannot_move() {
+    let s = board(&[("I", "Leesburg")], &[("XI", "Frederick")]);
+    let (s, d) = step(&s, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"Frederick\" }"), ("union", "cards = [\"Howard\"]\nmoves = { XI = \"Gettysburg\" }\n[standing]\nvacate = { Frederick = [\"Westminster\"] }")], &[6, 1]);
+    assert_eq!(s.corps[idx(&s, Side::Union, "XI")].at, town("Westminster"));
+    assert!(d.private.iter().any(|(side, e)| *side == Side::Union && e.contains("cannot move")));
+}
+
+#[test]
+fn s8_planned_moves_must_follow_roads() {
+    let s = fresh();
+    let p = problems(&s, "confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"Harrisburg\" }");
+    assert!(p.iter().any(|x| x.field == "moves.I" && x.message.contains("Culpeper")), "{p:?}");
+    assert!(has_problem(&s, "confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"Atlanta\" }", "moves.I"));
+    assert!(has_problem(&s, "confederate", "cards = [\"Longstreet\"]\nmoves = { IV = \"Culpeper\" }", "moves.IV"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// §9 combat: firing
+
+#[test]
+fn s9_defender_fire_example_strength_7_is_one_hit_and_two_dice() {
+    assert_eq!(rules::fire_options(7, 5, false, 5), [FirePlan { automatic: 1, dice: 2 }]);
+}
+
+#[test]
+fn s9_attacker_fire_example_13_along_three_roads_is_four_hits_and_one_die() {
+    let s = fresh();
+    assert_eq!(rules::fire_options(13, s.scenario.attack_divisor(3), false, 5), [FirePlan { automatic: 4, dice: 1 }]);
+}
+
+#[test]
+fn s9_attacker_fire_example_13_along_one_road_is_two_hits_and_three_dice() {
+    let s = fresh();
+    assert_eq!(rules::fire_options(13, s.scenario.attack_divisor(1), false, 5), [FirePlan { automatic: 2, dice: 3 }]);
+}
+
+#[test]
+fn s9_attack_divisor_by_roads_with_three_as_the_floor() {
+    let s = fresh();
+    assert_eq!((1..=5).map(|r| s.scenario.attack_divisor(r)).collect::<Vec<_>>(), [5, 4, 3, 3, 3]);
+}
+
+#[test]
+fn s9_each_six_is_one_more_hit() {
+    assert_eq!(rules::hits(FirePlan { automatic: 1, dice: 3 }, &[6, 5, 6]), 3);
+    assert_eq!(rules::hits(FirePlan { automatic: 0, dice: 2 }, &[1, 5]), 0);
+}
+
+#[test]
+fn s9_comparing_hits() {
+    use CombatResult::*;
+    assert_eq!(rules::compare(2, 2), AttackFails);
+    assert_eq!(rules::compare(1, 2), AttackFails);
+    assert_eq!(rules::compare(0, 2), AttackRepulsed);
+    assert_eq!(rules::compare(0, 5), AttackRepulsed);
+    assert_eq!(rules::compare(3, 2), DefenderRetreats);
+    assert_eq!(rules::compare(4, 2), DefenderRouted);
+}
+
+#[test]
+fn s9_optional_fire_example_strength_7() {
+    let got = rules::fire_options(7, 5, true, 5);
+    assert_eq!(got, [FirePlan { automatic: 1, dice: 2 }, FirePlan { automatic: 0, dice: 5 }]);
+}
+
+#[test]
+fn s9_optional_fire_example_13_along_three_roads() {
+    let got = rules::fire_options(13, 3, true, 5);
+    assert_eq!(got, [FirePlan { automatic: 4, dice: 1 }, FirePlan { automatic: 3, dice: 4 }, FirePlan { automatic: 2, dice: 5 }]);
+}
+
+#[test]
+fn s9_optional_fire_example_13_along_one_road() {
+    let got = rules::fire_options(13, 5, true, 5);
+    assert_eq!(got, [FirePlan { automatic: 2, dice: 3 }, FirePlan { automatic: 1, dice: 5 }]);
+}
+
+#[test]
+fn s9_optional_fire_without_automatic_hits_has_one_way() {
+    assert_eq!(rules::fire_options(4, 5, true, 5), [FirePlan { automatic: 0, dice: 4 }]);
+}
+
+/// §9 example: the three Confederate corps (13) attack Gettysburg from Carlisle, Chambersburg and
+/// Hagerstown: four automatic hits and one die.
+#[test]
+fn s9_attack_along_three_roads_fires_four_hits_and_one_die() {
+    let mut s = board(&[("I", "Carlisle"), ("II", "Chambersburg"), ("III", "Hagerstown")], &[("XI", "Gettysburg"), ("XII", "Gettysburg")]);
+    advancing(&mut s, Side::Confederate, "I", "Carlisle", "Gettysburg");
+    advancing(&mut s, Side::Confederate, "II", "Chambersburg", "Gettysburg");
+    advancing(&mut s, Side::Confederate, "III", "Hagerstown", "Gettysburg");
+    // Defender XI + XII (4): 4 dice; attacker: 4 automatic + 1 die. The Union loses by 4:
+    // it removes a corps (standing list), the other retreats; every road but York's and
+    // Westminster's and Frederick's carries an attacker.
+    s.standing.union.casualties = vec!["XII".into()];
+    s.standing.confederate.retreat.insert("Gettysburg".into(), vec!["York".into()]);
+    let d = combat(&mut s, &[1, 1, 1, 1, 1]);
+    assert!(d.said("4 automatic hits and 1 die -> 4 hits"));
+    assert_eq!(s.corps[idx(&s, Side::Union, "XII")].at, Location::Eliminated);
+    assert_eq!(s.corps[idx(&s, Side::Union, "XI")].at, town("York"));
+    for id in ["I", "II", "III"] {
+        assert_eq!(s.corps[idx(&s, Side::Confederate, id)].at, town("Gettysburg"));
+    }
+    assert!(s.scored.contains(&"Gettysburg".to_string()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// §9 combat: results
+
+#[test]
+fn s9_a_failed_attack_returns_the_attackers() {
+    let mut s = board(&[("I", "Hagerstown")], &[("VI", "Gettysburg")]);
+    advancing(&mut s, Side::Confederate, "I", "Hagerstown", "Gettysburg");
+    // Defender VI (4): 4 dice, one 6 -> 1 hit; attacker I (5): 1 hit. Tie.
+    let d = combat(&mut s, &[6, 1, 1, 1]);
+    assert!(d.said("the attack fails"));
+    assert_eq!(s.corps[idx(&s, Side::Confederate, "I")].at, town("Hagerstown"));
+}
+
+#[test]
+fn s9_a_failed_attacker_whose_start_town_is_enemy_held_is_removed() {
+    let mut s = board(&[("I", "Hagerstown")], &[("VI", "Gettysburg"), ("XII", "Hagerstown")]);
+    advancing(&mut s, Side::Confederate, "I", "Hagerstown", "Gettysburg");
+    let d = combat(&mut s, &[6, 1, 1, 1]);
+    assert!(d.said("cannot return to Hagerstown"));
+    assert_eq!(s.corps[idx(&s, Side::Confederate, "I")].at, Location::Eliminated);
+}
+
+#[test]
+fn s9_a_repulsed_attacker_chooses_its_casualty_and_the_rest_return() {
+    let mut s = board(
+        &[("II", "Hagerstown"), ("III", "Hagerstown")],
+        &[("VI", "Gettysburg"), ("V", "Gettysburg"), ("I", "Gettysburg"), ("II", "Gettysburg")],
+    );
+    advancing(&mut s, Side::Confederate, "II", "Hagerstown", "Gettysburg");
+    advancing(&mut s, Side::Confederate, "III", "Hagerstown", "Gettysburg");
+    // Defender 13: 2 automatic + 3 dice (6, 1, 1) -> 3 hits. Attacker 8 along one road:
+    // 1 automatic + 3 dice (1, 1, 1) -> 1 hit. Behind by 2: repulsed.
+    let d = combat(&mut s, &[6, 1, 1, 1, 1, 1]);
+    assert!(d.said("the attack is repulsed"));
+    let Some(Question::Casualty { side, candidates, .. }) = s.question.clone() else { panic!("expected casualty, got {:?}", s.question) };
+    assert_eq!(side, Side::Confederate);
+    assert_eq!(candidates.len(), 2);
+    assert_eq!(GettysburgCampaign.default_order(&s, "confederate"), ord("remove = \"II\""), "weakest, first in order on a tie");
+    assert!(has_problem(&s, "confederate", "remove = \"I\"", "remove"));
+    let (s, _) = step(&s, &[("confederate", "remove = \"III\"")], &[]);
+    assert_eq!(s.corps[idx(&s, Side::Confederate, "III")].at, Location::Eliminated);
+    assert_eq!(s.corps[idx(&s, Side::Confederate, "II")].at, town("Hagerstown"));
+}
+
+#[test]
+fn s9_retreat_routes_are_chosen_by_the_attacker_and_may_split() {
+    let mut s = board(&[("I", "Hagerstown")], &[("XI", "Gettysburg"), ("XII", "Gettysburg")]);
+    advancing(&mut s, Side::Confederate, "I", "Hagerstown", "Gettysburg");
+    // Defender 4: 4 dice, none; attacker 5: 1 hit. Diff 1: the defenders retreat.
+    let d = combat(&mut s, &[1, 1, 1, 1]);
+    assert!(d.said("the defenders retreat"));
+    let Some(Question::Retreat { side, options, corps, .. }) = s.question.clone() else { panic!("expected retreat, got {:?}", s.question) };
+    assert_eq!(side, Side::Confederate);
+    assert_eq!(corps.len(), 2);
+    assert!(!options.contains(&"Hagerstown".to_string()), "not along the attacker's road");
+    assert!(has_problem(&s, "confederate", "retreat_to = \"Hagerstown\"", "retreat_to"));
+    assert!(has_problem(&s, "confederate", "retreat_to = { XI = \"York\" }", "retreat_to"), "every corps needs a town");
+    let (s, _) = step(&s, &[("confederate", "retreat_to = { XI = \"York\", XII = \"Westminster\" }")], &[]);
+    assert_eq!(s.corps[idx(&s, Side::Union, "XI")].at, town("York"));
+    assert_eq!(s.corps[idx(&s, Side::Union, "XII")].at, town("Westminster"));
+    assert_eq!(s.corps[idx(&s, Side::Confederate, "I")].at, town("Gettysburg"), "the attacker enters the town");
+}
+
+#[test]
+fn s9_retreat_avoids_enemy_towns_and_roads_with_enemy_corps() {
+    // Confederate II holds York; I attacks from Hagerstown; III left Gettysburg earlier and is
+    // advancing on the Union VI Corps in Westminster, so it stands on the Gettysburg-Westminster road.
+    let mut s = board(&[("I", "Hagerstown"), ("II", "York"), ("III", "Gettysburg")], &[("XI", "Gettysburg"), ("VI", "Westminster")]);
+    advancing(&mut s, Side::Confederate, "I", "Hagerstown", "Gettysburg");
+    advancing(&mut s, Side::Confederate, "III", "Gettysburg", "Westminster");
+    assert_eq!(rules::retreat_options(&s, "Gettysburg", Side::Union), ["Frederick", "Chambersburg", "Carlisle"]);
+}
+
+#[test]
+fn s9_a_defender_that_cannot_retreat_is_removed() {
+    // Harrisburg: roads to Carlisle (attacker's road) and York (Confederate).
+    let mut s = board(&[("I", "Carlisle"), ("II", "York")], &[("XI", "Harrisburg")]);
+    advancing(&mut s, Side::Confederate, "I", "Carlisle", "Harrisburg");
+    let d = combat(&mut s, &[1, 1]);
+    assert!(d.said("cannot retreat from Harrisburg"));
+    assert_eq!(s.corps[idx(&s, Side::Union, "XI")].at, Location::Eliminated);
+    assert_eq!(s.corps[idx(&s, Side::Confederate, "I")].at, town("Harrisburg"));
+    assert_eq!(s.points(), 2);
+}
+
+#[test]
+fn s9_a_routed_defender_removes_a_corps_of_its_choice_then_retreats() {
+    let mut s = board(&[("I", "Carlisle"), ("II", "Chambersburg")], &[("XI", "Gettysburg"), ("XII", "Gettysburg")]);
+    advancing(&mut s, Side::Confederate, "I", "Carlisle", "Gettysburg");
+    advancing(&mut s, Side::Confederate, "II", "Chambersburg", "Gettysburg");
+    // Defender 4: 4 dice, none. Attacker 9 along 2 roads: 2 automatic + 1 die (none). Diff 2.
+    let d = combat(&mut s, &[1, 1, 1, 1, 1]);
+    assert!(d.said("the defenders are routed"));
+    assert_eq!(s.question.as_ref().map(|q| q.sides()), Some(vec![Side::Union]));
+    assert_eq!(kind(&s), "casualty");
+    let (s, _) = step(&s, &[("union", "remove = \"XI\"\n[standing]\ncasualties = [\"XII\"]")], &[]);
+    assert_eq!(s.corps[idx(&s, Side::Union, "XI")].at, Location::Eliminated);
+    assert_eq!(kind(&s), "retreat");
+    assert_eq!(s.standing.union.casualties, ["XII"], "a standing order given with an answer is stored");
+}
+
+#[test]
+fn s9_the_confederate_player_orders_several_combats() {
+    let mut s = board(&[("I", "Carlisle"), ("II", "Leesburg")], &[("XI", "Gettysburg"), ("XII", "Frederick")]);
+    advancing(&mut s, Side::Confederate, "I", "Carlisle", "Gettysburg");
+    advancing(&mut s, Side::Confederate, "II", "Leesburg", "Frederick");
+    let _ = combat(&mut s, &[]);
+    assert_eq!(s.question, Some(Question::CombatOrder { towns: vec!["Frederick".into(), "Gettysburg".into()] }));
+    assert!(has_problem(&s, "confederate", "combat_order = [\"Gettysburg\"]", "combat_order"));
+    // Gettysburg first: defender XI 2 dice (1, 1); attacker I 1 hit -> retreat (XI has options).
+    let (s2, d) = step(&s, &[("confederate", "combat_order = [\"Gettysburg\", \"Frederick\"]\n[standing]\nretreat = { Gettysburg = [\"York\"] }")], &[1, 1, 1, 1, 1, 1, 1, 1]);
+    let g = d.public.iter().position(|e| e.contains("Combat at Gettysburg")).unwrap();
+    let f = d.public.iter().position(|e| e.contains("Combat at Frederick")).unwrap();
+    assert!(g < f);
+    assert_eq!(s2.corps[idx(&s2, Side::Union, "XI")].at, town("York"));
+    assert_eq!(s2.corps[idx(&s2, Side::Confederate, "II")].at, town("Leesburg"));
+    // A standing list that names all but one town decides without asking.
+    let mut s3 = s.clone();
+    s3.standing.confederate.combat_order = vec!["Gettysburg".into()];
+    let d = combat(&mut s3, &[1, 1, 1, 1, 1, 1, 1, 1]);
+    assert!(d.said("in this order: Gettysburg, Frederick"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// §9 optional firing rule
+
+#[test]
+fn s9_optional_fire_defender_chooses_first_and_attacker_sees_its_result() {
+    let mut s = board(&[("I", "Hagerstown"), ("II", "Chambersburg")], &[("VI", "Gettysburg"), ("XI", "Gettysburg")]);
+    s.optional_fire = true;
+    advancing(&mut s, Side::Confederate, "I", "Hagerstown", "Gettysburg");
+    advancing(&mut s, Side::Confederate, "II", "Chambersburg", "Gettysburg");
+    let _ = combat(&mut s, &[]);
+    assert!(matches!(&s.question, Some(Question::FireOption { side: Side::Union, attacking: false, strength: 6, .. })));
+    assert!(has_problem(&s, "union", "automatic_hits = 3", "automatic_hits"));
+    // The defender rolls five dice (two 6s) instead of 1 hit + 1 die.
+    let (s, _) = step(&s, &[("union", "automatic_hits = 0")], &[6, 6, 1, 1, 1]);
+    let Some(Question::FireOption { side, attacking, defender_hits, strength, divisor, .. }) = s.question.clone() else { panic!("{:?}", s.question) };
+    assert_eq!((side, attacking, defender_hits, strength, divisor), (Side::Confederate, true, Some(2), 9, 4));
+    // Attacker 9 along 2 roads: 2 + 1 die, or 1 + 5 dice.
+    let (s, d) = step(&s, &[("confederate", "automatic_hits = 1\n[standing]\noptional_fire = \"never\"")], &[6, 6, 1, 1, 1]);
+    assert!(d.said("1 automatic hit and 5 dice -> 3 hits"));
+    assert_eq!(kind(&s), "retreat");
+}
+
+#[test]
+fn s9_optional_fire_standing_policies_answer() {
+    let mut s = board(&[("I", "Hagerstown")], &[("VI", "Gettysburg"), ("XI", "Gettysburg")]);
+    s.optional_fire = true;
+    s.standing.union.optional_fire = Some(state::FirePolicy::Always);
+    s.standing.confederate.optional_fire = Some(state::FirePolicy::Never);
+    advancing(&mut s, Side::Confederate, "I", "Hagerstown", "Gettysburg");
+    // Union 6 -> 5 dice; Confederate 5 along 1 road -> 1 automatic.
+    let d = combat(&mut s, &[1, 1, 1, 1, 1]);
+    assert!(d.said("Union defender's fire at Gettysburg: 0 automatic hits and 5 dice"));
+    assert!(d.said("Confederate attacker's fire at Gettysburg: 1 automatic hit and 0 dice"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// §10 end of the game
+
+#[test]
+fn s10_the_game_ends_after_the_last_turn_and_the_union_wins_short_of_six() {
+    let mut s = fresh();
+    s.turn = 9;
+    s.scored = vec!["Baltimore".into()];
+    let (s, d) = step(&s, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"stay\" }"), ("union", "cards = [\"Reynolds\", \"Hancock\"]\nmoves = { I = \"stay\", II = \"stay\" }")], &[1, 2]);
+    assert!(d.said("Game over"));
+    match GettysburgCampaign.pending(&s) {
+        Pending::Over(o) => {
+            assert_eq!(o.winner.as_deref(), Some("union"));
+            assert!(o.summary.contains("2 of the 6"), "{}", o.summary);
+        }
+        p => panic!("{p:?}"),
+    }
+    assert!(GettysburgCampaign.view(&s, "confederate")["game_over"]["summary"].is_string());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Views and secrecy
+
+#[test]
+fn view_hides_the_opponents_plans_and_standing_orders() {
+    let s = board(&[("I", "Leesburg")], &[("XI", "Frederick"), ("XII", "Baltimore")]);
+    let (s, _) = step(&s, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"Frederick\" }"), ("union", "cards = [\"Howard\", \"Slocum\"]\nmoves = { XI = \"Westminster\", XII = \"York\" }")], &[5, 1]);
+    assert_eq!(kind(&s), "vacate-or-defend");
+    let g = GettysburgCampaign;
+    let before = g.view(&s, "confederate");
+    let mut other = s.clone();
+    other.this_round.plans.union.clear();
+    other.standing.union.defend = vec!["Washington".into()];
+    other.standing.union.casualties = vec!["XI".into()];
+    assert_eq!(g.view(&other, "confederate"), before);
+    assert_ne!(g.view(&other, "union"), g.view(&s, "union"), "the union sees its own");
+    assert!(before["question"].is_null());
+    assert_eq!(before["waiting_for"][0]["role"], "union");
+    assert_eq!(before["opponent"]["hand_size"], 4);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generic random play (OpenSpiel style)
+
+/// Plays one game with the bots; at every step checks that default and bot orders pass the check,
+/// that resolution is deterministic, that the state survives its JSON text, that views and the
+/// report template work, and that the game ends by its last turn within a bounded number of steps.
+fn random_game(seed: u8, optional: bool, nmr: bool) -> (State, usize) {
+    let g = GettysburgCampaign;
+    let mut options = BTreeMap::new();
+    options.insert("optional-fire".to_string(), optional.to_string());
+    let mut s = g.setup(g.default_scenario(), &options).unwrap();
+    let mut bots = Ctx::new([seed; 32]);
+    let env = crate::report::environment(None).expect("templates");
+    let tmpl = env.get_template("games/gettysburg-campaign.txt").expect("template exists");
+    for steps in 0..400usize {
+        for role in ["confederate", "union"] {
+            let v = g.view(&s, role);
+            tmpl.render(minijinja::context! { view => minijinja::Value::from(minijinja::value::Serde(&v)) })
+                .unwrap_or_else(|e| panic!("template: {e:#}"));
+            assert!(!g.form_help(&s, role).is_empty());
+        }
+        let text = crate::game::canonical(&s);
+        let back: State = serde_json::from_str(&text).expect("state parses");
+        assert_eq!(back, s, "state round-trips through JSON");
+        let asks = match g.pending(&s) {
+            Pending::Over(_) => {
+                assert!(s.turn <= s.scenario.rules.last_turn);
+                return (s, steps);
+            }
+            Pending::Orders(a) => a,
+        };
+        assert!(!asks.is_empty());
+        let mut orders = BTreeMap::new();
+        for a in &asks {
+            let d = g.default_order(&s, &a.role);
+            if let Err(p) = g.check_order(&s, &a.role, &d) {
+                panic!("seed {seed}: default order for {} ({}) rejected: {p:?}\n{d}", a.role, a.kind);
+            }
+            let o = if nmr { d } else { g.bot_order(&s, &a.role, &mut bots) };
+            if let Err(p) = g.check_order(&s, &a.role, &o) {
+                panic!("seed {seed}: bot order for {} ({}) rejected: {p:?}\n{o}", a.role, a.kind);
+            }
+            orders.insert(a.role.clone(), o);
+        }
+        let seed32 = [seed ^ (steps as u8), steps as u8, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7];
+        let mut c1 = Ctx::new(seed32);
+        let mut c2 = Ctx::new(seed32);
+        let n1 = g.resolve(&s, &orders, &mut c1).expect("resolves");
+        let n2 = g.resolve(&s, &orders, &mut c2).expect("resolves");
+        assert_eq!(n1, n2, "deterministic state");
+        assert_eq!(c1.events(), c2.events(), "deterministic events");
+        assert!(n1.turn >= s.turn);
+        s = n1;
+    }
+    panic!("seed {seed}: the game did not end within 400 steps");
+}
+
+#[test]
+fn random_play_with_bots_is_legal_deterministic_and_ends() {
+    let mut wins = [0, 0];
+    for seed in 0..40u8 {
+        let (s, _) = random_game(seed, false, false);
+        match s.outcome.as_ref().and_then(|o| o.winner.as_deref()) {
+            Some("confederate") => wins[0] += 1,
+            Some("union") => wins[1] += 1,
+            w => panic!("unexpected winner {w:?}"),
+        }
+    }
+    assert!(wins[0] > 0 && wins[1] > 0, "both sides win some games: {wins:?}");
+}
+
+#[test]
+fn random_play_with_optional_fire() {
+    for seed in 0..25u8 {
+        random_game(seed, true, false);
+    }
+}
+
+#[test]
+fn nmr_default_orders_play_a_whole_game() {
+    let (s, steps) = random_game(1, false, true);
+    assert_eq!(s.turn, 9);
+    assert_eq!(steps, 9, "with every commanded corps staying, each turn is one command step");
+}
+
+#[test]
+fn opponent_secrets_do_not_change_a_view_during_random_play() {
+    let g = GettysburgCampaign;
+    let mut s = g.setup(g.default_scenario(), &BTreeMap::new()).unwrap();
+    let mut bots = Ctx::new([9; 32]);
+    for steps in 0..200u8 {
+        for side in Side::ALL {
+            let mut other = s.clone();
+            *other.standing.get_mut(side.other()) = Default::default();
+            other.this_round.plans.get_mut(side.other()).clear();
+            assert_eq!(g.view(&other, side.role()), g.view(&s, side.role()));
+        }
+        let Pending::Orders(asks) = g.pending(&s) else { return };
+        let orders = asks.iter().map(|a| (a.role.clone(), g.bot_order(&s, &a.role, &mut bots))).collect();
+        s = g.resolve(&s, &orders, &mut Ctx::new([steps; 32])).unwrap();
     }
 }

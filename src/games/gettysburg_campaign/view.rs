@@ -119,6 +119,7 @@ pub fn view(s: &State, side: Side) -> Value {
         "towns": towns,
         "corps": corps,
         "hand": hand,
+        "cards_to_play": army.cards_to_play,
         "army_commander": { "name": army.army_commander, "used": s.army_used.get(side) },
         "opponent": {
             "side": other.name(),
