@@ -173,6 +173,7 @@ pub fn apply_commands(s: &mut State, t: &mut dyn Table, cmds: Sides<Vec<Command>
                 t.tell(side, format!("{name} returns to your hand unused; your opponent is not told (§7)."));
             }
         }
+        s.this_round.plans = Sides::default();
         s.stage = Stage::Combat(Combat::default());
         return;
     };

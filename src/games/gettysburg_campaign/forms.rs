@@ -14,7 +14,7 @@ use super::orders::movable;
 use super::rules;
 use super::scenario::army_key;
 use super::side::Side;
-use super::state::{Question, Stage, Standing, State};
+use super::state::{FirePolicy, Question, Stage, Standing, State};
 use crate::game::Orders;
 
 fn plural(n: u32, word: &str) -> String {
@@ -26,8 +26,31 @@ pub fn fire_text(p: rules::FirePlan) -> String {
     format!("{} + {}", plural(p.automatic, "automatic hit"), if p.dice == 1 { "1 die".into() } else { format!("{} dice", p.dice) })
 }
 
-/// The plain-English question for `side` (the ask's prompt).
+/// Breaks text into lines of at most `width` characters at spaces.
+fn wrap(text: &str, width: usize) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines.join("\n")
+}
+
+/// The plain-English question for `side` (the ask's prompt), wrapped at 100 columns.
 pub fn prompt(s: &State, side: Side, q: &Question) -> String {
+    wrap(&prompt_text(s, side, q), 100)
+}
+
+fn prompt_text(s: &State, side: Side, q: &Question) -> String {
     match q {
         Question::Command { .. } => {
             let need = rules::required_cards(s, side);
@@ -103,26 +126,30 @@ pub fn prompt(s: &State, side: Side, q: &Question) -> String {
 
 fn standing_lines(s: &State, side: Side) -> Vec<String> {
     let st = s.standing.get(side);
-    let mut out = vec![
+    let mut out: Vec<String> = vec![
         "Standing orders, [orders.standing] (optional, in any order file; each key you give replaces the stored one".into(),
         "and an empty list or table clears it; a standing order is used whenever it is still legal, else you are asked):".into(),
-        "  defend = [\"Washington\"]                   towns you defend when an enemy corps moves in (§8)".into(),
-        "  vacate = { Frederick = [\"Westminster\"] }  towns you vacate, and where to, first allowed town first (§8)".into(),
-        "  casualties = [\"XI\", \"XII\"]               your corps in the order to remove them when a combat costs one (§9)".into(),
-        "  retreat = { Gettysburg = [\"York\"] }        as attacker: where beaten defenders of a town retreat (§9)".into(),
+    ];
+    let mut rows = vec![
+        ("defend = [\"Washington\"]", "towns you defend when an enemy corps moves in (§8)"),
+        ("vacate = { Frederick = [\"Westminster\"] }", "towns you vacate, and where to, first allowed town first (§8)"),
+        ("casualties = [\"XI\", \"XII\"]", "your corps in the order to remove them when a combat costs one (§9)"),
+        ("retreat = { Gettysburg = [\"York\"] }", "as attacker: where beaten defenders of a town retreat (§9)"),
     ];
     if side == Side::Confederate {
-        out.push("  combat_order = [\"Gettysburg\"]            the order of combats; used when it names all towns in combat but at most one (§9)".into());
+        rows.push(("combat_order = [\"Gettysburg\"]", "the order of combats; used when it names all towns in combat but one (§9)"));
     }
     if s.optional_fire {
-        out.push("  optional_fire = \"never\"                   optional firing rule: \"never\", \"always\" (most dice) or \"ask\" (§9)".into());
+        rows.push(("optional_fire = \"never\"", "optional firing rule: \"never\", \"always\" (most dice) or \"ask\" (§9)"));
     }
-    out.push(format!("Your standing orders now: {}", standing_summary(st)));
+    out.extend(rows.into_iter().map(|(example, what)| format!("  {example:<41} {what}")));
+    out.push("Your standing orders now:".into());
+    out.extend(standing_list(st).into_iter().map(|l| format!("  {l}")));
     out
 }
 
-/// One line summarizing standing orders.
-pub fn standing_summary(st: &Standing) -> String {
+/// Standing orders as lines, one per order ("none" when there are none).
+pub fn standing_list(st: &Standing) -> Vec<String> {
     let mut parts = Vec::new();
     if !st.defend.is_empty() {
         parts.push(format!("defend {}", st.defend.join(", ")));
@@ -140,9 +167,17 @@ pub fn standing_summary(st: &Standing) -> String {
         parts.push(format!("combat order {}", st.combat_order.join(", ")));
     }
     if let Some(f) = st.optional_fire {
-        parts.push(format!("optional fire {}", serde_json::to_value(f).ok().and_then(|v| v.as_str().map(str::to_string)).unwrap_or_default()));
+        let word = match f {
+            FirePolicy::Never => "never",
+            FirePolicy::Always => "always",
+            FirePolicy::Ask => "ask",
+        };
+        parts.push(format!("optional fire {word}"));
     }
-    if parts.is_empty() { "none".into() } else { parts.join("; ") }
+    if parts.is_empty() {
+        parts.push("none".into());
+    }
+    parts
 }
 
 fn moves_lines(s: &State, side: Side, commands: &[super::state::Command], during_command: bool) -> Vec<String> {
@@ -181,7 +216,7 @@ pub fn help(s: &State, side: Side) -> Vec<String> {
             let army = s.scenario.army(side);
             let key = army_key(&army.army_commander);
             let need = rules::required_cards(s, side);
-            out.push(format!("cards = [..]: the {} card half/halves you play upward (compulsory: exactly {need}), by commander:", plural(need as u32, "").trim()));
+            out.push(format!("cards = [..]: play exactly {}, each named by the commander on the half you turn upward:", plural(need as u32, "card")));
             for (i, card) in army.cards.iter().enumerate() {
                 let halves: Vec<String> = [true, false]
                     .into_iter()

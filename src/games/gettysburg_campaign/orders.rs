@@ -86,6 +86,14 @@ pub fn movable(s: &State, side: Side, commands: &[Command]) -> Vec<(usize, u32, 
                 return None;
             }
             let town = s.town_of(c)?.to_string();
+            // Corps in a town awaiting their own vacate-or-defend decision during the enemy's
+            // (initiative) movement will not move this round either way (§8).
+            let deciding = s.this_round.entry.as_ref().is_some_and(|e| {
+                e.to == town && s.corps[e.mover].side != side && matches!(s.stage, Stage::Movement { second: false, .. })
+            });
+            if deciding {
+                return None;
+            }
             let left = rules::allowed_steps(s, side, commands, c).saturating_sub(s.this_round.steps.get(&c).copied().unwrap_or(0));
             (left > 0).then_some((c, left, town))
         })

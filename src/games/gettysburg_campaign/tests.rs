@@ -428,6 +428,7 @@ fn s8_example_of_movement() {
     assert_eq!((side, t.as_str()), (Side::Union, "Gettysburg"));
     assert!(!options.contains(&"Hagerstown".to_string()), "not where the enemy came from");
     assert!(options.contains(&"Westminster".to_string()));
+    assert!(has_problem(&s, "union", "decision = \"defend\"\nmoves = { III = \"York\" }", "moves.III"), "III will not move this round");
     let (s, d) = step(&s, &[("union", "decision = \"defend\"")], &[]);
     let first = idx(&s, Side::Confederate, "I");
     assert_eq!(s.corps[first].at, Location::Advancing { from: "Hagerstown".into(), to: "Gettysburg".into() });
@@ -919,3 +920,4 @@ fn opponent_secrets_do_not_change_a_view_during_random_play() {
         s = g.resolve(&s, &orders, &mut Ctx::new([steps; 32])).unwrap();
     }
 }
+

@@ -8,7 +8,7 @@
 
 use serde_json::{Value, json};
 
-use super::forms::{prompt, standing_summary};
+use super::forms::{prompt, standing_list};
 use super::side::Side;
 use super::state::{Location, Stage, State};
 
@@ -33,7 +33,10 @@ fn phase(s: &State) -> (&'static str, String) {
 /// The view of `side` (see the module doc for what is in it).
 pub fn view(s: &State, side: Side) -> Value {
     let (phase, phase_text) = phase(s);
-    let counter = |c: usize| format!("{} (strength {})", s.label(c), s.corps[c].strength);
+    let counter = |c: usize| {
+        let k = &s.corps[c];
+        format!("{} {} Corps ({}, strength {})", k.side.name(), k.id, k.commander, k.strength)
+    };
     let towns: Vec<Value> = s
         .scenario
         .map
@@ -130,7 +133,7 @@ pub fn view(s: &State, side: Side) -> Value {
         "initiative_player": s.this_round.initiative.map(|x| x.role()),
         "commands": { "confederate": revealed(Side::Confederate), "union": revealed(Side::Union) },
         "planned_moves": plans,
-        "standing": standing_summary(s.standing.get(side)),
+        "standing": standing_list(s.standing.get(side)),
         "standing_orders": s.standing.get(side),
         "question": question,
         "waiting_for": waiting,
