@@ -5,8 +5,9 @@
 //! - `cards = ["Reynolds", "Hancock"]` (command): the card halves played upward, each naming its
 //!   commander (§6); with the army commander's half also `lee = "II"` / `meade = "VI"`.
 //! - `moves = { I = "Gettysburg", II = "stay" }`: planned moves this round for commanded corps;
-//!   the army commander's corps may take a list of two towns (§8). Corps move in the order of the
-//!   cards played.
+//!   the army commander's corps may take a list of two towns (§8); if its plan names one town it
+//!   moves once and is not asked for the second move. Corps move in the order of the cards played;
+//!   a plan that is no longer possible when its turn comes is dropped and the player asked.
 //! - `decision = "defend"` or `"vacate"` with `vacate_to = "Town"` or `{ XI = "Town", .. }`
 //!   (vacate-or-defend, §8).
 //! - `combat_order = ["Gettysburg", "Frederick"]` (combat-order, §9).

@@ -117,6 +117,8 @@ fn step(s: &State, orders: &[(&str, &str)], rolls: &[u32]) -> (State, Dice) {
     let mut d = Dice::new(rolls);
     let next = resolve_with(s, &map, &mut d).expect("resolves");
     assert!(d.rolls.is_empty(), "unused scripted dice: {:?}", d.rolls);
+    let back: State = serde_json::from_str(&crate::game::canonical(&next)).expect("state parses");
+    assert_eq!(back, next, "state round-trips through JSON");
     (next, d)
 }
 
@@ -375,6 +377,20 @@ fn s6_unknown_order_fields_are_rejected() {
     assert!(has_problem(&s, "union", "cards = [\"Reynolds\", \"Hancock\"]\n[standing]\noptional_fire = \"always\"", "standing.optional_fire"));
 }
 
+#[test]
+fn standing_orders_are_replaced_key_by_key_and_defend_overrides_vacate() {
+    let s = fresh();
+    let (s, _) = step(&s, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"stay\" }"), ("union", "cards = [\"Reynolds\", \"Hancock\"]\nmoves = { I = \"stay\", II = \"stay\" }\n[standing]\nvacate = { Frederick = \"Westminster\", Baltimore = [\"York\"] }\ncasualties = [\"XI\"]")], &[1, 2]);
+    assert_eq!(s.standing.union.vacate.len(), 2);
+    let (s, _) = step(&s, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"stay\" }"), ("union", "cards = [\"Reynolds\", \"Hancock\"]\nmoves = { I = \"stay\", II = \"stay\" }\n[standing]\ndefend = [\"Frederick\"]")], &[1, 2]);
+    assert_eq!(s.standing.union.defend, ["Frederick"]);
+    assert_eq!(s.standing.union.vacate.keys().collect::<Vec<_>>(), ["Baltimore"], "Frederick left the vacate table");
+    assert_eq!(s.standing.union.casualties, ["XI"], "keys not given are kept");
+    assert!(s.standing.confederate.defend.is_empty(), "each side has its own");
+    assert!(has_problem(&s, "union", "cards = [\"Reynolds\", \"Hancock\"]\n[standing]\ndefend = [\"York\"]\nvacate = { York = \"Baltimore\" }", "standing.defend"));
+    assert!(has_problem(&s, "union", "cards = [\"Reynolds\", \"Hancock\"]\n[standing]\nvacate = { York = \"Washington\" }", "standing.vacate.York"), "no road");
+}
+
 // ---------------------------------------------------------------------------------------------
 // §7 initiative
 
@@ -472,10 +488,11 @@ fn s8_a_commanded_corps_without_a_plan_is_asked_and_stay_is_not() {
 
 #[test]
 fn s8_vacating_avoids_enemy_towns_and_the_movers_origin() {
-    let mut s = board(&[("I", "Leesburg"), ("II", "Westminster")], &[("XI", "Frederick")]);
-    s.this_round = Default::default();
-    let opts = rules::vacate_options(&s, "Frederick", Side::Union, "Leesburg");
-    assert_eq!(opts, ["Washington", "Hagerstown", "Gettysburg"]);
+    // The rule by itself: not the town the enemy came from (even if empty), not an enemy town.
+    let s = board(&[("II", "Westminster")], &[("XI", "Frederick")]);
+    assert_eq!(rules::vacate_options(&s, "Frederick", Side::Union, "Leesburg"), ["Washington", "Hagerstown", "Gettysburg"]);
+    assert_eq!(rules::vacate_options(&s, "Frederick", Side::Union, "Hagerstown"), ["Leesburg", "Washington", "Gettysburg"]);
+    let s = board(&[("I", "Leesburg"), ("II", "Westminster")], &[("XI", "Frederick")]);
     // Standing vacate to an illegal town (Westminster, Confederate) is not used: the player is asked.
     let (s2, _) = step(&s, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"Frederick\" }"), ("union", "cards = [\"Howard\"]\nmoves = { XI = \"stay\" }\n[standing]\nvacate = { Frederick = [\"Westminster\"] }")], &[6, 1]);
     assert_eq!(kind(&s2), "vacate-or-defend");
