@@ -358,7 +358,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             println!("steps (email round trips): {}, orders submitted: {}", s.steps, s.orders);
             println!("result: {}", s.outcome);
             println!("audit passed: {} records, {} signed orders, {} reports replayed", s.audit.records, s.audit.orders, s.audit.reports);
-            println!("read a report: pbem report {} --role {}", s.game_dir.display(), "ROLE");
+            println!("read a report: pbem report {} --role ROLE", s.game_dir.display());
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -105,7 +105,7 @@ pub fn run(rules: &str, out: &Path, seed: [u8; 32], options: BTreeMap<String, St
             let path = players.join(role).join(format!("step-{:04}.toml", op.step));
             let armored = sig::sign(&keys[role], pipeline::NS_ORDERS, text.as_bytes())?;
             // Alternate the two accepted ways of carrying the signature: beside and appended.
-            if (op.step + i as u64) % 2 == 0 {
+            if (op.step + i as u64).is_multiple_of(2) {
                 store::write_atomic(&path, text.as_bytes())?;
                 store::write_atomic(&pipeline::sig_path(&path), armored.as_bytes())?;
             } else {

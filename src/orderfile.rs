@@ -165,8 +165,8 @@ pub fn fill_nonce(text: &str) -> Option<String> {
         if t.starts_with('[') {
             in_header = t.starts_with("[pbem]");
         }
-        if in_header && !filled {
-            if let Some(rest) = t.strip_prefix("nonce") {
+        if in_header && !filled
+            && let Some(rest) = t.strip_prefix("nonce") {
                 let v = rest.trim_start().strip_prefix('=').map(str::trim);
                 if v == Some("\"\"") || v == Some("''") {
                     out.push_str(&format!("nonce = \"{}\"\n", hex::encode(crate::commit::fresh_32())));
@@ -174,7 +174,6 @@ pub fn fill_nonce(text: &str) -> Option<String> {
                     continue;
                 }
             }
-        }
         out.push_str(line);
     }
     filled.then_some(out)

@@ -349,11 +349,10 @@ fn used_nonces(dir: &GameDir) -> Result<Vec<String>> {
                 continue;
             }
             let text = store::read_text(&root.join(&step).join(&name))?;
-            if let Ok(f) = orderfile::parse(&text) {
-                if !f.header.nonce.is_empty() {
+            if let Ok(f) = orderfile::parse(&text)
+                && !f.header.nonce.is_empty() {
                     out.push(f.header.nonce);
                 }
-            }
         }
     }
     Ok(out)
