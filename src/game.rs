@@ -92,6 +92,9 @@ pub trait Game: Send + Sync {
     /// The scenario shipped with the binary (TOML text), used when `pbem new` gets no `--scenario`.
     fn default_scenario(&self) -> &'static str;
 
+    /// Every [`Ask::kind`] this game can ask (deadline policies are keyed by them).
+    fn ask_kinds(&self) -> &'static [&'static str];
+
     /// The initial state from scenario text and `--option` values.
     ///
     /// Errors: [`GameError::Scenario`] naming the field, [`GameError::Option`] for a bad option.
@@ -138,6 +141,8 @@ pub trait DynGame: Send + Sync {
     fn title(&self) -> &'static str;
     /// See [`Game::default_scenario`].
     fn default_scenario(&self) -> &'static str;
+    /// See [`Game::ask_kinds`].
+    fn ask_kinds(&self) -> &'static [&'static str];
     /// See [`Game::setup`]; returns the canonical state text.
     fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<String, GameError>;
     /// See [`Game::roles`].
@@ -178,6 +183,9 @@ impl<G: Game> DynGame for G {
     }
     fn default_scenario(&self) -> &'static str {
         Game::default_scenario(self)
+    }
+    fn ask_kinds(&self) -> &'static [&'static str] {
+        Game::ask_kinds(self)
     }
     fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<String, GameError> {
         Ok(canonical(&Game::setup(self, scenario, options)?))

@@ -29,6 +29,7 @@ fn play(game: &dyn DynGame, seed: u8, bots: bool) -> usize {
         let mut orders = BTreeMap::new();
         for a in &asks {
             assert!(roles.contains(&a.role));
+            assert!(game.ask_kinds().contains(&a.kind.as_str()), "{}: ask kind {:?} missing from ask_kinds()", game.rules(), a.kind);
             let default = game.default_order(&state, &a.role).unwrap();
             assert_eq!(game.check_order(&state, &a.role, &default).unwrap(), Ok(()), "{}: default order illegal at step {step}", game.rules());
             let o = if bots { game.bot_order(&state, &a.role, &mut players).unwrap() } else { default };

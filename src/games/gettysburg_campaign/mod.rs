@@ -120,6 +120,10 @@ impl Game for GettysburgCampaign {
         "Gettysburg Campaign"
     }
 
+    fn ask_kinds(&self) -> &'static [&'static str] {
+        state::Question::KINDS
+    }
+
     fn default_scenario(&self) -> &'static str {
         DEFAULT_SCENARIO
     }

@@ -281,6 +281,10 @@ pub enum Question {
 }
 
 impl Question {
+    /// Every value [`Question::kind`] can return.
+    pub const KINDS: &'static [&'static str] =
+        &["command", "move", "vacate-or-defend", "combat-order", "fire-option", "casualty", "retreat"];
+
     /// The ask kind used in order forms and deadline policies.
     pub fn kind(&self) -> &'static str {
         match self {
