@@ -183,9 +183,10 @@ pub fn standing_list(st: &Standing) -> Vec<String> {
 fn moves_lines(s: &State, side: Side, commands: &[super::state::Command], during_command: bool) -> Vec<String> {
     let mut out = Vec::new();
     if during_command {
-        out.push("moves = { I = \"Frederick\", II = \"stay\" }: optional planned moves this round for the corps your cards command".into());
-        out.push("  (a commanded corps without a plan makes you be asked when it is its turn to move; corps move in the order".into());
-        out.push("  of your cards; the army commander's corps may have a list of two towns, e.g. [\"Leesburg\", \"Frederick\"]).".into());
+        out.push("moves = { I = \"Frederick\", II = \"stay\" }: optional planned moves this round for the corps".into());
+        out.push("  your cards command. You are asked for a commanded corps without a plan when its turn to move".into());
+        out.push("  comes; corps move in the order of your cards; the army commander's corps may have a list of".into());
+        out.push("  two towns, e.g. [\"Leesburg\", \"Frederick\"]. \"stay\" for a corps without a command is ignored.".into());
         out.push("Your corps and the roads from their towns:".into());
         for c in s.corps_of(side) {
             match s.town_of(c) {
@@ -196,7 +197,8 @@ fn moves_lines(s: &State, side: Side, commands: &[super::state::Command], during
     } else {
         let can = movable(s, side, commands);
         if !can.is_empty() {
-            out.push("moves = { ... }: planned moves for your commanded corps that have not moved yet (or \"stay\"):".into());
+            out.push("moves = { ... }: planned moves (or \"stay\") for your commanded corps that have not moved yet".into());
+            out.push("  (\"stay\" for any other corps is ignored):".into());
             for (c, left, t) in can {
                 out.push(format!("  {} in {t} (moves left: {left}) -> {}", s.short(c), s.scenario.neighbors(&t).join(", ")));
             }

@@ -4,7 +4,8 @@
 //! Fields (all optional unless the pending question needs them):
 //! - `cards = ["Reynolds", "Hancock"]` (command): the card halves played upward, each naming its
 //!   commander (§6); with the army commander's half also `lee = "II"` / `meade = "VI"`.
-//! - `moves = { I = "Gettysburg", II = "stay" }`: planned moves this round for commanded corps;
+//! - `moves = { I = "Gettysburg", II = "stay" }`: planned moves this round for commanded corps
+//!   ("stay" for a corps with no move to make is accepted and ignored; a move for it is an error);
 //!   the army commander's corps may take a list of two towns (§8); if its plan names one town it
 //!   moves once and is not asked for the second move. Corps move in the order of the cards played;
 //!   a plan that is no longer possible when its turn comes is dropped and the player asked.
@@ -290,6 +291,11 @@ fn parse_cards(s: &State, side: Side, orders: &Orders, p: &mut Problems) -> Opti
     (p.0.len() == before).then_some(cmds)
 }
 
+/// Whether a planned move is "stay" (any case).
+fn is_stay(v: &Value) -> bool {
+    v.as_str().is_some_and(|x| x.trim().eq_ignore_ascii_case("stay"))
+}
+
 /// §8: planned moves of commanded corps, each a town (or list) along roads, or "stay".
 fn parse_moves(s: &State, side: Side, commands: &[Command], v: &Value, p: &mut Problems) -> BTreeMap<usize, Vec<String>> {
     let mut out = BTreeMap::new();
@@ -305,12 +311,17 @@ fn parse_moves(s: &State, side: Side, commands: &[Command], v: &Value, p: &mut P
             continue;
         };
         let Some((_, left, town)) = can.iter().find(|(x, _, _)| *x == c) else {
+            // "stay" for a corps that has no move to make (e.g. a line of the prefilled form kept
+            // after changing the cards) is what will happen anyway: accepted and ignored.
+            if is_stay(val) {
+                continue;
+            }
             let ids: Vec<usize> = can.iter().map(|(x, _, _)| *x).collect();
             p.add(&f, format!("{} has no move to make now (it needs a command this round and must not have moved, vacated or defended); corps you may move: {}", s.short(c), list(&ids.iter().map(|&x| s.corps[x].id.clone()).collect::<Vec<_>>())));
             continue;
         };
         let towns = match val {
-            Value::String(x) if x.trim().eq_ignore_ascii_case("stay") => Vec::new(),
+            _ if is_stay(val) => Vec::new(),
             _ => match strings(val) {
                 Some(t) => t,
                 None => {

@@ -487,6 +487,27 @@ fn s8_a_commanded_corps_without_a_plan_is_asked_and_stay_is_not() {
 }
 
 #[test]
+fn s8_stay_for_a_corps_without_a_move_is_a_harmless_no_op() {
+    // The prefilled form plans `I = "stay"`; a player who changes the cards but keeps that line
+    // must not be rejected.
+    let s = fresh();
+    assert!(problems(&s, "union", "cards = [\"Hancock\", \"Sickles\"]\nmoves = { I = \"stay\", II = \"stay\" }").is_empty());
+    let (s2, _) = step(&s, &[("confederate", "cards = [\"Ewell\"]\nmoves = { I = \"stay\", II = \"stay\" }"), ("union", "cards = [\"Hancock\", \"Sickles\"]\nmoves = { I = \"stay\", II = \"stay\", III = \"stay\" }")], &[6, 1]);
+    assert!(!s2.this_round.plans.union.contains_key(&idx(&s2, Side::Union, "I")), "nothing is stored for I Corps");
+    // Moving a corps without a command is still an error, with the clear message.
+    let p = problems(&s, "union", "cards = [\"Hancock\", \"Sickles\"]\nmoves = { I = \"Frederick\" }");
+    assert!(p.iter().any(|x| x.field == "moves.I" && x.message.contains("has no move to make now")), "{p:?}");
+    // During movement, "stay" for a corps that already moved (or has no command) is ignored too.
+    let s = fresh();
+    let (s, _) = step(&s, &[("confederate", "cards = [\"Longstreet\"]"), ("union", "cards = [\"Reynolds\", \"Hancock\"]\nmoves = { I = \"stay\", II = \"stay\" }")], &[6, 1]);
+    assert_eq!(kind(&s), "move");
+    assert!(problems(&s, "confederate", "moves = { I = \"Culpeper\", II = \"stay\" }").is_empty());
+    assert!(has_problem(&s, "confederate", "moves = { I = \"Culpeper\", II = \"Culpeper\" }", "moves.II"));
+    let help = GettysburgCampaign.form_help(&fresh(), "union").join("\n");
+    assert!(help.contains("\"stay\" for a corps without a command is ignored"), "{help}");
+}
+
+#[test]
 fn s8_vacating_avoids_enemy_towns_and_the_movers_origin() {
     // The rule by itself: not the town the enemy came from (even if empty), not an enemy town.
     let s = board(&[("II", "Westminster")], &[("XI", "Frederick")]);
