@@ -304,12 +304,18 @@ fn parse_moves(s: &State, side: Side, commands: &[Command], v: &Value, p: &mut P
         return out;
     };
     let can = movable(s, side, commands);
+    let mut seen = Vec::new();
     for (key, val) in table {
         let f = format!("moves.{key}");
         let Some(c) = s.corps_named(side, key) else {
             p.add(&f, format!("no {} corps \"{key}\"; your corps: {}", side.name(), s.ids(&s.corps_of(side))));
             continue;
         };
+        if seen.contains(&c) {
+            p.add("moves", format!("{} is listed twice; give each once", s.corps[c].id));
+            continue;
+        }
+        seen.push(c);
         let Some((_, left, town)) = can.iter().find(|(x, _, _)| *x == c) else {
             // "stay" for a corps that has no move to make (e.g. a line of the prefilled form kept
             // after changing the cards) is what will happen anyway: accepted and ignored.
@@ -461,6 +467,10 @@ fn per_corps(s: &State, owner: Side, corps: &[usize], v: &Value, options: &[Stri
                     p.add(&f, format!("\"{id}\" is not one of the corps concerned: {}", s.ids(corps)));
                     continue;
                 };
+                if out.iter().any(|(x, _)| *x == c) {
+                    p.add(field, format!("{} is listed twice; give each once", s.corps[c].id));
+                    continue;
+                }
                 match to.as_str() {
                     Some(town) => {
                         if let Some(d) = dest(town, &f, p) {
@@ -482,7 +492,16 @@ fn per_corps(s: &State, owner: Side, corps: &[usize], v: &Value, options: &[Stri
     }
 }
 
-/// Towns from a standing-order value, checked to exist (canonical spelling).
+/// Reports every item of `items` (canonical spellings) given more than once, once each.
+fn no_duplicates(items: &[String], f: &str, p: &mut Problems) {
+    for (i, x) in items.iter().enumerate() {
+        if items[..i].iter().filter(|y| *y == x).count() == 1 {
+            p.add(f, format!("{x} is listed twice; give each once"));
+        }
+    }
+}
+
+/// Towns from a standing-order value, checked to exist and to be listed once (canonical spelling).
 fn towns_of(s: &State, v: &Value, f: &str, p: &mut Problems) -> Vec<String> {
     let Some(names) = strings(v) else {
         p.add(f, "must be a list of towns");
@@ -495,6 +514,7 @@ fn towns_of(s: &State, v: &Value, f: &str, p: &mut Problems) -> Vec<String> {
             None => p.add(f, format!("unknown town \"{n}\"; towns: {}", list(&s.scenario.map.towns.iter().map(|t| t.name.clone()).collect::<Vec<_>>()))),
         }
     }
+    no_duplicates(&out, f, p);
     out
 }
 
@@ -511,6 +531,10 @@ fn town_table(s: &State, v: &Value, f: &str, p: &mut Problems) -> BTreeMap<Strin
             p.add(&fk, format!("unknown town \"{key}\""));
             continue;
         };
+        if out.contains_key(town) {
+            p.add(f, format!("{town} is listed twice; give each once"));
+            continue;
+        }
         let dests = towns_of(s, val, &fk, p);
         for d in &dests {
             if !s.scenario.adjacent(town, d) {
@@ -564,6 +588,7 @@ fn parse_standing(s: &State, side: Side, v: &Value, p: &mut Problems) -> Standin
                         None => p.add("standing.casualties", format!("no {} corps \"{id}\"; your corps: {}", side.name(), s.ids(&s.corps_of(side)))),
                     }
                 }
+                no_duplicates(&out, "standing.casualties", p);
                 st.casualties = out;
             }
             None => p.add("standing.casualties", "must be a list of your corps, e.g. [\"XI\", \"XII\"]"),
@@ -576,13 +601,7 @@ fn parse_standing(s: &State, side: Side, v: &Value, p: &mut Problems) -> Standin
         if side != Side::Confederate {
             p.add("standing.combat_order", "only the Confederate player orders the combats (§9)");
         } else {
-            let towns = towns_of(s, v, "standing.combat_order", p);
-            for (i, x) in towns.iter().enumerate() {
-                if towns[..i].contains(x) {
-                    p.add("standing.combat_order", format!("{x} is listed twice"));
-                }
-            }
-            st.combat_order = towns;
+            st.combat_order = towns_of(s, v, "standing.combat_order", p);
         }
     }
     if let Some(v) = t.get("optional_fire") {

@@ -391,6 +391,29 @@ fn standing_orders_are_replaced_key_by_key_and_defend_overrides_vacate() {
     assert!(has_problem(&s, "union", "cards = [\"Reynolds\", \"Hancock\"]\n[standing]\nvacate = { York = \"Washington\" }", "standing.vacate.York"), "no road");
 }
 
+#[test]
+fn standing_lists_reject_duplicates_naming_them() {
+    let s = fresh();
+    let cards = "cards = [\"Reynolds\", \"Hancock\"]\n[standing]\n";
+    let dup = |role: &str, text: &str, field: &str, name: &str| {
+        let p = problems(&s, role, &format!("{}{text}", if role == "union" { cards } else { "cards = [\"Ewell\"]\n[standing]\n" }));
+        assert!(p.iter().any(|x| x.field == field && x.message.contains(&format!("{name} is listed twice"))), "{text}: {p:?}");
+    };
+    dup("union", "casualties = [\"I\", \"I\", \"XI\"]", "standing.casualties", "I");
+    dup("union", "casualties = [\"xi\", \"XI\"]", "standing.casualties", "XI");
+    dup("union", "defend = [\"York\", \"york\"]", "standing.defend", "York");
+    dup("union", "vacate = { Frederick = [\"Westminster\", \"Westminster\"] }", "standing.vacate.Frederick", "Westminster");
+    dup("union", "vacate = { Frederick = \"Westminster\", frederick = \"Washington\" }", "standing.vacate", "Frederick");
+    dup("union", "retreat = { Gettysburg = [\"York\", \"Carlisle\", \"York\"] }", "standing.retreat.Gettysburg", "York");
+    dup("confederate", "combat_order = [\"Gettysburg\", \"Gettysburg\"]", "standing.combat_order", "Gettysburg");
+    assert!(problems(&s, "union", &format!("{cards}casualties = [\"I\", \"XI\"]")).is_empty());
+    let p = problems(&s, "union", &format!("{cards}casualties = [\"I\", \"I\", \"I\"]"));
+    assert_eq!(p.len(), 1, "one message per duplicate: {p:?}");
+    // Corps ids ignore case, so a table can name one corps twice.
+    let p = problems(&s, "union", "cards = [\"Reynolds\", \"Hancock\"]\nmoves = { I = \"stay\", i = \"Frederick\" }");
+    assert!(p.iter().any(|x| x.field == "moves" && x.message.contains("I is listed twice")), "{p:?}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // §7 initiative
 
@@ -714,6 +737,7 @@ fn s9_retreat_routes_are_chosen_by_the_attacker_and_may_split() {
     assert!(!options.contains(&"Hagerstown".to_string()), "not along the attacker's road");
     assert!(has_problem(&s, "confederate", "retreat_to = \"Hagerstown\"", "retreat_to"));
     assert!(has_problem(&s, "confederate", "retreat_to = { XI = \"York\" }", "retreat_to"), "every corps needs a town");
+    assert!(has_problem(&s, "confederate", "retreat_to = { XI = \"York\", xi = \"Westminster\" }", "retreat_to"), "XI twice, XII missing");
     let (s, _) = step(&s, &[("confederate", "retreat_to = { XI = \"York\", XII = \"Westminster\" }")], &[]);
     assert_eq!(s.corps[idx(&s, Side::Union, "XI")].at, town("York"));
     assert_eq!(s.corps[idx(&s, Side::Union, "XII")].at, town("Westminster"));
