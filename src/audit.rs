@@ -28,6 +28,20 @@ pub struct AuditSummary {
     pub reports: u64,
 }
 
+impl AuditSummary {
+    /// E.g. "22 records, 42 signed orders, 2 NMR, 44 reports replayed byte for byte".
+    pub fn describe(&self) -> String {
+        let n = |k: u64, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+        format!(
+            "{}, {}, {} NMR, {} replayed byte for byte",
+            n(self.records, "record", "records"),
+            n(self.orders, "signed order", "signed orders"),
+            self.nmr,
+            n(self.reports, "report", "reports")
+        )
+    }
+}
+
 fn fail(path: &Path, what: impl std::fmt::Display) -> Error {
     Error::Audit(format!("{}: {what}", path.display()))
 }
@@ -42,6 +56,18 @@ fn check_host_sig(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str
 /// Audits the game in `dir`; `Ok` only if every check passes, otherwise [`Error::Audit`] naming
 /// the first failure and its file. `templates` must be the override folder used by the host, if any.
 pub fn audit(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
+    let gf = pipeline::read_game_file(&GameDir::new(dir))?;
+    let here = env!("CARGO_PKG_VERSION");
+    audit_game(dir, templates).map_err(|e| match e {
+        Error::Audit(m) if gf.pbem != here => Error::Audit(format!(
+            "{m} (note: the game was made by pbem {}, this is pbem {here}; reports and rules may differ between versions)",
+            if gf.pbem.is_empty() { "of unknown version" } else { &gf.pbem }
+        )),
+        e => e,
+    })
+}
+
+fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
     let gd = GameDir::new(dir);
     let gf = pipeline::read_game_file(&gd)?;
     let game = pipeline::rules(&gf.rules)?;
@@ -60,6 +86,24 @@ pub fn audit(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
     let files = store::list(&gd.root.join("records"))?.iter().filter(|n| n.ends_with(".json")).count() as u64;
     if files != last + 1 {
         return Err(fail(&gd.record(last + 1), "missing (deleted record?): later records exist"));
+    }
+    // A state or report past the last record: the record was deleted, or a run was interrupted
+    // before its commit point (the next `pbem adjudicate` redoes that step and overwrites them).
+    let orphan = gd.state(last + 1);
+    let orphan_reports = gd.root.join("reports").join(format!("{:06}", last + 1));
+    for p in [orphan, orphan_reports] {
+        if p.exists() {
+            return Err(fail(&p, format!("exists without record {}: a deleted record, or an interrupted adjudication (run `pbem adjudicate` to finish it)", last + 1)));
+        }
+    }
+    let host_pub = gd.root.join("host").join("host_key.pub");
+    if let Ok(text) = store::read_text(&host_pub) {
+        if sig::load_public_key(text.trim()).ok().as_ref() != Some(&host) {
+            return Err(fail(&host_pub, "is not the host key named in game.toml"));
+        }
+    }
+    for step in 1..=last + 1 {
+        check_receipts(&gd, &gf.id, step, &host)?;
     }
     let mut sum = AuditSummary::default();
     let mut state = game.setup(&scenario, &gf.options).map_err(|e| fail(&gd.scenario_file(), e))?;
@@ -96,6 +140,12 @@ pub fn audit(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                 let host_seed = commit::parse_32(&res.host_seed).ok_or_else(|| fail(&rpath, "host_seed is not 64 hex digits"))?;
                 if hex::encode(commit::host_seed_commitment(&gf.id, res.step, &host_seed)) != opening.host_seed_commitment {
                     return Err(fail(&rpath, format!("revealed host seed of step {} does not match its commitment in record {}", res.step, n - 1)));
+                }
+                let seed_file = gd.host_seed(res.step);
+                if let Ok(t) = store::read_text(&seed_file) {
+                    if t.trim() != res.host_seed {
+                        return Err(fail(&seed_file, format!("differs from the host seed revealed in record {n}")));
+                    }
                 }
                 let asked: Vec<&str> = opening.asks.iter().map(|a| a.role.as_str()).collect();
                 let revealed: Vec<&str> = res.orders.iter().map(|o| o.role.as_str()).collect();
@@ -147,6 +197,13 @@ pub fn audit(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                             if let Err(p) = game.check_order(&state, &o.role, &f.orders)? {
                                 return Err(fail(&rpath, format!("order of {} is illegal: {}: {}", o.role, p[0].field, p[0].message)));
                             }
+                            let sealed = gd.sealed(res.step).join(format!("{}-{seq}.txt", o.role));
+                            if sealed.exists() {
+                                // The host's sealed copy (absent from a public copy of the game).
+                                if store::read(&sealed)? != text.as_bytes() || store::read_text(&sig_path(&sealed)).ok().as_ref() != Some(signature) {
+                                    return Err(fail(&sealed, format!("differs from the order of {} revealed in record {n}", o.role)));
+                                }
+                            }
                             sum.orders += 1;
                             commit::parse_32(&h.nonce).unwrap_or(NMR_NONCE)
                         }
@@ -190,4 +247,19 @@ pub fn audit(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
         prev = Some((bytes, rec));
     }
     Ok(sum)
+}
+
+/// Every receipt of `step`: host-signed, for this game and step, numbered 1, 2, ... per role.
+fn check_receipts(gd: &GameDir, game: &str, step: u64, host: &ssh_key::PublicKey) -> Result<()> {
+    let mut next: BTreeMap<String, u64> = BTreeMap::new();
+    for (path, r) in pipeline::read_receipts(gd, step).map_err(|e| Error::Audit(e.to_string()))? {
+        check_host_sig(&path, &store::read(&path)?, host, NS_RECEIPT)?;
+        let want = next.entry(r.role.clone()).or_insert(1);
+        let name = format!("{}-{}.toml", r.role, r.seq);
+        if r.game != game || r.step != step || r.seq != *want || path.file_name().and_then(|n| n.to_str()) != Some(&name) {
+            return Err(fail(&path, format!("receipt out of place: expected {}-{want}.toml of step {step} of game {game}", r.role)));
+        }
+        *want += 1;
+    }
+    Ok(())
 }

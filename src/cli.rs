@@ -2,7 +2,7 @@
 //! library modules; this file parses arguments, calls them and prints.
 
 use std::collections::BTreeMap;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -156,10 +156,25 @@ pub fn main() -> ExitCode {
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("pbem: {e:#}");
+            eprintln!("pbem: {}", one_line(&e));
             ExitCode::from(1)
         }
     }
+}
+
+/// The error and its causes on one line, leaving out a cause whose text the message already holds.
+fn one_line(e: &anyhow::Error) -> String {
+    let mut out = String::new();
+    for cause in e.chain() {
+        let text = cause.to_string();
+        if !out.contains(&text) {
+            if !out.is_empty() {
+                out.push_str(": ");
+            }
+            out.push_str(&text);
+        }
+    }
+    out
 }
 
 fn now(arg: &Option<String>) -> Result<chrono::DateTime<chrono::Utc>> {
@@ -183,8 +198,7 @@ fn seat(arg: &str) -> Result<Seat> {
     let (Some(role), Some(email), Some(key)) = (parts.next(), parts.next(), parts.next()) else {
         bail!("--player {arg:?}: want ROLE:EMAIL:PUBKEY");
     };
-    let key = if Path::new(key).is_file() { store::read_text(Path::new(key))? } else { key.to_string() };
-    let pk = sig::load_public_key(key.trim()).with_context(|| format!("--player {role}"))?;
+    let pk = sig::load_public_key(key).with_context(|| format!("--player {role}"))?;
     Ok(Seat { role: role.to_string(), email: email.to_string(), key: pk.to_openssh().map_err(|e| anyhow!("{e}"))? })
 }
 
@@ -198,6 +212,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 .map(|(k, v)| Ok((k, v.parse::<u32>().map_err(|_| anyhow!("--deadline {v:?}: hours must be a whole number"))?)))
                 .collect::<Result<_>>()?;
             let seats = players.iter().map(|p| seat(p)).collect::<Result<Vec<_>>>()?;
+            for (i, a) in seats.iter().enumerate() {
+                if let Some(b) = seats[..i].iter().find(|b| b.key == a.key) {
+                    eprintln!("warning: seats {} and {} have the same key: one person can sign for both", b.role, a.role);
+                }
+            }
             let new = NewGame {
                 id,
                 rules,
@@ -215,6 +234,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let text = pipeline::form(&dir, &role)?;
             match output {
                 Some(p) => {
+                    if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+                        bail!("{}: no such folder", parent.display());
+                    }
                     store::write_atomic(&p, text.as_bytes())?;
                     println!("wrote {}", p.display());
                 }
@@ -259,10 +281,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let detached = pipeline::sig_path(&file);
             let detached = if detached.exists() { Some(store::read_text(&detached)?) } else { None };
             let pk = match (key, game) {
-                (Some(k), _) => {
-                    let text = if Path::new(&k).is_file() { store::read_text(Path::new(&k))? } else { k };
-                    sig::load_public_key(text.trim())?
-                }
+                (Some(k), _) => sig::load_public_key(&k)?,
                 (None, Some(dir)) => {
                     let gf = pipeline::read_game_file(&crate::store::GameDir::new(&dir))?;
                     let v = pipeline::read_signed_order(&file, &gf)?;
@@ -340,10 +359,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Audit { dir } => {
             let s = audit::audit(&dir, cli.templates.as_deref())?;
-            println!(
-                "audit passed: {} records, {} signed orders, {} NMR, {} reports replayed byte for byte",
-                s.records, s.orders, s.nmr, s.reports
-            );
+            println!("audit passed: {}", s.describe());
         }
         Command::Demo { rules, out, seed, options } => {
             let seed = match seed {
@@ -357,7 +373,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             println!("seed: {}", hex::encode(seed));
             println!("steps (email round trips): {}, orders submitted: {}", s.steps, s.orders);
             println!("result: {}", s.outcome);
-            println!("audit passed: {} records, {} signed orders, {} reports replayed", s.audit.records, s.audit.orders, s.audit.reports);
+            println!("audit passed: {}", s.audit.describe());
             println!("read a report: pbem report {} --role ROLE", s.game_dir.display());
         }
     }

@@ -11,6 +11,10 @@ use crate::game::{Ask, Outcome};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct GameFile {
+    /// The pbem version that created the game (reports are replayed by the audit, so a game is
+    /// best audited and continued by the version that made it).
+    #[serde(default)]
+    pub pbem: String,
     /// Game id, quoted in every order file and hashed into every commitment and seed.
     pub id: String,
     /// Rules id, e.g. `gettysburg-campaign`.

@@ -101,6 +101,9 @@ fn valid_id(id: &str) -> bool {
 /// Reads and parses `game.toml` of `dir`.
 pub fn read_game_file(dir: &GameDir) -> Result<GameFile> {
     let path = dir.game_file();
+    if !path.is_file() {
+        return Err(Error::input(dir.root.clone(), "not a pbem game directory (no game.toml)"));
+    }
     let text = store::read_text(&path)?;
     toml::from_str(&text).map_err(|e: toml::de::Error| Error::Input {
         line: e.span().map(|s| orderfile::line_of(&text, s.start)),
@@ -113,9 +116,6 @@ pub fn read_game_file(dir: &GameDir) -> Result<GameFile> {
 /// Loads a game directory at its newest record.
 pub fn load(dir: &Path) -> Result<Loaded> {
     let dir = GameDir::new(dir);
-    if !dir.game_file().exists() {
-        return Err(Error::input(dir.root.clone(), "not a pbem game directory (no game.toml)"));
-    }
     let gf = read_game_file(&dir)?;
     let game = rules(&gf.rules)?;
     let n = dir.last_record()?.ok_or_else(|| Error::input(dir.record(0), "missing: the game has no records"))?;
@@ -201,6 +201,22 @@ pub fn setup_hash(game_toml: &[u8], scenario: &[u8]) -> String {
     commit::sha256_hex(&all)
 }
 
+/// Checks a deadline policy: at least one hour everywhere, and only kinds of step the game asks.
+pub fn check_deadlines(d: &model::Deadlines, kinds: &[&str]) -> Result<()> {
+    if d.default_hours == 0 {
+        return Err(Error::Usage("deadline hours must be at least 1".into()));
+    }
+    for (k, h) in &d.kinds {
+        if !kinds.contains(&k.as_str()) {
+            return Err(Error::Usage(format!("--deadline {k}={h}: this game has no step kind {k:?}; kinds: {}", kinds.join(", "))));
+        }
+        if *h == 0 {
+            return Err(Error::Usage(format!("--deadline {k}={h}: deadline hours must be at least 1")));
+        }
+    }
+    Ok(())
+}
+
 /// Creates a game in `dir` (which must not exist or be empty): game file, scenario copy, host key,
 /// initial state, record 0 with the first step's opening, and the first reports.
 ///
@@ -240,6 +256,7 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
     for s in &new.seats {
         sig::load_public_key(&s.key).map_err(|e| Error::Usage(format!("--player {}: {e}", s.role)))?;
     }
+    check_deadlines(&new.deadlines, game.ask_kinds())?;
     let gd = GameDir::new(dir);
     let key = key_from_seed(&entropy.bytes32(), &format!("pbem-host@{id}"));
     let host_dir = gd.host_key().parent().expect("host dir").to_path_buf();
@@ -254,6 +271,7 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
     let mut seats = new.seats;
     seats.sort_by_key(|s| roles.iter().position(|r| *r == s.role));
     let gf = GameFile {
+        pbem: env!("CARGO_PKG_VERSION").to_string(),
         id,
         rules: new.rules,
         options: new.options,
@@ -383,6 +401,19 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
     if h.host_seed_commitment != opening.host_seed_commitment {
         return Err(at("pbem.host_seed_commitment", format!("does not match step {}'s host seed commitment {}", opening.step, opening.host_seed_commitment)));
     }
+    // The same signed text again: an idempotent resend of the order in force gets its receipt back;
+    // a resend of a superseded order is refused (it would silently replace the newer one).
+    let step = opening.step;
+    let commitment = hex::encode(commit::order_commitment(&g.gf.id, step, &h.role, v.text.as_bytes()));
+    let receipts = role_receipts(&g.dir, step, &h.role)?;
+    if let Some((path, r)) = receipts.iter().find(|(_, r)| r.commitment == commitment) {
+        let newest = receipts.last().map(|(_, n)| n.seq) == Some(r.seq);
+        if newest {
+            let warnings = vec![format!("already received as receipt {}: nothing changed", r.seq)];
+            return Ok(Accepted { receipt: r.clone(), path: path.clone(), warnings });
+        }
+        return Err(at("pbem.nonce", format!("this order was received before as receipt {} and later replaced; resending it is refused (sign a fresh form)", r.seq)));
+    }
     let mut warnings = Vec::new();
     if h.nonce.is_empty() {
         warnings.push("no nonce: this order adds no randomness to the step seed (`pbem sign` fills one)".to_string());
@@ -395,12 +426,7 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
         let more = if problems.len() > 1 { format!(" (and {} more problem(s))", problems.len() - 1) } else { String::new() };
         return Err(at(&field, format!("{}{more}", p.message)));
     }
-    let step = opening.step;
-    let seq = store::list(&g.dir.receipts(step))?
-        .iter()
-        .filter(|n| n.starts_with(&format!("{}-", h.role)) && n.ends_with(".toml"))
-        .count() as u64
-        + 1;
+    let seq = receipts.last().map_or(0, |(_, r)| r.seq) + 1;
     let name = format!("{}-{seq}", h.role);
     let sealed = g.dir.sealed(step).join(format!("{name}.txt"));
     store::write_atomic(&sig_path(&sealed), v.signature.as_bytes())?;
@@ -410,7 +436,7 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
         step,
         role: h.role.clone(),
         seq,
-        commitment: hex::encode(commit::order_commitment(&g.gf.id, step, &h.role, v.text.as_bytes())),
+        commitment,
         received: timestamp(now),
         nonce: !h.nonce.is_empty(),
     };
@@ -438,9 +464,9 @@ pub fn submit(dir: &Path, files: &[PathBuf], now: DateTime<Utc>) -> Result<Vec<R
     Ok(files.iter().map(|f| submit_one(&g, f, now)).collect())
 }
 
-/// The newest receipt of each role for `step`, by role.
-pub fn latest_receipts(dir: &GameDir, step: u64) -> Result<BTreeMap<String, Receipt>> {
-    let mut out: BTreeMap<String, Receipt> = BTreeMap::new();
+/// Every receipt of `step` with its file, sorted by role and then seq.
+pub fn read_receipts(dir: &GameDir, step: u64) -> Result<Vec<(PathBuf, Receipt)>> {
+    let mut out = Vec::new();
     let rdir = dir.receipts(step);
     for name in store::list(&rdir)? {
         if !name.ends_with(".toml") {
@@ -449,11 +475,20 @@ pub fn latest_receipts(dir: &GameDir, step: u64) -> Result<BTreeMap<String, Rece
         let path = rdir.join(&name);
         let text = store::read_text(&path)?;
         let r: Receipt = toml::from_str(&text).map_err(|e: toml::de::Error| Error::input(&path, e.message().to_string()))?;
-        if out.get(&r.role).is_none_or(|old| old.seq < r.seq) {
-            out.insert(r.role.clone(), r);
-        }
+        out.push((path, r));
     }
+    out.sort_by(|(_, a), (_, b)| (&a.role, a.seq).cmp(&(&b.role, b.seq)));
     Ok(out)
+}
+
+/// The receipts of one role for `step`, oldest first.
+fn role_receipts(dir: &GameDir, step: u64, role: &str) -> Result<Vec<(PathBuf, Receipt)>> {
+    Ok(read_receipts(dir, step)?.into_iter().filter(|(_, r)| r.role == role).collect())
+}
+
+/// The newest receipt of each role for `step`, by role.
+pub fn latest_receipts(dir: &GameDir, step: u64) -> Result<BTreeMap<String, Receipt>> {
+    Ok(read_receipts(dir, step)?.into_iter().map(|(_, r)| (r.role.clone(), r)).collect())
 }
 
 /// What one adjudication run did to one game.
@@ -560,6 +595,9 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
 
 /// The game directories under `root` (each holding a `game.toml`), sorted.
 pub fn games_under(root: &Path) -> Result<Vec<PathBuf>> {
+    if !root.is_dir() {
+        return Err(Error::input(root, "no such folder (the root of the games to adjudicate)"));
+    }
     Ok(store::list(root)?.into_iter().map(|n| root.join(n)).filter(|p| p.join("game.toml").is_file()).collect())
 }
 

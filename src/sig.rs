@@ -163,8 +163,9 @@ pub struct SignedText {
 ///
 /// Requires UTF-8 ([`SigError::NotUtf8`] with the byte offset of the first bad byte), strips a
 /// leading byte-order mark, turns CRLF and lone CR into LF, strips trailing spaces and tabs on
-/// every line, drops trailing blank lines and ends the text with exactly one newline. A text with
-/// nothing but blank lines is [`SigError::Empty`]. Leading blank lines and inner blank lines stay.
+/// every line, drops leading and trailing blank lines (mail clients add them) and ends the text with
+/// exactly one newline. A text with nothing but blank lines is [`SigError::Empty`]. Inner blank
+/// lines stay.
 pub fn normalize(bytes: &[u8]) -> Result<String, SigError> {
     let text = std::str::from_utf8(bytes).map_err(|e| SigError::NotUtf8 {
         offset: e.valid_up_to(),
@@ -178,10 +179,8 @@ pub fn normalize(bytes: &[u8]) -> Result<String, SigError> {
     while lines.last().is_some_and(|l| l.is_empty()) {
         lines.pop();
     }
-    if lines.is_empty() {
-        return Err(SigError::Empty);
-    }
-    let mut out = lines.join("\n");
+    let first = lines.iter().position(|l| !l.is_empty()).ok_or(SigError::Empty)?;
+    let mut out = lines[first..].join("\n");
     out.push('\n');
     Ok(out)
 }
@@ -409,6 +408,13 @@ pub fn load_private_key(path: &Path, passphrase: Option<&str>) -> Result<Private
 /// used. Errors: [`SigError::ParsePublicKey`], [`SigError::ReadKey`], [`SigError::NotEd25519`].
 pub fn load_public_key(text_or_path: &str) -> Result<PublicKey, SigError> {
     let given = text_or_path.trim();
+    if given.contains("PRIVATE KEY") {
+        // Never echo private key material into an error message.
+        return Err(SigError::ParsePublicKey {
+            what: "the given text".into(),
+            reason: "this is a PRIVATE key; give the public key (the .pub file)".into(),
+        });
+    }
     let looks_like_key = given
         .split_whitespace()
         .nth(1)
@@ -418,8 +424,9 @@ pub fn load_public_key(text_or_path: &str) -> Result<PublicKey, SigError> {
     } else {
         let path = Path::new(given);
         if !path.exists() {
+            let shown: String = given.chars().take(60).collect();
             return Err(SigError::ParsePublicKey {
-                what: format!("`{given}`"),
+                what: format!("`{shown}`"),
                 reason: "neither a key line nor an existing file".into(),
             });
         }
@@ -427,6 +434,12 @@ pub fn load_public_key(text_or_path: &str) -> Result<PublicKey, SigError> {
             path: path.to_owned(),
             source,
         })?;
+        if text.contains("PRIVATE KEY") {
+            return Err(SigError::ParsePublicKey {
+                what: path.display().to_string(),
+                reason: "this is a PRIVATE key file; give the public key (the .pub file)".into(),
+            });
+        }
         (text, path.display().to_string())
     };
     let line = text
@@ -538,7 +551,7 @@ mod tests {
     fn normalize_drops_trailing_blank_lines_and_adds_final_newline() {
         assert_eq!(normalize(b"a\n\n \t\n\r\n\n").unwrap(), "a\n");
         assert_eq!(normalize(b"a").unwrap(), "a\n");
-        assert_eq!(normalize(b"\n\na\n\n b\n").unwrap(), "\n\na\n\n b\n");
+        assert_eq!(normalize(b"\n \n\na\n\n b\n").unwrap(), "a\n\n b\n");
     }
 
     #[test]

@@ -83,9 +83,15 @@ fn hand_played_step_with_ssh_keygen_and_pbem_sign() {
     pbem().arg("sign").arg("--key").arg(t.key("union")).arg(&uf).arg("--append").assert().success();
     pbem().arg("submit").arg(t.game()).arg(&cf).arg(&uf).args(["--now", "2026-07-01T13:00:00Z"]).assert().success()
         .stdout(predicate::str::contains("accepted").count(2));
-    // Replaying the same file is refused (nonce already used).
-    pbem().arg("submit").arg(t.game()).arg(&cf).args(["--now", "2026-07-01T13:01:00Z"]).assert().failure()
-        .stderr(predicate::str::contains("nonce"));
+    // Sending the same file again is harmless: the receipt in force comes back.
+    pbem().arg("submit").arg(t.game()).arg(&cf).args(["--now", "2026-07-01T13:01:00Z"]).assert().success()
+        .stderr(predicate::str::contains("already received as receipt 1"));
+    // Another text reusing a nonce already used is a replay.
+    let text = std::fs::read_to_string(&cf).unwrap();
+    std::fs::write(&cf, format!("# second thoughts\n{text}")).unwrap();
+    pbem().arg("sign").arg("--key").arg(t.key("confederate")).arg(&cf).assert().success();
+    pbem().arg("submit").arg(t.game()).arg(&cf).args(["--now", "2026-07-01T13:02:00Z"]).assert().failure()
+        .stderr(predicate::str::contains("nonce was already used"));
     pbem().arg("adjudicate").arg(t.game()).args(["--now", "2026-07-01T14:00:00Z"]).assert().success()
         .stdout(predicate::str::contains("resolved step(s) 1"));
     // Running again is a no-op (idempotent).
@@ -297,4 +303,111 @@ fn committed_example_game_audits_clean() {
     for g in games {
         pbem().arg("audit").arg(&g).assert().success();
     }
+}
+
+#[test]
+fn a_private_key_given_as_public_is_refused_without_echoing_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let a = keygen(tmp.path(), "a");
+    keygen(tmp.path(), "b");
+    let out = pbem()
+        .arg("new")
+        .arg(tmp.path().join("g"))
+        .args(["--rules", "gettysburg-campaign"])
+        .arg("--player")
+        .arg(format!("confederate:a@x:{}", a.display()))
+        .arg("--player")
+        .arg(format!("union:b@x:{}.pub", tmp.path().join("b").display()))
+        .assert()
+        .failure()
+        .stderr(predicate::str::contains("PRIVATE key"));
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(!err.contains("BEGIN OPENSSH"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn bad_deadline_policies_are_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    keygen(tmp.path(), "a");
+    keygen(tmp.path(), "b");
+    let players = |cmd: &mut assert_cmd::Command| {
+        cmd.arg("--player").arg(format!("confederate:a@x:{}.pub", tmp.path().join("a").display()));
+        cmd.arg("--player").arg(format!("union:b@x:{}.pub", tmp.path().join("b").display()));
+    };
+    let mut c = pbem();
+    c.arg("new").arg(tmp.path().join("g1")).args(["--rules", "gettysburg-campaign", "--deadline", "retreet=24"]);
+    players(&mut c);
+    c.assert().failure().stderr(predicate::str::contains("no step kind \"retreet\""));
+    let mut c = pbem();
+    c.arg("new").arg(tmp.path().join("g2")).args(["--rules", "gettysburg-campaign", "--deadline-hours", "0"]);
+    players(&mut c);
+    c.assert().failure().stderr(predicate::str::contains("at least 1"));
+    assert!(!tmp.path().join("g1").exists() && !tmp.path().join("g2").exists());
+}
+
+#[test]
+fn missing_folders_are_errors() {
+    let tmp = tempfile::tempdir().unwrap();
+    pbem().arg("adjudicate").arg("--all").arg(tmp.path().join("nope")).assert().failure().stderr(predicate::str::contains("no such folder"));
+    pbem().arg("audit").arg(tmp.path()).assert().failure().stderr(predicate::str::contains("not a pbem game directory"));
+    let t = Table::new();
+    pbem().arg("form").arg(t.game()).args(["--role", "union", "-o"]).arg(tmp.path().join("no").join("f.toml")).assert().failure()
+        .stderr(predicate::str::contains("no such folder"));
+}
+
+#[test]
+fn resending_orders_is_idempotent_but_a_superseded_order_is_refused() {
+    let t = Table::new();
+    // Orders without a nonce (signed by ssh-keygen from a form whose nonce was emptied).
+    let mut files = Vec::new();
+    for i in 0..2 {
+        let f = t.form("union", &format!("e{i}.toml"));
+        let text = std::fs::read_to_string(&f).unwrap();
+        let nonce_line = text.lines().find(|l| l.starts_with("nonce = ")).unwrap().to_string();
+        let text = format!("# draft {i}\n{}", text.replace(&nonce_line, "nonce = \"\""));
+        std::fs::write(&f, text).unwrap();
+        let st = Command::new("ssh-keygen").args(["-Y", "sign", "-n", "pbem-orders", "-f"]).arg(t.key("union")).arg(&f).output().unwrap();
+        assert!(st.status.success());
+        files.push(f);
+    }
+    pbem().arg("submit").arg(t.game()).arg(&files[0]).assert().success().stderr(predicate::str::contains("no nonce"));
+    pbem().arg("submit").arg(t.game()).arg(&files[0]).assert().success().stderr(predicate::str::contains("already received as receipt 1"));
+    pbem().arg("submit").arg(t.game()).arg(&files[1]).assert().success().stdout(predicate::str::contains("receipt 2"));
+    pbem().arg("submit").arg(t.game()).arg(&files[0]).assert().failure().stderr(predicate::str::contains("later replaced"));
+    pbem().arg("status").arg(t.game()).assert().success().stdout(predicate::str::contains("receipt 2"));
+}
+
+#[test]
+fn a_leading_blank_line_added_by_a_mail_client_is_tolerated() {
+    let t = Table::new();
+    let f = t.form("union", "u.toml");
+    pbem().arg("sign").arg("--key").arg(t.key("union")).arg(&f).arg("--append").assert().success();
+    let text = std::fs::read_to_string(&f).unwrap();
+    std::fs::write(&f, format!("\r\n\r\n{}", text.replace('\n', "\r\n"))).unwrap();
+    pbem().arg("submit").arg(t.game()).arg(&f).assert().success();
+}
+
+#[test]
+fn audit_fails_on_host_side_edits_and_a_cut_off_history() {
+    let (_t, g) = demo_game();
+    // The host's sealed copy of an order used in step 1.
+    let sealed = g.join("host").join("sealed").join("000001").join("union-1.txt");
+    let text = std::fs::read_to_string(&sealed).unwrap();
+    std::fs::write(&sealed, text.replacen("[orders]", "[orders]\n", 1)).unwrap();
+    audit_fails(&g, "union-1.txt");
+    std::fs::write(&sealed, text).unwrap();
+    pbem().arg("audit").arg(&g).assert().success();
+    // A host seed file.
+    let seed = g.join("host").join("seeds").join("000001.hex");
+    let s = std::fs::read_to_string(&seed).unwrap();
+    std::fs::write(&seed, s.replacen(&s[..2], if &s[..2] == "00" { "11" } else { "00" }, 1)).unwrap();
+    audit_fails(&g, "000001.hex");
+    std::fs::write(&seed, s).unwrap();
+    // The last record deleted: its state and reports are left behind.
+    let last = std::fs::read_dir(g.join("records")).unwrap().count() / 2 - 1;
+    let rec = g.join("records").join(format!("{last:06}.json"));
+    std::fs::remove_file(&rec).unwrap();
+    std::fs::remove_file(pipeline_sig(&rec)).unwrap();
+    audit_fails(&g, &format!("exists without record {last}"));
 }
