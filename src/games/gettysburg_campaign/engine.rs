@@ -1,6 +1,7 @@
 //! The turn sequence (§5-§10) as a resumable procedure: it runs from where the state stands until a
 //! decision comes up that neither this step's answer nor a standing order answers, or the game ends.
 
+use super::forms::{count, plural};
 use super::rules::{self, FirePlan};
 use super::side::{Side, Sides};
 use super::state::{Combat, CombatResult, CombatStep, Command, Entry, InitiativeRoll, Location, Question, Round, Stage, Standing, State, FirePolicy};
@@ -181,7 +182,7 @@ pub fn apply_commands(s: &mut State, t: &mut dyn Table, cmds: Sides<Vec<Command>
     for side in Side::ALL {
         let mine = cmds.get(side);
         if !mine.is_empty() {
-            t.say(format!("{} cards revealed: {}.", side.name(), describe_commands(s, side, mine)));
+            t.say(format!("{} {} revealed: {}.", side.name(), if mine.len() == 1 { "card" } else { "cards" }, describe_commands(s, side, mine)));
         }
         if mine.iter().any(|x| rules::is_army_half(s, side, x.card, x.upper)) {
             *s.army_used.get_mut(side) = true;
@@ -293,7 +294,12 @@ fn step_into(s: &mut State, t: &mut dyn Table, c: usize, from: &str, to: &str, i
     t.say(format!("{} moves from {from} into {to}, held by {} {} Corps.", s.label(c), side.other().name(), s.ids(&holders)));
     let e = Entry { mover: c, from: from.to_string(), to: to.to_string() };
     if rules::vacate_options(s, to, side.other(), from).is_empty() {
-        t.say(format!("The {} corps in {to} have no town to vacate to and must defend it (§8).", side.other().name()));
+        t.say(format!(
+            "The {} {} Corps in {to} {} no town to vacate to and must defend it (§8).",
+            side.other().name(),
+            s.ids(&holders),
+            if holders.len() == 1 { "has" } else { "have" }
+        ));
         resolve_entry(s, t, &e, VacateChoice::Defend, initiative_phase);
         return false;
     }
@@ -362,8 +368,8 @@ fn place(s: &mut State, t: &mut dyn Table, c: usize, town: &str) {
     if s.corps[c].side == Side::Confederate && pts > 0 && !s.scored.iter().any(|x| x == town) {
         s.scored.push(town.to_string());
         t.say(format!(
-            "The Confederates enter {town} for the first time and score {pts} point{} (total {}) (§4).",
-            if pts == 1 { "" } else { "s" },
+            "The Confederates enter {town} for the first time and score {} (total {}) (§4).",
+            plural(pts, "point"),
             s.points()
         ));
     }
@@ -413,13 +419,11 @@ fn fire(t: &mut dyn Table, side: Side, who: &str, town: &str, plan: FirePlan) ->
         .collect();
     let h = rules::hits(plan, &rolls);
     t.say(format!(
-        "{} {who}'s fire at {town}: {} automatic hit{} and {} {} -> {h} hit{}.",
+        "{} {who}'s fire at {town}: {} and {} -> {}.",
         side.name(),
-        plan.automatic,
-        if plan.automatic == 1 { "" } else { "s" },
-        plan.dice,
-        if plan.dice == 1 { "die" } else { "dice" },
-        if h == 1 { "" } else { "s" }
+        plural(plan.automatic, "automatic hit"),
+        count(plan.dice, "die", "dice"),
+        plural(h, "hit")
     ));
     h
 }
@@ -484,11 +488,12 @@ fn combat(s: &mut State, t: &mut dyn Table, mut c: Combat, direct: &mut Option<D
                 let divisor = s.scenario.rules.defender_divisor;
                 let roads = rules::roads_used(s, &attackers);
                 t.say(format!(
-                    "Combat at {town}: {} {} Corps (strength {}, along {roads} road{}) attack {} {} Corps (strength {strength}).",
+                    "Combat at {town}: {} {} Corps (strength {}, along {}) {} {} {} Corps (strength {strength}).",
                     att.name(),
                     s.ids(&attackers),
                     s.strength(&attackers),
-                    if roads == 1 { "" } else { "s" },
+                    plural(roads as u32, "road"),
+                    if attackers.len() == 1 { "attacks" } else { "attack" },
                     def.name(),
                     s.ids(&defenders)
                 ));
@@ -508,7 +513,12 @@ fn combat(s: &mut State, t: &mut dyn Table, mut c: Combat, direct: &mut Option<D
                 };
                 let h = fire(t, att, "attacker", &town, plan);
                 let result = rules::compare(h, defender_hits);
-                t.say(format!("At {town}: attacker {h} hits, defender {defender_hits}: {} (§9 3).", result_text(result)));
+                t.say(format!(
+                    "At {town}: the attacker scores {}, the defender {}: {} (§9 3).",
+                    plural(h, "hit"),
+                    plural(defender_hits, "hit"),
+                    result_text(result)
+                ));
                 let casualty_pending = matches!(result, CombatResult::AttackRepulsed | CombatResult::DefenderRouted);
                 c.step = CombatStep::Result { result, casualty_pending };
             }
@@ -612,12 +622,12 @@ fn end_turn(s: &mut State, t: &mut dyn Table) {
     let outcome = if p >= need {
         Some(Outcome {
             winner: Some(Side::Confederate.role().into()),
-            summary: format!("Confederates win: they scored {p} points (of {need} needed) by the end of turn {}", s.turn),
+            summary: format!("Confederates win: they scored {} (of {need} needed) by the end of turn {}", plural(p, "point"), s.turn),
         })
     } else if s.turn >= last {
         Some(Outcome {
             winner: Some(Side::Union.role().into()),
-            summary: format!("Union wins: the Confederates scored {p} of the {need} points needed by the end of turn {last}"),
+            summary: format!("Union wins: the Confederates scored {p} of the {} needed by the end of turn {last}", plural(need, "point")),
         })
     } else {
         None

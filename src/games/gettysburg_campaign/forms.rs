@@ -17,13 +17,19 @@ use super::side::Side;
 use super::state::{FirePolicy, Question, Stage, Standing, State};
 use crate::game::Orders;
 
-fn plural(n: u32, word: &str) -> String {
-    format!("{n} {word}{}", if n == 1 { "" } else { "s" })
+/// "1 hit", "2 hits": a count with a regular noun.
+pub fn plural(n: u32, word: &str) -> String {
+    count(n, word, &format!("{word}s"))
+}
+
+/// "1 die", "2 dice": a count with the singular or plural form.
+pub fn count(n: u32, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 /// "1 automatic hit + 2 dice".
 pub fn fire_text(p: rules::FirePlan) -> String {
-    format!("{} + {}", plural(p.automatic, "automatic hit"), if p.dice == 1 { "1 die".into() } else { format!("{} dice", p.dice) })
+    format!("{} + {}", plural(p.automatic, "automatic hit"), count(p.dice, "die", "dice"))
 }
 
 /// Breaks text into lines of at most `width` characters at spaces.
@@ -56,13 +62,14 @@ fn prompt_text(s: &State, side: Side, q: &Question) -> String {
             let need = rules::required_cards(s, side);
             let army = s.scenario.army(side);
             format!(
-                "Turn {}, round {}: command phase (§6). Play {} of your {} cards face down, each with the half naming the \
-                 commander who takes the command up. Commands are compulsory: you must play {need}. Your opponent chooses \
-                 at the same time and neither sees the other's cards until the initiative is rolled.",
+                "Turn {}, round {}: command phase (§6). Play {} of your {} face down, {}turned so that its upper half \
+                 names the commander who takes the command; commands are compulsory. Your opponent chooses at the same \
+                 time and neither sees the other's cards until the initiative is rolled.",
                 s.turn,
                 s.round,
-                need,
-                army.cards.len()
+                plural(need as u32, "card"),
+                army.cards.len(),
+                if need == 1 { "" } else { "each " }
             )
         }
         Question::Move { corps, .. } => {
@@ -116,9 +123,11 @@ fn prompt_text(s: &State, side: Side, q: &Question) -> String {
             candidates.iter().map(|&c| format!("{} strength {}", s.short(c), s.corps[c].strength)).collect::<Vec<_>>().join(", ")
         ),
         Question::Retreat { town, corps, options, .. } => format!(
-            "You won the combat at {town}: the {} {} Corps retreat, and you choose where (they may split): {} (§9 3).",
+            "You won the combat at {town}: the {} {} Corps {}, and you choose where{}: {} (§9 3).",
             side.other().name(),
             s.ids(corps),
+            if corps.len() == 1 { "retreats" } else { "retreat" },
+            if corps.len() == 1 { "" } else { " (they may split)" },
             options.join(", ")
         ),
     }
@@ -218,7 +227,11 @@ pub fn help(s: &State, side: Side) -> Vec<String> {
             let army = s.scenario.army(side);
             let key = army_key(&army.army_commander);
             let need = rules::required_cards(s, side);
-            out.push(format!("cards = [..]: play exactly {}, each named by the commander on the half you turn upward:", plural(need as u32, "card")));
+            out.push(format!(
+                "cards = [..]: play exactly {}, naming {} by the commander on the half you turn up:",
+                plural(need as u32, "card"),
+                if need == 1 { "it" } else { "each" }
+            ));
             for (i, card) in army.cards.iter().enumerate() {
                 let halves: Vec<String> = [true, false]
                     .into_iter()
@@ -242,8 +255,11 @@ pub fn help(s: &State, side: Side) -> Vec<String> {
                     .collect();
                 out.push(format!("  card {}: {}", i + 1, halves.join(" | ")));
             }
-            out.push("Two cards may not command the same corps. Default (and NMR): the first legal play, without the army".into());
-            out.push("commander, every commanded corps staying.".into());
+            if need > 1 {
+                out.push("Two cards may not command the same corps.".into());
+            }
+            out.push("Default (and NMR): the first legal play, without the army commander, every commanded corps".into());
+            out.push("staying.".into());
             out.extend(moves_lines(s, side, &[], true));
         }
         Question::Move { corps, .. } => {

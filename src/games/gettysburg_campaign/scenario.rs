@@ -220,7 +220,7 @@ impl Scenario {
             return Err(err(format!("{p}.cards"), "the side needs at least one card"));
         }
         if a.cards_to_play == 0 || a.cards_to_play as usize > a.cards.len() {
-            return Err(err(format!("{p}.cards_to_play"), format!("must be between 1 and the {} cards of the hand", a.cards.len())));
+            return Err(err(format!("{p}.cards_to_play"), format!("must be between 1 and the number of cards in the hand ({})", a.cards.len())));
         }
         let mut seen: Vec<&str> = Vec::new();
         for (i, card) in a.cards.iter().enumerate() {

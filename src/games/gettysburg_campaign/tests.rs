@@ -482,7 +482,7 @@ fn s8_example_of_movement() {
     // attacker First Corps (5) along one road: 1 automatic. 1 to 1: the attack fails.
     let (s, d) = step(&s, &[("confederate", "cards = [\"Ewell\"]\nmoves = { II = \"Hagerstown\" }"), ("union", "cards = [\"Slocum\"]\nmoves = { XII = \"York\" }")], &[3, 3, 2]);
     assert!(d.said("Initiative tie"));
-    assert!(d.said("Combat at Gettysburg: Confederate I Corps (strength 5, along 1 road) attack Union I, III Corps (strength 6)"));
+    assert!(d.said("Combat at Gettysburg: Confederate I Corps (strength 5, along 1 road) attacks Union I, III Corps (strength 6)"));
     assert!(d.said("the attack fails"));
     assert_eq!(s.corps[first].at, town("Hagerstown"));
     assert_eq!(s.corps[idx(&s, Side::Confederate, "II")].at, town("Winchester"), "no command is carried out on a tie");
@@ -691,6 +691,51 @@ fn s9_a_failed_attack_returns_the_attackers() {
     let d = combat(&mut s, &[6, 1, 1, 1]);
     assert!(d.said("the attack fails"));
     assert_eq!(s.corps[idx(&s, Side::Confederate, "I")].at, town("Hagerstown"));
+}
+
+/// No count is followed by a plural after 1 (or a singular after another number).
+fn assert_counts_agree(text: &str) {
+    for (one, many) in [("hit", "hits"), ("die", "dice"), ("point", "points"), ("card", "cards"), ("road", "roads"), ("time", "times")] {
+        for w in text.split(|c: char| !c.is_alphanumeric() && c != '\'').collect::<Vec<_>>().windows(2) {
+            if let Ok(n) = w[0].parse::<u32>() {
+                assert!(!(n == 1 && w[1] == many), "\"1 {many}\" in: {text}");
+                assert!(!(n != 1 && w[1] == one), "\"{n} {one}\" in: {text}");
+            }
+        }
+    }
+}
+
+#[test]
+fn messages_agree_in_number() {
+    // Attack with one corps, one hit each: "attacks", "1 hit".
+    let mut s = board(&[("I", "Hagerstown")], &[("VI", "Gettysburg")]);
+    advancing(&mut s, Side::Confederate, "I", "Hagerstown", "Gettysburg");
+    let d = combat(&mut s, &[6, 1, 1, 1]);
+    assert!(d.said("Confederate I Corps (strength 5, along 1 road) attacks Union VI Corps"), "{:?}", d.public);
+    assert!(d.said("the attacker scores 1 hit, the defender 1 hit"), "{:?}", d.public);
+    d.public.iter().for_each(|e| assert_counts_agree(e));
+    // One Union corps retreating: "retreats", nothing about splitting.
+    let mut s = board(&[("I", "Hagerstown")], &[("XI", "Gettysburg")]);
+    advancing(&mut s, Side::Confederate, "I", "Hagerstown", "Gettysburg");
+    let _ = combat(&mut s, &[1, 1]);
+    let Pending::Orders(asks) = GettysburgCampaign.pending(&s) else { panic!() };
+    assert!(asks[0].prompt.contains("the Union XI Corps retreats,") && !asks[0].prompt.contains("split"), "{}", asks[0].prompt);
+    // One holder with nowhere to vacate to: "has".
+    let s = board(&[("I", "Carlisle"), ("II", "York")], &[("XI", "Harrisburg"), ("XII", "Baltimore")]);
+    let (_, d) = step(&s, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"Harrisburg\" }"), ("union", "cards = [\"Howard\", \"Slocum\"]\nmoves = { XI = \"stay\", XII = \"stay\" }")], &[6, 1]);
+    assert!(d.said("The Union XI Corps in Harrisburg has no town to vacate to"), "{:?}", d.public);
+    assert!(d.said("Confederate card revealed: Longstreet"), "{:?}", d.public);
+    assert!(d.said("Union cards revealed: Howard"), "{:?}", d.public);
+    // The Confederate plays one card: the form speaks of one card.
+    let s = fresh();
+    let help = GettysburgCampaign.form_help(&s, "confederate").join("\n");
+    let Pending::Orders(asks) = GettysburgCampaign.pending(&s) else { panic!() };
+    let prompt = &asks.iter().find(|a| a.role == "confederate").unwrap().prompt;
+    for text in [&help, prompt] {
+        assert_counts_agree(text);
+        assert!(!text.contains("each turned") && !text.contains("each named") && !text.contains("Two cards"), "{text}");
+    }
+    assert!(help.contains("play exactly 1 card"), "{help}");
 }
 
 #[test]
