@@ -131,7 +131,7 @@ fn command_phase(s: &mut State, t: &mut dyn Table) -> Flow {
     Flow::Ask(Question::Command { sides })
 }
 
-/// How a play reads in messages: "Reynolds commands I Corps (Reynolds)".
+/// How a play reads in messages: "Reynolds commands I Corps".
 pub fn describe_commands(s: &State, side: Side, cmds: &[Command]) -> String {
     if cmds.is_empty() {
         return "no card".into();
@@ -140,7 +140,7 @@ pub fn describe_commands(s: &State, side: Side, cmds: &[Command]) -> String {
         .map(|x| {
             let name = s.scenario.army(side).cards[x.card].half(x.upper);
             let twice = if rules::is_army_half(s, side, x.card, x.upper) { ", which may move twice" } else { "" };
-            format!("{name} commands {}{twice}", s.short(x.corps))
+            format!("{name} commands {} Corps{twice}", s.corps[x.corps].id)
         })
         .collect::<Vec<_>>()
         .join("; ")
@@ -166,7 +166,7 @@ pub fn apply_commands(s: &mut State, t: &mut dyn Table, cmds: Sides<Vec<Command>
     s.last_initiative = Some(InitiativeRoll { turn: s.turn, round: s.round, confederate: c, union: u, winner });
     let Some(w) = winner else {
         t.say(format!(
-            "Initiative tie ({c} to {u}): the round ends at once, no command is carried out, and the combat phase begins (§7)."
+            "Initiative tie ({c} to {u}): the round ends, no command is carried out, the combat phase begins (§7)."
         ));
         for side in Side::ALL {
             if cmds.get(side).iter().any(|x| rules::is_army_half(s, side, x.card, x.upper)) {
@@ -324,13 +324,12 @@ fn resolve_entry(s: &mut State, t: &mut dyn Table, e: &Entry, choice: VacateChoi
     match choice {
         VacateChoice::Defend => {
             t.say(format!(
-                "The {} defend {} with {} Corps: {} stops on the road from {}, advancing on {} (§8).",
+                "The {} defend {} ({} Corps): {} stops on the road from {}, advancing (§8).",
                 holder.name(),
                 e.to,
                 s.ids(&holders),
                 s.label(e.mover),
-                e.from,
-                e.to
+                e.from
             ));
             advance(s, e.mover, &e.from, &e.to);
         }
@@ -514,7 +513,7 @@ fn combat(s: &mut State, t: &mut dyn Table, mut c: Combat, direct: &mut Option<D
                 let h = fire(t, att, "attacker", &town, plan);
                 let result = rules::compare(h, defender_hits);
                 t.say(format!(
-                    "At {town}: the attacker scores {}, the defender {}: {} (§9 3).",
+                    "At {town}: attacker {}, defender {}: {} (§9 3).",
                     plural(h, "hit"),
                     plural(defender_hits, "hit"),
                     result_text(result)
@@ -592,10 +591,10 @@ fn combat(s: &mut State, t: &mut dyn Table, mut c: Combat, direct: &mut Option<D
 
 fn result_text(r: CombatResult) -> &'static str {
     match r {
-        CombatResult::AttackFails => "the attack fails and the attackers return",
-        CombatResult::AttackRepulsed => "the attack is repulsed: the attacker loses a corps and the rest return",
+        CombatResult::AttackFails => "the attack fails; the attackers return",
+        CombatResult::AttackRepulsed => "the attack is repulsed (the attacker loses a corps, the rest return)",
         CombatResult::DefenderRetreats => "the defenders retreat",
-        CombatResult::DefenderRouted => "the defenders are routed: the defender loses a corps and the rest retreat",
+        CombatResult::DefenderRouted => "the defenders are routed (the defender loses a corps, the rest retreat)",
     }
 }
 

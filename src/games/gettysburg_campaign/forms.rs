@@ -51,9 +51,10 @@ fn wrap(text: &str, width: usize) -> String {
     lines.join("\n")
 }
 
-/// The plain-English question for `side` (the ask's prompt), wrapped at 100 columns.
+/// The plain-English question for `side` (the ask's prompt), wrapped at 94 columns so that it
+/// stays under 100 when indented in a report or commented out in a form.
 pub fn prompt(s: &State, side: Side, q: &Question) -> String {
-    wrap(&prompt_text(s, side, q), 100)
+    wrap(&prompt_text(s, side, q), 94)
 }
 
 fn prompt_text(s: &State, side: Side, q: &Question) -> String {
@@ -136,22 +137,23 @@ fn prompt_text(s: &State, side: Side, q: &Question) -> String {
 fn standing_lines(s: &State, side: Side) -> Vec<String> {
     let st = s.standing.get(side);
     let mut out: Vec<String> = vec![
-        "Standing orders, [orders.standing] (optional, in any order file; each key you give replaces the stored one".into(),
-        "and an empty list or table clears it; a standing order is used whenever it is still legal, else you are asked):".into(),
+        "Standing orders, [orders.standing] (optional, in any order file): each key you give replaces".into(),
+        "the stored one, and an empty list or table clears it. A standing order is used whenever it is".into(),
+        "still legal; otherwise you are asked.".into(),
     ];
     let mut rows = vec![
         ("defend = [\"Washington\"]", "towns you defend when an enemy corps moves in (§8)"),
-        ("vacate = { Frederick = [\"Westminster\"] }", "towns you vacate, and where to, first allowed town first (§8)"),
-        ("casualties = [\"XI\", \"XII\"]", "your corps in the order to remove them when a combat costs one (§9)"),
-        ("retreat = { Gettysburg = [\"York\"] }", "as attacker: where beaten defenders of a town retreat (§9)"),
+        ("vacate = { Frederick = \"Westminster\" }", "towns you vacate, and where to (first allowed) (§8)"),
+        ("casualties = [\"XI\", \"XII\"]", "your corps in the order to remove them in combat (§9)"),
+        ("retreat = { Gettysburg = [\"York\"] }", "as attacker: where beaten defenders of a town go (§9)"),
     ];
     if side == Side::Confederate {
-        rows.push(("combat_order = [\"Gettysburg\"]", "the order of combats; used when it names all towns in combat but one (§9)"));
+        rows.push(("combat_order = [\"Gettysburg\"]", "combat order; used if it omits at most one town (§9)"));
     }
     if s.optional_fire {
-        rows.push(("optional_fire = \"never\"", "optional firing rule: \"never\", \"always\" (most dice) or \"ask\" (§9)"));
+        rows.push(("optional_fire = \"never\"", "\"never\", \"always\" (most dice) or \"ask\" (§9 optional rule)"));
     }
-    out.extend(rows.into_iter().map(|(example, what)| format!("  {example:<41} {what}")));
+    out.extend(rows.into_iter().map(|(example, what)| format!("  {example:<38} {what}")));
     out.push("Your standing orders now:".into());
     out.extend(standing_list(st).into_iter().map(|l| format!("  {l}")));
     out
@@ -186,7 +188,13 @@ pub fn standing_list(st: &Standing) -> Vec<String> {
     if parts.is_empty() {
         parts.push("none".into());
     }
-    parts
+    // Long lists (e.g. every town defended) go on continuation lines.
+    parts.iter().flat_map(|p| wrap(p, 90).lines().enumerate().map(|(i, l)| if i == 0 { l.to_string() } else { format!("    {l}") }).collect::<Vec<_>>()).collect()
+}
+
+/// `text` as help lines indented by two, wrapped with continuation lines indented by six.
+fn indented(text: &str) -> Vec<String> {
+    wrap(text, 92).lines().enumerate().map(|(i, l)| format!("{}{l}", if i == 0 { "  " } else { "      " })).collect()
 }
 
 fn moves_lines(s: &State, side: Side, commands: &[super::state::Command], during_command: bool) -> Vec<String> {
@@ -197,11 +205,14 @@ fn moves_lines(s: &State, side: Side, commands: &[super::state::Command], during
         out.push("  comes; corps move in the order of your cards; the army commander's corps may have a list of".into());
         out.push("  two towns, e.g. [\"Leesburg\", \"Frederick\"]. \"stay\" for a corps without a command is ignored.".into());
         out.push("Your corps and the roads from their towns:".into());
-        for c in s.corps_of(side) {
-            match s.town_of(c) {
-                Some(t) => out.push(format!("  {} in {t} -> {}", s.short(c), s.scenario.neighbors(t).join(", "))),
-                None => out.push(format!("  {}: {}", s.short(c), rules::command_block(s, c).unwrap_or_default())),
+        for t in &s.scenario.map.towns {
+            let here: Vec<usize> = s.corps_of(side).into_iter().filter(|&c| s.town_of(c) == Some(t.name.as_str())).collect();
+            if !here.is_empty() {
+                out.extend(indented(&format!("{} Corps in {} -> {}", s.ids(&here), t.name, s.scenario.neighbors(&t.name).join(", "))));
             }
+        }
+        for c in s.corps_of(side).into_iter().filter(|&c| s.town_of(c).is_none()) {
+            out.push(format!("  {}: {}", s.short(c), rules::command_block(s, c).unwrap_or_default()));
         }
     } else {
         let can = movable(s, side, commands);
@@ -209,7 +220,8 @@ fn moves_lines(s: &State, side: Side, commands: &[super::state::Command], during
             out.push("moves = { ... }: planned moves (or \"stay\") for your commanded corps that have not moved yet".into());
             out.push("  (\"stay\" for any other corps is ignored):".into());
             for (c, left, t) in can {
-                out.push(format!("  {} in {t} (moves left: {left}) -> {}", s.short(c), s.scenario.neighbors(&t).join(", ")));
+                let twice = if left > 1 { " (may move twice)" } else { "" };
+                out.extend(indented(&format!("{} in {t}{twice} -> {}", s.short(c), s.scenario.neighbors(&t).join(", "))));
             }
         }
     }
@@ -242,7 +254,7 @@ pub fn help(s: &State, side: Side) -> Vec<String> {
                                 format!("{name}: already used")
                             } else {
                                 let ok: Vec<String> = s.corps_of(side).into_iter().filter(|&c| rules::command_block(s, c).is_none()).map(|c| s.corps[c].id.clone()).collect();
-                                format!("{name}: any one corps ({}), moving twice, once per game; name it with {key} = \"..\"", ok.join(", "))
+                                format!("{name}: any one corps ({}), moving twice, once per game;\n  name the corps too: {key} = \"{}\"", ok.join(", "), ok.first().map_or("", |x| x.as_str()))
                             }
                         } else {
                             let c = rules::half_corps(s, side, i, upper).expect("checked scenario");
@@ -253,7 +265,13 @@ pub fn help(s: &State, side: Side) -> Vec<String> {
                         }
                     })
                     .collect();
-                out.push(format!("  card {}: {}", i + 1, halves.join(" | ")));
+                // One line per half: "  card 1: Reynolds: ..." then "      or  Howard: ...".
+                for (h, text) in halves.iter().enumerate() {
+                    let lead = if h == 0 { format!("card {}:", i + 1) } else { "or".into() };
+                    for (j, line) in text.lines().enumerate() {
+                        out.push(if j == 0 { format!("  {lead:<8}{line}") } else { format!("          {line}") });
+                    }
+                }
             }
             if need > 1 {
                 out.push("Two cards may not command the same corps.".into());
@@ -271,8 +289,10 @@ pub fn help(s: &State, side: Side) -> Vec<String> {
         Question::VacateOrDefend { town, options, .. } => {
             out.push("decision = \"defend\"  or  decision = \"vacate\" with vacate_to = \"Town\" (all corps), or".into());
             out.push(format!("  vacate_to = {{ {} }} (each corps).", s.in_town(side, town).iter().map(|&c| format!("{} = \"{}\"", s.corps[c].id, options[0])).collect::<Vec<_>>().join(", ")));
-            out.push(format!("Vacate destinations allowed: {} (adjacent, no enemy corps, not where the enemy came from).", options.join(", ")));
-            out.push(format!("A standing defend/vacate order for {town} given in this file answers too. Default (and NMR): defend."));
+            out.push(format!("Vacate destinations allowed: {}", options.join(", ")));
+            out.push("  (adjacent, no enemy corps, not where the enemy came from).".into());
+            out.push(format!("A standing defend/vacate order for {town} given in this file answers too."));
+            out.push("Default (and NMR): defend.".into());
             out.extend(moves_lines(s, side, &current(s, side), false));
         }
         Question::CombatOrder { towns } => {
@@ -293,7 +313,8 @@ pub fn help(s: &State, side: Side) -> Vec<String> {
         }
         Question::Retreat { corps, options, .. } => {
             out.push(format!("retreat_to = \"Town\" (all), or retreat_to = {{ {} }} (each corps).", corps.iter().map(|&c| format!("{} = \"{}\"", s.corps[c].id, options[0])).collect::<Vec<_>>().join(", ")));
-            out.push(format!("Allowed: {} (adjacent, no enemy corps, not along a road with an enemy corps on it).", options.join(", ")));
+            out.push(format!("Allowed: {}", options.join(", ")));
+            out.push("  (adjacent, no enemy corps, not along a road with an enemy corps on it).".into());
             out.push("Default (and NMR): the first allowed town in map order.".into());
         }
     }

@@ -712,7 +712,7 @@ fn messages_agree_in_number() {
     advancing(&mut s, Side::Confederate, "I", "Hagerstown", "Gettysburg");
     let d = combat(&mut s, &[6, 1, 1, 1]);
     assert!(d.said("Confederate I Corps (strength 5, along 1 road) attacks Union VI Corps"), "{:?}", d.public);
-    assert!(d.said("the attacker scores 1 hit, the defender 1 hit"), "{:?}", d.public);
+    assert!(d.said("attacker 1 hit, defender 1 hit"), "{:?}", d.public);
     d.public.iter().for_each(|e| assert_counts_agree(e));
     // One Union corps retreating: "retreats", nothing about splitting.
     let mut s = board(&[("I", "Hagerstown")], &[("XI", "Gettysburg")]);
@@ -942,9 +942,17 @@ fn random_game(seed: u8, optional: bool, nmr: bool) -> (State, usize) {
     for steps in 0..400usize {
         for role in ["confederate", "union"] {
             let v = g.view(&s, role);
-            tmpl.render(minijinja::context! { view => minijinja::Value::from(minijinja::value::Serde(&v)) })
+            let report = tmpl
+                .render(minijinja::context! { view => minijinja::Value::from(minijinja::value::Serde(&v)) })
                 .unwrap_or_else(|e| panic!("template: {e:#}"));
-            assert!(!g.form_help(&s, role).is_empty());
+            let help = g.form_help(&s, role);
+            assert!(!help.is_empty());
+            // Reports and forms go by email: keep their lines short (help lines get "# " in front).
+            for l in report.lines().chain(help.iter().map(|h| format!("# {h}")).collect::<Vec<_>>().iter().map(String::as_str)) {
+                assert!(l.chars().count() <= 100, "seed {seed}: line of {} characters:\n{l}", l.chars().count());
+            }
+            assert_counts_agree(&report);
+            assert_counts_agree(&help.join("\n"));
         }
         let text = crate::game::canonical(&s);
         let back: State = serde_json::from_str(&text).expect("state parses");
@@ -976,10 +984,24 @@ fn random_game(seed: u8, optional: bool, nmr: bool) -> (State, usize) {
         let n2 = g.resolve(&s, &orders, &mut c2).expect("resolves");
         assert_eq!(n1, n2, "deterministic state");
         assert_eq!(c1.events(), c2.events(), "deterministic events");
+        c1.events().iter().for_each(|e| assert_counts_agree(&e.text));
         assert!(n1.turn >= s.turn);
         s = n1;
     }
     panic!("seed {seed}: the game did not end within 400 steps");
+}
+
+#[test]
+fn the_report_shows_roads_one_corps_a_line_and_the_turn_once() {
+    let g = GettysburgCampaign;
+    let env = crate::report::environment(None).expect("templates");
+    let tmpl = env.get_template("games/gettysburg-campaign.txt").expect("template exists");
+    let v = g.view(&fresh(), "confederate");
+    let text = tmpl.render(minijinja::context! { view => minijinja::Value::from(minijinja::value::Serde(&v)) }).unwrap();
+    assert!(text.starts_with("Turn 1 of 9, round 1: command phase. You play the Confederate side."), "{text}");
+    assert!(text.contains("  Washington [3] roads to Fredericksburg, Manassas, Leesburg, Frederick, Baltimore\n    Union I Corps"), "{text}");
+    assert!(text.contains("each round you play 1 card face down"), "{text}");
+    assert!(!text.contains("WAITING FOR"), "the core report says whom it awaits: {text}");
 }
 
 #[test]

@@ -13,19 +13,20 @@ use super::side::Side;
 use super::state::{Location, Stage, State};
 
 fn phase(s: &State) -> (&'static str, String) {
+    let last = s.scenario.rules.last_turn;
     match &s.stage {
-        Stage::Command => ("command", format!("Turn {}, round {}: command phase", s.turn, s.round)),
+        Stage::Command => ("command", format!("Turn {} of {last}, round {}: command phase", s.turn, s.round)),
         Stage::Movement { side, second } => (
             "movement",
             format!(
-                "Turn {}, round {}: {} movement phase ({} player)",
+                "Turn {} of {last}, round {}: {} movement phase ({} player)",
                 s.turn,
                 s.round,
                 side.name(),
                 if *second { "non-initiative" } else { "initiative" }
             ),
         ),
-        Stage::Combat(_) => ("combat", format!("Turn {}: combat phase", s.turn)),
+        Stage::Combat(_) => ("combat", format!("Turn {} of {last}: combat phase", s.turn)),
         Stage::Over => ("over", "The game is over".into()),
     }
 }
