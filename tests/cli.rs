@@ -411,3 +411,15 @@ fn audit_fails_on_host_side_edits_and_a_cut_off_history() {
     std::fs::remove_file(pipeline_sig(&rec)).unwrap();
     audit_fails(&g, &format!("exists without record {last}"));
 }
+
+#[test]
+fn a_locked_game_is_skipped_by_adjudicate() {
+    let t = Table::new();
+    let lock = std::fs::File::options().create(true).truncate(false).write(true).open(t.game().join(".lock")).unwrap();
+    lock.try_lock().unwrap();
+    pbem().arg("adjudicate").arg(t.game()).args(["--now", "2030-01-01T00:00:00Z"]).assert().success()
+        .stdout(predicate::str::contains("skipped, locked by another run"));
+    drop(lock);
+    pbem().arg("adjudicate").arg(t.game()).args(["--now", "2030-01-01T00:00:00Z"]).assert().success()
+        .stdout(predicate::str::contains("resolved step(s) 1"));
+}
