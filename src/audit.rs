@@ -81,8 +81,7 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
     let gf_bytes = store::read(&gd.game_file())?;
     let scenario = store::read_text(&gd.scenario_file())?;
     let last = gd.last_record()?.ok_or_else(|| fail(&gd.record(0), "missing: no records"))?;
-    // Records must be numbered 0..=last: a deleted record shows as a gap before later ones. (A
-    // state or report file past the last record is not an error: a crashed run leaves them.)
+    // Records must be numbered 0..=last: a deleted record shows as a gap before later ones.
     let files = store::list(&gd.root.join("records"))?.iter().filter(|n| n.ends_with(".json")).count() as u64;
     if files != last + 1 {
         return Err(fail(&gd.record(last + 1), "missing (deleted record?): later records exist"));
