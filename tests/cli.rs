@@ -423,3 +423,11 @@ fn a_locked_game_is_skipped_by_adjudicate() {
     pbem().arg("adjudicate").arg(t.game()).args(["--now", "2030-01-01T00:00:00Z"]).assert().success()
         .stdout(predicate::str::contains("resolved step(s) 1"));
 }
+
+#[test]
+fn a_public_copy_without_host_files_audits_clean() {
+    let (_t, g) = demo_game();
+    std::fs::remove_dir_all(g.join("host")).unwrap();
+    std::fs::remove_dir_all(g.join("players")).unwrap();
+    pbem().arg("audit").arg(&g).assert().success().stdout(predicate::str::contains("audit passed"));
+}
