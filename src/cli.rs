@@ -117,6 +117,28 @@ enum Command {
         #[arg(long)]
         now: Option<String>,
     },
+    /// Take mail in (Maildir, mbox or one message on stdin): submit the signed orders in each
+    /// message to the game they name under ROOT and queue a reply (sent if a transport is configured).
+    Intake {
+        /// The folder of games (`ROOT/<game>/game.toml`); mail state goes to ROOT/.mail/.
+        #[arg(long)]
+        root: PathBuf,
+        /// A Maildir (handled messages move to its done/ or failed/).
+        #[arg(long, conflicts_with_all = ["mbox", "stdin"])]
+        maildir: Option<PathBuf>,
+        /// An mbox file (left unchanged; each message is taken once).
+        #[arg(long, conflicts_with = "stdin")]
+        mbox: Option<PathBuf>,
+        /// One message on standard input (for a .forward or procmail pipe).
+        #[arg(long)]
+        stdin: bool,
+        /// Host mail config (default: ROOT/pbem-mail.toml).
+        #[arg(long, value_name = "FILE")]
+        config: Option<PathBuf>,
+        /// The current time (RFC 3339), for tests; default: the clock.
+        #[arg(long)]
+        now: Option<String>,
+    },
     /// Print a player's text report (default: the newest).
     Report {
         /// The game directory.
@@ -345,6 +367,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             if failed > 0 {
                 return Ok(ExitCode::from(1));
             }
+        }
+        Command::Intake { root, maildir, mbox, stdin, config, now: t } => {
+            return crate::mail::cli::intake(&root, maildir, mbox, stdin, config.as_deref(), now(&t)?);
         }
         Command::Report { dir, role, step } => {
             let g = pipeline::load(&dir)?;

@@ -10,6 +10,7 @@ pub mod dice;
 pub mod error;
 pub mod game;
 pub mod games;
+pub mod mail;
 pub mod model;
 pub mod orderfile;
 pub mod pipeline;

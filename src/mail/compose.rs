@@ -1,0 +1,97 @@
+//! Building outgoing mails (lettre's builder): replies to orders, reports, reminders.
+
+use chrono::{DateTime, Utc};
+use lettre::message::header::ContentType;
+use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
+
+use crate::error::{Error, Result};
+
+/// A mail ready for the outbox: its id (also in its `Message-ID`), envelope and bytes.
+#[derive(Debug, Clone)]
+pub struct Outgoing {
+    /// The per-message id (file name in the outbox; `<ID@domain>` is its Message-ID).
+    pub id: String,
+    /// Envelope sender (the judge's address).
+    pub from: String,
+    /// Envelope recipients.
+    pub to: Vec<String>,
+    /// The whole RFC 5322 message.
+    pub bytes: Vec<u8>,
+}
+
+/// What to put in one mail.
+pub struct Draft<'a> {
+    /// The per-message id.
+    pub id: String,
+    /// `From` (the judge).
+    pub from: &'a str,
+    /// `To` (each a mailbox text, e.g. `Lee <lee@example.org>`).
+    pub to: Vec<String>,
+    /// `Cc`.
+    pub cc: Vec<String>,
+    /// Subject.
+    pub subject: String,
+    /// The plain-text body.
+    pub body: String,
+    /// Text attachments: (file name, content).
+    pub attachments: Vec<(String, Vec<u8>)>,
+    /// The Message-ID this answers, without brackets.
+    pub in_reply_to: Option<String>,
+    /// The `Date`.
+    pub date: DateTime<Utc>,
+}
+
+fn mailbox(s: &str) -> Result<Mailbox> {
+    s.parse::<Mailbox>().map_err(|e| Error::Usage(format!("{s:?} is not a mail address: {e}")))
+}
+
+/// Formats a draft into a message (Message-ID `<ID@domain of From>`).
+pub fn build(d: Draft<'_>) -> Result<Outgoing> {
+    let from = mailbox(d.from)?;
+    let domain = from.email.domain().to_string();
+    let mut b = lettre::Message::builder()
+        .from(from.clone())
+        .subject(d.subject)
+        .message_id(Some(format!("<{}@{domain}>", d.id)))
+        .date(std::time::SystemTime::from(d.date))
+        .user_agent(format!("pbem {}", env!("CARGO_PKG_VERSION")));
+    for t in &d.to {
+        b = b.to(mailbox(t)?);
+    }
+    for c in &d.cc {
+        b = b.cc(mailbox(c)?);
+    }
+    if let Some(r) = &d.in_reply_to {
+        b = b.in_reply_to(format!("<{r}>")).references(format!("<{r}>"));
+    }
+    let text = SinglePart::plain(d.body);
+    let msg = if d.attachments.is_empty() {
+        b.singlepart(text)
+    } else {
+        let mut mp = MultiPart::mixed().singlepart(text);
+        for (name, content) in d.attachments {
+            mp = mp.singlepart(Attachment::new(name).body(content, ContentType::TEXT_PLAIN));
+        }
+        b.multipart(mp)
+    }
+    .map_err(|e| Error::Usage(format!("cannot build mail {}: {e}", d.id)))?;
+    let env = msg.envelope();
+    Ok(Outgoing {
+        id: d.id,
+        from: env.from().map(|a| a.to_string()).unwrap_or_default(),
+        to: env.to().iter().map(|a| a.to_string()).collect(),
+        bytes: msg.formatted(),
+    })
+}
+
+/// A stable id for a mail about `parts` (e.g. `["report", game, "3", role]`): the same parts
+/// always give the same id, so a rerun never queues the same mail twice.
+pub fn stable_id(parts: &[&str]) -> String {
+    let mut all = Vec::new();
+    for p in parts {
+        all.extend((p.len() as u64).to_be_bytes());
+        all.extend(p.as_bytes());
+    }
+    let kind: String = parts.first().copied().unwrap_or("mail").chars().filter(|c| c.is_ascii_alphanumeric()).collect();
+    format!("pbem-{kind}-{}", &crate::commit::sha256_hex(&all)[..32])
+}

@@ -1,0 +1,204 @@
+//! The host's mail configuration (`pbem-mail.toml`): the judge's address, where mail comes in, how
+//! it goes out. Relative paths are relative to the config file's folder.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+use crate::error::{Error, Result};
+
+/// Default limit of one incoming message: larger ones are refused without being read whole.
+pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 10 * 1024 * 1024;
+
+/// The whole host config.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HostConfig {
+    /// The judge's address, as it appears in `From` (e.g. `"pbem judge <judge@example.org>"`).
+    pub from: String,
+    /// Where mail comes in.
+    #[serde(default)]
+    pub intake: IntakeConfig,
+    /// How mail goes out.
+    #[serde(default)]
+    pub transport: TransportConfig,
+    /// Deadline reminders.
+    #[serde(default)]
+    pub reminders: Reminders,
+    /// A player's time zone (IANA name, e.g. `America/New_York`) by e-mail address, for the
+    /// deadlines shown in mails; the default is UTC.
+    #[serde(default)]
+    pub time_zones: BTreeMap<String, String>,
+}
+
+/// Reminder policy.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Reminders {
+    /// Hours before a deadline to remind players who have not sent orders; 0 = no reminders.
+    #[serde(default = "default_remind_hours")]
+    pub hours_before: u32,
+}
+
+fn default_remind_hours() -> u32 {
+    12
+}
+
+impl Default for Reminders {
+    fn default() -> Self {
+        Reminders { hours_before: default_remind_hours() }
+    }
+}
+
+/// Where incoming mail is read by `pbem adjudicate --all ROOT --mail CONFIG`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct IntakeConfig {
+    /// A Maildir (with `new/` and `cur/`) that the MTA or fetchmail delivers to.
+    pub maildir: Option<PathBuf>,
+    /// An mbox file (read, never changed; each message is taken once).
+    pub mbox: Option<PathBuf>,
+    /// Messages larger than this are refused without being read whole.
+    #[serde(default = "default_max")]
+    pub max_message_bytes: u64,
+}
+
+fn default_max() -> u64 {
+    DEFAULT_MAX_MESSAGE_BYTES
+}
+
+impl Default for IntakeConfig {
+    fn default() -> Self {
+        IntakeConfig { maildir: None, mbox: None, max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES }
+    }
+}
+
+/// How SMTP connections are secured.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Security {
+    /// STARTTLS, required (port 587).
+    #[default]
+    Starttls,
+    /// Implicit TLS (port 465).
+    Tls,
+    /// No TLS at all: only for a server on this machine (127.0.0.1).
+    None,
+}
+
+/// The outgoing transport.
+#[derive(Debug, Clone, Deserialize, Default)]
+#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+pub enum TransportConfig {
+    /// Mail is only queued in the outbox (nothing is sent).
+    #[default]
+    None,
+    /// Dry run: each mail is written to `DIR/ID.eml`.
+    File {
+        /// The folder.
+        dir: PathBuf,
+    },
+    /// The local sendmail (`sendmail -i -f FROM -- TO...`).
+    Sendmail {
+        /// The command (default `sendmail` on the PATH).
+        command: Option<String>,
+    },
+    /// An SMTP server.
+    Smtp {
+        /// Server name (also the TLS name checked in its certificate).
+        host: String,
+        /// Port (default 587 for STARTTLS, 465 for TLS, 25 for none).
+        port: Option<u16>,
+        /// `starttls` (default), `tls` or `none`.
+        #[serde(default)]
+        security: Security,
+        /// User name for AUTH.
+        user: Option<String>,
+        /// Environment variable holding the password (default `PBEM_SMTP_PASSWORD`).
+        password_env: Option<String>,
+        /// File holding the password (first line).
+        password_file: Option<PathBuf>,
+        /// Extra root certificate (PEM) to trust, e.g. for a self-signed server.
+        ca_file: Option<PathBuf>,
+        /// Connection timeout in seconds (default 30).
+        timeout_secs: Option<u64>,
+    },
+}
+
+impl HostConfig {
+    /// Reads a config file; relative paths in it are made relative to its folder.
+    pub fn load(path: &Path) -> Result<HostConfig> {
+        let text = crate::store::read_text(path)?;
+        let mut c: HostConfig = toml::from_str(&text).map_err(|e: toml::de::Error| Error::Input {
+            line: e.span().map(|s| crate::orderfile::line_of(&text, s.start)),
+            file: path.to_path_buf(),
+            field: None,
+            message: e.message().trim().to_string(),
+        })?;
+        let base = path.parent().unwrap_or(Path::new("."));
+        let fix = |p: &mut PathBuf| {
+            if p.is_relative() {
+                *p = base.join(&*p);
+            }
+        };
+        if let Some(p) = c.intake.maildir.as_mut() {
+            fix(p)
+        }
+        if let Some(p) = c.intake.mbox.as_mut() {
+            fix(p)
+        }
+        match &mut c.transport {
+            TransportConfig::File { dir } => fix(dir),
+            TransportConfig::Smtp { password_file, ca_file, .. } => {
+                if let Some(p) = password_file.as_mut() {
+                    fix(p)
+                }
+                if let Some(p) = ca_file.as_mut() {
+                    fix(p)
+                }
+            }
+            _ => {}
+        }
+        c.check().map_err(|m| Error::input(path, m))?;
+        Ok(c)
+    }
+
+    /// A config with only a sender address (mail is queued, not sent).
+    pub fn queue_only(from: &str) -> HostConfig {
+        HostConfig {
+            from: from.to_string(),
+            intake: IntakeConfig::default(),
+            transport: TransportConfig::None,
+            reminders: Reminders::default(),
+            time_zones: BTreeMap::new(),
+        }
+    }
+
+    fn check(&self) -> std::result::Result<(), String> {
+        self.from.parse::<lettre::message::Mailbox>().map_err(|e| format!("from = {:?}: not a mail address: {e}", self.from))?;
+        for (addr, tz) in &self.time_zones {
+            tz.parse::<chrono_tz::Tz>().map_err(|_| format!("time_zones: {addr} = {tz:?} is not an IANA time zone (e.g. Europe/Berlin)"))?;
+        }
+        Ok(())
+    }
+
+    /// The judge's bare address (`judge@example.org`).
+    pub fn from_address(&self) -> String {
+        self.from.parse::<lettre::message::Mailbox>().map(|m| m.email.to_string()).unwrap_or_else(|_| self.from.clone())
+    }
+
+    /// The domain part of the judge's address (for Message-IDs).
+    pub fn domain(&self) -> String {
+        self.from_address().rsplit_once('@').map(|(_, d)| d.to_string()).unwrap_or_else(|| "localhost".into())
+    }
+
+    /// The time zone of a player (UTC unless configured).
+    pub fn zone_of(&self, email: &str) -> chrono_tz::Tz {
+        self.time_zones
+            .iter()
+            .find(|(a, _)| a.eq_ignore_ascii_case(email))
+            .and_then(|(_, z)| z.parse().ok())
+            .unwrap_or(chrono_tz::UTC)
+    }
+}

@@ -1,0 +1,311 @@
+//! Finding signed order files in a mail message, wherever a mail client put them.
+//!
+//! MIME is parsed by `mail-parser` (transfer encodings, charsets, nested `message/rfc822`
+//! parts). What this module adds: undoing `format=flowed`, dropping quoted (`>`) lines, pairing
+//! `X.sig` attachments with `X`, and cutting pasted orders out of a body where the sender's
+//! greeting, signature or quoted text surround them. Nothing here decides whether an order is good:
+//! each found file goes to [`crate::pipeline::submit`] exactly as if it had been dropped in a folder.
+
+use mail_parser::{Message, MessageParser, MimeHeaders, PartType};
+use ssh_key::PublicKey;
+
+use crate::sig::{self, ARMOR_BEGIN, ARMOR_END, NS_ORDERS};
+
+/// One order file found in a message, ready to be written out and submitted.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Found {
+    /// Where it was found, for replies: `attachment "union.toml"` or `the message body`.
+    pub label: String,
+    /// The file name to give it (the attachment's name, or `orders.toml`).
+    pub name: String,
+    /// The file's bytes (with an appended signature block when it was pasted or appended).
+    pub file: Vec<u8>,
+    /// A detached signature (`X.sig` attached beside `X`).
+    pub detached: Option<String>,
+    /// Why it cannot be submitted at all (e.g. not signed), if so.
+    pub problem: Option<String>,
+}
+
+/// What a message holds, as far as intake cares.
+#[derive(Debug, Default)]
+pub struct Extracted {
+    /// The sender's address (lowercase), from `From` (or `Sender`).
+    pub from: Option<String>,
+    /// The sender's display name with the address, for the reply's `To`.
+    pub from_display: Option<String>,
+    /// Subject line.
+    pub subject: String,
+    /// `Message-ID`, without angle brackets.
+    pub message_id: Option<String>,
+    /// Order files found, in the order they appear.
+    pub orders: Vec<Found>,
+    /// True when the message has HTML but no plain-text part and no usable attachment.
+    pub html_only: bool,
+    /// Things worth telling the sender (e.g. a `.sig` with no file beside it).
+    pub notes: Vec<String>,
+}
+
+/// A piece of text taken from one MIME part.
+struct Chunk {
+    /// The attachment's file name, if any.
+    name: Option<String>,
+    /// The part's text (after transfer decoding and charset conversion).
+    text: String,
+    /// A body part (quoted lines are dropped) rather than an attachment (taken byte for byte).
+    body: bool,
+    /// The part said `format=flowed` (and whether `delsp=yes`).
+    flowed: Option<bool>,
+}
+
+/// Parses `raw` (one RFC 5322 message) and finds the order files in it. `key_for(game, role)`
+/// returns the seat's key when that game and seat exist: it is used only to find where a pasted
+/// order starts (the first line that makes the signature verify). `None` when the bytes are not a
+/// mail message at all.
+pub fn extract(raw: &[u8], key_for: &dyn Fn(&str, &str) -> Option<PublicKey>) -> Option<Extracted> {
+    let msg = MessageParser::default().parse(raw)?;
+    if msg.headers().is_empty() {
+        return None;
+    }
+    let mut out = Extracted { subject: msg.subject().unwrap_or("").to_string(), message_id: msg.message_id().map(str::to_string), ..Default::default() };
+    let sender = msg.from().or_else(|| msg.sender()).and_then(|a| a.first());
+    if let Some(a) = sender
+        && let Some(addr) = a.address()
+    {
+        out.from = Some(addr.trim().to_ascii_lowercase());
+        out.from_display = Some(match a.name() {
+            Some(n) if !n.is_empty() => format!("{n} <{}>", addr.trim()),
+            _ => addr.trim().to_string(),
+        });
+    }
+    let mut chunks = Vec::new();
+    let mut html = 0;
+    collect(&msg, &mut chunks, &mut html, &mut out.notes, 0);
+    find_orders(chunks, key_for, &mut out);
+    out.html_only = out.orders.is_empty() && html > 0 && !out.notes.iter().any(|n| n.contains(".sig"));
+    Some(out)
+}
+
+fn flowed_of(part: &mail_parser::MessagePart<'_>) -> Option<bool> {
+    let ct = part.content_type()?;
+    if !ct.attribute("format").is_some_and(|f| f.eq_ignore_ascii_case("flowed")) {
+        return None;
+    }
+    Some(ct.attribute("delsp").is_some_and(|d| d.eq_ignore_ascii_case("yes")))
+}
+
+/// Every text-bearing part of `msg` (and of messages attached to it), each part once.
+fn collect(msg: &Message<'_>, chunks: &mut Vec<Chunk>, html: &mut usize, notes: &mut Vec<String>, depth: usize) {
+    for (i, part) in msg.parts.iter().enumerate() {
+        let name = part.attachment_name().map(str::to_string);
+        let in_body = msg.text_body.contains(&(i as u32));
+        match &part.body {
+            PartType::Text(t) => chunks.push(Chunk { name: name.clone(), text: t.to_string(), body: in_body && name.is_none(), flowed: flowed_of(part) }),
+            PartType::Html(_) => *html += 1,
+            PartType::Binary(b) | PartType::InlineBinary(b) => match std::str::from_utf8(b) {
+                Ok(t) => chunks.push(Chunk { name, text: t.to_string(), body: false, flowed: None }),
+                Err(_) => {
+                    if let Some(n) = name
+                        && (n.ends_with(".toml") || n.ends_with(".sig") || n.ends_with(".txt"))
+                    {
+                        notes.push(format!("attachment {n:?} is not UTF-8 text; save order files as UTF-8"));
+                    }
+                }
+            },
+            PartType::Message(m) if depth < 4 => collect(m, chunks, html, notes, depth + 1),
+            PartType::Message(_) | PartType::Multipart(_) => {}
+        }
+    }
+}
+
+/// Undoes RFC 3676 `format=flowed`: a line ending in a space continues on the next line (the
+/// space is dropped too with `delsp=yes`); space-stuffing is removed; the signature separator
+/// `-- ` is not a soft break.
+pub fn unflow(text: &str, delsp: bool) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut open = false;
+    for line in text.split('\n') {
+        let line = line.strip_suffix('\r').unwrap_or(line);
+        // Quoted lines keep their own flow; we drop them later anyway.
+        let line = line.strip_prefix(' ').unwrap_or(line);
+        let soft = line.ends_with(' ') && line != "-- ";
+        let piece = if soft && delsp { &line[..line.len() - 1] } else { line };
+        out.push_str(piece);
+        if soft {
+            open = true;
+        } else {
+            out.push('\n');
+            open = false;
+        }
+    }
+    if open {
+        out.push('\n');
+    }
+    // split('\n') gives one more piece than there are newlines.
+    if out.ends_with("\n\n") && !text.ends_with("\n\n") && !text.ends_with("\r\n\r\n") {
+        out.pop();
+    }
+    out
+}
+
+fn is_sig_only(text: &str) -> bool {
+    let t = text.trim_start_matches('\u{FEFF}').trim();
+    t.starts_with(ARMOR_BEGIN) && !t.lines().any(|l| l.trim() == "[pbem]")
+}
+
+fn has_pbem_line(lines: &[&str]) -> bool {
+    lines.iter().any(|l| l.trim() == "[pbem]")
+}
+
+fn find_orders(chunks: Vec<Chunk>, key_for: &dyn Fn(&str, &str) -> Option<PublicKey>, out: &mut Extracted) {
+    // Detached signatures first: by name (`X.sig` beside `X`), or content that is only a block.
+    let mut sigs: Vec<(String, String, bool)> = Vec::new(); // (name, text, used)
+    let mut files = Vec::new();
+    for c in chunks {
+        let named_sig = c.name.as_deref().is_some_and(|n| n.to_ascii_lowercase().ends_with(".sig"));
+        if !c.body && (named_sig || is_sig_only(&c.text)) {
+            sigs.push((c.name.clone().unwrap_or_else(|| "signature".into()), c.text, false));
+        } else {
+            files.push(c);
+        }
+    }
+    for c in files {
+        let text = match c.flowed {
+            Some(delsp) => unflow(&c.text, delsp),
+            None => c.text.clone(),
+        };
+        if !c.body {
+            let name = c.name.clone().unwrap_or_else(|| "attachment".into());
+            let label = format!("attachment {name:?}");
+            let want = format!("{name}.sig").to_ascii_lowercase();
+            let lines: Vec<&str> = text.lines().collect();
+            if let Some(s) = sigs.iter_mut().find(|s| !s.2 && s.0.to_ascii_lowercase() == want) {
+                s.2 = true;
+                out.orders.push(Found { label, name, file: c.text.into_bytes(), detached: Some(s.1.clone()), problem: None });
+            } else if text.contains(ARMOR_BEGIN) || has_pbem_line(&lines) {
+                // An order file with the signature appended is taken as it is, byte for byte.
+                out.orders.push(Found { label, name, file: c.text.into_bytes(), detached: None, problem: None });
+            }
+            continue;
+        }
+        body_orders(&text, key_for, out);
+    }
+    // A lone order without a signature and a lone unused `.sig`: they belong together.
+    let unsigned: Vec<usize> = out.orders.iter().enumerate().filter(|(_, f)| f.detached.is_none() && !contains_block(&f.file)).map(|(i, _)| i).collect();
+    let unused: Vec<usize> = sigs.iter().enumerate().filter(|(_, s)| !s.2).map(|(i, _)| i).collect();
+    if unsigned.len() == 1 && unused.len() == 1 {
+        out.orders[unsigned[0]].detached = Some(sigs[unused[0]].1.clone());
+        sigs[unused[0]].2 = true;
+    }
+    for f in out.orders.iter_mut() {
+        if f.detached.is_none() && !contains_block(&f.file) && f.problem.is_none() {
+            f.problem = Some(format!(
+                "not signed: {} has no SSH signature (attach {}.sig made by `pbem sign` or `ssh-keygen -Y sign -n pbem-orders`, or sign with `pbem sign --append`)",
+                f.label, f.name
+            ));
+        }
+    }
+    for (name, _, used) in sigs {
+        if !used {
+            out.notes.push(format!("signature attachment {name:?} has no order file beside it (name them X and X.sig)"));
+        }
+    }
+}
+
+fn contains_block(b: &[u8]) -> bool {
+    String::from_utf8_lossy(b).contains(ARMOR_BEGIN)
+}
+
+/// `game` and `role` from the `[pbem]` lines of a pasted order, if they parse.
+fn header_of(lines: &[&str]) -> Option<(String, String)> {
+    let end = lines.iter().skip(1).position(|l| l.trim_start().starts_with('[')).map_or(lines.len(), |p| p + 1);
+    let t: toml::Table = lines[..end].join("\n").parse().ok()?;
+    let h = t.get("pbem")?.as_table()?;
+    Some((h.get("game")?.as_str()?.to_string(), h.get("role")?.as_str()?.to_string()))
+}
+
+/// Cuts pasted order files out of a body text: each armored block with the nearest `[pbem]` above
+/// it; the start is the first line that makes the signature verify (else the comment lines just
+/// above `[pbem]`, so that a changed file is reported as changed).
+fn body_orders(text: &str, key_for: &dyn Fn(&str, &str) -> Option<PublicKey>, out: &mut Extracted) {
+    let text = text.replace("\r\n", "\n");
+    let text = text.strip_prefix('\u{FEFF}').unwrap_or(&text);
+    // Quoted text (an old report, a previous message) is never orders.
+    let lines: Vec<&str> = text.lines().filter(|l| !l.trim_start().starts_with('>')).collect();
+    let mut seg = 0;
+    let mut i = 0;
+    let mut found_any = false;
+    while i < lines.len() {
+        if !lines[i].trim_end().ends_with(ARMOR_BEGIN) {
+            i += 1;
+            continue;
+        }
+        let end = (i..lines.len()).find(|&j| lines[j].trim() == ARMOR_END).unwrap_or(lines.len() - 1);
+        let mut block = String::new();
+        for l in &lines[i..=end] {
+            block.push_str(l.trim());
+            block.push('\n');
+        }
+        let Some(pbem) = (seg..i).rev().find(|&k| lines[k].trim() == "[pbem]") else {
+            out.notes.push("a signature block in the message body has no [pbem] orders above it".into());
+            seg = end + 1;
+            i = end + 1;
+            continue;
+        };
+        let mut comment_start = pbem;
+        while comment_start > seg && lines[comment_start - 1].trim_start().starts_with('#') {
+            comment_start -= 1;
+        }
+        let mut starts = vec![comment_start, pbem];
+        starts.extend(seg..pbem);
+        let file_for = |s: usize| {
+            let mut f = lines[s..i].join("\n");
+            f.push('\n');
+            f.push_str(&block);
+            f
+        };
+        let key = header_of(&lines[pbem..i]).and_then(|(g, r)| key_for(&g, &r));
+        let chosen = key
+            .and_then(|k| starts.iter().copied().find(|&s| sig::verify_order_text(&k, NS_ORDERS, file_for(s).as_bytes(), None).is_ok()))
+            .unwrap_or(comment_start);
+        out.orders.push(Found { label: "the message body".into(), name: "orders.toml".into(), file: file_for(chosen).into_bytes(), detached: None, problem: None });
+        found_any = true;
+        seg = end + 1;
+        i = end + 1;
+    }
+    // Orders pasted without any signature.
+    if !found_any && lines[seg.min(lines.len())..].iter().any(|l| l.trim() == "[pbem]") {
+        let pbem = (seg..lines.len()).find(|&k| lines[k].trim() == "[pbem]").expect("present");
+        let mut s = pbem;
+        while s > seg && lines[s - 1].trim_start().starts_with('#') {
+            s -= 1;
+        }
+        let mut f = lines[s..].join("\n");
+        f.push('\n');
+        out.orders.push(Found { label: "the message body".into(), name: "orders.toml".into(), file: f.into_bytes(), detached: None, problem: None });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unflow_joins_soft_breaks() {
+        assert_eq!(unflow("a b \r\nc\r\nd\r\n", false), "a b c\nd\n");
+        assert_eq!(unflow("ab \nc\n", true), "abc\n");
+        assert_eq!(unflow(" >x\n-- \nsig\n", false), ">x\n-- \nsig\n");
+    }
+
+    #[test]
+    fn html_only_is_noticed() {
+        let raw = b"From: a@b.c\r\nSubject: x\r\nContent-Type: text/html\r\n\r\n<p>[pbem]</p>\r\n";
+        let e = extract(raw, &|_, _| None).unwrap();
+        assert!(e.html_only && e.orders.is_empty());
+        assert_eq!(e.from.as_deref(), Some("a@b.c"));
+    }
+
+    #[test]
+    fn garbage_is_not_a_message() {
+        assert!(extract(b"", &|_, _| None).is_none());
+    }
+}

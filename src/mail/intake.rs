@@ -1,0 +1,503 @@
+//! `pbem intake`: takes mail in from a Maildir, an mbox or standard input, submits every signed
+//! order found in it to the game it names, and queues a reply for each message.
+//!
+//! Nothing is lost and nothing is done twice:
+//! - a Maildir message is moved (renamed) to `MAILDIR/done/` or, with `NAME.reason` beside it, to
+//!   `MAILDIR/failed/` only after its reply is queued; a run killed before that leaves it in
+//!   `new/`/`cur/` and the next run handles it again, which is harmless: a resubmitted order gets
+//!   its receipt back ("already received") and the reply has the same id, so it is queued once;
+//! - `ROOT/.mail/seen/HASH` records each handled message by the SHA-256 of its bytes (written
+//!   before the move), so the same bytes are never handled twice;
+//! - messages from an mbox or standard input are first delivered into the spool Maildir
+//!   `ROOT/.mail/spool/` (named by their hash, so taking an mbox again adds nothing) and handled
+//!   from there like any Maildir;
+//! - one intake at a time (`ROOT/.mail/intake.lock`); a game locked by an adjudication for too long
+//!   leaves the message in place for the next run.
+//!
+//! Routing is by the `game` inside each order (the folder of games under ROOT whose `game.toml`
+//! has that id), never by `From`. `From` decides where the reply goes, and must be the registered
+//! address of a seat of that game (else the order is refused and the reply says so).
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+
+use super::compose::{self, Draft, Outgoing, stable_id};
+use super::config::HostConfig;
+use super::extract::{self, Extracted, Found};
+use super::outbox::Outbox;
+use crate::error::{Error, Result};
+use crate::model::{GameFile, Receipt};
+use crate::{orderfile, pipeline, sig, store};
+
+/// Where mail comes from.
+#[derive(Debug, Clone)]
+pub enum Source {
+    /// A Maildir (`new/`, `cur/`); handled messages move to `done/` or `failed/` inside it.
+    Maildir(PathBuf),
+    /// An mbox file (never changed).
+    Mbox(PathBuf),
+    /// One message on standard input (a `.forward` or procmail pipe).
+    Stdin,
+}
+
+/// Where a message ended up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Disposition {
+    /// Handled (a reply was queued, or none was due).
+    Done,
+    /// Could not be handled; the reason is beside it.
+    Failed,
+    /// Left in place for the next run (a game was busy).
+    Retry,
+}
+
+/// The result of one order found in a message.
+#[derive(Debug, Clone)]
+pub struct OrderResult {
+    /// Where it was found.
+    pub label: String,
+    /// The game it named, if it could be read.
+    pub game: Option<String>,
+    /// The role it named.
+    pub role: Option<String>,
+    /// The receipt, when accepted.
+    pub receipt: Option<Receipt>,
+    /// Warnings that came with an acceptance.
+    pub warnings: Vec<String>,
+    /// Why it was refused.
+    pub error: Option<String>,
+}
+
+/// What intake did with one message.
+#[derive(Debug, Clone)]
+pub struct Handled {
+    /// The message's file name in the Maildir.
+    pub name: String,
+    /// Where it went.
+    pub disposition: Disposition,
+    /// Why (one line).
+    pub reason: String,
+    /// Each order found.
+    pub orders: Vec<OrderResult>,
+    /// The reply's outbox id, if one was queued.
+    pub reply: Option<String>,
+}
+
+/// The games under a root, by id.
+pub struct Games {
+    by_id: BTreeMap<String, (PathBuf, GameFile)>,
+}
+
+impl Games {
+    /// Reads every `game.toml` under `root` (a game that cannot be read is skipped).
+    pub fn load(root: &Path) -> Result<Games> {
+        let mut by_id = BTreeMap::new();
+        for dir in pipeline::games_under(root)? {
+            if let Ok(gf) = pipeline::read_game_file(&store::GameDir::new(&dir)) {
+                by_id.insert(gf.id.clone(), (dir, gf));
+            }
+        }
+        Ok(Games { by_id })
+    }
+    /// The game with this id.
+    pub fn get(&self, id: &str) -> Option<&(PathBuf, GameFile)> {
+        self.by_id.get(id)
+    }
+    /// True if `email` is a seat's address in any game.
+    pub fn knows_sender(&self, email: &str) -> bool {
+        self.by_id.values().any(|(_, gf)| gf.seats.iter().any(|s| s.email.eq_ignore_ascii_case(email)))
+    }
+    /// Every game, sorted by id.
+    pub fn iter(&self) -> impl Iterator<Item = &(PathBuf, GameFile)> {
+        self.by_id.values()
+    }
+}
+
+/// The mail state folder under a games root.
+pub fn state_dir(root: &Path) -> PathBuf {
+    root.join(".mail")
+}
+
+/// Takes mail in from `source`; returns what happened to each message.
+pub fn run(root: &Path, source: &Source, cfg: &HostConfig, now: DateTime<Utc>) -> Result<Vec<Handled>> {
+    let state = state_dir(root);
+    std::fs::create_dir_all(&state).map_err(|e| store::io(&state, e))?;
+    let lock_path = state.join("intake.lock");
+    let lock = std::fs::File::options().create(true).truncate(false).write(true).open(&lock_path).map_err(|e| store::io(&lock_path, e))?;
+    if lock.try_lock().is_err() {
+        return Err(Error::Locked(state));
+    }
+    let maildir = match source {
+        Source::Maildir(d) => d.clone(),
+        Source::Mbox(f) => {
+            let spool = state.join("spool");
+            let file = std::fs::File::open(f).map_err(|e| store::io(f, e))?;
+            for m in mail_parser::mailbox::mbox::MessageIterator::new(std::io::BufReader::new(file)) {
+                let m = m.map_err(|_| Error::input(f, "cannot read this mbox"))?;
+                spool_in(&spool, m.contents())?;
+            }
+            spool
+        }
+        Source::Stdin => {
+            let spool = state.join("spool");
+            let mut raw = Vec::new();
+            std::io::stdin().take(cfg.intake.max_message_bytes + 1).read_to_end(&mut raw).map_err(|e| store::io(Path::new("<stdin>"), e))?;
+            if raw.len() as u64 > cfg.intake.max_message_bytes {
+                // Keep the head only: enough to answer; drain the rest unread into nowhere.
+                raw.truncate(64 * 1024);
+                raw.extend_from_slice(b"\n[pbem: message cut: larger than max_message_bytes]\n");
+                let mut sink = std::io::sink();
+                std::io::copy(&mut std::io::stdin(), &mut sink).ok();
+                let name = spool_in(&spool, &raw)?;
+                std::fs::write(spool.join("new").join(format!("{name}.toolarge")), b"").map_err(|e| store::io(&spool, e))?;
+            } else {
+                spool_in(&spool, &raw)?;
+            }
+            spool
+        }
+    };
+    let games = Games::load(root)?;
+    let outbox = Outbox::under(root);
+    let mut out = Vec::new();
+    for sub in ["new", "cur"] {
+        let dir = maildir.join(sub);
+        for name in store::list(&dir)? {
+            if name.starts_with('.') || name.ends_with(".toolarge") {
+                continue;
+            }
+            let path = dir.join(&name);
+            if !path.is_file() {
+                continue;
+            }
+            out.push(handle_file(root, &maildir, &path, &name, &games, &outbox, cfg, now)?);
+        }
+    }
+    drop(lock);
+    Ok(out)
+}
+
+/// Delivers `raw` into the spool Maildir as `new/HASH` unless it is already there or handled.
+fn spool_in(spool: &Path, raw: &[u8]) -> Result<String> {
+    let name = crate::commit::sha256_hex(raw);
+    for sub in ["new", "cur", "done", "failed"] {
+        if spool.join(sub).join(&name).exists() {
+            return Ok(name);
+        }
+    }
+    store::write_atomic(&spool.join("new").join(&name), raw)?;
+    std::fs::create_dir_all(spool.join("cur")).map_err(|e| store::io(spool, e))?;
+    Ok(name)
+}
+
+/// Moves a handled message to `MAILDIR/done/` or `MAILDIR/failed/` (rename: atomic).
+fn file_away(maildir: &Path, path: &Path, name: &str, disposition: Disposition, reason: &str) -> Result<()> {
+    let folder = match disposition {
+        Disposition::Done => "done",
+        Disposition::Failed => "failed",
+        Disposition::Retry => return Ok(()),
+    };
+    let to = maildir.join(folder);
+    std::fs::create_dir_all(&to).map_err(|e| store::io(&to, e))?;
+    if disposition == Disposition::Failed {
+        store::write_atomic(&to.join(format!("{name}.reason")), format!("{reason}\n").as_bytes())?;
+    }
+    std::fs::rename(path, to.join(name)).map_err(|e| store::io(path, e))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn handle_file(root: &Path, maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
+    let size = std::fs::metadata(path).map_err(|e| store::io(path, e))?.len();
+    let too_large = size > cfg.intake.max_message_bytes || path.with_file_name(format!("{name}.toolarge")).exists();
+    let raw = if too_large {
+        // Refused without reading it all: the head is enough for the sender's address.
+        let mut head = Vec::new();
+        std::fs::File::open(path).map_err(|e| store::io(path, e))?.take(64 * 1024).read_to_end(&mut head).map_err(|e| store::io(path, e))?;
+        head
+    } else {
+        store::read(path)?
+    };
+    let hash = crate::commit::sha256_hex(&raw);
+    let seen = state_dir(root).join("seen").join(&hash);
+    let mut h = if seen.exists() && !too_large {
+        Handled { name: name.into(), disposition: Disposition::Done, reason: "already handled (same bytes): not processed again".into(), orders: vec![], reply: None }
+    } else if too_large {
+        let reply = too_large_reply(&raw, size, games, cfg, now, &hash)?;
+        let queued = match &reply {
+            Some(r) => {
+                outbox.queue(r, now)?;
+                Some(r.id.clone())
+            }
+            None => None,
+        };
+        Handled {
+            name: name.into(),
+            disposition: Disposition::Failed,
+            reason: format!("too large: {size} bytes, the limit is {} (not read whole)", cfg.intake.max_message_bytes),
+            orders: vec![],
+            reply: queued,
+        }
+    } else {
+        handle(&raw, &hash, name, games, outbox, cfg, now)?
+    };
+    h.name = name.to_string();
+    if h.disposition != Disposition::Retry {
+        store::write_atomic(&seen, format!("{}\n", crate::pipeline::timestamp(now)).as_bytes())?;
+        file_away(maildir, path, name, h.disposition, &h.reason)?;
+        let marker = path.with_file_name(format!("{name}.toolarge"));
+        if marker.exists() {
+            std::fs::remove_file(&marker).ok();
+        }
+    }
+    Ok(h)
+}
+
+fn too_large_reply(head: &[u8], size: u64, games: &Games, cfg: &HostConfig, now: DateTime<Utc>, hash: &str) -> Result<Option<Outgoing>> {
+    let Some(ex) = extract::extract(head, &|_, _| None) else { return Ok(None) };
+    let (Some(from), Some(to)) = (ex.from.as_deref(), ex.from_display.clone()) else { return Ok(None) };
+    if !games.knows_sender(from) {
+        return Ok(None);
+    }
+    let body = format!(
+        "Your message of {size} bytes is larger than this judge accepts ({} bytes), so it was not read.\n\n{}",
+        cfg.intake.max_message_bytes,
+        how_to_send()
+    );
+    Ok(Some(compose::build(Draft {
+        id: stable_id(&["reply", hash]),
+        from: &cfg.from,
+        to: vec![to],
+        cc: vec![],
+        subject: reply_subject(&ex.subject),
+        body,
+        attachments: vec![],
+        in_reply_to: ex.message_id.clone(),
+        date: now,
+    })?))
+}
+
+fn how_to_send() -> &'static str {
+    "How to send orders: fill in the order form from your report, sign it with `pbem sign --key KEY FILE` \
+(or `ssh-keygen -Y sign -f KEY -n pbem-orders FILE`) and either attach FILE and FILE.sig as plain-text \
+attachments, or sign with `pbem sign --append` and attach the file or paste it whole (from its first line \
+to the END SSH SIGNATURE line) into a plain-text message. Several order files in one message are fine.\n"
+}
+
+fn reply_subject(s: &str) -> String {
+    if s.is_empty() {
+        "Re: your orders".into()
+    } else if s.to_ascii_lowercase().starts_with("re:") {
+        s.to_string()
+    } else {
+        format!("Re: {s}")
+    }
+}
+
+/// Handles one message's bytes: submits its orders and queues the reply.
+pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
+    let key_for = |game: &str, role: &str| {
+        let (_, gf) = games.get(game)?;
+        sig::load_public_key(&gf.seat(role)?.key).ok()
+    };
+    let failed = |reason: &str| Handled { name: name.into(), disposition: Disposition::Failed, reason: reason.into(), orders: vec![], reply: None };
+    let Some(ex) = extract::extract(raw, &key_for) else {
+        return Ok(failed("cannot be parsed as a mail message"));
+    };
+    let (Some(from), Some(from_display)) = (ex.from.clone(), ex.from_display.clone()) else {
+        return Ok(failed("no From address: nobody to answer"));
+    };
+    if ex.orders.is_empty() && !games.knows_sender(&from) {
+        return Ok(failed(&format!("no orders, and {from} is not a registered player: not answered")));
+    }
+    let mut results = Vec::new();
+    let mut cc: Vec<String> = Vec::new();
+    let mut attachments = Vec::new();
+    for f in &ex.orders {
+        let r = submit_found(f, &from, games, now)?;
+        let Some(r) = r else {
+            return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: "a game was busy; left for the next run".into(), orders: vec![], reply: None });
+        };
+        if let (Some(g), Some(role)) = (&r.game, &r.role)
+            && let Some((dir, gf)) = games.get(g)
+            && let Some(seat) = gf.seat(role)
+        {
+            if !seat.email.eq_ignore_ascii_case(&from) && gf.seats.iter().any(|s| s.email.eq_ignore_ascii_case(&from)) && !cc.contains(&seat.email) {
+                cc.push(seat.email.clone());
+            }
+            if let Some(rc) = &r.receipt {
+                let p = store::GameDir::new(dir).receipts(rc.step).join(format!("{}-{}.toml", rc.role, rc.seq));
+                if let (Ok(t), Ok(s)) = (store::read(&p), store::read(&pipeline::sig_path(&p))) {
+                    let base = format!("receipt-{}-{}-{}-{}.toml", rc.game, rc.step, rc.role, rc.seq);
+                    attachments.push((format!("{base}.sig"), s));
+                    attachments.push((base, t));
+                    let n = attachments.len();
+                    attachments.swap(n - 2, n - 1);
+                }
+            }
+        }
+        results.push(r);
+    }
+    let body = reply_body(&ex, &results);
+    let reply = compose::build(Draft {
+        id: stable_id(&["reply", hash]),
+        from: &cfg.from,
+        to: vec![from_display],
+        cc,
+        subject: reply_subject(&ex.subject),
+        body,
+        attachments,
+        in_reply_to: ex.message_id.clone(),
+        date: now,
+    })?;
+    outbox.queue(&reply, now)?;
+    let accepted = results.iter().filter(|r| r.receipt.is_some()).count();
+    let reason = if results.is_empty() {
+        if ex.html_only { "HTML only: answered with what to send".to_string() } else { "no signed orders: answered with what to send".to_string() }
+    } else {
+        format!("{accepted} of {} order file(s) accepted", results.len())
+    };
+    Ok(Handled { name: name.into(), disposition: Disposition::Done, reason, orders: results, reply: Some(reply.id) })
+}
+
+fn place(label: &str, line: Option<usize>, field: Option<&str>) -> String {
+    let mut s = label.to_string();
+    if let Some(l) = line {
+        s.push_str(&format!(", line {l}"));
+    }
+    if let Some(f) = field {
+        s.push_str(&format!(", field {f}"));
+    }
+    s
+}
+
+/// Submits one found order; `None` when its game stayed locked (try again later).
+fn submit_found(f: &Found, from: &str, games: &Games, now: DateTime<Utc>) -> Result<Option<OrderResult>> {
+    let mut r = OrderResult { label: f.label.clone(), game: None, role: None, receipt: None, warnings: vec![], error: None };
+    if let Some(p) = &f.problem {
+        r.error = Some(p.clone());
+        return Ok(Some(r));
+    }
+    // Read the header only to route; the pipeline checks everything again.
+    let text = match sig::normalize(&f.file) {
+        Ok(t) => t,
+        Err(e) => {
+            r.error = Some(format!("{}: {e}", f.label));
+            return Ok(Some(r));
+        }
+    };
+    let (body, _) = sig::split_appended(&text);
+    let header = match orderfile::parse(&body) {
+        Ok(of) => of.header,
+        Err(p) => {
+            r.error = Some(format!("{}: {}", place(&f.label, p.line, p.field.as_deref()), p.message));
+            return Ok(Some(r));
+        }
+    };
+    r.game = Some(header.game.clone());
+    r.role = Some(header.role.clone());
+    let Some((dir, gf)) = games.get(&header.game) else {
+        let line = orderfile::locate(&body, "pbem.game");
+        r.error = Some(format!("{}: there is no game {:?} at this judge", place(&f.label, line, Some("pbem.game")), header.game));
+        return Ok(Some(r));
+    };
+    if !gf.seats.iter().any(|s| s.email.eq_ignore_ascii_case(from)) {
+        r.error = Some(format!(
+            "{}: {from} is not the registered address of any seat in game {}; send your orders from the address registered for your seat (or ask the host to change it)",
+            f.label, gf.id
+        ));
+        return Ok(Some(r));
+    }
+    let tmp = tempdir()?;
+    let file = tmp.join(safe_name(&f.name));
+    store::write_atomic(&file, &f.file)?;
+    if let Some(s) = &f.detached {
+        store::write_atomic(&pipeline::sig_path(&file), s.as_bytes())?;
+    }
+    let res = pipeline::submit(dir, std::slice::from_ref(&file), now);
+    std::fs::remove_dir_all(&tmp).ok();
+    match res {
+        Err(Error::Locked(_)) => return Ok(None),
+        Err(e) => r.error = Some(describe(&e, &file, &f.label)),
+        Ok(mut v) => match v.pop().expect("one result per file") {
+            Ok(a) => {
+                r.warnings = a.warnings;
+                r.receipt = Some(a.receipt);
+            }
+            Err(Error::Locked(_)) => return Ok(None),
+            Err(e) => r.error = Some(describe(&e, &file, &f.label)),
+        },
+    }
+    Ok(Some(r))
+}
+
+fn describe(e: &Error, tmp: &Path, label: &str) -> String {
+    match e {
+        Error::Input { file, line, field, message } if file == tmp => {
+            format!("{}: {}", place(label, *line, field.as_deref()), message.replace(&tmp.display().to_string(), label))
+        }
+        other => other.to_string().replace(&pipeline::sig_path(tmp).display().to_string(), &format!("{label}.sig")).replace(&tmp.display().to_string(), label),
+    }
+}
+
+fn safe_name(n: &str) -> String {
+    let s: String = n.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' { c } else { '_' }).collect();
+    let s = s.trim_start_matches('.').to_string();
+    if s.is_empty() || s.ends_with(".sig") { "orders.toml".into() } else { s }
+}
+
+fn tempdir() -> Result<PathBuf> {
+    let d = std::env::temp_dir().join(format!("pbem-intake-{}-{}", std::process::id(), &hex::encode(crate::commit::fresh_32())[..12]));
+    std::fs::create_dir_all(&d).map_err(|e| store::io(&d, e))?;
+    Ok(d)
+}
+
+fn reply_body(ex: &Extracted, results: &[OrderResult]) -> String {
+    let mut b = String::new();
+    let when = ex.message_id.as_deref().map(|m| format!(" <{m}>")).unwrap_or_default();
+    if results.is_empty() {
+        if ex.html_only {
+            b.push_str(&format!("Your message{when} has only an HTML part: orders must be sent as plain text.\n\n"));
+        } else {
+            b.push_str(&format!("No signed orders were found in your message{when}.\n\n"));
+        }
+        for n in &ex.notes {
+            b.push_str(&format!("Note: {n}\n"));
+        }
+        if !ex.notes.is_empty() {
+            b.push('\n');
+        }
+        b.push_str(how_to_send());
+        return b;
+    }
+    b.push_str(&format!("Your message{when} held {} order file(s).\n\n", results.len()));
+    for (i, r) in results.iter().enumerate() {
+        let what = match (&r.game, &r.role) {
+            (Some(g), Some(role)) => format!(" (game {g}, role {role})"),
+            _ => String::new(),
+        };
+        match (&r.receipt, &r.error) {
+            (Some(rc), _) => {
+                b.push_str(&format!("{}. {}{what}: ACCEPTED\n", i + 1, r.label));
+                b.push_str(&format!("   step {}, receipt {}, received {}\n   commitment {}\n", rc.step, rc.seq, rc.received, rc.commitment));
+                for w in &r.warnings {
+                    b.push_str(&format!("   note: {w}\n"));
+                }
+                b.push_str("   The host-signed receipt is attached. A later order for the same step replaces this one.\n");
+            }
+            (None, Some(e)) => {
+                b.push_str(&format!("{}. {}{what}: REFUSED\n   {e}\n", i + 1, r.label));
+            }
+            (None, None) => {}
+        }
+        b.push('\n');
+    }
+    for n in &ex.notes {
+        b.push_str(&format!("Note: {n}\n"));
+    }
+    if results.iter().any(|r| r.error.is_some()) {
+        b.push_str("\nRefused orders count for nothing: correct them and send them again before the deadline.\n");
+    }
+    b
+}

@@ -1,0 +1,19 @@
+//! Mail: orders in by mail (`intake`), replies, reports and reminders out through an outbox
+//! (`outbox`, `transport`), configured by the host's `pbem-mail.toml` (`config`); `cron` is the
+//! one run a crontab line makes (`pbem adjudicate --all ROOT --mail CONFIG`).
+//!
+//! State lives beside the games, in `ROOT/.mail/`: `outbox/` (queue and sent ledger), `seen/`
+//! (hashes of handled messages), `spool/` (messages taken from an mbox or standard input),
+//! `mailed/` (per game, the newest record whose reports were queued).
+
+pub mod cli;
+pub mod compose;
+pub mod config;
+pub mod extract;
+pub mod intake;
+pub mod outbox;
+pub mod transport;
+
+pub use config::HostConfig;
+pub use intake::{Disposition, Handled, Source};
+pub use outbox::Outbox;

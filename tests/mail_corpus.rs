@@ -1,0 +1,206 @@
+//! The mail corpus (tests/mail/cases.toml): every message through `pbem intake` from a Maildir,
+//! each checked against its expected outcome (folder, orders accepted and refused, the reply).
+//! And the intake's fault cases: killed before the move, two runs at once, an mbox taken twice.
+
+#[path = "mail/common.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use common::*;
+use pbem::mail::intake::{self, Disposition, Source};
+use pbem::mail::{HostConfig, Outbox};
+use pbem::pipeline;
+
+#[derive(serde::Deserialize)]
+struct Cases {
+    case: Vec<Case>,
+}
+
+#[derive(serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Case {
+    file: String,
+    folder: String,
+    #[serde(default)]
+    accepted: Vec<String>,
+    #[serde(default)]
+    refused: Vec<String>,
+    reply_to: String,
+    #[serde(default)]
+    cc: Vec<String>,
+    #[serde(default)]
+    reply: Vec<String>,
+    #[serde(default)]
+    crlf: bool,
+}
+
+fn corpus() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests").join("mail")
+}
+
+fn cfg() -> HostConfig {
+    HostConfig::queue_only("Gettysburg judge <judge@example.net>")
+}
+
+fn now() -> chrono::DateTime<chrono::Utc> {
+    pipeline::parse_time("2026-07-01T13:00:00Z").unwrap()
+}
+
+fn deliver(maildir: &Path, name: &str, bytes: &[u8]) {
+    for d in ["tmp", "new", "cur"] {
+        std::fs::create_dir_all(maildir.join(d)).unwrap();
+    }
+    std::fs::write(maildir.join("tmp").join(name), bytes).unwrap();
+    std::fs::rename(maildir.join("tmp").join(name), maildir.join("new").join(name)).unwrap();
+}
+
+fn queued(root: &Path, id: &str) -> Mail {
+    read_mail(&std::fs::read(Outbox::under(root).dir.join("queue").join(format!("{id}.eml"))).unwrap())
+}
+
+#[test]
+fn every_corpus_message_has_its_expected_outcome() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let maildir = tmp.path().join("Maildir");
+    let cases: Cases = toml::from_str(&std::fs::read_to_string(corpus().join("cases.toml")).unwrap()).unwrap();
+    let mut problems = Vec::new();
+    for (i, c) in cases.case.iter().enumerate() {
+        let template = std::fs::read(corpus().join(&c.file)).unwrap();
+        let mut msg = expand(&game, &template);
+        if c.crlf {
+            msg = String::from_utf8(msg).unwrap().replace('\n', "\r\n").into_bytes();
+        }
+        let name = format!("{:02}-{}", i, c.file);
+        deliver(&maildir, &name, &msg);
+        let handled = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+        assert_eq!(handled.len(), 1, "{}", c.file);
+        let h = &handled[0];
+        let mut bad = |what: String| problems.push(format!("{}: {what}", c.file));
+        let folder = match h.disposition {
+            Disposition::Done => "done",
+            Disposition::Failed => "failed",
+            Disposition::Retry => "retry",
+        };
+        if folder != c.folder {
+            bad(format!("ended in {folder} ({}), want {}", h.reason, c.folder));
+        }
+        if !maildir.join(folder).join(&name).is_file() {
+            bad(format!("not moved to {folder}/"));
+        }
+        let accepted: Vec<String> = h.orders.iter().filter_map(|o| o.receipt.as_ref().map(|r| r.role.clone())).collect();
+        if accepted != c.accepted {
+            bad(format!("accepted {accepted:?}, want {:?}; orders: {:?}", c.accepted, h.orders));
+        }
+        let errors: Vec<&String> = h.orders.iter().filter_map(|o| o.error.as_ref()).collect();
+        for want in &c.refused {
+            if !errors.iter().any(|e| e.contains(want.as_str())) {
+                bad(format!("no refusal containing {want:?}; refusals: {errors:?}"));
+            }
+        }
+        if c.refused.is_empty() && !errors.is_empty() && c.accepted.len() == h.orders.len() {
+            bad(format!("unexpected refusals {errors:?}"));
+        }
+        match (&h.reply, c.reply_to.as_str()) {
+            (None, "") => {}
+            (Some(id), "") => bad(format!("a reply {id} was queued, want none")),
+            (None, want) => bad(format!("no reply, want one to {want}")),
+            (Some(id), want) => {
+                let m = queued(&root, id);
+                if m.to != vec![want.to_string()] {
+                    bad(format!("reply to {:?}, want {want}", m.to));
+                }
+                for cc in &c.cc {
+                    if !m.cc.contains(cc) {
+                        bad(format!("reply cc {:?} lacks {cc}", m.cc));
+                    }
+                }
+                for s in &c.reply {
+                    if !m.text.contains(s.as_str()) {
+                        bad(format!("reply lacks {s:?}:\n{}", m.text));
+                    }
+                }
+                if !c.accepted.is_empty() && !m.attachments.iter().any(|a| a.starts_with("receipt-g1-1-")) {
+                    bad(format!("no receipt attached: {:?}", m.attachments));
+                }
+            }
+        }
+        if folder == "failed" && !maildir.join("failed").join(format!("{name}.reason")).is_file() {
+            bad("no reason file beside it in failed/".into());
+        }
+    }
+    assert!(std::fs::read_dir(maildir.join("new")).unwrap().next().is_none(), "every message left new/");
+    assert!(problems.is_empty(), "{} problem(s):\n{}", problems.len(), problems.join("\n"));
+}
+
+#[test]
+fn a_run_killed_before_the_move_neither_loses_nor_repeats() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let maildir = tmp.path().join("Maildir");
+    let msg = expand(&game, &std::fs::read(corpus().join("plain-attachment.eml")).unwrap());
+    deliver(&maildir, "m1", &msg);
+    let first = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    let reply = first[0].reply.clone().unwrap();
+    // Killed after the submit and the reply, before the seen mark and the rename: the message is
+    // still in new/. The rerun resubmits harmlessly and queues no second reply.
+    std::fs::rename(maildir.join("done").join("m1"), maildir.join("new").join("m1")).unwrap();
+    let seen = root.join(".mail").join("seen");
+    for e in std::fs::read_dir(&seen).unwrap() {
+        std::fs::remove_file(e.unwrap().path()).unwrap();
+    }
+    let again = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    assert_eq!(again[0].disposition, Disposition::Done);
+    assert_eq!(again[0].reply.as_deref(), Some(reply.as_str()));
+    assert_eq!(again[0].orders[0].receipt.as_ref().unwrap().seq, 1, "same receipt, not a new one");
+    assert_eq!(Outbox::under(&root).pending().unwrap(), vec![reply.clone()]);
+    // Killed after the seen mark, before the rename: moved without being handled again.
+    std::fs::rename(maildir.join("done").join("m1"), maildir.join("cur").join("m1")).unwrap();
+    let third = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    assert!(third[0].reason.contains("already handled"), "{:?}", third[0]);
+    assert!(third[0].orders.is_empty() && third[0].reply.is_none());
+    assert!(maildir.join("done").join("m1").is_file());
+    assert_eq!(Outbox::under(&root).pending().unwrap().len(), 1);
+}
+
+#[test]
+fn two_intakes_at_once_one_waits_for_the_next_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let maildir = tmp.path().join("Maildir");
+    deliver(&maildir, "m1", &expand(&game, &std::fs::read(corpus().join("pasted-body.eml")).unwrap()));
+    std::fs::create_dir_all(root.join(".mail")).unwrap();
+    let held = std::fs::File::create(root.join(".mail").join("intake.lock")).unwrap();
+    held.try_lock().unwrap();
+    let err = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap_err();
+    assert!(matches!(err, pbem::error::Error::Locked(_)), "{err}");
+    assert!(maildir.join("new").join("m1").is_file(), "left for the next run");
+    drop(held);
+    let h = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    assert_eq!(h[0].disposition, Disposition::Done);
+}
+
+#[test]
+fn an_mbox_taken_twice_is_handled_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let mut mbox = Vec::new();
+    for f in ["pasted-body.eml", "appended-attachment.eml"] {
+        mbox.extend_from_slice(b"From sender@example.org Wed Jul  1 13:00:00 2026\n");
+        mbox.extend(expand(&game, &std::fs::read(corpus().join(f)).unwrap()));
+        mbox.extend_from_slice(b"\n");
+    }
+    let path = tmp.path().join("mbox");
+    std::fs::write(&path, &mbox).unwrap();
+    let first = intake::run(&root, &Source::Mbox(path.clone()), &cfg(), now()).unwrap();
+    assert_eq!(first.len(), 2);
+    assert!(first.iter().all(|h| h.disposition == Disposition::Done && h.orders.len() == 1 && h.orders[0].receipt.is_some()), "{first:?}");
+    let second = intake::run(&root, &Source::Mbox(path), &cfg(), now()).unwrap();
+    assert!(second.is_empty(), "{second:?}");
+    assert_eq!(Outbox::under(&root).pending().unwrap().len(), 2);
+}
