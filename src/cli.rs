@@ -113,6 +113,9 @@ enum Command {
         /// Every game under this root (each folder with a game.toml).
         #[arg(long, value_name = "ROOT")]
         all: Option<PathBuf>,
+        /// Host mail config for a cron run: take mail in, adjudicate, mail reports, send the outbox.
+        #[arg(long, value_name = "FILE", requires = "all")]
+        mail: Option<PathBuf>,
         /// The current time (RFC 3339), for tests; default: the clock.
         #[arg(long)]
         now: Option<String>,
@@ -154,6 +157,24 @@ enum Command {
     Audit {
         /// The game directory.
         dir: PathBuf,
+    },
+    /// Play many games in memory with a built-in policy: win rate and mean casualties (balancing).
+    Simulate {
+        /// Rules id (only games with built-in policies: throw-down-that-flag).
+        #[arg(long, default_value = "throw-down-that-flag")]
+        rules: String,
+        /// Scenario name (throw-down-that-flag: july-2, july-3, or campaign for both days).
+        #[arg(long, default_value = "july-2")]
+        scenario: String,
+        /// Games to play.
+        #[arg(long, default_value_t = 1000)]
+        games: u32,
+        /// Built-in policy (naive, sensible).
+        #[arg(long, default_value = "sensible")]
+        policy: String,
+        /// 64 hex digits (default: all zero, so runs are reproducible).
+        #[arg(long)]
+        seed: Option<String>,
     },
     /// Play a whole game with built-in players through the real files and commands.
     Demo {
@@ -337,7 +358,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
-        Command::Adjudicate { dirs, all, now: t } => {
+        Command::Adjudicate { dirs, all, mail, now: t } => {
+            if let (Some(cfg), Some(root)) = (&mail, &all) {
+                return crate::mail::cli::cron(root, cfg, now(&t)?);
+            }
             let t = now(&t)?;
             let mut dirs = dirs;
             if let Some(root) = all {
@@ -385,6 +409,20 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Audit { dir } => {
             let s = audit::audit(&dir, cli.templates.as_deref())?;
             println!("audit passed: {}", s.describe());
+        }
+        Command::Simulate { rules, scenario, games, policy, seed } => {
+            let seed = match seed {
+                Some(h) => crate::commit::parse_32(&h).ok_or_else(|| anyhow!("--seed: want 64 hex digits"))?,
+                None => [0; 32],
+            };
+            let mut options = BTreeMap::new();
+            match scenario.as_str() {
+                "campaign" => options.insert("campaign".to_string(), "true".to_string()),
+                name => options.insert("scenario".to_string(), name.to_string()),
+            };
+            let s = crate::simulate::run(&rules, &options, games, &policy, seed, true).map_err(|e| anyhow!(e))?;
+            println!("{rules}, scenario {scenario}, policy {policy}");
+            print!("{}", s.describe());
         }
         Command::Demo { rules, out, seed, options } => {
             let seed = match seed {

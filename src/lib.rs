@@ -16,4 +16,5 @@ pub mod orderfile;
 pub mod pipeline;
 pub mod report;
 pub mod sig;
+pub mod simulate;
 pub mod store;

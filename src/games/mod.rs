@@ -3,9 +3,10 @@
 use crate::game::DynGame;
 
 pub mod gettysburg_campaign;
+pub mod throw_down_that_flag;
 
 /// Every game this build plays, by rules id.
-pub static ALL: &[&dyn DynGame] = &[&gettysburg_campaign::GettysburgCampaign];
+pub static ALL: &[&dyn DynGame] = &[&gettysburg_campaign::GettysburgCampaign, &throw_down_that_flag::ThrowDownThatFlag];
 
 /// The game with rules id `rules`, or `None`.
 pub fn by_rules(rules: &str) -> Option<&'static dyn DynGame> {

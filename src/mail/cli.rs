@@ -86,3 +86,30 @@ pub fn flush(root: &Path, cfg: &HostConfig, now: DateTime<Utc>) -> Result<bool> 
     }
     Ok(f.failed.is_empty())
 }
+
+/// `pbem adjudicate --all ROOT --mail CONFIG`: the cron run.
+pub fn cron(root: &Path, config: &Path, now: DateTime<Utc>) -> Result<ExitCode> {
+    let cfg = HostConfig::load(config)?;
+    let r = super::cron::run(root, &cfg, now, &mut crate::pipeline::Entropy::Os)?;
+    for h in &r.intake {
+        println!("mail {}: {:?}: {}", h.name, h.disposition, h.reason);
+    }
+    let mut failed = false;
+    for g in &r.games {
+        println!("{}: {}", g.game, g.summary);
+        failed |= g.failed;
+    }
+    if !r.queued.is_empty() {
+        println!("outbox: queued {} mail(s)", r.queued.len());
+    }
+    if let Some(f) = &r.flushed {
+        if !f.sent.is_empty() {
+            println!("outbox: sent {} mail(s)", f.sent.len());
+        }
+        for (id, e) in &f.failed {
+            eprintln!("outbox: {id} not sent (kept for the next run): {e}");
+        }
+        failed |= !f.failed.is_empty();
+    }
+    Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}

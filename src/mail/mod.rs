@@ -9,9 +9,11 @@
 pub mod cli;
 pub mod compose;
 pub mod config;
+pub mod cron;
 pub mod extract;
 pub mod intake;
 pub mod outbox;
+pub mod remind;
 pub mod transport;
 
 pub use config::HostConfig;

@@ -210,6 +210,7 @@ pub struct Mail {
     pub subject: String,
     pub text: String,
     pub attachments: Vec<String>,
+    pub files: Vec<(String, Vec<u8>)>,
     pub message_id: String,
 }
 
@@ -223,6 +224,7 @@ pub fn read_mail(raw: &[u8]) -> Mail {
         subject: m.subject().unwrap_or("").to_string(),
         text: m.body_text(0).map(|t| t.to_string()).unwrap_or_default(),
         attachments: m.attachments().filter_map(|a| a.attachment_name().map(str::to_string)).collect(),
+        files: m.attachments().filter_map(|a| a.attachment_name().map(|n| (n.to_string(), a.contents().to_vec()))).collect(),
         message_id: m.message_id().unwrap_or("").to_string(),
     }
 }

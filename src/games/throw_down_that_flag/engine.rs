@@ -1,0 +1,682 @@
+//! The round structure as a resumable procedure: pull a token, activate both sides in the order its
+//! face says, reset the bag after the third colors token, check the day's conditions; it runs from
+//! where the state stands until a First Minnesota activation needs an answer that neither this
+//! step's order nor a standing order gives, or the game ends.
+
+use std::collections::VecDeque;
+
+use super::hex::Space;
+use super::scenario::Scenario;
+use super::state::{Activation, Company, DayResult, Side, State, Token};
+use crate::dice::Ctx;
+use crate::game::Outcome;
+
+/// Where draws and messages go: the step's [`Ctx`] in play, scripted draws in tests.
+pub trait Table {
+    /// Draws an index in `0..n` (logged as a draw, `what` naming the item).
+    fn draw(&mut self, n: u32, why: &str, what: &dyn Fn(u32) -> String) -> u32;
+    /// A public event.
+    fn say(&mut self, text: String);
+}
+
+impl Table for Ctx {
+    fn draw(&mut self, n: u32, why: &str, what: &dyn Fn(u32) -> String) -> u32 {
+        Ctx::draw(self, n, why, what)
+    }
+    fn say(&mut self, text: String) {
+        Ctx::say(self, text)
+    }
+}
+
+/// Shoot or melee (Player Activations: Shoot, Melee).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AttackKind {
+    /// An aimed shot.
+    Shoot,
+    /// A melee against an adjacent company.
+    Melee,
+}
+
+/// One attack: its kind, the Confederate company attacked (index) and the tokens pulled.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Attack {
+    /// Shoot or melee.
+    pub kind: AttackKind,
+    /// The target (index into companies).
+    pub target: usize,
+    /// Tokens pulled from the success bag (1 to the scenario's maximum).
+    pub tokens: u32,
+}
+
+/// One First Minnesota activation (Player Activations): spaces moved before the attack, the attack
+/// and spaces moved after it. The eight actions of the rulebook are the legal shapes: move one or
+/// two; shoot; move one then shoot; shoot then move one; melee; move one then melee; melee then
+/// move one; pass (nothing at all).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Plan {
+    /// Spaces entered before the attack, in order.
+    pub before: Vec<Space>,
+    /// The attack, if any.
+    pub attack: Option<Attack>,
+    /// Spaces entered after the attack.
+    pub after: Vec<Space>,
+}
+
+impl Plan {
+    /// The action's name as order files write it.
+    pub fn action(&self) -> &'static str {
+        match (self.before.is_empty(), self.attack.map(|a| a.kind), self.after.is_empty()) {
+            (true, None, true) => "pass",
+            (false, None, _) => "move",
+            (true, Some(AttackKind::Shoot), true) => "shoot",
+            (false, Some(AttackKind::Shoot), _) => "move-shoot",
+            (true, Some(AttackKind::Shoot), false) => "shoot-move",
+            (true, Some(AttackKind::Melee), true) => "melee",
+            (false, Some(AttackKind::Melee), _) => "move-melee",
+            (true, Some(AttackKind::Melee), false) => "melee-move",
+            (true, None, false) => "move",
+        }
+    }
+}
+
+/// The eight action names (Player Activations).
+pub const ACTIONS: &[&str] = &["pass", "move", "shoot", "move-shoot", "shoot-move", "melee", "move-melee", "melee-move"];
+
+/// Symbols on success-bag tokens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Symbol {
+    /// First Minnesota success.
+    UnionSuccess,
+    /// First Minnesota flame.
+    UnionFlame,
+    /// Confederate success.
+    ConfederateSuccess,
+    /// Confederate flame.
+    ConfederateFlame,
+    /// Nothing.
+    Blank,
+}
+
+impl Symbol {
+    fn name(self) -> &'static str {
+        match self {
+            Symbol::UnionSuccess => "a First Minnesota success",
+            Symbol::UnionFlame => "a First Minnesota flame",
+            Symbol::ConfederateSuccess => "a Confederate success",
+            Symbol::ConfederateFlame => "a Confederate flame",
+            Symbol::Blank => "a blank",
+        }
+    }
+}
+
+/// What one pull from the success bag showed.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// First Minnesota successes.
+    pub union_success: u32,
+    /// First Minnesota flames.
+    pub union_flame: u32,
+    /// Confederate successes.
+    pub confederate_success: u32,
+    /// Confederate flames.
+    pub confederate_flame: u32,
+}
+
+/// The success bag's tokens in their fixed order (the order draws index into).
+pub fn success_tokens(sc: &Scenario) -> Vec<Symbol> {
+    let b = &sc.success_bag;
+    let mut v = Vec::new();
+    for (sym, n) in [
+        (Symbol::UnionSuccess, b.union_success),
+        (Symbol::UnionFlame, b.union_flame),
+        (Symbol::ConfederateSuccess, b.confederate_success),
+        (Symbol::ConfederateFlame, b.confederate_flame),
+        (Symbol::Blank, b.blank),
+    ] {
+        v.extend(std::iter::repeat_n(sym, n as usize));
+    }
+    v
+}
+
+/// Pulls `n` tokens without replacement from the full success bag (tokens go back after every
+/// attack, Player Activations: Shoot and Melee), each pull a logged draw.
+pub fn pull(sc: &Scenario, t: &mut dyn Table, n: u32, why: &str) -> Tally {
+    let mut left = success_tokens(sc);
+    let mut tally = Tally::default();
+    for k in 0..n.min(left.len() as u32) {
+        let names: Vec<&'static str> = left.iter().map(|s| s.name()).collect();
+        let i = t.draw(left.len() as u32, &format!("{why}, token {} of {n}", k + 1), &|i| names[i as usize].to_string()) as usize;
+        match left.remove(i) {
+            Symbol::UnionSuccess => tally.union_success += 1,
+            Symbol::UnionFlame => tally.union_flame += 1,
+            Symbol::ConfederateSuccess => tally.confederate_success += 1,
+            Symbol::ConfederateFlame => tally.confederate_flame += 1,
+            Symbol::Blank => {}
+        }
+    }
+    tally
+}
+
+// ---------------------------------------------------------------------------------------------
+// Movement
+
+fn cols_rows(s: &State) -> (u32, u32) {
+    (s.scenario.map.columns, s.scenario.map.rows)
+}
+
+/// Checks a First Minnesota move of company `i` from `from` along `path` (Player Activations:
+/// Move): each space next to the one before, none holding a Confederate company (a company moves
+/// through friendly companies only), and the last one empty. Returns the problem, if any.
+pub fn check_path(s: &State, i: usize, from: Space, path: &[Space]) -> Result<(), String> {
+    let (c, r) = cols_rows(s);
+    let mut prev = from;
+    for (k, &p) in path.iter().enumerate() {
+        if p.col >= c || p.row >= r {
+            return Err(format!("{} is off the map", p.name()));
+        }
+        if !p.adjacent(prev) {
+            return Err(format!("{} is not next to {}", p.name(), prev.name()));
+        }
+        if let Some(j) = s.at(p).filter(|&j| j != i) {
+            if s.companies[j].side != s.companies[i].side {
+                return Err(format!("{} holds {}; you may move only through friendly companies", p.name(), s.label(j)));
+            }
+            if k + 1 == path.len() {
+                return Err(format!("{} holds {}; a move may not end on another company", p.name(), s.label(j)));
+            }
+        }
+        prev = p;
+    }
+    Ok(())
+}
+
+/// True when an enemy of company `i` stands next to `p` (ignoring `i` itself).
+pub fn enemy_next_to(s: &State, i: usize, p: Space) -> bool {
+    let side = s.companies[i].side.other();
+    s.active(side).into_iter().any(|j| s.companies[j].at.is_some_and(|q| q.adjacent(p)))
+}
+
+/// Checks company `i` may shoot at `target` from `from` (Player Activations: Shoot): it has its gun
+/// marker and no enemy company is next to it.
+pub fn check_shoot(s: &State, i: usize, from: Space, target: usize) -> Result<(), String> {
+    if !s.companies[i].gun {
+        return Err(format!("company {} has no gun marker and cannot shoot", s.companies[i].letter));
+    }
+    if enemy_next_to(s, i, from) {
+        return Err("a company next to an enemy company (in melee) cannot shoot".into());
+    }
+    if s.companies[target].at.is_none() {
+        return Err("the target is not on the map".into());
+    }
+    Ok(())
+}
+
+/// Checks company `i` may melee `target` from `from` (Player Activations: Melee): next to it.
+pub fn check_melee(s: &State, from: Space, target: usize) -> Result<(), String> {
+    match s.companies[target].at {
+        Some(q) if q.adjacent(from) => Ok(()),
+        _ => Err(format!("{} is not next to {}", s.label(target), from.name())),
+    }
+}
+
+/// Checks a whole plan for company `i` against the current position. Returns (field, problem).
+pub fn check_plan(s: &State, i: usize, plan: &Plan) -> Result<(), (&'static str, String)> {
+    let Some(from) = s.companies[i].at else { return Err(("", "the company is not on the map".into())) };
+    let max_before = if plan.attack.is_some() { 1 } else { 2 };
+    if plan.before.len() > max_before || plan.after.len() > 1 || (!plan.before.is_empty() && !plan.after.is_empty()) {
+        return Err(("path", "move one or two spaces, or one space before or after an attack".into()));
+    }
+    if plan.attack.is_none() && !plan.after.is_empty() {
+        return Err(("path", "a move without an attack is given as the spaces moved".into()));
+    }
+    check_path(s, i, from, &plan.before).map_err(|e| ("path", e))?;
+    let pos = plan.before.last().copied().unwrap_or(from);
+    if let Some(a) = plan.attack {
+        if s.companies[a.target].side != Side::Confederate || s.companies[a.target].at.is_none() {
+            return Err(("target", "the target must be a Confederate company on the map".into()));
+        }
+        if a.tokens == 0 || a.tokens > s.scenario.rules.max_tokens {
+            return Err(("tokens", format!("pull 1 to {} tokens", s.scenario.rules.max_tokens)));
+        }
+        match a.kind {
+            AttackKind::Shoot => check_shoot(s, i, pos, a.target).map_err(|e| ("target", e))?,
+            AttackKind::Melee => check_melee(s, pos, a.target).map_err(|e| ("target", e))?,
+        }
+        check_path(s, i, pos, &plan.after).map_err(|e| ("path", e))?;
+    }
+    Ok(())
+}
+
+fn move_company(s: &mut State, t: &mut dyn Table, i: usize, path: &[Space]) {
+    if let Some(&end) = path.last() {
+        let from = s.companies[i].at.map(|p| p.name()).unwrap_or_default();
+        s.companies[i].at = Some(end);
+        let names: Vec<String> = path.iter().map(|p| p.name()).collect();
+        t.say(format!("{} moves from {from} to {}.", s.label(i), names.join(" then ")));
+    }
+}
+
+/// Carries out a checked plan (Player Activations). A company removed by return fire or a
+/// counter-hit makes no move after its attack.
+pub fn execute(s: &mut State, t: &mut dyn Table, i: usize, plan: &Plan) {
+    if plan.action() == "pass" {
+        t.say(format!("{} passes.", s.label(i)));
+        return;
+    }
+    move_company(s, t, i, &plan.before);
+    if let Some(a) = plan.attack {
+        attack(s, t, i, a);
+    }
+    if s.companies[i].at.is_some() {
+        move_company(s, t, i, &plan.after);
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Attacks
+
+/// Pulls the tokens of an attack and applies the result.
+pub fn attack(s: &mut State, t: &mut dyn Table, i: usize, a: Attack) {
+    let d = match (s.companies[i].at, s.companies[a.target].at) {
+        (Some(p), Some(q)) => p.distance(q),
+        _ => return,
+    };
+    let n = a.tokens;
+    t.say(match a.kind {
+        AttackKind::Shoot => format!("{} shoots at {} at distance {d}, pulling {n} tokens.", s.label(i), s.label(a.target)),
+        AttackKind::Melee => format!("{} melees {}, pulling {n} tokens.", s.label(i), s.label(a.target)),
+    });
+    let tally = pull(&s.scenario.clone(), t, a.tokens, &format!("Success bag, company {}", s.companies[i].letter));
+    t.say(format!(
+        "Pulled: successes {} First Minnesota, {} Confederate; flames {} First Minnesota, {} Confederate.",
+        tally.union_success, tally.confederate_success, tally.union_flame, tally.confederate_flame
+    ));
+    match a.kind {
+        AttackKind::Shoot => apply_shot(s, t, i, a.target, d, tally),
+        AttackKind::Melee => apply_melee(s, t, i, a.target, tally),
+    }
+}
+
+/// The result of a shot at distance `d` (Player Activations: Shoot): the shot hits when First
+/// Minnesota successes are at least `d`; a target with a gun marker returns fire, hitting when
+/// Confederate successes are at least `d`; two or more flames of a side overheat its gun marker,
+/// hit or not. Against a target without a gun marker every Confederate symbol is ignored.
+/// Both hits land together (interpretation: the return fire is not prevented by the shot).
+pub fn apply_shot(s: &mut State, t: &mut dyn Table, i: usize, target: usize, d: u32, tally: Tally) {
+    let armed = s.companies[target].gun;
+    let hit = tally.union_success >= d;
+    let back = armed && tally.confederate_success >= d;
+    if tally.union_flame >= 2 && s.companies[i].gun {
+        s.companies[i].gun = false;
+        t.say(format!("Two or more First Minnesota flames: company {}'s gun marker overheats and is removed.", s.companies[i].letter));
+    }
+    if armed && tally.confederate_flame >= 2 {
+        s.companies[target].gun = false;
+        t.say(format!("Two or more Confederate flames: {}'s gun marker overheats and is removed.", s.label(target)));
+    }
+    if !armed {
+        t.say(format!("{} has no gun marker: the Confederate results are ignored.", s.label(target)));
+    }
+    t.say(if hit { format!("The shot hits {}.", s.label(target)) } else { "The shot misses.".into() });
+    if back {
+        t.say(format!("Return fire hits {}.", s.label(i)));
+    }
+    if hit {
+        damage(s, t, target, false);
+    }
+    if back {
+        damage(s, t, i, false);
+    }
+}
+
+/// The result of a melee (Player Activations: Melee): it hits when First Minnesota successes are at
+/// least the target's Str; the counter-attack hits when Confederate successes are at least the
+/// attacker's own Str. Interpretation: flames mean nothing in melee (no shot is fired), and both
+/// results are judged on the Str before either hit.
+pub fn apply_melee(s: &mut State, t: &mut dyn Table, i: usize, target: usize, tally: Tally) {
+    let hit = tally.union_success >= s.companies[target].str;
+    let back = tally.confederate_success >= s.companies[i].str;
+    t.say(if hit { format!("The charge hits {}.", s.label(target)) } else { "The charge fails to hit.".into() });
+    if back {
+        t.say(format!("The counter-attack hits {}.", s.label(i)));
+    }
+    if hit {
+        damage(s, t, target, true);
+    }
+    if back {
+        damage(s, t, i, false);
+    }
+}
+
+/// Reduces Str by one; at Str 0 the company leaves the map. Interpretation (the rulebook is
+/// silent): colors whose company falls pass to the nearest company of the same side (ties by
+/// letter), except that a Confederate colors company falling to a First Minnesota melee loses its
+/// colors to the First Minnesota (they are taken).
+pub fn damage(s: &mut State, t: &mut dyn Table, i: usize, melee: bool) {
+    let c = &mut s.companies[i];
+    c.str = c.str.saturating_sub(1);
+    if c.str > 0 {
+        let msg = format!("{} is down to Str {}.", s.label(i), s.companies[i].str);
+        t.say(msg);
+        return;
+    }
+    let fell = c.at.take();
+    t.say(format!("{} is out of the fight (Str 0) and leaves the map.", s.label(i)));
+    if !s.companies[i].colors {
+        return;
+    }
+    s.companies[i].colors = false;
+    let side = s.companies[i].side;
+    if side == Side::Confederate && melee {
+        s.colors_taken = true;
+        t.say("The Confederate colors are taken: \"Throw down that flag, or I'll run you through.\"".into());
+        return;
+    }
+    let Some(p) = fell else { return };
+    let heir = s.active(side).into_iter().min_by_key(|&j| (s.companies[j].at.map_or(u32::MAX, |q| q.distance(p)), s.companies[j].letter.clone()));
+    if let Some(j) = heir {
+        s.companies[j].colors = true;
+        t.say(format!("The {} colors pass to company {}.", side.name(), s.companies[j].letter));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Confederate activations
+
+/// Steps to the nearest objective space for every space, moving through Confederate companies but
+/// never through a First Minnesota company (`u32::MAX` when cut off).
+pub fn objective_field(s: &State) -> Vec<u32> {
+    let (c, r) = cols_rows(s);
+    let idx = |p: Space| (p.row * c + p.col) as usize;
+    let blocked = |p: Space| s.at(p).is_some_and(|j| s.companies[j].side == Side::Union);
+    let mut d = vec![u32::MAX; (c * r) as usize];
+    let mut q = VecDeque::new();
+    for o in s.scenario.objective() {
+        if !blocked(o) && d[idx(o)] == u32::MAX {
+            d[idx(o)] = 0;
+            q.push_back(o);
+        }
+    }
+    while let Some(p) = q.pop_front() {
+        for n in p.neighbors(c, r) {
+            if !blocked(n) && d[idx(n)] == u32::MAX {
+                d[idx(n)] = d[idx(p)] + 1;
+                q.push_back(n);
+            }
+        }
+    }
+    d
+}
+
+/// Where Confederate company `i` ends its activation (Confederate Activations), written down since
+/// the rulebook gives only its aim. It considers every space it can reach in up to
+/// `confederate_move` steps, passing through Confederate companies but never through or onto a
+/// First Minnesota company, and ending on an empty space (or staying). It picks the space with the
+/// lowest key: (steps to the objective around First Minnesota companies, or "cut off"; plain
+/// distance to the nearest objective space; steps used; columns moved sideways; column). So it
+/// marches straight at the objective, goes around a First Minnesota company by the shortest way,
+/// and, when every way is cut off, closes in as far as it can. No die is rolled: given the
+/// position, the choice is fixed.
+pub fn confederate_destination(s: &State, i: usize) -> Option<Space> {
+    let from = s.companies[i].at?;
+    let (c, r) = cols_rows(s);
+    let field = objective_field(s);
+    let obj = s.scenario.objective();
+    let idx = |p: Space| (p.row * c + p.col) as usize;
+    let geo = |p: Space| obj.iter().map(|&o| o.distance(p)).min().unwrap_or(u32::MAX);
+    let key = |p: Space, steps: u32| (field[idx(p)], geo(p), steps, p.col.abs_diff(from.col), p.col);
+    let mut best = (key(from, 0), from);
+    let mut seen = vec![u32::MAX; (c * r) as usize];
+    seen[idx(from)] = 0;
+    let mut q = VecDeque::from([from]);
+    while let Some(p) = q.pop_front() {
+        let steps = seen[idx(p)];
+        if steps >= s.scenario.rules.confederate_move {
+            continue;
+        }
+        for n in p.neighbors(c, r) {
+            if seen[idx(n)] != u32::MAX {
+                continue;
+            }
+            let occupant = s.at(n);
+            if occupant.is_some_and(|j| s.companies[j].side == Side::Union) {
+                continue;
+            }
+            seen[idx(n)] = steps + 1;
+            q.push_back(n);
+            if occupant.is_none() {
+                let k = key(n, steps + 1);
+                if k < best.0 {
+                    best = (k, n);
+                }
+            }
+        }
+    }
+    Some(best.1)
+}
+
+/// A Confederate company's activation: it moves as [`confederate_destination`] says; entering an
+/// objective space it breaks through and leaves the map. It never attacks.
+pub fn confederate_activation(s: &mut State, t: &mut dyn Table, i: usize) {
+    let Some(to) = confederate_destination(s, i) else { return };
+    let from = s.companies[i].at.expect("on the map");
+    if to == from {
+        t.say(format!("{} holds at {} (no way forward).", s.label(i), from.name()));
+        return;
+    }
+    s.companies[i].at = Some(to);
+    t.say(format!("{} advances from {} to {}.", s.label(i), from.name(), to.name()));
+    if s.scenario.objective().contains(&to) {
+        s.companies[i].at = None;
+        s.companies[i].broke_through = true;
+        t.say(format!("{} breaks through the line at {} ({} of {}).", s.label(i), to.name(), s.breakthroughs(), s.scenario.rules.breakthrough));
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Rounds
+
+/// All activation tokens of a day: one letter per letter used by either side, then three colors.
+pub fn all_tokens(companies: &[Company]) -> Vec<Token> {
+    let mut letters: Vec<String> = companies.iter().map(|c| c.letter.clone()).collect();
+    letters.sort();
+    letters.dedup();
+    let mut v: Vec<Token> = letters.into_iter().map(Token::Letter).collect();
+    v.extend([Token::Colors, Token::Colors, Token::Colors]);
+    v
+}
+
+/// The company of `side` a token activates: the letter's company, or the colors holder.
+pub fn activated(s: &State, token: &Token, side: Side) -> Option<usize> {
+    match token {
+        Token::Letter(l) => s.by_letter(side, l),
+        Token::Colors => s.colors_of(side),
+    }
+}
+
+/// Round Structure 1: pulls a token and its face. A letter neither side still has is removed from
+/// the game; otherwise a letter goes to the top row, a colors token to the bottom row.
+fn pull_token(s: &mut State, t: &mut dyn Table) {
+    let names: Vec<String> = s.bag.iter().map(|x| x.name()).collect();
+    let i = t.draw(s.bag.len() as u32, &format!("Round {}: activation bag", s.round), &|i| names[i as usize].clone()) as usize;
+    let token = s.bag.remove(i);
+    let f = t.draw(2, "Face up", &|i| if i == 0 { "First Minnesota".into() } else { "Confederate".into() });
+    let first = if f == 0 { Side::Union } else { Side::Confederate };
+    match &token {
+        Token::Letter(l) => {
+            if activated(s, &token, Side::Union).is_none() && activated(s, &token, Side::Confederate).is_none() {
+                t.say(format!("Neither side has a company {l} any more: the token is removed from the game."));
+                s.removed.push(token);
+                return;
+            }
+            s.letters_row.push(l.clone());
+        }
+        Token::Colors => s.colors_row += 1,
+    }
+    s.current = Some(Activation { token, first, done: Vec::new() });
+}
+
+/// Round Structure 3: every token not removed goes back into the bag.
+fn reset_bag(s: &mut State, t: &mut dyn Table) {
+    let mut bag = all_tokens(&s.companies);
+    for r in &s.removed {
+        if let Some(k) = bag.iter().position(|x| x == r) {
+            bag.remove(k);
+        }
+    }
+    s.bag = bag;
+    s.letters_row.clear();
+    s.colors_row = 0;
+    t.say(format!("The third colors token is resolved: round {} ends and the bag is reset.", s.round));
+    s.round += 1;
+}
+
+/// The day's end, if reached: (won, summary).
+fn day_over(s: &State) -> Option<(bool, String)> {
+    let r = &s.scenario.rules;
+    let lost = s.str_lost();
+    let men = lost * r.men_per_str;
+    let tail = format!("casualties {lost} Str (about {men} men)");
+    if s.breakthroughs() >= r.breakthrough {
+        return Some((false, format!("{}: defeat, {} Confederate companies broke through; {tail}", s.scenario.name, s.breakthroughs())));
+    }
+    if s.active(Side::Union).is_empty() {
+        return Some((false, format!("{}: defeat, the First Minnesota is shattered; {tail}", s.scenario.name)));
+    }
+    if s.colors_taken && r.colors_win {
+        return Some((true, format!("{}: victory, the Confederate colors are taken; {tail}", s.scenario.name)));
+    }
+    if s.active(Side::Confederate).is_empty() {
+        return Some((true, format!("{}: victory, no Confederate company is left on the field; {tail}", s.scenario.name)));
+    }
+    if s.round > r.rounds {
+        return Some((true, format!("{}: victory, the line held for {} rounds; {tail}", s.scenario.name, r.rounds)));
+    }
+    None
+}
+
+/// The state of a new day: companies, a full bag, round 1.
+pub fn start_day(scenario: Scenario, carried: Option<&[Company]>) -> (Vec<Company>, Vec<Token>) {
+    let mut companies = Vec::new();
+    for (side, list) in [(Side::Union, &scenario.union), (Side::Confederate, &scenario.confederate)] {
+        for c in list {
+            let mut str = c.str;
+            // Campaign: a company that fought on July 2 keeps its losses (interpretation); one
+            // lost on July 2 (Str 0) is absent; its gun marker is back after the night.
+            if side == Side::Union
+                && let Some(prev) = carried.and_then(|v| v.iter().find(|p| p.side == Side::Union && p.letter == c.letter))
+            {
+                str = str.min(prev.str);
+            }
+            if str == 0 {
+                continue;
+            }
+            companies.push(Company {
+                side,
+                letter: c.letter.clone(),
+                str,
+                start_str: str,
+                at: scenario.space(&c.at),
+                gun: c.gun,
+                colors: c.colors,
+                broke_through: false,
+            });
+        }
+    }
+    for side in [Side::Union, Side::Confederate] {
+        let holder = companies.iter().any(|c| c.side == side && c.colors);
+        if !holder && let Some(c) = companies.iter_mut().find(|c| c.side == side) {
+            c.colors = true;
+        }
+    }
+    let bag = all_tokens(&companies);
+    (companies, bag)
+}
+
+fn finish_day(s: &mut State, t: &mut dyn Table, won: bool, summary: String) {
+    t.say(summary.clone());
+    let lost = s.str_lost();
+    s.days.push(DayResult { name: s.scenario.name.clone(), won, summary, str_lost: lost, men_lost: lost * s.scenario.rules.men_per_str });
+    s.current = None;
+    s.asking = None;
+    if let Some(next) = s.next.take()
+        && !s.active(Side::Union).is_empty()
+    {
+            let (companies, bag) = start_day(next.clone(), Some(&s.companies));
+            s.scenario = next;
+            s.companies = companies;
+            s.bag = bag;
+            s.removed.clear();
+            s.letters_row.clear();
+            s.colors_row = 0;
+            s.round = 1;
+            s.colors_taken = false;
+        t.say(format!("The campaign goes on: {}.", s.scenario.title));
+        return;
+    }
+    let all_won = s.days.iter().all(|d| d.won);
+    let text = if s.days.len() == 1 {
+        s.days[0].summary.clone()
+    } else {
+        let men: u32 = s.days.iter().map(|d| d.men_lost).sum();
+        let str_lost: u32 = s.days.iter().map(|d| d.str_lost).sum();
+        format!(
+            "Campaign {}: {}; casualties {str_lost} Str (about {men} men)",
+            if all_won { "won" } else { "lost" },
+            s.days.iter().map(|d| format!("{} {}", d.name, if d.won { "won" } else { "lost" })).collect::<Vec<_>>().join(", ")
+        )
+    };
+    s.outcome = Some(Outcome { winner: all_won.then(|| super::state::ROLE.to_string()), summary: text });
+}
+
+/// Runs rounds from where the state stands, using `direct` for the company being asked, until a
+/// First Minnesota activation has no answer (`s.asking` is set) or the game is over.
+pub fn run(s: &mut State, t: &mut dyn Table, mut direct: Option<Plan>) {
+    loop {
+        if s.outcome.is_some() {
+            return;
+        }
+        if let Some((won, summary)) = day_over(s) {
+            finish_day(s, t, won, summary);
+            continue;
+        }
+        let Some(act) = s.current.clone() else {
+            pull_token(s, t);
+            continue;
+        };
+        let next = [act.first, act.first.other()].into_iter().find(|x| !act.done.contains(x));
+        let Some(side) = next else {
+            s.current = None;
+            if act.token == Token::Colors && s.colors_row >= 3 {
+                reset_bag(s, t);
+            }
+            continue;
+        };
+        let mark = |s: &mut State| {
+            if let Some(a) = s.current.as_mut() {
+                a.done.push(side);
+            }
+        };
+        let Some(i) = activated(s, &act.token, side) else {
+            t.say(format!("The {} side has no company for the {} token and does not activate.", side.name(), act.token.name()));
+            mark(s);
+            continue;
+        };
+        if side == Side::Confederate {
+            confederate_activation(s, t, i);
+            mark(s);
+            continue;
+        }
+        let plan = match direct.take() {
+            Some(p) if s.asking == Some(i) => Some(p),
+            _ => super::orders::standing_plan(s, i),
+        };
+        let Some(plan) = plan.filter(|p| check_plan(s, i, p).is_ok()) else {
+            s.asking = Some(i);
+            return;
+        };
+        s.asking = None;
+        execute(s, t, i, &plan);
+        mark(s);
+    }
+}

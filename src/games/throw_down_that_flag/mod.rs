@@ -1,0 +1,287 @@
+//! Throw Down That Flag (solitaire): the First Minnesota on July 2 and July 3, 1863 (rulebook
+//! `rules/throw-down-that-flag.txt`). The one role, `union`, commands the First Minnesota; the
+//! Confederates are moved by the engine (Confederate Activations).
+//!
+//! Every First Minnesota activation is a decision: the engine pulls token after token and resolves
+//! activations until one finds a company whose standing order does not answer it, then asks (see
+//! [`orders`] for the fields, [`engine`] for the round structure and the Confederate movement).
+//!
+//! Options: `scenario=july-2|july-3` (default `july-2`) picks a shipped day when the game is
+//! created without `--scenario FILE`; `campaign=true` plays July 2 and then July 3 with the July 2
+//! survivors (the day's own file, or `--scenario FILE`, is July 2; July 3 is the shipped file).
+
+pub mod bot;
+pub mod engine;
+pub mod forms;
+pub mod hex;
+pub mod orders;
+pub mod scenario;
+pub mod state;
+pub mod view;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+
+use crate::dice::Ctx;
+use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Pending};
+use scenario::Scenario;
+use state::{ROLE, State};
+
+/// The game, registered in [`crate::games::ALL`].
+pub struct ThrowDownThatFlag;
+
+/// July 2 (the default scenario).
+pub const JULY_2: &str = include_str!("../../../scenarios/throw-down-that-flag-july-2.toml");
+/// July 3.
+pub const JULY_3: &str = include_str!("../../../scenarios/throw-down-that-flag-july-3.toml");
+
+/// The shipped scenario text of a name.
+pub fn shipped(name: &str) -> Option<&'static str> {
+    match name {
+        "july-2" => Some(JULY_2),
+        "july-3" => Some(JULY_3),
+        _ => None,
+    }
+}
+
+/// The options: (scenario name, campaign).
+fn read_options(options: &BTreeMap<String, String>) -> Result<(Option<String>, bool), GameError> {
+    let mut name = None;
+    let mut campaign = false;
+    for (k, v) in options {
+        match k.as_str() {
+            "scenario" => {
+                if shipped(v.trim()).is_none() {
+                    return Err(GameError::Option { key: k.clone(), message: "july-2 or july-3".into() });
+                }
+                name = Some(v.trim().to_string());
+            }
+            "campaign" => {
+                campaign = match v.trim() {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err(GameError::Option { key: k.clone(), message: "must be true or false".into() }),
+                }
+            }
+            _ => {
+                return Err(GameError::Option {
+                    key: k.clone(),
+                    message: "unknown option; Throw Down That Flag has scenario=july-2|july-3 and campaign=true|false".into(),
+                });
+            }
+        }
+    }
+    Ok((name, campaign))
+}
+
+/// The state at the start of `scenario` (and of the campaign's next day, if any), run up to the
+/// first question. Setup pulls no token: the first pull happens in the first resolution.
+pub fn initial_state(scenario: Scenario, next: Option<Scenario>) -> State {
+    let (companies, bag) = engine::start_day(scenario.clone(), None);
+    State {
+        scenario,
+        next,
+        days: Vec::new(),
+        companies,
+        bag,
+        removed: Vec::new(),
+        letters_row: Vec::new(),
+        colors_row: 0,
+        round: 1,
+        current: None,
+        standing: BTreeMap::new(),
+        asking: None,
+        colors_taken: false,
+        outcome: None,
+    }
+}
+
+/// Interpretation: a game starts with an "orders" step before any token is pulled, in which the
+/// player gives standing orders (or none): the core asks at least once before resolving, and the
+/// player should be able to answer ahead before the first pull. The asked company is `None`.
+fn opening_ask() -> &'static str {
+    "standing"
+}
+
+impl Game for ThrowDownThatFlag {
+    type State = State;
+
+    fn rules(&self) -> &'static str {
+        "throw-down-that-flag"
+    }
+
+    fn title(&self) -> &'static str {
+        "Throw Down That Flag"
+    }
+
+    fn default_scenario(&self) -> &'static str {
+        JULY_2
+    }
+
+    fn ask_kinds(&self) -> &'static [&'static str] {
+        &["activation", "standing"]
+    }
+
+    fn setup(&self, text: &str, options: &BTreeMap<String, String>) -> Result<State, GameError> {
+        let (name, campaign) = read_options(options)?;
+        let text = match &name {
+            Some(n) if text == JULY_2 => shipped(n).expect("checked"),
+            _ => text,
+        };
+        let sc = Scenario::parse(text)?;
+        if let Some(n) = &name
+            && &sc.name != n
+        {
+            return Err(GameError::Option {
+                key: "scenario".into(),
+                message: format!("the scenario file is \"{}\"; leave the option out or use --scenario for {n}", sc.name),
+            });
+        }
+        let next = if campaign {
+            if sc.name == "july-3" {
+                return Err(GameError::Option { key: "campaign".into(), message: "the campaign starts on July 2".into() });
+            }
+            Some(Scenario::parse(JULY_3)?)
+        } else {
+            None
+        };
+        Ok(initial_state(sc, next))
+    }
+
+    fn roles(&self, _: &State) -> Vec<String> {
+        vec![ROLE.to_string()]
+    }
+
+    fn pending(&self, s: &State) -> Pending {
+        if let Some(o) = &s.outcome {
+            return Pending::Over(o.clone());
+        }
+        let (kind, prompt) = match s.asking {
+            Some(_) => ("activation", forms::prompt(s)),
+            None => (
+                opening_ask(),
+                forms::wrap(
+                    &format!(
+                        "{}: before the first token is pulled, give standing orders for your companies if you like \
+                         ([orders.standing]); every activation they do not answer is asked of you.",
+                        s.scenario.title
+                    ),
+                    94,
+                ),
+            ),
+        };
+        Pending::Orders(vec![Ask { role: ROLE.into(), kind: kind.into(), prompt }])
+    }
+
+    fn default_order(&self, s: &State, _: &str) -> Orders {
+        if s.asking.is_some() { forms::default_order(s) } else { Orders::new() }
+    }
+
+    fn form_help(&self, s: &State, _: &str) -> Vec<String> {
+        if s.asking.is_some() {
+            return forms::help(s);
+        }
+        vec![
+            "Standing orders ([orders.standing.A], or [orders.standing.all] for every company):".into(),
+            "  melee = 8, shoot = 6, range = 2, move = \"nearest\" | \"hold\" | \"E4\"".into(),
+            "A company with a standing order that applies acts without asking.".into(),
+        ]
+    }
+
+    fn check_order(&self, s: &State, role: &str, o: &Orders) -> Result<(), Vec<OrderProblem>> {
+        if role != ROLE {
+            return Err(vec![OrderProblem::new("", format!("\"{role}\" is not a role of this game (union)"))]);
+        }
+        check(s, o).map(|_| ())
+    }
+
+    fn resolve(&self, s: &State, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<State, GameError> {
+        resolve_with(s, orders, ctx)
+    }
+
+    fn view(&self, s: &State, role: &str) -> serde_json::Value {
+        if role == ROLE { view::view(s) } else { serde_json::Value::Null }
+    }
+
+    fn bot_order(&self, s: &State, _: &str, _: &mut Ctx) -> Orders {
+        bot::order(s, "sensible")
+    }
+}
+
+/// Checks an order for the pending ask (the opening standing-orders step or an activation).
+pub fn check(s: &State, o: &Orders) -> Result<orders::Parsed, Vec<OrderProblem>> {
+    if s.outcome.is_some() {
+        return Err(vec![OrderProblem::new("", "the game is over")]);
+    }
+    if s.asking.is_none() {
+        for k in o.keys() {
+            if k != "standing" {
+                return Err(vec![OrderProblem::new(k, "only [orders.standing] is asked before the first token")]);
+            }
+        }
+        // Check the standing part through the activation parser with a stand-in ask.
+        let mut probe = s.clone();
+        probe.asking = probe.active(state::Side::Union).first().copied();
+        let mut with_pass = o.clone();
+        with_pass.insert("action".into(), toml::Value::String("pass".into()));
+        return orders::parse(&probe, &with_pass).map(|mut p| {
+            p.direct = None;
+            p
+        });
+    }
+    orders::parse(s, o)
+}
+
+/// [`Game::resolve`] over any [`engine::Table`] (tests use scripted draws).
+///
+/// Errors: [`GameError::Orders`] if the order is missing or fails the check.
+pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, t: &mut dyn engine::Table) -> Result<State, GameError> {
+    let mut s = state.clone();
+    let o = orders.get(ROLE).ok_or_else(|| GameError::Orders { role: ROLE.into(), field: String::new(), message: "orders missing".into() })?;
+    let p = check(&s, o).map_err(|probs| GameError::Orders { role: ROLE.into(), field: probs[0].field.clone(), message: probs[0].message.clone() })?;
+    if p.standing_given {
+        t.say("Standing orders updated (the report lists them).".into());
+    }
+    s.standing = p.standing;
+    engine::run(&mut s, t, p.direct);
+    Ok(s)
+}
+
+/// A finished simulated game: (won, Str lost, men lost, steps).
+pub type Played = (bool, u32, u32, u32);
+
+/// Plays one whole game with a built-in policy, in memory (for `pbem simulate`): (won, Str lost,
+/// men lost, steps).
+pub fn play_out(s0: State, policy: &str, seed: [u8; 32]) -> Result<Played, GameError> {
+    let g = ThrowDownThatFlag;
+    let mut s = s0;
+    let mut steps = 0u32;
+    let mut ctx = Ctx::new(seed);
+    loop {
+        if let Some(o) = &s.outcome {
+            let str_lost: u32 = s.days.iter().map(|d| d.str_lost).sum();
+            let men: u32 = s.days.iter().map(|d| d.men_lost).sum();
+            return Ok((o.winner.is_some(), str_lost, men, steps));
+        }
+        let order = if s.asking.is_some() {
+            bot::order(&s, policy)
+        } else if policy == "naive" {
+            let mut o = Orders::new();
+            let mut t = toml::Table::new();
+            t.insert("all".into(), orders::standing_value(&bot::naive_standing(&s)));
+            o.insert("standing".into(), toml::Value::Table(t));
+            o
+        } else {
+            Orders::new()
+        };
+        let mut m = BTreeMap::new();
+        m.insert(ROLE.to_string(), order);
+        s = Game::resolve(&g, &s, &m, &mut ctx)?;
+        steps += 1;
+        if steps > 100_000 {
+            return Err(GameError::Other("no end".into()));
+        }
+    }
+}

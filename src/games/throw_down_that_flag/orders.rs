@@ -1,0 +1,374 @@
+//! Reading and checking the `[orders]` table: the answer for the company being asked and the
+//! standing orders per company, and what a standing order makes a company do.
+//!
+//! Fields:
+//! - `action`: one of `pass`, `move`, `shoot`, `move-shoot`, `shoot-move`, `melee`, `move-melee`,
+//!   `melee-move` (Player Activations); `path = ["E4"]` the spaces moved, in order (one or two for
+//!   `move`, one for the combined actions, before or after the attack as the name says);
+//!   `target = "C"` the Confederate company's letter; `tokens = 6` the tokens pulled (1-10).
+//! - `[orders.standing.LETTER]` or `[orders.standing.all]` (every company without its own):
+//!   `melee = N`, `shoot = N`, `range = R`, `move = "nearest" | "hold" | "E4"`. Each table given
+//!   replaces the stored one for that key; an empty table clears it.
+
+use std::collections::BTreeMap;
+
+use toml::Value;
+
+use super::engine::{self, Attack, AttackKind, Plan};
+use super::hex::Space;
+use super::state::{MoveRule, Side, Standing, State};
+use crate::game::{OrderProblem, Orders};
+
+/// A checked order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Parsed {
+    /// The standing orders after this file's changes.
+    pub standing: BTreeMap<String, Standing>,
+    /// Whether the file gave `[orders.standing]`.
+    pub standing_given: bool,
+    /// The direct answer for the company asked, if given.
+    pub direct: Option<Plan>,
+}
+
+/// Default range of a standing shot when `range` is not given.
+pub const DEFAULT_RANGE: u32 = 2;
+
+fn problem(field: impl Into<String>, message: impl Into<String>) -> OrderProblem {
+    OrderProblem::new(field, message)
+}
+
+fn space(s: &State, v: &Value) -> Option<Space> {
+    v.as_str().and_then(|n| s.scenario.space(n))
+}
+
+fn count(v: &Value, max: u32) -> Option<u32> {
+    v.as_integer().filter(|&n| n >= 1 && n <= max as i64).map(|n| n as u32)
+}
+
+/// Checks `orders` for the pending ask.
+pub fn parse(s: &State, orders: &Orders) -> Result<Parsed, Vec<OrderProblem>> {
+    let mut probs = Vec::new();
+    let Some(i) = s.asking.filter(|_| s.outcome.is_none()) else {
+        return Err(vec![problem("", "nothing is asked now")]);
+    };
+    for k in orders.keys() {
+        if !["action", "path", "target", "tokens", "standing"].contains(&k.as_str()) {
+            probs.push(problem(k, format!("unknown field `{k}`; accepted: action, path, target, tokens, standing")));
+        }
+    }
+    let mut standing = s.standing.clone();
+    let standing_given = orders.contains_key("standing");
+    if let Some(v) = orders.get("standing") {
+        match v.as_table() {
+            None => probs.push(problem("standing", "must be a table of company letters (or `all`) to tables")),
+            Some(t) => {
+                for (k, body) in t {
+                    let key = if k == "all" { k.clone() } else { k.to_ascii_uppercase() };
+                    if key != "all" && !s.companies.iter().any(|c| c.side == Side::Union && c.letter == key) {
+                        probs.push(problem(format!("standing.{k}"), "not a First Minnesota company letter (or `all`)"));
+                        continue;
+                    }
+                    match parse_standing(s, &format!("standing.{k}"), body, &mut probs) {
+                        Some(st) if st == Standing::default() => {
+                            standing.remove(&key);
+                        }
+                        Some(st) => {
+                            standing.insert(key, st);
+                        }
+                        None => {}
+                    }
+                }
+            }
+        }
+    }
+    let direct = if orders.contains_key("action") { parse_plan(s, i, orders, &mut probs) } else { None };
+    if !orders.contains_key("action") {
+        for k in ["path", "target", "tokens"] {
+            if orders.contains_key(k) {
+                probs.push(problem(k, "give `action` too"));
+            }
+        }
+        if probs.is_empty() {
+            let mut after = s.clone();
+            after.standing = standing.clone();
+            if standing_plan(&after, i).is_none_or(|p| engine::check_plan(&after, i, &p).is_err()) {
+                probs.push(problem(
+                    "action",
+                    format!("missing: company {} must be told what to do (action = \"pass\" at least)", s.companies[i].letter),
+                ));
+            }
+        }
+    }
+    if probs.is_empty() { Ok(Parsed { standing, standing_given, direct }) } else { Err(probs) }
+}
+
+fn parse_standing(s: &State, field: &str, v: &Value, probs: &mut Vec<OrderProblem>) -> Option<Standing> {
+    let Some(t) = v.as_table() else {
+        probs.push(problem(field, "must be a table, e.g. { move = \"nearest\", shoot = 6, melee = 8 }"));
+        return None;
+    };
+    let max = s.scenario.rules.max_tokens;
+    let mut st = Standing::default();
+    let before = probs.len();
+    for (k, x) in t {
+        let f = format!("{field}.{k}");
+        match k.as_str() {
+            "melee" | "shoot" => match count(x, max) {
+                Some(n) if k == "melee" => st.melee = Some(n),
+                Some(n) => st.shoot = Some(n),
+                None => probs.push(problem(f, format!("tokens to pull: a whole number 1 to {max}"))),
+            },
+            "range" => match count(x, max) {
+                Some(n) => st.range = Some(n),
+                None => probs.push(problem(f, format!("a distance 1 to {max}"))),
+            },
+            "move" => match x.as_str().map(|m| m.trim().to_ascii_lowercase()) {
+                Some(m) if m == "nearest" => st.movement = Some(MoveRule::Nearest),
+                Some(m) if m == "hold" => st.movement = Some(MoveRule::Hold),
+                Some(m) => match s.scenario.space(&m) {
+                    Some(p) => st.movement = Some(MoveRule::To(p)),
+                    None => probs.push(problem(f, "\"nearest\", \"hold\" or a space of the map such as \"E4\"")),
+                },
+                None => probs.push(problem(f, "\"nearest\", \"hold\" or a space of the map such as \"E4\"")),
+            },
+            _ => probs.push(problem(f, "unknown key; accepted: melee, shoot, range, move")),
+        }
+    }
+    (probs.len() == before).then_some(st)
+}
+
+fn parse_plan(s: &State, i: usize, orders: &Orders, probs: &mut Vec<OrderProblem>) -> Option<Plan> {
+    let before = probs.len();
+    let action = orders.get("action").and_then(|v| v.as_str()).map(|a| a.trim().to_ascii_lowercase()).unwrap_or_default();
+    if !engine::ACTIONS.contains(&action.as_str()) {
+        probs.push(problem("action", format!("one of {}", engine::ACTIONS.join(", "))));
+        return None;
+    }
+    let path: Vec<Space> = match orders.get("path") {
+        None => Vec::new(),
+        Some(v) => {
+            let items: Option<Vec<Space>> = match v {
+                Value::String(_) => space(s, v).map(|p| vec![p]),
+                Value::Array(a) => a.iter().map(|x| space(s, x)).collect(),
+                _ => None,
+            };
+            match items {
+                Some(p) => p,
+                None => {
+                    probs.push(problem("path", "a list of spaces of the map, e.g. [\"E4\", \"E5\"]"));
+                    Vec::new()
+                }
+            }
+        }
+    };
+    let moves = action.contains("move");
+    let attack_kind = if action.contains("shoot") {
+        Some(AttackKind::Shoot)
+    } else if action.contains("melee") {
+        Some(AttackKind::Melee)
+    } else {
+        None
+    };
+    let want = match action.as_str() {
+        "move" => 1..=2,
+        _ if moves => 1..=1,
+        _ => 0..=0,
+    };
+    if probs.len() == before && !want.contains(&path.len()) {
+        probs.push(problem("path", format!("`{action}` moves {} space(s)", if moves { if action == "move" { "one or two" } else { "one" } } else { "no" })));
+    }
+    let mut attack = None;
+    if let Some(kind) = attack_kind {
+        let target = orders.get("target").and_then(|v| v.as_str()).and_then(|l| s.by_letter(Side::Confederate, l));
+        let tokens = orders.get("tokens").and_then(|v| count(v, s.scenario.rules.max_tokens));
+        match (target, tokens) {
+            (Some(target), Some(tokens)) => attack = Some(Attack { kind, target, tokens }),
+            (None, _) => probs.push(problem("target", "the letter of a Confederate company on the map")),
+            (_, None) => probs.push(problem("tokens", format!("tokens to pull: 1 to {}", s.scenario.rules.max_tokens))),
+        }
+    } else {
+        for k in ["target", "tokens"] {
+            if orders.contains_key(k) {
+                probs.push(problem(k, format!("`{action}` has no attack")));
+            }
+        }
+    }
+    if probs.len() > before {
+        return None;
+    }
+    let plan = if action.starts_with("move") || action == "move" {
+        Plan { before: path, attack, after: Vec::new() }
+    } else {
+        Plan { before: Vec::new(), attack, after: path }
+    };
+    if let Err((f, m)) = engine::check_plan(s, i, &plan) {
+        probs.push(problem(f, m));
+        return None;
+    }
+    Some(plan)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Standing orders
+
+/// The Confederate company nearest to `p` among `list` (ties: lower Str, then the colors holder,
+/// then letter).
+pub fn pick(s: &State, p: Space, list: &[usize]) -> Option<usize> {
+    list.iter().copied().min_by_key(|&j| {
+        let c = &s.companies[j];
+        (c.at.map_or(u32::MAX, |q| q.distance(p)), c.str, !c.colors, c.letter.clone())
+    })
+}
+
+/// Shot targets of company `i` from `p` within `range`: every Confederate company on the map.
+fn in_range(s: &State, p: Space, range: u32) -> Vec<usize> {
+    s.active(Side::Confederate).into_iter().filter(|&j| s.companies[j].at.is_some_and(|q| q.distance(p) <= range)).collect()
+}
+
+/// The legal move of company `i` of up to `max` spaces that gets closest to `goal`, if it gets
+/// any closer (ties: fewer spaces, then the space nearer the Union line, then further left).
+pub fn step_toward(s: &State, i: usize, goal: Space, max: usize) -> Option<Vec<Space>> {
+    let from = s.companies[i].at?;
+    let (c, r) = (s.scenario.map.columns, s.scenario.map.rows);
+    type Key = (u32, usize, u32, u32);
+    let mut best: Option<(Key, Vec<Space>)> = None;
+    let mut paths: Vec<Vec<Space>> = from.neighbors(c, r).into_iter().map(|n| vec![n]).collect();
+    if max >= 2 {
+        let more: Vec<Vec<Space>> =
+            paths.iter().flat_map(|p| p[0].neighbors(c, r).into_iter().filter(|&n| n != from).map(|n| vec![p[0], n])).collect();
+        paths.extend(more);
+    }
+    for p in paths {
+        if engine::check_path(s, i, from, &p).is_err() {
+            continue;
+        }
+        let end = *p.last().expect("non-empty");
+        let k = (end.distance(goal), p.len(), end.row, end.col);
+        if k.0 < from.distance(goal) && best.as_ref().is_none_or(|b| k < b.0) {
+            best = Some((k, p));
+        }
+    }
+    best.map(|b| b.1)
+}
+
+/// What company `i`'s standing order makes it do now, or `None` when it does not say (the player
+/// is asked). In this order: next to a Confederate company, `melee` attacks the weakest neighbour,
+/// else `move = nearest` or `hold` stays in contact (pass); not next to one, `shoot` fires at the
+/// nearest company within `range`; else `move` moves one space toward its goal (the nearest
+/// Confederate company or the given space), then melees (`melee`) or shoots (`shoot`) if it now
+/// can, or else moves a second space; `hold` passes.
+pub fn standing_plan(s: &State, i: usize) -> Option<Plan> {
+    let st = s.standing_for(i)?.clone();
+    let p = s.companies[i].at?;
+    let adj = s.adjacent_enemies(i);
+    if !adj.is_empty() {
+        if let Some(n) = st.melee {
+            let target = pick(s, p, &adj)?;
+            return Some(Plan { attack: Some(Attack { kind: AttackKind::Melee, target, tokens: n }), ..Plan::default() });
+        }
+        return match st.movement {
+            Some(MoveRule::Nearest) | Some(MoveRule::Hold) => Some(Plan::default()),
+            Some(MoveRule::To(goal)) => Some(step_toward(s, i, goal, 2).map(|b| Plan { before: b, ..Plan::default() }).unwrap_or_default()),
+            None => None,
+        };
+    }
+    let range = st.range.unwrap_or(DEFAULT_RANGE);
+    let shot_from = |q: Space| -> Option<Attack> {
+        let n = st.shoot?;
+        let target = pick(s, q, &in_range(s, q, range))?;
+        engine::check_shoot(s, i, q, target).ok()?;
+        Some(Attack { kind: AttackKind::Shoot, target, tokens: n })
+    };
+    if let Some(a) = shot_from(p) {
+        return Some(Plan { attack: Some(a), ..Plan::default() });
+    }
+    let goal = match st.movement? {
+        MoveRule::Hold => return Some(Plan::default()),
+        MoveRule::To(g) if g == p => return Some(Plan::default()),
+        MoveRule::To(g) => g,
+        MoveRule::Nearest => match pick(s, p, &s.active(Side::Confederate)).and_then(|j| s.companies[j].at) {
+            Some(g) => g,
+            None => return Some(Plan::default()),
+        },
+    };
+    let Some(one) = step_toward(s, i, goal, 1) else {
+        return Some(step_toward(s, i, goal, 2).map(|b| Plan { before: b, ..Plan::default() }).unwrap_or_default());
+    };
+    let q = one[0];
+    let mut moved = s.clone();
+    moved.companies[i].at = Some(q);
+    let adj_q = moved.adjacent_enemies(i);
+    if !adj_q.is_empty() {
+        if let Some(n) = st.melee {
+            let target = pick(&moved, q, &adj_q)?;
+            return Some(Plan { before: one, attack: Some(Attack { kind: AttackKind::Melee, target, tokens: n }), after: Vec::new() });
+        }
+        return Some(Plan { before: one, ..Plan::default() });
+    }
+    if st.shoot.is_some() {
+        let n = st.shoot?;
+        if let Some(target) = pick(&moved, q, &in_range(&moved, q, range))
+            && engine::check_shoot(&moved, i, q, target).is_ok()
+        {
+            return Some(Plan { before: one, attack: Some(Attack { kind: AttackKind::Shoot, target, tokens: n }), after: Vec::new() });
+        }
+    }
+    let two = step_toward(s, i, goal, 2).filter(|b| b.len() == 2 && b[0] == q).unwrap_or(one);
+    Some(Plan { before: two, ..Plan::default() })
+}
+
+/// The order text of a plan, as `[orders]` keys.
+pub fn plan_order(s: &State, plan: &Plan) -> Orders {
+    let mut o = Orders::new();
+    o.insert("action".into(), Value::String(plan.action().into()));
+    let path: Vec<Value> = plan.before.iter().chain(plan.after.iter()).map(|p| Value::String(p.name())).collect();
+    if !path.is_empty() {
+        o.insert("path".into(), Value::Array(path));
+    }
+    if let Some(a) = plan.attack {
+        o.insert("target".into(), Value::String(s.companies[a.target].letter.clone()));
+        o.insert("tokens".into(), Value::Integer(a.tokens as i64));
+    }
+    o
+}
+
+/// A standing order as an inline TOML table.
+pub fn standing_value(st: &Standing) -> Value {
+    let mut t = toml::Table::new();
+    if let Some(n) = st.melee {
+        t.insert("melee".into(), Value::Integer(n as i64));
+    }
+    if let Some(n) = st.shoot {
+        t.insert("shoot".into(), Value::Integer(n as i64));
+    }
+    if let Some(n) = st.range {
+        t.insert("range".into(), Value::Integer(n as i64));
+    }
+    if let Some(m) = &st.movement {
+        let text = match m {
+            MoveRule::Nearest => "nearest".to_string(),
+            MoveRule::Hold => "hold".to_string(),
+            MoveRule::To(p) => p.name(),
+        };
+        t.insert("move".into(), Value::String(text));
+    }
+    Value::Table(t)
+}
+
+/// One line describing a standing order.
+pub fn standing_text(st: &Standing) -> String {
+    let mut parts = Vec::new();
+    if let Some(n) = st.melee {
+        parts.push(format!("melee when adjacent with {n} tokens"));
+    }
+    if let Some(n) = st.shoot {
+        parts.push(format!("shoot the nearest within {} with {n} tokens", st.range.unwrap_or(DEFAULT_RANGE)));
+    }
+    match &st.movement {
+        Some(MoveRule::Nearest) => parts.push("otherwise advance on the nearest Confederate".into()),
+        Some(MoveRule::Hold) => parts.push("otherwise hold".into()),
+        Some(MoveRule::To(p)) => parts.push(format!("otherwise move to {}", p.name())),
+        None => parts.push("otherwise ask me".into()),
+    }
+    parts.join("; ")
+}

@@ -1,0 +1,190 @@
+//! The scenario of one day: the ground, the companies of both sides, the success bag and the
+//! day's conditions, read from TOML and checked.
+//!
+//! The rulebook prints none of these components (it describes only the procedures), so the shipped
+//! `scenarios/throw-down-that-flag-july-2.toml` and `-july-3.toml` are reconstructions from the
+//! historical record; an owner of the printed game enters the real values there, not in code.
+
+use serde::{Deserialize, Serialize};
+
+use super::hex::Space;
+use crate::game::GameError;
+
+/// One day's scenario, as in the TOML file (kept inside the state, so a state is self-contained).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Scenario {
+    /// Short name used by `--option scenario=NAME`, e.g. `"july-2"`.
+    pub name: String,
+    /// Shown in reports.
+    pub title: String,
+    /// The numbers and conditions of the day.
+    pub rules: DayRules,
+    /// The ground.
+    pub map: Map,
+    /// The success bag (Player Activations: Shoot, Melee).
+    pub success_bag: SuccessBag,
+    /// The First Minnesota's companies.
+    pub union: Vec<CompanySetup>,
+    /// The Confederate companies.
+    pub confederate: Vec<CompanySetup>,
+}
+
+/// The numbers and victory/defeat conditions of a day (the rulebook leaves them to the scenario).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DayRules {
+    /// Rounds (bag resets) the First Minnesota must last; after the last one the day is won.
+    pub rounds: u32,
+    /// Spaces a Confederate company moves when it activates.
+    pub confederate_move: u32,
+    /// Confederate companies reaching the objective that lose the day.
+    pub breakthrough: u32,
+    /// Whether taking the Confederate colors in melee wins the day at once.
+    pub colors_win: bool,
+    /// Upper limit of tokens pulled in one attack (the rulebook: ten).
+    pub max_tokens: u32,
+    /// Men one point of Str stands for, to state casualties in men.
+    pub men_per_str: u32,
+}
+
+/// A hex map of `columns` x `rows` spaces (rows from 1 at the Union line; see [`super::hex`]).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Map {
+    /// Columns, named A, B, ... from the left of the Union line.
+    pub columns: u32,
+    /// Rows, numbered 1 (the Union line) to `rows` (where the Confederates come from).
+    pub rows: u32,
+    /// Spaces that are the Confederate objective: a company entering one breaks through.
+    pub objective: Vec<String>,
+    /// What the ground is, by row, for the report (row number as text -> description).
+    #[serde(default)]
+    pub landmarks: std::collections::BTreeMap<String, String>,
+}
+
+/// The success bag's contents by symbol.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SuccessBag {
+    /// Tokens showing a First Minnesota success.
+    pub union_success: u32,
+    /// Tokens showing a First Minnesota flame.
+    pub union_flame: u32,
+    /// Tokens showing a Confederate success.
+    pub confederate_success: u32,
+    /// Tokens showing a Confederate flame.
+    pub confederate_flame: u32,
+    /// Tokens showing nothing.
+    pub blank: u32,
+}
+
+impl SuccessBag {
+    /// All tokens in the bag.
+    pub fn total(&self) -> u32 {
+        self.union_success + self.union_flame + self.confederate_success + self.confederate_flame + self.blank
+    }
+}
+
+/// One company counter at the start of the day.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CompanySetup {
+    /// Its letter, e.g. `"A"` (matches activation tokens).
+    pub letter: String,
+    /// Str: hits it can take.
+    pub str: u32,
+    /// Its starting space, e.g. `"E3"`.
+    pub at: String,
+    /// Whether it starts with a gun marker.
+    #[serde(default = "yes")]
+    pub gun: bool,
+    /// Whether it holds its side's colors (exactly one company per side does).
+    #[serde(default)]
+    pub colors: bool,
+    /// Who it was, for the report.
+    #[serde(default)]
+    pub note: String,
+}
+
+fn yes() -> bool {
+    true
+}
+
+fn err(field: impl AsRef<str>, message: impl AsRef<str>) -> GameError {
+    GameError::Scenario(format!("{}: {}", field.as_ref(), message.as_ref()))
+}
+
+impl Scenario {
+    /// Parses and checks scenario text.
+    ///
+    /// Errors: [`GameError::Scenario`] naming the field.
+    pub fn parse(text: &str) -> Result<Scenario, GameError> {
+        let s: Scenario = toml::from_str(text).map_err(|e| GameError::Scenario(e.to_string().trim_end().to_string()))?;
+        s.validate()?;
+        Ok(s)
+    }
+
+    /// The space named `name` on this map, if it is one.
+    pub fn space(&self, name: &str) -> Option<Space> {
+        Space::parse(name).filter(|p| p.col < self.map.columns && p.row < self.map.rows)
+    }
+
+    /// The objective spaces.
+    pub fn objective(&self) -> Vec<Space> {
+        self.map.objective.iter().filter_map(|n| self.space(n)).collect()
+    }
+
+    fn validate(&self) -> Result<(), GameError> {
+        let r = &self.rules;
+        if self.name.trim().is_empty() {
+            return Err(err("name", "must not be empty"));
+        }
+        for (f, v) in [("rules.rounds", r.rounds), ("rules.confederate_move", r.confederate_move), ("rules.breakthrough", r.breakthrough), ("rules.max_tokens", r.max_tokens), ("rules.men_per_str", r.men_per_str)] {
+            if v == 0 {
+                return Err(err(f, "must be at least 1"));
+            }
+        }
+        if !(2..=26).contains(&self.map.columns) || !(2..=60).contains(&self.map.rows) {
+            return Err(err("map", "columns must be 2 to 26 and rows 2 to 60"));
+        }
+        if self.success_bag.total() < r.max_tokens {
+            return Err(err("success_bag", format!("holds {} tokens, fewer than rules.max_tokens", self.success_bag.total())));
+        }
+        if self.objective().len() != self.map.objective.len() || self.map.objective.is_empty() {
+            return Err(err("map.objective", "give one or more spaces of the map, e.g. \"A1\""));
+        }
+        let mut seen: Vec<Space> = Vec::new();
+        for (side, list) in [("union", &self.union), ("confederate", &self.confederate)] {
+            if list.is_empty() {
+                return Err(err(side, "the side needs at least one company"));
+            }
+            if list.iter().filter(|c| c.colors).count() != 1 {
+                return Err(err(side, "exactly one company holds the colors (colors = true)"));
+            }
+            for (i, c) in list.iter().enumerate() {
+                let f = format!("{side}[{i}]");
+                if c.letter.len() != 1 || !c.letter.chars().all(|ch| ch.is_ascii_uppercase()) {
+                    return Err(err(format!("{f}.letter"), "one capital letter, e.g. \"A\""));
+                }
+                if list[..i].iter().any(|o| o.letter == c.letter) {
+                    return Err(err(format!("{f}.letter"), format!("company {} is listed twice", c.letter)));
+                }
+                if c.str == 0 {
+                    return Err(err(format!("{f}.str"), "must be at least 1"));
+                }
+                let Some(p) = self.space(&c.at) else {
+                    return Err(err(format!("{f}.at"), format!("\"{}\" is not a space of the map", c.at)));
+                };
+                if seen.contains(&p) {
+                    return Err(err(format!("{f}.at"), format!("two companies start on {}", c.at)));
+                }
+                if side == "confederate" && self.objective().contains(&p) {
+                    return Err(err(format!("{f}.at"), "a Confederate company may not start on its objective"));
+                }
+                seen.push(p);
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,404 @@
+//! Rule tests for Throw Down That Flag, one or more per rule (named for the rulebook section),
+//! with scripted draws so every pull is decided by the test.
+
+use std::collections::{BTreeMap, VecDeque};
+
+use super::engine::{self, Attack, AttackKind, Plan, Table, Tally};
+use super::hex::Space;
+use super::state::{Side, State, Token};
+use super::*;
+use crate::game::{Game, Pending};
+
+/// Scripted draws (each returns the next queued index) and the messages logged.
+struct Script {
+    draws: VecDeque<u32>,
+    said: Vec<String>,
+}
+
+impl Script {
+    fn new(draws: &[u32]) -> Script {
+        Script { draws: draws.iter().copied().collect(), said: Vec::new() }
+    }
+    fn said(&self, part: &str) -> bool {
+        self.said.iter().any(|e| e.contains(part))
+    }
+}
+
+impl Table for Script {
+    fn draw(&mut self, n: u32, why: &str, what: &dyn Fn(u32) -> String) -> u32 {
+        let v = self.draws.pop_front().unwrap_or_else(|| panic!("no scripted draw left for: {why}"));
+        assert!(v < n, "scripted draw {v} out of 0..{n} for {why}");
+        self.said.push(format!("{why}: drew {}", what(v)));
+        v
+    }
+    fn say(&mut self, text: String) {
+        self.said.push(text);
+    }
+}
+
+fn sp(n: &str) -> Space {
+    Space::parse(n).unwrap()
+}
+
+fn july2() -> State {
+    initial_state(Scenario::parse(JULY_2).unwrap(), None)
+}
+
+/// A position on the July 2 map: only the listed companies on the map (letter, space, Str).
+fn board(union: &[(&str, &str, u32)], confederate: &[(&str, &str, u32)]) -> State {
+    let mut s = july2();
+    for c in &mut s.companies {
+        c.at = None;
+        c.colors = false;
+    }
+    for (side, list) in [(Side::Union, union), (Side::Confederate, confederate)] {
+        for (k, (l, at, str)) in list.iter().enumerate() {
+            let i = s.companies.iter().position(|c| c.side == side && c.letter == *l).unwrap();
+            s.companies[i].at = Some(sp(at));
+            s.companies[i].str = *str;
+            s.companies[i].start_str = *str;
+            s.companies[i].colors = k == 0;
+        }
+    }
+    s
+}
+
+fn idx(s: &State, side: Side, l: &str) -> usize {
+    s.companies.iter().position(|c| c.side == side && c.letter == l).unwrap()
+}
+
+fn tally(us: u32, uf: u32, cs: u32, cf: u32) -> Tally {
+    Tally { union_success: us, union_flame: uf, confederate_success: cs, confederate_flame: cf }
+}
+
+fn orders(text: &str) -> BTreeMap<String, Orders> {
+    let t: Orders = toml::from_str(text).unwrap();
+    BTreeMap::from([("union".to_string(), t)])
+}
+
+// ---------------------------------------------------------------------------------------------
+// Player Activations: Shoot
+
+#[test]
+fn shoot_hits_when_successes_equal_the_distance() {
+    let mut s = board(&[("A", "E2", 3)], &[("B", "E4", 3)]);
+    let (a, b) = (idx(&s, Side::Union, "A"), idx(&s, Side::Confederate, "B"));
+    assert_eq!(sp("E2").distance(sp("E4")), 2);
+    let mut t = Script::new(&[]);
+    engine::apply_shot(&mut s, &mut t, a, b, 2, tally(2, 0, 1, 0));
+    assert_eq!(s.companies[b].str, 2, "two successes at distance 2 hit");
+    assert_eq!(s.companies[a].str, 3, "one Confederate success at distance 2 does not");
+    engine::apply_shot(&mut s, &mut t, a, b, 2, tally(1, 0, 2, 0));
+    assert_eq!(s.companies[b].str, 2, "one success at distance 2 misses");
+    assert_eq!(s.companies[a].str, 2, "return fire hits with successes equal to the distance");
+}
+
+#[test]
+fn shoot_both_sides_overheat_in_one_pull_hit_or_not() {
+    let mut s = board(&[("A", "E2", 3)], &[("B", "E5", 3)]);
+    let (a, b) = (idx(&s, Side::Union, "A"), idx(&s, Side::Confederate, "B"));
+    let mut t = Script::new(&[]);
+    engine::apply_shot(&mut s, &mut t, a, b, 3, tally(0, 2, 0, 3));
+    assert!(!s.companies[a].gun && !s.companies[b].gun);
+    assert_eq!((s.companies[a].str, s.companies[b].str), (3, 3), "neither shot hit");
+    // Without a gun marker the company cannot shoot for the rest of the day.
+    assert!(engine::check_shoot(&s, a, sp("E2"), b).is_err());
+}
+
+#[test]
+fn shoot_a_company_without_gun_marker_ignores_confederate_results() {
+    let mut s = board(&[("A", "E2", 3)], &[("B", "E4", 3)]);
+    let (a, b) = (idx(&s, Side::Union, "A"), idx(&s, Side::Confederate, "B"));
+    s.companies[b].gun = false;
+    let mut t = Script::new(&[]);
+    engine::apply_shot(&mut s, &mut t, a, b, 2, tally(0, 0, 5, 4));
+    assert_eq!(s.companies[a].str, 3, "no return fire");
+    assert!(s.companies[a].gun, "a Confederate flame cannot overheat the shooter's gun");
+    assert!(t.said("no gun marker"));
+}
+
+#[test]
+fn shoot_is_forbidden_next_to_an_enemy_and_with_no_gun() {
+    let s = board(&[("A", "E2", 3)], &[("B", "E3", 3), ("C", "E6", 3)]);
+    let (a, c) = (idx(&s, Side::Union, "A"), idx(&s, Side::Confederate, "C"));
+    let plan = Plan { attack: Some(Attack { kind: AttackKind::Shoot, target: c, tokens: 5 }), ..Plan::default() };
+    assert!(engine::check_plan(&s, a, &plan).is_err(), "in melee a company cannot shoot at anyone");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Player Activations: Melee
+
+#[test]
+fn melee_against_str_2_needs_two_successes() {
+    let mut s = board(&[("A", "E2", 3)], &[("B", "E3", 2)]);
+    let (a, b) = (idx(&s, Side::Union, "A"), idx(&s, Side::Confederate, "B"));
+    let mut t = Script::new(&[]);
+    engine::apply_melee(&mut s, &mut t, a, b, tally(1, 3, 2, 3));
+    assert_eq!(s.companies[b].str, 2, "one success does not hit Str 2");
+    assert_eq!(s.companies[a].str, 3, "two Confederate successes do not hit Str 3");
+    assert!(s.companies[a].gun && s.companies[b].gun, "flames mean nothing in melee (interpretation)");
+    engine::apply_melee(&mut s, &mut t, a, b, tally(2, 0, 3, 0));
+    assert_eq!(s.companies[b].str, 1, "two successes hit Str 2");
+    assert_eq!(s.companies[a].str, 2, "three Confederate successes counter-hit Str 3");
+}
+
+#[test]
+fn melee_taking_the_colors_company_captures_the_colors() {
+    let mut s = board(&[("A", "E2", 3)], &[("B", "E3", 1), ("C", "G6", 2)]);
+    let (a, b) = (idx(&s, Side::Union, "A"), idx(&s, Side::Confederate, "B"));
+    assert!(s.companies[b].colors);
+    engine::apply_melee(&mut s, &mut Script::new(&[]), a, b, tally(1, 0, 0, 0));
+    assert!(s.colors_taken);
+    assert_eq!(s.companies[b].at, None);
+    assert_eq!(s.colors_of(Side::Confederate), None, "taken colors do not pass on");
+}
+
+#[test]
+fn colors_lost_to_fire_pass_to_the_nearest_company() {
+    let mut s = board(&[("A", "E2", 3)], &[("B", "E4", 1), ("C", "G6", 2), ("D", "F5", 2)]);
+    let (a, b) = (idx(&s, Side::Union, "A"), idx(&s, Side::Confederate, "B"));
+    engine::apply_shot(&mut s, &mut Script::new(&[]), a, b, 2, tally(2, 0, 0, 0));
+    assert!(!s.colors_taken);
+    assert_eq!(s.colors_of(Side::Confederate), Some(idx(&s, Side::Confederate, "D")));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Player Activations: Move
+
+#[test]
+fn move_passes_through_friends_but_not_enemies_and_never_ends_on_a_company() {
+    let s = board(&[("A", "E2", 3), ("B", "E3", 3)], &[("C", "F2", 3)]);
+    let a = idx(&s, Side::Union, "A");
+    // E2 -> E3 (friend) -> E4: legal.
+    assert!(engine::check_path(&s, a, sp("E2"), &[sp("E3"), sp("E4")]).is_ok());
+    assert!(engine::check_path(&s, a, sp("E2"), &[sp("E3")]).is_err(), "ends on a friend");
+    assert!(engine::check_path(&s, a, sp("E2"), &[sp("F2"), sp("G2")]).is_err(), "through an enemy");
+    assert!(engine::check_path(&s, a, sp("E2"), &[sp("E4")]).is_err(), "not adjacent");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Round Structure
+
+#[test]
+fn round_letter_with_no_company_on_one_side_skips_that_side() {
+    // Letter C: the 11th Alabama has a company C, the First Minnesota has none on July 2.
+    let mut s = july2();
+    s.standing.insert("all".into(), state::Standing { movement: Some(state::MoveRule::Hold), ..Default::default() });
+    let c = s.bag.iter().position(|t| *t == Token::Letter("C".into())).unwrap() as u32;
+    // Pull letter C, First Minnesota face (0) first; then stop on an unscripted draw.
+    let mut t = Script::new(&[c, 0]);
+    let before = s.companies[idx(&s, Side::Confederate, "C")].at;
+    let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine::run(&mut s, &mut t, None)));
+    assert!(r.is_err(), "ran out of scripted draws at the next pull");
+    assert!(t.said("The First Minnesota side has no company for the letter C token"));
+    assert_ne!(s.companies[idx(&s, Side::Confederate, "C")].at, before, "the Confederate company C advanced");
+}
+
+#[test]
+fn round_token_removed_when_neither_side_has_the_letter() {
+    let mut s = july2();
+    s.standing.insert("all".into(), state::Standing { movement: Some(state::MoveRule::Hold), ..Default::default() });
+    let c = idx(&s, Side::Confederate, "C");
+    s.companies[c].at = None; // company C of the 11th Alabama is gone; the First Minnesota has none
+    let k = s.bag.iter().position(|t| *t == Token::Letter("C".into())).unwrap() as u32;
+    let mut t = Script::new(&[k, 1]);
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine::run(&mut s, &mut t, None)));
+    assert_eq!(s.removed, vec![Token::Letter("C".into())]);
+    assert!(!s.letters_row.contains(&"C".to_string()));
+    assert!(!s.bag.contains(&Token::Letter("C".into())));
+}
+
+#[test]
+fn round_colors_activate_three_times_then_the_bag_resets() {
+    let mut s = july2();
+    s.standing.insert("all".into(), state::Standing { movement: Some(state::MoveRule::Hold), ..Default::default() });
+    let n = s.bag.len() as u32;
+    // The colors tokens sit at the end of the sorted bag: pull the last token three times.
+    let mut t = Script::new(&[n - 1, 1, n - 2, 1, n - 3, 1]);
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine::run(&mut s, &mut t, None)));
+    let colors_moves = t.said.iter().filter(|e| e.contains("Confederate company C advances")).count();
+    assert_eq!(colors_moves, 3, "the Confederate colors company activated three times: {:?}", t.said);
+    assert_eq!(t.said.iter().filter(|e| e.contains("First Minnesota company H passes")).count(), 3);
+    assert!(t.said("the bag is reset"));
+    assert_eq!(s.round, 2);
+    assert_eq!(s.bag.len() as u32, n, "every token is back");
+    assert_eq!(s.colors_row, 0);
+}
+
+#[test]
+fn round_face_decides_who_activates_first() {
+    let mut s = july2();
+    s.standing.insert("all".into(), state::Standing { movement: Some(state::MoveRule::Hold), ..Default::default() });
+    let a = s.bag.iter().position(|t| *t == Token::Letter("A".into())).unwrap() as u32;
+    let mut t = Script::new(&[a, 1]);
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine::run(&mut s, &mut t, None)));
+    let conf = t.said.iter().position(|e| e.contains("Confederate company A advances")).unwrap();
+    let union = t.said.iter().position(|e| e.contains("First Minnesota company A passes")).unwrap();
+    assert!(conf < union);
+    assert_eq!(s.letters_row, vec!["A".to_string()]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Confederate Activations
+
+#[test]
+fn confederate_paths_around_a_first_minnesota_company() {
+    // A Confederate company at E4 heading for row 1; First Minnesota companies wall off E3 and D3
+    // (the spaces toward the ridge), so it must step around: it never enters or passes them.
+    let s = board(&[("A", "D3", 3), ("B", "E3", 3)], &[("C", "E4", 3)]);
+    let c = idx(&s, Side::Confederate, "C");
+    let to = engine::confederate_destination(&s, c).unwrap();
+    assert!(to != sp("D3") && to != sp("E3"));
+    assert_eq!(to, sp("E2"), "the shortest way round, through the open F3: {}", to.name());
+    // Cut off on every side toward the ridge, it holds rather than step back.
+    let s = board(&[("A", "E3", 3), ("B", "F3", 3), ("D", "D4", 3), ("E", "F4", 3), ("G", "E5", 3), ("H", "F5", 3)], &[("C", "E4", 3)]);
+    let c = idx(&s, Side::Confederate, "C");
+    assert_eq!(engine::confederate_destination(&s, c).unwrap(), sp("E4"));
+}
+
+#[test]
+fn confederate_passes_through_but_does_not_end_on_a_confederate() {
+    let s = board(&[("A", "A2", 3)], &[("C", "E4", 3), ("B", "E3", 3)]);
+    let c = idx(&s, Side::Confederate, "C");
+    let to = engine::confederate_destination(&s, c).unwrap();
+    assert_ne!(to, sp("E3"));
+    assert_eq!(to.row, 1, "two spaces forward, through its friend: {}", to.name());
+}
+
+#[test]
+fn confederate_breaks_through_on_the_objective() {
+    let mut s = board(&[("A", "A5", 3)], &[("C", "E3", 3)]);
+    let c = idx(&s, Side::Confederate, "C");
+    let mut t = Script::new(&[]);
+    engine::confederate_activation(&mut s, &mut t, c);
+    assert!(s.companies[c].broke_through && s.companies[c].at.is_none());
+    assert_eq!(s.breakthroughs(), 1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Orders by mail: standing orders and the ask-when-unanswered loop
+
+#[test]
+fn standing_orders_answer_and_the_engine_asks_only_when_they_do_not() {
+    let g = ThrowDownThatFlag;
+    let s = july2();
+    assert!(matches!(g.pending(&s), Pending::Orders(a) if a[0].kind == "standing"));
+    // Standing orders for every company except H: H is asked the first time it activates.
+    let mut text = String::new();
+    for l in ["A", "B", "D", "E", "G", "I", "K"] {
+        text.push_str(&format!("[standing.{l}]\nmove = \"hold\"\n"));
+    }
+    let o = orders(&text);
+    let mut ctx = Ctx::new([3; 32]);
+    let s1 = g.resolve(&s, &o, &mut ctx).unwrap();
+    let Pending::Orders(asks) = g.pending(&s1) else { panic!("over") };
+    assert_eq!(asks[0].kind, "activation");
+    assert_eq!(s1.companies[s1.asking.unwrap()].letter, "H", "only H lacks an order that answers");
+    // A direct answer is used for H, and play runs on.
+    let s2 = g.resolve(&s1, &orders("action = \"move\"\npath = [\"F3\"]"), &mut ctx).unwrap();
+    assert!(s2.companies[idx(&s2, Side::Union, "H")].at.is_some());
+    assert!(ctx.events().iter().any(|e| e.text.contains("First Minnesota company H moves from F2 to F3")));
+}
+
+#[test]
+fn standing_order_melee_and_shoot_combinations() {
+    let mut s = board(&[("A", "E2", 3)], &[("B", "E4", 3)]);
+    s.standing.insert("all".into(), state::Standing { melee: Some(8), shoot: Some(6), range: Some(2), movement: Some(state::MoveRule::Nearest) });
+    let a = idx(&s, Side::Union, "A");
+    let p = orders::standing_plan(&s, a).unwrap();
+    assert_eq!(p.action(), "shoot", "distance 2 is within range");
+    s.standing.get_mut("all").unwrap().range = Some(1);
+    let p = orders::standing_plan(&s, a).unwrap();
+    assert_eq!(p.action(), "move-melee", "one step puts it next to B: {p:?}");
+    assert_eq!(p.attack.unwrap().tokens, 8);
+}
+
+#[test]
+fn orders_are_checked_with_fields_named() {
+    let g = ThrowDownThatFlag;
+    let mut s = board(&[("A", "E2", 3)], &[("B", "E4", 3)]);
+    s.asking = Some(idx(&s, Side::Union, "A"));
+    let bad = |text: &str| g.check_order(&s, "union", &toml::from_str(text).unwrap()).unwrap_err()[0].field.clone();
+    assert_eq!(bad("action = \"fly\""), "action");
+    assert_eq!(bad("action = \"move\"\npath = [\"E4\"]"), "path");
+    assert_eq!(bad("action = \"shoot\"\ntarget = \"B\"\ntokens = 11"), "tokens");
+    assert_eq!(bad("action = \"melee\"\ntarget = \"B\"\ntokens = 5"), "target");
+    assert_eq!(bad("colour = 1"), "colour");
+    assert!(g.check_order(&s, "union", &toml::from_str("action = \"shoot-move\"\ntarget = \"b\"\ntokens = 4\npath = [\"D2\"]").unwrap()).is_ok());
+    assert!(g.check_order(&s, "union", &g.default_order(&s, "union")).is_ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Scenarios and options
+
+#[test]
+fn scenario_option_and_campaign_carry_the_survivors() {
+    let g = ThrowDownThatFlag;
+    let opt = |k: &str, v: &str| BTreeMap::from([(k.to_string(), v.to_string())]);
+    assert_eq!(g.setup(JULY_2, &BTreeMap::new()).unwrap().scenario.name, "july-2");
+    assert_eq!(g.setup(JULY_2, &opt("scenario", "july-3")).unwrap().scenario.name, "july-3");
+    assert!(g.setup(JULY_2, &opt("scenario", "july-4")).is_err());
+    assert!(g.setup(JULY_3, &opt("scenario", "july-2")).is_err(), "a --scenario file must match the option");
+    let mut s = g.setup(JULY_2, &opt("campaign", "true")).unwrap();
+    assert!(s.next.is_some());
+    // End July 2 with company A at Str 1 and company B lost; July 3 starts with the survivors.
+    let a = idx(&s, Side::Union, "A");
+    s.companies[a].str = 1;
+    let b = idx(&s, Side::Union, "B");
+    s.companies[b].str = 0;
+    s.companies[b].at = None;
+    s.round = 5;
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine::run(&mut s, &mut Script::new(&[]), None)));
+    assert_eq!(s.scenario.name, "july-3");
+    assert_eq!(s.days.len(), 1);
+    assert!(s.days[0].won);
+    assert_eq!(s.companies[idx(&s, Side::Union, "A")].str, 1);
+    assert!(!s.companies.iter().any(|c| c.side == Side::Union && c.letter == "B"), "B fell on July 2");
+    assert_eq!(s.companies[idx(&s, Side::Union, "C")].str, 3, "company C joins fresh");
+}
+
+#[test]
+fn shipped_scenarios_parse() {
+    for t in [JULY_2, JULY_3] {
+        let s = Scenario::parse(t).unwrap();
+        assert!(s.success_bag.total() >= s.rules.max_tokens);
+    }
+}
+
+#[test]
+fn bots_play_both_days_to_the_end() {
+    for (name, text) in [("july-2", JULY_2), ("july-3", JULY_3)] {
+        for policy in bot::POLICIES {
+            for k in 0..3u8 {
+                let s = initial_state(Scenario::parse(text).unwrap(), None);
+                let (_, _, _, steps) = play_out(s, policy, [k; 32]).unwrap();
+                assert!(steps >= 1, "{name} {policy}");
+            }
+        }
+    }
+}
+
+#[test]
+fn campaign_plays_july_2_then_july_3_in_one_game() {
+    let g = ThrowDownThatFlag;
+    let opts = BTreeMap::from([("campaign".to_string(), "true".to_string())]);
+    for policy in bot::POLICIES {
+        let s = g.setup(JULY_2, &opts).unwrap();
+        let mut days = 0;
+        for k in 0..2u8 {
+            let (_, _, _, steps) = play_out(s.clone(), policy, [k + 40; 32]).unwrap();
+            assert!(steps >= 1);
+            days += 1;
+        }
+        assert_eq!(days, 2);
+    }
+    // Whole-campaign outcome names both days when the regiment survives July 2.
+    let mut s = g.setup(JULY_2, &opts).unwrap();
+    s.round = 5;
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine::run(&mut s, &mut Script::new(&[]), None)));
+    s.round = 5;
+    engine::run(&mut s, &mut Script::new(&[]), None);
+    let o = s.outcome.expect("over");
+    assert!(o.summary.contains("july-2 won, july-3 won"), "{}", o.summary);
+    assert_eq!(o.winner.as_deref(), Some("union"));
+}

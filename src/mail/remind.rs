@@ -1,0 +1,58 @@
+//! Deadline reminders: a configurable time before a step's deadline, each asked player who has no
+//! receipt yet gets one reminder (its id is fixed by game, step and role: never two).
+
+use chrono::{DateTime, Utc};
+
+use super::compose::{self, Draft, stable_id};
+use super::config::HostConfig;
+use super::outbox::Outbox;
+use crate::error::Result;
+use crate::pipeline::{self, Loaded};
+
+/// Queues due reminders for the open step of `g`; returns the ids queued.
+pub fn queue_reminders(g: &Loaded, cfg: &HostConfig, outbox: &Outbox, now: DateTime<Utc>) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let Some(op) = &g.record.opening else { return Ok(out) };
+    if cfg.reminders.hours_before == 0 {
+        return Ok(out);
+    }
+    let deadline = pipeline::parse_time(&op.deadline)?;
+    if now >= deadline || now < deadline - chrono::Duration::hours(cfg.reminders.hours_before as i64) {
+        return Ok(out);
+    }
+    let receipts = pipeline::latest_receipts(&g.dir, op.step)?;
+    for ask in &op.asks {
+        if receipts.contains_key(&ask.role) {
+            continue;
+        }
+        let Some(seat) = g.gf.seat(&ask.role) else { continue };
+        let id = stable_id(&["reminder", &g.gf.id, &op.step.to_string(), &ask.role]);
+        if outbox.knows(&id) {
+            continue;
+        }
+        let body = format!(
+            "Reminder: your orders for step {} of game {} ({}) are due by {}.\n\
+             No orders from you have been received for this step. Without orders by the deadline the\n\
+             game's default (NMR) orders are used for you. Your last report holds the order form.\n",
+            op.step,
+            g.gf.id,
+            ask.kind,
+            super::cron::local_deadline(cfg, &seat.email, &op.deadline)
+        );
+        let m = compose::build(Draft {
+            id,
+            from: &cfg.from,
+            to: vec![seat.email.clone()],
+            cc: vec![],
+            subject: format!("[pbem {}] reminder: orders for step {} due", g.gf.id, op.step),
+            body,
+            attachments: vec![],
+            in_reply_to: None,
+            date: now,
+        })?;
+        if outbox.queue(&m, now)? {
+            out.push(m.id);
+        }
+    }
+    Ok(out)
+}

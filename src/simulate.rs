@@ -1,0 +1,102 @@
+//! `pbem simulate`: plays many whole games in memory with a built-in policy and reports the win
+//! rate and mean casualties, for balancing a scenario reconstruction.
+//!
+//! Only games with named policies can be simulated; today that is Throw Down That Flag (the `Game`
+//! trait has no notion of policies, so this module dispatches on the rules id).
+
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
+
+use crate::commit;
+use crate::game::Game;
+use crate::games::throw_down_that_flag::{self as tdtf, ThrowDownThatFlag, bot};
+
+/// The figures of a simulation.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Summary {
+    /// Games played.
+    pub games: u32,
+    /// Games won by the player.
+    pub wins: u32,
+    /// Mean Str lost per game.
+    pub mean_str_lost: f64,
+    /// Mean men lost per game.
+    pub mean_men_lost: f64,
+    /// Mean steps (email round trips) per game.
+    pub mean_steps: f64,
+}
+
+impl Summary {
+    /// The figures as lines of text.
+    pub fn describe(&self) -> String {
+        format!(
+            "games: {}\nwin rate: {:.1}% ({} of {})\nmean casualties: {:.2} Str (about {:.0} men)\nmean steps: {:.1}\n",
+            self.games,
+            100.0 * self.wins as f64 / self.games.max(1) as f64,
+            self.wins,
+            self.games,
+            self.mean_str_lost,
+            self.mean_men_lost,
+            self.mean_steps
+        )
+    }
+}
+
+/// Plays `games` games of `rules` with `options` (e.g. `scenario=july-3`) and `policy`, game k
+/// seeded from `seed` and k. Draws a progress bar on standard error when it is a terminal and
+/// `progress` is set.
+///
+/// Errors: a message for an unknown game, policy or option.
+pub fn run(rules: &str, options: &BTreeMap<String, String>, games: u32, policy: &str, seed: [u8; 32], progress: bool) -> Result<Summary, String> {
+    if rules != "throw-down-that-flag" {
+        return Err(format!("{rules}: no built-in policies to simulate (only throw-down-that-flag has them)"));
+    }
+    if !bot::POLICIES.contains(&policy) {
+        return Err(format!("--policy {policy}: one of {}", bot::POLICIES.join(", ")));
+    }
+    let g = ThrowDownThatFlag;
+    let start = g.setup(tdtf::JULY_2, options).map_err(|e| e.to_string())?;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8) as u32;
+    let done = std::sync::atomic::AtomicU32::new(0);
+    let draw = progress && std::io::stderr().is_terminal();
+    let results: Vec<Result<Vec<tdtf::Played>, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..threads)
+            .map(|w| {
+                let start = start.clone();
+                let done = &done;
+                scope.spawn(move || {
+                    let mut out = Vec::new();
+                    for k in (w..games).step_by(threads as usize) {
+                        let s = commit::step_seed("pbem-simulate", k as u64, &seed, std::iter::empty());
+                        out.push(tdtf::play_out(start.clone(), policy, s).map_err(|e| e.to_string())?);
+                        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
+                        if draw && (n.is_multiple_of(10) || n == games) {
+                            let width = 40;
+                            let filled = (n as usize * width) / games.max(1) as usize;
+                            let mut e = std::io::stderr();
+                            let _ = write!(e, "\r[{}{}] {n}/{games}", "#".repeat(filled), ".".repeat(width - filled));
+                            let _ = e.flush();
+                        }
+                    }
+                    Ok(out)
+                })
+            })
+            .collect();
+        handles.into_iter().map(|h| h.join().expect("simulation thread")).collect()
+    });
+    if draw {
+        eprintln!();
+    }
+    let mut all = Vec::new();
+    for r in results {
+        all.extend(r?);
+    }
+    let n = all.len().max(1) as f64;
+    Ok(Summary {
+        games: all.len() as u32,
+        wins: all.iter().filter(|r| r.0).count() as u32,
+        mean_str_lost: all.iter().map(|r| r.1 as f64).sum::<f64>() / n,
+        mean_men_lost: all.iter().map(|r| r.2 as f64).sum::<f64>() / n,
+        mean_steps: all.iter().map(|r| r.3 as f64).sum::<f64>() / n,
+    })
+}

@@ -1,0 +1,144 @@
+//! The cron run with a file transport: reports mailed after each adjudication, replies to orders,
+//! reminders, the outbox surviving an SMTP server that is down and a run killed after sending,
+//! and the refusal to act on a clock that went backwards.
+
+#[path = "mail/common.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+use common::*;
+use pbem::mail::compose::{self, Draft};
+use pbem::mail::config::TransportConfig;
+use pbem::mail::{HostConfig, Outbox, cron};
+use pbem::pipeline::{self, Entropy};
+
+fn at(s: &str) -> DateTime<Utc> {
+    pipeline::parse_time(s).unwrap()
+}
+
+fn config(tmp: &Path, transport: TransportConfig) -> HostConfig {
+    let mut c = HostConfig::queue_only("judge <judge@example.net>");
+    c.intake.maildir = Some(tmp.join("Maildir"));
+    c.transport = transport;
+    c.time_zones.insert("meade@example.org".into(), "America/New_York".into());
+    c
+}
+
+fn sent(dir: &Path) -> Vec<(PathBuf, Mail)> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir).map(|r| r.map(|e| e.unwrap().path()).collect()).unwrap_or_default();
+    v.sort();
+    v.into_iter().map(|p| {
+        let m = read_mail(&std::fs::read(&p).unwrap());
+        (p, m)
+    }).collect()
+}
+
+fn deliver(tmp: &Path, name: &str, bytes: &[u8]) {
+    let md = tmp.join("Maildir");
+    for d in ["tmp", "new", "cur"] {
+        std::fs::create_dir_all(md.join(d)).unwrap();
+    }
+    std::fs::write(md.join("new").join(name), bytes).unwrap();
+}
+
+fn order_mail(game: &Path, role: &str, n: u32) -> Vec<u8> {
+    let text = form(game, role, n, &|s| s);
+    let signed = format!("{text}{}", sign(role, &text));
+    format!("From: {}\nTo: judge@example.net\nSubject: orders\nMessage-ID: <{role}-{n}@example.org>\nContent-Type: text/plain\n\n{signed}", email(role)).into_bytes()
+}
+
+#[test]
+fn reports_replies_and_reminders_go_out_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 24);
+    let out = tmp.path().join("sent");
+    let cfg = config(tmp.path(), TransportConfig::File { dir: out.clone() });
+    let mut e = Entropy::seeded([9; 32]);
+
+    // First run: the opening reports, each with its order form, deadline in the player's zone.
+    let r = cron::run(&root, &cfg, at("2026-07-01T12:05:00Z"), &mut e).unwrap();
+    assert_eq!(r.queued.len(), 2, "{r:?}");
+    let mails = sent(&out);
+    assert_eq!(mails.len(), 2);
+    let meade = mails.iter().map(|(_, m)| m).find(|m| m.to == ["meade@example.org"]).unwrap();
+    assert!(meade.subject.contains("the game begins"), "{}", meade.subject);
+    assert!(meade.text.contains("EDT"), "deadline in New York time: {}", meade.text);
+    assert!(meade.attachments.iter().any(|a| a == "g1-step-1-union.toml"), "{:?}", meade.attachments);
+    let lee = mails.iter().map(|(_, m)| m).find(|m| m.to == ["lee@example.org"]).unwrap();
+    assert!(lee.text.contains("UTC"), "{}", lee.text);
+
+    // Nothing new: nothing sent again.
+    let r = cron::run(&root, &cfg, at("2026-07-01T12:10:00Z"), &mut e).unwrap();
+    assert!(r.queued.is_empty(), "{r:?}");
+    assert_eq!(sent(&out).len(), 2);
+
+    // 13 hours later (11 before the deadline): reminders to both, once.
+    let r = cron::run(&root, &cfg, at("2026-07-02T01:00:00Z"), &mut e).unwrap();
+    assert_eq!(r.queued.len(), 2, "{r:?}");
+    let r = cron::run(&root, &cfg, at("2026-07-02T02:00:00Z"), &mut e).unwrap();
+    assert!(r.queued.is_empty());
+    assert_eq!(sent(&out).iter().filter(|(_, m)| m.subject.contains("reminder")).count(), 2);
+
+    // Both players mail orders: receipts out, the step resolves, new reports out.
+    deliver(tmp.path(), "u1", &order_mail(&game, "union", 1));
+    deliver(tmp.path(), "c1", &order_mail(&game, "confederate", 1));
+    let r = cron::run(&root, &cfg, at("2026-07-02T03:00:00Z"), &mut e).unwrap();
+    assert_eq!(r.intake.len(), 2);
+    assert!(r.games[0].summary.contains("resolved step(s) 1"), "{r:?}");
+    let f = r.flushed.unwrap();
+    assert!(f.failed.is_empty());
+    assert_eq!(f.sent.len(), 4, "2 receipts + 2 reports: {:?}", f.sent);
+    let all = sent(&out);
+    assert_eq!(all.iter().filter(|(_, m)| m.text.contains("ACCEPTED")).count(), 2);
+    assert_eq!(all.iter().filter(|(_, m)| m.subject.contains("step 1 resolved")).count(), 2);
+    assert!(Outbox::under(&root).pending().unwrap().is_empty());
+}
+
+#[test]
+fn smtp_down_loses_nothing_and_a_crash_after_sending_sends_nothing_twice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    new_game(&root, "g1", 72);
+    // A port nobody listens on: the server is down.
+    let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+    let down = config(
+        tmp.path(),
+        TransportConfig::Smtp { host: "127.0.0.1".into(), port: Some(port), security: pbem::mail::config::Security::None, user: None, password_env: None, password_file: None, ca_file: None, timeout_secs: Some(5) },
+    );
+    let r = cron::run(&root, &down, at("2026-07-01T12:05:00Z"), &mut Entropy::seeded([1; 32])).unwrap();
+    let f = r.flushed.unwrap();
+    assert_eq!(f.failed.len(), 2, "{f:?}");
+    assert_eq!(Outbox::under(&root).pending().unwrap().len(), 2, "both reports still queued");
+
+    // A run died after the server accepted one mail and before it was removed from the queue.
+    let outbox = Outbox::under(&root);
+    let first = outbox.pending().unwrap()[0].clone();
+    std::fs::create_dir_all(outbox.dir.join("sent")).unwrap();
+    std::fs::write(outbox.dir.join("sent").join(&first), "2026-07-01T12:05:01Z\n").unwrap();
+
+    let out = tmp.path().join("sent");
+    let up = config(tmp.path(), TransportConfig::File { dir: out.clone() });
+    let r = cron::run(&root, &up, at("2026-07-01T12:10:00Z"), &mut Entropy::seeded([1; 32])).unwrap();
+    assert_eq!(r.flushed.unwrap().sent.len(), 1, "only the one not sent before");
+    assert_eq!(sent(&out).len(), 1);
+    assert!(outbox.pending().unwrap().is_empty());
+
+    // Queueing the same id again does nothing.
+    let m = compose::build(Draft { id: first.clone(), from: "judge@example.net", to: vec!["x@example.org".into()], cc: vec![], subject: "s".into(), body: "b".into(), attachments: vec![], in_reply_to: None, date: at("2026-07-01T12:00:00Z") }).unwrap();
+    assert!(!outbox.queue(&m, at("2026-07-01T12:11:00Z")).unwrap());
+}
+
+#[test]
+fn a_clock_behind_the_last_record_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    new_game(&root, "g1", 72);
+    let cfg = config(tmp.path(), TransportConfig::None);
+    let r = cron::run(&root, &cfg, at("2026-06-30T12:00:00Z"), &mut Entropy::seeded([1; 32])).unwrap();
+    assert!(r.games[0].failed);
+    assert!(r.games[0].summary.contains("refusing to act: the clock says 2026-06-30T12:00:00Z, before record 0"), "{}", r.games[0].summary);
+    assert_eq!(pipeline::load(&root.join("g1")).unwrap().record.index, 0);
+}
