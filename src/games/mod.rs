@@ -2,11 +2,12 @@
 
 use crate::game::DynGame;
 
+pub mod flag_dash;
 pub mod gettysburg_campaign;
 pub mod throw_down_that_flag;
 
 /// Every game this build plays, by rules id.
-pub static ALL: &[&dyn DynGame] = &[&gettysburg_campaign::GettysburgCampaign, &throw_down_that_flag::ThrowDownThatFlag];
+pub static ALL: &[&dyn DynGame] = &[&gettysburg_campaign::GettysburgCampaign, &throw_down_that_flag::ThrowDownThatFlag, &flag_dash::FlagDash];
 
 /// The game with rules id `rules`, or `None`.
 pub fn by_rules(rules: &str) -> Option<&'static dyn DynGame> {

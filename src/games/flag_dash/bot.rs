@@ -1,0 +1,202 @@
+//! The built-in player (for `pbem demo` and random-play tests): always a legal order. For each move
+//! it tries every card (and card pair for a combo token) with each character it may move, by
+//! carrying the move out on a copy of the board as if nobody else moved, scores the result
+//! (carry the opposing flag home, else close in on it; collect character flags; keep the defender
+//! near its own flag) and plans the best card with the two best alternatives as fallbacks.
+
+use super::engine::{carry_out, run_dir};
+use super::forms::{default_plan, reset_only};
+use super::layout::{Dir, Rect, Sq, Team};
+use super::orders::{Parsed, parse, parse_try, plan_orders};
+use super::state::{Card, Effect, MovePlan, Plan, Stage, State, Token};
+use crate::game::Orders;
+
+/// A source of bot randomness: a value in `0..n`.
+pub type Rng<'a> = &'a mut dyn FnMut(u32) -> u32;
+
+fn dist_to(q: Sq, r: &Rect) -> i32 {
+    let dc = if q.c < r.c[0] { r.c[0] - q.c } else { (q.c - r.c[1]).max(0) };
+    let dr = if q.r < r.r[0] { r.r[0] - q.r } else { (q.r - r.r[1]).max(0) };
+    dc + dr
+}
+
+/// How good `s` is for `team` (higher is better).
+pub fn score(s: &State, team: Team) -> i32 {
+    if let Some(o) = &s.outcome {
+        return if o.winner.as_deref() == Some(team.key()) { 100_000 } else { -100_000 };
+    }
+    let opp = team.other();
+    let mut v = 0;
+    let carrier = (0..s.chars.len()).find(|&i| s.carried_by(i) == Some(opp));
+    match carrier {
+        Some(i) => v += 300 - 12 * dist_to(s.chars[i].at, s.layout.territory.get(team)),
+        None => {
+            let f = s.flag_space(opp);
+            let d = s.chars.iter().filter(|c| c.team == team && c.is_runner()).map(|c| c.at.dist(f)).min().unwrap_or(0);
+            v -= 6 * d;
+        }
+    }
+    for c in s.chars.iter().filter(|c| c.team == team) {
+        v += 25 * c.holds.len() as i32 + 2 * c.boosts as i32;
+        if !c.is_runner() {
+            v -= 2 * c.at.dist(s.flag_space(team));
+        }
+    }
+    if let Some(i) = (0..s.chars.len()).find(|&i| s.carried_by(i) == Some(team)) {
+        v -= 200 - 10 * dist_to(s.chars[i].at, s.layout.territory.get(opp));
+    }
+    v
+}
+
+struct Cand {
+    plan: MovePlan,
+    score: i32,
+}
+
+/// Candidate alternatives for character `who`: plain, with one boost first, and through each tunnel.
+fn variants(s: &State, who: usize, team: Team) -> Vec<String> {
+    let c = &s.chars[who];
+    let mut v = vec![c.name.clone()];
+    if c.boosts > 0 {
+        for d in Dir::ALL {
+            v.push(format!("{}: boost {}", c.name, d.key()));
+        }
+    }
+    if s.tunnels.contains(&c.at) {
+        for t in s.tunnels.iter().filter(|t| **t != c.at) {
+            v.push(format!("{}: tunnel {t}", c.name));
+        }
+    }
+    let _ = run_dir(team, Card::Forward);
+    v
+}
+
+fn evaluate(s: &State, role: &str, mp: &MovePlan, text: &str) -> Option<(State, i32)> {
+    let t = parse_try(s, role, mp, text).ok()?;
+    let mut sim = s.clone();
+    let played = sim.played.entry(role.to_string()).or_default();
+    played.push(mp.card);
+    played.extend(mp.combo);
+    let mut lines = Vec::new();
+    carry_out(&mut sim, role, mp, &t, &mut lines).ok()?;
+    let team = sim.seat(role)?.team;
+    let sc = score(&sim, team);
+    Some((sim, sc))
+}
+
+/// The best move with `token` from `s`, not using `used` cards; with the board after it.
+fn best_move(s: &State, role: &str, token: Token, used: &[Card], rng: Rng) -> Option<(MovePlan, State)> {
+    let seat = s.seat(role)?;
+    let team = seat.team;
+    let free: Vec<Card> = seat.cards.iter().copied().filter(|c| !used.contains(c)).collect();
+    let mut shapes: Vec<(Card, Option<Card>)> = Vec::new();
+    for &a in &free {
+        if token.effect() == Effect::Combo {
+            for &b in &free {
+                if a != b && a != Card::Copy && b != Card::Copy {
+                    shapes.push((a, Some(b)));
+                }
+            }
+        } else {
+            shapes.push((a, None));
+        }
+    }
+    let mut best: Option<(Cand, State)> = None;
+    let movable = s.movable(role);
+    for (card, combo) in shapes {
+        let copies: Vec<Option<Card>> = if card == Card::Copy {
+            s.played.get(role).map(|p| p.iter().copied().filter(|c| *c != Card::Copy).map(Some).collect()).unwrap_or_default()
+        } else {
+            vec![None]
+        };
+        for copy in copies {
+            let mut scored: Vec<(i32, String, State)> = Vec::new();
+            for &who in &movable {
+                for text in variants(s, who, team) {
+                    let mp = MovePlan { card, token, combo, copy, tries: vec![text.clone()] };
+                    if let Some((sim, sc)) = evaluate(s, role, &mp, &text) {
+                        scored.push((sc + rng(4) as i32, text, sim));
+                    }
+                }
+            }
+            scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            let Some(top) = scored.first() else { continue };
+            if best.as_ref().is_none_or(|(b, _)| top.0 > b.score) {
+                let tries: Vec<String> = scored.iter().take(3).map(|x| x.1.clone()).collect();
+                let after = top.2.clone();
+                best = Some((Cand { plan: MovePlan { card, token, combo, copy, tries }, score: top.0 }, after));
+            }
+        }
+    }
+    best.map(|(c, st)| (c.plan, st))
+}
+
+/// A whole plan for `role`.
+pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
+    let Some(seat) = s.seat(role) else { return default_plan(s, role) };
+    let mut toks: Vec<Token> = seat.tokens.iter().copied().filter(|t| matches!(t, Token::N(_))).collect();
+    let picks: Vec<Token> = if reset_only(s, role) {
+        vec![Token::N(7)]
+    } else {
+        let mut p = Vec::new();
+        for _ in 0..2 {
+            // Low tokens a little more often: pick the lower of two random draws.
+            let a = rng(toks.len() as u32) as usize;
+            let b = rng(toks.len() as u32) as usize;
+            p.push(toks.remove(a.min(b)));
+        }
+        p
+    };
+    let mut sim = s.clone();
+    let mut used: Vec<Card> = Vec::new();
+    let mut moves = Vec::new();
+    let fallback = default_plan(s, role);
+    for (k, &t) in picks.iter().enumerate() {
+        match best_move(&sim, role, t, &used, rng) {
+            Some((mp, after)) => {
+                used.push(mp.card);
+                used.extend(mp.combo);
+                sim.played = after.played.clone();
+                sim.chars = after.chars.clone();
+                sim.flags = after.flags.clone();
+                moves.push(mp);
+            }
+            None => {
+                // Nothing works: any unused basic card with the default alternatives.
+                let card = Card::BASIC.into_iter().find(|c| !used.contains(c) && *c != Card::Copy).unwrap_or(Card::Forward);
+                let combo = (t.effect() == Effect::Combo).then(|| Card::BASIC.into_iter().find(|c| !used.contains(c) && *c != card && *c != Card::Copy)).flatten();
+                used.push(card);
+                used.extend(combo);
+                moves.push(MovePlan { card, token: t, combo, copy: None, tries: fallback.moves[k.min(fallback.moves.len() - 1)].tries.clone() });
+            }
+        }
+    }
+    let team = s.team_roles(seat.team);
+    let tie_first = match rng(3) {
+        0 => None,
+        1 => Some(role.to_string()),
+        _ => team.iter().find(|r| **r != role).map(|r| r.to_string()),
+    };
+    Plan { moves, tie_first }
+}
+
+/// The built-in player's order for `role`'s pending ask (always passes the check; falls back to
+/// the default order otherwise).
+pub fn order(s: &State, role: &str, rng: Rng) -> Orders {
+    let o = match s.stage {
+        Stage::Plan => plan_orders(&plan(s, role, rng)),
+        _ => {
+            let mut o = super::forms::default_order(s, role);
+            if let Some(seat) = s.seat(role) {
+                let team = s.team_roles(seat.team);
+                let r = team[rng(team.len() as u32) as usize];
+                o.insert("first".into(), toml::Value::String(r.to_string()));
+            }
+            o
+        }
+    };
+    match parse(s, role, &o) {
+        Ok(Parsed::Plan(_)) | Ok(Parsed::TieFirst(_)) => o,
+        Err(_) => super::forms::default_order(s, role),
+    }
+}

@@ -1,0 +1,568 @@
+//! Phase 2 and 3: the move order, carrying out each revealed move, boosts, tunnels, the game end,
+//! cleanup. Every function is a pure change of [`State`]; what happens is told through [`Ctx`].
+
+use super::layout::{Dir, Sq, Team};
+use super::orders::{Arg, Step, Try, acting, parse_try};
+use super::state::{Card, Effect, FlagAt, Mode, MovePlan, Plan, Stage, State, Token};
+use crate::dice::Ctx;
+use crate::game::Outcome;
+
+/// Logs a public event and keeps it in the round's account.
+pub fn say(s: &mut State, ctx: &mut Ctx, text: String) {
+    ctx.say(text.clone());
+    s.log.push(text);
+}
+
+/// The absolute direction of a Run card for `team`: forward points away from the team's back row,
+/// left is the team's left when facing the opponents (Flag Dash, Action Cards, Run).
+pub fn run_dir(team: Team, card: Card) -> Dir {
+    let white = match card {
+        Card::Forward => Dir::N,
+        Card::Back => Dir::S,
+        Card::Left => Dir::W,
+        _ => Dir::E,
+    };
+    if team == Team::White { white } else { white.back() }
+}
+
+/// The move order of move `mv` (Flag Dash, Determine Move Order): lowest token first; a tie
+/// between teams goes to the team holding the tiebreak marker; a tie between teammates goes to the
+/// teammate both stated (`tie_first`; if only one stated, that one; an answer to the tie question
+/// overrides). `Err(team)` when that team's same-team tie is undecided.
+pub fn order(s: &State, mv: u8) -> Result<Vec<String>, Team> {
+    let mut entries: Vec<(u8, bool, String, Team)> = Vec::new();
+    for seat in &s.seats {
+        if let Some(m) = s.plans.get(&seat.role).and_then(|p| p.moves.get(mv as usize - 1)) {
+            entries.push((m.token.priority(), seat.team != s.tiebreak, seat.role.clone(), seat.team));
+        }
+    }
+    entries.sort();
+    for i in 1..entries.len() {
+        let (a, b) = (&entries[i - 1], &entries[i]);
+        if a.0 == b.0 && a.3 == b.3 {
+            let team = a.3;
+            let first = match s.tie_answers.get(team.key()) {
+                Some(r) => Some(r.clone()),
+                None => {
+                    let mut stated: Vec<String> = [&a.2, &b.2].iter().filter_map(|r| s.plans.get(*r).and_then(|p| p.tie_first.clone())).collect();
+                    stated.sort();
+                    stated.dedup();
+                    if stated.len() == 1 { Some(stated.remove(0)) } else { None }
+                }
+            };
+            match first {
+                Some(r) if r == b.2 => entries.swap(i - 1, i),
+                Some(_) => {}
+                None => return Err(team),
+            }
+        }
+    }
+    Ok(entries.into_iter().map(|e| e.2).collect())
+}
+
+/// The seat asked to break an undecided same-team tie: the team's first seat (our choice; the
+/// rulebook lets teammates agree, which a mail game cannot wait for twice).
+pub fn tie_asked(s: &State) -> Option<String> {
+    match s.stage {
+        Stage::Move { mv } => order(s, mv).err().map(|t| s.team_roles(t)[0].to_string()),
+        _ => None,
+    }
+}
+
+/// Stores the round's plans (Phase 1): planned tokens leave the seats' supplies, face down.
+pub fn apply_plans(s: &mut State, ctx: &mut Ctx, plans: Vec<(String, Plan)>) {
+    s.log.clear();
+    for (role, plan) in plans {
+        let seat = s.seats.iter_mut().find(|x| x.role == role).expect("checked role");
+        for m in &plan.moves {
+            if let Some(i) = seat.tokens.iter().position(|t| *t == m.token) {
+                seat.tokens.remove(i);
+            }
+        }
+        s.plans.insert(role, plan);
+    }
+    let r = s.round;
+    say(s, ctx, format!("Round {r}: every plan is in."));
+    enter_move(s, ctx, 1);
+}
+
+/// Starts move `mv` of Phase 2: all tokens of that move are revealed at once.
+fn enter_move(s: &mut State, ctx: &mut Ctx, mv: u8) {
+    s.stage = Stage::Move { mv };
+    let mut parts = Vec::new();
+    for seat in &s.seats {
+        match s.plans.get(&seat.role).and_then(|p| p.moves.get(mv as usize - 1)) {
+            Some(m) => parts.push(format!("{} {}", seat.role, m.token.title())),
+            None => parts.push(format!("{} none (reset token only)", seat.role)),
+        }
+    }
+    say(s, ctx, format!("Move {mv}: tokens revealed: {}.", parts.join(", ")));
+}
+
+/// Runs Phase 2 and 3 from where the state stands until plans or a tie answer are needed, or the
+/// game ends.
+pub fn run(s: &mut State, ctx: &mut Ctx) {
+    while let Stage::Move { mv } = s.stage {
+        let Ok(order) = order(s, mv) else { return };
+        let tb = s.tiebreak.name();
+        say(s, ctx, format!("Move {mv} order: {} (tiebreak marker: {tb}).", order.join(", ")));
+        for role in order {
+            resolve_move(s, ctx, &role, mv);
+            s.last_mover = s.seat(&role).map(|x| x.team);
+            if let Some(o) = &s.outcome {
+                let text = format!("Game over: {}", o.summary);
+                say(s, ctx, text);
+                s.stage = Stage::Over;
+                return;
+            }
+        }
+        s.tie_answers.clear();
+        if mv == 1 {
+            enter_move(s, ctx, 2);
+        } else {
+            cleanup(s, ctx);
+        }
+    }
+}
+
+/// Phase 3: cards return, the tiebreak marker goes to the team that moved last, and the next round
+/// starts (or the game is drawn at the layout's round limit, our addition).
+fn cleanup(s: &mut State, ctx: &mut Ctx) {
+    s.played.clear();
+    s.plans.clear();
+    if let Some(t) = s.last_mover {
+        s.tiebreak = t;
+    }
+    let tb = s.tiebreak.name();
+    say(s, ctx, format!("Cleanup: cards return to hand; Team {tb} moved last and takes the tiebreak marker."));
+    s.round += 1;
+    if s.round > s.layout.round_limit {
+        let limit = s.layout.round_limit;
+        s.outcome = Some(Outcome { winner: None, summary: format!("a draw: no team scored within the round limit ({limit} rounds)") });
+        let text = format!("Game over: {}", s.outcome.as_ref().map(|o| o.summary.clone()).unwrap_or_default());
+        say(s, ctx, text);
+        s.stage = Stage::Over;
+    } else {
+        s.stage = Stage::Plan;
+    }
+}
+
+fn describe(mp: &MovePlan) -> String {
+    let mut t = mp.card.title();
+    if mp.card == Card::Copy {
+        t = format!("Copy (as {})", mp.copy.map(|c| c.title()).unwrap_or_default());
+    }
+    if let Some(c) = mp.combo {
+        let ct = if c == Card::Copy { format!("Copy (as {})", mp.copy.map(|c| c.title()).unwrap_or_default()) } else { c.title() };
+        t = format!("{t} + {ct}");
+    }
+    format!("{t} with {}", mp.token.title())
+}
+
+/// Reveals and carries out `role`'s move `mv` (Flag Dash, Move Characters): the first alternative
+/// that can be carried out fully, else nothing; then the token's bonus and its discard.
+pub fn resolve_move(s: &mut State, ctx: &mut Ctx, role: &str, mv: u8) {
+    let mp = s.plans[role].moves[mv as usize - 1].clone();
+    let played = s.played.entry(role.to_string()).or_default();
+    played.push(mp.card);
+    if let Some(c) = mp.combo {
+        played.push(c);
+    }
+    say(s, ctx, format!("{role} reveals {}.", describe(&mp)));
+    let mut selected = None;
+    let mut done = false;
+    for (k, text) in mp.tries.iter().enumerate() {
+        let t = match parse_try(s, role, &mp, text) {
+            Ok(t) => t,
+            Err(e) => {
+                say(s, ctx, format!("  alternative {} \"{text}\" skipped: {e}", k + 1));
+                continue;
+            }
+        };
+        selected.get_or_insert(t.who);
+        let mut sim = s.clone();
+        let mut lines = Vec::new();
+        match carry_out(&mut sim, role, &mp, &t, &mut lines) {
+            Ok(()) => {
+                *s = sim;
+                selected = Some(t.who);
+                done = true;
+                say(s, ctx, format!("  alternative {} \"{text}\" carried out:", k + 1));
+                for l in lines {
+                    say(s, ctx, format!("    {l}"));
+                }
+                break;
+            }
+            Err(e) => say(s, ctx, format!("  alternative {} \"{text}\" skipped: {e}", k + 1)),
+        }
+    }
+    if !done {
+        say(s, ctx, "  no alternative could be carried out fully, so the card does nothing".into());
+    }
+    if s.outcome.is_some() {
+        return;
+    }
+    let seat_i = s.seats.iter().position(|x| x.role == role).expect("seat");
+    match mp.token.effect() {
+        Effect::Repeat { boost: true, .. } => {
+            if let Some(i) = selected {
+                let c = &mut s.chars[i];
+                if c.boosts < 2 {
+                    c.boosts += 1;
+                    let text = format!("  {} gains a boost ({} now)", c.name, c.boosts);
+                    say(s, ctx, text);
+                } else {
+                    let text = format!("  {} already has two boosts and gains none", c.name);
+                    say(s, ctx, text);
+                }
+            }
+        }
+        Effect::Reset => {
+            let seat = &mut s.seats[seat_i];
+            let back: Vec<String> = seat.discarded.iter().map(|t| t.title()).collect();
+            seat.tokens.append(&mut seat.discarded);
+            seat.tokens.push(mp.token);
+            seat.tokens.sort_by_key(|t| (t.priority(), t.key()));
+            let text = if back.is_empty() {
+                format!("  {role} takes the reset token back (no other token was discarded)")
+            } else {
+                format!("  {role} takes back the reset token and {}", back.join(", "))
+            };
+            say(s, ctx, text);
+            return;
+        }
+        _ => {}
+    }
+    if mp.token != Token::Spy {
+        s.seats[seat_i].discarded.push(mp.token);
+    }
+}
+
+/// Carries out one alternative on `s` (a scratch copy); stops early when the game is won.
+///
+/// Errors: why the alternative cannot be carried out fully.
+pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lines: &mut Vec<String>) -> Result<(), String> {
+    let ch = t.who;
+    let mut tunnel_used = false;
+    for step in &t.steps {
+        match step {
+            Step::Boost(d) => {
+                if s.chars[ch].boosts == 0 {
+                    return Err(format!("{} has no boost (only boosts from earlier moves can be used)", s.chars[ch].name));
+                }
+                let l = move_char(s, ch, *d)?;
+                s.chars[ch].boosts -= 1;
+                lines.push(format!("boost: {l}"));
+            }
+            Step::Tunnel { to, bump } => {
+                if tunnel_used {
+                    return Err(format!("{} already used a tunnel in this move", s.chars[ch].name));
+                }
+                use_tunnel(s, ch, *to, *bump, lines)?;
+                tunnel_used = true;
+            }
+            Step::Card(a) => play(s, role, ch, mp.card, mp.copy, a, lines)?,
+            Step::Combo(a) => play(s, role, ch, mp.combo.expect("combo step has a combo card"), mp.copy, a, lines)?,
+        }
+        if let Some((team, why)) = winner(s) {
+            lines.push(why.clone());
+            s.outcome = Some(Outcome { winner: Some(team.key().into()), summary: format!("Team {} wins: {why}", team.name()) });
+            return Ok(());
+        }
+    }
+    Ok(())
+}
+
+fn play(s: &mut State, role: &str, ch: usize, card: Card, copy: Option<Card>, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
+    if card == Card::Copy {
+        let target = copy.expect("copy checked");
+        if !s.played.get(role).is_some_and(|p| p.contains(&target)) {
+            return Err(format!("Copy: {} has not been played this round", target.title()));
+        }
+    }
+    apply_card(s, ch, acting(card, copy), a, lines)
+}
+
+/// One resolution of `card` by character `ch`.
+///
+/// Errors: why it cannot be carried out.
+pub fn apply_card(s: &mut State, ch: usize, card: Card, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
+    match card {
+        c if c.is_run() => {
+            let d = run_dir(s.chars[ch].team, c);
+            let l = move_char(s, ch, d)?;
+            lines.push(format!("{}: {l}", c.title()));
+            Ok(())
+        }
+        Card::Flag => flag_action(s, ch, a, lines),
+        Card::Push => push(s, ch, a, lines),
+        c => Err(format!("{} is not available in this game", c.title())),
+    }
+}
+
+/// Can a character or flag enter `q` from the adjacent `p` (on the board, no wall, no character)?
+fn open_step(s: &State, p: Sq, q: Sq) -> Result<(), String> {
+    if !s.in_play(q) {
+        return Err(format!("{q} is off the board or out of play"));
+    }
+    if s.layout.wall_between(p, q) {
+        return Err(format!("a wall lies between {p} and {q}"));
+    }
+    if let Some(j) = s.char_at(q) {
+        return Err(format!("{} stands on {q}", s.chars[j].name));
+    }
+    Ok(())
+}
+
+/// Moves character `i` one space in direction `d` (Flag Dash, Movement Rules): not through walls,
+/// not onto characters; a team flag lying in the way is passed over to the space beyond, which
+/// counts as one space.
+///
+/// Errors: why the space cannot be entered.
+pub fn move_char(s: &mut State, i: usize, d: Dir) -> Result<String, String> {
+    let p = s.chars[i].at;
+    let q = p.step(d);
+    let name = s.chars[i].name.clone();
+    open_step(s, p, q).map_err(|e| format!("{name} cannot move {} from {p}: {e}", d.key()))?;
+    let (land, over) = match s.flag_lying_at(q) {
+        Some(t) => {
+            let q2 = q.step(d);
+            open_step(s, q, q2).map_err(|e| format!("{name} cannot pass over the {} flag on {q}: {e}", t.name()))?;
+            if let Some(t2) = s.flag_lying_at(q2) {
+                return Err(format!("{name} cannot pass over the {} flag on {q}: the {} flag lies on {q2}", t.name(), t2.name()));
+            }
+            (q2, format!(" over the {} flag", t.name()))
+        }
+        None => (q, String::new()),
+    };
+    s.chars[i].at = land;
+    let carry = s.carried_by(i).map(|t| format!(" carrying the {} flag", t.name())).unwrap_or_default();
+    Ok(format!("{name} {p} -> {land}{over}{carry}"))
+}
+
+/// Uses the tunnel under `ch` to reach the tunnel at `to` (Flag Dash, Using Tunnels): not while
+/// holding a team flag; first every flag or character on another tunnel is bumped one space
+/// (the preferred direction first, then n, e, s, w; our reading of the rule and Example C); the
+/// move does not count as a space.
+///
+/// Errors: why the tunnel cannot be used.
+pub fn use_tunnel(s: &mut State, ch: usize, to: Sq, bump: Option<Dir>, lines: &mut Vec<String>) -> Result<(), String> {
+    let at = s.chars[ch].at;
+    let name = s.chars[ch].name.clone();
+    if !s.tunnels.contains(&at) {
+        return Err(format!("{name} is not on a tunnel ({at})"));
+    }
+    if let Some(t) = s.carried_by(ch) {
+        return Err(format!("{name} holds the {} flag and may not use tunnels", t.name()));
+    }
+    if !s.tunnels.contains(&to) || to == at {
+        return Err(format!("{to} is not another tunnel"));
+    }
+    for t in s.tunnels.clone() {
+        if t == at || (s.char_at(t).is_none() && s.flag_lying_at(t).is_none()) {
+            continue;
+        }
+        let mut dirs: Vec<Dir> = bump.into_iter().collect();
+        dirs.extend(Dir::ALL);
+        let mut done = false;
+        for d in dirs {
+            let q = t.step(d);
+            if open_step(s, t, q).is_ok() && s.flag_lying_at(q).is_none() {
+                if let Some(j) = s.char_at(t) {
+                    s.chars[j].at = q;
+                    lines.push(format!("{} is bumped off the tunnel at {t} to {q}", s.chars[j].name));
+                } else if let Some(f) = s.flag_lying_at(t) {
+                    *s.flags.get_mut(f) = FlagAt::Space(q);
+                    lines.push(format!("the {} flag is bumped off the tunnel at {t} to {q}", f.name()));
+                }
+                done = true;
+                break;
+            }
+        }
+        if !done {
+            return Err(format!("the piece on the tunnel at {t} cannot be bumped: no free space next to it"));
+        }
+    }
+    if s.char_at(to).is_some() || s.flag_lying_at(to).is_some() {
+        return Err(format!("the tunnel at {to} is still blocked after bumping"));
+    }
+    s.chars[ch].at = to;
+    lines.push(format!("{name} takes the tunnel {at} -> {to}"));
+    Ok(())
+}
+
+fn take(s: &mut State, ch: usize, lines: &mut Vec<String>) -> Result<(), String> {
+    let c = &s.chars[ch];
+    let opp = c.team.other();
+    let q = s.flag_space(opp);
+    if q.dist(c.at) != 1 {
+        return Err(format!("the {} flag ({q}) is not next to {}", opp.name(), c.name));
+    }
+    let from = match s.flags.get(opp) {
+        FlagAt::Carried(n) => format!(" from {n}"),
+        FlagAt::Space(q) => format!(" on {q}"),
+    };
+    lines.push(format!("Flag: {} takes the {} flag{from}", c.name, opp.name()));
+    *s.flags.get_mut(opp) = FlagAt::Carried(c.name.clone());
+    Ok(())
+}
+
+fn collect(s: &mut State, ch: usize, j: usize, lines: &mut Vec<String>) -> Result<(), String> {
+    let (c, o) = (&s.chars[ch], &s.chars[j]);
+    if o.team == c.team || c.at.dist(o.at) != 1 || s.layout.wall_between(c.at, o.at) {
+        return Err(format!("{} is not an opponent next to {} without a wall between", o.name, c.name));
+    }
+    if c.holds.contains(&o.name) {
+        return Err(format!("{} already holds a character flag of {}", c.name, o.name));
+    }
+    if o.flags_left == 0 {
+        return Err(format!("both of {}'s character flags are already taken", o.name));
+    }
+    let on = o.name.clone();
+    s.chars[j].flags_left -= 1;
+    s.chars[ch].holds.push(on.clone());
+    lines.push(format!("Flag: {} collects a character flag of {on}", s.chars[ch].name));
+    Ok(())
+}
+
+/// The Flag card (Flag Dash, Action Cards, Flag; 2-Player Rules for passing).
+fn flag_action(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
+    let name = s.chars[ch].name.clone();
+    if !s.chars[ch].is_runner() {
+        return Err(format!("{name} is a defender; the Flag card's actions are a runner's"));
+    }
+    let team = s.chars[ch].team;
+    let at = s.chars[ch].at;
+    match a {
+        Arg::Take => take(s, ch, lines),
+        Arg::Collect(j) => collect(s, ch, *j, lines),
+        Arg::Give(j) => {
+            let o = &s.chars[*j];
+            if s.carried_by(ch) != Some(team.other()) {
+                return Err(format!("{name} does not carry the {} flag", team.other().name()));
+            }
+            if *j == ch || o.team != team || o.at.dist(at) != 1 {
+                return Err(format!("{} is not a teammate next to {name}", o.name));
+            }
+            lines.push(format!("Flag: {name} gives the {} flag to {}", team.other().name(), o.name));
+            *s.flags.get_mut(team.other()) = FlagAt::Carried(o.name.clone());
+            Ok(())
+        }
+        Arg::Drop(q) => {
+            if s.carried_by(ch) != Some(team.other()) {
+                return Err(format!("{name} does not carry the {} flag", team.other().name()));
+            }
+            if q.dist(at) != 1 || !s.in_play(*q) || s.char_at(*q).is_some() || s.flag_lying_at(*q).is_some() {
+                return Err(format!("{q} is not a free space next to {name}"));
+            }
+            lines.push(format!("Flag: {name} drops the {} flag on {q}", team.other().name()));
+            *s.flags.get_mut(team.other()) = FlagAt::Space(*q);
+            Ok(())
+        }
+        Arg::Pass(j) => {
+            let o = &s.chars[*j];
+            if s.mode != Mode::TwoBasic || *j == ch || o.team != team || !o.is_runner() || o.at.dist(at) != 1 {
+                return Err(format!("{} is not your other runner next to {name}", o.name));
+            }
+            let give: Vec<String> = s.chars[ch].holds.iter().filter(|h| !o.holds.contains(h)).cloned().collect();
+            if give.is_empty() {
+                return Err(format!("{name} has no character flag {} lacks", o.name));
+            }
+            s.chars[ch].holds.retain(|h| !give.contains(h));
+            s.chars[*j].holds.extend(give.iter().cloned());
+            lines.push(format!("Flag: {name} passes the character flags of {} to {}", give.join(", "), s.chars[*j].name));
+            Ok(())
+        }
+        Arg::Auto => {
+            // Default when no argument is written: take the opposing flag, else collect from the
+            // first adjacent opponent in layout order.
+            let mut why = vec![match take(s, ch, lines) {
+                Ok(()) => return Ok(()),
+                Err(e) => e,
+            }];
+            for j in 0..s.chars.len() {
+                if s.chars[j].team != team && s.chars[j].at.dist(at) == 1 {
+                    match collect(s, ch, j, lines) {
+                        Ok(()) => return Ok(()),
+                        Err(e) => why.push(e),
+                    }
+                }
+            }
+            Err(format!("no flag action: {}", why.join("; ")))
+        }
+        Arg::Push(..) => Err("a push argument on a Flag card".into()),
+    }
+}
+
+/// The Push card (Flag Dash, Action Cards, Push): an adjacent character not across a wall moves
+/// one or two spaces by the movement rules; a pushed opponent carrying the pusher's team flag drops
+/// it on the space it was pushed from.
+fn push(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
+    let at = s.chars[ch].at;
+    let team = s.chars[ch].team;
+    let candidates: Vec<(usize, Vec<Dir>)> = match a {
+        Arg::Push(j, path) => vec![(*j, path.clone())],
+        Arg::Auto => (0..s.chars.len())
+            .filter(|&j| s.chars[j].team != team && s.chars[j].at.dist(at) == 1)
+            .filter_map(|j| at.dir_to(s.chars[j].at).map(|d| (j, vec![d])))
+            .collect(),
+        _ => return Err("a flag argument on a Push card".into()),
+    };
+    let mut why = Vec::new();
+    for (j, path) in candidates {
+        let mut sim = s.clone();
+        let mut l = Vec::new();
+        match push_one(&mut sim, ch, j, &path, &mut l) {
+            Ok(()) => {
+                *s = sim;
+                lines.extend(l);
+                return Ok(());
+            }
+            Err(e) => why.push(e),
+        }
+    }
+    if why.is_empty() {
+        why.push(format!("no opponent next to {}", s.chars[ch].name));
+    }
+    Err(why.join("; "))
+}
+
+fn push_one(s: &mut State, ch: usize, j: usize, path: &[Dir], lines: &mut Vec<String>) -> Result<(), String> {
+    let (c, o) = (&s.chars[ch], &s.chars[j]);
+    if j == ch || c.at.dist(o.at) != 1 || s.layout.wall_between(c.at, o.at) {
+        return Err(format!("{} is not next to {} without a wall between", o.name, c.name));
+    }
+    let team = c.team;
+    let from = o.at;
+    let mut dropped = None;
+    if o.team != team && s.carried_by(j) == Some(team) {
+        *s.flags.get_mut(team) = FlagAt::Space(from);
+        dropped = Some(format!("{} drops the {} flag on {from}", o.name, team.name()));
+    }
+    let mut moved = Vec::new();
+    for d in path {
+        moved.push(move_char(s, j, *d)?);
+    }
+    lines.push(format!("Push: {} pushes {}", s.chars[ch].name, moved.join(", then ")));
+    lines.extend(dropped);
+    Ok(())
+}
+
+/// The team that has won, with why (Flag Dash, Game End): a team flag inside the opposing team's
+/// territory, or a runner holding a character flag of every opposing character.
+pub fn winner(s: &State) -> Option<(Team, String)> {
+    for x in Team::ALL {
+        let y = x.other();
+        let q = s.flag_space(x);
+        if s.layout.territory.get(y).contains(q) {
+            return Some((y, format!("the {} flag reached {q}, in Team {}'s territory", x.name(), y.name())));
+        }
+    }
+    for c in &s.chars {
+        let opponents: Vec<&String> = s.chars.iter().filter(|o| o.team != c.team).map(|o| &o.name).collect();
+        if c.is_runner() && opponents.iter().all(|o| c.holds.contains(o)) {
+            return Some((c.team, format!("{} holds a character flag of every opposing character", c.name)));
+        }
+    }
+    None
+}

@@ -1,0 +1,151 @@
+//! What a seat reads and gets prefilled: the prompt, the help lines listing the legal choices and
+//! the grammar of alternatives, and the default order (also the NMR default).
+//!
+//! NMR defaults (no orders received): plan -> move 1 Run forward and move 2 Flag (take the opposing
+//! flag, else collect from an adjacent opponent), with the seat's two lowest tokens (a combo token
+//! adds Run left to move 1 and Push to move 2), each tried by the runner, then the defender (the
+//! basic 2-player game: every character in layout order); only the reset token left -> move 1
+//! only. Tie question -> the team's first seat moves first.
+
+use toml::Value;
+
+use super::engine::tie_asked;
+use super::layout::Team;
+use super::orders::plan_orders;
+use super::state::{Card, Effect, Mode, MovePlan, Plan, Stage, State, Token};
+use crate::game::Orders;
+
+/// Breaks text into lines of at most `width` characters at spaces.
+pub fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// True when `role` may plan only its first move (only the reset token left; Priority Tokens).
+pub fn reset_only(s: &State, role: &str) -> bool {
+    s.seat(role).is_some_and(|x| x.tokens.iter().filter(|t| **t != Token::Spy).count() == 1 && x.tokens.contains(&Token::N(7)))
+}
+
+/// The alternatives the default order tries: runner then defender (all three in 2-player basic).
+pub fn default_tries(s: &State, role: &str) -> Vec<String> {
+    if s.mode == Mode::TwoBasic {
+        let mut v: Vec<usize> = s.movable(role);
+        v.sort_by_key(|&i| !s.chars[i].is_runner());
+        v.into_iter().map(|i| s.chars[i].name.clone()).collect()
+    } else {
+        vec!["runner".into(), "defender".into()]
+    }
+}
+
+/// The default (NMR) plan of `role` (see the module doc).
+pub fn default_plan(s: &State, role: &str) -> Plan {
+    let seat = s.seat(role).expect("role");
+    let mut toks: Vec<Token> = seat.tokens.iter().copied().filter(|t| matches!(t, Token::N(_))).collect();
+    toks.sort_by_key(|t| t.priority());
+    let tries = default_tries(s, role);
+    let mk = |card: Card, token: Token, combo: Card| MovePlan {
+        card,
+        token,
+        combo: (token.effect() == Effect::Combo).then_some(combo),
+        copy: None,
+        tries: tries.clone(),
+    };
+    if reset_only(s, role) {
+        return Plan { moves: vec![mk(Card::Forward, Token::N(7), Card::Left)], tie_first: None };
+    }
+    Plan { moves: vec![mk(Card::Forward, toks[0], Card::Left), mk(Card::Flag, toks[1], Card::Push)], tie_first: None }
+}
+
+/// The default order for `role`'s pending ask.
+pub fn default_order(s: &State, role: &str) -> Orders {
+    match s.stage {
+        Stage::Plan => plan_orders(&default_plan(s, role)),
+        _ => {
+            let mut o = Orders::new();
+            if let Some(team) = s.seat(role).map(|x| x.team) {
+                o.insert("first".into(), Value::String(s.team_roles(team)[0].to_string()));
+            }
+            o
+        }
+    }
+}
+
+/// The team a tie question is about.
+fn tie_team(s: &State) -> Option<Team> {
+    tie_asked(s).and_then(|r| s.seat(&r).map(|x| x.team))
+}
+
+/// The ask's prompt for `role`, wrapped to stay under 100 columns in reports and forms.
+pub fn prompt(s: &State, role: &str) -> String {
+    let text = match s.stage {
+        Stage::Plan => {
+            let only = if reset_only(s, role) {
+                " The reset token is your only token: plan only move1 (Priority Tokens, Reset)."
+            } else {
+                ""
+            };
+            format!(
+                "Round {}, Phase 1: plan two moves, each an action card with a priority token on it, and the \
+                 choices to make when it resolves (alternatives tried in order). No one sees another's plan \
+                 until every plan is in; your teammate sees yours in the report.{only}",
+                s.round
+            )
+        }
+        Stage::Move { mv } => {
+            let team = tie_team(s).map(|t| t.name()).unwrap_or("?");
+            format!(
+                "Round {}, move {mv}: both Team {team} seats revealed the same priority and did not agree in \
+                 tie_first which moves first. Name the seat that moves first (Determine Move Order).",
+                s.round
+            )
+        }
+        Stage::Over => "The game is over.".into(),
+    };
+    wrap(&text, 94).join("\n")
+}
+
+/// Help lines for `role`'s form (each under 98 characters).
+pub fn help(s: &State, role: &str) -> Vec<String> {
+    let Some(seat) = s.seat(role) else {
+        return vec![format!("\"{role}\" is not a seat of this game.")];
+    };
+    if let Stage::Move { .. } = s.stage {
+        return vec![format!("first = one of: {}", s.team_roles(seat.team).join(", "))];
+    }
+    let names: Vec<String> = s.movable(role).iter().map(|&i| s.chars[i].name.clone()).collect();
+    let mut h = vec![
+        format!("cards: {}", seat.cards.iter().map(|c| c.key()).collect::<Vec<_>>().join(", ")),
+        format!(
+            "tokens: {}   (discarded: {})",
+            seat.tokens.iter().map(|t| t.key()).collect::<Vec<_>>().join(", "),
+            if seat.discarded.is_empty() { "none".into() } else { seat.discarded.iter().map(|t| t.key()).collect::<Vec<_>>().join(", ") }
+        ),
+        "#1 once; #2 once + boost; #3/#6 combo: combo = \"CARD\" (a second card, once each);".into(),
+        "#4 twice + boost; #5 three times; #7 once, then your discarded tokens return.".into(),
+        "A Copy card (or combo card) needs copy = \"CARD\": a card you played earlier this round.".into(),
+        format!("try: alternatives, first that works fully is carried out. WHO: {}{}", if s.mode == Mode::TwoBasic { "" } else { "runner, defender, " }, names.join(", ")),
+        "  \"WHO: step, step\"; steps: boost DIR | tunnel SPACE [bump DIR] | card [ARGS] | combo [ARGS]".into(),
+        "  Flag ARGS: take | give NAME | drop SPACE | collect NAME (none: take, else collect)".into(),
+        "  Push ARGS: NAME DIR [DIR] (none: an adjacent opponent one space straight away)".into(),
+        "  DIR: n e s w (n = up the printed board, toward Red). Example: \"runner: boost e, card\"".into(),
+    ];
+    if s.mode == Mode::TwoBasic {
+        h.push("  Flag also: pass NAME (character flags to your other runner next to it)".into());
+    } else {
+        h.push("tie_first = \"SEAT\" (optional): which of your team moves first on a priority tie".into());
+    }
+    h
+}

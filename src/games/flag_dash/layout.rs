@@ -1,0 +1,445 @@
+//! The board: size, territories, start spaces, walls and tunnels, read from a layout TOML file.
+//!
+//! The rulebook prints no board (Flag Dash, Setup and Custom Layout): the shipped
+//! `scenarios/flag-dash.toml` is a reconstruction, and a custom layout is just another such file.
+
+use std::fmt;
+use std::str::FromStr;
+
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+use crate::game::GameError;
+
+/// The two teams (Flag Dash, Setup).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Team {
+    /// Team White, whose back row is row 1.
+    White,
+    /// Team Red, whose back row is the last row.
+    Red,
+}
+
+impl Team {
+    /// Both teams, White first.
+    pub const ALL: [Team; 2] = [Team::White, Team::Red];
+
+    /// `"white"` / `"red"`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Team::White => "white",
+            Team::Red => "red",
+        }
+    }
+
+    /// `"White"` / `"Red"`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Team::White => "White",
+            Team::Red => "Red",
+        }
+    }
+
+    /// The other team.
+    pub fn other(self) -> Team {
+        match self {
+            Team::White => Team::Red,
+            Team::Red => Team::White,
+        }
+    }
+
+    /// Parses `white` / `red` (any case).
+    pub fn parse(s: &str) -> Option<Team> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "white" => Some(Team::White),
+            "red" => Some(Team::Red),
+            _ => None,
+        }
+    }
+}
+
+/// One value per team.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Teams<T> {
+    /// White's value.
+    pub white: T,
+    /// Red's value.
+    pub red: T,
+}
+
+impl<T> Teams<T> {
+    /// The value of `team`.
+    pub fn get(&self, team: Team) -> &T {
+        match team {
+            Team::White => &self.white,
+            Team::Red => &self.red,
+        }
+    }
+
+    /// The value of `team`, mutable.
+    pub fn get_mut(&mut self, team: Team) -> &mut T {
+        match team {
+            Team::White => &mut self.white,
+            Team::Red => &mut self.red,
+        }
+    }
+}
+
+/// A space of the board: column (0 = `a`) and row (0 = row 1, White's back row).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Sq {
+    /// Column, 0-based (`a` = 0).
+    pub c: i32,
+    /// Row, 0-based (row 1 = 0).
+    pub r: i32,
+}
+
+impl Sq {
+    /// The neighbouring space in direction `d` (may be off the board).
+    pub fn step(self, d: Dir) -> Sq {
+        let (dc, dr) = d.delta();
+        Sq { c: self.c + dc, r: self.r + dr }
+    }
+
+    /// Orthogonal distance (rows plus columns).
+    pub fn dist(self, o: Sq) -> i32 {
+        (self.c - o.c).abs() + (self.r - o.r).abs()
+    }
+
+    /// The direction from `self` to an orthogonally adjacent `o`, if adjacent.
+    pub fn dir_to(self, o: Sq) -> Option<Dir> {
+        Dir::ALL.into_iter().find(|&d| self.step(d) == o)
+    }
+}
+
+impl fmt::Display for Sq {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if !(0..26).contains(&self.c) || self.r < 0 {
+            return write!(f, "(off the board)");
+        }
+        write!(f, "{}{}", (b'a' + self.c as u8) as char, self.r + 1)
+    }
+}
+
+impl FromStr for Sq {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Sq, String> {
+        let t = s.trim().to_ascii_lowercase();
+        let mut chars = t.chars();
+        let col = chars.next().filter(|c| c.is_ascii_lowercase()).ok_or_else(|| format!("\"{s}\" is not a space (e.g. \"c4\")"))?;
+        let row: i32 = chars.as_str().parse().map_err(|_| format!("\"{s}\" is not a space (e.g. \"c4\")"))?;
+        if row < 1 {
+            return Err(format!("\"{s}\": rows start at 1"));
+        }
+        Ok(Sq { c: (col as u8 - b'a') as i32, r: row - 1 })
+    }
+}
+
+impl Serialize for Sq {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.to_string())
+    }
+}
+
+impl<'de> Deserialize<'de> for Sq {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Sq, D::Error> {
+        let s = String::deserialize(d)?;
+        s.parse().map_err(serde::de::Error::custom)
+    }
+}
+
+/// A direction on the printed board: north is toward Red's back row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Dir {
+    /// Toward the last row (Red's back row).
+    N,
+    /// Toward the last column.
+    E,
+    /// Toward row 1 (White's back row).
+    S,
+    /// Toward column a.
+    W,
+}
+
+impl Dir {
+    /// n, e, s, w: the order used wherever the rules leave a free choice to a default.
+    pub const ALL: [Dir; 4] = [Dir::N, Dir::E, Dir::S, Dir::W];
+
+    /// (column, row) change.
+    pub fn delta(self) -> (i32, i32) {
+        match self {
+            Dir::N => (0, 1),
+            Dir::E => (1, 0),
+            Dir::S => (0, -1),
+            Dir::W => (-1, 0),
+        }
+    }
+
+    /// The opposite direction.
+    pub fn back(self) -> Dir {
+        match self {
+            Dir::N => Dir::S,
+            Dir::S => Dir::N,
+            Dir::E => Dir::W,
+            Dir::W => Dir::E,
+        }
+    }
+
+    /// `"n"`, `"e"`, `"s"`, `"w"`.
+    pub fn key(self) -> &'static str {
+        match self {
+            Dir::N => "n",
+            Dir::E => "e",
+            Dir::S => "s",
+            Dir::W => "w",
+        }
+    }
+
+    /// Parses `n`/`e`/`s`/`w` (or `north` ...), any case.
+    pub fn parse(s: &str) -> Option<Dir> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "n" | "north" => Some(Dir::N),
+            "e" | "east" => Some(Dir::E),
+            "s" | "south" => Some(Dir::S),
+            "w" | "west" => Some(Dir::W),
+            _ => None,
+        }
+    }
+}
+
+/// A rectangle of spaces (inclusive), e.g. a territory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rect {
+    /// First and last column.
+    pub c: [i32; 2],
+    /// First and last row.
+    pub r: [i32; 2],
+}
+
+impl Rect {
+    /// True when `q` lies inside.
+    pub fn contains(&self, q: Sq) -> bool {
+        q.c >= self.c[0] && q.c <= self.c[1] && q.r >= self.r[0] && q.r <= self.r[1]
+    }
+}
+
+/// The character abilities (Flag Dash, Character Abilities), one per character card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Ability {
+    /// Athletic Businessman: the jump card.
+    Jump,
+    /// Wannabe Ninja: two spy tokens.
+    Spy,
+    /// Tech Nerd: the trap card and two trap tokens.
+    Trap,
+    /// Modern Cowboy: the lasso card.
+    Lasso,
+    /// Crazy Cat Lady: the #3 and #5 cat tokens.
+    Cats,
+    /// Construction Worker: the dig card and two tunnel tokens.
+    Dig,
+}
+
+/// One character of a layout.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CharSpec {
+    /// Pawn colour, e.g. `"Green"` (unique; orders name characters by it).
+    pub name: String,
+    /// Its team.
+    pub team: Team,
+    /// Seat number (1 or 2) whose runner it is, or `None` for the team's defender.
+    pub seat: Option<u8>,
+    /// Start space.
+    pub start: Sq,
+    /// Its ability (used only with the abilities option).
+    pub ability: Option<Ability>,
+}
+
+/// A whole layout, checked.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Layout {
+    /// Shown in reports.
+    pub title: String,
+    /// Number of columns.
+    pub columns: i32,
+    /// Number of rows.
+    pub rows: i32,
+    /// Rounds after which the game is a draw (our addition, see the layout file).
+    pub round_limit: u32,
+    /// Each team's territory (or scoring area between cones).
+    pub territory: Teams<Rect>,
+    /// Team flag start spaces.
+    pub flags: Teams<Sq>,
+    /// The characters, in layout order (White first is not required).
+    pub characters: Vec<CharSpec>,
+    /// Blocked sides: each pair is two adjacent spaces with a wall between them (sorted pair).
+    pub walls: Vec<[Sq; 2]>,
+    /// Tunnel spaces.
+    pub tunnels: Vec<Sq>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawRect {
+    columns: [String; 2],
+    rows: [i32; 2],
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawChar {
+    name: String,
+    team: String,
+    seat: Option<u8>,
+    #[serde(default)]
+    defender: bool,
+    start: String,
+    ability: Option<Ability>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawWall {
+    between: [String; 2],
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawLayout {
+    title: String,
+    columns: i32,
+    rows: i32,
+    round_limit: u32,
+    territory: Teams<RawRect>,
+    flags: Teams<String>,
+    character: Vec<RawChar>,
+    #[serde(default)]
+    wall: Vec<RawWall>,
+    #[serde(default)]
+    tunnels: Vec<String>,
+}
+
+fn bad(msg: impl Into<String>) -> GameError {
+    GameError::Scenario(msg.into())
+}
+
+impl Layout {
+    /// Reads and checks a layout file.
+    ///
+    /// Errors: [`GameError::Scenario`] naming the field (syntax, a space off the board, a wall
+    /// between spaces that are not adjacent, overlapping start spaces, not exactly one defender and
+    /// runners 1 and 2 per team).
+    pub fn parse(text: &str) -> Result<Layout, GameError> {
+        let raw: RawLayout = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
+        if !(3..=26).contains(&raw.columns) || !(3..=99).contains(&raw.rows) {
+            return Err(bad("columns must be 3 to 26 and rows 3 to 99"));
+        }
+        if raw.round_limit == 0 {
+            return Err(bad("round_limit must be at least 1"));
+        }
+        let on = |field: &str, s: &str| -> Result<Sq, GameError> {
+            let q: Sq = s.parse().map_err(|e| bad(format!("{field}: {e}")))?;
+            if q.c >= raw.columns || q.r >= raw.rows {
+                return Err(bad(format!("{field}: {s} is off the board")));
+            }
+            Ok(q)
+        };
+        let rect = |field: &str, r: &RawRect| -> Result<Rect, GameError> {
+            let a = on(field, &format!("{}1", r.columns[0]))?;
+            let b = on(field, &format!("{}1", r.columns[1]))?;
+            let lo = on(field, &format!("a{}", r.rows[0]))?;
+            let hi = on(field, &format!("a{}", r.rows[1]))?;
+            Ok(Rect { c: [a.c.min(b.c), a.c.max(b.c)], r: [lo.r.min(hi.r), lo.r.max(hi.r)] })
+        };
+        let territory = Teams {
+            white: rect("territory.white", &raw.territory.white)?,
+            red: rect("territory.red", &raw.territory.red)?,
+        };
+        let flags = Teams { white: on("flags.white", &raw.flags.white)?, red: on("flags.red", &raw.flags.red)? };
+        let mut characters = Vec::new();
+        for (i, c) in raw.character.iter().enumerate() {
+            let f = format!("character[{i}]");
+            let team = Team::parse(&c.team).ok_or_else(|| bad(format!("{f}.team: white or red")))?;
+            if c.defender == c.seat.is_some() {
+                return Err(bad(format!("{f}: give either seat = 1 or 2 (a runner) or defender = true")));
+            }
+            if let Some(s) = c.seat
+                && !(1..=2).contains(&s)
+            {
+                return Err(bad(format!("{f}.seat: 1 or 2")));
+            }
+            if c.name.trim().is_empty() || characters.iter().any(|x: &CharSpec| x.name.eq_ignore_ascii_case(&c.name)) {
+                return Err(bad(format!("{f}.name: empty or used twice")));
+            }
+            characters.push(CharSpec { name: c.name.clone(), team, seat: c.seat, start: on(&format!("{f}.start"), &c.start)?, ability: c.ability });
+        }
+        for team in Team::ALL {
+            for seat in [Some(1), Some(2), None] {
+                let n = characters.iter().filter(|c| c.team == team && c.seat == seat).count();
+                if n != 1 {
+                    return Err(bad(format!("team {}: needs exactly one runner of seat 1, one of seat 2 and one defender", team.key())));
+                }
+            }
+        }
+        let mut starts: Vec<Sq> = characters.iter().map(|c| c.start).collect();
+        starts.push(flags.white);
+        starts.push(flags.red);
+        let mut sorted = starts.clone();
+        sorted.sort();
+        sorted.dedup();
+        if sorted.len() != starts.len() {
+            return Err(bad("two characters or flags start on the same space"));
+        }
+        let mut walls = Vec::new();
+        for (i, w) in raw.wall.iter().enumerate() {
+            let a = on(&format!("wall[{i}].between"), &w.between[0])?;
+            let b = on(&format!("wall[{i}].between"), &w.between[1])?;
+            if a.dist(b) != 1 {
+                return Err(bad(format!("wall[{i}].between: {a} and {b} are not adjacent")));
+            }
+            walls.push(if a < b { [a, b] } else { [b, a] });
+        }
+        walls.sort();
+        walls.dedup();
+        let mut tunnels = Vec::new();
+        for (i, t) in raw.tunnels.iter().enumerate() {
+            let q = on(&format!("tunnels[{i}]"), t)?;
+            if tunnels.contains(&q) {
+                return Err(bad(format!("tunnels[{i}]: {q} given twice")));
+            }
+            tunnels.push(q);
+        }
+        Ok(Layout { title: raw.title, columns: raw.columns, rows: raw.rows, round_limit: raw.round_limit, territory, flags, characters, walls, tunnels })
+    }
+
+    /// True when a wall lies between the adjacent spaces `a` and `b`.
+    pub fn wall_between(&self, a: Sq, b: Sq) -> bool {
+        let k = if a < b { [a, b] } else { [b, a] };
+        self.walls.binary_search(&k).is_ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn shipped_layout_parses() {
+        let l = Layout::parse(super::super::DEFAULT_LAYOUT).unwrap();
+        assert_eq!((l.columns, l.rows), (9, 10));
+        assert_eq!(l.tunnels.len(), 4);
+        assert!(l.wall_between("b6".parse().unwrap(), "b5".parse().unwrap()));
+        assert!(!l.wall_between("d6".parse().unwrap(), "d5".parse().unwrap()));
+    }
+
+    #[test]
+    fn spaces_round_trip() {
+        let q: Sq = "c10".parse().unwrap();
+        assert_eq!(q, Sq { c: 2, r: 9 });
+        assert_eq!(q.to_string(), "c10");
+        assert!("10".parse::<Sq>().is_err());
+    }
+}

@@ -1,0 +1,266 @@
+//! Flag Dash (capture the flag with simultaneous hidden plans; rulebook `rules/flag-dash.txt`).
+//!
+//! Seats: `white-1`, `white-2`, `red-1`, `red-2` for 4 players, for 3 (one player holds both seats
+//! of one team: give the same email and key to both) and for the advanced 2-player game (each
+//! player holds both seats of a team); `white` and `red` for the basic 2-player game. Each round
+//! every seat submits one plan (Phase 1), sealed until all are in; Phase 2 and cleanup resolve
+//! without further orders, except when teammates tie on priority without an agreed `tie_first`
+//! (then the team's first seat is asked). See [`orders`] for the order fields and the grammar of
+//! alternatives, [`forms`] for the NMR defaults, [`engine`] for the resolution.
+//!
+//! Options: `players=2|3|4` (default 4); `mode=basic|advanced` (2 players only, default basic);
+//! `tiebreak=white|red`: the team holding the tiebreak marker first (Setup: the team with the
+//! youngest player; default white).
+
+pub mod bot;
+pub mod engine;
+pub mod forms;
+pub mod layout;
+pub mod orders;
+pub mod state;
+pub mod view;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+
+use crate::dice::Ctx;
+use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Outcome, Pending};
+use layout::{Layout, Team, Teams};
+use orders::Parsed;
+use state::{Card, Character, FlagAt, Mode, Seat, Stage, State, Token};
+
+/// The game, registered in [`crate::games::ALL`].
+pub struct FlagDash;
+
+/// The shipped layout (a reconstruction of the basic board; see the file's comments).
+pub const DEFAULT_LAYOUT: &str = include_str!("../../../scenarios/flag-dash.toml");
+
+/// The kinds of ask: the round's plan, and the same-team tie question.
+pub const KINDS: &[&str] = &["plan", "tie-order"];
+
+/// The settings read from `--option` values.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Players and seats.
+    pub mode: Mode,
+    /// Team holding the tiebreak marker at the start.
+    pub tiebreak: Team,
+}
+
+fn opt_err(key: &str, message: &str) -> GameError {
+    GameError::Option { key: key.into(), message: message.into() }
+}
+
+/// Reads `--option` values (see the module doc).
+///
+/// Errors: [`GameError::Option`] for an unknown key or a bad value.
+pub fn read_options(options: &BTreeMap<String, String>) -> Result<Options, GameError> {
+    let mut players = 4;
+    let mut mode = None;
+    let mut tiebreak = Team::White;
+    for (k, v) in options {
+        let v = v.trim().to_ascii_lowercase();
+        match k.as_str() {
+            "players" => players = v.parse().ok().filter(|n| (2..=4).contains(n)).ok_or_else(|| opt_err(k, "2, 3 or 4"))?,
+            "mode" => mode = Some(v.clone()),
+            "tiebreak" => tiebreak = Team::parse(&v).ok_or_else(|| opt_err(k, "white or red"))?,
+            _ => return Err(opt_err(k, "unknown option; Flag Dash has players=2|3|4, mode=basic|advanced, tiebreak=white|red")),
+        }
+    }
+    let mode = match (players, mode.as_deref()) {
+        (4, None) => Mode::Four,
+        (3, None) => Mode::Three,
+        (2, None | Some("basic")) => Mode::TwoBasic,
+        (2, Some("advanced")) => Mode::TwoAdvanced,
+        (2, Some(_)) => return Err(opt_err("mode", "basic or advanced")),
+        _ => return Err(opt_err("mode", "only with players=2")),
+    };
+    Ok(Options { mode, tiebreak })
+}
+
+/// The initial state (Flag Dash, Setup; 2-Player Rules for the basic game's changes).
+///
+/// Errors: [`GameError::Scenario`] when the basic 2-player shift is impossible on this layout.
+pub fn initial_state(layout: Layout, o: &Options) -> Result<State, GameError> {
+    let tokens: Vec<Token> = (1..=7).map(Token::N).collect();
+    let seat = |role: String, team: Team, number: u8| Seat { role, team, number, cards: Card::BASIC.to_vec(), tokens: tokens.clone(), discarded: Vec::new() };
+    let mut seats = Vec::new();
+    for team in Team::ALL {
+        if o.mode == Mode::TwoBasic {
+            seats.push(seat(team.key().to_string(), team, 0));
+        } else {
+            for n in 1..=2 {
+                seats.push(seat(format!("{}-{n}", team.key()), team, n));
+            }
+        }
+    }
+    let mut out_columns = Vec::new();
+    let mut chars: Vec<Character> = layout
+        .characters
+        .iter()
+        .map(|c| Character {
+            name: c.name.clone(),
+            team: c.team,
+            seat: c.seat,
+            at: c.start,
+            boosts: 0,
+            flags_left: 2,
+            holds: Vec::new(),
+            ability: c.ability,
+        })
+        .collect();
+    if o.mode == Mode::TwoBasic {
+        // 2-Player Rules, Basic: runners on the outer columns step one space inward; those columns
+        // leave play.
+        let last = layout.columns - 1;
+        out_columns = vec![0, last];
+        for c in chars.iter_mut().filter(|c| c.is_runner()) {
+            if c.at.c == 0 {
+                c.at.c = 1;
+            } else if c.at.c == last {
+                c.at.c = last - 1;
+            }
+        }
+        let mut spaces: Vec<_> = chars.iter().map(|c| c.at).chain([layout.flags.white, layout.flags.red]).collect();
+        let n = spaces.len();
+        spaces.sort();
+        spaces.dedup();
+        if spaces.len() != n || spaces.iter().chain(&layout.tunnels).any(|q| out_columns.contains(&q.c)) {
+            return Err(GameError::Scenario("the basic 2-player game needs the outer columns empty after runners step inward".into()));
+        }
+    }
+    Ok(State {
+        tunnels: layout.tunnels.clone(),
+        flags: Teams { white: FlagAt::Space(layout.flags.white), red: FlagAt::Space(layout.flags.red) },
+        layout,
+        mode: o.mode,
+        abilities: false,
+        out_columns,
+        seats,
+        chars,
+        tiebreak: o.tiebreak,
+        round: 1,
+        stage: Stage::Plan,
+        plans: BTreeMap::new(),
+        played: BTreeMap::new(),
+        tie_answers: BTreeMap::new(),
+        log: Vec::new(),
+        last_mover: None,
+        outcome: None,
+    })
+}
+
+impl Game for FlagDash {
+    type State = State;
+
+    fn rules(&self) -> &'static str {
+        "flag-dash"
+    }
+
+    fn title(&self) -> &'static str {
+        "Flag Dash"
+    }
+
+    fn default_scenario(&self) -> &'static str {
+        DEFAULT_LAYOUT
+    }
+
+    fn ask_kinds(&self) -> &'static [&'static str] {
+        KINDS
+    }
+
+    fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<State, GameError> {
+        let o = read_options(options)?;
+        initial_state(Layout::parse(scenario)?, &o)
+    }
+
+    fn roles(&self, s: &State) -> Vec<String> {
+        s.seats.iter().map(|x| x.role.clone()).collect()
+    }
+
+    fn pending(&self, s: &State) -> Pending {
+        if let Some(o) = &s.outcome {
+            return Pending::Over(o.clone());
+        }
+        let (roles, kind) = match s.stage {
+            Stage::Plan => (self.roles(s), "plan"),
+            Stage::Move { .. } => (engine::tie_asked(s).into_iter().collect(), "tie-order"),
+            Stage::Over => (Vec::new(), ""),
+        };
+        if roles.is_empty() {
+            return Pending::Over(Outcome { winner: None, summary: "the game stopped without a question (corrupt state)".into() });
+        }
+        let mut asks: Vec<Ask> = roles.into_iter().map(|r| Ask { prompt: forms::prompt(s, &r), role: r, kind: kind.into() }).collect();
+        asks.sort_by(|a, b| a.role.cmp(&b.role));
+        Pending::Orders(asks)
+    }
+
+    fn default_order(&self, s: &State, role: &str) -> Orders {
+        if s.seat(role).is_none() { Orders::new() } else { forms::default_order(s, role) }
+    }
+
+    fn form_help(&self, s: &State, role: &str) -> Vec<String> {
+        forms::help(s, role)
+    }
+
+    fn check_order(&self, s: &State, role: &str, orders: &Orders) -> Result<(), Vec<OrderProblem>> {
+        orders::parse(s, role, orders).map(|_| ())
+    }
+
+    fn resolve(&self, state: &State, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<State, GameError> {
+        resolve_with(state, orders, ctx)
+    }
+
+    fn view(&self, s: &State, role: &str) -> serde_json::Value {
+        view::view(s, role)
+    }
+
+    fn bot_order(&self, s: &State, role: &str, ctx: &mut Ctx) -> Orders {
+        bot::order(s, role, &mut |n| ctx.below(n))
+    }
+}
+
+/// [`Game::resolve`]: stores the plans (or the tie answer) and runs Phase 2 and 3 until the next
+/// question or the end.
+///
+/// Errors: [`GameError::Orders`] if orders are missing, unasked or fail the check (the core checks
+/// first); [`GameError::Other`] if the game is over.
+pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<State, GameError> {
+    let mut s = state.clone();
+    let asked: Vec<String> = match FlagDash.pending(&s) {
+        Pending::Orders(a) => a.into_iter().map(|a| a.role).collect(),
+        Pending::Over(_) => return Err(GameError::Other("the game is over; nothing to resolve".into())),
+    };
+    for role in orders.keys() {
+        if !asked.contains(role) {
+            return Err(GameError::Orders { role: role.clone(), field: String::new(), message: "no orders are asked of this role now".into() });
+        }
+    }
+    let mut plans = Vec::new();
+    for role in &asked {
+        let o = orders.get(role).ok_or_else(|| GameError::Orders { role: role.clone(), field: String::new(), message: "orders missing".into() })?;
+        let p = orders::parse(&s, role, o).map_err(|probs| GameError::Orders {
+            role: role.clone(),
+            field: probs[0].field.clone(),
+            message: probs[0].message.clone(),
+        })?;
+        match p {
+            Parsed::Plan(p) => plans.push((role.clone(), p)),
+            Parsed::TieFirst(first) => {
+                let team = s.seat(role).expect("seat").team;
+                engine::say(&mut s, ctx, format!("{role} answers the tie: {first} moves first."));
+                s.tie_answers.insert(team.key().to_string(), first);
+            }
+        }
+    }
+    if !plans.is_empty() {
+        // Seats in fixed order (the roles' order), so the state does not depend on map order.
+        let order = FlagDash.roles(&s);
+        plans.sort_by_key(|(r, _)| order.iter().position(|x| x == r));
+        engine::apply_plans(&mut s, ctx, plans);
+    }
+    engine::run(&mut s, ctx);
+    Ok(s)
+}

@@ -1,0 +1,410 @@
+//! Reading and checking `[orders]`: the round's plan (Phase 1) and the answer to a same-team tie.
+//!
+//! A plan holds `move1` and `move2` (only `move1` when the reset token is the seat's only token),
+//! each `{ card, token, combo?, copy?, try }`, and optionally `tie_first = "white-2"`. `try` lists
+//! alternatives, tried in order at resolution; the first that can be carried out fully is carried
+//! out, else the move does nothing (Flag Dash, Using Boosts: "fully or not at all"). One
+//! alternative is a string:
+//!
+//! ```text
+//! WHO [":" STEP ("," STEP)*]
+//! WHO   runner | defender | a character's colour (any of the team's three in the 2-player basic game)
+//! STEP  boost DIR                 one boost move (boosts from earlier moves only)
+//!       tunnel SPACE [bump DIR]   use the tunnel under the character to go to the tunnel at SPACE
+//!       card [ARGS]               one resolution of the card (a multiplier repeats it)
+//!       combo [ARGS]              the combo card (with #3/#6)
+//! ARGS  Flag: take | give NAME | drop SPACE | collect NAME | pass NAME (2-player basic)
+//!       Push: NAME DIR [DIR]      the character pushed and its path of one or two spaces
+//!       Run: none. Copy: the arguments of the copied card. No ARGS: a default (see engine).
+//! DIR   n | e | s | w             north = toward Red's back row (the top of the printed grid)
+//! ```
+//! Without `card` steps the card's resolutions come after the other steps; fewer `card` steps
+//! than the token's count repeat the last one; a missing `combo` step comes after the cards.
+
+use std::collections::BTreeMap;
+
+use toml::Value;
+
+use super::layout::{Dir, Sq};
+use super::state::{Card, Effect, Mode, MovePlan, Plan, Stage, State, Token};
+use crate::game::{OrderProblem, Orders};
+
+/// Arguments of one card resolution.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Arg {
+    /// None given: the engine's default for the card.
+    Auto,
+    /// Flag: take the opposing team flag.
+    Take,
+    /// Flag: give the carried flag to the named teammate.
+    Give(usize),
+    /// Flag: drop the carried flag on the space.
+    Drop(Sq),
+    /// Flag: collect a character flag from the named opponent.
+    Collect(usize),
+    /// Flag (2-player basic): pass character flags to the named runner.
+    Pass(usize),
+    /// Push the named character along the path.
+    Push(usize, Vec<Dir>),
+}
+
+/// One step of an alternative.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Step {
+    /// One boost move.
+    Boost(Dir),
+    /// Use the tunnel underfoot to reach the tunnel at `to`; `bump` is the preferred bump direction.
+    Tunnel { to: Sq, bump: Option<Dir> },
+    /// One resolution of the played card.
+    Card(Arg),
+    /// The combo card.
+    Combo(Arg),
+}
+
+/// One alternative, parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Try {
+    /// The character selected.
+    pub who: usize,
+    /// Its steps, normalized (exact count of card and combo steps).
+    pub steps: Vec<Step>,
+}
+
+/// How many times the played card is resolved with `token`.
+pub fn card_times(token: Token) -> usize {
+    match token.effect() {
+        Effect::Repeat { times, .. } => times as usize,
+        _ => 1,
+    }
+}
+
+/// The card a played card acts as (a Copy acts as its copied card).
+pub fn acting(card: Card, copy: Option<Card>) -> Card {
+    if card == Card::Copy { copy.unwrap_or(Card::Copy) } else { card }
+}
+
+fn parse_args(s: &State, role: &str, card: Card, words: &[&str]) -> Result<Arg, String> {
+    let team = s.seat(role).map(|x| x.team);
+    let name = |w: &str| s.char_named(w).ok_or_else(|| format!("no character named \"{w}\""));
+    if words.is_empty() {
+        return Ok(Arg::Auto);
+    }
+    match card {
+        c if c.is_run() => Err(format!("a Run card takes no arguments (got \"{}\")", words.join(" "))),
+        Card::Flag => match (words[0].to_ascii_lowercase().as_str(), words.len()) {
+            ("take", 1) => Ok(Arg::Take),
+            ("give", 2) => {
+                let i = name(words[1])?;
+                if Some(s.chars[i].team) != team {
+                    return Err(format!("give: {} is not your teammate", s.chars[i].name));
+                }
+                Ok(Arg::Give(i))
+            }
+            ("drop", 2) => words[1].parse::<Sq>().map(Arg::Drop),
+            ("collect", 2) => {
+                let i = name(words[1])?;
+                if Some(s.chars[i].team) == team {
+                    return Err(format!("collect: {} is on your team", s.chars[i].name));
+                }
+                Ok(Arg::Collect(i))
+            }
+            ("pass", 2) if s.mode == Mode::TwoBasic => {
+                let i = name(words[1])?;
+                if Some(s.chars[i].team) != team || !s.chars[i].is_runner() {
+                    return Err(format!("pass: {} is not one of your runners", s.chars[i].name));
+                }
+                Ok(Arg::Pass(i))
+            }
+            _ => Err(format!(
+                "Flag takes: take | give NAME | drop SPACE | collect NAME{} (got \"{}\")",
+                if s.mode == Mode::TwoBasic { " | pass NAME" } else { "" },
+                words.join(" ")
+            )),
+        },
+        Card::Push => {
+            let i = name(words[0])?;
+            let path: Option<Vec<Dir>> = words[1..].iter().map(|w| Dir::parse(w)).collect();
+            match path {
+                Some(p) if (1..=2).contains(&p.len()) => Ok(Arg::Push(i, p)),
+                _ => Err("Push takes: NAME DIR [DIR] (one or two of n, e, s, w)".into()),
+            }
+        }
+        Card::Copy => Err("a Copy card needs `copy = \"CARD\"` in the move".into()),
+        c => Err(format!("{} takes no arguments here", c.title())),
+    }
+}
+
+/// Parses one alternative of `role`'s move `mp` against the state (names, character choice).
+///
+/// Errors: a message for the player.
+pub fn parse_try(s: &State, role: &str, mp: &MovePlan, text: &str) -> Result<Try, String> {
+    let (who_text, rest) = match text.split_once(':') {
+        Some((a, b)) => (a.trim(), b.trim()),
+        None => (text.trim(), ""),
+    };
+    let movable = s.movable(role);
+    let who = match who_text.to_ascii_lowercase().as_str() {
+        "runner" => s.runner_of(role).ok_or("in the 2-player basic game name the character by colour")?,
+        "defender" => *movable.iter().find(|&&i| !s.chars[i].is_runner()).ok_or("no defender")?,
+        _ => s.char_named(who_text).ok_or_else(|| format!("\"{who_text}\" is not runner, defender or a character"))?,
+    };
+    if !movable.contains(&who) {
+        let names: Vec<&str> = movable.iter().map(|&i| s.chars[i].name.as_str()).collect();
+        return Err(format!("{} may select only {}", role, names.join(" or ")));
+    }
+    let times = card_times(mp.token);
+    let card_as = acting(mp.card, mp.copy);
+    let combo_as = mp.combo.map(|c| acting(c, mp.copy));
+    let mut steps = Vec::new();
+    for part in rest.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let words: Vec<&str> = part.split_whitespace().collect();
+        let step = match words[0].to_ascii_lowercase().as_str() {
+            "boost" if words.len() == 2 => Step::Boost(Dir::parse(words[1]).ok_or("boost takes a direction: n, e, s or w")?),
+            "tunnel" if words.len() == 2 || (words.len() == 4 && words[2].eq_ignore_ascii_case("bump")) => {
+                let to: Sq = words[1].parse()?;
+                let bump = match words.get(3) {
+                    Some(w) => Some(Dir::parse(w).ok_or("bump takes a direction: n, e, s or w")?),
+                    None => None,
+                };
+                Step::Tunnel { to, bump }
+            }
+            "card" => Step::Card(parse_args(s, role, card_as, &words[1..])?),
+            "combo" => match combo_as {
+                Some(c) => Step::Combo(parse_args(s, role, c, &words[1..])?),
+                None => return Err("`combo` needs a combo token (#3 or #6) and `combo = \"CARD\"`".into()),
+            },
+            _ => return Err(format!("\"{part}\" is not a step (boost DIR, tunnel SPACE [bump DIR], card ..., combo ...)")),
+        };
+        steps.push(step);
+    }
+    // Normalize the number of card resolutions to the token's count.
+    let n_cards = steps.iter().filter(|x| matches!(x, Step::Card(_))).count();
+    if n_cards > times {
+        return Err(format!("{} `card` steps but the token resolves the card {times} time(s)", n_cards));
+    }
+    if n_cards == 0 {
+        let at = steps.iter().position(|x| matches!(x, Step::Combo(_))).unwrap_or(steps.len());
+        for _ in 0..times {
+            steps.insert(at, Step::Card(Arg::Auto));
+        }
+    } else {
+        let last = steps.iter().rposition(|x| matches!(x, Step::Card(_))).expect("a card step");
+        for _ in n_cards..times {
+            steps.insert(last + 1, steps[last].clone());
+        }
+    }
+    let n_combo = steps.iter().filter(|x| matches!(x, Step::Combo(_))).count();
+    if n_combo > 1 {
+        return Err("the combo card is resolved once".into());
+    }
+    if combo_as.is_some() && n_combo == 0 {
+        let last = steps.iter().rposition(|x| matches!(x, Step::Card(_))).expect("a card step");
+        steps.insert(last + 1, Step::Combo(Arg::Auto));
+    }
+    // Boosts come before or after a card's resolution, not between the repeats of one card
+    // (Flag Dash, Using Boosts: "before or after resolving any action card").
+    let first = steps.iter().position(|x| matches!(x, Step::Card(_))).expect("a card step");
+    let last = steps.iter().rposition(|x| matches!(x, Step::Card(_))).expect("a card step");
+    if steps[first..last].iter().any(|x| matches!(x, Step::Boost(_) | Step::Combo(_))) {
+        return Err("a boost or the combo card cannot come between the repeats of the played card".into());
+    }
+    Ok(Try { who, steps })
+}
+
+fn str_of(v: &Value) -> Option<&str> {
+    v.as_str()
+}
+
+/// Parses and checks `role`'s plan (Flag Dash, Phase 1).
+///
+/// Errors: one problem per bad field.
+pub fn parse_plan(s: &State, role: &str, o: &Orders) -> Result<Plan, Vec<OrderProblem>> {
+    let mut probs = Vec::new();
+    let seat = s.seat(role).expect("checked role");
+    for k in o.keys() {
+        if !["move1", "move2", "tie_first"].contains(&k.as_str()) {
+            probs.push(OrderProblem::new(k, "unknown key; a plan has move1, move2 and optionally tie_first"));
+        }
+    }
+    // Flag Dash, Priority Tokens (Reset note): with only the reset token left, only move 1 is planned.
+    let reset_only = seat.tokens.iter().filter(|t| **t != Token::Spy).count() == 1 && seat.tokens.contains(&Token::N(7));
+    let wanted: &[&str] = if reset_only { &["move1"] } else { &["move1", "move2"] };
+    if reset_only && o.contains_key("move2") {
+        probs.push(OrderProblem::new("move2", "the reset token is your only token: plan only move1 (Priority Tokens, Reset)"));
+    }
+    let mut moves: Vec<MovePlan> = Vec::new();
+    let mut used_cards: Vec<Card> = Vec::new();
+    let mut used_tokens: Vec<Token> = Vec::new();
+    for key in wanted {
+        let Some(v) = o.get(*key) else {
+            probs.push(OrderProblem::new(*key, "missing: give { card = ..., token = ..., try = [...] }"));
+            continue;
+        };
+        let Some(t) = v.as_table() else {
+            probs.push(OrderProblem::new(*key, "must be a table { card = ..., token = ..., try = [...] }"));
+            continue;
+        };
+        for k in t.keys() {
+            if !["card", "token", "combo", "copy", "try"].contains(&k.as_str()) {
+                probs.push(OrderProblem::new(format!("{key}.{k}"), "unknown key; a move has card, token, combo, copy and try"));
+            }
+        }
+        let card = t.get("card").and_then(str_of).and_then(Card::parse);
+        let Some(card) = card.filter(|c| seat.cards.contains(c)) else {
+            let names: Vec<&str> = seat.cards.iter().map(|c| c.key()).collect();
+            probs.push(OrderProblem::new(format!("{key}.card"), format!("one of your cards: {}", names.join(", "))));
+            continue;
+        };
+        let token = t.get("token").and_then(Token::parse);
+        let Some(token) = token.filter(|x| seat.tokens.contains(x)) else {
+            let names: Vec<String> = seat.tokens.iter().map(|x| x.key()).collect();
+            probs.push(OrderProblem::new(format!("{key}.token"), format!("one of your tokens: {}", names.join(", "))));
+            continue;
+        };
+        if used_tokens.contains(&token) && token != Token::Spy {
+            probs.push(OrderProblem::new(format!("{key}.token"), "the two moves need two different tokens"));
+            continue;
+        }
+        if token == Token::Spy && used_tokens.contains(&Token::Spy) && seat.tokens.iter().filter(|x| **x == Token::Spy).count() < 2 {
+            probs.push(OrderProblem::new(format!("{key}.token"), "you have only one spy token left"));
+            continue;
+        }
+        let combo = match (token.effect(), t.get("combo")) {
+            (Effect::Combo, Some(v)) => match str_of(v).and_then(Card::parse).filter(|c| seat.cards.contains(c)) {
+                Some(c) if c != card => Some(c),
+                _ => {
+                    probs.push(OrderProblem::new(format!("{key}.combo"), "a second card from your hand, different from the played card"));
+                    continue;
+                }
+            },
+            (Effect::Combo, None) => {
+                probs.push(OrderProblem::new(format!("{key}.combo"), "a combo token resolves two cards: give combo = \"CARD\""));
+                continue;
+            }
+            (_, Some(_)) => {
+                probs.push(OrderProblem::new(format!("{key}.combo"), "only a combo token (#3, #6) takes a second card"));
+                continue;
+            }
+            (_, None) => None,
+        };
+        let needs_copy = card == Card::Copy || combo == Some(Card::Copy);
+        let copy = match (needs_copy, t.get("copy")) {
+            (true, Some(v)) => match str_of(v).and_then(Card::parse).filter(|c| seat.cards.contains(c) && *c != Card::Copy) {
+                Some(c) => Some(c),
+                None => {
+                    probs.push(OrderProblem::new(format!("{key}.copy"), "the card to copy: one of your other cards, played earlier this round"));
+                    continue;
+                }
+            },
+            (true, None) => {
+                probs.push(OrderProblem::new(format!("{key}.copy"), "a Copy card needs copy = \"CARD\" (a card played earlier this round)"));
+                continue;
+            }
+            (false, Some(_)) => {
+                probs.push(OrderProblem::new(format!("{key}.copy"), "only a Copy card takes copy"));
+                continue;
+            }
+            (false, None) => None,
+        };
+        for c in [Some(card), combo].into_iter().flatten() {
+            if used_cards.contains(&c) {
+                probs.push(OrderProblem::new(format!("{key}.card"), format!("{} is already used by your other move this round", c.title())));
+            }
+            used_cards.push(c);
+        }
+        used_tokens.push(token);
+        let tries: Vec<String> = match t.get("try") {
+            Some(Value::String(x)) => vec![x.clone()],
+            Some(Value::Array(a)) if !a.is_empty() && a.iter().all(|x| x.is_str()) => a.iter().map(|x| x.as_str().unwrap_or("").to_string()).collect(),
+            _ => {
+                probs.push(OrderProblem::new(format!("{key}.try"), "a list of alternatives, e.g. [\"runner\", \"defender\"]"));
+                continue;
+            }
+        };
+        let mp = MovePlan { card, token, combo, copy, tries };
+        for (i, x) in mp.tries.iter().enumerate() {
+            if let Err(e) = parse_try(s, role, &mp, x) {
+                probs.push(OrderProblem::new(format!("{key}.try"), format!("alternative {} (\"{x}\"): {e}", i + 1)));
+            }
+        }
+        moves.push(mp);
+    }
+    let tie_first = match o.get("tie_first") {
+        None => None,
+        Some(v) => match str_of(v).filter(|r| s.team_roles(seat.team).contains(r)) {
+            Some(r) => Some(r.to_string()),
+            None => {
+                probs.push(OrderProblem::new("tie_first", format!("one of your team's seats: {}", s.team_roles(seat.team).join(", "))));
+                None
+            }
+        },
+    };
+    if probs.is_empty() { Ok(Plan { moves, tie_first }) } else { Err(probs) }
+}
+
+/// What a checked order does.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Parsed {
+    /// A plan for the round.
+    Plan(Plan),
+    /// The seat of the team that moves first on the tie.
+    TieFirst(String),
+}
+
+/// Checks `role`'s orders against what is asked of it now.
+///
+/// Errors: one problem per bad field.
+pub fn parse(s: &State, role: &str, o: &Orders) -> Result<Parsed, Vec<OrderProblem>> {
+    let Some(seat) = s.seat(role) else {
+        return Err(vec![OrderProblem::new("", format!("\"{role}\" is not a seat of this game"))]);
+    };
+    match &s.stage {
+        Stage::Plan => parse_plan(s, role, o).map(Parsed::Plan),
+        Stage::Move { .. } => {
+            if super::engine::tie_asked(s) != Some(role.to_string()) {
+                return Err(vec![OrderProblem::new("", "nothing is asked of this seat now")]);
+            }
+            let roles = s.team_roles(seat.team);
+            let mut probs = Vec::new();
+            for k in o.keys() {
+                if k != "first" {
+                    probs.push(OrderProblem::new(k, "unknown key; answer with first = \"SEAT\""));
+                }
+            }
+            match o.get("first").and_then(str_of).filter(|r| roles.contains(r)) {
+                Some(r) if probs.is_empty() => Ok(Parsed::TieFirst(r.to_string())),
+                Some(_) => Err(probs),
+                None => {
+                    probs.push(OrderProblem::new("first", format!("the seat that moves first: {}", roles.join(" or "))));
+                    Err(probs)
+                }
+            }
+        }
+        Stage::Over => Err(vec![OrderProblem::new("", "the game is over")]),
+    }
+}
+
+/// Orders as a TOML table (for forms and bots).
+pub fn plan_orders(plan: &Plan) -> Orders {
+    let mut o = Orders::new();
+    for (i, m) in plan.moves.iter().enumerate() {
+        let mut t = toml::Table::new();
+        t.insert("card".into(), Value::String(m.card.key().into()));
+        t.insert("token".into(), m.token.value());
+        if let Some(c) = m.combo {
+            t.insert("combo".into(), Value::String(c.key().into()));
+        }
+        if let Some(c) = m.copy {
+            t.insert("copy".into(), Value::String(c.key().into()));
+        }
+        t.insert("try".into(), Value::Array(m.tries.iter().map(|x| Value::String(x.clone())).collect()));
+        o.insert(format!("move{}", i + 1), Value::Table(t));
+    }
+    if let Some(r) = &plan.tie_first {
+        o.insert("tie_first".into(), Value::String(r.clone()));
+    }
+    o
+}
+
+/// The seats' plans keyed by role (a helper for tests).
+pub type Plans = BTreeMap<String, Plan>;

@@ -1,0 +1,532 @@
+//! Flag Dash rule cases: the rulebook's examples and one test per rule, each naming its section.
+
+use std::collections::BTreeMap;
+
+use super::layout::{Sq, Team};
+use super::orders::parse_try;
+use super::state::{Card, FlagAt, Mode, MovePlan, Plan, Stage, State, Token};
+use super::*;
+use crate::game::Game;
+
+fn opts(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
+    kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+}
+
+fn new_game(kv: &[(&str, &str)]) -> State {
+    FlagDash.setup(DEFAULT_LAYOUT, &opts(kv)).unwrap()
+}
+
+fn sq(x: &str) -> Sq {
+    x.parse().unwrap()
+}
+
+fn ch(s: &State, name: &str) -> usize {
+    s.char_named(name).unwrap()
+}
+
+/// Puts character `name` on `at`.
+fn put(s: &mut State, name: &str, at: &str) {
+    let i = ch(s, name);
+    s.chars[i].at = sq(at);
+}
+
+/// Parks every character on the edge squares far from the action (a1.., i10..), so a test places
+/// only the ones it needs.
+fn cleared(kv: &[(&str, &str)]) -> State {
+    let mut s = new_game(kv);
+    let park = ["a1", "b1", "c1", "g10", "h10", "i10"];
+    for (i, p) in park.iter().enumerate() {
+        s.chars[i].at = sq(p);
+    }
+    s
+}
+
+fn mp(card: Card, token: u8, combo: Option<Card>, copy: Option<Card>, tries: &[&str]) -> MovePlan {
+    MovePlan { card, token: Token::N(token), combo, copy, tries: tries.iter().map(|t| t.to_string()).collect() }
+}
+
+/// Reveals and resolves one move of `role` on its own; returns the account.
+fn one_move(s: &mut State, role: &str, m: MovePlan) -> Vec<String> {
+    s.plans.insert(role.into(), Plan { moves: vec![m], tie_first: None });
+    s.log.clear();
+    let mut ctx = Ctx::new([0; 32]);
+    engine::resolve_move(s, &mut ctx, role, 1);
+    s.log.clone()
+}
+
+fn orders(text: &str) -> Orders {
+    toml::from_str(text).unwrap()
+}
+
+/// A plan that does nothing on a cleared board (Flag and Push with no one adjacent).
+fn idle(t1: u8, t2: u8) -> String {
+    format!(
+        "move1 = {{ card = \"flag\", token = {t1}, try = [\"runner\"] }}\nmove2 = {{ card = \"push\", token = {t2}, try = [\"runner\"] }}\n"
+    )
+}
+
+fn resolve(s: &State, o: &[(&str, String)]) -> State {
+    let map: BTreeMap<String, Orders> = o.iter().map(|(r, t)| (r.to_string(), orders(t))).collect();
+    for (r, x) in &map {
+        assert_eq!(FlagDash.check_order(s, r, x), Ok(()), "{r}: {x:?}");
+    }
+    let mut s = FlagDash.resolve(s, &map, &mut Ctx::new([0; 32])).unwrap();
+    // Same-team ties of the idle plans: answered with the default (the team's first seat first).
+    while let Stage::Move { .. } = s.stage {
+        let Pending::Orders(asks) = FlagDash.pending(&s) else { break };
+        let map: BTreeMap<String, Orders> = asks.iter().map(|a| (a.role.clone(), FlagDash.default_order(&s, &a.role))).collect();
+        s = FlagDash.resolve(&s, &map, &mut Ctx::new([0; 32])).unwrap();
+    }
+    s
+}
+
+fn has(log: &[String], needle: &str) -> bool {
+    log.iter().any(|l| l.contains(needle))
+}
+
+// ---- the rulebook's examples ----
+
+/// Example B (Phase 1): Run forward with #1 to move first, then Flag with the #3 combo to grab the
+/// flag and play another card.
+#[test]
+fn example_b_plan_run_first_then_flag_with_combo() {
+    let mut s = cleared(&[]);
+    put(&mut s, "Green", "d9");
+    let without_combo = orders("move1 = { card = \"forward\", token = 1, try = [\"runner\"] }\nmove2 = { card = \"flag\", token = 3, try = [\"runner\"] }");
+    let e = FlagDash.check_order(&s, "white-1", &without_combo).unwrap_err();
+    assert_eq!(e[0].field, "move2.combo");
+    let plan = "move1 = { card = \"forward\", token = 1, try = [\"runner\"] }\n\
+                move2 = { card = \"flag\", token = 3, combo = \"back\", try = [\"runner: card take, combo\"] }";
+    let s = resolve(&s, &[("white-1", plan.into()), ("white-2", idle(2, 4)), ("red-1", idle(2, 4)), ("red-2", idle(4, 5))]);
+    assert!(has(&s.log, "Move 1 order: white-1,"), "{:#?}", s.log);
+    assert_eq!(s.chars[ch(&s, "Green")].at, sq("d9"));
+    assert_eq!(s.flags.red, FlagAt::Carried("Green".into()));
+}
+
+/// Example C (Using Tunnels): Orange blocks a tunnel; Blue uses a tunnel, bumps Orange one space
+/// and takes the tunnel Orange was on.
+#[test]
+fn example_c_tunnel_bumps_the_blocking_character() {
+    let mut s = cleared(&[]);
+    put(&mut s, "Blue", "c9");
+    put(&mut s, "Orange", "g3");
+    let log = one_move(&mut s, "red-2", mp(Card::Forward, 1, None, None, &["runner: card, tunnel g3 bump e"]));
+    assert_eq!(s.chars[ch(&s, "Orange")].at, sq("h3"), "{log:#?}");
+    assert_eq!(s.chars[ch(&s, "Blue")].at, sq("g3"));
+    assert!(has(&log, "Orange is bumped off the tunnel at g3 to h3"));
+}
+
+/// Example D (Flag): Purple (Red runner) holds the White flag and may give it to Yellow (Red
+/// defender) next to it, or drop it on an adjacent space.
+#[test]
+fn example_d_give_or_drop_the_carried_flag() {
+    let mut base = cleared(&[]);
+    put(&mut base, "Purple", "d3");
+    put(&mut base, "Yellow", "d4");
+    base.flags.white = FlagAt::Carried("Purple".into());
+    let mut s = base.clone();
+    one_move(&mut s, "red-1", mp(Card::Flag, 1, None, None, &["runner: card give Yellow"]));
+    assert_eq!(s.flags.white, FlagAt::Carried("Yellow".into()));
+    let mut s = base.clone();
+    one_move(&mut s, "red-1", mp(Card::Flag, 1, None, None, &["runner: card drop d4", "runner: card drop c3"]));
+    assert_eq!(s.flags.white, FlagAt::Space(sq("c3")), "d4 holds Yellow, so the fallback is used");
+    // The defender cannot play the flag actions (they are the runner's).
+    let mut s = base.clone();
+    put(&mut s, "Purple", "a5");
+    s.flags.white = FlagAt::Carried("Yellow".into());
+    let log = one_move(&mut s, "red-1", mp(Card::Flag, 1, None, None, &["defender: card drop d5"]));
+    assert!(has(&log, "defender"), "{log:#?}");
+    assert_eq!(s.flags.white, FlagAt::Carried("Yellow".into()));
+}
+
+/// Example E (Custom Layout, back-row cones): Blue (Team Red) must bring the White flag to one of
+/// the three back-row spaces between the cones.
+#[test]
+fn example_e_back_row_cones() {
+    let layout = include_str!("../../../scenarios/flag-dash-cones.toml");
+    let mut s = FlagDash.setup(layout, &BTreeMap::new()).unwrap();
+    for (i, p) in ["a1", "b1", "c1", "g9", "h9", "i9"].iter().enumerate() {
+        s.chars[i].at = sq(p);
+    }
+    put(&mut s, "Blue", "c8");
+    s.flags.white = FlagAt::Carried("Blue".into());
+    let mut outside = s.clone();
+    one_move(&mut outside, "red-2", mp(Card::Back, 4, None, None, &["runner"]));
+    assert_eq!(outside.chars[ch(&outside, "Blue")].at, sq("c10"));
+    assert!(outside.outcome.is_none(), "c10 is outside the cones");
+    put(&mut s, "Blue", "d8");
+    one_move(&mut s, "red-2", mp(Card::Back, 4, None, None, &["runner"]));
+    assert_eq!(s.chars[ch(&s, "Blue")].at, sq("d10"));
+    assert_eq!(s.outcome.as_ref().unwrap().winner.as_deref(), Some("red"));
+}
+
+// ---- movement ----
+
+/// Movement Rules: a team flag in the way is passed over (one space) and the character may land on
+/// a tunnel there and use it in the same move (Using Tunnels: during or after the move).
+#[test]
+fn moving_through_a_flag_onto_a_tunnel() {
+    let mut s = cleared(&[]);
+    put(&mut s, "Green", "c6");
+    s.flags.red = FlagAt::Space(sq("c7"));
+    let log = one_move(&mut s, "white-1", mp(Card::Forward, 1, None, None, &["runner: card, tunnel g3"]));
+    assert!(has(&log, "Green c6 -> c8 over the Red flag"), "{log:#?}");
+    assert_eq!(s.chars[ch(&s, "Green")].at, sq("g3"));
+}
+
+/// Movement Rules: no moving through walls, onto characters, or over a flag into a blocked space.
+#[test]
+fn walls_characters_and_blocked_flags_stop_movement() {
+    let mut s = cleared(&[]);
+    put(&mut s, "Green", "b5");
+    let log = one_move(&mut s, "white-1", mp(Card::Forward, 1, None, None, &["runner"]));
+    assert!(has(&log, "a wall lies between b5 and b6"), "{log:#?}");
+    assert_eq!(s.chars[ch(&s, "Green")].at, sq("b5"));
+    put(&mut s, "Green", "d4");
+    put(&mut s, "Blue", "d6");
+    s.flags.red = FlagAt::Space(sq("d5"));
+    let log = one_move(&mut s, "white-1", mp(Card::Forward, 1, None, None, &["runner"]));
+    assert!(has(&log, "cannot pass over the Red flag on d5: Blue stands on d6"), "{log:#?}");
+}
+
+/// Using Boosts: "fully or not at all": #5 moves three spaces or not at all.
+#[test]
+fn a_multiplier_is_carried_out_fully_or_not_at_all() {
+    let mut s = cleared(&[]);
+    put(&mut s, "Green", "d2");
+    one_move(&mut s, "white-1", mp(Card::Forward, 5, None, None, &["runner"]));
+    assert_eq!(s.chars[ch(&s, "Green")].at, sq("d5"));
+    put(&mut s, "Green", "c3");
+    put(&mut s, "Black", "d1");
+    let log = one_move(&mut s, "white-1", mp(Card::Forward, 5, None, None, &["runner", "defender"]));
+    assert_eq!(s.chars[ch(&s, "Green")].at, sq("c3"), "blocked by the wall at c5|c6 after two spaces");
+    assert!(has(&log, "alternative 1 \"runner\" skipped"));
+    assert_eq!(s.chars[ch(&s, "Black")].at, sq("d4"), "the defender was the fallback: d1 -> d4");
+}
+
+// ---- cards ----
+
+/// Push: up to two spaces by the movement rules; a push into a wall is not carried out and the
+/// next alternative is tried.
+#[test]
+fn push_into_a_wall_falls_back_to_the_next_alternative() {
+    let mut s = cleared(&[]);
+    put(&mut s, "Green", "b4");
+    put(&mut s, "Blue", "b5");
+    let log = one_move(&mut s, "white-1", mp(Card::Push, 1, None, None, &["runner: card Blue n", "runner: card Blue e e"]));
+    assert!(has(&log, "a wall lies between b5 and b6"), "{log:#?}");
+    assert_eq!(s.chars[ch(&s, "Blue")].at, sq("d5"));
+}
+
+/// Push: a pushed opponent carrying the pusher's team flag drops it where it was pushed from.
+#[test]
+fn push_makes_the_carrier_drop_the_flag() {
+    let mut s = cleared(&[]);
+    put(&mut s, "Black", "d3");
+    put(&mut s, "Blue", "d4");
+    s.flags.white = FlagAt::Carried("Blue".into());
+    one_move(&mut s, "white-1", mp(Card::Push, 1, None, None, &["defender: card Blue n n"]));
+    assert_eq!(s.chars[ch(&s, "Blue")].at, sq("d6"));
+    assert_eq!(s.flags.white, FlagAt::Space(sq("d4")));
+}
+
+/// Push: not across a wall.
+#[test]
+fn push_not_across_a_wall() {
+    let mut s = cleared(&[]);
+    put(&mut s, "Green", "b5");
+    put(&mut s, "Blue", "b6");
+    let log = one_move(&mut s, "white-1", mp(Card::Push, 1, None, None, &["runner: card Blue n"]));
+    assert!(has(&log, "without a wall between"), "{log:#?}");
+}
+
+/// Flag: take the opposing flag when adjacent even across a wall, also from a teammate; never the
+/// own flag; collect a character flag only without a wall between, once per opposing character.
+#[test]
+fn flag_take_across_wall_from_teammate_and_collect_rules() {
+    let mut s = cleared(&[]);
+    put(&mut s, "Green", "b5");
+    s.flags.red = FlagAt::Space(sq("b6"));
+    one_move(&mut s, "white-1", mp(Card::Flag, 1, None, None, &["runner: card take"]));
+    assert_eq!(s.flags.red, FlagAt::Carried("Green".into()), "taken across the wall");
+    put(&mut s, "Orange", "a5");
+    one_move(&mut s, "white-2", mp(Card::Flag, 1, None, None, &["runner: card take"]));
+    assert_eq!(s.flags.red, FlagAt::Carried("Orange".into()), "taken from a teammate");
+    // The own flag is never taken.
+    s.flags.white = FlagAt::Space(sq("a4"));
+    put(&mut s, "Orange", "b4");
+    s.flags.red = FlagAt::Space(sq("h8"));
+    let log = one_move(&mut s, "white-2", mp(Card::Flag, 1, None, None, &["runner: card take"]));
+    assert_eq!(s.flags.white, FlagAt::Space(sq("a4")), "{log:#?}");
+    // Collect: not across a wall, not twice from the same character.
+    put(&mut s, "Blue", "b6");
+    put(&mut s, "Green", "b5");
+    let log = one_move(&mut s, "white-1", mp(Card::Flag, 1, None, None, &["runner: card collect Blue"]));
+    assert!(has(&log, "without a wall between"), "{log:#?}");
+    put(&mut s, "Green", "c6");
+    one_move(&mut s, "white-1", mp(Card::Flag, 1, None, None, &["runner: card collect Blue"]));
+    assert_eq!(s.chars[ch(&s, "Green")].holds, ["Blue"]);
+    assert_eq!(s.chars[ch(&s, "Blue")].flags_left, 1);
+    let log = one_move(&mut s, "white-1", mp(Card::Flag, 1, None, None, &["runner: card collect Blue"]));
+    assert!(has(&log, "already holds a character flag of Blue"), "{log:#?}");
+}
+
+/// Copy: resolves a card already played this round, also one played as the combo card; a card not
+/// yet played cannot be copied.
+#[test]
+fn copy_of_a_combo_card() {
+    let mut s = cleared(&[]);
+    put(&mut s, "Green", "d2");
+    let plan = "move1 = { card = \"forward\", token = 3, combo = \"right\", try = [\"runner\"] }\n\
+                move2 = { card = \"copy\", token = 1, copy = \"right\", try = [\"runner\"] }";
+    let s2 = resolve(&s, &[("white-1", plan.into()), ("white-2", idle(2, 4)), ("red-1", idle(2, 4)), ("red-2", idle(2, 4))]);
+    assert_eq!(s2.chars[ch(&s2, "Green")].at, sq("f3"), "{:#?}", s2.log);
+    assert!(has(&s2.log, "Copy (as Run right) with #1"));
+    // Copying a card not played this round does nothing.
+    s.played.clear();
+    let log = one_move(&mut s, "white-1", mp(Card::Copy, 1, None, Some(Card::Left), &["runner"]));
+    assert!(has(&log, "Run left has not been played this round"), "{log:#?}");
+}
+
+// ---- tokens ----
+
+/// Reset (#7): discarded tokens return, itself included; played as the first move, the token of
+/// the second move is not returned (it is discarded after that move).
+#[test]
+fn reset_returns_tokens_with_its_exception() {
+    let mut s = cleared(&[]);
+    s.seats[0].tokens = vec![Token::N(5), Token::N(6), Token::N(7)];
+    s.seats[0].discarded = vec![Token::N(1), Token::N(2), Token::N(3), Token::N(4)];
+    let plan = "move1 = { card = \"flag\", token = 7, try = [\"runner\"] }\nmove2 = { card = \"push\", token = 5, try = [\"runner\"] }";
+    let s1 = resolve(&s, &[("white-1", plan.into()), ("white-2", idle(2, 4)), ("red-1", idle(2, 4)), ("red-2", idle(2, 4))]);
+    let w1 = &s1.seats[0];
+    assert_eq!(w1.tokens, [1, 2, 3, 4, 6, 7].map(Token::N));
+    assert_eq!(w1.discarded, [Token::N(5)]);
+    // Played second, it returns the first move's token too.
+    let plan = "move1 = { card = \"flag\", token = 5, try = [\"runner\"] }\nmove2 = { card = \"push\", token = 7, try = [\"runner\"] }";
+    let s2 = resolve(&s, &[("white-1", plan.into()), ("white-2", idle(2, 4)), ("red-1", idle(2, 4)), ("red-2", idle(2, 4))]);
+    assert_eq!(s2.seats[0].tokens, [1, 2, 3, 4, 5, 6, 7].map(Token::N));
+    assert!(s2.seats[0].discarded.is_empty());
+}
+
+/// Reset note: with only the reset token left, only the first move is planned.
+#[test]
+fn reset_only_plans_one_move() {
+    let mut s = cleared(&[]);
+    s.seats[0].tokens = vec![Token::N(7)];
+    let two = orders(&idle(7, 7));
+    assert_eq!(FlagDash.check_order(&s, "white-1", &two).unwrap_err()[0].field, "move2");
+    let one = orders("move1 = { card = \"flag\", token = 7, try = [\"runner\"] }");
+    assert_eq!(FlagDash.check_order(&s, "white-1", &one), Ok(()));
+    assert_eq!(FlagDash.check_order(&s, "white-1", &FlagDash.default_order(&s, "white-1")), Ok(()));
+    let s1 = resolve(&s, &[("white-1", "move1 = { card = \"flag\", token = 7, try = [\"runner\"] }".into()), ("white-2", idle(2, 4)), ("red-1", idle(2, 4)), ("red-2", idle(2, 4))]);
+    assert!(has(&s1.log, "white-1 none (reset token only)"));
+}
+
+/// Phase 1: cards from hand, tokens not discarded, two different tokens and cards.
+#[test]
+fn plans_are_checked() {
+    let mut s = cleared(&[]);
+    s.seats[0].tokens.retain(|t| *t != Token::N(1));
+    s.seats[0].discarded.push(Token::N(1));
+    let bad = |o: &str| FlagDash.check_order(&s, "white-1", &orders(o)).unwrap_err()[0].field.clone();
+    assert_eq!(bad(&idle(1, 2)), "move1.token");
+    assert_eq!(bad(&idle(2, 2)), "move2.token");
+    assert_eq!(bad("move1 = { card = \"flag\", token = 2, try = [\"runner\"] }\nmove2 = { card = \"flag\", token = 4, try = [\"runner\"] }"), "move2.card");
+    assert_eq!(bad("move1 = { card = \"jump\", token = 2, try = [\"runner\"] }\nmove2 = { card = \"flag\", token = 4, try = [\"runner\"] }"), "move1.card");
+    assert_eq!(bad("move1 = { card = \"flag\", token = 2, try = [\"Purple\"] }\nmove2 = { card = \"push\", token = 4, try = [\"runner\"] }"), "move1.try");
+    assert_eq!(bad("move1 = { card = \"forward\", token = 4, try = [\"runner: card, boost n, card\"] }\nmove2 = { card = \"push\", token = 2, try = [\"runner\"] }"), "move1.try");
+    assert_eq!(bad(&format!("{}tie_first = \"red-1\"", idle(2, 3).replace("token = 3", "token = 3, combo = \"left\""))), "tie_first");
+}
+
+/// Using Boosts: #2 and #4 give the selected character a boost (two at most), usable only from a
+/// later move, in any direction, before or after the card.
+#[test]
+fn boosts_from_earlier_moves_only_and_at_most_two() {
+    let mut s = cleared(&[]);
+    put(&mut s, "Green", "d2");
+    let log = one_move(&mut s, "white-1", mp(Card::Forward, 2, None, None, &["runner: boost e, card", "runner"]));
+    assert!(has(&log, "Green has no boost"), "{log:#?}");
+    assert_eq!(s.chars[ch(&s, "Green")].at, sq("d3"));
+    assert_eq!(s.chars[ch(&s, "Green")].boosts, 1);
+    one_move(&mut s, "white-1", mp(Card::Forward, 4, None, None, &["runner"]));
+    one_move(&mut s, "white-1", mp(Card::Back, 4, None, None, &["runner"]));
+    assert_eq!(s.chars[ch(&s, "Green")].boosts, 2, "at most two");
+    one_move(&mut s, "white-1", mp(Card::Forward, 1, None, None, &["runner: boost w, card, boost w"]));
+    assert_eq!(s.chars[ch(&s, "Green")].at, sq("b4"));
+    assert_eq!(s.chars[ch(&s, "Green")].boosts, 0);
+}
+
+// ---- tunnels ----
+
+/// Using Tunnels: not while holding a team flag; once per move per character.
+#[test]
+fn tunnel_limits() {
+    let mut s = cleared(&[]);
+    put(&mut s, "Green", "c3");
+    s.flags.red = FlagAt::Carried("Green".into());
+    let log = one_move(&mut s, "white-1", mp(Card::Forward, 1, None, None, &["runner: tunnel g3"]));
+    assert!(has(&log, "may not use tunnels"), "{log:#?}");
+    s.flags.red = FlagAt::Space(sq("e10"));
+    put(&mut s, "Green", "c2");
+    let log = one_move(&mut s, "white-1", mp(Card::Forward, 1, None, None, &["runner: card, tunnel g8, tunnel c8"]));
+    assert!(has(&log, "already used a tunnel"), "{log:#?}");
+}
+
+/// Using Tunnels: every flag or character on another tunnel is bumped (our reading of the rule and
+/// Example C), a flag too; a piece with no free space next to it blocks the tunnel use.
+#[test]
+fn bump_on_tunnel_use() {
+    let mut s = cleared(&[]);
+    put(&mut s, "Green", "c2");
+    s.flags.red = FlagAt::Space(sq("g8"));
+    put(&mut s, "Blue", "c8");
+    one_move(&mut s, "white-1", mp(Card::Forward, 1, None, None, &["runner: card, tunnel g3"]));
+    assert_eq!(s.flags.red, FlagAt::Space(sq("g9")), "bumped north first");
+    assert_eq!(s.chars[ch(&s, "Blue")].at, sq("c9"));
+    assert_eq!(s.chars[ch(&s, "Green")].at, sq("g3"));
+}
+
+// ---- move order, cleanup, game end ----
+
+/// Determine Move Order: lowest first; between teams the tiebreak marker; between teammates the
+/// stated order, else the team's first seat is asked. Cleanup: the marker goes to the team that
+/// moved last.
+#[test]
+fn move_order_ties_and_the_tiebreak_marker() {
+    let s = cleared(&[("tiebreak", "red")]);
+    let map = |w2: &str| -> BTreeMap<String, Orders> {
+        [("white-1", idle(1, 2)), ("white-2", w2.to_string()), ("red-1", idle(1, 3).replace("token = 3", "token = 5")), ("red-2", idle(2, 4))]
+            .into_iter()
+            .map(|(r, t)| (r.to_string(), orders(&t)))
+            .collect()
+    };
+    let stated = format!("{}tie_first = \"white-2\"", idle(1, 4));
+    let s1 = FlagDash.resolve(&s, &map(&stated), &mut Ctx::new([0; 32])).unwrap();
+    assert!(has(&s1.log, "Move 1 order: red-1, white-2, white-1, red-2"), "{:#?}", s1.log);
+    assert!(has(&s1.log, "Move 2 order: white-1, red-2, white-2, red-1"));
+    assert_eq!(s1.tiebreak, Team::Red, "red-1 moved last");
+    // No stated order: white-1 is asked.
+    let s2 = FlagDash.resolve(&s, &map(&idle(1, 4)), &mut Ctx::new([0; 32])).unwrap();
+    match FlagDash.pending(&s2) {
+        Pending::Orders(a) => assert_eq!((a[0].role.as_str(), a[0].kind.as_str(), a.len()), ("white-1", "tie-order", 1)),
+        p => panic!("{p:?}"),
+    }
+    assert!(FlagDash.view(&s2, "white-1")["question"].is_string());
+    let ans: BTreeMap<String, Orders> = [("white-1".to_string(), orders("first = \"white-2\""))].into();
+    assert!(FlagDash.check_order(&s2, "white-2", &ans["white-1"]).is_err());
+    let s3 = FlagDash.resolve(&s2, &ans, &mut Ctx::new([0; 32])).unwrap();
+    assert!(has(&s3.log, "Move 1 order: red-1, white-2, white-1, red-2"), "{:#?}", s3.log);
+    assert_eq!(s3.stage, Stage::Plan);
+}
+
+/// Game End: checked the moment it happens: a carrier entering its own territory wins at once and
+/// later moves are not resolved.
+#[test]
+fn game_ends_the_moment_a_flag_enters_the_territory() {
+    let mut s = cleared(&[]);
+    put(&mut s, "Purple", "d5");
+    s.flags.white = FlagAt::Carried("Purple".into());
+    let red1 = "move1 = { card = \"back\", token = 1, try = [\"runner\"] }\nmove2 = { card = \"push\", token = 2, try = [\"runner\"] }";
+    let s1 = resolve(&s, &[("white-1", idle(2, 4)), ("white-2", idle(2, 4)), ("red-1", red1.into()), ("red-2", idle(2, 4))]);
+    let o = s1.outcome.clone().unwrap();
+    assert_eq!(o.winner.as_deref(), Some("red"));
+    assert!(matches!(FlagDash.pending(&s1), Pending::Over(_)));
+    assert!(!has(&s1.log, "white-1 reveals"), "{:#?}", s1.log);
+}
+
+/// Game End: a runner holding a character flag of each opposing character wins.
+#[test]
+fn three_character_flags_win() {
+    let mut s = cleared(&[]);
+    put(&mut s, "Orange", "d5");
+    put(&mut s, "Yellow", "d6");
+    let i = ch(&s, "Orange");
+    s.chars[i].holds = vec!["Purple".into(), "Blue".into()];
+    one_move(&mut s, "white-2", mp(Card::Flag, 1, None, None, &["runner: card collect Yellow"]));
+    assert_eq!(s.outcome.unwrap().winner.as_deref(), Some("white"));
+}
+
+/// Our addition: the layout's round limit ends the game as a draw.
+#[test]
+fn round_limit_is_a_draw() {
+    let mut s = cleared(&[]);
+    s.layout.round_limit = 1;
+    let s1 = resolve(&s, &[("white-1", idle(1, 2)), ("white-2", idle(1, 2)), ("red-1", idle(1, 2)), ("red-2", idle(3, 2).replace("token = 3", "token = 4"))]);
+    let o = s1.outcome.unwrap();
+    assert_eq!(o.winner, None);
+    assert!(o.summary.contains("draw"));
+}
+
+// ---- players ----
+
+/// 2-Player Rules, Basic: seats white and red, one set each, any character, outer columns out of
+/// play, runners one space inward, character flags passed between adjacent runners.
+#[test]
+fn two_player_basic_game() {
+    let mut s = new_game(&[("players", "2")]);
+    assert_eq!(s.mode, Mode::TwoBasic);
+    assert_eq!(FlagDash.roles(&s), ["white", "red"]);
+    assert_eq!(s.chars[ch(&s, "Green")].at, sq("b3"));
+    assert_eq!(s.chars[ch(&s, "Purple")].at, sq("h8"));
+    assert!(!s.in_play(sq("a5")) && !s.in_play(sq("i5")));
+    let log = one_move(&mut s, "white", mp(Card::Left, 1, None, None, &["Green"]));
+    assert!(has(&log, "out of play"), "{log:#?}");
+    one_move(&mut s, "white", mp(Card::Forward, 1, None, None, &["Black"]));
+    assert_eq!(s.chars[ch(&s, "Black")].at, sq("e3"));
+    put(&mut s, "Orange", "c3");
+    let i = ch(&s, "Green");
+    s.chars[i].holds = vec!["Blue".into()];
+    one_move(&mut s, "white", mp(Card::Flag, 1, None, None, &["Green: card pass Orange"]));
+    assert_eq!(s.chars[ch(&s, "Orange")].holds, ["Blue"]);
+    assert!(s.chars[ch(&s, "Green")].holds.is_empty());
+    let e = FlagDash.check_order(&s, "white", &orders(&idle(2, 3))).unwrap_err();
+    assert!(e[0].message.contains("2-player basic") || e.iter().any(|p| p.field == "move1.try"), "{e:?}");
+}
+
+/// 3-Player Rules and the advanced 2-player game: the same four seats as the 4-player game.
+#[test]
+fn three_and_two_advanced_use_four_seats() {
+    for kv in [vec![("players", "3")], vec![("players", "2"), ("mode", "advanced")], vec![]] {
+        let s = new_game(&kv);
+        assert_eq!(FlagDash.roles(&s), ["white-1", "white-2", "red-1", "red-2"]);
+        assert_eq!(s.chars[ch(&s, "Green")].at, sq("a3"));
+    }
+    assert!(FlagDash.setup(DEFAULT_LAYOUT, &opts(&[("players", "4"), ("mode", "basic")])).is_err());
+    assert!(FlagDash.setup(DEFAULT_LAYOUT, &opts(&[("players", "5")])).is_err());
+}
+
+/// A whole game by the built-in players in each seating, every order legal, every view rendered.
+#[test]
+fn bots_play_whole_games_in_every_mode() {
+    for kv in [vec![], vec![("players", "3")], vec![("players", "2")], vec![("players", "2"), ("mode", "advanced")]] {
+        let mut s = new_game(&kv);
+        let mut players = Ctx::new([7; 32]);
+        let mut steps = 0;
+        while let Pending::Orders(asks) = FlagDash.pending(&s) {
+            let mut o = BTreeMap::new();
+            for a in asks {
+                let x = FlagDash.bot_order(&s, &a.role, &mut players);
+                assert_eq!(FlagDash.check_order(&s, &a.role, &x), Ok(()), "{x:?}");
+                o.insert(a.role, x);
+            }
+            s = FlagDash.resolve(&s, &o, &mut Ctx::new([0; 32])).unwrap();
+            for r in FlagDash.roles(&s) {
+                assert!(FlagDash.view(&s, &r).is_object());
+            }
+            steps += 1;
+            assert!(steps < 500);
+        }
+        assert!(s.outcome.is_some());
+    }
+}
+
+/// Alternatives that name a character the seat may not move are rejected at intake.
+#[test]
+fn try_names_only_movable_characters() {
+    let s = new_game(&[]);
+    let m = mp(Card::Forward, 1, None, None, &["Orange"]);
+    assert!(parse_try(&s, "white-1", &m, "Orange").is_err());
+    assert!(parse_try(&s, "white-1", &m, "Black").is_ok());
+    assert!(parse_try(&s, "white-1", &m, "runner: boost q").is_err());
+}

@@ -1,0 +1,185 @@
+//! What one seat may know of the state: the only path from state to a report.
+//!
+//! Public: the board, characters, boosts, held flags, tokens behind each screen and discarded (all
+//! follow from the face-up discards), the tiebreak marker, the round's account. Team only: the
+//! round's plans of the seat and its teammate (teammates may look at each other's plans, Move
+//! Characters note). Never shown: the opposing team's plans before they are revealed.
+
+use serde_json::{Value, json};
+
+use super::forms::{prompt, wrap};
+use super::layout::{Sq, Team};
+use super::state::{Character, FlagAt, Mode, Stage, State};
+
+/// One-letter marks of the characters (the first letter of the name not used by an earlier one).
+pub fn marks(s: &State) -> Vec<char> {
+    let mut used: Vec<char> = vec!['W', 'R'];
+    let mut out = Vec::new();
+    for c in &s.chars {
+        let m = c.name.to_ascii_uppercase().chars().find(|x| x.is_ascii_alphabetic() && !used.contains(x)).unwrap_or('?');
+        used.push(m);
+        out.push(m);
+    }
+    out
+}
+
+/// The board as text lines, top row (Red's back row) first.
+pub fn board_lines(s: &State) -> Vec<String> {
+    let marks = marks(s);
+    let l = &s.layout;
+    let mut lines = Vec::new();
+    let mut head = String::from("    ");
+    for c in 0..l.columns {
+        head.push_str(&format!(" {} ", (b'a' + c as u8) as char));
+    }
+    let head = head.trim_end().to_string();
+    lines.push(head.clone());
+    for r in (0..l.rows).rev() {
+        let mut line = format!("{:>4}", r + 1);
+        for c in 0..l.columns {
+            let q = Sq { c, r };
+            let sep = if c > 0 && l.wall_between(q, Sq { c: c - 1, r }) { '|' } else { ' ' };
+            let cell = if !s.in_play(q) {
+                "##".to_string()
+            } else if let Some(i) = s.char_at(q) {
+                let marker = match s.carried_by(i) {
+                    Some(Team::White) => 'w',
+                    Some(Team::Red) => 'r',
+                    None if s.tunnels.contains(&q) => 'o',
+                    None => ' ',
+                };
+                format!("{}{marker}", marks[i])
+            } else if let Some(t) = s.flag_lying_at(q) {
+                format!("{}{}", if t == Team::White { 'w' } else { 'r' }, if s.tunnels.contains(&q) { 'o' } else { ' ' })
+            } else if s.tunnels.contains(&q) {
+                "o ".to_string()
+            } else {
+                ". ".to_string()
+            };
+            line.push(sep);
+            line.push_str(&cell);
+        }
+        lines.push(line.trim_end().to_string());
+        if r > 0 && (0..l.columns).any(|c| l.wall_between(Sq { c, r }, Sq { c, r: r - 1 })) {
+            let mut w = String::from("    ");
+            for c in 0..l.columns {
+                w.push_str(if l.wall_between(Sq { c, r }, Sq { c, r: r - 1 }) { " --" } else { "   " });
+            }
+            lines.push(w.trim_end().to_string());
+        }
+    }
+    lines.push(head);
+    lines
+}
+
+fn role_text(s: &State, c: &Character) -> String {
+    match (c.seat, s.mode) {
+        (None, _) => "defender".into(),
+        (Some(n), Mode::TwoBasic) => format!("runner {n}"),
+        (Some(n), _) => format!("runner of {}-{n}", c.team.key()),
+    }
+}
+
+fn flag_text(s: &State, t: Team) -> String {
+    match s.flags.get(t) {
+        FlagAt::Space(q) => format!("lying on {q}"),
+        FlagAt::Carried(n) => format!("carried by {n} on {}", s.flag_space(t)),
+    }
+}
+
+fn plan_lines(s: &State, role: &str) -> Vec<String> {
+    let Some(p) = s.plans.get(role) else { return Vec::new() };
+    let mut out = Vec::new();
+    for (i, m) in p.moves.iter().enumerate() {
+        let mut t = format!("move {}: {} with {}", i + 1, m.card.title(), m.token.title());
+        if let Some(c) = m.combo {
+            t.push_str(&format!(", combo {}", c.title()));
+        }
+        if let Some(c) = m.copy {
+            t.push_str(&format!(", copying {}", c.title()));
+        }
+        t.push_str(&format!("; try {}", m.tries.iter().map(|x| format!("\"{x}\"")).collect::<Vec<_>>().join(", ")));
+        out.extend(wrap(&t, 90));
+    }
+    if let Some(r) = &p.tie_first {
+        out.push(format!("on a tie with your teammate: {r} first"));
+    }
+    out
+}
+
+/// The view of `role` (see the module doc for what is in it).
+pub fn view(s: &State, role: &str) -> Value {
+    let Some(me) = s.seat(role) else { return Value::Null };
+    let marks = marks(s);
+    let phase_text = match s.stage {
+        Stage::Plan => format!("Round {} of at most {}: Phase 1, plan moves", s.round, s.layout.round_limit),
+        Stage::Move { mv } => format!("Round {}: Phase 2, move {mv} (a tie to break)", s.round),
+        Stage::Over => format!("The game is over (round {})", s.round),
+    };
+    let mode = match s.mode {
+        Mode::Four => "4 players",
+        Mode::Three => "3 players (one player holds both seats of a team)",
+        Mode::TwoAdvanced => "2 players, advanced (each player holds both seats of a team)",
+        Mode::TwoBasic => "2 players, basic (one hand per team, any character per move)",
+    };
+    let chars: Vec<Value> = s
+        .chars
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            json!({
+                "mark": marks[i].to_string(), "name": c.name, "team": c.team.name(), "role": role_text(s, c),
+                "at": c.at.to_string(), "boosts": c.boosts, "flags_left": c.flags_left,
+                "holds": c.holds, "carries": s.carried_by(i).map(|t| t.name()),
+            })
+        })
+        .collect();
+    let seats: Vec<Value> = s
+        .seats
+        .iter()
+        .map(|x| {
+            json!({
+                "role": x.role, "team": x.team.name(),
+                "tokens": x.tokens.iter().map(|t| t.title()).collect::<Vec<_>>().join(" "),
+                "discarded": x.discarded.iter().map(|t| t.title()).collect::<Vec<_>>().join(" "),
+            })
+        })
+        .collect();
+    let team_plans: Vec<Value> = s
+        .team_roles(me.team)
+        .into_iter()
+        .filter(|r| s.plans.contains_key(*r))
+        .map(|r| json!({ "role": r, "lines": plan_lines(s, r) }))
+        .collect();
+    let question = super::engine::tie_asked(s).filter(|r| r == role).map(|_| prompt(s, role));
+    let territory = |t: Team| {
+        let r = s.layout.territory.get(t);
+        format!("{}{}-{}{}", (b'a' + r.c[0] as u8) as char, r.r[0] + 1, (b'a' + r.c[1] as u8) as char, r.r[1] + 1)
+    };
+    json!({
+        "title": s.layout.title,
+        "role": role,
+        "team": me.team.name(),
+        "mode": mode,
+        "abilities": s.abilities,
+        "phase_text": phase_text,
+        "round": s.round,
+        "board": board_lines(s),
+        "characters": chars,
+        "flags": { "white": flag_text(s, Team::White), "red": flag_text(s, Team::Red) },
+        "territory": { "white": territory(Team::White), "red": territory(Team::Red) },
+        "tunnels": s.tunnels.iter().map(|q| q.to_string()).collect::<Vec<_>>().join(" "),
+        "tiebreak": s.tiebreak.name(),
+        "seats": seats,
+        "log": if matches!(s.stage, Stage::Move { .. }) { s.log.as_slice() } else { &[] }.iter().flat_map(|l| {
+            let indent = l.len() - l.trim_start().len();
+            let mut w = wrap(l, 92 - indent);
+            for (k, x) in w.iter_mut().enumerate() {
+                *x = format!("{}{}{x}", " ".repeat(indent), if k > 0 { "  " } else { "" });
+            }
+            w
+        }).collect::<Vec<_>>(),
+        "team_plans": team_plans,
+        "question": question,
+    })
+}
