@@ -57,7 +57,8 @@ fn main() {
             scenario: None,
             options: Default::default(),
             seats,
-            deadlines: pbem::model::Deadlines { default_hours: 1, kinds: Default::default() },
+            deadlines: pbem::model::Deadlines { default_hours: 1, ..Default::default() },
+            nmr: Default::default(),
         };
         let mut e = Entropy::seeded([i as u8; 32]);
         pipeline::create(&dir, new, start, &mut e).unwrap();

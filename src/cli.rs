@@ -8,7 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Parser, Subcommand};
 
-use crate::model::{Deadlines, Seat};
+use crate::model::{Deadlines, NmrMode, NmrPolicy, Seat};
 use crate::pipeline::{self, Entropy, NewGame};
 use crate::{audit, demo, orderfile, report, sig, store};
 
@@ -51,6 +51,17 @@ enum Command {
         /// Deadline hours for one kind of step, KIND=HOURS (repeatable), e.g. retreat=24.
         #[arg(long = "deadline", value_name = "KIND=HOURS")]
         deadlines: Vec<String>,
+        /// Hours after a deadline before missing orders count as NMR.
+        #[arg(long, default_value_t = 0)]
+        grace_hours: u32,
+        /// What missing orders become once the deadline (and grace) has passed: `defaults` (the
+        /// game's documented NMR orders), `wait` (never resolve without them), or `bot` (defaults,
+        /// then the built-in player after --bot-after missed steps in a row).
+        #[arg(long, default_value = "defaults", value_parser = ["defaults", "wait", "bot"])]
+        nmr: String,
+        /// With --nmr bot: consecutive missed steps before the built-in player takes the seat.
+        #[arg(long, default_value_t = 2)]
+        bot_after: u32,
         /// The current time (RFC 3339), for tests; default: the clock.
         #[arg(long)]
         now: Option<String>,
@@ -249,7 +260,7 @@ fn seat(arg: &str) -> Result<Seat> {
 pub fn run(cli: Cli) -> Result<ExitCode> {
     report::set_override(cli.templates.clone());
     match cli.command {
-        Command::New { dir, rules, scenario, options, players, id, deadline_hours, deadlines, now: t } => {
+        Command::New { dir, rules, scenario, options, players, id, deadline_hours, deadlines, grace_hours, nmr, bot_after, now: t } => {
             let kinds = key_values(&deadlines, "--deadline")?
                 .into_iter()
                 .map(|(k, v)| Ok((k, v.parse::<u32>().map_err(|_| anyhow!("--deadline {v:?}: hours must be a whole number"))?)))
@@ -266,7 +277,15 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 scenario,
                 options: key_values(&options, "--option")?,
                 seats,
-                deadlines: Deadlines { default_hours: deadline_hours, kinds },
+                deadlines: Deadlines { default_hours: deadline_hours, kinds, grace_hours },
+                nmr: NmrPolicy {
+                    policy: match nmr.as_str() {
+                        "wait" => NmrMode::Wait,
+                        "bot" => NmrMode::Bot,
+                        _ => NmrMode::Defaults,
+                    },
+                    bot_after,
+                },
             };
             let gf = pipeline::create(&dir, new, now(&t)?, &mut Entropy::Os)?;
             println!("created game {} ({}) in {}", gf.id, gf.rules, dir.display());

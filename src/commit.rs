@@ -76,6 +76,18 @@ pub fn step_seed<'a>(
     f.finish()
 }
 
+/// Domain tag of a built-in player's seed (SPEC.md "NMR policy").
+pub const BOT_SEED_TAG: &str = "pbem/bot-seed/v1";
+
+/// The seed of the built-in player answering for an NMR `role` in step `step`:
+/// `H(tag, game, step, step_seed, role)`. It is fixed once the step seed is, so the audit can
+/// re-derive the built-in player's orders.
+pub fn bot_seed(game: &str, step: u64, step_seed: &[u8; 32], role: &str) -> [u8; 32] {
+    let mut f = Fields::new(BOT_SEED_TAG);
+    f.bytes(game.as_bytes()).int(step).bytes(step_seed).bytes(role.as_bytes());
+    f.finish()
+}
+
 /// 32 fresh random bytes from the operating system (host seeds, nonces, keys).
 pub fn fresh_32() -> [u8; 32] {
     let mut b = [0u8; 32];

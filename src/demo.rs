@@ -70,6 +70,7 @@ pub fn run(rules: &str, out: &Path, seed: [u8; 32], options: BTreeMap<String, St
         options,
         seats,
         deadlines: Deadlines::default(),
+        nmr: Default::default(),
     };
     pipeline::create(&dir, new, now, &mut entropy)?;
     // The built-in players' side: their keys and the order files they sign, beside the game.

@@ -27,6 +27,9 @@ pub struct GameFile {
     /// Deadline policy.
     #[serde(default)]
     pub deadlines: Deadlines,
+    /// What missing orders become.
+    #[serde(default)]
+    pub nmr: NmrPolicy,
     /// The seats, one per role.
     #[serde(rename = "seat")]
     pub seats: Vec<Seat>,
@@ -53,12 +56,42 @@ pub struct Deadlines {
     /// Hours per ask kind (e.g. `command = 72`, `retreat = 24`).
     #[serde(default)]
     pub kinds: BTreeMap<String, u32>,
+    /// Hours after the deadline before missing orders count as NMR (the deadline shown to players
+    /// does not include it).
+    #[serde(default)]
+    pub grace_hours: u32,
 }
 
 impl Default for Deadlines {
     fn default() -> Self {
-        Deadlines { default_hours: 72, kinds: BTreeMap::new() }
+        Deadlines { default_hours: 72, kinds: BTreeMap::new(), grace_hours: 0 }
     }
+}
+
+/// What happens to a seat whose orders are missing when a step's deadline (and grace) has passed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum NmrMode {
+    /// The game's documented default orders are used (NMR).
+    #[default]
+    Defaults,
+    /// The step waits for every asked seat, however long (reminders still go out).
+    Wait,
+    /// Defaults at first; after `bot_after` consecutive missed steps the built-in player answers.
+    Bot,
+}
+
+/// The game's NMR policy (`[nmr]` in `game.toml`).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct NmrPolicy {
+    /// The mode.
+    #[serde(default)]
+    pub policy: NmrMode,
+    /// With [`NmrMode::Bot`]: how many consecutive missed steps a seat gets default orders before
+    /// the built-in player takes over (0 = at once). A seat that sends orders again is its own.
+    #[serde(default)]
+    pub bot_after: u32,
 }
 
 impl Deadlines {
@@ -126,8 +159,29 @@ pub struct Revealed {
     pub text: Option<String>,
     /// The armored SSH signature of `text`; `None` for NMR.
     pub signature: Option<String>,
-    /// The `[orders]` used: the player's, or the NMR default.
+    /// The `[orders]` used: the player's, the NMR default, or the built-in player's.
     pub orders: toml::Table,
+    /// For an NMR: `"default"` (the game's default orders) or `"bot"` (the built-in player's, from
+    /// the bot seed of SPEC.md); absent for submitted orders.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub nmr: Option<String>,
+}
+
+/// Consecutive missed steps per role, updated with one resolution: an NMR adds one, orders reset
+/// the count to zero. Fold this over records 1..=N to get the counts after record N.
+pub fn count_misses(misses: &mut BTreeMap<String, u32>, res: &Resolution) {
+    for o in &res.orders {
+        let m = misses.entry(o.role.clone()).or_insert(0);
+        *m = if o.seq.is_none() { *m + 1 } else { 0 };
+    }
+}
+
+impl NmrPolicy {
+    /// How a missing order of a seat that has already missed `missed` steps in a row is made:
+    /// `"default"` or `"bot"`.
+    pub fn kind_for(&self, missed: u32) -> &'static str {
+        if self.policy == NmrMode::Bot && missed >= self.bot_after { "bot" } else { "default" }
+    }
 }
 
 /// A resolved step: seeds revealed, orders revealed, events.

@@ -72,6 +72,8 @@ pub struct NewGame {
     pub seats: Vec<Seat>,
     /// Deadline policy.
     pub deadlines: model::Deadlines,
+    /// What missing orders become.
+    pub nmr: model::NmrPolicy,
 }
 
 /// A loaded game: its directory, game file, rules and the newest record.
@@ -277,6 +279,7 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
         options: new.options,
         host_key: key.public_key().to_openssh().map_err(|e| Error::Usage(e.to_string()))?,
         deadlines: new.deadlines,
+        nmr: new.nmr,
         seats,
     };
     let gf_text = toml::to_string(&gf).expect("game file serializes");
@@ -517,7 +520,9 @@ pub fn adjudicate(dir: &Path, now: DateTime<Utc>, entropy: &mut Entropy) -> Resu
         };
         let receipts = latest_receipts(&g.dir, opening.step)?;
         let all_in = opening.asks.iter().all(|a| receipts.contains_key(&a.role));
-        if !all_in && now < parse_time(&opening.deadline)? {
+        let grace = chrono::Duration::hours(g.gf.deadlines.grace_hours as i64);
+        let overdue = now >= parse_time(&opening.deadline)? + grace;
+        if !all_in && (!overdue || g.gf.nmr.policy == model::NmrMode::Wait) {
             return Ok(done);
         }
         let rec = resolve_step(&g, &opening, &receipts, now, entropy)?;
@@ -538,8 +543,9 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
     if hex::encode(commit::host_seed_commitment(&g.gf.id, step, &host_seed)) != opening.host_seed_commitment {
         return Err(Error::input(&seed_path, "host seed does not match the published commitment"));
     }
+    // First the nonces (an NMR contributes the placeholder), then the seed, then NMR orders, since
+    // a built-in player's orders are drawn from a seed derived from the step seed.
     let mut revealed = Vec::new();
-    let mut orders: BTreeMap<String, Orders> = BTreeMap::new();
     let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
     for ask in &opening.asks {
         let role = &ask.role;
@@ -550,7 +556,6 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
                 let signature = store::read_text(&sig_path(&sealed))?;
                 let file = orderfile::parse(&text).map_err(|p| parse_problem(&sealed, p))?;
                 nonces.insert(role.clone(), commit::parse_32(&file.header.nonce).unwrap_or(NMR_NONCE));
-                orders.insert(role.clone(), file.orders.clone());
                 revealed.push(Revealed {
                     role: role.clone(),
                     seq: Some(r.seq),
@@ -558,17 +563,23 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
                     text: Some(text),
                     signature: Some(signature),
                     orders: file.orders,
+                    nmr: None,
                 });
             }
             None => {
-                let d = g.game.default_order(&g.state, role)?;
                 nonces.insert(role.clone(), NMR_NONCE);
-                orders.insert(role.clone(), d.clone());
-                revealed.push(Revealed { role: role.clone(), seq: None, commitment: None, text: None, signature: None, orders: d });
+                revealed.push(Revealed { role: role.clone(), seq: None, commitment: None, text: None, signature: None, orders: Orders::new(), nmr: None });
             }
         }
     }
     let seed = commit::step_seed(&g.gf.id, step, &host_seed, nonces.iter().map(|(r, n)| (r.as_str(), n)));
+    let misses = if revealed.iter().any(|o| o.seq.is_none()) { misses_before(&g.dir, g.record.index)? } else { BTreeMap::new() };
+    for o in revealed.iter_mut().filter(|o| o.seq.is_none()) {
+        let (orders, kind) = nmr_orders(g.game, &g.gf, &g.state, step, &seed, &o.role, misses.get(&o.role).copied().unwrap_or(0))?;
+        o.orders = orders;
+        o.nmr = Some(kind.to_string());
+    }
+    let orders: BTreeMap<String, Orders> = revealed.iter().map(|o| (o.role.clone(), o.orders.clone())).collect();
     let mut ctx = Ctx::new(seed);
     let state = g.game.resolve(&g.state, &orders, &mut ctx)?;
     let (next_open, outcome) = open_next(&g.dir, &g.gf, g.game, &state, step + 1, now, entropy)?;
@@ -591,6 +602,39 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
     };
     commit_record(&g.dir, &g.gf, g.game, &rec, &state, &host_key(&g.dir)?)?;
     Ok(rec)
+}
+
+/// Consecutive missed steps per role after records 1..=`last` (read from the records).
+fn misses_before(dir: &GameDir, last: u64) -> Result<BTreeMap<String, u32>> {
+    let mut misses = BTreeMap::new();
+    for n in 1..=last {
+        if let Some(res) = read_record(dir, n)?.resolution {
+            model::count_misses(&mut misses, &res);
+        }
+    }
+    Ok(misses)
+}
+
+/// The orders used for a missing `role` under the game's NMR policy, and which kind they are
+/// (`"default"` or `"bot"`): the game's default orders, or, once the seat has missed
+/// `bot_after` steps in a row under the `bot` policy, the built-in player's orders drawn from the
+/// bot seed. The audit calls this too.
+pub fn nmr_orders(
+    game: &dyn DynGame,
+    gf: &GameFile,
+    state: &str,
+    step: u64,
+    step_seed: &[u8; 32],
+    role: &str,
+    missed: u32,
+) -> Result<(Orders, &'static str)> {
+    let kind = gf.nmr.kind_for(missed);
+    let orders = if kind == "bot" {
+        game.bot_order(state, role, &mut Ctx::new(commit::bot_seed(&gf.id, step, step_seed, role)))?
+    } else {
+        game.default_order(state, role)?
+    };
+    Ok((orders, kind))
 }
 
 /// The game directories under `root` (each holding a `game.toml`), sorted.

@@ -26,6 +26,10 @@ struct Table {
 
 impl Table {
     fn new() -> Self {
+        Self::with(&[])
+    }
+    /// A game created with extra `pbem new` arguments.
+    fn with(extra: &[&str]) -> Self {
         let tmp = tempfile::tempdir().unwrap();
         let t = Table { tmp };
         keygen(t.path(), "conf");
@@ -38,6 +42,7 @@ impl Table {
             .arg(format!("confederate:lee@example.org:{}", t.path().join("conf.pub").display()))
             .arg("--player")
             .arg(format!("union:meade@example.org:{}", t.path().join("union.pub").display()))
+            .args(extra)
             .assert()
             .success()
             .stdout(predicate::str::contains("created game g1"));
@@ -430,4 +435,56 @@ fn a_public_copy_without_host_files_audits_clean() {
     std::fs::remove_dir_all(g.join("host")).unwrap();
     std::fs::remove_dir_all(g.join("players")).unwrap();
     pbem().arg("audit").arg(&g).assert().success().stdout(predicate::str::contains("audit passed"));
+}
+
+fn adjudicate_at(t: &Table, now: &str) -> String {
+    let out = pbem().arg("adjudicate").arg(t.game()).args(["--now", now]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn record_json(t: &Table, n: u32) -> serde_json::Value {
+    serde_json::from_str(&std::fs::read_to_string(t.game().join("records").join(format!("{n:06}.json"))).unwrap()).unwrap()
+}
+
+#[test]
+fn nmr_policy_wait_never_resolves_without_orders() {
+    let t = Table::with(&["--nmr", "wait"]);
+    assert!(adjudicate_at(&t, "2030-01-01T00:00:00Z").contains("nothing due"));
+}
+
+#[test]
+fn a_grace_period_delays_the_nmr() {
+    // Deadline 72 h after 2026-07-01T12:00Z, plus 2 h of grace.
+    let t = Table::with(&["--grace-hours", "2"]);
+    assert!(adjudicate_at(&t, "2026-07-04T13:00:00Z").contains("nothing due"));
+    assert!(adjudicate_at(&t, "2026-07-04T14:00:00Z").contains("resolved step(s) 1; NMR"));
+}
+
+#[test]
+fn nmr_policy_bot_hands_a_silent_seat_to_the_built_in_player() {
+    let t = Table::with(&["--nmr", "bot", "--bot-after", "1", "--deadline-hours", "1"]);
+    // Step 1: both silent: default orders (first miss).
+    adjudicate_at(&t, "2026-07-01T13:00:00Z");
+    let r1 = record_json(&t, 1);
+    for o in r1["resolution"]["orders"].as_array().unwrap() {
+        assert_eq!(o["nmr"], "default", "{o}");
+    }
+    // Step 2: the Union player sends orders, the Confederate stays silent: the built-in player.
+    let uf = t.form("union", "u2.toml");
+    pbem().arg("sign").arg("--key").arg(t.key("union")).arg(&uf).assert().success();
+    pbem().arg("submit").arg(t.game()).arg(&uf).args(["--now", "2026-07-01T13:10:00Z"]).assert().success();
+    adjudicate_at(&t, "2026-07-01T14:10:00Z");
+    let r2 = record_json(&t, 2);
+    let orders = r2["resolution"]["orders"].as_array().unwrap();
+    assert_eq!(orders[0]["role"], "confederate");
+    assert_eq!(orders[0]["nmr"], "bot");
+    assert!(orders[1].get("nmr").is_none());
+    pbem().arg("audit").arg(t.game()).assert().success();
+    // A host passing off default orders as the built-in player's is caught.
+    let rec = t.game().join("records").join("000002.json");
+    let text = std::fs::read_to_string(&rec).unwrap().replacen("\"nmr\": \"bot\"", "\"nmr\": \"default\"", 1);
+    std::fs::write(&rec, text).unwrap();
+    resign(&t.game(), &rec);
+    audit_fails(&t.game(), "NMR orders of confederate in step 2");
 }

@@ -31,7 +31,8 @@ pub fn new_game(root: &Path, id: &str, deadline_hours: u32) -> PathBuf {
         scenario: None,
         options: Default::default(),
         seats,
-        deadlines: Deadlines { default_hours: deadline_hours, kinds: Default::default() },
+        deadlines: Deadlines { default_hours: deadline_hours, ..Default::default() },
+        nmr: Default::default(),
     };
     pipeline::create(&dir, new, pipeline::parse_time(T0).unwrap(), &mut Entropy::seeded([3; 32])).unwrap();
     dir
