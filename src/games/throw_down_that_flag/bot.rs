@@ -3,10 +3,13 @@
 //! - `naive`: one standing order for every company, given at the first ask: advance on the nearest
 //!   Confederate, shoot whatever is in range with all ten tokens, melee with all ten. The engine
 //!   then never asks again.
-//! - `sensible`: answers every activation itself. In melee it attacks the weakest neighbour when
-//!   the odds favour it (tokens chosen for the best hit-minus-counter-hit chance), else holds its
-//!   ground; out of melee it shoots at distance 2 or 3 when the odds favour it, else moves to stand
-//!   in the way of the Confederate company closest to breaking through.
+//! - `sensible`: answers every activation itself (the demo's player). Its tokens are chosen from
+//!   the exact odds of the success bag for the best P(hit) - 0.5 x P(being hit) (the Confederates
+//!   never attack, so stopping them is worth more than sparing men). In melee it attacks the
+//!   neighbour with the best odds, preferring those closest to the ridge, and otherwise holds its
+//!   ground; out of melee it shoots when the odds are good; otherwise it advances on the Confederate
+//!   company nearest to it counting that company's way to the objective, and melees or shoots on
+//!   arrival when it can.
 
 use toml::Value;
 
@@ -36,6 +39,9 @@ pub fn at_least(k: u32, n: u32, good: u32, total: u32) -> f64 {
 
 /// The tokens (1..=max) that maximize P(hit) - weight x P(hurt), with that value.
 fn best_tokens(s: &State, need_hit: u32, need_hurt: Option<u32>, weight: f64) -> (u32, f64) {
+    if need_hit > s.scenario.rules.max_tokens {
+        return (1, f64::MIN);
+    }
     let b = &s.scenario.success_bag;
     let total = b.total();
     let mut best = (1, f64::MIN);
@@ -50,59 +56,86 @@ fn best_tokens(s: &State, need_hit: u32, need_hurt: Option<u32>, weight: f64) ->
     best
 }
 
-/// The Confederate company closest to breaking through (fewest steps to the objective).
-fn most_dangerous(s: &State) -> Option<usize> {
-    let field = engine::objective_field(s);
-    let c = s.scenario.map.columns;
-    s.active(Side::Confederate)
-        .into_iter()
-        .min_by_key(|&j| {
-            let p = s.companies[j].at.expect("active");
-            (field[(p.row * c + p.col) as usize], p.distance(Space { col: p.col, row: 0 }), s.companies[j].letter.clone())
+/// Steps to the objective of Confederate company `j` (around First Minnesota companies).
+fn danger(s: &State, field: &[u32], j: usize) -> u32 {
+    let p = s.companies[j].at.expect("active");
+    field[(p.row * s.scenario.map.columns + p.col) as usize].min(2 * s.scenario.map.rows)
+}
+
+/// Weight of a First Minnesota hit against a Confederate hit when choosing tokens: the Confederates
+/// never attack, so losses matter less than stopping them.
+const HURT_WEIGHT: f64 = 0.5;
+
+fn melee_choice(s: &State, field: &[u32], i: usize, from: Space) -> Option<Attack> {
+    let mut moved = s.clone();
+    moved.companies[i].at = Some(from);
+    let adj = moved.adjacent_enemies(i);
+    let own = s.companies[i].str;
+    adj.into_iter()
+        .map(|j| {
+            let (n, v) = best_tokens(s, s.companies[j].str, Some(own), HURT_WEIGHT);
+            (v - 0.02 * danger(s, field, j) as f64, n, j)
         })
+        .filter(|x| x.0 > 0.0)
+        .max_by(|a, b| a.0.total_cmp(&b.0).then(b.2.cmp(&a.2)))
+        .map(|(_, n, j)| Attack { kind: AttackKind::Melee, target: j, tokens: n })
+}
+
+fn shot_choice(s: &State, i: usize, from: Space) -> Option<Attack> {
+    if !s.companies[i].gun || engine::enemy_next_to(s, i, from) {
+        return None;
+    }
+    let mut best: Option<(f64, Attack)> = None;
+    for j in s.active(Side::Confederate) {
+        let d = s.companies[j].at.expect("active").distance(from);
+        let back = s.companies[j].gun.then_some(d);
+        let (n, v) = best_tokens(s, d, back, HURT_WEIGHT);
+        if v > 0.25 && best.as_ref().is_none_or(|b| v > b.0) {
+            best = Some((v, Attack { kind: AttackKind::Shoot, target: j, tokens: n }));
+        }
+    }
+    best.map(|b| b.1)
 }
 
 /// The sensible policy's plan for company `i`.
 pub fn sensible_plan(s: &State, i: usize) -> Plan {
     let Some(p) = s.companies[i].at else { return Plan::default() };
-    let own = s.companies[i].str;
-    let adj = s.adjacent_enemies(i);
-    if !adj.is_empty() {
-        let target = orders::pick(s, p, &adj).expect("non-empty");
-        let (n, v) = best_tokens(s, s.companies[target].str, Some(own), 1.0);
-        if v > 0.05 {
-            return Plan { attack: Some(Attack { kind: AttackKind::Melee, target, tokens: n }), ..Plan::default() };
-        }
+    let field = engine::objective_field(s);
+    if !s.adjacent_enemies(i).is_empty() {
+        return match melee_choice(s, &field, i, p) {
+            Some(a) => Plan { attack: Some(a), ..Plan::default() },
+            None => Plan::default(),
+        };
+    }
+    if let Some(a) = shot_choice(s, i, p) {
+        return Plan { attack: Some(a), ..Plan::default() };
+    }
+    // Go for the Confederate company that is nearest counting both its way to the ridge and ours.
+    let Some(target) = s
+        .active(Side::Confederate)
+        .into_iter()
+        .min_by_key(|&j| (danger(s, &field, j) + s.companies[j].at.expect("active").distance(p), s.companies[j].letter.clone()))
+    else {
         return Plan::default();
+    };
+    let goal = s.companies[target].at.expect("active");
+    let Some(one) = step_toward(s, i, goal, 1) else {
+        return step_toward(s, i, goal, 2).map(|b| Plan { before: b, ..Plan::default() }).unwrap_or_default();
+    };
+    if let Some(a) = melee_choice(s, &field, i, one[0]) {
+        return Plan { before: one, attack: Some(a), after: Vec::new() };
     }
-    if s.companies[i].gun {
-        let mut best: Option<(f64, Attack)> = None;
-        for j in s.active(Side::Confederate) {
-            let d = s.companies[j].at.expect("active").distance(p);
-            if !(2..=3).contains(&d) {
-                continue;
-            }
-            let back = s.companies[j].gun.then_some(d);
-            let (n, v) = best_tokens(s, d, back, 1.0);
-            if best.as_ref().is_none_or(|b| v > b.0) {
-                best = Some((v, Attack { kind: AttackKind::Shoot, target: j, tokens: n }));
-            }
+    let mut moved = s.clone();
+    moved.companies[i].at = Some(one[0]);
+    if moved.adjacent_enemies(i).is_empty() {
+        if let Some(a) = shot_choice(&moved, i, one[0]) {
+            return Plan { before: one, attack: Some(a), after: Vec::new() };
         }
-        if let Some((v, a)) = best.filter(|b| b.0 > 0.1) {
-            let _ = v;
-            return Plan { attack: Some(a), ..Plan::default() };
+        if let Some(two) = step_toward(s, i, goal, 2).filter(|b| b.len() == 2 && b[0] == one[0]) {
+            return Plan { before: two, ..Plan::default() };
         }
     }
-    let Some(d) = most_dangerous(s) else { return Plan::default() };
-    let dp = s.companies[d].at.expect("active");
-    let goal = engine::confederate_destination(s, d).filter(|&g| g != dp && s.at(g).is_none()).unwrap_or(dp);
-    if p == goal || p.adjacent(dp) {
-        return Plan::default();
-    }
-    match step_toward(s, i, goal, 2) {
-        Some(path) => Plan { before: path, ..Plan::default() },
-        None => Plan::default(),
-    }
+    Plan { before: one, ..Plan::default() }
 }
 
 /// The naive policy's standing order for every company.
