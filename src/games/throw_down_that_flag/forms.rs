@@ -30,6 +30,9 @@ pub fn wrap(text: &str, width: usize) -> String {
 /// "company C (Str 2, gun marker, colors) at E4".
 pub fn describe(s: &State, i: usize) -> String {
     let c = &s.companies[i];
+    if c.at.is_none() {
+        return format!("company {}: {}", c.letter, if c.broke_through { "broke through" } else { "out of the fight (Str 0)" });
+    }
     let mut tags = vec![format!("Str {}", c.str)];
     tags.push(if c.gun { "gun marker".into() } else { "no gun marker".into() });
     if c.colors {
@@ -94,7 +97,7 @@ pub fn help(s: &State) -> Vec<String> {
         out.push("It has no gun marker: it cannot shoot.".into());
     }
     out.push("Standing orders ([orders.standing.A], or [orders.standing.all] for every company):".into());
-    out.push(format!("  melee = 8, shoot = 6, range = {DEFAULT_RANGE}, move = \"nearest\" | \"hold\" | \"E4\""));
+    out.push(format!("  melee = 8, shoot = 6, range = {DEFAULT_RANGE}, move = \"nearest\" | \"hold\" | \"ask\" | \"E4\""));
     out.push("  a company with one acts without asking; an empty table clears it.".into());
     for (k, st) in &s.standing {
         out.push(format!("  now {k}: {}", orders::standing_text(st)));

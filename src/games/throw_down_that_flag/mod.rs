@@ -185,7 +185,7 @@ impl Game for ThrowDownThatFlag {
         }
         vec![
             "Standing orders ([orders.standing.A], or [orders.standing.all] for every company):".into(),
-            "  melee = 8, shoot = 6, range = 2, move = \"nearest\" | \"hold\" | \"E4\"".into(),
+            "  melee = 8, shoot = 6, range = 2, move = \"nearest\" | \"hold\" | \"ask\" | \"E4\"".into(),
             "A company with a standing order that applies acts without asking.".into(),
         ]
     }

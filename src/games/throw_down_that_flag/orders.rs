@@ -7,8 +7,9 @@
 //!   `move`, one for the combined actions, before or after the attack as the name says);
 //!   `target = "C"` the Confederate company's letter; `tokens = 6` the tokens pulled (1-10).
 //! - `[orders.standing.LETTER]` or `[orders.standing.all]` (every company without its own):
-//!   `melee = N`, `shoot = N`, `range = R`, `move = "nearest" | "hold" | "E4"`. Each table given
-//!   replaces the stored one for that key; an empty table clears it.
+//!   `melee = N`, `shoot = N`, `range = R`, `move = "nearest" | "hold" | "ask" | "E4"`. Each table
+//!   given replaces the stored one for that key; an empty table clears it (the company then follows
+//!   `all`, if given). `move = "ask"` (or no `move`) makes the engine ask when no attack applies.
 
 use std::collections::BTreeMap;
 
@@ -125,11 +126,12 @@ fn parse_standing(s: &State, field: &str, v: &Value, probs: &mut Vec<OrderProble
             "move" => match x.as_str().map(|m| m.trim().to_ascii_lowercase()) {
                 Some(m) if m == "nearest" => st.movement = Some(MoveRule::Nearest),
                 Some(m) if m == "hold" => st.movement = Some(MoveRule::Hold),
+                Some(m) if m == "ask" => st.movement = Some(MoveRule::Ask),
                 Some(m) => match s.scenario.space(&m) {
                     Some(p) => st.movement = Some(MoveRule::To(p)),
-                    None => probs.push(problem(f, "\"nearest\", \"hold\" or a space of the map such as \"E4\"")),
+                    None => probs.push(problem(f, "\"nearest\", \"hold\", \"ask\" or a space of the map such as \"E4\"")),
                 },
-                None => probs.push(problem(f, "\"nearest\", \"hold\" or a space of the map such as \"E4\"")),
+                None => probs.push(problem(f, "\"nearest\", \"hold\", \"ask\" or a space of the map such as \"E4\"")),
             },
             _ => probs.push(problem(f, "unknown key; accepted: melee, shoot, range, move")),
         }
@@ -269,7 +271,7 @@ pub fn standing_plan(s: &State, i: usize) -> Option<Plan> {
         return match st.movement {
             Some(MoveRule::Nearest) | Some(MoveRule::Hold) => Some(Plan::default()),
             Some(MoveRule::To(goal)) => Some(step_toward(s, i, goal, 2).map(|b| Plan { before: b, ..Plan::default() }).unwrap_or_default()),
-            None => None,
+            Some(MoveRule::Ask) | None => None,
         };
     }
     let range = st.range.unwrap_or(DEFAULT_RANGE);
@@ -283,6 +285,7 @@ pub fn standing_plan(s: &State, i: usize) -> Option<Plan> {
         return Some(Plan { attack: Some(a), ..Plan::default() });
     }
     let goal = match st.movement? {
+        MoveRule::Ask => return None,
         MoveRule::Hold => return Some(Plan::default()),
         MoveRule::To(g) if g == p => return Some(Plan::default()),
         MoveRule::To(g) => g,
@@ -349,6 +352,7 @@ pub fn standing_value(st: &Standing) -> Value {
             MoveRule::Nearest => "nearest".to_string(),
             MoveRule::Hold => "hold".to_string(),
             MoveRule::To(p) => p.name(),
+            MoveRule::Ask => "ask".to_string(),
         };
         t.insert("move".into(), Value::String(text));
     }
@@ -368,7 +372,7 @@ pub fn standing_text(st: &Standing) -> String {
         Some(MoveRule::Nearest) => parts.push("otherwise advance on the nearest Confederate".into()),
         Some(MoveRule::Hold) => parts.push("otherwise hold".into()),
         Some(MoveRule::To(p)) => parts.push(format!("otherwise move to {}", p.name())),
-        None => parts.push("otherwise ask me".into()),
+        Some(MoveRule::Ask) | None => parts.push("otherwise ask me".into()),
     }
     parts.join("; ")
 }

@@ -104,6 +104,8 @@ pub enum MoveRule {
     Hold,
     /// Up to two spaces toward this space, then stay there.
     To(Space),
+    /// Ask the player (used to leave one company out of an `all` order).
+    Ask,
 }
 
 /// A company's standing order (the player's answer ahead of time).

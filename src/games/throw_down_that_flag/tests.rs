@@ -301,6 +301,17 @@ fn standing_orders_answer_and_the_engine_asks_only_when_they_do_not() {
 }
 
 #[test]
+fn standing_order_ask_leaves_one_company_out_of_all() {
+    let g = ThrowDownThatFlag;
+    let o = orders("[standing.all]\nmove = \"hold\"\n[standing.H]\nmove = \"ask\"\n");
+    let s1 = g.resolve(&july2(), &o, &mut Ctx::new([3; 32])).unwrap();
+    assert_eq!(s1.companies[s1.asking.expect("asked")].letter, "H");
+    // An order that gives no action while H's standing order asks is refused, naming `action`.
+    let probs = g.check_order(&s1, "union", &Orders::new()).unwrap_err();
+    assert_eq!(probs[0].field, "action");
+}
+
+#[test]
 fn standing_order_melee_and_shoot_combinations() {
     let mut s = board(&[("A", "E2", 3)], &[("B", "E4", 3)]);
     s.standing.insert("all".into(), state::Standing { melee: Some(8), shoot: Some(6), range: Some(2), movement: Some(state::MoveRule::Nearest) });
@@ -401,4 +412,16 @@ fn campaign_plays_july_2_then_july_3_in_one_game() {
     let o = s.outcome.expect("over");
     assert!(o.summary.contains("july-2 won, july-3 won"), "{}", o.summary);
     assert_eq!(o.winner.as_deref(), Some("union"));
+}
+
+#[test]
+fn a_scenario_file_of_ones_own_is_used_as_given() {
+    let g = ThrowDownThatFlag;
+    let mine = JULY_2.replace("rounds = 4 ", "rounds = 3 ");
+    assert_ne!(mine, JULY_2);
+    let s = g.setup(&mine, &BTreeMap::new()).unwrap();
+    assert_eq!(s.scenario.rules.rounds, 3);
+    let bad = JULY_2.replace("at = \"B2\"", "at = \"Z2\"");
+    let e = g.setup(&bad, &BTreeMap::new()).unwrap_err().to_string();
+    assert!(e.contains("union[0].at"), "{e}");
 }
