@@ -100,3 +100,20 @@ pub fn run(rules: &str, options: &BTreeMap<String, String>, games: u32, policy: 
         mean_steps: all.iter().map(|r| r.3 as f64).sum::<f64>() / n,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn simulation_is_reproducible_and_checks_its_arguments() {
+        let opts = BTreeMap::from([("scenario".to_string(), "july-3".to_string())]);
+        let a = run("throw-down-that-flag", &opts, 6, "naive", [1; 32], false).unwrap();
+        let b = run("throw-down-that-flag", &opts, 6, "naive", [1; 32], false).unwrap();
+        assert_eq!(a, b);
+        assert_eq!(a.games, 6);
+        assert!(a.describe().contains("win rate"));
+        assert!(run("gettysburg-campaign", &BTreeMap::new(), 1, "naive", [1; 32], false).is_err());
+        assert!(run("throw-down-that-flag", &opts, 1, "reckless", [1; 32], false).is_err());
+    }
+}

@@ -49,3 +49,15 @@ fn tdtf_recorded_july_2_game() {
     insta::assert_snapshot!("tdtf_july_2_first", report(&dir, 1));
     insta::assert_snapshot!("tdtf_july_2_last", report(&dir, s.steps));
 }
+
+#[test]
+fn tdtf_simulate_prints_win_rate_and_casualties() {
+    let out = assert_cmd::Command::cargo_bin("pbem")
+        .unwrap()
+        .args(["simulate", "--rules", "throw-down-that-flag", "--scenario", "july-3", "--games", "4", "--policy", "naive"])
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains("win rate:") && text.contains("mean casualties:"), "{text}");
+}
