@@ -26,6 +26,7 @@ fn tdtf_demo_plays_each_scenario_and_audits_clean() {
         let s = demo(&dir, 0x12, &options);
         assert!(s.steps >= 1 && s.audit.describe().contains("replayed"), "{options:?}: {s:?}");
         assert!(!s.outcome.is_empty());
+        insta::assert_snapshot!("tdtf_july_3_summary", format!("steps {}, orders {}\n{}", s.steps, s.orders, s.outcome));
         for n in 0..=s.steps {
             for line in report(&dir, n).lines() {
                 assert!(line.chars().count() < 100, "{options:?} record {n}: line too long: {line}");

@@ -495,7 +495,9 @@ pub fn activated(s: &State, token: &Token, side: Side) -> Option<usize> {
 }
 
 /// Round Structure 1: pulls a token and its face. A letter neither side still has is removed from
-/// the game; otherwise a letter goes to the top row, a colors token to the bottom row.
+/// the game; otherwise a letter goes to the top row, a colors token to the bottom row. A colors
+/// token is never removed, even when neither side holds colors (interpretation: the three colors
+/// tokens are what ends a round, so a round always ends).
 fn pull_token(s: &mut State, t: &mut dyn Table) {
     let names: Vec<String> = s.bag.iter().map(|x| x.name()).collect();
     let i = t.draw(s.bag.len() as u32, &format!("Round {}: activation bag", s.round), &|i| names[i as usize].clone()) as usize;
