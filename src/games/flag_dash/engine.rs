@@ -7,10 +7,15 @@ use super::state::{Card, Effect, FlagAt, Mode, MovePlan, Plan, Stage, State, Tok
 use crate::dice::Ctx;
 use crate::game::Outcome;
 
-/// Logs a public event and keeps it in the round's account.
+/// Logs a public event and keeps it in the round's account; a long text becomes several events
+/// (continuation lines indented) so that every report line stays under 100 characters.
 pub fn say(s: &mut State, ctx: &mut Ctx, text: String) {
-    ctx.say(text.clone());
-    s.log.push(text);
+    let indent = text.len() - text.trim_start().len();
+    for (k, line) in super::forms::wrap(&text, 88 - indent).into_iter().enumerate() {
+        let line = format!("{}{}{line}", " ".repeat(indent), if k > 0 { "  " } else { "" });
+        ctx.say(line.clone());
+        s.log.push(line);
+    }
 }
 
 /// The absolute direction of a Run card for `team`: forward points away from the team's back row,

@@ -80,8 +80,10 @@ fn resolve(s: &State, o: &[(&str, String)]) -> State {
     s
 }
 
+/// True when the account contains `needle` (long lines are wrapped, so whitespace is collapsed).
 fn has(log: &[String], needle: &str) -> bool {
-    log.iter().any(|l| l.contains(needle))
+    let flat = |t: &str| t.split_whitespace().collect::<Vec<_>>().join(" ");
+    flat(&log.join(" ")).contains(&flat(needle))
 }
 
 // ---- the rulebook's examples ----

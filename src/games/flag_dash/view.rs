@@ -127,7 +127,15 @@ pub fn view(s: &State, role: &str) -> Value {
         .iter()
         .enumerate()
         .map(|(i, c)| {
+            let mut notes = Vec::new();
+            if let Some(t) = s.carried_by(i) {
+                notes.push(format!("CARRIES THE {} FLAG", t.name().to_ascii_uppercase()));
+            }
+            if !c.holds.is_empty() {
+                notes.push(format!("holds character flags of {}", c.holds.join(", ")));
+            }
             json!({
+                "notes": notes.join("; "),
                 "mark": marks[i].to_string(), "name": c.name, "team": c.team.name(), "role": role_text(s, c),
                 "at": c.at.to_string(), "boosts": c.boosts, "flags_left": c.flags_left,
                 "holds": c.holds, "carries": s.carried_by(i).map(|t| t.name()),
@@ -171,14 +179,7 @@ pub fn view(s: &State, role: &str) -> Value {
         "tunnels": s.tunnels.iter().map(|q| q.to_string()).collect::<Vec<_>>().join(" "),
         "tiebreak": s.tiebreak.name(),
         "seats": seats,
-        "log": if matches!(s.stage, Stage::Move { .. }) { s.log.as_slice() } else { &[] }.iter().flat_map(|l| {
-            let indent = l.len() - l.trim_start().len();
-            let mut w = wrap(l, 92 - indent);
-            for (k, x) in w.iter_mut().enumerate() {
-                *x = format!("{}{}{x}", " ".repeat(indent), if k > 0 { "  " } else { "" });
-            }
-            w
-        }).collect::<Vec<_>>(),
+        "log": if matches!(s.stage, Stage::Move { .. }) { s.log.as_slice() } else { &[] },
         "team_plans": team_plans,
         "question": question,
     })

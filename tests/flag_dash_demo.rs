@@ -1,0 +1,56 @@
+//! Flag Dash through the real files: demo games (4 players; 2 players basic) play through signed
+//! order files and audit clean, every report line stays under 100 characters, and one recorded
+//! 4-player game is a snapshot. Regenerate after an intended change with
+//! `INSTA_UPDATE=always cargo test --test flag_dash_demo`.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use pbem::pipeline;
+
+fn demo(dir: &Path, seed: u8, options: &[(&str, &str)]) -> pbem::demo::DemoSummary {
+    let start = pipeline::parse_time("2026-07-03T12:00:00Z").unwrap();
+    let opts: BTreeMap<String, String> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+    pbem::demo::run("flag-dash", dir, [seed; 32], opts, start).unwrap()
+}
+
+fn report(dir: &Path, n: u64, role: &str) -> String {
+    std::fs::read_to_string(dir.join("reports").join(format!("{n:06}")).join(format!("{role}.txt"))).unwrap()
+}
+
+fn check_lines(dir: &Path, steps: u64, roles: &[&str]) {
+    for n in 0..=steps {
+        for role in roles {
+            for line in report(dir, n, role).lines() {
+                assert!(line.chars().count() < 100, "record {n} {role}: line too long: {line}");
+            }
+        }
+    }
+}
+
+#[test]
+fn flag_dash_recorded_four_player_game() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("g");
+    let s = demo(&dir, 0x46, &[]);
+    assert!(s.audit.describe().contains("replayed"), "{s:?}");
+    let roles = ["white-1", "white-2", "red-1", "red-2"];
+    check_lines(&dir, s.steps, &roles);
+    insta::assert_snapshot!("flag_dash_summary", format!("steps {}, orders {}\n{}", s.steps, s.orders, s.outcome));
+    for n in [0, 1, s.steps] {
+        let name = if n == s.steps { "flag_dash_last_white-1".to_string() } else { format!("flag_dash_{n}_white-1") };
+        insta::assert_snapshot!(name, report(&dir, n, "white-1"));
+    }
+    // Nobody sees the other team's plan before it is revealed: red-1's report after step 0 shows
+    // only Red's plans, and only once they are made.
+    assert!(!report(&dir, 0, "red-1").contains("white-1:\n"));
+}
+
+#[test]
+fn flag_dash_two_player_basic_demo_audits_clean() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("g");
+    let s = demo(&dir, 0x47, &[("players", "2")]);
+    assert!(s.audit.describe().contains("replayed"), "{s:?}");
+    check_lines(&dir, s.steps, &["white", "red"]);
+}
