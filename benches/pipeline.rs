@@ -11,7 +11,13 @@ fn median(mut v: Vec<Duration>) -> Duration {
 }
 
 fn main() {
-    let rules = "gettysburg-campaign";
+    for game in pbem::games::ALL {
+        bench(game.rules());
+    }
+}
+
+fn bench(rules: &str) {
+    println!("{rules}:");
     let start = pipeline::parse_time("2026-07-01T12:00:00Z").unwrap();
     let runs = 7;
 
@@ -20,16 +26,16 @@ fn main() {
     let mut steps = 0;
     let tmp = tempfile::tempdir().unwrap();
     for i in 0..runs {
-        let dir = tmp.path().join(format!("demo{i}"));
+        let dir = tmp.path().join(format!("demo-{rules}-{i}"));
         let t = Instant::now();
         let s = pbem::demo::run(rules, &dir, [i as u8; 32], Default::default(), start).unwrap();
         demo.push(t.elapsed());
         steps = s.steps;
     }
-    println!("demo game ({steps} steps, incl. audit): median {:?}", median(demo));
+    println!("  demo game ({steps} steps, incl. audit): median {:?}", median(demo));
 
     // Audit of a whole game.
-    let dir = tmp.path().join("demo0");
+    let dir = tmp.path().join(format!("demo-{rules}-0"));
     let audits: Vec<Duration> = (0..runs)
         .map(|_| {
             let t = Instant::now();
@@ -37,14 +43,14 @@ fn main() {
             t.elapsed()
         })
         .collect();
-    println!("audit of a whole game: median {:?}", median(audits));
+    println!("  audit of a whole game: median {:?}", median(audits));
 
     // One step's adjudication: a fresh game, NMR past the deadline for step 1 only.
     let key = pipeline::key_from_seed(&[9; 32], "bench");
     let pk = key.public_key().to_openssh().unwrap();
     let mut one = Vec::new();
     for i in 0..runs {
-        let dir = tmp.path().join(format!("one{i}"));
+        let dir = tmp.path().join(format!("one-{rules}-{i}"));
         let game = pipeline::rules(rules).unwrap();
         let roles = game.roles(&game.setup(game.default_scenario(), &Default::default()).unwrap()).unwrap();
         let seats = roles
@@ -52,7 +58,7 @@ fn main() {
             .map(|r| pbem::model::Seat { role: r.clone(), email: format!("{r}@example.org"), key: pk.clone() })
             .collect();
         let new = pipeline::NewGame {
-            id: Some(format!("bench{i}")),
+            id: Some(format!("bench-{rules}-{i}")),
             rules: rules.into(),
             scenario: None,
             options: Default::default(),
@@ -68,5 +74,5 @@ fn main() {
         one.push(t.elapsed());
         assert_eq!(a.resolved, vec![1]);
     }
-    println!("adjudicate one step (resolve, state, reports, signed record): median {:?}", median(one));
+    println!("  adjudicate one step (resolve, state, reports, signed record): median {:?}", median(one));
 }
