@@ -7,7 +7,7 @@
 use super::engine::{carry_out, run_dir};
 use super::forms::{default_plan, reset_only};
 use super::layout::{Dir, Rect, Sq, Team};
-use super::orders::{Parsed, parse, parse_try, plan_orders};
+use super::orders::{parse, parse_try, plan_orders};
 use super::state::{Card, Effect, MovePlan, Plan, Stage, State, Token};
 use crate::game::Orders;
 
@@ -113,7 +113,7 @@ fn best_move(s: &State, role: &str, token: Token, used: &[Card], rng: Rng) -> Op
             let mut scored: Vec<(i32, String, State)> = Vec::new();
             for &who in &movable {
                 for text in variants(s, who, team) {
-                    let mp = MovePlan { card, token, combo, copy, tries: vec![text.clone()] };
+                    let mp = MovePlan { card, token, combo, copy, tries: vec![text.clone()], spy_on: None };
                     if let Some((sim, sc)) = evaluate(s, role, &mp, &text) {
                         scored.push((sc + rng(4) as i32, text, sim));
                     }
@@ -124,7 +124,7 @@ fn best_move(s: &State, role: &str, token: Token, used: &[Card], rng: Rng) -> Op
             if best.as_ref().is_none_or(|(b, _)| top.0 > b.score) {
                 let tries: Vec<String> = scored.iter().take(3).map(|x| x.1.clone()).collect();
                 let after = top.2.clone();
-                best = Some((Cand { plan: MovePlan { card, token, combo, copy, tries }, score: top.0 }, after));
+                best = Some((Cand { plan: MovePlan { card, token, combo, copy, tries, spy_on: None }, score: top.0 }, after));
             }
         }
     }
@@ -134,12 +134,16 @@ fn best_move(s: &State, role: &str, token: Token, used: &[Card], rng: Rng) -> Op
 /// A whole plan for `role`.
 pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
     let Some(seat) = s.seat(role) else { return default_plan(s, role) };
-    let mut toks: Vec<Token> = seat.tokens.iter().copied().filter(|t| matches!(t, Token::N(_))).collect();
+    let mut toks: Vec<Token> = seat.tokens.iter().copied().filter(|t| *t != Token::Spy).collect();
+    let spy = seat.tokens.contains(&Token::Spy) && toks.len() >= 3 && rng(4) == 0;
     let picks: Vec<Token> = if reset_only(s, role) {
         vec![Token::N(7)]
     } else {
         let mut p = Vec::new();
-        for _ in 0..2 {
+        if spy {
+            p.push(Token::Spy);
+        }
+        while p.len() < 2 {
             // Low tokens a little more often: pick the lower of two random draws.
             let a = rng(toks.len() as u32) as usize;
             let b = rng(toks.len() as u32) as usize;
@@ -153,7 +157,10 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
     let fallback = default_plan(s, role);
     for (k, &t) in picks.iter().enumerate() {
         match best_move(&sim, role, t, &used, rng) {
-            Some((mp, after)) => {
+            Some((mut mp, after)) => {
+                if t == Token::Spy {
+                    mp.spy_on = s.team_roles(seat.team.other()).first().map(|r| r.to_string());
+                }
                 used.push(mp.card);
                 used.extend(mp.combo);
                 sim.played = after.played.clone();
@@ -167,7 +174,8 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
                 let combo = (t.effect() == Effect::Combo).then(|| Card::BASIC.into_iter().find(|c| !used.contains(c) && *c != card && *c != Card::Copy)).flatten();
                 used.push(card);
                 used.extend(combo);
-                moves.push(MovePlan { card, token: t, combo, copy: None, tries: fallback.moves[k.min(fallback.moves.len() - 1)].tries.clone() });
+                let spy_on = (t == Token::Spy).then(|| s.team_roles(seat.team.other())[0].to_string());
+                moves.push(MovePlan { card, token: t, combo, copy: None, tries: fallback.moves[k.min(fallback.moves.len() - 1)].tries.clone(), spy_on });
             }
         }
     }
@@ -185,6 +193,7 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
 pub fn order(s: &State, role: &str, rng: Rng) -> Orders {
     let o = match s.stage {
         Stage::Plan => plan_orders(&plan(s, role, rng)),
+        Stage::Move { .. } if super::engine::spy_asked(s).as_deref() == Some(role) => super::forms::default_order(s, role),
         _ => {
             let mut o = super::forms::default_order(s, role);
             if let Some(seat) = s.seat(role) {
@@ -196,7 +205,7 @@ pub fn order(s: &State, role: &str, rng: Rng) -> Orders {
         }
     };
     match parse(s, role, &o) {
-        Ok(Parsed::Plan(_)) | Ok(Parsed::TieFirst(_)) => o,
+        Ok(_) => o,
         Err(_) => super::forms::default_order(s, role),
     }
 }

@@ -3,6 +3,7 @@
 
 use super::layout::{Dir, Sq, Team};
 use super::orders::{Arg, Step, Try, acting, parse_try};
+use super::layout::Ability;
 use super::state::{Card, Effect, FlagAt, Mode, MovePlan, Plan, Stage, State, Token};
 use crate::dice::Ctx;
 use crate::game::Outcome;
@@ -65,11 +66,21 @@ pub fn order(s: &State, mv: u8) -> Result<Vec<String>, Team> {
     Ok(entries.into_iter().map(|e| e.2).collect())
 }
 
+/// The seat asked to replace its spy token in the current move (Character Abilities, Spy), the
+/// first in seat order when several played one.
+pub fn spy_asked(s: &State) -> Option<String> {
+    let Stage::Move { mv } = s.stage else { return None };
+    s.seats
+        .iter()
+        .find(|x| s.plans.get(&x.role).and_then(|p| p.moves.get(mv as usize - 1)).is_some_and(|m| m.token == Token::Spy))
+        .map(|x| x.role.clone())
+}
+
 /// The seat asked to break an undecided same-team tie: the team's first seat (our choice; the
 /// rulebook lets teammates agree, which a mail game cannot wait for twice).
 pub fn tie_asked(s: &State) -> Option<String> {
     match s.stage {
-        Stage::Move { mv } => order(s, mv).err().map(|t| s.team_roles(t)[0].to_string()),
+        Stage::Move { mv } if spy_asked(s).is_none() => order(s, mv).err().map(|t| s.team_roles(t)[0].to_string()),
         _ => None,
     }
 }
@@ -102,12 +113,40 @@ fn enter_move(s: &mut State, ctx: &mut Ctx, mv: u8) {
         }
     }
     say(s, ctx, format!("Move {mv}: tokens revealed: {}.", parts.join(", ")));
+    // Character Abilities, Spy: the spied opponent's card is shown to the spy's team only.
+    s.spied.clear();
+    for seat in s.seats.clone() {
+        let Some(m) = s.plans.get(&seat.role).and_then(|p| p.moves.get(mv as usize - 1)).cloned() else { continue };
+        let Some(target) = m.spy_on.clone().filter(|_| m.token == Token::Spy) else { continue };
+        let card = s.plans.get(&target).and_then(|p| p.moves.get(mv as usize - 1)).map(describe_card).unwrap_or_else(|| "no card (no move)".into());
+        let text = format!("Spy: {}'s card for move {mv} is {card}.", target);
+        let team: Vec<String> = s.team_roles(seat.team).into_iter().map(String::from).collect();
+        ctx.tell(&team.iter().map(String::as_str).collect::<Vec<_>>(), text.clone());
+        s.spied.insert(seat.role.clone(), text);
+    }
+}
+
+/// Replaces `role`'s spy token (and perhaps its card) in move `mv` (Character Abilities, Spy).
+pub fn apply_spy(s: &mut State, ctx: &mut Ctx, role: &str, mv: u8, m: MovePlan) {
+    let seat = s.seats.iter_mut().find(|x| x.role == role).expect("seat");
+    if let Some(i) = seat.tokens.iter().position(|t| *t == m.token) {
+        seat.tokens.remove(i);
+    }
+    let old = &mut s.plans.get_mut(role).expect("plan").moves[mv as usize - 1];
+    let changed = old.card != m.card || old.combo != m.combo || old.copy != m.copy;
+    *old = m.clone();
+    s.spied.remove(role);
+    let extra = if changed { " and changes its card (face down)" } else { "" };
+    say(s, ctx, format!("{role} discards the spy token for good, replaces it with {}{extra}.", m.token.title()));
 }
 
 /// Runs Phase 2 and 3 from where the state stands until plans or a tie answer are needed, or the
 /// game ends.
 pub fn run(s: &mut State, ctx: &mut Ctx) {
     while let Stage::Move { mv } = s.stage {
+        if spy_asked(s).is_some() {
+            return;
+        }
         let Ok(order) = order(s, mv) else { return };
         let tb = s.tiebreak.name();
         say(s, ctx, format!("Move {mv} order: {} (tiebreak marker: {tb}).", order.join(", ")));
@@ -150,6 +189,11 @@ fn cleanup(s: &mut State, ctx: &mut Ctx) {
     } else {
         s.stage = Stage::Plan;
     }
+}
+
+fn describe_card(mp: &MovePlan) -> String {
+    let d = describe(mp);
+    d.rsplit_once(" with ").map(|x| x.0.to_string()).unwrap_or(d)
 }
 
 fn describe(mp: &MovePlan) -> String {
@@ -249,6 +293,28 @@ pub fn resolve_move(s: &mut State, ctx: &mut Ctx, role: &str, mv: u8) {
 pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lines: &mut Vec<String>) -> Result<(), String> {
     let ch = t.who;
     let mut tunnel_used = false;
+    if s.chars[ch].trapped {
+        // Character Abilities, Trap: only a reset token frees a trapped character.
+        if mp.token != Token::N(7) {
+            return Err(format!("{} is trapped; only a reset token (#7) can select it", s.chars[ch].name));
+        }
+        s.chars[ch].trapped = false;
+        let at = s.chars[ch].at;
+        if let Some(k) = s.traps.iter().position(|t| t.0 == at) {
+            let owner = s.traps.remove(k).1;
+            if let Some(o) = s.char_named(&owner) {
+                s.chars[o].supply += 1;
+            }
+        }
+        lines.push(format!("{} escapes the trap on {at}; the trap returns to its owner", s.chars[ch].name));
+    }
+    let cats = match mp.token.effect() {
+        Effect::Cats { before } if s.abilities && s.chars[ch].is_runner() && s.chars[ch].ability == Some(Ability::Cats) => Some(before),
+        _ => None,
+    };
+    if cats == Some(true) {
+        chase(s, ch, lines);
+    }
     for step in &t.steps {
         match step {
             Step::Boost(d) => {
@@ -274,8 +340,52 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lines: &mut 
             s.outcome = Some(Outcome { winner: Some(team.key().into()), summary: format!("Team {} wins: {why}", team.name()) });
             return Ok(());
         }
+        if s.chars[ch].trapped {
+            // Trapped: the character stays; the rest of its move is not carried out (our reading).
+            lines.push(format!("{} is trapped, so the rest of the move is not carried out", s.chars[ch].name));
+            return Ok(());
+        }
+    }
+    if cats == Some(false) {
+        chase(s, ch, lines);
+        if let Some((team, why)) = winner(s) {
+            lines.push(why.clone());
+            s.outcome = Some(Outcome { winner: Some(team.key().into()), summary: format!("Team {} wins: {why}", team.name()) });
+        }
     }
     Ok(())
+}
+
+/// Cats (Character Abilities, Crazy Cat Lady): the two characters closest to the runner (ties in
+/// layout order) each move one space away from it, by the movement rules: straight away if it can,
+/// else the next direction that increases the distance, in n, e, s, w order (our choice for mail);
+/// one that cannot move stays.
+fn chase(s: &mut State, ch: usize, lines: &mut Vec<String>) {
+    let at = s.chars[ch].at;
+    let mut near: Vec<usize> = (0..s.chars.len()).filter(|&j| j != ch).collect();
+    near.sort_by_key(|&j| s.chars[j].at.dist(at));
+    for j in near.into_iter().take(2) {
+        let from = s.chars[j].at;
+        let mut done = false;
+        let mut dirs = Dir::ALL.to_vec();
+        let (ox, oy) = (from.c - at.c, from.r - at.r);
+        dirs.sort_by_key(|d| -(d.delta().0 * ox + d.delta().1 * oy));
+        for d in dirs {
+            if from.step(d).dist(at) <= from.dist(at) || s.chars[j].trapped {
+                continue;
+            }
+            let mut sim = s.clone();
+            if let Ok(l) = move_char(&mut sim, j, d) {
+                *s = sim;
+                lines.push(format!("Cats chase {l}"));
+                done = true;
+                break;
+            }
+        }
+        if !done {
+            lines.push(format!("Cats chase {}, who cannot move away", s.chars[j].name));
+        }
+    }
 }
 
 fn play(s: &mut State, role: &str, ch: usize, card: Card, copy: Option<Card>, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
@@ -301,7 +411,155 @@ pub fn apply_card(s: &mut State, ch: usize, card: Card, a: &Arg, lines: &mut Vec
         }
         Card::Flag => flag_action(s, ch, a, lines),
         Card::Push => push(s, ch, a, lines),
+        Card::Jump | Card::Trap | Card::Lasso | Card::Dig => ability_card(s, ch, card, a, lines),
         c => Err(format!("{} is not available in this game", c.title())),
+    }
+}
+
+/// The special cards (Flag Dash, Character Abilities): only the runner whose ability it is.
+fn ability_card(s: &mut State, ch: usize, card: Card, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
+    let c = &s.chars[ch];
+    let name = c.name.clone();
+    if !s.abilities || !c.is_runner() || c.ability.and_then(Card::of_ability) != Some(card) {
+        return Err(format!("{} is not {name}'s ability (abilities are the runners' only)", card.title()));
+    }
+    let at = c.at;
+    match (card, a) {
+        (Card::Jump, _) => {
+            let dirs: Vec<Dir> = match a {
+                Arg::Dir(d) => vec![*d],
+                _ => Dir::ALL.to_vec(),
+            };
+            let mut why = Vec::new();
+            for d in dirs {
+                match jump(s, ch, d) {
+                    Ok(l) => {
+                        lines.push(l);
+                        return Ok(());
+                    }
+                    Err(e) => why.push(e),
+                }
+            }
+            Err(why.join("; "))
+        }
+        (Card::Trap, _) => {
+            if s.chars[ch].supply == 0 {
+                return Err(format!("{name} has no trap token left"));
+            }
+            let ok = |q: Sq| s.in_play(q) && q.dist(at) <= 2 && q != at && s.char_at(q).is_none() && s.flag_lying_at(q).is_none() && !s.traps.iter().any(|t| t.0 == q);
+            let q = match a {
+                Arg::Space(q) => Some(*q).filter(|q| ok(*q)),
+                _ => {
+                    let fwd = super::engine::run_dir(s.chars[ch].team, Card::Forward);
+                    [at.step(fwd).step(fwd), at.step(fwd)].into_iter().find(|q| ok(*q))
+                }
+            };
+            let Some(q) = q else { return Err("no free space up to two spaces away for the trap".into()) };
+            s.chars[ch].supply -= 1;
+            s.traps.push((q, name.clone()));
+            lines.push(format!("Trap: {name} places a trap on {q}"));
+            Ok(())
+        }
+        (Card::Lasso, _) => {
+            let targets: Vec<usize> = match a {
+                Arg::Char(j) => vec![*j],
+                _ => {
+                    let mut v: Vec<usize> = (0..s.chars.len()).filter(|&j| j != ch).collect();
+                    v.sort_by_key(|&j| (s.chars[j].team == s.chars[ch].team, s.chars[j].at.dist(at)));
+                    v
+                }
+            };
+            let mut why = Vec::new();
+            for j in targets {
+                let q = s.chars[j].at;
+                if j == ch || (q.c != at.c && q.r != at.r) || q.dist(at) < 2 {
+                    why.push(format!("{} is not in {name}'s row or column with a space between", s.chars[j].name));
+                    continue;
+                }
+                let d = if q.c == at.c { if at.r > q.r { Dir::N } else { Dir::S } } else if at.c > q.c { Dir::E } else { Dir::W };
+                let mut sim = s.clone();
+                match move_char(&mut sim, j, d) {
+                    Ok(l) => {
+                        *s = sim;
+                        lines.push(format!("Lasso: {name} pulls {l}"));
+                        return Ok(());
+                    }
+                    Err(e) => why.push(e),
+                }
+            }
+            Err(if why.is_empty() { "no character to lasso".into() } else { why.join("; ") })
+        }
+        (Card::Dig, Arg::Remove(q)) => {
+            if q.dist(at) != 1 || !s.tunnels.contains(q) {
+                return Err(format!("no tunnel next to {name} on {q}"));
+            }
+            s.tunnels.retain(|t| t != q);
+            lines.push(format!("Dig: {name} removes the tunnel on {q}"));
+            Ok(())
+        }
+        (Card::Dig, _) => {
+            if s.chars[ch].supply == 0 {
+                return Err(format!("{name} has no tunnel token left"));
+            }
+            let ok = |q: Sq| s.in_play(q) && q.dist(at) == 1 && s.char_at(q).is_none() && s.flag_lying_at(q).is_none() && !s.tunnels.contains(&q);
+            let q = match a {
+                Arg::Space(q) => Some(*q).filter(|q| ok(*q)),
+                _ => Dir::ALL.into_iter().map(|d| at.step(d)).find(|q| ok(*q)),
+            };
+            let Some(q) = q else { return Err("no free space next to the runner for a tunnel".into()) };
+            s.chars[ch].supply -= 1;
+            s.tunnels.push(q);
+            lines.push(format!("Dig: {name} places a tunnel on {q}"));
+            Ok(())
+        }
+        _ => Err(format!("{} cannot be resolved here", card.title())),
+    }
+}
+
+/// Jump (Athletic Businessman): over an adjacent wall or character to the space beyond, if no
+/// second wall or character is right beyond it; the landing space must be free (of characters and
+/// lying flags; our reading).
+fn jump(s: &mut State, ch: usize, d: Dir) -> Result<String, String> {
+    let p = s.chars[ch].at;
+    let q = p.step(d);
+    let name = s.chars[ch].name.clone();
+    let wall = s.layout.wall_between(p, q);
+    let body = s.char_at(q);
+    let land = match (wall, body) {
+        (true, None) => q,
+        (false, Some(_)) => q.step(d),
+        (true, Some(_)) => return Err(format!("{name} cannot jump {}: a wall and a character", d.key())),
+        (false, None) => return Err(format!("{name} has no wall or character to jump {}", d.key())),
+    };
+    if wall && !s.in_play(q) {
+        return Err(format!("{name} cannot jump {} off the board", d.key()));
+    }
+    if body.is_some() && s.layout.wall_between(q, land) {
+        return Err(format!("{name} cannot jump {}: a wall right beyond", d.key()));
+    }
+    if !s.in_play(land) || s.char_at(land).is_some() || s.flag_lying_at(land).is_some() {
+        return Err(format!("{name} cannot jump {}: {land} is not free", d.key()));
+    }
+    s.chars[ch].at = land;
+    let trap = spring_trap(s, ch);
+    Ok(format!("Jump: {name} {p} -> {land}{trap}"))
+}
+
+/// A character entering a trap space is trapped, unless it placed the trap, which then returns to
+/// its supply (Character Abilities, Trap). Returns text for the account.
+fn spring_trap(s: &mut State, i: usize) -> String {
+    let at = s.chars[i].at;
+    let Some(k) = s.traps.iter().position(|t| t.0 == at) else { return String::new() };
+    let owner = s.traps[k].1.clone();
+    if owner == s.chars[i].name {
+        s.traps.remove(k);
+        if let Some(o) = s.char_named(&owner) {
+            s.chars[o].supply += 1;
+        }
+        " and picks up its trap".to_string()
+    } else {
+        s.chars[i].trapped = true;
+        format!(", into {owner}'s trap: trapped")
     }
 }
 
@@ -328,6 +586,9 @@ pub fn move_char(s: &mut State, i: usize, d: Dir) -> Result<String, String> {
     let p = s.chars[i].at;
     let q = p.step(d);
     let name = s.chars[i].name.clone();
+    if s.chars[i].trapped {
+        return Err(format!("{name} is trapped on {p}"));
+    }
     open_step(s, p, q).map_err(|e| format!("{name} cannot move {} from {p}: {e}", d.key()))?;
     let (land, over) = match s.flag_lying_at(q) {
         Some(t) => {
@@ -342,7 +603,8 @@ pub fn move_char(s: &mut State, i: usize, d: Dir) -> Result<String, String> {
     };
     s.chars[i].at = land;
     let carry = s.carried_by(i).map(|t| format!(" carrying the {} flag", t.name())).unwrap_or_default();
-    Ok(format!("{name} {p} -> {land}{over}{carry}"))
+    let trap = spring_trap(s, i);
+    Ok(format!("{name} {p} -> {land}{over}{carry}{trap}"))
 }
 
 /// Uses the tunnel under `ch` to reach the tunnel at `to` (Flag Dash, Using Tunnels): not while
@@ -375,7 +637,8 @@ pub fn use_tunnel(s: &mut State, ch: usize, to: Sq, bump: Option<Dir>, lines: &m
             if open_step(s, t, q).is_ok() && s.flag_lying_at(q).is_none() {
                 if let Some(j) = s.char_at(t) {
                     s.chars[j].at = q;
-                    lines.push(format!("{} is bumped off the tunnel at {t} to {q}", s.chars[j].name));
+                    let trap = spring_trap(s, j);
+                    lines.push(format!("{} is bumped off the tunnel at {t} to {q}{trap}", s.chars[j].name));
                 } else if let Some(f) = s.flag_lying_at(t) {
                     *s.flags.get_mut(f) = FlagAt::Space(q);
                     lines.push(format!("the {} flag is bumped off the tunnel at {t} to {q}", f.name()));
@@ -392,7 +655,8 @@ pub fn use_tunnel(s: &mut State, ch: usize, to: Sq, bump: Option<Dir>, lines: &m
         return Err(format!("the tunnel at {to} is still blocked after bumping"));
     }
     s.chars[ch].at = to;
-    lines.push(format!("{name} takes the tunnel {at} -> {to}"));
+    let trap = spring_trap(s, ch);
+    lines.push(format!("{name} takes the tunnel {at} -> {to}{trap}"));
     Ok(())
 }
 
@@ -495,7 +759,7 @@ fn flag_action(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Re
             }
             Err(format!("no flag action: {}", why.join("; ")))
         }
-        Arg::Push(..) => Err("a push argument on a Flag card".into()),
+        _ => Err("these arguments do not fit a Flag card".into()),
     }
 }
 
@@ -547,6 +811,9 @@ fn push_one(s: &mut State, ch: usize, j: usize, path: &[Dir], lines: &mut Vec<St
     let mut moved = Vec::new();
     for d in path {
         moved.push(move_char(s, j, *d)?);
+        if s.chars[j].trapped {
+            break;
+        }
     }
     lines.push(format!("Push: {} pushes {}", s.chars[ch].name, moved.join(", then ")));
     lines.extend(dropped);

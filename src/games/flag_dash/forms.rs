@@ -53,8 +53,8 @@ pub fn default_tries(s: &State, role: &str) -> Vec<String> {
 /// The default (NMR) plan of `role` (see the module doc).
 pub fn default_plan(s: &State, role: &str) -> Plan {
     let seat = s.seat(role).expect("role");
-    let mut toks: Vec<Token> = seat.tokens.iter().copied().filter(|t| matches!(t, Token::N(_))).collect();
-    toks.sort_by_key(|t| t.priority());
+    let mut toks: Vec<Token> = seat.tokens.iter().copied().filter(|t| *t != Token::Spy).collect();
+    toks.sort_by_key(|t| (t.priority(), t.key()));
     let tries = default_tries(s, role);
     let mk = |card: Card, token: Token, combo: Card| MovePlan {
         card,
@@ -62,6 +62,7 @@ pub fn default_plan(s: &State, role: &str) -> Plan {
         combo: (token.effect() == Effect::Combo).then_some(combo),
         copy: None,
         tries: tries.clone(),
+        spy_on: None,
     };
     if reset_only(s, role) {
         return Plan { moves: vec![mk(Card::Forward, Token::N(7), Card::Left)], tie_first: None };
@@ -73,6 +74,13 @@ pub fn default_plan(s: &State, role: &str) -> Plan {
 pub fn default_order(s: &State, role: &str) -> Orders {
     match s.stage {
         Stage::Plan => plan_orders(&default_plan(s, role)),
+        Stage::Move { .. } if super::engine::spy_asked(s).as_deref() == Some(role) => {
+            // Spy: the lowest other token, the card unchanged.
+            let mut o = Orders::new();
+            let t = s.seat(role).and_then(|x| x.tokens.iter().filter(|t| **t != Token::Spy).min_by_key(|t| (t.priority(), t.key())).copied());
+            o.insert("token".into(), t.unwrap_or(Token::N(7)).value());
+            o
+        }
         _ => {
             let mut o = Orders::new();
             if let Some(team) = s.seat(role).map(|x| x.team) {
@@ -104,6 +112,12 @@ pub fn prompt(s: &State, role: &str) -> String {
                 s.round
             )
         }
+        Stage::Move { mv } if super::engine::spy_asked(s).as_deref() == Some(role) => format!(
+            "Round {}, move {mv}: you played a spy token. Your report shows the spied card. Replace the spy \
+             token with another of your tokens (token = ...), and if you like your card too (card = ..., \
+             with combo, copy, try as needed). Character Abilities, Spy.",
+            s.round
+        ),
         Stage::Move { mv } => {
             let team = tie_team(s).map(|t| t.name()).unwrap_or("?");
             format!(
@@ -123,6 +137,13 @@ pub fn help(s: &State, role: &str) -> Vec<String> {
         return vec![format!("\"{role}\" is not a seat of this game.")];
     };
     if let Stage::Move { .. } = s.stage {
+        if super::engine::spy_asked(s).as_deref() == Some(role) {
+            let toks: Vec<String> = seat.tokens.iter().filter(|t| **t != Token::Spy).map(|t| t.key()).collect();
+            return vec![
+                format!("token = one of: {}", toks.join(", ")),
+                "card = \"CARD\" (optional; with combo/copy/try as in a plan) replaces your card".into(),
+            ];
+        }
         return vec![format!("first = one of: {}", s.team_roles(seat.team).join(", "))];
     }
     let names: Vec<String> = s.movable(role).iter().map(|&i| s.chars[i].name.clone()).collect();
@@ -142,6 +163,10 @@ pub fn help(s: &State, role: &str) -> Vec<String> {
         "  Push ARGS: NAME DIR [DIR] (none: an adjacent opponent one space straight away)".into(),
         "  DIR: n e s w (n = up the printed board, toward Red). Example: \"runner: boost e, card\"".into(),
     ];
+    if s.abilities {
+        h.push("  Jump: DIR. Trap: SPACE. Lasso: NAME. Dig: remove SPACE | place SPACE (runner only)".into());
+        h.push("  A spy token needs spy_on = \"SEAT\" (the opponent whose card you see).".into());
+    }
     if s.mode == Mode::TwoBasic {
         h.push("  Flag also: pass NAME (character flags to your other runner next to it)".into());
     } else {

@@ -10,7 +10,8 @@
 //!
 //! Options: `players=2|3|4` (default 4); `mode=basic|advanced` (2 players only, default basic);
 //! `tiebreak=white|red`: the team holding the tiebreak marker first (Setup: the team with the
-//! youngest player; default white).
+//! youngest player; default white); `abilities=true|false` (default false): the character
+//! abilities (not in the basic 2-player game); the spy then is a step asked of the spy's seat.
 
 pub mod bot;
 pub mod engine;
@@ -27,7 +28,7 @@ use std::collections::BTreeMap;
 
 use crate::dice::Ctx;
 use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Outcome, Pending};
-use layout::{Layout, Team, Teams};
+use layout::{Ability, Layout, Team, Teams};
 use orders::Parsed;
 use state::{Card, Character, FlagAt, Mode, Seat, Stage, State, Token};
 
@@ -37,8 +38,8 @@ pub struct FlagDash;
 /// The shipped layout (a reconstruction of the basic board; see the file's comments).
 pub const DEFAULT_LAYOUT: &str = include_str!("../../../scenarios/flag-dash.toml");
 
-/// The kinds of ask: the round's plan, and the same-team tie question.
-pub const KINDS: &[&str] = &["plan", "tie-order"];
+/// The kinds of ask: the round's plan, the spy's replacement, and the same-team tie question.
+pub const KINDS: &[&str] = &["plan", "spy", "tie-order"];
 
 /// The settings read from `--option` values.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -47,6 +48,8 @@ pub struct Options {
     pub mode: Mode,
     /// Team holding the tiebreak marker at the start.
     pub tiebreak: Team,
+    /// Character abilities in use.
+    pub abilities: bool,
 }
 
 fn opt_err(key: &str, message: &str) -> GameError {
@@ -60,13 +63,21 @@ pub fn read_options(options: &BTreeMap<String, String>) -> Result<Options, GameE
     let mut players = 4;
     let mut mode = None;
     let mut tiebreak = Team::White;
+    let mut abilities = false;
     for (k, v) in options {
         let v = v.trim().to_ascii_lowercase();
         match k.as_str() {
             "players" => players = v.parse().ok().filter(|n| (2..=4).contains(n)).ok_or_else(|| opt_err(k, "2, 3 or 4"))?,
             "mode" => mode = Some(v.clone()),
             "tiebreak" => tiebreak = Team::parse(&v).ok_or_else(|| opt_err(k, "white or red"))?,
-            _ => return Err(opt_err(k, "unknown option; Flag Dash has players=2|3|4, mode=basic|advanced, tiebreak=white|red")),
+            "abilities" => {
+                abilities = match v.as_str() {
+                    "true" => true,
+                    "false" => false,
+                    _ => return Err(opt_err(k, "true or false")),
+                }
+            }
+            _ => return Err(opt_err(k, "unknown option; Flag Dash has players, mode, tiebreak, abilities")),
         }
     }
     let mode = match (players, mode.as_deref()) {
@@ -77,7 +88,10 @@ pub fn read_options(options: &BTreeMap<String, String>) -> Result<Options, GameE
         (2, Some(_)) => return Err(opt_err("mode", "basic or advanced")),
         _ => return Err(opt_err("mode", "only with players=2")),
     };
-    Ok(Options { mode, tiebreak })
+    if abilities && mode == Mode::TwoBasic {
+        return Err(opt_err("abilities", "not in the basic 2-player game (Character Abilities are advanced rules)"));
+    }
+    Ok(Options { mode, tiebreak, abilities })
 }
 
 /// The initial state (Flag Dash, Setup; 2-Player Rules for the basic game's changes).
@@ -109,8 +123,24 @@ pub fn initial_state(layout: Layout, o: &Options) -> Result<State, GameError> {
             flags_left: 2,
             holds: Vec::new(),
             ability: c.ability,
+            trapped: false,
+            supply: if o.abilities && matches!(c.ability, Some(Ability::Trap | Ability::Dig)) { 2 } else { 0 },
         })
         .collect();
+    if o.abilities {
+        // Character Abilities: each runner's card or tokens go to the seat that controls it.
+        for seat in seats.iter_mut() {
+            for c in chars.iter().filter(|c| c.team == seat.team && c.is_runner() && (seat.number == 0 || c.seat == Some(seat.number))) {
+                match c.ability {
+                    Some(Ability::Spy) => seat.tokens.extend([Token::Spy, Token::Spy]),
+                    Some(Ability::Cats) => seat.tokens.extend([Token::Cat3, Token::Cat5]),
+                    Some(a) => seat.cards.extend(Card::of_ability(a)),
+                    None => {}
+                }
+            }
+            seat.tokens.sort_by_key(|t| (t.priority(), t.key()));
+        }
+    }
     if o.mode == Mode::TwoBasic {
         // 2-Player Rules, Basic: runners on the outer columns step one space inward; those columns
         // leave play.
@@ -136,7 +166,9 @@ pub fn initial_state(layout: Layout, o: &Options) -> Result<State, GameError> {
         flags: Teams { white: FlagAt::Space(layout.flags.white), red: FlagAt::Space(layout.flags.red) },
         layout,
         mode: o.mode,
-        abilities: false,
+        abilities: o.abilities,
+        traps: Vec::new(),
+        spied: BTreeMap::new(),
         out_columns,
         seats,
         chars,
@@ -186,7 +218,10 @@ impl Game for FlagDash {
         }
         let (roles, kind) = match s.stage {
             Stage::Plan => (self.roles(s), "plan"),
-            Stage::Move { .. } => (engine::tie_asked(s).into_iter().collect(), "tie-order"),
+            Stage::Move { .. } => match engine::spy_asked(s) {
+                Some(r) => (vec![r], "spy"),
+                None => (engine::tie_asked(s).into_iter().collect(), "tie-order"),
+            },
             Stage::Over => (Vec::new(), ""),
         };
         if roles.is_empty() {
@@ -248,6 +283,10 @@ pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, ctx: &mut 
         })?;
         match p {
             Parsed::Plan(p) => plans.push((role.clone(), p)),
+            Parsed::Spy(m) => {
+                let Stage::Move { mv } = s.stage else { unreachable!("a spy answer outside a move") };
+                engine::apply_spy(&mut s, ctx, role, mv, m);
+            }
             Parsed::TieFirst(first) => {
                 let team = s.seat(role).expect("seat").team;
                 engine::say(&mut s, ctx, format!("{role} answers the tie: {first} moves first."));

@@ -16,6 +16,7 @@
 //! ARGS  Flag: take | give NAME | drop SPACE | collect NAME | pass NAME (2-player basic)
 //!       Push: NAME DIR [DIR]      the character pushed and its path of one or two spaces
 //!       Run: none. Copy: the arguments of the copied card. No ARGS: a default (see engine).
+//!       Jump: DIR. Trap: SPACE. Lasso: NAME. Dig: remove SPACE | place SPACE (abilities)
 //! DIR   n | e | s | w             north = toward Red's back row (the top of the printed grid)
 //! ```
 //! Without `card` steps the card's resolutions come after the other steps; fewer `card` steps
@@ -46,6 +47,14 @@ pub enum Arg {
     Pass(usize),
     /// Push the named character along the path.
     Push(usize, Vec<Dir>),
+    /// Jump in a direction.
+    Dir(Dir),
+    /// Trap or Dig: a space to place the token on.
+    Space(Sq),
+    /// Dig: the tunnel to remove.
+    Remove(Sq),
+    /// Lasso: the character pulled.
+    Char(usize),
 }
 
 /// One step of an alternative.
@@ -130,6 +139,14 @@ fn parse_args(s: &State, role: &str, card: Card, words: &[&str]) -> Result<Arg, 
             }
         }
         Card::Copy => Err("a Copy card needs `copy = \"CARD\"` in the move".into()),
+        Card::Jump if words.len() == 1 => Dir::parse(words[0]).map(Arg::Dir).ok_or_else(|| "Jump takes a direction: n, e, s or w".into()),
+        Card::Trap if words.len() == 1 => words[0].parse::<Sq>().map(Arg::Space),
+        Card::Lasso if words.len() == 1 => name(words[0]).map(Arg::Char),
+        Card::Dig => match (words.first().map(|w| w.to_ascii_lowercase()).as_deref(), words.len()) {
+            (Some("remove"), 2) => words[1].parse::<Sq>().map(Arg::Remove),
+            (Some("place"), 2) => words[1].parse::<Sq>().map(Arg::Space),
+            _ => Err("Dig takes: remove SPACE | place SPACE".into()),
+        },
         c => Err(format!("{} takes no arguments here", c.title())),
     }
 }
@@ -215,6 +232,119 @@ fn str_of(v: &Value) -> Option<&str> {
     v.as_str()
 }
 
+/// Checks one move table `t` (field prefix `key`) of `role`; cards and tokens already used by the
+/// other move are in `used_cards` / `used_tokens` (this move's are added).
+fn parse_move(
+    s: &State,
+    role: &str,
+    key: &str,
+    t: &toml::Table,
+    used_cards: &mut Vec<Card>,
+    used_tokens: &mut Vec<Token>,
+    probs: &mut Vec<OrderProblem>,
+) -> Option<MovePlan> {
+    let seat = s.seat(role).expect("checked role");
+    let n0 = probs.len();
+    for k in t.keys() {
+        if !["card", "token", "combo", "copy", "try", "spy_on"].contains(&k.as_str()) {
+            probs.push(OrderProblem::new(format!("{key}.{k}"), "unknown key; a move has card, token, combo, copy, try (and spy_on)"));
+        }
+    }
+    let card = t.get("card").and_then(str_of).and_then(Card::parse);
+    let Some(card) = card.filter(|c| seat.cards.contains(c)) else {
+        let names: Vec<&str> = seat.cards.iter().map(|c| c.key()).collect();
+        probs.push(OrderProblem::new(format!("{key}.card"), format!("one of your cards: {}", names.join(", "))));
+        return None;
+    };
+    let token = t.get("token").and_then(Token::parse);
+    let Some(token) = token.filter(|x| seat.tokens.contains(x)) else {
+        let names: Vec<String> = seat.tokens.iter().map(|x| x.key()).collect();
+        probs.push(OrderProblem::new(format!("{key}.token"), format!("one of your tokens: {}", names.join(", "))));
+        return None;
+    };
+    let have = seat.tokens.iter().filter(|x| **x == token).count();
+    if used_tokens.iter().filter(|x| **x == token).count() >= have {
+        probs.push(OrderProblem::new(format!("{key}.token"), "the two moves need two different tokens"));
+        return None;
+    }
+    let combo = match (token.effect(), t.get("combo")) {
+        (Effect::Combo, Some(v)) => match str_of(v).and_then(Card::parse).filter(|c| seat.cards.contains(c)) {
+            Some(c) if c != card => Some(c),
+            _ => {
+                probs.push(OrderProblem::new(format!("{key}.combo"), "a second card from your hand, different from the played card"));
+                return None;
+            }
+        },
+        (Effect::Combo, None) => {
+            probs.push(OrderProblem::new(format!("{key}.combo"), "a combo token resolves two cards: give combo = \"CARD\""));
+            return None;
+        }
+        (_, Some(_)) => {
+            probs.push(OrderProblem::new(format!("{key}.combo"), "only a combo token (#3, #6) takes a second card"));
+            return None;
+        }
+        (_, None) => None,
+    };
+    let needs_copy = card == Card::Copy || combo == Some(Card::Copy);
+    let copy = match (needs_copy, t.get("copy")) {
+        (true, Some(v)) => match str_of(v).and_then(Card::parse).filter(|c| seat.cards.contains(c) && *c != Card::Copy) {
+            Some(c) => Some(c),
+            None => {
+                probs.push(OrderProblem::new(format!("{key}.copy"), "the card to copy: one of your other cards, played earlier this round"));
+                return None;
+            }
+        },
+        (true, None) => {
+            probs.push(OrderProblem::new(format!("{key}.copy"), "a Copy card needs copy = \"CARD\" (a card played earlier this round)"));
+            return None;
+        }
+        (false, Some(_)) => {
+            probs.push(OrderProblem::new(format!("{key}.copy"), "only a Copy card takes copy"));
+            return None;
+        }
+        (false, None) => None,
+    };
+    let spy_on = match (token, t.get("spy_on")) {
+        (Token::Spy, v) => {
+            let opponents = s.team_roles(seat.team.other());
+            match v.and_then(str_of).filter(|r| opponents.contains(r)) {
+                Some(r) => Some(r.to_string()),
+                None => {
+                    probs.push(OrderProblem::new(format!("{key}.spy_on"), format!("the opponent whose card you see: {}", opponents.join(" or "))));
+                    return None;
+                }
+            }
+        }
+        (_, Some(_)) => {
+            probs.push(OrderProblem::new(format!("{key}.spy_on"), "only a spy token takes spy_on"));
+            return None;
+        }
+        (_, None) => None,
+    };
+    for c in [Some(card), combo].into_iter().flatten() {
+        if used_cards.contains(&c) {
+            probs.push(OrderProblem::new(format!("{key}.card"), format!("{} is already used by your other move this round", c.title())));
+        }
+        used_cards.push(c);
+    }
+    used_tokens.push(token);
+    let tries: Vec<String> = match t.get("try") {
+        Some(Value::String(x)) => vec![x.clone()],
+        Some(Value::Array(a)) if !a.is_empty() && a.iter().all(|x| x.is_str()) => a.iter().map(|x| x.as_str().unwrap_or("").to_string()).collect(),
+        _ => {
+            probs.push(OrderProblem::new(format!("{key}.try"), "a list of alternatives, e.g. [\"runner\", \"defender\"]"));
+            return None;
+        }
+    };
+    let mp = MovePlan { card, token, combo, copy, tries, spy_on };
+    for (i, x) in mp.tries.iter().enumerate() {
+        if let Err(e) = parse_try(s, role, &mp, x) {
+            probs.push(OrderProblem::new(format!("{key}.try"), format!("alternative {} (\"{x}\"): {e}", i + 1)));
+        }
+    }
+    (probs.len() == n0).then_some(mp)
+}
+
 /// Parses and checks `role`'s plan (Flag Dash, Phase 1).
 ///
 /// Errors: one problem per bad field.
@@ -227,7 +357,7 @@ pub fn parse_plan(s: &State, role: &str, o: &Orders) -> Result<Plan, Vec<OrderPr
         }
     }
     // Flag Dash, Priority Tokens (Reset note): with only the reset token left, only move 1 is planned.
-    let reset_only = seat.tokens.iter().filter(|t| **t != Token::Spy).count() == 1 && seat.tokens.contains(&Token::N(7));
+    let reset_only = super::forms::reset_only(s, role);
     let wanted: &[&str] = if reset_only { &["move1"] } else { &["move1", "move2"] };
     if reset_only && o.contains_key("move2") {
         probs.push(OrderProblem::new("move2", "the reset token is your only token: plan only move1 (Priority Tokens, Reset)"));
@@ -236,98 +366,23 @@ pub fn parse_plan(s: &State, role: &str, o: &Orders) -> Result<Plan, Vec<OrderPr
     let mut used_cards: Vec<Card> = Vec::new();
     let mut used_tokens: Vec<Token> = Vec::new();
     for key in wanted {
-        let Some(v) = o.get(*key) else {
-            probs.push(OrderProblem::new(*key, "missing: give { card = ..., token = ..., try = [...] }"));
-            continue;
-        };
-        let Some(t) = v.as_table() else {
-            probs.push(OrderProblem::new(*key, "must be a table { card = ..., token = ..., try = [...] }"));
-            continue;
-        };
-        for k in t.keys() {
-            if !["card", "token", "combo", "copy", "try"].contains(&k.as_str()) {
-                probs.push(OrderProblem::new(format!("{key}.{k}"), "unknown key; a move has card, token, combo, copy and try"));
+        match o.get(*key).map(|v| v.as_table()) {
+            None => probs.push(OrderProblem::new(*key, "missing: give { card = ..., token = ..., try = [...] }")),
+            Some(None) => probs.push(OrderProblem::new(*key, "must be a table { card = ..., token = ..., try = [...] }")),
+            Some(Some(t)) => moves.extend(parse_move(s, role, key, t, &mut used_cards, &mut used_tokens, &mut probs)),
+        }
+    }
+    // Character Abilities, Spy: the spy token is replaced by another token, so one must be left.
+    if used_tokens.contains(&Token::Spy) {
+        let mut left = seat.tokens.clone();
+        for t in &used_tokens {
+            if let Some(i) = left.iter().position(|x| x == t) {
+                left.remove(i);
             }
         }
-        let card = t.get("card").and_then(str_of).and_then(Card::parse);
-        let Some(card) = card.filter(|c| seat.cards.contains(c)) else {
-            let names: Vec<&str> = seat.cards.iter().map(|c| c.key()).collect();
-            probs.push(OrderProblem::new(format!("{key}.card"), format!("one of your cards: {}", names.join(", "))));
-            continue;
-        };
-        let token = t.get("token").and_then(Token::parse);
-        let Some(token) = token.filter(|x| seat.tokens.contains(x)) else {
-            let names: Vec<String> = seat.tokens.iter().map(|x| x.key()).collect();
-            probs.push(OrderProblem::new(format!("{key}.token"), format!("one of your tokens: {}", names.join(", "))));
-            continue;
-        };
-        if used_tokens.contains(&token) && token != Token::Spy {
-            probs.push(OrderProblem::new(format!("{key}.token"), "the two moves need two different tokens"));
-            continue;
+        if !left.iter().any(|t| *t != Token::Spy) {
+            probs.push(OrderProblem::new("move1.token", "a spy token needs another token left behind your screen to replace it"));
         }
-        if token == Token::Spy && used_tokens.contains(&Token::Spy) && seat.tokens.iter().filter(|x| **x == Token::Spy).count() < 2 {
-            probs.push(OrderProblem::new(format!("{key}.token"), "you have only one spy token left"));
-            continue;
-        }
-        let combo = match (token.effect(), t.get("combo")) {
-            (Effect::Combo, Some(v)) => match str_of(v).and_then(Card::parse).filter(|c| seat.cards.contains(c)) {
-                Some(c) if c != card => Some(c),
-                _ => {
-                    probs.push(OrderProblem::new(format!("{key}.combo"), "a second card from your hand, different from the played card"));
-                    continue;
-                }
-            },
-            (Effect::Combo, None) => {
-                probs.push(OrderProblem::new(format!("{key}.combo"), "a combo token resolves two cards: give combo = \"CARD\""));
-                continue;
-            }
-            (_, Some(_)) => {
-                probs.push(OrderProblem::new(format!("{key}.combo"), "only a combo token (#3, #6) takes a second card"));
-                continue;
-            }
-            (_, None) => None,
-        };
-        let needs_copy = card == Card::Copy || combo == Some(Card::Copy);
-        let copy = match (needs_copy, t.get("copy")) {
-            (true, Some(v)) => match str_of(v).and_then(Card::parse).filter(|c| seat.cards.contains(c) && *c != Card::Copy) {
-                Some(c) => Some(c),
-                None => {
-                    probs.push(OrderProblem::new(format!("{key}.copy"), "the card to copy: one of your other cards, played earlier this round"));
-                    continue;
-                }
-            },
-            (true, None) => {
-                probs.push(OrderProblem::new(format!("{key}.copy"), "a Copy card needs copy = \"CARD\" (a card played earlier this round)"));
-                continue;
-            }
-            (false, Some(_)) => {
-                probs.push(OrderProblem::new(format!("{key}.copy"), "only a Copy card takes copy"));
-                continue;
-            }
-            (false, None) => None,
-        };
-        for c in [Some(card), combo].into_iter().flatten() {
-            if used_cards.contains(&c) {
-                probs.push(OrderProblem::new(format!("{key}.card"), format!("{} is already used by your other move this round", c.title())));
-            }
-            used_cards.push(c);
-        }
-        used_tokens.push(token);
-        let tries: Vec<String> = match t.get("try") {
-            Some(Value::String(x)) => vec![x.clone()],
-            Some(Value::Array(a)) if !a.is_empty() && a.iter().all(|x| x.is_str()) => a.iter().map(|x| x.as_str().unwrap_or("").to_string()).collect(),
-            _ => {
-                probs.push(OrderProblem::new(format!("{key}.try"), "a list of alternatives, e.g. [\"runner\", \"defender\"]"));
-                continue;
-            }
-        };
-        let mp = MovePlan { card, token, combo, copy, tries };
-        for (i, x) in mp.tries.iter().enumerate() {
-            if let Err(e) = parse_try(s, role, &mp, x) {
-                probs.push(OrderProblem::new(format!("{key}.try"), format!("alternative {} (\"{x}\"): {e}", i + 1)));
-            }
-        }
-        moves.push(mp);
     }
     let tie_first = match o.get("tie_first") {
         None => None,
@@ -342,6 +397,61 @@ pub fn parse_plan(s: &State, role: &str, o: &Orders) -> Result<Plan, Vec<OrderPr
     if probs.is_empty() { Ok(Plan { moves, tie_first }) } else { Err(probs) }
 }
 
+/// Checks the spy's answer (Character Abilities, Spy): `token` replaces the spy token; `card`
+/// (with `combo`, `copy`, `try` as needed) optionally replaces the card.
+///
+/// Errors: one problem per bad field.
+pub fn parse_spy(s: &State, role: &str, mv: u8, o: &Orders) -> Result<MovePlan, Vec<OrderProblem>> {
+    let mut probs = Vec::new();
+    for k in o.keys() {
+        if !["card", "token", "combo", "copy", "try"].contains(&k.as_str()) {
+            probs.push(OrderProblem::new(k, "unknown key; answer with token (and card, combo, copy, try to change the card)"));
+        }
+    }
+    let plan = &s.plans[role];
+    let old = &plan.moves[mv as usize - 1];
+    let mut t = toml::Table::new();
+    if o.contains_key("card") {
+        for k in ["card", "combo", "copy", "try"] {
+            if let Some(v) = o.get(k) {
+                t.insert(k.into(), v.clone());
+            }
+        }
+        if !o.contains_key("try") {
+            t.insert("try".into(), Value::Array(old.tries.iter().map(|x| Value::String(x.clone())).collect()));
+        }
+    } else {
+        for (k, v) in plan_orders(&Plan { moves: vec![old.clone()], tie_first: None }).get("move1").and_then(|v| v.as_table()).cloned().unwrap_or_default() {
+            if k != "spy_on" && k != "token" {
+                t.insert(k, v);
+            }
+        }
+    }
+    match o.get("token") {
+        Some(v) if Token::parse(v) != Some(Token::Spy) => {
+            t.insert("token".into(), v.clone());
+        }
+        _ => probs.push(OrderProblem::new("token", "the token that replaces the spy token (not a spy token)")),
+    }
+    // Cards of the other move (already played or face down) stay unavailable.
+    let mut used_cards: Vec<Card> = Vec::new();
+    for (i, m) in plan.moves.iter().enumerate() {
+        if i + 1 != mv as usize {
+            used_cards.push(m.card);
+            used_cards.extend(m.combo);
+        }
+    }
+    let mut used_tokens = Vec::new();
+    let mp = parse_move(s, role, "", &t, &mut used_cards, &mut used_tokens, &mut probs);
+    for p in probs.iter_mut() {
+        p.field = p.field.trim_start_matches('.').to_string();
+    }
+    match mp {
+        Some(m) if probs.is_empty() => Ok(m),
+        _ => Err(probs),
+    }
+}
+
 /// What a checked order does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Parsed {
@@ -349,6 +459,8 @@ pub enum Parsed {
     Plan(Plan),
     /// The seat of the team that moves first on the tie.
     TieFirst(String),
+    /// The spy's replacement move.
+    Spy(MovePlan),
 }
 
 /// Checks `role`'s orders against what is asked of it now.
@@ -360,7 +472,10 @@ pub fn parse(s: &State, role: &str, o: &Orders) -> Result<Parsed, Vec<OrderProbl
     };
     match &s.stage {
         Stage::Plan => parse_plan(s, role, o).map(Parsed::Plan),
-        Stage::Move { .. } => {
+        Stage::Move { mv } => {
+            if super::engine::spy_asked(s).as_deref() == Some(role) {
+                return parse_spy(s, role, *mv, o).map(Parsed::Spy);
+            }
             if super::engine::tie_asked(s) != Some(role.to_string()) {
                 return Err(vec![OrderProblem::new("", "nothing is asked of this seat now")]);
             }
@@ -396,6 +511,9 @@ pub fn plan_orders(plan: &Plan) -> Orders {
         }
         if let Some(c) = m.copy {
             t.insert("copy".into(), Value::String(c.key().into()));
+        }
+        if let Some(r) = &m.spy_on {
+            t.insert("spy_on".into(), Value::String(r.clone()));
         }
         t.insert("try".into(), Value::Array(m.tries.iter().map(|x| Value::String(x.clone())).collect()));
         o.insert(format!("move{}", i + 1), Value::Table(t));

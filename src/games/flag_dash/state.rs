@@ -251,6 +251,12 @@ pub struct Character {
     pub holds: Vec<String>,
     /// Its ability (used only with abilities on, and only by a runner).
     pub ability: Option<Ability>,
+    /// Caught in a trap (Character Abilities, Trap) until a reset token selects it.
+    #[serde(default)]
+    pub trapped: bool,
+    /// Trap tokens (Tech Nerd) or tunnel tokens (Construction Worker) still in its supply.
+    #[serde(default)]
+    pub supply: u8,
 }
 
 impl Character {
@@ -275,6 +281,9 @@ pub struct MovePlan {
     pub copy: Option<Card>,
     /// The alternatives, in order (see [`super::orders`] for the grammar).
     pub tries: Vec<String>,
+    /// With a spy token, the opponent seat whose card the spy sees.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub spy_on: Option<String>,
 }
 
 /// One seat's plan for the round.
@@ -321,6 +330,9 @@ pub struct State {
     pub flags: Teams<FlagAt>,
     /// Tunnel spaces on the board.
     pub tunnels: Vec<Sq>,
+    /// Trap tokens on the board: space and the name of the character who placed it.
+    #[serde(default)]
+    pub traps: Vec<(Sq, String)>,
     /// The team holding the tiebreak marker.
     pub tiebreak: Team,
     /// Round number, from 1.
@@ -332,6 +344,9 @@ pub struct State {
     pub plans: BTreeMap<String, Plan>,
     /// Cards each role has played (revealed) this round, in order.
     pub played: BTreeMap<String, Vec<Card>>,
+    /// What each spy seat saw in the current move (secret to its team until the move resolves).
+    #[serde(default)]
+    pub spied: BTreeMap<String, String>,
     /// A team's answer to a same-team tie in the current move: the seat moving first.
     pub tie_answers: BTreeMap<String, String>,
     /// The public account of the round so far (and of the last round once a new one is planned).

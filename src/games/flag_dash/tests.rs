@@ -42,7 +42,7 @@ fn cleared(kv: &[(&str, &str)]) -> State {
 }
 
 fn mp(card: Card, token: u8, combo: Option<Card>, copy: Option<Card>, tries: &[&str]) -> MovePlan {
-    MovePlan { card, token: Token::N(token), combo, copy, tries: tries.iter().map(|t| t.to_string()).collect() }
+    MovePlan { card, token: Token::N(token), combo, copy, tries: tries.iter().map(|t| t.to_string()).collect(), spy_on: None }
 }
 
 /// Reveals and resolves one move of `role` on its own; returns the account.
@@ -501,9 +501,18 @@ fn three_and_two_advanced_use_four_seats() {
 /// A whole game by the built-in players in each seating, every order legal, every view rendered.
 #[test]
 fn bots_play_whole_games_in_every_mode() {
-    for kv in [vec![], vec![("players", "3")], vec![("players", "2")], vec![("players", "2"), ("mode", "advanced")]] {
+    let modes = [
+        vec![],
+        vec![("players", "3")],
+        vec![("players", "2")],
+        vec![("players", "2"), ("mode", "advanced")],
+        vec![("abilities", "true")],
+        vec![("abilities", "true"), ("tiebreak", "red")],
+        vec![("abilities", "true"), ("players", "2"), ("mode", "advanced")],
+    ];
+    for (k, kv) in modes.into_iter().enumerate() {
         let mut s = new_game(&kv);
-        let mut players = Ctx::new([7; 32]);
+        let mut players = Ctx::new([7 + k as u8; 32]);
         let mut steps = 0;
         while let Pending::Orders(asks) = FlagDash.pending(&s) {
             let mut o = BTreeMap::new();
@@ -531,4 +540,174 @@ fn try_names_only_movable_characters() {
     assert!(parse_try(&s, "white-1", &m, "Orange").is_err());
     assert!(parse_try(&s, "white-1", &m, "Black").is_ok());
     assert!(parse_try(&s, "white-1", &m, "runner: boost q").is_err());
+}
+
+// ---- character abilities (option abilities=true) ----
+
+/// Gives runner `name` the ability `a` (the layout fixes which pawn has which card; tests need
+/// every ability on a runner), with the matching card or tokens for its seat.
+fn with_ability(s: &mut State, name: &str, a: super::layout::Ability) {
+    use super::layout::Ability;
+    let i = ch(s, name);
+    s.chars[i].ability = Some(a);
+    s.chars[i].supply = if matches!(a, Ability::Trap | Ability::Dig) { 2 } else { 0 };
+    let (team, n) = (s.chars[i].team, s.chars[i].seat.unwrap());
+    let seat = s.seats.iter_mut().find(|x| x.team == team && x.number == n).unwrap();
+    seat.cards.extend(Card::of_ability(a));
+}
+
+fn abilities() -> State {
+    let mut s = cleared(&[("abilities", "true")]);
+    for c in s.chars.iter_mut() {
+        c.ability = None;
+    }
+    s
+}
+
+/// Jump: over an adjacent wall or character, not when a second wall or character is right beyond;
+/// runners only.
+#[test]
+fn ability_jump() {
+    use super::layout::Ability;
+    let mut s = abilities();
+    with_ability(&mut s, "Green", Ability::Jump);
+    put(&mut s, "Green", "b5");
+    one_move(&mut s, "white-1", mp(Card::Jump, 1, None, None, &["runner: card n"]));
+    assert_eq!(s.chars[ch(&s, "Green")].at, sq("b6"), "over the wall");
+    put(&mut s, "Green", "d4");
+    put(&mut s, "Blue", "d5");
+    one_move(&mut s, "white-1", mp(Card::Jump, 1, None, None, &["runner: card n"]));
+    assert_eq!(s.chars[ch(&s, "Green")].at, sq("d6"), "over Blue");
+    put(&mut s, "Green", "d4");
+    put(&mut s, "Purple", "d6");
+    let log = one_move(&mut s, "white-1", mp(Card::Jump, 1, None, None, &["runner: card n"]));
+    assert!(has(&log, "not free"), "{log:#?}");
+    let log = one_move(&mut s, "white-1", mp(Card::Jump, 1, None, None, &["defender: card n"]));
+    assert!(has(&log, "abilities are the runners' only"), "{log:#?}");
+    assert!(FlagDash.check_order(&cleared(&[]), "white-1", &orders(&idle(1, 2).replace("\"flag\"", "\"jump\""))).is_err());
+}
+
+/// Trap: placed up to two spaces away, not on a character or flag; a character moving onto it is
+/// trapped until a reset token selects it (then the trap returns); the Tech Nerd picks up its own.
+#[test]
+fn ability_trap_catches_and_reset_frees() {
+    use super::layout::Ability;
+    let mut s = abilities();
+    with_ability(&mut s, "Green", Ability::Trap);
+    put(&mut s, "Green", "d4");
+    let log = one_move(&mut s, "white-1", mp(Card::Trap, 1, None, None, &["runner: card d7", "runner: card d6"]));
+    assert!(has(&log, "no free space up to two spaces"), "{log:#?}");
+    assert_eq!(s.traps, [(sq("d6"), "Green".to_string())]);
+    assert_eq!(s.chars[ch(&s, "Green")].supply, 1);
+    put(&mut s, "Blue", "d8");
+    one_move(&mut s, "red-2", mp(Card::Forward, 4, None, None, &["runner"]));
+    assert_eq!(s.chars[ch(&s, "Blue")].at, sq("d6"));
+    assert!(s.chars[ch(&s, "Blue")].trapped, "the second space was not moved");
+    let log = one_move(&mut s, "red-2", mp(Card::Left, 1, None, None, &["runner"]));
+    assert!(has(&log, "trapped"), "{log:#?}");
+    one_move(&mut s, "red-2", mp(Card::Left, 7, None, None, &["runner"]));
+    assert_eq!(s.chars[ch(&s, "Blue")].at, sq("e6"), "escaped and moved on");
+    assert!(s.traps.is_empty());
+    assert_eq!(s.chars[ch(&s, "Green")].supply, 2);
+}
+
+/// Trap: a flag bearer entering its own territory onto a trap still wins.
+#[test]
+fn ability_trap_on_a_winning_move_still_wins() {
+    let mut s = abilities();
+    s.traps.push((sq("d6"), "Black".into()));
+    put(&mut s, "Purple", "d5");
+    s.flags.white = FlagAt::Carried("Purple".into());
+    one_move(&mut s, "red-1", mp(Card::Back, 1, None, None, &["runner"]));
+    assert!(s.chars[ch(&s, "Purple")].trapped);
+    assert_eq!(s.outcome.unwrap().winner.as_deref(), Some("red"));
+}
+
+/// Lasso: a character in the runner's row or column is pulled one space toward it.
+#[test]
+fn ability_lasso() {
+    use super::layout::Ability;
+    let mut s = abilities();
+    with_ability(&mut s, "Purple", Ability::Lasso);
+    put(&mut s, "Purple", "i8");
+    put(&mut s, "Green", "i4");
+    one_move(&mut s, "red-1", mp(Card::Lasso, 1, None, None, &["runner: card Green"]));
+    assert_eq!(s.chars[ch(&s, "Green")].at, sq("i5"));
+    let log = one_move(&mut s, "red-1", mp(Card::Lasso, 1, None, None, &["runner: card Black"]));
+    assert!(has(&log, "not in Purple's row or column"), "{log:#?}");
+}
+
+/// Cats: with the #3 cat token the two closest characters are chased one space away first, then
+/// the card resolves once; with #5 the card first.
+#[test]
+fn ability_cats() {
+    use super::layout::Ability;
+    let mut s = abilities();
+    with_ability(&mut s, "Blue", Ability::Cats);
+    put(&mut s, "Blue", "e5");
+    put(&mut s, "Green", "e4");
+    put(&mut s, "Orange", "d5");
+    put(&mut s, "Black", "e2");
+    let m = MovePlan { card: Card::Forward, token: Token::Cat3, combo: None, copy: None, tries: vec!["runner".into()], spy_on: None };
+    let log = one_move(&mut s, "red-2", m);
+    assert_eq!(s.chars[ch(&s, "Orange")].at, sq("c5"), "{log:#?}");
+    assert_eq!(s.chars[ch(&s, "Green")].at, sq("e3"));
+    assert_eq!(s.chars[ch(&s, "Black")].at, sq("e2"), "only the two closest");
+    assert_eq!(s.chars[ch(&s, "Blue")].at, sq("e4"), "then Run forward once (south for Red)");
+    assert!(has(&log, "Cats chase Orange d5 -> c5"));
+}
+
+/// Dig: place a tunnel token next to the runner (also across a wall), or remove an adjacent tunnel.
+#[test]
+fn ability_dig() {
+    use super::layout::Ability;
+    let mut s = abilities();
+    with_ability(&mut s, "Green", Ability::Dig);
+    put(&mut s, "Green", "c5");
+    one_move(&mut s, "white-1", mp(Card::Dig, 1, None, None, &["runner: card place c6"]));
+    assert!(s.tunnels.contains(&sq("c6")), "across the wall");
+    put(&mut s, "Green", "c4");
+    one_move(&mut s, "white-1", mp(Card::Dig, 1, None, None, &["runner: card remove c3"]));
+    assert!(!s.tunnels.contains(&sq("c3")));
+    assert_eq!(s.chars[ch(&s, "Green")].supply, 1);
+}
+
+/// Spy: after the tokens are revealed the spy's seat alone is asked (a real step); it sees the
+/// chosen opponent's card (its team only), replaces the spy token and may change its card.
+#[test]
+fn ability_spy_is_a_step_of_the_spy_seat() {
+    let s = new_game(&[("abilities", "true")]);
+    let w2 = &s.seats[1];
+    assert_eq!(w2.tokens.iter().filter(|t| **t == Token::Spy).count(), 2, "Orange is the spy");
+    let spy_plan = "move1 = { card = \"forward\", token = \"spy\", spy_on = \"red-1\", try = [\"runner\"] }\n\
+                    move2 = { card = \"flag\", token = 2, try = [\"runner\"] }";
+    let red1 = "move1 = { card = \"push\", token = 1, try = [\"runner\"] }\nmove2 = { card = \"flag\", token = 2, try = [\"runner\"] }";
+    let map: BTreeMap<String, Orders> = [
+        ("white-1", idle(1, 2)),
+        ("white-2", spy_plan.to_string()),
+        ("red-1", red1.to_string()),
+        ("red-2", idle(3, 2).replace("token = 3", "token = 4")),
+    ]
+    .into_iter()
+    .map(|(r, t)| (r.to_string(), orders(&t)))
+    .collect();
+    let mut ctx = Ctx::new([0; 32]);
+    let s1 = FlagDash.resolve(&s, &map, &mut ctx).unwrap();
+    match FlagDash.pending(&s1) {
+        Pending::Orders(a) => assert_eq!((a.len(), a[0].role.as_str(), a[0].kind.as_str()), (1, "white-2", "spy")),
+        p => panic!("{p:?}"),
+    }
+    let seen = ctx.events().iter().find(|e| e.text.contains("Spy:")).unwrap();
+    assert_eq!(seen.to, ["white-1", "white-2"]);
+    assert!(seen.text.contains("Push"));
+    assert!(FlagDash.view(&s1, "white-1")["spied"][0].as_str().unwrap().contains("Push"));
+    assert_eq!(FlagDash.view(&s1, "red-1")["spied"].as_array().unwrap().len(), 0);
+    assert!(FlagDash.check_order(&s1, "white-2", &orders("token = 2")).is_err(), "2 is planned for move 2");
+    assert!(FlagDash.check_order(&s1, "white-2", &orders("token = \"spy\"")).is_err());
+    assert_eq!(FlagDash.check_order(&s1, "white-2", &FlagDash.default_order(&s1, "white-2")), Ok(()));
+    let ans: BTreeMap<String, Orders> = [("white-2".to_string(), orders("token = 5\ncard = \"back\""))].into();
+    let s2 = FlagDash.resolve(&s1, &ans, &mut Ctx::new([0; 32])).unwrap();
+    assert!(has(&s2.log, "white-2 discards the spy token for good, replaces it with #5 and changes its card"), "{:#?}", s2.log);
+    assert!(has(&s2.log, "white-2 reveals Run back with #5"));
+    assert_eq!(s2.seats[1].tokens.iter().filter(|t| **t == Token::Spy).count(), 1);
 }

@@ -45,12 +45,15 @@ pub fn board_lines(s: &State) -> Vec<String> {
                 let marker = match s.carried_by(i) {
                     Some(Team::White) => 'w',
                     Some(Team::Red) => 'r',
+                    None if s.traps.iter().any(|t| t.0 == q) => 't',
                     None if s.tunnels.contains(&q) => 'o',
                     None => ' ',
                 };
                 format!("{}{marker}", marks[i])
             } else if let Some(t) = s.flag_lying_at(q) {
                 format!("{}{}", if t == Team::White { 'w' } else { 'r' }, if s.tunnels.contains(&q) { 'o' } else { ' ' })
+            } else if s.traps.iter().any(|t| t.0 == q) {
+                "t ".to_string()
             } else if s.tunnels.contains(&q) {
                 "o ".to_string()
             } else {
@@ -134,6 +137,13 @@ pub fn view(s: &State, role: &str) -> Value {
             if !c.holds.is_empty() {
                 notes.push(format!("holds character flags of {}", c.holds.join(", ")));
             }
+            if let Some(a) = c.ability.filter(|_| s.abilities && c.is_runner()) {
+                let sup = if c.supply > 0 { format!(" ({} tokens left)", c.supply) } else { String::new() };
+                notes.push(format!("ability {a:?}{sup}").to_ascii_lowercase());
+            }
+            if c.trapped {
+                notes.push("TRAPPED (only a reset token frees it)".into());
+            }
             json!({
                 "notes": notes.join("; "),
                 "mark": marks[i].to_string(), "name": c.name, "team": c.team.name(), "role": role_text(s, c),
@@ -159,7 +169,9 @@ pub fn view(s: &State, role: &str) -> Value {
         .filter(|r| s.plans.contains_key(*r))
         .map(|r| json!({ "role": r, "lines": plan_lines(s, r) }))
         .collect();
-    let question = super::engine::tie_asked(s).filter(|r| r == role).map(|_| prompt(s, role));
+    let asked = super::engine::spy_asked(s).or_else(|| super::engine::tie_asked(s));
+    let question = asked.filter(|r| r == role).map(|_| prompt(s, role));
+    let spied: Vec<&String> = s.spied.iter().filter(|(r, _)| s.seat(r).is_some_and(|x| x.team == me.team)).map(|(_, t)| t).collect();
     let territory = |t: Team| {
         let r = s.layout.territory.get(t);
         format!("{}{}-{}{}", (b'a' + r.c[0] as u8) as char, r.r[0] + 1, (b'a' + r.c[1] as u8) as char, r.r[1] + 1)
@@ -182,5 +194,7 @@ pub fn view(s: &State, role: &str) -> Value {
         "log": if matches!(s.stage, Stage::Move { .. }) { s.log.as_slice() } else { &[] },
         "team_plans": team_plans,
         "question": question,
+        "spied": spied,
+        "traps": s.traps.iter().map(|(q, o)| format!("{q} ({o})")).collect::<Vec<_>>().join(", "),
     })
 }
