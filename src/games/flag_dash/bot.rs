@@ -185,7 +185,7 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
         1 => Some(role.to_string()),
         _ => team.iter().find(|r| **r != role).map(|r| r.to_string()),
     };
-    Plan { moves, tie_first }
+    Plan { moves, tie_first, secret_tunnel: s.layout.secret_tunnel.is_some() }
 }
 
 /// The built-in player's order for `role`'s pending ask (always passes the check; falls back to

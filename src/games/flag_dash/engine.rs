@@ -164,7 +164,38 @@ pub fn run(s: &mut State, ctx: &mut Ctx) {
         if mv == 1 {
             enter_move(s, ctx, 2);
         } else {
+            secret_tunnel(s, ctx);
             cleanup(s, ctx);
+        }
+    }
+}
+
+/// The alternate board's secret tunnel, used only at the end of Phase 2 (Alternate Board Setup):
+/// each seat that asked for it in its plan (`secret_tunnel = true`, in seat order) sends the
+/// characters it may move that stand on the entrance to its team's exit, unless a flag or character
+/// occupies the exit; a character holding a team flag may not (as with every tunnel; our reading).
+fn secret_tunnel(s: &mut State, ctx: &mut Ctx) {
+    let Some(st) = s.layout.secret_tunnel.clone() else { return };
+    for seat in s.seats.clone() {
+        if !s.plans.get(&seat.role).is_some_and(|p| p.secret_tunnel) {
+            continue;
+        }
+        for i in s.movable(&seat.role) {
+            if s.chars[i].at != st.entrance {
+                continue;
+            }
+            let exit = *st.exits.get(seat.team);
+            let name = s.chars[i].name.clone();
+            let text = if s.carried_by(i).is_some() {
+                format!("{name} holds a team flag and may not take the secret tunnel")
+            } else if s.char_at(exit).is_some() || s.flag_lying_at(exit).is_some() {
+                format!("{name} cannot take the secret tunnel: its exit {exit} is occupied")
+            } else {
+                s.chars[i].at = exit;
+                let trap = spring_trap(s, i);
+                format!("{name} takes the secret tunnel {} -> {exit}{trap}", st.entrance)
+            };
+            say(s, ctx, format!("End of Phase 2 ({}): {text}.", seat.role));
         }
     }
 }
@@ -568,7 +599,7 @@ fn open_step(s: &State, p: Sq, q: Sq) -> Result<(), String> {
     if !s.in_play(q) {
         return Err(format!("{q} is off the board or out of play"));
     }
-    if s.layout.wall_between(p, q) {
+    if s.layout.wall_blocks(p, q) {
         return Err(format!("a wall lies between {p} and {q}"));
     }
     if let Some(j) = s.char_at(q) {

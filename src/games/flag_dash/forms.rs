@@ -65,9 +65,9 @@ pub fn default_plan(s: &State, role: &str) -> Plan {
         spy_on: None,
     };
     if reset_only(s, role) {
-        return Plan { moves: vec![mk(Card::Forward, Token::N(7), Card::Left)], tie_first: None };
+        return Plan { moves: vec![mk(Card::Forward, Token::N(7), Card::Left)], tie_first: None, secret_tunnel: false };
     }
-    Plan { moves: vec![mk(Card::Forward, toks[0], Card::Left), mk(Card::Flag, toks[1], Card::Push)], tie_first: None }
+    Plan { moves: vec![mk(Card::Forward, toks[0], Card::Left), mk(Card::Flag, toks[1], Card::Push)], tie_first: None, secret_tunnel: false }
 }
 
 /// The default order for `role`'s pending ask.
@@ -163,6 +163,10 @@ pub fn help(s: &State, role: &str) -> Vec<String> {
         "  Push ARGS: NAME DIR [DIR] (none: an adjacent opponent one space straight away)".into(),
         "  DIR: n e s w (n = up the printed board, toward Red). Example: \"runner: boost e, card\"".into(),
     ];
+    if s.layout.secret_tunnel.is_some() {
+        h.push("secret_tunnel = true (optional): at the end of Phase 2 your characters on the".into());
+        h.push("  secret tunnel entrance move to your team's exit (Alternate Board Setup)".into());
+    }
     if s.abilities {
         h.push("  Jump: DIR. Trap: SPACE. Lasso: NAME. Dig: remove SPACE | place SPACE (runner only)".into());
         h.push("  A spy token needs spy_on = \"SEAT\" (the opponent whose card you see).".into());

@@ -279,6 +279,23 @@ pub struct Layout {
     pub walls: Vec<[Sq; 2]>,
     /// Tunnel spaces.
     pub tunnels: Vec<Sq>,
+    /// Wall sides a character may cross in one direction: (from, to). The alternate board's corner
+    /// walls can be jumped from behind (Alternate Board Setup, Example F).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub open_from: Vec<(Sq, Sq)>,
+    /// The alternate board's secret tunnel, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub secret_tunnel: Option<SecretTunnel>,
+}
+
+/// The alternate board's secret tunnel (Alternate Board Setup): the entrance in the centre and each
+/// team's exit on the opponents' side.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SecretTunnel {
+    /// The entrance space.
+    pub entrance: Sq,
+    /// Where each team's characters come out.
+    pub exits: Teams<Sq>,
 }
 
 #[derive(Deserialize)]
@@ -304,6 +321,15 @@ struct RawChar {
 #[serde(deny_unknown_fields)]
 struct RawWall {
     between: [String; 2],
+    /// Optional: the side from which a character may cross (moving toward the wall from behind).
+    open_from: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawSecret {
+    entrance: String,
+    exits: Teams<String>,
 }
 
 #[derive(Deserialize)]
@@ -320,6 +346,7 @@ struct RawLayout {
     wall: Vec<RawWall>,
     #[serde(default)]
     tunnels: Vec<String>,
+    secret_tunnel: Option<RawSecret>,
 }
 
 fn bad(msg: impl Into<String>) -> GameError {
@@ -394,6 +421,7 @@ impl Layout {
             return Err(bad("two characters or flags start on the same space"));
         }
         let mut walls = Vec::new();
+        let mut open_from = Vec::new();
         for (i, w) in raw.wall.iter().enumerate() {
             let a = on(&format!("wall[{i}].between"), &w.between[0])?;
             let b = on(&format!("wall[{i}].between"), &w.between[1])?;
@@ -401,6 +429,13 @@ impl Layout {
                 return Err(bad(format!("wall[{i}].between: {a} and {b} are not adjacent")));
             }
             walls.push(if a < b { [a, b] } else { [b, a] });
+            if let Some(f) = &w.open_from {
+                let f = on(&format!("wall[{i}].open_from"), f)?;
+                if f != a && f != b {
+                    return Err(bad(format!("wall[{i}].open_from: {f} is not one of the two spaces")));
+                }
+                open_from.push(if f == a { (a, b) } else { (b, a) });
+            }
         }
         walls.sort();
         walls.dedup();
@@ -412,7 +447,33 @@ impl Layout {
             }
             tunnels.push(q);
         }
-        Ok(Layout { title: raw.title, columns: raw.columns, rows: raw.rows, round_limit: raw.round_limit, territory, flags, characters, walls, tunnels })
+        let secret_tunnel = match &raw.secret_tunnel {
+            Some(t) => Some(SecretTunnel {
+                entrance: on("secret_tunnel.entrance", &t.entrance)?,
+                exits: Teams { white: on("secret_tunnel.exits.white", &t.exits.white)?, red: on("secret_tunnel.exits.red", &t.exits.red)? },
+            }),
+            None => None,
+        };
+        open_from.sort();
+        Ok(Layout {
+            title: raw.title,
+            columns: raw.columns,
+            rows: raw.rows,
+            round_limit: raw.round_limit,
+            territory,
+            flags,
+            characters,
+            walls,
+            tunnels,
+            open_from,
+            secret_tunnel,
+        })
+    }
+
+    /// True when a wall stops a character moving from `a` to the adjacent `b` (a wall between
+    /// them that is not open from `a`'s side).
+    pub fn wall_blocks(&self, a: Sq, b: Sq) -> bool {
+        self.wall_between(a, b) && !self.open_from.contains(&(a, b))
     }
 
     /// True when a wall lies between the adjacent spaces `a` and `b`.

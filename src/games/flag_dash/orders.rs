@@ -352,8 +352,8 @@ pub fn parse_plan(s: &State, role: &str, o: &Orders) -> Result<Plan, Vec<OrderPr
     let mut probs = Vec::new();
     let seat = s.seat(role).expect("checked role");
     for k in o.keys() {
-        if !["move1", "move2", "tie_first"].contains(&k.as_str()) {
-            probs.push(OrderProblem::new(k, "unknown key; a plan has move1, move2 and optionally tie_first"));
+        if !["move1", "move2", "tie_first", "secret_tunnel"].contains(&k.as_str()) {
+            probs.push(OrderProblem::new(k, "unknown key; a plan has move1, move2, tie_first and secret_tunnel"));
         }
     }
     // Flag Dash, Priority Tokens (Reset note): with only the reset token left, only move 1 is planned.
@@ -394,7 +394,15 @@ pub fn parse_plan(s: &State, role: &str, o: &Orders) -> Result<Plan, Vec<OrderPr
             }
         },
     };
-    if probs.is_empty() { Ok(Plan { moves, tie_first }) } else { Err(probs) }
+    let secret_tunnel = match o.get("secret_tunnel") {
+        None => false,
+        Some(Value::Boolean(b)) if s.layout.secret_tunnel.is_some() => *b,
+        Some(_) => {
+            probs.push(OrderProblem::new("secret_tunnel", "true or false, and only on a board with a secret tunnel"));
+            false
+        }
+    };
+    if probs.is_empty() { Ok(Plan { moves, tie_first, secret_tunnel }) } else { Err(probs) }
 }
 
 /// Checks the spy's answer (Character Abilities, Spy): `token` replaces the spy token; `card`
@@ -421,7 +429,7 @@ pub fn parse_spy(s: &State, role: &str, mv: u8, o: &Orders) -> Result<MovePlan, 
             t.insert("try".into(), Value::Array(old.tries.iter().map(|x| Value::String(x.clone())).collect()));
         }
     } else {
-        for (k, v) in plan_orders(&Plan { moves: vec![old.clone()], tie_first: None }).get("move1").and_then(|v| v.as_table()).cloned().unwrap_or_default() {
+        for (k, v) in plan_orders(&Plan { moves: vec![old.clone()], tie_first: None, secret_tunnel: false }).get("move1").and_then(|v| v.as_table()).cloned().unwrap_or_default() {
             if k != "spy_on" && k != "token" {
                 t.insert(k, v);
             }
@@ -520,6 +528,9 @@ pub fn plan_orders(plan: &Plan) -> Orders {
     }
     if let Some(r) = &plan.tie_first {
         o.insert("tie_first".into(), Value::String(r.clone()));
+    }
+    if plan.secret_tunnel {
+        o.insert("secret_tunnel".into(), Value::Boolean(true));
     }
     o
 }

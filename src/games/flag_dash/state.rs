@@ -294,6 +294,9 @@ pub struct Plan {
     /// The teammate seat that should move first when the two tie on priority (optional).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tie_first: Option<String>,
+    /// Alternate board: take the secret tunnel at the end of Phase 2 if on its entrance.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub secret_tunnel: bool,
 }
 
 /// Where the round stands.

@@ -47,7 +47,7 @@ fn mp(card: Card, token: u8, combo: Option<Card>, copy: Option<Card>, tries: &[&
 
 /// Reveals and resolves one move of `role` on its own; returns the account.
 fn one_move(s: &mut State, role: &str, m: MovePlan) -> Vec<String> {
-    s.plans.insert(role.into(), Plan { moves: vec![m], tie_first: None });
+    s.plans.insert(role.into(), Plan { moves: vec![m], tie_first: None, secret_tunnel: false });
     s.log.clear();
     let mut ctx = Ctx::new([0; 32]);
     engine::resolve_move(s, &mut ctx, role, 1);
@@ -510,8 +510,14 @@ fn bots_play_whole_games_in_every_mode() {
         vec![("abilities", "true"), ("tiebreak", "red")],
         vec![("abilities", "true"), ("players", "2"), ("mode", "advanced")],
     ];
-    for (k, kv) in modes.into_iter().enumerate() {
-        let mut s = new_game(&kv);
+    let alternate = include_str!("../../../scenarios/flag-dash-alternate.toml");
+    let cones = include_str!("../../../scenarios/flag-dash-cones.toml");
+    let games = modes
+        .into_iter()
+        .map(|kv| new_game(&kv))
+        .chain([FlagDash.setup(alternate, &BTreeMap::new()).unwrap(), FlagDash.setup(cones, &opts(&[("players", "2")])).unwrap()]);
+    for (k, s) in games.enumerate() {
+        let mut s = s;
         let mut players = Ctx::new([7 + k as u8; 32]);
         let mut steps = 0;
         while let Pending::Orders(asks) = FlagDash.pending(&s) {
@@ -710,4 +716,38 @@ fn ability_spy_is_a_step_of_the_spy_seat() {
     assert!(has(&s2.log, "white-2 discards the spy token for good, replaces it with #5 and changes its card"), "{:#?}", s2.log);
     assert!(has(&s2.log, "white-2 reveals Run back with #5"));
     assert_eq!(s2.seats[1].tokens.iter().filter(|t| **t == Token::Spy).count(), 1);
+}
+
+// ---- the alternate board ----
+
+/// Example F (Alternate Board Setup): a character on the centre entrance at the end of Phase 2
+/// takes the secret tunnel to its exit behind the corner walls, and from behind may cross those
+/// walls; from outside they block. An occupied exit cannot be used.
+#[test]
+fn example_f_secret_tunnel_and_walls_from_behind() {
+    let layout = include_str!("../../../scenarios/flag-dash-alternate.toml");
+    let mut s = FlagDash.setup(layout, &BTreeMap::new()).unwrap();
+    for (i, p) in ["a1", "b1", "c1", "i11", "j11", "k11"].iter().enumerate() {
+        s.chars[i].at = sq(p);
+    }
+    put(&mut s, "Purple", "f7");
+    let red1 = "move1 = { card = \"forward\", token = 1, try = [\"runner\"] }\n\
+                move2 = { card = \"push\", token = 2, try = [\"runner\"] }\nsecret_tunnel = true";
+    assert!(FlagDash.check_order(&new_game(&[]), "red-1", &orders(red1)).is_err(), "no secret tunnel on the basic board");
+    let s1 = resolve(&s, &[("white-1", idle(1, 2)), ("white-2", idle(1, 2)), ("red-1", red1.into()), ("red-2", idle(3, 4).replace("token = 3", "token = 5"))]);
+    assert_eq!(s1.chars[ch(&s1, "Purple")].at, sq("j2"), "{:#?}", s1.log);
+    assert!(has(&s1.log, "Purple takes the secret tunnel f6 -> j2"));
+    // From behind (inside the h1-k4 corner) the wall is crossed; from outside it blocks.
+    let mut s2 = s1.clone();
+    put(&mut s2, "Purple", "h2");
+    one_move(&mut s2, "red-1", mp(Card::Right, 1, None, None, &["runner"]));
+    assert_eq!(s2.chars[ch(&s2, "Purple")].at, sq("g2"), "Red's right is west");
+    let log = one_move(&mut s2, "red-1", mp(Card::Left, 1, None, None, &["runner"]));
+    assert!(has(&log, "a wall lies between g2 and h2"), "{log:#?}");
+    // An occupied exit cannot be used.
+    let mut s3 = s.clone();
+    put(&mut s3, "Black", "j2");
+    let s3 = resolve(&s3, &[("white-1", idle(1, 2)), ("white-2", idle(1, 2)), ("red-1", red1.into()), ("red-2", idle(3, 4).replace("token = 3", "token = 5"))]);
+    assert_eq!(s3.chars[ch(&s3, "Purple")].at, sq("f6"));
+    assert!(has(&s3.log, "its exit j2 is occupied"));
 }
