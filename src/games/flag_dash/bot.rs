@@ -193,6 +193,7 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
 pub fn order(s: &State, role: &str, rng: Rng) -> Orders {
     let o = match s.stage {
         Stage::Plan => plan_orders(&plan(s, role, rng)),
+        Stage::Layout => super::forms::default_order(s, role),
         Stage::Move { .. } if super::engine::spy_asked(s).as_deref() == Some(role) => super::forms::default_order(s, role),
         _ => {
             let mut o = super::forms::default_order(s, role);

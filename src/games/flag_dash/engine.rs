@@ -66,6 +66,38 @@ pub fn order(s: &State, mv: u8) -> Result<Vec<String>, Team> {
     Ok(entries.into_iter().map(|e| e.2).collect())
 }
 
+/// The seats asked for a secret custom layout: each team's first seat.
+pub fn layout_asked(s: &State) -> Vec<String> {
+    if s.stage != Stage::Layout {
+        return Vec::new();
+    }
+    Team::ALL.iter().map(|t| s.team_roles(*t)[0].to_string()).collect()
+}
+
+/// Applies both teams' secret setups at once (the reveal) and opens round 1.
+pub fn apply_layouts(s: &mut State, ctx: &mut Ctx, setups: Vec<(Team, super::orders::TeamSetup)>) {
+    for (team, setup) in setups {
+        *s.flags.get_mut(team) = FlagAt::Space(setup.flag);
+        for (i, q) in &setup.chars {
+            s.chars[*i].at = *q;
+        }
+        let keep: Vec<Sq> = s.tunnels.iter().copied().filter(|q| {
+            let (a, b) = super::orders::half_rows(s, team);
+            !(q.r + 1 >= a && q.r < b)
+        }).collect();
+        s.tunnels = keep;
+        s.tunnels.extend(setup.tunnels.iter().copied());
+        let chars: Vec<String> = setup.chars.iter().map(|(i, q)| format!("{} {q}", s.chars[*i].name)).collect();
+        let tunnels: Vec<String> = setup.tunnels.iter().map(|q| q.to_string()).collect();
+        say(
+            s,
+            ctx,
+            format!("Team {} reveals its half: flag {}, {}; tunnels {}.", team.name(), setup.flag, chars.join(", "), if tunnels.is_empty() { "none".into() } else { tunnels.join(" ") }),
+        );
+    }
+    s.stage = Stage::Plan;
+}
+
 /// The seat asked to replace its spy token in the current move (Character Abilities, Spy), the
 /// first in seat order when several played one.
 pub fn spy_asked(s: &State) -> Option<String> {

@@ -74,6 +74,7 @@ pub fn default_plan(s: &State, role: &str) -> Plan {
 pub fn default_order(s: &State, role: &str) -> Orders {
     match s.stage {
         Stage::Plan => plan_orders(&default_plan(s, role)),
+        Stage::Layout => super::orders::layout_orders(s, s.seat(role).map(|x| x.team).unwrap_or(Team::White)),
         Stage::Move { .. } if super::engine::spy_asked(s).as_deref() == Some(role) => {
             // Spy: the lowest other token, the card unchanged.
             let mut o = Orders::new();
@@ -99,6 +100,17 @@ fn tie_team(s: &State) -> Option<Team> {
 /// The ask's prompt for `role`, wrapped to stay under 100 columns in reports and forms.
 pub fn prompt(s: &State, role: &str) -> String {
     let text = match s.stage {
+        Stage::Layout => {
+            let team = s.seat(role).map(|x| x.team).unwrap_or(Team::White);
+            let (a, b) = super::orders::half_rows(s, team);
+            format!(
+                "Secret custom layout (Custom Layout): set up Team {}'s half (rows {a} to {b}) hidden from the \
+                 other team: your team flag, your three characters and up to {} tunnels. Both halves are \
+                 revealed together once both teams' setups are in.",
+                team.name(),
+                super::orders::tunnels_in_half(s, team)
+            )
+        }
         Stage::Plan => {
             let only = if reset_only(s, role) {
                 " The reset token is your only token: plan only move1 (Priority Tokens, Reset)."
@@ -136,6 +148,13 @@ pub fn help(s: &State, role: &str) -> Vec<String> {
     let Some(seat) = s.seat(role) else {
         return vec![format!("\"{role}\" is not a seat of this game.")];
     };
+    if s.stage == Stage::Layout {
+        return vec![
+            "flag = SPACE; characters = { NAME = SPACE, ... } (all three); tunnels = [SPACE, ...]".into(),
+            "Every space in your half and in play; no two pieces on one space (a tunnel may be".into(),
+            "under a character or the flag).".into(),
+        ];
+    }
     if let Stage::Move { .. } = s.stage {
         if super::engine::spy_asked(s).as_deref() == Some(role) {
             let toks: Vec<String> = seat.tokens.iter().filter(|t| **t != Token::Spy).map(|t| t.key()).collect();

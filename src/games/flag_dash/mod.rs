@@ -11,7 +11,10 @@
 //! Options: `players=2|3|4` (default 4); `mode=basic|advanced` (2 players only, default basic);
 //! `tiebreak=white|red`: the team holding the tiebreak marker first (Setup: the team with the
 //! youngest player; default white); `abilities=true|false` (default false): the character
-//! abilities (not in the basic 2-player game); the spy then is a step asked of the spy's seat.
+//! abilities (not in the basic 2-player game); the spy then is a step asked of the spy's seat;
+//! `layout=secret|open` (default open): with `secret`, each team's first seat sets up the team's
+//! half (flag, characters, tunnels) as its first order, sealed like every order until both are in
+//! (Custom Layout, secret). A custom layout itself is a layout file (`pbem new --scenario FILE`).
 
 pub mod bot;
 pub mod engine;
@@ -39,7 +42,7 @@ pub struct FlagDash;
 pub const DEFAULT_LAYOUT: &str = include_str!("../../../scenarios/flag-dash.toml");
 
 /// The kinds of ask: the round's plan, the spy's replacement, and the same-team tie question.
-pub const KINDS: &[&str] = &["plan", "spy", "tie-order"];
+pub const KINDS: &[&str] = &["layout", "plan", "spy", "tie-order"];
 
 /// The settings read from `--option` values.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,6 +53,8 @@ pub struct Options {
     pub tiebreak: Team,
     /// Character abilities in use.
     pub abilities: bool,
+    /// Each team sets up its half in secret before round 1.
+    pub secret_layout: bool,
 }
 
 fn opt_err(key: &str, message: &str) -> GameError {
@@ -64,12 +69,20 @@ pub fn read_options(options: &BTreeMap<String, String>) -> Result<Options, GameE
     let mut mode = None;
     let mut tiebreak = Team::White;
     let mut abilities = false;
+    let mut secret_layout = false;
     for (k, v) in options {
         let v = v.trim().to_ascii_lowercase();
         match k.as_str() {
             "players" => players = v.parse().ok().filter(|n| (2..=4).contains(n)).ok_or_else(|| opt_err(k, "2, 3 or 4"))?,
             "mode" => mode = Some(v.clone()),
             "tiebreak" => tiebreak = Team::parse(&v).ok_or_else(|| opt_err(k, "white or red"))?,
+            "layout" => {
+                secret_layout = match v.as_str() {
+                    "secret" => true,
+                    "open" => false,
+                    _ => return Err(opt_err(k, "secret or open")),
+                }
+            }
             "abilities" => {
                 abilities = match v.as_str() {
                     "true" => true,
@@ -77,7 +90,7 @@ pub fn read_options(options: &BTreeMap<String, String>) -> Result<Options, GameE
                     _ => return Err(opt_err(k, "true or false")),
                 }
             }
-            _ => return Err(opt_err(k, "unknown option; Flag Dash has players, mode, tiebreak, abilities")),
+            _ => return Err(opt_err(k, "unknown option; Flag Dash has players, mode, tiebreak, abilities, layout")),
         }
     }
     let mode = match (players, mode.as_deref()) {
@@ -91,7 +104,7 @@ pub fn read_options(options: &BTreeMap<String, String>) -> Result<Options, GameE
     if abilities && mode == Mode::TwoBasic {
         return Err(opt_err("abilities", "not in the basic 2-player game (Character Abilities are advanced rules)"));
     }
-    Ok(Options { mode, tiebreak, abilities })
+    Ok(Options { mode, tiebreak, abilities, secret_layout })
 }
 
 /// The initial state (Flag Dash, Setup; 2-Player Rules for the basic game's changes).
@@ -174,7 +187,7 @@ pub fn initial_state(layout: Layout, o: &Options) -> Result<State, GameError> {
         chars,
         tiebreak: o.tiebreak,
         round: 1,
-        stage: Stage::Plan,
+        stage: if o.secret_layout { Stage::Layout } else { Stage::Plan },
         plans: BTreeMap::new(),
         played: BTreeMap::new(),
         tie_answers: BTreeMap::new(),
@@ -218,6 +231,7 @@ impl Game for FlagDash {
         }
         let (roles, kind) = match s.stage {
             Stage::Plan => (self.roles(s), "plan"),
+            Stage::Layout => (engine::layout_asked(s), "layout"),
             Stage::Move { .. } => match engine::spy_asked(s) {
                 Some(r) => (vec![r], "spy"),
                 None => (engine::tie_asked(s).into_iter().collect(), "tie-order"),
@@ -274,6 +288,7 @@ pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, ctx: &mut 
         }
     }
     let mut plans = Vec::new();
+    let mut setups = Vec::new();
     for role in &asked {
         let o = orders.get(role).ok_or_else(|| GameError::Orders { role: role.clone(), field: String::new(), message: "orders missing".into() })?;
         let p = orders::parse(&s, role, o).map_err(|probs| GameError::Orders {
@@ -283,6 +298,7 @@ pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, ctx: &mut 
         })?;
         match p {
             Parsed::Plan(p) => plans.push((role.clone(), p)),
+            Parsed::Layout(team, setup) => setups.push((team, setup)),
             Parsed::Spy(m) => {
                 let Stage::Move { mv } = s.stage else { unreachable!("a spy answer outside a move") };
                 engine::apply_spy(&mut s, ctx, role, mv, m);
@@ -293,6 +309,9 @@ pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, ctx: &mut 
                 s.tie_answers.insert(team.key().to_string(), first);
             }
         }
+    }
+    if !setups.is_empty() {
+        engine::apply_layouts(&mut s, ctx, setups);
     }
     if !plans.is_empty() {
         // Seats in fixed order (the roles' order), so the state does not depend on map order.

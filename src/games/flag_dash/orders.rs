@@ -26,7 +26,7 @@ use std::collections::BTreeMap;
 
 use toml::Value;
 
-use super::layout::{Dir, Sq};
+use super::layout::{Dir, Sq, Team};
 use super::state::{Card, Effect, Mode, MovePlan, Plan, Stage, State, Token};
 use crate::game::{OrderProblem, Orders};
 
@@ -469,6 +469,124 @@ pub enum Parsed {
     TieFirst(String),
     /// The spy's replacement move.
     Spy(MovePlan),
+    /// A team's half of a secret custom layout.
+    Layout(Team, TeamSetup),
+}
+
+/// One team's half of a secret custom layout.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TeamSetup {
+    /// The team flag's space.
+    pub flag: Sq,
+    /// Each character of the team and its space.
+    pub chars: Vec<(usize, Sq)>,
+    /// The tunnels of the half.
+    pub tunnels: Vec<Sq>,
+}
+
+/// The first and last row (1-based) of `team`'s half (the centre row of an odd board is nobody's).
+pub fn half_rows(s: &State, team: Team) -> (i32, i32) {
+    let n = s.layout.rows;
+    match team {
+        Team::White => (1, n / 2),
+        Team::Red => ((n + 1) / 2 + 1, n),
+    }
+}
+
+fn in_half(s: &State, team: Team, q: Sq) -> bool {
+    let (a, b) = half_rows(s, team);
+    s.in_play(q) && q.r + 1 >= a && q.r < b
+}
+
+/// How many tunnels a team may place in a secret layout: as many as the layout has in its half.
+pub fn tunnels_in_half(s: &State, team: Team) -> usize {
+    s.layout.tunnels.iter().filter(|q| in_half(s, team, **q)).count()
+}
+
+/// The current setup of `team`'s half as orders (the default of the layout question).
+pub fn layout_orders(s: &State, team: Team) -> Orders {
+    let mut o = Orders::new();
+    o.insert("flag".into(), Value::String(s.flag_space(team).to_string()));
+    let mut t = toml::Table::new();
+    for c in s.chars.iter().filter(|c| c.team == team) {
+        t.insert(c.name.clone(), Value::String(c.at.to_string()));
+    }
+    o.insert("characters".into(), Value::Table(t));
+    let tunnels = s.tunnels.iter().filter(|q| in_half(s, team, **q)).map(|q| Value::String(q.to_string())).collect();
+    o.insert("tunnels".into(), Value::Array(tunnels));
+    o
+}
+
+/// Checks a team's half of a secret custom layout (Custom Layout: each team sets up its territory;
+/// we ask for the flag, the three characters and the tunnels, all inside the team's half).
+///
+/// Errors: one problem per bad field.
+pub fn parse_layout(s: &State, team: Team, o: &Orders) -> Result<TeamSetup, Vec<OrderProblem>> {
+    let mut probs = Vec::new();
+    let (a, b) = half_rows(s, team);
+    for k in o.keys() {
+        if !["flag", "characters", "tunnels"].contains(&k.as_str()) {
+            probs.push(OrderProblem::new(k, "unknown key; a setup has flag, characters and tunnels"));
+        }
+    }
+    let space = |field: &str, v: Option<&Value>, probs: &mut Vec<OrderProblem>| -> Option<Sq> {
+        match v.and_then(|v| v.as_str()).map(|x| x.parse::<Sq>()) {
+            Some(Ok(q)) if in_half(s, team, q) => Some(q),
+            _ => {
+                probs.push(OrderProblem::new(field, format!("a space in play in your half (rows {a} to {b})")));
+                None
+            }
+        }
+    };
+    let flag = space("flag", o.get("flag"), &mut probs);
+    let mut chars = Vec::new();
+    let ours: Vec<usize> = (0..s.chars.len()).filter(|&i| s.chars[i].team == team).collect();
+    match o.get("characters").and_then(|v| v.as_table()) {
+        Some(t) => {
+            for (k, v) in t {
+                match s.char_named(k).filter(|i| ours.contains(i)) {
+                    Some(i) => {
+                        if let Some(q) = space(&format!("characters.{k}"), Some(v), &mut probs) {
+                            chars.push((i, q));
+                        }
+                    }
+                    None => probs.push(OrderProblem::new(format!("characters.{k}"), "not one of your team's characters")),
+                }
+            }
+            if t.len() != ours.len() {
+                let names: Vec<&str> = ours.iter().map(|&i| s.chars[i].name.as_str()).collect();
+                probs.push(OrderProblem::new("characters", format!("give all of {}", names.join(", "))));
+            }
+        }
+        None => probs.push(OrderProblem::new("characters", "a table { NAME = SPACE, ... }")),
+    }
+    chars.sort();
+    let mut spaces: Vec<Sq> = chars.iter().map(|c| c.1).chain(flag).collect();
+    let n = spaces.len();
+    spaces.sort();
+    spaces.dedup();
+    if spaces.len() != n {
+        probs.push(OrderProblem::new("characters", "two pieces on one space"));
+    }
+    let max = tunnels_in_half(s, team);
+    let mut tunnels = Vec::new();
+    match o.get("tunnels").and_then(|v| v.as_array()) {
+        Some(a) if a.len() <= max => {
+            for (i, v) in a.iter().enumerate() {
+                if let Some(q) = space(&format!("tunnels[{i}]"), Some(v), &mut probs) {
+                    if tunnels.contains(&q) {
+                        probs.push(OrderProblem::new(format!("tunnels[{i}]"), "given twice"));
+                    }
+                    tunnels.push(q);
+                }
+            }
+        }
+        _ => probs.push(OrderProblem::new("tunnels", format!("a list of at most {max} spaces"))),
+    }
+    match flag {
+        Some(flag) if probs.is_empty() => Ok(TeamSetup { flag, chars, tunnels }),
+        _ => Err(probs),
+    }
 }
 
 /// Checks `role`'s orders against what is asked of it now.
@@ -479,6 +597,12 @@ pub fn parse(s: &State, role: &str, o: &Orders) -> Result<Parsed, Vec<OrderProbl
         return Err(vec![OrderProblem::new("", format!("\"{role}\" is not a seat of this game"))]);
     };
     match &s.stage {
+        Stage::Layout => {
+            if super::engine::layout_asked(s).iter().all(|r| r != role) {
+                return Err(vec![OrderProblem::new("", "nothing is asked of this seat now")]);
+            }
+            parse_layout(s, seat.team, o).map(|l| Parsed::Layout(seat.team, l))
+        }
         Stage::Plan => parse_plan(s, role, o).map(Parsed::Plan),
         Stage::Move { mv } => {
             if super::engine::spy_asked(s).as_deref() == Some(role) {

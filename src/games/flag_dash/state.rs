@@ -303,6 +303,8 @@ pub struct Plan {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case", tag = "stage")]
 pub enum Stage {
+    /// Before round 1 of a secret custom layout: each team sets up its half (Custom Layout).
+    Layout,
     /// Phase 1: every seat plans.
     Plan,
     /// Phase 2, move `mv` (1 or 2): tokens revealed; waiting to resolve (or for a tie answer).

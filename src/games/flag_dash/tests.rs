@@ -271,6 +271,12 @@ fn flag_take_across_wall_from_teammate_and_collect_rules() {
     assert_eq!(s.chars[ch(&s, "Blue")].flags_left, 1);
     let log = one_move(&mut s, "white-1", mp(Card::Flag, 1, None, None, &["runner: card collect Blue"]));
     assert!(has(&log, "already holds a character flag of Blue"), "{log:#?}");
+    // Nothing happens when both of a character's flags are taken.
+    put(&mut s, "Orange", "b7");
+    let i = ch(&s, "Blue");
+    s.chars[i].flags_left = 0;
+    let log = one_move(&mut s, "white-2", mp(Card::Flag, 1, None, None, &["runner: card collect Blue"]));
+    assert!(has(&log, "both of Blue's character flags are already taken"), "{log:#?}");
 }
 
 /// Copy: resolves a card already played this round, also one played as the combo card; a card not
@@ -509,6 +515,8 @@ fn bots_play_whole_games_in_every_mode() {
         vec![("abilities", "true")],
         vec![("abilities", "true"), ("tiebreak", "red")],
         vec![("abilities", "true"), ("players", "2"), ("mode", "advanced")],
+        vec![("layout", "secret")],
+        vec![("layout", "secret"), ("players", "2")],
     ];
     let alternate = include_str!("../../../scenarios/flag-dash-alternate.toml");
     let cones = include_str!("../../../scenarios/flag-dash-cones.toml");
@@ -545,6 +553,8 @@ fn try_names_only_movable_characters() {
     let m = mp(Card::Forward, 1, None, None, &["Orange"]);
     assert!(parse_try(&s, "white-1", &m, "Orange").is_err());
     assert!(parse_try(&s, "white-1", &m, "Black").is_ok());
+    assert!(parse_try(&s, "white-2", &m, "defender").is_ok(), "the defender is the team's, jointly");
+    assert!(parse_try(&s, "red-1", &m, "Black").is_err());
     assert!(parse_try(&s, "white-1", &m, "runner: boost q").is_err());
 }
 
@@ -750,4 +760,38 @@ fn example_f_secret_tunnel_and_walls_from_behind() {
     let s3 = resolve(&s3, &[("white-1", idle(1, 2)), ("white-2", idle(1, 2)), ("red-1", red1.into()), ("red-2", idle(3, 4).replace("token = 3", "token = 5"))]);
     assert_eq!(s3.chars[ch(&s3, "Purple")].at, sq("f6"));
     assert!(has(&s3.log, "its exit j2 is occupied"));
+}
+
+// ---- the secret custom layout ----
+
+/// Custom Layout (secret): before round 1 each team's first seat sets up the team's half (flag,
+/// characters, tunnels); the core seals both orders until both are in, then both are revealed.
+#[test]
+fn secret_layout_is_a_sealed_step_of_both_teams() {
+    let s = new_game(&[("layout", "secret")]);
+    match FlagDash.pending(&s) {
+        Pending::Orders(a) => {
+            let v: Vec<(&str, &str)> = a.iter().map(|x| (x.role.as_str(), x.kind.as_str())).collect();
+            assert_eq!(v, [("red-1", "layout"), ("white-1", "layout")]);
+        }
+        p => panic!("{p:?}"),
+    }
+    assert_eq!(FlagDash.check_order(&s, "white-1", &FlagDash.default_order(&s, "white-1")), Ok(()));
+    assert!(FlagDash.check_order(&s, "white-2", &FlagDash.default_order(&s, "white-1")).is_err(), "only the first seat");
+    let bad = |o: &str| FlagDash.check_order(&s, "white-1", &orders(o)).unwrap_err()[0].field.clone();
+    let ok = "flag = \"b1\"\ncharacters = { Green = \"a5\", Orange = \"i5\", Black = \"b2\" }\ntunnels = [\"b1\", \"h4\"]";
+    assert_eq!(FlagDash.check_order(&s, "white-1", &orders(ok)), Ok(()));
+    assert_eq!(bad(&ok.replace("a5", "a6")), "characters.Green", "row 6 is Red's half");
+    assert_eq!(bad(&ok.replace("Orange = \"i5\", ", "")), "characters");
+    assert_eq!(bad(&ok.replace("b2", "a5")), "characters");
+    assert_eq!(bad(&ok.replace("\"h4\"]", "\"h4\", \"h3\"]")), "tunnels");
+    let map: BTreeMap<String, Orders> = [("white-1".to_string(), orders(ok)), ("red-1".to_string(), FlagDash.default_order(&s, "red-1"))].into();
+    let s1 = FlagDash.resolve(&s, &map, &mut Ctx::new([0; 32])).unwrap();
+    assert_eq!(s1.stage, Stage::Plan);
+    assert_eq!(s1.flags.white, FlagAt::Space(sq("b1")));
+    assert_eq!(s1.chars[ch(&s1, "Orange")].at, sq("i5"));
+    let mut t = s1.tunnels.clone();
+    t.sort();
+    assert_eq!(t, [sq("b1"), sq("c8"), sq("g8"), sq("h4")]);
+    assert!(has(&s1.log, "Team White reveals its half: flag b1"));
 }

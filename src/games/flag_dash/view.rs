@@ -115,6 +115,7 @@ pub fn view(s: &State, role: &str) -> Value {
     let Some(me) = s.seat(role) else { return Value::Null };
     let marks = marks(s);
     let phase_text = match s.stage {
+        Stage::Layout => "Before round 1: each team sets up its half in secret".to_string(),
         Stage::Plan => format!("Round {} of at most {}: Phase 1, plan moves", s.round, s.layout.round_limit),
         Stage::Move { mv } => format!("Round {}: Phase 2, move {mv} (a tie to break)", s.round),
         Stage::Over => format!("The game is over (round {})", s.round),
@@ -169,7 +170,9 @@ pub fn view(s: &State, role: &str) -> Value {
         .filter(|r| s.plans.contains_key(*r))
         .map(|r| json!({ "role": r, "lines": plan_lines(s, r) }))
         .collect();
-    let asked = super::engine::spy_asked(s).or_else(|| super::engine::tie_asked(s));
+    let asked = super::engine::spy_asked(s)
+        .or_else(|| super::engine::tie_asked(s))
+        .or_else(|| super::engine::layout_asked(s).into_iter().find(|r| r == role));
     let question = asked.filter(|r| r == role).map(|_| prompt(s, role));
     let spied: Vec<&String> = s.spied.iter().filter(|(r, _)| s.seat(r).is_some_and(|x| x.team == me.team)).map(|(_, t)| t).collect();
     let territory = |t: Team| {
