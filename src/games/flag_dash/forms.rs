@@ -4,8 +4,9 @@
 //! NMR defaults (no orders received): plan -> move 1 Run forward and move 2 Flag (take the opposing
 //! flag, else collect from an adjacent opponent), with the seat's two lowest tokens (a combo token
 //! adds Run left to move 1 and Push to move 2), each tried by the runner, then the defender (the
-//! basic 2-player game: every character in layout order); only the reset token left -> move 1
-//! only. Tie question -> the team's first seat moves first.
+//! basic 2-player game: every character in layout order), `tie_first` = the team's first seat;
+//! only the reset token left -> move 1 only. Tie question -> the team's first seat moves first.
+//! Secret layout -> the layout file's setup of the half. Spy -> the lowest other token, same card.
 
 use toml::Value;
 
@@ -64,10 +65,12 @@ pub fn default_plan(s: &State, role: &str) -> Plan {
         tries: tries.clone(),
         spy_on: None,
     };
+    // On a tie between teammates the team's first seat goes first, unless a teammate says otherwise.
+    let tie_first = (s.mode != Mode::TwoBasic).then(|| s.team_roles(seat.team)[0].to_string());
     if reset_only(s, role) {
-        return Plan { moves: vec![mk(Card::Forward, Token::N(7), Card::Left)], tie_first: None, secret_tunnel: false };
+        return Plan { moves: vec![mk(Card::Forward, Token::N(7), Card::Left)], tie_first, secret_tunnel: false };
     }
-    Plan { moves: vec![mk(Card::Forward, toks[0], Card::Left), mk(Card::Flag, toks[1], Card::Push)], tie_first: None, secret_tunnel: false }
+    Plan { moves: vec![mk(Card::Forward, toks[0], Card::Left), mk(Card::Flag, toks[1], Card::Push)], tie_first, secret_tunnel: false }
 }
 
 /// The default order for `role`'s pending ask.

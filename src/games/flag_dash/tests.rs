@@ -795,3 +795,31 @@ fn secret_layout_is_a_sealed_step_of_both_teams() {
     assert_eq!(t, [sq("b1"), sq("c8"), sq("g8"), sq("h4")]);
     assert!(has(&s1.log, "Team White reveals its half: flag b1"));
 }
+
+/// Reports are emailed: every text the view gives the template stays well under 100 characters,
+/// on the widest board with abilities on, through a whole bot game.
+#[test]
+fn view_texts_are_short_on_the_alternate_board() {
+    fn walk(v: &serde_json::Value) {
+        match v {
+            serde_json::Value::String(t) => {
+                for l in t.lines() {
+                    assert!(l.chars().count() <= 94, "too long: {l}");
+                }
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(walk),
+            serde_json::Value::Object(o) => o.values().for_each(walk),
+            _ => {}
+        }
+    }
+    let layout = include_str!("../../../scenarios/flag-dash-alternate.toml");
+    let mut s = FlagDash.setup(layout, &opts(&[("abilities", "true")])).unwrap();
+    let mut players = Ctx::new([3; 32]);
+    while let Pending::Orders(asks) = FlagDash.pending(&s) {
+        let o: BTreeMap<String, Orders> = asks.iter().map(|a| (a.role.clone(), FlagDash.bot_order(&s, &a.role, &mut players))).collect();
+        s = FlagDash.resolve(&s, &o, &mut Ctx::new([1; 32])).unwrap();
+        for r in FlagDash.roles(&s) {
+            walk(&FlagDash.view(&s, &r));
+        }
+    }
+}
