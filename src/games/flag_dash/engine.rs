@@ -145,15 +145,15 @@ fn enter_move(s: &mut State, ctx: &mut Ctx, mv: u8) {
         }
     }
     say(s, ctx, format!("Move {mv}: tokens revealed: {}.", parts.join(", ")));
-    // Character Abilities, Spy: the spied opponent's card is shown to the spy's team only.
+    // Character Abilities, Spy: the chosen opponent reveals its card. Revealed means face up, so
+    // every seat sees it (the opponent's own team knew it anyway); our reading.
     s.spied.clear();
     for seat in s.seats.clone() {
         let Some(m) = s.plans.get(&seat.role).and_then(|p| p.moves.get(mv as usize - 1)).cloned() else { continue };
         let Some(target) = m.spy_on.clone().filter(|_| m.token == Token::Spy) else { continue };
         let card = s.plans.get(&target).and_then(|p| p.moves.get(mv as usize - 1)).map(describe_card).unwrap_or_else(|| "no card (no move)".into());
-        let text = format!("Spy: {}'s card for move {mv} is {card}.", target);
-        let team: Vec<String> = s.team_roles(seat.team).into_iter().map(String::from).collect();
-        ctx.tell(&team.iter().map(String::as_str).collect::<Vec<_>>(), text.clone());
+        let text = format!("Spy ({}): {target} reveals its card for move {mv}: {card}.", seat.role);
+        say(s, ctx, text.clone());
         s.spied.insert(seat.role.clone(), text);
     }
 }
@@ -376,7 +376,7 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lines: &mut 
         _ => None,
     };
     if cats == Some(true) {
-        chase(s, ch, lines);
+        chase(s, ch, &t.chase, lines);
     }
     for step in &t.steps {
         match step {
@@ -410,7 +410,7 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lines: &mut 
         }
     }
     if cats == Some(false) {
-        chase(s, ch, lines);
+        chase(s, ch, &t.chase, lines);
         if let Some((team, why)) = winner(s) {
             lines.push(why.clone());
             s.outcome = Some(Outcome { winner: Some(team.key().into()), summary: format!("Team {} wins: {why}", team.name()) });
@@ -420,19 +420,20 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lines: &mut 
 }
 
 /// Cats (Character Abilities, Crazy Cat Lady): the two characters closest to the runner (ties in
-/// layout order) each move one space away from it, by the movement rules: straight away if it can,
-/// else the next direction that increases the distance, in n, e, s, w order (our choice for mail);
-/// one that cannot move stays.
-fn chase(s: &mut State, ch: usize, lines: &mut Vec<String>) {
+/// layout order) each move one space away from it, by the movement rules: in the direction the
+/// plan gives (`cats DIR DIR`) if that increases the distance, else straight away if it can, else
+/// the next direction that increases the distance, in n, e, s, w order (our choice for mail); one
+/// that cannot move stays.
+fn chase(s: &mut State, ch: usize, wanted: &[Dir], lines: &mut Vec<String>) {
     let at = s.chars[ch].at;
     let mut near: Vec<usize> = (0..s.chars.len()).filter(|&j| j != ch).collect();
     near.sort_by_key(|&j| s.chars[j].at.dist(at));
-    for j in near.into_iter().take(2) {
+    for (k, j) in near.into_iter().take(2).enumerate() {
         let from = s.chars[j].at;
         let mut done = false;
         let mut dirs = Dir::ALL.to_vec();
         let (ox, oy) = (from.c - at.c, from.r - at.r);
-        dirs.sort_by_key(|d| -(d.delta().0 * ox + d.delta().1 * oy));
+        dirs.sort_by_key(|d| (Some(d) != wanted.get(k), -(d.delta().0 * ox + d.delta().1 * oy)));
         for d in dirs {
             if from.step(d).dist(at) <= from.dist(at) || s.chars[j].trapped {
                 continue;

@@ -191,6 +191,7 @@ pub fn help(s: &State, role: &str) -> Vec<String> {
     }
     if s.abilities {
         h.push("  Jump: DIR. Trap: SPACE. Lasso: NAME. Dig: remove SPACE | place SPACE (runner only)".into());
+        h.push("  With a cat token, step \"cats DIR DIR\": where the two closest are chased".into());
         h.push("  A spy token needs spy_on = \"SEAT\" (the opponent whose card you see).".into());
     }
     if s.mode == Mode::TwoBasic {

@@ -13,6 +13,7 @@
 //!       tunnel SPACE [bump DIR]   use the tunnel under the character to go to the tunnel at SPACE
 //!       card [ARGS]               one resolution of the card (a multiplier repeats it)
 //!       combo [ARGS]              the combo card (with #3/#6)
+//!       cats DIR [DIR]            with a cat token: where the closest and second closest go
 //! ARGS  Flag: take | give NAME | drop SPACE | collect NAME | pass NAME (2-player basic)
 //!       Push: NAME DIR [DIR]      the character pushed and its path of one or two spaces
 //!       Run: none. Copy: the arguments of the copied card. No ARGS: a default (see engine).
@@ -77,6 +78,8 @@ pub struct Try {
     pub who: usize,
     /// Its steps, normalized (exact count of card and combo steps).
     pub steps: Vec<Step>,
+    /// With a cat token: the directions the two chased characters are sent, closest first.
+    pub chase: Vec<Dir>,
 }
 
 /// How many times the played card is resolved with `token`.
@@ -173,9 +176,15 @@ pub fn parse_try(s: &State, role: &str, mp: &MovePlan, text: &str) -> Result<Try
     let card_as = acting(mp.card, mp.copy);
     let combo_as = mp.combo.map(|c| acting(c, mp.copy));
     let mut steps = Vec::new();
+    let mut chase = Vec::new();
     for part in rest.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let words: Vec<&str> = part.split_whitespace().collect();
         let step = match words[0].to_ascii_lowercase().as_str() {
+            "cats" if (2..=3).contains(&words.len()) && matches!(mp.token, Token::Cat3 | Token::Cat5) => {
+                let dirs: Option<Vec<Dir>> = words[1..].iter().map(|w| Dir::parse(w)).collect();
+                chase = dirs.ok_or("cats takes one or two directions: n, e, s or w")?;
+                continue;
+            }
             "boost" if words.len() == 2 => Step::Boost(Dir::parse(words[1]).ok_or("boost takes a direction: n, e, s or w")?),
             "tunnel" if words.len() == 2 || (words.len() == 4 && words[2].eq_ignore_ascii_case("bump")) => {
                 let to: Sq = words[1].parse()?;
@@ -225,7 +234,7 @@ pub fn parse_try(s: &State, role: &str, mp: &MovePlan, text: &str) -> Result<Try
     if steps[first..last].iter().any(|x| matches!(x, Step::Boost(_) | Step::Combo(_))) {
         return Err("a boost or the combo card cannot come between the repeats of the played card".into());
     }
-    Ok(Try { who, steps })
+    Ok(Try { who, steps, chase })
 }
 
 fn str_of(v: &Value) -> Option<&str> {

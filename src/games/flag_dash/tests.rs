@@ -670,6 +670,15 @@ fn ability_cats() {
     assert_eq!(s.chars[ch(&s, "Green")].at, sq("e3"));
     assert_eq!(s.chars[ch(&s, "Black")].at, sq("e2"), "only the two closest");
     assert_eq!(s.chars[ch(&s, "Blue")].at, sq("e4"), "then Run forward once (south for Red)");
+    // The #5 cat token: the card first, then the cats, in the directions the plan gives.
+    put(&mut s, "Blue", "e6");
+    put(&mut s, "Green", "e4");
+    put(&mut s, "Orange", "d5");
+    let m = MovePlan { card: Card::Forward, token: Token::Cat5, combo: None, copy: None, tries: vec!["runner: cats e w".into()], spy_on: None };
+    let log = one_move(&mut s, "red-2", m);
+    assert_eq!(s.chars[ch(&s, "Blue")].at, sq("e5"), "{log:#?}");
+    assert_eq!(s.chars[ch(&s, "Green")].at, sq("f4"), "sent east as asked");
+    assert_eq!(s.chars[ch(&s, "Orange")].at, sq("c5"), "sent west as asked");
     assert!(has(&log, "Cats chase Orange d5 -> c5"));
 }
 
@@ -688,8 +697,9 @@ fn ability_dig() {
     assert_eq!(s.chars[ch(&s, "Green")].supply, 1);
 }
 
-/// Spy: after the tokens are revealed the spy's seat alone is asked (a real step); it sees the
-/// chosen opponent's card (its team only), replaces the spy token and may change its card.
+/// Spy: after the tokens are revealed the spy's seat alone is asked (a real step); the chosen
+/// opponent's card is revealed (face up: to all), the spy replaces its token and may change its
+/// card face down.
 #[test]
 fn ability_spy_is_a_step_of_the_spy_seat() {
     let s = new_game(&[("abilities", "true")]);
@@ -713,11 +723,11 @@ fn ability_spy_is_a_step_of_the_spy_seat() {
         Pending::Orders(a) => assert_eq!((a.len(), a[0].role.as_str(), a[0].kind.as_str()), (1, "white-2", "spy")),
         p => panic!("{p:?}"),
     }
-    let seen = ctx.events().iter().find(|e| e.text.contains("Spy:")).unwrap();
-    assert_eq!(seen.to, ["white-1", "white-2"]);
-    assert!(seen.text.contains("Push"));
-    assert!(FlagDash.view(&s1, "white-1")["spied"][0].as_str().unwrap().contains("Push"));
-    assert_eq!(FlagDash.view(&s1, "red-1")["spied"].as_array().unwrap().len(), 0);
+    let seen = ctx.events().iter().find(|e| e.text.contains("Spy (white-2)")).unwrap();
+    assert!(seen.text.contains("red-1 reveals its card for move 1: Push"), "{}", seen.text);
+    assert!(FlagDash.view(&s1, "red-2")["spied"][0].as_str().unwrap().contains("Push"));
+    assert!(FlagDash.view(&s1, "white-2")["question"].is_string());
+    assert!(FlagDash.view(&s1, "white-1")["question"].is_null());
     assert!(FlagDash.check_order(&s1, "white-2", &orders("token = 2")).is_err(), "2 is planned for move 2");
     assert!(FlagDash.check_order(&s1, "white-2", &orders("token = \"spy\"")).is_err());
     assert_eq!(FlagDash.check_order(&s1, "white-2", &FlagDash.default_order(&s1, "white-2")), Ok(()));

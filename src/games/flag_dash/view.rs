@@ -3,7 +3,8 @@
 //! Public: the board, characters, boosts, held flags, tokens behind each screen and discarded (all
 //! follow from the face-up discards), the tiebreak marker, the round's account. Team only: the
 //! round's plans of the seat and its teammate (teammates may look at each other's plans, Move
-//! Characters note). Never shown: the opposing team's plans before they are revealed.
+//! Characters note). Never shown: the opposing team's plans before they are revealed (a spied
+//! card is revealed to all).
 
 use serde_json::{Value, json};
 
@@ -174,7 +175,7 @@ pub fn view(s: &State, role: &str) -> Value {
         .or_else(|| super::engine::tie_asked(s))
         .or_else(|| super::engine::layout_asked(s).into_iter().find(|r| r == role));
     let question = asked.filter(|r| r == role).map(|_| prompt(s, role));
-    let spied: Vec<&String> = s.spied.iter().filter(|(r, _)| s.seat(r).is_some_and(|x| x.team == me.team)).map(|(_, t)| t).collect();
+    let spied: Vec<&String> = s.spied.values().collect();
     let territory = |t: Team| {
         let r = s.layout.territory.get(t);
         format!("{}{}-{}{}", (b'a' + r.c[0] as u8) as char, r.r[0] + 1, (b'a' + r.c[1] as u8) as char, r.r[1] + 1)
