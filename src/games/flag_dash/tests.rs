@@ -421,6 +421,10 @@ fn move_order_ties_and_the_tiebreak_marker() {
         p => panic!("{p:?}"),
     }
     assert!(FlagDash.view(&s2, "white-1")["question"].is_string());
+    // Paused in move 1, the view does not tell which token a seat put on move 2.
+    let seats = &FlagDash.view(&s2, "white-1")["seats"];
+    assert_eq!(seats[2]["role"], "red-1");
+    assert_eq!(seats[2]["tokens"], "#2 #3 #4 #5 #6 #7", "move 1 used #1; #5 on move 2 stays hidden among them");
     let ans: BTreeMap<String, Orders> = [("white-1".to_string(), orders("first = \"white-2\""))].into();
     assert!(FlagDash.check_order(&s2, "white-2", &ans["white-1"]).is_err());
     let s3 = FlagDash.resolve(&s2, &ans, &mut Ctx::new([0; 32])).unwrap();

@@ -1,7 +1,8 @@
 //! What one seat may know of the state: the only path from state to a report.
 //!
-//! Public: the board, characters, boosts, held flags, tokens behind each screen and discarded (all
-//! follow from the face-up discards), the tiebreak marker, the round's account. Team only: the
+//! Public: the board, characters, boosts, held flags, each seat's tokens not yet revealed (behind
+//! the screen or face down on a later move: they follow from the face-up discards) and discarded,
+//! the tiebreak marker, the round's account. Team only: the
 //! round's plans of the seat and its teammate (teammates may look at each other's plans, Move
 //! Characters note). Never shown: the opposing team's plans before they are revealed (a spied
 //! card is revealed to all).
@@ -158,9 +159,20 @@ pub fn view(s: &State, role: &str) -> Value {
         .seats
         .iter()
         .map(|x| {
+            // Behind the screen and not yet revealed: a planned token of a later move is counted
+            // here, so a paused round does not tell which token a seat put on its next move.
+            let revealed = match s.stage {
+                Stage::Move { mv } => mv as usize,
+                _ => usize::MAX,
+            };
+            let mut hidden = x.tokens.clone();
+            if let Some(p) = s.plans.get(&x.role) {
+                hidden.extend(p.moves.iter().skip(revealed).map(|m| m.token));
+            }
+            hidden.sort_by_key(|t| (t.priority(), t.key()));
             json!({
                 "role": x.role, "team": x.team.name(),
-                "tokens": x.tokens.iter().map(|t| t.title()).collect::<Vec<_>>().join(" "),
+                "tokens": hidden.iter().map(|t| t.title()).collect::<Vec<_>>().join(" "),
                 "discarded": x.discarded.iter().map(|t| t.title()).collect::<Vec<_>>().join(" "),
             })
         })
