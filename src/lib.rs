@@ -18,3 +18,4 @@ pub mod report;
 pub mod sig;
 pub mod simulate;
 pub mod store;
+pub mod text;

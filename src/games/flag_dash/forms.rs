@@ -16,24 +16,7 @@ use super::orders::plan_orders;
 use super::state::{Card, Effect, Mode, MovePlan, Plan, Stage, State, Token};
 use crate::game::Orders;
 
-/// Breaks text into lines of at most `width` characters at spaces.
-pub fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut lines: Vec<String> = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    if !line.is_empty() {
-        lines.push(line);
-    }
-    lines
-}
+pub use crate::text::wrap_lines as wrap;
 
 /// True when `role` may plan only its first move (only the reset token left; Priority Tokens).
 pub fn reset_only(s: &State, role: &str) -> bool {

@@ -16,6 +16,7 @@ use super::scenario::army_key;
 use super::side::Side;
 use super::state::{FirePolicy, Question, Stage, Standing, State};
 use crate::game::Orders;
+use crate::text::wrap;
 
 /// "1 hit", "2 hits": a count with a regular noun.
 pub fn plural(n: u32, word: &str) -> String {
@@ -30,25 +31,6 @@ pub fn count(n: u32, one: &str, many: &str) -> String {
 /// "1 automatic hit + 2 dice".
 pub fn fire_text(p: rules::FirePlan) -> String {
     format!("{} + {}", plural(p.automatic, "automatic hit"), count(p.dice, "die", "dice"))
-}
-
-/// Breaks text into lines of at most `width` characters at spaces.
-fn wrap(text: &str, width: usize) -> String {
-    let mut lines: Vec<String> = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    if !line.is_empty() {
-        lines.push(line);
-    }
-    lines.join("\n")
 }
 
 /// The plain-English question for `side` (the ask's prompt), wrapped at 94 columns so that it

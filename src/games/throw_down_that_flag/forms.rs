@@ -8,24 +8,7 @@ use super::orders::{self, DEFAULT_RANGE};
 use super::state::{Side, State};
 use crate::game::Orders;
 
-/// Breaks text into lines of at most `width` characters at spaces.
-pub fn wrap(text: &str, width: usize) -> String {
-    let mut lines: Vec<String> = Vec::new();
-    let mut line = String::new();
-    for word in text.split_whitespace() {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    if !line.is_empty() {
-        lines.push(line);
-    }
-    lines.join("\n")
-}
+pub use crate::text::wrap;
 
 /// "company C (Str 2, gun marker, colors) at E4".
 pub fn describe(s: &State, i: usize) -> String {
