@@ -198,6 +198,9 @@ enum Command {
         /// 64 hex digits; the same seed gives a byte-identical game (default: random).
         #[arg(long)]
         seed: Option<String>,
+        /// Scenario TOML file (default: the game's shipped scenario).
+        #[arg(long)]
+        scenario: Option<PathBuf>,
         /// Game option K=V (repeatable).
         #[arg(long = "option", value_name = "K=V")]
         options: Vec<String>,
@@ -443,14 +446,14 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             println!("{rules}, scenario {scenario}, policy {policy}");
             print!("{}", s.describe());
         }
-        Command::Demo { rules, out, seed, options } => {
+        Command::Demo { rules, out, seed, scenario, options } => {
             let seed = match seed {
                 Some(h) => crate::commit::parse_32(&h).ok_or_else(|| anyhow!("--seed: want 64 hex digits"))?,
                 None => crate::commit::fresh_32(),
             };
             let out = out.unwrap_or_else(|| PathBuf::from("turns").join(format!("demo-{rules}-{}", &hex::encode(seed)[..8])));
             let start = pipeline::parse_time("2026-07-01T12:00:00Z")?;
-            let s = demo::run(&rules, &out, seed, key_values(&options, "--option")?, start)?;
+            let s = demo::run_with_scenario(&rules, &out, seed, scenario.as_deref(), key_values(&options, "--option")?, start)?;
             println!("demo game: {}", s.game_dir.display());
             println!("seed: {}", hex::encode(seed));
             println!("steps (email round trips): {}, orders submitted: {}", s.steps, s.orders);

@@ -41,11 +41,30 @@ fn sub_seed(seed: &[u8; 32], purpose: &str) -> [u8; 32] {
 /// With the same seed the whole folder is byte-identical (keys, host seeds, nonces and the clock
 /// are derived from it; the clock starts at `start` and advances one hour per step).
 pub fn run(rules: &str, out: &Path, seed: [u8; 32], options: BTreeMap<String, String>, start: DateTime<Utc>) -> Result<DemoSummary> {
+    run_with_scenario(rules, out, seed, None, options, start)
+}
+
+/// [`run`] with a scenario file of one's own instead of the game's shipped one.
+pub fn run_with_scenario(
+    rules: &str,
+    out: &Path,
+    seed: [u8; 32],
+    scenario: Option<&Path>,
+    options: BTreeMap<String, String>,
+    start: DateTime<Utc>,
+) -> Result<DemoSummary> {
     let game = pipeline::rules(rules)?;
     if out.exists() && std::fs::read_dir(out).map_err(|e| store::io(out, e))?.next().is_some() {
         return Err(Error::input(out, "already exists and is not empty; choose a new --out"));
     }
-    let setup = game.setup(game.default_scenario(), &options)?;
+    let text = match scenario {
+        Some(p) => store::read_text(p)?,
+        None => game.default_scenario().to_string(),
+    };
+    let setup = game.setup(&text, &options).map_err(|e| match scenario {
+        Some(p) => Error::input(p, e.to_string()),
+        None => Error::Game(e),
+    })?;
     let roles = game.roles(&setup)?;
     let mut keys = BTreeMap::new();
     let mut seats = Vec::new();
@@ -66,7 +85,7 @@ pub fn run(rules: &str, out: &Path, seed: [u8; 32], options: BTreeMap<String, St
     let new = NewGame {
         id: Some(format!("demo-{}-{}", rules, &hex::encode(seed)[..8])),
         rules: rules.to_string(),
-        scenario: None,
+        scenario: scenario.map(Path::to_path_buf),
         options,
         seats,
         deadlines: Deadlines::default(),
