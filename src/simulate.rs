@@ -54,6 +54,14 @@ pub fn run(rules: &str, options: &BTreeMap<String, String>, games: u32, policy: 
     if !bot::POLICIES.contains(&policy) {
         return Err(format!("--policy {policy}: one of {}", bot::POLICIES.join(", ")));
     }
+    if games == 0 {
+        return Err("--games 0: play at least one game".to_string());
+    }
+    if let Some(name) = options.get("scenario")
+        && tdtf::shipped(name.trim()).is_none()
+    {
+        return Err(format!("--scenario {name}: july-2, july-3 or campaign"));
+    }
     let g = ThrowDownThatFlag;
     let start = g.setup(tdtf::JULY_2, options).map_err(|e| e.to_string())?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8) as u32;
@@ -115,5 +123,18 @@ mod tests {
         assert!(a.describe().contains("win rate"));
         assert!(run("gettysburg-campaign", &BTreeMap::new(), 1, "naive", [1; 32], false).is_err());
         assert!(run("throw-down-that-flag", &opts, 1, "reckless", [1; 32], false).is_err());
+    }
+
+    #[test]
+    fn simulation_refuses_zero_games() {
+        let e = run("throw-down-that-flag", &BTreeMap::new(), 0, "naive", [1; 32], false).unwrap_err();
+        assert!(e.contains("--games 0"), "{e}");
+    }
+
+    #[test]
+    fn simulation_names_the_scenario_flag_and_campaign() {
+        let opts = BTreeMap::from([("scenario".to_string(), "bogus".to_string())]);
+        let e = run("throw-down-that-flag", &opts, 1, "naive", [1; 32], false).unwrap_err();
+        assert_eq!(e, "--scenario bogus: july-2, july-3 or campaign");
     }
 }

@@ -187,6 +187,9 @@ pub fn check_path(s: &State, i: usize, from: Space, path: &[Space]) -> Result<()
         }
         prev = p;
     }
+    if path.len() > 1 && path.last() == Some(&from) {
+        return Err(format!("the path ends back on {}, where it started: that is a pass, not a move", from.name()));
+    }
     Ok(())
 }
 
@@ -376,7 +379,7 @@ pub fn damage(s: &mut State, t: &mut dyn Table, i: usize, melee: bool) {
     let heir = s.active(side).into_iter().min_by_key(|&j| (s.companies[j].at.map_or(u32::MAX, |q| q.distance(p)), s.companies[j].letter.clone()));
     if let Some(j) = heir {
         s.companies[j].colors = true;
-        t.say(format!("The {} colors pass to company {}.", side.name(), s.companies[j].letter));
+        t.say(format!("The {} colors pass to {}.", side.name(), s.label(j)));
     }
 }
 
@@ -534,13 +537,15 @@ fn reset_bag(s: &mut State, t: &mut dyn Table) {
 }
 
 /// The day's end, if reached: (won, summary).
-fn day_over(s: &State) -> Option<(bool, String)> {
+pub(super) fn day_over(s: &State) -> Option<(bool, String)> {
     let r = &s.scenario.rules;
     let lost = s.str_lost();
     let men = lost * r.men_per_str;
     let tail = format!("casualties {lost} Str (about {men} men)");
     if s.breakthroughs() >= r.breakthrough {
-        return Some((false, format!("{}: defeat, {} Confederate companies broke through; {tail}", s.scenario.name, s.breakthroughs())));
+        let n = s.breakthroughs();
+        let companies = if n == 1 { "company" } else { "companies" };
+        return Some((false, format!("{}: defeat, {n} Confederate {companies} broke through; {tail}", s.scenario.name)));
     }
     if s.active(Side::Union).is_empty() {
         return Some((false, format!("{}: defeat, the First Minnesota is shattered; {tail}", s.scenario.name)));

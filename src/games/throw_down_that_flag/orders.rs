@@ -63,8 +63,13 @@ pub fn parse(s: &State, orders: &Orders) -> Result<Parsed, Vec<OrderProblem>> {
         match v.as_table() {
             None => probs.push(problem("standing", "must be a table of company letters (or `all`) to tables")),
             Some(t) => {
+                let mut seen = std::collections::BTreeSet::new();
                 for (k, body) in t {
-                    let key = if k == "all" { k.clone() } else { k.to_ascii_uppercase() };
+                    let key = if k.trim().eq_ignore_ascii_case("all") { "all".to_string() } else { k.trim().to_ascii_uppercase() };
+                    if !seen.insert(key.clone()) {
+                        probs.push(problem(format!("standing.{k}"), format!("company {key} is given twice (letters are case-insensitive)")));
+                        continue;
+                    }
                     if key != "all" && !s.companies.iter().any(|c| c.side == Side::Union && c.letter == key) {
                         probs.push(problem(format!("standing.{k}"), "not a First Minnesota company letter (or `all`)"));
                         continue;

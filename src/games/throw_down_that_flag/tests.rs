@@ -176,6 +176,34 @@ fn move_passes_through_friends_but_not_enemies_and_never_ends_on_a_company() {
     assert!(engine::check_path(&s, a, sp("E2"), &[sp("E4")]).is_err(), "not adjacent");
 }
 
+#[test]
+fn move_that_ends_back_on_its_starting_space_is_a_pass() {
+    let s = board(&[("A", "E2", 3), ("B", "E3", 3)], &[("C", "G6", 3)]);
+    let a = idx(&s, Side::Union, "A");
+    let e = engine::check_path(&s, a, sp("E2"), &[sp("E3"), sp("E2")]).unwrap_err();
+    assert!(e.contains("pass"), "{e}");
+}
+
+#[test]
+fn colors_passing_name_the_side_of_the_heir() {
+    let mut s = board(&[("A", "E2", 3)], &[("B", "E4", 1), ("C", "G6", 2), ("D", "F5", 2)]);
+    let (a, b) = (idx(&s, Side::Union, "A"), idx(&s, Side::Confederate, "B"));
+    let mut t = Script::new(&[]);
+    engine::apply_shot(&mut s, &mut t, a, b, 2, tally(2, 0, 0, 0));
+    assert!(t.said("The Confederate colors pass to Confederate company D."), "{:?}", t.said);
+}
+
+#[test]
+fn one_breakthrough_is_told_in_the_singular() {
+    let mut s = board(&[("A", "A5", 3)], &[("C", "E3", 3)]);
+    s.scenario.rules.breakthrough = 1;
+    let c = idx(&s, Side::Confederate, "C");
+    engine::confederate_activation(&mut s, &mut Script::new(&[]), c);
+    let (won, text) = engine::day_over(&s).expect("over");
+    assert!(!won);
+    assert!(text.contains("1 Confederate company broke through"), "{text}");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Round Structure
 
@@ -309,6 +337,16 @@ fn standing_order_ask_leaves_one_company_out_of_all() {
     // An order that gives no action while H's standing order asks is refused, naming `action`.
     let probs = g.check_order(&s1, "union", &Orders::new()).unwrap_err();
     assert_eq!(probs[0].field, "action");
+}
+
+#[test]
+fn standing_orders_letters_are_case_insensitive_and_not_given_twice() {
+    let g = ThrowDownThatFlag;
+    let probs = g.check_order(&july2(), "union", &toml::from_str("standing = {A = {move = \"hold\"}, a = {move = \"ask\"}}").unwrap()).unwrap_err();
+    assert!(probs.iter().any(|p| p.message.contains("twice")), "{probs:?}");
+    let o = orders("[standing.ALL]\nmove = \"hold\"\n");
+    let s1 = g.resolve(&july2(), &o, &mut Ctx::new([3; 32])).unwrap();
+    assert!(s1.standing.contains_key("all"), "{:?}", s1.standing.keys().collect::<Vec<_>>());
 }
 
 #[test]
