@@ -488,3 +488,16 @@ fn nmr_policy_bot_hands_a_silent_seat_to_the_built_in_player() {
     resign(&t.game(), &rec);
     audit_fails(&t.game(), "NMR orders of confederate in step 2");
 }
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    // `pbem report ... | head -1`: no panic, no backtrace on stderr.
+    let bin = assert_cmd::cargo::cargo_bin!("pbem");
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(format!("(sleep 0.3; '{}' status '{}') | true", bin.display(), Path::new(env!("CARGO_MANIFEST_DIR")).join("turns").join("demo-gettysburg-campaign-18630701").display()))
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{err}");
+}
