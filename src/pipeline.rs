@@ -419,7 +419,11 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
     }
     let mut warnings = Vec::new();
     if h.nonce.is_empty() {
-        warnings.push("no nonce: this order adds no randomness to the step seed (`pbem sign` fills one)".to_string());
+        warnings.push(
+            "no nonce: this order adds no randomness to the step seed, and its public commitment can be \
+             matched by guessing orders until the step resolves; `pbem sign` fills a fresh nonce"
+                .to_string(),
+        );
     } else if used_nonces(&g.dir)?.contains(&h.nonce) {
         return Err(at("pbem.nonce", "this nonce was already used: a replayed order? (sign a fresh form)".into()));
     }
