@@ -242,12 +242,16 @@ fn str_of(v: &Value) -> Option<&str> {
 }
 
 /// Checks one move table `t` (field prefix `key`) of `role`; cards and tokens already used by the
-/// other move are in `used_cards` / `used_tokens` (this move's are added).
+/// other move are in `used_cards` / `used_tokens` (this move's are added); `earlier` are the cards
+/// of `role`'s moves before this one this round (what a Copy card may copy, besides the other card
+/// of a combo in this move).
+#[allow(clippy::too_many_arguments)]
 fn parse_move(
     s: &State,
     role: &str,
     key: &str,
     t: &toml::Table,
+    earlier: &[Card],
     used_cards: &mut Vec<Card>,
     used_tokens: &mut Vec<Token>,
     probs: &mut Vec<OrderProblem>,
@@ -297,7 +301,20 @@ fn parse_move(
     let needs_copy = card == Card::Copy || combo == Some(Card::Copy);
     let copy = match (needs_copy, t.get("copy")) {
         (true, Some(v)) => match str_of(v).and_then(Card::parse).filter(|c| seat.cards.contains(c) && *c != Card::Copy) {
-            Some(c) => Some(c),
+            // Action Cards, Copy: only a card already played this round (an earlier move, or the
+            // other card of this move's combo, resolved first).
+            Some(c) if earlier.contains(&c) || (combo.is_some() && (c == card || Some(c) == combo)) => Some(c),
+            Some(c) => {
+                probs.push(OrderProblem::new(
+                    format!("{key}.copy"),
+                    if earlier.is_empty() {
+                        format!("Copy can only copy a card you already played this round; {} is not played before this move (in move 1 nothing is, unless it is the other card of a combo)", c.title())
+                    } else {
+                        format!("Copy can only copy a card you already played this round; {} is not played before this move", c.title())
+                    },
+                ));
+                return None;
+            }
             None => {
                 probs.push(OrderProblem::new(format!("{key}.copy"), "the card to copy: one of your other cards, played earlier this round"));
                 return None;
@@ -378,7 +395,10 @@ pub fn parse_plan(s: &State, role: &str, o: &Orders) -> Result<Plan, Vec<OrderPr
         match o.get(*key).map(|v| v.as_table()) {
             None => probs.push(OrderProblem::new(*key, "missing: give { card = ..., token = ..., try = [...] }")),
             Some(None) => probs.push(OrderProblem::new(*key, "must be a table { card = ..., token = ..., try = [...] }")),
-            Some(Some(t)) => moves.extend(parse_move(s, role, key, t, &mut used_cards, &mut used_tokens, &mut probs)),
+            Some(Some(t)) => {
+                let earlier: Vec<Card> = moves.iter().flat_map(|m| [Some(m.card), m.combo]).flatten().collect();
+                moves.extend(parse_move(s, role, key, t, &earlier, &mut used_cards, &mut used_tokens, &mut probs))
+            }
         }
     }
     // Character Abilities, Spy: the spy token is replaced by another token, so one must be left.
@@ -458,8 +478,9 @@ pub fn parse_spy(s: &State, role: &str, mv: u8, o: &Orders) -> Result<MovePlan, 
             used_cards.extend(m.combo);
         }
     }
+    let earlier: Vec<Card> = plan.moves.iter().take(mv as usize - 1).flat_map(|m| [Some(m.card), m.combo]).flatten().collect();
     let mut used_tokens = Vec::new();
-    let mp = parse_move(s, role, "", &t, &mut used_cards, &mut used_tokens, &mut probs);
+    let mp = parse_move(s, role, "", &t, &earlier, &mut used_cards, &mut used_tokens, &mut probs);
     for p in probs.iter_mut() {
         p.field = p.field.trim_start_matches('.').to_string();
     }

@@ -296,6 +296,25 @@ fn copy_of_a_combo_card() {
     assert!(has(&log, "Run left has not been played this round"), "{log:#?}");
 }
 
+/// Copy: "any other action card you have already played this round" -- in move 1 no card of
+/// this seat is played yet (except the other card of a combo), so copying move 2's card is refused.
+#[test]
+fn copy_in_move_1_of_a_later_card_is_refused() {
+    let s = cleared(&[]);
+    let plan = "move1 = { card = \"copy\", token = 1, copy = \"forward\", try = [\"runner\"] }\n\
+                move2 = { card = \"forward\", token = 2, try = [\"runner\"] }";
+    let e = FlagDash.check_order(&s, "white-1", &orders(plan)).unwrap_err();
+    assert_eq!(e[0].field, "move1.copy", "{e:?}");
+    assert!(e[0].message.contains("already played this round"), "{e:?}");
+    // Copy in move 2 of move 1's card, and Copy as the combo card of its own move, are fine.
+    let ok = "move1 = { card = \"forward\", token = 2, try = [\"runner\"] }\n\
+              move2 = { card = \"copy\", token = 1, copy = \"forward\", try = [\"runner\"] }";
+    assert_eq!(FlagDash.check_order(&s, "white-1", &orders(ok)), Ok(()));
+    let combo = "move1 = { card = \"forward\", token = 3, combo = \"copy\", copy = \"forward\", try = [\"runner\"] }\n\
+                 move2 = { card = \"flag\", token = 1, try = [\"runner\"] }";
+    assert_eq!(FlagDash.check_order(&s, "white-1", &orders(combo)), Ok(()));
+}
+
 // ---- tokens ----
 
 /// Reset (#7): discarded tokens return, itself included; played as the first move, the token of
