@@ -441,13 +441,21 @@ fn chase(s: &mut State, ch: usize, wanted: &[Dir], lines: &mut Vec<String>) {
             let mut sim = s.clone();
             if let Ok(l) = move_char(&mut sim, j, d) {
                 *s = sim;
-                lines.push(format!("Cats chase {l}"));
+                match wanted.get(k) {
+                    Some(w) if *w != d => lines.push(format!(
+                        "Cats chase {l} ({} instead of the plan's {}, which does not move it away)",
+                        d.key(),
+                        w.key()
+                    )),
+                    _ => lines.push(format!("Cats chase {l}")),
+                }
                 done = true;
                 break;
             }
         }
         if !done {
-            lines.push(format!("Cats chase {}, who cannot move away", s.chars[j].name));
+            let plan = wanted.get(k).map(|w| format!(" (not even {} as the plan asks)", w.key())).unwrap_or_default();
+            lines.push(format!("Cats chase {}, who cannot move away{plan}", s.chars[j].name));
         }
     }
 }

@@ -705,6 +705,22 @@ fn ability_cats() {
     assert!(has(&log, "Cats chase Orange d5 -> c5"));
 }
 
+/// Cats: a direction of the plan that does not move the chased character away is replaced, and
+/// the account says so.
+#[test]
+fn cats_fallback_direction_is_told() {
+    use super::layout::Ability;
+    let mut s = abilities();
+    with_ability(&mut s, "Blue", Ability::Cats);
+    put(&mut s, "Blue", "e6");
+    put(&mut s, "Green", "e4");
+    put(&mut s, "Orange", "d5");
+    // Green is two south of Blue after the card (Blue e5, Green e4): `n` would bring it closer.
+    let m = MovePlan { card: Card::Forward, token: Token::Cat5, combo: None, copy: None, tries: vec!["runner: cats n w".into()], spy_on: None };
+    let log = one_move(&mut s, "red-2", m);
+    assert!(log.iter().any(|l| l.contains("Cats chase Green") && l.contains("instead of the plan's n")), "{log:#?}");
+}
+
 /// Dig: place a tunnel token next to the runner (also across a wall), or remove an adjacent tunnel.
 #[test]
 fn ability_dig() {
