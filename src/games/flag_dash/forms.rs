@@ -103,10 +103,16 @@ pub fn prompt(s: &State, role: &str) -> String {
             } else {
                 ""
             };
+            // A teammate's plan shows in the reports written after it is in (not in one sent before).
+            let team = if s.mode == Mode::TwoBasic {
+                "No one sees another's plan until every plan is in."
+            } else {
+                "The other team sees no plan until it is revealed; your teammate sees yours in the reports \
+                 written after yours is in."
+            };
             format!(
                 "Round {}, Phase 1: plan two moves, each an action card with a priority token on it, and the \
-                 choices to make when it resolves (alternatives tried in order). No one sees another's plan \
-                 until every plan is in; your teammate sees yours in the report.{only}",
+                 choices to make when it resolves (alternatives tried in order). {team}{only}",
                 s.round
             )
         }
@@ -166,7 +172,10 @@ pub fn help(s: &State, role: &str) -> Vec<String> {
         "  \"WHO: step, step\"; steps: boost DIR | tunnel SPACE [bump DIR] | card [ARGS] | combo [ARGS]".into(),
         "  Flag ARGS: take | give NAME | drop SPACE | collect NAME (none: take, else collect)".into(),
         "  Push ARGS: NAME DIR [DIR] (none: an adjacent opponent one space straight away)".into(),
-        "  DIR: n e s w (n = up the printed board, toward Red). Example: \"runner: boost e, card\"".into(),
+        format!(
+            "  DIR: n e s w (n = up the printed board, toward Red). Example: \"{}: boost e, card\"",
+            if s.mode == Mode::TwoBasic { names.first().map_or("Green", |n| n.as_str()) } else { "runner" }
+        ),
     ];
     if s.layout.secret_tunnel.is_some() {
         h.push("secret_tunnel = true (optional): at the end of Phase 2 your characters on the".into());

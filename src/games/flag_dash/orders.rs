@@ -415,6 +415,11 @@ pub fn parse_plan(s: &State, role: &str, o: &Orders) -> Result<Plan, Vec<OrderPr
     }
     let tie_first = match o.get("tie_first") {
         None => None,
+        // 2-Player Rules (basic): one seat per team, no teammate to tie with.
+        Some(_) if s.mode == Mode::TwoBasic => {
+            probs.push(OrderProblem::new("tie_first", "the 2-player basic game has no teammate: leave tie_first out"));
+            None
+        }
         Some(v) => match str_of(v).filter(|r| s.team_roles(seat.team).contains(r)) {
             Some(r) => Some(r.to_string()),
             None => {

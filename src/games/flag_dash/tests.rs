@@ -515,6 +515,28 @@ fn two_player_basic_game() {
     assert!(e[0].message.contains("2-player basic") || e.iter().any(|p| p.field == "move1.try"), "{e:?}");
 }
 
+/// 2-Player Rules (basic): the form's example alternative works there, tie_first (no teammate) is
+/// refused and the prompt does not speak of a teammate; in the 4-player game it says when a
+/// teammate sees the plan.
+#[test]
+fn two_player_basic_form_fits_the_mode() {
+    let s = new_game(&[("players", "2")]);
+    let help = forms::help(&s, "white");
+    let line = help.iter().find(|l| l.contains("Example: ")).expect("an example");
+    let example = line.split("Example: ").nth(1).unwrap().trim().trim_matches('"').to_string();
+    let plan = format!(
+        "move1 = {{ card = \"forward\", token = 2, try = [\"{example}\"] }}\nmove2 = {{ card = \"flag\", token = 4, try = [\"{example}\"] }}"
+    );
+    assert_eq!(FlagDash.check_order(&s, "white", &orders(&plan)), Ok(()), "{example}");
+    assert!(!help.iter().any(|l| l.contains("tie_first")));
+    let e = FlagDash.check_order(&s, "white", &orders(&format!("{}tie_first = \"white\"", idle(2, 4).replace("runner", "Green")))).unwrap_err();
+    assert_eq!(e[0].field, "tie_first", "{e:?}");
+    assert!(!forms::prompt(&s, "white").contains("teammate"));
+    let four = new_game(&[]);
+    let p = forms::prompt(&four, "white-1").replace('\n', " ");
+    assert!(p.contains("your teammate sees yours in the reports written after yours is in"), "{p}");
+}
+
 /// 3-Player Rules and the advanced 2-player game: the same four seats as the 4-player game.
 #[test]
 fn three_and_two_advanced_use_four_seats() {
