@@ -459,7 +459,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             println!("steps (email round trips): {}, orders submitted: {}", s.steps, s.orders);
             println!("result: {}", s.outcome);
             println!("audit passed: {}", s.audit.describe());
-            println!("read a report: pbem report {} --role ROLE", s.game_dir.display());
+            let roles: Vec<String> = pipeline::load(&s.game_dir)?.gf.seats.into_iter().map(|x| x.role).collect();
+            println!("read a report: pbem report {} --role {} (roles: {})", s.game_dir.display(), roles[0], roles.join(", "));
         }
     }
     Ok(ExitCode::SUCCESS)
