@@ -33,7 +33,8 @@ enum Command {
         /// Rules id (e.g. gettysburg-campaign).
         #[arg(long)]
         rules: String,
-        /// Scenario TOML file (default: the game's shipped scenario).
+        /// A shipped scenario's name (e.g. july-3, alternate) or a scenario TOML file (default: the
+        /// game's first shipped scenario).
         #[arg(long)]
         scenario: Option<PathBuf>,
         /// Game option K=V (repeatable), e.g. optional-fire=true.
@@ -198,7 +199,7 @@ enum Command {
         /// 64 hex digits; the same seed gives a byte-identical game (default: random).
         #[arg(long)]
         seed: Option<String>,
-        /// Scenario TOML file (default: the game's shipped scenario).
+        /// A shipped scenario's name or a scenario TOML file (default: the game's first).
         #[arg(long)]
         scenario: Option<PathBuf>,
         /// Game option K=V (repeatable).

@@ -57,10 +57,7 @@ pub fn run_with_scenario(
     if out.exists() && std::fs::read_dir(out).map_err(|e| store::io(out, e))?.next().is_some() {
         return Err(Error::input(out, "already exists and is not empty; choose a new --out"));
     }
-    let text = match scenario {
-        Some(p) => store::read_text(p)?,
-        None => game.default_scenario().to_string(),
-    };
+    let text = pipeline::scenario_text(game, scenario)?;
     let setup = game.setup(&text, &options).map_err(|e| match scenario {
         Some(p) => Error::input(p, e.to_string()),
         None => Error::Game(e),

@@ -95,6 +95,10 @@ pub trait Game: Send + Sync {
     /// Every [`Ask::kind`] this game can ask (deadline policies are keyed by them).
     fn ask_kinds(&self) -> &'static [&'static str];
 
+    /// The scenarios shipped with the binary, as (name, TOML text), the default first; `pbem new
+    /// --scenario NAME` picks one by name.
+    fn scenarios(&self) -> &'static [(&'static str, &'static str)];
+
     /// The initial state from scenario text and `--option` values.
     ///
     /// Errors: [`GameError::Scenario`] naming the field, [`GameError::Option`] for a bad option.
@@ -143,6 +147,8 @@ pub trait DynGame: Send + Sync {
     fn default_scenario(&self) -> &'static str;
     /// See [`Game::ask_kinds`].
     fn ask_kinds(&self) -> &'static [&'static str];
+    /// See [`Game::scenarios`].
+    fn scenarios(&self) -> &'static [(&'static str, &'static str)];
     /// See [`Game::setup`]; returns the canonical state text.
     fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<String, GameError>;
     /// See [`Game::roles`].
@@ -186,6 +192,9 @@ impl<G: Game> DynGame for G {
     }
     fn ask_kinds(&self) -> &'static [&'static str] {
         Game::ask_kinds(self)
+    }
+    fn scenarios(&self) -> &'static [(&'static str, &'static str)] {
+        Game::scenarios(self)
     }
     fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<String, GameError> {
         Ok(canonical(&Game::setup(self, scenario, options)?))

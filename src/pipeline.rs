@@ -203,6 +203,27 @@ pub fn setup_hash(game_toml: &[u8], scenario: &[u8]) -> String {
     commit::sha256_hex(&all)
 }
 
+/// The scenario text for `pbem new --scenario ARG`: the game's default without one; the file ARG
+/// if it exists; else the shipped scenario named ARG. Errors name the file or list the names.
+pub fn scenario_text(game: &dyn DynGame, arg: Option<&Path>) -> Result<String> {
+    let Some(p) = arg else { return Ok(game.default_scenario().to_string()) };
+    if p.is_file() {
+        return store::read_text(p);
+    }
+    let name = p.to_string_lossy();
+    match game.scenarios().iter().find(|(n, _)| *n == name) {
+        Some((_, text)) => Ok(text.to_string()),
+        None => Err(Error::input(
+            p,
+            format!(
+                "no such file, nor a scenario shipped with {}: {}",
+                game.title(),
+                game.scenarios().iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+            ),
+        )),
+    }
+}
+
 /// Checks a deadline policy: at least one hour everywhere, and only kinds of step the game asks.
 pub fn check_deadlines(d: &model::Deadlines, kinds: &[&str]) -> Result<()> {
     if d.default_hours == 0 {
@@ -235,10 +256,7 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
     if !valid_id(&id) {
         return Err(Error::Usage(format!("game id {id:?}: use 1-64 letters, digits, '-', '_' or '.' (set it with --id)")));
     }
-    let scenario = match &new.scenario {
-        Some(p) => store::read_text(p)?,
-        None => game.default_scenario().to_string(),
-    };
+    let scenario = scenario_text(game, new.scenario.as_deref())?;
     let state = game.setup(&scenario, &new.options).map_err(|e| match &new.scenario {
         Some(p) => Error::input(p, e.to_string()),
         None => Error::Game(e),

@@ -63,7 +63,8 @@ pub fn run(rules: &str, options: &BTreeMap<String, String>, games: u32, policy: 
         return Err(format!("--scenario {name}: july-2, july-3 or campaign"));
     }
     let g = ThrowDownThatFlag;
-    let start = g.setup(tdtf::JULY_2, options).map_err(|e| e.to_string())?;
+    let text = options.get("scenario").and_then(|n| tdtf::shipped(n.trim())).unwrap_or(tdtf::JULY_2);
+    let start = g.setup(text, options).map_err(|e| e.to_string())?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8) as u32;
     let done = std::sync::atomic::AtomicU32::new(0);
     let draw = progress && std::io::stderr().is_terminal();

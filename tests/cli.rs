@@ -501,3 +501,19 @@ fn a_closed_pipe_ends_quietly() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!err.contains("panicked") && !err.contains("Broken pipe"), "{err}");
 }
+
+#[test]
+fn a_shipped_scenario_is_chosen_by_name_and_stored_with_the_game() {
+    let tmp = tempfile::tempdir().unwrap();
+    keygen(tmp.path(), "me");
+    let new = |dir: &str, scenario: &str| {
+        let mut c = pbem();
+        c.arg("new").arg(tmp.path().join(dir)).args(["--rules", "throw-down-that-flag", "--scenario", scenario]);
+        c.arg("--player").arg(format!("union:me@x:{}.pub", tmp.path().join("me").display()));
+        c
+    };
+    new("g3", "july-3").assert().success();
+    let stored = std::fs::read_to_string(tmp.path().join("g3").join("scenario.toml")).unwrap();
+    assert!(stored.contains("name = \"july-3\""), "the game folder keeps the day played");
+    new("gx", "july-4").assert().failure().stderr(predicate::str::contains("july-2, july-3"));
+}

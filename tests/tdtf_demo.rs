@@ -6,10 +6,12 @@ use std::collections::BTreeMap;
 
 use pbem::pipeline;
 
+/// A demo game; `options` may name the day with `scenario`, which becomes `--scenario NAME`.
 fn demo(dir: &std::path::Path, seed: u8, options: &[(&str, &str)]) -> pbem::demo::DemoSummary {
     let start = pipeline::parse_time("2026-07-02T12:00:00Z").unwrap();
     let opts: BTreeMap<String, String> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    pbem::demo::run("throw-down-that-flag", dir, [seed; 32], opts, start).unwrap()
+    let day = opts.get("scenario").map(std::path::PathBuf::from);
+    pbem::demo::run_with_scenario("throw-down-that-flag", dir, [seed; 32], day.as_deref(), opts, start).unwrap()
 }
 
 fn report(dir: &std::path::Path, n: u64) -> String {

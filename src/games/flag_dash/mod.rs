@@ -212,6 +212,14 @@ impl Game for FlagDash {
         DEFAULT_LAYOUT
     }
 
+    fn scenarios(&self) -> &'static [(&'static str, &'static str)] {
+        &[
+            ("basic", DEFAULT_LAYOUT),
+            ("cones", include_str!("../../../scenarios/flag-dash-cones.toml")),
+            ("alternate", include_str!("../../../scenarios/flag-dash-alternate.toml")),
+        ]
+    }
+
     fn ask_kinds(&self) -> &'static [&'static str] {
         KINDS
     }

@@ -128,6 +128,10 @@ impl Game for GettysburgCampaign {
         DEFAULT_SCENARIO
     }
 
+    fn scenarios(&self) -> &'static [(&'static str, &'static str)] {
+        &[("gettysburg-campaign", DEFAULT_SCENARIO)]
+    }
+
     fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<State, GameError> {
         let fire = optional_fire(options)?;
         Ok(initial_state(Scenario::parse(scenario)?, fire))

@@ -6,9 +6,9 @@
 //! activations until one finds a company whose standing order does not answer it, then asks (see
 //! [`orders`] for the fields, [`engine`] for the round structure and the Confederate movement).
 //!
-//! Options: `scenario=july-2|july-3` (default `july-2`) picks a shipped day when the game is
-//! created without `--scenario FILE`; `campaign=true` plays July 2 and then July 3 with the July 2
-//! survivors (the day's own file, or `--scenario FILE`, is July 2; July 3 is the shipped file).
+//! Scenarios: `july-2` (default) and `july-3`, chosen with `pbem new --scenario july-3` (or a file
+//! of one's own). Options: `scenario=NAME` only confirms the day; `campaign=true` plays July 2 and
+//! then July 3 with the July 2 survivors (the game's scenario is July 2; July 3 is the shipped file).
 
 pub mod bot;
 pub mod engine;
@@ -120,23 +120,25 @@ impl Game for ThrowDownThatFlag {
         JULY_2
     }
 
+    fn scenarios(&self) -> &'static [(&'static str, &'static str)] {
+        &[("july-2", JULY_2), ("july-3", JULY_3)]
+    }
+
     fn ask_kinds(&self) -> &'static [&'static str] {
         &["activation", "standing"]
     }
 
     fn setup(&self, text: &str, options: &BTreeMap<String, String>) -> Result<State, GameError> {
         let (name, campaign) = read_options(options)?;
-        let text = match &name {
-            Some(n) if text == JULY_2 => shipped(n).expect("checked"),
-            _ => text,
-        };
         let sc = Scenario::parse(text)?;
+        // The day is the scenario's (`pbem new --scenario july-3`); the option only confirms it,
+        // so that the game folder's scenario.toml is always the day played.
         if let Some(n) = &name
             && &sc.name != n
         {
             return Err(GameError::Option {
                 key: "scenario".into(),
-                message: format!("the scenario file is \"{}\"; leave the option out or use --scenario for {n}", sc.name),
+                message: format!("the scenario is \"{}\"; choose the day with --scenario {n}", sc.name),
             });
         }
         let next = if campaign {

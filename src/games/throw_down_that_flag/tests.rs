@@ -385,7 +385,8 @@ fn scenario_option_and_campaign_carry_the_survivors() {
     let g = ThrowDownThatFlag;
     let opt = |k: &str, v: &str| BTreeMap::from([(k.to_string(), v.to_string())]);
     assert_eq!(g.setup(JULY_2, &BTreeMap::new()).unwrap().scenario.name, "july-2");
-    assert_eq!(g.setup(JULY_2, &opt("scenario", "july-3")).unwrap().scenario.name, "july-3");
+    assert_eq!(g.setup(JULY_3, &opt("scenario", "july-3")).unwrap().scenario.name, "july-3");
+    assert!(g.setup(JULY_2, &opt("scenario", "july-3")).is_err(), "the day comes from the scenario, not the option");
     assert!(g.setup(JULY_2, &opt("scenario", "july-4")).is_err());
     assert!(g.setup(JULY_3, &opt("scenario", "july-2")).is_err(), "a --scenario file must match the option");
     let mut s = g.setup(JULY_2, &opt("campaign", "true")).unwrap();
