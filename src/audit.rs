@@ -8,7 +8,7 @@ use crate::commit::{self, NMR_NONCE};
 use crate::dice::Ctx;
 use crate::error::{Error, Result};
 use crate::game::{Orders, Pending};
-use crate::model::{self, Receipt, Record};
+use crate::model::{self, LateReveal, Receipt, Record};
 use crate::orderfile;
 use crate::pipeline::{self, NS_ORDERS, NS_RECEIPT, NS_RECORD, sig_path};
 use crate::report;
@@ -108,6 +108,16 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
     let mut state = game.setup(&scenario, &gf.options).map_err(|e| fail(&gd.scenario_file(), e))?;
     let mut prev: Option<(Vec<u8>, Record)> = None;
     let mut misses: BTreeMap<String, u32> = BTreeMap::new();
+    // Late reveals by (step, role), from every record (checked where they stand, in the loop).
+    let mut reveal_map: BTreeMap<(u64, String), LateReveal> = BTreeMap::new();
+    for n in 0..=last {
+        if let Ok(r) = pipeline::read_record(&gd, n) {
+            for l in r.reveals {
+                reveal_map.insert((l.step, l.role.clone()), l);
+            }
+        }
+    }
+    let mut outstanding: Vec<(u64, String)> = Vec::new();
     for n in 0..=last {
         let rpath = gd.record(n);
         let bytes = store::read(&rpath).map_err(|_| fail(&rpath, "missing (deleted record?)"))?;
@@ -121,8 +131,8 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
         }
         match &prev {
             None => {
-                if rec.prev.is_some() || rec.resolution.is_some() {
-                    return Err(fail(&rpath, "record 0 must have no predecessor and no resolution"));
+                if rec.prev.is_some() || rec.resolution.is_some() || !rec.reveals.is_empty() {
+                    return Err(fail(&rpath, "record 0 must have no predecessor, resolution or reveals"));
                 }
                 if rec.setup.as_deref() != Some(&pipeline::setup_hash(&gf_bytes, scenario.as_bytes())) {
                     return Err(fail(&rpath, "setup hash does not match game.toml and scenario.toml (edited setup?)"));
@@ -152,10 +162,35 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                 if asked != revealed {
                     return Err(fail(&rpath, format!("orders revealed for {revealed:?}, but step {} asked {asked:?}", res.step)));
                 }
+                // Withheld orders are taken from the later record that reveals them (or, auditing
+                // on the host, from its own withheld copy).
+                let full = res
+                    .orders
+                    .iter()
+                    .map(|o| {
+                        if !o.withheld {
+                            return Ok(o.clone());
+                        }
+                        if o.text.is_some() || o.signature.is_some() || !o.orders.is_empty() {
+                            return Err(fail(&rpath, format!("orders of {} are marked withheld but are present", o.role)));
+                        }
+                        if let Some(r) = reveal_map.get(&(res.step, o.role.clone())) {
+                            return Ok(o.with_reveal(r));
+                        }
+                        let hp = gd.withheld(res.step, &o.role);
+                        match store::read_text(&hp) {
+                            Ok(t) => serde_json::from_str::<LateReveal>(&t).map(|r| o.with_reveal(&r)).map_err(|e| fail(&hp, e)),
+                            Err(_) => Err(fail(&rpath, format!(
+                                "orders of {} in step {} are withheld until the game may publish them; audit again once a later record reveals them",
+                                o.role, res.step
+                            ))),
+                        }
+                    })
+                    .collect::<Result<Vec<_>>>()?;
                 let receipts = pipeline::latest_receipts(&gd, res.step)?;
                 let mut orders: BTreeMap<String, Orders> = BTreeMap::new();
                 let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
-                for o in &res.orders {
+                for o in &full {
                     let nonce = match (&o.seq, &o.commitment, &o.text, &o.signature) {
                         (None, None, None, None) => {
                             if receipts.contains_key(&o.role) {
@@ -214,7 +249,7 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                 if hex::encode(seed) != res.seed {
                     return Err(fail(&rpath, format!("step seed of step {} is not derived from the host seed and nonces", res.step)));
                 }
-                for o in res.orders.iter().filter(|o| o.seq.is_none()) {
+                for o in full.iter().filter(|o| o.seq.is_none()) {
                     let missed = misses.get(&o.role).copied().unwrap_or(0);
                     let (want, kind) = pipeline::nmr_orders(game, &gf, &state, res.step, &seed, &o.role, missed)?;
                     if o.nmr.as_deref().unwrap_or("default") != kind || want != o.orders {
@@ -229,6 +264,24 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                 state = game.resolve(&state, &orders, &mut ctx)?;
                 if ctx.events() != res.events.as_slice() {
                     return Err(fail(&rpath, format!("replaying step {} gives different events", res.step)));
+                }
+                // Orders are withheld exactly while the game says they are secret, and the first
+                // record after that reveals every one of them.
+                let public = game.orders_public(&state)?;
+                if res.orders.iter().any(|o| o.withheld == public) {
+                    return Err(fail(&rpath, format!("step {}'s orders are {} contrary to the game's rule", res.step, if public { "withheld" } else { "published" })));
+                }
+                let keys: Vec<(u64, String)> = rec.reveals.iter().map(|r| (r.step, r.role.clone())).collect();
+                if public {
+                    if keys != outstanding {
+                        return Err(fail(&rpath, "reveals do not match the orders withheld so far"));
+                    }
+                    outstanding.clear();
+                } else {
+                    if !keys.is_empty() {
+                        return Err(fail(&rpath, "reveals orders while the game still holds them secret"));
+                    }
+                    outstanding.extend(res.orders.iter().map(|o| (res.step, o.role.clone())));
                 }
             }
         }

@@ -104,6 +104,12 @@ pub trait Game: Send + Sync {
     /// Errors: [`GameError::Scenario`] naming the field, [`GameError::Option`] for a bad option.
     fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<Self::State, GameError>;
 
+    /// True when the orders resolved so far may be published in the record: false while what was
+    /// ordered is still partly secret at the table (e.g. a round paused mid-way whose remaining
+    /// moves were planned in hidden orders). The core then withholds those orders from the public
+    /// record (keeping their commitments) and reveals them in the first record where this is true.
+    fn orders_public(&self, state: &Self::State) -> bool;
+
     /// The seats of the game, in their fixed order (e.g. `["confederate", "union"]`).
     fn roles(&self, state: &Self::State) -> Vec<String>;
 
@@ -151,6 +157,8 @@ pub trait DynGame: Send + Sync {
     fn scenarios(&self) -> &'static [(&'static str, &'static str)];
     /// See [`Game::setup`]; returns the canonical state text.
     fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<String, GameError>;
+    /// See [`Game::orders_public`].
+    fn orders_public(&self, state: &str) -> Result<bool, GameError>;
     /// See [`Game::roles`].
     fn roles(&self, state: &str) -> Result<Vec<String>, GameError>;
     /// See [`Game::pending`].
@@ -198,6 +206,9 @@ impl<G: Game> DynGame for G {
     }
     fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<String, GameError> {
         Ok(canonical(&Game::setup(self, scenario, options)?))
+    }
+    fn orders_public(&self, state: &str) -> Result<bool, GameError> {
+        Ok(Game::orders_public(self, &parse(state)?))
     }
     fn roles(&self, state: &str) -> Result<Vec<String>, GameError> {
         Ok(Game::roles(self, &parse(state)?))

@@ -165,6 +165,33 @@ pub struct Revealed {
     /// the bot seed of SPEC.md); absent for submitted orders.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub nmr: Option<String>,
+    /// True when `text`, `signature` and `orders` are withheld from this record (the game said the
+    /// orders are still secret) and revealed in a later record's `reveals`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub withheld: bool,
+}
+
+/// Orders withheld from an earlier record, revealed once the game says they may be public.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LateReveal {
+    /// The step the orders were for.
+    pub step: u64,
+    /// The role.
+    pub role: String,
+    /// The exact signed text; `None` for an NMR.
+    pub text: Option<String>,
+    /// Its armored signature; `None` for an NMR.
+    pub signature: Option<String>,
+    /// The `[orders]` used.
+    pub orders: toml::Table,
+}
+
+impl Revealed {
+    /// This entry with a late reveal filled in (text, signature, orders), no longer withheld.
+    pub fn with_reveal(&self, r: &LateReveal) -> Revealed {
+        Revealed { text: r.text.clone(), signature: r.signature.clone(), orders: r.orders.clone(), withheld: false, ..self.clone() }
+    }
 }
 
 /// Consecutive missed steps per role, updated with one resolution: an NMR adds one, orders reset
@@ -220,6 +247,9 @@ pub struct Record {
     pub resolution: Option<Resolution>,
     /// Hex SHA-256 of `states/NNNNNN.json` after this record.
     pub state: String,
+    /// Orders withheld from earlier records, revealed now.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reveals: Vec<LateReveal>,
     /// The next step, if the game goes on.
     pub opening: Option<Opening>,
     /// The result, once the game is over.

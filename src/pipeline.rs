@@ -12,7 +12,7 @@ use crate::commit::{self, NMR_NONCE};
 use crate::dice::Ctx;
 use crate::error::{Error, Result};
 use crate::game::{DynGame, Orders, Pending};
-use crate::model::{self, GameFile, Opening, Receipt, Record, Resolution, Revealed, Seat};
+use crate::model::{self, GameFile, LateReveal, Opening, Receipt, Record, Resolution, Revealed, Seat};
 use crate::orderfile;
 use crate::report;
 use crate::sig;
@@ -305,6 +305,7 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
     store::write_atomic(&gd.game_file(), gf_text.as_bytes())?;
     let (opening, outcome) = open_next(&gd, &gf, game, &state, 1, now, entropy)?;
     let rec = Record {
+        reveals: Vec::new(),
         game: gf.id.clone(),
         index: 0,
         prev: None,
@@ -586,11 +587,21 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
                     signature: Some(signature),
                     orders: file.orders,
                     nmr: None,
+                    withheld: false,
                 });
             }
             None => {
                 nonces.insert(role.clone(), NMR_NONCE);
-                revealed.push(Revealed { role: role.clone(), seq: None, commitment: None, text: None, signature: None, orders: Orders::new(), nmr: None });
+                revealed.push(Revealed {
+                    role: role.clone(),
+                    seq: None,
+                    commitment: None,
+                    text: None,
+                    signature: None,
+                    orders: Orders::new(),
+                    nmr: None,
+                    withheld: false,
+                });
             }
         }
     }
@@ -604,8 +615,22 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
     let orders: BTreeMap<String, Orders> = revealed.iter().map(|o| (o.role.clone(), o.orders.clone())).collect();
     let mut ctx = Ctx::new(seed);
     let state = g.game.resolve(&g.state, &orders, &mut ctx)?;
+    // Orders the game still holds secret are kept host-side and only their commitments go public;
+    // the first record after which the game says orders may be public reveals all of them.
+    let public = g.game.orders_public(&state)?;
+    let reveals = if public { outstanding_reveals(&g.dir, g.record.index)? } else { Vec::new() };
+    if !public {
+        for o in &mut revealed {
+            let keep = LateReveal { step, role: o.role.clone(), text: o.text.take(), signature: o.signature.take(), orders: std::mem::take(&mut o.orders) };
+            let mut bytes = serde_json::to_string_pretty(&keep).expect("reveal serializes");
+            bytes.push('\n');
+            store::write_atomic(&g.dir.withheld(step, &o.role), bytes.as_bytes())?;
+            o.withheld = true;
+        }
+    }
     let (next_open, outcome) = open_next(&g.dir, &g.gf, g.game, &state, step + 1, now, entropy)?;
     let rec = Record {
+        reveals,
         game: g.gf.id.clone(),
         index: g.record.index + 1,
         prev: Some(commit::sha256_hex(&store::read(&g.dir.record(g.record.index))?)),
@@ -624,6 +649,29 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
     };
     commit_record(&g.dir, &g.gf, g.game, &rec, &state, &host_key(&g.dir)?)?;
     Ok(rec)
+}
+
+/// The orders withheld in records 1..=`last` and not yet revealed by any of them, in step and role
+/// order, read from the host's `host/withheld/` copies.
+fn outstanding_reveals(dir: &GameDir, last: u64) -> Result<Vec<LateReveal>> {
+    let mut pending: Vec<(u64, String)> = Vec::new();
+    for n in 1..=last {
+        let rec = read_record(dir, n)?;
+        if !rec.reveals.is_empty() {
+            pending.clear();
+        }
+        if let Some(res) = rec.resolution {
+            pending.extend(res.orders.iter().filter(|o| o.withheld).map(|o| (res.step, o.role.clone())));
+        }
+    }
+    pending
+        .into_iter()
+        .map(|(step, role)| {
+            let path = dir.withheld(step, &role);
+            let text = store::read_text(&path)?;
+            serde_json::from_str(&text).map_err(|e| Error::input(&path, e.to_string()))
+        })
+        .collect()
 }
 
 /// Consecutive missed steps per role after records 1..=`last` (read from the records).

@@ -11,6 +11,7 @@
 //! DIR/host/host_key                     host's private key (host only)
 //! DIR/host/seeds/NNNNNN.hex             host seed of step N (host only until revealed)
 //! DIR/host/sealed/NNNNNN/ROLE-K.txt(+.sig) orders as received (host only until resolved)
+//! DIR/host/withheld/NNNNNN-ROLE.json     orders resolved but still secret (host only until revealed)
 //! ```
 //! Writes go to a temp file in the same folder and are renamed into place, so a crash never
 //! leaves a half-written file; the record is written last and is the commit point of a step.
@@ -72,6 +73,11 @@ impl GameDir {
     /// `DIR/host/sealed/NNNNNN/`.
     pub fn sealed(&self, step: u64) -> PathBuf {
         self.root.join("host").join("sealed").join(n6(step))
+    }
+    /// `DIR/host/withheld/NNNNNN-ROLE.json`: orders withheld from record N's public text until the
+    /// game says they may be published.
+    pub fn withheld(&self, step: u64, role: &str) -> PathBuf {
+        self.root.join("host").join("withheld").join(format!("{}-{role}.json", n6(step)))
     }
     /// `DIR/.lock`.
     pub fn lock_file(&self) -> PathBuf {

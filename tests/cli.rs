@@ -517,3 +517,69 @@ fn a_shipped_scenario_is_chosen_by_name_and_stored_with_the_game() {
     assert!(stored.contains("name = \"july-3\""), "the game folder keeps the day played");
     new("gx", "july-4").assert().failure().stderr(predicate::str::contains("july-2, july-3"));
 }
+
+/// Signs and submits the current form of every asked role, optionally edited.
+fn answer_all(t: &Table, now: &str, edit: &dyn Fn(&str, String) -> String) {
+    let st = String::from_utf8(pbem().arg("status").arg(t.game()).output().unwrap().stdout).unwrap();
+    for role in ["confederate", "union"] {
+        if st.lines().any(|l| l.trim_start().starts_with(&format!("{role} (")) && l.contains("awaited")) {
+            let f = t.form(role, &format!("{role}-{now}.toml"));
+            let text = edit(role, std::fs::read_to_string(&f).unwrap());
+            std::fs::write(&f, text).unwrap();
+            pbem().arg("sign").arg("--key").arg(t.key(role)).arg(&f).assert().success();
+            pbem().arg("submit").arg(t.game()).arg(&f).args(["--now", now]).assert().success();
+        }
+    }
+}
+
+#[test]
+fn orders_still_secret_mid_round_are_withheld_from_records_until_the_round_ends() {
+    let t = Table::new();
+    // No planned moves: whoever wins the initiative is asked for its move mid-round.
+    let no_plans = |_: &str, text: String| text.split("[orders.moves]").next().unwrap().to_string();
+    answer_all(&t, "2026-07-01T13:00:00Z", &no_plans);
+    adjudicate_at(&t, "2026-07-01T13:30:00Z");
+    let mut n = 1;
+    let mut saw_withheld = false;
+    loop {
+        let rec = record_json(&t, n);
+        let orders = rec["resolution"]["orders"].as_array().unwrap();
+        let asks: Vec<String> = rec["opening"]["asks"].as_array().map(|a| a.iter().map(|x| x["kind"].as_str().unwrap().to_string()).collect()).unwrap_or_default();
+        if asks.iter().all(|k| k == "command") {
+            if saw_withheld {
+                // The record that closes the round reveals what was withheld.
+                assert!(!rec["reveals"].as_array().unwrap().is_empty(), "{rec}");
+            }
+            break;
+        }
+        // Mid-round: the orders are in the record only as commitments.
+        for o in orders {
+            assert_eq!(o["withheld"], true, "{o}");
+            assert!(o.get("text").unwrap().is_null() && o["orders"].as_object().unwrap().is_empty(), "{o}");
+        }
+        saw_withheld = true;
+        // A public copy cannot be audited past withheld orders; the host's copy can.
+        let public = t.path().join(format!("public-{n}"));
+        let st = Command::new("cp").arg("-r").arg(t.game()).arg(&public).status().unwrap();
+        assert!(st.success());
+        std::fs::remove_dir_all(public.join("host")).unwrap();
+        audit_fails(&public, "withheld until the game may publish them");
+        pbem().arg("audit").arg(t.game()).assert().success();
+        let now = format!("2026-07-01T{:02}:00:00Z", 14 + n);
+        answer_all(&t, &now, &|_, text| text);
+        adjudicate_at(&t, &format!("2026-07-01T{:02}:30:00Z", 14 + n));
+        n += 1;
+        assert!(n < 20, "the round never ended");
+    }
+    assert!(saw_withheld, "no mid-round step happened");
+    pbem().arg("audit").arg(t.game()).assert().success();
+    // A host changing a late-revealed order (and re-signing the record) is caught.
+    let rec = t.game().join("records").join(format!("{n:06}.json"));
+    let text = std::fs::read_to_string(&rec).unwrap();
+    let at = text.find("\"reveals\"").expect("the closing record has reveals");
+    let edited = format!("{}{}", &text[..at], text[at..].replacen("Leave [pbem] as it is", "Leave [pbem] as it was", 1));
+    assert_ne!(text, edited);
+    std::fs::write(&rec, edited).unwrap();
+    resign(&t.game(), &rec);
+    audit_fails(&t.game(), "signature does not match");
+}

@@ -233,6 +233,12 @@ impl Game for FlagDash {
         s.seats.iter().map(|x| x.role.clone()).collect()
     }
 
+    /// Plans stay secret while a round is paused in Phase 2 (a tie question or the spy's step):
+    /// at the table the cards not yet played are still face down (Phase 2).
+    fn orders_public(&self, s: &State) -> bool {
+        !matches!(s.stage, Stage::Move { .. })
+    }
+
     fn pending(&self, s: &State) -> Pending {
         if let Some(o) = &s.outcome {
             return Pending::Over(o.clone());

@@ -137,6 +137,12 @@ impl Game for GettysburgCampaign {
         Ok(initial_state(Scenario::parse(scenario)?, fire))
     }
 
+    /// Orders are published at round boundaries (a command step, or the end): mid-round, the planned
+    /// moves of corps that have not moved yet are still secret at the table (§8).
+    fn orders_public(&self, s: &State) -> bool {
+        matches!(s.question, None | Some(state::Question::Command { .. }))
+    }
+
     fn roles(&self, _: &State) -> Vec<String> {
         Side::ALL.iter().map(|s| s.role().to_string()).collect()
     }

@@ -152,6 +152,11 @@ impl Game for ThrowDownThatFlag {
         Ok(initial_state(sc, next))
     }
 
+    /// Solitaire: nobody else is at the table, so orders are published as each step resolves.
+    fn orders_public(&self, _: &State) -> bool {
+        true
+    }
+
     fn roles(&self, _: &State) -> Vec<String> {
         vec![ROLE.to_string()]
     }
