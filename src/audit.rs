@@ -118,6 +118,8 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
         }
     }
     let mut outstanding: Vec<(u64, String)> = Vec::new();
+    // The full events of the step being checked (the record holds only the public ones).
+    let mut events: Vec<crate::dice::Event> = Vec::new();
     for n in 0..=last {
         let rpath = gd.record(n);
         let bytes = store::read(&rpath).map_err(|_| fail(&rpath, "missing (deleted record?)"))?;
@@ -262,7 +264,8 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                 model::count_misses(&mut misses, res);
                 let mut ctx = Ctx::new(seed);
                 state = game.resolve(&state, &orders, &mut ctx)?;
-                if ctx.events() != res.events.as_slice() {
+                events = ctx.into_events();
+                if pipeline::public_events(&events) != res.events {
                     return Err(fail(&rpath, format!("replaying step {} gives different events", res.step)));
                 }
                 // Orders are withheld exactly while the game says they are secret, and the first
@@ -298,7 +301,7 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
             _ => return Err(fail(&rpath, "opening/outcome does not match the replayed state")),
         }
         for s in &gf.seats {
-            let want = report::render(&env, game, &gf, &rec, &state, &s.role)?;
+            let want = report::render(&env, game, &gf, &rec, &events, &state, &s.role)?;
             let rp = gd.report(n, &s.role);
             if store::read(&rp).map_err(|_| fail(&rp, "missing"))? != want.as_bytes() {
                 return Err(fail(&rp, "differs from the replayed report"));

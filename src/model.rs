@@ -223,7 +223,8 @@ pub struct Resolution {
     pub orders: Vec<Revealed>,
     /// The derived step seed (hex), SPEC.md "Step seed".
     pub seed: String,
-    /// Everything that happened, in order (every roll included), with visibility.
+    /// Everything everyone may see, in order (every roll included). Events addressed to some roles
+    /// only are not here: they reach those roles in their reports, and the audit regenerates them.
     pub events: Vec<Event>,
     /// When it was adjudicated (RFC 3339, UTC).
     pub resolved: String,

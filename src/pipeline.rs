@@ -182,12 +182,21 @@ fn open_next(
     }
 }
 
-/// Writes state, reports and then the record (the commit point) for record `rec.index`.
-fn commit_record(dir: &GameDir, gf: &GameFile, game: &dyn DynGame, rec: &Record, state: &str, key: &ssh_key::PrivateKey) -> Result<()> {
+/// Writes state, reports and then the record (the commit point) for record `rec.index`; `events`
+/// is the step's full event list (the record holds only the public ones).
+fn commit_record(
+    dir: &GameDir,
+    gf: &GameFile,
+    game: &dyn DynGame,
+    rec: &Record,
+    events: &[crate::dice::Event],
+    state: &str,
+    key: &ssh_key::PrivateKey,
+) -> Result<()> {
     store::write_atomic(&dir.state(rec.index), state.as_bytes())?;
     let env = report::environment(report::override_dir())?;
     for seat in &gf.seats {
-        let text = report::render(&env, game, gf, rec, state, &seat.role)?;
+        let text = report::render(&env, game, gf, rec, events, state, &seat.role)?;
         store::write_atomic(&dir.report(rec.index, &seat.role), text.as_bytes())?;
     }
     write_signed(&dir.record(rec.index), &model::record_bytes(rec), key, NS_RECORD)
@@ -315,7 +324,7 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
         opening,
         outcome,
     };
-    commit_record(&gd, &gf, game, &rec, &state, &key)?;
+    commit_record(&gd, &gf, game, &rec, &[], &state, &key)?;
     Ok(gf)
 }
 
@@ -615,6 +624,7 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
     let orders: BTreeMap<String, Orders> = revealed.iter().map(|o| (o.role.clone(), o.orders.clone())).collect();
     let mut ctx = Ctx::new(seed);
     let state = g.game.resolve(&g.state, &orders, &mut ctx)?;
+    let events = ctx.into_events();
     // Orders the game still holds secret are kept host-side and only their commitments go public;
     // the first record after which the game says orders may be public reveals all of them.
     let public = g.game.orders_public(&state)?;
@@ -640,15 +650,22 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
             host_seed: hex::encode(host_seed),
             orders: revealed,
             seed: hex::encode(seed),
-            events: ctx.into_events(),
+            events: public_events(&events),
             resolved: timestamp(now),
         }),
         state: commit::sha256_hex(state.as_bytes()),
         opening: next_open,
         outcome,
     };
-    commit_record(&g.dir, &g.gf, g.game, &rec, &state, &host_key(&g.dir)?)?;
+    commit_record(&g.dir, &g.gf, g.game, &rec, &events, &state, &host_key(&g.dir)?)?;
     Ok(rec)
+}
+
+/// The events everyone may see, as the public record holds them: events addressed to some roles
+/// only stay out of it (each reaches its roles in their reports, and the audit regenerates them
+/// by replaying the step).
+pub fn public_events(events: &[crate::dice::Event]) -> Vec<crate::dice::Event> {
+    events.iter().filter(|e| e.to.is_empty()).cloned().collect()
 }
 
 /// The orders withheld in records 1..=`last` and not yet revealed by any of them, in step and role

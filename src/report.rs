@@ -77,14 +77,21 @@ struct ReceiptLine {
     commitment: Option<String>,
 }
 
-/// Renders `role`'s report after `record`, from the state after it. Deterministic: everything
-/// comes from the game file, the record and the state; the form inside has an empty nonce.
-pub fn render(env: &Environment<'_>, game: &dyn DynGame, gf: &GameFile, record: &Record, state: &str, role: &str) -> Result<String> {
+/// Renders `role`'s report after `record`, from the state after it and the step's full event list
+/// (`events`: the record holds only the public ones; the others come from resolving or replaying
+/// the step). Deterministic: the form inside has an empty nonce.
+pub fn render(
+    env: &Environment<'_>,
+    game: &dyn DynGame,
+    gf: &GameFile,
+    record: &Record,
+    events: &[crate::dice::Event],
+    state: &str,
+    role: &str,
+) -> Result<String> {
     let view = game.view(state, role)?;
-    let events: Vec<String> = record
-        .resolution
+    let events: Vec<String> = events
         .iter()
-        .flat_map(|r| r.events.iter())
         .filter(|e| e.visible_to(role))
         .map(|e| e.text.clone())
         .collect();

@@ -583,3 +583,16 @@ fn orders_still_secret_mid_round_are_withheld_from_records_until_the_round_ends(
     resign(&t.game(), &rec);
     audit_fails(&t.game(), "signature does not match");
 }
+
+#[test]
+fn events_for_one_player_reach_their_report_but_not_the_public_record() {
+    let (_t, g) = demo_game();
+    let record = std::fs::read_to_string(g.join("records").join("000001.json")).unwrap();
+    assert!(!record.contains("\"to\":"), "a private event is in the public record");
+    let union = std::fs::read_to_string(g.join("reports").join("000001").join("union.txt")).unwrap();
+    let confederate = std::fs::read_to_string(g.join("reports").join("000001").join("confederate.txt")).unwrap();
+    let private: Vec<&str> = union.lines().filter(|l| l.contains("You play")).collect();
+    assert!(!private.is_empty(), "the Union report tells its own plays");
+    assert!(private.iter().all(|l| !confederate.contains(l) && !record.contains(l.trim_start_matches("  - "))));
+    pbem().arg("audit").arg(&g).assert().success();
+}
