@@ -59,6 +59,17 @@ impl OrderProblem {
     }
 }
 
+/// Reads a boolean `--option key=true|false` (surrounding spaces ignored).
+///
+/// Errors: [`GameError::Option`] naming the key, "must be true or false".
+pub fn bool_option(key: &str, value: &str) -> Result<bool, GameError> {
+    match value.trim() {
+        "true" => Ok(true),
+        "false" => Ok(false),
+        _ => Err(GameError::Option { key: key.to_string(), message: "must be true or false".into() }),
+    }
+}
+
 /// Errors a game reports outside order checking (bad scenario, bad option, corrupted state).
 #[derive(Debug, thiserror::Error)]
 pub enum GameError {
@@ -233,5 +244,18 @@ impl<G: Game> DynGame for G {
     }
     fn bot_order(&self, state: &str, role: &str, ctx: &mut Ctx) -> Result<Orders, GameError> {
         Ok(Game::bot_order(self, &parse(state)?, role, ctx))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bool_options_take_true_or_false_only() {
+        assert!(bool_option("k", " true").unwrap());
+        assert!(!bool_option("k", "false").unwrap());
+        let e = bool_option("optional-fire", "yes").unwrap_err().to_string();
+        assert_eq!(e, "option optional-fire: must be true or false");
     }
 }

@@ -84,11 +84,7 @@ pub fn read_options(options: &BTreeMap<String, String>) -> Result<Options, GameE
                 }
             }
             "abilities" => {
-                abilities = match v.as_str() {
-                    "true" => true,
-                    "false" => false,
-                    _ => return Err(opt_err(k, "true or false")),
-                }
+                abilities = crate::game::bool_option(k, v.as_str())?
             }
             _ => return Err(opt_err(k, "unknown option; Flag Dash has players, mode, tiebreak, abilities, layout")),
         }

@@ -47,11 +47,7 @@ fn optional_fire(options: &BTreeMap<String, String>) -> Result<bool, GameError> 
     for (k, v) in options {
         match k.as_str() {
             "optional-fire" => {
-                on = match v.trim() {
-                    "true" => true,
-                    "false" => false,
-                    _ => return Err(GameError::Option { key: k.clone(), message: "must be true or false".into() }),
-                }
+                on = crate::game::bool_option(k, v)?
             }
             _ => {
                 return Err(GameError::Option {

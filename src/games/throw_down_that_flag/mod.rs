@@ -59,11 +59,7 @@ fn read_options(options: &BTreeMap<String, String>) -> Result<(Option<String>, b
                 name = Some(v.trim().to_string());
             }
             "campaign" => {
-                campaign = match v.trim() {
-                    "true" => true,
-                    "false" => false,
-                    _ => return Err(GameError::Option { key: k.clone(), message: "must be true or false".into() }),
-                }
+                campaign = crate::game::bool_option(k, v)?
             }
             _ => {
                 return Err(GameError::Option {
