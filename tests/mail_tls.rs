@@ -40,7 +40,7 @@ fn certificates(dir: &Path) -> (PathBuf, PathBuf, PathBuf) {
 fn start(dir: &Path, mode: &str, cert: &Path, key: &Path) -> (Server, u16) {
     let python = if Path::new("/usr/bin/python3").exists() { "/usr/bin/python3" } else { "python3" };
     let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mail/smtpd_tls.py");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mail/smtpd.py");
     let mut child = Command::new(python)
         .arg(script)
         .arg(port.to_string())
