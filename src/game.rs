@@ -100,15 +100,18 @@ pub trait Game: Send + Sync {
     /// The game's title for reports, e.g. `"Gettysburg Campaign"`.
     fn title(&self) -> &'static str;
 
-    /// The scenario shipped with the binary (TOML text), used when `pbem new` gets no `--scenario`.
-    fn default_scenario(&self) -> &'static str;
-
     /// Every [`Ask::kind`] this game can ask (deadline policies are keyed by them).
     fn ask_kinds(&self) -> &'static [&'static str];
 
     /// The scenarios shipped with the binary, as (name, TOML text), the default first; `pbem new
     /// --scenario NAME` picks one by name.
     fn scenarios(&self) -> &'static [(&'static str, &'static str)];
+
+    /// The default scenario's TOML text (the first of [`Game::scenarios`]), used when `pbem new`
+    /// gets no `--scenario`.
+    fn default_scenario(&self) -> &'static str {
+        self.scenarios()[0].1
+    }
 
     /// The initial state from scenario text and `--option` values.
     ///

@@ -204,9 +204,6 @@ impl Game for FlagDash {
         "Flag Dash"
     }
 
-    fn default_scenario(&self) -> &'static str {
-        DEFAULT_LAYOUT
-    }
 
     fn scenarios(&self) -> &'static [(&'static str, &'static str)] {
         &[

@@ -120,9 +120,6 @@ impl Game for GettysburgCampaign {
         state::Question::KINDS
     }
 
-    fn default_scenario(&self) -> &'static str {
-        DEFAULT_SCENARIO
-    }
 
     fn scenarios(&self) -> &'static [(&'static str, &'static str)] {
         &[("gettysburg-campaign", DEFAULT_SCENARIO)]

@@ -112,9 +112,6 @@ impl Game for ThrowDownThatFlag {
         "Throw Down That Flag"
     }
 
-    fn default_scenario(&self) -> &'static str {
-        JULY_2
-    }
 
     fn scenarios(&self) -> &'static [(&'static str, &'static str)] {
         &[("july-2", JULY_2), ("july-3", JULY_3)]
