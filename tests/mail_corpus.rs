@@ -1,6 +1,7 @@
 //! The mail corpus (tests/mail/cases.toml): every message through `pbem intake` from a Maildir,
 //! each checked against its expected outcome (folder, orders accepted and refused, the reply).
-//! And the intake's fault cases: killed before the move, two runs at once, an mbox taken twice.
+//! And the intake's fault cases: killed before the move, two runs at once, an mbox taken twice,
+//! an mbox holding a 20 MB message.
 
 #[path = "mail/common.rs"]
 mod common;
@@ -203,4 +204,32 @@ fn an_mbox_taken_twice_is_handled_once() {
     let second = intake::run(&root, &Source::Mbox(path), &cfg(), now()).unwrap();
     assert!(second.is_empty(), "{second:?}");
     assert_eq!(Outbox::under(&root).pending().unwrap().len(), 2);
+}
+
+#[test]
+fn a_huge_message_inside_an_mbox_is_refused_and_the_others_are_handled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let mut mbox = Vec::new();
+    for f in ["pasted-body.eml", "huge.eml", "appended-attachment.eml"] {
+        mbox.extend_from_slice(b"From sender@example.org Wed Jul  1 13:00:00 2026\n");
+        mbox.extend(expand(&game, &std::fs::read(corpus().join(f)).unwrap()));
+        mbox.extend_from_slice(b"\n");
+    }
+    let path = tmp.path().join("mbox");
+    std::fs::write(&path, &mbox).unwrap();
+    let handled = intake::run(&root, &Source::Mbox(path), &cfg(), now()).unwrap();
+    assert_eq!(handled.len(), 3, "{handled:?}");
+    let refused: Vec<_> = handled.iter().filter(|h| h.disposition == Disposition::Failed).collect();
+    assert_eq!(refused.len(), 1, "{handled:?}");
+    // The reason gives the size of the whole message, though only its head was kept.
+    assert!(refused[0].reason.contains("too large: 2"), "{}", refused[0].reason);
+    let spooled = root.join(".mail").join("spool").join("failed").join(&refused[0].name);
+    assert!(std::fs::metadata(&spooled).unwrap().len() < 100_000, "only the head is spooled");
+    let accepted: usize = handled.iter().map(|h| h.orders.iter().filter(|o| o.receipt.is_some()).count()).sum();
+    assert_eq!(accepted, 2, "{handled:?}");
+    let replies = Outbox::under(&root).pending().unwrap();
+    assert_eq!(replies.len(), 3);
+    assert!(replies.iter().any(|id| queued(&root, id).text.contains("larger than this judge accepts")));
 }

@@ -135,24 +135,26 @@ pub fn run(root: &Path, source: &Source, cfg: &HostConfig, now: DateTime<Utc>) -
         Source::Mbox(f) => {
             let spool = state.join("spool");
             let file = std::fs::File::open(f).map_err(|e| store::io(f, e))?;
-            for m in mail_parser::mailbox::mbox::MessageIterator::new(std::io::BufReader::new(file)) {
-                let m = m.map_err(|_| Error::input(f, "cannot read this mbox"))?;
-                spool_in(&spool, m.contents())?;
-            }
+            let max = cfg.intake.max_message_bytes;
+            split_mbox(std::io::BufReader::new(file), max, &mut |bytes, size| {
+                if size > max { spool_too_large(&spool, bytes, size).map(|_| ()) } else { spool_in(&spool, bytes).map(|_| ()) }
+            })
+            .map_err(|e| match e {
+                Error::Io { source, .. } => store::io(f, source),
+                other => other,
+            })?;
             spool
         }
         Source::Stdin => {
             let spool = state.join("spool");
+            let max = cfg.intake.max_message_bytes;
             let mut raw = Vec::new();
-            std::io::stdin().take(cfg.intake.max_message_bytes + 1).read_to_end(&mut raw).map_err(|e| store::io(Path::new("<stdin>"), e))?;
-            if raw.len() as u64 > cfg.intake.max_message_bytes {
-                // Keep the head only: enough to answer; drain the rest unread into nowhere.
-                raw.truncate(64 * 1024);
-                raw.extend_from_slice(b"\n[pbem: message cut: larger than max_message_bytes]\n");
-                let mut sink = std::io::sink();
-                std::io::copy(&mut std::io::stdin(), &mut sink).ok();
-                let name = spool_in(&spool, &raw)?;
-                std::fs::write(spool.join("new").join(format!("{name}.toolarge")), b"").map_err(|e| store::io(&spool, e))?;
+            std::io::stdin().take(max + 1).read_to_end(&mut raw).map_err(|e| store::io(Path::new("<stdin>"), e))?;
+            if raw.len() as u64 > max {
+                // Keep the head only (enough to answer) and count the rest without keeping it.
+                raw.truncate(HEAD_BYTES);
+                let rest = std::io::copy(&mut std::io::stdin(), &mut std::io::sink()).unwrap_or(0);
+                spool_too_large(&spool, &raw, max + 1 + rest)?;
             } else {
                 spool_in(&spool, &raw)?;
             }
@@ -192,6 +194,75 @@ fn spool_in(spool: &Path, raw: &[u8]) -> Result<String> {
     Ok(name)
 }
 
+/// How much of a message over the size limit is kept: enough for its headers, to answer it.
+const HEAD_BYTES: usize = 64 * 1024;
+
+/// Delivers the head of a message over the size limit into the spool Maildir, with the marker
+/// `new/NAME.toolarge` holding its real size in bytes, so it is refused (and answered) without
+/// ever being held whole.
+fn spool_too_large(spool: &Path, head: &[u8], size: u64) -> Result<String> {
+    let head = &head[..head.len().min(HEAD_BYTES)];
+    let mut cut = head.to_vec();
+    cut.extend_from_slice(b"\n[pbem: message cut: larger than max_message_bytes]\n");
+    let name = spool_in(spool, &cut)?;
+    let marker = spool.join("new").join(format!("{name}.toolarge"));
+    if spool.join("new").join(&name).exists() {
+        store::write_atomic(&marker, format!("{size}\n").as_bytes())?;
+    }
+    Ok(name)
+}
+
+/// Splits an mbox into its messages, holding at most `max` + one line bytes of any one, and
+/// calls `each(bytes, size)` per message: `bytes` is the whole message when `size <= max`, else
+/// only its head (the first [`HEAD_BYTES`]).
+///
+/// The format (mboxo/mboxrd, RFC 4155): a message starts at a line beginning `From ` at the start
+/// of the file or after a newline (that separator line is not part of the message); inside a
+/// message a line `>From `, `>>From `, ... loses one `>`. Bytes before the first separator are
+/// ignored. mail-parser's mbox reader holds each message whole, which would let one 20 MB
+/// attachment into memory before the size check, hence this reader; lines are read in pieces of
+/// at most [`HEAD_BYTES`], so a file without newlines is not held whole either.
+///
+/// Errors: the reader's I/O errors, and whatever `each` returns.
+fn split_mbox(mut reader: impl std::io::BufRead, max: u64, each: &mut dyn FnMut(&[u8], u64) -> Result<()>) -> Result<()> {
+    let io = |e| store::io(Path::new("<mbox>"), e);
+    let mut current: Option<(Vec<u8>, u64)> = None;
+    let mut line = Vec::new();
+    let mut at_line_start = true;
+    loop {
+        line.clear();
+        let n = std::io::BufRead::read_until(&mut (&mut reader).take(HEAD_BYTES as u64), b'\n', &mut line).map_err(io)?;
+        if n == 0 {
+            break;
+        }
+        let starts_line = at_line_start;
+        at_line_start = line.ends_with(b"\n");
+        if starts_line && line.starts_with(b"From ") {
+            if let Some((bytes, size)) = current.take() {
+                each(&bytes, size)?;
+            }
+            current = Some((Vec::new(), 0));
+            continue;
+        }
+        let Some((bytes, size)) = current.as_mut() else { continue };
+        let quotes = line.iter().take_while(|&&b| b == b'>').count();
+        let piece = if starts_line && quotes > 0 && line[quotes..].starts_with(b"From ") { &line[1..] } else { &line[..] };
+        *size += piece.len() as u64;
+        if *size <= max {
+            bytes.extend_from_slice(piece);
+        } else if bytes.len() > HEAD_BYTES {
+            bytes.truncate(HEAD_BYTES);
+        } else if bytes.len() < HEAD_BYTES {
+            let room = HEAD_BYTES - bytes.len();
+            bytes.extend_from_slice(&piece[..piece.len().min(room)]);
+        }
+    }
+    if let Some((bytes, size)) = current {
+        each(&bytes, size)?;
+    }
+    Ok(())
+}
+
 /// Moves a handled message to `MAILDIR/done/` or `MAILDIR/failed/` (rename: atomic).
 fn file_away(maildir: &Path, path: &Path, name: &str, disposition: Disposition, reason: &str) -> Result<()> {
     let folder = match disposition {
@@ -209,12 +280,17 @@ fn file_away(maildir: &Path, path: &Path, name: &str, disposition: Disposition, 
 
 #[allow(clippy::too_many_arguments)]
 fn handle_file(root: &Path, maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
-    let size = std::fs::metadata(path).map_err(|e| store::io(path, e))?.len();
-    let too_large = size > cfg.intake.max_message_bytes || path.with_file_name(format!("{name}.toolarge")).exists();
+    let marker = path.with_file_name(format!("{name}.toolarge"));
+    let size = match std::fs::read_to_string(&marker) {
+        // A spooled head: the marker holds the size of the message it was cut from.
+        Ok(text) => text.trim().parse::<u64>().unwrap_or(u64::MAX),
+        Err(_) => std::fs::metadata(path).map_err(|e| store::io(path, e))?.len(),
+    };
+    let too_large = size > cfg.intake.max_message_bytes;
     let raw = if too_large {
         // Refused without reading it all: the head is enough for the sender's address.
         let mut head = Vec::new();
-        std::fs::File::open(path).map_err(|e| store::io(path, e))?.take(64 * 1024).read_to_end(&mut head).map_err(|e| store::io(path, e))?;
+        std::fs::File::open(path).map_err(|e| store::io(path, e))?.take(HEAD_BYTES as u64).read_to_end(&mut head).map_err(|e| store::io(path, e))?;
         head
     } else {
         store::read(path)?
@@ -246,7 +322,6 @@ fn handle_file(root: &Path, maildir: &Path, path: &Path, name: &str, games: &Gam
     if h.disposition != Disposition::Retry {
         store::write_atomic(&seen, format!("{}\n", crate::pipeline::timestamp(now)).as_bytes())?;
         file_away(maildir, path, name, h.disposition, &h.reason)?;
-        let marker = path.with_file_name(format!("{name}.toolarge"));
         if marker.exists() {
             std::fs::remove_file(&marker).ok();
         }
@@ -500,4 +575,44 @@ fn reply_body(ex: &Extracted, results: &[OrderResult]) -> String {
         b.push_str("\nRefused orders count for nothing: correct them and send them again before the deadline.\n");
     }
     b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn split(text: &[u8], max: u64) -> Vec<(Vec<u8>, u64)> {
+        let mut out = Vec::new();
+        split_mbox(text, max, &mut |b, size| {
+            out.push((b.to_vec(), size));
+            Ok(())
+        })
+        .unwrap();
+        out
+    }
+
+    #[test]
+    fn mbox_separators_quotes_and_leading_junk() {
+        let text = b"junk before any separator\nFrom a@b Wed Jul  1 13:00:00 2026\nSubject: one\n\n>From here\n>>From there\nFrom: a header line is no separator\nFrom b@c Thu Jul  2 13:00:00 2026\nSubject: two\n";
+        let got = split(text, 1000);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].0, b"Subject: one\n\nFrom here\n>From there\nFrom: a header line is no separator\n".to_vec());
+        assert_eq!(got[1].0, b"Subject: two\n".to_vec());
+        assert!(got.iter().all(|(b, size)| b.len() as u64 == *size));
+    }
+
+    #[test]
+    fn an_mbox_message_over_the_limit_keeps_only_its_head_but_counts_every_byte() {
+        let mut text = b"From a@b Wed Jul  1 13:00:00 2026\nSubject: big\n\n".to_vec();
+        // One line of 3 * HEAD_BYTES without a newline: read in pieces, never whole.
+        text.extend(std::iter::repeat_n(b'x', 3 * HEAD_BYTES));
+        text.extend_from_slice(b"\nFrom b@c Thu Jul  2 13:00:00 2026\nSubject: small\n");
+        let got = split(&text, 1000);
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].1, 14 + 3 * HEAD_BYTES as u64 + 1);
+        assert_eq!(got[0].0.len(), HEAD_BYTES);
+        assert!(got[0].0.starts_with(b"Subject: big\n"));
+        // A line starting "From " in the middle of a long line is not a separator.
+        assert_eq!(got[1].0, b"Subject: small\n".to_vec());
+    }
 }
