@@ -96,11 +96,10 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
         }
     }
     let host_pub = gd.root.join("host").join("host_key.pub");
-    if let Ok(text) = store::read_text(&host_pub) {
-        if sig::load_public_key(text.trim()).ok().as_ref() != Some(&host) {
+    if let Ok(text) = store::read_text(&host_pub)
+        && sig::load_public_key(text.trim()).ok().as_ref() != Some(&host) {
             return Err(fail(&host_pub, "is not the host key named in game.toml"));
         }
-    }
     for step in 1..=last + 1 {
         check_receipts(&gd, &gf.id, step, &host)?;
     }
@@ -154,11 +153,10 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                     return Err(fail(&rpath, format!("revealed host seed of step {} does not match its commitment in record {}", res.step, n - 1)));
                 }
                 let seed_file = gd.host_seed(res.step);
-                if let Ok(t) = store::read_text(&seed_file) {
-                    if t.trim() != res.host_seed {
+                if let Ok(t) = store::read_text(&seed_file)
+                    && t.trim() != res.host_seed {
                         return Err(fail(&seed_file, format!("differs from the host seed revealed in record {n}")));
                     }
-                }
                 let asked: Vec<&str> = opening.asks.iter().map(|a| a.role.as_str()).collect();
                 let revealed: Vec<&str> = res.orders.iter().map(|o| o.role.as_str()).collect();
                 if asked != revealed {
