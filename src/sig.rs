@@ -473,42 +473,22 @@ pub fn generate_ed25519(comment: &str) -> PrivateKey {
     key
 }
 
-/// Writes `contents` to `path` atomically: a temporary file in the same directory with `mode`
-/// (on Unix), flushed to disk, then renamed over `path`.
+/// Writes `contents` to `path` atomically (atomic-write-file: a temporary file in the same
+/// directory, created with `mode` on Unix and never looser, flushed, then renamed over `path`).
 fn write_atomic(path: &Path, contents: &[u8], mode: u32) -> Result<(), SigError> {
-    let err = |source| SigError::WriteKey {
-        path: path.to_owned(),
-        source,
-    };
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    let name = path
-        .file_name()
-        .ok_or_else(|| err(std::io::Error::other("not a file name")))?;
-    let mut nonce = [0u8; 8];
-    getrandom::fill(&mut nonce).map_err(|e| err(std::io::Error::other(e.to_string())))?;
-    let tmp = dir.join(format!(
-        ".{}.tmp-{}",
-        name.to_string_lossy(),
-        hex::encode(nonce)
-    ));
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
+    let err = |source| SigError::WriteKey { path: path.to_owned(), source };
+    let mut options = atomic_write_file::AtomicWriteFile::options();
     #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
+    {
+        use atomic_write_file::unix::OpenOptionsExt as _;
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
+        options.preserve_mode(false);
+    }
     #[cfg(not(unix))]
     let _ = mode;
-    let result = options.open(&tmp).and_then(|mut f| {
-        f.write_all(contents)?;
-        f.sync_all()
-    });
-    let result = result.and_then(|()| fs::rename(&tmp, path));
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    result.map_err(err)
+    let mut f = options.open(path).map_err(err)?;
+    f.write_all(contents).map_err(err)?;
+    f.commit().map_err(err)
 }
 
 /// Writes `key` as an OpenSSH private key file at `path` (mode 0600) and its public key line
