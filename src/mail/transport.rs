@@ -49,7 +49,40 @@ impl Transport for Lettre {
         let env = envelope(from, to)?;
         match self {
             Lettre::Smtp(t) => t.send_raw(&env, bytes).map(|_| ()).map_err(|e| format!("SMTP: {e}")),
-            Lettre::Sendmail(t) => t.send_raw(&env, bytes).map_err(|e| format!("sendmail: {e}")),
+            Lettre::Sendmail(t) => {
+                let _guard = PipeErrorsNotFatal::new();
+                t.send_raw(&env, bytes).map_err(|e| format!("sendmail: {e}"))
+            }
+        }
+    }
+}
+
+/// While alive, writing to a pipe whose reader has gone returns an error instead of killing the
+/// process. The binary gives SIGPIPE its default action (so `pbem ... | head` ends quietly), but
+/// a sendmail that exits before reading the whole message must fail that one mail (it stays
+/// queued), not end the cron run. The previous action is restored on drop. Process-wide: the mail
+/// runs are single-threaded.
+struct PipeErrorsNotFatal {
+    #[cfg(unix)]
+    previous: libc::sighandler_t,
+}
+
+impl PipeErrorsNotFatal {
+    fn new() -> Self {
+        // SAFETY: only swaps the disposition of SIGPIPE; no handler code runs.
+        #[cfg(unix)]
+        return PipeErrorsNotFatal { previous: unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) } };
+        #[cfg(not(unix))]
+        PipeErrorsNotFatal {}
+    }
+}
+
+impl Drop for PipeErrorsNotFatal {
+    fn drop(&mut self) {
+        // SAFETY: restores the disposition saved in `new`.
+        #[cfg(unix)]
+        unsafe {
+            libc::signal(libc::SIGPIPE, self.previous);
         }
     }
 }

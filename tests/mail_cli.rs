@@ -1,0 +1,111 @@
+//! `pbem intake` and `pbem adjudicate --all --mail` run as the real binary, as a `.forward` pipe,
+//! on an mbox and with the local sendmail (a stand-in script that keeps what it is given).
+
+#[path = "mail/common.rs"]
+mod common;
+
+use std::path::Path;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use common::*;
+
+fn pbem() -> assert_cmd::Command {
+    cargo_bin_cmd!("pbem")
+}
+
+/// A mail from the seat of `role` with its current form (nonce number `n`) pasted and signed.
+fn order_mail(game: &Path, role: &str, n: u32) -> Vec<u8> {
+    let text = form(game, role, n, &|s| s);
+    let signed = format!("{text}{}", sign(role, &text));
+    format!("From: {}\nTo: judge@example.net\nSubject: orders\nMessage-ID: <{role}-{n}@example.org>\nContent-Type: text/plain\n\n{signed}", email(role)).into_bytes()
+}
+
+/// A sendmail stand-in: each call appends its arguments and the message to `LOG`; it fails
+/// (exit 75, "try again later") while `DOWN` exists.
+fn fake_sendmail(dir: &Path) -> std::path::PathBuf {
+    let script = dir.join("sendmail");
+    let text = format!(
+        "#!/bin/sh\nif [ -e '{down}' ]; then echo 'queue full' >&2; exit 75; fi\n{{ echo \"ARGS: $*\"; cat; echo '.'; }} >> '{log}'\n",
+        down = dir.join("DOWN").display(),
+        log = dir.join("LOG").display()
+    );
+    std::fs::write(&script, text).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    script
+}
+
+fn config(dir: &Path, transport: &str) -> std::path::PathBuf {
+    let cfg = dir.join("pbem-mail.toml");
+    std::fs::write(&cfg, format!("from = \"Judge <judge@example.net>\"\n[transport]\n{transport}\n")).unwrap();
+    cfg
+}
+
+fn sent_messages(log: &Path) -> Vec<String> {
+    let text = std::fs::read_to_string(log).unwrap_or_default();
+    text.split("\nARGS: ").filter(|m| !m.trim().is_empty()).map(str::to_string).collect()
+}
+
+#[test]
+fn intake_from_a_pipe_answers_through_sendmail_and_nothing_twice() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let sendmail = fake_sendmail(tmp.path());
+    let cfg = config(tmp.path(), &format!("kind = \"sendmail\"\ncommand = \"{}\"", sendmail.display()));
+    let mail = order_mail(&game, "union", 1);
+    let out = pbem().args(["intake", "--stdin", "--now", "2026-07-01T13:00:00Z", "--root"]).arg(&root).arg("--config").arg(&cfg).write_stdin(mail.clone()).assert().success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(stdout.contains("accepted") && stdout.contains("role union"), "{stdout}");
+    let log = tmp.path().join("LOG");
+    let sent = sent_messages(&log);
+    assert_eq!(sent.len(), 1, "one receipt mailed: {sent:?}");
+    assert!(sent[0].contains("meade@example.org") && sent[0].contains("commitment"), "{}", sent[0]);
+    // The same message piped again (a retrying MTA) is not handled twice and sends nothing.
+    pbem().args(["intake", "--stdin", "--now", "2026-07-01T13:01:00Z", "--root"]).arg(&root).arg("--config").arg(&cfg).write_stdin(mail).assert().success();
+    assert_eq!(sent_messages(&log).len(), 1);
+    let receipts = std::fs::read_dir(game.join("receipts")).unwrap().count();
+    assert!(receipts >= 1);
+}
+
+#[test]
+fn sendmail_refusing_keeps_the_mail_queued_until_a_later_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let sendmail = fake_sendmail(tmp.path());
+    let cfg = config(tmp.path(), &format!("kind = \"sendmail\"\ncommand = \"{}\"", sendmail.display()));
+    std::fs::write(tmp.path().join("DOWN"), b"").unwrap();
+    let mut mbox = Vec::new();
+    for role in ["union", "confederate"] {
+        mbox.extend_from_slice(b"From someone@example.org Wed Jul  1 13:00:00 2026\n");
+        mbox.extend(order_mail(&game, role, 1));
+        mbox.extend_from_slice(b"\n");
+    }
+    let path = tmp.path().join("mbox");
+    std::fs::write(&path, &mbox).unwrap();
+    let out = pbem().args(["intake", "--now", "2026-07-01T13:00:00Z", "--root"]).arg(&root).arg("--mbox").arg(&path).arg("--config").arg(&cfg).assert().success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert_eq!(stdout.matches("  accepted ").count(), 2, "{stdout}");
+    let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(stderr.contains("not sent (kept for the next run)") && stderr.contains("sendmail"), "{stderr}");
+    let log = tmp.path().join("LOG");
+    assert!(sent_messages(&log).is_empty());
+    let queue = root.join(".mail").join("outbox").join("queue");
+    let queued = || std::fs::read_dir(&queue).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "eml")).count();
+    assert_eq!(queued(), 2, "both receipts wait in the queue");
+    // The cron run once sendmail works again: both steps' orders are in, so it resolves the
+    // step and mails both receipts and both reports, each once.
+    std::fs::remove_file(tmp.path().join("DOWN")).unwrap();
+    pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", "2026-07-01T13:05:00Z"]).assert().success();
+    let sent = sent_messages(&log);
+    assert_eq!(sent.len(), 4, "{sent:#?}");
+    assert_eq!(queued(), 0);
+    assert_eq!(sent.iter().filter(|m| m.contains("your report")).count(), 2);
+    pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", "2026-07-01T13:10:00Z"]).assert().success();
+    assert_eq!(sent_messages(&log).len(), 4, "a second run sends nothing again");
+    pbem().arg("audit").arg(&game).assert().success();
+}
