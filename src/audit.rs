@@ -2,13 +2,13 @@
 //! derivations, the hash chain, and a replay of every step to byte-identical states and reports.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::commit::{self, NMR_NONCE};
 use crate::dice::Ctx;
 use crate::error::{Error, Result};
 use crate::game::{Orders, Pending};
-use crate::model::{self, LateReveal, Receipt, Record};
+use crate::model::{self, LateReveal, Receipt, Record, Revealed};
 use crate::orderfile;
 use crate::pipeline::{self, NS_ORDERS, NS_RECEIPT, NS_RECORD, sig_path};
 use crate::report;
@@ -26,12 +26,23 @@ pub struct AuditSummary {
     pub nmr: u64,
     /// Reports regenerated and compared.
     pub reports: u64,
+    /// True when `states/` and `reports/` were absent (a public copy made mid-game): every
+    /// replayed state was checked against its hash in the record instead, reports not at all.
+    pub public_copy: bool,
 }
 
 impl AuditSummary {
     /// E.g. "22 records, 42 signed orders, 2 NMR, 44 reports replayed byte for byte".
     pub fn describe(&self) -> String {
         let n = |k: u64, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+        if self.public_copy {
+            return format!(
+                "{}, {}, {} NMR, every replayed state matching its record's hash (a public copy: no states/ or reports/ to compare)",
+                n(self.records, "record", "records"),
+                n(self.orders, "signed order", "signed orders"),
+                self.nmr
+            );
+        }
         format!(
             "{}, {}, {} NMR, {} replayed byte for byte",
             n(self.records, "record", "records"),
@@ -104,15 +115,25 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
         check_receipts(&gd, &gf.id, step, &host)?;
     }
     let mut sum = AuditSummary::default();
+    // A public copy made mid-game holds records/ and receipts/ only: states can hold secrets (the
+    // plans of a paused round, hands) and each report is for its own role (README "What is
+    // public"). Either folder present means the host's copy, where every file must be there.
+    let has_states = gd.root.join("states").is_dir();
+    let has_reports = gd.root.join("reports").is_dir();
+    if has_states != has_reports {
+        let (present, absent) = if has_states { ("states", "reports") } else { ("reports", "states") };
+        return Err(fail(&gd.root.join(absent), format!("missing while {present}/ is present (a host's copy has both; a public copy neither)")));
+    }
+    sum.public_copy = !has_states;
     let mut state = game.setup(&scenario, &gf.options).map_err(|e| fail(&gd.scenario_file(), e))?;
     let mut prev: Option<(Vec<u8>, Record)> = None;
     let mut misses: BTreeMap<String, u32> = BTreeMap::new();
     // Late reveals by (step, role), from every record (checked where they stand, in the loop).
-    let mut reveal_map: BTreeMap<(u64, String), LateReveal> = BTreeMap::new();
+    let mut reveal_map: BTreeMap<(u64, String), (LateReveal, u64)> = BTreeMap::new();
     for n in 0..=last {
         if let Ok(r) = pipeline::read_record(&gd, n) {
             for l in r.reveals {
-                reveal_map.insert((l.step, l.role.clone()), l);
+                reveal_map.insert((l.step, l.role.clone()), (l, n));
             }
         }
     }
@@ -164,33 +185,49 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                 }
                 // Withheld orders are taken from the later record that reveals them (or, auditing
                 // on the host, from its own withheld copy).
-                let full = res
-                    .orders
-                    .iter()
-                    .map(|o| {
-                        if !o.withheld {
-                            return Ok(o.clone());
+                // Each with the file its text was read from, named by any failure about it.
+                let mut full: Vec<Revealed> = Vec::new();
+                let mut source: BTreeMap<String, PathBuf> = BTreeMap::new();
+                for o in &res.orders {
+                    if !o.withheld {
+                        full.push(o.clone());
+                        source.insert(o.role.clone(), rpath.clone());
+                        continue;
+                    }
+                    if o.text.is_some() || o.signature.is_some() || !o.orders.is_empty() {
+                        return Err(fail(&rpath, format!("orders of {} are marked withheld but are present", o.role)));
+                    }
+                    let hp = gd.withheld(res.step, &o.role);
+                    let host_copy = match store::read_text(&hp) {
+                        Ok(t) => Some(serde_json::from_str::<LateReveal>(&t).map_err(|e| fail(&hp, e))?),
+                        Err(_) => None,
+                    };
+                    match (reveal_map.get(&(res.step, o.role.clone())), host_copy) {
+                        (Some((r, at)), host_copy) => {
+                            // Revealed: the host's withheld copy, if kept, must be what was revealed.
+                            if host_copy.is_some_and(|h| &h != r) {
+                                return Err(fail(&hp, format!("differs from the orders of {} revealed in record {at}", o.role)));
+                            }
+                            full.push(o.with_reveal(r));
+                            source.insert(o.role.clone(), gd.record(*at));
                         }
-                        if o.text.is_some() || o.signature.is_some() || !o.orders.is_empty() {
-                            return Err(fail(&rpath, format!("orders of {} are marked withheld but are present", o.role)));
+                        (None, Some(h)) => {
+                            full.push(o.with_reveal(&h));
+                            source.insert(o.role.clone(), hp);
                         }
-                        if let Some(r) = reveal_map.get(&(res.step, o.role.clone())) {
-                            return Ok(o.with_reveal(r));
-                        }
-                        let hp = gd.withheld(res.step, &o.role);
-                        match store::read_text(&hp) {
-                            Ok(t) => serde_json::from_str::<LateReveal>(&t).map(|r| o.with_reveal(&r)).map_err(|e| fail(&hp, e)),
-                            Err(_) => Err(fail(&rpath, format!(
+                        (None, None) => {
+                            return Err(fail(&rpath, format!(
                                 "orders of {} in step {} are withheld until the game may publish them; audit again once a later record reveals them",
                                 o.role, res.step
-                            ))),
+                            )));
                         }
-                    })
-                    .collect::<Result<Vec<_>>>()?;
+                    }
+                }
                 let receipts = pipeline::latest_receipts(&gd, res.step)?;
                 let mut orders: BTreeMap<String, Orders> = BTreeMap::new();
                 let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
                 for o in &full {
+                    let opath = &source[&o.role];
                     let nonce = match (&o.seq, &o.commitment, &o.text, &o.signature) {
                         (None, None, None, None) => {
                             if receipts.contains_key(&o.role) {
@@ -203,10 +240,10 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                         }
                         (Some(seq), Some(c), Some(text), Some(signature)) => {
                             sig::verify(&seat_keys[&o.role], NS_ORDERS, text.as_bytes(), signature)
-                                .map_err(|e| fail(&rpath, format!("order of {} in step {}: {e}", o.role, res.step)))?;
+                                .map_err(|e| fail(opath, format!("order of {} in step {}: {e}", o.role, res.step)))?;
                             let recomputed = hex::encode(commit::order_commitment(&gf.id, res.step, &o.role, text.as_bytes()));
                             if &recomputed != c {
-                                return Err(fail(&rpath, format!("revealed order of {} does not match its commitment", o.role)));
+                                return Err(fail(opath, format!("revealed order of {} does not match its commitment", o.role)));
                             }
                             let rp = gd.receipts(res.step).join(format!("{}-{seq}.toml", o.role));
                             let rb = store::read(&rp).map_err(|_| fail(&rp, "missing receipt"))?;
@@ -219,22 +256,26 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                             if receipts.get(&o.role).map(|l| l.seq) != Some(*seq) {
                                 return Err(fail(&rp, "a newer receipt exists: the newest order should have been used"));
                             }
-                            let f = orderfile::parse(text).map_err(|p| fail(&rpath, format!("order of {}: {}", o.role, p.message)))?;
+                            let f = orderfile::parse(text).map_err(|p| fail(opath, format!("order of {}: {}", o.role, p.message)))?;
                             let h = &f.header;
                             if h.game != gf.id || h.step != res.step || h.role != o.role || h.host_seed_commitment != opening.host_seed_commitment {
-                                return Err(fail(&rpath, format!("order of {} names another game, step, role or host seed", o.role)));
+                                return Err(fail(opath, format!("order of {} names another game, step, role or host seed", o.role)));
                             }
                             if f.orders != o.orders {
-                                return Err(fail(&rpath, format!("orders of {} differ from the signed text", o.role)));
+                                return Err(fail(opath, format!("orders of {} differ from the signed text", o.role)));
                             }
                             if let Err(p) = game.check_order(&state, &o.role, &f.orders)? {
-                                return Err(fail(&rpath, format!("order of {} is illegal: {}: {}", o.role, p[0].field, p[0].message)));
+                                return Err(fail(opath, format!("order of {} is illegal: {}: {}", o.role, p[0].field, p[0].message)));
                             }
                             let sealed = gd.sealed(res.step).join(format!("{}-{seq}.txt", o.role));
                             if sealed.exists() {
                                 // The host's sealed copy (absent from a public copy of the game).
-                                if store::read(&sealed)? != text.as_bytes() || store::read_text(&sig_path(&sealed)).ok().as_ref() != Some(signature) {
+                                if store::read(&sealed)? != text.as_bytes() {
                                     return Err(fail(&sealed, format!("differs from the order of {} revealed in record {n}", o.role)));
+                                }
+                                let sealed_sig = sig_path(&sealed);
+                                if store::read_text(&sealed_sig).ok().as_deref() != Some(signature.as_str()) {
+                                    return Err(fail(&sealed_sig, format!("differs from the signature of {}'s order revealed in record {n}", o.role)));
                                 }
                             }
                             sum.orders += 1;
@@ -290,7 +331,7 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
             return Err(fail(&rpath, "replayed state does not match the record's state hash"));
         }
         let spath = gd.state(n);
-        if store::read(&spath).map_err(|_| fail(&spath, "missing"))? != state.as_bytes() {
+        if has_states && store::read(&spath).map_err(|_| fail(&spath, "missing"))? != state.as_bytes() {
             return Err(fail(&spath, "differs from the replayed state (edited?)"));
         }
         match (game.pending(&state)?, &rec.opening, &rec.outcome) {
@@ -298,7 +339,7 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
             (Pending::Over(o), None, Some(ro)) if &o == ro => {}
             _ => return Err(fail(&rpath, "opening/outcome does not match the replayed state")),
         }
-        for s in &gf.seats {
+        for s in gf.seats.iter().filter(|_| has_reports) {
             let want = report::render(&env, game, &gf, &rec, &events, &state, &s.role)?;
             let rp = gd.report(n, &s.role);
             if store::read(&rp).map_err(|_| fail(&rp, "missing"))? != want.as_bytes() {

@@ -403,6 +403,12 @@ fn audit_fails_on_host_side_edits_and_a_cut_off_history() {
     audit_fails(&g, "union-1.txt");
     std::fs::write(&sealed, text).unwrap();
     pbem().arg("audit").arg(&g).assert().success();
+    // Its signature, garbled: the audit names the signature file.
+    let sealed_sig = g.join("host").join("sealed").join("000001").join("union-1.txt.sig");
+    let sig_text = std::fs::read_to_string(&sealed_sig).unwrap();
+    std::fs::write(&sealed_sig, sig_text.replacen("\n", "\n\n", 2)).unwrap();
+    audit_fails(&g, "union-1.txt.sig");
+    std::fs::write(&sealed_sig, sig_text).unwrap();
     // A host seed file.
     let seed = g.join("host").join("seeds").join("000001.hex");
     let s = std::fs::read_to_string(&seed).unwrap();
@@ -435,6 +441,17 @@ fn a_public_copy_without_host_files_audits_clean() {
     std::fs::remove_dir_all(g.join("host")).unwrap();
     std::fs::remove_dir_all(g.join("players")).unwrap();
     pbem().arg("audit").arg(&g).assert().success().stdout(predicate::str::contains("audit passed"));
+    // States (which may hold a paused round's plans) and reports (each for its own role) are not
+    // published mid-game: a copy of records/ and receipts/ still audits, states by their hashes.
+    std::fs::remove_dir_all(g.join("states")).unwrap();
+    audit_fails(&g, "states: missing while reports/ is present");
+    std::fs::remove_dir_all(g.join("reports")).unwrap();
+    pbem().arg("audit").arg(&g).assert().success().stdout(predicate::str::contains("a public copy: no states/ or reports/"));
+    // An edited record is still caught there.
+    let rec = first_record_with_orders(&g);
+    let text = std::fs::read_to_string(&rec).unwrap();
+    std::fs::write(&rec, text.replacen("\"seed\": \"", "\"seed\": \"0", 1)).unwrap();
+    audit_fails(&g, &rec.file_name().unwrap().to_string_lossy());
 }
 
 fn adjudicate_at(t: &Table, now: &str) -> String {
@@ -573,6 +590,12 @@ fn orders_still_secret_mid_round_are_withheld_from_records_until_the_round_ends(
             std::fs::remove_dir_all(public.join("host")).unwrap();
             audit_fails(&public, "withheld until the game may publish them");
             pbem().arg("audit").arg(t.game()).assert().success();
+            // An edit of the host's withheld copy is blamed on that file.
+            let withheld = std::fs::read_dir(t.game().join("host").join("withheld")).unwrap().next().unwrap().unwrap().path();
+            let copy = std::fs::read_to_string(&withheld).unwrap();
+            std::fs::write(&withheld, copy.replacen("Leave [pbem] as it is", "Leave [pbem] as it was", 1)).unwrap();
+            audit_fails(&t.game(), &withheld.file_name().unwrap().to_string_lossy());
+            std::fs::write(&withheld, copy).unwrap();
             answer_all(&t, &at(k), &|_, text| text);
             adjudicate_at(&t, &at(k + 1));
             k += 2;
@@ -581,6 +604,16 @@ fn orders_still_secret_mid_round_are_withheld_from_records_until_the_round_ends(
         }
     }
     pbem().arg("audit").arg(t.game()).assert().success();
+    // Once revealed, the host's withheld copy must still be what the record revealed.
+    for entry in std::fs::read_dir(t.game().join("host").join("withheld")).unwrap() {
+        let withheld = entry.unwrap().path();
+        let copy = std::fs::read_to_string(&withheld).unwrap();
+        let edited = copy.replacen("Leave [pbem] as it is", "Leave [pbem] as it was", 1);
+        assert_ne!(copy, edited);
+        std::fs::write(&withheld, edited).unwrap();
+        audit_fails(&t.game(), &withheld.file_name().unwrap().to_string_lossy());
+        std::fs::write(&withheld, copy).unwrap();
+    }
     // A host changing a late-revealed order (and re-signing the record) is caught.
     let rec = t.game().join("records").join(format!("{n:06}.json"));
     let text = std::fs::read_to_string(&rec).unwrap();
@@ -589,6 +622,9 @@ fn orders_still_secret_mid_round_are_withheld_from_records_until_the_round_ends(
     assert_ne!(text, edited);
     std::fs::write(&rec, edited).unwrap();
     resign(&t.game(), &rec);
+    // The host's own withheld copy no longer matches; without it, the player's signature fails.
+    audit_fails(&t.game(), "differs from the orders of");
+    std::fs::remove_dir_all(t.game().join("host").join("withheld")).unwrap();
     audit_fails(&t.game(), "signature does not match");
 }
 
