@@ -6,7 +6,8 @@
 //! adds Run left to move 1 and Push to move 2), each tried by the runner, then the defender (the
 //! basic 2-player game: every character in layout order), `tie_first` = the team's first seat;
 //! only the reset token left -> move 1 only. Tie question -> the team's first seat moves first.
-//! Secret layout -> the layout file's setup of the half. Spy -> the lowest other token, same card.
+//! Secret layout -> the layout file's setup of the half. Spy -> the card as planned with the lowest
+//! token left that needs no second card (see [`spy_default`]).
 
 use toml::Value;
 
@@ -61,13 +62,7 @@ pub fn default_order(s: &State, role: &str) -> Orders {
     match s.stage {
         Stage::Plan => plan_orders(&default_plan(s, role)),
         Stage::Layout => super::orders::layout_orders(s, s.seat(role).map(|x| x.team).unwrap_or(Team::White)),
-        Stage::Move { .. } if super::engine::spy_asked(s).as_deref() == Some(role) => {
-            // Spy: the lowest other token, the card unchanged.
-            let mut o = Orders::new();
-            let t = s.seat(role).and_then(|x| x.tokens.iter().filter(|t| **t != Token::Spy).min_by_key(|t| (t.priority(), t.key())).copied());
-            o.insert("token".into(), t.unwrap_or(Token::N(7)).value());
-            o
-        }
+        Stage::Move { mv } if super::engine::spy_asked(s).as_deref() == Some(role) => spy_default(s, role, mv),
         _ => {
             let mut o = Orders::new();
             if let Some(team) = s.seat(role).map(|x| x.team) {
@@ -76,6 +71,29 @@ pub fn default_order(s: &State, role: &str) -> Orders {
             o
         }
     }
+}
+
+/// The default answer to the spy question of `role` in move `mv` (Character Abilities, Spy): the
+/// card as planned, with the lowest token behind the screen that needs no second card (not a spy
+/// token: each is used once); only when every token left is a combo token (#3, #6), the lowest of
+/// them with the first card of the hand that is free (not the played card, not a card of the other
+/// move, not Copy) as its combo card. Always a legal answer.
+pub fn spy_default(s: &State, role: &str, mv: u8) -> Orders {
+    let mut o = Orders::new();
+    let (Some(seat), Some(plan)) = (s.seat(role), s.plans.get(role)) else { return o };
+    let Some(old) = plan.moves.get(mv as usize - 1) else { return o };
+    let mut toks: Vec<Token> = seat.tokens.iter().copied().filter(|t| *t != Token::Spy).collect();
+    toks.sort_by_key(|t| (t.priority(), t.key()));
+    // The plan check keeps a token other than a spy token behind the screen for this.
+    let Some(token) = toks.iter().copied().find(|t| t.effect() != Effect::Combo).or(toks.first().copied()) else { return o };
+    o.insert("token".into(), token.value());
+    if token.effect() == Effect::Combo {
+        let taken: Vec<Card> = plan.moves.iter().enumerate().filter(|(i, _)| *i + 1 != mv as usize).flat_map(|(_, m)| [Some(m.card), m.combo]).flatten().collect();
+        if let Some(c) = seat.cards.iter().find(|c| **c != old.card && **c != Card::Copy && !taken.contains(c)) {
+            o.insert("combo".into(), Value::String(c.key().into()));
+        }
+    }
+    o
 }
 
 /// The team a tie question is about.
@@ -135,6 +153,12 @@ pub fn prompt(s: &State, role: &str) -> String {
     wrap(&text, 94).join("\n")
 }
 
+/// The tokens that may replace `role`'s spy token: those behind its screen, spy tokens excepted
+/// (Character Abilities, Spy: each spy token is used only once).
+pub fn spy_choices(s: &State, role: &str) -> Vec<String> {
+    s.seat(role).map(|x| x.tokens.iter().filter(|t| **t != Token::Spy).map(|t| t.key()).collect()).unwrap_or_default()
+}
+
 /// Help lines for `role`'s form (each under 98 characters).
 pub fn help(s: &State, role: &str) -> Vec<String> {
     let Some(seat) = s.seat(role) else {
@@ -149,10 +173,11 @@ pub fn help(s: &State, role: &str) -> Vec<String> {
     }
     if let Stage::Move { .. } = s.stage {
         if super::engine::spy_asked(s).as_deref() == Some(role) {
-            let toks: Vec<String> = seat.tokens.iter().filter(|t| **t != Token::Spy).map(|t| t.key()).collect();
             return vec![
-                format!("token = one of: {}", toks.join(", ")),
-                "card = \"CARD\" (optional; with combo/copy/try as in a plan) replaces your card".into(),
+                format!("token = one of: {} (not a spy token: each is used only once)", spy_choices(s, role).join(", ")),
+                "card = \"CARD\" (optional): a new card from your hand, face down; without it your".into(),
+                "  planned card stays. combo = \"CARD\": with a combo token (#3, #6), the second card.".into(),
+                "copy = \"CARD\": with a Copy card. try = [...] (optional): else the planned try stays.".into(),
             ];
         }
         return vec![format!("first = one of: {}", s.team_roles(seat.team).join(", "))];

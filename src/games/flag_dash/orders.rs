@@ -206,7 +206,12 @@ pub fn parse_try(s: &State, role: &str, mp: &MovePlan, text: &str) -> Result<Try
     // Normalize the number of card resolutions to the token's count.
     let n_cards = steps.iter().filter(|x| matches!(x, Step::Card(_))).count();
     if n_cards > times {
-        return Err(format!("{} `card` steps but the token resolves the card {times} time(s)", n_cards));
+        let says = match times {
+            1 => "once".to_string(),
+            2 => "twice".to_string(),
+            n => format!("{n} times"),
+        };
+        return Err(format!("{n_cards} `card` steps but the token resolves the card {says}"));
     }
     if n_cards == 0 {
         let at = steps.iter().position(|x| matches!(x, Step::Combo(_))).unwrap_or(steps.len());
@@ -347,9 +352,10 @@ fn parse_move(
         }
         (_, None) => None,
     };
-    for c in [Some(card), combo].into_iter().flatten() {
+    for (field, c) in [("card", Some(card)), ("combo", combo)] {
+        let Some(c) = c else { continue };
         if used_cards.contains(&c) {
-            probs.push(OrderProblem::new(format!("{key}.card"), format!("{} is already used by your other move this round", c.title())));
+            probs.push(OrderProblem::new(format!("{key}.{field}"), format!("{} is already used by your other move this round", c.title())));
         }
         used_cards.push(c);
     }
@@ -439,8 +445,10 @@ pub fn parse_plan(s: &State, role: &str, o: &Orders) -> Result<Plan, Vec<OrderPr
     if probs.is_empty() { Ok(Plan { moves, tie_first, secret_tunnel }) } else { Err(probs) }
 }
 
-/// Checks the spy's answer (Character Abilities, Spy): `token` replaces the spy token; `card`
-/// (with `combo`, `copy`, `try` as needed) optionally replaces the card.
+/// Checks the spy's answer (Character Abilities, Spy): `token` replaces the spy token (by another
+/// token behind the screen, not a spy token: each is used only once); `card` optionally replaces
+/// the card. Each of `card`, `combo`, `copy` and `try` left out stays as planned (a new `card`
+/// drops the planned `combo` and `copy`, which belonged to the old card).
 ///
 /// Errors: one problem per bad field.
 pub fn parse_spy(s: &State, role: &str, mv: u8, o: &Orders) -> Result<MovePlan, Vec<OrderProblem>> {
@@ -450,30 +458,35 @@ pub fn parse_spy(s: &State, role: &str, mv: u8, o: &Orders) -> Result<MovePlan, 
             probs.push(OrderProblem::new(k, "unknown key; answer with token (and card, combo, copy, try to change the card)"));
         }
     }
+    let seat = s.seat(role).expect("checked role");
     let plan = &s.plans[role];
     let old = &plan.moves[mv as usize - 1];
-    let mut t = toml::Table::new();
+    let mut t = plan_orders(&Plan { moves: vec![old.clone()], tie_first: None, secret_tunnel: false })
+        .get("move1")
+        .and_then(|v| v.as_table())
+        .cloned()
+        .unwrap_or_default();
+    t.remove("spy_on");
+    t.remove("token");
     if o.contains_key("card") {
-        for k in ["card", "combo", "copy", "try"] {
-            if let Some(v) = o.get(k) {
-                t.insert(k.into(), v.clone());
-            }
-        }
-        if !o.contains_key("try") {
-            t.insert("try".into(), Value::Array(old.tries.iter().map(|x| Value::String(x.clone())).collect()));
-        }
-    } else {
-        for (k, v) in plan_orders(&Plan { moves: vec![old.clone()], tie_first: None, secret_tunnel: false }).get("move1").and_then(|v| v.as_table()).cloned().unwrap_or_default() {
-            if k != "spy_on" && k != "token" {
-                t.insert(k, v);
-            }
+        t.remove("combo");
+        t.remove("copy");
+    }
+    for k in ["card", "combo", "copy", "try"] {
+        if let Some(v) = o.get(k) {
+            t.insert(k.into(), v.clone());
         }
     }
-    match o.get("token") {
-        Some(v) if Token::parse(v) != Some(Token::Spy) => {
-            t.insert("token".into(), v.clone());
+    let choices: Vec<Token> = seat.tokens.iter().copied().filter(|x| *x != Token::Spy).collect();
+    match o.get("token").and_then(Token::parse).filter(|x| choices.contains(x)) {
+        Some(x) => {
+            t.insert("token".into(), x.value());
         }
-        _ => probs.push(OrderProblem::new("token", "the token that replaces the spy token (not a spy token)")),
+        None => {
+            let names = super::forms::spy_choices(s, role).join(", ");
+            probs.push(OrderProblem::new("token", format!("the token that replaces the spy token, one of: {names} (not a spy token: each is used only once)")));
+            return Err(probs);
+        }
     }
     // Cards of the other move (already played or face down) stay unavailable.
     let mut used_cards: Vec<Card> = Vec::new();

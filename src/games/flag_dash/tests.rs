@@ -366,6 +366,24 @@ fn plans_are_checked() {
     assert_eq!(bad(&format!("{}tie_first = \"red-1\"", idle(2, 3).replace("token = 3", "token = 3, combo = \"left\""))), "tie_first");
 }
 
+/// Phase 1 (Combo, #3 and #6: "two different action cards"): a combo card already used by the other
+/// move is reported on the `combo` field, not on `card`.
+#[test]
+fn a_used_combo_card_names_the_combo_field() {
+    let s = cleared(&[]);
+    let o = "move1 = { card = \"forward\", token = 1, try = [\"runner\"] }\n\
+             move2 = { card = \"right\", token = 3, combo = \"forward\", try = [\"runner\"] }";
+    let probs = FlagDash.check_order(&s, "white-1", &orders(o)).unwrap_err();
+    assert_eq!(probs.len(), 1, "{probs:?}");
+    assert_eq!(probs[0].field, "move2.combo");
+    assert!(probs[0].message.contains("Run forward is already used"), "{}", probs[0].message);
+    // Too many `card` steps: said in words, not "time(s)".
+    let o = "move1 = { card = \"forward\", token = 1, try = [\"runner: card, card\"] }\n\
+             move2 = { card = \"push\", token = 2, try = [\"runner\"] }";
+    let probs = FlagDash.check_order(&s, "white-1", &orders(o)).unwrap_err();
+    assert!(probs[0].message.ends_with("2 `card` steps but the token resolves the card once"), "{}", probs[0].message);
+}
+
 /// Using Boosts: #2 and #4 give the selected character a boost (two at most), usable only from a
 /// later move, in any direction, before or after the card.
 #[test]
@@ -797,6 +815,54 @@ fn ability_spy_is_a_step_of_the_spy_seat() {
     assert!(has(&s2.log, "white-2 discards the spy token for good, replaces it with #5 and changes its card"), "{:#?}", s2.log);
     assert!(has(&s2.log, "white-2 reveals Run back with #5"));
     assert_eq!(s2.seats[1].tokens.iter().filter(|t| **t == Token::Spy).count(), 1);
+}
+
+/// Spy (Character Abilities, "replace with another one of your priority tokens"; spy tokens "may be
+/// used only once each"): the unedited spy form, which is also the NMR answer (both are
+/// `default_order`), is legal even when the lowest token left is a combo token; `card` is optional
+/// (combo and try without it keep the planned card); the form and the error list the same tokens.
+#[test]
+fn ability_spy_default_answer_is_legal_and_card_is_optional() {
+    let mut s = new_game(&[("abilities", "true")]);
+    let w2 = s.seats.iter_mut().find(|x| x.role == "white-2").unwrap();
+    w2.tokens.retain(|t| !matches!(t, Token::N(2) | Token::N(5)));
+    w2.discarded = vec![Token::N(2), Token::N(5)];
+    let spy_plan = "move1 = { card = \"forward\", token = \"spy\", spy_on = \"red-1\", try = [\"runner\"] }\n\
+                    move2 = { card = \"flag\", token = 1, try = [\"runner\"] }";
+    let map: BTreeMap<String, Orders> =
+        [("white-1", idle(1, 2)), ("white-2", spy_plan.to_string()), ("red-1", idle(1, 2)), ("red-2", idle(4, 2))]
+            .into_iter()
+            .map(|(r, t)| (r.to_string(), orders(&t)))
+            .collect();
+    let s1 = FlagDash.resolve(&s, &map, &mut Ctx::new([0; 32])).unwrap();
+    assert_eq!(engine::spy_asked(&s1).as_deref(), Some("white-2"));
+    // Tokens left: 3, 4, 6, 7 and a spy token. The default keeps the card and takes #4 (no combo
+    // card needed); it is legal.
+    let d = FlagDash.default_order(&s1, "white-2");
+    assert_eq!(d, orders("token = 4"));
+    assert_eq!(FlagDash.check_order(&s1, "white-2", &d), Ok(()));
+    let s2 = FlagDash.resolve(&s1, &[("white-2".to_string(), d)].into(), &mut Ctx::new([0; 32])).unwrap();
+    assert!(has(&s2.log, "white-2 discards the spy token for good, replaces it with #4."), "{:#?}", s2.log);
+    // The form's help and the error list the same tokens (no spy token).
+    let help = FlagDash.form_help(&s1, "white-2").join("\n");
+    assert!(help.contains("token = one of: 3, 4, 6, 7 "), "{help}");
+    let err = FlagDash.check_order(&s1, "white-2", &orders("token = \"spy\"")).unwrap_err();
+    assert_eq!(err[0].field, "token");
+    assert!(err[0].message.contains("one of: 3, 4, 6, 7 ") && !err[0].message.contains("spy, "), "{}", err[0].message);
+    // `card` is optional: a combo token with combo and try keeps the planned card.
+    let o = orders("token = 3\ncombo = \"left\"\ntry = [\"runner\"]");
+    assert_eq!(FlagDash.check_order(&s1, "white-2", &o), Ok(()));
+    let s3 = FlagDash.resolve(&s1, &[("white-2".to_string(), o)].into(), &mut Ctx::new([0; 32])).unwrap();
+    let m = &s3.plans["white-2"].moves[0];
+    assert_eq!((m.card, m.token, m.combo), (Card::Forward, Token::N(3), Some(Card::Left)));
+    // A combo token without a combo card is refused on the combo field.
+    assert_eq!(FlagDash.check_order(&s1, "white-2", &orders("token = 3")).unwrap_err()[0].field, "combo");
+    // With only combo tokens left, the default adds a free combo card (not the other move's Flag).
+    let mut s4 = s1.clone();
+    s4.seats[1].tokens = vec![Token::N(3), Token::N(6), Token::Spy];
+    let d = FlagDash.default_order(&s4, "white-2");
+    assert_eq!(d, orders("token = 3\ncombo = \"back\""));
+    assert_eq!(FlagDash.check_order(&s4, "white-2", &d), Ok(()));
 }
 
 // ---- the alternate board ----
