@@ -865,6 +865,41 @@ fn ability_spy_default_answer_is_legal_and_card_is_optional() {
     assert_eq!(FlagDash.check_order(&s4, "white-2", &d), Ok(()));
 }
 
+/// The game's report section for `role`, rendered from the view as in a real report.
+fn section(s: &State, role: &str) -> String {
+    let env = crate::report::environment(None).unwrap();
+    env.get_template("games/flag-dash.txt").unwrap().render(minijinja::context! { view => minijinja::Value::from(minijinja::value::Serde(FlagDash.view(s, role))) }).unwrap()
+}
+
+/// Spy (Character Abilities): a round paused for the spy's question says so in the report, not
+/// "a tie"; a round paused for a same-team tie (Determine Move Order) still says tie.
+#[test]
+fn a_spy_pause_is_reported_as_the_spy_question() {
+    let s = new_game(&[("abilities", "true")]);
+    let spy_plan = "move1 = { card = \"forward\", token = \"spy\", spy_on = \"red-1\", try = [\"runner\"] }\n\
+                    move2 = { card = \"flag\", token = 1, try = [\"runner\"] }";
+    let map: BTreeMap<String, Orders> =
+        [("white-1", idle(1, 2)), ("white-2", spy_plan.to_string()), ("red-1", idle(1, 2)), ("red-2", idle(4, 2))]
+            .into_iter()
+            .map(|(r, t)| (r.to_string(), orders(&t)))
+            .collect();
+    let s1 = FlagDash.resolve(&s, &map, &mut Ctx::new([0; 32])).unwrap();
+    let text = section(&s1, "white-2");
+    assert!(text.contains("Phase 2, move 1 (the spy's question)"), "{text}");
+    assert!(text.contains("THE ROUND SO FAR (it stopped for the spy's question)"), "{text}");
+    assert!(!text.contains("a tie"), "{text}");
+    // A round stopped for a same-team tie (white-1 and white-2 both #1, no tie_first) says tie.
+    let s2 = FlagDash
+        .resolve(&new_game(&[]), &[("white-1", idle(1, 2)), ("white-2", idle(1, 4)), ("red-1", idle(1, 2)), ("red-2", idle(4, 2))]
+            .into_iter()
+            .map(|(r, t)| (r.to_string(), orders(&t)))
+            .collect(), &mut Ctx::new([0; 32]))
+        .unwrap();
+    assert_eq!(engine::tie_asked(&s2).as_deref(), Some("white-1"));
+    let text = section(&s2, "white-1");
+    assert!(text.contains("Phase 2, move 1 (a tie question)") && text.contains("(it stopped for a tie question)"), "{text}");
+}
+
 // ---- the alternate board ----
 
 /// Example F (Alternate Board Setup): a character on the centre entrance at the end of Phase 2
@@ -897,6 +932,27 @@ fn example_f_secret_tunnel_and_walls_from_behind() {
     let s3 = resolve(&s3, &[("white-1", idle(1, 2)), ("white-2", idle(1, 2)), ("red-1", red1.into()), ("red-2", idle(3, 4).replace("token = 3", "token = 5"))]);
     assert_eq!(s3.chars[ch(&s3, "Purple")].at, sq("f6"));
     assert!(has(&s3.log, "its exit j2 is occupied"));
+}
+
+/// Alternate Board Setup: the report shows the secret tunnel's entrance (s) and exits (x) in the
+/// grid, under a character too, and names them under the board.
+#[test]
+fn the_secret_tunnel_is_shown_on_the_alternate_board() {
+    let layout = include_str!("../../../scenarios/flag-dash-alternate.toml");
+    let mut s = FlagDash.setup(layout, &BTreeMap::new()).unwrap();
+    let text = section(&s, "white-1");
+    let row = |text: &str, r: &str| text.lines().find(|l| l.trim_start().starts_with(&format!("{r} "))).unwrap().to_string();
+    // Columns a.. at 3 characters each from the fifth: f is the sixth column.
+    let cell = |line: &str, col: usize| line[5 + 3 * col..5 + 3 * col + 2].to_string();
+    assert_eq!(cell(&row(&text, "6"), 5), "s ", "{text}");
+    assert_eq!(cell(&row(&text, "10"), 1), "x ", "{text}");
+    assert_eq!(cell(&row(&text, "2"), 9), "x ", "{text}");
+    assert!(text.contains("Secret tunnel: s entrance f6, x exits (White's b10, Red's j2)"), "{text}");
+    put(&mut s, "Purple", "f6");
+    let text = section(&s, "white-1");
+    assert_eq!(cell(&row(&text, "6"), 5), "Ps", "{text}");
+    // The basic board has no secret tunnel and says nothing of one.
+    assert!(!section(&new_game(&[]), "white-1").contains("Secret tunnel"));
 }
 
 // ---- the secret custom layout ----

@@ -29,6 +29,14 @@ pub fn marks(s: &State) -> Vec<char> {
 pub fn board_lines(s: &State) -> Vec<String> {
     let marks = marks(s);
     let l = &s.layout;
+    // What lies under a piece: a tunnel, else the secret tunnel's entrance or an exit (Alternate
+    // Board Setup).
+    let under = |q: Sq| match &l.secret_tunnel {
+        _ if s.tunnels.contains(&q) => 'o',
+        Some(st) if st.entrance == q => 's',
+        Some(st) if Team::ALL.iter().any(|t| *st.exits.get(*t) == q) => 'x',
+        _ => ' ',
+    };
     let mut lines = Vec::new();
     let mut head = String::from("    ");
     for c in 0..l.columns {
@@ -48,16 +56,15 @@ pub fn board_lines(s: &State) -> Vec<String> {
                     Some(Team::White) => 'w',
                     Some(Team::Red) => 'r',
                     None if s.traps.iter().any(|t| t.0 == q) => 't',
-                    None if s.tunnels.contains(&q) => 'o',
-                    None => ' ',
+                    None => under(q),
                 };
                 format!("{}{marker}", marks[i])
             } else if let Some(t) = s.flag_lying_at(q) {
-                format!("{}{}", if t == Team::White { 'w' } else { 'r' }, if s.tunnels.contains(&q) { 'o' } else { ' ' })
+                format!("{}{}", if t == Team::White { 'w' } else { 'r' }, under(q))
             } else if s.traps.iter().any(|t| t.0 == q) {
                 "t ".to_string()
-            } else if s.tunnels.contains(&q) {
-                "o ".to_string()
+            } else if under(q) != ' ' {
+                format!("{} ", under(q))
             } else {
                 ". ".to_string()
             };
@@ -112,6 +119,12 @@ fn plan_lines(s: &State, role: &str) -> Vec<String> {
     out
 }
 
+/// Why a round stopped in Phase 2: the spy's question (Character Abilities, Spy) or a same-team
+/// tie (Determine Move Order).
+pub fn paused_for(s: &State) -> &'static str {
+    if super::engine::spy_asked(s).is_some() { "the spy's question" } else { "a tie question" }
+}
+
 /// The view of `role` (see the module doc for what is in it).
 pub fn view(s: &State, role: &str) -> Value {
     let Some(me) = s.seat(role) else { return Value::Null };
@@ -119,7 +132,7 @@ pub fn view(s: &State, role: &str) -> Value {
     let phase_text = match s.stage {
         Stage::Layout => "Before round 1: each team sets up its half in secret".to_string(),
         Stage::Plan => format!("Round {} of at most {}: Phase 1, plan moves", s.round, s.layout.round_limit),
-        Stage::Move { mv } => format!("Round {}: Phase 2, move {mv} (a tie to break)", s.round),
+        Stage::Move { mv } => format!("Round {}: Phase 2, move {mv} ({})", s.round, paused_for(s)),
         Stage::Over => format!("The game is over (round {})", s.round),
     };
     let mode = match s.mode {
@@ -205,9 +218,13 @@ pub fn view(s: &State, role: &str) -> Value {
         "flags": { "white": flag_text(s, Team::White), "red": flag_text(s, Team::Red) },
         "territory": { "white": territory(Team::White), "red": territory(Team::Red) },
         "tunnels": s.tunnels.iter().map(|q| q.to_string()).collect::<Vec<_>>().join(" "),
+        "secret_tunnel": s.layout.secret_tunnel.as_ref().map(|st| json!({
+            "entrance": st.entrance.to_string(), "white": st.exits.white.to_string(), "red": st.exits.red.to_string(),
+        })),
         "tiebreak": s.tiebreak.name(),
         "seats": seats,
         "log": if matches!(s.stage, Stage::Move { .. }) { s.log.as_slice() } else { &[] },
+        "paused_for": paused_for(s),
         "team_plans": team_plans,
         "question": question,
         "spied": spied,
