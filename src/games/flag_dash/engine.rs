@@ -305,7 +305,11 @@ pub fn resolve_move(s: &mut State, ctx: &mut Ctx, role: &str, mv: u8) {
                 }
                 break;
             }
-            Err(e) => say(s, ctx, format!("  alternative {} \"{text}\" skipped: {e}", k + 1)),
+            Err(e) => {
+                // Flag Dash, Using Boosts: "fully resolve ... (if possible) or not at all".
+                let (name, at) = (s.chars[t.who].name.clone(), s.chars[t.who].at);
+                say(s, ctx, format!("  alternative {} \"{text}\" skipped: {e}; none of it is carried out (fully or not at all): {name} stays on {at}", k + 1))
+            }
         }
     }
     if !done {
@@ -544,7 +548,11 @@ fn ability_card(s: &mut State, ch: usize, card: Card, a: &Arg, lines: &mut Vec<S
             let mut why = Vec::new();
             for j in targets {
                 let q = s.chars[j].at;
-                if j == ch || (q.c != at.c && q.r != at.r) || q.dist(at) < 2 {
+                if j == ch {
+                    why.push(format!("{name} cannot lasso itself"));
+                    continue;
+                }
+                if (q.c != at.c && q.r != at.r) || q.dist(at) < 2 {
                     why.push(format!("{} is not in {name}'s row or column with a space between", s.chars[j].name));
                     continue;
                 }
@@ -609,7 +617,10 @@ fn jump(s: &mut State, ch: usize, d: Dir) -> Result<String, String> {
     if body.is_some() && s.layout.wall_between(q, land) {
         return Err(format!("{name} cannot jump {}: a wall right beyond", d.key()));
     }
-    if !s.in_play(land) || s.char_at(land).is_some() || s.flag_lying_at(land).is_some() {
+    if !s.in_play(land) {
+        return Err(format!("{name} cannot jump {}: the landing space is off the board or out of play", d.key()));
+    }
+    if s.char_at(land).is_some() || s.flag_lying_at(land).is_some() {
         return Err(format!("{name} cannot jump {}: {land} is not free", d.key()));
     }
     s.chars[ch].at = land;
@@ -638,7 +649,9 @@ fn spring_trap(s: &mut State, i: usize) -> String {
 /// Can a character or flag enter `q` from the adjacent `p` (on the board, no wall, no character)?
 fn open_step(s: &State, p: Sq, q: Sq) -> Result<(), String> {
     if !s.in_play(q) {
-        return Err(format!("{q} is off the board or out of play"));
+        let l = &s.layout;
+        let on_grid = q.c >= 0 && q.r >= 0 && q.c < l.columns && q.r < l.rows;
+        return Err(if on_grid { format!("{q} is out of play") } else { format!("{p} is on the edge of the board") });
     }
     if s.layout.wall_blocks(p, q) {
         return Err(format!("a wall lies between {p} and {q}"));
@@ -782,7 +795,10 @@ fn flag_action(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Re
             if s.carried_by(ch) != Some(team.other()) {
                 return Err(format!("{name} does not carry the {} flag", team.other().name()));
             }
-            if *j == ch || o.team != team || o.at.dist(at) != 1 {
+            if *j == ch {
+                return Err(format!("{name} cannot give the flag to itself"));
+            }
+            if o.team != team || o.at.dist(at) != 1 {
                 return Err(format!("{} is not a teammate next to {name}", o.name));
             }
             lines.push(format!("Flag: {name} gives the {} flag to {}", team.other().name(), o.name));
@@ -802,7 +818,10 @@ fn flag_action(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Re
         }
         Arg::Pass(j) => {
             let o = &s.chars[*j];
-            if s.mode != Mode::TwoBasic || *j == ch || o.team != team || !o.is_runner() || o.at.dist(at) != 1 {
+            if *j == ch {
+                return Err(format!("{name} cannot pass character flags to itself"));
+            }
+            if s.mode != Mode::TwoBasic || o.team != team || !o.is_runner() || o.at.dist(at) != 1 {
                 return Err(format!("{} is not your other runner next to {name}", o.name));
             }
             let give: Vec<String> = s.chars[ch].holds.iter().filter(|h| !o.holds.contains(h)).cloned().collect();
@@ -870,7 +889,10 @@ fn push(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<()
 
 fn push_one(s: &mut State, ch: usize, j: usize, path: &[Dir], lines: &mut Vec<String>) -> Result<(), String> {
     let (c, o) = (&s.chars[ch], &s.chars[j]);
-    if j == ch || c.at.dist(o.at) != 1 || s.layout.wall_between(c.at, o.at) {
+    if j == ch {
+        return Err(format!("{} cannot push itself", c.name));
+    }
+    if c.at.dist(o.at) != 1 || s.layout.wall_between(c.at, o.at) {
         return Err(format!("{} is not next to {} without a wall between", o.name, c.name));
     }
     let team = c.team;

@@ -204,6 +204,24 @@ fn a_multiplier_is_carried_out_fully_or_not_at_all() {
     assert_eq!(s.chars[ch(&s, "Green")].at, sq("c3"), "blocked by the wall at c5|c6 after two spaces");
     assert!(has(&log, "alternative 1 \"runner\" skipped"));
     assert_eq!(s.chars[ch(&s, "Black")].at, sq("d4"), "the defender was the fallback: d1 -> d4");
+    // The account names the failing later space, and says the character stayed put.
+    assert!(
+        has(&log, "Green cannot move n from c5: a wall lies between c5 and c6; none of it is carried out (fully or not at all): Green stays on c3"),
+        "{log:#?}"
+    );
+}
+
+/// Movement Rules: a move off the edge is told plainly; a character cannot push itself (no
+/// "Green is not next to Green").
+#[test]
+fn failed_moves_are_worded_plainly() {
+    let mut s = cleared(&[]);
+    put(&mut s, "Green", "a7");
+    let log = one_move(&mut s, "white-1", mp(Card::Left, 1, None, None, &["runner"]));
+    assert!(has(&log, "Green cannot move w from a7: a7 is on the edge of the board"), "{log:#?}");
+    assert!(!has(&log, "(off the board)"), "{log:#?}");
+    let log = one_move(&mut s, "white-1", mp(Card::Push, 1, None, None, &["runner: card Green n"]));
+    assert!(has(&log, "Green cannot push itself"), "{log:#?}");
 }
 
 // ---- cards ----
