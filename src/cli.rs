@@ -138,7 +138,8 @@ enum Command {
         /// The folder of games (`ROOT/<game>/game.toml`); mail state goes to ROOT/.mail/.
         #[arg(long)]
         root: PathBuf,
-        /// A Maildir (handled messages move to its done/ or failed/).
+        /// A Maildir (handled messages move to its done/ or failed/). Without --maildir, --mbox
+        /// or --stdin: the Maildir and mbox of the config's [intake].
         #[arg(long, conflicts_with_all = ["mbox", "stdin"])]
         maildir: Option<PathBuf>,
         /// An mbox file (left unchanged; each message is taken once).

@@ -407,10 +407,33 @@ fn used_nonces(dir: &GameDir) -> Result<Vec<String>> {
     Ok(out)
 }
 
+/// The time of a record: when it was resolved, or opened for record 0.
+pub fn record_time(rec: &Record) -> Option<DateTime<Utc>> {
+    let t = rec.resolution.as_ref().map(|r| r.resolved.as_str()).or(rec.opening.as_ref().map(|o| o.opened.as_str()))?;
+    parse_time(t).ok()
+}
+
+/// Refuses to act when `now` is before the game's newest record: a clock that jumped backwards
+/// would write receipts and records out of time order. Errors: [`Error::Usage`] saying so.
+pub fn check_clock(g: &Loaded, now: DateTime<Utc>) -> Result<()> {
+    match record_time(&g.record) {
+        Some(t) if now < t => Err(Error::Usage(format!(
+            "refusing to act on game {}: the clock says {}, before its record {} ({}); fix the clock (or pass --now)",
+            g.gf.id,
+            timestamp(now),
+            g.record.index,
+            timestamp(t)
+        ))),
+        _ => Ok(()),
+    }
+}
+
 /// The intake check of one order file against a loaded game: signature, game/step/role, the
 /// host-seed commitment, a fresh nonce, legal orders. Accepted orders are stored sealed and get
-/// a host-signed receipt; rejected ones store nothing.
+/// a host-signed receipt; rejected ones store nothing. Refused while the clock is behind the newest record
+/// ([`check_clock`]).
 pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepted> {
+    check_clock(g, now)?;
     let v = read_signed_order(path, &g.gf)?;
     let h = &v.file.header;
     let at = |field: &str, message: String| Error::Input {
@@ -546,6 +569,7 @@ pub fn adjudicate(dir: &Path, now: DateTime<Utc>, entropy: &mut Entropy) -> Resu
     let mut done = Adjudicated::default();
     loop {
         let g = load(dir)?;
+        check_clock(&g, now)?;
         let Some(opening) = g.record.opening.clone() else {
             done.over = true;
             return Ok(done);

@@ -109,6 +109,10 @@ fn every_corpus_message_has_its_expected_outcome() {
             (Some(id), "") => bad(format!("a reply {id} was queued, want none")),
             (None, want) => bad(format!("no reply, want one to {want}")),
             (Some(id), want) => {
+                let raw = std::fs::read_to_string(Outbox::under(&root).dir.join("queue").join(format!("{id}.eml"))).unwrap();
+                if !raw.contains("Auto-Submitted: auto-replied\r\n") {
+                    bad("the reply lacks Auto-Submitted: auto-replied".into());
+                }
                 let m = queued(&root, id);
                 if m.to != vec![want.to_string()] {
                     bad(format!("reply to {:?}, want {want}", m.to));
@@ -232,4 +236,61 @@ fn a_huge_message_inside_an_mbox_is_refused_and_the_others_are_handled() {
     let replies = Outbox::under(&root).pending().unwrap();
     assert_eq!(replies.len(), 3);
     assert!(replies.iter().any(|id| queued(&root, id).text.contains("larger than this judge accepts")));
+}
+
+/// A mail from the Union seat with its form (nonce number `n`) pasted and signed, and the
+/// commitment its receipt must carry.
+fn union_mail(game: &Path, n: u32) -> (Vec<u8>, String) {
+    let text = form(game, "union", n, &|s| s);
+    let commitment = hex::encode(pbem::commit::order_commitment("g1", 1, "union", text.as_bytes()));
+    let mail = format!("From: meade@example.org\nTo: judge@example.net\nSubject: orders {n}\nMessage-ID: <u{n}@example.org>\n\n{text}{}", sign("union", &text));
+    (mail.into_bytes(), commitment)
+}
+
+fn newest_union_commitment(game: &Path) -> String {
+    pipeline::latest_receipts(&pipeline::load(game).unwrap().dir, 1).unwrap()["union"].commitment.clone()
+}
+
+#[test]
+fn orders_in_an_mbox_count_in_the_order_they_were_sent() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let mut mbox = Vec::new();
+    let mut last = String::new();
+    for n in [4, 1, 3, 2] {
+        let (mail, c) = union_mail(&game, n);
+        mbox.extend_from_slice(b"From meade@example.org Wed Jul  1 13:00:00 2026\n");
+        mbox.extend(mail);
+        mbox.extend_from_slice(b"\n");
+        last = c;
+    }
+    let path = tmp.path().join("mbox");
+    std::fs::write(&path, &mbox).unwrap();
+    let h = intake::run(&root, &Source::Mbox(path), &cfg(), now()).unwrap();
+    assert_eq!(h.len(), 4);
+    assert_eq!(newest_union_commitment(&game), last, "the last order in the mbox is the one in force");
+}
+
+#[test]
+fn maildir_messages_are_handled_in_delivery_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let maildir = tmp.path().join("Maildir");
+    // Delivered in the same second; the counter in the name tells the order (as text, the
+    // second name sorts first).
+    let (first, _) = union_mail(&game, 1);
+    let (second, second_c) = union_mail(&game, 2);
+    deliver(&maildir, "1797100000.M99999P1.host", &first);
+    deliver(&maildir, "1797100000.M100000P2.host", &second);
+    let t = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_secs(1_797_100_000);
+    for name in ["1797100000.M99999P1.host", "1797100000.M100000P2.host"] {
+        std::fs::File::options().write(true).open(maildir.join("new").join(name)).unwrap().set_modified(t).unwrap();
+    }
+    intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    assert_eq!(newest_union_commitment(&game), second_c);
+    // A Maildir that is not there (a typo in the config) is an error, not a quiet nothing.
+    let err = intake::run(&root, &Source::Maildir(tmp.path().join("Mialdir")), &cfg(), now()).unwrap_err();
+    assert!(err.to_string().contains("is not a Maildir"), "{err}");
 }

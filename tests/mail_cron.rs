@@ -20,6 +20,10 @@ fn at(s: &str) -> DateTime<Utc> {
 
 fn config(tmp: &Path, transport: TransportConfig) -> HostConfig {
     let mut c = HostConfig::queue_only("judge <judge@example.net>");
+    // Made at set-up, as README says (a missing Maildir is an error: a typo must not go unseen).
+    for sub in ["new", "cur", "tmp"] {
+        std::fs::create_dir_all(tmp.join("Maildir").join(sub)).unwrap();
+    }
     c.intake.maildir = Some(tmp.join("Maildir"));
     c.transport = transport;
     c.time_zones.insert("meade@example.org".into(), "America/New_York".into());
@@ -139,6 +143,16 @@ fn a_clock_behind_the_last_record_is_refused() {
     let cfg = config(tmp.path(), TransportConfig::None);
     let r = cron::run(&root, &cfg, at("2026-06-30T12:00:00Z"), &mut Entropy::seeded([1; 32])).unwrap();
     assert!(r.games[0].failed);
-    assert!(r.games[0].summary.contains("refusing to act: the clock says 2026-06-30T12:00:00Z, before record 0"), "{}", r.games[0].summary);
+    assert!(r.games[0].summary.contains("refusing to act on game g1: the clock says 2026-06-30T12:00:00Z, before its record 0"), "{}", r.games[0].summary);
     assert_eq!(pipeline::load(&root.join("g1")).unwrap().record.index, 0);
+    // Not only the mail run: `adjudicate DIR` and `submit` refuse such a clock too.
+    let game = root.join("g1");
+    let err = pipeline::adjudicate(&game, at("2026-06-30T12:00:00Z"), &mut Entropy::seeded([1; 32])).unwrap_err();
+    assert!(err.to_string().contains("before its record 0"), "{err}");
+    let text = form(&game, "union", 1, &|s| s);
+    let order = tmp.path().join("union.toml");
+    std::fs::write(&order, format!("{text}{}", sign("union", &text))).unwrap();
+    let results = pipeline::submit(&game, &[order], at("2026-06-30T12:00:00Z")).unwrap();
+    assert!(results[0].as_ref().is_err_and(|e| e.to_string().contains("before its record 0")));
+    assert!(std::fs::read_dir(game.join("receipts")).map(|d| d.count() == 0).unwrap_or(true), "no receipt stored");
 }

@@ -87,6 +87,10 @@ fn a_whole_game_by_mail_through_loopback_smtp() {
         ),
     )
     .unwrap();
+    // The judge's Maildir is made at set-up, as README says.
+    for sub in ["new", "cur", "tmp"] {
+        std::fs::create_dir_all(tmp.path().join("maildirs").join("judge@example.net").join(sub)).unwrap();
+    }
     let players = tmp.path().join("players");
     std::fs::create_dir_all(&players).unwrap();
     let mut now = pbem::pipeline::parse_time(T0).unwrap() + chrono::Duration::minutes(5);

@@ -23,33 +23,34 @@ pub fn config_for(root: &Path, given: Option<&Path>) -> Result<HostConfig> {
     })
 }
 
-/// `pbem intake`.
+/// `pbem intake`: from the source given, else from the config's `[intake]` Maildir and mbox.
 pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdin: bool, config: Option<&Path>, now: DateTime<Utc>) -> Result<ExitCode> {
+    if !root.is_dir() {
+        bail!("{}: no such folder of games", root.display());
+    }
     let cfg = config_for(root, config)?;
-    let source = match (maildir, mbox, stdin) {
-        (Some(d), None, false) => Source::Maildir(d),
-        (None, Some(f), false) => Source::Mbox(f),
-        (None, None, true) => Source::Stdin,
-        _ => bail!("give exactly one of --maildir DIR, --mbox FILE, --stdin"),
-    };
-    let handled = match intake::run(root, &source, &cfg, now) {
-        Err(crate::error::Error::Locked(_)) => {
-            println!("skipped: another intake is running");
-            return Ok(ExitCode::SUCCESS);
-        }
-        other => other?,
-    };
-    let mut failed = 0;
-    for h in &handled {
-        let where_ = match h.disposition {
-            Disposition::Done => "done",
-            Disposition::Failed => {
-                failed += 1;
-                "failed"
+    let sources = match (maildir, mbox, stdin) {
+        (Some(d), None, false) => vec![Source::Maildir(d)],
+        (None, Some(f), false) => vec![Source::Mbox(f)],
+        (None, None, true) => vec![Source::Stdin],
+        (None, None, false) => {
+            let s: Vec<Source> = cfg.intake.maildir.iter().map(|d| Source::Maildir(d.clone())).chain(cfg.intake.mbox.iter().map(|f| Source::Mbox(f.clone()))).collect();
+            if s.is_empty() {
+                bail!("give --maildir DIR, --mbox FILE or --stdin, or set [intake] maildir or mbox in the host config");
             }
-            Disposition::Retry => "left for the next run",
-        };
-        println!("{}: {where_}: {}", h.name, h.reason);
+            s
+        }
+        _ => bail!("give only one of --maildir DIR, --mbox FILE, --stdin"),
+    };
+    let mut handled = Vec::new();
+    for source in &sources {
+        match intake::run(root, source, &cfg, now) {
+            Err(crate::error::Error::Locked(_)) => println!("skipped: another intake is running"),
+            other => handled.extend(other?),
+        }
+    }
+    for h in &handled {
+        println!("{}: {}: {}", h.name, disposition_word(h.disposition), h.reason);
         for o in &h.orders {
             match (&o.receipt, &o.error) {
                 (Some(r), _) => println!("  accepted {}: game {}, role {}, step {}, receipt {}, commitment {}", o.label, r.game, r.role, r.step, r.seq, r.commitment),
@@ -59,9 +60,18 @@ pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdi
         }
     }
     flush(root, &cfg, now)?;
-    // A message in failed/ is kept with its reason for the host: not an error of this run.
-    let _ = failed;
+    // A message in failed/ is kept with its reason for the host: not an error of this run (and
+    // for a `.forward` pipe a failure status would make the MTA bounce or retry a handled message).
     Ok(ExitCode::SUCCESS)
+}
+
+/// Where a message ended up, as `intake` and the cron run print it.
+fn disposition_word(d: Disposition) -> &'static str {
+    match d {
+        Disposition::Done => "done",
+        Disposition::Failed => "failed",
+        Disposition::Retry => "left for the next run",
+    }
 }
 
 /// Sends what the outbox holds through the configured transport (nothing for `kind = "none"`).
@@ -92,9 +102,12 @@ pub fn cron(root: &Path, config: &Path, now: DateTime<Utc>) -> Result<ExitCode> 
     let cfg = HostConfig::load(config)?;
     let r = super::cron::run(root, &cfg, now, &mut crate::pipeline::Entropy::Os)?;
     for h in &r.intake {
-        println!("mail {}: {:?}: {}", h.name, h.disposition, h.reason);
+        println!("mail {}: {}: {}", h.name, disposition_word(h.disposition), h.reason);
     }
-    let mut failed = false;
+    for e in &r.intake_errors {
+        eprintln!("intake: {e}");
+    }
+    let mut failed = !r.intake_errors.is_empty();
     for g in &r.games {
         println!("{}: {}", g.game, g.summary);
         failed |= g.failed;

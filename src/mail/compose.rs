@@ -1,7 +1,7 @@
 //! Building outgoing mails (lettre's builder): replies to orders, reports, reminders.
 
 use chrono::{DateTime, Utc};
-use lettre::message::header::ContentType;
+use lettre::message::header::{ContentType, Header, HeaderName, HeaderValue};
 use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
 
 use crate::error::{Error, Result};
@@ -41,6 +41,28 @@ pub struct Draft<'a> {
     pub date: DateTime<Utc>,
 }
 
+/// The `Auto-Submitted` header (RFC 3834) every mail of the judge carries, so vacation
+/// responders and other robots do not answer it: `auto-replied` on a reply, else
+/// `auto-generated`.
+#[derive(Clone)]
+struct AutoSubmitted(&'static str);
+
+impl Header for AutoSubmitted {
+    fn name() -> HeaderName {
+        HeaderName::new_from_ascii_str("Auto-Submitted")
+    }
+    fn parse(s: &str) -> std::result::Result<Self, Box<dyn std::error::Error + Send + Sync>> {
+        match s.trim() {
+            "auto-replied" => Ok(AutoSubmitted("auto-replied")),
+            "auto-generated" => Ok(AutoSubmitted("auto-generated")),
+            other => Err(format!("unexpected Auto-Submitted value {other:?}").into()),
+        }
+    }
+    fn display(&self) -> HeaderValue {
+        HeaderValue::new(Self::name(), self.0.to_string())
+    }
+}
+
 fn mailbox(s: &str) -> Result<Mailbox> {
     s.parse::<Mailbox>().map_err(|e| Error::Usage(format!("{s:?} is not a mail address: {e}")))
 }
@@ -64,6 +86,7 @@ pub fn build(d: Draft<'_>) -> Result<Outgoing> {
     if let Some(r) = &d.in_reply_to {
         b = b.in_reply_to(format!("<{r}>")).references(format!("<{r}>"));
     }
+    b = b.header(AutoSubmitted(if d.in_reply_to.is_some() { "auto-replied" } else { "auto-generated" }));
     let text = SinglePart::plain(d.body);
     let msg = if d.attachments.is_empty() {
         b.singlepart(text)

@@ -126,6 +126,12 @@ pub enum TransportConfig {
     },
 }
 
+/// True for a name or address of this machine: `localhost` or a loopback IP address.
+fn is_loopback(host: &str) -> bool {
+    let h = host.trim_start_matches('[').trim_end_matches(']');
+    h.eq_ignore_ascii_case("localhost") || h.parse::<std::net::IpAddr>().is_ok_and(|ip| ip.is_loopback())
+}
+
 impl HostConfig {
     /// Reads a config file; relative paths in it are made relative to its folder.
     pub fn load(path: &Path) -> Result<HostConfig> {
@@ -180,6 +186,12 @@ impl HostConfig {
         for (addr, tz) in &self.time_zones {
             tz.parse::<chrono_tz::Tz>().map_err(|_| format!("time_zones: {addr} = {tz:?} is not an IANA time zone (e.g. Europe/Berlin)"))?;
         }
+        if let TransportConfig::Smtp { host, security: Security::None, .. } = &self.transport
+            && !is_loopback(host)
+        {
+            // Without TLS the password and every report would cross the network in clear.
+            return Err(format!("transport.security = \"none\" is only for a server on this machine (localhost, 127.0.0.1, ::1), not {host:?}: use \"starttls\" or \"tls\""));
+        }
         Ok(())
     }
 
@@ -200,5 +212,28 @@ impl HostConfig {
             .find(|(a, _)| a.eq_ignore_ascii_case(email))
             .and_then(|(_, z)| z.parse().ok())
             .unwrap_or(chrono_tz::UTC)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(text: &str) -> Result<HostConfig> {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pbem-mail.toml");
+        std::fs::write(&path, text).unwrap();
+        HostConfig::load(&path)
+    }
+
+    #[test]
+    fn smtp_without_tls_only_to_this_machine() {
+        let with = |host: &str| load(&format!("from = \"judge@example.org\"\n[transport]\nkind = \"smtp\"\nhost = \"{host}\"\nsecurity = \"none\"\n"));
+        for local in ["localhost", "127.0.0.1", "::1", "[::1]"] {
+            with(local).unwrap();
+        }
+        let err = with("192.0.2.2").unwrap_err().to_string();
+        assert!(err.contains("pbem-mail.toml") && err.contains("only for a server on this machine"), "{err}");
+        load("from = \"judge@example.org\"\n[transport]\nkind = \"smtp\"\nhost = \"192.0.2.2\"\nsecurity = \"starttls\"\n").unwrap();
     }
 }

@@ -35,6 +35,9 @@ pub struct GameRun {
 pub struct CronRun {
     /// Messages taken in.
     pub intake: Vec<intake::Handled>,
+    /// Sources that could not be read (a missing Maildir, an unreadable mbox); the games are
+    /// still adjudicated and the outbox still sent.
+    pub intake_errors: Vec<String>,
     /// Per game.
     pub games: Vec<GameRun>,
     /// Mails queued in this run.
@@ -43,20 +46,17 @@ pub struct CronRun {
     pub flushed: Option<super::outbox::Flushed>,
 }
 
-/// The time of the newest record of a game (when it was resolved, or opened for record 0).
-pub fn last_record_time(rec: &Record) -> Option<DateTime<Utc>> {
-    let t = rec.resolution.as_ref().map(|r| r.resolved.as_str()).or(rec.opening.as_ref().map(|o| o.opened.as_str()))?;
-    pipeline::parse_time(t).ok()
-}
-
 /// Runs intake, adjudication, mailing and sending for every game under `root`.
 pub fn run(root: &Path, cfg: &HostConfig, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<CronRun> {
+    if !root.is_dir() {
+        return Err(Error::input(root, "no such folder of games"));
+    }
     let mut out = CronRun::default();
     for source in cfg.intake.maildir.iter().map(|d| Source::Maildir(d.clone())).chain(cfg.intake.mbox.iter().map(|f| Source::Mbox(f.clone()))) {
         match intake::run(root, &source, cfg, now) {
             Ok(h) => out.intake.extend(h),
             Err(Error::Locked(_)) => {}
-            Err(e) => return Err(e),
+            Err(e) => out.intake_errors.push(e.to_string()),
         }
     }
     let outbox = Outbox::under(root);
@@ -85,19 +85,8 @@ pub fn run(root: &Path, cfg: &HostConfig, now: DateTime<Utc>, entropy: &mut Entr
     Ok(out)
 }
 
-/// Adjudicates one game unless the clock is behind its newest record.
+/// Adjudicates one game (refused when the clock is behind its newest record).
 fn adjudicate_one(dir: &Path, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<String> {
-    let g = pipeline::load(dir)?;
-    if let Some(t) = last_record_time(&g.record)
-        && now < t
-    {
-        return Err(Error::Usage(format!(
-            "refusing to act: the clock says {}, before record {} ({}); fix the clock (or pass --now)",
-            pipeline::timestamp(now),
-            g.record.index,
-            pipeline::timestamp(t)
-        )));
-    }
     let a = pipeline::adjudicate(dir, now, entropy)?;
     let mut s = if a.resolved.is_empty() { "nothing due".to_string() } else { format!("resolved step(s) {}", a.resolved.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")) };
     if !a.nmr.is_empty() {

@@ -43,6 +43,10 @@ pub struct Extracted {
     pub html_only: bool,
     /// Things worth telling the sender (e.g. a `.sig` with no file beside it).
     pub notes: Vec<String>,
+    /// Why the message is an automatic one that must not be answered (RFC 3834: an
+    /// `Auto-Submitted` other than `no`, or `Precedence: bulk`, `junk` or `list`), e.g.
+    /// "Auto-Submitted: auto-replied".
+    pub automatic: Option<String>,
 }
 
 /// A piece of text taken from one MIME part.
@@ -76,6 +80,12 @@ pub fn extract(raw: &[u8], key_for: &dyn Fn(&str, &str) -> Option<PublicKey>) ->
             Some(n) if !n.is_empty() => format!("{n} <{}>", addr.trim()),
             _ => addr.trim().to_string(),
         });
+    }
+    let header = |name: &str| msg.header_raw(name).map(|v| v.trim().to_ascii_lowercase());
+    if let Some(v) = header("Auto-Submitted").filter(|v| v != "no" && !v.starts_with("no;") && !v.starts_with("no ")) {
+        out.automatic = Some(format!("Auto-Submitted: {v}"));
+    } else if let Some(v) = header("Precedence").filter(|v| ["bulk", "junk", "list"].contains(&v.as_str())) {
+        out.automatic = Some(format!("Precedence: {v}"));
     }
     let mut chunks = Vec::new();
     let mut html = 0;

@@ -9,10 +9,15 @@
 //! - `ROOT/.mail/seen/HASH` records each handled message by the SHA-256 of its bytes (written
 //!   before the move), so the same bytes are never handled twice;
 //! - messages from an mbox or standard input are first delivered into the spool Maildir
-//!   `ROOT/.mail/spool/` (named by their hash, so taking an mbox again adds nothing) and handled
-//!   from there like any Maildir;
-//! - one intake at a time (`ROOT/.mail/intake.lock`); a game locked by an adjudication for too long
-//!   leaves the message in place for the next run.
+//!   `ROOT/.mail/spool/` as `SECONDS.SEQUENCE.HASH` (taking an mbox again adds nothing: a
+//!   message whose hash is waiting or seen is skipped) and handled from there like any Maildir;
+//!   every run also handles what an earlier, killed run left in the spool;
+//! - messages are handled in arrival order (modification time, then the name with its digit runs
+//!   compared as numbers), so of two orders of one role
+//!   the later one counts;
+//! - one intake at a time (`ROOT/.mail/intake.lock`; a piped message waits for it, the others
+//!   skip the run); a game locked by an adjudication for too long leaves the message in place for
+//!   the next run.
 //!
 //! Routing is by the `game` inside each order (the folder of games under ROOT whose `game.toml`
 //! has that id), never by `From`. `From` decides where the reply goes, and must be the registered
@@ -127,26 +132,38 @@ pub fn run(root: &Path, source: &Source, cfg: &HostConfig, now: DateTime<Utc>) -
     std::fs::create_dir_all(&state).map_err(|e| store::io(&state, e))?;
     let lock_path = state.join("intake.lock");
     let lock = std::fs::File::options().create(true).truncate(false).write(true).open(&lock_path).map_err(|e| store::io(&lock_path, e))?;
-    if lock.try_lock().is_err() {
+    if matches!(source, Source::Stdin) {
+        // A piped message has nowhere to wait: wait for the other intake to finish instead (a
+        // run killed while waiting fails the delivery, and the MTA tries again).
+        lock.lock().map_err(|e| store::io(&lock_path, e))?;
+    } else if lock.try_lock().is_err() {
         return Err(Error::Locked(state));
     }
+    let spool = state.join("spool");
+    // Spooled messages are named by when and in which order they were taken in, so they are
+    // handled in arrival order (the newest order of a role is the one that counts).
+    let mut seq = 0u32;
     let maildir = match source {
-        Source::Maildir(d) => d.clone(),
+        Source::Maildir(d) => {
+            if !d.join("new").is_dir() && !d.join("cur").is_dir() {
+                return Err(Error::input(d, "is not a Maildir (it has no new/ or cur/ folder)"));
+            }
+            d.clone()
+        }
         Source::Mbox(f) => {
-            let spool = state.join("spool");
             let file = std::fs::File::open(f).map_err(|e| store::io(f, e))?;
             let max = cfg.intake.max_message_bytes;
             split_mbox(std::io::BufReader::new(file), max, &mut |bytes, size| {
-                if size > max { spool_too_large(&spool, bytes, size).map(|_| ()) } else { spool_in(&spool, bytes).map(|_| ()) }
+                seq += 1;
+                if size > max { spool_too_large(&spool, bytes, size, now, seq).map(|_| ()) } else { spool_in(&spool, bytes, now, seq, None).map(|_| ()) }
             })
             .map_err(|e| match e {
                 Error::Io { source, .. } => store::io(f, source),
                 other => other,
             })?;
-            spool
+            spool.clone()
         }
         Source::Stdin => {
-            let spool = state.join("spool");
             let max = cfg.intake.max_message_bytes;
             let mut raw = Vec::new();
             std::io::stdin().take(max + 1).read_to_end(&mut raw).map_err(|e| store::io(Path::new("<stdin>"), e))?;
@@ -154,16 +171,36 @@ pub fn run(root: &Path, source: &Source, cfg: &HostConfig, now: DateTime<Utc>) -
                 // Keep the head only (enough to answer) and count the rest without keeping it.
                 raw.truncate(HEAD_BYTES);
                 let rest = std::io::copy(&mut std::io::stdin(), &mut std::io::sink()).unwrap_or(0);
-                spool_too_large(&spool, &raw, max + 1 + rest)?;
+                spool_too_large(&spool, &raw, max + 1 + rest, now, 0)?;
             } else {
-                spool_in(&spool, &raw)?;
+                spool_in(&spool, &raw, now, 0, None)?;
             }
-            spool
+            spool.clone()
         }
     };
     let games = Games::load(root)?;
     let outbox = Outbox::under(root);
     let mut out = Vec::new();
+    // The source, then whatever an earlier run spooled but did not get to (it was killed).
+    let mut folders = vec![maildir.clone()];
+    if maildir != spool && spool.is_dir() {
+        folders.push(spool);
+    }
+    for folder in folders {
+        for (path, name) in arrival_order(&folder)? {
+            out.push(handle_file(root, &folder, &path, &name, &games, &outbox, cfg, now)?);
+        }
+    }
+    drop(lock);
+    Ok(out)
+}
+
+/// The messages waiting in a Maildir's `new/` and `cur/`, in the order they arrived: by
+/// modification time, then by name compared with digit runs as numbers (Maildir names start
+/// with the delivery time and carry counters, e.g. `1797100000.M99999P1.host` before
+/// `1797100000.M100000P2.host`; spooled names are `SECONDS.SEQUENCE.HASH`).
+fn arrival_order(maildir: &Path) -> Result<Vec<(PathBuf, String)>> {
+    let mut found = Vec::new();
     for sub in ["new", "cur"] {
         let dir = maildir.join(sub);
         for name in store::list(&dir)? {
@@ -171,27 +208,64 @@ pub fn run(root: &Path, source: &Source, cfg: &HostConfig, now: DateTime<Utc>) -
                 continue;
             }
             let path = dir.join(&name);
-            if !path.is_file() {
+            let Ok(meta) = std::fs::metadata(&path) else { continue };
+            if !meta.is_file() {
                 continue;
             }
-            out.push(handle_file(root, &maildir, &path, &name, &games, &outbox, cfg, now)?);
+            found.push((meta.modified().ok(), path, name));
         }
     }
-    drop(lock);
-    Ok(out)
+    found.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| natural_cmp(&a.2, &b.2)));
+    Ok(found.into_iter().map(|(_, p, n)| (p, n)).collect())
 }
 
-/// Delivers `raw` into the spool Maildir as `new/HASH` unless it is already there or handled.
-fn spool_in(spool: &Path, raw: &[u8]) -> Result<String> {
-    let name = crate::commit::sha256_hex(raw);
-    for sub in ["new", "cur", "done", "failed"] {
-        if spool.join(sub).join(&name).exists() {
-            return Ok(name);
+/// Compares names with each run of ASCII digits taken as a number (`M99999` < `M100000`).
+fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
+    fn runs(s: &str) -> Vec<(bool, &str)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let bytes = s.as_bytes();
+        for i in 1..=bytes.len() {
+            if i == bytes.len() || bytes[i].is_ascii_digit() != bytes[start].is_ascii_digit() {
+                out.push((bytes[start].is_ascii_digit(), &s[start..i]));
+                start = i;
+            }
         }
+        out
+    }
+    let (ra, rb) = (runs(a), runs(b));
+    for ((da, xa), (db, xb)) in ra.iter().zip(rb.iter()) {
+        let ord = if *da && *db {
+            let (ta, tb) = (xa.trim_start_matches('0'), xb.trim_start_matches('0'));
+            ta.len().cmp(&tb.len()).then_with(|| ta.cmp(tb))
+        } else {
+            xa.cmp(xb)
+        };
+        if ord.is_ne() {
+            return ord;
+        }
+    }
+    ra.len().cmp(&rb.len()).then_with(|| a.cmp(b))
+}
+
+/// Delivers `raw` into the spool Maildir as `new/SECONDS.SEQUENCE.HASH` (the intake time `now`,
+/// the message's place in its mbox, the SHA-256 of its bytes) unless a message with those bytes
+/// is already waiting there or was handled (`.mail/seen/HASH`); returns the name, or `None`.
+/// `too_large`: the real size of a message of which `raw` is only the head, written first to
+/// the marker `new/NAME.toolarge`.
+fn spool_in(spool: &Path, raw: &[u8], now: DateTime<Utc>, seq: u32, too_large: Option<u64>) -> Result<Option<String>> {
+    let hash = crate::commit::sha256_hex(raw);
+    let seen = spool.parent().map(|state| state.join("seen").join(&hash));
+    if seen.is_some_and(|p| p.exists()) || store::list(&spool.join("new"))?.iter().any(|n| n.ends_with(&format!(".{hash}"))) {
+        return Ok(None);
+    }
+    let name = format!("{:011}.{seq:06}.{hash}", now.timestamp().max(0));
+    if let Some(size) = too_large {
+        store::write_atomic(&spool.join("new").join(format!("{name}.toolarge")), format!("{size}\n").as_bytes())?;
     }
     store::write_atomic(&spool.join("new").join(&name), raw)?;
     std::fs::create_dir_all(spool.join("cur")).map_err(|e| store::io(spool, e))?;
-    Ok(name)
+    Ok(Some(name))
 }
 
 /// How much of a message over the size limit is kept: enough for its headers, to answer it.
@@ -200,16 +274,14 @@ const HEAD_BYTES: usize = 64 * 1024;
 /// Delivers the head of a message over the size limit into the spool Maildir, with the marker
 /// `new/NAME.toolarge` holding its real size in bytes, so it is refused (and answered) without
 /// ever being held whole.
-fn spool_too_large(spool: &Path, head: &[u8], size: u64) -> Result<String> {
-    let head = &head[..head.len().min(HEAD_BYTES)];
+fn spool_too_large(spool: &Path, head: &[u8], size: u64, now: DateTime<Utc>, seq: u32) -> Result<Option<String>> {
+    // At most HEAD_BYTES in all, so the hash taken when it is handled (of its first HEAD_BYTES)
+    // is the hash it was spooled under, and taking the mbox again adds nothing.
+    const CUT: &[u8] = b"\n[pbem: message cut: larger than max_message_bytes]\n";
+    let head = &head[..head.len().min(HEAD_BYTES - CUT.len())];
     let mut cut = head.to_vec();
-    cut.extend_from_slice(b"\n[pbem: message cut: larger than max_message_bytes]\n");
-    let name = spool_in(spool, &cut)?;
-    let marker = spool.join("new").join(format!("{name}.toolarge"));
-    if spool.join("new").join(&name).exists() {
-        store::write_atomic(&marker, format!("{size}\n").as_bytes())?;
-    }
-    Ok(name)
+    cut.extend_from_slice(CUT);
+    spool_in(spool, &cut, now, seq, Some(size))
 }
 
 /// Splits an mbox into its messages, holding at most `max` + one line bytes of any one, and
@@ -385,6 +457,10 @@ pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox
     };
     if ex.orders.is_empty() && !games.knows_sender(&from) {
         return Ok(failed(&format!("no orders, and {from} is not a registered player: not answered")));
+    }
+    if let (true, Some(why)) = (ex.orders.is_empty(), &ex.automatic) {
+        // A vacation notice or a list: answering it could start a mail loop.
+        return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("an automatic message ({why}) with no orders: not answered"), orders: vec![], reply: None });
     }
     let mut results = Vec::new();
     let mut cc: Vec<String> = Vec::new();

@@ -1,7 +1,8 @@
 //! The outbox: every outgoing mail is written to `queue/` first and removed only after the
 //! transport accepted it. `sent/ID` is written right after acceptance and before removal, so a run
-//! that dies in between never sends the same mail again, and a mail queued twice (same id) is
-//! queued once.
+//! that dies after that never sends the same mail again (one killed between the server's
+//! acceptance and that write sends it once more, with the same Message-ID), and a mail queued
+//! twice (same id) is queued once.
 //!
 //! ```text
 //! OUTBOX/queue/ID.eml   the message (written first)
@@ -104,8 +105,8 @@ impl Outbox {
             let eml = q.join(format!("{id}.eml"));
             if self.was_sent(&id) {
                 // Accepted by an earlier run that died before removing it.
-                remove(&meta)?;
                 remove(&eml)?;
+                remove(&meta)?;
                 continue;
             }
             let text = store::read_text(&meta)?;
@@ -114,15 +115,26 @@ impl Outbox {
             match t.send(&env.id, &env.from, &env.to, &bytes) {
                 Ok(()) => {
                     store::write_atomic(&self.sent_path(&id), format!("{}\n", crate::pipeline::timestamp(now)).as_bytes())?;
-                    remove(&meta)?;
+                    // The envelope goes last: while it is there, the next flush finishes this.
                     remove(&eml)?;
                     remove(&q.join(format!("{id}.error")))?;
+                    remove(&meta)?;
                     out.sent.push(id);
                 }
                 Err(e) => {
                     store::write_atomic(&q.join(format!("{id}.error")), format!("{}: {e}\n", crate::pipeline::timestamp(now)).as_bytes())?;
                     out.failed.push((id, e));
                 }
+            }
+        }
+        // A message left without its envelope by a run killed in the middle of queueing or of
+        // the removal above: once sent, nothing needs it (unsent, it is queued again whole).
+        for name in store::list(&q)? {
+            if let Some(id) = name.strip_suffix(".eml")
+                && self.was_sent(id)
+                && !q.join(format!("{id}.toml")).exists()
+            {
+                remove(&q.join(&name))?;
             }
         }
         Ok(out)
