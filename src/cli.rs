@@ -319,6 +319,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             if old.is_some() {
                 bail!("{}: already has a signature appended; sign the unsigned form", file.display());
             }
+            // Caught here rather than at submission: a file that is not a well-formed order
+            // (a malformed nonce, broken TOML) is not worth signing.
+            if let Err(p) = orderfile::parse(&body) {
+                let line = p.line.map(|l| format!(":{l}")).unwrap_or_default();
+                let field = p.field.map(|f| format!(" {f}:")).unwrap_or_default();
+                bail!("{}{line}:{field} {} (not signed)", file.display(), p.message);
+            }
             let mut warning = None;
             let body = match orderfile::fill_nonce(&body) {
                 Some(filled) => filled,

@@ -162,6 +162,15 @@ fn rejections_name_the_problem_and_store_nothing() {
     std::fs::write(&f, text).unwrap();
     pbem().arg("sign").arg("--key").arg(t.key("union")).arg(&f).assert().success();
     pbem().arg("submit").arg(t.game()).arg(&f).assert().failure().stderr(predicate::str::contains("signature for seat confederate"));
+    // A malformed nonce is refused already by `pbem sign`, which then signs nothing.
+    let f = t.form("union", "badnonce.toml");
+    let text = std::fs::read_to_string(&f).unwrap();
+    let nonce_line = text.lines().find(|l| l.starts_with("nonce = ")).unwrap().to_string();
+    std::fs::write(&f, text.replacen(&nonce_line, "nonce = \"aa\"", 1)).unwrap();
+    let line = std::fs::read_to_string(&f).unwrap().lines().position(|l| l == "nonce = \"aa\"").unwrap() + 1;
+    pbem().arg("sign").arg("--key").arg(t.key("union")).arg(&f).assert().failure()
+        .stderr(predicate::str::contains(format!("badnonce.toml:{line}: pbem.nonce: nonce must be 64 hex digits")));
+    assert!(!pipeline_sig(&f).exists());
     // Unsigned.
     let f = t.form("union", "unsigned.toml");
     pbem().arg("submit").arg(t.game()).arg(&f).assert().failure().stderr(predicate::str::contains("not signed"));

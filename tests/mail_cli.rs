@@ -64,6 +64,7 @@ fn intake_from_a_pipe_answers_through_sendmail_and_nothing_twice() {
     let sent = sent_messages(&log);
     assert_eq!(sent.len(), 1, "one receipt mailed: {sent:?}");
     assert!(sent[0].contains("meade@example.org") && sent[0].contains("commitment"), "{}", sent[0]);
+    assert!(sent[0].contains("Subject: [pbem g1] Re: orders") && sent[0].contains("Auto-Submitted: auto-replied"), "{}", sent[0]);
     // The same message piped again (a retrying MTA) is not handled twice and sends nothing.
     pbem().args(["intake", "--stdin", "--now", "2026-07-01T13:01:00Z", "--root"]).arg(&root).arg("--config").arg(&cfg).write_stdin(mail).assert().success();
     assert_eq!(sent_messages(&log).len(), 1);

@@ -417,7 +417,7 @@ fn too_large_reply(head: &[u8], size: u64, games: &Games, cfg: &HostConfig, now:
         from: &cfg.from,
         to: vec![to],
         cc: vec![],
-        subject: reply_subject(&ex.subject),
+        subject: reply_subject(&ex.subject, &[]),
         body,
         attachments: vec![],
         in_reply_to: ex.message_id.clone(),
@@ -432,14 +432,18 @@ attachments, or sign with `pbem sign --append` and attach the file or paste it w
 to the END SSH SIGNATURE line) into a plain-text message. Several order files in one message are fine.\n"
 }
 
-fn reply_subject(s: &str) -> String {
-    if s.is_empty() {
-        "Re: your orders".into()
+/// `Re: SUBJECT`, tagged `[pbem GAME]` (as the judge's other mails are) when the orders named
+/// known games and the subject does not carry the tag yet.
+fn reply_subject(s: &str, games: &[&str]) -> String {
+    let base = if s.is_empty() {
+        "Re: your orders".to_string()
     } else if s.to_ascii_lowercase().starts_with("re:") {
         s.to_string()
     } else {
         format!("Re: {s}")
-    }
+    };
+    let tags: Vec<String> = games.iter().map(|g| format!("[pbem {g}]")).filter(|t| !base.contains(t.as_str())).collect();
+    if tags.is_empty() { base } else { format!("{} {base}", tags.join(" ")) }
 }
 
 /// Handles one message's bytes: submits its orders and queues the reply.
@@ -496,7 +500,12 @@ pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox
         from: &cfg.from,
         to: vec![from_display],
         cc,
-        subject: reply_subject(&ex.subject),
+        subject: reply_subject(&ex.subject, &{
+            let mut known: Vec<&str> = results.iter().filter_map(|r| r.game.as_deref()).filter(|g| games.get(g).is_some()).collect();
+            known.sort_unstable();
+            known.dedup();
+            known
+        }),
         body,
         attachments,
         in_reply_to: ex.message_id.clone(),
