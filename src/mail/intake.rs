@@ -648,6 +648,13 @@ fn reply_body(ex: &Extracted, results: &[OrderResult]) -> String {
             }
             (None, Some(e)) => {
                 b.push_str(&format!("{}. {}{what}: REFUSED\n   {e}\n", i + 1, r.label));
+                if r.label == "the message body" {
+                    b.push_str(
+                        "   (Line numbers count from the first line of the pasted order. If your mail program\n   \
+                         wrapped long lines, attach the order file instead: with its .sig beside it, or signed\n   \
+                         with `pbem sign --append`.)\n",
+                    );
+                }
             }
             (None, None) => {}
         }

@@ -176,6 +176,25 @@ pub fn transform(data: Vec<u8>, t: &str) -> Vec<u8> {
         "latin1" => String::from_utf8(data).unwrap().chars().map(|c| u8::try_from(c as u32).unwrap_or(b'?')).collect(),
         "quote" => String::from_utf8(data).unwrap().lines().map(|l| format!("> {l}\n")).collect::<String>().into_bytes(),
         "tamper" => String::from_utf8(data).unwrap().replacen("order form", "order f0rm", 1).into_bytes(),
+        // A mail program that hard-wraps lines at 72 characters (at the last space before).
+        "wrap72" => String::from_utf8(data)
+            .unwrap()
+            .lines()
+            .map(|l| {
+                let mut out = String::new();
+                let mut rest = l;
+                while rest.len() > 72 {
+                    let cut = rest[..72].rfind(' ').filter(|&c| c > 0).unwrap_or(72);
+                    out.push_str(&rest[..cut]);
+                    out.push('\n');
+                    rest = rest[cut..].trim_start();
+                }
+                out.push_str(rest);
+                out.push('\n');
+                out
+            })
+            .collect::<String>()
+            .into_bytes(),
         t => panic!("unknown transform {t}"),
     }
 }
