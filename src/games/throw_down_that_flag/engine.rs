@@ -174,6 +174,9 @@ pub fn check_path(s: &State, i: usize, from: Space, path: &[Space]) -> Result<()
         if p.col >= c || p.row >= r {
             return Err(format!("{} is off the map", p.name()));
         }
+        if p == prev {
+            return Err(format!("the path stays on {} (each space of a path is a step to a neighbouring space)", p.name()));
+        }
         if !p.adjacent(prev) {
             return Err(format!("{} is not next to {}", p.name(), prev.name()));
         }

@@ -182,7 +182,12 @@ fn parse_plan(s: &State, i: usize, orders: &Orders, probs: &mut Vec<OrderProblem
         _ => 0..=0,
     };
     if probs.len() == before && !want.contains(&path.len()) {
-        probs.push(problem("path", format!("`{action}` moves {} space(s)", if moves { if action == "move" { "one or two" } else { "one" } } else { "no" })));
+        let spaces = match (moves, action.as_str()) {
+            (true, "move") => "one or two spaces",
+            (true, _) => "one space",
+            (false, _) => "no space",
+        };
+        probs.push(problem("path", format!("`{action}` moves {spaces}")));
     }
     let mut attack = None;
     if let Some(kind) = attack_kind {

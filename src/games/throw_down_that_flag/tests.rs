@@ -182,6 +182,9 @@ fn move_that_ends_back_on_its_starting_space_is_a_pass() {
     let a = idx(&s, Side::Union, "A");
     let e = engine::check_path(&s, a, sp("E2"), &[sp("E3"), sp("E2")]).unwrap_err();
     assert!(e.contains("pass"), "{e}");
+    // A path naming the starting space itself is told plainly (not "E2 is not next to E2").
+    let e = engine::check_path(&s, a, sp("E2"), &[sp("E2")]).unwrap_err();
+    assert!(e.contains("stays on E2"), "{e}");
 }
 
 #[test]
@@ -301,6 +304,18 @@ fn confederate_breaks_through_on_the_objective() {
     engine::confederate_activation(&mut s, &mut t, c);
     assert!(s.companies[c].broke_through && s.companies[c].at.is_none());
     assert_eq!(s.breakthroughs(), 1);
+}
+
+#[test]
+fn the_report_follows_the_confederate_colors_off_the_field() {
+    // C holds the colors (the first listed); once it breaks through, they cannot be taken.
+    let mut s = board(&[("A", "A5", 3)], &[("C", "E3", 3), ("B", "G6", 2)]);
+    assert_eq!(super::view::view(&s)["enemy_colors"], "company C at E3");
+    let c = idx(&s, Side::Confederate, "C");
+    let mut t = Script::new(&[]);
+    engine::confederate_activation(&mut s, &mut t, c);
+    assert!(s.companies[c].broke_through);
+    assert!(super::view::view(&s)["enemy_colors"].is_null());
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -68,6 +68,9 @@ pub fn view(s: &State) -> Value {
         "breakthrough_limit": s.scenario.rules.breakthrough,
         "colors_win": s.scenario.rules.colors_win,
         "colors_taken": s.colors_taken,
+        // Where the Confederate colors are: a company on the map, or none (their bearer broke
+        // through, so they can no longer be taken).
+        "enemy_colors": s.colors_of(Side::Confederate).map(|i| format!("company {} at {}", s.companies[i].letter, s.companies[i].at.map(|p| p.name()).unwrap_or_default())),
         "map": map_rows(s),
         "union": list(Side::Union),
         "confederate": list(Side::Confederate),
