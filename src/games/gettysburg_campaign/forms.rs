@@ -123,10 +123,15 @@ fn standing_lines(s: &State, side: Side) -> Vec<String> {
         "the stored one, and an empty list or table clears it. A standing order is used whenever it is".into(),
         "still legal; otherwise you are asked.".into(),
     ];
+    // Examples in the side's own corps and country.
+    let (defend, vacate, casualties) = match side {
+        Side::Union => ("defend = [\"Washington\"]", "vacate = { Frederick = \"Westminster\" }", "casualties = [\"XI\", \"XII\"]"),
+        Side::Confederate => ("defend = [\"Fredericksburg\"]", "vacate = { Culpeper = \"Winchester\" }", "casualties = [\"III\", \"II\"]"),
+    };
     let mut rows = vec![
-        ("defend = [\"Washington\"]", "towns you defend when an enemy corps moves in (§8)"),
-        ("vacate = { Frederick = \"Westminster\" }", "towns you vacate, and where to (first allowed) (§8)"),
-        ("casualties = [\"XI\", \"XII\"]", "your corps in the order to remove them in combat (§9)"),
+        (defend, "towns you defend when an enemy corps moves in (§8)"),
+        (vacate, "towns you vacate, and where to (first allowed) (§8)"),
+        (casualties, "your corps in the order to remove them in combat (§9)"),
         ("retreat = { Gettysburg = [\"York\"] }", "as attacker: where beaten defenders of a town go (§9)"),
     ];
     if side == Side::Confederate {
