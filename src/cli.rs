@@ -176,7 +176,8 @@ enum Command {
         /// Rules id (only games with built-in policies: throw-down-that-flag).
         #[arg(long, default_value = "throw-down-that-flag")]
         rules: String,
-        /// Scenario name (throw-down-that-flag: july-2, july-3, or campaign for both days).
+        /// Scenario: a name (throw-down-that-flag: july-2, july-3, or campaign for both days) or
+        /// a scenario file (a reconstruction being balanced).
         #[arg(long, default_value = "july-2")]
         scenario: String,
         /// Games to play.
@@ -446,12 +447,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 Some(h) => crate::commit::parse_32(&h).ok_or_else(|| anyhow!("--seed: want 64 hex digits"))?,
                 None => [0; 32],
             };
-            let mut options = BTreeMap::new();
-            match scenario.as_str() {
-                "campaign" => options.insert("campaign".to_string(), "true".to_string()),
-                name => options.insert("scenario".to_string(), name.to_string()),
-            };
-            let s = crate::simulate::run(&rules, &options, games, &policy, seed, true).map_err(|e| anyhow!(e))?;
+            let s = crate::simulate::run(&rules, &scenario, games, &policy, seed, true).map_err(|e| anyhow!(e))?;
             println!("{rules}, scenario {scenario}, policy {policy}");
             print!("{}", s.describe());
         }

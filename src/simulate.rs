@@ -42,12 +42,14 @@ impl Summary {
     }
 }
 
-/// Plays `games` games of `rules` with `options` (e.g. `scenario=july-3`) and `policy`, game k
-/// seeded from `seed` and k. Draws a progress bar on standard error when it is a terminal and
-/// `progress` is set.
+/// Plays `games` games of `rules` on `scenario` with `policy`, game k seeded from `seed` and k.
+/// `scenario` is a shipped scenario's name (`july-2`, `july-3`), `campaign` (July 2, then
+/// July 3 with the survivors), or the path of a scenario file (a reconstruction being balanced).
+/// Draws a progress bar on standard error when it is a terminal and `progress` is set.
 ///
-/// Errors: a message for an unknown game, policy or option.
-pub fn run(rules: &str, options: &BTreeMap<String, String>, games: u32, policy: &str, seed: [u8; 32], progress: bool) -> Result<Summary, String> {
+/// Errors: a message for an unknown game, policy or scenario, or a scenario file that does not
+/// set up.
+pub fn run(rules: &str, scenario: &str, games: u32, policy: &str, seed: [u8; 32], progress: bool) -> Result<Summary, String> {
     if rules != "throw-down-that-flag" {
         return Err(format!("{rules}: no built-in policies to simulate (only throw-down-that-flag has them)"));
     }
@@ -57,14 +59,20 @@ pub fn run(rules: &str, options: &BTreeMap<String, String>, games: u32, policy: 
     if games == 0 {
         return Err("--games 0: play at least one game".to_string());
     }
-    if let Some(name) = options.get("scenario")
-        && tdtf::shipped(name.trim()).is_none()
-    {
-        return Err(format!("--scenario {name}: july-2, july-3 or campaign"));
-    }
+    let mut options = BTreeMap::new();
+    let name = scenario.trim();
+    let text = if name == "campaign" {
+        options.insert("campaign".to_string(), "true".to_string());
+        tdtf::JULY_2.to_string()
+    } else if let Some(t) = tdtf::shipped(name) {
+        t.to_string()
+    } else if std::path::Path::new(scenario).is_file() {
+        std::fs::read_to_string(scenario).map_err(|e| format!("--scenario {scenario}: {e}"))?
+    } else {
+        return Err(format!("--scenario {scenario}: july-2, july-3, campaign or a scenario file"));
+    };
     let g = ThrowDownThatFlag;
-    let text = options.get("scenario").and_then(|n| tdtf::shipped(n.trim())).unwrap_or(tdtf::JULY_2);
-    let start = g.setup(text, options).map_err(|e| e.to_string())?;
+    let start = g.setup(&text, &options).map_err(|e| format!("--scenario {scenario}: {e}"))?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8) as u32;
     let done = std::sync::atomic::AtomicU32::new(0);
     let draw = progress && std::io::stderr().is_terminal();
@@ -116,26 +124,37 @@ mod tests {
 
     #[test]
     fn simulation_is_reproducible_and_checks_its_arguments() {
-        let opts = BTreeMap::from([("scenario".to_string(), "july-3".to_string())]);
-        let a = run("throw-down-that-flag", &opts, 6, "naive", [1; 32], false).unwrap();
-        let b = run("throw-down-that-flag", &opts, 6, "naive", [1; 32], false).unwrap();
+        let a = run("throw-down-that-flag", "july-3", 6, "naive", [1; 32], false).unwrap();
+        let b = run("throw-down-that-flag", "july-3", 6, "naive", [1; 32], false).unwrap();
         assert_eq!(a, b);
         assert_eq!(a.games, 6);
         assert!(a.describe().contains("win rate"));
-        assert!(run("gettysburg-campaign", &BTreeMap::new(), 1, "naive", [1; 32], false).is_err());
-        assert!(run("throw-down-that-flag", &opts, 1, "reckless", [1; 32], false).is_err());
+        assert!(run("gettysburg-campaign", "july-2", 1, "naive", [1; 32], false).is_err());
+        assert!(run("throw-down-that-flag", "july-3", 1, "reckless", [1; 32], false).is_err());
     }
 
     #[test]
     fn simulation_refuses_zero_games() {
-        let e = run("throw-down-that-flag", &BTreeMap::new(), 0, "naive", [1; 32], false).unwrap_err();
+        let e = run("throw-down-that-flag", "july-2", 0, "naive", [1; 32], false).unwrap_err();
         assert!(e.contains("--games 0"), "{e}");
     }
 
     #[test]
     fn simulation_names_the_scenario_flag_and_campaign() {
-        let opts = BTreeMap::from([("scenario".to_string(), "bogus".to_string())]);
-        let e = run("throw-down-that-flag", &opts, 1, "naive", [1; 32], false).unwrap_err();
-        assert_eq!(e, "--scenario bogus: july-2, july-3 or campaign");
+        let e = run("throw-down-that-flag", "bogus", 1, "naive", [1; 32], false).unwrap_err();
+        assert_eq!(e, "--scenario bogus: july-2, july-3, campaign or a scenario file");
+    }
+
+    #[test]
+    fn a_scenario_file_being_balanced_is_simulated_as_given() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("july-3-mine.toml");
+        std::fs::write(&path, tdtf::JULY_3).unwrap();
+        let p = path.to_str().unwrap();
+        let from_file = run("throw-down-that-flag", p, 4, "sensible", [2; 32], false).unwrap();
+        assert_eq!(from_file, run("throw-down-that-flag", "july-3", 4, "sensible", [2; 32], false).unwrap());
+        std::fs::write(&path, "title = \"broken\"\n").unwrap();
+        let e = run("throw-down-that-flag", p, 1, "naive", [1; 32], false).unwrap_err();
+        assert!(e.starts_with(&format!("--scenario {p}:")), "{e}");
     }
 }
