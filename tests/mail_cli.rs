@@ -92,7 +92,7 @@ fn sendmail_refusing_keeps_the_mail_queued_until_a_later_run() {
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     assert_eq!(stdout.matches("  accepted ").count(), 2, "{stdout}");
     let stderr = String::from_utf8(out.get_output().stderr.clone()).unwrap();
-    assert!(stderr.contains("not sent (kept for the next run)") && stderr.contains("sendmail"), "{stderr}");
+    assert!(stderr.contains("not sent (kept for the next run)") && stderr.contains(&format!("sendmail ({})", sendmail.display())), "{stderr}");
     let log = tmp.path().join("LOG");
     assert!(sent_messages(&log).is_empty());
     let queue = root.join(".mail").join("outbox").join("queue");

@@ -40,8 +40,8 @@ fn envelope(from: &str, to: &[String]) -> std::result::Result<Envelope, String> 
 pub enum Lettre {
     /// SMTP.
     Smtp(Box<SmtpTransport>),
-    /// sendmail.
-    Sendmail(SendmailTransport),
+    /// sendmail, with the command it runs (named in its errors).
+    Sendmail(SendmailTransport, String),
 }
 
 impl Transport for Lettre {
@@ -49,9 +49,9 @@ impl Transport for Lettre {
         let env = envelope(from, to)?;
         match self {
             Lettre::Smtp(t) => t.send_raw(&env, bytes).map(|_| ()).map_err(|e| format!("SMTP: {e}")),
-            Lettre::Sendmail(t) => {
+            Lettre::Sendmail(t, command) => {
                 let _guard = PipeErrorsNotFatal::new();
-                t.send_raw(&env, bytes).map_err(|e| format!("sendmail: {e}"))
+                t.send_raw(&env, bytes).map_err(|e| format!("sendmail ({command}): {e}"))
             }
         }
     }
@@ -92,10 +92,10 @@ pub fn from_config(c: &TransportConfig) -> Result<Option<Box<dyn Transport>>> {
     Ok(match c {
         TransportConfig::None => None,
         TransportConfig::File { dir } => Some(Box::new(FileTransport { dir: dir.clone() })),
-        TransportConfig::Sendmail { command } => Some(Box::new(Lettre::Sendmail(match command {
-            Some(c) => SendmailTransport::new_with_command(c),
-            None => SendmailTransport::new(),
-        }))),
+        TransportConfig::Sendmail { command } => Some(Box::new(match command {
+            Some(c) => Lettre::Sendmail(SendmailTransport::new_with_command(c), c.clone()),
+            None => Lettre::Sendmail(SendmailTransport::new(), "sendmail on the PATH".into()),
+        })),
         TransportConfig::Smtp { host, port, security, user, password_env, password_file, ca_file, timeout_secs } => {
             let tls_params = || -> Result<TlsParameters> {
                 let mut b = TlsParameters::builder(host.clone());
