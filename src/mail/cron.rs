@@ -128,8 +128,10 @@ pub fn queue_game_mail(dir: &Path, cfg: &HostConfig, outbox: &Outbox, now: DateT
     Ok(queued)
 }
 
-/// A deadline as the player reads it: in their time zone, with UTC beside it.
-pub fn local_deadline(cfg: &HostConfig, email: &str, deadline: &str) -> String {
+/// A UTC timestamp (RFC 3339: a deadline, a receipt's time) as the player at `email` reads
+/// it: `Wed 01 Jul 2026 09:00 EDT (2026-07-01T13:00:00Z)` in their configured zone, else
+/// `Wed 01 Jul 2026 13:00 UTC`.
+pub fn local_time(cfg: &HostConfig, email: &str, deadline: &str) -> String {
     match pipeline::parse_time(deadline) {
         Ok(t) => {
             let tz = cfg.zone_of(email);
@@ -171,11 +173,11 @@ fn report_mail(
                 head.push_str(&format!(
                     "Your orders for step {} are due by {}.\nThe order form is attached: fill it in, sign it (`pbem sign --key KEY FILE` fills the nonce) and send it back.\n\n",
                     op.step,
-                    local_deadline(cfg, &seat.email, &op.deadline)
+                    local_time(cfg, &seat.email, &op.deadline)
                 ));
                 attachments.push((format!("{}-step-{}-{role}.toml", gf.id, op.step), form.into_bytes()));
             }
-            None => head.push_str(&format!("Step {} asks nothing of you; its deadline is {}.\n\n", op.step, local_deadline(cfg, &seat.email, &op.deadline))),
+            None => head.push_str(&format!("Step {} asks nothing of you; its deadline is {}.\n\n", op.step, local_time(cfg, &seat.email, &op.deadline))),
         }
     }
     compose::build(Draft {

@@ -494,7 +494,7 @@ pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox
         }
         results.push(r);
     }
-    let body = reply_body(&ex, &results);
+    let body = reply_body(&ex, &results, &|t| super::cron::local_time(cfg, &from, t));
     let reply = compose::build(Draft {
         id: stable_id(&["reply", hash]),
         from: &cfg.from,
@@ -613,7 +613,8 @@ fn tempdir() -> Result<PathBuf> {
     Ok(d)
 }
 
-fn reply_body(ex: &Extracted, results: &[OrderResult]) -> String {
+/// The reply's text; `local` shows a UTC timestamp in the sender's time zone.
+fn reply_body(ex: &Extracted, results: &[OrderResult], local: &dyn Fn(&str) -> String) -> String {
     let mut b = String::new();
     let when = ex.message_id.as_deref().map(|m| format!(" <{m}>")).unwrap_or_default();
     if results.is_empty() {
@@ -640,7 +641,7 @@ fn reply_body(ex: &Extracted, results: &[OrderResult]) -> String {
         match (&r.receipt, &r.error) {
             (Some(rc), _) => {
                 b.push_str(&format!("{}. {}{what}: ACCEPTED\n", i + 1, r.label));
-                b.push_str(&format!("   step {}, receipt {}, received {}\n   commitment {}\n", rc.step, rc.seq, rc.received, rc.commitment));
+                b.push_str(&format!("   step {}, receipt {}, received {}\n   commitment {}\n", rc.step, rc.seq, local(&rc.received), rc.commitment));
                 for w in &r.warnings {
                     b.push_str(&format!("   note: {w}\n"));
                 }

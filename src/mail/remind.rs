@@ -37,7 +37,7 @@ pub fn queue_reminders(g: &Loaded, cfg: &HostConfig, outbox: &Outbox, now: DateT
             op.step,
             g.gf.id,
             ask.kind,
-            super::cron::local_deadline(cfg, &seat.email, &op.deadline)
+            super::cron::local_time(cfg, &seat.email, &op.deadline)
         );
         let m = compose::build(Draft {
             id,
