@@ -97,6 +97,8 @@ fn reports_replies_and_reminders_go_out_once() {
     assert_eq!(f.sent.len(), 4, "2 receipts + 2 reports: {:?}", f.sent);
     let all = sent(&out);
     assert_eq!(all.iter().filter(|(_, m)| m.text.contains("ACCEPTED")).count(), 2);
+    let receipt = all.iter().map(|(_, m)| m).find(|m| m.text.contains("ACCEPTED") && m.to == ["meade@example.org"]).unwrap();
+    assert!(receipt.text.contains("received Wed 01 Jul 2026 23:00 EDT (2026-07-02T03:00:00Z)"), "receipt time in New York time: {}", receipt.text);
     assert_eq!(all.iter().filter(|(_, m)| m.subject.contains("step 1 resolved")).count(), 2);
     assert!(Outbox::under(&root).pending().unwrap().is_empty());
 }
