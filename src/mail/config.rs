@@ -87,9 +87,9 @@ pub enum Security {
     None,
 }
 
-/// The outgoing transport.
+/// The outgoing transport (`[transport]`, chosen by `kind`: `none`, `file`, `sendmail`, `smtp`).
 #[derive(Debug, Clone, Deserialize, Default)]
-#[serde(tag = "kind", rename_all = "lowercase", deny_unknown_fields)]
+#[serde(try_from = "RawTransport")]
 pub enum TransportConfig {
     /// Mail is only queued in the outbox (nothing is sent).
     #[default]
@@ -124,6 +124,68 @@ pub enum TransportConfig {
         /// Connection timeout in seconds (default 30).
         timeout_secs: Option<u64>,
     },
+}
+
+/// `[transport]` as written: one flat table, so that a wrong type is reported at its own line
+/// (an internally tagged enum would report it at the table's), then checked against its `kind`.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawTransport {
+    kind: Option<String>,
+    dir: Option<PathBuf>,
+    command: Option<String>,
+    host: Option<String>,
+    port: Option<u16>,
+    security: Option<Security>,
+    user: Option<String>,
+    password_env: Option<String>,
+    password_file: Option<PathBuf>,
+    ca_file: Option<PathBuf>,
+    timeout_secs: Option<u64>,
+}
+
+impl TryFrom<RawTransport> for TransportConfig {
+    type Error = String;
+    fn try_from(r: RawTransport) -> std::result::Result<Self, String> {
+        let kind = r.kind.clone().unwrap_or_else(|| "none".into());
+        let given = [
+            ("dir", r.dir.is_some()),
+            ("command", r.command.is_some()),
+            ("host", r.host.is_some()),
+            ("port", r.port.is_some()),
+            ("security", r.security.is_some()),
+            ("user", r.user.is_some()),
+            ("password_env", r.password_env.is_some()),
+            ("password_file", r.password_file.is_some()),
+            ("ca_file", r.ca_file.is_some()),
+            ("timeout_secs", r.timeout_secs.is_some()),
+        ];
+        let allowed: &[&str] = match kind.as_str() {
+            "none" => &[],
+            "file" => &["dir"],
+            "sendmail" => &["command"],
+            "smtp" => &["host", "port", "security", "user", "password_env", "password_file", "ca_file", "timeout_secs"],
+            other => return Err(format!("transport.kind = {other:?}: one of \"smtp\", \"sendmail\", \"file\", \"none\"")),
+        };
+        if let Some((field, _)) = given.iter().find(|(f, set)| *set && !allowed.contains(f)) {
+            return Err(format!("transport.{field} is not a setting of kind = {kind:?} (it takes: {})", if allowed.is_empty() { "nothing else".to_string() } else { allowed.join(", ") }));
+        }
+        Ok(match kind.as_str() {
+            "none" => TransportConfig::None,
+            "file" => TransportConfig::File { dir: r.dir.ok_or("transport.dir: the folder to write mails to (kind = \"file\")")? },
+            "sendmail" => TransportConfig::Sendmail { command: r.command },
+            _ => TransportConfig::Smtp {
+                host: r.host.ok_or("transport.host: the SMTP server's name (kind = \"smtp\")")?,
+                port: r.port,
+                security: r.security.unwrap_or_default(),
+                user: r.user,
+                password_env: r.password_env,
+                password_file: r.password_file,
+                ca_file: r.ca_file,
+                timeout_secs: r.timeout_secs,
+            },
+        })
+    }
 }
 
 /// True for a name or address of this machine: `localhost` or a loopback IP address.
@@ -235,5 +297,22 @@ mod tests {
         let err = with("192.0.2.2").unwrap_err().to_string();
         assert!(err.contains("pbem-mail.toml") && err.contains("only for a server on this machine"), "{err}");
         load("from = \"judge@example.org\"\n[transport]\nkind = \"smtp\"\nhost = \"192.0.2.2\"\nsecurity = \"starttls\"\n").unwrap();
+    }
+
+    #[test]
+    fn transport_errors_name_the_line_and_field() {
+        let err = |text: &str| load(&format!("from = \"judge@example.org\"\n[transport]\n{text}")).unwrap_err().to_string();
+        // A wrong type is reported at its own line (line 5), not at [transport].
+        let e = err("kind = \"smtp\"\nhost = \"smtp.example.org\"\nport = \"587\"\n");
+        assert!(e.contains("pbem-mail.toml:5:") && e.contains("expected u16"), "{e}");
+        let e = err("kind = \"sendmail\"\nhost = \"x\"\n");
+        assert!(e.contains("transport.host is not a setting of kind = \"sendmail\""), "{e}");
+        let e = err("kind = \"smtpp\"\n");
+        assert!(e.contains("transport.kind = \"smtpp\""), "{e}");
+        let e = err("kind = \"smtp\"\nhots = \"x\"\n");
+        assert!(e.contains("pbem-mail.toml:4:") && e.contains("unknown field `hots`"), "{e}");
+        let e = err("kind = \"file\"\n");
+        assert!(e.contains("transport.dir"), "{e}");
+        assert!(matches!(load("from = \"judge@example.org\"\n").unwrap().transport, TransportConfig::None));
     }
 }
