@@ -18,7 +18,7 @@ use crate::{audit, demo, orderfile, report, sig, store};
 pub struct Cli {
     /// Folder of report templates overriding the built-in ones (same relative names, e.g.
     /// `report.txt`, `games/gettysburg-campaign.txt`), for the commands that write or check
-    /// reports (new, adjudicate, intake, demo, audit; others ignore it); audits must use the
+    /// reports (new, adjudicate, demo, audit; others ignore it); audits must use the
     /// same folder as the game's adjudications.
     #[arg(long, global = true, env = "PBEM_TEMPLATES", value_name = "DIR")]
     templates: Option<PathBuf>,
