@@ -26,6 +26,10 @@ pub enum Error {
     /// A command-line usage problem (unknown rules, bad role, bad time).
     #[error("{0}")]
     Usage(String),
+    /// The clock is behind the game's newest record (it jumped backwards): nothing was done,
+    /// and a later run, with the clock right, can do it.
+    #[error("{0}")]
+    ClockBehind(String),
 }
 
 impl Error {

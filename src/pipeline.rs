@@ -414,10 +414,10 @@ pub fn record_time(rec: &Record) -> Option<DateTime<Utc>> {
 }
 
 /// Refuses to act when `now` is before the game's newest record: a clock that jumped backwards
-/// would write receipts and records out of time order. Errors: [`Error::Usage`] saying so.
+/// would write receipts and records out of time order. Errors: [`Error::ClockBehind`] saying so.
 pub fn check_clock(g: &Loaded, now: DateTime<Utc>) -> Result<()> {
     match record_time(&g.record) {
-        Some(t) if now < t => Err(Error::Usage(format!(
+        Some(t) if now < t => Err(Error::ClockBehind(format!(
             "refusing to act on game {}: the clock says {}, before its record {} ({}); fix the clock (or pass --now)",
             g.gf.id,
             timestamp(now),
