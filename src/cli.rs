@@ -133,6 +133,9 @@ enum Command {
         /// The current time (RFC 3339), for tests; default: the clock.
         #[arg(long)]
         now: Option<String>,
+        /// Print nothing for a game where nothing happened (for cron, which mails any output).
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Take mail in (Maildir, mbox or one message on stdin): submit the signed orders in each
     /// message to the game they name under ROOT and queue a reply (sent if a transport is configured).
@@ -392,9 +395,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
-        Command::Adjudicate { dirs, all, mail, now: t } => {
+        Command::Adjudicate { dirs, all, mail, now: t, quiet } => {
             if let (Some(cfg), Some(root)) = (&mail, &all) {
-                return crate::mail::cli::cron(root, cfg, now(&t)?);
+                return crate::mail::cli::cron(root, cfg, now(&t)?, quiet);
             }
             let t = now(&t)?;
             let mut dirs = dirs;
@@ -404,6 +407,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let mut failed = 0;
             for d in dirs {
                 match pipeline::adjudicate(&d, t, &mut Entropy::Os) {
+                    Ok(a) if quiet && a.resolved.is_empty() => {}
                     Ok(a) => {
                         let steps: Vec<String> = a.resolved.iter().map(|s| s.to_string()).collect();
                         let nmr: Vec<String> = a.nmr.iter().map(|(s, r)| format!("{r} in step {s}")).collect();
@@ -427,7 +431,16 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Intake { root, maildir, mbox, stdin, config, now: t } => {
-            return crate::mail::cli::intake(&root, maildir, mbox, stdin, config.as_deref(), now(&t)?);
+            let result = now(&t).and_then(|t| crate::mail::cli::intake(&root, maildir, mbox, stdin, config.as_deref(), t));
+            return match result {
+                // From a .forward or procmail pipe, any failure is "try again later" (EX_TEMPFAIL,
+                // 75): the MTA keeps the message and retries instead of bouncing it.
+                Err(e) if stdin => {
+                    eprintln!("pbem: {}", one_line(&e));
+                    Ok(ExitCode::from(75))
+                }
+                other => other,
+            };
         }
         Command::Report { dir, role, step } => {
             let g = pipeline::load(&dir)?;

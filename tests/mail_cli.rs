@@ -70,6 +70,14 @@ fn intake_from_a_pipe_answers_through_sendmail_and_nothing_twice() {
     assert_eq!(sent_messages(&log).len(), 1);
     let receipts = std::fs::read_dir(game.join("receipts")).unwrap().count();
     assert!(receipts >= 1);
+    // The mail state holds sealed orders and queued reports: the host's alone.
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(root.join(".mail")).unwrap().permissions().mode() & 0o777, 0o700);
+    }
+    // From a pipe, a failure asks the MTA to try again later (75) rather than to bounce.
+    pbem().args(["intake", "--stdin", "--root"]).arg(tmp.path().join("no-such-root")).arg("--config").arg(&cfg).write_stdin(b"x".to_vec()).assert().code(75);
 }
 
 #[test]
@@ -106,7 +114,8 @@ fn sendmail_refusing_keeps_the_mail_queued_until_a_later_run() {
     assert_eq!(sent.len(), 4, "{sent:#?}");
     assert_eq!(queued(), 0);
     assert_eq!(sent.iter().filter(|m| m.contains("your report")).count(), 2);
-    pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", "2026-07-01T13:10:00Z"]).assert().success();
+    let quiet = pbem().args(["adjudicate", "--quiet", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", "2026-07-01T13:10:00Z"]).assert().success();
+    assert!(quiet.get_output().stdout.is_empty(), "--quiet: nothing happened, nothing printed");
     assert_eq!(sent_messages(&log).len(), 4, "a second run sends nothing again");
     pbem().arg("audit").arg(&game).assert().success();
 }

@@ -294,3 +294,54 @@ fn maildir_messages_are_handled_in_delivery_order() {
     let err = intake::run(&root, &Source::Maildir(tmp.path().join("Mialdir")), &cfg(), now()).unwrap_err();
     assert!(err.to_string().contains("is not a Maildir"), "{err}");
 }
+
+#[test]
+fn when_one_message_must_wait_every_later_one_waits_too() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let maildir = tmp.path().join("Maildir");
+    let (older, _) = union_mail(&game, 1);
+    let (newer, newer_c) = union_mail(&game, 2);
+    deliver(&maildir, "1797100000.M1P1.host", &older);
+    deliver(&maildir, "1797100001.M2P2.host", &newer);
+    // The game stays locked (a long adjudication) while the first message is handled.
+    let held = std::fs::File::options().create(true).truncate(false).write(true).open(game.join(".lock")).unwrap();
+    held.try_lock().unwrap();
+    let first = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    assert_eq!(first.len(), 2);
+    assert!(first.iter().all(|h| h.disposition == Disposition::Retry), "{first:?}");
+    assert!(first[1].reason.contains("an earlier message waits"), "{}", first[1].reason);
+    drop(held);
+    let second = intake::run(&root, &Source::Maildir(maildir), &cfg(), now()).unwrap();
+    assert!(second.iter().all(|h| h.disposition == Disposition::Done), "{second:?}");
+    assert_eq!(newest_union_commitment(&game), newer_c, "the newer order counts");
+}
+
+#[test]
+fn a_clock_behind_the_game_or_an_unreadable_game_leaves_the_order_for_later() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let maildir = tmp.path().join("Maildir");
+    let (mail, c) = union_mail(&game, 1);
+    deliver(&maildir, "1797100000.M1P1.host", &mail);
+    // The game opened at 12:00; a clock saying 11:00 must not refuse the player's order.
+    let early = pipeline::parse_time("2026-07-01T11:00:00Z").unwrap();
+    let h = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), early).unwrap();
+    assert_eq!(h[0].disposition, Disposition::Retry, "{h:?}");
+    assert!(h[0].reason.contains("refusing to act on game g1"), "{}", h[0].reason);
+    assert!(Outbox::under(&root).pending().unwrap().is_empty(), "no reply yet");
+    // A game folder whose game.toml cannot be read may be the game an order names: it waits.
+    let broken = root.join("g2");
+    std::fs::create_dir_all(&broken).unwrap();
+    std::fs::write(broken.join("game.toml"), "garbage = [\n").unwrap();
+    let (other, _) = union_mail(&game, 2);
+    let other = String::from_utf8(other).unwrap().replacen("game = \"g1\"", "game = \"g2\"", 1);
+    deliver(&maildir, "1797100001.M2P2.host", other.as_bytes());
+    let h = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    assert_eq!(h[0].disposition, Disposition::Done, "{h:?}");
+    assert_eq!(h[1].disposition, Disposition::Retry, "{h:?}");
+    assert!(h[1].reason.contains("cannot be read"), "{}", h[1].reason);
+    assert_eq!(newest_union_commitment(&game), c);
+}

@@ -98,7 +98,8 @@ pub fn flush(root: &Path, cfg: &HostConfig, now: DateTime<Utc>) -> Result<bool> 
 }
 
 /// `pbem adjudicate --all ROOT --mail CONFIG`: the cron run.
-pub fn cron(root: &Path, config: &Path, now: DateTime<Utc>) -> Result<ExitCode> {
+/// With `quiet`, games where nothing happened print nothing.
+pub fn cron(root: &Path, config: &Path, now: DateTime<Utc>, quiet: bool) -> Result<ExitCode> {
     let cfg = HostConfig::load(config)?;
     let r = super::cron::run(root, &cfg, now, &mut crate::pipeline::Entropy::Os)?;
     for h in &r.intake {
@@ -109,7 +110,9 @@ pub fn cron(root: &Path, config: &Path, now: DateTime<Utc>) -> Result<ExitCode> 
     }
     let mut failed = !r.intake_errors.is_empty();
     for g in &r.games {
-        println!("{}: {}", g.game, g.summary);
+        if !(quiet && !g.failed && g.summary == "nothing due") {
+            println!("{}: {}", g.game, g.summary);
+        }
         failed |= g.failed;
     }
     if !r.queued.is_empty() {

@@ -248,6 +248,12 @@ impl HostConfig {
         for (addr, tz) in &self.time_zones {
             tz.parse::<chrono_tz::Tz>().map_err(|_| format!("time_zones: {addr} = {tz:?} is not an IANA time zone (e.g. Europe/Berlin)"))?;
         }
+        if let TransportConfig::Sendmail { command: Some(c) } = &self.transport
+            && c.split_whitespace().count() > 1
+            && !Path::new(c).exists()
+        {
+            return Err(format!("transport.command = {c:?}: give the program alone (pbem passes -i -f FROM -- TO... itself)"));
+        }
         if let TransportConfig::Smtp { host, security: Security::None, .. } = &self.transport
             && !is_loopback(host)
         {
@@ -313,6 +319,8 @@ mod tests {
         assert!(e.contains("pbem-mail.toml:4:") && e.contains("unknown field `hots`"), "{e}");
         let e = err("kind = \"file\"\n");
         assert!(e.contains("transport.dir"), "{e}");
+        let e = err("kind = \"sendmail\"\ncommand = \"/usr/sbin/sendmail -oi\"\n");
+        assert!(e.contains("give the program alone"), "{e}");
         assert!(matches!(load("from = \"judge@example.org\"\n").unwrap().transport, TransportConfig::None));
     }
 }

@@ -51,6 +51,7 @@ pub fn run(root: &Path, cfg: &HostConfig, now: DateTime<Utc>, entropy: &mut Entr
     if !root.is_dir() {
         return Err(Error::input(root, "no such folder of games"));
     }
+    intake::make_state_dir(root)?;
     let mut out = CronRun::default();
     for source in cfg.intake.maildir.iter().map(|d| Source::Maildir(d.clone())).chain(cfg.intake.mbox.iter().map(|f| Source::Mbox(f.clone()))) {
         match intake::run(root, &source, cfg, now) {

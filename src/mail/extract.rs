@@ -44,8 +44,8 @@ pub struct Extracted {
     /// Things worth telling the sender (e.g. a `.sig` with no file beside it).
     pub notes: Vec<String>,
     /// Why the message is an automatic one that must not be answered (RFC 3834: an
-    /// `Auto-Submitted` other than `no`, or `Precedence: bulk`, `junk` or `list`), e.g.
-    /// "Auto-Submitted: auto-replied".
+    /// `Auto-Submitted` other than `no`; `Precedence: bulk`, `junk`, `list` or `auto_reply`;
+    /// `X-Autoreply` or `X-Autorespond`), e.g. "Auto-Submitted: auto-replied".
     pub automatic: Option<String>,
 }
 
@@ -76,16 +76,21 @@ pub fn extract(raw: &[u8], key_for: &dyn Fn(&str, &str) -> Option<PublicKey>) ->
         && let Some(addr) = a.address()
     {
         out.from = Some(addr.trim().to_ascii_lowercase());
-        out.from_display = Some(match a.name() {
-            Some(n) if !n.is_empty() => format!("{n} <{}>", addr.trim()),
+        // Through lettre's Mailbox, so a name with a comma, quotes or non-ASCII letters is
+        // quoted or encoded as a header needs it ("Meade, George" <meade@example.org>).
+        out.from_display = Some(match (a.name(), addr.trim().parse::<lettre::Address>()) {
+            (Some(n), Ok(ad)) if !n.trim().is_empty() => lettre::message::Mailbox::new(Some(n.trim().to_string()), ad).to_string(),
             _ => addr.trim().to_string(),
         });
     }
     let header = |name: &str| msg.header_raw(name).map(|v| v.trim().to_ascii_lowercase());
     if let Some(v) = header("Auto-Submitted").filter(|v| v != "no" && !v.starts_with("no;") && !v.starts_with("no ")) {
         out.automatic = Some(format!("Auto-Submitted: {v}"));
-    } else if let Some(v) = header("Precedence").filter(|v| ["bulk", "junk", "list"].contains(&v.as_str())) {
+    } else if let Some(v) = header("Precedence").filter(|v| ["bulk", "junk", "list", "auto_reply"].contains(&v.as_str())) {
         out.automatic = Some(format!("Precedence: {v}"));
+    } else if let Some(h) = ["X-Autoreply", "X-Autorespond"].into_iter().find(|h| header(h).is_some()) {
+        // Older vacation programs mark their replies so instead of with Auto-Submitted.
+        out.automatic = Some(format!("{h} present"));
     }
     let mut chunks = Vec::new();
     let mut html = 0;

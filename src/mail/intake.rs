@@ -74,6 +74,9 @@ pub struct OrderResult {
     pub warnings: Vec<String>,
     /// Why it was refused.
     pub error: Option<String>,
+    /// The refusal is about the file's form (it could not be read as a signed order, or its
+    /// signature does not match): what a mail program that rewrapped a pasted order causes.
+    pub format_problem: bool,
 }
 
 /// What intake did with one message.
@@ -94,18 +97,29 @@ pub struct Handled {
 /// The games under a root, by id.
 pub struct Games {
     by_id: BTreeMap<String, (PathBuf, GameFile)>,
+    /// Game folders whose `game.toml` could not be read, with the error.
+    broken: Vec<(PathBuf, String)>,
 }
 
 impl Games {
-    /// Reads every `game.toml` under `root` (a game that cannot be read is skipped).
+    /// Reads every `game.toml` under `root`; a game that cannot be read is kept aside in
+    /// [`Games::broken`] (orders for an unknown game then wait instead of being refused).
     pub fn load(root: &Path) -> Result<Games> {
         let mut by_id = BTreeMap::new();
+        let mut broken = Vec::new();
         for dir in pipeline::games_under(root)? {
-            if let Ok(gf) = pipeline::read_game_file(&store::GameDir::new(&dir)) {
-                by_id.insert(gf.id.clone(), (dir, gf));
+            match pipeline::read_game_file(&store::GameDir::new(&dir)) {
+                Ok(gf) => {
+                    by_id.insert(gf.id.clone(), (dir, gf));
+                }
+                Err(e) => broken.push((dir, e.to_string())),
             }
         }
-        Ok(Games { by_id })
+        Ok(Games { by_id, broken })
+    }
+    /// Game folders whose `game.toml` could not be read, each with its error.
+    pub fn broken(&self) -> &[(PathBuf, String)] {
+        &self.broken
     }
     /// The game with this id.
     pub fn get(&self, id: &str) -> Option<&(PathBuf, GameFile)> {
@@ -126,10 +140,22 @@ pub fn state_dir(root: &Path) -> PathBuf {
     root.join(".mail")
 }
 
-/// Takes mail in from `source`; returns what happened to each message.
-pub fn run(root: &Path, source: &Source, cfg: &HostConfig, now: DateTime<Utc>) -> Result<Vec<Handled>> {
+/// Creates the mail state folder (`ROOT/.mail`) if needed and makes it the host's alone (mode
+/// 0700, like `host/`): it holds players' messages with orders still sealed, and queued reports.
+pub fn make_state_dir(root: &Path) -> Result<PathBuf> {
     let state = state_dir(root);
     std::fs::create_dir_all(&state).map_err(|e| store::io(&state, e))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&state, std::fs::Permissions::from_mode(0o700)).map_err(|e| store::io(&state, e))?;
+    }
+    Ok(state)
+}
+
+/// Takes mail in from `source`; returns what happened to each message.
+pub fn run(root: &Path, source: &Source, cfg: &HostConfig, now: DateTime<Utc>) -> Result<Vec<Handled>> {
+    let state = make_state_dir(root)?;
     let lock_path = state.join("intake.lock");
     let lock = std::fs::File::options().create(true).truncate(false).write(true).open(&lock_path).map_err(|e| store::io(&lock_path, e))?;
     if matches!(source, Source::Stdin) {
@@ -186,19 +212,32 @@ pub fn run(root: &Path, source: &Source, cfg: &HostConfig, now: DateTime<Utc>) -
     if maildir != spool && spool.is_dir() {
         folders.push(spool);
     }
+    // Once a message has to wait, every later one waits too: an older order must never be
+    // taken after a newer one of the same player.
+    let mut waiting: Option<String> = None;
     for folder in folders {
         for (path, name) in arrival_order(&folder)? {
-            out.push(handle_file(root, &folder, &path, &name, &games, &outbox, cfg, now)?);
+            if let Some(why) = &waiting {
+                out.push(Handled { name, disposition: Disposition::Retry, reason: format!("left for the next run: an earlier message waits ({why})"), orders: vec![], reply: None });
+                continue;
+            }
+            let h = handle_file(root, &folder, &path, &name, &games, &outbox, cfg, now)?;
+            if h.disposition == Disposition::Retry {
+                waiting = Some(h.reason.clone());
+            }
+            out.push(h);
         }
     }
     drop(lock);
     Ok(out)
 }
 
-/// The messages waiting in a Maildir's `new/` and `cur/`, in the order they arrived: by
-/// modification time, then by name compared with digit runs as numbers (Maildir names start
-/// with the delivery time and carry counters, e.g. `1797100000.M99999P1.host` before
-/// `1797100000.M100000P2.host`; spooled names are `SECONDS.SEQUENCE.HASH`).
+/// The messages waiting in a Maildir's `new/` and `cur/`, in the order they arrived: by the
+/// delivery second that starts a Maildir name (else the file's modification second), then by
+/// modification time, then by name compared with digit runs as numbers (names carry counters,
+/// e.g. `1797100000.M99999P1.host` before `1797100000.M100000P2.host`; spooled names are
+/// `SECONDS.SEQUENCE.HASH`). The name comes first so that a Maildir copied without its file
+/// times keeps its order.
 fn arrival_order(maildir: &Path) -> Result<Vec<(PathBuf, String)>> {
     let mut found = Vec::new();
     for sub in ["new", "cur"] {
@@ -212,7 +251,11 @@ fn arrival_order(maildir: &Path) -> Result<Vec<(PathBuf, String)>> {
             if !meta.is_file() {
                 continue;
             }
-            found.push((meta.modified().ok(), path, name));
+            let mtime = meta.modified().ok();
+            let mtime_secs = mtime.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs());
+            let digits: String = name.chars().take_while(char::is_ascii_digit).collect();
+            let second = if digits.len() >= 9 && name[digits.len()..].starts_with('.') { digits.parse().unwrap_or(mtime_secs) } else { mtime_secs };
+            found.push(((second, mtime), path, name));
         }
     }
     found.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| natural_cmp(&a.2, &b.2)));
@@ -388,7 +431,13 @@ fn handle_file(root: &Path, maildir: &Path, path: &Path, name: &str, games: &Gam
             reply: queued,
         }
     } else {
-        handle(&raw, &hash, name, games, outbox, cfg, now)?
+        match handle(&raw, &hash, name, games, outbox, cfg, now) {
+            Ok(h) => h,
+            // A disk problem stops the run (the message stays for the next); anything else is
+            // about this message alone, which must not hold up the ones behind it.
+            Err(e @ Error::Io { .. }) => return Err(e),
+            Err(e) => Handled { name: name.into(), disposition: Disposition::Failed, reason: format!("could not be handled: {e}"), orders: vec![], reply: None },
+        }
     };
     h.name = name.to_string();
     if h.disposition != Disposition::Retry {
@@ -470,9 +519,9 @@ pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox
     let mut cc: Vec<String> = Vec::new();
     let mut attachments = Vec::new();
     for f in &ex.orders {
-        let r = submit_found(f, &from, games, now)?;
-        let Some(r) = r else {
-            return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: "a game was busy; left for the next run".into(), orders: vec![], reply: None });
+        let r = match submit_found(f, &from, games, now)? {
+            Ok(r) => r,
+            Err(why) => return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: format!("{why}; left for the next run"), orders: vec![], reply: None }),
         };
         if let (Some(g), Some(role)) = (&r.game, &r.role)
             && let Some((dir, gf)) = games.get(g)
@@ -494,6 +543,17 @@ pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox
         }
         results.push(r);
     }
+    let accepted = results.iter().filter(|r| r.receipt.is_some()).count();
+    if let Some(why) = &ex.automatic {
+        // Its orders count, but an automatic message is never answered (no mail loops).
+        return Ok(Handled {
+            name: name.into(),
+            disposition: Disposition::Done,
+            reason: format!("an automatic message ({why}): {accepted} of {} order file(s) accepted, not answered", results.len()),
+            orders: results,
+            reply: None,
+        });
+    }
     let body = reply_body(&ex, &results, &|t| super::cron::local_time(cfg, &from, t));
     let reply = compose::build(Draft {
         id: stable_id(&["reply", hash]),
@@ -512,7 +572,6 @@ pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox
         date: now,
     })?;
     outbox.queue(&reply, now)?;
-    let accepted = results.iter().filter(|r| r.receipt.is_some()).count();
     let reason = if results.is_empty() {
         if ex.html_only { "HTML only: answered with what to send".to_string() } else { "no signed orders: answered with what to send".to_string() }
     } else {
@@ -532,19 +591,22 @@ fn place(label: &str, line: Option<usize>, field: Option<&str>) -> String {
     s
 }
 
-/// Submits one found order; `None` when its game stayed locked (try again later).
-fn submit_found(f: &Found, from: &str, games: &Games, now: DateTime<Utc>) -> Result<Option<OrderResult>> {
-    let mut r = OrderResult { label: f.label.clone(), game: None, role: None, receipt: None, warnings: vec![], error: None };
+/// Submits one found order; `Err(why)` when it must wait for a later run (its game stayed
+/// locked, the clock is behind the game, or an unreadable game folder may be the game it names).
+fn submit_found(f: &Found, from: &str, games: &Games, now: DateTime<Utc>) -> Result<std::result::Result<OrderResult, String>> {
+    let mut r = OrderResult { label: f.label.clone(), game: None, role: None, receipt: None, warnings: vec![], error: None, format_problem: false };
     if let Some(p) = &f.problem {
         r.error = Some(p.clone());
-        return Ok(Some(r));
+        r.format_problem = true;
+        return Ok(Ok(r));
     }
     // Read the header only to route; the pipeline checks everything again.
     let text = match sig::normalize(&f.file) {
         Ok(t) => t,
         Err(e) => {
             r.error = Some(format!("{}: {e}", f.label));
-            return Ok(Some(r));
+            r.format_problem = true;
+            return Ok(Ok(r));
         }
     };
     let (body, _) = sig::split_appended(&text);
@@ -552,22 +614,26 @@ fn submit_found(f: &Found, from: &str, games: &Games, now: DateTime<Utc>) -> Res
         Ok(of) => of.header,
         Err(p) => {
             r.error = Some(format!("{}: {}", place(&f.label, p.line, p.field.as_deref()), p.message));
-            return Ok(Some(r));
+            r.format_problem = true;
+            return Ok(Ok(r));
         }
     };
     r.game = Some(header.game.clone());
     r.role = Some(header.role.clone());
     let Some((dir, gf)) = games.get(&header.game) else {
+        if let Some((dir, e)) = games.broken().first() {
+            return Ok(Err(format!("game {:?} is not among the readable games, and {} cannot be read ({e})", header.game, dir.display())));
+        }
         let line = orderfile::locate(&body, "pbem.game");
         r.error = Some(format!("{}: there is no game {:?} at this judge", place(&f.label, line, Some("pbem.game")), header.game));
-        return Ok(Some(r));
+        return Ok(Ok(r));
     };
     if !gf.seats.iter().any(|s| s.email.eq_ignore_ascii_case(from)) {
         r.error = Some(format!(
             "{}: {from} is not the registered address of any seat in game {}; send your orders from the address registered for your seat (or ask the host to change it)",
             f.label, gf.id
         ));
-        return Ok(Some(r));
+        return Ok(Ok(r));
     }
     let tmp = tempdir()?;
     let file = tmp.join(safe_name(&f.name));
@@ -577,19 +643,25 @@ fn submit_found(f: &Found, from: &str, games: &Games, now: DateTime<Utc>) -> Res
     }
     let res = pipeline::submit(dir, std::slice::from_ref(&file), now);
     std::fs::remove_dir_all(&tmp).ok();
+    let refused = |r: &mut OrderResult, e: &Error| {
+        r.error = Some(describe(e, &file, &f.label));
+        r.format_problem = matches!(e, Error::Sig(_));
+    };
     match res {
-        Err(Error::Locked(_)) => return Ok(None),
-        Err(e) => r.error = Some(describe(&e, &file, &f.label)),
+        Err(Error::Locked(_)) => return Ok(Err(format!("game {} was busy", gf.id))),
+        Err(Error::ClockBehind(m)) => return Ok(Err(m)),
+        Err(e) => refused(&mut r, &e),
         Ok(mut v) => match v.pop().expect("one result per file") {
             Ok(a) => {
                 r.warnings = a.warnings;
                 r.receipt = Some(a.receipt);
             }
-            Err(Error::Locked(_)) => return Ok(None),
-            Err(e) => r.error = Some(describe(&e, &file, &f.label)),
+            Err(Error::Locked(_)) => return Ok(Err(format!("game {} was busy", gf.id))),
+            Err(Error::ClockBehind(m)) => return Ok(Err(m)),
+            Err(e) => refused(&mut r, &e),
         },
     }
-    Ok(Some(r))
+    Ok(Ok(r))
 }
 
 fn describe(e: &Error, tmp: &Path, label: &str) -> String {
@@ -649,7 +721,7 @@ fn reply_body(ex: &Extracted, results: &[OrderResult], local: &dyn Fn(&str) -> S
             }
             (None, Some(e)) => {
                 b.push_str(&format!("{}. {}{what}: REFUSED\n   {e}\n", i + 1, r.label));
-                if r.label == "the message body" {
+                if r.label == "the message body" && r.format_problem {
                     b.push_str(
                         "   (Line numbers count from the first line of the pasted order. If your mail program\n   \
                          wrapped long lines, attach the order file instead: with its .sig beside it, or signed\n   \
@@ -665,7 +737,7 @@ fn reply_body(ex: &Extracted, results: &[OrderResult], local: &dyn Fn(&str) -> S
         b.push_str(&format!("Note: {n}\n"));
     }
     if results.iter().any(|r| r.error.is_some()) {
-        b.push_str("\nRefused orders count for nothing: correct them and send them again before the deadline.\n");
+        b.push_str("\nRefused orders count for nothing: correct them and send them again (before the step's deadline,\nwhile the game is on).\n");
     }
     b
 }
