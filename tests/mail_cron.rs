@@ -117,6 +117,8 @@ fn smtp_down_loses_nothing_and_a_crash_after_sending_sends_nothing_twice() {
     let r = cron::run(&root, &down, at("2026-07-01T12:05:00Z"), &mut Entropy::seeded([1; 32])).unwrap();
     let f = r.flushed.unwrap();
     assert_eq!(f.failed.len(), 2, "{f:?}");
+    // The server could not be reached for the first: the second is not tried (no second timeout).
+    assert!(f.failed[1].1.starts_with("not tried: SMTP"), "{f:?}");
     assert_eq!(Outbox::under(&root).pending().unwrap().len(), 2, "both reports still queued");
 
     // A run died after the server accepted one mail and before it was removed from the queue.

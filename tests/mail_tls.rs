@@ -85,7 +85,7 @@ fn send(dir: &Path, port: u16, security: Security, ca: Option<&Path>, password: 
         date: pbem::pipeline::parse_time("2026-07-01T12:00:00Z").unwrap(),
     })
     .map_err(|e| e.to_string())?;
-    t.send(&m.id, &m.from, &m.to, &m.bytes)
+    t.send(&m.id, &m.from, &m.to, &m.bytes).map_err(|e| e.message)
 }
 
 fn delivered(dir: &Path) -> usize {

@@ -100,6 +100,7 @@ impl Outbox {
             return Ok(out);
         }
         let q = self.queue_dir();
+        let mut unreachable: Option<String> = None;
         for id in self.pending()? {
             let meta = q.join(format!("{id}.toml"));
             let eml = q.join(format!("{id}.eml"));
@@ -111,6 +112,12 @@ impl Outbox {
             }
             let text = store::read_text(&meta)?;
             let env: Envelope = toml::from_str(&text).map_err(|e| Error::input(&meta, e.to_string()))?;
+            if let Some(why) = &unreachable {
+                // The server did not answer for an earlier mail: not tried (each try would wait
+                // out the timeout again); the next run sends it.
+                out.failed.push((id, format!("not tried: {why}")));
+                continue;
+            }
             let bytes = store::read(&eml)?;
             match t.send(&env.id, &env.from, &env.to, &bytes) {
                 Ok(()) => {
@@ -123,7 +130,10 @@ impl Outbox {
                 }
                 Err(e) => {
                     store::write_atomic(&q.join(format!("{id}.error")), format!("{}: {e}\n", crate::pipeline::timestamp(now)).as_bytes())?;
-                    out.failed.push((id, e));
+                    if e.unreachable {
+                        unreachable = Some(e.message.clone());
+                    }
+                    out.failed.push((id, e.message));
                 }
             }
         }

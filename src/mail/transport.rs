@@ -12,10 +12,33 @@ use lettre::{Address, SendmailTransport, SmtpTransport, Transport as _};
 use super::config::{Security, TransportConfig};
 use crate::error::{Error, Result};
 
+/// Why a message was not handed over.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SendError {
+    /// What went wrong, for the host.
+    pub message: String,
+    /// The server could not be reached at all (no connection, TLS failure, no answer in time):
+    /// the next messages would fail the same way, each after its own timeout, so a flush stops.
+    pub unreachable: bool,
+}
+
+impl SendError {
+    /// A failure of this one message.
+    pub fn message(message: impl Into<String>) -> Self {
+        SendError { message: message.into(), unreachable: false }
+    }
+}
+
+impl std::fmt::Display for SendError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
 /// Something that accepts a whole message for delivery.
 pub trait Transport {
     /// Hands one message over; `Ok` only when the other side accepted it.
-    fn send(&self, id: &str, from: &str, to: &[String], bytes: &[u8]) -> std::result::Result<(), String>;
+    fn send(&self, id: &str, from: &str, to: &[String], bytes: &[u8]) -> std::result::Result<(), SendError>;
 }
 
 /// Writes each message to `DIR/ID.eml` (dry runs, tests).
@@ -25,8 +48,8 @@ pub struct FileTransport {
 }
 
 impl Transport for FileTransport {
-    fn send(&self, id: &str, _from: &str, _to: &[String], bytes: &[u8]) -> std::result::Result<(), String> {
-        crate::store::write_atomic(&self.dir.join(format!("{id}.eml")), bytes).map_err(|e| e.to_string())
+    fn send(&self, id: &str, _from: &str, _to: &[String], bytes: &[u8]) -> std::result::Result<(), SendError> {
+        crate::store::write_atomic(&self.dir.join(format!("{id}.eml")), bytes).map_err(|e| SendError::message(e.to_string()))
     }
 }
 
@@ -45,13 +68,17 @@ pub enum Lettre {
 }
 
 impl Transport for Lettre {
-    fn send(&self, _id: &str, from: &str, to: &[String], bytes: &[u8]) -> std::result::Result<(), String> {
-        let env = envelope(from, to)?;
+    fn send(&self, _id: &str, from: &str, to: &[String], bytes: &[u8]) -> std::result::Result<(), SendError> {
+        let env = envelope(from, to).map_err(SendError::message)?;
         match self {
-            Lettre::Smtp(t) => t.send_raw(&env, bytes).map(|_| ()).map_err(|e| format!("SMTP: {e}")),
+            Lettre::Smtp(t) => t.send_raw(&env, bytes).map(|_| ()).map_err(|e| SendError {
+                // An SMTP reply (4xx, 5xx) is about this message; anything else is the server.
+                unreachable: !(e.is_transient() || e.is_permanent()),
+                message: if e.is_timeout() { format!("SMTP: no answer in time: {e}") } else { format!("SMTP: {e}") },
+            }),
             Lettre::Sendmail(t, command) => {
                 let _guard = PipeErrorsNotFatal::new();
-                t.send_raw(&env, bytes).map_err(|e| format!("sendmail ({command}): {e}"))
+                t.send_raw(&env, bytes).map_err(|e| SendError::message(format!("sendmail ({command}): {e}")))
             }
         }
     }
