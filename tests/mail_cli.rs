@@ -66,7 +66,8 @@ fn intake_from_a_pipe_answers_through_sendmail_and_nothing_twice() {
     assert!(sent[0].contains("meade@example.org") && sent[0].contains("commitment"), "{}", sent[0]);
     assert!(sent[0].contains("Subject: [pbem g1] Re: orders") && sent[0].contains("Auto-Submitted: auto-replied"), "{}", sent[0]);
     // The same message piped again (a retrying MTA) is not handled twice and sends nothing.
-    pbem().args(["intake", "--stdin", "--now", "2026-07-01T13:01:00Z", "--root"]).arg(&root).arg("--config").arg(&cfg).write_stdin(mail).assert().success();
+    pbem().args(["intake", "--stdin", "--now", "2026-07-01T13:01:00Z", "--root"]).arg(&root).arg("--config").arg(&cfg).write_stdin(mail).assert().success()
+        .stdout(predicates::str::contains("no new messages"));
     assert_eq!(sent_messages(&log).len(), 1);
     let receipts = std::fs::read_dir(game.join("receipts")).unwrap().count();
     assert!(receipts >= 1);

@@ -49,6 +49,9 @@ pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdi
             other => handled.extend(other?),
         }
     }
+    if handled.is_empty() {
+        println!("no new messages (a message taken in before is not handled again)");
+    }
     for h in &handled {
         println!("{}: {}: {}", h.name, disposition_word(h.disposition), h.reason);
         for o in &h.orders {
