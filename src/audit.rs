@@ -8,7 +8,8 @@ use crate::commit::{self, NMR_NONCE};
 use crate::dice::Ctx;
 use crate::error::{Error, Result};
 use crate::game::{Orders, Pending};
-use crate::model::{self, LateReveal, Receipt, Record, Revealed};
+use crate::game::{DynGame, Publication};
+use crate::model::{self, GameFile, LateReveal, Opening, Receipt, Record, Resolution, Revealed, WithheldUntil};
 use crate::orderfile;
 use crate::pipeline::{self, NS_ORDERS, NS_RECEIPT, NS_RECORD, sig_path};
 use crate::report;
@@ -18,7 +19,7 @@ use crate::store::{self, GameDir};
 /// What a passing audit checked.
 #[derive(Debug, Default)]
 pub struct AuditSummary {
-    /// Records checked (including record 0).
+    /// Records checked in full, replay included (record 0 counts).
     pub records: u64,
     /// Revealed orders checked against signatures and receipts.
     pub orders: u64,
@@ -29,27 +30,46 @@ pub struct AuditSummary {
     /// True when `states/` and `reports/` were absent (a public copy made mid-game): every
     /// replayed state was checked against its hash in the record instead, reports not at all.
     pub public_copy: bool,
+    /// `Some((first, last))` when records `first..=last` could not be replayed because the orders
+    /// of record `first` are still withheld (a public copy without `host/`): those records were
+    /// checked only for what needs no replay (host signatures, the hash chain, host seeds against
+    /// their commitments, receipts). `None` when every record was checked in full.
+    pub secret: Option<(u64, u64)>,
 }
 
 impl AuditSummary {
-    /// E.g. "22 records, 42 signed orders, 2 NMR, 44 reports replayed byte for byte".
+    /// E.g. "22 records, 42 signed orders, 2 NMR, 44 reports replayed byte for byte"; for a partial
+    /// audit "up to record 7 (...); record 8 holds orders the game still keeps secret, so records
+    /// 8-9 were checked only for ...: audit again when they are revealed".
     pub fn describe(&self) -> String {
         let n = |k: u64, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
-        if self.public_copy {
-            return format!(
+        let counts = if self.public_copy {
+            format!(
                 "{}, {}, {} NMR, every replayed state matching its record's hash (a public copy: no states/ or reports/ to compare)",
                 n(self.records, "record", "records"),
                 n(self.orders, "signed order", "signed orders"),
                 self.nmr
-            );
+            )
+        } else {
+            format!(
+                "{}, {}, {} NMR, {} replayed byte for byte",
+                n(self.records, "record", "records"),
+                n(self.orders, "signed order", "signed orders"),
+                self.nmr,
+                n(self.reports, "report", "reports")
+            )
+        };
+        match self.secret {
+            None => counts,
+            Some((first, last)) => {
+                let which = if first == last { format!("record {first} was") } else { format!("records {first}-{last} were") };
+                format!(
+                    "up to record {} ({counts}); record {first} holds orders the game still keeps secret, so {which} \
+                     checked only for signatures, hash chain, host seeds and receipts: audit again when they are revealed",
+                    first - 1
+                )
+            }
         }
-        format!(
-            "{}, {}, {} NMR, {} replayed byte for byte",
-            n(self.records, "record", "records"),
-            n(self.orders, "signed order", "signed orders"),
-            self.nmr,
-            n(self.reports, "report", "reports")
-        )
     }
 }
 
@@ -137,7 +157,12 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
             }
         }
     }
-    let mut outstanding: Vec<(u64, String)> = Vec::new();
+    // Orders withheld and not yet revealed, with how long they wait.
+    let mut outstanding: BTreeMap<(u64, String), WithheldUntil> = BTreeMap::new();
+    // The first record whose orders are withheld with neither a later reveal nor the host's copy
+    // (a public copy mid-game): from there on no step can be replayed, and only what needs no
+    // replay is checked (signatures, the hash chain, host seeds, receipts).
+    let mut secret_from: Option<u64> = None;
     // The full events of the step being checked (the record holds only the public ones).
     let mut events: Vec<crate::dice::Event> = Vec::new();
     for n in 0..=last {
@@ -183,19 +208,24 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                 if asked != revealed {
                     return Err(fail(&rpath, format!("orders revealed for {revealed:?}, but step {} asked {asked:?}", res.step)));
                 }
+                for o in &res.orders {
+                    if o.withheld && (o.text.is_some() || o.signature.is_some() || !o.orders.is_empty()) {
+                        return Err(fail(&rpath, format!("orders of {} are marked withheld but are present", o.role)));
+                    }
+                    if !o.withheld && !o.withheld_until.is_round_end() {
+                        return Err(fail(&rpath, format!("orders of {} say how long they are withheld but are not withheld", o.role)));
+                    }
+                }
                 // Withheld orders are taken from the later record that reveals them (or, auditing
                 // on the host, from its own withheld copy).
                 // Each with the file its text was read from, named by any failure about it.
                 let mut full: Vec<Revealed> = Vec::new();
                 let mut source: BTreeMap<String, PathBuf> = BTreeMap::new();
-                for o in &res.orders {
+                for o in res.orders.iter().filter(|_| secret_from.is_none()) {
                     if !o.withheld {
                         full.push(o.clone());
                         source.insert(o.role.clone(), rpath.clone());
                         continue;
-                    }
-                    if o.text.is_some() || o.signature.is_some() || !o.orders.is_empty() {
-                        return Err(fail(&rpath, format!("orders of {} are marked withheld but are present", o.role)));
                     }
                     let hp = gd.withheld(res.step, &o.role);
                     let host_copy = match store::read_text(&hp) {
@@ -216,141 +246,221 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                             source.insert(o.role.clone(), hp);
                         }
                         (None, None) => {
-                            return Err(fail(&rpath, format!(
-                                "orders of {} in step {} are withheld until the game may publish them; audit again once a later record reveals them",
-                                o.role, res.step
-                            )));
+                            // Still secret: this step and every later one cannot be replayed here.
+                            secret_from = Some(n);
+                            break;
                         }
                     }
                 }
-                let receipts = pipeline::latest_receipts(&gd, res.step)?;
-                let mut orders: BTreeMap<String, Orders> = BTreeMap::new();
-                let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
-                for o in &full {
-                    let opath = &source[&o.role];
-                    let nonce = match (&o.seq, &o.commitment, &o.text, &o.signature) {
-                        (None, None, None, None) => {
-                            if receipts.contains_key(&o.role) {
-                                return Err(fail(&rpath, format!("{} is NMR but has a receipt for step {}", o.role, res.step)));
-                            }
-                            // Checked once the step seed is known (a built-in player's orders
-                            // come from a seed derived from it).
-                            sum.nmr += 1;
-                            NMR_NONCE
+                if secret_from.is_some() {
+                    // Beyond the replay: reveals can only name orders withheld and not yet revealed.
+                    for r in &rec.reveals {
+                        if outstanding.remove(&(r.step, r.role.clone())).is_none() {
+                            return Err(fail(&rpath, format!("reveals orders of {} in step {} that were not withheld or were revealed before", r.role, r.step)));
                         }
-                        (Some(seq), Some(c), Some(text), Some(signature)) => {
-                            sig::verify(&seat_keys[&o.role], NS_ORDERS, text.as_bytes(), signature)
-                                .map_err(|e| fail(opath, format!("order of {} in step {}: {e}", o.role, res.step)))?;
-                            let recomputed = hex::encode(commit::order_commitment(&gf.id, res.step, &o.role, text.as_bytes()));
-                            if &recomputed != c {
-                                return Err(fail(opath, format!("revealed order of {} does not match its commitment", o.role)));
-                            }
-                            let rp = gd.receipts(res.step).join(format!("{}-{seq}.toml", o.role));
-                            let rb = store::read(&rp).map_err(|_| fail(&rp, "missing receipt"))?;
-                            check_host_sig(&rp, &rb, &host, NS_RECEIPT)?;
-                            let r: Receipt = toml::from_str(std::str::from_utf8(&rb).unwrap_or(""))
-                                .map_err(|e: toml::de::Error| fail(&rp, e.message().to_string()))?;
-                            if &r.commitment != c || r.seq != *seq || r.role != o.role || r.step != res.step {
-                                return Err(fail(&rp, format!("receipt does not match the order of {} revealed in record {n}", o.role)));
-                            }
-                            if receipts.get(&o.role).map(|l| l.seq) != Some(*seq) {
-                                return Err(fail(&rp, "a newer receipt exists: the newest order should have been used"));
-                            }
-                            let f = orderfile::parse(text).map_err(|p| fail(opath, format!("order of {}: {}", o.role, p.message)))?;
-                            let h = &f.header;
-                            if h.game != gf.id || h.step != res.step || h.role != o.role || h.host_seed_commitment != opening.host_seed_commitment {
-                                return Err(fail(opath, format!("order of {} names another game, step, role or host seed", o.role)));
-                            }
-                            if f.orders != o.orders {
-                                return Err(fail(opath, format!("orders of {} differ from the signed text", o.role)));
-                            }
-                            if let Err(p) = game.check_order(&state, &o.role, &f.orders)? {
-                                return Err(fail(opath, format!("order of {} is illegal: {}: {}", o.role, p[0].field, p[0].message)));
-                            }
-                            let sealed = gd.sealed(res.step).join(format!("{}-{seq}.txt", o.role));
-                            if sealed.exists() {
-                                // The host's sealed copy (absent from a public copy of the game).
-                                if store::read(&sealed)? != text.as_bytes() {
-                                    return Err(fail(&sealed, format!("differs from the order of {} revealed in record {n}", o.role)));
-                                }
-                                let sealed_sig = sig_path(&sealed);
-                                if store::read_text(&sealed_sig).ok().as_deref() != Some(signature.as_str()) {
-                                    return Err(fail(&sealed_sig, format!("differs from the signature of {}'s order revealed in record {n}", o.role)));
-                                }
-                            }
-                            sum.orders += 1;
-                            commit::parse_32(&h.nonce).unwrap_or(NMR_NONCE)
-                        }
-                        _ => return Err(fail(&rpath, format!("order of {} is half revealed", o.role))),
-                    };
-                    orders.insert(o.role.clone(), o.orders.clone());
-                    nonces.insert(o.role.clone(), nonce);
-                }
-                let seed = commit::step_seed(&gf.id, res.step, &host_seed, nonces.iter().map(|(r, n)| (r.as_str(), n)));
-                if hex::encode(seed) != res.seed {
-                    return Err(fail(&rpath, format!("step seed of step {} is not derived from the host seed and nonces", res.step)));
-                }
-                for o in full.iter().filter(|o| o.seq.is_none()) {
-                    let missed = misses.get(&o.role).copied().unwrap_or(0);
-                    let (want, kind) = pipeline::nmr_orders(game, &gf, &state, res.step, &seed, &o.role, missed)?;
-                    if o.nmr.as_deref().unwrap_or("default") != kind || want != o.orders {
-                        return Err(fail(&rpath, format!(
-                            "NMR orders of {} in step {} are not what the NMR policy gives ({kind} orders after {missed} missed step(s))",
-                            o.role, res.step
-                        )));
                     }
-                }
-                model::count_misses(&mut misses, res);
-                let mut ctx = Ctx::new(seed);
-                state = game.resolve(&state, &orders, &mut ctx)?;
-                events = ctx.into_events();
-                if pipeline::public_events(&events) != res.events {
-                    return Err(fail(&rpath, format!("replaying step {} gives different events", res.step)));
-                }
-                // Orders are withheld exactly while the game says they are secret, and the first
-                // record after that reveals every one of them.
-                let public = game.orders_public(&state)?;
-                if res.orders.iter().any(|o| o.withheld == public) {
-                    return Err(fail(&rpath, format!("step {}'s orders are {} contrary to the game's rule", res.step, if public { "withheld" } else { "published" })));
-                }
-                let keys: Vec<(u64, String)> = rec.reveals.iter().map(|r| (r.step, r.role.clone())).collect();
-                if public {
-                    if keys != outstanding {
-                        return Err(fail(&rpath, "reveals do not match the orders withheld so far"));
+                    outstanding.extend(res.orders.iter().filter(|o| o.withheld).map(|o| ((res.step, o.role.clone()), o.withheld_until)));
+                    // At the game's end every order is due, whatever the game said of its step.
+                    if rec.outcome.is_some() && !outstanding.is_empty() {
+                        let list: Vec<String> = outstanding.keys().map(|(s, r)| format!("{r} in step {s}")).collect();
+                        return Err(fail(&rpath, format!("the game is over, but the orders of {} were never revealed", list.join(", "))));
                     }
-                    outstanding.clear();
                 } else {
-                    if !keys.is_empty() {
-                        return Err(fail(&rpath, "reveals orders while the game still holds them secret"));
-                    }
-                    outstanding.extend(res.orders.iter().map(|o| (res.step, o.role.clone())));
+                    let cx = Replay { gd: &gd, gf: &gf, game, seat_keys: &seat_keys, host: &host };
+                    let publication = replay_step(&cx, n, opening, res, &full, &source, &host_seed, &mut state, &mut misses, &mut events, &mut sum)?;
+                    let over = matches!(game.pending(&state)?, Pending::Over(_));
+                    check_publication(&rpath, &rec, res, publication, over, &mut outstanding)?;
                 }
             }
         }
-        if commit::sha256_hex(state.as_bytes()) != rec.state {
-            return Err(fail(&rpath, "replayed state does not match the record's state hash"));
-        }
-        let spath = gd.state(n);
-        if has_states && store::read(&spath).map_err(|_| fail(&spath, "missing"))? != state.as_bytes() {
-            return Err(fail(&spath, "differs from the replayed state (edited?)"));
-        }
-        match (game.pending(&state)?, &rec.opening, &rec.outcome) {
-            (Pending::Orders(asks), Some(op), None) if asks == op.asks && op.step == n + 1 => {}
-            (Pending::Over(o), None, Some(ro)) if &o == ro => {}
-            _ => return Err(fail(&rpath, "opening/outcome does not match the replayed state")),
-        }
-        for s in gf.seats.iter().filter(|_| has_reports) {
-            let want = report::render(&env, game, &gf, &rec, &events, &state, &s.role)?;
-            let rp = gd.report(n, &s.role);
-            if store::read(&rp).map_err(|_| fail(&rp, "missing"))? != want.as_bytes() {
-                return Err(fail(&rp, "differs from the replayed report"));
+        if secret_from.is_none() {
+            if commit::sha256_hex(state.as_bytes()) != rec.state {
+                return Err(fail(&rpath, "replayed state does not match the record's state hash"));
             }
-            sum.reports += 1;
+            let spath = gd.state(n);
+            if has_states && store::read(&spath).map_err(|_| fail(&spath, "missing"))? != state.as_bytes() {
+                return Err(fail(&spath, "differs from the replayed state (edited?)"));
+            }
+            match (game.pending(&state)?, &rec.opening, &rec.outcome) {
+                (Pending::Orders(asks), Some(op), None) if asks == op.asks && op.step == n + 1 => {}
+                (Pending::Over(o), None, Some(ro)) if &o == ro => {}
+                _ => return Err(fail(&rpath, "opening/outcome does not match the replayed state")),
+            }
+            for s in gf.seats.iter().filter(|_| has_reports) {
+                let want = report::render(&env, game, &gf, &rec, &events, &state, &s.role)?;
+                let rp = gd.report(n, &s.role);
+                if store::read(&rp).map_err(|_| fail(&rp, "missing"))? != want.as_bytes() {
+                    return Err(fail(&rp, "differs from the replayed report"));
+                }
+                sum.reports += 1;
+            }
+            sum.records += 1;
+        } else if rec.opening.as_ref().is_some_and(|op| op.step != n + 1) || rec.opening.is_some() == rec.outcome.is_some() {
+            return Err(fail(&rpath, format!("must either open step {} or state the outcome", n + 1)));
         }
-        sum.records += 1;
         prev = Some((bytes, rec));
     }
+    sum.secret = secret_from.map(|first| (first, last));
     Ok(sum)
+}
+
+/// What checking one step's orders needs besides the step.
+struct Replay<'a> {
+    gd: &'a GameDir,
+    gf: &'a GameFile,
+    game: &'static dyn DynGame,
+    seat_keys: &'a BTreeMap<String, ssh_key::PublicKey>,
+    host: &'a ssh_key::PublicKey,
+}
+
+/// Checks every order of the step record `n` resolves (`full`: withheld ones joined with their
+/// reveal, each read from `source[role]`) and replays the step from `state`: signatures, receipts,
+/// commitments, legality, the step seed, NMR orders, and the public events. Returns what the game
+/// says of publishing the step's orders.
+#[allow(clippy::too_many_arguments)]
+fn replay_step(
+    cx: &Replay<'_>,
+    n: u64,
+    opening: &Opening,
+    res: &Resolution,
+    full: &[Revealed],
+    source: &BTreeMap<String, PathBuf>,
+    host_seed: &[u8; 32],
+    state: &mut String,
+    misses: &mut BTreeMap<String, u32>,
+    events: &mut Vec<crate::dice::Event>,
+    sum: &mut AuditSummary,
+) -> Result<Publication> {
+    let Replay { gd, gf, game, seat_keys, host } = *cx;
+    let rpath = gd.record(n);
+    let receipts = pipeline::latest_receipts(gd, res.step)?;
+    let mut orders: BTreeMap<String, Orders> = BTreeMap::new();
+    let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
+    for o in full {
+        let opath = &source[&o.role];
+        let nonce = match (&o.seq, &o.commitment, &o.text, &o.signature) {
+            (None, None, None, None) => {
+                if receipts.contains_key(&o.role) {
+                    return Err(fail(&rpath, format!("{} is NMR but has a receipt for step {}", o.role, res.step)));
+                }
+                // Checked once the step seed is known (a built-in player's orders come from a seed
+                // derived from it).
+                sum.nmr += 1;
+                NMR_NONCE
+            }
+            (Some(seq), Some(c), Some(text), Some(signature)) => {
+                sig::verify(&seat_keys[&o.role], NS_ORDERS, text.as_bytes(), signature)
+                    .map_err(|e| fail(opath, format!("order of {} in step {}: {e}", o.role, res.step)))?;
+                let recomputed = hex::encode(commit::order_commitment(&gf.id, res.step, &o.role, text.as_bytes()));
+                if &recomputed != c {
+                    return Err(fail(opath, format!("revealed order of {} does not match its commitment", o.role)));
+                }
+                let rp = gd.receipts(res.step).join(format!("{}-{seq}.toml", o.role));
+                let rb = store::read(&rp).map_err(|_| fail(&rp, "missing receipt"))?;
+                check_host_sig(&rp, &rb, host, NS_RECEIPT)?;
+                let r: Receipt = toml::from_str(std::str::from_utf8(&rb).unwrap_or(""))
+                    .map_err(|e: toml::de::Error| fail(&rp, e.message().to_string()))?;
+                if &r.commitment != c || r.seq != *seq || r.role != o.role || r.step != res.step {
+                    return Err(fail(&rp, format!("receipt does not match the order of {} revealed in record {n}", o.role)));
+                }
+                if receipts.get(&o.role).map(|l| l.seq) != Some(*seq) {
+                    return Err(fail(&rp, "a newer receipt exists: the newest order should have been used"));
+                }
+                let f = orderfile::parse(text).map_err(|p| fail(opath, format!("order of {}: {}", o.role, p.message)))?;
+                let h = &f.header;
+                if h.game != gf.id || h.step != res.step || h.role != o.role || h.host_seed_commitment != opening.host_seed_commitment {
+                    return Err(fail(opath, format!("order of {} names another game, step, role or host seed", o.role)));
+                }
+                if f.orders != o.orders {
+                    return Err(fail(opath, format!("orders of {} differ from the signed text", o.role)));
+                }
+                if let Err(p) = game.check_order(state, &o.role, &f.orders)? {
+                    return Err(fail(opath, format!("order of {} is illegal: {}: {}", o.role, p[0].field, p[0].message)));
+                }
+                let sealed = gd.sealed(res.step).join(format!("{}-{seq}.txt", o.role));
+                if sealed.exists() {
+                    // The host's sealed copy (absent from a public copy of the game).
+                    if store::read(&sealed)? != text.as_bytes() {
+                        return Err(fail(&sealed, format!("differs from the order of {} revealed in record {n}", o.role)));
+                    }
+                    let sealed_sig = sig_path(&sealed);
+                    if store::read_text(&sealed_sig).ok().as_deref() != Some(signature.as_str()) {
+                        return Err(fail(&sealed_sig, format!("differs from the signature of {}'s order revealed in record {n}", o.role)));
+                    }
+                }
+                sum.orders += 1;
+                commit::parse_32(&h.nonce).unwrap_or(NMR_NONCE)
+            }
+            _ => return Err(fail(&rpath, format!("order of {} is half revealed", o.role))),
+        };
+        orders.insert(o.role.clone(), o.orders.clone());
+        nonces.insert(o.role.clone(), nonce);
+    }
+    let seed = commit::step_seed(&gf.id, res.step, host_seed, nonces.iter().map(|(r, n)| (r.as_str(), n)));
+    if hex::encode(seed) != res.seed {
+        return Err(fail(&rpath, format!("step seed of step {} is not derived from the host seed and nonces", res.step)));
+    }
+    for o in full.iter().filter(|o| o.seq.is_none()) {
+        let missed = misses.get(&o.role).copied().unwrap_or(0);
+        let (want, kind) = pipeline::nmr_orders(game, gf, state, res.step, &seed, &o.role, missed)?;
+        if o.nmr.as_deref().unwrap_or("default") != kind || want != o.orders {
+            return Err(fail(&rpath, format!(
+                "NMR orders of {} in step {} are not what the NMR policy gives ({kind} orders after {missed} missed step(s))",
+                o.role, res.step
+            )));
+        }
+    }
+    model::count_misses(misses, res);
+    let mut ctx = Ctx::new(seed);
+    let after = game.resolve(state, &orders, &mut ctx)?;
+    *events = ctx.into_events();
+    if pipeline::public_events(events) != res.events {
+        return Err(fail(&rpath, format!("replaying step {} gives different events", res.step)));
+    }
+    let publication = game.publication(state, &after)?;
+    *state = after;
+    Ok(publication)
+}
+
+/// Orders are withheld exactly as long as the game says (`publication` of the step, `over` when
+/// its record ends the game), and each record reveals exactly the withheld orders then due:
+/// nothing early, nothing late, nothing twice.
+fn check_publication(
+    rpath: &Path,
+    rec: &Record,
+    res: &Resolution,
+    publication: Publication,
+    over: bool,
+    outstanding: &mut BTreeMap<(u64, String), WithheldUntil>,
+) -> Result<()> {
+    let want = WithheldUntil::for_step(publication, over);
+    for o in &res.orders {
+        let got = o.withheld.then_some(o.withheld_until);
+        if got != want {
+            let say = |w: Option<WithheldUntil>| match w {
+                None => "published",
+                Some(WithheldUntil::RoundEnd) => "withheld until the round's end",
+                Some(WithheldUntil::GameEnd) => "withheld until the game's end",
+            };
+            return Err(fail(rpath, format!(
+                "orders of {} in step {} are {}, but the game's rule says {}",
+                o.role, res.step, say(got), say(want)
+            )));
+        }
+    }
+    let due: Vec<(u64, String)> = outstanding.iter().filter(|(_, u)| u.due(publication, over)).map(|(k, _)| k.clone()).collect();
+    let keys: Vec<(u64, String)> = rec.reveals.iter().map(|r| (r.step, r.role.clone())).collect();
+    if keys != due {
+        let list = |v: &[(u64, String)]| if v.is_empty() { "none".to_string() } else { v.iter().map(|(s, r)| format!("{r} of step {s}")).collect::<Vec<_>>().join(", ") };
+        return Err(fail(rpath, format!("reveals {} but the orders due now are {}", list(&keys), list(&due))));
+    }
+    for k in &due {
+        outstanding.remove(k);
+    }
+    if let Some(until) = want {
+        outstanding.extend(res.orders.iter().map(|o| ((res.step, o.role.clone()), until)));
+    }
+    Ok(())
 }
 
 /// Every receipt of `step`: host-signed, for this game and step, numbered 1, 2, ... per role.

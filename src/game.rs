@@ -42,6 +42,22 @@ pub enum Pending {
     Over(Outcome),
 }
 
+/// When the orders of a resolved step may stand in the public record (SPEC.md "Withheld
+/// orders"). The core publishes everything still withheld once the game is over, whatever the
+/// game says about the last step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum Publication {
+    /// Publish this step's orders now, and with them every order withheld [`Publication::AfterRound`]
+    /// so far (the round they belonged to is over at the table).
+    Now,
+    /// Withhold them until the next step the game says [`Publication::Now`]: what they planned is
+    /// still partly secret at the table (e.g. a round paused mid-way).
+    AfterRound,
+    /// Withhold them until the game is over: the rules never show them to the opponent (e.g.
+    /// Gettysburg Campaign §7, cards played on an initiative tie return to the hand unseen).
+    AfterGame,
+}
+
 /// A problem with one field of an order, found by [`Game::check_order`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OrderProblem {
@@ -118,11 +134,10 @@ pub trait Game: Send + Sync {
     /// Errors: [`GameError::Scenario`] naming the field, [`GameError::Option`] for a bad option.
     fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<Self::State, GameError>;
 
-    /// True when the orders resolved so far may be published in the record: false while what was
-    /// ordered is still partly secret at the table (e.g. a round paused mid-way whose remaining
-    /// moves were planned in hidden orders). The core then withholds those orders from the public
-    /// record (keeping their commitments) and reveals them in the first record where this is true.
-    fn orders_public(&self, state: &Self::State) -> bool;
+    /// When the orders of the step just resolved (from `before` to `after`) may be published: now,
+    /// after the round, or after the game. The core withholds them from the public record
+    /// (keeping their commitments) until then; see [`Publication`].
+    fn publication(&self, before: &Self::State, after: &Self::State) -> Publication;
 
     /// The seats of the game, in their fixed order (e.g. `["confederate", "union"]`).
     fn roles(&self, state: &Self::State) -> Vec<String>;
@@ -171,8 +186,8 @@ pub trait DynGame: Send + Sync {
     fn scenarios(&self) -> &'static [(&'static str, &'static str)];
     /// See [`Game::setup`]; returns the canonical state text.
     fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<String, GameError>;
-    /// See [`Game::orders_public`].
-    fn orders_public(&self, state: &str) -> Result<bool, GameError>;
+    /// See [`Game::publication`].
+    fn publication(&self, before: &str, after: &str) -> Result<Publication, GameError>;
     /// See [`Game::roles`].
     fn roles(&self, state: &str) -> Result<Vec<String>, GameError>;
     /// See [`Game::pending`].
@@ -221,8 +236,8 @@ impl<G: Game> DynGame for G {
     fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<String, GameError> {
         Ok(canonical(&Game::setup(self, scenario, options)?))
     }
-    fn orders_public(&self, state: &str) -> Result<bool, GameError> {
-        Ok(Game::orders_public(self, &parse(state)?))
+    fn publication(&self, before: &str, after: &str) -> Result<Publication, GameError> {
+        Ok(Game::publication(self, &parse(before)?, &parse(after)?))
     }
     fn roles(&self, state: &str) -> Result<Vec<String>, GameError> {
         Ok(Game::roles(self, &parse(state)?))

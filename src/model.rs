@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::dice::Event;
-use crate::game::{Ask, Outcome};
+use crate::game::{Ask, Outcome, Publication};
 
 /// `game.toml`: everything fixed when the game is created.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -169,9 +169,51 @@ pub struct Revealed {
     /// orders are still secret) and revealed in a later record's `reveals`.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub withheld: bool,
+    /// Until when withheld orders stay secret: `"round-end"` (absent, the default; also every
+    /// record written before this field existed) or `"game-end"`. Always absent when not withheld.
+    #[serde(default, skip_serializing_if = "WithheldUntil::is_round_end")]
+    pub withheld_until: WithheldUntil,
 }
 
-/// Orders withheld from an earlier record, revealed once the game says they may be public.
+/// How long withheld orders stay out of the public record (SPEC.md "Withheld orders").
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum WithheldUntil {
+    /// Until the next record whose step the game says may be published ([`Publication::Now`]), or
+    /// the game's end.
+    #[default]
+    RoundEnd,
+    /// Until the record that ends the game ([`Publication::AfterGame`]).
+    GameEnd,
+}
+
+impl WithheldUntil {
+    /// True for the default, which the record leaves out.
+    pub fn is_round_end(&self) -> bool {
+        *self == WithheldUntil::RoundEnd
+    }
+
+    /// True when orders withheld this long are revealed by a record whose step the game says
+    /// `publication` of, `over` when that record ends the game: at the game's end everything is;
+    /// at a [`Publication::Now`] step, what waited for the round's end.
+    pub fn due(self, publication: Publication, over: bool) -> bool {
+        over || (publication == Publication::Now && self == WithheldUntil::RoundEnd)
+    }
+
+    /// Whether and how long a step's own orders are withheld, given what the game says of the step
+    /// and whether its record ends the game (then nothing is withheld).
+    pub fn for_step(publication: Publication, over: bool) -> Option<WithheldUntil> {
+        match publication {
+            _ if over => None,
+            Publication::Now => None,
+            Publication::AfterRound => Some(WithheldUntil::RoundEnd),
+            Publication::AfterGame => Some(WithheldUntil::GameEnd),
+        }
+    }
+}
+
+/// Orders withheld from an earlier record, revealed once they are due (the round's or the game's
+/// end, as the withheld entry says).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct LateReveal {
@@ -190,7 +232,14 @@ pub struct LateReveal {
 impl Revealed {
     /// This entry with a late reveal filled in (text, signature, orders), no longer withheld.
     pub fn with_reveal(&self, r: &LateReveal) -> Revealed {
-        Revealed { text: r.text.clone(), signature: r.signature.clone(), orders: r.orders.clone(), withheld: false, ..self.clone() }
+        Revealed {
+            text: r.text.clone(),
+            signature: r.signature.clone(),
+            orders: r.orders.clone(),
+            withheld: false,
+            withheld_until: WithheldUntil::RoundEnd,
+            ..self.clone()
+        }
     }
 }
 
@@ -262,4 +311,37 @@ pub fn record_bytes(r: &Record) -> Vec<u8> {
     let mut s = serde_json::to_string_pretty(r).expect("record serializes");
     s.push('\n');
     s.into_bytes()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn withheld_orders_are_due_at_the_round_or_the_game_end() {
+        use Publication::*;
+        use WithheldUntil::*;
+        assert_eq!(WithheldUntil::for_step(Now, false), None);
+        assert_eq!(WithheldUntil::for_step(AfterRound, false), Some(RoundEnd));
+        assert_eq!(WithheldUntil::for_step(AfterGame, false), Some(GameEnd));
+        for p in [Now, AfterRound, AfterGame] {
+            assert_eq!(WithheldUntil::for_step(p, true), None, "nothing is withheld by the record that ends the game");
+            assert!(RoundEnd.due(p, true) && GameEnd.due(p, true), "everything is revealed at the game's end");
+        }
+        assert!(RoundEnd.due(Now, false));
+        assert!(!GameEnd.due(Now, false));
+        assert!(!RoundEnd.due(AfterRound, false) && !RoundEnd.due(AfterGame, false));
+    }
+
+    #[test]
+    fn a_withheld_entry_reads_and_writes_as_before_unless_kept_to_the_game_end() {
+        // A record written before `withheld_until` existed reads as withheld until the round's end
+        // and is written back byte for byte (the audit requires canonical bytes).
+        let old = r#"{"role":"union","seq":1,"commitment":"ab","text":null,"signature":null,"orders":{},"withheld":true}"#;
+        let r: Revealed = serde_json::from_str(old).unwrap();
+        assert_eq!(r.withheld_until, WithheldUntil::RoundEnd);
+        assert_eq!(serde_json::to_string(&r).unwrap(), old);
+        let kept = Revealed { withheld_until: WithheldUntil::GameEnd, ..r };
+        assert!(serde_json::to_string(&kept).unwrap().ends_with(r#""withheld":true,"withheld_until":"game-end"}"#));
+    }
 }

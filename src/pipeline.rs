@@ -11,8 +11,8 @@ use rand_chacha::rand_core::{Rng, SeedableRng};
 use crate::commit::{self, NMR_NONCE};
 use crate::dice::Ctx;
 use crate::error::{Error, Result};
-use crate::game::{DynGame, Orders, Pending};
-use crate::model::{self, GameFile, LateReveal, Opening, Receipt, Record, Resolution, Revealed, Seat};
+use crate::game::{DynGame, Orders, Pending, Publication};
+use crate::model::{self, GameFile, LateReveal, Opening, Receipt, Record, Resolution, Revealed, Seat, WithheldUntil};
 use crate::orderfile;
 use crate::report;
 use crate::sig;
@@ -621,6 +621,7 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
                     orders: file.orders,
                     nmr: None,
                     withheld: false,
+                    withheld_until: WithheldUntil::RoundEnd,
                 });
             }
             None => {
@@ -634,6 +635,7 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
                     orders: Orders::new(),
                     nmr: None,
                     withheld: false,
+                    withheld_until: WithheldUntil::RoundEnd,
                 });
             }
         }
@@ -649,17 +651,21 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
     let mut ctx = Ctx::new(seed);
     let state = g.game.resolve(&g.state, &orders, &mut ctx)?;
     let events = ctx.into_events();
-    // Orders the game still holds secret are kept host-side and only their commitments go public;
-    // the first record after which the game says orders may be public reveals all of them.
-    let public = g.game.orders_public(&state)?;
-    let reveals = if public { outstanding_reveals(&g.dir, g.record.index)? } else { Vec::new() };
-    if !public {
+    // Orders the game still holds secret are kept host-side and only their commitments go public,
+    // until the round's end or the game's end as the game says (SPEC.md "Withheld orders"); a
+    // record whose step may be published reveals what waited for the round's end, and the record
+    // that ends the game reveals everything.
+    let publication = g.game.publication(&g.state, &state)?;
+    let over = matches!(g.game.pending(&state)?, Pending::Over(_));
+    let reveals = outstanding_reveals(&g.dir, g.record.index, publication, over)?;
+    if let Some(until) = WithheldUntil::for_step(publication, over) {
         for o in &mut revealed {
             let keep = LateReveal { step, role: o.role.clone(), text: o.text.take(), signature: o.signature.take(), orders: std::mem::take(&mut o.orders) };
             let mut bytes = serde_json::to_string_pretty(&keep).expect("reveal serializes");
             bytes.push('\n');
             store::write_atomic(&g.dir.withheld(step, &o.role), bytes.as_bytes())?;
             o.withheld = true;
+            o.withheld_until = until;
         }
     }
     let (next_open, outcome) = open_next(&g.dir, &g.gf, g.game, &state, step + 1, now, entropy)?;
@@ -692,22 +698,24 @@ pub fn public_events(events: &[crate::dice::Event]) -> Vec<crate::dice::Event> {
     events.iter().filter(|e| e.to.is_empty()).cloned().collect()
 }
 
-/// The orders withheld in records 1..=`last` and not yet revealed by any of them, in step and role
-/// order, read from the host's `host/withheld/` copies.
-fn outstanding_reveals(dir: &GameDir, last: u64) -> Result<Vec<LateReveal>> {
-    let mut pending: Vec<(u64, String)> = Vec::new();
+/// The orders withheld in records 1..=`last`, not yet revealed by any of them, and due now in a
+/// record whose step the game says `publication` of (`over`: the record ends the game), in step
+/// and role order, read from the host's `host/withheld/` copies.
+fn outstanding_reveals(dir: &GameDir, last: u64, publication: Publication, over: bool) -> Result<Vec<LateReveal>> {
+    let mut pending: BTreeMap<(u64, String), WithheldUntil> = BTreeMap::new();
     for n in 1..=last {
         let rec = read_record(dir, n)?;
-        if !rec.reveals.is_empty() {
-            pending.clear();
+        for r in &rec.reveals {
+            pending.remove(&(r.step, r.role.clone()));
         }
         if let Some(res) = rec.resolution {
-            pending.extend(res.orders.iter().filter(|o| o.withheld).map(|o| (res.step, o.role.clone())));
+            pending.extend(res.orders.iter().filter(|o| o.withheld).map(|o| ((res.step, o.role.clone()), o.withheld_until)));
         }
     }
     pending
         .into_iter()
-        .map(|(step, role)| {
+        .filter(|(_, until)| until.due(publication, over))
+        .map(|((step, role), _)| {
             let path = dir.withheld(step, &role);
             let text = store::read_text(&path)?;
             serde_json::from_str(&text).map_err(|e| Error::input(&path, e.to_string()))

@@ -236,11 +236,16 @@ fn first_record_with_orders(g: &Path) -> PathBuf {
 /// Re-signs a record with the host's key, as a dishonest host would after editing it: the audit
 /// must then catch the edit through the players' signatures, commitments and the replay.
 fn resign(g: &Path, record: &Path) {
-    std::fs::remove_file(pipeline_sig(record)).unwrap();
+    resign_as(g, record, "pbem-record");
+}
+
+/// Re-signs a file with the host's key in namespace `ns` (`pbem-record`, `pbem-receipt`).
+fn resign_as(g: &Path, file: &Path, ns: &str) {
+    std::fs::remove_file(pipeline_sig(file)).unwrap();
     let out = Command::new("ssh-keygen")
-        .args(["-Y", "sign", "-n", "pbem-record", "-f"])
+        .args(["-Y", "sign", "-n", ns, "-f"])
         .arg(g.join("host").join("host_key"))
-        .arg(record)
+        .arg(file)
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
@@ -592,13 +597,16 @@ fn orders_still_secret_mid_round_are_withheld_from_records_until_the_round_ends(
                 assert!(o.get("text").unwrap().is_null() && o["orders"].as_object().unwrap().is_empty(), "{o}");
             }
             saw_withheld = true;
-            // A public copy cannot be audited past withheld orders; the host's copy can.
-            let public = t.path().join(format!("public-{n}"));
-            let st = Command::new("cp").arg("-r").arg(t.game()).arg(&public).status().unwrap();
-            assert!(st.success());
-            std::fs::remove_dir_all(public.join("host")).unwrap();
-            audit_fails(&public, "withheld until the game may publish them");
-            pbem().arg("audit").arg(t.game()).assert().success();
+            // A public copy is audited up to the first withheld orders (these, or a tied
+            // initiative's earlier, §7), and its later records only for what needs no replay; the
+            // host's copy is audited in full.
+            let public = public_copy(&t.game(), &format!("public-{n}"));
+            pbem().arg("audit").arg(&public).assert().success().stdout(
+                predicate::str::contains("audit passed: up to record ")
+                    .and(predicate::str::contains(format!("-{n} were checked only for signatures, hash chain")).or(predicate::str::contains(format!("record {n} was checked only"))))
+                    .and(predicate::str::contains("orders the game still keeps secret")),
+            );
+            pbem().arg("audit").arg(t.game()).assert().success().stdout(predicate::str::contains("up to record").not());
             // An edit of the host's withheld copy is blamed on that file.
             let withheld = std::fs::read_dir(t.game().join("host").join("withheld")).unwrap().next().unwrap().unwrap().path();
             let copy = std::fs::read_to_string(&withheld).unwrap();
@@ -635,6 +643,110 @@ fn orders_still_secret_mid_round_are_withheld_from_records_until_the_round_ends(
     audit_fails(&t.game(), "differs from the orders of");
     std::fs::remove_dir_all(t.game().join("host").join("withheld")).unwrap();
     audit_fails(&t.game(), "signature does not match");
+}
+
+/// A copy of the game folder without `host/`, as anyone may be given, beside the game.
+fn public_copy(game: &Path, name: &str) -> PathBuf {
+    let public = game.parent().unwrap().join(name);
+    let st = Command::new("cp").arg("-r").arg(game).arg(&public).status().unwrap();
+    assert!(st.success());
+    std::fs::remove_dir_all(public.join("host")).unwrap();
+    public
+}
+
+/// Plays the game out on NMR defaults after `from`, one step per run 73 hours apart.
+fn play_out_on_defaults(t: &Table, from: &str) {
+    let mut now = chrono::DateTime::parse_from_rfc3339(from).unwrap();
+    for _ in 0..300 {
+        now += chrono::Duration::hours(73);
+        if adjudicate_at(t, &now.to_rfc3339()).contains("game over") {
+            return;
+        }
+    }
+    panic!("the game did not end on NMR defaults");
+}
+
+fn record_text(game: &Path, n: u64) -> String {
+    std::fs::read_to_string(game.join("records").join(format!("{n:06}.json"))).unwrap()
+}
+
+#[test]
+fn commands_of_a_tied_initiative_stay_secret_until_the_game_ends() {
+    // Gettysburg §7: on an initiative tie the commands are not carried out, the cards (Lee too)
+    // return to the hand, and the opponent is not told which they were. The Confederates play Lee
+    // in step 1 of fresh games (fresh nonces) until the dice tie.
+    let lee = |role: &str, text: String| {
+        if role != "confederate" {
+            return text;
+        }
+        let head = text.split("\n[orders]\n").next().unwrap();
+        format!("{head}\n[orders]\ncards = [\"Lee\"]\nlee = \"I\"\n\n[orders.moves]\nI = [\"Manassas\", \"Leesburg\"]\n")
+    };
+    let mut tries = 0;
+    let t = loop {
+        tries += 1;
+        assert!(tries <= 80, "no initiative tie in 80 fresh games");
+        let t = Table::new();
+        answer_all(&t, "2026-07-01T13:00:00Z", &lee);
+        adjudicate_at(&t, "2026-07-01T13:30:00Z");
+        if record_text(&t.game(), 1).contains("Initiative tie") {
+            break t;
+        }
+    };
+    let g = t.game();
+    // The record keeps the commitments only, marked withheld until the game's end.
+    let text = record_text(&g, 1);
+    assert!(!text.contains("\"Lee\"") && !text.contains("lee = ") && !text.contains("Manassas\\\", \\\"Leesburg"), "{text}");
+    let rec = record_json(&t, 1);
+    for o in rec["resolution"]["orders"].as_array().unwrap() {
+        assert_eq!((&o["withheld"], &o["withheld_until"]), (&serde_json::json!(true), &serde_json::json!("game-end")), "{o}");
+        assert!(o["text"].is_null() && o["signature"].is_null() && o["orders"].as_object().unwrap().is_empty(), "{o}");
+        assert!(o["commitment"].is_string(), "{o}");
+    }
+    // Only the Confederate report says Lee returns to the hand.
+    let report = |role: &str| std::fs::read_to_string(g.join("reports").join("000001").join(format!("{role}.txt"))).unwrap();
+    assert!(report("confederate").contains("Lee returns to your hand unused; your opponent is not told"));
+    assert!(!report("union").contains("returns to your hand"));
+    // The host audits everything; a public copy up to the secret orders, and says so.
+    pbem().arg("audit").arg(&g).assert().success().stdout(predicate::str::contains("up to record").not());
+    let public = public_copy(&g, "public-tie");
+    pbem().arg("audit").arg(&public).assert().success().stdout(
+        predicate::str::contains("audit passed: up to record 0 (")
+            .and(predicate::str::contains("record 1 holds orders the game still keeps secret"))
+            .and(predicate::str::contains("audit again when they are revealed")),
+    );
+    // A host marking them as due at the round's end (and re-signing) is caught.
+    let host_copy = t.path().join("host-copy");
+    assert!(Command::new("cp").arg("-r").arg(&g).arg(&host_copy).status().unwrap().success());
+    let rpath = host_copy.join("records").join("000001.json");
+    std::fs::write(&rpath, text.replace(",\n        \"withheld_until\": \"game-end\"", "")).unwrap();
+    resign(&host_copy, &rpath);
+    audit_fails(&host_copy, "withheld until the round's end, but the game's rule says withheld until the game's end");
+    // Played to the end: the last record reveals them.
+    play_out_on_defaults(&t, "2026-07-01T13:30:00Z");
+    let last = std::fs::read_dir(g.join("records")).unwrap().count() as u64 / 2 - 1;
+    let end = record_json(&t, last as u32);
+    assert!(end["outcome"].is_object());
+    let reveals = end["reveals"].as_array().expect("the last record reveals");
+    for role in ["confederate", "union"] {
+        assert!(reveals.iter().any(|r| r["step"] == 1 && r["role"] == role), "{role} of step 1 not revealed: {reveals:?}");
+    }
+    let lee_revealed = reveals.iter().find(|r| r["step"] == 1 && r["role"] == "confederate").unwrap();
+    assert_eq!(lee_revealed["orders"]["cards"], serde_json::json!(["Lee"]));
+    pbem().arg("audit").arg(&g).assert().success();
+    let public = public_copy(&g, "public-end");
+    pbem().arg("audit").arg(&public).assert().success().stdout(predicate::str::contains("up to record").not());
+    // A last record that leaves them out (re-signed) is caught.
+    let rpath = public.join("records").join(format!("{last:06}.json"));
+    let text = std::fs::read_to_string(&rpath).unwrap();
+    let (from, to) = (text.find("  \"reveals\": [").unwrap(), text.find("  \"opening\": ").unwrap());
+    std::fs::write(&rpath, format!("{}{}", &text[..from], &text[to..])).unwrap();
+    resign(&g, &rpath);
+    audit_fails(&public, "the game is over, but the orders of confederate in step 1, union in step 1");
+    // The host's copy, holding them in host/withheld/, names what the last record should reveal.
+    std::fs::copy(&rpath, g.join("records").join(format!("{last:06}.json"))).unwrap();
+    std::fs::copy(pipeline_sig(&rpath), pipeline_sig(&g.join("records").join(format!("{last:06}.json")))).unwrap();
+    audit_fails(&g, "but the orders due now are confederate of step 1, union of step 1");
 }
 
 #[test]

@@ -1,6 +1,7 @@
 //! Generic random-play tests run on every registered game through the type-erased interface
 //! (OpenSpiel style): at every step default and built-in orders are legal, resolution is a pure
-//! function of (state, orders, seed), every role's view renders, and the game ends.
+//! function of (state, orders, seed) and so is whether its orders may be published, every role's
+//! view renders, and the game ends.
 
 use std::collections::BTreeMap;
 
@@ -43,6 +44,8 @@ fn play(game: &dyn DynGame, seed: u8, bots: bool) -> usize {
         let s2 = game.resolve(&state, &orders, &mut c2).unwrap();
         assert_eq!(s1, s2, "{}: resolve is not deterministic", game.rules());
         assert_eq!(c1.events(), c2.events());
+        // Whether the step's orders may be published is a pure function of (before, after).
+        assert_eq!(game.publication(&state, &s1).unwrap(), game.publication(&state, &s2).unwrap());
         state = s1;
     }
     panic!("{}: no end within {MAX_STEPS} steps", game.rules());

@@ -30,7 +30,7 @@ mod tests;
 use std::collections::BTreeMap;
 
 use crate::dice::Ctx;
-use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Outcome, Pending};
+use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Outcome, Pending, Publication};
 use layout::{Ability, Layout, Team, Teams};
 use orders::Parsed;
 use state::{Card, Character, FlagAt, Mode, Seat, Stage, State, Token};
@@ -227,9 +227,10 @@ impl Game for FlagDash {
     }
 
     /// Plans stay secret while a round is paused in Phase 2 (a tie question or the spy's step):
-    /// at the table the cards not yet played are still face down (Phase 2).
-    fn orders_public(&self, s: &State) -> bool {
-        !matches!(s.stage, Stage::Move { .. })
+    /// at the table the cards not yet played are still face down (Phase 2), so the orders wait for
+    /// the end of the round; at a round boundary they are published.
+    fn publication(&self, _: &State, after: &State) -> Publication {
+        if matches!(after.stage, Stage::Move { .. }) { Publication::AfterRound } else { Publication::Now }
     }
 
     fn pending(&self, s: &State) -> Pending {

@@ -26,7 +26,7 @@ mod tests;
 use std::collections::BTreeMap;
 
 use crate::dice::Ctx;
-use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Outcome, Pending};
+use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Outcome, Pending, Publication};
 use scenario::Scenario;
 use side::{Side, Sides};
 use state::{Corps, Location, Question, Round, Stage, State};
@@ -131,9 +131,18 @@ impl Game for GettysburgCampaign {
     }
 
     /// Orders are published at round boundaries (a command step, or the end): mid-round, the planned
-    /// moves of corps that have not moved yet are still secret at the table (§8).
-    fn orders_public(&self, s: &State) -> bool {
-        matches!(s.question, None | Some(state::Question::Command { .. }))
+    /// moves of corps that have not moved yet are still secret at the table (§8). A command step
+    /// whose initiative tied is never published before the game ends: the round ends at once, the
+    /// cards (Lee and Meade included) return to the hand unused and their identity is not told to
+    /// the opponent (§7).
+    fn publication(&self, before: &State, after: &State) -> Publication {
+        if initiative_tied(before, after) {
+            Publication::AfterGame
+        } else if matches!(after.question, None | Some(state::Question::Command { .. })) {
+            Publication::Now
+        } else {
+            Publication::AfterRound
+        }
     }
 
     fn roles(&self, _: &State) -> Vec<String> {
@@ -190,6 +199,16 @@ impl Game for GettysburgCampaign {
             None => Orders::new(),
         }
     }
+}
+
+/// True when the step from `before` to `after` answered a command question (§6) and the
+/// initiative dice of that round tied (§7): the commands were not carried out and stay secret.
+pub fn initiative_tied(before: &State, after: &State) -> bool {
+    matches!(before.question, Some(Question::Command { .. }))
+        && after
+            .last_initiative
+            .as_ref()
+            .is_some_and(|r| (r.turn, r.round) == (before.turn, before.round) && r.winner.is_none())
 }
 
 /// [`Game::resolve`] over any [`engine::Table`] (tests use scripted dice): stores each asked side's

@@ -8,7 +8,7 @@ use super::rules::{self, FirePlan};
 use super::side::Side;
 use super::state::{Combat, CombatResult, Location, Question, Stage, State};
 use super::*;
-use crate::game::{Game, Pending};
+use crate::game::{Game, Pending, Publication};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -444,6 +444,38 @@ fn s7_a_tie_ends_the_round_and_lee_returns_unrevealed() {
     assert_eq!((s.turn, kind(&s)), (2, "command"), "a tie goes to the combat phase and ends the turn");
     let v = GettysburgCampaign.view(&s, "union");
     assert_eq!(v["opponent"]["army_commander_used"], false);
+}
+
+#[test]
+fn s7_the_commands_of_a_tie_are_never_shown_before_the_game_ends() {
+    // §7: "it is not necessary to tell the identity of unused cards to the opponent": the orders
+    // of a command step whose initiative tied stay out of the public record until the game ends.
+    let g = GettysburgCampaign;
+    let before = fresh();
+    let (after, _) = step(&before, &[("confederate", "cards = [\"Lee\"]\nlee = \"I\"\nmoves = { I = [\"Manassas\", \"Leesburg\"] }"), ("union", "cards = [\"Reynolds\", \"Hancock\"]")], &[5, 5]);
+    assert!(initiative_tied(&before, &after));
+    assert_eq!(g.publication(&before, &after), Publication::AfterGame);
+    // The tie of an earlier round says nothing about a later command step that was won.
+    let (next, _) = step(&after, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"stay\" }"), ("union", "cards = [\"Reynolds\", \"Hancock\"]\nmoves = { I = \"stay\", II = \"stay\" }")], &[3, 4]);
+    assert!(!initiative_tied(&after, &next));
+    assert_eq!(g.publication(&after, &next), Publication::Now);
+}
+
+#[test]
+fn s7_s8_won_commands_are_shown_when_the_round_ends() {
+    let g = GettysburgCampaign;
+    // §8: the cards are opened in the movement phase; a round that runs to its end publishes them.
+    let before = fresh();
+    let (after, _) = step(&before, &[("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"stay\" }"), ("union", "cards = [\"Reynolds\", \"Hancock\"]\nmoves = { I = \"stay\", II = \"stay\" }")], &[3, 4]);
+    assert_eq!(kind(&after), "command");
+    assert_eq!(g.publication(&before, &after), Publication::Now);
+    // A round paused for a question keeps the plans of corps yet to move secret until it ends.
+    let (paused, _) = step(&before, &[("confederate", "cards = [\"Longstreet\"]"), ("union", "cards = [\"Reynolds\", \"Hancock\"]\nmoves = { I = \"stay\", II = \"stay\" }")], &[6, 1]);
+    assert_eq!(kind(&paused), "move");
+    assert_eq!(g.publication(&before, &paused), Publication::AfterRound);
+    let (ended, _) = step(&paused, &[("confederate", "moves = { I = \"Culpeper\" }")], &[]);
+    assert_eq!(kind(&ended), "command");
+    assert_eq!(g.publication(&paused, &ended), Publication::Now);
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -25,7 +25,7 @@ mod tests;
 use std::collections::BTreeMap;
 
 use crate::dice::Ctx;
-use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Pending};
+use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Pending, Publication};
 use scenario::Scenario;
 use state::{ROLE, State};
 
@@ -146,8 +146,8 @@ impl Game for ThrowDownThatFlag {
     }
 
     /// Solitaire: nobody else is at the table, so orders are published as each step resolves.
-    fn orders_public(&self, _: &State) -> bool {
-        true
+    fn publication(&self, _: &State, _: &State) -> Publication {
+        Publication::Now
     }
 
     fn roles(&self, _: &State) -> Vec<String> {
