@@ -8,8 +8,10 @@ use crate::commit::{self, NMR_NONCE};
 use crate::dice::Ctx;
 use crate::error::{Error, Result};
 use crate::game::{Orders, Pending};
+use chrono::{DateTime, Utc};
+
 use crate::game::{DynGame, Publication};
-use crate::model::{self, GameFile, LateReveal, Opening, Receipt, Record, Resolution, Revealed, WithheldUntil};
+use crate::model::{self, GameFile, LateReveal, NmrMode, Opening, Receipt, Record, Resolution, Revealed, WithheldUntil};
 use crate::orderfile;
 use crate::pipeline::{self, NS_ORDERS, NS_RECEIPT, NS_RECORD, sig_path};
 use crate::report;
@@ -33,7 +35,7 @@ pub struct AuditSummary {
     /// `Some((first, last))` when records `first..=last` could not be replayed because the orders
     /// of record `first` are still withheld (a public copy without `host/`): those records were
     /// checked only for what needs no replay (host signatures, the hash chain, host seeds against
-    /// their commitments, receipts). `None` when every record was checked in full.
+    /// their commitments, receipts, times). `None` when every record was checked in full.
     pub secret: Option<(u64, u64)>,
 }
 
@@ -65,7 +67,7 @@ impl AuditSummary {
                 let which = if first == last { format!("record {first} was") } else { format!("records {first}-{last} were") };
                 format!(
                     "up to record {} ({counts}); record {first} holds orders the game still keeps secret, so {which} \
-                     checked only for signatures, hash chain, host seeds and receipts: audit again when they are revealed",
+                     checked only for signatures, hash chain, host seeds, receipts and times: audit again when they are revealed",
                     first - 1
                 )
             }
@@ -96,6 +98,102 @@ pub fn audit(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
         )),
         e => e,
     })
+}
+
+/// The line (from 1) of `"key": "value"` in a record's JSON text, or of `key = "value"` in a
+/// receipt's TOML text, to point a failure at the field.
+fn line_of(bytes: &[u8], key: &str, value: &str) -> Option<usize> {
+    let text = std::str::from_utf8(bytes).ok()?;
+    let json = format!("\"{key}\": \"{value}\"");
+    let toml = format!("{key} = \"{value}\"");
+    text.lines().position(|l| l.contains(&json) || l.trim_start().starts_with(&toml)).map(|i| i + 1)
+}
+
+/// A failure at a field of a file: `FILE:LINE: FIELD: message`.
+fn fail_field(path: &Path, bytes: &[u8], field: &str, value: &str, what: impl std::fmt::Display) -> Error {
+    let key = field.rsplit('.').next().unwrap_or(field);
+    match line_of(bytes, key, value) {
+        Some(l) => Error::Audit(format!("{}:{l}: {field}: {what}", path.display())),
+        None => Error::Audit(format!("{}: {field}: {what}", path.display())),
+    }
+}
+
+/// Parses a time a record or receipt holds; failures name the file and field.
+fn time_of(path: &Path, bytes: &[u8], field: &str, value: &str) -> Result<DateTime<Utc>> {
+    pipeline::parse_time(value).map_err(|_| fail_field(path, bytes, field, value, format!("{value:?} is not an RFC 3339 time")))
+}
+
+/// An opening's deadline is its `opened` time plus the hours `game.toml` gives its asks, computed
+/// exactly as the pipeline does (the longest of the asked kinds' hours).
+fn check_deadline(path: &Path, bytes: &[u8], gf: &GameFile, op: &Opening) -> Result<DateTime<Utc>> {
+    let opened = time_of(path, bytes, "opening.opened", &op.opened)?;
+    time_of(path, bytes, "opening.deadline", &op.deadline)?;
+    let hours = gf.deadlines.hours_for(op.asks.iter().map(|a| a.kind.as_str()));
+    let want = pipeline::timestamp(opened + chrono::Duration::hours(hours as i64));
+    if op.deadline != want {
+        let kinds: Vec<&str> = op.asks.iter().map(|a| a.kind.as_str()).collect();
+        return Err(fail_field(path, bytes, "opening.deadline", &op.deadline, format!(
+            "is not opening.opened ({}) plus the {hours} hours game.toml gives step {}'s asks ({}): want {want}",
+            op.opened, op.step, kinds.join(", ")
+        )));
+    }
+    Ok(opened)
+}
+
+/// Every receipt of `step` was issued while the step was open: at or after `opened`, and, once
+/// the step is resolved, at or before the time `resolved` gives with the record that resolved it.
+fn check_receipt_times(gd: &GameDir, step: u64, opened: DateTime<Utc>, resolved: Option<(DateTime<Utc>, u64)>) -> Result<()> {
+    for (path, r) in pipeline::read_receipts(gd, step).map_err(|e| Error::Audit(e.to_string()))? {
+        let bytes = store::read(&path)?;
+        let t = time_of(&path, &bytes, "received", &r.received)?;
+        if t < opened {
+            return Err(fail_field(&path, &bytes, "received", &r.received, format!("is before step {step} opened ({})", pipeline::timestamp(opened))));
+        }
+        if let Some((res, n)) = resolved
+            && t > res {
+                return Err(fail_field(&path, &bytes, "received", &r.received, format!(
+                    "is after step {step} was resolved in record {n} ({}): an order accepted too late",
+                    pipeline::timestamp(res)
+                )));
+            }
+    }
+    Ok(())
+}
+
+/// The times of record `n` resolving the step `opening` opened: resolved no earlier than opened,
+/// an NMR only once the deadline and grace had passed (and never under the `wait` policy), the
+/// next step opened when this one was resolved, and every receipt of the step in between.
+fn check_times(gd: &GameDir, gf: &GameFile, n: u64, bytes: &[u8], rec: &Record, opening: &Opening, res: &Resolution) -> Result<()> {
+    let rpath = gd.record(n);
+    let opened = pipeline::parse_time(&opening.opened).map_err(|e| fail(&gd.record(n - 1), e))?;
+    let resolved = time_of(&rpath, bytes, "resolution.resolved", &res.resolved)?;
+    if resolved < opened {
+        return Err(fail_field(&rpath, bytes, "resolution.resolved", &res.resolved, format!(
+            "is before step {} opened ({}, record {}): times go backwards",
+            res.step, opening.opened, n - 1
+        )));
+    }
+    if let Some(nmr) = res.orders.iter().find(|o| o.seq.is_none()) {
+        if gf.nmr.policy == NmrMode::Wait {
+            return Err(fail(&rpath, format!("{} is NMR in step {}, but the game's NMR policy is wait (game.toml [nmr])", nmr.role, res.step)));
+        }
+        let deadline = pipeline::parse_time(&opening.deadline).map_err(|e| fail(&gd.record(n - 1), e))?;
+        let due = deadline + chrono::Duration::hours(gf.deadlines.grace_hours as i64);
+        if resolved < due {
+            return Err(fail_field(&rpath, bytes, "resolution.resolved", &res.resolved, format!(
+                "{} is NMR in step {}, resolved before its deadline {} plus {} grace hour(s) ({})",
+                nmr.role, res.step, opening.deadline, gf.deadlines.grace_hours, pipeline::timestamp(due)
+            )));
+        }
+    }
+    if let Some(next) = &rec.opening
+        && next.opened != res.resolved {
+            return Err(fail_field(&rpath, bytes, "opening.opened", &next.opened, format!(
+                "differs from resolution.resolved ({}): the next step opens when this one is resolved",
+                res.resolved
+            )));
+        }
+    check_receipt_times(gd, res.step, opened, Some((resolved, n)))
 }
 
 fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
@@ -161,7 +259,7 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
     let mut outstanding: BTreeMap<(u64, String), WithheldUntil> = BTreeMap::new();
     // The first record whose orders are withheld with neither a later reveal nor the host's copy
     // (a public copy mid-game): from there on no step can be replayed, and only what needs no
-    // replay is checked (signatures, the hash chain, host seeds, receipts).
+    // replay is checked (signatures, the hash chain, host seeds, receipts, times).
     let mut secret_from: Option<u64> = None;
     // The full events of the step being checked (the record holds only the public ones).
     let mut events: Vec<crate::dice::Event> = Vec::new();
@@ -175,6 +273,13 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
         }
         if rec.index != n || rec.game != gf.id {
             return Err(fail(&rpath, format!("says it is record {} of game {}", rec.index, rec.game)));
+        }
+        if let Some(op) = &rec.opening {
+            let opened = check_deadline(&rpath, &bytes, &gf, op)?;
+            if n == last {
+                // The open step's receipts: issued since it opened.
+                check_receipt_times(&gd, op.step, opened, None)?;
+            }
         }
         match &prev {
             None => {
@@ -208,6 +313,7 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                 if asked != revealed {
                     return Err(fail(&rpath, format!("orders revealed for {revealed:?}, but step {} asked {asked:?}", res.step)));
                 }
+                check_times(&gd, &gf, n, &bytes, &rec, opening, res)?;
                 for o in &res.orders {
                     if o.withheld && (o.text.is_some() || o.signature.is_some() || !o.orders.is_empty()) {
                         return Err(fail(&rpath, format!("orders of {} are marked withheld but are present", o.role)));

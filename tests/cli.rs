@@ -761,3 +761,78 @@ fn events_for_one_player_reach_their_report_but_not_the_public_record() {
     assert!(private.iter().all(|l| !confederate.contains(l) && !record.contains(l.trim_start_matches("  - "))));
     pbem().arg("audit").arg(&g).assert().success();
 }
+
+/// A time `hours` after the RFC 3339 time `t`, as records write it.
+fn later(t: &str, hours: i64) -> String {
+    (chrono::DateTime::parse_from_rfc3339(t).unwrap() + chrono::Duration::hours(hours)).format("%Y-%m-%dT%H:%M:%SZ").to_string()
+}
+
+/// Replaces `from` by `to` in a record (each must occur) and re-signs it as the host.
+fn edit_record(g: &Path, n: u64, edits: &[(&str, &str)]) {
+    let path = g.join("records").join(format!("{n:06}.json"));
+    let mut text = std::fs::read_to_string(&path).unwrap();
+    for (from, to) in edits {
+        assert!(text.contains(from), "{from} not in record {n}");
+        text = text.replace(from, to);
+    }
+    std::fs::write(&path, text).unwrap();
+    resign(g, &path);
+}
+
+#[test]
+fn audit_checks_each_deadline_against_the_game_file() {
+    let (_t, g) = demo_game();
+    let r0: serde_json::Value = serde_json::from_str(&record_text(&g, 0)).unwrap();
+    let deadline = r0["opening"]["deadline"].as_str().unwrap().to_string();
+    // One hour more for step 1 than game.toml gives (72 hours from its opening).
+    let late = later(&deadline, 1);
+    edit_record(&g, 0, &[(&format!("\"deadline\": \"{deadline}\""), &format!("\"deadline\": \"{late}\""))]);
+    let line = record_text(&g, 0).lines().position(|l| l.contains(&late)).unwrap() + 1;
+    audit_fails(&g, &format!("000000.json:{line}: opening.deadline: is not opening.opened"));
+    audit_fails(&g, "plus the 72 hours game.toml gives step 1's asks (command, command)");
+}
+
+#[test]
+fn audit_catches_an_nmr_before_the_deadline_and_grace() {
+    // Deadline 72 h after 2026-07-01T12:00Z, plus 2 h of grace: both seats NMR at 14:00 is fair.
+    let t = Table::with(&["--grace-hours", "2"]);
+    assert!(adjudicate_at(&t, "2026-07-04T14:00:00Z").contains("NMR"));
+    pbem().arg("audit").arg(t.game()).assert().success();
+    // A host that ran the step an hour early, with every time made consistent, is still caught.
+    edit_record(&t.game(), 1, &[("2026-07-04T14:00:00Z", "2026-07-04T13:00:00Z"), ("2026-07-07T14:00:00Z", "2026-07-07T13:00:00Z")]);
+    audit_fails(&t.game(), "000001.json:");
+    audit_fails(&t.game(), "resolution.resolved: confederate is NMR in step 1, resolved before its deadline 2026-07-04T12:00:00Z plus 2 grace hour(s) (2026-07-04T14:00:00Z)");
+}
+
+#[test]
+fn audit_catches_times_going_backwards() {
+    let (_t, g) = demo_game();
+    let r1: serde_json::Value = serde_json::from_str(&record_text(&g, 1)).unwrap();
+    let resolved = r1["resolution"]["resolved"].as_str().unwrap().to_string();
+    let deadline = r1["opening"]["deadline"].as_str().unwrap().to_string();
+    // Step 2 opened an hour after step 1 was resolved (its deadline moved along).
+    let copy = g.parent().unwrap().join("copy");
+    assert!(Command::new("cp").arg("-r").arg(&g).arg(&copy).status().unwrap().success());
+    edit_record(&copy, 1, &[
+        (&format!("\"opened\": \"{resolved}\""), &format!("\"opened\": \"{}\"", later(&resolved, 1))),
+        (&format!("\"deadline\": \"{deadline}\""), &format!("\"deadline\": \"{}\"", later(&deadline, 1))),
+    ]);
+    audit_fails(&copy, "opening.opened: differs from resolution.resolved");
+    // Step 1 resolved before it opened.
+    edit_record(&g, 1, &[(&resolved, "2000-01-01T00:00:00Z"), (&deadline, "2000-01-04T00:00:00Z")]);
+    audit_fails(&g, "resolution.resolved: is before step 1 opened");
+}
+
+#[test]
+fn audit_catches_a_receipt_issued_outside_its_step() {
+    let (_t, g) = demo_game();
+    let receipt = g.join("receipts").join("000002").join("union-1.toml");
+    let text = std::fs::read_to_string(&receipt).unwrap();
+    let line = text.lines().position(|l| l.starts_with("received = ")).unwrap();
+    let received = text.lines().nth(line).unwrap().to_string();
+    for (when, what) in [("2099-01-01T00:00:00Z", "is after step 2 was resolved in record 2"), ("2000-01-01T00:00:00Z", "is before step 2 opened")] {
+        std::fs::write(&receipt, text.replace(&received, &format!("received = \"{when}\""))).unwrap();
+        resign_as(&g, &receipt, "pbem-receipt");
+        audit_fails(&g, &format!("receipts/000002/union-1.toml:{}: received: {what}", line + 1));
+    }
+}
