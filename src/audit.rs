@@ -86,6 +86,54 @@ fn check_host_sig(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str
     sig::verify(host, ns, bytes, &armored).map_err(|e| fail(path, format!("host signature: {e}")))
 }
 
+/// Checks receipts a player holds (as mailed to them, each with its `.sig` beside it) against
+/// the game in `dir`: each is signed by the game's host key, is in the game's `receipts/`
+/// byte for byte, and, once its step is resolved, the order used for its role is that receipt's
+/// or a later one, never an older one or an NMR. This is what shows a host that dropped a
+/// player's newer order: the game's own files alone cannot. Returns one line per receipt.
+///
+/// Errors: [`Error::Audit`] naming the receipt file and what is wrong.
+pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>> {
+    let gd = GameDir::new(dir);
+    let gf = pipeline::read_game_file(&gd)?;
+    let host = sig::load_public_key(&gf.host_key).map_err(|e| fail(&gd.game_file(), format!("host_key: {e}")))?;
+    let last = gd.last_record()?.unwrap_or(0);
+    let mut used: BTreeMap<(u64, String), (u64, Option<u64>)> = BTreeMap::new();
+    for n in 1..=last {
+        let rec = pipeline::read_record(&gd, n)?;
+        if let Some(res) = &rec.resolution {
+            for o in &res.orders {
+                used.insert((res.step, o.role.clone()), (n, o.seq));
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for f in files {
+        let bytes = store::read(f)?;
+        check_host_sig(f, &bytes, &host, NS_RECEIPT)?;
+        let r: Receipt = toml::from_str(std::str::from_utf8(&bytes).unwrap_or("")).map_err(|e: toml::de::Error| fail(f, format!("not a receipt: {}", e.message().trim())))?;
+        if r.game != gf.id {
+            return Err(fail(f, format!("is a receipt of game {}, not of {}", r.game, gf.id)));
+        }
+        let ours = gd.receipts(r.step).join(format!("{}-{}.toml", r.role, r.seq));
+        match store::read(&ours) {
+            Ok(b) if b == bytes => {}
+            Ok(_) => return Err(fail(f, format!("differs from the game's {}", ours.display()))),
+            Err(_) => return Err(fail(f, format!("is signed by the host but missing from the game ({} is not there): the host dropped it", ours.display()))),
+        }
+        let line = match used.get(&(r.step, r.role.clone())) {
+            None => format!("{}: step {} not resolved yet; receipt {} of {} is in the game", f.display(), r.step, r.seq, r.role),
+            Some((n, None)) => return Err(fail(f, format!("record {n} resolved step {} with {} as NMR, though the host had accepted this order", r.step, r.role))),
+            Some((n, Some(seq))) if *seq < r.seq => {
+                return Err(fail(f, format!("record {n} used receipt {seq} of {} in step {}, older than this receipt {}: a newer order was dropped", r.role, r.step, r.seq)));
+            }
+            Some((n, Some(seq))) => format!("{}: receipt {} of {} in step {} is in the game; record {n} used receipt {seq}", f.display(), r.seq, r.role, r.step),
+        };
+        out.push(line);
+    }
+    Ok(out)
+}
+
 /// Audits the game in `dir`; `Ok` only if every check passes, otherwise [`Error::Audit`] naming
 /// the first failure and its file. `templates` must be the override folder used by the host, if any.
 pub fn audit(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {

@@ -175,6 +175,10 @@ enum Command {
     Audit {
         /// The game directory.
         dir: PathBuf,
+        /// A receipt you hold (as mailed, with its .sig beside it): it must be in the game, and
+        /// the order used for its step no older than it. Repeatable.
+        #[arg(long = "receipt", value_name = "FILE")]
+        receipts: Vec<PathBuf>,
     },
     /// Play many games in memory with a built-in policy: win rate and mean casualties (balancing).
     Simulate {
@@ -453,8 +457,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
             print!("{}", store::read_text(&g.dir.report(n, &role))?);
         }
-        Command::Audit { dir } => {
+        Command::Audit { dir, receipts } => {
             let s = audit::audit(&dir, cli.templates.as_deref())?;
+            for line in audit::check_held_receipts(&dir, &receipts)? {
+                println!("{line}");
+            }
             println!("audit passed: {}", s.describe());
         }
         Command::Simulate { rules, scenario, games, policy, seed } => {

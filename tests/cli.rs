@@ -836,3 +836,47 @@ fn audit_catches_a_receipt_issued_outside_its_step() {
         audit_fails(&g, &format!("receipts/000002/union-1.toml:{}: received: {what}", line + 1));
     }
 }
+
+#[test]
+fn a_player_holding_a_receipt_catches_a_host_that_dropped_their_newer_order() {
+    let t = Table::new();
+    // The Union sends two orders for step 1 (receipts 1 and 2), the Confederates one.
+    for (role, name) in [("union", "u1.toml"), ("union", "u2.toml"), ("confederate", "c1.toml")] {
+        let f = t.form(role, name);
+        pbem().arg("sign").arg("--key").arg(t.key(role)).arg(&f).assert().success();
+        pbem().arg("submit").arg(t.game()).arg(&f).args(["--now", "2026-07-01T13:00:00Z"]).assert().success();
+    }
+    // What the Union player keeps from the receipt mails.
+    let held = t.path().join("held");
+    std::fs::create_dir_all(&held).unwrap();
+    let receipts = t.game().join("receipts").join("000001");
+    for name in ["union-1.toml", "union-1.toml.sig", "union-2.toml", "union-2.toml.sig"] {
+        std::fs::copy(receipts.join(name), held.join(name)).unwrap();
+    }
+    // An honest game: both receipts check.
+    let honest = t.path().join("honest");
+    assert!(Command::new("cp").arg("-r").arg(t.game()).arg(&honest).status().unwrap().success());
+    adjudicate_on(&honest, "2026-07-01T13:30:00Z");
+    pbem().arg("audit").arg(&honest).arg("--receipt").arg(held.join("union-1.toml")).arg("--receipt").arg(held.join("union-2.toml")).assert().success()
+        .stdout(predicate::str::contains("record 1 used receipt 2"));
+    // A dishonest host deletes the newer order and its receipt before adjudicating: its own
+    // files audit clean, but the player's receipt 2 shows what happened.
+    std::fs::remove_file(receipts.join("union-2.toml")).unwrap();
+    std::fs::remove_file(receipts.join("union-2.toml.sig")).unwrap();
+    for name in ["union-2.txt", "union-2.txt.sig"] {
+        std::fs::remove_file(t.game().join("host").join("sealed").join("000001").join(name)).unwrap();
+    }
+    adjudicate_at(&t, "2026-07-01T13:30:00Z");
+    pbem().arg("audit").arg(t.game()).assert().success();
+    pbem().arg("audit").arg(t.game()).arg("--receipt").arg(held.join("union-2.toml")).assert().failure()
+        .stderr(predicate::str::contains("missing from the game"));
+    // A receipt edited by the player fails its host signature.
+    let text = std::fs::read_to_string(held.join("union-1.toml")).unwrap();
+    std::fs::write(held.join("union-1.toml"), text.replacen("seq = 1", "seq = 3", 1)).unwrap();
+    pbem().arg("audit").arg(t.game()).arg("--receipt").arg(held.join("union-1.toml")).assert().failure()
+        .stderr(predicate::str::contains("host signature"));
+}
+
+fn adjudicate_on(dir: &Path, now: &str) {
+    pbem().arg("adjudicate").arg(dir).args(["--now", now]).assert().success();
+}
