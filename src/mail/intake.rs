@@ -717,7 +717,7 @@ fn reply_body(ex: &Extracted, results: &[OrderResult], local: &dyn Fn(&str) -> S
                 for w in &r.warnings {
                     b.push_str(&format!("   note: {w}\n"));
                 }
-                b.push_str("   The host-signed receipt is attached. A later order for the same step replaces this one.\n");
+                b.push_str("   The host-signed receipt is attached: keep it (`pbem audit GAME --receipt FILE` shows\n   whether the order used was this one or a later one). A later order for the same step\n   replaces this one.\n");
             }
             (None, Some(e)) => {
                 b.push_str(&format!("{}. {}{what}: REFUSED\n   {e}\n", i + 1, r.label));
