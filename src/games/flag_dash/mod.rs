@@ -15,6 +15,8 @@
 //! `layout=secret|open` (default open): with `secret`, each team's first seat sets up the team's
 //! half (flag, characters, tunnels) as its first order, sealed like every order until both are in
 //! (Custom Layout, secret). A custom layout itself is a layout file (`pbem new --scenario FILE`).
+//! `white-defender=NAME`, `red-defender=NAME`: the team's defender, when the players choose other
+//! runners than the layout's (Setup).
 
 pub mod bot;
 pub mod engine;
@@ -55,6 +57,9 @@ pub struct Options {
     pub abilities: bool,
     /// Each team sets up its half in secret before round 1.
     pub secret_layout: bool,
+    /// The character each team chose as its defender (Setup: players select their runners),
+    /// by name; `None` keeps the layout's defender.
+    pub defenders: Teams<Option<String>>,
 }
 
 fn opt_err(key: &str, message: &str) -> GameError {
@@ -70,6 +75,7 @@ pub fn read_options(options: &BTreeMap<String, String>) -> Result<Options, GameE
     let mut tiebreak = Team::White;
     let mut abilities = false;
     let mut secret_layout = false;
+    let mut defenders: Teams<Option<String>> = Teams { white: None, red: None };
     for (k, v) in options {
         let v = v.trim().to_ascii_lowercase();
         match k.as_str() {
@@ -86,7 +92,9 @@ pub fn read_options(options: &BTreeMap<String, String>) -> Result<Options, GameE
             "abilities" => {
                 abilities = crate::game::bool_option(k, v.as_str())?
             }
-            _ => return Err(opt_err(k, "unknown option; Flag Dash has players, mode, tiebreak, abilities, layout")),
+            "white-defender" => defenders.white = Some(v.clone()),
+            "red-defender" => defenders.red = Some(v.clone()),
+            _ => return Err(opt_err(k, "unknown option; Flag Dash has players, mode, tiebreak, abilities, layout, white-defender, red-defender")),
         }
     }
     let mode = match (players, mode.as_deref()) {
@@ -100,7 +108,7 @@ pub fn read_options(options: &BTreeMap<String, String>) -> Result<Options, GameE
     if abilities && mode == Mode::TwoBasic {
         return Err(opt_err("abilities", "not in the basic 2-player game (Character Abilities are advanced rules)"));
     }
-    Ok(Options { mode, tiebreak, abilities, secret_layout })
+    Ok(Options { mode, tiebreak, abilities, secret_layout, defenders })
 }
 
 /// The initial state (Flag Dash, Setup; 2-Player Rules for the basic game's changes).
@@ -136,6 +144,24 @@ pub fn initial_state(layout: Layout, o: &Options) -> Result<State, GameError> {
             supply: if o.abilities && matches!(c.ability, Some(Ability::Trap | Ability::Dig)) { 2 } else { 0 },
         })
         .collect();
+    // Setup: the players choose their runners, so any character of a team may be its defender.
+    // The chosen one takes the layout's defender place; the layout's defender takes the chosen
+    // one's runner seat and starting space.
+    for team in Team::ALL {
+        let Some(name) = o.defenders.get(team) else { continue };
+        let chosen = chars.iter().position(|c| c.team == team && c.name.eq_ignore_ascii_case(name)).ok_or_else(|| {
+            let names: Vec<&str> = chars.iter().filter(|c| c.team == team).map(|c| c.name.as_str()).collect();
+            opt_err(&format!("{}-defender", team.key()), &format!("{name:?} is not a character of team {}: one of {}", team.key(), names.join(", ")))
+        })?;
+        let defender = chars.iter().position(|c| c.team == team && !c.is_runner()).expect("each team has a defender");
+        if chosen != defender {
+            let (seat, at) = (chars[chosen].seat, chars[chosen].at);
+            chars[chosen].seat = None;
+            chars[chosen].at = chars[defender].at;
+            chars[defender].seat = seat;
+            chars[defender].at = at;
+        }
+    }
     if o.abilities {
         // Character Abilities: each runner's card or tokens go to the seat that controls it.
         for seat in seats.iter_mut() {

@@ -1034,3 +1034,20 @@ fn view_texts_are_short_on_the_alternate_board() {
         }
     }
 }
+
+/// Setup: "Players each select one character that only they control (their runner)": any
+/// character may be the defender, chosen with `white-defender` / `red-defender`.
+#[test]
+fn setup_players_choose_their_runners() {
+    let s = new_game(&[("abilities", "true"), ("white-defender", "Green"), ("red-defender", "purple")]);
+    let (green, black) = (ch(&s, "Green"), ch(&s, "Black"));
+    assert!(!s.chars[green].is_runner() && s.chars[green].at == sq("e2"), "Green takes the defender's place");
+    assert_eq!(s.chars[black].seat, Some(1));
+    assert_eq!(s.chars[black].at, sq("a3"), "Black takes Green's runner place");
+    // The Tech Nerd is now a runner, so its trap cards are in white-1's hand; Green's jump is not.
+    let white1 = s.seats.iter().find(|x| x.role == "white-1").unwrap();
+    assert!(white1.cards.contains(&Card::Trap) && !white1.cards.contains(&Card::Jump), "{:?}", white1.cards);
+    assert!(!s.chars[ch(&s, "Purple")].is_runner() && s.chars[ch(&s, "Yellow")].seat == Some(1));
+    let e = FlagDash.setup(DEFAULT_LAYOUT, &opts(&[("white-defender", "Purple")])).unwrap_err();
+    assert!(e.to_string().contains("not a character of team white"), "{e}");
+}
