@@ -571,12 +571,15 @@ pub fn start_day(scenario: Scenario, carried: Option<&[Company]>) -> (Vec<Compan
     for (side, list) in [(Side::Union, &scenario.union), (Side::Confederate, &scenario.confederate)] {
         for c in list {
             let mut str = c.str;
-            // Campaign: a company that fought on July 2 keeps its losses (interpretation); one
-            // lost on July 2 (Str 0) is absent; its gun marker is back after the night.
+            // Campaign (interpretation): a company that fought on July 2 starts July 3 with the Str
+            // it ended July 2 with, its losses kept and no more (the July 3 file's own Str, the
+            // historical remnant, is for July 3 played alone); one lost on July 2 (Str 0) is
+            // absent; a company that was not there on July 2 (reinforcements) has the file's Str.
+            // Its gun marker is back after the night.
             if side == Side::Union
                 && let Some(prev) = carried.and_then(|v| v.iter().find(|p| p.side == Side::Union && p.letter == c.letter))
             {
-                str = str.min(prev.str);
+                str = prev.str;
             }
             if str == 0 {
                 continue;

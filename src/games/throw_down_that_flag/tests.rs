@@ -420,6 +420,8 @@ fn scenario_option_and_campaign_carry_the_survivors() {
     assert_eq!(s.companies[idx(&s, Side::Union, "A")].str, 1);
     assert!(!s.companies.iter().any(|c| c.side == Side::Union && c.letter == "B"), "B fell on July 2");
     assert_eq!(s.companies[idx(&s, Side::Union, "C")].str, 3, "company C joins fresh");
+    // An unhurt July 2 company keeps its full Str (the July 3 file's Str 1 is for July 3 alone).
+    assert_eq!(s.companies[idx(&s, Side::Union, "G")].str, 3, "G was not hurt on July 2");
 }
 
 #[test]
