@@ -30,8 +30,11 @@ pub struct AuditSummary {
     /// Reports regenerated and compared.
     pub reports: u64,
     /// True when `states/` and `reports/` were absent (a public copy made mid-game): every
-    /// replayed state was checked against its hash in the record instead, reports not at all.
+    /// replayed state was checked against its commitment in the record instead, reports not at all.
     pub public_copy: bool,
+    /// True when the state commitments could not be checked: a public copy of a game still going
+    /// on, whose state key only the last record reveals.
+    pub states_unchecked: bool,
     /// `Some((first, last))` when records `first..=last` could not be replayed because the orders
     /// of record `first` are still withheld (a public copy without `host/`): those records were
     /// checked only for what needs no replay (host signatures, the hash chain, host seeds against
@@ -47,10 +50,15 @@ impl AuditSummary {
         let n = |k: u64, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
         let counts = if self.public_copy {
             format!(
-                "{}, {}, {} NMR, every replayed state matching its record's hash (a public copy: no states/ or reports/ to compare)",
+                "{}, {}, {} NMR, {} (a public copy: no states/ or reports/ to compare)",
                 n(self.records, "record", "records"),
                 n(self.orders, "signed order", "signed orders"),
-                self.nmr
+                self.nmr,
+                if self.states_unchecked {
+                    "state commitments not checked yet (the last record reveals their key)"
+                } else {
+                    "every replayed state matching its record's commitment"
+                }
             )
         } else {
             format!(
@@ -296,13 +304,38 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
     let mut misses: BTreeMap<String, u32> = BTreeMap::new();
     // Late reveals by (step, role), from every record (checked where they stand, in the loop).
     let mut reveal_map: BTreeMap<(u64, String), (LateReveal, u64)> = BTreeMap::new();
+    let mut revealed_key: Option<String> = None;
     for n in 0..=last {
         if let Ok(r) = pipeline::read_record(&gd, n) {
             for l in r.reveals {
                 reveal_map.insert((l.step, l.role.clone()), (l, n));
             }
+            if n == last {
+                revealed_key = r.state_key;
+            }
         }
     }
+    // The key of the state commitments: the host's own, or the one the last record reveals once
+    // the game is over (both, if both are there, must agree). Without it (a public copy of a game
+    // still going on) the commitments cannot be checked yet.
+    let state_key: Option<[u8; 32]> = {
+        let host_file = gd.state_key();
+        let host = match store::read_text(&host_file) {
+            Ok(t) => Some(commit::parse_32(&t).ok_or_else(|| fail(&host_file, "not 64 hex digits"))?),
+            Err(_) => None,
+        };
+        let revealed = match &revealed_key {
+            Some(t) => Some(commit::parse_32(t).ok_or_else(|| fail(&gd.record(last), "state_key is not 64 hex digits"))?),
+            None => None,
+        };
+        if let (Some(h), Some(r)) = (host, revealed)
+            && h != r
+        {
+            return Err(fail(&host_file, format!("differs from the state key revealed in record {last}")));
+        }
+        host.or(revealed)
+    };
+    sum.states_unchecked = state_key.is_none();
     // Orders withheld and not yet revealed, with how long they wait.
     let mut outstanding: BTreeMap<(u64, String), WithheldUntil> = BTreeMap::new();
     // The first record whose orders are withheld with neither a later reveal nor the host's copy
@@ -427,9 +460,15 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                 }
             }
         }
+        // The state key is revealed by the record that ends the game, and by no other.
+        if rec.state_key.is_some() != rec.outcome.is_some() {
+            return Err(fail(&rpath, if rec.outcome.is_some() { "ends the game without revealing the state key" } else { "reveals the state key before the game is over" }));
+        }
         if secret_from.is_none() {
-            if commit::sha256_hex(state.as_bytes()) != rec.state {
-                return Err(fail(&rpath, "replayed state does not match the record's state hash"));
+            if let Some(key) = &state_key
+                && pipeline::state_commitment(&gf.id, n, key, &state) != rec.state
+            {
+                return Err(fail(&rpath, "replayed state does not match the record's state commitment"));
             }
             let spath = gd.state(n);
             if has_states && store::read(&spath).map_err(|_| fail(&spath, "missing"))? != state.as_bytes() {

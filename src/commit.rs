@@ -76,6 +76,20 @@ pub fn step_seed<'a>(
     f.finish()
 }
 
+/// Domain tag of a state commitment (SPEC.md "State commitment").
+pub const STATE_TAG: &str = "pbem/state-commitment/v1";
+
+/// The commitment to the state after record `index` that the record carries:
+/// `H(tag, game, index, state_key, state_bytes)`. The state holds what the rules keep secret
+/// (hands, a paused round's plans, standing orders), and a plain hash of it could be matched by
+/// guessing those; the game's secret `state_key` makes it hiding until the last record reveals
+/// the key.
+pub fn state_commitment(game: &str, index: u64, state_key: &[u8; 32], state: &[u8]) -> [u8; 32] {
+    let mut f = Fields::new(STATE_TAG);
+    f.bytes(game.as_bytes()).int(index).bytes(state_key).bytes(state);
+    f.finish()
+}
+
 /// Domain tag of a built-in player's seed (SPEC.md "NMR policy").
 pub const BOT_SEED_TAG: &str = "pbem/bot-seed/v1";
 
@@ -122,6 +136,10 @@ mod tests {
         assert_eq!(
             hex::encode(step_seed("g1", 1, &seed, nonces.iter().map(|(r, n)| (*r, *n)))),
             include_str!("../tests/vectors/step_seed.txt").trim()
+        );
+        assert_eq!(
+            hex::encode(state_commitment("g1", 3, &[0x33u8; 32], b"{}\n")),
+            include_str!("../tests/vectors/state_commitment.txt").trim()
         );
     }
 

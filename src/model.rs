@@ -295,8 +295,13 @@ pub struct Record {
     pub setup: Option<String>,
     /// The step this record resolves (none in record 0).
     pub resolution: Option<Resolution>,
-    /// Hex SHA-256 of `states/NNNNNN.json` after this record.
+    /// Hex state commitment of `states/NNNNNN.json` after this record (SPEC.md "State
+    /// commitment": salted with the game's secret state key, so it cannot be matched by guessing).
     pub state: String,
+    /// The game's state key (hex), revealed by the record that ends the game, so that anyone can
+    /// then check every record's state commitment.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state_key: Option<String>,
     /// Orders withheld from earlier records, revealed now.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub reveals: Vec<LateReveal>,

@@ -123,10 +123,29 @@ pub fn load(dir: &Path) -> Result<Loaded> {
     let n = dir.last_record()?.ok_or_else(|| Error::input(dir.record(0), "missing: the game has no records"))?;
     let record = read_record(&dir, n)?;
     let state = store::read_text(&dir.state(n))?;
-    if commit::sha256_hex(state.as_bytes()) != record.state {
-        return Err(Error::input(dir.state(n), format!("state does not match the hash in record {n}")));
+    // The host's copy has the key; a copy without it (a finished game published whole) takes it
+    // from the last record, where it is revealed.
+    let key = match read_state_key(&dir) {
+        Ok(k) => Some(k),
+        Err(_) => record.state_key.as_deref().and_then(commit::parse_32),
+    };
+    if let Some(key) = key
+        && state_commitment(&gf.id, n, &key, &state) != record.state
+    {
+        return Err(Error::input(dir.state(n), format!("state does not match the state commitment in record {n}")));
     }
     Ok(Loaded { dir, gf, game, record, state })
+}
+
+/// The game's secret state key, from `host/state_key.hex`.
+pub fn read_state_key(dir: &GameDir) -> Result<[u8; 32]> {
+    let path = dir.state_key();
+    commit::parse_32(&store::read_text(&path)?).ok_or_else(|| Error::input(&path, "not 64 hex digits"))
+}
+
+/// The state commitment a record carries (hex; SPEC.md "State commitment").
+pub fn state_commitment(game: &str, index: u64, key: &[u8; 32], state: &str) -> String {
+    hex::encode(commit::state_commitment(game, index, key, state.as_bytes()))
 }
 
 /// Reads and parses record `n`.
@@ -297,6 +316,9 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
         std::fs::set_permissions(&host_dir, std::fs::Permissions::from_mode(0o700)).map_err(|e| store::io(&host_dir, e))?;
     }
     sig::write_private_key(&gd.host_key(), &key)?;
+    // The secret salt of every record's state commitment, revealed by the last record.
+    let state_key = entropy.bytes32();
+    store::write_atomic(&gd.state_key(), format!("{}\n", hex::encode(state_key)).as_bytes())?;
     let mut seats = new.seats;
     seats.sort_by_key(|s| roles.iter().position(|r| *r == s.role));
     let gf = GameFile {
@@ -320,7 +342,8 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
         prev: None,
         setup: Some(setup_hash(gf_text.as_bytes(), scenario.as_bytes())),
         resolution: None,
-        state: commit::sha256_hex(state.as_bytes()),
+        state: state_commitment(&gf.id, 0, &state_key, &state),
+        state_key: outcome.is_some().then(|| hex::encode(state_key)),
         opening,
         outcome,
     };
@@ -669,6 +692,7 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
         }
     }
     let (next_open, outcome) = open_next(&g.dir, &g.gf, g.game, &state, step + 1, now, entropy)?;
+    let state_key = read_state_key(&g.dir)?;
     let rec = Record {
         reveals,
         game: g.gf.id.clone(),
@@ -683,7 +707,8 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
             events: public_events(&events),
             resolved: timestamp(now),
         }),
-        state: commit::sha256_hex(state.as_bytes()),
+        state: state_commitment(&g.gf.id, g.record.index + 1, &state_key, &state),
+        state_key: outcome.is_some().then(|| hex::encode(state_key)),
         opening: next_open,
         outcome,
     };

@@ -66,7 +66,12 @@ impl GameDir {
     pub fn host_key(&self) -> PathBuf {
         self.root.join("host").join("host_key")
     }
-    /// `DIR/host/seeds/NNNNNN.hex`.
+    /// `DIR/host/state_key.hex`: the game's secret state key (SPEC.md "State commitment"), host
+    /// only until the last record reveals it.
+    pub fn state_key(&self) -> PathBuf {
+        self.root.join("host").join("state_key.hex")
+    }
+    /// `DIR/host/seeds/NNNNNN.hex`: the host seed of step N (host only until revealed).
     pub fn host_seed(&self, step: u64) -> PathBuf {
         self.root.join("host").join("seeds").join(format!("{}.hex", n6(step)))
     }

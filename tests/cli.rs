@@ -880,3 +880,50 @@ fn a_player_holding_a_receipt_catches_a_host_that_dropped_their_newer_order() {
 fn adjudicate_on(dir: &Path, now: &str) {
     pbem().arg("adjudicate").arg(dir).args(["--now", now]).assert().success();
 }
+
+#[test]
+fn state_commitments_cannot_be_matched_by_guessing_until_the_game_ends() {
+    let t = Table::new();
+    answer_all(&t, "2026-07-01T13:00:00Z", &|_, text| text);
+    adjudicate_at(&t, "2026-07-01T13:30:00Z");
+    // The state holds secrets (standing orders, a paused round's plans); its plain hash would
+    // let anyone test guesses, so the record carries a commitment salted with a secret key.
+    let rec = record_json(&t, 1);
+    let state = std::fs::read(t.game().join("states").join("000001.json")).unwrap();
+    assert_ne!(rec["state"].as_str().unwrap(), pbem::commit::sha256_hex(&state));
+    assert!(rec.get("state_key").is_none(), "the key stays secret while the game goes on");
+    // A public copy mid-game audits, saying the commitments wait for the key.
+    let public = t.path().join("public");
+    std::fs::create_dir_all(&public).unwrap();
+    for item in ["game.toml", "scenario.toml", "records", "receipts"] {
+        assert!(Command::new("cp").arg("-r").arg(t.game().join(item)).arg(&public).status().unwrap().success());
+    }
+    pbem().arg("audit").arg(&public).assert().success().stdout(predicate::str::contains("state commitments not checked yet"));
+}
+
+#[test]
+fn the_last_record_reveals_the_state_key_and_a_false_one_is_caught() {
+    let (_t, g) = demo_game();
+    let last = std::fs::read_dir(g.join("records")).unwrap().count() / 2 - 1;
+    let rec = g.join("records").join(format!("{last:06}.json"));
+    let text = std::fs::read_to_string(&rec).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let key = v["state_key"].as_str().expect("the last record reveals the state key").to_string();
+    assert_eq!(std::fs::read_to_string(g.join("host").join("state_key.hex")).unwrap().trim(), key);
+    // With the key revealed, a public copy checks every state commitment.
+    let public = g.parent().unwrap().join("public");
+    std::fs::create_dir_all(&public).unwrap();
+    for item in ["game.toml", "scenario.toml", "records", "receipts"] {
+        assert!(Command::new("cp").arg("-r").arg(g.join(item)).arg(&public).status().unwrap().success());
+    }
+    pbem().arg("audit").arg(&public).assert().success().stdout(predicate::str::contains("every replayed state matching its record's commitment"));
+    // A host revealing another key (and re-signing) is caught, in its copy and in the public one.
+    let other = format!("{}{}", if key.starts_with('0') { '1' } else { '0' }, &key[1..]);
+    std::fs::write(&rec, text.replacen(&key, &other, 1)).unwrap();
+    resign(&g, &rec);
+    audit_fails(&g, "differs from the state key revealed");
+    let public_rec = public.join("records").join(format!("{last:06}.json"));
+    std::fs::copy(&rec, &public_rec).unwrap();
+    std::fs::copy(pipeline_sig(&rec), pipeline_sig(&public_rec)).unwrap();
+    audit_fails(&public, "state commitment");
+}
