@@ -75,7 +75,9 @@ impl AuditSummary {
                 let which = if first == last { format!("record {first} was") } else { format!("records {first}-{last} were") };
                 format!(
                     "up to record {} ({counts}); record {first} holds orders the game still keeps secret, so {which} \
-                     checked only for signatures, hash chain, host seeds, receipts and times: audit again when they are revealed",
+                     checked without replay (host signatures, hash chain, host seeds, times, every order's receipt, every \
+                     order public so far against its signature and commitment, step seeds whose nonces are all known): audit \
+                     again when they are revealed",
                     first - 1
                 )
             }
@@ -440,6 +442,8 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                     }
                 }
                 if secret_from.is_some() {
+                    let cx = Replay { gd: &gd, gf: &gf, game, seat_keys: &seat_keys, host: &host };
+                    check_unreplayed(&cx, n, opening, res, &host_seed, &reveal_map, &mut sum)?;
                     // Beyond the replay: reveals can only name orders withheld and not yet revealed.
                     for r in &rec.reveals {
                         if outstanding.remove(&(r.step, r.role.clone())).is_none() {
@@ -506,6 +510,98 @@ struct Replay<'a> {
     host: &'a ssh_key::PublicKey,
 }
 
+/// The receipt an order of `role` in record `n` names (`seq`, commitment `c`): present,
+/// host-signed, matching, and the newest of that role for the step (`receipts`).
+fn check_order_receipt(cx: &Replay<'_>, n: u64, res: &Resolution, role: &str, seq: u64, c: &str, receipts: &BTreeMap<String, Receipt>) -> Result<()> {
+    let rp = cx.gd.receipts(res.step).join(format!("{role}-{seq}.toml"));
+    let rb = store::read(&rp).map_err(|_| fail(&rp, "missing receipt"))?;
+    check_host_sig(&rp, &rb, cx.host, NS_RECEIPT)?;
+    let r: Receipt = toml::from_str(std::str::from_utf8(&rb).unwrap_or("")).map_err(|e: toml::de::Error| fail(&rp, e.message().to_string()))?;
+    if r.commitment != c || r.seq != seq || r.role != role || r.step != res.step {
+        return Err(fail(&rp, format!("receipt does not match the order of {role} in record {n}")));
+    }
+    if receipts.get(role).map(|l| l.seq) != Some(seq) {
+        return Err(fail(&rp, "a newer receipt exists: the newest order should have been used"));
+    }
+    Ok(())
+}
+
+/// A revealed order's signed `text` (read from `opath`): signed by the seat's key, matching its
+/// commitment `c`, naming this game, step, role and host-seed commitment, and holding `orders`.
+#[allow(clippy::too_many_arguments)]
+fn check_order_text(
+    cx: &Replay<'_>,
+    opening: &Opening,
+    res: &Resolution,
+    role: &str,
+    c: &str,
+    text: &str,
+    signature: &str,
+    orders: &Orders,
+    opath: &Path,
+) -> Result<orderfile::OrderFile> {
+    sig::verify(&cx.seat_keys[role], NS_ORDERS, text.as_bytes(), signature).map_err(|e| fail(opath, format!("order of {role} in step {}: {e}", res.step)))?;
+    let recomputed = hex::encode(commit::order_commitment(&cx.gf.id, res.step, role, text.as_bytes()));
+    if recomputed != c {
+        return Err(fail(opath, format!("revealed order of {role} does not match its commitment")));
+    }
+    let f = orderfile::parse(text).map_err(|p| fail(opath, format!("order of {role}: {}", p.message)))?;
+    let h = &f.header;
+    if h.game != cx.gf.id || h.step != res.step || h.role != role || h.host_seed_commitment != opening.host_seed_commitment {
+        return Err(fail(opath, format!("order of {role} names another game, step, role or host seed")));
+    }
+    if &f.orders != orders {
+        return Err(fail(opath, format!("orders of {role} differ from the signed text")));
+    }
+    Ok(f)
+}
+
+/// What can be checked of the step record `n` resolves without replaying it (a public copy,
+/// past orders still withheld): every order's receipt (withheld ones included), every order
+/// whose text is public (here or in a later reveal) against its signature and commitment, and,
+/// when every nonce is known, the step seed.
+fn check_unreplayed(cx: &Replay<'_>, n: u64, opening: &Opening, res: &Resolution, host_seed: &[u8; 32], reveal_map: &BTreeMap<(u64, String), (LateReveal, u64)>, sum: &mut AuditSummary) -> Result<()> {
+    let rpath = cx.gd.record(n);
+    let receipts = pipeline::latest_receipts(cx.gd, res.step)?;
+    let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
+    let mut all_known = true;
+    for o in &res.orders {
+        match (&o.seq, &o.commitment) {
+            (None, None) => {
+                if receipts.contains_key(&o.role) {
+                    return Err(fail(&rpath, format!("{} is NMR but has a receipt for step {}", o.role, res.step)));
+                }
+                nonces.insert(o.role.clone(), NMR_NONCE);
+            }
+            (Some(seq), Some(c)) => {
+                check_order_receipt(cx, n, res, &o.role, *seq, c, &receipts)?;
+                let public = if o.withheld {
+                    reveal_map.get(&(res.step, o.role.clone())).map(|(r, at)| (r.text.clone(), r.signature.clone(), r.orders.clone(), cx.gd.record(*at)))
+                } else {
+                    Some((o.text.clone(), o.signature.clone(), o.orders.clone(), rpath.clone()))
+                };
+                match public {
+                    Some((Some(text), Some(signature), orders, opath)) => {
+                        let f = check_order_text(cx, opening, res, &o.role, c, &text, &signature, &orders, &opath)?;
+                        sum.orders += 1;
+                        nonces.insert(o.role.clone(), commit::parse_32(&f.header.nonce).unwrap_or(NMR_NONCE));
+                    }
+                    Some(_) => return Err(fail(&rpath, format!("order of {} is half revealed", o.role))),
+                    None => all_known = false,
+                }
+            }
+            _ => return Err(fail(&rpath, format!("order of {} is half revealed", o.role))),
+        }
+    }
+    if all_known {
+        let seed = commit::step_seed(&cx.gf.id, res.step, host_seed, nonces.iter().map(|(r, n)| (r.as_str(), n)));
+        if hex::encode(seed) != res.seed {
+            return Err(fail(&rpath, format!("step seed of step {} is not derived from the host seed and nonces", res.step)));
+        }
+    }
+    Ok(())
+}
+
 /// Checks every order of the step record `n` resolves (`full`: withheld ones joined with their
 /// reveal, each read from `source[role]`) and replays the step from `state`: signatures, receipts,
 /// commitments, legality, the step seed, NMR orders, and the public events. Returns what the game
@@ -524,7 +620,7 @@ fn replay_step(
     events: &mut Vec<crate::dice::Event>,
     sum: &mut AuditSummary,
 ) -> Result<Publication> {
-    let Replay { gd, gf, game, seat_keys, host } = *cx;
+    let Replay { gd, gf, game, .. } = *cx;
     let rpath = gd.record(n);
     let receipts = pipeline::latest_receipts(gd, res.step)?;
     let mut orders: BTreeMap<String, Orders> = BTreeMap::new();
@@ -542,31 +638,8 @@ fn replay_step(
                 NMR_NONCE
             }
             (Some(seq), Some(c), Some(text), Some(signature)) => {
-                sig::verify(&seat_keys[&o.role], NS_ORDERS, text.as_bytes(), signature)
-                    .map_err(|e| fail(opath, format!("order of {} in step {}: {e}", o.role, res.step)))?;
-                let recomputed = hex::encode(commit::order_commitment(&gf.id, res.step, &o.role, text.as_bytes()));
-                if &recomputed != c {
-                    return Err(fail(opath, format!("revealed order of {} does not match its commitment", o.role)));
-                }
-                let rp = gd.receipts(res.step).join(format!("{}-{seq}.toml", o.role));
-                let rb = store::read(&rp).map_err(|_| fail(&rp, "missing receipt"))?;
-                check_host_sig(&rp, &rb, host, NS_RECEIPT)?;
-                let r: Receipt = toml::from_str(std::str::from_utf8(&rb).unwrap_or(""))
-                    .map_err(|e: toml::de::Error| fail(&rp, e.message().to_string()))?;
-                if &r.commitment != c || r.seq != *seq || r.role != o.role || r.step != res.step {
-                    return Err(fail(&rp, format!("receipt does not match the order of {} revealed in record {n}", o.role)));
-                }
-                if receipts.get(&o.role).map(|l| l.seq) != Some(*seq) {
-                    return Err(fail(&rp, "a newer receipt exists: the newest order should have been used"));
-                }
-                let f = orderfile::parse(text).map_err(|p| fail(opath, format!("order of {}: {}", o.role, p.message)))?;
-                let h = &f.header;
-                if h.game != gf.id || h.step != res.step || h.role != o.role || h.host_seed_commitment != opening.host_seed_commitment {
-                    return Err(fail(opath, format!("order of {} names another game, step, role or host seed", o.role)));
-                }
-                if f.orders != o.orders {
-                    return Err(fail(opath, format!("orders of {} differ from the signed text", o.role)));
-                }
+                check_order_receipt(cx, n, res, &o.role, *seq, c, &receipts)?;
+                let f = check_order_text(cx, opening, res, &o.role, c, text, signature, &o.orders, opath)?;
                 if let Err(p) = game.check_order(state, &o.role, &f.orders)? {
                     return Err(fail(opath, format!("order of {} is illegal: {}: {}", o.role, p[0].field, p[0].message)));
                 }
@@ -582,7 +655,7 @@ fn replay_step(
                     }
                 }
                 sum.orders += 1;
-                commit::parse_32(&h.nonce).unwrap_or(NMR_NONCE)
+                commit::parse_32(&f.header.nonce).unwrap_or(NMR_NONCE)
             }
             _ => return Err(fail(&rpath, format!("order of {} is half revealed", o.role))),
         };

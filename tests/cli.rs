@@ -715,6 +715,23 @@ fn commands_of_a_tied_initiative_stay_secret_until_the_game_ends() {
             .and(predicate::str::contains("record 1 holds orders the game still keeps secret"))
             .and(predicate::str::contains("audit again when they are revealed")),
     );
+    // Without replay, the public copy still checks every order's receipt and the step seeds whose
+    // nonces are all known: a withheld order's commitment swapped (and re-signed) is caught.
+    let commitment = rec["resolution"]["orders"][1]["commitment"].as_str().unwrap().to_string();
+    let forged = public_copy(&g, "public-forged");
+    let fpath = forged.join("records").join("000001.json");
+    std::fs::write(&fpath, text.replacen(&commitment, &"ab".repeat(32), 1)).unwrap();
+    resign(&g, &fpath);
+    audit_fails(&forged, "receipt does not match the order of union in record 1");
+    // One more step on NMR defaults; then a forged seed in record 2 is caught without replay.
+    adjudicate_at(&t, "2026-07-04T14:31:00Z");
+    let forged = public_copy(&g, "public-forged-seed");
+    let fpath = forged.join("records").join("000002.json");
+    let r2 = std::fs::read_to_string(&fpath).unwrap();
+    let seed = record_json(&t, 2)["resolution"]["seed"].as_str().unwrap().to_string();
+    std::fs::write(&fpath, r2.replacen(&seed, &"00".repeat(32), 1)).unwrap();
+    resign(&g, &fpath);
+    audit_fails(&forged, "step seed of step 2 is not derived from the host seed and nonces");
     // A host marking them as due at the round's end (and re-signing) is caught.
     let host_copy = t.path().join("host-copy");
     assert!(Command::new("cp").arg("-r").arg(&g).arg(&host_copy).status().unwrap().success());
@@ -723,7 +740,7 @@ fn commands_of_a_tied_initiative_stay_secret_until_the_game_ends() {
     resign(&host_copy, &rpath);
     audit_fails(&host_copy, "withheld until the round's end, but the game's rule says withheld until the game's end");
     // Played to the end: the last record reveals them.
-    play_out_on_defaults(&t, "2026-07-01T13:30:00Z");
+    play_out_on_defaults(&t, "2026-07-04T14:31:00Z");
     let last = std::fs::read_dir(g.join("records")).unwrap().count() as u64 / 2 - 1;
     let end = record_json(&t, last as u32);
     assert!(end["outcome"].is_object());
