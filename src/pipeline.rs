@@ -308,12 +308,16 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
     let gd = GameDir::new(dir);
     let key = key_from_seed(&entropy.bytes32(), &format!("pbem-host@{id}"));
     let host_dir = gd.host_key().parent().expect("host dir").to_path_buf();
-    std::fs::create_dir_all(&host_dir).map_err(|e| store::io(&host_dir, e))?;
-    #[cfg(unix)]
-    {
-        // host/ holds the host key, unrevealed seeds and sealed orders: for the host's eyes only.
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&host_dir, std::fs::Permissions::from_mode(0o700)).map_err(|e| store::io(&host_dir, e))?;
+    // host/ holds the host key, unrevealed seeds and sealed orders; states/ what the rules keep
+    // secret; reports/ each role's own report: for the host's eyes only on a shared machine
+    // (README "What is public").
+    for private in [host_dir.clone(), gd.root.join("states"), gd.root.join("reports")] {
+        std::fs::create_dir_all(&private).map_err(|e| store::io(&private, e))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).map_err(|e| store::io(&private, e))?;
+        }
     }
     sig::write_private_key(&gd.host_key(), &key)?;
     // The secret salt of every record's state commitment, revealed by the last record.

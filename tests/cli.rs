@@ -944,3 +944,14 @@ fn the_last_record_reveals_the_state_key_and_a_false_one_is_caught() {
     std::fs::copy(pipeline_sig(&rec), pipeline_sig(&public_rec)).unwrap();
     audit_fails(&public, "state commitment");
 }
+
+#[test]
+#[cfg(unix)]
+fn what_is_not_public_is_the_hosts_alone_on_a_shared_machine() {
+    use std::os::unix::fs::PermissionsExt;
+    let t = Table::new();
+    for dir in ["host", "states", "reports"] {
+        let mode = std::fs::metadata(t.game().join(dir)).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{dir}/");
+    }
+}
