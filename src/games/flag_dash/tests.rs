@@ -883,6 +883,45 @@ fn ability_spy_default_answer_is_legal_and_card_is_optional() {
     assert_eq!(FlagDash.check_order(&s4, "white-2", &d), Ok(()));
 }
 
+/// Everything an order form for `role` carries into the signed text, which is published with the
+/// order: the prompt, the help lines and the prefilled `[orders]`.
+fn form_text(s: &State, role: &str) -> String {
+    let prompt = match FlagDash.pending(s) {
+        Pending::Orders(asks) => asks.into_iter().filter(|a| a.role == role).map(|a| a.prompt).collect::<Vec<_>>().join("\n"),
+        Pending::Over(_) => String::new(),
+    };
+    let body = toml::to_string(&FlagDash.default_order(s, role)).unwrap();
+    format!("{prompt}\n{}\n{body}", FlagDash.form_help(s, role).join("\n"))
+}
+
+/// Phase 1 ("secretly plans"; teammates may look at each other's plans): the spy's form, asked in
+/// the middle of Phase 2, holds nothing of the plans still face down: neither the opponents' nor the
+/// teammate's second moves change a byte of it. (Its order is published after the round, when every
+/// plan has been revealed; the form must not publish what a teammate showed only to the team.)
+#[test]
+fn the_spy_form_holds_no_plan_still_face_down() {
+    let s = new_game(&[("abilities", "true")]);
+    let spy_plan = "move1 = { card = \"forward\", token = \"spy\", spy_on = \"red-1\", try = [\"runner\"] }\n\
+                    move2 = { card = \"flag\", token = 1, try = [\"runner\"] }";
+    let others = |second: &str| -> BTreeMap<String, Orders> {
+        [
+            ("white-1", format!("move1 = {{ card = \"flag\", token = 1, try = [\"runner\"] }}\n{second}")),
+            ("white-2", spy_plan.to_string()),
+            ("red-1", format!("move1 = {{ card = \"push\", token = 1, try = [\"runner\"] }}\n{second}")),
+            ("red-2", format!("move1 = {{ card = \"flag\", token = 4, try = [\"runner\"] }}\n{second}")),
+        ]
+        .into_iter()
+        .map(|(r, t)| (r.to_string(), orders(&t)))
+        .collect()
+    };
+    let a = FlagDash.resolve(&s, &others("move2 = { card = \"left\", token = 2, try = [\"runner\"] }"), &mut Ctx::new([0; 32])).unwrap();
+    let b = FlagDash.resolve(&s, &others("move2 = { card = \"back\", token = 5, try = [\"defender\", \"runner\"] }"), &mut Ctx::new([0; 32])).unwrap();
+    assert_eq!(engine::spy_asked(&a).as_deref(), Some("white-2"));
+    assert_eq!(engine::spy_asked(&b).as_deref(), Some("white-2"));
+    assert_ne!(a.plans, b.plans);
+    assert_eq!(form_text(&a, "white-2"), form_text(&b, "white-2"));
+}
+
 /// The game's report section for `role`, rendered from the view as in a real report.
 fn section(s: &State, role: &str) -> String {
     let env = crate::report::environment(None).unwrap();

@@ -117,7 +117,6 @@ fn prompt_text(s: &State, side: Side, q: &Question) -> String {
 }
 
 fn standing_lines(s: &State, side: Side) -> Vec<String> {
-    let st = s.standing.get(side);
     let mut out: Vec<String> = vec![
         "Standing orders, [orders.standing] (optional, in any order file): each key you give replaces".into(),
         "the stored one, and an empty list or table clears it. A standing order is used whenever it is".into(),
@@ -141,10 +140,18 @@ fn standing_lines(s: &State, side: Side) -> Vec<String> {
         rows.push(("optional_fire = \"never\"", "\"never\", \"always\" (most dice) or \"ask\" (§9 optional rule)"));
     }
     out.extend(rows.into_iter().map(|(example, what)| format!("  {example:<38} {what}")));
-    out.push("Your standing orders now:".into());
-    out.extend(standing_list(st).into_iter().map(|l| format!("  {l}")));
+    out.extend(STANDING_POINTER.iter().map(|l| l.to_string()));
     out
 }
+
+/// Where the form sends the player for their current standing orders. The form does not list them:
+/// its text is signed and published verbatim once its step's orders are, and standing orders set in
+/// a step withheld longer (a command step whose initiative tied stays secret until the game ends,
+/// §7) would otherwise be published early with the next step's form.
+const STANDING_POINTER: [&str; 2] = [
+    "Your standing orders are listed in your report (YOUR STANDING ORDERS), not in this form:",
+    "the form's text is published with your order.",
+];
 
 /// Standing orders as lines, one per order ("none" when there are none).
 pub fn standing_list(st: &Standing) -> Vec<String> {

@@ -461,6 +461,78 @@ fn s7_the_commands_of_a_tie_are_never_shown_before_the_game_ends() {
     assert_eq!(g.publication(&after, &next), Publication::Now);
 }
 
+/// Everything an order form for `role` carries into the signed (and later published) text: the
+/// prompt, the help lines and the prefilled `[orders]`.
+fn form_text(s: &State, role: &str) -> String {
+    let g = GettysburgCampaign;
+    let prompt = match g.pending(s) {
+        Pending::Orders(asks) => asks.into_iter().filter(|a| a.role == role).map(|a| a.prompt).collect::<Vec<_>>().join("\n"),
+        Pending::Over(_) => String::new(),
+    };
+    let body = toml::to_string(&g.default_order(s, role)).expect("default order as TOML");
+    format!("{prompt}\n{}\n{body}", g.form_help(s, role).join("\n"))
+}
+
+#[test]
+fn s7_standing_orders_of_a_tied_command_step_are_not_in_the_next_form() {
+    // §7: a command step whose initiative tied is withheld until the game ends, standing orders
+    // and all. The next step's form is signed unedited and published with that step, so it must
+    // not list the standing orders (the report does, to the side alone).
+    let before = fresh();
+    let union = "cards = [\"Reynolds\", \"Hancock\"]\n[standing]\ndefend = [\"Frederick\"]\n\
+                 vacate = { Baltimore = [\"York\"] }\ncasualties = [\"XI\", \"XII\"]";
+    let confederate = "cards = [\"Longstreet\"]\nmoves = { I = \"stay\" }\n[standing]\ndefend = [\"Culpeper\"]\n\
+                       retreat = { Gettysburg = [\"York\"] }";
+    let (after, _) = step(&before, &[("confederate", confederate), ("union", union)], &[3, 3]);
+    assert_eq!(GettysburgCampaign.publication(&before, &after), Publication::AfterGame);
+    assert_eq!(kind(&after), "command");
+    for (side, secret) in [
+        (Side::Union, ["defend Frederick", "vacate Baltimore to York", "casualties XI, XII"].as_slice()),
+        (Side::Confederate, ["defend Culpeper", "retreat from Gettysburg to York"].as_slice()),
+    ] {
+        let role = side.role();
+        let listed = forms::standing_list(after.standing.get(side));
+        for line in secret {
+            assert!(listed.iter().any(|l| l == line), "{role} set {line}: {listed:?}");
+        }
+        let form = form_text(&after, role);
+        for line in secret {
+            assert!(!form.contains(line), "{role}'s form shows its standing order {line}:\n{form}");
+        }
+        assert!(form.contains("Your standing orders are listed in your report"), "{form}");
+        let v = GettysburgCampaign.view(&after, role);
+        assert!(secret.iter().all(|l| v["standing"].as_array().unwrap().iter().any(|x| x == l)), "the report still lists them: {v}");
+    }
+}
+
+#[test]
+fn move_and_combat_forms_list_no_standing_orders() {
+    // §8 and §9 asks: their forms carry no standing order either.
+    let secret = ["defend Washington", "casualties III, II", "retreat from Frederick to Leesburg"];
+    let set = |s: &mut State| {
+        s.standing.union.defend = vec!["Washington".into()];
+        s.standing.confederate.casualties = vec!["III".into(), "II".into()];
+        s.standing.confederate.retreat.insert("Frederick".into(), vec!["Leesburg".into()]);
+    };
+    let mut s = fresh();
+    set(&mut s);
+    let (moving, _) = step(&s, &[("confederate", "cards = [\"Longstreet\"]"), ("union", "cards = [\"Reynolds\", \"Hancock\"]\nmoves = { I = \"stay\", II = \"stay\" }")], &[6, 1]);
+    assert_eq!(kind(&moving), "move");
+    let mut fighting = board(&[("I", "Carlisle"), ("III", "Hagerstown")], &[("XI", "Harrisburg"), ("VI", "Gettysburg")]);
+    advancing(&mut fighting, Side::Confederate, "I", "Carlisle", "Harrisburg");
+    advancing(&mut fighting, Side::Confederate, "III", "Hagerstown", "Gettysburg");
+    set(&mut fighting);
+    restart(&mut fighting, Stage::Combat(Combat::default()));
+    assert_eq!(kind(&fighting), "combat-order");
+    for s in [&moving, &fighting] {
+        let form = form_text(s, "confederate");
+        for line in secret {
+            assert!(!form.contains(line), "the form shows {line}:\n{form}");
+        }
+        assert!(form.contains("Your standing orders are listed in your report"), "{form}");
+    }
+}
+
 #[test]
 fn s7_s8_won_commands_are_shown_when_the_round_ends() {
     let g = GettysburgCampaign;

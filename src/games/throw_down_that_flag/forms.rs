@@ -4,7 +4,7 @@
 use toml::Value;
 
 use super::engine;
-use super::orders::{self, DEFAULT_RANGE};
+use super::orders::DEFAULT_RANGE;
 use super::state::{Side, State};
 use crate::game::Orders;
 
@@ -82,8 +82,9 @@ pub fn help(s: &State) -> Vec<String> {
     out.push("Standing orders ([orders.standing.A], or [orders.standing.all] for every company):".into());
     out.push(format!("  melee = 8, shoot = 6, range = {DEFAULT_RANGE}, move = \"nearest\" | \"hold\" | \"ask\" | \"E4\""));
     out.push("  a company with one acts without asking; an empty table clears it.".into());
-    for (k, st) in &s.standing {
-        out.push(format!("  now {k}: {}", orders::standing_text(st)));
-    }
+    // Not the current standing orders: this text is signed and published with the order, so a form
+    // copies no state of the player's into it (the report lists them).
+    out.push("Your standing orders are listed in your report (YOUR STANDING ORDERS), not in this form:".into());
+    out.push("the form's text is published with your order.".into());
     out
 }

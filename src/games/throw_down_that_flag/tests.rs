@@ -355,6 +355,24 @@ fn standing_order_ask_leaves_one_company_out_of_all() {
 }
 
 #[test]
+fn activation_form_does_not_copy_the_standing_orders() {
+    // The signed form is published with the order: it points to the report for the standing
+    // orders instead of copying the player's state into the signed text.
+    let g = ThrowDownThatFlag;
+    let o = orders("[standing.all]\nmove = \"hold\"\nshoot = 5\n[standing.H]\nmove = \"ask\"\n");
+    let s1 = g.resolve(&july2(), &o, &mut Ctx::new([3; 32])).unwrap();
+    assert!(s1.asking.is_some());
+    let Pending::Orders(asks) = g.pending(&s1) else { panic!("over") };
+    let body = toml::to_string(&g.default_order(&s1, "union")).unwrap();
+    let form = format!("{}\n{}\n{body}", asks[0].prompt, g.form_help(&s1, "union").join("\n"));
+    for st in s1.standing.values() {
+        let text = orders::standing_text(st);
+        assert!(!form.contains(&text), "the form copies the standing order \"{text}\":\n{form}");
+    }
+    assert!(form.contains("Your standing orders are listed in your report"), "{form}");
+}
+
+#[test]
 fn standing_orders_letters_are_case_insensitive_and_not_given_twice() {
     let g = ThrowDownThatFlag;
     let probs = g.check_order(&july2(), "union", &toml::from_str("standing = {A = {move = \"hold\"}, a = {move = \"ask\"}}").unwrap()).unwrap_err();
