@@ -272,7 +272,8 @@ fn describe(mp: &MovePlan) -> String {
 }
 
 /// Reveals and carries out `role`'s move `mv` (Flag Dash, Move Characters): the first alternative
-/// that can be carried out fully, else nothing; then the token's bonus and its discard.
+/// that can be carried out fully, else nothing (a trapped character the reset token selected
+/// escapes all the same; Character Abilities, Trap); then the token's bonus and its discard.
 pub fn resolve_move(s: &mut State, ctx: &mut Ctx, role: &str, mv: u8) {
     let mp = s.plans[role].moves[mv as usize - 1].clone();
     let played = s.played.entry(role.to_string()).or_default();
@@ -291,7 +292,11 @@ pub fn resolve_move(s: &mut State, ctx: &mut Ctx, role: &str, mv: u8) {
                 continue;
             }
         };
-        selected.get_or_insert(t.who);
+        // Character Abilities, Trap: a trapped character can be selected only with a reset token, so
+        // another token's alternative naming it selects no one (and no boost goes to it).
+        if selectable(s, &mp, t.who) {
+            selected.get_or_insert(t.who);
+        }
         let mut sim = s.clone();
         let mut lines = Vec::new();
         match carry_out(&mut sim, role, &mp, &t, &mut lines) {
@@ -314,6 +319,15 @@ pub fn resolve_move(s: &mut State, ctx: &mut Ctx, role: &str, mv: u8) {
     }
     if !done {
         say(s, ctx, "  no alternative could be carried out fully, so the card does nothing".into());
+        // Character Abilities, Trap: "trapped there until a player plays their reset priority token
+        // and selects the trapped character in Phase 2. Then, the trapped character escapes and
+        // proceeds with the Move Characters step." Selecting it with #7 is what frees it; carrying
+        // out the card comes after, so a card that cannot be carried out does not keep it trapped.
+        // (The selected character is the first alternative's that could select it.)
+        if let Some(i) = selected.filter(|&i| s.chars[i].trapped) {
+            let text = escape_trap(s, i, " all the same (the reset token selected it; Character Abilities, Trap)");
+            say(s, ctx, format!("  {text}"));
+        }
     }
     if s.outcome.is_some() {
         return;
@@ -361,19 +375,11 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lines: &mut 
     let ch = t.who;
     let mut tunnel_used = false;
     if s.chars[ch].trapped {
-        // Character Abilities, Trap: only a reset token frees a trapped character.
-        if mp.token != Token::N(7) {
+        // Character Abilities, Trap: only a reset token selects, and so frees, a trapped character.
+        if !selectable(s, mp, ch) {
             return Err(format!("{} is trapped; only a reset token (#7) can select it", s.chars[ch].name));
         }
-        s.chars[ch].trapped = false;
-        let at = s.chars[ch].at;
-        if let Some(k) = s.traps.iter().position(|t| t.0 == at) {
-            let owner = s.traps.remove(k).1;
-            if let Some(o) = s.char_named(&owner) {
-                s.chars[o].supply += 1;
-            }
-        }
-        lines.push(format!("{} escapes the trap on {at}; the trap returns to its owner", s.chars[ch].name));
+        lines.push(escape_trap(s, ch, ""));
     }
     let cats = match mp.token.effect() {
         Effect::Cats { before } if s.abilities && s.chars[ch].is_runner() && s.chars[ch].ability == Some(Ability::Cats) => Some(before),
@@ -626,6 +632,28 @@ fn jump(s: &mut State, ch: usize, d: Dir) -> Result<String, String> {
     s.chars[ch].at = land;
     let trap = spring_trap(s, ch);
     Ok(format!("Jump: {name} {p} -> {land}{trap}"))
+}
+
+/// Can `mp`'s token select character `i`? Not a trapped one, unless it is the reset token
+/// (Character Abilities, Trap: "trapped there until a player plays their reset priority token and
+/// selects the trapped character").
+fn selectable(s: &State, mp: &MovePlan, i: usize) -> bool {
+    !s.chars[i].trapped || mp.token == Token::N(7)
+}
+
+/// Frees trapped character `i`; its trap returns to the owner's supply (Character Abilities, Trap:
+/// "When a trapped character successfully escapes the trap ... return the trap to the owner's
+/// supply"). Returns text for the account, with `why` after the square.
+fn escape_trap(s: &mut State, i: usize, why: &str) -> String {
+    s.chars[i].trapped = false;
+    let at = s.chars[i].at;
+    if let Some(k) = s.traps.iter().position(|t| t.0 == at) {
+        let owner = s.traps.remove(k).1;
+        if let Some(o) = s.char_named(&owner) {
+            s.chars[o].supply += 1;
+        }
+    }
+    format!("{} escapes the trap on {at}{why}; the trap returns to its owner", s.chars[i].name)
 }
 
 /// A character entering a trap space is trapped, unless it placed the trap, which then returns to

@@ -708,6 +708,56 @@ fn ability_trap_catches_and_reset_frees() {
     assert_eq!(s.chars[ch(&s, "Green")].supply, 2);
 }
 
+/// Character Abilities, Trap: "trapped there until a player plays their reset priority token and
+/// selects the trapped character in Phase 2. Then, the trapped character escapes and proceeds with
+/// the Move Characters step." Selecting it with #7 frees it even when the card it then plays
+/// cannot be carried out (fully or not at all): it stays on its space, free, the trap returns.
+#[test]
+fn ability_trap_reset_frees_even_when_the_card_cannot_be_carried_out() {
+    let mut s = abilities();
+    put(&mut s, "Blue", "a5");
+    s.traps.push((sq("a5"), "Green".into()));
+    let blue = ch(&s, "Blue");
+    s.chars[blue].trapped = true;
+    let green = ch(&s, "Green");
+    s.chars[green].supply = 1;
+    let seat = s.seats.iter_mut().find(|x| x.role == "red-2").unwrap();
+    seat.tokens.retain(|t| *t != Token::N(1));
+    seat.discarded = vec![Token::N(1)];
+    let log = one_move(&mut s, "red-2", mp(Card::Right, 7, None, None, &["runner"]));
+    assert!(has(&log, "none of it is carried out"), "the card fails: {log:#?}");
+    assert_eq!(s.chars[blue].at, sq("a5"));
+    assert!(!s.chars[blue].trapped, "selected with #7, Blue escapes: {log:#?}");
+    assert!(has(&log, "Blue escapes the trap on a5 all the same"), "{log:#?}");
+    assert!(s.traps.is_empty());
+    assert_eq!(s.chars[green].supply, 2, "the trap returns to its owner");
+    let seat = s.seats.iter().find(|x| x.role == "red-2").unwrap();
+    assert!(seat.discarded.is_empty() && seat.tokens.contains(&Token::N(1)) && seat.tokens.contains(&Token::N(7)));
+}
+
+/// Character Abilities, Trap (only a reset token selects a trapped character) and Priority Tokens
+/// ("the character you selected to move also gains a boost"): a #2 or #4 whose alternative names a
+/// trapped character selects no one there, so the trapped character gains no boost; the boost goes
+/// to the character a later alternative selects.
+#[test]
+fn ability_trap_a_token_that_cannot_select_the_trapped_character_gives_it_no_boost() {
+    let mut s = abilities();
+    put(&mut s, "Blue", "e5");
+    s.traps.push((sq("e5"), "Green".into()));
+    let blue = ch(&s, "Blue");
+    s.chars[blue].trapped = true;
+    for token in [2, 4] {
+        let log = one_move(&mut s, "red-2", mp(Card::Left, token, None, None, &["runner"]));
+        assert!(has(&log, "only a reset token (#7) can select it"), "{log:#?}");
+        assert!(!has(&log, "gains a boost"), "#{token}: {log:#?}");
+        assert_eq!(s.chars[blue].boosts, 0, "#{token}");
+        assert!(s.chars[blue].trapped);
+    }
+    let log = one_move(&mut s, "red-2", mp(Card::Left, 2, None, None, &["runner", "defender"]));
+    let defender = (0..s.chars.len()).find(|&i| s.chars[i].team == s.chars[blue].team && !s.chars[i].is_runner()).unwrap();
+    assert_eq!((s.chars[blue].boosts, s.chars[defender].boosts), (0, 1), "{log:#?}");
+}
+
 /// Trap: a flag bearer entering its own territory onto a trap still wins.
 #[test]
 fn ability_trap_on_a_winning_move_still_wins() {
