@@ -38,14 +38,15 @@ pub struct AuditSummary {
     /// `Some((first, last))` when records `first..=last` could not be replayed because the orders
     /// of record `first` are still withheld (a public copy without `host/`): those records were
     /// checked only for what needs no replay (host signatures, the hash chain, host seeds against
-    /// their commitments, receipts, times). `None` when every record was checked in full.
+    /// their commitments, times, every order's receipt, public orders' signatures and commitments,
+    /// step seeds whose nonces are all known). `None` when every record was checked in full.
     pub secret: Option<(u64, u64)>,
 }
 
 impl AuditSummary {
     /// E.g. "22 records, 42 signed orders, 2 NMR, 44 reports replayed byte for byte"; for a partial
     /// audit "up to record 7 (...); record 8 holds orders the game still keeps secret, so records
-    /// 8-9 were checked only for ...: audit again when they are revealed".
+    /// 8-9 were checked without replay (...): audit again when they are revealed".
     pub fn describe(&self) -> String {
         let n = |k: u64, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
         let counts = if self.public_copy {

@@ -603,7 +603,7 @@ fn orders_still_secret_mid_round_are_withheld_from_records_until_the_round_ends(
             let public = public_copy(&t.game(), &format!("public-{n}"));
             pbem().arg("audit").arg(&public).assert().success().stdout(
                 predicate::str::contains("audit passed: up to record ")
-                    .and(predicate::str::contains(format!("-{n} were checked only for signatures, hash chain")).or(predicate::str::contains(format!("record {n} was checked only"))))
+                    .and(predicate::str::contains(format!("-{n} were checked without replay")).or(predicate::str::contains(format!("record {n} was checked without replay"))))
                     .and(predicate::str::contains("orders the game still keeps secret")),
             );
             pbem().arg("audit").arg(t.game()).assert().success().stdout(predicate::str::contains("up to record").not());
