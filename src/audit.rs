@@ -41,6 +41,23 @@ pub struct AuditSummary {
     /// their commitments, times, every order's receipt, public orders' signatures and commitments,
     /// step seeds whose nonces are all known). `None` when every record was checked in full.
     pub secret: Option<(u64, u64)>,
+    /// Every nonce of a revealed order so far, with whose order it was ("union in step 3"): a
+    /// nonce is used once in a game.
+    nonces: BTreeMap<[u8; 32], String>,
+}
+
+impl AuditSummary {
+    /// Records the nonce of `role`'s order in `step` (read from `opath`); a second use fails.
+    fn nonce_once(&mut self, nonce: [u8; 32], role: &str, step: u64, opath: &Path) -> Result<()> {
+        if nonce == NMR_NONCE {
+            return Ok(());
+        }
+        let who = format!("{role} in step {step}");
+        match self.nonces.insert(nonce, who.clone()) {
+            Some(before) if before != who => Err(fail(opath, format!("the order of {who} reuses the nonce of the order of {before} (a replayed order?)"))),
+            _ => Ok(()),
+        }
+    }
 }
 
 impl AuditSummary {
@@ -585,7 +602,9 @@ fn check_unreplayed(cx: &Replay<'_>, n: u64, opening: &Opening, res: &Resolution
                     Some((Some(text), Some(signature), orders, opath)) => {
                         let f = check_order_text(cx, opening, res, &o.role, c, &text, &signature, &orders, &opath)?;
                         sum.orders += 1;
-                        nonces.insert(o.role.clone(), commit::parse_32(&f.header.nonce).unwrap_or(NMR_NONCE));
+                        let nonce = commit::parse_32(&f.header.nonce).unwrap_or(NMR_NONCE);
+                        sum.nonce_once(nonce, &o.role, res.step, &opath)?;
+                        nonces.insert(o.role.clone(), nonce);
                     }
                     Some(_) => return Err(fail(&rpath, format!("order of {} is half revealed", o.role))),
                     None => all_known = false,
@@ -656,7 +675,9 @@ fn replay_step(
                     }
                 }
                 sum.orders += 1;
-                commit::parse_32(&f.header.nonce).unwrap_or(NMR_NONCE)
+                let nonce = commit::parse_32(&f.header.nonce).unwrap_or(NMR_NONCE);
+                sum.nonce_once(nonce, &o.role, res.step, opath)?;
+                nonce
             }
             _ => return Err(fail(&rpath, format!("order of {} is half revealed", o.role))),
         };
@@ -733,12 +754,18 @@ fn check_publication(
 /// Every receipt of `step`: host-signed, for this game and step, numbered 1, 2, ... per role.
 fn check_receipts(gd: &GameDir, game: &str, step: u64, host: &ssh_key::PublicKey) -> Result<()> {
     let mut next: BTreeMap<String, u64> = BTreeMap::new();
+    let mut commitments: BTreeMap<(String, String), u64> = BTreeMap::new();
     for (path, r) in pipeline::read_receipts(gd, step).map_err(|e| Error::Audit(e.to_string()))? {
         check_host_sig(&path, &store::read(&path)?, host, NS_RECEIPT)?;
         let want = next.entry(r.role.clone()).or_insert(1);
         let name = format!("{}-{}.toml", r.role, r.seq);
         if r.game != game || r.step != step || r.seq != *want || path.file_name().and_then(|n| n.to_str()) != Some(&name) {
             return Err(fail(&path, format!("receipt out of place: expected {}-{want}.toml of step {step} of game {game}", r.role)));
+        }
+        // The same order accepted twice would let a host bring back a superseded order as the
+        // newest (and choose between their nonces); `submit` refuses such a resend.
+        if let Some(first) = commitments.insert((r.role.clone(), r.commitment.clone()), r.seq) {
+            return Err(fail(&path, format!("has the commitment of receipt {first}: the same order accepted twice (a superseded order brought back?)")));
         }
         *want += 1;
     }

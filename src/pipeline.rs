@@ -415,7 +415,7 @@ pub fn read_signed_order(path: &Path, gf: &GameFile) -> Result<Verified> {
 
 /// All nonces of orders ever accepted in this game (sealed files that got a receipt; a sealed file
 /// left without a receipt by a crash was never accepted).
-fn used_nonces(dir: &GameDir) -> Result<Vec<String>> {
+fn used_nonces(dir: &GameDir) -> Result<Vec<[u8; 32]>> {
     let mut out = Vec::new();
     let root = dir.root.join("host").join("sealed");
     for step in store::list(&root)? {
@@ -425,10 +425,12 @@ fn used_nonces(dir: &GameDir) -> Result<Vec<String>> {
                 continue;
             }
             let text = store::read_text(&root.join(&step).join(&name))?;
+            // By value: the same 32 bytes written in capitals or with spaces are the same nonce.
             if let Ok(f) = orderfile::parse(&text)
-                && !f.header.nonce.is_empty() {
-                    out.push(f.header.nonce);
-                }
+                && let Some(n) = commit::parse_32(&f.header.nonce)
+            {
+                out.push(n);
+            }
         }
     }
     Ok(out)
@@ -502,7 +504,9 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
              matched by guessing orders until the step resolves; `pbem sign` fills a fresh nonce"
                 .to_string(),
         );
-    } else if used_nonces(&g.dir)?.contains(&h.nonce) {
+    } else if let Some(n) = commit::parse_32(&h.nonce)
+        && used_nonces(&g.dir)?.contains(&n)
+    {
         return Err(at("pbem.nonce", "this nonce was already used: a replayed order? (sign a fresh form)".into()));
     }
     if let Err(problems) = g.game.check_order(&g.state, &h.role, &v.file.orders)? {

@@ -955,3 +955,35 @@ fn what_is_not_public_is_the_hosts_alone_on_a_shared_machine() {
         assert_eq!(mode, 0o700, "{dir}/");
     }
 }
+
+#[test]
+fn a_superseded_order_brought_back_by_the_host_or_a_nonce_in_capitals_is_caught() {
+    let t = Table::new();
+    for (role, name) in [("union", "a.toml"), ("union", "b.toml"), ("confederate", "c.toml")] {
+        let f = t.form(role, name);
+        pbem().arg("sign").arg("--key").arg(t.key(role)).arg(&f).assert().success();
+        pbem().arg("submit").arg(t.game()).arg(&f).args(["--now", "2026-07-01T13:00:00Z"]).assert().success();
+    }
+    // A nonce already used, written in capitals, is the same nonce: refused.
+    let used = std::fs::read_to_string(t.path().join("a.toml")).unwrap();
+    let nonce = used.lines().find_map(|l| l.strip_prefix("nonce = \"")).unwrap().trim_end_matches('"').to_string();
+    let f = t.form("union", "caps.toml");
+    let text = std::fs::read_to_string(&f).unwrap();
+    let line = text.lines().find(|l| l.starts_with("nonce = ")).unwrap().to_string();
+    std::fs::write(&f, text.replacen(&line, &format!("nonce = \"{}\"", nonce.to_uppercase()), 1)).unwrap();
+    let st = Command::new("ssh-keygen").args(["-Y", "sign", "-n", "pbem-orders", "-f"]).arg(t.key("union")).arg(&f).output().unwrap();
+    assert!(st.status.success());
+    pbem().arg("submit").arg(t.game()).arg(&f).args(["--now", "2026-07-01T13:05:00Z"]).assert().failure()
+        .stderr(predicate::str::contains("this nonce was already used"));
+    // The host re-issues the superseded order A as receipt 3 (signed with its key), so A is used.
+    let receipts = t.game().join("receipts").join("000001");
+    let sealed = t.game().join("host").join("sealed").join("000001");
+    std::fs::copy(sealed.join("union-1.txt"), sealed.join("union-3.txt")).unwrap();
+    std::fs::copy(sealed.join("union-1.txt.sig"), sealed.join("union-3.txt.sig")).unwrap();
+    let r1 = std::fs::read_to_string(receipts.join("union-1.toml")).unwrap();
+    std::fs::write(receipts.join("union-3.toml"), r1.replacen("seq = 1", "seq = 3", 1)).unwrap();
+    std::fs::copy(receipts.join("union-1.toml.sig"), receipts.join("union-3.toml.sig")).unwrap();
+    resign_as(&t.game(), &receipts.join("union-3.toml"), "pbem-receipt");
+    adjudicate_at(&t, "2026-07-01T13:30:00Z");
+    audit_fails(&t.game(), "has the commitment of receipt 1: the same order accepted twice");
+}
