@@ -143,6 +143,12 @@ pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>>
         if r.game != gf.id {
             return Err(fail(f, format!("is a receipt of game {}, not of {}", r.game, gf.id)));
         }
+        // The setup the receipt was issued under: a host that rewrote game.toml since (another
+        // seat key, deadline or NMR policy) and re-signed record 0 is caught here.
+        let setup = pipeline::setup_hash(&store::read(&gd.game_file())?, &store::read(&gd.scenario_file())?);
+        if r.setup != setup {
+            return Err(fail(f, "was issued for another setup of this game: game.toml or scenario.toml (seat keys, deadlines, NMR policy, options) were rewritten since"));
+        }
         let ours = gd.receipts(r.step).join(format!("{}-{}.toml", r.role, r.seq));
         match store::read(&ours) {
             Ok(b) if b == bytes => {}
@@ -306,7 +312,7 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
             return Err(fail(&host_pub, "is not the host key named in game.toml"));
         }
     for step in 1..=last + 1 {
-        check_receipts(&gd, &gf.id, step, &host)?;
+        check_receipts(&gd, &gf.id, step, &host, &pipeline::setup_hash(&gf_bytes, scenario.as_bytes()))?;
     }
     let mut sum = AuditSummary::default();
     // A public copy made mid-game holds records/ and receipts/ only: states can hold secrets (the
@@ -752,7 +758,7 @@ fn check_publication(
 }
 
 /// Every receipt of `step`: host-signed, for this game and step, numbered 1, 2, ... per role.
-fn check_receipts(gd: &GameDir, game: &str, step: u64, host: &ssh_key::PublicKey) -> Result<()> {
+fn check_receipts(gd: &GameDir, game: &str, step: u64, host: &ssh_key::PublicKey, setup: &str) -> Result<()> {
     let mut next: BTreeMap<String, u64> = BTreeMap::new();
     let mut commitments: BTreeMap<(String, String), u64> = BTreeMap::new();
     for (path, r) in pipeline::read_receipts(gd, step).map_err(|e| Error::Audit(e.to_string()))? {
@@ -761,6 +767,9 @@ fn check_receipts(gd: &GameDir, game: &str, step: u64, host: &ssh_key::PublicKey
         let name = format!("{}-{}.toml", r.role, r.seq);
         if r.game != game || r.step != step || r.seq != *want || path.file_name().and_then(|n| n.to_str()) != Some(&name) {
             return Err(fail(&path, format!("receipt out of place: expected {}-{want}.toml of step {step} of game {game}", r.role)));
+        }
+        if r.setup != setup {
+            return Err(fail(&path, "names another setup than game.toml and scenario.toml (were they rewritten?)"));
         }
         // The same order accepted twice would let a host bring back a superseded order as the
         // newest (and choose between their nonces); `submit` refuses such a resend.

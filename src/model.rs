@@ -127,6 +127,10 @@ pub struct Receipt {
     pub received: String,
     /// False when the order carried no nonce (it adds no randomness to the step seed).
     pub nonce: bool,
+    /// The game's setup hash (record 0's `setup`: `game.toml` with the seat keys, deadlines and
+    /// NMR policy, and `scenario.toml`), so a receipt a player keeps pins the game it was issued
+    /// in: a host rewriting `game.toml` later (another seat key, another policy) cannot match it.
+    pub setup: String,
 }
 
 /// The opening of a step: who is asked, by when, and the host-seed commitment.

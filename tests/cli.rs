@@ -987,3 +987,56 @@ fn a_superseded_order_brought_back_by_the_host_or_a_nonce_in_capitals_is_caught(
     adjudicate_at(&t, "2026-07-01T13:30:00Z");
     audit_fails(&t.game(), "has the commitment of receipt 1: the same order accepted twice");
 }
+
+#[test]
+fn a_receipt_kept_by_a_player_pins_the_game_setup() {
+    let t = Table::new();
+    let f = t.form("union", "u.toml");
+    pbem().arg("sign").arg("--key").arg(t.key("union")).arg(&f).assert().success();
+    pbem().arg("submit").arg(t.game()).arg(&f).args(["--now", "2026-07-01T13:00:00Z"]).assert().success();
+    let held = t.path().join("held");
+    std::fs::create_dir_all(&held).unwrap();
+    let receipts = t.game().join("receipts").join("000001");
+    for name in ["union-1.toml", "union-1.toml.sig"] {
+        std::fs::copy(receipts.join(name), held.join(name)).unwrap();
+    }
+    pbem().arg("audit").arg(t.game()).arg("--receipt").arg(held.join("union-1.toml")).assert().success();
+    // The host rewrites game.toml (here: a week of grace before any NMR), then record 0's setup
+    // hash, and re-signs it.
+    let gt = t.game().join("game.toml");
+    let game_toml = std::fs::read_to_string(&gt).unwrap();
+    let rewritten = game_toml.replacen("grace_hours = 0", "grace_hours = 168", 1);
+    assert_ne!(game_toml, rewritten);
+    std::fs::write(&gt, &rewritten).unwrap();
+    let scenario = std::fs::read(t.game().join("scenario.toml")).unwrap();
+    let (old, new) = (pbem::pipeline::setup_hash(game_toml.as_bytes(), &scenario), pbem::pipeline::setup_hash(rewritten.as_bytes(), &scenario));
+    let r0 = t.game().join("records").join("000000.json");
+    let text = std::fs::read_to_string(&r0).unwrap();
+    std::fs::write(&r0, text.replacen(&old, &new, 1)).unwrap();
+    resign(&t.game(), &r0);
+    // The game's own receipt still names the old setup...
+    audit_fails(&t.game(), "names another setup than game.toml and scenario.toml");
+    // ...so the host re-issues it too; the game's files are consistent again, but the receipt the
+    // player kept is not.
+    let r = std::fs::read_to_string(receipts.join("union-1.toml")).unwrap();
+    std::fs::write(receipts.join("union-1.toml"), r.replacen(&old, &new, 1)).unwrap();
+    resign_as(&t.game(), &receipts.join("union-1.toml"), "pbem-receipt");
+    pbem().arg("audit").arg(t.game()).assert().success();
+    pbem().arg("audit").arg(t.game()).arg("--receipt").arg(held.join("union-1.toml")).assert().failure()
+        .stderr(predicate::str::contains("was issued for another setup of this game"));
+}
+
+#[test]
+fn pbem_sign_replaces_a_nonce_the_form_came_with() {
+    // `pbem form` runs on the host's machine, so the nonce it writes is the host's: signing draws
+    // the player's own (SPEC.md "Step seed").
+    let t = Table::new();
+    let f = t.form("union", "u.toml");
+    let nonce = |text: &str| text.lines().find(|l| l.starts_with("nonce = ")).unwrap().to_string();
+    let before = nonce(&std::fs::read_to_string(&f).unwrap());
+    pbem().arg("sign").arg("--key").arg(t.key("union")).arg(&f).assert().success();
+    let after = nonce(&std::fs::read_to_string(&f).unwrap());
+    assert_ne!(before, after);
+    assert_eq!(after.len(), "nonce = \"\"".len() + 64);
+    pbem().arg("submit").arg(t.game()).arg(&f).args(["--now", "2026-07-01T13:00:00Z"]).assert().success();
+}
