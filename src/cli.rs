@@ -336,13 +336,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 let field = p.field.map(|f| format!(" {f}:")).unwrap_or_default();
                 bail!("{}{line}:{field} {} (not signed)", file.display(), p.message);
             }
+            // Always a nonce of this machine's, even if the form came with one (it may have been
+            // made on the host's machine): SPEC.md "Step seed".
             let mut warning = None;
-            let body = match orderfile::fill_nonce(&body) {
-                Some(filled) => filled,
+            let body = match orderfile::fresh_nonce(&body) {
+                Some(fresh) => fresh,
                 None => {
-                    if orderfile::parse(&body).map(|f| f.header.nonce.is_empty()).unwrap_or(false) {
-                        warning = Some("the nonce could not be filled; this order adds no randomness");
-                    }
+                    warning = Some("the order has no nonce line in [pbem]; it adds no randomness");
                     body
                 }
             };

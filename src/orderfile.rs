@@ -154,6 +154,33 @@ pub fn form_text(header: &Header, comments: &[String], orders: &Orders) -> Strin
     crate::sig::normalize(out.as_bytes()).expect("a form is valid text")
 }
 
+/// Returns `text` with the `nonce` of `[pbem]`, whatever it holds, replaced by 32 fresh random
+/// bytes from this machine, or `None` if there is no nonce line. `pbem sign` uses it: a nonce
+/// already in a form may have been made by the host (`pbem form` runs on the host's machine), and
+/// a host that knows a player's nonce could choose its own seed to suit (SPEC.md "Step seed").
+pub fn fresh_nonce(text: &str) -> Option<String> {
+    let mut in_header = false;
+    let mut out = String::with_capacity(text.len() + 64);
+    let mut replaced = false;
+    for line in text.split_inclusive('\n') {
+        let t = line.trim();
+        if t.starts_with('[') {
+            in_header = t.starts_with("[pbem]");
+        }
+        if in_header
+            && !replaced
+            && let Some(rest) = t.strip_prefix("nonce")
+            && rest.trim_start().starts_with('=')
+        {
+            out.push_str(&format!("nonce = \"{}\"\n", hex::encode(crate::commit::fresh_32())));
+            replaced = true;
+            continue;
+        }
+        out.push_str(line);
+    }
+    replaced.then_some(out)
+}
+
 /// Returns `text` with an empty `nonce = ""` in `[pbem]` replaced by a fresh one, or `None` if the
 /// nonce is already filled (or absent).
 pub fn fill_nonce(text: &str) -> Option<String> {
@@ -210,6 +237,17 @@ mod tests {
     fn missing_header_field_is_named() {
         let p = parse("[pbem]\ngame = \"g\"\n[orders]\n").unwrap_err();
         assert!(p.message.contains("step"), "{}", p.message);
+    }
+
+    #[test]
+    fn fresh_nonce_replaces_any_nonce() {
+        let t = fill_nonce(FORM).unwrap();
+        let a = parse(&t).unwrap().header.nonce;
+        let u = fresh_nonce(&t).unwrap();
+        let b = parse(&u).unwrap().header.nonce;
+        assert!(a.len() == 64 && b.len() == 64 && a != b);
+        assert_eq!(parse(&u).unwrap().orders, parse(FORM).unwrap().orders);
+        assert!(fresh_nonce("[orders]\nx = 1\n").is_none());
     }
 
     #[test]

@@ -58,8 +58,9 @@ pub fn order_form(game: &dyn DynGame, gf: &GameFile, opening: &Opening, state: &
     comments.push(String::new());
     comments.extend(game.form_help(state, role)?);
     comments.push(String::new());
-    comments.push("Leave [pbem] as it is. `pbem sign` fills an empty nonce with fresh randomness;".into());
-    comments.push("signing with ssh-keygen, put 64 random hex digits there: openssl rand -hex 32".into());
+    comments.push("Leave [pbem] as it is. `pbem sign` puts fresh randomness of your own".into());
+    comments.push("in the nonce; signing with ssh-keygen instead, put your own 64 random".into());
+    comments.push("hex digits there (openssl rand -hex 32).".into());
     let header = Header {
         game: gf.id.clone(),
         step: opening.step,
