@@ -528,6 +528,7 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
         commitment,
         received: timestamp(now),
         nonce: !h.nonce.is_empty(),
+        setup: read_record(&g.dir, 0)?.setup.unwrap_or_default(),
     };
     let rpath = g.dir.receipts(step).join(format!("{name}.toml"));
     write_signed(&rpath, toml::to_string(&receipt).expect("receipt serializes").as_bytes(), &host_key(&g.dir)?, NS_RECEIPT)?;
