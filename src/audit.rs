@@ -41,6 +41,8 @@ pub struct AuditSummary {
     /// their commitments, times, every order's receipt, public orders' signatures and commitments,
     /// step seeds whose nonces are all known). `None` when every record was checked in full.
     pub secret: Option<(u64, u64)>,
+    /// Signed orders checked (signature, commitment, receipt) in records that could not be replayed.
+    pub unreplayed_orders: u64,
     /// Every nonce of a revealed order so far, with whose order it was ("union in step 3"): a
     /// nonce is used once in a game.
     nonces: BTreeMap<[u8; 32], String>,
@@ -93,10 +95,10 @@ impl AuditSummary {
                 let which = if first == last { format!("record {first} was") } else { format!("records {first}-{last} were") };
                 format!(
                     "up to record {} ({counts}); record {first} holds orders the game still keeps secret, so {which} \
-                     checked without replay (host signatures, hash chain, host seeds, times, every order's receipt, every \
-                     order public so far against its signature and commitment, step seeds whose nonces are all known): audit \
-                     again when they are revealed",
-                    first - 1
+                     checked without replay (host signatures, hash chain, host seeds, times, every order's receipt, {}, \
+                     step seeds whose nonces are all known): audit again when they are revealed",
+                    first - 1,
+                    n(self.unreplayed_orders, "public order against its signature and commitment", "public orders against their signatures and commitments")
                 )
             }
         }
@@ -607,7 +609,7 @@ fn check_unreplayed(cx: &Replay<'_>, n: u64, opening: &Opening, res: &Resolution
                 match public {
                     Some((Some(text), Some(signature), orders, opath)) => {
                         let f = check_order_text(cx, opening, res, &o.role, c, &text, &signature, &orders, &opath)?;
-                        sum.orders += 1;
+                        sum.unreplayed_orders += 1;
                         let nonce = commit::parse_32(&f.header.nonce).unwrap_or(NMR_NONCE);
                         sum.nonce_once(nonce, &o.role, res.step, &opath)?;
                         nonces.insert(o.role.clone(), nonce);

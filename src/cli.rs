@@ -390,7 +390,11 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                         }
                     }
                     Err(e) => {
-                        eprintln!("pbem: rejected {e}");
+                        match e {
+                            // Not about the file: nothing was checked, nothing stored.
+                            crate::error::Error::ClockBehind(m) => eprintln!("pbem: not submitted: {m}"),
+                            e => eprintln!("pbem: rejected {e}"),
+                        }
                         failed += 1;
                     }
                 }

@@ -91,10 +91,13 @@ fn hand_played_step_with_ssh_keygen_and_pbem_sign() {
     // Sending the same file again is harmless: the receipt in force comes back.
     pbem().arg("submit").arg(t.game()).arg(&cf).args(["--now", "2026-07-01T13:01:00Z"]).assert().success()
         .stderr(predicate::str::contains("already received as receipt 1"));
-    // Another text reusing a nonce already used is a replay.
+    // Another text reusing a nonce already used is a replay (signed with ssh-keygen, which keeps
+    // the nonce; `pbem sign` would draw a fresh one).
     let text = std::fs::read_to_string(&cf).unwrap();
     std::fs::write(&cf, format!("# second thoughts\n{text}")).unwrap();
-    pbem().arg("sign").arg("--key").arg(t.key("confederate")).arg(&cf).assert().success();
+    std::fs::remove_file(pipeline_sig(&cf)).unwrap();
+    let st = Command::new("ssh-keygen").args(["-Y", "sign", "-n", "pbem-orders", "-f"]).arg(t.key("confederate")).arg(&cf).output().unwrap();
+    assert!(st.status.success(), "{}", String::from_utf8_lossy(&st.stderr));
     pbem().arg("submit").arg(t.game()).arg(&cf).args(["--now", "2026-07-01T13:02:00Z"]).assert().failure()
         .stderr(predicate::str::contains("nonce was already used"));
     pbem().arg("adjudicate").arg(t.game()).args(["--now", "2026-07-01T14:00:00Z"]).assert().success()
