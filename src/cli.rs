@@ -16,10 +16,10 @@ use crate::{audit, demo, orderfile, report, sig, store};
 #[derive(Parser, Debug)]
 #[command(name = "pbem", version, about, long_about = None)]
 pub struct Cli {
-    /// Folder of report templates overriding the built-in ones (same relative names, e.g.
-    /// `report.txt`, `games/gettysburg-campaign.txt`), for the commands that write or check
-    /// reports (new, adjudicate, demo, audit; others ignore it); audits must use the
-    /// same folder as the game's adjudications.
+    /// Report templates overriding the built-in ones, used by new, adjudicate, demo and audit.
+    ///
+    /// Same relative names as `templates/` (e.g. `report.txt`, `games/gettysburg-campaign.txt`);
+    /// an audit must use the folder the game's adjudications used.
     #[arg(long, global = true, env = "PBEM_TEMPLATES", value_name = "DIR")]
     templates: Option<PathBuf>,
     #[command(subcommand)]
@@ -32,7 +32,7 @@ enum Command {
     New {
         /// The game directory to create (its name is the game id unless --id is given).
         dir: PathBuf,
-        /// Rules id (e.g. gettysburg-campaign).
+        /// Rules id: gettysburg-campaign, flag-dash or throw-down-that-flag.
         #[arg(long)]
         rules: String,
         /// A shipped scenario's name (e.g. july-3, alternate) or a scenario TOML file (default: the
@@ -62,9 +62,10 @@ enum Command {
         /// then the built-in player after --bot-after missed steps in a row).
         #[arg(long, default_value = "defaults", value_parser = ["defaults", "wait", "bot"])]
         nmr: String,
-        /// With --nmr bot: consecutive missed steps before the built-in player takes the seat.
-        #[arg(long, default_value_t = 2)]
-        bot_after: u32,
+        /// With --nmr bot: consecutive missed steps before the built-in player takes the seat
+        /// (default 2).
+        #[arg(long)]
+        bot_after: Option<u32>,
         /// The current time (RFC 3339), for tests; default: the clock.
         #[arg(long)]
         now: Option<String>,
@@ -86,7 +87,7 @@ enum Command {
         output: Option<PathBuf>,
     },
     /// Sign an order file with an OpenSSH Ed25519 key (namespace pbem-orders), like
-    /// `ssh-keygen -Y sign -n pbem-orders`: normalizes the file, fills an empty nonce, writes FILE.sig.
+    /// `ssh-keygen -Y sign -n pbem-orders`: normalizes the file, puts a fresh nonce of this machine in it, writes FILE.sig.
     Sign {
         /// The private key file (e.g. ~/.ssh/id_ed25519); a passphrase is read from PBEM_PASSPHRASE.
         #[arg(long)]
@@ -167,7 +168,7 @@ enum Command {
         /// The role.
         #[arg(long)]
         role: String,
-        /// Record number (0 = the opening report).
+        /// The report of this record (0 = the opening report; default: the newest).
         #[arg(long)]
         step: Option<u64>,
     },
@@ -276,6 +277,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     report::set_override(cli.templates.clone());
     match cli.command {
         Command::New { dir, rules, scenario, options, players, id, deadline_hours, deadlines, grace_hours, nmr, bot_after, now: t } => {
+            if bot_after.is_some() && nmr != "bot" {
+                bail!("--bot-after is only for --nmr bot (the built-in player takes a seat after K missed steps)");
+            }
+            let bot_after = bot_after.unwrap_or(2);
             let kinds = key_values(&deadlines, "--deadline")?
                 .into_iter()
                 .map(|(k, v)| Ok((k, v.parse::<u32>().map_err(|_| anyhow!("--deadline {v:?}: hours must be a whole number"))?)))

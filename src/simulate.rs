@@ -30,7 +30,7 @@ impl Summary {
     /// The figures as lines of text.
     pub fn describe(&self) -> String {
         format!(
-            "games: {}\nwin rate: {:.1}% ({} of {})\nmean casualties: {:.2} Str (about {:.0} men)\nmean steps: {:.1}\n",
+            "games: {}\nwin rate: {:.1}% ({} of {})\nmean casualties: {:.2} Str (about {:.0} men)\nmean steps (email round trips) per game: {:.1}\n",
             self.games,
             100.0 * self.wins as f64 / self.games.max(1) as f64,
             self.wins,

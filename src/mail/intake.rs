@@ -737,7 +737,7 @@ fn reply_body(ex: &Extracted, results: &[OrderResult], local: &dyn Fn(&str) -> S
         b.push_str(&format!("Note: {n}\n"));
     }
     if results.iter().any(|r| r.error.is_some()) {
-        b.push_str("\nRefused orders count for nothing: correct them and send them again (before the step's deadline,\nwhile the game is on).\n");
+        b.push_str("\nRefused orders count for nothing: correct them and send them again (the step takes orders until\nit is resolved, which happens once its deadline has passed).\n");
     }
     b
 }

@@ -49,6 +49,13 @@ pub struct FileTransport {
 
 impl Transport for FileTransport {
     fn send(&self, id: &str, _from: &str, _to: &[String], bytes: &[u8]) -> std::result::Result<(), SendError> {
+        // The mails hold private reports: the folder is the host's alone, like ROOT/.mail.
+        std::fs::create_dir_all(&self.dir).map_err(|e| SendError::message(format!("{}: {e}", self.dir.display())))?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            std::fs::set_permissions(&self.dir, std::fs::Permissions::from_mode(0o700)).map_err(|e| SendError::message(format!("{}: {e}", self.dir.display())))?;
+        }
         crate::store::write_atomic(&self.dir.join(format!("{id}.eml")), bytes).map_err(|e| SendError::message(e.to_string()))
     }
 }
