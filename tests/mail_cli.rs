@@ -120,3 +120,20 @@ fn sendmail_refusing_keeps_the_mail_queued_until_a_later_run() {
     assert_eq!(sent_messages(&log).len(), 4, "a second run sends nothing again");
     pbem().arg("audit").arg(&game).assert().success();
 }
+
+#[test]
+fn a_piped_message_left_waiting_is_taken_in_by_the_next_cron_run() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let out = tmp.path().join("sent");
+    let cfg = config(tmp.path(), &format!("kind = \"file\"\ndir = \"{}\"", out.display()));
+    // The clock is behind the game (record 0 opened at 12:00): the order waits in the spool.
+    pbem().args(["intake", "--stdin", "--now", "2026-07-01T11:00:00Z", "--root"]).arg(&root).arg("--config").arg(&cfg)
+        .write_stdin(order_mail(&game, "union", 1)).assert().success()
+        .stdout(predicates::str::contains("left for the next run"));
+    assert!(!game.join("receipts").exists() || std::fs::read_dir(game.join("receipts")).unwrap().next().is_none());
+    // The cron run (no [intake] source: mail comes by pipe) takes it in.
+    pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", "2026-07-01T13:00:00Z"]).assert().success();
+    assert!(game.join("receipts").join("000001").join("union-1.toml").is_file());
+}

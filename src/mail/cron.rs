@@ -53,7 +53,14 @@ pub fn run(root: &Path, cfg: &HostConfig, now: DateTime<Utc>, entropy: &mut Entr
     }
     intake::make_state_dir(root)?;
     let mut out = CronRun::default();
-    for source in cfg.intake.maildir.iter().map(|d| Source::Maildir(d.clone())).chain(cfg.intake.mbox.iter().map(|f| Source::Mbox(f.clone()))) {
+    let mut sources: Vec<Source> = cfg.intake.maildir.iter().map(|d| Source::Maildir(d.clone())).chain(cfg.intake.mbox.iter().map(|f| Source::Mbox(f.clone()))).collect();
+    // A host taking mail only from a pipe (`intake --stdin`) has no source here, but a piped
+    // message left waiting (its game was busy) sits in the spool: take it in with the rest.
+    let spool = intake::state_dir(root).join("spool");
+    if sources.is_empty() && spool.join("new").is_dir() {
+        sources.push(Source::Maildir(spool));
+    }
+    for source in sources {
         match intake::run(root, &source, cfg, now) {
             Ok(h) => out.intake.extend(h),
             Err(Error::Locked(_)) => {}
