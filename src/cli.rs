@@ -343,14 +343,12 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
             // Always a nonce of this machine's, even if the form came with one (it may have been
             // made on the host's machine): SPEC.md "Step seed".
-            let mut warning = None;
-            let body = match orderfile::fresh_nonce(&body) {
-                Some(fresh) => fresh,
-                None => {
-                    warning = Some("the order has no nonce line in [pbem]; it adds no randomness");
-                    body
-                }
-            };
+            // Checked by parsing the result: a nonce written another way TOML allows ("nonce" =,
+            // [ pbem ], pbem.nonce =) would escape the line edit and keep the host's nonce.
+            let body = orderfile::fresh_nonce(&body)
+                .filter(|(fresh, nonce)| orderfile::parse(fresh).is_ok_and(|f| &f.header.nonce == nonce))
+                .map(|(fresh, _)| fresh)
+                .ok_or_else(|| anyhow!("{}: the nonce could not be replaced with a fresh one; write it as the line `nonce = \"\"` under `[pbem]` (not signed)", file.display()))?;
             let armored = sig::sign(&k, pipeline::NS_ORDERS, body.as_bytes())?;
             if append {
                 store::write_atomic(&file, format!("{body}{armored}").as_bytes())?;
@@ -360,9 +358,6 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 let sp = pipeline::sig_path(&file);
                 store::write_atomic(&sp, armored.as_bytes())?;
                 println!("signed {} -> {}", file.display(), sp.display());
-            }
-            if let Some(w) = warning {
-                eprintln!("warning: {w}");
             }
         }
         Command::Verify { file, key, game } => {

@@ -155,30 +155,33 @@ pub fn form_text(header: &Header, comments: &[String], orders: &Orders) -> Strin
 }
 
 /// Returns `text` with the `nonce` of `[pbem]`, whatever it holds, replaced by 32 fresh random
-/// bytes from this machine, or `None` if there is no nonce line. `pbem sign` uses it: a nonce
+/// bytes from this machine, and that nonce (hex), or `None` if there is no `nonce = ...` line
+/// under a `[pbem]` line. The caller must parse the result to make sure the nonce the file holds
+/// is this one (TOML can write the key in other ways, which this line edit does not touch). `pbem sign` uses it: a nonce
 /// already in a form may have been made by the host (`pbem form` runs on the host's machine), and
 /// a host that knows a player's nonce could choose its own seed to suit (SPEC.md "Step seed").
-pub fn fresh_nonce(text: &str) -> Option<String> {
+pub fn fresh_nonce(text: &str) -> Option<(String, String)> {
     let mut in_header = false;
     let mut out = String::with_capacity(text.len() + 64);
-    let mut replaced = false;
+    let mut replaced: Option<String> = None;
     for line in text.split_inclusive('\n') {
         let t = line.trim();
         if t.starts_with('[') {
             in_header = t.starts_with("[pbem]");
         }
         if in_header
-            && !replaced
+            && replaced.is_none()
             && let Some(rest) = t.strip_prefix("nonce")
             && rest.trim_start().starts_with('=')
         {
-            out.push_str(&format!("nonce = \"{}\"\n", hex::encode(crate::commit::fresh_32())));
-            replaced = true;
+            let nonce = hex::encode(crate::commit::fresh_32());
+            out.push_str(&format!("nonce = \"{nonce}\"\n"));
+            replaced = Some(nonce);
             continue;
         }
         out.push_str(line);
     }
-    replaced.then_some(out)
+    replaced.map(|n| (out, n))
 }
 
 /// Returns `text` with an empty `nonce = ""` in `[pbem]` replaced by a fresh one, or `None` if the
@@ -243,8 +246,9 @@ mod tests {
     fn fresh_nonce_replaces_any_nonce() {
         let t = fill_nonce(FORM).unwrap();
         let a = parse(&t).unwrap().header.nonce;
-        let u = fresh_nonce(&t).unwrap();
+        let (u, n) = fresh_nonce(&t).unwrap();
         let b = parse(&u).unwrap().header.nonce;
+        assert_eq!(b, n);
         assert!(a.len() == 64 && b.len() == 64 && a != b);
         assert_eq!(parse(&u).unwrap().orders, parse(FORM).unwrap().orders);
         assert!(fresh_nonce("[orders]\nx = 1\n").is_none());

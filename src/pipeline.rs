@@ -504,6 +504,9 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
              matched by guessing orders until the step resolves; `pbem sign` fills a fresh nonce"
                 .to_string(),
         );
+    } else if commit::parse_32(&h.nonce) == Some(NMR_NONCE) {
+        // The placeholder of an NMR: it would pass for randomness while adding none.
+        return Err(at("pbem.nonce", "a nonce of zeros is no randomness; leave it empty for `pbem sign` to fill, or write 64 random hex digits".into()));
     } else if let Some(n) = commit::parse_32(&h.nonce)
         && used_nonces(&g.dir)?.contains(&n)
     {

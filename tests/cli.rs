@@ -1042,4 +1042,19 @@ fn pbem_sign_replaces_a_nonce_the_form_came_with() {
     assert_ne!(before, after);
     assert_eq!(after.len(), "nonce = \"\"".len() + 64);
     pbem().arg("submit").arg(t.game()).arg(&f).args(["--now", "2026-07-01T13:00:00Z"]).assert().success();
+    // A nonce written another way TOML allows (a quoted key) is not left in place: sign refuses.
+    let g = t.form("confederate", "c.toml");
+    let text = std::fs::read_to_string(&g).unwrap();
+    let line = nonce(&text);
+    std::fs::write(&g, text.replacen(&line, &line.replacen("nonce", "\"nonce\"", 1), 1)).unwrap();
+    pbem().arg("sign").arg("--key").arg(t.key("confederate")).arg(&g).assert().failure()
+        .stderr(predicate::str::contains("the nonce could not be replaced"));
+    // A nonce of zeros (the NMR placeholder) is no randomness: refused at submission.
+    let z = t.form("confederate", "z.toml");
+    let text = std::fs::read_to_string(&z).unwrap();
+    std::fs::write(&z, text.replacen(&nonce(&text), &format!("nonce = \"{}\"", "0".repeat(64)), 1)).unwrap();
+    let st = Command::new("ssh-keygen").args(["-Y", "sign", "-n", "pbem-orders", "-f"]).arg(t.key("confederate")).arg(&z).output().unwrap();
+    assert!(st.status.success());
+    pbem().arg("submit").arg(t.game()).arg(&z).args(["--now", "2026-07-01T13:00:00Z"]).assert().failure()
+        .stderr(predicate::str::contains("a nonce of zeros is no randomness"));
 }
