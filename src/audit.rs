@@ -151,6 +151,13 @@ pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>>
         if r.setup != setup {
             return Err(fail(f, "was issued for another setup of this game: game.toml or scenario.toml (seat keys, deadlines, NMR policy, options) were rewritten since"));
         }
+        // The history it was issued in: the record that opened its step, and so every record
+        // before (hash chain). A game cut short or rewritten since cannot match it.
+        let opened_by = gd.record(r.step.saturating_sub(1));
+        let open_step = if pipeline::read_record(&gd, last).is_ok_and(|rec| rec.opening.is_some()) { last + 1 } else { last };
+        if r.step > open_step || store::read(&opened_by).map(|b| commit::sha256_hex(&b)).ok().as_deref() != Some(r.record.as_str()) {
+            return Err(fail(f, format!("was issued after record {} as the game had it then; the game's records differ or stop before (the history was rewritten or cut short)", r.step.saturating_sub(1))));
+        }
         let ours = gd.receipts(r.step).join(format!("{}-{}.toml", r.role, r.seq));
         match store::read(&ours) {
             Ok(b) if b == bytes => {}
@@ -313,6 +320,17 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
         && sig::load_public_key(text.trim()).ok().as_ref() != Some(&host) {
             return Err(fail(&host_pub, "is not the host key named in game.toml"));
         }
+    // Receipts exist only for steps a record opened: one for a later step shows a history cut
+    // short (records deleted and the chain re-signed) or receipts made up.
+    let open_step = match pipeline::read_record(&gd, last) {
+        Ok(r) if r.opening.is_some() => last + 1,
+        _ => last,
+    };
+    for name in store::list(&gd.root.join("receipts"))? {
+        if name.parse::<u64>().is_ok_and(|s| s > open_step) {
+            return Err(fail(&gd.root.join("receipts").join(&name), format!("receipts for a step no record opened (the last step opened is {open_step}): a history cut short?")));
+        }
+    }
     for step in 1..=last + 1 {
         check_receipts(&gd, &gf.id, step, &host, &pipeline::setup_hash(&gf_bytes, scenario.as_bytes()))?;
     }
@@ -524,6 +542,17 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
         prev = Some((bytes, rec));
     }
     sum.secret = secret_from.map(|first| (first, last));
+    // Every receipt names the record that opened its step (checked last, so that an edited
+    // record is reported by the checks of the record itself).
+    for step in 1..=open_step {
+        let opened_by = gd.record(step - 1);
+        let hash = commit::sha256_hex(&store::read(&opened_by)?);
+        for (path, r) in pipeline::read_receipts(&gd, step)? {
+            if r.record != hash {
+                return Err(fail(&path, format!("names another record {} than the game's (was the history rewritten?)", step - 1)));
+            }
+        }
+    }
     Ok(sum)
 }
 

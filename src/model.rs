@@ -131,6 +131,10 @@ pub struct Receipt {
     /// NMR policy, and `scenario.toml`), so a receipt a player keeps pins the game it was issued
     /// in: a host rewriting `game.toml` later (another seat key, another policy) cannot match it.
     pub setup: String,
+    /// SHA-256 (hex) of the record file that opened the step (record `step - 1`), so a receipt a
+    /// player keeps pins the whole history before it: through the hash chain, every earlier
+    /// record.
+    pub record: String,
 }
 
 /// The opening of a step: who is asked, by when, and the host-seed commitment.

@@ -532,6 +532,7 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
         received: timestamp(now),
         nonce: !h.nonce.is_empty(),
         setup: read_record(&g.dir, 0)?.setup.unwrap_or_default(),
+        record: commit::sha256_hex(&store::read(&g.dir.record(g.record.index))?),
     };
     let rpath = g.dir.receipts(step).join(format!("{name}.toml"));
     write_signed(&rpath, toml::to_string(&receipt).expect("receipt serializes").as_bytes(), &host_key(&g.dir)?, NS_RECEIPT)?;

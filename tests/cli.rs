@@ -1015,14 +1015,16 @@ fn a_receipt_kept_by_a_player_pins_the_game_setup() {
     let (old, new) = (pbem::pipeline::setup_hash(game_toml.as_bytes(), &scenario), pbem::pipeline::setup_hash(rewritten.as_bytes(), &scenario));
     let r0 = t.game().join("records").join("000000.json");
     let text = std::fs::read_to_string(&r0).unwrap();
+    let old_record = pbem::commit::sha256_hex(text.as_bytes());
     std::fs::write(&r0, text.replacen(&old, &new, 1)).unwrap();
     resign(&t.game(), &r0);
+    let new_record = pbem::commit::sha256_hex(&std::fs::read(&r0).unwrap());
     // The game's own receipt still names the old setup...
     audit_fails(&t.game(), "names another setup than game.toml and scenario.toml");
     // ...so the host re-issues it too; the game's files are consistent again, but the receipt the
     // player kept is not.
     let r = std::fs::read_to_string(receipts.join("union-1.toml")).unwrap();
-    std::fs::write(receipts.join("union-1.toml"), r.replacen(&old, &new, 1)).unwrap();
+    std::fs::write(receipts.join("union-1.toml"), r.replacen(&old, &new, 1).replacen(&old_record, &new_record, 1)).unwrap();
     resign_as(&t.game(), &receipts.join("union-1.toml"), "pbem-receipt");
     pbem().arg("audit").arg(t.game()).assert().success();
     pbem().arg("audit").arg(t.game()).arg("--receipt").arg(held.join("union-1.toml")).assert().failure()
@@ -1057,4 +1059,29 @@ fn pbem_sign_replaces_a_nonce_the_form_came_with() {
     assert!(st.status.success());
     pbem().arg("submit").arg(t.game()).arg(&z).args(["--now", "2026-07-01T13:00:00Z"]).assert().failure()
         .stderr(predicate::str::contains("a nonce of zeros is no randomness"));
+}
+
+#[test]
+fn a_history_cut_short_is_caught_by_its_receipts() {
+    let (t, g) = demo_game();
+    let held = t.path().join("held");
+    assert!(Command::new("cp").arg("-r").arg(g.join("receipts")).arg(&held).status().unwrap().success());
+    // The host deletes the last two records (the game's end and its reveals with them).
+    let last = std::fs::read_dir(g.join("records")).unwrap().count() as u64 / 2 - 1;
+    for n in [last - 1, last] {
+        let rec = g.join("records").join(format!("{n:06}.json"));
+        std::fs::remove_file(&rec).unwrap();
+        std::fs::remove_file(pipeline_sig(&rec)).unwrap();
+        std::fs::remove_file(g.join("states").join(format!("{n:06}.json"))).unwrap();
+        std::fs::remove_dir_all(g.join("reports").join(format!("{n:06}"))).unwrap();
+    }
+    // Receipts for the step the deleted record opened give it away...
+    audit_fails(&g, "receipts for a step no record opened");
+    // ...so it deletes them too; the game's files are consistent, but a receipt the player kept
+    // for that step is not.
+    std::fs::remove_dir_all(g.join("receipts").join(format!("{last:06}"))).unwrap();
+    pbem().arg("audit").arg(&g).assert().success();
+    let kept = std::fs::read_dir(held.join(format!("{last:06}"))).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "toml")).unwrap();
+    pbem().arg("audit").arg(&g).arg("--receipt").arg(&kept).assert().failure()
+        .stderr(predicate::str::contains("the history was rewritten or cut short"));
 }
