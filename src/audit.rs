@@ -49,10 +49,14 @@ pub struct AuditSummary {
 }
 
 impl AuditSummary {
-    /// Records the nonce of `role`'s order in `step` (read from `opath`); a second use fails.
-    fn nonce_once(&mut self, nonce: [u8; 32], role: &str, step: u64, opath: &Path) -> Result<()> {
-        if nonce == NMR_NONCE {
+    /// Records the nonce of `role`'s order in `step` (read from `opath`; `empty`: the order has
+    /// none, which counts as the zero placeholder); a second use, or a written nonce of zeros, fails.
+    fn nonce_once(&mut self, nonce: [u8; 32], role: &str, step: u64, opath: &Path, empty: bool) -> Result<()> {
+        if empty {
             return Ok(());
+        }
+        if nonce == NMR_NONCE {
+            return Err(fail(opath, format!("the order of {role} in step {step} has a nonce of zeros, which submission refuses")));
         }
         let who = format!("{role} in step {step}");
         match self.nonces.insert(nonce, who.clone()) {
@@ -126,7 +130,7 @@ fn check_host_sig(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str
 pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>> {
     let gd = GameDir::new(dir);
     let gf = pipeline::read_game_file(&gd)?;
-    let host = sig::load_public_key(&gf.host_key).map_err(|e| fail(&gd.game_file(), format!("host_key: {e}")))?;
+    let host = sig::public_key_line(&gf.host_key).map_err(|e| fail(&gd.game_file(), format!("host_key: {e}")))?;
     let last = gd.last_record()?.unwrap_or(0);
     let mut used: BTreeMap<(u64, String), (u64, Option<u64>)> = BTreeMap::new();
     for n in 1..=last {
@@ -291,10 +295,10 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
     let gd = GameDir::new(dir);
     let gf = pipeline::read_game_file(&gd)?;
     let game = pipeline::rules(&gf.rules)?;
-    let host = sig::load_public_key(&gf.host_key).map_err(|e| fail(&gd.game_file(), format!("host_key: {e}")))?;
+    let host = sig::public_key_line(&gf.host_key).map_err(|e| fail(&gd.game_file(), format!("host_key: {e}")))?;
     let mut seat_keys = BTreeMap::new();
     for s in &gf.seats {
-        let k = sig::load_public_key(&s.key).map_err(|e| fail(&gd.game_file(), format!("seat {}: {e}", s.role)))?;
+        let k = sig::public_key_line(&s.key).map_err(|e| fail(&gd.game_file(), format!("seat {}: {e}", s.role)))?;
         seat_keys.insert(s.role.clone(), k);
     }
     let env = report::environment(templates)?;
@@ -479,6 +483,14 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                             source.insert(o.role.clone(), hp);
                         }
                         (None, None) => {
+                            // The host's copy keeps every withheld order until it is revealed: a
+                            // missing one would switch the replay off for everything after it.
+                            if gd.root.join("host").is_dir() {
+                                return Err(fail(&hp, format!("missing: the host's copy keeps the withheld orders of {} in step {} until a record reveals them", o.role, res.step)));
+                            }
+                            if !game.ever_withholds() {
+                                return Err(fail(&rpath, format!("marks the orders of {} withheld, but {} publishes every step at once", o.role, game.title())));
+                            }
                             // Still secret: this step and every later one cannot be replayed here.
                             secret_from = Some(n);
                             break;
@@ -640,7 +652,7 @@ fn check_unreplayed(cx: &Replay<'_>, n: u64, opening: &Opening, res: &Resolution
                         let f = check_order_text(cx, opening, res, &o.role, c, &text, &signature, &orders, &opath)?;
                         sum.unreplayed_orders += 1;
                         let nonce = commit::parse_32(&f.header.nonce).unwrap_or(NMR_NONCE);
-                        sum.nonce_once(nonce, &o.role, res.step, &opath)?;
+                        sum.nonce_once(nonce, &o.role, res.step, &opath, f.header.nonce.is_empty())?;
                         nonces.insert(o.role.clone(), nonce);
                     }
                     Some(_) => return Err(fail(&rpath, format!("order of {} is half revealed", o.role))),
@@ -713,7 +725,7 @@ fn replay_step(
                 }
                 sum.orders += 1;
                 let nonce = commit::parse_32(&f.header.nonce).unwrap_or(NMR_NONCE);
-                sum.nonce_once(nonce, &o.role, res.step, opath)?;
+                sum.nonce_once(nonce, &o.role, res.step, opath, f.header.nonce.is_empty())?;
                 nonce
             }
             _ => return Err(fail(&rpath, format!("order of {} is half revealed", o.role))),

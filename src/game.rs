@@ -139,6 +139,13 @@ pub trait Game: Send + Sync {
     /// (keeping their commitments) until then; see [`Publication`].
     fn publication(&self, before: &Self::State, after: &Self::State) -> Publication;
 
+    /// False for a game whose [`Game::publication`] is always [`Publication::Now`]: an audit that
+    /// cannot replay (a public copy) then refuses any order marked withheld in it, which a host
+    /// could otherwise use to switch the replay off.
+    fn ever_withholds(&self) -> bool {
+        true
+    }
+
     /// The seats of the game, in their fixed order (e.g. `["confederate", "union"]`).
     fn roles(&self, state: &Self::State) -> Vec<String>;
 
@@ -188,6 +195,8 @@ pub trait DynGame: Send + Sync {
     fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<String, GameError>;
     /// See [`Game::publication`].
     fn publication(&self, before: &str, after: &str) -> Result<Publication, GameError>;
+    /// See [`Game::ever_withholds`].
+    fn ever_withholds(&self) -> bool;
     /// See [`Game::roles`].
     fn roles(&self, state: &str) -> Result<Vec<String>, GameError>;
     /// See [`Game::pending`].
@@ -238,6 +247,9 @@ impl<G: Game> DynGame for G {
     }
     fn publication(&self, before: &str, after: &str) -> Result<Publication, GameError> {
         Ok(Game::publication(self, &parse(before)?, &parse(after)?))
+    }
+    fn ever_withholds(&self) -> bool {
+        Game::ever_withholds(self)
     }
     fn roles(&self, state: &str) -> Result<Vec<String>, GameError> {
         Ok(Game::roles(self, &parse(state)?))

@@ -302,7 +302,7 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
         )));
     }
     for s in &new.seats {
-        sig::load_public_key(&s.key).map_err(|e| Error::Usage(format!("--player {}: {e}", s.role)))?;
+        sig::public_key_line(&s.key).map_err(|e| Error::Usage(format!("--player {}: {e}", s.role)))?;
     }
     check_deadlines(&new.deadlines, game.ask_kinds())?;
     let gd = GameDir::new(dir);
@@ -406,7 +406,7 @@ pub fn read_signed_order(path: &Path, gf: &GameFile) -> Result<Verified> {
         field: Some("pbem.role".into()),
         message: format!("no seat {:?}; seats: {}", pre.header.role, gf.seats.iter().map(|s| s.role.as_str()).collect::<Vec<_>>().join(", ")),
     })?;
-    let pk = sig::load_public_key(&seat.key)?;
+    let pk = sig::public_key_line(&seat.key)?;
     let signed = sig::verify_order_text(&pk, NS_ORDERS, &raw, detached.as_deref())
         .map_err(|e| Error::input(path, format!("signature for seat {}: {e}", seat.role)))?;
     let file = orderfile::parse(&signed.text).map_err(|p| parse_problem(path, p))?;

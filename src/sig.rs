@@ -401,6 +401,20 @@ pub fn load_private_key(path: &Path, passphrase: Option<&str>) -> Result<Private
         })
 }
 
+/// Parses an OpenSSH Ed25519 public key given as the key line itself (`ssh-ed25519 AAAA...`),
+/// never as a file path: what `game.toml` holds. A path there would let the key change with the
+/// file it names while `game.toml`, and so the setup hash that receipts pin, stays the same.
+///
+/// Errors: [`SigError::ParsePublicKey`] (a path, or not a key), [`SigError::NotEd25519`].
+pub fn public_key_line(line: &str) -> Result<PublicKey, SigError> {
+    let given = line.trim();
+    if given.split_whitespace().nth(1).is_none_or(|b64| !b64.starts_with("AAAA")) {
+        let shown: String = given.chars().take(60).collect();
+        return Err(SigError::ParsePublicKey { what: format!("`{shown}`"), reason: "not a key line (`ssh-ed25519 AAAA...`); a game file holds the key itself, not a path".into() });
+    }
+    load_public_key(given)
+}
+
 /// Parses an OpenSSH Ed25519 public key, given either as the key line itself
 /// (`ssh-ed25519 AAAA... comment`) or as the path of a file holding it (e.g. `id_ed25519.pub`).
 ///

@@ -616,6 +616,11 @@ fn orders_still_secret_mid_round_are_withheld_from_records_until_the_round_ends(
             std::fs::write(&withheld, copy.replacen("Leave [pbem] as it is", "Leave [pbem] as it was", 1)).unwrap();
             audit_fails(&t.game(), &withheld.file_name().unwrap().to_string_lossy());
             std::fs::write(&withheld, copy).unwrap();
+            // The host's copy without its withheld copy is not audited in part: it fails.
+            let aside = t.path().join("withheld-aside");
+            std::fs::rename(t.game().join("host").join("withheld"), &aside).unwrap();
+            audit_fails(&t.game(), "missing: the host's copy keeps the withheld orders");
+            std::fs::rename(&aside, t.game().join("host").join("withheld")).unwrap();
             answer_all(&t, &at(k), &|_, text| text);
             adjudicate_at(&t, &at(k + 1));
             k += 2;
@@ -1084,4 +1089,40 @@ fn a_history_cut_short_is_caught_by_its_receipts() {
     let kept = std::fs::read_dir(held.join(format!("{last:06}"))).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "toml")).unwrap();
     pbem().arg("audit").arg(&g).arg("--receipt").arg(&kept).assert().failure()
         .stderr(predicate::str::contains("the history was rewritten or cut short"));
+}
+
+#[test]
+fn a_key_path_in_game_toml_or_a_withheld_mark_in_a_game_that_never_withholds_is_refused() {
+    // Throw Down That Flag publishes every step at once: a public copy whose record marks orders
+    // withheld (to switch the replay off) is refused.
+    let tmp = tempfile::tempdir().unwrap();
+    let g = tmp.path().join("t");
+    pbem().arg("demo").args(["--rules", "throw-down-that-flag", "--out"]).arg(&g).args(["--seed", SEED]).assert().success();
+    let public = public_copy(&g, "public");
+    std::fs::remove_dir_all(public.join("states")).unwrap();
+    std::fs::remove_dir_all(public.join("reports")).unwrap();
+    let mut v = record_json_at(&public, 1);
+    let o = &mut v["resolution"]["orders"][0];
+    o["text"] = serde_json::Value::Null;
+    o["signature"] = serde_json::Value::Null;
+    o["orders"] = serde_json::json!({});
+    o["withheld"] = serde_json::json!(true);
+    let path = public.join("records").join("000001.json");
+    std::fs::write(&path, pbem::model::record_bytes(&serde_json::from_value(v).unwrap())).unwrap();
+    resign(&g, &path);
+    audit_fails(&public, "publishes every step at once");
+    // A seat key given in game.toml as a file path (whose contents could change while game.toml,
+    // and so the setup hash, stays the same) is refused.
+    let t = Table::new();
+    let gt = t.game().join("game.toml");
+    let text = std::fs::read_to_string(&gt).unwrap();
+    let line = text.lines().find(|l| l.starts_with("key = \"ssh-ed25519")).unwrap().to_string();
+    let keyfile = t.path().join("seat.pub");
+    std::fs::write(&keyfile, format!("{}\n", line.trim_start_matches("key = \"").trim_end_matches('"'))).unwrap();
+    std::fs::write(&gt, text.replacen(&line, &format!("key = \"{}\"", keyfile.display()), 1)).unwrap();
+    audit_fails(&t.game(), "not a key line");
+}
+
+fn record_json_at(g: &Path, n: u64) -> serde_json::Value {
+    serde_json::from_str(&record_text(g, n)).unwrap()
 }

@@ -499,7 +499,7 @@ fn reply_subject(s: &str, games: &[&str]) -> String {
 pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
     let key_for = |game: &str, role: &str| {
         let (_, gf) = games.get(game)?;
-        sig::load_public_key(&gf.seat(role)?.key).ok()
+        sig::public_key_line(&gf.seat(role)?.key).ok()
     };
     let failed = |reason: &str| Handled { name: name.into(), disposition: Disposition::Failed, reason: reason.into(), orders: vec![], reply: None };
     let Some(ex) = extract::extract(raw, &key_for) else {

@@ -150,6 +150,10 @@ impl Game for ThrowDownThatFlag {
         Publication::Now
     }
 
+    fn ever_withholds(&self) -> bool {
+        false
+    }
+
     fn roles(&self, _: &State) -> Vec<String> {
         vec![ROLE.to_string()]
     }
