@@ -218,7 +218,10 @@ fn secret_tunnel(s: &mut State, ctx: &mut Ctx) {
             }
             let exit = *st.exits.get(seat.team);
             let name = s.chars[i].name.clone();
-            let text = if s.carried_by(i).is_some() {
+            let text = if s.chars[i].trapped {
+                // Character Abilities, Trap: trapped until a reset token selects it.
+                format!("{name} is trapped and cannot take the secret tunnel")
+            } else if s.carried_by(i).is_some() {
                 format!("{name} holds a team flag and may not take the secret tunnel")
             } else if s.char_at(exit).is_some() || s.flag_lying_at(exit).is_some() {
                 format!("{name} cannot take the secret tunnel: its exit {exit} is occupied")
@@ -741,6 +744,11 @@ pub fn use_tunnel(s: &mut State, ch: usize, to: Sq, bump: Option<Dir>, lines: &m
     for t in s.tunnels.clone() {
         if t == at || (s.char_at(t).is_none() && s.flag_lying_at(t).is_none()) {
             continue;
+        }
+        // Character Abilities, Trap: a trapped character stays where it is until a reset token
+        // selects it, so it cannot be bumped, and the tunnel cannot be used (fully or not at all).
+        if let Some(j) = s.char_at(t).filter(|&j| s.chars[j].trapped) {
+            return Err(format!("{} on the tunnel at {t} is trapped and cannot be bumped", s.chars[j].name));
         }
         let mut dirs: Vec<Dir> = bump.into_iter().collect();
         dirs.extend(Dir::ALL);

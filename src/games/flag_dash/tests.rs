@@ -1140,3 +1140,23 @@ fn setup_players_choose_their_runners() {
     let e = FlagDash.setup(DEFAULT_LAYOUT, &opts(&[("white-defender", "Purple")])).unwrap_err();
     assert!(e.to_string().contains("not a character of team white"), "{e}");
 }
+
+/// Character Abilities, Trap: "trapped there until a player plays their reset priority token and
+/// selects the trapped character". Nothing else moves it: a tunnel use that would bump it off its
+/// tunnel is not carried out (fully or not at all), and it cannot take the secret tunnel.
+#[test]
+fn ability_trap_holds_against_a_tunnel_bump() {
+    let mut s = abilities();
+    s.tunnels = vec![sq("c8"), sq("g3")];
+    put(&mut s, "Blue", "c8");
+    put(&mut s, "Orange", "g3");
+    s.traps.push((sq("c8"), "Green".into()));
+    let blue = ch(&s, "Blue");
+    s.chars[blue].trapped = true;
+    let orange = ch(&s, "Orange");
+    let log = one_move(&mut s, "white-2", mp(Card::Forward, 1, None, None, &["runner: tunnel c8, card"]));
+    assert!(has(&log, "is trapped and cannot be bumped"), "{log:#?}");
+    assert_eq!(s.chars[blue].at, sq("c8"));
+    assert!(s.chars[blue].trapped);
+    assert_ne!(s.chars[orange].at, sq("c8"));
+}
