@@ -1039,6 +1039,15 @@ fn example_f_secret_tunnel_and_walls_from_behind() {
     let s3 = resolve(&s3, &[("white-1", idle(1, 2)), ("white-2", idle(1, 2)), ("red-1", red1.into()), ("red-2", idle(3, 4).replace("token = 3", "token = 5"))]);
     assert_eq!(s3.chars[ch(&s3, "Purple")].at, sq("f6"));
     assert!(has(&s3.log, "its exit j2 is occupied"));
+    // Character Abilities, Trap: a trapped character on the entrance stays there.
+    let mut s4 = s.clone();
+    put(&mut s4, "Purple", "f6");
+    let purple = ch(&s4, "Purple");
+    s4.chars[purple].trapped = true;
+    s4.traps.push((sq("f6"), "Black".into()));
+    let s4 = resolve(&s4, &[("white-1", idle(1, 2)), ("white-2", idle(1, 2)), ("red-1", red1.into()), ("red-2", idle(3, 4).replace("token = 3", "token = 5"))]);
+    assert_eq!(s4.chars[purple].at, sq("f6"), "{:#?}", s4.log);
+    assert!(has(&s4.log, "Purple is trapped and cannot take the secret tunnel"), "{:#?}", s4.log);
 }
 
 /// Alternate Board Setup: the report shows the secret tunnel's entrance (s) and exits (x) in the
