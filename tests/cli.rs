@@ -649,7 +649,12 @@ fn orders_still_secret_mid_round_are_withheld_from_records_until_the_round_ends(
     resign(&t.game(), &rec);
     // The host's own withheld copy no longer matches; without it, the player's signature fails.
     audit_fails(&t.game(), "differs from the orders of");
-    std::fs::remove_dir_all(t.game().join("host").join("withheld")).unwrap();
+    // (Only the copies this record reveals: orders of a tied initiative earlier in the game stay
+    // withheld until its end, and the host's copy must keep theirs.)
+    for r in record_json(&t, n)["reveals"].as_array().unwrap() {
+        let name = format!("{:06}-{}.json", r["step"].as_u64().unwrap(), r["role"].as_str().unwrap());
+        std::fs::remove_file(t.game().join("host").join("withheld").join(name)).unwrap();
+    }
     audit_fails(&t.game(), "signature does not match");
 }
 
