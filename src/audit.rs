@@ -109,6 +109,15 @@ impl AuditSummary {
     }
 }
 
+/// The last step a record opened: the one record `last` opens, or `last` itself when that record
+/// ends the game. Receipts exist only for steps up to it.
+fn last_opened_step(gd: &GameDir, last: u64) -> u64 {
+    match pipeline::read_record(gd, last) {
+        Ok(r) if r.opening.is_some() => last + 1,
+        _ => last,
+    }
+}
+
 fn fail(path: &Path, what: impl std::fmt::Display) -> Error {
     Error::Audit(format!("{}: {what}", path.display()))
 }
@@ -158,7 +167,7 @@ pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>>
         // The history it was issued in: the record that opened its step, and so every record
         // before (hash chain). A game cut short or rewritten since cannot match it.
         let opened_by = gd.record(r.step.saturating_sub(1));
-        let open_step = if pipeline::read_record(&gd, last).is_ok_and(|rec| rec.opening.is_some()) { last + 1 } else { last };
+        let open_step = last_opened_step(&gd, last);
         if r.step > open_step || store::read(&opened_by).map(|b| commit::sha256_hex(&b)).ok().as_deref() != Some(r.record.as_str()) {
             return Err(fail(f, format!("was issued after record {} as the game had it then; the game's records differ or stop before (the history was rewritten or cut short)", r.step.saturating_sub(1))));
         }
@@ -326,10 +335,7 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
         }
     // Receipts exist only for steps a record opened: one for a later step shows a history cut
     // short (records deleted and the chain re-signed) or receipts made up.
-    let open_step = match pipeline::read_record(&gd, last) {
-        Ok(r) if r.opening.is_some() => last + 1,
-        _ => last,
-    };
+    let open_step = last_opened_step(&gd, last);
     for name in store::list(&gd.root.join("receipts"))? {
         if name.parse::<u64>().is_ok_and(|s| s > open_step) {
             return Err(fail(&gd.root.join("receipts").join(&name), format!("receipts for a step no record opened (the last step opened is {open_step}): a history cut short?")));

@@ -13,13 +13,6 @@ fn pbem() -> assert_cmd::Command {
     cargo_bin_cmd!("pbem")
 }
 
-/// A mail from the seat of `role` with its current form (nonce number `n`) pasted and signed.
-fn order_mail(game: &Path, role: &str, n: u32) -> Vec<u8> {
-    let text = form(game, role, n, &|s| s);
-    let signed = format!("{text}{}", sign(role, &text));
-    format!("From: {}\nTo: judge@example.net\nSubject: orders\nMessage-ID: <{role}-{n}@example.org>\nContent-Type: text/plain\n\n{signed}", email(role)).into_bytes()
-}
-
 /// A sendmail stand-in: each call appends its arguments and the message to `LOG`; it fails
 /// (exit 75, "try again later") while `DOWN` exists.
 fn fake_sendmail(dir: &Path) -> std::path::PathBuf {

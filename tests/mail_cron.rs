@@ -47,12 +47,6 @@ fn deliver(tmp: &Path, name: &str, bytes: &[u8]) {
     std::fs::write(md.join("new").join(name), bytes).unwrap();
 }
 
-fn order_mail(game: &Path, role: &str, n: u32) -> Vec<u8> {
-    let text = form(game, role, n, &|s| s);
-    let signed = format!("{text}{}", sign(role, &text));
-    format!("From: {}\nTo: judge@example.net\nSubject: orders\nMessage-ID: <{role}-{n}@example.org>\nContent-Type: text/plain\n\n{signed}", email(role)).into_bytes()
-}
-
 #[test]
 fn reports_replies_and_reminders_go_out_once() {
     let tmp = tempfile::tempdir().unwrap();

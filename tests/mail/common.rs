@@ -51,6 +51,14 @@ pub fn sign(role: &str, text: &str) -> String {
     sig::sign(&key(role), sig::NS_ORDERS, text.as_bytes()).unwrap()
 }
 
+/// A plain-text mail from the seat of `role` with its current form (nonce number `n`) pasted and
+/// signed, as a player sends orders.
+pub fn order_mail(game: &Path, role: &str, n: u32) -> Vec<u8> {
+    let text = form(game, role, n, &|s| s);
+    let signed = format!("{text}{}", sign(role, &text));
+    format!("From: {}\nTo: judge@example.net\nSubject: orders\nMessage-ID: <{role}-{n}@example.org>\nContent-Type: text/plain\n\n{signed}", email(role)).into_bytes()
+}
+
 /// An artifact by name: `ROLE[-VARIANT][#N][+sig|.sig]`, `report-ROLE`, `filler-20MB`.
 pub fn artifact(game: &Path, name: &str) -> Vec<u8> {
     if name == "filler-20MB" {
