@@ -247,6 +247,14 @@ fn one_line(e: &anyhow::Error) -> String {
     out
 }
 
+/// `--now` as a fixed clock, else the system clock (read once a lock is held).
+fn clock(arg: &Option<String>) -> Result<pipeline::Clock> {
+    Ok(match arg {
+        Some(s) => pipeline::Clock::Fixed(pipeline::parse_time(s)?),
+        None => pipeline::Clock::System,
+    })
+}
+
 fn now(arg: &Option<String>) -> Result<chrono::DateTime<chrono::Utc>> {
     Ok(match arg {
         Some(s) => pipeline::parse_time(s)?,
@@ -378,7 +386,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             println!("good signature by {}", sig::fingerprint(&pk));
         }
         Command::Submit { dir, files, now: t } => {
-            let results = pipeline::submit(&dir, &files, now(&t)?)?;
+            let results = pipeline::submit(&dir, &files, clock(&t)?)?;
             let mut failed = 0;
             for (f, r) in files.iter().zip(results) {
                 match r {
@@ -405,9 +413,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         }
         Command::Adjudicate { dirs, all, mail, now: t, quiet } => {
             if let (Some(cfg), Some(root)) = (&mail, &all) {
-                return crate::mail::cli::cron(root, cfg, now(&t)?, quiet);
+                return crate::mail::cli::cron(root, cfg, clock(&t)?, quiet);
             }
-            let t = now(&t)?;
+            let t = clock(&t)?;
             let mut dirs = dirs;
             if let Some(root) = all {
                 dirs.extend(pipeline::games_under(&root)?);
@@ -415,18 +423,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let mut failed = 0;
             for d in dirs {
                 match pipeline::adjudicate(&d, t, &mut Entropy::Os) {
-                    Ok(a) if quiet && a.resolved.is_empty() => {}
-                    Ok(a) => {
-                        let steps: Vec<String> = a.resolved.iter().map(|s| s.to_string()).collect();
-                        let nmr: Vec<String> = a.nmr.iter().map(|(s, r)| format!("{r} in step {s}")).collect();
-                        println!(
-                            "{}: {}{}{}",
-                            d.display(),
-                            if steps.is_empty() { "nothing due".to_string() } else { format!("resolved step(s) {}", steps.join(", ")) },
-                            if nmr.is_empty() { String::new() } else { format!("; NMR: {}", nmr.join(", ")) },
-                            if a.over { "; game over" } else { "" }
-                        );
-                    }
+                    Ok(a) if quiet && a.resolved.is_empty() && a.held.is_none() => {}
+                    Ok(a) => println!("{}: {}", d.display(), a.summary()),
                     Err(crate::error::Error::Locked(p)) => println!("{}: skipped, locked by another run", p.display()),
                     Err(e) => {
                         eprintln!("pbem: {}: {e}", d.display());
@@ -439,7 +437,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Intake { root, maildir, mbox, stdin, config, now: t } => {
-            let result = now(&t).and_then(|t| crate::mail::cli::intake(&root, maildir, mbox, stdin, config.as_deref(), t));
+            let result = clock(&t).and_then(|t| crate::mail::cli::intake(&root, maildir, mbox, stdin, config.as_deref(), t));
             return match result {
                 // From a .forward or procmail pipe, any failure is "try again later" (EX_TEMPFAIL,
                 // 75): the MTA keeps the message and retries instead of bouncing it.

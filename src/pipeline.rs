@@ -46,6 +46,34 @@ impl Entropy {
     }
 }
 
+/// Where "now" comes from. A run that waits for a lock reads the system clock only once it holds
+/// the lock, so a record or receipt written by a concurrent run while it waited is never taken for
+/// a clock that jumped back (issue: "a run that finds a record written a moment ago by a concurrent
+/// run must not call it a clock jump"). `Fixed` is `--now` (tests, replaying a time).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// The system clock, read when asked.
+    System,
+    /// Always this time.
+    Fixed(DateTime<Utc>),
+}
+
+impl Clock {
+    /// The time now, by this clock.
+    pub fn now(self) -> DateTime<Utc> {
+        match self {
+            Clock::System => Utc::now(),
+            Clock::Fixed(t) => t,
+        }
+    }
+}
+
+impl From<DateTime<Utc>> for Clock {
+    fn from(t: DateTime<Utc>) -> Self {
+        Clock::Fixed(t)
+    }
+}
+
 /// RFC 3339 text of a time, to the second, in UTC (`2026-11-30T05:00:00Z`).
 pub fn timestamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
@@ -446,15 +474,29 @@ pub fn record_time(rec: &Record) -> Option<DateTime<Utc>> {
 /// would write receipts and records out of time order. Errors: [`Error::ClockBehind`] saying so.
 pub fn check_clock(g: &Loaded, now: DateTime<Utc>) -> Result<()> {
     match record_time(&g.record) {
-        Some(t) if now < t => Err(Error::ClockBehind(format!(
-            "refusing to act on game {}: the clock says {}, before its record {} ({}); fix the clock (or pass --now)",
-            g.gf.id,
-            timestamp(now),
-            g.record.index,
-            timestamp(t)
-        ))),
+        Some(t) if now < t => Err(clock_behind(g, now, &format!("its record {}", g.record.index), t)),
         _ => Ok(()),
     }
+}
+
+/// Refuses to act when `now` is before the newest receipt of the open step: resolving then would
+/// write a record older than a receipt it uses, which the audit fails forever ("every receipt
+/// received while its step was open"), and a new receipt would be older than an earlier one.
+pub fn check_clock_receipts(g: &Loaded, receipts: &[(PathBuf, Receipt)], now: DateTime<Utc>) -> Result<()> {
+    let newest = receipts.iter().filter_map(|(_, r)| parse_time(&r.received).ok().map(|t| (t, r))).max_by_key(|(t, _)| *t);
+    match newest {
+        Some((t, r)) if now < t => Err(clock_behind(g, now, &format!("receipt {} of {} for step {}", r.seq, r.role, r.step), t)),
+        _ => Ok(()),
+    }
+}
+
+fn clock_behind(g: &Loaded, now: DateTime<Utc>, what: &str, t: DateTime<Utc>) -> Error {
+    Error::ClockBehind(format!(
+        "refusing to act on game {}: the clock says {}, before {what} ({}); fix the clock (or pass --now)",
+        g.gf.id,
+        timestamp(now),
+        timestamp(t)
+    ))
 }
 
 /// The intake check of one order file against a loaded game: signature, game/step/role, the
@@ -488,7 +530,9 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
     // a resend of a superseded order is refused (it would silently replace the newer one).
     let step = opening.step;
     let commitment = hex::encode(commit::order_commitment(&g.gf.id, step, &h.role, v.text.as_bytes()));
-    let receipts = role_receipts(&g.dir, step, &h.role)?;
+    let all = read_receipts(&g.dir, step)?;
+    check_clock_receipts(g, &all, now)?;
+    let receipts: Vec<(PathBuf, Receipt)> = all.into_iter().filter(|(_, r)| r.role == h.role).collect();
     if let Some((path, r)) = receipts.iter().find(|(_, r)| r.commitment == commitment) {
         let newest = receipts.last().map(|(_, n)| n.seq) == Some(r.seq);
         if newest {
@@ -551,9 +595,11 @@ fn lock_waiting(dir: &GameDir) -> Result<std::fs::File> {
 }
 
 /// Submits order files to the game in `dir`; one result per file, in order.
-pub fn submit(dir: &Path, files: &[PathBuf], now: DateTime<Utc>) -> Result<Vec<Result<Accepted>>> {
+/// The clock is read once the lock is held ([`Clock`]).
+pub fn submit(dir: &Path, files: &[PathBuf], clock: impl Into<Clock>) -> Result<Vec<Result<Accepted>>> {
     let gd = GameDir::new(dir);
     let _lock = lock_waiting(&gd)?;
+    let now = clock.into().now();
     let g = load(dir)?;
     Ok(files.iter().map(|f| submit_one(&g, f, now)).collect())
 }
@@ -575,11 +621,6 @@ pub fn read_receipts(dir: &GameDir, step: u64) -> Result<Vec<(PathBuf, Receipt)>
     Ok(out)
 }
 
-/// The receipts of one role for `step`, oldest first.
-fn role_receipts(dir: &GameDir, step: u64, role: &str) -> Result<Vec<(PathBuf, Receipt)>> {
-    Ok(read_receipts(dir, step)?.into_iter().filter(|(_, r)| r.role == role).collect())
-}
-
 /// The newest receipt of each role for `step`, by role.
 pub fn latest_receipts(dir: &GameDir, step: u64) -> Result<BTreeMap<String, Receipt>> {
     Ok(read_receipts(dir, step)?.into_iter().map(|(_, r)| (r.role.clone(), r)).collect())
@@ -594,14 +635,57 @@ pub struct Adjudicated {
     pub nmr: Vec<(u64, String)>,
     /// True when the game is over after this run.
     pub over: bool,
+    /// An overdue step not resolved because orders for it may still wait to be taken in (the
+    /// step, and why).
+    pub held: Option<(u64, String)>,
 }
+
+impl Adjudicated {
+    /// One line: `resolved step(s) 1, 2; NMR: union in step 2; game over`, `nothing due`, and
+    /// why an overdue step waits.
+    pub fn summary(&self) -> String {
+        let mut s = if self.resolved.is_empty() { "nothing due".to_string() } else { format!("resolved step(s) {}", self.resolved.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")) };
+        if !self.nmr.is_empty() {
+            s.push_str(&format!("; NMR: {}", self.nmr.iter().map(|(st, r)| format!("{r} in step {st}")).collect::<Vec<_>>().join(", ")));
+        }
+        if self.over {
+            s.push_str("; game over");
+        }
+        if let Some((step, why)) = &self.held {
+            s.push_str(&format!("; step {step} is overdue but not resolved: {why}"));
+        }
+        s
+    }
+}
+
+/// Whether an overdue step with missing orders may be resolved as NMR now: `Ok(())`, or
+/// `Err(why)` when a message that could hold the missing orders still waits to be taken in.
+pub type NmrCheck<'a> = dyn FnMut(&GameFile, &Opening) -> std::result::Result<(), String> + 'a;
 
 /// Resolves every due step of the game in `dir`: all asked roles have receipts, or the deadline
 /// has passed (missing orders become the game's NMR default). Idempotent; takes the game's lock
-/// and fails with [`Error::Locked`] if another run holds it.
-pub fn adjudicate(dir: &Path, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<Adjudicated> {
+/// and fails with [`Error::Locked`] if another run holds it. Missing orders are never NMR while
+/// a piped message waits in `ROOT/.mail/spool/` ([`spool_waiting`]); a mail host's cron run
+/// checks its Maildirs too ([`adjudicate_with`]).
+pub fn adjudicate(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy) -> Result<Adjudicated> {
+    let spool = dir.parent().map(|root| root.join(".mail").join("spool"));
+    adjudicate_with(dir, clock, entropy, &mut |_, _| match &spool {
+        Some(s) if spool_waiting(s) => Err(format!("messages wait in {} (take them in with the cron line, `pbem adjudicate --all ROOT --mail CONFIG`)", s.display())),
+        _ => Ok(()),
+    })
+}
+
+/// True when the spool Maildir holds a message not yet taken in.
+pub fn spool_waiting(spool: &Path) -> bool {
+    ["new", "cur"].iter().any(|sub| store::list(&spool.join(sub)).map(|v| v.iter().any(|n| !n.starts_with('.') && !n.ends_with(".toolarge"))).unwrap_or(false))
+}
+
+/// [`adjudicate`], asking `may_nmr` before resolving a step with missing orders. The clock is
+/// read once the game's lock is held ([`Clock`]).
+pub fn adjudicate_with(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy, may_nmr: &mut NmrCheck<'_>) -> Result<Adjudicated> {
     let gd = GameDir::new(dir);
     let _lock = gd.lock()?;
+    let now = clock.into().now();
     let mut done = Adjudicated::default();
     loop {
         let g = load(dir)?;
@@ -610,11 +694,17 @@ pub fn adjudicate(dir: &Path, now: DateTime<Utc>, entropy: &mut Entropy) -> Resu
             done.over = true;
             return Ok(done);
         };
-        let receipts = latest_receipts(&g.dir, opening.step)?;
+        let all = read_receipts(&g.dir, opening.step)?;
+        check_clock_receipts(&g, &all, now)?;
+        let receipts: BTreeMap<String, Receipt> = all.into_iter().map(|(_, r)| (r.role.clone(), r)).collect();
         let all_in = opening.asks.iter().all(|a| receipts.contains_key(&a.role));
         let grace = chrono::Duration::hours(g.gf.deadlines.grace_hours as i64);
         let overdue = now >= parse_time(&opening.deadline)? + grace;
         if !all_in && (!overdue || g.gf.nmr.policy == model::NmrMode::Wait) {
+            return Ok(done);
+        }
+        if !all_in && let Err(why) = may_nmr(&g.gf, &opening) {
+            done.held = Some((opening.step, why));
             return Ok(done);
         }
         let rec = resolve_step(&g, &opening, &receipts, now, entropy)?;

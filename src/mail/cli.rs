@@ -8,6 +8,7 @@ use anyhow::{Result, bail};
 use chrono::{DateTime, Utc};
 
 use super::config::HostConfig;
+use crate::pipeline::Clock;
 use super::intake::{self, Disposition, Source};
 
 /// The config to use: `--config FILE`, else `ROOT/pbem-mail.toml`, else queue-only as `pbem@localhost`.
@@ -24,7 +25,7 @@ pub fn config_for(root: &Path, given: Option<&Path>) -> Result<HostConfig> {
 }
 
 /// `pbem intake`: from the source given, else from the config's `[intake]` Maildir and mbox.
-pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdin: bool, config: Option<&Path>, now: DateTime<Utc>) -> Result<ExitCode> {
+pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdin: bool, config: Option<&Path>, clock: Clock) -> Result<ExitCode> {
     if !root.is_dir() {
         bail!("{}: no such folder of games", root.display());
     }
@@ -44,7 +45,7 @@ pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdi
     };
     let mut handled = Vec::new();
     for source in &sources {
-        match intake::run(root, source, &cfg, now) {
+        match intake::run(root, source, &cfg, clock) {
             Err(crate::error::Error::Locked(_)) => println!("skipped: another intake is running"),
             other => handled.extend(other?),
         }
@@ -62,7 +63,7 @@ pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdi
             }
         }
     }
-    flush(root, &cfg, now)?;
+    flush(root, &cfg, clock.now())?;
     // A message in failed/ is kept with its reason for the host: not an error of this run (and
     // for a `.forward` pipe a failure status would make the MTA bounce or retry a handled message).
     Ok(ExitCode::SUCCESS)
@@ -102,9 +103,9 @@ pub fn flush(root: &Path, cfg: &HostConfig, now: DateTime<Utc>) -> Result<bool> 
 
 /// `pbem adjudicate --all ROOT --mail CONFIG`: the cron run.
 /// With `quiet`, games where nothing happened print nothing.
-pub fn cron(root: &Path, config: &Path, now: DateTime<Utc>, quiet: bool) -> Result<ExitCode> {
+pub fn cron(root: &Path, config: &Path, clock: Clock, quiet: bool) -> Result<ExitCode> {
     let cfg = HostConfig::load(config)?;
-    let r = super::cron::run(root, &cfg, now, &mut crate::pipeline::Entropy::Os)?;
+    let r = super::cron::run(root, &cfg, clock, &mut crate::pipeline::Entropy::Os)?;
     for h in &r.intake {
         println!("mail {}: {}: {}", h.name, disposition_word(h.disposition), h.reason);
     }
@@ -113,7 +114,10 @@ pub fn cron(root: &Path, config: &Path, now: DateTime<Utc>, quiet: bool) -> Resu
     }
     let mut failed = !r.intake_errors.is_empty();
     for g in &r.games {
-        if !(quiet && !g.failed && g.summary == "nothing due") {
+        if g.failed {
+            // The host must hear of it: cron mails what a run prints on stderr.
+            eprintln!("{}: {}", g.game, g.summary);
+        } else if !(quiet && g.summary == "nothing due") {
             println!("{}: {}", g.game, g.summary);
         }
         failed |= g.failed;

@@ -6,7 +6,8 @@
 //! before queueing its mails queues them next time (each mail's id is fixed by game, record and
 //! role, so none is queued twice). A game first seen by a mail run gets only its newest reports.
 
-use std::path::Path;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
@@ -16,7 +17,7 @@ use super::intake::{self, Source};
 use super::outbox::Outbox;
 use crate::error::{Error, Result};
 use crate::model::{GameFile, Record};
-use crate::pipeline::{self, Entropy};
+use crate::pipeline::{self, Clock, Entropy};
 use crate::{report, store};
 
 /// What a cron run did to one game.
@@ -28,6 +29,10 @@ pub struct GameRun {
     pub summary: String,
     /// True when the game could not be handled (an error, not a lock).
     pub failed: bool,
+    /// A step waits because mail arrived while this run adjudicated (it takes mail in again).
+    pub held_for_arrivals: bool,
+    /// No reports are queued for it (its id is held by two folders).
+    pub skip_mail: bool,
 }
 
 /// What one cron run did.
@@ -46,64 +51,186 @@ pub struct CronRun {
     pub flushed: Option<super::outbox::Flushed>,
 }
 
+/// How many times one cron run takes mail in again because messages arrived while it was
+/// adjudicating (each pass re-adjudicates only the games it held back).
+const MAX_PASSES: usize = 3;
+
 /// Runs intake, adjudication, mailing and sending for every game under `root`.
-pub fn run(root: &Path, cfg: &HostConfig, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<CronRun> {
+///
+/// The root lock ([`intake::lock_root`]) is held from the first intake to the last mail queued,
+/// so a second cron run or a piped `intake --stdin` waits instead of resolving steps while
+/// messages wait (a piped message is spooled before it waits, so this run takes it in). Before
+/// resolving a step with missing orders, the run checks that no message left waiting names that
+/// game and that nothing new arrived in a source since it was taken in; if something did, the
+/// step waits for another intake pass. Sending happens after the lock is released.
+pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut Entropy) -> Result<CronRun> {
     if !root.is_dir() {
         return Err(Error::input(root, "no such folder of games"));
     }
-    intake::make_state_dir(root)?;
+    let clock = clock.into();
+    let lock = intake::lock_root(root, true)?;
+    let now = clock.now();
     let mut out = CronRun::default();
-    let mut sources: Vec<Source> = cfg.intake.maildir.iter().map(|d| Source::Maildir(d.clone())).chain(cfg.intake.mbox.iter().map(|f| Source::Mbox(f.clone()))).collect();
-    // A host taking mail only from a pipe (`intake --stdin`) has no source here, but a piped
-    // message left waiting (its game was busy) sits in the spool: take it in with the rest.
-    let spool = intake::state_dir(root).join("spool");
-    if sources.is_empty() && spool.join("new").is_dir() {
-        sources.push(Source::Maildir(spool));
-    }
-    for source in sources {
-        match intake::run(root, &source, cfg, now) {
-            Ok(h) => out.intake.extend(h),
-            Err(Error::Locked(_)) => {}
-            Err(e) => out.intake_errors.push(e.to_string()),
+    let sources = sources(root, cfg);
+    let games = intake::Games::load(root)?;
+    let mut todo: Vec<PathBuf> = pipeline::games_under(root)?;
+    let mut runs: BTreeMap<PathBuf, GameRun> = BTreeMap::new();
+    for pass in 1..=MAX_PASSES {
+        let held = take_in(root, &sources, cfg, now, &lock, &mut out)?;
+        let seen = Arrivals::now(root, &sources);
+        let mut again = Vec::new();
+        for dir in todo {
+            let mut check = |gf: &GameFile, _: &crate::model::Opening| hold_reason(root, gf, &held, &seen, &sources);
+            let g = game_run(&dir, &games, now, entropy, &mut check);
+            if g.held_for_arrivals && pass < MAX_PASSES {
+                again.push(dir.clone());
+            }
+            let prev = runs.remove(&dir);
+            runs.insert(dir, merge_runs(prev, g));
         }
+        if again.is_empty() {
+            break;
+        }
+        todo = again;
     }
     let outbox = Outbox::under(root);
-    for dir in pipeline::games_under(root)? {
-        let mut g = GameRun { game: dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default(), ..Default::default() };
-        match adjudicate_one(&dir, now, entropy) {
-            Ok(s) => g.summary = s,
-            Err(Error::Locked(_)) => g.summary = "skipped, locked by another run".into(),
-            Err(e) => {
-                g.summary = e.to_string();
-                g.failed = true;
-            }
-        }
-        match queue_game_mail(&dir, cfg, &outbox, now) {
-            Ok(ids) => out.queued.extend(ids),
-            Err(e) => {
-                g.summary.push_str(&format!("; mail not queued: {e}"));
-                g.failed = true;
+    for (dir, mut g) in runs {
+        if !g.skip_mail {
+            match queue_game_mail(&dir, cfg, &outbox, now) {
+                Ok(ids) => out.queued.extend(ids),
+                Err(e) => {
+                    g.summary.push_str(&format!("; mail not queued: {e}"));
+                    g.failed = true;
+                }
             }
         }
         out.games.push(g);
     }
+    drop(lock);
     if let Some(t) = super::transport::from_config(&cfg.transport)? {
         out.flushed = Some(outbox.flush(t.as_ref(), now)?);
     }
     Ok(out)
 }
 
-/// Adjudicates one game (refused when the clock is behind its newest record).
-fn adjudicate_one(dir: &Path, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<String> {
-    let a = pipeline::adjudicate(dir, now, entropy)?;
-    let mut s = if a.resolved.is_empty() { "nothing due".to_string() } else { format!("resolved step(s) {}", a.resolved.iter().map(u64::to_string).collect::<Vec<_>>().join(", ")) };
-    if !a.nmr.is_empty() {
-        s.push_str(&format!("; NMR: {}", a.nmr.iter().map(|(st, r)| format!("{r} in step {st}")).collect::<Vec<_>>().join(", ")));
+/// The mail sources of the config; a host taking mail only from a pipe (`intake --stdin`) has
+/// none, but a piped message sits in the spool: take it in with the rest.
+fn sources(root: &Path, cfg: &HostConfig) -> Vec<Source> {
+    let mut sources: Vec<Source> = cfg.intake.maildir.iter().map(|d| Source::Maildir(d.clone())).chain(cfg.intake.mbox.iter().map(|f| Source::Mbox(f.clone()))).collect();
+    let spool = intake::state_dir(root).join("spool");
+    if sources.is_empty() && spool.join("new").is_dir() {
+        sources.push(Source::Maildir(spool));
     }
-    if a.over {
-        s.push_str("; game over");
+    sources
+}
+
+/// What waits after an intake pass: the games named by messages left for the next run.
+struct Held {
+    games: BTreeSet<String>,
+}
+
+/// One intake pass over every source (each also takes in what waits in the spool).
+fn take_in(root: &Path, sources: &[Source], cfg: &HostConfig, now: DateTime<Utc>, lock: &intake::RootLock, out: &mut CronRun) -> Result<Held> {
+    let mut held = Held { games: BTreeSet::new() };
+    for source in sources {
+        match intake::run_locked(root, source, cfg, now, lock) {
+            Ok(r) => {
+                held.games.extend(r.held_games);
+                out.intake.extend(r.handled);
+            }
+            Err(e @ Error::Io { .. }) => return Err(e),
+            Err(e) => out.intake_errors.push(e.to_string()),
+        }
     }
-    Ok(s)
+    Ok(held)
+}
+
+/// Why a step of game `gf` with missing orders must not be resolved as NMR now, if so.
+fn hold_reason(root: &Path, gf: &GameFile, held: &Held, seen: &Arrivals, sources: &[Source]) -> std::result::Result<(), String> {
+    if held.games.contains(&gf.id) {
+        return Err(format!("a message with orders for game {} waits to be taken in", gf.id));
+    }
+    if Arrivals::now(root, sources).has_new_since(seen) {
+        return Err(ARRIVED.to_string());
+    }
+    Ok(())
+}
+
+const ARRIVED: &str = "mail arrived while adjudicating; it is taken in first";
+
+/// The messages waiting in the sources at one moment: Maildir (and spool, where a piped message
+/// waits) file names, and each mbox's length.
+#[derive(Debug, PartialEq, Eq)]
+struct Arrivals(BTreeSet<(PathBuf, u64)>);
+
+impl Arrivals {
+    fn now(root: &Path, sources: &[Source]) -> Arrivals {
+        let mut set = BTreeSet::new();
+        let spool = Source::Maildir(intake::state_dir(root).join("spool"));
+        for s in sources.iter().chain(std::iter::once(&spool)) {
+            match s {
+                Source::Maildir(d) => {
+                    for sub in ["new", "cur"] {
+                        for n in store::list(&d.join(sub)).unwrap_or_default() {
+                            if !n.starts_with('.') {
+                                set.insert((d.join(sub).join(n), 0));
+                            }
+                        }
+                    }
+                }
+                Source::Mbox(f) => {
+                    set.insert((f.clone(), std::fs::metadata(f).map_or(0, |m| m.len())));
+                }
+                Source::Stdin => {}
+            }
+        }
+        Arrivals(set)
+    }
+    fn has_new_since(&self, before: &Arrivals) -> bool {
+        self.0.iter().any(|x| !before.0.contains(x))
+    }
+}
+
+/// Adjudicates one game for the cron run (a game two folders hold, or one that cannot be read,
+/// is reported and left alone).
+fn game_run(dir: &Path, games: &intake::Games, now: DateTime<Utc>, entropy: &mut Entropy, may_nmr: &mut pipeline::NmrCheck<'_>) -> GameRun {
+    let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let mut g = GameRun { game: name, ..Default::default() };
+    if let Some((id, dirs)) = games.duplicates().iter().find(|(_, ds)| ds.iter().any(|d| d == dir)) {
+        let all: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        g.summary = format!("not adjudicated: game {id} is held by more than one folder ({}); remove all but one", all.join(", "));
+        g.failed = true;
+        g.skip_mail = true;
+        return g;
+    }
+    match adjudicate_one(dir, now, entropy, may_nmr) {
+        Ok((s, arrivals)) => {
+            g.summary = s;
+            g.held_for_arrivals = arrivals;
+        }
+        Err(Error::Locked(_)) => g.summary = "skipped, locked by another run".into(),
+        Err(e) => {
+            g.summary = e.to_string();
+            g.failed = true;
+        }
+    }
+    g
+}
+
+/// The run of a game over several passes: what each pass resolved, then the last pass's hold.
+fn merge_runs(prev: Option<GameRun>, next: GameRun) -> GameRun {
+    match prev {
+        Some(p) if p.summary != "nothing due" && !p.held_for_arrivals => GameRun { summary: format!("{}; {}", p.summary, next.summary), ..next },
+        _ => next,
+    }
+}
+
+/// Adjudicates one game (refused when the clock is behind its newest record or receipt).
+/// Returns the summary line and whether a step waits because mail arrived meanwhile.
+fn adjudicate_one(dir: &Path, now: DateTime<Utc>, entropy: &mut Entropy, may_nmr: &mut pipeline::NmrCheck<'_>) -> Result<(String, bool)> {
+    let a = pipeline::adjudicate_with(dir, now, entropy, may_nmr)?;
+    let arrivals = a.held.as_ref().is_some_and(|(_, why)| why == ARRIVED);
+    Ok((a.summary(), arrivals))
 }
 
 fn mailed_path(root: &Path, id: &str) -> std::path::PathBuf {

@@ -13,17 +13,18 @@
 //!   message whose hash is waiting or seen is skipped) and handled from there like any Maildir;
 //!   every run also handles what an earlier, killed run left in the spool;
 //! - messages are handled in arrival order (modification time, then the name with its digit runs
-//!   compared as numbers), so of two orders of one role
-//!   the later one counts;
-//! - one intake at a time (`ROOT/.mail/intake.lock`; a piped message waits for it, the others
-//!   skip the run); a game locked by an adjudication for too long leaves the message in place for
-//!   the next run.
+//!   compared as numbers), so of two orders of one role the later one counts; a message that
+//!   must wait (its game busy, unreadable, held by two folders, or behind the clock) holds back
+//!   only later messages naming one of its games or sent from its address;
+//! - one intake at a time (`ROOT/.mail/intake.lock`, [`lock_root`]; a piped message is spooled
+//!   first and then waits for it, the other sources skip the run; a cron run holds it through
+//!   adjudication, ARCHITECTURE.md "Locks").
 //!
 //! Routing is by the `game` inside each order (the folder of games under ROOT whose `game.toml`
 //! has that id), never by `From`. `From` decides where the reply goes, and must be the registered
 //! address of a seat of that game (else the order is refused and the reply says so).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -35,6 +36,7 @@ use super::extract::{self, Extracted, Found};
 use super::outbox::Outbox;
 use crate::error::{Error, Result};
 use crate::model::{GameFile, Receipt};
+use crate::pipeline::Clock;
 use crate::{orderfile, pipeline, sig, store};
 
 /// Where mail comes from.
@@ -97,31 +99,56 @@ pub struct Handled {
 /// The games under a root, by id.
 pub struct Games {
     by_id: BTreeMap<String, (PathBuf, GameFile)>,
-    /// Game folders whose `game.toml` could not be read, with the error.
-    broken: Vec<(PathBuf, String)>,
+    /// Game folders whose `game.toml` could not be read, with the game id when it can still be
+    /// read from the file (a line `id = "..."`) and the error.
+    broken: Vec<(PathBuf, Option<String>, String)>,
+    /// Game ids held by more than one folder (a backup copy inside ROOT), with every folder.
+    duplicates: BTreeMap<String, Vec<PathBuf>>,
 }
 
 impl Games {
-    /// Reads every `game.toml` under `root`; a game that cannot be read is kept aside in
-    /// [`Games::broken`] (orders for an unknown game then wait instead of being refused).
+    /// Reads every `game.toml` under `root`. A game that cannot be read is kept aside in
+    /// [`Games::broken`] (orders that may be for it then wait instead of being refused); an id
+    /// held by two folders is routed to neither ([`Games::duplicate`]).
     pub fn load(root: &Path) -> Result<Games> {
-        let mut by_id = BTreeMap::new();
+        let mut found: BTreeMap<String, Vec<(PathBuf, GameFile)>> = BTreeMap::new();
         let mut broken = Vec::new();
         for dir in pipeline::games_under(root)? {
             match pipeline::read_game_file(&store::GameDir::new(&dir)) {
-                Ok(gf) => {
-                    by_id.insert(gf.id.clone(), (dir, gf));
-                }
-                Err(e) => broken.push((dir, e.to_string())),
+                Ok(gf) => found.entry(gf.id.clone()).or_default().push((dir, gf)),
+                Err(e) => broken.push((dir.clone(), id_of_broken(&dir), e.to_string())),
             }
         }
-        Ok(Games { by_id, broken })
+        let mut by_id = BTreeMap::new();
+        let mut duplicates = BTreeMap::new();
+        for (id, mut dirs) in found {
+            if dirs.len() == 1 {
+                by_id.insert(id, dirs.remove(0));
+            } else {
+                duplicates.insert(id, dirs.into_iter().map(|(d, _)| d).collect());
+            }
+        }
+        Ok(Games { by_id, broken, duplicates })
     }
     /// Game folders whose `game.toml` could not be read, each with its error.
-    pub fn broken(&self) -> &[(PathBuf, String)] {
-        &self.broken
+    pub fn broken(&self) -> impl Iterator<Item = (&PathBuf, &str)> {
+        self.broken.iter().map(|(d, _, e)| (d, e.as_str()))
     }
-    /// The game with this id.
+    /// An unreadable game folder that may be game `id`: one whose file names that id, or one
+    /// whose id cannot be read at all.
+    pub fn may_be_broken(&self, id: &str) -> Option<(&PathBuf, &str)> {
+        let named = self.broken.iter().find(|(_, bid, _)| bid.as_deref() == Some(id));
+        named.or_else(|| self.broken.iter().find(|(_, bid, _)| bid.is_none())).map(|(d, _, e)| (d, e.as_str()))
+    }
+    /// The folders holding game `id`, when more than one does (then none gets its orders).
+    pub fn duplicate(&self, id: &str) -> Option<&[PathBuf]> {
+        self.duplicates.get(id).map(Vec::as_slice)
+    }
+    /// Every game id held by more than one folder, with the folders.
+    pub fn duplicates(&self) -> &BTreeMap<String, Vec<PathBuf>> {
+        &self.duplicates
+    }
+    /// The game with this id (`None` for an id two folders hold).
     pub fn get(&self, id: &str) -> Option<&(PathBuf, GameFile)> {
         self.by_id.get(id)
     }
@@ -133,6 +160,16 @@ impl Games {
     pub fn iter(&self) -> impl Iterator<Item = &(PathBuf, GameFile)> {
         self.by_id.values()
     }
+}
+
+/// The id of a game folder whose `game.toml` does not parse as a game file, from its line
+/// `id = "..."` if it has one that parses on its own.
+fn id_of_broken(dir: &Path) -> Option<String> {
+    let text = std::fs::read_to_string(dir.join("game.toml")).ok()?;
+    text.lines().take_while(|l| !l.trim_start().starts_with('[')).find_map(|l| {
+        let t: toml::Table = toml::from_str(l).ok()?;
+        t.get("id")?.as_str().map(str::to_string)
+    })
 }
 
 /// The mail state folder under a games root.
@@ -153,22 +190,80 @@ pub fn make_state_dir(root: &Path) -> Result<PathBuf> {
     Ok(state)
 }
 
-/// Takes mail in from `source`; returns what happened to each message.
-pub fn run(root: &Path, source: &Source, cfg: &HostConfig, now: DateTime<Utc>) -> Result<Vec<Handled>> {
+/// The root's intake lock (`ROOT/.mail/intake.lock`), held while mail is taken in and, in a cron
+/// run, while the games are adjudicated: so no step is resolved as NMR while another run holds
+/// messages it has not taken in yet (ARCHITECTURE.md "Locks"). Released when dropped.
+#[derive(Debug)]
+pub struct RootLock(#[allow(dead_code)] std::fs::File);
+
+/// Takes the root's intake lock: waiting for it when `wait`, else [`Error::Locked`] if another
+/// run holds it. Always taken before any game's lock, never while holding one.
+pub fn lock_root(root: &Path, wait: bool) -> Result<RootLock> {
     let state = make_state_dir(root)?;
-    let lock_path = state.join("intake.lock");
-    let lock = std::fs::File::options().create(true).truncate(false).write(true).open(&lock_path).map_err(|e| store::io(&lock_path, e))?;
-    if matches!(source, Source::Stdin) {
-        // A piped message has nowhere to wait: wait for the other intake to finish instead (a
-        // run killed while waiting fails the delivery, and the MTA tries again).
-        lock.lock().map_err(|e| store::io(&lock_path, e))?;
-    } else if lock.try_lock().is_err() {
+    let path = state.join("intake.lock");
+    let f = std::fs::File::options().create(true).truncate(false).write(true).open(&path).map_err(|e| store::io(&path, e))?;
+    if wait {
+        f.lock().map_err(|e| store::io(&path, e))?;
+    } else if f.try_lock().is_err() {
         return Err(Error::Locked(state));
     }
-    let spool = state.join("spool");
-    // Spooled messages are named by when and in which order they were taken in, so they are
-    // handled in arrival order (the newest order of a role is the one that counts).
-    let mut seq = 0u32;
+    Ok(RootLock(f))
+}
+
+/// What one intake pass did.
+#[derive(Debug, Default)]
+pub struct IntakeRun {
+    /// Every message, in arrival order.
+    pub handled: Vec<Handled>,
+    /// The games named by orders in messages left for the next run: their steps must not be
+    /// resolved as NMR until those messages are taken in. (A message that may be for a game
+    /// that cannot be read holds nothing more: that game cannot be adjudicated either.)
+    pub held_games: BTreeSet<String>,
+}
+
+/// Takes mail in from `source`; returns what happened to each message. A piped message
+/// (`Source::Stdin`) is first delivered into the spool, then waits for the root lock; the other
+/// sources skip the run ([`Error::Locked`]) when another intake holds it. The clock is read once
+/// the lock is held.
+pub fn run(root: &Path, source: &Source, cfg: &HostConfig, clock: impl Into<Clock>) -> Result<Vec<Handled>> {
+    let clock = clock.into();
+    make_state_dir(root)?;
+    if matches!(source, Source::Stdin) {
+        // Spooled before waiting: a cron run holding the lock sees it before resolving any NMR.
+        spool_stdin(root, cfg, clock.now())?;
+    }
+    let lock = lock_root(root, matches!(source, Source::Stdin))?;
+    let source = if matches!(source, Source::Stdin) { Source::Maildir(state_dir(root).join("spool")) } else { source.clone() };
+    Ok(run_locked(root, &source, cfg, clock.now(), &lock)?.handled)
+}
+
+/// Delivers the message on standard input into the spool (over the size limit: its head only,
+/// with its size).
+fn spool_stdin(root: &Path, cfg: &HostConfig, now: DateTime<Utc>) -> Result<()> {
+    let spool = state_dir(root).join("spool");
+    let max = cfg.intake.max_message_bytes;
+    let mut raw = Vec::new();
+    std::io::stdin().take(max + 1).read_to_end(&mut raw).map_err(|e| store::io(Path::new("<stdin>"), e))?;
+    if raw.len() as u64 > max {
+        // Keep the head only (enough to answer) and count the rest without keeping it.
+        raw.truncate(HEAD_BYTES);
+        let rest = std::io::copy(&mut std::io::stdin(), &mut std::io::sink()).unwrap_or(0);
+        spool_too_large(&spool, &raw, max + 1 + rest, now, 0)?;
+    } else {
+        spool_in(&spool, &raw, now, 0, None)?;
+    }
+    Ok(())
+}
+
+/// Takes mail in from a Maildir or an mbox while holding the root lock, then whatever waits in
+/// the spool.
+///
+/// Arrival order is kept where it matters: once a message must wait (its game is busy, cannot be
+/// read, is held by two folders, or is behind the clock), every later message naming one of its
+/// games or sent from its address waits too, so an older order is never taken after a newer one
+/// of the same player; messages for other games go on.
+pub fn run_locked(root: &Path, source: &Source, cfg: &HostConfig, now: DateTime<Utc>, _lock: &RootLock) -> Result<IntakeRun> {
+    let spool = state_dir(root).join("spool");
     let maildir = match source {
         Source::Maildir(d) => {
             if !d.join("new").is_dir() && !d.join("cur").is_dir() {
@@ -177,59 +272,90 @@ pub fn run(root: &Path, source: &Source, cfg: &HostConfig, now: DateTime<Utc>) -
             d.clone()
         }
         Source::Mbox(f) => {
-            let file = std::fs::File::open(f).map_err(|e| store::io(f, e))?;
-            let max = cfg.intake.max_message_bytes;
-            split_mbox(std::io::BufReader::new(file), max, &mut |bytes, size| {
-                seq += 1;
-                if size > max { spool_too_large(&spool, bytes, size, now, seq).map(|_| ()) } else { spool_in(&spool, bytes, now, seq, None).map(|_| ()) }
-            })
-            .map_err(|e| match e {
-                Error::Io { source, .. } => store::io(f, source),
-                other => other,
-            })?;
+            spool_mbox(&spool, f, cfg, now)?;
             spool.clone()
         }
-        Source::Stdin => {
-            let max = cfg.intake.max_message_bytes;
-            let mut raw = Vec::new();
-            std::io::stdin().take(max + 1).read_to_end(&mut raw).map_err(|e| store::io(Path::new("<stdin>"), e))?;
-            if raw.len() as u64 > max {
-                // Keep the head only (enough to answer) and count the rest without keeping it.
-                raw.truncate(HEAD_BYTES);
-                let rest = std::io::copy(&mut std::io::stdin(), &mut std::io::sink()).unwrap_or(0);
-                spool_too_large(&spool, &raw, max + 1 + rest, now, 0)?;
-            } else {
-                spool_in(&spool, &raw, now, 0, None)?;
-            }
-            spool.clone()
-        }
+        Source::Stdin => return Err(Error::Usage("a piped message is taken in with intake::run".into())),
     };
     let games = Games::load(root)?;
     let outbox = Outbox::under(root);
-    let mut out = Vec::new();
+    let mut out = IntakeRun::default();
     // The source, then whatever an earlier run spooled but did not get to (it was killed).
     let mut folders = vec![maildir.clone()];
     if maildir != spool && spool.is_dir() {
         folders.push(spool);
     }
-    // Once a message has to wait, every later one waits too: an older order must never be
-    // taken after a newer one of the same player.
-    let mut waiting: Option<String> = None;
+    let mut blocked: BTreeSet<String> = BTreeSet::new();
     for folder in folders {
         for (path, name) in arrival_order(&folder)? {
-            if let Some(why) = &waiting {
-                out.push(Handled { name, disposition: Disposition::Retry, reason: format!("left for the next run: an earlier message waits ({why})"), orders: vec![], reply: None });
-                continue;
-            }
-            let h = handle_file(root, &folder, &path, &name, &games, &outbox, cfg, now)?;
+            let keys = message_keys(&path, cfg.intake.max_message_bytes, &games);
+            let h = if keys.ids.iter().any(|k| blocked.contains(k)) {
+                Handled { name, disposition: Disposition::Retry, reason: "left for the next run: an earlier message of the same game or sender waits".into(), orders: vec![], reply: None }
+            } else {
+                handle_file(root, &folder, &path, &name, &games, &outbox, cfg, now)?
+            };
             if h.disposition == Disposition::Retry {
-                waiting = Some(h.reason.clone());
+                blocked.extend(keys.ids.iter().cloned());
+                out.held_games.extend(keys.games);
             }
-            out.push(h);
+            out.handled.push(h);
         }
     }
-    drop(lock);
     Ok(out)
+}
+
+/// Splits an mbox into the spool Maildir (each message once, whatever was taken before).
+fn spool_mbox(spool: &Path, f: &Path, cfg: &HostConfig, now: DateTime<Utc>) -> Result<()> {
+    // Spooled messages are named by when and in which order they were taken in, so they are
+    // handled in arrival order (the newest order of a role is the one that counts).
+    let mut seq = 0u32;
+    let file = std::fs::File::open(f).map_err(|e| store::io(f, e))?;
+    let max = cfg.intake.max_message_bytes;
+    split_mbox(std::io::BufReader::new(file), max, &mut |bytes, size| {
+        seq += 1;
+        if size > max { spool_too_large(spool, bytes, size, now, seq).map(|_| ()) } else { spool_in(spool, bytes, now, seq, None).map(|_| ()) }
+    })
+    .map_err(|e| match e {
+        Error::Io { source, .. } => store::io(f, source),
+        other => other,
+    })
+}
+
+/// What routes a message, read before it is handled: its sender and the games its orders name.
+#[derive(Debug, Default)]
+struct Keys {
+    /// `from:ADDRESS` and `game:ID` for each game named: a message waits when an earlier
+    /// message that waits shares one of these.
+    ids: Vec<String>,
+    /// The game ids named by its orders.
+    games: Vec<String>,
+}
+
+/// The routing keys of the message in `path` (nothing for a file that cannot be read or parsed:
+/// such a message is answered or filed on its own).
+fn message_keys(path: &Path, max: u64, games: &Games) -> Keys {
+    let mut raw = Vec::new();
+    let Ok(file) = std::fs::File::open(path) else { return Keys::default() };
+    if file.take(max).read_to_end(&mut raw).is_err() {
+        return Keys::default();
+    }
+    let Some(ex) = extract::extract(&raw, &|game, role| seat_key(games, game, role)) else { return Keys::default() };
+    let mut k = Keys::default();
+    if let Some(from) = &ex.from {
+        k.ids.push(format!("from:{from}"));
+    }
+    for f in &ex.orders {
+        let Ok(text) = sig::normalize(&f.file) else { continue };
+        let (body, _) = sig::split_appended(&text);
+        if let Ok(of) = orderfile::parse(&body) {
+            let id = of.header.game;
+            k.ids.push(format!("game:{id}"));
+            k.games.push(id);
+        }
+    }
+    k.games.sort();
+    k.games.dedup();
+    k
 }
 
 /// The messages waiting in a Maildir's `new/` and `cur/`, in the order they arrived: by the
@@ -495,12 +621,15 @@ fn reply_subject(s: &str, games: &[&str]) -> String {
     if tags.is_empty() { base } else { format!("{} {base}", tags.join(" ")) }
 }
 
+/// The public key of a seat of a readable game.
+fn seat_key(games: &Games, game: &str, role: &str) -> Option<ssh_key::PublicKey> {
+    let (_, gf) = games.get(game)?;
+    sig::public_key_line(&gf.seat(role)?.key).ok()
+}
+
 /// Handles one message's bytes: submits its orders and queues the reply.
 pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
-    let key_for = |game: &str, role: &str| {
-        let (_, gf) = games.get(game)?;
-        sig::public_key_line(&gf.seat(role)?.key).ok()
-    };
+    let key_for = |game: &str, role: &str| seat_key(games, game, role);
     let failed = |reason: &str| Handled { name: name.into(), disposition: Disposition::Failed, reason: reason.into(), orders: vec![], reply: None };
     let Some(ex) = extract::extract(raw, &key_for) else {
         return Ok(failed("cannot be parsed as a mail message"));
@@ -620,8 +749,12 @@ fn submit_found(f: &Found, from: &str, games: &Games, now: DateTime<Utc>) -> Res
     };
     r.game = Some(header.game.clone());
     r.role = Some(header.role.clone());
+    if let Some(dirs) = games.duplicate(&header.game) {
+        let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        return Ok(Err(format!("game {:?} is held by more than one folder ({}); the host must remove all but one", header.game, dirs.join(", "))));
+    }
     let Some((dir, gf)) = games.get(&header.game) else {
-        if let Some((dir, e)) = games.broken().first() {
+        if let Some((dir, e)) = games.may_be_broken(&header.game) {
             return Ok(Err(format!("game {:?} is not among the readable games, and {} cannot be read ({e})", header.game, dir.display())));
         }
         let line = orderfile::locate(&body, "pbem.game");
