@@ -417,10 +417,18 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
             let t = clock(&t)?;
             let mut dirs = dirs;
-            if let Some(root) = all {
-                dirs.extend(pipeline::games_under(&root)?);
-            }
             let mut failed = 0;
+            if let Some(root) = all {
+                // Two folders with one game id (a backup copy): neither is adjudicated.
+                let games = crate::mail::intake::Games::load(&root)?;
+                for (id, copies) in games.duplicates() {
+                    let names: Vec<String> = copies.iter().map(|d| d.display().to_string()).collect();
+                    eprintln!("pbem: game {id} is held by more than one folder ({}): not adjudicated; remove all but one", names.join(", "));
+                    failed += 1;
+                }
+                let doubled: Vec<&PathBuf> = games.duplicates().values().flatten().collect();
+                dirs.extend(pipeline::games_under(&root)?.into_iter().filter(|d| !doubled.contains(&d)));
+            }
             for d in dirs {
                 match pipeline::adjudicate(&d, t, &mut Entropy::Os) {
                     Ok(a) if quiet && a.resolved.is_empty() && a.held.is_none() => {}

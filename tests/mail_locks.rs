@@ -166,6 +166,11 @@ fn a_backup_copy_of_a_game_captures_no_order_and_is_not_adjudicated() {
         assert!(pipeline::read_receipts(&pipeline::load(dir).unwrap().dir, 1).unwrap().is_empty(), "no receipt in {}", dir.display());
         assert!(record(dir, 1).is_none(), "{} not adjudicated", dir.display());
     }
+    // Nor does a plain `adjudicate --all` (no mail) resolve either copy.
+    let plain = Command::new(bin()).args(["adjudicate", "--now", LATE, "--all"]).arg(&root).output().unwrap();
+    assert!(!plain.status.success());
+    assert!(String::from_utf8_lossy(&plain.stderr).contains("game g1 is held by more than one folder"), "{}", String::from_utf8_lossy(&plain.stderr));
+    assert!(record(&game, 1).is_none() && record(&backup, 1).is_none());
     // The host removes the copy: the order is taken in and counts.
     std::fs::remove_dir_all(&backup).unwrap();
     let (ok, out, err) = finish(cron(&root, &cfg, Some(LATE)));
