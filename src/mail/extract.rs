@@ -317,7 +317,8 @@ fn header_of(lines: &[&str]) -> Option<(String, String)> {
 /// left unread.
 fn new_part<'t>(text: &'t str, out: &mut Extracted) -> Vec<&'t str> {
     let all: Vec<&str> = text.lines().collect();
-    let holds_order = |ls: &[&str]| ls.iter().any(|l| l.contains(ARMOR_BEGIN) || l.trim() == "[pbem]");
+    // A signed order, not a quoted report's blank form.
+    let holds_order = |ls: &[&str]| ls.iter().any(|l| l.contains(ARMOR_BEGIN));
     let mut lines = Vec::new();
     let mut i = 0;
     while i < all.len() {
@@ -504,7 +505,7 @@ mod tests {
         // An attribution above a `>` quote introduces the quote only: bottom posting is new text.
         assert_eq!(new_text("On Tue, Meade wrote:\n> old\n\nnew"), "\nnew");
         let mut out = Extracted::default();
-        new_part("new\n-----Original Message-----\n[pbem]\n", &mut out);
+        new_part("new\n-----Original Message-----\n[pbem]\n-----BEGIN SSH SIGNATURE-----\n", &mut out);
         assert!(out.notes[0].contains("\"-----Original Message-----\" were not read"), "{:?}", out.notes);
     }
 

@@ -570,6 +570,26 @@ pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox
     } else {
         (seats.iter().map(|s| (s.clone(), s.clone())).collect(), vec![])
     };
+    let ctx = Ctx { hash, name, games, outbox, cfg, now };
+    answer(&ex, results, counted, known, to, cc, &ctx)
+}
+
+/// What a reply needs besides the message.
+struct Ctx<'a> {
+    hash: &'a str,
+    name: &'a str,
+    games: &'a Games,
+    outbox: &'a Outbox,
+    cfg: &'a HostConfig,
+    now: DateTime<Utc>,
+}
+
+/// Queues the reply to `to` (display form, address) and `cc`, leaving out every address over the
+/// hourly reply cap (no reply at all when that is every `to`); `counted` says how many orders
+/// were accepted.
+fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: bool, to: Vec<(String, String)>, cc: Vec<String>, ctx: &Ctx<'_>) -> Result<Handled> {
+    let Ctx { hash, name, games, outbox, cfg, now } = *ctx;
+    let from = ex.from.clone().unwrap_or_default();
     let id = stable_id(&["reply", hash]);
     let ledger = ReplyLedger::new(outbox, cfg);
     let (mut to_ok, mut over) = (Vec::new(), Vec::new());
@@ -589,7 +609,7 @@ pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox
     if to_ok.is_empty() {
         return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("{base}; not answered: {}", ledger.over_cap(&over)), orders: results, reply: None });
     }
-    let mut body = reply_body(&ex, &results, &|t| super::cron::local_time(cfg, &from, t));
+    let mut body = reply_body(ex, &results, &|t| super::cron::local_time(cfg, &from, t));
     if !known {
         body = format!("This message came from {from}, which is not the address of any seat here: the orders in it were judged by their signatures, and this answer goes only to the registered address of the seat.\n\n{body}");
     }
