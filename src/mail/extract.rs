@@ -28,9 +28,9 @@ pub struct Found {
     pub detached: Option<String>,
     /// Why it cannot be submitted at all (e.g. not signed), if so.
     pub problem: Option<String>,
-    /// An attachment's bytes as sent (after the transfer encoding only), when they are UTF-8 and
-    /// differ from `file`: a charset label that does not match the bytes (UTF-8 labelled
-    /// `windows-1252`) changes the text, not what was signed.
+    /// The file as it stands in the bytes as sent (after the transfer encoding only, no charset
+    /// conversion), when they are UTF-8 and differ from `file`: a charset label that does not
+    /// match the bytes (UTF-8 labelled `windows-1252`) changes the text, not what was signed.
     pub raw: Option<Vec<u8>>,
 }
 
@@ -72,7 +72,7 @@ struct Chunk {
     body: bool,
     /// The part said `format=flowed` (and whether `delsp=yes`).
     flowed: Option<bool>,
-    /// An attachment's bytes before charset conversion, when UTF-8 and not the same as `text`.
+    /// The part's bytes before charset conversion, when UTF-8 and not the same as `text`.
     raw: Option<String>,
     /// Inside an attached message (`message/rfc822`): a forwarded original, not the new part.
     attached: bool,
@@ -183,8 +183,7 @@ fn collect(msg: &Message<'_>, chunks: &mut Vec<Chunk>, html: &mut usize, notes: 
         match &part.body {
             PartType::Text(t) => {
                 let body = in_body && name.is_none();
-                // Only an attachment is taken byte for byte; a body's text is cut and rejoined.
-                let raw = if body { None } else { raw_text(msg, part).filter(|r| r.as_str() != t.as_ref()) };
+                let raw = raw_text(msg, part).filter(|r| r.as_str() != t.as_ref());
                 chunks.push(Chunk { name: name.clone(), text: t.to_string(), body, flowed: flowed_of(part), raw, attached })
             }
             PartType::Html(_) => *html += 1,
@@ -274,7 +273,22 @@ fn find_orders(chunks: Vec<Chunk>, key_for: &dyn Fn(&str, &str) -> Option<Public
             }
             continue;
         }
+        let before = out.orders.len();
         body_orders(&text, key_for, out);
+        // The same cut from the bytes as sent: pasted orders in a body whose charset label is wrong.
+        if let Some(raw) = &c.raw {
+            let raw = match c.flowed {
+                Some(delsp) => unflow(raw, delsp),
+                None => raw.clone(),
+            };
+            let mut alt = Extracted::default();
+            body_orders(&raw, key_for, &mut alt);
+            if alt.orders.len() == out.orders.len() - before {
+                for (f, a) in out.orders[before..].iter_mut().zip(alt.orders) {
+                    f.raw = Some(a.file).filter(|r| *r != f.file);
+                }
+            }
+        }
     }
     // A lone order without a signature and a lone unused `.sig`: they belong together.
     let unsigned: Vec<usize> = out.orders.iter().enumerate().filter(|(_, f)| f.detached.is_none() && !contains_block(&f.file)).map(|(i, _)| i).collect();
