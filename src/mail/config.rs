@@ -62,6 +62,14 @@ pub struct IntakeConfig {
     /// Messages larger than this are refused without being read whole.
     #[serde(default = "default_max")]
     pub max_message_bytes: u64,
+    /// At most this many replies go to one address in any hour (more messages from it are still
+    /// taken in, just not answered: a loop or a flood ends here); 0 for no cap.
+    #[serde(default = "default_max_replies")]
+    pub max_replies_per_hour: u32,
+}
+
+fn default_max_replies() -> u32 {
+    super::intake::DEFAULT_MAX_REPLIES_PER_HOUR
 }
 
 fn default_max() -> u64 {
@@ -70,7 +78,7 @@ fn default_max() -> u64 {
 
 impl Default for IntakeConfig {
     fn default() -> Self {
-        IntakeConfig { maildir: None, mbox: None, max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES }
+        IntakeConfig { maildir: None, mbox: None, max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES, max_replies_per_hour: default_max_replies() }
     }
 }
 

@@ -1,10 +1,14 @@
 //! Finding signed order files in a mail message, wherever a mail client put them.
 //!
 //! MIME is parsed by `mail-parser` (transfer encodings, charsets, nested `message/rfc822`
-//! parts). What this module adds: undoing `format=flowed`, dropping quoted (`>`) lines, pairing
-//! `X.sig` attachments with `X`, and cutting pasted orders out of a body where the sender's
-//! greeting, signature or quoted text surround them. Nothing here decides whether an order is good:
-//! each found file goes to [`crate::pipeline::submit`] exactly as if it had been dropped in a folder.
+//! parts). What this module adds: undoing `format=flowed`, dropping quoted text (`>` lines, and
+//! everything under a reply or forward separator such as `-----Original Message-----` or
+//! `On ... wrote:`), pairing `X.sig` attachments with `X`, keeping an attachment's bytes as sent
+//! beside its charset-decoded text, and cutting pasted orders out of a body where the sender's
+//! greeting, signature or quoted text surround them. It also tells delivery reports (bounces) and
+//! automatic mail apart, which must never be answered. Nothing here decides whether an order is
+//! good: each found file goes to [`crate::pipeline::submit`] exactly as if it had been dropped in
+//! a folder.
 
 use mail_parser::{Message, MessageParser, MimeHeaders, PartType};
 use ssh_key::PublicKey;
@@ -24,6 +28,10 @@ pub struct Found {
     pub detached: Option<String>,
     /// Why it cannot be submitted at all (e.g. not signed), if so.
     pub problem: Option<String>,
+    /// The file as it stands in the bytes as sent (after the transfer encoding only, no charset
+    /// conversion), when they are UTF-8 and differ from `file`: a charset label that does not
+    /// match the bytes (UTF-8 labelled `windows-1252`) changes the text, not what was signed.
+    pub raw: Option<Vec<u8>>,
 }
 
 /// What a message holds, as far as intake cares.
@@ -45,8 +53,13 @@ pub struct Extracted {
     pub notes: Vec<String>,
     /// Why the message is an automatic one that must not be answered (RFC 3834: an
     /// `Auto-Submitted` other than `no`; `Precedence: bulk`, `junk`, `list` or `auto_reply`;
-    /// `X-Autoreply` or `X-Autorespond`), e.g. "Auto-Submitted: auto-replied".
+    /// `X-Autoreply` or `X-Autorespond`; a null `Return-Path: <>`), e.g. "Auto-Submitted:
+    /// auto-replied".
     pub automatic: Option<String>,
+    /// Why the message is a delivery report (a bounce), which is neither read for orders nor
+    /// answered: `Content-Type: multipart/report`, `From` a `MAILER-DAEMON` or `postmaster`, or an
+    /// `X-Failed-Recipients` header.
+    pub bounce: Option<String>,
 }
 
 /// A piece of text taken from one MIME part.
@@ -59,6 +72,10 @@ struct Chunk {
     body: bool,
     /// The part said `format=flowed` (and whether `delsp=yes`).
     flowed: Option<bool>,
+    /// The part's bytes before charset conversion, when UTF-8 and not the same as `text`.
+    raw: Option<String>,
+    /// Inside an attached message (`message/rfc822`): a forwarded original, not the new part.
+    attached: bool,
 }
 
 /// Parses `raw` (one RFC 5322 message) and finds the order files in it. `key_for(game, role)`
@@ -91,13 +108,62 @@ pub fn extract(raw: &[u8], key_for: &dyn Fn(&str, &str) -> Option<PublicKey>) ->
     } else if let Some(h) = ["X-Autoreply", "X-Autorespond"].into_iter().find(|h| header(h).is_some()) {
         // Older vacation programs mark their replies so instead of with Auto-Submitted.
         out.automatic = Some(format!("{h} present"));
+    } else if header("Return-Path").is_some_and(|v| v.trim_start_matches('<').trim_end_matches('>').trim().is_empty()) {
+        // The null sender: what bounces and other automatic mail are sent from (RFC 5321 4.5.5).
+        out.automatic = Some("Return-Path: <> (a null sender)".into());
     }
+    out.bounce = bounce_of(&msg, out.from.as_deref());
     let mut chunks = Vec::new();
     let mut html = 0;
     collect(&msg, &mut chunks, &mut html, &mut out.notes, 0);
-    find_orders(chunks, key_for, &mut out);
+    // Only the new part of a message holds orders: a message attached whole (forwarded as an
+    // attachment) is read only when the message has no orders of its own.
+    let (attached, own): (Vec<Chunk>, Vec<Chunk>) = chunks.into_iter().partition(|c| c.attached);
+    find_orders(own, key_for, &mut out);
+    if !attached.is_empty() {
+        let mut inner = Extracted::default();
+        find_orders(attached, key_for, &mut inner);
+        if out.orders.is_empty() {
+            out.orders = inner.orders;
+            out.notes.extend(inner.notes);
+        } else if !inner.orders.is_empty() {
+            out.notes.push(format!(
+                "{} order file(s) in an attached message were not read: the message has orders of its own, and only the new part of a message holds orders",
+                inner.orders.len()
+            ));
+        }
+    }
     out.html_only = out.orders.is_empty() && html > 0 && !out.notes.iter().any(|n| n.contains(".sig"));
     Some(out)
+}
+
+/// Why `msg` is a delivery report, if it is one.
+fn bounce_of(msg: &Message<'_>, from: Option<&str>) -> Option<String> {
+    if let Some(ct) = msg.content_type()
+        && ct.ctype().eq_ignore_ascii_case("multipart")
+        && ct.subtype().is_some_and(|s| s.eq_ignore_ascii_case("report"))
+    {
+        return Some("Content-Type: multipart/report".into());
+    }
+    if let Some(from) = from {
+        let local = from.split('@').next().unwrap_or("");
+        if local.eq_ignore_ascii_case("mailer-daemon") || local.eq_ignore_ascii_case("postmaster") {
+            return Some(format!("from {from}"));
+        }
+    }
+    msg.header_raw("X-Failed-Recipients").map(|_| "X-Failed-Recipients present".into())
+}
+
+/// The bytes of `part` as sent, after undoing its transfer encoding only (no charset
+/// conversion), if they are UTF-8.
+fn raw_text(msg: &Message<'_>, part: &mail_parser::MessagePart<'_>) -> Option<String> {
+    let raw = msg.raw_message().get(part.raw_body_offset() as usize..part.raw_end_offset() as usize)?;
+    let bytes = match part.encoding {
+        mail_parser::Encoding::None => raw.to_vec(),
+        mail_parser::Encoding::QuotedPrintable => mail_parser::decoders::quoted_printable::quoted_printable_decode(raw)?,
+        mail_parser::Encoding::Base64 => mail_parser::decoders::base64::base64_decode(raw)?,
+    };
+    String::from_utf8(bytes).ok()
 }
 
 fn flowed_of(part: &mail_parser::MessagePart<'_>) -> Option<bool> {
@@ -113,11 +179,16 @@ fn collect(msg: &Message<'_>, chunks: &mut Vec<Chunk>, html: &mut usize, notes: 
     for (i, part) in msg.parts.iter().enumerate() {
         let name = part.attachment_name().map(str::to_string);
         let in_body = msg.text_body.contains(&(i as u32));
+        let attached = depth > 0;
         match &part.body {
-            PartType::Text(t) => chunks.push(Chunk { name: name.clone(), text: t.to_string(), body: in_body && name.is_none(), flowed: flowed_of(part) }),
+            PartType::Text(t) => {
+                let body = in_body && name.is_none();
+                let raw = raw_text(msg, part).filter(|r| r.as_str() != t.as_ref());
+                chunks.push(Chunk { name: name.clone(), text: t.to_string(), body, flowed: flowed_of(part), raw, attached })
+            }
             PartType::Html(_) => *html += 1,
             PartType::Binary(b) | PartType::InlineBinary(b) => match std::str::from_utf8(b) {
-                Ok(t) => chunks.push(Chunk { name, text: t.to_string(), body: false, flowed: None }),
+                Ok(t) => chunks.push(Chunk { name, text: t.to_string(), body: false, flowed: None, raw: None, attached }),
                 Err(_) => {
                     if let Some(n) = name
                         && (n.ends_with(".toml") || n.ends_with(".sig") || n.ends_with(".txt"))
@@ -195,14 +266,29 @@ fn find_orders(chunks: Vec<Chunk>, key_for: &dyn Fn(&str, &str) -> Option<Public
             let lines: Vec<&str> = text.lines().collect();
             if let Some(s) = sigs.iter_mut().find(|s| !s.2 && s.0.to_ascii_lowercase() == want) {
                 s.2 = true;
-                out.orders.push(Found { label, name, file: c.text.into_bytes(), detached: Some(s.1.clone()), problem: None });
+                out.orders.push(Found { label, name, file: c.text.into_bytes(), detached: Some(s.1.clone()), problem: None, raw: c.raw.map(String::into_bytes) });
             } else if text.contains(ARMOR_BEGIN) || has_pbem_line(&lines) {
                 // An order file with the signature appended is taken as it is, byte for byte.
-                out.orders.push(Found { label, name, file: c.text.into_bytes(), detached: None, problem: None });
+                out.orders.push(Found { label, name, file: c.text.into_bytes(), detached: None, problem: None, raw: c.raw.map(String::into_bytes) });
             }
             continue;
         }
+        let before = out.orders.len();
         body_orders(&text, key_for, out);
+        // The same cut from the bytes as sent: pasted orders in a body whose charset label is wrong.
+        if let Some(raw) = &c.raw {
+            let raw = match c.flowed {
+                Some(delsp) => unflow(raw, delsp),
+                None => raw.clone(),
+            };
+            let mut alt = Extracted::default();
+            body_orders(&raw, key_for, &mut alt);
+            if alt.orders.len() == out.orders.len() - before {
+                for (f, a) in out.orders[before..].iter_mut().zip(alt.orders) {
+                    f.raw = Some(a.file).filter(|r| *r != f.file);
+                }
+            }
+        }
     }
     // A lone order without a signature and a lone unused `.sig`: they belong together.
     let unsigned: Vec<usize> = out.orders.iter().enumerate().filter(|(_, f)| f.detached.is_none() && !contains_block(&f.file)).map(|(i, _)| i).collect();
@@ -238,6 +324,93 @@ fn header_of(lines: &[&str]) -> Option<(String, String)> {
     Some((h.get("game")?.as_str()?.to_string(), h.get("role")?.as_str()?.to_string()))
 }
 
+/// The lines of a body text that the sender wrote now: without `>`-quoted lines, and without
+/// everything from a reply or forward separator on (what is under it is an earlier message, so
+/// its orders are old ones). An `On ... wrote:` line above a `>` quote only introduces the quote:
+/// the text after the quote is new (bottom posting). A note tells the sender when orders were
+/// left unread.
+fn new_part<'t>(text: &'t str, out: &mut Extracted) -> Vec<&'t str> {
+    let all: Vec<&str> = text.lines().collect();
+    // A signed order, not a quoted report's blank form.
+    let holds_order = |ls: &[&str]| ls.iter().any(|l| l.contains(ARMOR_BEGIN));
+    let mut lines = Vec::new();
+    let mut i = 0;
+    while i < all.len() {
+        let Some(after) = separator_at(&all, i) else {
+            if !all[i].trim_start().starts_with('>') {
+                lines.push(all[i]);
+            }
+            i += 1;
+            continue;
+        };
+        let next = (after..all.len()).find(|&k| !all[k].trim().is_empty());
+        if is_attribution(all[i]) && next.is_some_and(|k| all[k].trim_start().starts_with('>')) {
+            i = after;
+            continue;
+        }
+        if holds_order(&all[i..]) {
+            let line: String = all[i].trim().chars().take(60).collect();
+            out.notes.push(format!(
+                "orders below \"{line}\" were not read: that is a quoted or forwarded message, and only the new part of a message holds orders (send orders in a message of their own)"
+            ));
+        }
+        return lines;
+    }
+    if all.iter().any(|l| l.trim_start().starts_with('>') && l.contains(ARMOR_BEGIN)) {
+        out.notes.push("a quoted order (lines starting with \">\") was not read: only the new part of a message holds orders".into());
+    }
+    lines
+}
+
+/// `On DATE, NAME wrote:` and its translations (the start of the line).
+fn is_attribution(line: &str) -> bool {
+    let t = line.trim_start();
+    ["On ", "Am ", "Le ", "El ", "Il ", "Op "].iter().any(|p| t.starts_with(p))
+}
+
+/// When a reply or forward separator starts at line `i`, the index of the first line after it.
+/// Recognized: `-----Original Message-----` (Outlook), `-------- Original Message --------` and
+/// `-------- Forwarded Message --------` (Thunderbird), `---------- Forwarded message ---------`
+/// (Gmail), `Begin forwarded message:` (Apple Mail), a line of underscores above a `From:` line
+/// and a `From:` line with `Sent:` or `Date:` below it (Outlook's header block), and
+/// `On DATE, NAME wrote:` (Gmail, Thunderbird, Apple Mail), also when wrapped over two lines.
+fn separator_at(lines: &[&str], i: usize) -> Option<usize> {
+    let t = lines[i].trim();
+    let lower = t.to_lowercase();
+    if t.starts_with("--") {
+        let words = lower.trim_matches(|c: char| c == '-' || c.is_whitespace());
+        let known = ["original message", "forwarded message", "ursprüngliche nachricht", "weitergeleitete nachricht", "message d'origine", "message transféré", "mensaje original", "mensaje reenviado"];
+        return known.contains(&words).then_some(i + 1);
+    }
+    if lower == "begin forwarded message:" {
+        return Some(i + 1);
+    }
+    let next = |from: usize| (from..lines.len()).find(|&k| !lines[k].trim().is_empty());
+    let header = |k: usize, names: &[&str]| names.iter().any(|n| lines[k].trim_start().to_lowercase().starts_with(n));
+    const FROM: [&str; 3] = ["from:", "von:", "de:"];
+    if t.len() >= 10 && t.chars().all(|c| c == '_') && next(i + 1).is_some_and(|k| header(k, &FROM)) {
+        return Some(i + 1);
+    }
+    if header(i, &FROM) && (i + 1..lines.len().min(i + 4)).any(|k| header(k, &["sent:", "date:", "gesendet:", "datum:", "envoyé :", "envoyé:"])) {
+        return Some(i + 1);
+    }
+    let wrote = |l: &str| {
+        let l = l.trim_end().to_lowercase();
+        ["wrote:", "schrieb:", "a écrit :", "a écrit:", "escribió:", "ha scritto:", "schreef:"].iter().any(|w| l.ends_with(w))
+            || (l.contains(" schrieb ") && l.ends_with(':'))
+    };
+    if is_attribution(t) && t.len() < 300 {
+        if wrote(t) {
+            return Some(i + 1);
+        }
+        // Wrapped: "On Tue, Jun 30, 2026 at 9:00 PM George Meade <meade@example.org>" / "wrote:".
+        if i + 1 < lines.len() && wrote(lines[i + 1]) && lines[i + 1].trim().len() < 80 && !lines[i + 1].trim_start().starts_with('>') {
+            return Some(i + 2);
+        }
+    }
+    None
+}
+
 /// Cuts pasted order files out of a body text: each armored block with the nearest `[pbem]` above
 /// it; the start is the first line that makes the signature verify (else the comment lines just
 /// above `[pbem]`, so that a changed file is reported as changed).
@@ -245,7 +418,7 @@ fn body_orders(text: &str, key_for: &dyn Fn(&str, &str) -> Option<PublicKey>, ou
     let text = text.replace("\r\n", "\n");
     let text = text.strip_prefix('\u{FEFF}').unwrap_or(&text);
     // Quoted text (an old report, a previous message) is never orders.
-    let lines: Vec<&str> = text.lines().filter(|l| !l.trim_start().starts_with('>')).collect();
+    let lines = new_part(text, out);
     let mut seg = 0;
     let mut i = 0;
     let mut found_any = false;
@@ -282,7 +455,7 @@ fn body_orders(text: &str, key_for: &dyn Fn(&str, &str) -> Option<PublicKey>, ou
         let chosen = key
             .and_then(|k| starts.iter().copied().find(|&s| sig::verify_order_text(&k, NS_ORDERS, file_for(s).as_bytes(), None).is_ok()))
             .unwrap_or(comment_start);
-        out.orders.push(Found { label: "the message body".into(), name: "orders.toml".into(), file: file_for(chosen).into_bytes(), detached: None, problem: None });
+        out.orders.push(Found { label: "the message body".into(), name: "orders.toml".into(), file: file_for(chosen).into_bytes(), detached: None, problem: None, raw: None });
         found_any = true;
         seg = end + 1;
         i = end + 1;
@@ -296,7 +469,7 @@ fn body_orders(text: &str, key_for: &dyn Fn(&str, &str) -> Option<PublicKey>, ou
         }
         let mut f = lines[s..].join("\n");
         f.push('\n');
-        out.orders.push(Found { label: "the message body".into(), name: "orders.toml".into(), file: f.into_bytes(), detached: None, problem: None });
+        out.orders.push(Found { label: "the message body".into(), name: "orders.toml".into(), file: f.into_bytes(), detached: None, problem: None, raw: None });
     }
 }
 
@@ -317,6 +490,59 @@ mod tests {
         let e = extract(raw, &|_, _| None).unwrap();
         assert!(e.html_only && e.orders.is_empty());
         assert_eq!(e.from.as_deref(), Some("a@b.c"));
+    }
+
+    fn new_text(text: &str) -> String {
+        let mut out = Extracted::default();
+        new_part(text, &mut out).join("\n")
+    }
+
+    #[test]
+    fn text_under_a_reply_or_forward_separator_is_not_new() {
+        for sep in [
+            "-----Original Message-----",
+            "-------- Original Message --------",
+            "-------- Forwarded Message --------",
+            "---------- Forwarded message ---------",
+            "Begin forwarded message:",
+            "On Tue, Jun 30, 2026 at 9:00 PM George Meade <meade@example.org> wrote:",
+            "On Tue, Jun 30, 2026 at 9:00 PM George Meade <meade@example.org>\nwrote:",
+            "Am 30.06.2026 um 21:00 schrieb George Meade:",
+            "________________________________\nFrom: George Meade\nSent: Tuesday",
+            "From: George Meade <meade@example.org>\nDate: Tue, 30 Jun 2026",
+        ] {
+            assert_eq!(new_text(&format!("new\n{sep}\nold\n")), "new", "{sep}");
+        }
+        // Not separators: a signature line, an armor line, a comment, a line that only mentions one.
+        let keep = "-- \n-----BEGIN SSH SIGNATURE-----\n# On the ridge, Buford wrote: hold\nsee the Original Message below";
+        assert_eq!(new_text(keep), keep);
+        // An attribution above a `>` quote introduces the quote only: bottom posting is new text.
+        assert_eq!(new_text("On Tue, Meade wrote:\n> old\n\nnew"), "\nnew");
+        let mut out = Extracted::default();
+        new_part("new\n-----Original Message-----\n[pbem]\n-----BEGIN SSH SIGNATURE-----\n", &mut out);
+        assert!(out.notes[0].contains("\"-----Original Message-----\" were not read"), "{:?}", out.notes);
+    }
+
+    #[test]
+    fn bounces_are_told_apart() {
+        let dsn = b"From: x@y.z\r\nContent-Type: multipart/report; report-type=delivery-status; boundary=b\r\n\r\n--b\r\n\r\nx\r\n--b--\r\n";
+        assert!(extract(dsn, &|_, _| None).unwrap().bounce.is_some());
+        let daemon = b"From: Mail Delivery System <MAILER-DAEMON@mx.example>\r\nSubject: x\r\n\r\nbody\r\n";
+        assert!(extract(daemon, &|_, _| None).unwrap().bounce.is_some());
+        let null = b"Return-Path: <>\r\nFrom: a@b.c\r\nSubject: x\r\n\r\nbody\r\n";
+        let e = extract(null, &|_, _| None).unwrap();
+        assert!(e.bounce.is_none() && e.automatic.as_deref().is_some_and(|a| a.contains("null sender")));
+        let person = b"Return-Path: <a@b.c>\r\nFrom: a@b.c\r\nSubject: x\r\n\r\nbody\r\n";
+        let e = extract(person, &|_, _| None).unwrap();
+        assert!(e.bounce.is_none() && e.automatic.is_none());
+    }
+
+    #[test]
+    fn a_mislabelled_attachment_keeps_its_bytes() {
+        let raw = "From: a@b.c\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain; charset=windows-1252\r\nContent-Disposition: attachment; filename=o.toml\r\nContent-Transfer-Encoding: base64\r\n\r\nW3BiZW1dCiMgw6kK\r\n--b--\r\n";
+        let e = extract(raw.as_bytes(), &|_, _| None).unwrap();
+        assert_eq!(e.orders[0].raw.as_deref(), Some("[pbem]\n# é\n".as_bytes()));
+        assert_ne!(e.orders[0].file, e.orders[0].raw.clone().unwrap());
     }
 
     #[test]

@@ -21,8 +21,13 @@
 //!   adjudication, ARCHITECTURE.md "Locks").
 //!
 //! Routing is by the `game` inside each order (the folder of games under ROOT whose `game.toml`
-//! has that id), never by `From`. `From` decides where the reply goes, and must be the registered
-//! address of a seat of that game (else the order is refused and the reply says so).
+//! has that id), never by `From`, and an order is judged by its signature (the seat's key), never
+//! by `From`. The reply goes to `From` when that is a seat's address in some game, with a copy to
+//! the seat of each validly signed order; a message from any other address is answered only at
+//! the registered addresses of the seats whose keys signed its orders, and without such an order
+//! it goes to `failed/` unanswered. Delivery reports are never read for orders nor answered,
+//! automatic mail never answered, and replies to one address are capped per hour
+//! (`ROOT/.mail/replies/`).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -79,6 +84,9 @@ pub struct OrderResult {
     /// The refusal is about the file's form (it could not be read as a signed order, or its
     /// signature does not match): what a mail program that rewrapped a pasted order causes.
     pub format_problem: bool,
+    /// The registered address of the seat whose key made the order's signature (`None` when the
+    /// signature was not checked or does not verify): who may be told about this order.
+    pub seat_email: Option<String>,
 }
 
 /// What intake did with one message.
@@ -541,7 +549,7 @@ fn handle_file(root: &Path, maildir: &Path, path: &Path, name: &str, games: &Gam
     let mut h = if seen.exists() && !too_large {
         Handled { name: name.into(), disposition: Disposition::Done, reason: "already handled (same bytes): not processed again".into(), orders: vec![], reply: None }
     } else if too_large {
-        let reply = too_large_reply(&raw, size, games, cfg, now, &hash)?;
+        let reply = too_large_reply(&raw, size, games, outbox, cfg, now, &hash)?;
         let queued = match &reply {
             Some(r) => {
                 outbox.queue(r, now)?;
@@ -576,19 +584,23 @@ fn handle_file(root: &Path, maildir: &Path, path: &Path, name: &str, games: &Gam
     Ok(h)
 }
 
-fn too_large_reply(head: &[u8], size: u64, games: &Games, cfg: &HostConfig, now: DateTime<Utc>, hash: &str) -> Result<Option<Outgoing>> {
+fn too_large_reply(head: &[u8], size: u64, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>, hash: &str) -> Result<Option<Outgoing>> {
     let Some(ex) = extract::extract(head, &|_, _| None) else { return Ok(None) };
     let (Some(from), Some(to)) = (ex.from.as_deref(), ex.from_display.clone()) else { return Ok(None) };
-    if !games.knows_sender(from) {
+    // Never to a stranger, a bounce, automatic mail, or an address over the reply cap.
+    let id = stable_id(&["reply", hash]);
+    let ledger = ReplyLedger::new(outbox, cfg);
+    if !games.knows_sender(from) || ex.bounce.is_some() || ex.automatic.is_some() || !ledger.allows(from, &id, now)? {
         return Ok(None);
     }
+    ledger.record(from, &id, now)?;
     let body = format!(
         "Your message of {size} bytes is larger than this judge accepts ({} bytes), so it was not read.\n\n{}",
         cfg.intake.max_message_bytes,
         how_to_send()
     );
     Ok(Some(compose::build(Draft {
-        id: stable_id(&["reply", hash]),
+        id,
         from: &cfg.from,
         to: vec![to],
         cc: vec![],
@@ -634,10 +646,16 @@ pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox
     let Some(ex) = extract::extract(raw, &key_for) else {
         return Ok(failed("cannot be parsed as a mail message"));
     };
+    if let Some(why) = &ex.bounce {
+        // A bounce is about mail the judge sent: answering it could start a loop, and what it
+        // quotes is the judge's own mail. The host reads it in failed/.
+        return Ok(failed(&format!("a delivery report ({why}): not read for orders, not answered (check the address it names)")));
+    }
     let (Some(from), Some(from_display)) = (ex.from.clone(), ex.from_display.clone()) else {
         return Ok(failed("no From address: nobody to answer"));
     };
-    if ex.orders.is_empty() && !games.knows_sender(&from) {
+    let known = games.knows_sender(&from);
+    if ex.orders.is_empty() && !known {
         return Ok(failed(&format!("no orders, and {from} is not a registered player: not answered")));
     }
     if let (true, Some(why)) = (ex.orders.is_empty(), &ex.automatic) {
@@ -645,68 +663,180 @@ pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox
         return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("an automatic message ({why}) with no orders: not answered"), orders: vec![], reply: None });
     }
     let mut results = Vec::new();
-    let mut cc: Vec<String> = Vec::new();
-    let mut attachments = Vec::new();
     for f in &ex.orders {
-        let r = match submit_found(f, &from, games, now)? {
-            Ok(r) => r,
+        match submit_found(f, games, now)? {
+            Ok(r) => results.push(r),
             Err(why) => return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: format!("{why}; left for the next run"), orders: vec![], reply: None }),
-        };
-        if let (Some(g), Some(role)) = (&r.game, &r.role)
-            && let Some((dir, gf)) = games.get(g)
-            && let Some(seat) = gf.seat(role)
-        {
-            if !seat.email.eq_ignore_ascii_case(&from) && gf.seats.iter().any(|s| s.email.eq_ignore_ascii_case(&from)) && !cc.contains(&seat.email) {
-                cc.push(seat.email.clone());
-            }
-            if let Some(rc) = &r.receipt {
-                let p = store::GameDir::new(dir).receipts(rc.step).join(format!("{}-{}.toml", rc.role, rc.seq));
-                if let (Ok(t), Ok(s)) = (store::read(&p), store::read(&pipeline::sig_path(&p))) {
-                    let base = format!("receipt-{}-{}-{}-{}.toml", rc.game, rc.step, rc.role, rc.seq);
-                    attachments.push((format!("{base}.sig"), s));
-                    attachments.push((base, t));
-                    let n = attachments.len();
-                    attachments.swap(n - 2, n - 1);
-                }
-            }
         }
-        results.push(r);
     }
     let accepted = results.iter().filter(|r| r.receipt.is_some()).count();
-    if let Some(why) = &ex.automatic {
-        // Its orders count, but an automatic message is never answered (no mail loops).
+    let counted = format!("{accepted} of {} order file(s) accepted", results.len());
+    // Who may hear about these orders: the seats whose keys signed them.
+    let mut seats: Vec<String> = Vec::new();
+    for e in results.iter().filter_map(|r| r.seat_email.as_ref()) {
+        if !seats.iter().any(|s| s.eq_ignore_ascii_case(e)) {
+            seats.push(e.clone());
+        }
+    }
+    if !known && seats.is_empty() {
+        // Forged or stray mail from outside the games: answering it would be backscatter.
         return Ok(Handled {
             name: name.into(),
-            disposition: Disposition::Done,
-            reason: format!("an automatic message ({why}): {accepted} of {} order file(s) accepted, not answered", results.len()),
+            disposition: Disposition::Failed,
+            reason: format!("{from} holds no seat in any game here, and no order in the message is validly signed by a seat's key ({counted}): not answered"),
             orders: results,
             reply: None,
         });
     }
-    let body = reply_body(&ex, &results, &|t| super::cron::local_time(cfg, &from, t));
+    if let Some(why) = &ex.automatic {
+        // Its orders count, but an automatic message is never answered (no mail loops).
+        return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("an automatic message ({why}): {counted}, not answered"), orders: results, reply: None });
+    }
+    // A known sender is answered with a copy to each other seat that signed; an order from an
+    // unknown address (a player travelling) is answered at the seat's registered address only.
+    let (to, cc): (Vec<(String, String)>, Vec<String>) = if known {
+        (vec![(from_display, from.clone())], seats.into_iter().filter(|s| !s.eq_ignore_ascii_case(&from)).collect())
+    } else {
+        (seats.iter().map(|s| (s.clone(), s.clone())).collect(), vec![])
+    };
+    let ctx = Ctx { hash, name, games, outbox, cfg, now };
+    answer(&ex, results, counted, known, to, cc, &ctx)
+}
+
+/// What a reply needs besides the message.
+struct Ctx<'a> {
+    hash: &'a str,
+    name: &'a str,
+    games: &'a Games,
+    outbox: &'a Outbox,
+    cfg: &'a HostConfig,
+    now: DateTime<Utc>,
+}
+
+/// Queues the reply to `to` (display form, address) and `cc`, leaving out every address over the
+/// hourly reply cap (no reply at all when that is every `to`); `counted` says how many orders
+/// were accepted.
+fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: bool, to: Vec<(String, String)>, cc: Vec<String>, ctx: &Ctx<'_>) -> Result<Handled> {
+    let Ctx { hash, name, games, outbox, cfg, now } = *ctx;
+    let from = ex.from.clone().unwrap_or_default();
+    let id = stable_id(&["reply", hash]);
+    let ledger = ReplyLedger::new(outbox, cfg);
+    let (mut to_ok, mut over) = (Vec::new(), Vec::new());
+    for (display, addr) in to {
+        if ledger.allows(&addr, &id, now)? { to_ok.push((display, addr)) } else { over.push(addr) }
+    }
+    let mut cc_ok = Vec::new();
+    for a in cc {
+        if ledger.allows(&a, &id, now)? { cc_ok.push(a) } else { over.push(a) }
+    }
+    let cc = cc_ok;
+    let base = if results.is_empty() {
+        if ex.html_only { "HTML only".to_string() } else { "no signed orders".to_string() }
+    } else {
+        counted
+    };
+    if to_ok.is_empty() {
+        return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("{base}; not answered: {}", ledger.over_cap(&over)), orders: results, reply: None });
+    }
+    let mut body = reply_body(ex, &results, &|t| super::cron::local_time(cfg, &from, t));
+    if !known {
+        body = format!("This message came from {from}, which is not the address of any seat here: the orders in it were judged by their signatures, and this answer goes only to the registered address of the seat.\n\n{body}");
+    }
+    let mut known_games: Vec<&str> = results.iter().filter_map(|r| r.game.as_deref()).filter(|g| games.get(g).is_some()).collect();
+    known_games.sort_unstable();
+    known_games.dedup();
     let reply = compose::build(Draft {
-        id: stable_id(&["reply", hash]),
+        id: id.clone(),
         from: &cfg.from,
-        to: vec![from_display],
-        cc,
-        subject: reply_subject(&ex.subject, &{
-            let mut known: Vec<&str> = results.iter().filter_map(|r| r.game.as_deref()).filter(|g| games.get(g).is_some()).collect();
-            known.sort_unstable();
-            known.dedup();
-            known
-        }),
+        to: to_ok.iter().map(|(d, _)| d.clone()).collect(),
+        cc: cc.clone(),
+        subject: reply_subject(&ex.subject, &known_games),
         body,
-        attachments,
+        attachments: receipt_attachments(&results, games),
         in_reply_to: ex.message_id.clone(),
         date: now,
     })?;
     outbox.queue(&reply, now)?;
-    let reason = if results.is_empty() {
-        if ex.html_only { "HTML only: answered with what to send".to_string() } else { "no signed orders: answered with what to send".to_string() }
-    } else {
-        format!("{accepted} of {} order file(s) accepted", results.len())
-    };
+    for a in to_ok.iter().map(|(_, a)| a).chain(cc.iter()) {
+        ledger.record(a, &id, now)?;
+    }
+    let mut reason = if results.is_empty() { format!("{base}: answered with what to send") } else { base };
+    if !over.is_empty() {
+        reason.push_str(&format!("; {}", ledger.over_cap(&over)));
+    }
     Ok(Handled { name: name.into(), disposition: Disposition::Done, reason, orders: results, reply: Some(reply.id) })
+}
+
+/// The receipts of the accepted orders, each `receipt-GAME-STEP-ROLE-SEQ.toml` with its `.sig`.
+fn receipt_attachments(results: &[OrderResult], games: &Games) -> Vec<(String, Vec<u8>)> {
+    let mut attachments = Vec::new();
+    for rc in results.iter().filter_map(|r| r.receipt.as_ref()) {
+        let Some((dir, _)) = games.get(&rc.game) else { continue };
+        let p = store::GameDir::new(dir).receipts(rc.step).join(format!("{}-{}.toml", rc.role, rc.seq));
+        if let (Ok(t), Ok(s)) = (store::read(&p), store::read(&pipeline::sig_path(&p))) {
+            let base = format!("receipt-{}-{}-{}-{}.toml", rc.game, rc.step, rc.role, rc.seq);
+            attachments.push((base.clone(), t));
+            attachments.push((format!("{base}.sig"), s));
+        }
+    }
+    attachments
+}
+
+/// The default of `[intake] max_replies_per_hour`.
+pub const DEFAULT_MAX_REPLIES_PER_HOUR: u32 = 10;
+
+/// How many replies went to each address in the last hour: `ROOT/.mail/replies/HASH` (the
+/// SHA-256 of the lowercase address) holds one line `TIME REPLY-ID` per reply. A reply queued
+/// again (the same message handled again after a kill) counts once.
+struct ReplyLedger {
+    dir: PathBuf,
+    max: u32,
+}
+
+impl ReplyLedger {
+    fn new(outbox: &Outbox, cfg: &HostConfig) -> ReplyLedger {
+        ReplyLedger { dir: outbox.dir.with_file_name("replies"), max: cfg.intake.max_replies_per_hour }
+    }
+    fn path(&self, addr: &str) -> PathBuf {
+        self.dir.join(crate::commit::sha256_hex(addr.trim().to_ascii_lowercase().as_bytes()))
+    }
+    /// The replies of the hour before `now` (`TIME ID`), oldest first; unreadable lines are dropped.
+    fn recent(&self, addr: &str, now: DateTime<Utc>) -> Result<Vec<(DateTime<Utc>, String)>> {
+        let p = self.path(addr);
+        let text = match std::fs::read_to_string(&p) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+            Err(e) => return Err(store::io(&p, e)),
+        };
+        let hour_ago = now - chrono::Duration::hours(1);
+        Ok(text
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .filter_map(|(t, id)| Some((pipeline::parse_time(t).ok()?, id.trim().to_string())))
+            .filter(|(t, _)| *t > hour_ago)
+            .collect())
+    }
+    /// True when reply `id` may go to `addr` (it is under the cap, or was counted already).
+    fn allows(&self, addr: &str, id: &str, now: DateTime<Utc>) -> Result<bool> {
+        if self.max == 0 {
+            return Ok(true);
+        }
+        let recent = self.recent(addr, now)?;
+        Ok(recent.iter().any(|(_, i)| i == id) || recent.len() < self.max as usize)
+    }
+    /// Counts reply `id` to `addr` at `now`.
+    fn record(&self, addr: &str, id: &str, now: DateTime<Utc>) -> Result<()> {
+        let mut recent = self.recent(addr, now)?;
+        if recent.iter().any(|(_, i)| i == id) {
+            return Ok(());
+        }
+        recent.push((now, id.to_string()));
+        let text: String = recent.iter().map(|(t, i)| format!("{} {i}\n", pipeline::timestamp(*t))).collect();
+        store::write_atomic(&self.path(addr), text.as_bytes())
+    }
+    fn over_cap(&self, addrs: &[String]) -> String {
+        format!("{} had {} replies in the last hour already (max_replies_per_hour = {})", addrs.join(", "), self.max, self.max)
+    }
 }
 
 fn place(label: &str, line: Option<usize>, field: Option<&str>) -> String {
@@ -722,8 +852,8 @@ fn place(label: &str, line: Option<usize>, field: Option<&str>) -> String {
 
 /// Submits one found order; `Err(why)` when it must wait for a later run (its game stayed
 /// locked, the clock is behind the game, or an unreadable game folder may be the game it names).
-fn submit_found(f: &Found, from: &str, games: &Games, now: DateTime<Utc>) -> Result<std::result::Result<OrderResult, String>> {
-    let mut r = OrderResult { label: f.label.clone(), game: None, role: None, receipt: None, warnings: vec![], error: None, format_problem: false };
+fn submit_found(f: &Found, games: &Games, now: DateTime<Utc>) -> Result<std::result::Result<OrderResult, String>> {
+    let mut r = OrderResult { label: f.label.clone(), game: None, role: None, receipt: None, warnings: vec![], error: None, format_problem: false, seat_email: None };
     if let Some(p) = &f.problem {
         r.error = Some(p.clone());
         r.format_problem = true;
@@ -761,16 +891,23 @@ fn submit_found(f: &Found, from: &str, games: &Games, now: DateTime<Utc>) -> Res
         r.error = Some(format!("{}: there is no game {:?} at this judge", place(&f.label, line, Some("pbem.game")), header.game));
         return Ok(Ok(r));
     };
-    if !gf.seats.iter().any(|s| s.email.eq_ignore_ascii_case(from)) {
-        r.error = Some(format!(
-            "{}: {from} is not the registered address of any seat in game {}; send your orders from the address registered for your seat (or ask the host to change it)",
-            f.label, gf.id
-        ));
-        return Ok(Ok(r));
+    // Judged by its signature, never by who sent it. A signature covers bytes, not labels: when
+    // the text as its charset label decoded it does not verify, the bytes as sent may.
+    let mut bytes = &f.file;
+    if let Some(seat) = gf.seat(&header.role)
+        && let Ok(key) = sig::public_key_line(&seat.key)
+    {
+        let verifies = |b: &[u8]| sig::verify_order_text(&key, sig::NS_ORDERS, b, f.detached.as_deref()).is_ok();
+        if verifies(&f.file) {
+            r.seat_email = Some(seat.email.clone());
+        } else if let Some(raw) = f.raw.as_ref().filter(|raw| verifies(raw)) {
+            bytes = raw;
+            r.seat_email = Some(seat.email.clone());
+        }
     }
     let tmp = tempdir()?;
     let file = tmp.join(safe_name(&f.name));
-    store::write_atomic(&file, &f.file)?;
+    store::write_atomic(&file, bytes)?;
     if let Some(s) = &f.detached {
         store::write_atomic(&pipeline::sig_path(&file), s.as_bytes())?;
     }
