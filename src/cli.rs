@@ -2,7 +2,7 @@
 //! library modules; this file parses arguments, calls them and prints.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -247,6 +247,21 @@ fn one_line(e: &anyhow::Error) -> String {
     out
 }
 
+/// One line on stderr (not a failure) when the game's `host/`, which holds the host key, unrevealed
+/// seeds and sealed orders, or anything in it can be read by users other than the host.
+fn warn_exposed_host(dir: &Path) {
+    match store::exposed_host_files(dir) {
+        Ok(v) if v.is_empty() => {}
+        Ok(v) => {
+            let host = dir.join("host");
+            let first = v[0].strip_prefix(dir).unwrap_or(&v[0]).display().to_string();
+            let more = if v.len() > 1 { format!(" and {} more", v.len() - 1) } else { String::new() };
+            eprintln!("warning: {} is readable by other users ({first}{more}): run `chmod -R go-rwx {}`", host.display(), host.display());
+        }
+        Err(e) => eprintln!("warning: cannot check the permissions of {}: {e}", dir.join("host").display()),
+    }
+}
+
 fn now(arg: &Option<String>) -> Result<chrono::DateTime<chrono::Utc>> {
     Ok(match arg {
         Some(s) => pipeline::parse_time(s)?,
@@ -311,7 +326,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             println!("created game {} ({}) in {}", gf.id, gf.rules, dir.display());
             print!("{}", pipeline::status(&dir)?);
         }
-        Command::Status { dir } => print!("{}", pipeline::status(&dir)?),
+        Command::Status { dir } => {
+            print!("{}", pipeline::status(&dir)?);
+            warn_exposed_host(&dir);
+        }
         Command::Form { dir, role, output } => {
             let text = pipeline::form(&dir, &role)?;
             match output {
@@ -462,6 +480,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             print!("{}", store::read_text(&g.dir.report(n, &role))?);
         }
         Command::Audit { dir, receipts } => {
+            warn_exposed_host(&dir);
             let s = audit::audit(&dir, cli.templates.as_deref())?;
             for line in audit::check_held_receipts(&dir, &receipts)? {
                 println!("{line}");
