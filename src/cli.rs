@@ -134,7 +134,8 @@ enum Command {
         /// The current time (RFC 3339), for tests; default: the clock.
         #[arg(long)]
         now: Option<String>,
-        /// Print nothing for a game where nothing happened (for cron, which mails any output).
+        /// Print only problems, one line each, and nothing when all went well (for cron, which
+        /// mails any output).
         #[arg(long, short)]
         quiet: bool,
     },
@@ -160,6 +161,9 @@ enum Command {
         /// The current time (RFC 3339), for tests; default: the clock.
         #[arg(long)]
         now: Option<String>,
+        /// Print only problems, one line each, and nothing when all went well.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Print a player's text report (default: the newest).
     Report {
@@ -433,7 +437,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             let mut failed = 0;
             for d in dirs {
                 match pipeline::adjudicate(&d, t, &mut Entropy::Os) {
-                    Ok(a) if quiet && a.resolved.is_empty() => {}
+                    Ok(_) if quiet => {}
                     Ok(a) => {
                         let steps: Vec<String> = a.resolved.iter().map(|s| s.to_string()).collect();
                         let nmr: Vec<String> = a.nmr.iter().map(|(s, r)| format!("{r} in step {s}")).collect();
@@ -445,6 +449,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                             if a.over { "; game over" } else { "" }
                         );
                     }
+                    Err(crate::error::Error::Locked(_)) if quiet => {}
                     Err(crate::error::Error::Locked(p)) => println!("{}: skipped, locked by another run", p.display()),
                     Err(e) => {
                         eprintln!("pbem: {}: {e}", d.display());
@@ -456,8 +461,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
-        Command::Intake { root, maildir, mbox, stdin, config, now: t } => {
-            let result = now(&t).and_then(|t| crate::mail::cli::intake(&root, maildir, mbox, stdin, config.as_deref(), t));
+        Command::Intake { root, maildir, mbox, stdin, config, now: t, quiet } => {
+            let result = now(&t).and_then(|t| crate::mail::cli::intake(&root, maildir, mbox, stdin, config.as_deref(), t, quiet));
             return match result {
                 // From a .forward or procmail pipe, any failure is "try again later" (EX_TEMPFAIL,
                 // 75): the MTA keeps the message and retries instead of bouncing it.
