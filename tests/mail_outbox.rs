@@ -207,3 +207,28 @@ fn a_refused_login_is_about_the_server_and_no_mail_ends_for_it() {
     assert_eq!(Outbox::under(&root).pending().unwrap(), ["one", "two"], "a 5xx to the login is no mail's fault");
     assert!(!s.log.lock().unwrap().iter().any(|c| c.starts_with("RCPT")), "no mail tried");
 }
+
+#[test]
+fn quiet_prints_nothing_when_all_went_well() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let s = server(false);
+    let cfg = config(tmp.path(), s.port);
+    assert_eq!(cron(&root, &cfg, "2026-07-01T12:05:00Z"), (0, String::new(), String::new()), "the opening reports sent");
+    let maildir = tmp.path().join("Maildir");
+    for d in ["tmp", "new", "cur"] {
+        std::fs::create_dir_all(maildir.join(d)).unwrap();
+    }
+    std::fs::write(maildir.join("new").join("u1"), order_mail(&game, "union", 1)).unwrap();
+    std::fs::write(maildir.join("new").join("c1"), order_mail(&game, "confederate", 1)).unwrap();
+    let out = cargo_bin_cmd!("pbem").args(["intake", "--quiet", "--now", "2026-07-01T13:00:00Z", "--root"]).arg(&root).arg("--maildir").arg(&maildir).arg("--config").arg(&cfg).output().unwrap();
+    let text = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success() && text.is_empty(), "two orders accepted, two receipts sent: {text:?}");
+    assert!(game.join("receipts").join("000001").join("union-1.toml").is_file());
+    // The step resolves (both orders are in) and both reports go out: nothing to say.
+    assert_eq!(cron(&root, &cfg, "2026-07-01T13:05:00Z"), (0, String::new(), String::new()));
+    assert_eq!(pbem::pipeline::load(&game).unwrap().record.index, 1);
+    let sent = s.log.lock().unwrap().iter().filter(|c| c == &"DATA").count();
+    assert_eq!(sent, 6, "2 opening reports, 2 receipts, 2 step reports");
+}
