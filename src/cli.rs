@@ -2,7 +2,7 @@
 //! library modules; this file parses arguments, calls them and prints.
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result, anyhow, bail};
@@ -134,7 +134,8 @@ enum Command {
         /// The current time (RFC 3339), for tests; default: the clock.
         #[arg(long)]
         now: Option<String>,
-        /// Print nothing for a game where nothing happened (for cron, which mails any output).
+        /// Print only problems, one line each, and nothing when all went well (for cron, which
+        /// mails any output).
         #[arg(long, short)]
         quiet: bool,
     },
@@ -160,6 +161,9 @@ enum Command {
         /// The current time (RFC 3339), for tests; default: the clock.
         #[arg(long)]
         now: Option<String>,
+        /// Print only problems, one line each, and nothing when all went well.
+        #[arg(long, short)]
+        quiet: bool,
     },
     /// Print a player's text report (default: the newest).
     Report {
@@ -255,6 +259,21 @@ fn clock(arg: &Option<String>) -> Result<pipeline::Clock> {
     })
 }
 
+/// One line on stderr (not a failure) when the game's `host/`, which holds the host key, unrevealed
+/// seeds and sealed orders, or anything in it can be read by users other than the host.
+fn warn_exposed_host(dir: &Path) {
+    match store::exposed_host_files(dir) {
+        Ok(v) if v.is_empty() => {}
+        Ok(v) => {
+            let host = dir.join("host");
+            let first = v[0].strip_prefix(dir).unwrap_or(&v[0]).display().to_string();
+            let more = if v.len() > 1 { format!(" and {} more", v.len() - 1) } else { String::new() };
+            eprintln!("warning: {} is readable by other users ({first}{more}): run `chmod -R go-rwx {}`", host.display(), host.display());
+        }
+        Err(e) => eprintln!("warning: cannot check the permissions of {}: {e}", dir.join("host").display()),
+    }
+}
+
 fn now(arg: &Option<String>) -> Result<chrono::DateTime<chrono::Utc>> {
     Ok(match arg {
         Some(s) => pipeline::parse_time(s)?,
@@ -319,7 +338,10 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             println!("created game {} ({}) in {}", gf.id, gf.rules, dir.display());
             print!("{}", pipeline::status(&dir)?);
         }
-        Command::Status { dir } => print!("{}", pipeline::status(&dir)?),
+        Command::Status { dir } => {
+            print!("{}", pipeline::status(&dir)?);
+            warn_exposed_host(&dir);
+        }
         Command::Form { dir, role, output } => {
             let text = pipeline::form(&dir, &role)?;
             match output {
@@ -431,8 +453,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
             for d in dirs {
                 match pipeline::adjudicate(&d, t, &mut Entropy::Os) {
-                    Ok(a) if quiet && a.resolved.is_empty() && a.held.is_none() => {}
+                    Ok(a) if quiet && a.held.is_none() => {}
                     Ok(a) => println!("{}: {}", d.display(), a.summary()),
+                    Err(crate::error::Error::Locked(_)) if quiet => {}
                     Err(crate::error::Error::Locked(p)) => println!("{}: skipped, locked by another run", p.display()),
                     Err(e) => {
                         eprintln!("pbem: {}: {e}", d.display());
@@ -444,8 +467,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
-        Command::Intake { root, maildir, mbox, stdin, config, now: t } => {
-            let result = clock(&t).and_then(|t| crate::mail::cli::intake(&root, maildir, mbox, stdin, config.as_deref(), t));
+        Command::Intake { root, maildir, mbox, stdin, config, now: t, quiet } => {
+            let result = clock(&t).and_then(|t| crate::mail::cli::intake(&root, maildir, mbox, stdin, config.as_deref(), t, quiet));
             return match result {
                 // From a .forward or procmail pipe, any failure is "try again later" (EX_TEMPFAIL,
                 // 75): the MTA keeps the message and retries instead of bouncing it.
@@ -468,6 +491,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             print!("{}", store::read_text(&g.dir.report(n, &role))?);
         }
         Command::Audit { dir, receipts } => {
+            warn_exposed_host(&dir);
             let s = audit::audit(&dir, cli.templates.as_deref())?;
             for line in audit::check_held_receipts(&dir, &receipts)? {
                 println!("{line}");

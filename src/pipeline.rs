@@ -348,6 +348,8 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
         }
     }
     sig::write_private_key(&gd.host_key(), &key)?;
+    // Its public half is in game.toml; the copy in host/ is the host's like the rest of host/.
+    store::make_private(&gd.root.join("host").join("host_key.pub"))?;
     // The secret salt of every record's state commitment, revealed by the last record.
     let state_key = entropy.bytes32();
     store::write_atomic(&gd.state_key(), format!("{}\n", hex::encode(state_key)).as_bytes())?;

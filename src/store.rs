@@ -15,6 +15,7 @@
 //! ```
 //! Writes go to a temp file in the same folder and are renamed into place, so a crash never
 //! leaves a half-written file; the record is written last and is the commit point of a step.
+//! `host/` is mode 0700 and everything written in it 0600 (folders 0700).
 
 use std::fs::{self, File};
 use std::io::Write;
@@ -131,14 +132,84 @@ pub fn read_text(path: &Path) -> Result<String> {
 }
 
 /// Writes `bytes` to `path` atomically (temp file in the same folder, fsync, rename), creating
-/// parent folders as needed.
+/// parent folders as needed. A file in a game's `host/` folder (see [`host_folder`]) is the
+/// host's alone: written with mode 0600, and the folders made for it 0700.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    let private = host_folder(path).is_some();
     if let Some(parent) = path.parent() {
-        fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+        make_dirs(parent, private)?;
     }
-    let mut f = atomic_write_file::AtomicWriteFile::options().open(path).map_err(|e| io(path, e))?;
+    let mut options = atomic_write_file::AtomicWriteFile::options();
+    #[cfg(unix)]
+    if private {
+        use atomic_write_file::unix::OpenOptionsExt as _;
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        options.preserve_mode(false);
+    }
+    let mut f = options.open(path).map_err(|e| io(path, e))?;
     f.write_all(bytes).map_err(|e| io(path, e))?;
     f.commit().map_err(|e| io(path, e))?;
+    Ok(())
+}
+
+/// Creates `dir` and its missing parents; with `private`, the folders made are mode 0700 (the
+/// host's alone). Folders that exist keep their mode.
+pub fn make_dirs(dir: &Path, private: bool) -> Result<()> {
+    let mut b = fs::DirBuilder::new();
+    b.recursive(true);
+    #[cfg(unix)]
+    if private {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    b.create(dir).map_err(|e| io(dir, e))
+}
+
+/// The game's `host/` folder that `path` lies in: its nearest ancestor named `host` that holds
+/// the host key (`GAME/host/host_key`, the first file a new game writes there).
+pub fn host_folder(path: &Path) -> Option<&Path> {
+    path.ancestors().skip(1).find(|a| a.file_name() == Some("host".as_ref()) && a.join("host_key").is_file())
+}
+
+/// `host/` and the files and folders in it that users other than the owner may read, write or
+/// enter (mode bits for group or others), `host/` first; nothing when there is no `host/`.
+pub fn exposed_host_files(game: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mut todo = vec![game.join("host")];
+        while let Some(p) = todo.pop() {
+            let meta = match fs::symlink_metadata(&p) {
+                Ok(m) => m,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => continue,
+                Err(e) => return Err(io(&p, e)),
+            };
+            if !meta.file_type().is_symlink() && meta.permissions().mode() & 0o077 != 0 {
+                out.push(p.clone());
+            }
+            if meta.is_dir() {
+                for name in list(&p)?.into_iter().rev() {
+                    todo.push(p.join(name));
+                }
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = game;
+    Ok(out)
+}
+
+/// Makes an existing file or folder the owner's alone (mode 0600 for a file, 0700 for a folder).
+pub fn make_private(path: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = if path.is_dir() { 0o700 } else { 0o600 };
+        fs::set_permissions(path, fs::Permissions::from_mode(mode)).map_err(|e| io(path, e))?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
     Ok(())
 }
 

@@ -110,9 +110,10 @@ fn smtp_down_loses_nothing_and_a_crash_after_sending_sends_nothing_twice() {
     );
     let r = cron::run(&root, &down, at("2026-07-01T12:05:00Z"), &mut Entropy::seeded([1; 32])).unwrap();
     let f = r.flushed.unwrap();
-    assert_eq!(f.failed.len(), 2, "{f:?}");
-    // The server could not be reached for the first: the second is not tried (no second timeout).
-    assert!(f.failed[1].1.starts_with("not tried: SMTP"), "{f:?}");
+    // The server could not be reached: no mail is tried (no timeout per mail), both wait.
+    assert!(f.failed.is_empty() && f.sent.is_empty() && f.dead.is_empty(), "{f:?}");
+    assert_eq!(f.waiting, 2, "{f:?}");
+    assert!(f.unreachable.as_deref().is_some_and(|m| m.contains("refused the connection")), "{f:?}");
     assert_eq!(Outbox::under(&root).pending().unwrap().len(), 2, "both reports still queued");
 
     // A run died after the server accepted one mail and before it was removed from the queue.

@@ -10,6 +10,7 @@ use chrono::{DateTime, Utc};
 use super::config::HostConfig;
 use crate::pipeline::Clock;
 use super::intake::{self, Disposition, Source};
+use super::outbox::{Flushed, Outbox};
 
 /// The config to use: `--config FILE`, else `ROOT/pbem-mail.toml`, else queue-only as `pbem@localhost`.
 pub fn config_for(root: &Path, given: Option<&Path>) -> Result<HostConfig> {
@@ -25,7 +26,9 @@ pub fn config_for(root: &Path, given: Option<&Path>) -> Result<HostConfig> {
 }
 
 /// `pbem intake`: from the source given, else from the config's `[intake]` Maildir and mbox.
-pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdin: bool, config: Option<&Path>, clock: Clock) -> Result<ExitCode> {
+/// With `quiet`, only problems are printed (one line each): nothing when all went well.
+#[allow(clippy::too_many_arguments)]
+pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdin: bool, config: Option<&Path>, clock: Clock, quiet: bool) -> Result<ExitCode> {
     if !root.is_dir() {
         bail!("{}: no such folder of games", root.display());
     }
@@ -46,16 +49,20 @@ pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdi
     let mut handled = Vec::new();
     for source in &sources {
         match intake::run(root, source, &cfg, clock) {
-            Err(crate::error::Error::Locked(_)) => println!("skipped: another intake is running"),
+            Err(crate::error::Error::Locked(_)) if !quiet => println!("skipped: another intake is running"),
+            Err(crate::error::Error::Locked(_)) => {}
             other => handled.extend(other?),
         }
     }
-    if handled.is_empty() {
+    if handled.is_empty() && !quiet {
         println!("no new messages (a message taken in before is not handled again)");
     }
     for h in &handled {
+        if quiet && h.disposition == Disposition::Done {
+            continue;
+        }
         println!("{}: {}: {}", h.name, disposition_word(h.disposition), h.reason);
-        for o in &h.orders {
+        for o in h.orders.iter().filter(|_| !quiet) {
             match (&o.receipt, &o.error) {
                 (Some(r), _) => println!("  accepted {}: game {}, role {}, step {}, receipt {}, commitment {}", o.label, r.game, r.role, r.step, r.seq, r.commitment),
                 (None, Some(e)) => println!("  refused {e}"),
@@ -63,7 +70,8 @@ pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdi
             }
         }
     }
-    flush(root, &cfg, clock.now())?;
+    let queued = handled.iter().filter(|h| h.reply.is_some()).count();
+    flush(root, &cfg, clock.now(), queued, quiet)?;
     // A message in failed/ is kept with its reason for the host: not an error of this run (and
     // for a `.forward` pipe a failure status would make the MTA bounce or retry a handled message).
     Ok(ExitCode::SUCCESS)
@@ -78,35 +86,50 @@ fn disposition_word(d: Disposition) -> &'static str {
     }
 }
 
-/// Sends what the outbox holds through the configured transport (nothing for `kind = "none"`).
-pub fn flush(root: &Path, cfg: &HostConfig, now: DateTime<Utc>) -> Result<bool> {
+/// Sends what the outbox holds through the configured transport (nothing for `kind = "none"`)
+/// and prints what happened ([`print_flush`]); false when something went wrong.
+pub fn flush(root: &Path, cfg: &HostConfig, now: DateTime<Utc>, queued: usize, quiet: bool) -> Result<bool> {
     let outbox = super::Outbox::under(root);
     let Some(t) = super::transport::from_config(&cfg.transport)? else {
         let n = outbox.pending()?.len();
-        if n > 0 {
+        if n > 0 && !quiet {
             println!("outbox: {n} mail(s) queued in {} (transport: none)", outbox.dir.display());
         }
         return Ok(true);
     };
     let f = outbox.flush(t.as_ref(), now)?;
-    if f.busy {
-        println!("outbox: another run is sending");
+    Ok(print_flush(&outbox, &f, queued, quiet))
+}
+
+/// Prints what a flush did: each problem on stderr in one line (a server that cannot be reached
+/// is one line, however many mails wait; a mail refused for good is told here, once); unless
+/// `quiet`, one line of counts on stdout. `queued`: mails queued by this run. False when something
+/// went wrong (a mail not sent or refused, the server not reached).
+pub fn print_flush(outbox: &Outbox, f: &Flushed, queued: usize, quiet: bool) -> bool {
+    if !quiet && (queued > 0 || !f.sent.is_empty() || f.waiting > 0) {
+        let busy = if f.busy { " (another run is sending them)" } else { "" };
+        println!("outbox: {queued} queued in this run, {} sent, {} waiting{busy}", f.sent.len(), f.waiting);
     }
-    if !f.sent.is_empty() {
-        println!("outbox: sent {} mail(s)", f.sent.len());
+    for d in &f.dead {
+        eprintln!("outbox: mail {} to {} refused, moved to {} and never tried again: {}", d.id, d.to.join(", "), outbox.dead_dir().join(format!("{}.eml", d.id)).display(), d.reason);
     }
     for (id, e) in &f.failed {
-        eprintln!("outbox: {id} not sent (kept for the next run): {e}");
+        eprintln!("outbox: mail {id} not sent (kept for the next run): {e}");
     }
-    Ok(f.failed.is_empty())
+    if let Some(why) = &f.unreachable {
+        eprintln!("outbox: {why}; {} mail(s) wait for the next run", f.waiting);
+    }
+    f.dead.is_empty() && f.failed.is_empty() && f.unreachable.is_none()
 }
 
 /// `pbem adjudicate --all ROOT --mail CONFIG`: the cron run.
-/// With `quiet`, games where nothing happened print nothing.
+/// With `quiet`, only problems are printed (one line each): nothing when all went well. Exit
+/// status 1 when something needs the host: a game that failed, a source that could not be read, a
+/// mail not sent or refused for good (only in the run that moved it to `dead/`).
 pub fn cron(root: &Path, config: &Path, clock: Clock, quiet: bool) -> Result<ExitCode> {
     let cfg = HostConfig::load(config)?;
     let r = super::cron::run(root, &cfg, clock, &mut crate::pipeline::Entropy::Os)?;
-    for h in &r.intake {
+    for h in r.intake.iter().filter(|h| !quiet || h.disposition != Disposition::Done) {
         println!("mail {}: {}: {}", h.name, disposition_word(h.disposition), h.reason);
     }
     for e in &r.intake_errors {
@@ -117,22 +140,16 @@ pub fn cron(root: &Path, config: &Path, clock: Clock, quiet: bool) -> Result<Exi
         if g.failed {
             // The host must hear of it: cron mails what a run prints on stderr.
             eprintln!("{}: {}", g.game, g.summary);
-        } else if !(quiet && g.summary == "nothing due") {
+        } else if !quiet || g.held {
             println!("{}: {}", g.game, g.summary);
         }
         failed |= g.failed;
     }
-    if !r.queued.is_empty() {
-        println!("outbox: queued {} mail(s)", r.queued.len());
-    }
-    if let Some(f) = &r.flushed {
-        if !f.sent.is_empty() {
-            println!("outbox: sent {} mail(s)", f.sent.len());
-        }
-        for (id, e) in &f.failed {
-            eprintln!("outbox: {id} not sent (kept for the next run): {e}");
-        }
-        failed |= !f.failed.is_empty();
+    let queued = r.queued.len() + r.intake.iter().filter(|h| h.reply.is_some()).count();
+    match &r.flushed {
+        Some(f) => failed |= !print_flush(&super::Outbox::under(root), f, queued, quiet),
+        None if queued > 0 && !quiet => println!("outbox: {queued} queued in this run (transport: none)"),
+        None => {}
     }
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }

@@ -29,10 +29,15 @@ pub struct GameRun {
     pub summary: String,
     /// True when the game could not be handled (an error, not a lock).
     pub failed: bool,
+    /// An overdue step was not resolved because orders for it may still wait to be taken in
+    /// (shown even with `--quiet`).
+    pub held: bool,
     /// A step waits because mail arrived while this run adjudicated (it takes mail in again).
     pub held_for_arrivals: bool,
     /// No reports are queued for it (its id is held by two folders).
     pub skip_mail: bool,
+    /// What adjudication did, over every pass of the run.
+    pub adjudicated: pipeline::Adjudicated,
 }
 
 /// What one cron run did.
@@ -203,10 +208,13 @@ fn game_run(dir: &Path, games: &intake::Games, now: DateTime<Utc>, entropy: &mut
         g.skip_mail = true;
         return g;
     }
-    match adjudicate_one(dir, now, entropy, may_nmr) {
-        Ok((s, arrivals)) => {
-            g.summary = s;
-            g.held_for_arrivals = arrivals;
+    // Refused when the clock is behind the game's newest record or receipt.
+    match pipeline::adjudicate_with(dir, now, entropy, may_nmr) {
+        Ok(a) => {
+            g.summary = a.summary();
+            g.held = a.held.is_some();
+            g.held_for_arrivals = a.held.as_ref().is_some_and(|(_, why)| why == ARRIVED);
+            g.adjudicated = a;
         }
         Err(Error::Locked(_)) => g.summary = "skipped, locked by another run".into(),
         Err(e) => {
@@ -217,20 +225,15 @@ fn game_run(dir: &Path, games: &intake::Games, now: DateTime<Utc>, entropy: &mut
     g
 }
 
-/// The run of a game over several passes: what each pass resolved, then the last pass's hold.
-fn merge_runs(prev: Option<GameRun>, next: GameRun) -> GameRun {
-    match prev {
-        Some(p) if p.summary != "nothing due" && !p.held_for_arrivals => GameRun { summary: format!("{}; {}", p.summary, next.summary), ..next },
-        _ => next,
-    }
-}
-
-/// Adjudicates one game (refused when the clock is behind its newest record or receipt).
-/// Returns the summary line and whether a step waits because mail arrived meanwhile.
-fn adjudicate_one(dir: &Path, now: DateTime<Utc>, entropy: &mut Entropy, may_nmr: &mut pipeline::NmrCheck<'_>) -> Result<(String, bool)> {
-    let a = pipeline::adjudicate_with(dir, now, entropy, may_nmr)?;
-    let arrivals = a.held.as_ref().is_some_and(|(_, why)| why == ARRIVED);
-    Ok((a.summary(), arrivals))
+/// The run of a game over several passes: every step resolved, then the last pass's hold.
+fn merge_runs(prev: Option<GameRun>, mut next: GameRun) -> GameRun {
+    let Some(mut p) = prev else { return next };
+    p.adjudicated.resolved.append(&mut next.adjudicated.resolved);
+    p.adjudicated.nmr.append(&mut next.adjudicated.nmr);
+    p.adjudicated.over = next.adjudicated.over;
+    p.adjudicated.held = next.adjudicated.held.take();
+    let summary = if next.failed { next.summary.clone() } else { p.adjudicated.summary() };
+    GameRun { summary, adjudicated: p.adjudicated, ..next }
 }
 
 fn mailed_path(root: &Path, id: &str) -> std::path::PathBuf {
@@ -326,4 +329,46 @@ fn report_mail(
         in_reply_to: None,
         date: now,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arrivals_see_a_new_maildir_message_a_spooled_one_and_a_grown_mbox() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("turns");
+        let md = tmp.path().join("Maildir");
+        for sub in ["new", "cur", "tmp"] {
+            std::fs::create_dir_all(md.join(sub)).unwrap();
+        }
+        let mbox = tmp.path().join("mbox");
+        std::fs::write(&mbox, "From a@b Wed Jul  1 13:00:00 2026\n\n").unwrap();
+        std::fs::write(md.join("new").join("1.M1.host"), "left waiting").unwrap();
+        let sources = [Source::Maildir(md.clone()), Source::Mbox(mbox.clone())];
+        let seen = Arrivals::now(&root, &sources);
+        assert!(!Arrivals::now(&root, &sources).has_new_since(&seen), "a message already there is not new");
+        // Mail being delivered (in tmp/) has not arrived yet.
+        std::fs::write(md.join("tmp").join("2.M2.host"), "x").unwrap();
+        assert!(!Arrivals::now(&root, &sources).has_new_since(&seen));
+        std::fs::rename(md.join("tmp").join("2.M2.host"), md.join("new").join("2.M2.host")).unwrap();
+        assert!(Arrivals::now(&root, &sources).has_new_since(&seen));
+        let seen = Arrivals::now(&root, &sources);
+        std::fs::create_dir_all(root.join(".mail/spool/new")).unwrap();
+        std::fs::write(root.join(".mail/spool/new/00000000001.000000.aa"), "piped").unwrap();
+        assert!(Arrivals::now(&root, &sources).has_new_since(&seen), "a piped message in the spool");
+        let seen = Arrivals::now(&root, &sources);
+        std::fs::write(&mbox, "From a@b Wed Jul  1 13:00:00 2026\n\nFrom c@d Wed Jul  1 13:01:00 2026\n\n").unwrap();
+        assert!(Arrivals::now(&root, &sources).has_new_since(&seen), "an mbox that grew");
+    }
+
+    #[test]
+    fn a_game_tried_again_keeps_what_its_first_pass_resolved() {
+        let first = pipeline::Adjudicated { resolved: vec![1], nmr: vec![], over: false, held: Some((2, ARRIVED.into())) };
+        let second = pipeline::Adjudicated { resolved: vec![2], nmr: vec![(2, "union".into())], over: false, held: None };
+        let run = |a: pipeline::Adjudicated| GameRun { game: "g1".into(), summary: a.summary(), adjudicated: a, ..Default::default() };
+        let merged = merge_runs(Some(run(first)), run(second));
+        assert_eq!(merged.summary, "resolved step(s) 1, 2; NMR: union in step 2");
+    }
 }

@@ -520,7 +520,8 @@ fn file_away(maildir: &Path, path: &Path, name: &str, disposition: Disposition, 
         Disposition::Retry => return Ok(()),
     };
     let to = maildir.join(folder);
-    std::fs::create_dir_all(&to).map_err(|e| store::io(&to, e))?;
+    // They hold players' orders, sealed until their step resolves: the host's alone.
+    store::make_dirs(&to, true)?;
     if disposition == Disposition::Failed {
         store::write_atomic(&to.join(format!("{name}.reason")), format!("{reason}\n").as_bytes())?;
     }
@@ -905,14 +906,14 @@ fn submit_found(f: &Found, games: &Games, now: DateTime<Utc>) -> Result<std::res
             r.seat_email = Some(seat.email.clone());
         }
     }
-    let tmp = tempdir()?;
-    let file = tmp.join(safe_name(&f.name));
+    let tmp = tempdir(dir.parent().unwrap_or(dir))?;
+    let file = tmp.path.join(safe_name(&f.name));
     store::write_atomic(&file, bytes)?;
     if let Some(s) = &f.detached {
         store::write_atomic(&pipeline::sig_path(&file), s.as_bytes())?;
     }
     let res = pipeline::submit(dir, std::slice::from_ref(&file), now);
-    std::fs::remove_dir_all(&tmp).ok();
+    drop(tmp);
     let refused = |r: &mut OrderResult, e: &Error| {
         r.error = Some(describe(e, &file, &f.label));
         r.format_problem = matches!(e, Error::Sig(_));
@@ -949,10 +950,77 @@ fn safe_name(n: &str) -> String {
     if s.is_empty() || s.ends_with(".sig") { "orders.toml".into() } else { s }
 }
 
-fn tempdir() -> Result<PathBuf> {
-    let d = std::env::temp_dir().join(format!("pbem-intake-{}-{}", std::process::id(), &hex::encode(crate::commit::fresh_32())[..12]));
-    std::fs::create_dir_all(&d).map_err(|e| store::io(&d, e))?;
-    Ok(d)
+/// A private folder for the copy of one order while it is submitted: `ROOT/.mail/tmp/NAME/`
+/// (inside the mail state folder, the host's alone), removed when dropped. `NAME.lock` beside
+/// it is locked while the folder is in use, so a folder left by a killed run (its lock free) is
+/// removed by the next call, and one in use by a concurrent run is not.
+struct TempDir {
+    path: PathBuf,
+    lock_path: PathBuf,
+    _lock: std::fs::File,
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        std::fs::remove_dir_all(&self.path).ok();
+        std::fs::remove_file(&self.lock_path).ok();
+    }
+}
+
+fn tempdir(root: &Path) -> Result<TempDir> {
+    let base = state_dir(root).join("tmp");
+    store::make_dirs(&base, true)?;
+    remove_stale_temps(&base)?;
+    loop {
+        let name = format!("{}-{}", std::process::id(), &hex::encode(crate::commit::fresh_32())[..12]);
+        let lock_path = base.join(format!("{name}.lock"));
+        let lock = std::fs::File::options().write(true).create_new(true).open(&lock_path).map_err(|e| store::io(&lock_path, e))?;
+        lock.lock().map_err(|e| store::io(&lock_path, e))?;
+        // A cleaner that took the lock between its creation and ours has removed the file: the
+        // folder would not be guarded, so start again with a new name.
+        if !same_file(&lock, &lock_path) {
+            continue;
+        }
+        let path = base.join(&name);
+        store::make_dirs(&path, true)?;
+        return Ok(TempDir { path, lock_path, _lock: lock });
+    }
+}
+
+/// Removes the temp folders of `base` that no live run holds (a run killed while submitting).
+fn remove_stale_temps(base: &Path) -> Result<()> {
+    let names = store::list(base)?;
+    for name in &names {
+        let path = base.join(name);
+        if let Some(stem) = name.strip_suffix(".lock") {
+            let Ok(f) = std::fs::File::options().write(true).open(&path) else { continue };
+            if f.try_lock().is_ok() {
+                std::fs::remove_dir_all(base.join(stem)).ok();
+                std::fs::remove_file(&path).ok();
+            }
+        } else if !names.contains(&format!("{name}.lock")) && !base.join(format!("{name}.lock")).exists() {
+            // Its lock is made before it and removed after it: a folder without one is left over.
+            std::fs::remove_dir_all(&path).ok();
+        }
+    }
+    Ok(())
+}
+
+/// Whether the open file `f` is still the file at `path`.
+fn same_file(f: &std::fs::File, path: &Path) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        match (f.metadata(), std::fs::metadata(path)) {
+            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+            _ => false,
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = f;
+        path.exists()
+    }
 }
 
 /// The reply's text; `local` shows a UTC timestamp in the sender's time zone.

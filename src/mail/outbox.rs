@@ -9,15 +9,20 @@
 //! OUTBOX/queue/ID.toml  envelope (written last: the commit point of queueing)
 //! OUTBOX/queue/ID.error the last transport error, if a send failed
 //! OUTBOX/sent/ID        when it was accepted (a ledger of sent ids)
+//! OUTBOX/dead/ID.eml, ID.toml, ID.reason   refused for good (a 5xx reply), or not accepted
+//!                       for GIVE_UP_DAYS: never tried again; the flush that moves it reports it
 //! OUTBOX/.lock          one flush at a time
 //! ```
+//!
+//! Before the first mail of a flush the transport checks the server (connection, TLS, login):
+//! when that fails, nothing is tried and every mail waits for the next run.
 
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
 use super::compose::Outgoing;
-use super::transport::Transport;
+use super::transport::{Failure, Transport};
 use crate::error::{Error, Result};
 use crate::store;
 
@@ -36,15 +41,36 @@ struct Envelope {
     queued: String,
 }
 
+/// A transient failure older than this many days ends the mail's tries (as an MTA gives up on
+/// a message it could not deliver for days).
+pub const GIVE_UP_DAYS: i64 = 5;
+
 /// What one flush did.
 #[derive(Debug, Default)]
 pub struct Flushed {
     /// Ids accepted by the transport in this flush.
     pub sent: Vec<String>,
-    /// Ids whose send failed (they stay queued), with the error.
+    /// Mails moved to `dead/` by this flush (each is reported once, by the flush that moved it).
+    pub dead: Vec<DeadLetter>,
+    /// Ids whose send failed for now (they stay queued), with the error.
     pub failed: Vec<(String, String)>,
+    /// Why the server could not be reached, when it could not: the mails not tried stay queued.
+    pub unreachable: Option<String>,
+    /// Mails still queued after the flush.
+    pub waiting: usize,
     /// True when another run was flushing (nothing was done).
     pub busy: bool,
+}
+
+/// A mail the server refused for good.
+#[derive(Debug, Clone)]
+pub struct DeadLetter {
+    /// The mail's id (`dead/ID.eml`).
+    pub id: String,
+    /// Its recipients.
+    pub to: Vec<String>,
+    /// The server's answer, as a sentence.
+    pub reason: String,
 }
 
 fn valid_id(id: &str) -> bool {
@@ -62,9 +88,17 @@ impl Outbox {
     fn sent_path(&self, id: &str) -> PathBuf {
         self.dir.join("sent").join(id)
     }
-    /// True if a mail with this id was ever queued (and is still queued or was sent).
+    /// `OUTBOX/dead/`: mails refused for good.
+    pub fn dead_dir(&self) -> PathBuf {
+        self.dir.join("dead")
+    }
+    /// True if a mail with this id was ever queued (and is still queued, was sent or refused).
     pub fn knows(&self, id: &str) -> bool {
-        self.queue_dir().join(format!("{id}.toml")).exists() || self.sent_path(id).exists()
+        self.queue_dir().join(format!("{id}.toml")).exists() || self.sent_path(id).exists() || self.dead_dir().join(format!("{id}.toml")).exists()
+    }
+    /// Ids of the mails in `dead/`, by name.
+    pub fn dead(&self) -> Result<Vec<String>> {
+        Ok(store::list(&self.dead_dir())?.into_iter().filter_map(|n| n.strip_suffix(".toml").map(str::to_string)).collect())
     }
     /// Whether `id` was accepted by a transport.
     pub fn was_sent(&self, id: &str) -> bool {
@@ -88,8 +122,9 @@ impl Outbox {
     pub fn pending(&self) -> Result<Vec<String>> {
         Ok(store::list(&self.queue_dir())?.into_iter().filter_map(|n| n.strip_suffix(".toml").map(str::to_string)).collect())
     }
-    /// Sends every queued mail through `t`. A mail whose send fails stays queued (its error in
-    /// `ID.error`) and is tried again by the next flush.
+    /// Sends every queued mail through `t`. A mail whose send fails for now stays queued (its
+    /// error in `ID.error`) and is tried again by the next flush; one refused for good moves to
+    /// `dead/`. When the server cannot be reached, the mails not tried stay queued.
     pub fn flush(&self, t: &dyn Transport, now: chrono::DateTime<chrono::Utc>) -> Result<Flushed> {
         let mut out = Flushed::default();
         std::fs::create_dir_all(&self.dir).map_err(|e| store::io(&self.dir, e))?;
@@ -97,57 +132,107 @@ impl Outbox {
         let lock = std::fs::File::options().create(true).truncate(false).write(true).open(&lock_path).map_err(|e| store::io(&lock_path, e))?;
         if lock.try_lock().is_err() {
             out.busy = true;
+            out.waiting = self.pending()?.len();
             return Ok(out);
         }
-        let q = self.queue_dir();
-        let mut unreachable: Option<String> = None;
-        for id in self.pending()? {
-            let meta = q.join(format!("{id}.toml"));
-            let eml = q.join(format!("{id}.eml"));
-            if self.was_sent(&id) {
-                // Accepted by an earlier run that died before removing it.
-                remove(&eml)?;
-                remove(&meta)?;
-                continue;
-            }
-            let text = store::read_text(&meta)?;
-            let env: Envelope = toml::from_str(&text).map_err(|e| Error::input(&meta, e.to_string()))?;
-            if let Some(why) = &unreachable {
-                // The server did not answer for an earlier mail: not tried (each try would wait
-                // out the timeout again); the next run sends it.
-                out.failed.push((id, format!("not tried: {why}")));
-                continue;
-            }
-            let bytes = store::read(&eml)?;
-            match t.send(&env.id, &env.from, &env.to, &bytes) {
-                Ok(()) => {
-                    store::write_atomic(&self.sent_path(&id), format!("{}\n", crate::pipeline::timestamp(now)).as_bytes())?;
-                    // The envelope goes last: while it is there, the next flush finishes this.
-                    remove(&eml)?;
-                    remove(&q.join(format!("{id}.error")))?;
-                    remove(&meta)?;
-                    out.sent.push(id);
-                }
-                Err(e) => {
-                    store::write_atomic(&q.join(format!("{id}.error")), format!("{}: {e}\n", crate::pipeline::timestamp(now)).as_bytes())?;
-                    if e.unreachable {
-                        unreachable = Some(e.message.clone());
-                    }
-                    out.failed.push((id, e.message));
-                }
-            }
+        self.finish_interrupted()?;
+        let todo = self.pending()?;
+        if !todo.is_empty()
+            && let Err(e) = t.check()
+        {
+            out.unreachable = Some(e.message);
+            out.waiting = todo.len();
+            return Ok(out);
         }
-        // A message left without its envelope by a run killed in the middle of queueing or of
-        // the removal above: once sent, nothing needs it (unsent, it is queued again whole).
-        for name in store::list(&q)? {
-            if let Some(id) = name.strip_suffix(".eml")
-                && self.was_sent(id)
-                && !q.join(format!("{id}.toml")).exists()
-            {
-                remove(&q.join(&name))?;
+        for id in todo {
+            if out.unreachable.is_some() {
+                // Not tried: each try would wait out the timeout again; the next run sends it.
+                break;
             }
+            self.send_one(t, &id, now, &mut out)?;
         }
+        out.waiting = self.pending()?.len();
         Ok(out)
+    }
+
+    /// Sends queued mail `id` and records what became of it in `out`.
+    fn send_one(&self, t: &dyn Transport, id: &str, now: chrono::DateTime<chrono::Utc>, out: &mut Flushed) -> Result<()> {
+        let q = self.queue_dir();
+        let meta = q.join(format!("{id}.toml"));
+        let eml = q.join(format!("{id}.eml"));
+        let text = store::read_text(&meta)?;
+        let env: Envelope = toml::from_str(&text).map_err(|e| Error::input(&meta, e.to_string()))?;
+        let bytes = store::read(&eml)?;
+        let e = match t.send(&env.id, &env.from, &env.to, &bytes) {
+            Ok(()) => {
+                store::write_atomic(&self.sent_path(id), format!("{}\n", crate::pipeline::timestamp(now)).as_bytes())?;
+                // The envelope goes last: while it is there, the next flush finishes this.
+                remove(&eml)?;
+                remove(&q.join(format!("{id}.error")))?;
+                remove(&meta)?;
+                out.sent.push(id.to_string());
+                return Ok(());
+            }
+            Err(e) => e,
+        };
+        let queued = crate::pipeline::parse_time(&env.queued).ok();
+        let too_old = queued.is_some_and(|q| now - q >= chrono::Duration::days(GIVE_UP_DAYS));
+        match e.kind {
+            Failure::Permanent => self.bury(&env, &e.message, now, out),
+            Failure::Transient if too_old => self.bury(&env, &format!("not accepted in {GIVE_UP_DAYS} days (queued {}); the last answer: {}", env.queued, e.message), now, out),
+            kind => {
+                store::write_atomic(&q.join(format!("{id}.error")), format!("{}: {e}\n", crate::pipeline::timestamp(now)).as_bytes())?;
+                if kind == Failure::Unreachable {
+                    out.unreachable = Some(e.message);
+                } else {
+                    out.failed.push((id.to_string(), e.message));
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// Moves a queued mail to `dead/` with its reason: the reason first, then the envelope (the
+    /// commit point: the mail leaves the queue), then the message.
+    fn bury(&self, env: &Envelope, reason: &str, now: chrono::DateTime<chrono::Utc>, out: &mut Flushed) -> Result<()> {
+        let (q, dead) = (self.queue_dir(), self.dead_dir());
+        store::make_dirs(&dead, true)?;
+        store::write_atomic(&dead.join(format!("{}.reason", env.id)), format!("{}: {reason}\n", crate::pipeline::timestamp(now)).as_bytes())?;
+        for ext in ["toml", "eml"] {
+            let from = q.join(format!("{}.{ext}", env.id));
+            std::fs::rename(&from, dead.join(format!("{}.{ext}", env.id))).map_err(|e| store::io(&from, e))?;
+        }
+        remove(&q.join(format!("{}.error", env.id)))?;
+        out.dead.push(DeadLetter { id: env.id.clone(), to: env.to.clone(), reason: reason.to_string() });
+        Ok(())
+    }
+
+    /// Finishes what a run killed in the middle of a flush or of queueing left: a mail accepted
+    /// but not yet removed from the queue, a message whose envelope was removed after sending
+    /// (unsent, it is queued again whole), a dead letter whose message was not moved yet.
+    fn finish_interrupted(&self) -> Result<()> {
+        let q = self.queue_dir();
+        for id in self.pending()? {
+            if self.was_sent(&id) {
+                remove(&q.join(format!("{id}.eml")))?;
+                remove(&q.join(format!("{id}.error")))?;
+                remove(&q.join(format!("{id}.toml")))?;
+            }
+        }
+        for name in store::list(&q)? {
+            let Some(id) = name.strip_suffix(".eml") else { continue };
+            if q.join(format!("{id}.toml")).exists() {
+                continue;
+            }
+            if self.was_sent(id) {
+                remove(&q.join(&name))?;
+            } else if self.dead_dir().join(format!("{id}.toml")).exists() {
+                let to = self.dead_dir().join(&name);
+                std::fs::rename(q.join(&name), &to).map_err(|e| store::io(&to, e))?;
+                remove(&q.join(format!("{id}.error")))?;
+            }
+        }
+        Ok(())
     }
 }
 

@@ -4,6 +4,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+use std::error::Error as _;
+
 use lettre::address::Envelope;
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
@@ -15,17 +17,31 @@ use crate::error::{Error, Result};
 /// Why a message was not handed over.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SendError {
-    /// What went wrong, for the host.
+    /// What went wrong, as a sentence for the host.
     pub message: String,
-    /// The server could not be reached at all (no connection, TLS failure, no answer in time):
-    /// the next messages would fail the same way, each after its own timeout, so a flush stops.
-    pub unreachable: bool,
+    /// What it means for the message.
+    pub kind: Failure,
+}
+
+/// What a failed send means for the message and for the rest of the queue.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// This message failed for now (a 4xx reply, a sendmail that could not queue it): it stays
+    /// queued and is tried again by the next run.
+    Transient,
+    /// The server refused this message for good (a 5xx reply to its sender, a recipient or its
+    /// text): trying again would fail the same way.
+    Permanent,
+    /// The server could not be reached or refused the session (no connection, no answer in time,
+    /// TLS, login): every message would fail the same way, each after its own timeout, so the
+    /// flush stops and all wait.
+    Unreachable,
 }
 
 impl SendError {
-    /// A failure of this one message.
+    /// A failure of this one message, for now.
     pub fn message(message: impl Into<String>) -> Self {
-        SendError { message: message.into(), unreachable: false }
+        SendError { message: message.into(), kind: Failure::Transient }
     }
 }
 
@@ -39,6 +55,11 @@ impl std::fmt::Display for SendError {
 pub trait Transport {
     /// Hands one message over; `Ok` only when the other side accepted it.
     fn send(&self, id: &str, from: &str, to: &[String], bytes: &[u8]) -> std::result::Result<(), SendError>;
+    /// Checks, before any message is tried, that the other side can be reached and takes the
+    /// login; an error here is about the server, not a message. Default: nothing to check.
+    fn check(&self) -> std::result::Result<(), SendError> {
+        Ok(())
+    }
 }
 
 /// Writes each message to `DIR/ID.eml` (dry runs, tests).
@@ -68,26 +89,118 @@ fn envelope(from: &str, to: &[String]) -> std::result::Result<Envelope, String> 
 
 /// A lettre transport (SMTP or sendmail).
 pub enum Lettre {
-    /// SMTP.
-    Smtp(Box<SmtpTransport>),
+    /// SMTP, with the server as `host:port`, its timeout in seconds and the login user (named in
+    /// its errors).
+    Smtp(Box<SmtpTransport>, Server),
     /// sendmail, with the command it runs (named in its errors).
     Sendmail(SendmailTransport, String),
 }
 
+/// What an SMTP error names: the server, the timeout, the login.
+pub struct Server {
+    /// `host:port`.
+    pub address: String,
+    /// The timeout in seconds.
+    pub timeout_secs: u64,
+    /// The login user, if any.
+    pub user: Option<String>,
+}
+
 impl Transport for Lettre {
     fn send(&self, _id: &str, from: &str, to: &[String], bytes: &[u8]) -> std::result::Result<(), SendError> {
-        let env = envelope(from, to).map_err(SendError::message)?;
+        let env = envelope(from, to).map_err(|m| SendError { message: m, kind: Failure::Permanent })?;
         match self {
-            Lettre::Smtp(t) => t.send_raw(&env, bytes).map(|_| ()).map_err(|e| SendError {
-                // An SMTP reply (4xx, 5xx) is about this message; anything else is the server.
-                unreachable: !(e.is_transient() || e.is_permanent()),
-                message: if e.is_timeout() { format!("SMTP: no answer in time: {e}") } else { format!("SMTP: {e}") },
-            }),
+            Lettre::Smtp(t, server) => t.send_raw(&env, bytes).map(|_| ()).map_err(|e| smtp_error(&e, server, false)),
             Lettre::Sendmail(t, command) => {
                 let _guard = PipeErrorsNotFatal::new();
-                t.send_raw(&env, bytes).map_err(|e| SendError::message(format!("sendmail ({command}): {e}")))
+                t.send_raw(&env, bytes).map_err(|e| SendError::message(format!("sendmail ({command}) failed: {}", without_os_error(&e.to_string()))))
             }
         }
+    }
+    fn check(&self) -> std::result::Result<(), SendError> {
+        match self {
+            Lettre::Smtp(t, server) => match t.test_connection() {
+                Ok(true) => Ok(()),
+                Ok(false) => Err(SendError { message: format!("the SMTP server {} did not answer a NOOP after the login", server.address), kind: Failure::Unreachable }),
+                Err(e) => Err(smtp_error(&e, server, true)),
+            },
+            Lettre::Sendmail(..) => Ok(()),
+        }
+    }
+}
+
+/// An SMTP error as a sentence for the host, and what it means for the message. `session`: the
+/// error came while connecting and logging in (any reply then is about the server, not a mail).
+fn smtp_error(e: &lettre::transport::smtp::Error, server: &Server, session: bool) -> SendError {
+    let at = &server.address;
+    let unreachable = |message: String| SendError { message, kind: Failure::Unreachable };
+    if let Some(code) = e.status() {
+        let text = e.source().map(|s| s.to_string()).unwrap_or_default();
+        let reply = format!("{code} {}", text.trim()).trim().to_string();
+        let login = matches!(code.to_string().as_str(), "530" | "534" | "535" | "538" | "454") && server.user.is_some();
+        if login {
+            let user = server.user.as_deref().unwrap_or("");
+            return unreachable(format!("the SMTP server {at} refused the login as {user}: {reply}"));
+        }
+        if session {
+            return unreachable(format!("the SMTP server {at} refused the session: {reply}"));
+        }
+        return if e.is_permanent() {
+            SendError { message: format!("the SMTP server {at} refused it for good: {reply}"), kind: Failure::Permanent }
+        } else {
+            SendError { message: format!("the SMTP server {at} refused it for now: {reply}"), kind: Failure::Transient }
+        };
+    }
+    if e.is_tls() {
+        return unreachable(format!("the TLS handshake with the SMTP server {at} failed: {}", innermost(e)));
+    }
+    if let Some(io) = io_source(e) {
+        use std::io::ErrorKind as K;
+        let text = without_os_error(&io.to_string());
+        return unreachable(match io.kind() {
+            K::TimedOut | K::WouldBlock => format!("the SMTP server {at} did not answer within {} s", server.timeout_secs),
+            K::ConnectionRefused => format!("the SMTP server {at} refused the connection (is it running, and is the port right?)"),
+            K::ConnectionReset | K::ConnectionAborted | K::BrokenPipe | K::UnexpectedEof => format!("the SMTP server {at} closed the connection ({text})"),
+            // rustls reports a failed handshake (an unknown certificate, a wrong name) this way.
+            K::InvalidData => format!("the TLS handshake with the SMTP server {at} failed: {text}"),
+            K::HostUnreachable | K::NetworkUnreachable | K::NetworkDown => format!("the SMTP server {at} cannot be reached ({text})"),
+            _ if text.contains("lookup address") || text.contains("name resolution") => format!("the name of the SMTP server {at} could not be looked up (DNS: {text})"),
+            _ => format!("the connection to the SMTP server {at} failed: {text}"),
+        });
+    }
+    let text = without_os_error(&innermost(e));
+    if e.is_client() && text.to_lowercase().contains("auth") {
+        return unreachable(format!("the SMTP server {at} refused the login: {text}"));
+    }
+    unreachable(format!("the SMTP session with {at} failed: {text}"))
+}
+
+/// The first I/O error in `e`'s chain of causes.
+fn io_source<'a>(e: &'a (dyn std::error::Error + 'static)) -> Option<&'a std::io::Error> {
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(e);
+    while let Some(c) = cause {
+        if let Some(io) = c.downcast_ref::<std::io::Error>() {
+            return Some(io);
+        }
+        cause = c.source();
+    }
+    None
+}
+
+/// The text of the deepest cause of `e` (the part that says what happened).
+fn innermost(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut last: &(dyn std::error::Error + 'static) = e;
+    while let Some(c) = last.source() {
+        last = c;
+    }
+    last.to_string()
+}
+
+/// `Connection refused (os error 111)` without its ` (os error 111)`.
+fn without_os_error(s: &str) -> String {
+    match s.find(" (os error ") {
+        Some(i) if s.ends_with(')') => s[..i].to_string(),
+        _ => s.to_string(),
     }
 }
 
@@ -139,11 +252,16 @@ pub fn from_config(c: &TransportConfig) -> Result<Option<Box<dyn Transport>>> {
                 }
                 b.build_rustls().map_err(|e| Error::Usage(format!("TLS setup for {host}: {e}")))
             };
-            let mut b = SmtpTransport::builder_dangerous(host.as_str());
+            let port = port.unwrap_or(match security {
+                Security::Starttls => 587,
+                Security::Tls => 465,
+                Security::None => 25,
+            });
+            let mut b = SmtpTransport::builder_dangerous(host.as_str()).port(port);
             b = match security {
-                Security::Starttls => b.port(port.unwrap_or(587)).tls(Tls::Required(tls_params()?)),
-                Security::Tls => b.port(port.unwrap_or(465)).tls(Tls::Wrapper(tls_params()?)),
-                Security::None => b.port(port.unwrap_or(25)).tls(Tls::None),
+                Security::Starttls => b.tls(Tls::Required(tls_params()?)),
+                Security::Tls => b.tls(Tls::Wrapper(tls_params()?)),
+                Security::None => b.tls(Tls::None),
             };
             if let Some(u) = user {
                 let pass = match (password_file, password_env) {
@@ -155,8 +273,10 @@ pub fn from_config(c: &TransportConfig) -> Result<Option<Box<dyn Transport>>> {
                 };
                 b = b.credentials(Credentials::new(u.clone(), pass));
             }
-            b = b.timeout(Some(Duration::from_secs(timeout_secs.unwrap_or(30))));
-            Some(Box::new(Lettre::Smtp(Box::new(b.build()))))
+            let timeout = timeout_secs.unwrap_or(30);
+            b = b.timeout(Some(Duration::from_secs(timeout)));
+            let server = Server { address: format!("{host}:{port}"), timeout_secs: timeout, user: user.clone() };
+            Some(Box::new(Lettre::Smtp(Box::new(b.build()), server)))
         }
     })
 }
