@@ -190,6 +190,86 @@ pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>>
     Ok(out)
 }
 
+/// The most a kept report may weigh: a report is a few kilobytes; a whole saved mail with its
+/// order-form attachment somewhat more.
+const KEPT_REPORT_LIMIT: u64 = 4 << 20;
+
+/// Checks reports a player kept (the report text or the whole mail as received) against the game
+/// in `dir`: each names this game, and the game holds the record it names with the SHA-256 it
+/// gives (so, through the hash chain, every record before it); a report saying the game ended
+/// there needs that record to be the game's last. This is what shows a game cut short (its last
+/// records removed with their states and reports, and what remains re-signed): the game's own
+/// files alone cannot. Returns one line per report.
+///
+/// Errors: [`Error::Audit`] naming the report file and what is wrong or missing.
+pub fn check_kept_reports(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>> {
+    let gd = GameDir::new(dir);
+    let gf = pipeline::read_game_file(&gd)?;
+    let last = gd.last_record()?.ok_or_else(|| fail(&gd.record(0), "missing: no records"))?;
+    let mut out = Vec::new();
+    for f in files {
+        let pin = read_kept_report(f)?;
+        if pin.game != gf.id {
+            return Err(fail(f, format!("is a report of game {}, not of {}", pin.game, gf.id)));
+        }
+        let rpath = gd.record(pin.record);
+        let bytes = match store::read(&rpath) {
+            Ok(b) => b,
+            Err(_) => {
+                return Err(fail(f, format!(
+                    "follows record {} ({} is missing; the game's records stop at record {last}): the history was cut short{}",
+                    pin.record,
+                    rpath.display(),
+                    if pin.over { ", and the end of the game removed" } else { "" }
+                )))
+            }
+        };
+        let hash = commit::sha256_hex(&bytes);
+        if hash != pin.sha256 {
+            return Err(fail(f, format!(
+                "follows record {} with SHA-256 {}, but the game's {} has {hash}: the history was rewritten since (or the report is not of this game)",
+                pin.record, pin.sha256, rpath.display()
+            )));
+        }
+        let rec: Record = serde_json::from_slice(&bytes).map_err(|e| fail(&rpath, format!("not a record: {e}")))?;
+        if pin.over != rec.outcome.is_some() {
+            return Err(fail(f, format!("says the game {} with record {}, but that record {}: the report was edited", if pin.over { "ended" } else { "went on" }, pin.record, if pin.over { "opens another step" } else { "ends it" })));
+        }
+        if pin.over && pin.record != last {
+            return Err(fail(f, format!("says the game ended with record {}, but the game goes on to record {last}", pin.record)));
+        }
+        out.push(if pin.over {
+            format!("{}: the game ends with record {} as this report says (hash matches)", f.display(), pin.record)
+        } else {
+            format!("{}: record {} is in the game with this report's hash (the game has records up to {last})", f.display(), pin.record)
+        });
+    }
+    Ok(out)
+}
+
+/// The pin of a kept report: read from the file's text, or, for a saved mail (`.eml`, as a mail
+/// client writes it, with encoded body parts), from its text parts.
+fn read_kept_report(f: &Path) -> Result<report::Pin> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let file = std::fs::File::open(f).map_err(|e| store::io(f, e))?;
+    file.take(KEPT_REPORT_LIMIT + 1).read_to_end(&mut bytes).map_err(|e| store::io(f, e))?;
+    if bytes.len() as u64 > KEPT_REPORT_LIMIT {
+        return Err(fail(f, format!("is larger than {} MB: not a report", KEPT_REPORT_LIMIT >> 20)));
+    }
+    let text = String::from_utf8_lossy(&bytes);
+    let direct = report::read_pin(&text);
+    if direct.is_ok() || text.contains(report::PIN_HEAD) {
+        return direct.map_err(|e| fail(f, e));
+    }
+    let body = mail_parser::MessageParser::default()
+        .parse(&bytes)
+        .filter(|m| m.headers().len() > 0)
+        .map(|m| (0..m.text_body_count()).filter_map(|i| m.body_text(i)).collect::<Vec<_>>().join("\n"))
+        .unwrap_or_default();
+    report::read_pin(&body).map_err(|e| fail(f, e))
+}
+
 /// Audits the game in `dir`; `Ok` only if every check passes, otherwise [`Error::Audit`] naming
 /// the first failure and its file. `templates` must be the override folder used by the host, if any.
 pub fn audit(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
