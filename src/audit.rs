@@ -380,6 +380,35 @@ fn check_times(gd: &GameDir, gf: &GameFile, n: u64, bytes: &[u8], rec: &Record, 
     check_receipt_times(gd, res.step, opened, Some((resolved, n)))
 }
 
+/// The host's files of a step no record reached: a host seed or sealed orders of a step after
+/// `open_step` (the one the last record opened), or withheld orders of a step after `last` (a
+/// step is resolved only by its record). Each is written before the record that needs it, so
+/// one is left by an interrupted adjudication (the next `pbem adjudicate` redoes the step) or
+/// by records removed since: a history cut short.
+fn check_host_leftovers(gd: &GameDir, last: u64, open_step: u64) -> Result<()> {
+    let host = gd.root.join("host");
+    let step_of = |name: &str| name.get(..6).and_then(|d| d.parse::<u64>().ok());
+    let mut found: Vec<(PathBuf, u64, &str)> = Vec::new();
+    for (folder, after, what) in [("seeds", open_step, "the host seed of"), ("sealed", open_step, "sealed orders of"), ("withheld", last, "withheld orders of")] {
+        let dir = host.join(folder);
+        if !dir.is_dir() {
+            continue;
+        }
+        for name in store::list(&dir)? {
+            if let Some(step) = step_of(&name).filter(|s| *s > after) {
+                found.push((dir.join(&name), step, what));
+            }
+        }
+    }
+    match found.into_iter().next() {
+        None => Ok(()),
+        Some((path, step, what)) => Err(fail(&path, format!(
+            "holds {what} step {step}, which no record reached (the last record is {last}): records removed since (a history cut short), \
+             or an interrupted adjudication (run `pbem adjudicate` to finish it)"
+        ))),
+    }
+}
+
 fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
     let gd = GameDir::new(dir);
     let gf = pipeline::read_game_file(&gd)?;
@@ -421,6 +450,7 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
             return Err(fail(&gd.root.join("receipts").join(&name), format!("receipts for a step no record opened (the last step opened is {open_step}): a history cut short?")));
         }
     }
+    check_host_leftovers(&gd, last, open_step)?;
     for step in 1..=last + 1 {
         check_receipts(&gd, &gf.id, step, &host, &pipeline::setup_hash(&gf_bytes, scenario.as_bytes()))?;
     }

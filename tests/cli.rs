@@ -1097,6 +1097,17 @@ fn a_history_cut_short_is_caught_by_its_receipts() {
     // ...so it deletes them too; the game's files are consistent, but a receipt the player kept
     // for that step is not.
     std::fs::remove_dir_all(g.join("receipts").join(format!("{last:06}"))).unwrap();
+    // The host seed drawn for that step gives it away too...
+    audit_fails(&g, &format!("holds the host seed of step {last}, which no record reached"));
+    // ...so it deletes the host's files of the removed steps as well.
+    std::fs::remove_file(g.join("host").join("seeds").join(format!("{last:06}.hex"))).unwrap();
+    let _ = std::fs::remove_dir_all(g.join("host").join("sealed").join(format!("{last:06}")));
+    for f in std::fs::read_dir(g.join("host").join("withheld")).into_iter().flatten() {
+        let p = f.unwrap().path();
+        if p.file_name().unwrap().to_str().unwrap()[..6].parse::<u64>().unwrap() >= last - 1 {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
     pbem().arg("audit").arg(&g).assert().success();
     let kept = std::fs::read_dir(held.join(format!("{last:06}"))).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "toml")).unwrap();
     pbem().arg("audit").arg(&g).arg("--receipt").arg(&kept).assert().failure()
@@ -1208,4 +1219,21 @@ fn a_kept_report_pins_the_history_and_the_end_of_the_game() {
             .and(predicate::str::contains(format!("{last:06}.json is missing")))
             .and(predicate::str::contains("cut short, and the end of the game removed")),
     );
+}
+
+#[test]
+fn audit_notices_host_files_of_steps_no_record_reached() {
+    let (_t, g) = demo_game();
+    let last = std::fs::read_dir(g.join("records")).unwrap().count() / 2 - 1;
+    // The host removes the last two records with their states, reports and the receipts of the step
+    // the removed record opened; the host seed it drew for that step stays behind.
+    for n in [last, last - 1] {
+        let rec = g.join("records").join(format!("{n:06}.json"));
+        std::fs::remove_file(&rec).unwrap();
+        std::fs::remove_file(pipeline_sig(&rec)).unwrap();
+        std::fs::remove_file(g.join("states").join(format!("{n:06}.json"))).unwrap();
+        std::fs::remove_dir_all(g.join("reports").join(format!("{n:06}"))).unwrap();
+    }
+    let _ = std::fs::remove_dir_all(g.join("receipts").join(format!("{last:06}")));
+    audit_fails(&g, &format!("{last:06}.hex: holds the host seed of step {last}, which no record reached (the last record is {})", last - 2));
 }
