@@ -1237,3 +1237,18 @@ fn audit_notices_host_files_of_steps_no_record_reached() {
     let _ = std::fs::remove_dir_all(g.join("receipts").join(format!("{last:06}")));
     audit_fails(&g, &format!("{last:06}.hex: holds the host seed of step {last}, which no record reached (the last record is {})", last - 2));
 }
+
+#[test]
+fn a_report_template_without_the_pin_block_is_refused_before_anything_is_written() {
+    let t = Table::new();
+    let tpl = t.path().join("tpl");
+    std::fs::create_dir(&tpl).unwrap();
+    std::fs::write(tpl.join("report.txt"), "{{ title }}: report for {{ role }}\n{% include \"games/\" ~ rules ~ \".txt\" %}\n").unwrap();
+    pbem().arg("--templates").arg(&tpl).arg("adjudicate").arg(t.game()).args(["--now", "2026-07-05T12:00:00Z"]).assert().failure()
+        .stderr(predicate::str::contains("report.txt must show {{ pin }} (the KEEP THIS REPORT block)"));
+    assert!(!t.game().join("states").join("000001.json").exists(), "a state was written for a step whose reports failed");
+    assert!(!t.game().join("records").join("000001.json").exists());
+    // With the built-in templates the step resolves as before.
+    pbem().arg("adjudicate").arg(t.game()).args(["--now", "2026-07-05T12:00:00Z"]).assert().success();
+    pbem().arg("audit").arg(t.game()).assert().success();
+}
