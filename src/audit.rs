@@ -257,17 +257,19 @@ fn read_kept_report(f: &Path) -> Result<report::Pin> {
     if bytes.len() as u64 > KEPT_REPORT_LIMIT {
         return Err(fail(f, format!("is larger than {} MB: not a report", KEPT_REPORT_LIMIT >> 20)));
     }
-    let text = String::from_utf8_lossy(&bytes);
-    let direct = report::read_pin(&text);
-    if direct.is_ok() || text.contains(report::PIN_HEAD) {
+    let direct = report::read_pin(&String::from_utf8_lossy(&bytes));
+    if direct.is_ok() {
         return direct.map_err(|e| fail(f, e));
     }
+    // A saved mail: its text parts decoded (transfer encoding, charset).
     let body = mail_parser::MessageParser::default()
         .parse(&bytes)
-        .filter(|m| m.headers().len() > 0)
-        .map(|m| (0..m.text_body_count()).filter_map(|i| m.body_text(i)).collect::<Vec<_>>().join("\n"))
-        .unwrap_or_default();
-    report::read_pin(&body).map_err(|e| fail(f, e))
+        .filter(|m| !m.headers().is_empty())
+        .map(|m| (0..m.text_body_count()).filter_map(|i| m.body_text(i)).collect::<Vec<_>>().join("\n"));
+    match body.map(|b| report::read_pin(&b)) {
+        Some(Ok(pin)) => Ok(pin),
+        _ => direct.map_err(|e| fail(f, e)),
+    }
 }
 
 /// Audits the game in `dir`; `Ok` only if every check passes, otherwise [`Error::Audit`] naming
