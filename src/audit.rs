@@ -190,6 +190,88 @@ pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>>
     Ok(out)
 }
 
+/// The most a kept report may weigh: a report is a few kilobytes; a whole saved mail with its
+/// order-form attachment somewhat more.
+const KEPT_REPORT_LIMIT: u64 = 4 << 20;
+
+/// Checks reports a player kept (the report text or the whole mail as received) against the game
+/// in `dir`: each names this game, and the game holds the record it names with the SHA-256 it
+/// gives (so, through the hash chain, every record before it); a report saying the game ended
+/// there needs that record to be the game's last. This is what shows a game cut short (its last
+/// records removed with their states and reports, and what remains re-signed): the game's own
+/// files alone cannot. Returns one line per report.
+///
+/// Errors: [`Error::Audit`] naming the report file and what is wrong or missing.
+pub fn check_kept_reports(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>> {
+    let gd = GameDir::new(dir);
+    let gf = pipeline::read_game_file(&gd)?;
+    let last = gd.last_record()?.ok_or_else(|| fail(&gd.record(0), "missing: no records"))?;
+    let mut out = Vec::new();
+    for f in files {
+        let pin = read_kept_report(f)?;
+        if pin.game != gf.id {
+            return Err(fail(f, format!("is a report of game {}, not of {}", pin.game, gf.id)));
+        }
+        let rpath = gd.record(pin.record);
+        let bytes = match store::read(&rpath) {
+            Ok(b) => b,
+            Err(_) => {
+                return Err(fail(f, format!(
+                    "follows record {} ({} is missing; the game's records stop at record {last}): the history was cut short{}",
+                    pin.record,
+                    rpath.display(),
+                    if pin.over { ", and the end of the game removed" } else { "" }
+                )))
+            }
+        };
+        let hash = commit::sha256_hex(&bytes);
+        if hash != pin.sha256 {
+            return Err(fail(f, format!(
+                "follows record {} with SHA-256 {}, but the game's {} has {hash}: the history was rewritten since (or the report is not of this game)",
+                pin.record, pin.sha256, rpath.display()
+            )));
+        }
+        let rec: Record = serde_json::from_slice(&bytes).map_err(|e| fail(&rpath, format!("not a record: {e}")))?;
+        if pin.over != rec.outcome.is_some() {
+            return Err(fail(f, format!("says the game {} with record {}, but that record {}: the report was edited", if pin.over { "ended" } else { "went on" }, pin.record, if pin.over { "opens another step" } else { "ends it" })));
+        }
+        if pin.over && pin.record != last {
+            return Err(fail(f, format!("says the game ended with record {}, but the game goes on to record {last}", pin.record)));
+        }
+        out.push(if pin.over {
+            format!("{}: the game ends with record {} as this report says (hash matches)", f.display(), pin.record)
+        } else {
+            format!("{}: record {} is in the game with this report's hash (the game has records up to {last})", f.display(), pin.record)
+        });
+    }
+    Ok(out)
+}
+
+/// The pin of a kept report: read from the file's text, or, for a saved mail (`.eml`, as a mail
+/// client writes it, with encoded body parts), from its text parts.
+fn read_kept_report(f: &Path) -> Result<report::Pin> {
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let file = std::fs::File::open(f).map_err(|e| store::io(f, e))?;
+    file.take(KEPT_REPORT_LIMIT + 1).read_to_end(&mut bytes).map_err(|e| store::io(f, e))?;
+    if bytes.len() as u64 > KEPT_REPORT_LIMIT {
+        return Err(fail(f, format!("is larger than {} MB: not a report", KEPT_REPORT_LIMIT >> 20)));
+    }
+    let direct = report::read_pin(&String::from_utf8_lossy(&bytes));
+    if direct.is_ok() {
+        return direct.map_err(|e| fail(f, e));
+    }
+    // A saved mail: its text parts decoded (transfer encoding, charset).
+    let body = mail_parser::MessageParser::default()
+        .parse(&bytes)
+        .filter(|m| !m.headers().is_empty())
+        .map(|m| (0..m.text_body_count()).filter_map(|i| m.body_text(i)).collect::<Vec<_>>().join("\n"));
+    match body.map(|b| report::read_pin(&b)) {
+        Some(Ok(pin)) => Ok(pin),
+        _ => direct.map_err(|e| fail(f, e)),
+    }
+}
+
 /// Audits the game in `dir`; `Ok` only if every check passes, otherwise [`Error::Audit`] naming
 /// the first failure and its file. `templates` must be the override folder used by the host, if any.
 pub fn audit(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
@@ -300,6 +382,35 @@ fn check_times(gd: &GameDir, gf: &GameFile, n: u64, bytes: &[u8], rec: &Record, 
     check_receipt_times(gd, res.step, opened, Some((resolved, n)))
 }
 
+/// The host's files of a step no record reached: a host seed or sealed orders of a step after
+/// `open_step` (the one the last record opened), or withheld orders of a step after `last` (a
+/// step is resolved only by its record). Each is written before the record that needs it, so
+/// one is left by an interrupted adjudication (the next `pbem adjudicate` redoes the step) or
+/// by records removed since: a history cut short.
+fn check_host_leftovers(gd: &GameDir, last: u64, open_step: u64) -> Result<()> {
+    let host = gd.root.join("host");
+    let step_of = |name: &str| name.get(..6).and_then(|d| d.parse::<u64>().ok());
+    let mut found: Vec<(PathBuf, u64, &str)> = Vec::new();
+    for (folder, after, what) in [("seeds", open_step, "the host seed of"), ("sealed", open_step, "sealed orders of"), ("withheld", last, "withheld orders of")] {
+        let dir = host.join(folder);
+        if !dir.is_dir() {
+            continue;
+        }
+        for name in store::list(&dir)? {
+            if let Some(step) = step_of(&name).filter(|s| *s > after) {
+                found.push((dir.join(&name), step, what));
+            }
+        }
+    }
+    match found.into_iter().next() {
+        None => Ok(()),
+        Some((path, step, what)) => Err(fail(&path, format!(
+            "holds {what} step {step}, which no record reached (the last record is {last}): records removed since (a history cut short), \
+             or an interrupted adjudication (run `pbem adjudicate` to finish it)"
+        ))),
+    }
+}
+
 fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
     let gd = GameDir::new(dir);
     let gf = pipeline::read_game_file(&gd)?;
@@ -341,6 +452,7 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
             return Err(fail(&gd.root.join("receipts").join(&name), format!("receipts for a step no record opened (the last step opened is {open_step}): a history cut short?")));
         }
     }
+    check_host_leftovers(&gd, last, open_step)?;
     for step in 1..=last + 1 {
         check_receipts(&gd, &gf.id, step, &host, &pipeline::setup_hash(&gf_bytes, scenario.as_bytes()))?;
     }

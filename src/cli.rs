@@ -184,6 +184,11 @@ enum Command {
         /// the order used for its step no older than it. Repeatable.
         #[arg(long = "receipt", value_name = "FILE")]
         receipts: Vec<PathBuf>,
+        /// A report you kept (its text, or the whole mail as saved): the game must still hold the
+        /// record it follows, with the hash it gives, and, if it says the game ended there, end
+        /// there. Keep the newest: it pins every record before it too. Repeatable.
+        #[arg(long = "report", value_name = "FILE")]
+        reports: Vec<PathBuf>,
     },
     /// Play many games in memory with a built-in policy: win rate and mean casualties (balancing).
     Simulate {
@@ -490,10 +495,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
             print!("{}", store::read_text(&g.dir.report(n, &role))?);
         }
-        Command::Audit { dir, receipts } => {
+        Command::Audit { dir, receipts, reports } => {
             warn_exposed_host(&dir);
             let s = audit::audit(&dir, cli.templates.as_deref())?;
             for line in audit::check_held_receipts(&dir, &receipts)? {
+                println!("{line}");
+            }
+            for line in audit::check_kept_reports(&dir, &reports)? {
                 println!("{line}");
             }
             println!("audit passed: {}", s.describe());

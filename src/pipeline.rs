@@ -240,11 +240,16 @@ fn commit_record(
     state: &str,
     key: &ssh_key::PrivateKey,
 ) -> Result<()> {
-    store::write_atomic(&dir.state(rec.index), state.as_bytes())?;
+    // Every report is rendered before anything is written: a template that fails (e.g. an
+    // override without the pin block) leaves the game as it was.
     let env = report::environment(report::override_dir())?;
+    let mut texts = Vec::new();
     for seat in &gf.seats {
-        let text = report::render(&env, game, gf, rec, events, state, &seat.role)?;
-        store::write_atomic(&dir.report(rec.index, &seat.role), text.as_bytes())?;
+        texts.push((dir.report(rec.index, &seat.role), report::render(&env, game, gf, rec, events, state, &seat.role)?));
+    }
+    store::write_atomic(&dir.state(rec.index), state.as_bytes())?;
+    for (path, text) in texts {
+        store::write_atomic(&path, text.as_bytes())?;
     }
     write_signed(&dir.record(rec.index), &model::record_bytes(rec), key, NS_RECORD)
 }

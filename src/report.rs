@@ -103,6 +103,7 @@ pub fn render(
         .flat_map(|r| r.orders.iter())
         .map(|o| ReceiptLine { role: o.role.clone(), seq: o.seq, commitment: o.commitment.clone() })
         .collect();
+    let pin = pin_block(gf, record);
     let form = match &record.opening {
         Some(op) => order_form(game, gf, op, state, role, "")?,
         None => None,
@@ -123,9 +124,83 @@ pub fn render(
         opening => Value::from(minijinja::value::Serde(&record.opening)),
         outcome => Value::from(minijinja::value::Serde(&record.outcome)),
         form => form,
+        pin => &pin,
     };
     let tmpl = env.get_template("report.txt").map_err(|e| Error::Usage(format!("template: {e}")))?;
-    tmpl.render(ctx).map_err(|e| Error::Usage(format!("report template for {}: {e:#}", game.rules())))
+    let text = tmpl.render(ctx).map_err(|e| Error::Usage(format!("report template for {}: {e:#}", game.rules())))?;
+    // The block is what a player keeps to pin the history (README "What a kept report pins"): a
+    // template that leaves it out would make every report of the game useless as evidence.
+    if !text.contains(&pin) {
+        return Err(Error::Usage(format!("report template report.txt must show {{{{ pin }}}} (the {PIN_HEAD} block) as it is")));
+    }
+    Ok(text)
+}
+
+/// The first line of the block in every report that pins the record it follows.
+pub const PIN_HEAD: &str = "KEEP THIS REPORT";
+
+/// The block a player keeps: game id, record index, whether the record ends the game, and the
+/// SHA-256 of the record file (its canonical bytes, as written and as the audit reads them).
+/// Lines stay under 76 characters and hold no `=`, so that a saved mail keeps them unbroken.
+fn pin_block(gf: &GameFile, record: &Record) -> String {
+    let hash = crate::commit::sha256_hex(&crate::model::record_bytes(record));
+    let over = if record.outcome.is_some() { "yes, the game ended with this record" } else { "no, the game goes on" };
+    format!(
+        "{PIN_HEAD}\n  `pbem audit GAME --report FILE` checks that the game still holds this\n  \
+         record, with this hash, and every record before it.\n  \
+         game:   {}\n  record: {}\n  over:   {over}\n  sha256: {hash}\n",
+        gf.id, record.index
+    )
+}
+
+/// What a kept report pins: read back from its [`PIN_HEAD`] block.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pin {
+    /// The game id.
+    pub game: String,
+    /// The record the report follows.
+    pub record: u64,
+    /// Whether the report says that record ended the game.
+    pub over: bool,
+    /// Hex SHA-256 of that record's file.
+    pub sha256: String,
+}
+
+/// Reads the [`PIN_HEAD`] block of a kept report: the report text as written or mailed, with
+/// any mail quoting (`>`) or indentation; the last block wins when a text holds several (a reply
+/// quoting an older report above a newer one keeps the newer one's below). Errors say what is
+/// missing or malformed, with the line (from 1).
+pub fn read_pin(text: &str) -> std::result::Result<Pin, String> {
+    let lines: Vec<(usize, &str)> = text
+        .lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim_start_matches(|c: char| c == '>' || c.is_whitespace()).trim_end()))
+        .collect();
+    let start = lines.iter().rposition(|(_, l)| *l == PIN_HEAD).ok_or(format!("holds no \"{PIN_HEAD}\" block (is it a pbem report?)"))?;
+    let (mut game, mut record, mut over, mut sha256) = (None, None, None, None);
+    for &(at, l) in lines[start + 1..].iter().take_while(|(_, l)| !l.is_empty()) {
+        let Some((key, value)) = l.split_once(':') else { continue };
+        let value = value.trim();
+        let bad = |what: &str| format!("line {at}: {key}: {what}");
+        match key {
+            "game" => game = Some(value.to_string()),
+            "record" => record = Some(value.parse::<u64>().map_err(|_| bad("not a record number"))?),
+            "over" if value.starts_with("yes") => over = Some(true),
+            "over" if value.starts_with("no") => over = Some(false),
+            "over" => return Err(bad("neither yes nor no")),
+            "sha256" if value.len() == 64 && value.bytes().all(|b| b.is_ascii_hexdigit()) => sha256 = Some(value.to_ascii_lowercase()),
+            "sha256" => return Err(bad("not 64 hex digits")),
+            _ => {}
+        }
+    }
+    let head = lines[start].0;
+    let need = |what: &str| format!("the {PIN_HEAD} block at line {head} has no {what} line");
+    Ok(Pin {
+        game: game.ok_or_else(|| need("game:"))?,
+        record: record.ok_or_else(|| need("record:"))?,
+        over: over.ok_or_else(|| need("over:"))?,
+        sha256: sha256.ok_or_else(|| need("sha256:"))?,
+    })
 }
 
 static OVERRIDE: std::sync::OnceLock<Option<std::path::PathBuf>> = std::sync::OnceLock::new();
@@ -138,4 +213,35 @@ pub fn set_override(dir: Option<std::path::PathBuf>) {
 /// The override folder set by [`set_override`], if any.
 pub fn override_dir() -> Option<&'static Path> {
     OVERRIDE.get().and_then(|o| o.as_deref())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const H: &str = "d9b489338cce12e9418c44ce70210b15f69470114b42f02f8f0bc46235bd4ee0";
+
+    fn block(record: u64, over: &str) -> String {
+        format!("{PIN_HEAD}\n  some words\n  game:   g1\n  record: {record}\n  over:   {over}\n  sha256: {H}\n")
+    }
+
+    #[test]
+    fn a_pin_is_read_through_mail_quoting_and_the_last_block_wins() {
+        let quoted: String = block(3, "no, the game goes on").lines().map(|l| format!("> > {l}\n")).collect();
+        let text = format!("Report\n{quoted}\nlater:\n{}", block(9, "yes, the game ended with this record"));
+        assert_eq!(read_pin(&quoted), Ok(Pin { game: "g1".into(), record: 3, over: false, sha256: H.into() }));
+        assert_eq!(read_pin(&text).unwrap().record, 9);
+        assert!(read_pin(&text).unwrap().over);
+    }
+
+    #[test]
+    fn a_broken_pin_says_what_is_wrong() {
+        assert!(read_pin("no block here").unwrap_err().contains("holds no"));
+        let short = block(3, "no").replace(&H[..2], "");
+        assert!(read_pin(&short).unwrap_err().contains("line 6: sha256: not 64 hex digits"), "{:?}", read_pin(&short));
+        let gone = block(3, "no").replace("  game:   g1\n", "");
+        assert!(read_pin(&gone).unwrap_err().contains("has no game: line"));
+        assert!(read_pin(&block(3, "maybe")).unwrap_err().contains("over: neither yes nor no"));
+        assert!(read_pin(&block(3, "no").replace("record: 3", "record: x")).unwrap_err().contains("not a record number"));
+    }
 }

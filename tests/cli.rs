@@ -1029,6 +1029,13 @@ fn a_receipt_kept_by_a_player_pins_the_game_setup() {
     std::fs::write(&r0, text.replacen(&old, &new, 1)).unwrap();
     resign(&t.game(), &r0);
     let new_record = pbem::commit::sha256_hex(&std::fs::read(&r0).unwrap());
+    // The reports pin the old record 0: the host rewrites them too (a report a player kept would
+    // still show the old one).
+    for role in ["confederate", "union"] {
+        let rp = t.game().join("reports").join("000000").join(format!("{role}.txt"));
+        let text = std::fs::read_to_string(&rp).unwrap();
+        std::fs::write(&rp, text.replacen(&old_record, &new_record, 1)).unwrap();
+    }
     // The game's own receipt still names the old setup...
     audit_fails(&t.game(), "names another setup than game.toml and scenario.toml");
     // ...so the host re-issues it too; the game's files are consistent again, but the receipt the
@@ -1090,6 +1097,17 @@ fn a_history_cut_short_is_caught_by_its_receipts() {
     // ...so it deletes them too; the game's files are consistent, but a receipt the player kept
     // for that step is not.
     std::fs::remove_dir_all(g.join("receipts").join(format!("{last:06}"))).unwrap();
+    // The host seed drawn for that step gives it away too...
+    audit_fails(&g, &format!("holds the host seed of step {last}, which no record reached"));
+    // ...so it deletes the host's files of the removed steps as well.
+    std::fs::remove_file(g.join("host").join("seeds").join(format!("{last:06}.hex"))).unwrap();
+    let _ = std::fs::remove_dir_all(g.join("host").join("sealed").join(format!("{last:06}")));
+    for f in std::fs::read_dir(g.join("host").join("withheld")).into_iter().flatten() {
+        let p = f.unwrap().path();
+        if p.file_name().unwrap().to_str().unwrap()[..6].parse::<u64>().unwrap() >= last - 1 {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
     pbem().arg("audit").arg(&g).assert().success();
     let kept = std::fs::read_dir(held.join(format!("{last:06}"))).unwrap().map(|e| e.unwrap().path()).find(|p| p.extension().is_some_and(|x| x == "toml")).unwrap();
     pbem().arg("audit").arg(&g).arg("--receipt").arg(&kept).assert().failure()
@@ -1130,4 +1148,107 @@ fn a_key_path_in_game_toml_or_a_withheld_mark_in_a_game_that_never_withholds_is_
 
 fn record_json_at(g: &Path, n: u64) -> serde_json::Value {
     serde_json::from_str(&record_text(g, n)).unwrap()
+}
+
+/// Base64 of `bytes` in 76-character lines, as a mail client writes a body part.
+fn base64_lines(bytes: &[u8]) -> String {
+    const A: &[u8] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut s = String::new();
+    for c in bytes.chunks(3) {
+        let n = (c[0] as u32) << 16 | (*c.get(1).unwrap_or(&0) as u32) << 8 | *c.get(2).unwrap_or(&0) as u32;
+        for i in 0..4 {
+            s.push(if i <= c.len() { A[(n >> (18 - 6 * i) & 63) as usize] as char } else { '=' });
+        }
+    }
+    s.as_bytes().chunks(76).map(|l| format!("{}\r\n", std::str::from_utf8(l).unwrap())).collect()
+}
+
+#[test]
+fn a_kept_report_pins_the_history_and_the_end_of_the_game() {
+    let (t, g) = demo_game();
+    let last = std::fs::read_dir(g.join("records")).unwrap().count() / 2 - 1;
+    let report = |n: usize, role: &str| std::fs::read_to_string(g.join("reports").join(format!("{n:06}")).join(format!("{role}.txt"))).unwrap();
+    let keep = |name: &str, text: &str| {
+        let p = t.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    // What players keep: the final report as text, a mid-game report quoted in a reply, and the
+    // final report as a whole saved mail (its body base64-encoded, as clients send UTF-8).
+    let fin = keep("final.txt", &report(last, "union"));
+    let quoted: String = report(3, "confederate").lines().map(|l| format!("> {l}\n")).collect();
+    let mid = keep("mid.txt", &format!("On Friday the judge wrote:\n{quoted}\nThanks.\n"));
+    let eml = keep("final.eml", &format!(
+        "From: judge@example.org\r\nTo: meade@example.org\r\nSubject: [pbem] final result\r\nMIME-Version: 1.0\r\n\
+         Content-Type: text/plain; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n{}",
+        base64_lines(report(last, "confederate").as_bytes())
+    ));
+    let audit = |reports: &[&Path]| {
+        let mut c = pbem();
+        c.arg("audit").arg(&g);
+        for r in reports {
+            c.arg("--report").arg(r);
+        }
+        c.assert()
+    };
+    audit(&[&fin, &mid, &eml]).success().stdout(
+        predicate::str::contains(format!("the game ends with record {last} as this report says"))
+            .and(predicate::str::contains("record 3 is in the game with this report's hash"))
+            .and(predicate::str::contains("final.eml: the game ends")),
+    );
+    // A forged hash, another game's report, and a report edited to say the game ended.
+    let mid_text = report(3, "confederate");
+    let hash = mid_text.lines().find_map(|l| l.trim().strip_prefix("sha256: ")).unwrap().to_string();
+    let forged = keep("forged.txt", &mid_text.replace(&hash, &format!("{}{}", if hash.starts_with('0') { "1" } else { "0" }, &hash[1..])));
+    audit(&[&forged]).failure().stderr(predicate::str::contains("forged.txt").and(predicate::str::contains("the history was rewritten")));
+    let id = mid_text.lines().find_map(|l| l.trim().strip_prefix("game:   ")).unwrap().to_string();
+    let other = keep("other.txt", &mid_text.replace(&format!("game:   {id}\n"), "game:   g2\n"));
+    audit(&[&other]).failure().stderr(predicate::str::contains(format!("is a report of game g2, not of {id}")));
+    let over = keep("over.txt", &mid_text.replace("over:   no, the game goes on", "over:   yes"));
+    audit(&[&over]).failure().stderr(predicate::str::contains("the report was edited"));
+    // The host removes the final record with its state and reports: the game's files alone still
+    // audit clean, and so does the mid-game report; the kept final report does not.
+    let rec = g.join("records").join(format!("{last:06}.json"));
+    std::fs::remove_file(&rec).unwrap();
+    std::fs::remove_file(pipeline_sig(&rec)).unwrap();
+    std::fs::remove_file(g.join("states").join(format!("{last:06}.json"))).unwrap();
+    std::fs::remove_dir_all(g.join("reports").join(format!("{last:06}"))).unwrap();
+    audit(&[&mid]).success();
+    audit(&[&fin]).failure().stderr(
+        predicate::str::contains(format!("follows record {last}"))
+            .and(predicate::str::contains(format!("{last:06}.json is missing")))
+            .and(predicate::str::contains("cut short, and the end of the game removed")),
+    );
+}
+
+#[test]
+fn audit_notices_host_files_of_steps_no_record_reached() {
+    let (_t, g) = demo_game();
+    let last = std::fs::read_dir(g.join("records")).unwrap().count() / 2 - 1;
+    // The host removes the last two records with their states, reports and the receipts of the step
+    // the removed record opened; the host seed it drew for that step stays behind.
+    for n in [last, last - 1] {
+        let rec = g.join("records").join(format!("{n:06}.json"));
+        std::fs::remove_file(&rec).unwrap();
+        std::fs::remove_file(pipeline_sig(&rec)).unwrap();
+        std::fs::remove_file(g.join("states").join(format!("{n:06}.json"))).unwrap();
+        std::fs::remove_dir_all(g.join("reports").join(format!("{n:06}"))).unwrap();
+    }
+    let _ = std::fs::remove_dir_all(g.join("receipts").join(format!("{last:06}")));
+    audit_fails(&g, &format!("{last:06}.hex: holds the host seed of step {last}, which no record reached (the last record is {})", last - 2));
+}
+
+#[test]
+fn a_report_template_without_the_pin_block_is_refused_before_anything_is_written() {
+    let t = Table::new();
+    let tpl = t.path().join("tpl");
+    std::fs::create_dir(&tpl).unwrap();
+    std::fs::write(tpl.join("report.txt"), "{{ title }}: report for {{ role }}\n{% include \"games/\" ~ rules ~ \".txt\" %}\n").unwrap();
+    pbem().arg("--templates").arg(&tpl).arg("adjudicate").arg(t.game()).args(["--now", "2026-07-05T12:00:00Z"]).assert().failure()
+        .stderr(predicate::str::contains("report.txt must show {{ pin }} (the KEEP THIS REPORT block)"));
+    assert!(!t.game().join("states").join("000001.json").exists(), "a state was written for a step whose reports failed");
+    assert!(!t.game().join("records").join("000001.json").exists());
+    // With the built-in templates the step resolves as before.
+    pbem().arg("adjudicate").arg(t.game()).args(["--now", "2026-07-05T12:00:00Z"]).assert().success();
+    pbem().arg("audit").arg(t.game()).assert().success();
 }
