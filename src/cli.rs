@@ -256,6 +256,18 @@ fn one_line(e: &anyhow::Error) -> String {
     out
 }
 
+/// `pbem adjudicate DIR` without `--mail`: it reads no mail, but does not resolve a step of a game
+/// named by a piped message still waiting in `ROOT/.mail/spool/` (the cron line takes it in).
+fn adjudicate_plain(dir: &Path, clock: pipeline::Clock) -> crate::error::Result<pipeline::Adjudicated> {
+    let root = dir.parent().unwrap_or(Path::new("."));
+    let spooled = crate::mail::intake::spooled_games(root)?;
+    let spool = crate::mail::intake::state_dir(root).join("spool");
+    let mut check = |gf: &crate::model::GameFile, _: &crate::model::Opening| {
+        if spooled.contains(&gf.id) { Err(format!("a message with orders for it waits in {} (the cron line, `pbem adjudicate --all ROOT --mail CONFIG`, takes it in)", spool.display())) } else { Ok(()) }
+    };
+    pipeline::adjudicate_with(dir, clock, &mut Entropy::Os, &mut check)
+}
+
 /// `--now` as a fixed clock, else the system clock (read once a lock is held).
 fn clock(arg: &Option<String>) -> Result<pipeline::Clock> {
     Ok(match arg {
@@ -457,7 +469,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 dirs.extend(pipeline::games_under(&root)?.into_iter().filter(|d| !doubled.contains(&d)));
             }
             for d in dirs {
-                match pipeline::adjudicate(&d, t, &mut Entropy::Os) {
+                match adjudicate_plain(&d, t) {
                     Ok(a) if quiet && a.held.is_none() => {}
                     Ok(a) => println!("{}: {}", d.display(), a.summary()),
                     Err(crate::error::Error::Locked(_)) if quiet => {}

@@ -131,7 +131,8 @@ fn valid_id(id: &str) -> bool {
 /// Reads and parses `game.toml` of `dir`.
 pub fn read_game_file(dir: &GameDir) -> Result<GameFile> {
     let path = dir.game_file();
-    if !path.is_file() {
+    // A game.toml that cannot be looked at (permission denied) fails below with the reason.
+    if matches!(path.try_exists(), Ok(false)) || path.is_dir() {
         return Err(Error::input(dir.root.clone(), "not a pbem game directory (no game.toml)"));
     }
     let text = store::read_text(&path)?;
@@ -642,8 +643,8 @@ pub struct Adjudicated {
     pub nmr: Vec<(u64, String)>,
     /// True when the game is over after this run.
     pub over: bool,
-    /// An overdue step not resolved because orders for it may still wait to be taken in (the
-    /// step, and why).
+    /// A due step not resolved because orders for it may still wait to be taken in (the step,
+    /// and why).
     pub held: Option<(u64, String)>,
 }
 
@@ -659,37 +660,27 @@ impl Adjudicated {
             s.push_str("; game over");
         }
         if let Some((step, why)) = &self.held {
-            s.push_str(&format!("; step {step} is overdue but not resolved: {why}"));
+            s.push_str(&format!("; step {step} is due but not resolved: {why}"));
         }
         s
     }
 }
 
-/// Whether an overdue step with missing orders may be resolved as NMR now: `Ok(())`, or
-/// `Err(why)` when a message that could hold the missing orders still waits to be taken in.
-pub type NmrCheck<'a> = dyn FnMut(&GameFile, &Opening) -> std::result::Result<(), String> + 'a;
+/// Whether a due step may be resolved now: `Ok(())`, or `Err(why)` when a message that could
+/// hold orders for it (a missing order, or a newer one) still waits to be taken in.
+pub type ResolveCheck<'a> = dyn FnMut(&GameFile, &Opening) -> std::result::Result<(), String> + 'a;
 
 /// Resolves every due step of the game in `dir`: all asked roles have receipts, or the deadline
 /// has passed (missing orders become the game's NMR default). Idempotent; takes the game's lock
-/// and fails with [`Error::Locked`] if another run holds it. Missing orders are never NMR while
-/// a piped message waits in `ROOT/.mail/spool/` ([`spool_waiting`]); a mail host's cron run
-/// checks its Maildirs too ([`adjudicate_with`]).
+/// and fails with [`Error::Locked`] if another run holds it. Knows nothing of mail: a mail host
+/// asks [`adjudicate_with`] to wait for messages not yet taken in.
 pub fn adjudicate(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy) -> Result<Adjudicated> {
-    let spool = dir.parent().map(|root| root.join(".mail").join("spool"));
-    adjudicate_with(dir, clock, entropy, &mut |_, _| match &spool {
-        Some(s) if spool_waiting(s) => Err(format!("messages wait in {} (take them in with the cron line, `pbem adjudicate --all ROOT --mail CONFIG`)", s.display())),
-        _ => Ok(()),
-    })
+    adjudicate_with(dir, clock, entropy, &mut |_, _| Ok(()))
 }
 
-/// True when the spool Maildir holds a message not yet taken in.
-pub fn spool_waiting(spool: &Path) -> bool {
-    ["new", "cur"].iter().any(|sub| store::list(&spool.join(sub)).map(|v| v.iter().any(|n| !n.starts_with('.') && !n.ends_with(".toolarge"))).unwrap_or(false))
-}
-
-/// [`adjudicate`], asking `may_nmr` before resolving a step with missing orders. The clock is
-/// read once the game's lock is held ([`Clock`]).
-pub fn adjudicate_with(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy, may_nmr: &mut NmrCheck<'_>) -> Result<Adjudicated> {
+/// [`adjudicate`], asking `may_resolve` before resolving each due step (a step it refuses stays
+/// open, and `held` says why). The clock is read once the game's lock is held ([`Clock`]).
+pub fn adjudicate_with(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>) -> Result<Adjudicated> {
     let gd = GameDir::new(dir);
     let _lock = gd.lock()?;
     let now = clock.into().now();
@@ -710,7 +701,7 @@ pub fn adjudicate_with(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entrop
         if !all_in && (!overdue || g.gf.nmr.policy == model::NmrMode::Wait) {
             return Ok(done);
         }
-        if !all_in && let Err(why) = may_nmr(&g.gf, &opening) {
+        if let Err(why) = may_resolve(&g.gf, &opening) {
             done.held = Some((opening.step, why));
             return Ok(done);
         }
@@ -896,7 +887,14 @@ pub fn games_under(root: &Path) -> Result<Vec<PathBuf>> {
     if !root.is_dir() {
         return Err(Error::input(root, "no such folder (the root of the games to adjudicate)"));
     }
-    Ok(store::list(root)?.into_iter().map(|n| root.join(n)).filter(|p| p.join("game.toml").is_file()).collect())
+    // A folder whose game.toml cannot even be looked at (permission denied) is listed too, so
+    // that reading it fails loudly instead of the game silently not being there.
+    Ok(store::list(root)?
+        .into_iter()
+        .filter(|n| !n.starts_with('.'))
+        .map(|n| root.join(n))
+        .filter(|p| p.is_dir() && p.join("game.toml").try_exists().map_or(true, |there| there && !p.join("game.toml").is_dir()))
+        .collect())
 }
 
 /// A plain-text status of the game in `dir`: step, awaited roles, deadline, receipts.

@@ -316,7 +316,7 @@ fn when_one_message_must_wait_every_later_one_waits_too() {
     let first = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     assert_eq!(first.len(), 2);
     assert!(first.iter().all(|h| h.disposition == Disposition::Retry), "{first:?}");
-    assert!(first[1].reason.contains("an earlier message of the same game or sender waits"), "{}", first[1].reason);
+    assert!(first[1].reason.contains("an earlier message for the same game waits"), "{}", first[1].reason);
     drop(held);
     let second = intake::run(&root, &Source::Maildir(maildir), &cfg(), now()).unwrap();
     assert!(second.iter().all(|h| h.disposition == Disposition::Done), "{second:?}");

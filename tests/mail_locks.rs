@@ -140,7 +140,7 @@ fn a_spooled_message_holds_a_plain_adjudication_back_from_nmr() {
     let out = Command::new(bin()).args(["adjudicate", "--now", LATE]).arg(&game).output().unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}");
-    assert!(stdout.contains("step 1 is overdue but not resolved: messages wait in"), "{stdout}");
+    assert!(stdout.contains("step 1 is due but not resolved: a message with orders for it waits in"), "{stdout}");
     assert!(record(&game, 1).is_none());
     // Taken in by the cron line, the order counts.
     let cfg = config(tmp.path());
@@ -212,7 +212,7 @@ fn a_busy_or_unreadable_game_holds_back_only_its_own_messages() {
     assert_eq!(h[3].disposition, Disposition::Retry, "{got:?}");
     assert!(h[3].reason.contains("cannot be read"), "{got:?}");
     assert_eq!(h[4].disposition, Disposition::Retry, "{got:?}");
-    assert!(h[4].reason.contains("same game or sender"), "{got:?}");
+    assert!(h[4].reason.contains("same game waits"), "{got:?}");
     drop(busy);
 }
 
@@ -284,4 +284,136 @@ fn a_record_written_while_a_run_waited_for_the_lock_is_no_clock_jump() {
     let (ok, out, err) = finish(run);
     assert!(ok, "a record newer than the run's start is not a clock jump:\n{out}\n{err}");
     assert!(!err.contains("refusing to act"), "{err}");
+}
+
+/// A signed order file of `role` (nonce number `n`) submitted to `game` at `at`.
+fn submit_at(tmp: &Path, game: &Path, role: &str, n: u32, at: &str) {
+    let f = tmp.join(format!("{role}-{n}.toml"));
+    let text = form(game, role, n, &|s| s);
+    std::fs::write(&f, format!("{text}{}", sign(role, &text))).unwrap();
+    pipeline::submit(game, &[f], pipeline::parse_time(at).unwrap()).unwrap().pop().unwrap().unwrap();
+}
+
+#[test]
+fn an_order_that_arrives_while_the_run_takes_mail_in_is_used() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let g1 = new_game(&root, "g1", 1);
+    let g2 = new_game(&root, "g2", 1);
+    let g3 = new_game(&root, "g3", 1);
+    let cfg = config(tmp.path());
+    // g1: Lee's order is in, Meade's comes by mail. g3: both are in, and Meade sends a newer one.
+    submit_at(tmp.path(), &g1, "confederate", 1, "2026-07-01T12:30:00Z");
+    submit_at(tmp.path(), &g3, "confederate", 1, "2026-07-01T12:30:00Z");
+    submit_at(tmp.path(), &g3, "union", 1, "2026-07-01T12:30:00Z");
+    // The pass is slowed by g2, whose game stays busy: its order waits 5 s for the lock.
+    deliver(tmp.path(), "1782907200.M1P1.host", &order_mail(&g2, "union", 1));
+    let busy = std::fs::File::options().create(true).truncate(false).write(true).open(g2.join(".lock")).unwrap();
+    busy.try_lock().unwrap();
+    let run = cron(&root, &cfg, Some(LATE));
+    std::thread::sleep(Duration::from_millis(2500));
+    deliver(tmp.path(), "1782907201.M2P2.host", &order_mail(&g1, "union", 1));
+    let newer = order_mail(&g3, "union", 2);
+    deliver(tmp.path(), "1782907202.M3P3.host", &newer);
+    let (ok, out, err) = finish(run);
+    drop(busy);
+    assert!(ok, "{out}\n{err}");
+    assert!(nmr_roles(&g1, 1).is_empty(), "Meade's order arrived before the step was resolved:\n{out}");
+    let used = record(&g3, 1).unwrap().resolution.unwrap().orders.into_iter().find(|o| o.role == "union").unwrap();
+    assert_eq!(used.seq, Some(2), "the newer order counts:\n{out}");
+    assert!(record(&g2, 1).is_none(), "g2's order waits, so g2 waits:\n{out}");
+}
+
+#[test]
+fn a_piped_order_and_a_later_maildir_order_count_in_the_order_they_arrived() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let cfg = config(tmp.path());
+    let lock = hold_root_lock(&root);
+    // The first order comes by pipe and is spooled; the pipe is then killed (the MTA's timeout).
+    let mut pipe = Command::new(bin())
+        .args(["intake", "--stdin", "--now", "2026-07-01T13:00:00Z", "--root"])
+        .arg(&root)
+        .arg("--config")
+        .arg(&cfg)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    pipe.stdin.take().unwrap().write_all(&order_mail(&game, "union", 1)).unwrap();
+    let spool = root.join(".mail").join("spool").join("new");
+    for _ in 0..100 {
+        if std::fs::read_dir(&spool).map(|d| d.count() > 0).unwrap_or(false) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    pipe.kill().unwrap();
+    pipe.wait().unwrap();
+    // The second, newer order is delivered to the Maildir a second later.
+    deliver(tmp.path(), "1782910801.M1P1.host", &order_mail(&game, "union", 2));
+    drop(lock);
+    let (ok, out, err) = finish(cron(&root, &cfg, Some("2026-07-01T13:05:00Z")));
+    assert!(ok, "{out}\n{err}");
+    let newest = pipeline::latest_receipts(&pipeline::load(&game).unwrap().dir, 1).unwrap()["union"].clone();
+    let second = hex::encode(pbem::commit::order_commitment("g1", 1, "union", form(&game, "union", 2, &|s| s).as_bytes()));
+    assert_eq!(newest.commitment, second, "the order sent last counts:\n{out}");
+}
+
+#[test]
+fn a_game_folder_nobody_may_read_is_reported_not_taken_for_no_game() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let hidden = new_game(&root, "g4", 72);
+    let cfg = config(tmp.path());
+    deliver(tmp.path(), "1782907200.M1P1.host", &with_game_id(order_mail(&game, "union", 1), "g4"));
+    deliver(tmp.path(), "1782907201.M2P2.host", &order_mail(&game, "union", 2));
+    // As root, permissions do not bite: run the judge as nobody, on files nobody owns.
+    let as_root = unsafe { libc::geteuid() } == 0;
+    if as_root {
+        assert!(Command::new("chown").args(["-R", "65534:65534"]).arg(tmp.path()).status().unwrap().success());
+        assert!(Command::new("chmod").args(["755"]).arg(tmp.path()).status().unwrap().success());
+    }
+    std::fs::set_permissions(&hidden, std::os::unix::fs::PermissionsExt::from_mode(0o000)).unwrap();
+    let mut c = if as_root {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups"]).arg(bin());
+        c
+    } else {
+        Command::new(bin())
+    };
+    let out = c.args(["adjudicate", "--now", "2026-07-01T13:00:00Z", "--all"]).arg(&root).arg("--mail").arg(&cfg).output().unwrap();
+    std::fs::set_permissions(&hidden, std::os::unix::fs::PermissionsExt::from_mode(0o700)).unwrap();
+    let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success(), "{stdout}\n{stderr}");
+    assert!(stderr.contains("g4") && stderr.contains("ermission denied"), "{stderr}");
+    assert!(!stdout.contains("there is no game"), "an order for it is not refused as for no game:\n{stdout}");
+    assert!(stdout.contains("left for the next run"), "{stdout}");
+    assert!(std::fs::read_dir(tmp.path().join("Maildir/done")).map(|d| d.count()).unwrap_or(0) >= 1, "g1's own order is taken in:\n{stdout}");
+}
+
+fn with_game_id(m: Vec<u8>, id: &str) -> Vec<u8> {
+    String::from_utf8(m).unwrap().replacen("game = \"g1\"", &format!("game = \"{id}\""), 1).into_bytes()
+}
+
+#[test]
+fn an_order_for_an_unknown_game_waiting_on_a_broken_folder_holds_back_only_itself() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let g1 = new_game(&root, "g1", 72);
+    let g5 = root.join("g5");
+    std::fs::create_dir_all(&g5).unwrap();
+    std::fs::write(g5.join("game.toml"), "garbage = [\n").unwrap(); // not even its id reads
+    config(tmp.path());
+    deliver(tmp.path(), "1782907201.M1P1.host", &with_game_id(order_mail(&g1, "union", 1), "g1x")); // a typo: may be g5
+    deliver(tmp.path(), "1782907202.M2P2.host", &order_mail(&g1, "union", 2)); // the same sender, the right game
+    deliver(tmp.path(), "1782907203.M3P3.host", &order_mail(&g1, "confederate", 1));
+    let cfg = HostConfig::queue_only("judge <judge@example.net>");
+    let h = intake::run(&root, &Source::Maildir(tmp.path().join("Maildir")), &cfg, pipeline::parse_time("2026-07-01T13:00:00Z").unwrap()).unwrap();
+    let got: Vec<(Disposition, &str)> = h.iter().map(|h| (h.disposition, h.reason.as_str())).collect();
+    assert_eq!(h[0].disposition, Disposition::Retry, "{got:?}");
+    assert!(h[1].orders[0].receipt.is_some() && h[2].orders[0].receipt.is_some(), "{got:?}");
 }

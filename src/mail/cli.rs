@@ -38,7 +38,7 @@ pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdi
         (None, Some(f), false) => vec![Source::Mbox(f)],
         (None, None, true) => vec![Source::Stdin],
         (None, None, false) => {
-            let s: Vec<Source> = cfg.intake.maildir.iter().map(|d| Source::Maildir(d.clone())).chain(cfg.intake.mbox.iter().map(|f| Source::Mbox(f.clone()))).collect();
+            let s = intake::config_sources(&cfg);
             if s.is_empty() {
                 bail!("give --maildir DIR, --mbox FILE or --stdin, or set [intake] maildir or mbox in the host config");
             }

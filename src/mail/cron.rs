@@ -65,9 +65,9 @@ const MAX_PASSES: usize = 3;
 /// The root lock ([`intake::lock_root`]) is held from the first intake to the last mail queued,
 /// so a second cron run or a piped `intake --stdin` waits instead of resolving steps while
 /// messages wait (a piped message is spooled before it waits, so this run takes it in). Before
-/// resolving a step with missing orders, the run checks that no message left waiting names that
-/// game and that nothing new arrived in a source since it was taken in; if something did, the
-/// step waits for another intake pass. Sending happens after the lock is released.
+/// resolving a step, the run checks that no message left waiting names that game and that no
+/// message naming it arrived since this intake pass began ([`Waiting`]); if one did, the step
+/// waits for another intake pass. Sending happens after the lock is released.
 pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut Entropy) -> Result<CronRun> {
     if !root.is_dir() {
         return Err(Error::input(root, "no such folder of games"));
@@ -76,16 +76,18 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
     let lock = intake::lock_root(root, true)?;
     let now = clock.now();
     let mut out = CronRun::default();
-    let sources = sources(root, cfg);
+    let sources = intake::config_sources(cfg);
     let games = intake::Games::load(root)?;
     let mut todo: Vec<PathBuf> = pipeline::games_under(root)?;
     let mut runs: BTreeMap<PathBuf, GameRun> = BTreeMap::new();
     for pass in 1..=MAX_PASSES {
+        // What waits before the pass begins: whatever arrives after this is new.
+        let before = Arrivals::now(root, &sources);
         let held = take_in(root, &sources, cfg, now, &lock, &mut out)?;
-        let seen = Arrivals::now(root, &sources);
+        let mut waiting = Waiting { root, sources: &sources, games: &games, max: cfg.intake.max_message_bytes, held, before, named: BTreeMap::new() };
         let mut again = Vec::new();
         for dir in todo {
-            let mut check = |gf: &GameFile, _: &crate::model::Opening| hold_reason(root, gf, &held, &seen, &sources);
+            let mut check = |gf: &GameFile, _: &crate::model::Opening| waiting.hold_reason(gf);
             let g = game_run(&dir, &games, now, entropy, &mut check);
             if g.held_for_arrivals && pass < MAX_PASSES {
                 again.push(dir.clone());
@@ -118,55 +120,53 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
     Ok(out)
 }
 
-/// The mail sources of the config; a host taking mail only from a pipe (`intake --stdin`) has
-/// none, but a piped message sits in the spool: take it in with the rest.
-fn sources(root: &Path, cfg: &HostConfig) -> Vec<Source> {
-    let mut sources: Vec<Source> = cfg.intake.maildir.iter().map(|d| Source::Maildir(d.clone())).chain(cfg.intake.mbox.iter().map(|f| Source::Mbox(f.clone()))).collect();
-    let spool = intake::state_dir(root).join("spool");
-    if sources.is_empty() && spool.join("new").is_dir() {
-        sources.push(Source::Maildir(spool));
-    }
-    sources
+/// One intake pass over every source and the spool, in one arrival order; returns the games
+/// named by messages left waiting.
+fn take_in(root: &Path, sources: &[Source], cfg: &HostConfig, now: DateTime<Utc>, lock: &intake::RootLock, out: &mut CronRun) -> Result<BTreeSet<String>> {
+    let r = intake::run_locked(root, sources, cfg, now, lock)?;
+    out.intake.extend(r.handled);
+    out.intake_errors.extend(r.errors.iter().map(ToString::to_string));
+    Ok(r.held_games)
 }
 
-/// What waits after an intake pass: the games named by messages left for the next run.
-struct Held {
-    games: BTreeSet<String>,
+const ARRIVED: &str = "mail for this game arrived while adjudicating; it is taken in first";
+
+/// What may still hold orders after an intake pass: messages left waiting, and messages that
+/// arrived since the pass began (their games read once each).
+struct Waiting<'a> {
+    root: &'a Path,
+    sources: &'a [Source],
+    games: &'a intake::Games,
+    max: u64,
+    /// Games named by messages left waiting.
+    held: BTreeSet<String>,
+    /// What waited when the pass began.
+    before: Arrivals,
+    /// The games each new arrival names (`None`: an mbox that grew, which may name any game).
+    named: BTreeMap<PathBuf, Option<Vec<String>>>,
 }
 
-/// One intake pass over every source (each also takes in what waits in the spool).
-fn take_in(root: &Path, sources: &[Source], cfg: &HostConfig, now: DateTime<Utc>, lock: &intake::RootLock, out: &mut CronRun) -> Result<Held> {
-    let mut held = Held { games: BTreeSet::new() };
-    for source in sources {
-        match intake::run_locked(root, source, cfg, now, lock) {
-            Ok(r) => {
-                held.games.extend(r.held_games);
-                out.intake.extend(r.handled);
-            }
-            Err(e @ Error::Io { .. }) => return Err(e),
-            Err(e) => out.intake_errors.push(e.to_string()),
+impl Waiting<'_> {
+    /// Why a due step of game `gf` must not be resolved now, if so.
+    fn hold_reason(&mut self, gf: &GameFile) -> std::result::Result<(), String> {
+        if self.held.contains(&gf.id) {
+            return Err(format!("a message with orders for game {} waits to be taken in", gf.id));
         }
+        for (path, mbox_len) in Arrivals::now(self.root, self.sources).new_since(&self.before) {
+            let (games, max) = (self.games, self.max);
+            let named = self.named.entry(path.clone()).or_insert_with(|| if mbox_len.is_some() { None } else { Some(intake::message_games(&path, max, games)) });
+            if named.as_ref().is_none_or(|ids| ids.contains(&gf.id)) {
+                return Err(ARRIVED.to_string());
+            }
+        }
+        Ok(())
     }
-    Ok(held)
 }
-
-/// Why a step of game `gf` with missing orders must not be resolved as NMR now, if so.
-fn hold_reason(root: &Path, gf: &GameFile, held: &Held, seen: &Arrivals, sources: &[Source]) -> std::result::Result<(), String> {
-    if held.games.contains(&gf.id) {
-        return Err(format!("a message with orders for game {} waits to be taken in", gf.id));
-    }
-    if Arrivals::now(root, sources).has_new_since(seen) {
-        return Err(ARRIVED.to_string());
-    }
-    Ok(())
-}
-
-const ARRIVED: &str = "mail arrived while adjudicating; it is taken in first";
 
 /// The messages waiting in the sources at one moment: Maildir (and spool, where a piped message
-/// waits) file names, and each mbox's length.
+/// waits) files, and each mbox with its length.
 #[derive(Debug, PartialEq, Eq)]
-struct Arrivals(BTreeSet<(PathBuf, u64)>);
+struct Arrivals(BTreeSet<(PathBuf, Option<u64>)>);
 
 impl Arrivals {
     fn now(root: &Path, sources: &[Source]) -> Arrivals {
@@ -177,28 +177,29 @@ impl Arrivals {
                 Source::Maildir(d) => {
                     for sub in ["new", "cur"] {
                         for n in store::list(&d.join(sub)).unwrap_or_default() {
-                            if !n.starts_with('.') {
-                                set.insert((d.join(sub).join(n), 0));
+                            if !n.starts_with('.') && !n.ends_with(".toolarge") {
+                                set.insert((d.join(sub).join(n), None));
                             }
                         }
                     }
                 }
                 Source::Mbox(f) => {
-                    set.insert((f.clone(), std::fs::metadata(f).map_or(0, |m| m.len())));
+                    set.insert((f.clone(), Some(std::fs::metadata(f).map_or(0, |m| m.len()))));
                 }
                 Source::Stdin => {}
             }
         }
         Arrivals(set)
     }
-    fn has_new_since(&self, before: &Arrivals) -> bool {
-        self.0.iter().any(|x| !before.0.contains(x))
+    /// What is here now and was not `before`.
+    fn new_since(&self, before: &Arrivals) -> Vec<(PathBuf, Option<u64>)> {
+        self.0.iter().filter(|x| !before.0.contains(x)).cloned().collect()
     }
 }
 
 /// Adjudicates one game for the cron run (a game two folders hold, or one that cannot be read,
 /// is reported and left alone).
-fn game_run(dir: &Path, games: &intake::Games, now: DateTime<Utc>, entropy: &mut Entropy, may_nmr: &mut pipeline::NmrCheck<'_>) -> GameRun {
+fn game_run(dir: &Path, games: &intake::Games, now: DateTime<Utc>, entropy: &mut Entropy, may_resolve: &mut pipeline::ResolveCheck<'_>) -> GameRun {
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut g = GameRun { game: name, ..Default::default() };
     if let Some((id, dirs)) = games.duplicates().iter().find(|(_, ds)| ds.iter().any(|d| d == dir)) {
@@ -209,7 +210,7 @@ fn game_run(dir: &Path, games: &intake::Games, now: DateTime<Utc>, entropy: &mut
         return g;
     }
     // Refused when the clock is behind the game's newest record or receipt.
-    match pipeline::adjudicate_with(dir, now, entropy, may_nmr) {
+    match pipeline::adjudicate_with(dir, now, entropy, may_resolve) {
         Ok(a) => {
             g.summary = a.summary();
             g.held = a.held.is_some();
@@ -348,19 +349,19 @@ mod tests {
         std::fs::write(md.join("new").join("1.M1.host"), "left waiting").unwrap();
         let sources = [Source::Maildir(md.clone()), Source::Mbox(mbox.clone())];
         let seen = Arrivals::now(&root, &sources);
-        assert!(!Arrivals::now(&root, &sources).has_new_since(&seen), "a message already there is not new");
+        assert!(Arrivals::now(&root, &sources).new_since(&seen).is_empty(), "a message already there is not new");
         // Mail being delivered (in tmp/) has not arrived yet.
         std::fs::write(md.join("tmp").join("2.M2.host"), "x").unwrap();
-        assert!(!Arrivals::now(&root, &sources).has_new_since(&seen));
+        assert!(Arrivals::now(&root, &sources).new_since(&seen).is_empty());
         std::fs::rename(md.join("tmp").join("2.M2.host"), md.join("new").join("2.M2.host")).unwrap();
-        assert!(Arrivals::now(&root, &sources).has_new_since(&seen));
+        assert_eq!(Arrivals::now(&root, &sources).new_since(&seen), vec![(md.join("new").join("2.M2.host"), None)]);
         let seen = Arrivals::now(&root, &sources);
         std::fs::create_dir_all(root.join(".mail/spool/new")).unwrap();
         std::fs::write(root.join(".mail/spool/new/00000000001.000000.aa"), "piped").unwrap();
-        assert!(Arrivals::now(&root, &sources).has_new_since(&seen), "a piped message in the spool");
+        assert_eq!(Arrivals::now(&root, &sources).new_since(&seen).len(), 1, "a piped message in the spool");
         let seen = Arrivals::now(&root, &sources);
         std::fs::write(&mbox, "From a@b Wed Jul  1 13:00:00 2026\n\nFrom c@d Wed Jul  1 13:01:00 2026\n\n").unwrap();
-        assert!(Arrivals::now(&root, &sources).has_new_since(&seen), "an mbox that grew");
+        assert_eq!(Arrivals::now(&root, &sources).new_since(&seen).first().map(|x| x.1.is_some()), Some(true), "an mbox that grew");
     }
 
     #[test]

@@ -224,25 +224,57 @@ pub struct IntakeRun {
     /// Every message, in arrival order.
     pub handled: Vec<Handled>,
     /// The games named by orders in messages left for the next run: their steps must not be
-    /// resolved as NMR until those messages are taken in. (A message that may be for a game
-    /// that cannot be read holds nothing more: that game cannot be adjudicated either.)
+    /// resolved until those messages are taken in. (A message that may be for a game that
+    /// cannot be read holds nothing more: that game cannot be adjudicated either.)
     pub held_games: BTreeSet<String>,
+    /// Sources that could not be read (a missing Maildir, an mbox that cannot be opened); the
+    /// others were taken in.
+    pub errors: Vec<Error>,
 }
 
 /// Takes mail in from `source`; returns what happened to each message. A piped message
-/// (`Source::Stdin`) is first delivered into the spool, then waits for the root lock; the other
-/// sources skip the run ([`Error::Locked`]) when another intake holds it. The clock is read once
-/// the lock is held.
+/// (`Source::Stdin`) is first delivered into the spool, then waits for the root lock and is taken
+/// in together with the config's own sources (so that a player's mail arriving both ways is taken
+/// in the order it arrived); the other sources skip the run ([`Error::Locked`]) when another
+/// intake holds the lock. The clock is read once the lock is held.
+///
+/// Errors: [`Error::Locked`]; the given source cannot be read (not a Maildir, an mbox that cannot
+/// be opened); a disk error while handling a message.
 pub fn run(root: &Path, source: &Source, cfg: &HostConfig, clock: impl Into<Clock>) -> Result<Vec<Handled>> {
     let clock = clock.into();
     make_state_dir(root)?;
-    if matches!(source, Source::Stdin) {
-        // Spooled before waiting: a cron run holding the lock sees it before resolving any NMR.
+    let piped = matches!(source, Source::Stdin);
+    if piped {
+        // Spooled before waiting: a cron run holding the lock takes it in before resolving.
         spool_stdin(root, cfg, clock.now())?;
     }
-    let lock = lock_root(root, matches!(source, Source::Stdin))?;
-    let source = if matches!(source, Source::Stdin) { Source::Maildir(state_dir(root).join("spool")) } else { source.clone() };
-    Ok(run_locked(root, &source, cfg, clock.now(), &lock)?.handled)
+    let lock = lock_root(root, piped)?;
+    let sources = if piped { config_sources(cfg) } else { vec![source.clone()] };
+    let mut r = run_locked(root, &sources, cfg, clock.now(), &lock)?;
+    match r.errors.pop() {
+        // From a pipe, a config source that cannot be read is the cron run's to report: the
+        // piped message itself is safe in the spool.
+        Some(e) if !piped => Err(e),
+        _ => Ok(r.handled),
+    }
+}
+
+/// The games named by messages waiting in the spool under `root` (piped messages not yet taken
+/// in): a plain `pbem adjudicate`, which reads no mail, must not resolve their steps. Nothing
+/// when the spool is empty or missing.
+pub fn spooled_games(root: &Path) -> Result<BTreeSet<String>> {
+    let spool = state_dir(root).join("spool");
+    let waiting = arrival_order(std::slice::from_ref(&spool))?;
+    if waiting.is_empty() {
+        return Ok(BTreeSet::new());
+    }
+    let games = Games::load(root)?;
+    Ok(waiting.iter().flat_map(|(_, path, _)| message_games(path, u64::MAX, &games)).collect())
+}
+
+/// The config's `[intake]` sources: its Maildir, then its mbox.
+pub fn config_sources(cfg: &HostConfig) -> Vec<Source> {
+    cfg.intake.maildir.iter().map(|d| Source::Maildir(d.clone())).chain(cfg.intake.mbox.iter().map(|f| Source::Mbox(f.clone()))).collect()
 }
 
 /// Delivers the message on standard input into the spool (over the size limit: its head only,
@@ -263,51 +295,50 @@ fn spool_stdin(root: &Path, cfg: &HostConfig, now: DateTime<Utc>) -> Result<()> 
     Ok(())
 }
 
-/// Takes mail in from a Maildir or an mbox while holding the root lock, then whatever waits in
-/// the spool.
+/// Takes mail in from Maildirs and mboxes while holding the root lock, together with whatever
+/// waits in the spool, all in one arrival order across folders. A source that cannot be read is
+/// set aside in [`IntakeRun::errors`] and the others are taken in.
 ///
-/// Arrival order is kept where it matters: once a message must wait (its game is busy, cannot be
-/// read, is held by two folders, or is behind the clock), every later message naming one of its
-/// games or sent from its address waits too, so an older order is never taken after a newer one
-/// of the same player; messages for other games go on.
-pub fn run_locked(root: &Path, source: &Source, cfg: &HostConfig, now: DateTime<Utc>, _lock: &RootLock) -> Result<IntakeRun> {
+/// Arrival order is kept per game: once a message must wait (its game is busy, cannot be read, is
+/// held by two folders, or is behind the clock), every later message naming one of its games
+/// waits too, so an older order is never taken after a newer one of the same seat; messages for
+/// other games go on, whoever sent them.
+pub fn run_locked(root: &Path, sources: &[Source], cfg: &HostConfig, now: DateTime<Utc>, _lock: &RootLock) -> Result<IntakeRun> {
     let spool = state_dir(root).join("spool");
-    let maildir = match source {
-        Source::Maildir(d) => {
-            if !d.join("new").is_dir() && !d.join("cur").is_dir() {
-                return Err(Error::input(d, "is not a Maildir (it has no new/ or cur/ folder)"));
-            }
-            d.clone()
-        }
-        Source::Mbox(f) => {
-            spool_mbox(&spool, f, cfg, now)?;
-            spool.clone()
-        }
-        Source::Stdin => return Err(Error::Usage("a piped message is taken in with intake::run".into())),
-    };
-    let games = Games::load(root)?;
-    let outbox = Outbox::under(root);
     let mut out = IntakeRun::default();
-    // The source, then whatever an earlier run spooled but did not get to (it was killed).
-    let mut folders = vec![maildir.clone()];
-    if maildir != spool && spool.is_dir() {
+    let mut folders = Vec::new();
+    for source in sources {
+        match source {
+            Source::Maildir(d) if !d.join("new").is_dir() && !d.join("cur").is_dir() => out.errors.push(Error::input(d, "is not a Maildir (it has no new/ or cur/ folder)")),
+            Source::Maildir(d) => folders.push(d.clone()),
+            Source::Mbox(f) => match spool_mbox(&spool, f, cfg, now) {
+                Ok(()) => folders.push(spool.clone()),
+                Err(e) => out.errors.push(e),
+            },
+            Source::Stdin => folders.push(spool.clone()),
+        }
+    }
+    // Whatever an earlier run spooled but did not get to (it was killed, or its game was busy).
+    if spool.is_dir() {
         folders.push(spool);
     }
+    folders.sort();
+    folders.dedup();
+    let games = Games::load(root)?;
+    let outbox = Outbox::under(root);
     let mut blocked: BTreeSet<String> = BTreeSet::new();
-    for folder in folders {
-        for (path, name) in arrival_order(&folder)? {
-            let keys = message_keys(&path, cfg.intake.max_message_bytes, &games);
-            let h = if keys.ids.iter().any(|k| blocked.contains(k)) {
-                Handled { name, disposition: Disposition::Retry, reason: "left for the next run: an earlier message of the same game or sender waits".into(), orders: vec![], reply: None }
-            } else {
-                handle_file(root, &folder, &path, &name, &games, &outbox, cfg, now)?
-            };
-            if h.disposition == Disposition::Retry {
-                blocked.extend(keys.ids.iter().cloned());
-                out.held_games.extend(keys.games);
-            }
-            out.handled.push(h);
+    for (folder, path, name) in arrival_order(&folders)? {
+        let keys = message_games(&path, cfg.intake.max_message_bytes, &games);
+        let h = if keys.iter().any(|k| blocked.contains(k)) {
+            Handled { name, disposition: Disposition::Retry, reason: "left for the next run: an earlier message for the same game waits".into(), orders: vec![], reply: None }
+        } else {
+            handle_file(root, &folder, &path, &name, &games, &outbox, cfg, now)?
+        };
+        if h.disposition == Disposition::Retry {
+            blocked.extend(keys.iter().cloned());
+            out.held_games.extend(keys);
         }
+        out.handled.push(h);
     }
     Ok(out)
 }
@@ -329,71 +360,59 @@ fn spool_mbox(spool: &Path, f: &Path, cfg: &HostConfig, now: DateTime<Utc>) -> R
     })
 }
 
-/// What routes a message, read before it is handled: its sender and the games its orders name.
-#[derive(Debug, Default)]
-struct Keys {
-    /// `from:ADDRESS` and `game:ID` for each game named: a message waits when an earlier
-    /// message that waits shares one of these.
-    ids: Vec<String>,
-    /// The game ids named by its orders.
-    games: Vec<String>,
-}
-
-/// The routing keys of the message in `path` (nothing for a file that cannot be read or parsed:
-/// such a message is answered or filed on its own).
-fn message_keys(path: &Path, max: u64, games: &Games) -> Keys {
+/// The game ids that the orders in the message at `path` name, read before it is handled (none
+/// for a file that cannot be read or parsed: such a message is answered or filed on its own).
+pub fn message_games(path: &Path, max: u64, games: &Games) -> Vec<String> {
     let mut raw = Vec::new();
-    let Ok(file) = std::fs::File::open(path) else { return Keys::default() };
+    let Ok(file) = std::fs::File::open(path) else { return Vec::new() };
     if file.take(max).read_to_end(&mut raw).is_err() {
-        return Keys::default();
+        return Vec::new();
     }
-    let Some(ex) = extract::extract(&raw, &|game, role| seat_key(games, game, role)) else { return Keys::default() };
-    let mut k = Keys::default();
-    if let Some(from) = &ex.from {
-        k.ids.push(format!("from:{from}"));
-    }
-    for f in &ex.orders {
-        let Ok(text) = sig::normalize(&f.file) else { continue };
-        let (body, _) = sig::split_appended(&text);
-        if let Ok(of) = orderfile::parse(&body) {
-            let id = of.header.game;
-            k.ids.push(format!("game:{id}"));
-            k.games.push(id);
-        }
-    }
-    k.games.sort();
-    k.games.dedup();
-    k
+    let Some(ex) = extract::extract(&raw, &|game, role| seat_key(games, game, role)) else { return Vec::new() };
+    let mut ids: Vec<String> = ex
+        .orders
+        .iter()
+        .filter_map(|f| {
+            let text = sig::normalize(&f.file).ok()?;
+            let (body, _) = sig::split_appended(&text);
+            orderfile::parse(&body).ok().map(|of| of.header.game)
+        })
+        .collect();
+    ids.sort();
+    ids.dedup();
+    ids
 }
 
-/// The messages waiting in a Maildir's `new/` and `cur/`, in the order they arrived: by the
-/// delivery second that starts a Maildir name (else the file's modification second), then by
-/// modification time, then by name compared with digit runs as numbers (names carry counters,
-/// e.g. `1797100000.M99999P1.host` before `1797100000.M100000P2.host`; spooled names are
-/// `SECONDS.SEQUENCE.HASH`). The name comes first so that a Maildir copied without its file
-/// times keeps its order.
-fn arrival_order(maildir: &Path) -> Result<Vec<(PathBuf, String)>> {
+/// The messages waiting in the Maildirs' `new/` and `cur/`, as (Maildir, path, name), in the
+/// order they arrived across all of them: by the delivery second that starts a Maildir name (else
+/// the file's modification second), then by modification time, then by name compared with digit
+/// runs as numbers (names carry counters, e.g. `1797100000.M99999P1.host` before
+/// `1797100000.M100000P2.host`; spooled names are `SECONDS.SEQUENCE.HASH`). The name comes first
+/// so that a Maildir copied without its file times keeps its order.
+fn arrival_order(maildirs: &[PathBuf]) -> Result<Vec<(PathBuf, PathBuf, String)>> {
     let mut found = Vec::new();
-    for sub in ["new", "cur"] {
-        let dir = maildir.join(sub);
-        for name in store::list(&dir)? {
-            if name.starts_with('.') || name.ends_with(".toolarge") {
-                continue;
+    for maildir in maildirs {
+        for sub in ["new", "cur"] {
+            let dir = maildir.join(sub);
+            for name in store::list(&dir)? {
+                if name.starts_with('.') || name.ends_with(".toolarge") {
+                    continue;
+                }
+                let path = dir.join(&name);
+                let Ok(meta) = std::fs::metadata(&path) else { continue };
+                if !meta.is_file() {
+                    continue;
+                }
+                let mtime = meta.modified().ok();
+                let mtime_secs = mtime.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs());
+                let digits: String = name.chars().take_while(char::is_ascii_digit).collect();
+                let second = if digits.len() >= 9 && name[digits.len()..].starts_with('.') { digits.parse().unwrap_or(mtime_secs) } else { mtime_secs };
+                found.push(((second, mtime), maildir.clone(), path, name));
             }
-            let path = dir.join(&name);
-            let Ok(meta) = std::fs::metadata(&path) else { continue };
-            if !meta.is_file() {
-                continue;
-            }
-            let mtime = meta.modified().ok();
-            let mtime_secs = mtime.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs());
-            let digits: String = name.chars().take_while(char::is_ascii_digit).collect();
-            let second = if digits.len() >= 9 && name[digits.len()..].starts_with('.') { digits.parse().unwrap_or(mtime_secs) } else { mtime_secs };
-            found.push(((second, mtime), path, name));
         }
     }
-    found.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| natural_cmp(&a.2, &b.2)));
-    Ok(found.into_iter().map(|(_, p, n)| (p, n)).collect())
+    found.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| natural_cmp(&a.3, &b.3)));
+    Ok(found.into_iter().map(|(_, m, p, n)| (m, p, n)).collect())
 }
 
 /// Compares names with each run of ASCII digits taken as a number (`M99999` < `M100000`).
