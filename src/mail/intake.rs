@@ -363,6 +363,12 @@ fn spool_mbox(spool: &Path, f: &Path, cfg: &HostConfig, now: DateTime<Utc>) -> R
 /// The game ids that the orders in the message at `path` name, read before it is handled (none
 /// for a file that cannot be read or parsed: such a message is answered or filed on its own).
 pub fn message_games(path: &Path, max: u64, games: &Games) -> Vec<String> {
+    // Read before the message is handled, so outside its own guard: whatever fails here is
+    // found again, and filed, when the message is handled.
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| read_message_games(path, max, games))).unwrap_or_default()
+}
+
+fn read_message_games(path: &Path, max: u64, games: &Games) -> Vec<String> {
     let mut raw = Vec::new();
     let Ok(file) = std::fs::File::open(path) else { return Vec::new() };
     if file.take(max).read_to_end(&mut raw).is_err() {
