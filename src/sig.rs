@@ -251,18 +251,35 @@ fn parse_armored(armored: &str) -> Result<SshSig, SigError> {
         .chars()
         .filter(|c| !c.is_whitespace())
         .collect();
+    if let Some((line, c)) = not_base64(&after[..end]) {
+        return Err(SigError::BadArmor(format!(
+            "line {line} of the block holds {c:?}, which is not base64 (was the signature edited, or re-encoded by a mail program?)"
+        )));
+    }
     if b64.is_empty() {
         return Err(SigError::BadArmor("the block holds no data".into()));
     }
     let mut pem = String::from(ARMOR_BEGIN);
     pem.push('\n');
-    for chunk in b64.as_bytes().chunks(ARMOR_WIDTH) {
-        pem.push_str(std::str::from_utf8(chunk).expect("ASCII after filtering base64"));
+    // Only ASCII is left (checked above), so every chunk boundary is a character boundary.
+    let chars: Vec<char> = b64.chars().collect();
+    for chunk in chars.chunks(ARMOR_WIDTH) {
+        pem.extend(chunk);
         pem.push('\n');
     }
     pem.push_str(ARMOR_END);
     pem.push('\n');
     SshSig::from_pem(&pem).map_err(|e| SigError::BadArmor(e.to_string()))
+}
+
+/// The first character of an armored block's data that is neither base64 nor whitespace, with
+/// its 1-based line in the block (the BEGIN line is line 1).
+fn not_base64(data: &str) -> Option<(usize, char)> {
+    data.split('\n').enumerate().find_map(|(i, l)| {
+        l.chars()
+            .find(|c| !c.is_whitespace() && !(c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=')))
+            .map(|c| (i + 1, c))
+    })
 }
 
 /// Checks that `sig` was made by `public_key` for `namespace`, before looking at the message.
@@ -653,6 +670,25 @@ mod tests {
             rewrapped.join(" \r\n")
         );
         verify(key.public_key(), NS_ORDERS, b"x\n", &mangled).unwrap();
+    }
+
+    #[test]
+    fn non_ascii_anywhere_in_the_armor_is_an_error_not_a_panic() {
+        let key = generate_ed25519("p");
+        let sig = sign(&key, NS_ORDERS, b"x\n").unwrap();
+        let start = ARMOR_BEGIN.len() + 1;
+        let end = sig.find(ARMOR_END).unwrap();
+        for at in start..end {
+            for c in ['\u{e9}', '\u{2014}', '\u{1F600}'] {
+                let mut bad = sig.clone();
+                bad.insert(at, c);
+                let err = verify(key.public_key(), NS_ORDERS, b"x\n", &bad).unwrap_err();
+                assert!(err.to_string().contains("not base64"), "{err}");
+                let mut file = b"x\n".to_vec();
+                file.extend_from_slice(bad.as_bytes());
+                assert!(matches!(verify_order_text(key.public_key(), NS_ORDERS, &file, None), Err(SigError::BadArmor(_))));
+            }
+        }
     }
 
     #[test]
