@@ -20,6 +20,10 @@ pub const NS_RECEIPT: &str = "pbem-receipt";
 /// Namespace of the host's signatures on records.
 pub const NS_RECORD: &str = "pbem-record";
 
+/// The largest key file read (a private key, or a `.pub` file): 64 KiB, a hundred times an
+/// OpenSSH Ed25519 key. A larger file is refused by its length before it is read.
+pub const MAX_KEY_FILE_BYTES: u64 = 64 * 1024;
+
 /// Base64 column width of armored SSH signatures (as ssh-keygen writes them).
 const ARMOR_WIDTH: usize = 70;
 
@@ -88,6 +92,14 @@ pub enum SigError {
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
+    },
+    /// A key file is larger than [`MAX_KEY_FILE_BYTES`]: not an SSH key, and not read.
+    #[error("{} is {size} bytes, larger than a key file may be ({MAX_KEY_FILE_BYTES} bytes); not read", path.display())]
+    KeyTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size in bytes (at least).
+        size: u64,
     },
     /// A key file could not be written.
     #[error("cannot write key file {}: {source}", path.display())]
@@ -375,6 +387,25 @@ pub fn verify_order_text(
     Err(SigError::TextChanged)
 }
 
+/// Reads a key file as text, at most [`MAX_KEY_FILE_BYTES`] (checked by its length, then by what
+/// is read, never holding more). Errors: [`SigError::ReadKey`], [`SigError::KeyTooLarge`].
+fn read_key_file(path: &Path) -> Result<String, SigError> {
+    use std::io::Read;
+    let err = |source| SigError::ReadKey { path: path.to_owned(), source };
+    let too_large = |size| SigError::KeyTooLarge { path: path.to_owned(), size };
+    let f = fs::File::open(path).map_err(err)?;
+    let len = f.metadata().map_err(err)?.len();
+    if len > MAX_KEY_FILE_BYTES {
+        return Err(too_large(len));
+    }
+    let mut text = String::new();
+    f.take(MAX_KEY_FILE_BYTES + 1).read_to_string(&mut text).map_err(err)?;
+    if text.len() as u64 > MAX_KEY_FILE_BYTES {
+        return Err(too_large(text.len() as u64));
+    }
+    Ok(text)
+}
+
 /// Rejects keys other than Ed25519; `what` names the file or text in the error.
 fn require_ed25519(algorithm: Algorithm, what: &str) -> Result<(), SigError> {
     if algorithm == Algorithm::Ed25519 {
@@ -395,10 +426,7 @@ fn require_ed25519(algorithm: Algorithm, what: &str) -> Result<(), SigError> {
 /// [`PASSPHRASE_ENV`]), [`SigError::BadPassphrase`]. A passphrase given for an unencrypted key is
 /// ignored.
 pub fn load_private_key(path: &Path, passphrase: Option<&str>) -> Result<PrivateKey, SigError> {
-    let text = fs::read_to_string(path).map_err(|source| SigError::ReadKey {
-        path: path.to_owned(),
-        source,
-    })?;
+    let text = read_key_file(path)?;
     let key = PrivateKey::from_openssh(&text).map_err(|e| SigError::ParsePrivateKey {
         path: path.to_owned(),
         reason: e.to_string(),
@@ -461,10 +489,7 @@ pub fn load_public_key(text_or_path: &str) -> Result<PublicKey, SigError> {
                 reason: "neither a key line nor an existing file".into(),
             });
         }
-        let text = fs::read_to_string(path).map_err(|source| SigError::ReadKey {
-            path: path.to_owned(),
-            source,
-        })?;
+        let text = read_key_file(path)?;
         if text.contains("PRIVATE KEY") {
             return Err(SigError::ParsePublicKey {
                 what: path.display().to_string(),
