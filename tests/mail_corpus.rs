@@ -345,3 +345,24 @@ fn a_clock_behind_the_game_or_an_unreadable_game_leaves_the_order_for_later() {
     assert!(h[1].reason.contains("cannot be read"), "{}", h[1].reason);
     assert_eq!(newest_union_commitment(&game), c);
 }
+
+#[test]
+fn a_message_that_once_crashed_intake_is_answered_and_the_next_one_is_handled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let maildir = tmp.path().join("Maildir");
+    let (bad, _) = union_mail(&game, 1);
+    let bad = transform(bad, "armor-accent");
+    let (good, good_c) = union_mail(&game, 2);
+    deliver(&maildir, "1797100000.M1P1.host", &bad);
+    deliver(&maildir, "1797100001.M2P2.host", &good);
+    let handled = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    assert_eq!(handled.len(), 2, "{handled:?}");
+    assert_eq!(handled[0].disposition, Disposition::Done, "{handled:?}");
+    let refusal = handled[0].orders[0].error.as_deref().unwrap_or_default();
+    assert!(refusal.contains("not base64"), "{refusal}");
+    assert!(handled[1].orders[0].receipt.is_some(), "{handled:?}");
+    assert_eq!(newest_union_commitment(&game), good_c);
+    assert!(std::fs::read_dir(maildir.join("new")).unwrap().next().is_none(), "every message left new/");
+}
