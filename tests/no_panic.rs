@@ -12,6 +12,7 @@ use proptest::prelude::*;
 use targets::{Dice, Kind};
 
 static SEEDS: LazyLock<Vec<(Kind, Vec<u8>)>> = LazyLock::new(targets::seeds);
+static GAME_SEEDS: LazyLock<Vec<targets::GameSeed>> = LazyLock::new(targets::game_seeds);
 static KEY: LazyLock<ssh_key::PublicKey> = LazyLock::new(|| targets::key().public_key().clone());
 
 /// Mutation numbers made by proptest (so a failure shrinks to few, small mutations).
@@ -53,10 +54,27 @@ proptest! {
     }
 
     #[test]
+    fn any_sender_name_never_panics(name in "[\x00-\x1f\x7f\u{80}-\u{9f} a-zA-Z,.\"'()<>@=?\u{e9}\u{1F600}]{0,30}") {
+        let raw = format!("From: {name} <meade@example.org>\r\nSubject: {name}\r\n\r\nhi\r\n");
+        prop_assert_eq!(targets::no_panic(raw.as_bytes(), &KEY), Ok(()));
+    }
+
+    #[test]
     fn mutated_real_inputs_never_panic(seed in 0..16usize, count in 1..8usize, numbers in proptest::collection::vec(any::<u64>(), 0..40)) {
         let (_, input) = &SEEDS[seed % SEEDS.len()];
         let bad = targets::mutate(input, &SEEDS, count, &mut Listed(numbers.into_iter()));
         prop_assert_eq!(targets::no_panic(&bad, &KEY), Ok(()));
+    }
+
+    #[test]
+    fn any_signed_orders_are_checked_without_a_panic(seed in 0..1000usize, count in 1..6usize, numbers in proptest::collection::vec(any::<u64>(), 0..60)) {
+        // A player may sign anything: every game's order check (and the resolution of an order
+        // it accepts) must take any [orders] table.
+        let s = &GAME_SEEDS[seed % GAME_SEEDS.len()];
+        let bad = targets::mutate(&s.text, &SEEDS, count, &mut Listed(numbers.clone().into_iter()));
+        prop_assert_eq!(targets::no_panic_game(s, &bad), Ok(()));
+        let bad = targets::mutate_orders(s, count, &mut Listed(numbers.into_iter()));
+        prop_assert_eq!(targets::no_panic_game(s, &bad), Ok(()));
     }
 
     #[test]

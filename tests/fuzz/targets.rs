@@ -201,3 +201,165 @@ pub fn no_panic(input: &[u8], key: &ssh_key::PublicKey) -> Result<(), String> {
             .unwrap_or_else(|| "a panic".into())),
     }
 }
+
+/// A seat's orders at some point of a game: what a player can sign and send with any content.
+pub struct GameSeed {
+    /// The game.
+    pub game: &'static dyn pbem::game::DynGame,
+    /// The state the orders are for.
+    pub state: String,
+    /// The role giving them.
+    pub role: String,
+    /// The `[orders]` table as TOML text (to be mutated).
+    pub text: Vec<u8>,
+}
+
+/// The orders of every asked seat (the built-in player's and the default) in the first steps of
+/// every game, played by the built-in players.
+pub fn game_seeds() -> Vec<GameSeed> {
+    use pbem::dice::Ctx;
+    use pbem::game::Pending;
+    let mut out = Vec::new();
+    for &game in pbem::games::ALL {
+        let mut state = game.setup(game.default_scenario(), &Default::default()).unwrap();
+        for step in 0..8u8 {
+            let Pending::Orders(asks) = game.pending(&state).unwrap() else { break };
+            let mut chosen = std::collections::BTreeMap::new();
+            for a in &asks {
+                let bot = game.bot_order(&state, &a.role, &mut Ctx::new([step; 32])).unwrap();
+                for o in [&bot, &game.default_order(&state, &a.role).unwrap()] {
+                    let mut t = toml::Table::new();
+                    t.insert("orders".into(), toml::Value::Table(o.clone()));
+                    out.push(GameSeed { game, state: state.clone(), role: a.role.clone(), text: toml::to_string(&t).unwrap().into_bytes() });
+                }
+                chosen.insert(a.role.clone(), bot);
+            }
+            state = game.resolve(&state, &chosen, &mut Ctx::new([step + 1; 32])).unwrap();
+        }
+    }
+    out
+}
+
+/// Checks `text` (an order file's `[orders]`, any bytes) as the seed's seat's orders; an order the
+/// game accepts is then resolved with the other asked seats' defaults. Returns a problem when a
+/// refusal says nothing, or when an accepted order cannot be resolved (it would stop the game).
+pub fn run_game(seed: &GameSeed, text: &[u8]) -> Result<(), String> {
+    let Ok(table) = String::from_utf8_lossy(text).parse::<toml::Table>() else { return Ok(()) };
+    let Some(toml::Value::Table(orders)) = table.get("orders") else { return Ok(()) };
+    let game = seed.game;
+    match game.check_order(&seed.state, &seed.role, orders) {
+        Ok(Err(problems)) if problems.is_empty() || problems.iter().any(|p| p.message.trim().is_empty()) => {
+            Err(format!("{}: a refusal without a message: {problems:?}", game.rules()))
+        }
+        Ok(Err(_)) | Err(_) => Ok(()),
+        Ok(Ok(())) => {
+            let pbem::game::Pending::Orders(asks) = game.pending(&seed.state).unwrap() else { return Ok(()) };
+            let mut all = std::collections::BTreeMap::new();
+            for a in asks {
+                let o = if a.role == seed.role { orders.clone() } else { game.default_order(&seed.state, &a.role).unwrap() };
+                all.insert(a.role, o);
+            }
+            match game.resolve(&seed.state, &all, &mut pbem::dice::Ctx::new([9; 32])) {
+                Ok(_) => Ok(()),
+                Err(e) => Err(format!("{}: an accepted order does not resolve: {e}\n{}", game.rules(), String::from_utf8_lossy(text))),
+            }
+        }
+    }
+}
+
+/// [`run_game`] with the panic caught.
+pub fn no_panic_game(seed: &GameSeed, text: &[u8]) -> Result<(), String> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_game(seed, text))) {
+        Ok(r) => r,
+        Err(payload) => Err(format!(
+            "{}: {}",
+            seed.game.rules(),
+            payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned()).unwrap_or_else(|| "a panic".into())
+        )),
+    }
+}
+
+/// Values a mutation puts into an order table: wrong types, extremes, odd text.
+fn odd_value(dice: &mut dyn Dice, keys: &[String]) -> toml::Value {
+    use toml::Value as V;
+    match dice.below(12) {
+        0 => V::Integer([0, -1, 1, 2, 7, 255, 256, 65_536, i32::MAX as i64, u32::MAX as i64, i64::MAX, i64::MIN][dice.below(12)]),
+        1 => V::Integer(dice.next() as i64),
+        2 => V::Float([0.0, -0.5, 1e300, f64::NAN, f64::INFINITY][dice.below(5)]),
+        3 => V::Boolean(dice.below(2) == 0),
+        4 => V::String(["", " ", "\u{e9}", "\u{1F600}", "York ", "-1", "999999999999999999999", "a.b", "\0", "[", "1,2"][dice.below(11)].into()),
+        5 if !keys.is_empty() => V::String(keys[dice.below(keys.len())].clone()),
+        6 if !keys.is_empty() => V::String(keys[dice.below(keys.len())].to_uppercase()),
+        7 => V::Array(vec![]),
+        8 => V::Table(toml::Table::new()),
+        9 => V::Array((0..dice.below(40)).map(|i| V::Integer(i as i64)).collect()),
+        _ => V::String(String::from_utf8_lossy(&dice.next().to_le_bytes()).into_owned()),
+    }
+}
+
+/// Changes one value somewhere in `v` (or adds, removes or repeats an entry).
+fn mutate_value(v: &mut toml::Value, dice: &mut dyn Dice, keys: &[String], depth: usize) {
+    use toml::Value as V;
+    let dive = depth < 6 && dice.below(3) != 0;
+    match v {
+        V::Table(t) if dive && !t.is_empty() => match dice.below(6) {
+            0 => {
+                let k = t.keys().nth(dice.below(t.len())).cloned().unwrap();
+                t.remove(&k);
+            }
+            1 => {
+                let k = if keys.is_empty() || dice.below(3) == 0 { "extra".to_string() } else { keys[dice.below(keys.len())].clone() };
+                t.insert(k, odd_value(dice, keys));
+            }
+            _ => {
+                let i = dice.below(t.len());
+                let (_, x) = t.iter_mut().nth(i).unwrap();
+                mutate_value(x, dice, keys, depth + 1);
+            }
+        },
+        V::Array(a) if dive && !a.is_empty() => match dice.below(5) {
+            0 => {
+                a.remove(dice.below(a.len()));
+            }
+            1 => {
+                let x = a[dice.below(a.len())].clone();
+                a.push(x);
+            }
+            _ => {
+                let i = dice.below(a.len());
+                mutate_value(&mut a[i], dice, keys, depth + 1);
+            }
+        },
+        _ => *v = odd_value(dice, keys),
+    }
+}
+
+/// Every key and string value in `v` (what a mutation may put elsewhere: a town's name where a
+/// card's is expected, a corps twice).
+fn words(v: &toml::Value, out: &mut Vec<String>) {
+    match v {
+        toml::Value::Table(t) => t.iter().for_each(|(k, x)| {
+            out.push(k.clone());
+            words(x, out);
+        }),
+        toml::Value::Array(a) => a.iter().for_each(|x| words(x, out)),
+        toml::Value::String(s) => out.push(s.clone()),
+        _ => {}
+    }
+}
+
+/// The seed's orders with `count` value-level mutations, as TOML text (for [`run_game`]).
+pub fn mutate_orders(seed: &GameSeed, count: usize, dice: &mut dyn Dice) -> Vec<u8> {
+    let mut table: toml::Table = String::from_utf8_lossy(&seed.text).parse().unwrap();
+    let mut keys = Vec::new();
+    words(&toml::Value::Table(table.clone()), &mut keys);
+    let orders = table.get_mut("orders").unwrap();
+    for _ in 0..count {
+        mutate_value(orders, dice, &keys, 0);
+    }
+    if !orders.is_table() {
+        *orders = toml::Value::Table(toml::Table::new());
+    }
+    // NaN and other values TOML cannot write are skipped by writing what it can.
+    toml::to_string(&table).unwrap_or_default().into_bytes()
+}
