@@ -1,6 +1,7 @@
 //! The million-input run (issue 8, point 3): `cargo bench --bench fuzz [-- COUNT [SEED]]` throws
 //! COUNT (default 1,000,000) deterministically mutated inputs (ChaCha20 from SEED, default 8) at
-//! the order parser, the armor parser with signature checking and mail extraction, each under
+//! the order parser, the armor parser with signature checking, mail extraction and (one input in
+//! four, as a signed seat may send anything) every game's order check, each under
 //! `catch_unwind`; prints inputs per second and the panic count, and exits 1 on any panic (with
 //! the first few panicking inputs written to `target/fuzz-panics/`). Not part of `cargo test`.
 
@@ -29,18 +30,30 @@ fn main() {
     // Panics are counted, not printed one by one.
     std::panic::set_hook(Box::new(|_| {}));
     let seeds = targets::seeds();
+    let game_seeds = targets::game_seeds();
     let key = targets::key().public_key().clone();
     let mut dice = Chacha(ChaCha20Rng::seed_from_u64(seed));
     let out = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("target").join("fuzz-panics");
     let (mut panics, mut silent, mut bytes) = (0u64, 0u64, 0u64);
     let start = Instant::now();
     for i in 0..count {
-        let (_, input) = &seeds[dice.below(seeds.len())];
         // Mostly a few mutations (near-valid inputs reach deepest), sometimes many.
         let n = if dice.below(8) == 0 { 1 + dice.below(64) } else { 1 + dice.below(4) };
-        let input = targets::mutate(input, &seeds, n, &mut dice);
+        // One input in four is a seat's [orders] for a game's order check (a player may sign
+        // anything), mutated as bytes or as values; the others go to the file and mail parsers.
+        let (input, result) = if i % 4 == 3 {
+            let g = &game_seeds[dice.below(game_seeds.len())];
+            let input = if dice.below(2) == 0 { targets::mutate(&g.text, &seeds, n, &mut dice) } else { targets::mutate_orders(g, n, &mut dice) };
+            let r = targets::no_panic_game(g, &input);
+            (input, r)
+        } else {
+            let (_, input) = &seeds[dice.below(seeds.len())];
+            let input = targets::mutate(input, &seeds, n, &mut dice);
+            let r = targets::no_panic(&input, &key);
+            (input, r)
+        };
         bytes += input.len() as u64;
-        if let Err(why) = targets::no_panic(&input, &key) {
+        if let Err(why) = result {
             if why.contains("without a message") { silent += 1 } else { panics += 1 }
             if panics + silent <= 10 {
                 std::fs::create_dir_all(&out).ok();
