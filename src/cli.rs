@@ -375,7 +375,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Sign { key, file, append } => {
             let pass = std::env::var("PBEM_PASSPHRASE").ok();
             let k = sig::load_private_key(&key, pass.as_deref())?;
-            let raw = store::read(&file)?;
+            let raw = pipeline::read_order_file(&file)?;
             let text = sig::normalize(&raw).map_err(|e| anyhow!("{}: {e}", file.display()))?;
             let (body, old) = sig::split_appended(&text);
             if old.is_some() {
@@ -408,9 +408,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Verify { file, key, game } => {
-            let raw = store::read(&file)?;
+            let raw = pipeline::read_order_file(&file)?;
             let detached = pipeline::sig_path(&file);
-            let detached = if detached.exists() { Some(store::read_text(&detached)?) } else { None };
+            let detached = if detached.exists() { Some(pipeline::read_sig_file(&detached)?) } else { None };
             let pk = match (key, game) {
                 (Some(k), _) => sig::load_public_key(&k)?,
                 (None, Some(dir)) => {

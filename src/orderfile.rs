@@ -94,7 +94,8 @@ pub fn parse(text: &str) -> Result<OrderFile, ParseProblem> {
 
 /// 1-based line of byte offset `at` in `text`.
 pub fn line_of(text: &str, at: usize) -> usize {
-    text[..at.min(text.len())].bytes().filter(|&b| b == b'\n').count() + 1
+    // By bytes: `at` (from a parser's span) need not fall on a character boundary.
+    text.as_bytes()[..at.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1
 }
 
 /// Best-effort 1-based line where the dotted `field` (e.g. `orders.moves.I`) is written: the line of

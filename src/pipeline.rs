@@ -20,6 +20,21 @@ use crate::store::{self, GameDir};
 
 pub use crate::sig::{NS_ORDERS, NS_RECEIPT, NS_RECORD};
 
+/// The largest order file, or detached signature (`FILE.sig`), that `submit`, `verify` and
+/// `sign` read: 1 MiB, hundreds of times a real order. A larger file is refused by its length
+/// before it is read, so a huge file cannot take the judge's memory.
+pub const MAX_ORDER_FILE_BYTES: u64 = 1 << 20;
+
+/// Reads an order file given to `submit`, `verify` or `sign`, at most [`MAX_ORDER_FILE_BYTES`].
+pub fn read_order_file(path: &Path) -> Result<Vec<u8>> {
+    store::read_limited(path, MAX_ORDER_FILE_BYTES, "an order file")
+}
+
+/// Reads a detached signature file (`FILE.sig`), at most [`MAX_ORDER_FILE_BYTES`], as text.
+pub fn read_sig_file(path: &Path) -> Result<String> {
+    store::read_text_limited(path, MAX_ORDER_FILE_BYTES, "a signature file")
+}
+
 /// Where the host's secret randomness (host seeds, keys) comes from.
 pub enum Entropy {
     /// The operating system (every real game).
@@ -419,11 +434,11 @@ fn parse_problem(path: &Path, p: orderfile::ParseProblem) -> Error {
 /// Reads an order file (signature appended or in `FILE.sig`), checks it is for this game and a
 /// seat, and verifies the signature with that seat's key.
 pub fn read_signed_order(path: &Path, gf: &GameFile) -> Result<Verified> {
-    let raw = store::read(path)?;
+    let raw = read_order_file(path)?;
     let normalized = sig::normalize(&raw).map_err(|e| Error::input(path, e.to_string()))?;
     let (body, appended) = sig::split_appended(&normalized);
     let sig_file = sig_path(path);
-    let detached = if appended.is_none() && sig_file.exists() { Some(store::read_text(&sig_file)?) } else { None };
+    let detached = if appended.is_none() && sig_file.exists() { Some(read_sig_file(&sig_file)?) } else { None };
     if appended.is_none() && detached.is_none() {
         return Err(Error::input(path, format!("not signed: no appended SSH signature and no {} (sign it with `pbem sign --key KEY FILE`)", sig_file.display())));
     }

@@ -20,6 +20,10 @@ pub const NS_RECEIPT: &str = "pbem-receipt";
 /// Namespace of the host's signatures on records.
 pub const NS_RECORD: &str = "pbem-record";
 
+/// The largest key file read (a private key, or a `.pub` file): 64 KiB, a hundred times an
+/// OpenSSH Ed25519 key. A larger file is refused by its length before it is read.
+pub const MAX_KEY_FILE_BYTES: u64 = 64 * 1024;
+
 /// Base64 column width of armored SSH signatures (as ssh-keygen writes them).
 const ARMOR_WIDTH: usize = 70;
 
@@ -88,6 +92,14 @@ pub enum SigError {
         path: PathBuf,
         /// The I/O error.
         source: std::io::Error,
+    },
+    /// A key file is larger than [`MAX_KEY_FILE_BYTES`]: not an SSH key, and not read.
+    #[error("{} is {size} bytes, larger than a key file may be ({MAX_KEY_FILE_BYTES} bytes); not read", path.display())]
+    KeyTooLarge {
+        /// The file.
+        path: PathBuf,
+        /// Its size in bytes (at least).
+        size: u64,
     },
     /// A key file could not be written.
     #[error("cannot write key file {}: {source}", path.display())]
@@ -251,18 +263,35 @@ fn parse_armored(armored: &str) -> Result<SshSig, SigError> {
         .chars()
         .filter(|c| !c.is_whitespace())
         .collect();
+    if let Some((line, c)) = not_base64(&after[..end]) {
+        return Err(SigError::BadArmor(format!(
+            "line {line} of the block holds {c:?}, which is not base64 (was the signature edited, or re-encoded by a mail program?)"
+        )));
+    }
     if b64.is_empty() {
         return Err(SigError::BadArmor("the block holds no data".into()));
     }
     let mut pem = String::from(ARMOR_BEGIN);
     pem.push('\n');
-    for chunk in b64.as_bytes().chunks(ARMOR_WIDTH) {
-        pem.push_str(std::str::from_utf8(chunk).expect("ASCII after filtering base64"));
+    // Only ASCII is left (checked above), so every chunk boundary is a character boundary.
+    let chars: Vec<char> = b64.chars().collect();
+    for chunk in chars.chunks(ARMOR_WIDTH) {
+        pem.extend(chunk);
         pem.push('\n');
     }
     pem.push_str(ARMOR_END);
     pem.push('\n');
     SshSig::from_pem(&pem).map_err(|e| SigError::BadArmor(e.to_string()))
+}
+
+/// The first character of an armored block's data that is neither base64 nor whitespace, with
+/// its 1-based line in the block (the BEGIN line is line 1).
+fn not_base64(data: &str) -> Option<(usize, char)> {
+    data.split('\n').enumerate().find_map(|(i, l)| {
+        l.chars()
+            .find(|c| !c.is_whitespace() && !(c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=')))
+            .map(|c| (i + 1, c))
+    })
 }
 
 /// Checks that `sig` was made by `public_key` for `namespace`, before looking at the message.
@@ -358,6 +387,25 @@ pub fn verify_order_text(
     Err(SigError::TextChanged)
 }
 
+/// Reads a key file as text, at most [`MAX_KEY_FILE_BYTES`] (checked by its length, then by what
+/// is read, never holding more). Errors: [`SigError::ReadKey`], [`SigError::KeyTooLarge`].
+fn read_key_file(path: &Path) -> Result<String, SigError> {
+    use std::io::Read;
+    let err = |source| SigError::ReadKey { path: path.to_owned(), source };
+    let too_large = |size| SigError::KeyTooLarge { path: path.to_owned(), size };
+    let f = fs::File::open(path).map_err(err)?;
+    let len = f.metadata().map_err(err)?.len();
+    if len > MAX_KEY_FILE_BYTES {
+        return Err(too_large(len));
+    }
+    let mut text = String::new();
+    f.take(MAX_KEY_FILE_BYTES + 1).read_to_string(&mut text).map_err(err)?;
+    if text.len() as u64 > MAX_KEY_FILE_BYTES {
+        return Err(too_large(text.len() as u64));
+    }
+    Ok(text)
+}
+
 /// Rejects keys other than Ed25519; `what` names the file or text in the error.
 fn require_ed25519(algorithm: Algorithm, what: &str) -> Result<(), SigError> {
     if algorithm == Algorithm::Ed25519 {
@@ -378,10 +426,7 @@ fn require_ed25519(algorithm: Algorithm, what: &str) -> Result<(), SigError> {
 /// [`PASSPHRASE_ENV`]), [`SigError::BadPassphrase`]. A passphrase given for an unencrypted key is
 /// ignored.
 pub fn load_private_key(path: &Path, passphrase: Option<&str>) -> Result<PrivateKey, SigError> {
-    let text = fs::read_to_string(path).map_err(|source| SigError::ReadKey {
-        path: path.to_owned(),
-        source,
-    })?;
+    let text = read_key_file(path)?;
     let key = PrivateKey::from_openssh(&text).map_err(|e| SigError::ParsePrivateKey {
         path: path.to_owned(),
         reason: e.to_string(),
@@ -444,10 +489,7 @@ pub fn load_public_key(text_or_path: &str) -> Result<PublicKey, SigError> {
                 reason: "neither a key line nor an existing file".into(),
             });
         }
-        let text = fs::read_to_string(path).map_err(|source| SigError::ReadKey {
-            path: path.to_owned(),
-            source,
-        })?;
+        let text = read_key_file(path)?;
         if text.contains("PRIVATE KEY") {
             return Err(SigError::ParsePublicKey {
                 what: path.display().to_string(),
@@ -653,6 +695,25 @@ mod tests {
             rewrapped.join(" \r\n")
         );
         verify(key.public_key(), NS_ORDERS, b"x\n", &mangled).unwrap();
+    }
+
+    #[test]
+    fn non_ascii_anywhere_in_the_armor_is_an_error_not_a_panic() {
+        let key = generate_ed25519("p");
+        let sig = sign(&key, NS_ORDERS, b"x\n").unwrap();
+        let start = ARMOR_BEGIN.len() + 1;
+        let end = sig.find(ARMOR_END).unwrap();
+        for at in start..end {
+            for c in ['\u{e9}', '\u{2014}', '\u{1F600}'] {
+                let mut bad = sig.clone();
+                bad.insert(at, c);
+                let err = verify(key.public_key(), NS_ORDERS, b"x\n", &bad).unwrap_err();
+                assert!(err.to_string().contains("not base64"), "{err}");
+                let mut file = b"x\n".to_vec();
+                file.extend_from_slice(bad.as_bytes());
+                assert!(matches!(verify_order_text(key.public_key(), NS_ORDERS, &file, None), Err(SigError::BadArmor(_))));
+            }
+        }
     }
 
     #[test]

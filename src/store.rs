@@ -125,6 +125,34 @@ pub fn read(path: &Path) -> Result<Vec<u8>> {
     fs::read(path).map_err(|e| io(path, e))
 }
 
+/// Reads a whole file of at most `max` bytes, never holding more than `max` + 1 bytes of it: a
+/// larger file (by its length, or by what is read, should it grow meanwhile) is an
+/// [`Error::Input`] naming the file, its size and the limit (`what` says which kind of file, e.g.
+/// "an order file").
+pub fn read_limited(path: &Path, max: u64, what: &str) -> Result<Vec<u8>> {
+    use std::io::Read;
+    let too_large = |size: u64| {
+        Error::input(path, format!("{size} bytes is larger than {what} may be ({max} bytes); not read"))
+    };
+    let f = fs::File::open(path).map_err(|e| io(path, e))?;
+    let len = f.metadata().map_err(|e| io(path, e))?.len();
+    if len > max {
+        return Err(too_large(len));
+    }
+    let mut out = Vec::with_capacity(len as usize);
+    f.take(max + 1).read_to_end(&mut out).map_err(|e| io(path, e))?;
+    if out.len() as u64 > max {
+        return Err(too_large(out.len() as u64));
+    }
+    Ok(out)
+}
+
+/// [`read_limited`], as UTF-8 text.
+pub fn read_text_limited(path: &Path, max: u64, what: &str) -> Result<String> {
+    let b = read_limited(path, max, what)?;
+    String::from_utf8(b).map_err(|e| Error::input(path, format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))
+}
+
 /// Reads a whole file as UTF-8 text.
 pub fn read_text(path: &Path) -> Result<String> {
     let b = read(path)?;

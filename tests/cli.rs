@@ -1252,3 +1252,65 @@ fn a_report_template_without_the_pin_block_is_refused_before_anything_is_written
     pbem().arg("adjudicate").arg(t.game()).args(["--now", "2026-07-05T12:00:00Z"]).assert().success();
     pbem().arg("audit").arg(t.game()).assert().success();
 }
+
+/// `FILE` with `c` put into its appended armored signature, at the 70th base64 character: a
+/// character of several bytes there straddles a 70-byte line of the re-wrapped block.
+fn with_char_in_armor(file: &Path, c: char) {
+    let text = std::fs::read_to_string(file).unwrap();
+    let at = text.find("-----BEGIN SSH SIGNATURE-----\n").unwrap() + "-----BEGIN SSH SIGNATURE-----\n".len() + 69;
+    let mut bad = text.clone();
+    bad.insert(at, c);
+    std::fs::write(file, bad).unwrap();
+}
+
+#[test]
+fn a_non_ascii_character_in_the_armor_is_refused_not_a_crash() {
+    let t = Table::new();
+    for (i, c) in ['\u{e9}', '\u{2014}', '\u{1F600}'].into_iter().enumerate() {
+        let f = t.form("union", &format!("accent-{i}.toml"));
+        pbem().arg("sign").arg("--key").arg(t.key("union")).arg(&f).arg("--append").assert().success();
+        with_char_in_armor(&f, c);
+        let not_base64 = predicate::str::contains("not base64");
+        pbem().arg("verify").arg(&f).arg("--game").arg(t.game()).assert().code(1).stderr(not_base64.clone());
+        pbem().arg("verify").arg(&f).arg("--key").arg(t.path().join("union.pub")).assert().code(1).stderr(not_base64.clone());
+        pbem().arg("submit").arg(t.game()).arg(&f).assert().code(1).stderr(not_base64);
+    }
+    // In a detached signature too.
+    let f = t.form("union", "detached.toml");
+    pbem().arg("sign").arg("--key").arg(t.key("union")).arg(&f).assert().success();
+    with_char_in_armor(&pipeline_sig(&f), '\u{e9}');
+    pbem().arg("submit").arg(t.game()).arg(&f).assert().code(1).stderr(predicate::str::contains("not base64"));
+    assert!(!t.game().join("receipts").exists() || std::fs::read_dir(t.game().join("receipts")).unwrap().next().is_none());
+}
+
+/// A sparse file of `len` bytes (no disk used): only its length says how large it is.
+fn sparse(path: &Path, len: u64) -> PathBuf {
+    std::fs::File::create(path).unwrap().set_len(len).unwrap();
+    path.to_path_buf()
+}
+
+#[test]
+fn order_signature_and_key_files_are_size_limited() {
+    let t = Table::new();
+    let limit = predicate::str::contains("larger than an order file may be (1048576 bytes)");
+    for len in [(1 << 20) + 1, 1 << 30] {
+        let big = sparse(&t.path().join("big.toml"), len);
+        pbem().arg("verify").arg(&big).arg("--game").arg(t.game()).assert().code(1).stderr(limit.clone().and(predicate::str::contains("big.toml")));
+        pbem().arg("verify").arg(&big).arg("--key").arg(t.path().join("union.pub")).assert().code(1).stderr(limit.clone());
+        pbem().arg("submit").arg(t.game()).arg(&big).assert().code(1).stderr(limit.clone());
+        pbem().arg("sign").arg("--key").arg(t.key("union")).arg(&big).assert().code(1).stderr(limit.clone());
+    }
+    // A detached signature beside a good order.
+    let f = t.form("union", "u.toml");
+    sparse(&pipeline_sig(&f), (1 << 20) + 1);
+    pbem().arg("submit").arg(t.game()).arg(&f).assert().code(1)
+        .stderr(predicate::str::contains("u.toml.sig").and(predicate::str::contains("larger than a signature file may be")));
+    // Key files.
+    let f = t.form("union", "v.toml");
+    let key = sparse(&t.path().join("huge.pub"), 1 << 20);
+    pbem().arg("verify").arg(&f).arg("--key").arg(&key).assert().code(1)
+        .stderr(predicate::str::contains("huge.pub").and(predicate::str::contains("larger than a key file may be (65536 bytes)")));
+    let key = sparse(&t.path().join("huge"), 1 << 20);
+    pbem().arg("sign").arg("--key").arg(&key).arg(&f).assert().code(1)
+        .stderr(predicate::str::contains("larger than a key file may be"));
+}

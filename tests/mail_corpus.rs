@@ -384,3 +384,24 @@ fn replies_to_one_address_are_capped_per_hour_but_its_orders_still_count() {
     let h = intake::run(&root, &Source::Maildir(maildir), &c, later).unwrap();
     assert!(h[0].reply.is_some(), "{h:?}");
 }
+
+#[test]
+fn a_message_that_once_crashed_intake_is_answered_and_the_next_one_is_handled() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let maildir = tmp.path().join("Maildir");
+    let (bad, _) = union_mail(&game, 1);
+    let bad = transform(bad, "armor-accent");
+    let (good, good_c) = union_mail(&game, 2);
+    deliver(&maildir, "1797100000.M1P1.host", &bad);
+    deliver(&maildir, "1797100001.M2P2.host", &good);
+    let handled = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    assert_eq!(handled.len(), 2, "{handled:?}");
+    assert_eq!(handled[0].disposition, Disposition::Done, "{handled:?}");
+    let refusal = handled[0].orders[0].error.as_deref().unwrap_or_default();
+    assert!(refusal.contains("not base64"), "{refusal}");
+    assert!(handled[1].orders[0].receipt.is_some(), "{handled:?}");
+    assert_eq!(newest_union_commitment(&game), good_c);
+    assert!(std::fs::read_dir(maildir.join("new")).unwrap().next().is_none(), "every message left new/");
+}

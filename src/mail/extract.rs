@@ -95,10 +95,7 @@ pub fn extract(raw: &[u8], key_for: &dyn Fn(&str, &str) -> Option<PublicKey>) ->
         out.from = Some(addr.trim().to_ascii_lowercase());
         // Through lettre's Mailbox, so a name with a comma, quotes or non-ASCII letters is
         // quoted or encoded as a header needs it ("Meade, George" <meade@example.org>).
-        out.from_display = Some(match (a.name(), addr.trim().parse::<lettre::Address>()) {
-            (Some(n), Ok(ad)) if !n.trim().is_empty() => lettre::message::Mailbox::new(Some(n.trim().to_string()), ad).to_string(),
-            _ => addr.trim().to_string(),
-        });
+        out.from_display = Some(display_address(a.name(), addr.trim()));
     }
     let header = |name: &str| msg.header_raw(name).map(|v| v.trim().to_ascii_lowercase());
     if let Some(v) = header("Auto-Submitted").filter(|v| v != "no" && !v.starts_with("no;") && !v.starts_with("no ")) {
@@ -164,6 +161,25 @@ fn raw_text(msg: &Message<'_>, part: &mail_parser::MessagePart<'_>) -> Option<St
         mail_parser::Encoding::Base64 => mail_parser::decoders::base64::base64_decode(raw)?,
     };
     String::from_utf8(bytes).ok()
+}
+
+/// The sender as a reply's `To`: the name and address through lettre's `Mailbox`, so a name with a
+/// comma, quotes or non-ASCII letters is quoted or encoded as a header needs it ("Meade, George"
+/// <meade@example.org>). Control characters in the name (a CR a sender slipped in) become spaces;
+/// a name lettre still cannot write, or an address it does not take, leaves the bare address.
+fn display_address(name: Option<&str>, addr: &str) -> String {
+    let name: Option<String> = name.map(|n| n.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>().trim().to_string());
+    match (name, addr.parse::<lettre::Address>()) {
+        (Some(n), Ok(ad)) if !n.is_empty() => {
+            let mut out = String::new();
+            // Not `to_string()`: lettre's Display can fail on a name, and that would panic.
+            match std::fmt::Write::write_fmt(&mut out, format_args!("{}", lettre::message::Mailbox::new(Some(n), ad))) {
+                Ok(()) => out,
+                Err(_) => addr.to_string(),
+            }
+        }
+        _ => addr.to_string(),
+    }
 }
 
 fn flowed_of(part: &mail_parser::MessagePart<'_>) -> Option<bool> {
@@ -543,6 +559,19 @@ mod tests {
         let e = extract(raw.as_bytes(), &|_, _| None).unwrap();
         assert_eq!(e.orders[0].raw.as_deref(), Some("[pbem]\n# é\n".as_bytes()));
         assert_ne!(e.orders[0].file, e.orders[0].raw.clone().unwrap());
+    }
+
+    #[test]
+    fn a_control_character_in_the_senders_name_is_no_panic() {
+        for name in ["Mea\rde", "Meade \u{a0}\u{1F600}\r=", "\u{0}", "\u{7f}x", "Meade, George \u{85}"] {
+            let raw = format!("From: {name} <meade@example.org>\r\nSubject: x\r\n\r\nhi\r\n");
+            let e = extract(raw.as_bytes(), &|_, _| None).unwrap();
+            if let Some(shown) = e.from_display {
+                assert!(shown.contains("meade@example.org") && !shown.chars().any(char::is_control), "{shown:?}");
+            }
+        }
+        let e = extract(b"From: Mea\rde <meade@example.org>\r\nSubject: x\r\n\r\nhi\r\n", &|_, _| None).unwrap();
+        assert_eq!(e.from_display.as_deref(), Some("Mea de <meade@example.org>"));
     }
 
     #[test]

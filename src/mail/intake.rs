@@ -553,6 +553,21 @@ fn file_away(maildir: &Path, path: &Path, name: &str, disposition: Disposition, 
     std::fs::rename(path, to.join(name)).map_err(|e| store::io(path, e))
 }
 
+/// Runs the handling of message `name`; should it panic (a bug nobody foresaw), the message is
+/// [`Disposition::Failed`] with the panic's text as its reason, so that it goes to `failed/` and
+/// the run goes on with the next message instead of crashing on this one at every run. The
+/// panic is still printed on stderr (where cron's mail shows it to the host).
+fn guard(name: &str, handling: impl FnOnce() -> Result<Handled>) -> Result<Handled> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(handling)).unwrap_or_else(|payload| {
+        let text = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "an unknown error".into());
+        Ok(Handled { name: name.into(), disposition: Disposition::Failed, reason: format!("pbem failed on this message: {text}; please report it"), orders: vec![], reply: None })
+    })
+}
+
 #[allow(clippy::too_many_arguments)]
 fn handle_file(root: &Path, maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
     let marker = path.with_file_name(format!("{name}.toolarge"));
@@ -572,7 +587,7 @@ fn handle_file(root: &Path, maildir: &Path, path: &Path, name: &str, games: &Gam
     };
     let hash = crate::commit::sha256_hex(&raw);
     let seen = state_dir(root).join("seen").join(&hash);
-    let mut h = if seen.exists() && !too_large {
+    let mut h = guard(name, || Ok(if seen.exists() && !too_large {
         Handled { name: name.into(), disposition: Disposition::Done, reason: "already handled (same bytes): not processed again".into(), orders: vec![], reply: None }
     } else if too_large {
         let reply = too_large_reply(&raw, size, games, outbox, cfg, now, &hash)?;
@@ -598,7 +613,7 @@ fn handle_file(root: &Path, maildir: &Path, path: &Path, name: &str, games: &Gam
             Err(e @ Error::Io { .. }) => return Err(e),
             Err(e) => Handled { name: name.into(), disposition: Disposition::Failed, reason: format!("could not be handled: {e}"), orders: vec![], reply: None },
         }
-    };
+    }))?;
     h.name = name.to_string();
     if h.disposition != Disposition::Retry {
         store::write_atomic(&seen, format!("{}\n", crate::pipeline::timestamp(now)).as_bytes())?;
@@ -1117,6 +1132,18 @@ mod tests {
         })
         .unwrap();
         out
+    }
+
+    #[test]
+    fn a_panic_while_handling_a_message_fails_that_message_only() {
+        let h = guard("m1", || panic!("index out of bounds")).unwrap();
+        assert_eq!(h.disposition, Disposition::Failed);
+        assert_eq!(h.reason, "pbem failed on this message: index out of bounds; please report it");
+        let n = 3;
+        let h = guard("m2", || panic!("bad {n}")).unwrap();
+        assert_eq!(h.reason, "pbem failed on this message: bad 3; please report it");
+        let ok = guard("m3", || Ok(Handled { name: "m3".into(), disposition: Disposition::Done, reason: "fine".into(), orders: vec![], reply: None })).unwrap();
+        assert_eq!(ok.disposition, Disposition::Done);
     }
 
     #[test]

@@ -183,6 +183,14 @@ pub fn transform(data: Vec<u8>, t: &str) -> Vec<u8> {
         "bom" => [b"\xEF\xBB\xBF".as_slice(), &data].concat(),
         "latin1" => String::from_utf8(data).unwrap().chars().map(|c| u8::try_from(c as u32).unwrap_or(b'?')).collect(),
         "quote" => String::from_utf8(data).unwrap().lines().map(|l| format!("> {l}\n")).collect::<String>().into_bytes(),
+        // One non-ASCII character inside the armored signature, where it straddles a 70-byte line
+        // of the re-wrapped block (a mail program "correcting" a letter).
+        "armor-accent" => {
+            let mut text = String::from_utf8(data).unwrap();
+            let begin = "-----BEGIN SSH SIGNATURE-----\n";
+            text.insert(text.find(begin).expect("an armored block") + begin.len() + 69, '\u{e9}');
+            text.into_bytes()
+        }
         "tamper" => String::from_utf8(data).unwrap().replacen("order form", "order f0rm", 1).into_bytes(),
         // A mail program that hard-wraps lines at 72 characters (at the last space before).
         "wrap72" => String::from_utf8(data)
