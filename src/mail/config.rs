@@ -69,7 +69,7 @@ pub struct IntakeConfig {
 }
 
 fn default_max_replies() -> u32 {
-    super::intake::DEFAULT_MAX_REPLIES_PER_HOUR
+    super::reply::DEFAULT_MAX_REPLIES_PER_HOUR
 }
 
 fn default_max() -> u64 {

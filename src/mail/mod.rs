@@ -3,7 +3,8 @@
 //! one run a crontab line makes (`pbem adjudicate --all ROOT --mail CONFIG`).
 //!
 //! State lives beside the games, in `ROOT/.mail/`: `outbox/` (queue and sent ledger), `seen/`
-//! (hashes of handled messages), `spool/` (messages taken from an mbox or standard input),
+//! (hashes of handled messages), `spool/` (messages taken from an mbox or standard input), `replies/` (replies per address
+//! in the last hour), `tmp/` (an order being checked),
 //! `mailed/` (per game, the newest record whose reports were queued).
 
 pub mod cli;
@@ -14,6 +15,8 @@ pub mod extract;
 pub mod intake;
 pub mod outbox;
 pub mod remind;
+mod reply;
+mod spool;
 pub mod transport;
 
 pub use config::HostConfig;

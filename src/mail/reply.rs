@@ -1,0 +1,160 @@
+//! What the judge answers a message: the reply's subject and text, and the cap on replies to one
+//! address per hour (`ROOT/.mail/replies/`).
+
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+
+use super::config::HostConfig;
+use super::extract::Extracted;
+use super::intake::OrderResult;
+use super::outbox::Outbox;
+use crate::error::Result;
+use crate::{pipeline, store};
+
+/// The paragraph every reply that found no usable order ends with: how to send orders.
+pub(super) fn how_to_send() -> &'static str {
+    "How to send orders: fill in the order form from your report, sign it with `pbem sign --key KEY FILE` \
+(or `ssh-keygen -Y sign -f KEY -n pbem-orders FILE`) and either attach FILE and FILE.sig as plain-text \
+attachments, or sign with `pbem sign --append` and attach the file or paste it whole (from its first line \
+to the END SSH SIGNATURE line) into a plain-text message. Several order files in one message are fine.\n"
+}
+
+/// `Re: SUBJECT`, tagged `[pbem GAME]` (as the judge's other mails are) when the orders named
+/// known games and the subject does not carry the tag yet.
+pub(super) fn reply_subject(s: &str, games: &[&str]) -> String {
+    let base = if s.is_empty() {
+        "Re: your orders".to_string()
+    } else if s.to_ascii_lowercase().starts_with("re:") {
+        s.to_string()
+    } else {
+        format!("Re: {s}")
+    };
+    let tags: Vec<String> = games.iter().map(|g| format!("[pbem {g}]")).filter(|t| !base.contains(t.as_str())).collect();
+    if tags.is_empty() { base } else { format!("{} {base}", tags.join(" ")) }
+}
+
+/// The default of `[intake] max_replies_per_hour`.
+pub const DEFAULT_MAX_REPLIES_PER_HOUR: u32 = 10;
+
+/// How many replies went to each address in the last hour: `ROOT/.mail/replies/HASH` (the
+/// SHA-256 of the lowercase address) holds one line `TIME REPLY-ID` per reply. A reply queued
+/// again (the same message handled again after a kill) counts once.
+pub(super) struct ReplyLedger {
+    dir: PathBuf,
+    max: u32,
+}
+
+impl ReplyLedger {
+    pub(super) fn new(outbox: &Outbox, cfg: &HostConfig) -> ReplyLedger {
+        ReplyLedger { dir: outbox.dir.with_file_name("replies"), max: cfg.intake.max_replies_per_hour }
+    }
+    pub(super) fn path(&self, addr: &str) -> PathBuf {
+        self.dir.join(crate::commit::sha256_hex(addr.trim().to_ascii_lowercase().as_bytes()))
+    }
+    /// The replies of the hour before `now` (`TIME ID`), oldest first; unreadable lines are dropped.
+    pub(super) fn recent(&self, addr: &str, now: DateTime<Utc>) -> Result<Vec<(DateTime<Utc>, String)>> {
+        let p = self.path(addr);
+        let text = match std::fs::read_to_string(&p) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+            Err(e) => return Err(store::io(&p, e)),
+        };
+        let hour_ago = now - chrono::Duration::hours(1);
+        Ok(text
+            .lines()
+            .filter_map(|l| l.split_once(' '))
+            .filter_map(|(t, id)| Some((pipeline::parse_time(t).ok()?, id.trim().to_string())))
+            .filter(|(t, _)| *t > hour_ago)
+            .collect())
+    }
+    /// True when reply `id` may go to `addr` (it is under the cap, or was counted already).
+    pub(super) fn allows(&self, addr: &str, id: &str, now: DateTime<Utc>) -> Result<bool> {
+        if self.max == 0 {
+            return Ok(true);
+        }
+        let recent = self.recent(addr, now)?;
+        Ok(recent.iter().any(|(_, i)| i == id) || recent.len() < self.max as usize)
+    }
+    /// Counts reply `id` to `addr` at `now`.
+    pub(super) fn record(&self, addr: &str, id: &str, now: DateTime<Utc>) -> Result<()> {
+        let mut recent = self.recent(addr, now)?;
+        if recent.iter().any(|(_, i)| i == id) {
+            return Ok(());
+        }
+        recent.push((now, id.to_string()));
+        let text: String = recent.iter().map(|(t, i)| format!("{} {i}\n", pipeline::timestamp(*t))).collect();
+        store::write_atomic(&self.path(addr), text.as_bytes())
+    }
+    pub(super) fn over_cap(&self, addrs: &[String]) -> String {
+        format!("{} had {} replies in the last hour already (max_replies_per_hour = {})", addrs.join(", "), self.max, self.max)
+    }
+}
+
+pub(super) fn place(label: &str, line: Option<usize>, field: Option<&str>) -> String {
+    let mut s = label.to_string();
+    if let Some(l) = line {
+        s.push_str(&format!(", line {l}"));
+    }
+    if let Some(f) = field {
+        s.push_str(&format!(", field {f}"));
+    }
+    s
+}
+
+/// The reply's text; `local` shows a UTC timestamp in the sender's time zone.
+pub(super) fn reply_body(ex: &Extracted, results: &[OrderResult], local: &dyn Fn(&str) -> String) -> String {
+    let mut b = String::new();
+    let when = ex.message_id.as_deref().map(|m| format!(" <{m}>")).unwrap_or_default();
+    if results.is_empty() {
+        if ex.html_only {
+            b.push_str(&format!("Your message{when} has only an HTML part: orders must be sent as plain text.\n\n"));
+        } else {
+            b.push_str(&format!("No signed orders were found in your message{when}.\n\n"));
+        }
+        for n in &ex.notes {
+            b.push_str(&format!("Note: {n}\n"));
+        }
+        if !ex.notes.is_empty() {
+            b.push('\n');
+        }
+        b.push_str(how_to_send());
+        return b;
+    }
+    b.push_str(&format!("Your message{when} held {} order file(s).\n\n", results.len()));
+    for (i, r) in results.iter().enumerate() {
+        let what = match (&r.game, &r.role) {
+            (Some(g), Some(role)) => format!(" (game {g}, role {role})"),
+            _ => String::new(),
+        };
+        match (&r.receipt, &r.error) {
+            (Some(rc), _) => {
+                b.push_str(&format!("{}. {}{what}: ACCEPTED\n", i + 1, r.label));
+                b.push_str(&format!("   step {}, receipt {}, received {}\n   commitment {}\n", rc.step, rc.seq, local(&rc.received), rc.commitment));
+                for w in &r.warnings {
+                    b.push_str(&format!("   note: {w}\n"));
+                }
+                b.push_str("   The host-signed receipt is attached: keep it (`pbem audit GAME --receipt FILE` shows\n   whether the order used was this one or a later one). A later order for the same step\n   replaces this one.\n");
+            }
+            (None, Some(e)) => {
+                b.push_str(&format!("{}. {}{what}: REFUSED\n   {e}\n", i + 1, r.label));
+                if r.label == "the message body" && r.format_problem {
+                    b.push_str(
+                        "   (Line numbers count from the first line of the pasted order. If your mail program\n   \
+                         wrapped long lines, attach the order file instead: with its .sig beside it, or signed\n   \
+                         with `pbem sign --append`.)\n",
+                    );
+                }
+            }
+            (None, None) => {}
+        }
+        b.push('\n');
+    }
+    for n in &ex.notes {
+        b.push_str(&format!("Note: {n}\n"));
+    }
+    if results.iter().any(|r| r.error.is_some()) {
+        b.push_str("\nRefused orders count for nothing: correct them and send them again (the step takes orders until\nit is resolved, which happens once its deadline has passed).\n");
+    }
+    b
+}
