@@ -625,84 +625,108 @@ fn receipt_attachments(results: &[OrderResult], games: &Games) -> Vec<(String, V
 /// locked, the clock is behind the game, or an unreadable game folder may be the game it names).
 fn submit_found(f: &Found, games: &Games, now: DateTime<Utc>) -> Result<std::result::Result<OrderResult, String>> {
     let mut r = OrderResult { label: f.label.clone(), game: None, role: None, receipt: None, warnings: vec![], error: None, format_problem: false, seat_email: None };
-    if let Some(p) = &f.problem {
-        r.error = Some(p.clone());
-        r.format_problem = true;
-        return Ok(Ok(r));
-    }
-    // Read the header only to route; the pipeline checks everything again.
-    let text = match sig::normalize(&f.file) {
-        Ok(t) => t,
-        Err(e) => {
-            r.error = Some(format!("{}: {e}", f.label));
-            r.format_problem = true;
-            return Ok(Ok(r));
-        }
-    };
-    let (body, _) = sig::split_appended(&text);
-    let header = match orderfile::parse(&body) {
-        Ok(of) => of.header,
-        Err(p) => {
-            r.error = Some(format!("{}: {}", place(&f.label, p.line, p.field.as_deref()), p.message));
-            r.format_problem = true;
-            return Ok(Ok(r));
-        }
-    };
+    let Some((body, header)) = read_header(f, &mut r) else { return Ok(Ok(r)) };
     r.game = Some(header.game.clone());
     r.role = Some(header.role.clone());
-    if let Some(dirs) = games.duplicate(&header.game) {
-        let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-        return Ok(Err(format!("game {:?} is held by more than one folder ({}); the host must remove all but one", header.game, dirs.join(", "))));
-    }
-    let Some((dir, gf)) = games.get(&header.game) else {
-        if let Some((dir, e)) = games.may_be_broken(&header.game) {
-            return Ok(Err(format!("game {:?} is not among the readable games, and {} cannot be read ({e})", header.game, dir.display())));
+    let (dir, gf) = match route(games, &header.game) {
+        Route::Game(dir, gf) => (dir, gf),
+        Route::Wait(why) => return Ok(Err(why)),
+        Route::NoSuchGame => {
+            let line = orderfile::locate(&body, "pbem.game");
+            r.error = Some(format!("{}: there is no game {:?} at this judge", place(&f.label, line, Some("pbem.game")), header.game));
+            return Ok(Ok(r));
         }
-        let line = orderfile::locate(&body, "pbem.game");
-        r.error = Some(format!("{}: there is no game {:?} at this judge", place(&f.label, line, Some("pbem.game")), header.game));
-        return Ok(Ok(r));
     };
-    // Judged by its signature, never by who sent it. A signature covers bytes, not labels: when
-    // the text as its charset label decoded it does not verify, the bytes as sent may.
-    let mut bytes = &f.file;
-    if let Some(seat) = gf.seat(&header.role)
-        && let Ok(key) = sig::public_key_line(&seat.key)
-    {
-        let verifies = |b: &[u8]| sig::verify_order_text(&key, sig::NS_ORDERS, b, f.detached.as_deref()).is_ok();
-        if verifies(&f.file) {
-            r.seat_email = Some(seat.email.clone());
-        } else if let Some(raw) = f.raw.as_ref().filter(|raw| verifies(raw)) {
-            bytes = raw;
-            r.seat_email = Some(seat.email.clone());
-        }
-    }
+    let bytes = signed_bytes(f, gf, &header.role, &mut r);
     let tmp = tempdir(dir.parent().unwrap_or(dir))?;
     let file = tmp.path.join(safe_name(&f.name));
     store::write_atomic(&file, bytes)?;
     if let Some(s) = &f.detached {
         store::write_atomic(&pipeline::sig_path(&file), s.as_bytes())?;
     }
-    let res = pipeline::submit(dir, std::slice::from_ref(&file), now);
+    let res = pipeline::submit(dir, std::slice::from_ref(&file), now).and_then(|mut v| v.pop().expect("one result per file"));
     drop(tmp);
-    let refused = |r: &mut OrderResult, e: &Error| {
-        r.error = Some(describe(e, &file, &f.label));
-        r.format_problem = matches!(e, Error::Sig(_));
-    };
     match res {
+        Ok(a) => {
+            r.warnings = a.warnings;
+            r.receipt = Some(a.receipt);
+        }
         Err(Error::Locked(_)) => return Ok(Err(format!("game {} was busy", gf.id))),
         Err(Error::ClockBehind(m)) => return Ok(Err(m)),
-        Err(e) => refused(&mut r, &e),
-        Ok(mut v) => match v.pop().expect("one result per file") {
-            Ok(a) => {
-                r.warnings = a.warnings;
-                r.receipt = Some(a.receipt);
-            }
-            Err(Error::Locked(_)) => return Ok(Err(format!("game {} was busy", gf.id))),
-            Err(Error::ClockBehind(m)) => return Ok(Err(m)),
-            Err(e) => refused(&mut r, &e),
-        },
+        Err(e) => {
+            r.error = Some(describe(&e, &file, &f.label));
+            r.format_problem = matches!(e, Error::Sig(_));
+        }
     }
     Ok(Ok(r))
+}
+
+/// The order's text without its appended signature, and its `[pbem]` header (read only to
+/// route; the pipeline checks everything again), or `None` with the refusal in `r`.
+fn read_header(f: &Found, r: &mut OrderResult) -> Option<(String, orderfile::Header)> {
+    let refuse = |r: &mut OrderResult, why: String| {
+        r.error = Some(why);
+        r.format_problem = true;
+    };
+    if let Some(p) = &f.problem {
+        refuse(r, p.clone());
+        return None;
+    }
+    let text = match sig::normalize(&f.file) {
+        Ok(t) => t,
+        Err(e) => {
+            refuse(r, format!("{}: {e}", f.label));
+            return None;
+        }
+    };
+    let (body, _) = sig::split_appended(&text);
+    match orderfile::parse(&body) {
+        Ok(of) => Some((body.to_string(), of.header)),
+        Err(p) => {
+            refuse(r, format!("{}: {}", place(&f.label, p.line, p.field.as_deref()), p.message));
+            None
+        }
+    }
+}
+
+/// Where an order for game `id` goes.
+enum Route<'a> {
+    /// The one readable folder holding that game.
+    Game(&'a PathBuf, &'a GameFile),
+    /// Not now: two folders hold the game, or an unreadable folder may be it.
+    Wait(String),
+    /// No folder holds it, and none that cannot be read may.
+    NoSuchGame,
+}
+
+fn route<'a>(games: &'a Games, id: &str) -> Route<'a> {
+    if let Some(dirs) = games.duplicate(id) {
+        let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+        return Route::Wait(format!("game {id:?} is held by more than one folder ({}); the host must remove all but one", dirs.join(", ")));
+    }
+    match games.get(id) {
+        Some((dir, gf)) => Route::Game(dir, gf),
+        None => match games.may_be_broken(id) {
+            Some((dir, e)) => Route::Wait(format!("game {id:?} is not among the readable games, and {} cannot be read ({e})", dir.display())),
+            None => Route::NoSuchGame,
+        },
+    }
+}
+
+/// The bytes to submit: judged by its signature, never by who sent it. A signature covers bytes,
+/// not labels: when the text as its charset label decoded it does not verify, the bytes as sent
+/// may. Notes in `r` the address of the seat whose key signed it.
+fn signed_bytes<'a>(f: &'a Found, gf: &GameFile, role: &str, r: &mut OrderResult) -> &'a [u8] {
+    let Some(seat) = gf.seat(role) else { return &f.file };
+    let Ok(key) = sig::public_key_line(&seat.key) else { return &f.file };
+    let verifies = |b: &[u8]| sig::verify_order_text(&key, sig::NS_ORDERS, b, f.detached.as_deref()).is_ok();
+    if verifies(&f.file) {
+        r.seat_email = Some(seat.email.clone());
+    } else if let Some(raw) = f.raw.as_ref().filter(|raw| verifies(raw)) {
+        r.seat_email = Some(seat.email.clone());
+        return raw;
+    }
+    &f.file
 }
 
 fn describe(e: &Error, tmp: &Path, label: &str) -> String {
