@@ -844,7 +844,8 @@ pub fn move_char(s: &mut State, i: usize, d: Dir) -> Result<String, String> {
 /// Uses the tunnel under `ch` to reach the tunnel at `to` (Flag Dash, Using Tunnels): not while
 /// holding a team flag; first every flag or character on another tunnel is bumped one space
 /// (the preferred direction first, then n, e, s, w; our reading of the rule and Example C); the
-/// move does not count as a space.
+/// move does not count as a space. A piece that cannot be bumped (trapped, or with no free space
+/// next to it) stays, and its tunnel is simply not a destination; the other tunnels stay usable.
 ///
 /// Errors: why the tunnel cannot be used.
 pub fn use_tunnel(s: &mut State, ch: usize, to: Sq, bump: Option<Dir>, lines: &mut Vec<String>) -> Result<(), String> {
@@ -864,9 +865,12 @@ pub fn use_tunnel(s: &mut State, ch: usize, to: Sq, bump: Option<Dir>, lines: &m
             continue;
         }
         // Character Abilities, Trap: a trapped character stays where it is until a reset token
-        // selects it, so it cannot be bumped, and the tunnel cannot be used (fully or not at all).
+        // selects it, so it cannot be bumped: its tunnel is not a destination.
         if let Some(j) = s.char_at(t).filter(|&j| s.chars[j].trapped) {
-            return Err(format!("{} on the tunnel at {t} is trapped and cannot be bumped", s.chars[j].name));
+            if t == to {
+                return Err(format!("{} on the tunnel at {t} is trapped and cannot be bumped, so {t} is not a destination", s.chars[j].name));
+            }
+            continue;
         }
         let mut dirs: Vec<Dir> = bump.into_iter().collect();
         dirs.extend(Dir::ALL);
@@ -886,8 +890,8 @@ pub fn use_tunnel(s: &mut State, ch: usize, to: Sq, bump: Option<Dir>, lines: &m
                 break;
             }
         }
-        if !done {
-            return Err(format!("the piece on the tunnel at {t} cannot be bumped: no free space next to it"));
+        if !done && t == to {
+            return Err(format!("the piece on the tunnel at {t} cannot be bumped (no free space next to it), so {t} is not a destination"));
         }
     }
     if s.char_at(to).is_some() || s.flag_lying_at(to).is_some() {
@@ -1075,8 +1079,16 @@ fn push_one(s: &mut State, ch: usize, j: usize, path: &[Dir], lines: &mut Vec<St
         dropped = Some(format!("{} drops the {} flag on {from}", o.name, team.name()));
     }
     let mut moved = Vec::new();
+    let pusher = s.chars[ch].at;
     for d in path {
+        let before = s.chars[j].at.dist(pusher);
         moved.push(move_char(s, j, *d)?);
+        // Action Cards, Push: "move the other character up to two spaces away": every space of the
+        // push takes it farther from the pusher (our reading of "away"), so it never ends closer to
+        // it or back next to it.
+        if s.chars[j].at.dist(pusher) <= before {
+            return Err(format!("{} would not be pushed away from {}: {} does not take it farther (Push: \"away\")", s.chars[j].name, s.chars[ch].name, d.key()));
+        }
         if s.chars[j].trapped {
             break;
         }

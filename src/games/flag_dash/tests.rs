@@ -437,7 +437,7 @@ fn tunnel_limits() {
 }
 
 /// Using Tunnels: every flag or character on another tunnel is bumped (our reading of the rule and
-/// Example C), a flag too; a piece with no free space next to it blocks the tunnel use.
+/// Example C), a flag too; a piece that cannot be bumped stays and only its tunnel is not a destination.
 #[test]
 fn bump_on_tunnel_use() {
     let mut s = cleared(&[]);
