@@ -9,8 +9,8 @@
 //!   shipped);
 //! - `scenario` (a shipped scenario name), `options`;
 //! - `set`: JSON pointers into the state (after setup) and their new values; a path segment
-//!   `key[field=value]` picks the element of the array `key` whose `field` is `value`
-//!   (`/chars[name=Green]/at`);
+//!   `key[field=value,...]` picks the first element of the array `key` whose fields have those
+//!   values (`/chars[name=Green]/at`, `/corps[side=union,id=II]/at`);
 //! - `steps`: orders to resolve, one table per step, `role = "TOML orders"` (`"default"`: the game's
 //!   default order); every order must pass the check;
 //! - `expect`: `events` (each in the events of the steps, whitespace collapsed), `no_events`,
@@ -114,9 +114,13 @@ fn at<'a>(v: &'a mut Json, path: &str) -> Result<&'a mut Json, String> {
             _ => return Err(format!("{path}: {key} is not inside an object or array")),
         };
         if let Some(p) = pick {
-            let (f, want) = p.split_once('=').ok_or(format!("{path}: [{p}] is not field=value"))?;
+            let mut conds = Vec::new();
+            for c in p.split(',') {
+                conds.push(c.split_once('=').ok_or(format!("{path}: [{p}] is not field=value[,field=value]"))?);
+            }
             let arr = cur.as_array_mut().ok_or(format!("{path}: {key} is not an array"))?;
-            cur = arr.iter_mut().find(|e| e.get(f).and_then(Json::as_str) == Some(want)).ok_or(format!("{path}: no {key} with {f} = {want}"))?;
+            let fits = |e: &Json| conds.iter().all(|(f, want)| e.get(*f).and_then(Json::as_str) == Some(*want));
+            cur = arr.iter_mut().find(|e| fits(e)).ok_or(format!("{path}: no {key} with {p}"))?;
         }
     }
     Ok(cur)
