@@ -139,6 +139,13 @@ fn pending_text(p: &Pending) -> String {
 
 /// Runs one case; `Err` says what differs.
 fn run(game: &dyn DynGame, rulebook: &str, defaults: &Defaults, c: &Case) -> Result<(), String> {
+    let e = &c.expect;
+    if e.events.is_empty() && e.no_events.is_empty() && e.state.is_empty() && e.pending.is_none() && c.check.is_empty() && c.default.is_empty() {
+        return Err("the case checks nothing".into());
+    }
+    if c.quote.trim().is_empty() || c.section.trim().is_empty() {
+        return Err("a case names its section and quotes the rulebook".into());
+    }
     if !rulebook.is_empty() && !flat(rulebook).contains(&flat(&c.quote)) {
         return Err(format!("the quote is not in the rulebook: {:?}", c.quote));
     }

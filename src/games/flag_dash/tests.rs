@@ -88,23 +88,6 @@ fn has(log: &[String], needle: &str) -> bool {
 
 // ---- the rulebook's examples ----
 
-/// Example B (Phase 1): Run forward with #1 to move first, then Flag with the #3 combo to grab the
-/// flag and play another card.
-#[test]
-fn example_b_plan_run_first_then_flag_with_combo() {
-    let mut s = cleared(&[]);
-    put(&mut s, "Green", "d9");
-    let without_combo = orders("move1 = { card = \"forward\", token = 1, try = [\"runner\"] }\nmove2 = { card = \"flag\", token = 3, try = [\"runner\"] }");
-    let e = FlagDash.check_order(&s, "white-1", &without_combo).unwrap_err();
-    assert_eq!(e[0].field, "move2.combo");
-    let plan = "move1 = { card = \"forward\", token = 1, try = [\"runner\"] }\n\
-                move2 = { card = \"flag\", token = 3, combo = \"back\", try = [\"runner: card take, combo\"] }";
-    let s = resolve(&s, &[("white-1", plan.into()), ("white-2", idle(2, 4)), ("red-1", idle(2, 4)), ("red-2", idle(4, 5))]);
-    assert!(has(&s.log, "Move 1 order: white-1,"), "{:#?}", s.log);
-    assert_eq!(s.chars[ch(&s, "Green")].at, sq("d9"));
-    assert_eq!(s.flags.red, FlagAt::Carried("Green".into()));
-}
-
 /// Example C (Using Tunnels): Orange blocks a tunnel; Blue uses a tunnel, bumps Orange one space
 /// and takes the tunnel Orange was on.
 #[test]
@@ -434,20 +417,6 @@ fn tunnel_limits() {
     put(&mut s, "Green", "c2");
     let log = one_move(&mut s, "white-1", mp(Card::Forward, 1, None, None, &["runner: card, tunnel g8, tunnel c8"]));
     assert!(has(&log, "already used a tunnel"), "{log:#?}");
-}
-
-/// Using Tunnels: every flag or character on another tunnel is bumped (our reading of the rule and
-/// Example C), a flag too; a piece that cannot be bumped stays and only its tunnel is not a destination.
-#[test]
-fn bump_on_tunnel_use() {
-    let mut s = cleared(&[]);
-    put(&mut s, "Green", "c2");
-    s.flags.red = FlagAt::Space(sq("g8"));
-    put(&mut s, "Blue", "c8");
-    one_move(&mut s, "white-1", mp(Card::Forward, 1, None, None, &["runner: card, tunnel g3"]));
-    assert_eq!(s.flags.red, FlagAt::Space(sq("g9")), "bumped north first");
-    assert_eq!(s.chars[ch(&s, "Blue")].at, sq("c9"));
-    assert_eq!(s.chars[ch(&s, "Green")].at, sq("g3"));
 }
 
 // ---- move order, cleanup, game end ----
@@ -1177,8 +1146,8 @@ fn setup_players_choose_their_runners() {
 }
 
 /// Character Abilities, Trap: "trapped there until a player plays their reset priority token and
-/// selects the trapped character". Nothing else moves it: a tunnel use that would bump it off its
-/// tunnel is not carried out (fully or not at all), and it cannot take the secret tunnel.
+/// selects the trapped character". Nothing else moves it: a tunnel use cannot bump it off its
+/// tunnel, which is then not a destination (the other tunnels: tests/rules/flag-dash.toml).
 #[test]
 fn ability_trap_holds_against_a_tunnel_bump() {
     let mut s = abilities();
