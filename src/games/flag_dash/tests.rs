@@ -565,6 +565,7 @@ fn bots_play_whole_games_in_every_mode() {
         vec![("abilities", "true")],
         vec![("abilities", "true"), ("tiebreak", "red")],
         vec![("abilities", "true"), ("players", "2"), ("mode", "advanced")],
+        vec![("abilities", "true"), ("players", "2")],
         vec![("layout", "secret")],
         vec![("layout", "secret"), ("players", "2")],
     ];
