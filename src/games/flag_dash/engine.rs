@@ -472,7 +472,7 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lenient: boo
     while i < t.steps.len() {
         if let Some(&(a, b)) = units.iter().find(|u| u.0 == i) {
             let card = if matches!(t.steps[a], Step::Combo(_)) { mp.combo.expect("combo step has a combo card") } else { mp.card };
-            let before = (s.clone(), lines.len());
+            let before = (s.clone(), lines.len(), tunnel_used);
             let mut unit = || -> Result<bool, String> {
                 for k in a..=b {
                     if step(s, role, mp, t, k, &this_move, &mut tunnel_used, lines)? {
@@ -491,6 +491,7 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lenient: boo
                 Err(e) if lenient => {
                     *s = before.0;
                     lines.truncate(before.1);
+                    tunnel_used = before.2;
                     lines.push(format!("{} is not carried out (fully or not at all): {e}", card.title()));
                 }
                 Err(e) => return Err(e),
