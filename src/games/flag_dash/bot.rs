@@ -74,11 +74,11 @@ fn variants(s: &State, who: usize, team: Team) -> Vec<String> {
 fn evaluate(s: &State, role: &str, mp: &MovePlan, text: &str) -> Option<(State, i32)> {
     let t = parse_try(s, role, mp, text).ok()?;
     let mut sim = s.clone();
+    let mut lines = Vec::new();
+    carry_out(&mut sim, role, mp, &t, false, &mut lines).ok()?;
     let played = sim.played.entry(role.to_string()).or_default();
     played.push(mp.card);
     played.extend(mp.combo);
-    let mut lines = Vec::new();
-    carry_out(&mut sim, role, mp, &t, &mut lines).ok()?;
     let team = sim.seat(role)?.team;
     let sc = score(&sim, team);
     Some((sim, sc))
@@ -157,10 +157,7 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
     let fallback = default_plan(s, role);
     for (k, &t) in picks.iter().enumerate() {
         match best_move(&sim, role, t, &used, rng) {
-            Some((mut mp, after)) => {
-                if t == Token::Spy {
-                    mp.spy_on = s.team_roles(seat.team.other()).first().map(|r| r.to_string());
-                }
+            Some((mp, after)) => {
                 used.push(mp.card);
                 used.extend(mp.combo);
                 sim.played = after.played.clone();
@@ -174,8 +171,7 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
                 let combo = (t.effect() == Effect::Combo).then(|| Card::BASIC.into_iter().find(|c| !used.contains(c) && *c != card && *c != Card::Copy)).flatten();
                 used.push(card);
                 used.extend(combo);
-                let spy_on = (t == Token::Spy).then(|| s.team_roles(seat.team.other())[0].to_string());
-                moves.push(MovePlan { card, token: t, combo, copy: None, tries: fallback.moves[k.min(fallback.moves.len() - 1)].tries.clone(), spy_on });
+                moves.push(MovePlan { card, token: t, combo, copy: None, tries: fallback.moves[k.min(fallback.moves.len() - 1)].tries.clone(), spy_on: None });
             }
         }
     }

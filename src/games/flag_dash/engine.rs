@@ -145,17 +145,36 @@ fn enter_move(s: &mut State, ctx: &mut Ctx, mv: u8) {
         }
     }
     say(s, ctx, format!("Move {mv}: tokens revealed: {}.", parts.join(", ")));
-    // Character Abilities, Spy: the chosen opponent reveals its card. Revealed means face up, so
-    // every seat sees it (the opponent's own team knew it anyway); our reading.
+    // Character Abilities, Spy: the spy names the opponent after the tokens are revealed, at its
+    // own step; with a single opponent seat (the 2-player basic game) there is nothing to ask.
     s.spied.clear();
     for seat in s.seats.clone() {
-        let Some(m) = s.plans.get(&seat.role).and_then(|p| p.moves.get(mv as usize - 1)).cloned() else { continue };
-        let Some(target) = m.spy_on.clone().filter(|_| m.token == Token::Spy) else { continue };
-        let card = s.plans.get(&target).and_then(|p| p.moves.get(mv as usize - 1)).map(describe_card).unwrap_or_else(|| "no card (no move)".into());
-        let text = format!("Spy ({}): {target} reveals its card for move {mv}: {card}.", seat.role);
-        say(s, ctx, text.clone());
-        s.spied.insert(seat.role.clone(), text);
+        let Some(m) = s.plans.get(&seat.role).and_then(|p| p.moves.get(mv as usize - 1)) else { continue };
+        let opponents = s.team_roles(seat.team.other());
+        if m.token == Token::Spy && opponents.len() == 1 {
+            let target = opponents[0].to_string();
+            spy_reveal(s, ctx, &seat.role, mv, target);
+        }
     }
+}
+
+/// True when `role`, asked as the spy, has yet to name the opponent (Character Abilities, Spy).
+pub fn spy_target_asked(s: &State, role: &str) -> bool {
+    let Stage::Move { mv } = s.stage else { return false };
+    s.plans.get(role).and_then(|p| p.moves.get(mv as usize - 1)).is_some_and(|m| m.token == Token::Spy && m.spy_on.is_none())
+}
+
+/// The spy of `role` forces `target` to reveal its card of move `mv` (Character Abilities, Spy).
+/// Revealed means face up, so every seat sees it (the opponent's own team knew it anyway); our
+/// reading.
+pub fn spy_reveal(s: &mut State, ctx: &mut Ctx, role: &str, mv: u8, target: String) {
+    let card = s.plans.get(&target).and_then(|p| p.moves.get(mv as usize - 1)).map(describe_card).unwrap_or_else(|| "no card (no move)".into());
+    let text = format!("Spy ({role}): {target} reveals its card for move {mv}: {card}.");
+    if let Some(m) = s.plans.get_mut(role).and_then(|p| p.moves.get_mut(mv as usize - 1)) {
+        m.spy_on = Some(target);
+    }
+    say(s, ctx, text.clone());
+    s.spied.insert(role.to_string(), text);
 }
 
 /// Replaces `role`'s spy token (and perhaps its card) in move `mv` (Character Abilities, Spy).
@@ -166,7 +185,8 @@ pub fn apply_spy(s: &mut State, ctx: &mut Ctx, role: &str, mv: u8, m: MovePlan) 
     }
     let old = &mut s.plans.get_mut(role).expect("plan").moves[mv as usize - 1];
     let changed = old.card != m.card || old.combo != m.combo || old.copy != m.copy;
-    *old = m.clone();
+    let spy_on = old.spy_on.take();
+    *old = MovePlan { spy_on, ..m.clone() };
     s.spied.remove(role);
     let extra = if changed { " and changes its card (face down)" } else { "" };
     say(s, ctx, format!("{role} discards the spy token for good, replaces it with {}{extra}.", m.token.title()));
@@ -274,64 +294,85 @@ fn describe(mp: &MovePlan) -> String {
     format!("{t} with {}", mp.token.title())
 }
 
-/// Reveals and carries out `role`'s move `mv` (Flag Dash, Move Characters): the first alternative
-/// that can be carried out fully, else nothing (a trapped character the reset token selected
-/// escapes all the same; Character Abilities, Trap); then the token's bonus and its discard.
+/// Reveals and carries out `role`'s move `mv` (Flag Dash, Move Characters), then the token's
+/// bonus and its discard. Which alternative is carried out:
+/// 1. the first that can be carried out fully (every step, every card);
+/// 2. else the first whose boosts and tunnels can be carried out and at least one of whose cards
+///    can, each card that cannot being carried out "not at all" (Using Boosts: "You must fully
+///    resolve the action on your action card (if possible) or not at all", per action card; a
+///    combo resolves its two cards "once each", Priority Tokens, Combo);
+/// 3. else nothing. The token's own effects happen all the same: a boost (#2, #4), the reset
+///    (#7), a trapped character the reset token selected escapes (Character Abilities, Trap), and
+///    the cats chase (Character Abilities, Crazy Cat Lady: the chase is the token's, not the card's).
 pub fn resolve_move(s: &mut State, ctx: &mut Ctx, role: &str, mv: u8) {
     let mp = s.plans[role].moves[mv as usize - 1].clone();
-    let played = s.played.entry(role.to_string()).or_default();
-    played.push(mp.card);
-    if let Some(c) = mp.combo {
-        played.push(c);
-    }
     say(s, ctx, format!("{role} reveals {}.", describe(&mp)));
-    let mut selected = None;
-    let mut done = false;
+    let mut tries = Vec::new();
     for (k, text) in mp.tries.iter().enumerate() {
-        let t = match parse_try(s, role, &mp, text) {
-            Ok(t) => t,
-            Err(e) => {
-                say(s, ctx, format!("  alternative {} \"{text}\" skipped: {e}", k + 1));
-                continue;
-            }
-        };
-        // Character Abilities, Trap: a trapped character can be selected only with a reset token, so
-        // another token's alternative naming it selects no one (and no boost goes to it).
-        if selectable(s, &mp, t.who) {
-            selected.get_or_insert(t.who);
+        match parse_try(s, role, &mp, text) {
+            Ok(t) => tries.push((k, text.clone(), t)),
+            Err(e) => say(s, ctx, format!("  alternative {} \"{text}\" skipped: {e}", k + 1)),
         }
-        let mut sim = s.clone();
-        let mut lines = Vec::new();
-        match carry_out(&mut sim, role, &mp, &t, &mut lines) {
-            Ok(()) => {
-                *s = sim;
-                selected = Some(t.who);
-                done = true;
-                say(s, ctx, format!("  alternative {} \"{text}\" carried out:", k + 1));
-                for l in lines {
-                    say(s, ctx, format!("    {l}"));
+    }
+    // Character Abilities, Trap: a trapped character can be selected only with a reset token, so
+    // another token's alternative naming it selects no one (and no boost goes to it).
+    let mut selected = tries.iter().find(|(_, _, t)| selectable(s, &mp, t.who)).map(|(_, _, t)| t.clone());
+    let mut done = false;
+    for lenient in [false, true] {
+        if done {
+            break;
+        }
+        for (k, text, t) in &tries {
+            let mut sim = s.clone();
+            let mut lines = Vec::new();
+            match carry_out(&mut sim, role, &mp, t, lenient, &mut lines) {
+                Ok(n) if !lenient || n > 0 => {
+                    *s = sim;
+                    selected = Some(t.clone());
+                    done = true;
+                    let how = if lenient { " in part (each card fully or not at all)" } else { "" };
+                    say(s, ctx, format!("  alternative {} \"{text}\" carried out{how}:", k + 1));
+                    for l in lines {
+                        say(s, ctx, format!("    {l}"));
+                    }
+                    break;
                 }
-                break;
-            }
-            Err(e) => {
+                Ok(_) => {}
                 // Flag Dash, Using Boosts: "fully resolve ... (if possible) or not at all".
-                let (name, at) = (s.chars[t.who].name.clone(), s.chars[t.who].at);
-                say(s, ctx, format!("  alternative {} \"{text}\" skipped: {e}; none of it is carried out (fully or not at all): {name} stays on {at}", k + 1))
+                Err(e) if !lenient => say(s, ctx, format!("  alternative {} \"{text}\" cannot be carried out fully: {e}", k + 1)),
+                Err(_) => {}
             }
         }
     }
+    let selected_who = selected.as_ref().map(|t| t.who);
     if !done {
-        say(s, ctx, "  no alternative could be carried out fully, so the card does nothing".into());
+        let stays = selected_who.map(|i| format!(": {} stays on {}", s.chars[i].name, s.chars[i].at)).unwrap_or_default();
+        say(s, ctx, format!("  no alternative could be carried out, so none of it is (fully or not at all){stays}"));
         // Character Abilities, Trap: "trapped there until a player plays their reset priority token
         // and selects the trapped character in Phase 2. Then, the trapped character escapes and
         // proceeds with the Move Characters step." Selecting it with #7 is what frees it; carrying
         // out the card comes after, so a card that cannot be carried out does not keep it trapped.
         // (The selected character is the first alternative's that could select it.)
-        if let Some(i) = selected.filter(|&i| s.chars[i].trapped) {
+        if let Some(i) = selected_who.filter(|&i| s.chars[i].trapped) {
             let text = escape_trap(s, i, " all the same (the reset token selected it; Character Abilities, Trap)");
             say(s, ctx, format!("  {text}"));
         }
+        // Character Abilities, Crazy Cat Lady: the cats chase with the cat token whether or not the
+        // card can be resolved.
+        if let Some(t) = selected.as_ref().filter(|t| cats_of(s, &mp, t.who).is_some()) {
+            let mut lines = Vec::new();
+            chase(s, t.who, &t.chase, &mut lines);
+            check_win(s, &mut lines);
+            for l in lines {
+                say(s, ctx, format!("  {l}"));
+            }
+        }
     }
+    // Action Cards, Copy: the move's cards count as played for later moves.
+    let played = s.played.entry(role.to_string()).or_default();
+    played.push(mp.card);
+    played.extend(mp.combo);
+    let selected = selected_who;
     if s.outcome.is_some() {
         return;
     }
@@ -371,10 +412,45 @@ pub fn resolve_move(s: &mut State, ctx: &mut Ctx, role: &str, mv: u8) {
     }
 }
 
-/// Carries out one alternative on `s` (a scratch copy); stops early when the game is won.
+/// With a cat token, when character `ch` is the Cat Lady runner: `Some(before)`, whether the cats
+/// chase before the card (#3) or after it (#5).
+fn cats_of(s: &State, mp: &MovePlan, ch: usize) -> Option<bool> {
+    match mp.token.effect() {
+        Effect::Cats { before } if s.abilities && s.chars[ch].is_runner() && s.chars[ch].ability == Some(Ability::Cats) => Some(before),
+        _ => None,
+    }
+}
+
+/// Ends the game when a team has won (Game End); true if so.
+fn check_win(s: &mut State, lines: &mut Vec<String>) -> bool {
+    match winner(s) {
+        Some((team, why)) => {
+            lines.push(why.clone());
+            s.outcome = Some(Outcome { winner: Some(team.key().into()), summary: format!("Team {} wins: {why}", team.name()) });
+            true
+        }
+        None => false,
+    }
+}
+
+/// The card steps of `t` grouped: for each card (the played card with all its repeats, the combo
+/// card), the range of step indices from its first to its last resolution.
+fn card_units(t: &Try) -> Vec<(usize, usize)> {
+    let mut units = Vec::new();
+    let cards: Vec<usize> = (0..t.steps.len()).filter(|&i| matches!(t.steps[i], Step::Card(_))).collect();
+    if let (Some(&a), Some(&b)) = (cards.first(), cards.last()) {
+        units.push((a, b));
+    }
+    units.extend(t.steps.iter().position(|x| matches!(x, Step::Combo(_))).map(|i| (i, i)));
+    units
+}
+
+/// Carries out one alternative on `s` (a scratch copy); stops early when the game is won. With
+/// `lenient`, a card that cannot be resolved fully is not carried out at all and the rest goes on
+/// (each action card fully or not at all); without, it fails the whole alternative.
 ///
-/// Errors: why the alternative cannot be carried out fully.
-pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lines: &mut Vec<String>) -> Result<(), String> {
+/// Returns how many cards were carried out. Errors: why the alternative cannot be carried out.
+pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lenient: bool, lines: &mut Vec<String>) -> Result<usize, String> {
     let ch = t.who;
     let mut tunnel_used = false;
     if s.chars[ch].trapped {
@@ -384,52 +460,92 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lines: &mut 
         }
         lines.push(escape_trap(s, ch, ""));
     }
-    let cats = match mp.token.effect() {
-        Effect::Cats { before } if s.abilities && s.chars[ch].is_runner() && s.chars[ch].ability == Some(Ability::Cats) => Some(before),
-        _ => None,
-    };
+    let cats = cats_of(s, mp, ch);
     if cats == Some(true) {
         chase(s, ch, &t.chase, lines);
     }
-    for step in &t.steps {
-        match step {
-            Step::Boost(d) => {
-                if s.chars[ch].boosts == 0 {
-                    return Err(format!("{} has no boost (only boosts from earlier moves can be used)", s.chars[ch].name));
+    let units = card_units(t);
+    // Cards of this move resolved so far, in order (what a Copy in it may copy besides earlier moves).
+    let mut this_move: Vec<Card> = Vec::new();
+    let mut carried = 0;
+    let mut i = 0;
+    while i < t.steps.len() {
+        if let Some(&(a, b)) = units.iter().find(|u| u.0 == i) {
+            let card = if matches!(t.steps[a], Step::Combo(_)) { mp.combo.expect("combo step has a combo card") } else { mp.card };
+            let before = (s.clone(), lines.len(), tunnel_used);
+            let mut unit = || -> Result<bool, String> {
+                for k in a..=b {
+                    if step(s, role, mp, t, k, &this_move, &mut tunnel_used, lines)? {
+                        return Ok(true);
+                    }
                 }
-                let l = move_char(s, ch, *d)?;
-                s.chars[ch].boosts -= 1;
-                lines.push(format!("boost: {l}"));
-            }
-            Step::Tunnel { to, bump } => {
-                if tunnel_used {
-                    return Err(format!("{} already used a tunnel in this move", s.chars[ch].name));
+                Ok(false)
+            };
+            match unit() {
+                Ok(stop) => {
+                    carried += 1;
+                    if stop {
+                        return Ok(carried);
+                    }
                 }
-                use_tunnel(s, ch, *to, *bump, lines)?;
-                tunnel_used = true;
+                Err(e) if lenient => {
+                    *s = before.0;
+                    lines.truncate(before.1);
+                    tunnel_used = before.2;
+                    lines.push(format!("{} is not carried out (fully or not at all): {e}", card.title()));
+                }
+                Err(e) => return Err(e),
             }
-            Step::Card(a) => play(s, role, ch, mp.card, mp.copy, a, lines)?,
-            Step::Combo(a) => play(s, role, ch, mp.combo.expect("combo step has a combo card"), mp.copy, a, lines)?,
+            this_move.push(card);
+            i = b + 1;
+            continue;
         }
-        if let Some((team, why)) = winner(s) {
-            lines.push(why.clone());
-            s.outcome = Some(Outcome { winner: Some(team.key().into()), summary: format!("Team {} wins: {why}", team.name()) });
-            return Ok(());
+        if step(s, role, mp, t, i, &this_move, &mut tunnel_used, lines)? {
+            return Ok(carried);
         }
-        if s.chars[ch].trapped {
-            // Trapped: the character stays; the rest of its move is not carried out (our reading).
-            lines.push(format!("{} is trapped, so the rest of the move is not carried out", s.chars[ch].name));
-            return Ok(());
-        }
+        i += 1;
     }
     if cats == Some(false) {
         chase(s, ch, &t.chase, lines);
-        if let Some((team, why)) = winner(s) {
-            lines.push(why.clone());
-            s.outcome = Some(Outcome { winner: Some(team.key().into()), summary: format!("Team {} wins: {why}", team.name()) });
-        }
+        check_win(s, lines);
     }
-    Ok(())
+    Ok(carried)
+}
+
+/// Carries out step `k` of `t`; `Ok(true)` when the move ends there (a win, or the character is
+/// trapped).
+#[allow(clippy::too_many_arguments)]
+fn step(s: &mut State, role: &str, mp: &MovePlan, t: &Try, k: usize, this_move: &[Card], tunnel_used: &mut bool, lines: &mut Vec<String>) -> Result<bool, String> {
+    let ch = t.who;
+    match &t.steps[k] {
+        Step::Boost(d) => {
+            if s.chars[ch].boosts == 0 {
+                return Err(format!("{} has no boost (only boosts from earlier moves can be used)", s.chars[ch].name));
+            }
+            let l = move_char(s, ch, *d)?;
+            s.chars[ch].boosts -= 1;
+            lines.push(format!("boost: {l}"));
+        }
+        Step::Tunnel { to, bump } => {
+            if *tunnel_used {
+                return Err(format!("{} already used a tunnel in this move", s.chars[ch].name));
+            }
+            use_tunnel(s, ch, *to, *bump, lines)?;
+            *tunnel_used = true;
+        }
+        Step::Card(a) => play(s, role, ch, mp.card, mp.copy, this_move, a, lines)?,
+        Step::Combo(a) => play(s, role, ch, mp.combo.expect("combo step has a combo card"), mp.copy, this_move, a, lines)?,
+        Step::NoCard => {}
+    }
+    if check_win(s, lines) {
+        return Ok(true);
+    }
+    if s.chars[ch].trapped {
+        // Trapped: the character stays; the rest of its move is not carried out (our reading).
+        lines.push(format!("{} is trapped, so the rest of the move is not carried out", s.chars[ch].name));
+        return Ok(true);
+    }
+    Ok(false)
 }
 
 /// Cats (Character Abilities, Crazy Cat Lady): the two characters closest to the runner (ties in
@@ -473,10 +589,13 @@ fn chase(s: &mut State, ch: usize, wanted: &[Dir], lines: &mut Vec<String>) {
     }
 }
 
-fn play(s: &mut State, role: &str, ch: usize, card: Card, copy: Option<Card>, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
+/// One resolution of `card` (a Copy: of the card it copies, which must be already played this
+/// round: in an earlier move, or earlier in this one, `this_move`; Action Cards, Copy).
+#[allow(clippy::too_many_arguments)]
+fn play(s: &mut State, role: &str, ch: usize, card: Card, copy: Option<Card>, this_move: &[Card], a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
     if card == Card::Copy {
         let target = copy.expect("copy checked");
-        if !s.played.get(role).is_some_and(|p| p.contains(&target)) {
+        if !s.played.get(role).is_some_and(|p| p.contains(&target)) && !this_move.contains(&target) {
             return Err(format!("Copy: {} has not been played this round", target.title()));
         }
     }
@@ -726,7 +845,8 @@ pub fn move_char(s: &mut State, i: usize, d: Dir) -> Result<String, String> {
 /// Uses the tunnel under `ch` to reach the tunnel at `to` (Flag Dash, Using Tunnels): not while
 /// holding a team flag; first every flag or character on another tunnel is bumped one space
 /// (the preferred direction first, then n, e, s, w; our reading of the rule and Example C); the
-/// move does not count as a space.
+/// move does not count as a space. A piece that cannot be bumped (trapped, or with no free space
+/// next to it) stays, and its tunnel is simply not a destination; the other tunnels stay usable.
 ///
 /// Errors: why the tunnel cannot be used.
 pub fn use_tunnel(s: &mut State, ch: usize, to: Sq, bump: Option<Dir>, lines: &mut Vec<String>) -> Result<(), String> {
@@ -746,9 +866,12 @@ pub fn use_tunnel(s: &mut State, ch: usize, to: Sq, bump: Option<Dir>, lines: &m
             continue;
         }
         // Character Abilities, Trap: a trapped character stays where it is until a reset token
-        // selects it, so it cannot be bumped, and the tunnel cannot be used (fully or not at all).
+        // selects it, so it cannot be bumped: its tunnel is not a destination.
         if let Some(j) = s.char_at(t).filter(|&j| s.chars[j].trapped) {
-            return Err(format!("{} on the tunnel at {t} is trapped and cannot be bumped", s.chars[j].name));
+            if t == to {
+                return Err(format!("{} on the tunnel at {t} is trapped and cannot be bumped, so {t} is not a destination", s.chars[j].name));
+            }
+            continue;
         }
         let mut dirs: Vec<Dir> = bump.into_iter().collect();
         dirs.extend(Dir::ALL);
@@ -768,8 +891,8 @@ pub fn use_tunnel(s: &mut State, ch: usize, to: Sq, bump: Option<Dir>, lines: &m
                 break;
             }
         }
-        if !done {
-            return Err(format!("the piece on the tunnel at {t} cannot be bumped: no free space next to it"));
+        if !done && t == to {
+            return Err(format!("the piece on the tunnel at {t} cannot be bumped (no free space next to it), so {t} is not a destination"));
         }
     }
     if s.char_at(to).is_some() || s.flag_lying_at(to).is_some() {
@@ -852,7 +975,7 @@ fn flag_action(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Re
             *s.flags.get_mut(team.other()) = FlagAt::Space(*q);
             Ok(())
         }
-        Arg::Pass(j) => {
+        Arg::Pass(j, which) => {
             let o = &s.chars[*j];
             if *j == ch {
                 return Err(format!("{name} cannot pass character flags to itself"));
@@ -860,7 +983,25 @@ fn flag_action(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Re
             if s.mode != Mode::TwoBasic || o.team != team || !o.is_runner() || o.at.dist(at) != 1 {
                 return Err(format!("{} is not your other runner next to {name}", o.name));
             }
-            let give: Vec<String> = s.chars[ch].holds.iter().filter(|h| !o.holds.contains(h)).cloned().collect();
+            // 2-Player Rules, Basic: "pass any number of character flags": the named ones (each
+            // held by the passer and not yet by the receiver, who may hold one of each), else all.
+            let lacks = |h: &String| !o.holds.contains(h);
+            let give: Vec<String> = if which.is_empty() {
+                s.chars[ch].holds.iter().filter(|h| lacks(h)).cloned().collect()
+            } else {
+                let mut v = Vec::new();
+                for &k in which {
+                    let n = &s.chars[k].name;
+                    if !s.chars[ch].holds.contains(n) {
+                        return Err(format!("{name} holds no character flag of {n}"));
+                    }
+                    if !lacks(n) {
+                        return Err(format!("{} already holds a character flag of {n}", o.name));
+                    }
+                    v.push(n.clone());
+                }
+                v
+            };
             if give.is_empty() {
                 return Err(format!("{name} has no character flag {} lacks", o.name));
             }
@@ -939,8 +1080,16 @@ fn push_one(s: &mut State, ch: usize, j: usize, path: &[Dir], lines: &mut Vec<St
         dropped = Some(format!("{} drops the {} flag on {from}", o.name, team.name()));
     }
     let mut moved = Vec::new();
+    let pusher = s.chars[ch].at;
     for d in path {
+        let before = s.chars[j].at.dist(pusher);
         moved.push(move_char(s, j, *d)?);
+        // Action Cards, Push: "move the other character up to two spaces away": every space of the
+        // push takes it farther from the pusher (our reading of "away"), so it never ends closer to
+        // it or back next to it.
+        if s.chars[j].at.dist(pusher) <= before {
+            return Err(format!("{} would not be pushed away from {}: {} does not take it farther (Push: \"away\")", s.chars[j].name, s.chars[ch].name, d.key()));
+        }
         if s.chars[j].trapped {
             break;
         }

@@ -6,8 +6,9 @@
 //! adds Run left to move 1 and Push to move 2), each tried by the runner, then the defender (the
 //! basic 2-player game: every character in layout order), `tie_first` = the team's first seat;
 //! only the reset token left -> move 1 only. Tie question -> the team's first seat moves first.
-//! Secret layout -> the layout file's setup of the half. Spy -> the card as planned with the lowest
-//! token left that needs no second card (see [`spy_default`]).
+//! Secret layout -> the layout file's setup of the half. Spy -> the opponent: the first seat of the
+//! other team; then the card as planned with the lowest token left that needs no second card (see
+//! [`spy_default`]).
 
 use toml::Value;
 
@@ -62,6 +63,13 @@ pub fn default_order(s: &State, role: &str) -> Orders {
     match s.stage {
         Stage::Plan => plan_orders(&default_plan(s, role)),
         Stage::Layout => super::orders::layout_orders(s, s.seat(role).map(|x| x.team).unwrap_or(Team::White)),
+        Stage::Move { .. } if super::engine::spy_target_asked(s, role) && super::engine::spy_asked(s).as_deref() == Some(role) => {
+            let mut o = Orders::new();
+            if let Some(team) = s.seat(role).map(|x| x.team) {
+                o.insert("spy_on".into(), Value::String(s.team_roles(team.other())[0].to_string()));
+            }
+            o
+        }
         Stage::Move { mv } if super::engine::spy_asked(s).as_deref() == Some(role) => spy_default(s, role, mv),
         _ => {
             let mut o = Orders::new();
@@ -134,6 +142,12 @@ pub fn prompt(s: &State, role: &str) -> String {
                 s.round
             )
         }
+        Stage::Move { mv } if super::engine::spy_asked(s).as_deref() == Some(role) && super::engine::spy_target_asked(s, role) => format!(
+            "Round {}, move {mv}: you played a spy token and the tokens are revealed. Name the opponent \
+             who reveals its card (spy_on = ...); then you replace the spy token, having seen the card. \
+             Character Abilities, Spy.",
+            s.round
+        ),
         Stage::Move { mv } if super::engine::spy_asked(s).as_deref() == Some(role) => format!(
             "Round {}, move {mv}: you played a spy token. Your report shows the spied card. Replace the spy \
              token with another of your tokens (token = ...), and if you like your card too (card = ..., \
@@ -172,6 +186,9 @@ pub fn help(s: &State, role: &str) -> Vec<String> {
         ];
     }
     if let Stage::Move { .. } = s.stage {
+        if super::engine::spy_asked(s).as_deref() == Some(role) && super::engine::spy_target_asked(s, role) {
+            return vec![format!("spy_on = one of: {} (the opponent who reveals its card)", s.team_roles(seat.team.other()).join(", "))];
+        }
         if super::engine::spy_asked(s).as_deref() == Some(role) {
             return vec![
                 format!("token = one of: {} (not a spy token: each is used only once)", spy_choices(s, role).join(", ")),
@@ -195,6 +212,7 @@ pub fn help(s: &State, role: &str) -> Vec<String> {
         "A Copy card (or combo card) needs copy = \"CARD\": a card you played earlier this round.".into(),
         format!("try: alternatives, first that works fully is carried out. WHO: {}{}", if s.mode == Mode::TwoBasic { "" } else { "runner, defender, " }, names.join(", ")),
         "  \"WHO: step, step\"; steps: boost DIR | tunnel SPACE [bump DIR] | card [ARGS] | combo [ARGS]".into(),
+        "  | no card. If none works fully: the first whose boosts/tunnels work, cards that fail left out.".into(),
         "  Flag ARGS: take | give NAME | drop SPACE | collect NAME (none: take, else collect)".into(),
         "  Push ARGS: NAME DIR [DIR] (none: an adjacent opponent one space straight away)".into(),
         format!(
@@ -209,10 +227,10 @@ pub fn help(s: &State, role: &str) -> Vec<String> {
     if s.abilities {
         h.push("  Jump: DIR. Trap: SPACE. Lasso: NAME. Dig: remove SPACE | place SPACE (runner only)".into());
         h.push("  With a cat token, step \"cats DIR DIR\": where the two closest are chased".into());
-        h.push("  A spy token needs spy_on = \"SEAT\" (the opponent whose card you see).".into());
+        h.push("  A spy token: you name the opponent when asked, after the tokens are revealed.".into());
     }
     if s.mode == Mode::TwoBasic {
-        h.push("  Flag also: pass NAME (character flags to your other runner next to it)".into());
+        h.push("  Flag also: pass NAME [OPPONENT ...] (those character flags, else all, to your other runner)".into());
     } else {
         h.push("tie_first = \"SEAT\" (optional): which of your team moves first on a priority tie".into());
     }

@@ -11,7 +11,8 @@
 //! Options: `players=2|3|4` (default 4); `mode=basic|advanced` (2 players only, default basic);
 //! `tiebreak=white|red`: the team holding the tiebreak marker first (Setup: the team with the
 //! youngest player; default white); `abilities=true|false` (default false): the character
-//! abilities (not in the basic 2-player game); the spy then is a step asked of the spy's seat;
+//! abilities (in every mode: the 2-Player Rules do not exclude them); the spy then is a step asked
+//! of the spy's seat (the opponent, then the replacement token, once the card is seen);
 //! `layout=secret|open` (default open): with `secret`, each team's first seat sets up the team's
 //! half (flag, characters, tunnels) as its first order, sealed like every order until both are in
 //! (Custom Layout, secret). A custom layout itself is a layout file (`pbem new --scenario FILE`).
@@ -105,9 +106,6 @@ pub fn read_options(options: &BTreeMap<String, String>) -> Result<Options, GameE
         (2, Some(_)) => return Err(opt_err("mode", "basic or advanced")),
         _ => return Err(opt_err("mode", "only with players=2")),
     };
-    if abilities && mode == Mode::TwoBasic {
-        return Err(opt_err("abilities", "not in the basic 2-player game (Character Abilities are advanced rules)"));
-    }
     Ok(Options { mode, tiebreak, abilities, secret_layout, defenders })
 }
 
@@ -333,6 +331,10 @@ pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, ctx: &mut 
         match p {
             Parsed::Plan(p) => plans.push((role.clone(), p)),
             Parsed::Layout(team, setup) => setups.push((team, setup)),
+            Parsed::SpyTarget(target) => {
+                let Stage::Move { mv } = s.stage else { unreachable!("a spy answer outside a move") };
+                engine::spy_reveal(&mut s, ctx, role, mv, target);
+            }
             Parsed::Spy(m) => {
                 let Stage::Move { mv } = s.stage else { unreachable!("a spy answer outside a move") };
                 engine::apply_spy(&mut s, ctx, role, mv, m);

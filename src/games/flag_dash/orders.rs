@@ -13,15 +13,18 @@
 //!       tunnel SPACE [bump DIR]   use the tunnel under the character to go to the tunnel at SPACE
 //!       card [ARGS]               one resolution of the card (a multiplier repeats it)
 //!       combo [ARGS]              the combo card (with #3/#6)
+//!       no card                   the cards are not carried out (boosts and tunnels only)
 //!       cats DIR [DIR]            with a cat token: where the closest and second closest go
-//! ARGS  Flag: take | give NAME | drop SPACE | collect NAME | pass NAME (2-player basic)
+//! ARGS  Flag: take | give NAME | drop SPACE | collect NAME
+//!             | pass NAME [OPPONENT ...] (2-player basic: the named opponents' flags, else all)
 //!       Push: NAME DIR [DIR]      the character pushed and its path of one or two spaces
 //!       Run: none. Copy: the arguments of the copied card. No ARGS: a default (see engine).
 //!       Jump: DIR. Trap: SPACE. Lasso: NAME. Dig: remove SPACE | place SPACE (abilities)
 //! DIR   n | e | s | w             north = toward Red's back row (the top of the printed grid)
 //! ```
 //! Without `card` steps the card's resolutions come after the other steps; fewer `card` steps
-//! than the token's count repeat the last one; a missing `combo` step comes after the cards.
+//! than the token's count repeat the last one; a missing `combo` step comes after the cards (before
+//! them when the played card is a Copy of the combo card: Copy copies only a card already played).
 
 use std::collections::BTreeMap;
 
@@ -44,8 +47,9 @@ pub enum Arg {
     Drop(Sq),
     /// Flag: collect a character flag from the named opponent.
     Collect(usize),
-    /// Flag (2-player basic): pass character flags to the named runner.
-    Pass(usize),
+    /// Flag (2-player basic): pass character flags to the named runner: those of the listed
+    /// opponents, or every one the receiver lacks when none is listed ("any number").
+    Pass(usize, Vec<usize>),
     /// Push the named character along the path.
     Push(usize, Vec<Dir>),
     /// Jump in a direction.
@@ -69,6 +73,9 @@ pub enum Step {
     Card(Arg),
     /// The combo card.
     Combo(Arg),
+    /// No card is carried out in this alternative (Using Boosts: boosts "before or after"
+    /// a card that is carried out "not at all").
+    NoCard,
 }
 
 /// One alternative, parsed.
@@ -80,6 +87,8 @@ pub struct Try {
     pub steps: Vec<Step>,
     /// With a cat token: the directions the two chased characters are sent, closest first.
     pub chase: Vec<Dir>,
+    /// `no card`: the alternative carries out no card (its steps are boosts and tunnels only).
+    pub no_card: bool,
 }
 
 /// How many times the played card is resolved with `token`.
@@ -120,16 +129,28 @@ fn parse_args(s: &State, role: &str, card: Card, words: &[&str]) -> Result<Arg, 
                 }
                 Ok(Arg::Collect(i))
             }
-            ("pass", 2) if s.mode == Mode::TwoBasic => {
+            ("pass", n) if n >= 2 && s.mode == Mode::TwoBasic => {
                 let i = name(words[1])?;
                 if Some(s.chars[i].team) != team || !s.chars[i].is_runner() {
                     return Err(format!("pass: {} is not one of your runners", s.chars[i].name));
                 }
-                Ok(Arg::Pass(i))
+                // 2-Player Rules, Basic: "pass any number of character flags".
+                let mut which = Vec::new();
+                for w in &words[2..] {
+                    let j = name(w)?;
+                    if Some(s.chars[j].team) == team {
+                        return Err(format!("pass: {} is on your team; name opponents whose flags you pass", s.chars[j].name));
+                    }
+                    if which.contains(&j) {
+                        return Err(format!("pass: {} is named twice", s.chars[j].name));
+                    }
+                    which.push(j);
+                }
+                Ok(Arg::Pass(i, which))
             }
             _ => Err(format!(
                 "Flag takes: take | give NAME | drop SPACE | collect NAME{} (got \"{}\")",
-                if s.mode == Mode::TwoBasic { " | pass NAME" } else { "" },
+                if s.mode == Mode::TwoBasic { " | pass NAME [OPPONENT ...]" } else { "" },
                 words.join(" ")
             )),
         },
@@ -194,14 +215,22 @@ pub fn parse_try(s: &State, role: &str, mp: &MovePlan, text: &str) -> Result<Try
                 };
                 Step::Tunnel { to, bump }
             }
+            "no" if words.len() == 2 && words[1].eq_ignore_ascii_case("card") => Step::NoCard,
             "card" => Step::Card(parse_args(s, role, card_as, &words[1..])?),
             "combo" => match combo_as {
                 Some(c) => Step::Combo(parse_args(s, role, c, &words[1..])?),
                 None => return Err("`combo` needs a combo token (#3 or #6) and `combo = \"CARD\"`".into()),
             },
-            _ => return Err(format!("\"{part}\" is not a step (boost DIR, tunnel SPACE [bump DIR], card ..., combo ...)")),
+            _ => return Err(format!("\"{part}\" is not a step (boost DIR, tunnel SPACE [bump DIR], card ..., combo ..., no card)")),
         };
         steps.push(step);
+    }
+    if steps.contains(&Step::NoCard) {
+        if steps.iter().any(|x| matches!(x, Step::Card(_) | Step::Combo(_))) {
+            return Err("`no card` cannot go with `card` or `combo` steps".into());
+        }
+        steps.retain(|x| *x != Step::NoCard);
+        return Ok(Try { who, steps, chase, no_card: true });
     }
     // Normalize the number of card resolutions to the token's count.
     let n_cards = steps.iter().filter(|x| matches!(x, Step::Card(_))).count();
@@ -213,8 +242,10 @@ pub fn parse_try(s: &State, role: &str, mp: &MovePlan, text: &str) -> Result<Try
         };
         return Err(format!("{n_cards} `card` steps but the token resolves the card {says}"));
     }
+    // Action Cards, Copy: a Copy played with a combo token copying the combo card resolves after it.
+    let copy_of_combo = mp.card == Card::Copy && mp.copy.is_some() && mp.copy == mp.combo;
     if n_cards == 0 {
-        let at = steps.iter().position(|x| matches!(x, Step::Combo(_))).unwrap_or(steps.len());
+        let at = steps.iter().position(|x| matches!(x, Step::Combo(_))).map_or(steps.len(), |c| if copy_of_combo { c + 1 } else { c });
         for _ in 0..times {
             steps.insert(at, Step::Card(Arg::Auto));
         }
@@ -229,8 +260,12 @@ pub fn parse_try(s: &State, role: &str, mp: &MovePlan, text: &str) -> Result<Try
         return Err("the combo card is resolved once".into());
     }
     if combo_as.is_some() && n_combo == 0 {
-        let last = steps.iter().rposition(|x| matches!(x, Step::Card(_))).expect("a card step");
-        steps.insert(last + 1, Step::Combo(Arg::Auto));
+        let at = if copy_of_combo {
+            steps.iter().position(|x| matches!(x, Step::Card(_))).expect("a card step")
+        } else {
+            steps.iter().rposition(|x| matches!(x, Step::Card(_))).expect("a card step") + 1
+        };
+        steps.insert(at, Step::Combo(Arg::Auto));
     }
     // Boosts come before or after a card's resolution, not between the repeats of one card
     // (Flag Dash, Using Boosts: "before or after resolving any action card").
@@ -239,7 +274,16 @@ pub fn parse_try(s: &State, role: &str, mp: &MovePlan, text: &str) -> Result<Try
     if steps[first..last].iter().any(|x| matches!(x, Step::Boost(_) | Step::Combo(_))) {
         return Err("a boost or the combo card cannot come between the repeats of the played card".into());
     }
-    Ok(Try { who, steps, chase })
+    // Action Cards, Copy: "Copy any other action card you have already played this round": in a
+    // combo, a Copy of the other card comes after it.
+    if let (Some(c), Some(combo_at)) = (mp.combo, steps.iter().position(|x| matches!(x, Step::Combo(_)))) {
+        let copy_first = (mp.card == Card::Copy && mp.copy == Some(c) && first < combo_at)
+            || (c == Card::Copy && mp.copy == Some(mp.card) && combo_at < first);
+        if copy_first {
+            return Err(format!("the Copy card comes before the card it copies ({}); Copy copies only a card already played", mp.copy.map(|x| x.title()).unwrap_or_default()));
+        }
+    }
+    Ok(Try { who, steps, chase, no_card: false })
 }
 
 fn str_of(v: &Value) -> Option<&str> {
@@ -265,7 +309,7 @@ fn parse_move(
     let n0 = probs.len();
     for k in t.keys() {
         if !["card", "token", "combo", "copy", "try", "spy_on"].contains(&k.as_str()) {
-            probs.push(OrderProblem::new(format!("{key}.{k}"), "unknown key; a move has card, token, combo, copy, try (and spy_on)"));
+            probs.push(OrderProblem::new(format!("{key}.{k}"), "unknown key; a move has card, token, combo, copy and try"));
         }
     }
     let card = t.get("card").and_then(str_of).and_then(Card::parse);
@@ -335,23 +379,16 @@ fn parse_move(
         }
         (false, None) => None,
     };
-    let spy_on = match (token, t.get("spy_on")) {
-        (Token::Spy, v) => {
-            let opponents = s.team_roles(seat.team.other());
-            match v.and_then(str_of).filter(|r| opponents.contains(r)) {
-                Some(r) => Some(r.to_string()),
-                None => {
-                    probs.push(OrderProblem::new(format!("{key}.spy_on"), format!("the opponent whose card you see: {}", opponents.join(" or "))));
-                    return None;
-                }
-            }
-        }
-        (_, Some(_)) => {
-            probs.push(OrderProblem::new(format!("{key}.spy_on"), "only a spy token takes spy_on"));
-            return None;
-        }
-        (_, None) => None,
-    };
+    // Character Abilities, Spy: the opponent is chosen "after each player reveals their priority
+    // token", so it is asked at the spy's own step, not planned.
+    if t.contains_key("spy_on") {
+        probs.push(OrderProblem::new(
+            format!("{key}.spy_on"),
+            "the spy's opponent is named after the tokens are revealed, when you are asked (Character Abilities, Spy); leave spy_on out",
+        ));
+        return None;
+    }
+    let spy_on = None;
     for (field, c) in [("card", Some(card)), ("combo", combo)] {
         let Some(c) = c else { continue };
         if used_cards.contains(&c) {
@@ -508,6 +545,28 @@ pub fn parse_spy(s: &State, role: &str, mv: u8, o: &Orders) -> Result<MovePlan, 
     }
 }
 
+/// Checks the spy's choice of opponent (Character Abilities, Spy: "after each player reveals
+/// their priority token ..., force one opponent to reveal their selected action card"):
+/// `spy_on = "SEAT"`.
+///
+/// Errors: one problem per bad field.
+pub fn parse_spy_target(s: &State, role: &str, o: &Orders) -> Result<String, Vec<OrderProblem>> {
+    let mut probs = Vec::new();
+    for k in o.keys().filter(|k| *k != "spy_on") {
+        probs.push(OrderProblem::new(k, "unknown key; answer with spy_on = \"SEAT\" (your token and card come next, once you have seen the card)"));
+    }
+    let team = s.seat(role).expect("checked role").team;
+    let opponents = s.team_roles(team.other());
+    match o.get("spy_on").and_then(str_of).filter(|r| opponents.contains(r)) {
+        Some(r) if probs.is_empty() => Ok(r.to_string()),
+        Some(_) => Err(probs),
+        None => {
+            probs.push(OrderProblem::new("spy_on", format!("the opponent who reveals its card: {}", opponents.join(" or "))));
+            Err(probs)
+        }
+    }
+}
+
 /// What a checked order does.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Parsed {
@@ -515,6 +574,8 @@ pub enum Parsed {
     Plan(Plan),
     /// The seat of the team that moves first on the tie.
     TieFirst(String),
+    /// The opponent seat the spy forces to reveal its card.
+    SpyTarget(String),
     /// The spy's replacement move.
     Spy(MovePlan),
     /// A team's half of a secret custom layout.
@@ -654,6 +715,9 @@ pub fn parse(s: &State, role: &str, o: &Orders) -> Result<Parsed, Vec<OrderProbl
         Stage::Plan => parse_plan(s, role, o).map(Parsed::Plan),
         Stage::Move { mv } => {
             if super::engine::spy_asked(s).as_deref() == Some(role) {
+                if super::engine::spy_target_asked(s, role) {
+                    return parse_spy_target(s, role, o).map(Parsed::SpyTarget);
+                }
                 return parse_spy(s, role, *mv, o).map(Parsed::Spy);
             }
             if super::engine::tie_asked(s) != Some(role.to_string()) {

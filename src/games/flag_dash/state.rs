@@ -273,7 +273,9 @@ pub struct MovePlan {
     pub card: Card,
     /// The priority token on it.
     pub token: Token,
-    /// With a combo token, the second card from hand.
+    /// With a combo token, the second card from hand. Fixed at planning (Priority Tokens, Combo:
+    /// "another from your hand"; at the table chosen when the move resolves): asking then would
+    /// cost a mail round trip each time (our interpretation for mail).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub combo: Option<Card>,
     /// For a Copy card (played or as combo card), the card copied.
@@ -294,7 +296,9 @@ pub struct Plan {
     /// The teammate seat that should move first when the two tie on priority (optional).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tie_first: Option<String>,
-    /// Alternate board: take the secret tunnel at the end of Phase 2 if on its entrance.
+    /// Alternate board: take the secret tunnel at the end of Phase 2 if on its entrance. Fixed at
+    /// planning (Alternate Board Setup: "at the end of Phase 2 (and only then), you may move"):
+    /// asking then would cost a mail round trip each round (our interpretation for mail).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub secret_tunnel: bool,
 }

@@ -119,7 +119,9 @@ pub fn run(s: &mut State, t: &mut dyn Table, mut direct: Option<Direct>) {
 /// §6: the sides with a corps that can take a command are asked for cards; if neither has one, the
 /// round's movement is skipped (no initiative roll) and the combat phase begins.
 fn command_phase(s: &mut State, t: &mut dyn Table) -> Flow {
-    let sides: Vec<Side> = Side::ALL.into_iter().filter(|&x| rules::required_cards(s, x) > 0).collect();
+    // A side whose only possible command is its army commander's is asked too: he is never forced,
+    // but may be played.
+    let sides: Vec<Side> = Side::ALL.into_iter().filter(|&x| rules::card_counts(s, x).1 > 0).collect();
     if sides.is_empty() {
         t.say(format!(
             "Turn {}, round {}: neither side has a corps that can take a command; the combat phase begins (§6).",

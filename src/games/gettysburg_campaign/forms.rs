@@ -42,10 +42,11 @@ pub fn prompt(s: &State, side: Side, q: &Question) -> String {
 fn prompt_text(s: &State, side: Side, q: &Question) -> String {
     match q {
         Question::Command { .. } => {
-            let need = rules::required_cards(s, side);
+            let (free, need) = rules::card_counts(s, side);
             let army = s.scenario.army(side);
+            let or = if free < need { format!(" (or {} without {}, who is never forced)", plural(free as u32, "card"), army.army_commander) } else { String::new() };
             format!(
-                "Turn {}, round {}: command phase (§6). Play {} of your {} face down, {}turned so that its upper half \
+                "Turn {}, round {}: command phase (§6). Play {}{or} of your {} face down, {}turned so that its upper half \
                  names the commander who takes the command; commands are compulsory. Your opponent chooses at the same \
                  time and neither sees the other's cards until the initiative is rolled.",
                 s.turn,
@@ -232,12 +233,15 @@ pub fn help(s: &State, side: Side) -> Vec<String> {
         Question::Command { .. } => {
             let army = s.scenario.army(side);
             let key = army_key(&army.army_commander);
-            let need = rules::required_cards(s, side);
+            let (free, need) = rules::card_counts(s, side);
             out.push(format!(
                 "cards = [..]: play exactly {}, naming {} by the commander on the half you turn up:",
                 plural(need as u32, "card"),
                 if need == 1 { "it" } else { "each" }
             ));
+            if free < need {
+                out.push(format!("  (or {} without {}: commands are compulsory only for the other halves)", plural(free as u32, "card"), army.army_commander));
+            }
             for (i, card) in army.cards.iter().enumerate() {
                 let halves: Vec<String> = [true, false]
                     .into_iter()

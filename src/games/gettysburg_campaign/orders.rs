@@ -213,7 +213,7 @@ fn parse_cards(s: &State, side: Side, orders: &Orders, p: &mut Problems) -> Opti
     let army = s.scenario.army(side);
     let key = army_key(&army.army_commander);
     let halves: Vec<String> = army.cards.iter().map(|c| format!("{} | {}", c.upper, c.lower)).collect();
-    let need = rules::required_cards(s, side);
+    let (free, most) = rules::card_counts(s, side);
     let before = p.0.len();
     let names = match orders.get("cards") {
         None => return None,
@@ -280,13 +280,15 @@ fn parse_cards(s: &State, side: Side, orders: &Orders, p: &mut Problems) -> Opti
     if !army_played && orders.contains_key(&key) {
         p.add(&key, format!("you name a corps for {} but do not play his card half", army.army_commander));
     }
-    if p.0.len() == before && cmds.len() != need {
-        let why = if need < army.cards_to_play as usize {
-            format!(" (only {need} can be played: the other halves name corps that cannot take a command)")
+    if p.0.len() == before && !rules::legal_count(s, side, &cmds) {
+        let why = if most < army.cards_to_play as usize {
+            format!(" (only {most} can be played: the other halves name corps that cannot take a command)")
         } else {
             String::new()
         };
-        p.add("cards", format!("you must play {need} card{}{why}; commands are compulsory (§6)", if need == 1 { "" } else { "s" }));
+        let cards = |n: usize| format!("{n} card{}", if n == 1 { "" } else { "s" });
+        let or = if free < most { format!(", or {} without {}, who is never forced", cards(free), army.army_commander) } else { String::new() };
+        p.add("cards", format!("you must play {}{why}{or}; commands are compulsory (§6)", cards(most)));
     }
     (p.0.len() == before).then_some(cmds)
 }

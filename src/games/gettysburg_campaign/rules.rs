@@ -118,20 +118,39 @@ fn all_selections(s: &State, side: Side) -> Vec<Vec<Command>> {
     out
 }
 
-/// How many cards `side` must play: as many as it can, up to its cards to play (§6: commands are
-/// compulsory while a corps can take one). Zero when no corps of the side can take a command.
-pub fn required_cards(s: &State, side: Side) -> usize {
-    all_selections(s, side).iter().map(Vec::len).max().unwrap_or(0)
+/// True when `sel` plays the army commander's half (Lee, Meade).
+pub fn plays_army(s: &State, side: Side, sel: &[Command]) -> bool {
+    sel.iter().any(|x| is_army_half(s, side, x.card, x.upper))
 }
 
-/// The legal plays of `side` (each of exactly [`required_cards`] cards), in a fixed order: plays
-/// without the army commander first, then by card and half (upper before lower) and corps. The
-/// first is the NMR default.
+/// How many cards `side` may play: `(compulsory, most)`. Commands are compulsory (§6) only for the
+/// halves that are not the army commander ("Lee and Meade may be used only once in the game": he
+/// is never forced), so `compulsory` is the most cards playable without him and `most` the most
+/// with him. A play is legal with `most` cards, or with `compulsory` cards without him.
+pub fn card_counts(s: &State, side: Side) -> (usize, usize) {
+    let all = all_selections(s, side);
+    let free = all.iter().filter(|x| !plays_army(s, side, x)).map(Vec::len).max().unwrap_or(0);
+    (free, all.iter().map(Vec::len).max().unwrap_or(0))
+}
+
+/// How many cards `side` must play without the army commander (see [`card_counts`]).
+pub fn required_cards(s: &State, side: Side) -> usize {
+    card_counts(s, side).0
+}
+
+/// Whether a play of `sel` has a legal number of cards (see [`card_counts`]).
+pub fn legal_count(s: &State, side: Side, sel: &[Command]) -> bool {
+    let (free, most) = card_counts(s, side);
+    sel.len() == most || (sel.len() == free && !plays_army(s, side, sel))
+}
+
+/// The legal plays of `side` (see [`card_counts`]), in a fixed order: plays without the army
+/// commander first, then by card and half (upper before lower) and corps. The first is the NMR
+/// default, so the default never plays Lee or Meade.
 pub fn legal_selections(s: &State, side: Side) -> Vec<Vec<Command>> {
-    let need = required_cards(s, side);
-    let mut all: Vec<Vec<Command>> = all_selections(s, side).into_iter().filter(|x| x.len() == need).collect();
+    let mut all: Vec<Vec<Command>> = all_selections(s, side).into_iter().filter(|x| legal_count(s, side, x)).collect();
     all.sort_by_key(|sel| {
-        let army = sel.iter().any(|x| is_army_half(s, side, x.card, x.upper));
+        let army = plays_army(s, side, sel);
         (army, sel.iter().map(|x| (x.card, !x.upper, x.corps)).collect::<Vec<_>>())
     });
     all

@@ -241,8 +241,9 @@ pub fn check_plan(s: &State, i: usize, plan: &Plan) -> Result<(), (&'static str,
         if s.companies[a.target].side != Side::Confederate || s.companies[a.target].at.is_none() {
             return Err(("target", "the target must be a Confederate company on the map".into()));
         }
-        if a.tokens == 0 || a.tokens > s.scenario.rules.max_tokens {
-            return Err(("tokens", format!("pull 1 to {} tokens", s.scenario.rules.max_tokens)));
+        let limit = s.scenario.token_limit(a.kind == AttackKind::Melee);
+        if a.tokens == 0 || a.tokens > limit {
+            return Err(("tokens", format!("pull 1 to {limit} tokens")));
         }
         match a.kind {
             AttackKind::Shoot => check_shoot(s, i, pos, a.target).map_err(|e| ("target", e))?,

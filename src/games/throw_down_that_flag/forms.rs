@@ -55,7 +55,11 @@ pub fn help(s: &State) -> Vec<String> {
         format!("Company {} at {} acts now. Fields:", s.companies[i].letter, p.name()),
         format!("  action = one of {}", engine::ACTIONS.join(", ")),
         "  path = [\"E4\"] the spaces moved, in order (two for a plain move of two spaces)".into(),
-        format!("  target = \"C\" a Confederate company; tokens = 1 to {} pulled from the success bag", s.scenario.rules.max_tokens),
+        format!(
+            "  target = \"C\" a Confederate company; tokens = 1 to {} (shoot) or 1 to {} (melee), from the bag",
+            s.scenario.token_limit(false),
+            s.scenario.token_limit(true)
+        ),
     ];
     let (c, r) = (s.scenario.map.columns, s.scenario.map.rows);
     let ends: Vec<String> =

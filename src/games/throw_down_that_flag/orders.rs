@@ -5,7 +5,8 @@
 //! - `action`: one of `pass`, `move`, `shoot`, `move-shoot`, `shoot-move`, `melee`, `move-melee`,
 //!   `melee-move` (Player Activations); `path = ["E4"]` the spaces moved, in order (one or two for
 //!   `move`, one for the combined actions, before or after the attack as the name says);
-//!   `target = "C"` the Confederate company's letter; `tokens = 6` the tokens pulled (1-10).
+//!   `target = "C"` the Confederate company's letter; `tokens = 6` the tokens pulled (1-10 for a shot;
+//!   for a melee up to the success bag's size).
 //! - `[orders.standing.LETTER]` or `[orders.standing.all]` (every company without its own):
 //!   `melee = N`, `shoot = N`, `range = R`, `move = "nearest" | "hold" | "ask" | "E4"`. Each table
 //!   given replaces the stored one for that key; an empty table clears it (the company then follows
@@ -119,11 +120,14 @@ fn parse_standing(s: &State, field: &str, v: &Value, probs: &mut Vec<OrderProble
     for (k, x) in t {
         let f = format!("{field}.{k}");
         match k.as_str() {
-            "melee" | "shoot" => match count(x, max) {
-                Some(n) if k == "melee" => st.melee = Some(n),
-                Some(n) => st.shoot = Some(n),
-                None => probs.push(problem(f, format!("tokens to pull: a whole number 1 to {max}"))),
-            },
+            "melee" | "shoot" => {
+                let limit = s.scenario.token_limit(k == "melee");
+                match count(x, limit) {
+                    Some(n) if k == "melee" => st.melee = Some(n),
+                    Some(n) => st.shoot = Some(n),
+                    None => probs.push(problem(f, format!("tokens to pull: a whole number 1 to {limit}"))),
+                }
+            }
             "range" => match count(x, max) {
                 Some(n) => st.range = Some(n),
                 None => probs.push(problem(f, format!("a distance 1 to {max}"))),
@@ -192,11 +196,12 @@ fn parse_plan(s: &State, i: usize, orders: &Orders, probs: &mut Vec<OrderProblem
     let mut attack = None;
     if let Some(kind) = attack_kind {
         let target = orders.get("target").and_then(|v| v.as_str()).and_then(|l| s.by_letter(Side::Confederate, l));
-        let tokens = orders.get("tokens").and_then(|v| count(v, s.scenario.rules.max_tokens));
+        let limit = s.scenario.token_limit(kind == AttackKind::Melee);
+        let tokens = orders.get("tokens").and_then(|v| count(v, limit));
         match (target, tokens) {
             (Some(target), Some(tokens)) => attack = Some(Attack { kind, target, tokens }),
             (None, _) => probs.push(problem("target", "the letter of a Confederate company on the map")),
-            (_, None) => probs.push(problem("tokens", format!("tokens to pull: 1 to {}", s.scenario.rules.max_tokens))),
+            (_, None) => probs.push(problem("tokens", format!("tokens to pull: 1 to {limit}"))),
         }
     } else {
         for k in ["target", "tokens"] {

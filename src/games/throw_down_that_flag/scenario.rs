@@ -42,7 +42,8 @@ pub struct DayRules {
     pub breakthrough: u32,
     /// Whether taking the Confederate colors in melee wins the day at once.
     pub colors_win: bool,
-    /// Upper limit of tokens pulled in one attack (the rulebook: ten).
+    /// Upper limit of tokens pulled in one aimed shot (the rulebook: ten). Melee has none but the
+    /// bag's size ([`Scenario::token_limit`]).
     pub max_tokens: u32,
     /// Men one point of Str stands for, to state casualties in men.
     pub men_per_str: u32,
@@ -116,6 +117,13 @@ fn err(field: impl AsRef<str>, message: impl AsRef<str>) -> GameError {
 }
 
 impl Scenario {
+    /// The most tokens one attack may pull: an aimed shot up to `rules.max_tokens` (Player
+    /// Activations, Shoot: "up to a maximum of 10"); a melee as many as the success bag holds
+    /// (Melee: "the number of tokens you will pull", no maximum given).
+    pub fn token_limit(&self, melee: bool) -> u32 {
+        if melee { self.success_bag.total() } else { self.rules.max_tokens }
+    }
+
     /// Parses and checks scenario text.
     ///
     /// Errors: [`GameError::Scenario`] naming the field.
