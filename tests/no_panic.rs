@@ -78,7 +78,8 @@ proptest! {
     }
 
     #[test]
-    fn a_non_ascii_character_anywhere_in_the_armor_is_refused_with_a_reason(at in 0..400usize, c in "[^\\x00-\\x7f]") {
+    fn a_non_ascii_character_anywhere_in_the_armor_is_refused_with_a_reason(at in 0..400usize, c in "[^\\x00-\\x7f\\s]") {
+        // Not whitespace: a line's trailing whitespace (Unicode's too) is no part of the block.
         let signed = String::from_utf8(SEEDS[0].1.clone()).unwrap();
         let begin = signed.find("-----BEGIN SSH SIGNATURE-----\n").unwrap() + 30;
         let end = signed.find("-----END SSH SIGNATURE-----").unwrap();
