@@ -84,7 +84,7 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
         // What waits before the pass begins: whatever arrives after this is new.
         let before = Arrivals::now(root, &sources);
         let held = take_in(root, &sources, cfg, now, &lock, &mut out)?;
-        let mut waiting = Waiting { root, sources: &sources, games: &games, max: cfg.intake.max_message_bytes, held, before, named: BTreeMap::new() };
+        let mut waiting = Waiting { root, sources: &sources, max: cfg.intake.max_message_bytes, held, before, named: BTreeMap::new() };
         let mut again = Vec::new();
         for dir in todo {
             let mut check = |gf: &GameFile, _: &crate::model::Opening| waiting.hold_reason(gf);
@@ -136,7 +136,6 @@ const ARRIVED: &str = "mail for this game arrived while adjudicating; it is take
 struct Waiting<'a> {
     root: &'a Path,
     sources: &'a [Source],
-    games: &'a intake::Games,
     max: u64,
     /// Games named by messages left waiting.
     held: BTreeSet<String>,
@@ -153,8 +152,8 @@ impl Waiting<'_> {
             return Err(format!("a message with orders for game {} waits to be taken in", gf.id));
         }
         for (path, mbox_len) in Arrivals::now(self.root, self.sources).new_since(&self.before) {
-            let (games, max) = (self.games, self.max);
-            let named = self.named.entry(path.clone()).or_insert_with(|| if mbox_len.is_some() { None } else { Some(intake::message_games(&path, max, games)) });
+            let max = self.max;
+            let named = self.named.entry(path.clone()).or_insert_with(|| if mbox_len.is_some() { None } else { Some(intake::message_games(&path, max)) });
             if named.as_ref().is_none_or(|ids| ids.contains(&gf.id)) {
                 return Err(ARRIVED.to_string());
             }

@@ -271,6 +271,9 @@ fn find_orders(chunks: Vec<Chunk>, key_for: &dyn Fn(&str, &str) -> Option<Public
         }
     }
     for c in files {
+        if out.orders.len() > MAX_ORDER_FILES {
+            break;
+        }
         let text = match c.flowed {
             Some(delsp) => unflow(&c.text, delsp),
             None => c.text.clone(),
@@ -279,13 +282,18 @@ fn find_orders(chunks: Vec<Chunk>, key_for: &dyn Fn(&str, &str) -> Option<Public
             let name = c.name.clone().unwrap_or_else(|| "attachment".into());
             let label = format!("attachment {name:?}");
             let want = format!("{name}.sig").to_ascii_lowercase();
-            let lines: Vec<&str> = text.lines().collect();
+            let looks_like_order = |t: &str| t.contains(ARMOR_BEGIN) || has_pbem_line(&t.lines().collect::<Vec<_>>());
+            // A label that made the bytes unreadable (UTF-8 sent as `utf-16`): the bytes as sent.
+            let (file, raw) = match c.raw {
+                Some(raw) if !looks_like_order(&text) && looks_like_order(&raw) => (raw, None),
+                other => (c.text, other),
+            };
             if let Some(s) = sigs.iter_mut().find(|s| !s.2 && s.0.to_ascii_lowercase() == want) {
                 s.2 = true;
-                out.orders.push(Found { label, name, file: c.text.into_bytes(), detached: Some(s.1.clone()), problem: None, raw: c.raw.map(String::into_bytes) });
-            } else if text.contains(ARMOR_BEGIN) || has_pbem_line(&lines) {
+                out.orders.push(Found { label, name, file: file.into_bytes(), detached: Some(s.1.clone()), problem: None, raw: raw.map(String::into_bytes) });
+            } else if looks_like_order(&file) {
                 // An order file with the signature appended is taken as it is, byte for byte.
-                out.orders.push(Found { label, name, file: c.text.into_bytes(), detached: None, problem: None, raw: c.raw.map(String::into_bytes) });
+                out.orders.push(Found { label, name, file: file.into_bytes(), detached: None, problem: None, raw: raw.map(String::into_bytes) });
             }
             continue;
         }
@@ -299,12 +307,20 @@ fn find_orders(chunks: Vec<Chunk>, key_for: &dyn Fn(&str, &str) -> Option<Public
             };
             let mut alt = Extracted::default();
             body_orders(&raw, key_for, &mut alt);
-            if alt.orders.len() == out.orders.len() - before {
+            if out.orders.len() == before {
+                // Only the bytes as sent hold orders (a label like `utf-16` made the text unreadable).
+                out.orders.extend(alt.orders);
+                out.notes.extend(alt.notes);
+            } else if alt.orders.len() == out.orders.len() - before {
                 for (f, a) in out.orders[before..].iter_mut().zip(alt.orders) {
                     f.raw = Some(a.file).filter(|r| *r != f.file);
                 }
             }
         }
+    }
+    if out.orders.len() > MAX_ORDER_FILES {
+        out.orders.truncate(MAX_ORDER_FILES);
+        out.notes.push(format!("only the first {MAX_ORDER_FILES} order files of a message are read; send the others in another message"));
     }
     // A lone order without a signature and a lone unused `.sig`: they belong together.
     let unsigned: Vec<usize> = out.orders.iter().enumerate().filter(|(_, f)| f.detached.is_none() && !contains_block(&f.file)).map(|(i, _)| i).collect();
@@ -427,6 +443,28 @@ fn separator_at(lines: &[&str], i: usize) -> Option<usize> {
     None
 }
 
+/// How many lines above a pasted order's `[pbem]` may be where the signed file starts (its title
+/// comments, a blank line among them): a greeting further up is never part of it.
+const MAX_START_LINES: usize = 16;
+
+/// How many order files one message may hold; the rest are not read, and the reply says so.
+pub const MAX_ORDER_FILES: usize = 20;
+
+/// The lines where a pasted order whose `[pbem]` is line `pbem` may start, most likely first: the
+/// comment lines just above `[pbem]`, `[pbem]` itself, then each of the MAX_START_LINES lines above
+/// it (not above `seg`). The signature is checked from each, each time over the whole file, so
+/// the bound keeps a message whose signature fails (a changed order, another key's signature)
+/// from costing a check per line of the message.
+fn start_candidates(lines: &[&str], seg: usize, pbem: usize) -> Vec<usize> {
+    let mut comment_start = pbem;
+    while comment_start > seg && lines[comment_start - 1].trim_start().starts_with('#') {
+        comment_start -= 1;
+    }
+    let mut starts = vec![comment_start, pbem];
+    starts.extend(pbem.saturating_sub(MAX_START_LINES).max(seg)..pbem);
+    starts
+}
+
 /// Cuts pasted order files out of a body text: each armored block with the nearest `[pbem]` above
 /// it; the start is the first line that makes the signature verify (else the comment lines just
 /// above `[pbem]`, so that a changed file is reported as changed).
@@ -438,7 +476,7 @@ fn body_orders(text: &str, key_for: &dyn Fn(&str, &str) -> Option<PublicKey>, ou
     let mut seg = 0;
     let mut i = 0;
     let mut found_any = false;
-    while i < lines.len() {
+    while i < lines.len() && out.orders.len() <= MAX_ORDER_FILES {
         if !lines[i].trim_end().ends_with(ARMOR_BEGIN) {
             i += 1;
             continue;
@@ -455,12 +493,8 @@ fn body_orders(text: &str, key_for: &dyn Fn(&str, &str) -> Option<PublicKey>, ou
             i = end + 1;
             continue;
         };
-        let mut comment_start = pbem;
-        while comment_start > seg && lines[comment_start - 1].trim_start().starts_with('#') {
-            comment_start -= 1;
-        }
-        let mut starts = vec![comment_start, pbem];
-        starts.extend(seg..pbem);
+        let starts = start_candidates(&lines, seg, pbem);
+        let comment_start = starts[0];
         let file_for = |s: usize| {
             let mut f = lines[s..i].join("\n");
             f.push('\n');
@@ -492,6 +526,31 @@ fn body_orders(text: &str, key_for: &dyn Fn(&str, &str) -> Option<PublicKey>, ou
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_pasted_order_is_tried_from_a_bounded_number_of_lines() {
+        let mut lines = vec!["hello"; 10_000];
+        lines.extend(["# Union, step 1", "#", "# answer below", "[pbem]"]);
+        let pbem = lines.len() - 1;
+        let starts = start_candidates(&lines, 0, pbem);
+        assert_eq!(starts[..2], [pbem - 3, pbem], "the title comments first, then [pbem]");
+        assert_eq!(starts.len(), 2 + MAX_START_LINES);
+        assert!(starts.iter().all(|&s| s >= pbem - MAX_START_LINES));
+        // Never above the end of the previous order.
+        assert!(start_candidates(&lines, pbem - 2, pbem).iter().all(|&s| s >= pbem - 2));
+    }
+
+    #[test]
+    fn a_message_is_read_for_at_most_max_order_files() {
+        let mut raw = String::from("From: a@b.c\r\nSubject: x\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=z\r\n\r\n");
+        for n in 0..(MAX_ORDER_FILES + 30) {
+            raw.push_str(&format!("--z\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=o{n}.toml\r\n\r\n[pbem]\r\ngame = \"g1\"\r\n"));
+        }
+        raw.push_str("--z--\r\n");
+        let e = extract(raw.as_bytes(), &|_, _| None).unwrap();
+        assert_eq!(e.orders.len(), MAX_ORDER_FILES);
+        assert!(e.notes.iter().any(|n| n.contains("only the first 20 order files")), "{:?}", e.notes);
+    }
 
     #[test]
     fn unflow_joins_soft_breaks() {
