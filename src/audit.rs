@@ -207,8 +207,12 @@ pub fn check_kept_reports(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>> 
     let gf = pipeline::read_game_file(&gd)?;
     let last = gd.last_record()?.ok_or_else(|| fail(&gd.record(0), "missing: no records"))?;
     let mut out = Vec::new();
+    // A file may hold several reports (a reply quoting an older one): each is checked.
+    let mut pins = Vec::new();
     for f in files {
-        let pin = read_kept_report(f)?;
+        pins.extend(read_kept_report(f)?.into_iter().map(|p| (f, p)));
+    }
+    for (f, pin) in pins {
         if pin.game != gf.id {
             return Err(fail(f, format!("is a report of game {}, not of {}", pin.game, gf.id)));
         }
@@ -247,9 +251,9 @@ pub fn check_kept_reports(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>> 
     Ok(out)
 }
 
-/// The pin of a kept report: read from the file's text, or, for a saved mail (`.eml`, as a mail
+/// Every pin of a kept report: read from the file's text, or, for a saved mail (`.eml`, as a mail
 /// client writes it, with encoded body parts), from its text parts.
-fn read_kept_report(f: &Path) -> Result<report::Pin> {
+fn read_kept_report(f: &Path) -> Result<Vec<report::Pin>> {
     use std::io::Read;
     let mut bytes = Vec::new();
     let file = std::fs::File::open(f).map_err(|e| store::io(f, e))?;
@@ -257,7 +261,7 @@ fn read_kept_report(f: &Path) -> Result<report::Pin> {
     if bytes.len() as u64 > KEPT_REPORT_LIMIT {
         return Err(fail(f, format!("is larger than {} MB: not a report", KEPT_REPORT_LIMIT >> 20)));
     }
-    let direct = report::read_pin(&String::from_utf8_lossy(&bytes));
+    let direct = report::read_pins(&String::from_utf8_lossy(&bytes));
     if direct.is_ok() {
         return direct.map_err(|e| fail(f, e));
     }
@@ -266,8 +270,8 @@ fn read_kept_report(f: &Path) -> Result<report::Pin> {
         .parse(&bytes)
         .filter(|m| !m.headers().is_empty())
         .map(|m| (0..m.text_body_count()).filter_map(|i| m.body_text(i)).collect::<Vec<_>>().join("\n"));
-    match body.map(|b| report::read_pin(&b)) {
-        Some(Ok(pin)) => Ok(pin),
+    match body.map(|b| report::read_pins(&b)) {
+        Some(Ok(pins)) => Ok(pins),
         _ => direct.map_err(|e| fail(f, e)),
     }
 }

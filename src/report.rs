@@ -166,17 +166,25 @@ pub struct Pin {
     pub sha256: String,
 }
 
-/// Reads the [`PIN_HEAD`] block of a kept report: the report text as written or mailed, with
-/// any mail quoting (`>`) or indentation; the last block wins when a text holds several (a reply
-/// quoting an older report above a newer one keeps the newer one's below). Errors say what is
-/// missing or malformed, with the line (from 1).
-pub fn read_pin(text: &str) -> std::result::Result<Pin, String> {
+/// Reads every [`PIN_HEAD`] block of a kept report: the report text as written or mailed, with
+/// any mail quoting (`>`) or indentation. A text may hold several (a reply quoting an older
+/// report, a saved thread): each is a claim about the game and each is checked. Errors say what
+/// is missing or malformed, with the line (from 1).
+pub fn read_pins(text: &str) -> std::result::Result<Vec<Pin>, String> {
     let lines: Vec<(usize, &str)> = text
         .lines()
         .enumerate()
         .map(|(i, l)| (i + 1, l.trim_start_matches(|c: char| c == '>' || c.is_whitespace()).trim_end()))
         .collect();
-    let start = lines.iter().rposition(|(_, l)| *l == PIN_HEAD).ok_or(format!("holds no \"{PIN_HEAD}\" block (is it a pbem report?)"))?;
+    let starts: Vec<usize> = lines.iter().enumerate().filter(|(_, (_, l))| *l == PIN_HEAD).map(|(i, _)| i).collect();
+    if starts.is_empty() {
+        return Err(format!("holds no \"{PIN_HEAD}\" block (is it a pbem report?)"));
+    }
+    starts.into_iter().map(|start| read_pin_at(&lines, start)).collect()
+}
+
+/// The block whose head is `lines[start]`.
+fn read_pin_at(lines: &[(usize, &str)], start: usize) -> std::result::Result<Pin, String> {
     let (mut game, mut record, mut over, mut sha256) = (None, None, None, None);
     for &(at, l) in lines[start + 1..].iter().take_while(|(_, l)| !l.is_empty()) {
         let Some((key, value)) = l.split_once(':') else { continue };
@@ -225,13 +233,18 @@ mod tests {
         format!("{PIN_HEAD}\n  some words\n  game:   g1\n  record: {record}\n  over:   {over}\n  sha256: {H}\n")
     }
 
+    /// The one block of `text`.
+    fn read_pin(text: &str) -> std::result::Result<Pin, String> {
+        read_pins(text).map(|mut v| v.remove(0))
+    }
+
     #[test]
-    fn a_pin_is_read_through_mail_quoting_and_the_last_block_wins() {
+    fn every_pin_is_read_through_mail_quoting() {
         let quoted: String = block(3, "no, the game goes on").lines().map(|l| format!("> > {l}\n")).collect();
-        let text = format!("Report\n{quoted}\nlater:\n{}", block(9, "yes, the game ended with this record"));
+        let text = format!("Report\n{}\nlater:\n{quoted}", block(9, "yes, the game ended with this record"));
         assert_eq!(read_pin(&quoted), Ok(Pin { game: "g1".into(), record: 3, over: false, sha256: H.into() }));
-        assert_eq!(read_pin(&text).unwrap().record, 9);
-        assert!(read_pin(&text).unwrap().over);
+        let both = read_pins(&text).unwrap();
+        assert_eq!(both.iter().map(|p| (p.record, p.over)).collect::<Vec<_>>(), vec![(9, true), (3, false)], "a final report with an older one quoted below it: both");
     }
 
     #[test]

@@ -1176,6 +1176,9 @@ fn a_kept_report_pins_the_history_and_the_end_of_the_game() {
     // What players keep: the final report as text, a mid-game report quoted in a reply, and the
     // final report as a whole saved mail (its body base64-encoded, as clients send UTF-8).
     let fin = keep("final.txt", &report(last, "union"));
+    // A reply that quotes an older report below the final one: every block counts.
+    let older: String = report(last - 1, "union").lines().map(|l| format!("> {l}\n")).collect();
+    let thread = keep("thread.txt", &format!("{}\n{older}", report(last, "union")));
     let quoted: String = report(3, "confederate").lines().map(|l| format!("> {l}\n")).collect();
     let mid = keep("mid.txt", &format!("On Friday the judge wrote:\n{quoted}\nThanks.\n"));
     let eml = keep("final.eml", &format!(
@@ -1191,7 +1194,7 @@ fn a_kept_report_pins_the_history_and_the_end_of_the_game() {
         }
         c.assert()
     };
-    audit(&[&fin, &mid, &eml]).success().stdout(
+    audit(&[&fin, &mid, &eml, &thread]).success().stdout(
         predicate::str::contains(format!("the game ends with record {last} as this report says"))
             .and(predicate::str::contains("record 3 is in the game with this report's hash"))
             .and(predicate::str::contains("final.eml: the game ends")),
@@ -1214,6 +1217,7 @@ fn a_kept_report_pins_the_history_and_the_end_of_the_game() {
     std::fs::remove_file(g.join("states").join(format!("{last:06}.json"))).unwrap();
     std::fs::remove_dir_all(g.join("reports").join(format!("{last:06}"))).unwrap();
     audit(&[&mid]).success();
+    audit(&[&thread]).failure().stderr(predicate::str::contains("thread.txt").and(predicate::str::contains("cut short")));
     audit(&[&fin]).failure().stderr(
         predicate::str::contains(format!("follows record {last}"))
             .and(predicate::str::contains(format!("{last:06}.json is missing")))
