@@ -581,12 +581,17 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                 let mut full: Vec<Revealed> = Vec::new();
                 let mut source: BTreeMap<String, PathBuf> = BTreeMap::new();
                 for o in res.orders.iter().filter(|_| secret_from.is_none()) {
+                    let hp = gd.withheld(res.step, &o.role);
                     if !o.withheld {
+                        // A copy of orders this record published: a withheld copy left by an
+                        // interrupted run (adjudication removes them), or one put there since.
+                        if hp.exists() {
+                            return Err(fail(&hp, format!("holds withheld orders of {} in step {}, but record {} published them (a copy left by an interrupted run? remove it)", o.role, res.step, rpath.display())));
+                        }
                         full.push(o.clone());
                         source.insert(o.role.clone(), rpath.clone());
                         continue;
                     }
-                    let hp = gd.withheld(res.step, &o.role);
                     let host_copy = match store::read_text(&hp) {
                         Ok(t) => Some(serde_json::from_str::<LateReveal>(&t).map_err(|e| fail(&hp, e))?),
                         Err(_) => None,

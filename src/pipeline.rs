@@ -797,6 +797,13 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
     let publication = g.game.publication(&g.state, &state)?;
     let over = matches!(g.game.pending(&state)?, Pending::Over(_));
     let reveals = outstanding_reveals(&g.dir, g.record.index, publication, over)?;
+    // Copies an interrupted run withheld for this step are not this resolution's (it may publish).
+    for o in &revealed {
+        let stale = g.dir.withheld(step, &o.role);
+        if stale.exists() {
+            std::fs::remove_file(&stale).map_err(|e| store::io(&stale, e))?;
+        }
+    }
     if let Some(until) = WithheldUntil::for_step(publication, over) {
         for o in &mut revealed {
             let keep = LateReveal { step, role: o.role.clone(), text: o.text.take(), signature: o.signature.take(), orders: std::mem::take(&mut o.orders) };

@@ -1318,3 +1318,26 @@ fn order_signature_and_key_files_are_size_limited() {
     pbem().arg("sign").arg("--key").arg(&key).arg(&f).assert().code(1)
         .stderr(predicate::str::contains("larger than a key file may be"));
 }
+
+#[test]
+fn a_withheld_copy_left_by_an_interrupted_run_is_cleared_and_a_stray_one_fails_the_audit() {
+    // A run killed after writing a withheld copy of step 1 and before its record: the copy is
+    // junk. The next adjudication resolves step 1 again (published now, or withheld afresh).
+    let t = Table::new();
+    let stale = t.game().join("host").join("withheld").join("000001-union.json");
+    std::fs::create_dir_all(stale.parent().unwrap()).unwrap();
+    std::fs::write(&stale, "{\"step\": 1, \"role\": \"union\", \"text\": \"# seq 1\"}\n").unwrap();
+    pbem().arg("adjudicate").arg(t.game()).args(["--now", "2026-07-05T12:00:00Z"]).assert().success();
+    let text = std::fs::read_to_string(&stale).unwrap_or_default();
+    assert!(!text.contains("# seq 1"), "the interrupted run's copy is gone: {text}");
+    pbem().arg("audit").arg(t.game()).assert().success();
+    // A copy of orders a record published, put there since: the audit names it.
+    let (_d, g) = demo_game();
+    let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(g.join("records").join("000001.json")).unwrap()).unwrap();
+    let published = rec["resolution"]["orders"].as_array().unwrap().iter().find(|o| !o["withheld"].as_bool().unwrap_or(false)).unwrap();
+    let role = published["role"].as_str().unwrap();
+    let stray = g.join("host").join("withheld").join(format!("000001-{role}.json"));
+    std::fs::create_dir_all(stray.parent().unwrap()).unwrap();
+    std::fs::write(&stray, "{}\n").unwrap();
+    audit_fails(&g, &format!("000001-{role}.json: holds withheld orders of {role} in step 1, but record"));
+}

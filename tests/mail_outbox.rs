@@ -192,6 +192,22 @@ fn a_mail_refused_for_now_waits_and_ends_after_five_days() {
 }
 
 #[test]
+fn a_greylisting_server_is_one_line_however_many_mails_wait() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    std::fs::create_dir_all(&root).unwrap();
+    let s = server(false);
+    let cfg = config(tmp.path(), s.port);
+    for id in ["grey1", "grey2", "grey3"] {
+        queue(&root, id, "grey@example.org", T0);
+    }
+    let (code, stdout, stderr) = cron(&root, &cfg, "2026-07-01T12:05:00Z");
+    assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("3 mails not sent (kept for the next run; the first is grey1)") && stderr.contains("451 4.7.1 Greylisted"), "{stderr}");
+}
+
+#[test]
 fn a_refused_login_is_about_the_server_and_no_mail_ends_for_it() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("turns");

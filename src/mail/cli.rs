@@ -113,8 +113,17 @@ pub fn print_flush(outbox: &Outbox, f: &Flushed, queued: usize, quiet: bool) -> 
     for d in &f.dead {
         eprintln!("outbox: mail {} to {} refused, moved to {} and never tried again: {}", d.id, d.to.join(", "), outbox.dead_dir().join(format!("{}.eml", d.id)).display(), d.reason);
     }
+    // One line per reason, however many mails it kept back (a greylisting server answers every
+    // mail the same).
+    let mut by_reason: std::collections::BTreeMap<&str, Vec<&str>> = std::collections::BTreeMap::new();
     for (id, e) in &f.failed {
-        eprintln!("outbox: mail {id} not sent (kept for the next run): {e}");
+        by_reason.entry(e.as_str()).or_default().push(id.as_str());
+    }
+    for (e, ids) in by_reason {
+        match ids.as_slice() {
+            [id] => eprintln!("outbox: mail {id} not sent (kept for the next run): {e}"),
+            _ => eprintln!("outbox: {} mails not sent (kept for the next run; the first is {}): {e}", ids.len(), ids[0]),
+        }
     }
     if let Some(why) = &f.unreachable {
         eprintln!("outbox: {why}; {} mail(s) wait for the next run", f.waiting);

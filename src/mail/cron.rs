@@ -105,6 +105,8 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
         if !g.skip_mail {
             match queue_game_mail(&dir, cfg, &outbox, now) {
                 Ok(ids) => out.queued.extend(ids),
+                // Said once: a game that cannot be read fails here the same way.
+                Err(e) if g.failed && g.summary == e.to_string() => {}
                 Err(e) => {
                     g.summary.push_str(&format!("; mail not queued: {e}"));
                     g.failed = true;

@@ -633,7 +633,7 @@ fn submit_found(f: &Found, games: &Games, now: DateTime<Utc>) -> Result<std::res
         Route::Wait(why) => return Ok(Err(why)),
         Route::NoSuchGame => {
             let line = orderfile::locate(&body, "pbem.game");
-            r.error = Some(format!("{}: there is no game {:?} at this judge", place(&f.label, line, Some("pbem.game")), header.game));
+            r.error = Some(format!("{}: there is no game {:?} at this judge", place(&f.label, line, Some("pbem.game")), shown(&header.game)));
             return Ok(Ok(r));
         }
     };
@@ -699,15 +699,23 @@ enum Route<'a> {
     NoSuchGame,
 }
 
+/// A game id from a message as a reply or the host's output shows it: at most 64 characters.
+fn shown(id: &str) -> String {
+    match id.char_indices().nth(64) {
+        Some((at, _)) => format!("{}...", &id[..at]),
+        None => id.to_string(),
+    }
+}
+
 fn route<'a>(games: &'a Games, id: &str) -> Route<'a> {
     if let Some(dirs) = games.duplicate(id) {
         let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-        return Route::Wait(format!("game {id:?} is held by more than one folder ({}); the host must remove all but one", dirs.join(", ")));
+        return Route::Wait(format!("game {:?} is held by more than one folder ({}); the host must remove all but one", shown(id), dirs.join(", ")));
     }
     match games.get(id) {
         Some((dir, gf)) => Route::Game(dir, gf),
         None => match games.may_be_broken(id) {
-            Some((dir, e)) => Route::Wait(format!("game {id:?} is not among the readable games, and {} cannot be read ({e})", dir.display())),
+            Some((dir, e)) => Route::Wait(format!("game {:?} is not among the readable games, and {} cannot be read ({e})", shown(id), dir.display())),
             None => Route::NoSuchGame,
         },
     }
