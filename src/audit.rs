@@ -100,7 +100,7 @@ impl AuditSummary {
                 format!(
                     "up to record {} ({counts}); record {first} holds orders the game still keeps secret, so {which} \
                      checked without replay (host signatures, hash chain, host seeds, times, every order's receipt, {}, \
-                     step seeds whose nonces are all known): audit again when they are revealed",
+                     step seeds whose nonces are all known, every roll from its step seed): audit again when they are revealed",
                     first - 1,
                     n(self.unreplayed_orders, "public order against its signature and commitment", "public orders against their signatures and commitments")
                 )
@@ -551,6 +551,15 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                 let host_seed = commit::parse_32(&res.host_seed).ok_or_else(|| fail(&rpath, "host_seed is not 64 hex digits"))?;
                 if hex::encode(commit::host_seed_commitment(&gf.id, res.step, &host_seed)) != opening.host_seed_commitment {
                     return Err(fail(&rpath, format!("revealed host seed of step {} does not match its commitment in record {}", res.step, n - 1)));
+                }
+                // Every roll is re-derived from the record's step seed, replayed or not (SPEC.md
+                // "Dice"); the seed itself is checked against the host seed and nonces below.
+                let step_seed = commit::parse_32(&res.seed).ok_or_else(|| fail(&rpath, "resolution.seed is not 64 hex digits"))?;
+                if let Some((i, want)) = crate::dice::first_underived_roll(step_seed, &res.events) {
+                    return Err(fail(&rpath, format!(
+                        "resolution.events[{i}].roll: is not the next draw of step {}'s seed (the stream gives {want}): a roll changed?",
+                        res.step
+                    )));
                 }
                 let seed_file = gd.host_seed(res.step);
                 if let Ok(t) = store::read_text(&seed_file)

@@ -646,7 +646,7 @@ def load_receipts(ck):
     the record that opened its step; only for steps a record opened. Fills ck.receipts."""
     last_op = ck.recs[-1].get("opening")
     open_step = last_op["step"] if isinstance(last_op, dict) and isinstance(last_op.get("step"), int) else ck.last
-    ck.receipts, count = {}, 0
+    ck.receipts, ck.deferred, count = {}, [], 0
     for d in ck.g.listdir("receipts") or []:
         if not re.match(r"^\d{6}$", d) or not 1 <= int(d) <= open_step:
             raise Fail(f"receipts/{d}", None, f"receipts for a step no record opened (the last step opened is {open_step})")
@@ -682,10 +682,12 @@ def load_receipts(ck):
                     raise Fail(path, "commitment", "the same order accepted twice (a superseded order brought back?)")
                 if not isinstance(r["nonce"], bool):
                     raise Fail(path, "nonce", "want true or false")
+                # Checked after the records (so that an edited record or game.toml is reported by
+                # the checks of the record itself).
                 if r["setup"] != ck.setup:
-                    raise Fail(path, "setup", "names another setup than game.toml and scenario.toml (were they rewritten?)")
+                    ck.deferred.append(Fail(path, "setup", "names another setup than game.toml and scenario.toml (were they rewritten?)"))
                 if r["record"] != hashlib.sha256(ck.bytes[step - 1]).hexdigest():
-                    raise Fail(path, "record", f"is not the SHA-256 of {rec_name(step - 1)}, which opened the step (was the history rewritten?)")
+                    ck.deferred.append(Fail(path, "record", f"is not the SHA-256 of {rec_name(step - 1)}, which opened the step (was the history rewritten?)"))
                 parse_time(path, "received", r["received"])
                 ck.receipts.setdefault(step, {}).setdefault(role, {})[seq] = r
                 count += 1
@@ -744,6 +746,8 @@ def run(root):
         for n in range(1, ck.last + 1):
             ck.check_record(n, misses)
         check_receipt_times(ck)
+        if ck.deferred:
+            raise ck.deferred[0]
         states = check_states(ck)
         final = ck.recs[-1]
         status = (f"over: {final['outcome'].get('summary', final['outcome'])}" if final.get("outcome") is not None
