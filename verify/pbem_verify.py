@@ -390,7 +390,7 @@ class Checker:
                     raise Fail(path, f, f"reveals the orders of {key[1]} in step {key[0]} a second time")
                 if prev_key is not None and (key[0], key[1].encode()) <= (prev_key[0], prev_key[1].encode()):
                     raise Fail(path, f, "reveals are not in step and role order")
-                if withheld[key] == "game-end" and r.get("outcome") is None:
+                if withheld[key][0] == "game-end" and r.get("outcome") is None:
                     raise Fail(path, f, f"reveals the orders of {key[1]} in step {key[0]}, withheld until the game's end, before it")
                 prev_key = key
                 self.reveals[key] = (n, i, x)
@@ -398,14 +398,15 @@ class Checker:
             if isinstance(res, dict) and isinstance(res.get("orders"), list):
                 for o in res["orders"]:
                     if isinstance(o, dict) and o.get("withheld") is True:
-                        withheld[(res.get("step"), o.get("role"))] = o.get("withheld_until", "round-end")
+                        withheld[(res.get("step"), o.get("role"))] = (o.get("withheld_until", "round-end"), o.get("seq") is None)
         over = self.recs[-1].get("outcome") is not None
-        for (step, role), until in withheld.items():
+        for (step, role), (until, nmr) in withheld.items():
             if (step, role) not in self.reveals:
                 if over:
                     raise Fail(rec_name(self.last), "reveals", f"the game is over but the orders of {role} in step {step} are still withheld")
-                self.notes.append(f"orders of {role} in step {step} still withheld (until {until}): their text, "
-                                  "signature and nonce are checked once a record reveals them")
+                what = "NMR orders" if nmr else "orders (text, signature, nonce, so the step seed)"
+                self.notes.append(f"the {what} of {role} in step {step} are still withheld (until {until}): "
+                                  "checked once a record reveals them")
 
     # -- record 0 and openings ---------------------------------------------------------------
     def check_opening(self, n, op, step):
