@@ -552,15 +552,6 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                 if hex::encode(commit::host_seed_commitment(&gf.id, res.step, &host_seed)) != opening.host_seed_commitment {
                     return Err(fail(&rpath, format!("revealed host seed of step {} does not match its commitment in record {}", res.step, n - 1)));
                 }
-                // Every roll is re-derived from the record's step seed, replayed or not (SPEC.md
-                // "Dice"); the seed itself is checked against the host seed and nonces below.
-                let step_seed = commit::parse_32(&res.seed).ok_or_else(|| fail(&rpath, "resolution.seed is not 64 hex digits"))?;
-                if let Some((i, want)) = crate::dice::first_underived_roll(step_seed, &res.events) {
-                    return Err(fail(&rpath, format!(
-                        "resolution.events[{i}].roll: is not the next draw of step {}'s seed (the stream gives {want}): a roll changed?",
-                        res.step
-                    )));
-                }
                 let seed_file = gd.host_seed(res.step);
                 if let Ok(t) = store::read_text(&seed_file)
                     && t.trim() != res.host_seed {
@@ -644,6 +635,15 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                     let publication = replay_step(&cx, n, opening, res, &full, &source, &host_seed, &mut state, &mut misses, &mut events, &mut sum)?;
                     let over = matches!(game.pending(&state)?, Pending::Over(_));
                     check_publication(&rpath, &rec, res, publication, over, &mut outstanding)?;
+                }
+                // Every roll is re-derived from the record's step seed, replayed or not (SPEC.md
+                // "Dice"); checked after the seed itself where its nonces are known (above).
+                let step_seed = commit::parse_32(&res.seed).ok_or_else(|| fail(&rpath, "resolution.seed is not 64 hex digits"))?;
+                if let Some((i, want)) = crate::dice::first_underived_roll(step_seed, &res.events) {
+                    return Err(fail(&rpath, format!(
+                        "resolution.events[{i}].roll: is not the next draw of step {}'s seed (the stream gives {want}): a roll changed?",
+                        res.step
+                    )));
                 }
             }
         }

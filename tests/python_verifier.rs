@@ -172,6 +172,10 @@ fn tampers() -> Vec<Tamper> {
             edit(d, LAST, "# built-in player for union", "# built-in player for Union");
             resign(t, d, LAST, "pbem-record");
         }, LAST, "resolution.orders[1].signature: signature does not verify for seat:union"),
+        ("an order revealed late", |t, d| {
+            edit(d, LAST, "step = 6\\nrole = \\\"confederate", "step = 6\\nrole =  \\\"confederate");
+            resign(t, d, LAST, "pbem-record");
+        }, LAST, "reveals[0].signature: signature does not verify for seat:confederate"),
         ("a step seed", |t, d| {
             flip(d, LAST, "\"seed\": \"");
             resign(t, d, LAST, "pbem-record");
@@ -253,4 +257,57 @@ fn a_roll_changed_in_a_record_the_audit_cannot_replay_fails_both_verifiers() {
     if have_python() {
         assert_fails(&dir, "a roll in an unreplayed record", rec, "resolution.events[0].roll.value");
     }
+}
+
+/// `pbem` (the binary under test) with `args`; panics with its output unless it succeeds.
+fn pbem_ok(args: &[&str]) -> String {
+    let o = assert_cmd::Command::cargo_bin("pbem").unwrap().args(args).output().unwrap();
+    assert!(o.status.success(), "pbem {args:?}: {}", text(&o));
+    text(&o)
+}
+
+/// The other games: Flag Dash (a paused round's plans withheld until the round's end) and Throw
+/// Down That Flag (draws from a bag), played by `pbem demo`; and a game of NMRs under the `bot`
+/// policy (default orders first, then the built-in player's, drawn from their own stream).
+#[test]
+fn the_python_verifier_passes_the_other_games_and_nmr_games() {
+    if !have_python() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    for (rules, seed, want) in [("flag-dash", "46", "0 rolls and draws"), ("throw-down-that-flag", "12", "step seeds")] {
+        let dir = tmp.path().join(rules);
+        pbem_ok(&["demo", "--rules", rules, "--seed", &seed.repeat(32), "--out", dir.to_str().unwrap()]);
+        let o = verify(&dir);
+        assert!(o.status.success() && text(&o).contains(want), "{rules}: {}", text(&o));
+    }
+    let tdtf = verify(&tmp.path().join("throw-down-that-flag"));
+    assert!(!text(&tdtf).contains(" 0 rolls and draws"), "{}", text(&tdtf));
+
+    let g = tmp.path().join("nmr");
+    let keys = Path::new(EXAMPLE).join("players");
+    let seat = |role: &str| format!("{role}:{role}@example.org:{}", keys.join(role).join("id_ed25519.pub").display());
+    pbem_ok(&["new", g.to_str().unwrap(), "--rules", "gettysburg-campaign", "--player", &seat("confederate"), "--player", &seat("union"),
+        "--nmr", "bot", "--bot-after", "1", "--deadline-hours", "24", "--grace-hours", "2", "--now", "2026-07-01T12:00:00Z"]);
+    // Each step is due 24 hours after it opened plus 2 hours of grace.
+    for now in ["2026-07-02T14:00:00Z", "2026-07-03T16:00:00Z", "2026-07-04T18:00:00Z"] {
+        assert!(pbem_ok(&["adjudicate", g.to_str().unwrap(), "--now", now]).contains("NMR"));
+    }
+    let o = verify(&g);
+    assert!(o.status.success() && text(&o).contains("6 NMR"), "{}", text(&o));
+    let key = tmp.path().join("host_key");
+    fs::copy(g.join("host/host_key"), &key).unwrap();
+    let last = "records/000003.json";
+    let copy = tmp.path().join("nmr-kind");
+    copy_tree(&g, &copy);
+    // A built-in player's orders passed off as the defaults (or the other way round).
+    edit(&copy, last, "\"nmr\": \"bot\"", "\"nmr\": \"default\"");
+    resign(tmp.path(), &copy, last, "pbem-record");
+    assert_fails(&copy, "an NMR kind", last, "resolution.orders[0].nmr");
+    // The last step run an hour early, every time made consistent: before its deadline and grace.
+    edit(&g, last, "\"resolved\": \"2026-07-04T18:00:00Z\"", "\"resolved\": \"2026-07-04T17:00:00Z\"");
+    edit(&g, last, "\"opened\": \"2026-07-04T18:00:00Z\"", "\"opened\": \"2026-07-04T17:00:00Z\"");
+    edit(&g, last, "\"deadline\": \"2026-07-05T18:00:00Z\"", "\"deadline\": \"2026-07-05T17:00:00Z\"");
+    resign(tmp.path(), &g, last, "pbem-record");
+    assert_fails(&g, "an NMR before its deadline", last, "resolution.resolved: confederate is NMR, resolved before the deadline");
 }

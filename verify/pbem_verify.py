@@ -614,8 +614,11 @@ class Checker:
         except tomllib.TOMLDecodeError as e:
             raise Fail(src, sf + ".text", f"the order of {role} is not TOML: {e}")
         h = t.get("pbem")
-        if not isinstance(h, dict) or set(h) != HEADER_KEYS:
+        if not isinstance(h, dict) or not set(h) - {"nonce"} == HEADER_KEYS - {"nonce"}:
             raise Fail(src, sf + ".text", f"the order of {role} has no [pbem] header of {', '.join(sorted(HEADER_KEYS))}")
+        h.setdefault("nonce", "")
+        if not isinstance(h["nonce"], str):
+            raise Fail(src, sf + ".text", "pbem.nonce is not a string")
         if (h["game"], h["step"], h["role"], h["host_seed_commitment"]) != (self.id, n, role, op["host_seed_commitment"]):
             raise Fail(src, sf + ".text", f"the order of {role} names another game, step, role or host-seed commitment")
         if t.get("orders", {}) != orders:
@@ -623,7 +626,9 @@ class Checker:
         if h["nonce"] == "":
             nonce = bytes(32)
         else:
-            nonce = hex32(src, sf + ".text", h["nonce"].lower()) if re.match(r"^[0-9a-fA-F]{64}$", h["nonce"]) else None
+            # As pbem reads it: surrounding white space ignored, either case.
+            digits = h["nonce"].strip()
+            nonce = bytes.fromhex(digits) if re.match(r"^[0-9a-fA-F]{64}$", digits) else None
             if nonce is None:
                 raise Fail(src, sf + ".text", "pbem.nonce is not 64 hex digits or empty")
             if nonce == bytes(32):
