@@ -29,7 +29,12 @@ import struct
 import subprocess
 import sys
 import tempfile
-import tomllib
+
+try:
+    import tomllib
+except ImportError:  # Python before 3.11
+    print("pbem_verify: needs Python 3.11 or later (for tomllib)", file=sys.stderr)
+    sys.exit(2)
 
 # ---------------------------------------------------------------------------------------------
 # ChaCha20 (RFC 8439) and the draws of SPEC.md "Dice"
@@ -796,6 +801,10 @@ def main(argv):
     except Fail as e:
         field = f"{e.field}: " if e.field else ""
         print(f"FAIL: {os.path.join(root, e.path)}: {field}{e.what}")
+        return 1
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        # A shape no check above foresaw: still a failure of the game's files, not a crash.
+        print(f"FAIL: {root}: malformed game files ({type(e).__name__}: {e})")
         return 1
     print("verified: " + lines[0])
     for line in lines[1:]:
