@@ -100,7 +100,7 @@ impl AuditSummary {
                 format!(
                     "up to record {} ({counts}); record {first} holds orders the game still keeps secret, so {which} \
                      checked without replay (host signatures, hash chain, host seeds, times, every order's receipt, {}, \
-                     step seeds whose nonces are all known): audit again when they are revealed",
+                     step seeds whose nonces are all known, every roll from its step seed): audit again when they are revealed",
                     first - 1,
                     n(self.unreplayed_orders, "public order against its signature and commitment", "public orders against their signatures and commitments")
                 )
@@ -644,6 +644,15 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                     let publication = replay_step(&cx, n, opening, res, &full, &source, &host_seed, &mut state, &mut misses, &mut events, &mut sum)?;
                     let over = matches!(game.pending(&state)?, Pending::Over(_));
                     check_publication(&rpath, &rec, res, publication, over, &mut outstanding)?;
+                }
+                // Every roll is re-derived from the record's step seed, replayed or not (SPEC.md
+                // "Dice"); checked after the seed itself where its nonces are known (above).
+                let step_seed = commit::parse_32(&res.seed).ok_or_else(|| fail(&rpath, "resolution.seed is not 64 hex digits"))?;
+                if let Some((i, want)) = crate::dice::first_underived_roll(step_seed, &res.events) {
+                    return Err(fail(&rpath, format!(
+                        "resolution.events[{i}].roll: is not the next draw of step {}'s seed (the stream gives {want}): a roll changed?",
+                        res.step
+                    )));
                 }
             }
         }

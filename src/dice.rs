@@ -120,6 +120,22 @@ impl Ctx {
     }
 }
 
+/// The first logged roll that is not the next draw of the stream `seed` gives (SPEC.md "Dice": the
+/// i-th event with a roll is the i-th draw of the step's stream, a draw of `0..sides` plus one):
+/// `(index in events, the value the stream gives there)`, or `None` when every roll is derived.
+pub fn first_underived_roll(seed: [u8; 32], events: &[Event]) -> Option<(usize, u32)> {
+    let mut ctx = Ctx::new(seed);
+    for (i, e) in events.iter().enumerate() {
+        if let Some(r) = &e.roll {
+            let want = if r.sides == 0 { 0 } else { ctx.below(r.sides) + 1 };
+            if want == 0 || r.value != want {
+                return Some((i, want));
+            }
+        }
+    }
+    None
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,6 +161,24 @@ mod tests {
         let mut c = Ctx::new([0; 32]);
         let d6: Vec<u32> = (0..12).map(|_| c.d6("pin")).collect();
         assert_eq!(d6, [1, 1, 1, 6, 6, 1, 3, 6, 5, 4, 2, 5]);
+    }
+
+    #[test]
+    fn logged_rolls_and_draws_are_the_streams_draws_in_order() {
+        let mut c = Ctx::new([5; 32]);
+        c.d6("a");
+        c.say("no roll");
+        c.tell(&["union"], "private, no roll");
+        c.draw(13, "bag", |i| i.to_string());
+        c.roll(2, "coin");
+        let mut events = c.into_events();
+        assert_eq!(first_underived_roll([5; 32], &events), None);
+        let r = events[3].roll.as_mut().unwrap();
+        r.value = r.value % 13 + 1;
+        let want = { let mut o = Ctx::new([5; 32]); o.below(6); o.below(13) + 1 };
+        assert_eq!(first_underived_roll([5; 32], &events), Some((3, want)));
+        events[3].roll.as_mut().unwrap().sides = 0;
+        assert_eq!(first_underived_roll([5; 32], &events), Some((3, 0)));
     }
 
     #[test]

@@ -1,0 +1,313 @@
+//! The second verifier, `verify/pbem_verify.py` (Python, from SPEC.md alone), on the example game
+//! (passes) and on tampered public copies of it: one per tamper class the Rust audit catches
+//! without replay, each failing with the file (and field) named. Skipped, with the reason printed,
+//! only where `python3` is missing; `ssh-keygen` is required as by `tests/ssh_interop.rs`.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use sha2::{Digest, Sha256};
+
+const EXAMPLE: &str = "turns/demo-gettysburg-campaign-18630701";
+
+/// True when `python3` runs (at least 3.11, for `tomllib`); otherwise prints why the tests skip.
+fn have_python() -> bool {
+    let ok = Command::new("python3").args(["-c", "import sys, tomllib; sys.exit(0)"]).output().is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: python3 (3.11 or later, with tomllib) is not installed, so verify/pbem_verify.py cannot run");
+    }
+    ok
+}
+
+fn verify(dir: &Path) -> Output {
+    Command::new("python3").arg("verify/pbem_verify.py").arg(dir).output().expect("python3 runs")
+}
+
+fn text(o: &Output) -> String {
+    format!("{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr))
+}
+
+/// A public copy of the example game at its end (no `host/`, no `reports/`) in `tmp/g`, and its
+/// host key (mode 0600, as ssh-keygen wants it) in `tmp/host_key` to re-sign what a test changes.
+fn public_copy(tmp: &Path) -> PathBuf {
+    let src = Path::new(EXAMPLE);
+    let dir = tmp.join("g");
+    for part in ["records", "receipts", "states"] {
+        copy_tree(&src.join(part), &dir.join(part));
+    }
+    for f in ["game.toml", "scenario.toml"] {
+        fs::copy(src.join(f), dir.join(f)).unwrap();
+    }
+    let key = tmp.join("host_key");
+    fs::copy(src.join("host/host_key"), &key).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&key, fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    dir
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        } else {
+            fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// Replaces the first `from` in `dir/rel` with `to` (which must be there).
+fn edit(dir: &Path, rel: &str, from: &str, to: &str) {
+    let p = dir.join(rel);
+    let t = fs::read_to_string(&p).unwrap();
+    assert!(t.contains(from), "{rel} holds no {from:?}");
+    fs::write(&p, t.replacen(from, to, 1)).unwrap();
+}
+
+/// Changes the first hex digit after the first `prefix` in `dir/rel` (a hash or seed field).
+fn flip(dir: &Path, rel: &str, prefix: &str) {
+    let p = dir.join(rel);
+    let t = fs::read_to_string(&p).unwrap();
+    let at = t.find(prefix).unwrap_or_else(|| panic!("{rel} holds no {prefix:?}")) + prefix.len();
+    let c = if &t[at..at + 1] == "0" { "1" } else { "0" };
+    fs::write(&p, format!("{}{c}{}", &t[..at], &t[at + 1..])).unwrap();
+}
+
+/// Re-signs `dir/rel` with the host key in namespace `ns`, as a host rewriting history would.
+fn resign(tmp: &Path, dir: &Path, rel: &str, ns: &str) {
+    let file = dir.join(rel);
+    let sig = PathBuf::from(format!("{}.sig", file.display()));
+    fs::remove_file(&sig).unwrap();
+    let o = Command::new("ssh-keygen")
+        .args(["-Y", "sign", "-n", ns, "-f"])
+        .arg(tmp.join("host_key"))
+        .arg(&file)
+        .env_remove("SSH_AUTH_SOCK")
+        .output()
+        .expect("ssh-keygen must be installed (Debian package openssh-client)");
+    assert!(o.status.success(), "ssh-keygen -Y sign {rel}: {}", text(&o));
+}
+
+fn sha(dir: &Path, rel: &str) -> String {
+    Sha256::digest(fs::read(dir.join(rel)).unwrap()).iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Re-signs record `n` after an edit and mends the chain after it: record `n + 1`'s `prev` and
+/// the `record` of step `n + 1`'s receipts, each re-signed, so that only the edit itself is wrong.
+fn resign_record_and_rechain(tmp: &Path, dir: &Path, n: u32, old_hash: &str) {
+    resign(tmp, dir, &format!("records/{n:06}.json"), "pbem-record");
+    let new_hash = sha(dir, &format!("records/{n:06}.json"));
+    let next = format!("records/{:06}.json", n + 1);
+    if dir.join(&next).exists() {
+        edit(dir, &next, &format!("\"prev\": \"{old_hash}\""), &format!("\"prev\": \"{new_hash}\""));
+        resign(tmp, dir, &next, "pbem-record");
+    }
+    let receipts = dir.join(format!("receipts/{:06}", n + 1));
+    if receipts.is_dir() {
+        for e in fs::read_dir(&receipts).unwrap() {
+            let name = e.unwrap().file_name().into_string().unwrap();
+            if name.ends_with(".toml") {
+                let rel = format!("receipts/{:06}/{name}", n + 1);
+                edit(dir, &rel, &format!("record = \"{old_hash}\""), &format!("record = \"{new_hash}\""));
+                resign(tmp, dir, &rel, "pbem-receipt");
+            }
+        }
+    }
+}
+
+/// Asserts the verifier fails on `dir` with exit 1 naming `file` (relative to the game) and `why`.
+fn assert_fails(dir: &Path, class: &str, file: &str, why: &str) {
+    let o = verify(dir);
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{class}: want exit 1, got {:?}: {out}", o.status.code());
+    let named = format!("FAIL: {}: ", dir.join(file).display());
+    assert!(out.starts_with(&named), "{class}: want the failure to name {file}, got: {out}");
+    assert!(out.contains(why), "{class}: want {why:?} in: {out}");
+}
+
+#[test]
+fn the_python_verifier_passes_the_example_game_and_its_own_vectors() {
+    if !have_python() {
+        return;
+    }
+    let o = Command::new("python3").args(["verify/pbem_verify.py", "--self-test"]).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let o = verify(Path::new(EXAMPLE));
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("32 records") && out.contains("62 signed orders") && out.contains("31 of 31 step seeds"), "{out}");
+    assert!(out.contains("76 rolls and draws re-derived") && out.contains("all 32 match states/"), "{out}");
+    // A public copy (no host/, no reports/) verifies the same, and leaves no file behind.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = public_copy(tmp.path());
+    let own_tmp = tmp.path().join("tmp");
+    fs::create_dir(&own_tmp).unwrap();
+    let o = Command::new("python3").arg("verify/pbem_verify.py").arg(&dir).env("TMPDIR", &own_tmp).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(fs::read_dir(&own_tmp).unwrap().count(), 0, "the verifier left files in its temporary folder");
+}
+
+/// One tamper: a name, what it does to a fresh public copy, and the file and words the failure names.
+type Tamper = (&'static str, fn(&Path, &Path), &'static str, &'static str);
+
+const LAST: &str = "records/000031.json";
+
+fn tampers() -> Vec<Tamper> {
+    vec![
+        ("a record byte changed", |_, d| edit(d, "records/000012.json", "initiative", "inítiative"), "records/000012.json.sig", "signature does not verify"),
+        ("a record changed and re-signed: a roll in the log", |t, d| {
+            edit(d, LAST, "\"value\": 3", "\"value\": 4");
+            resign(t, d, LAST, "pbem-record");
+        }, LAST, "resolution.events[0].roll.value"),
+        ("a host seed", |t, d| {
+            flip(d, LAST, "\"host_seed\": \"");
+            resign(t, d, LAST, "pbem-record");
+        }, LAST, "resolution.host_seed: does not match the commitment"),
+        ("a revealed order", |t, d| {
+            edit(d, LAST, "# built-in player for union", "# built-in player for Union");
+            resign(t, d, LAST, "pbem-record");
+        }, LAST, "resolution.orders[1].signature: signature does not verify for seat:union"),
+        ("an order revealed late", |t, d| {
+            edit(d, LAST, "step = 6\\nrole = \\\"confederate", "step = 6\\nrole =  \\\"confederate");
+            resign(t, d, LAST, "pbem-record");
+        }, LAST, "reveals[0].signature: signature does not verify for seat:confederate"),
+        ("a step seed", |t, d| {
+            flip(d, LAST, "\"seed\": \"");
+            resign(t, d, LAST, "pbem-record");
+        }, LAST, "resolution.seed: is not derived"),
+        ("a broken chain link", |t, d| {
+            flip(d, LAST, "\"prev\": \"");
+            resign(t, d, LAST, "pbem-record");
+        }, LAST, "prev: is not the SHA-256 of records/000030.json"),
+        ("a state commitment", |t, d| {
+            flip(d, LAST, "\"state\": \"");
+            resign(t, d, LAST, "pbem-record");
+        }, LAST, "state: is not the commitment to states/000031.json"),
+        ("a deadline", |t, d| {
+            let old = sha(d, "records/000030.json");
+            edit(d, "records/000030.json", "\"deadline\": \"2026-07", "\"deadline\": \"2026-08");
+            resign_record_and_rechain(t, d, 30, &old);
+        }, "records/000030.json", "opening.deadline"),
+        ("a receipt changed", |_, d| edit(d, "receipts/000031/union-1.toml", "seq = 1", "seq = 1 "), "receipts/000031/union-1.toml.sig", "signature does not verify"),
+        ("a receipt changed and re-signed: its commitment", |t, d| {
+            flip(d, "receipts/000031/union-1.toml", "commitment = \"");
+            resign(t, d, "receipts/000031/union-1.toml", "pbem-receipt");
+        }, "receipts/000031/union-1.toml", "commitment: does not match the order of union"),
+        ("a receipt time", |t, d| {
+            let rel = "receipts/000031/union-1.toml";
+            edit(d, rel, "received = \"2026-07", "received = \"2026-08");
+            resign(t, d, rel, "pbem-receipt");
+        }, "receipts/000031/union-1.toml", "received: 2026-08"),
+        ("a receipt deleted", |_, d| {
+            fs::remove_file(d.join("receipts/000031/union-1.toml")).unwrap();
+            fs::remove_file(d.join("receipts/000031/union-1.toml.sig")).unwrap();
+        }, "receipts/000031/union-1.toml", "missing: the receipt of the order of union"),
+        ("a record deleted", |_, d| {
+            fs::remove_file(d.join("records/000017.json")).unwrap();
+            fs::remove_file(d.join("records/000017.json.sig")).unwrap();
+        }, "records/000017.json", "missing"),
+        ("game.toml rewritten", |_, d| edit(d, "game.toml", "grace_hours = 0", "grace_hours = 1"), "records/000000.json", "setup: is not the setup hash"),
+    ]
+}
+
+#[test]
+fn the_python_verifier_fails_each_tampered_copy_naming_the_file() {
+    if !have_python() {
+        return;
+    }
+    for (class, tamper, file, why) in tampers() {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = public_copy(tmp.path());
+        tamper(tmp.path(), &dir);
+        assert_fails(&dir, class, file, why);
+    }
+}
+
+/// A public copy mid-game, past a step whose orders are withheld (records 0-8): the Rust audit
+/// cannot replay records 6-8, yet re-derives their rolls from the step seed, as the verifier does.
+#[test]
+fn a_roll_changed_in_a_record_the_audit_cannot_replay_fails_both_verifiers() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = public_copy(tmp.path());
+    for n in 9..=31 {
+        fs::remove_file(dir.join(format!("records/{n:06}.json"))).unwrap();
+        fs::remove_file(dir.join(format!("records/{n:06}.json.sig"))).unwrap();
+    }
+    // Step 9 is open with no order in yet (its receipts would pin record 8 by hash).
+    for n in 9..=31 {
+        fs::remove_dir_all(dir.join(format!("receipts/{n:06}"))).unwrap();
+    }
+    fs::remove_dir_all(dir.join("states")).unwrap();
+    let audit = || assert_cmd::Command::cargo_bin("pbem").unwrap().arg("audit").arg(&dir).output().unwrap();
+    let o = audit();
+    assert!(o.status.success() && text(&o).contains("records 6-8 were checked without replay"), "{}", text(&o));
+    let rec = "records/000008.json";
+    let r: serde_json::Value = serde_json::from_slice(&fs::read(dir.join(rec)).unwrap()).unwrap();
+    let v = r["resolution"]["events"][0]["roll"]["value"].as_u64().unwrap();
+    edit(&dir, rec, &format!("\"value\": {v}"), &format!("\"value\": {}", v % 6 + 1));
+    resign(tmp.path(), &dir, rec, "pbem-record");
+    let o = audit();
+    let out = text(&o);
+    assert!(!o.status.success() && out.contains("000008.json") && out.contains("resolution.events[0].roll"), "{out}");
+    if have_python() {
+        assert_fails(&dir, "a roll in an unreplayed record", rec, "resolution.events[0].roll.value");
+    }
+}
+
+/// `pbem` (the binary under test) with `args`; panics with its output unless it succeeds.
+fn pbem_ok(args: &[&str]) -> String {
+    let o = assert_cmd::Command::cargo_bin("pbem").unwrap().args(args).output().unwrap();
+    assert!(o.status.success(), "pbem {args:?}: {}", text(&o));
+    text(&o)
+}
+
+/// The other games: Flag Dash (a paused round's plans withheld until the round's end) and Throw
+/// Down That Flag (draws from a bag), played by `pbem demo`; and a game of NMRs under the `bot`
+/// policy (default orders first, then the built-in player's, drawn from their own stream).
+#[test]
+fn the_python_verifier_passes_the_other_games_and_nmr_games() {
+    if !have_python() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    for (rules, seed, want) in [("flag-dash", "46", "0 rolls and draws"), ("throw-down-that-flag", "12", "step seeds")] {
+        let dir = tmp.path().join(rules);
+        pbem_ok(&["demo", "--rules", rules, "--seed", &seed.repeat(32), "--out", dir.to_str().unwrap()]);
+        let o = verify(&dir);
+        assert!(o.status.success() && text(&o).contains(want), "{rules}: {}", text(&o));
+    }
+    let tdtf = verify(&tmp.path().join("throw-down-that-flag"));
+    assert!(!text(&tdtf).contains(" 0 rolls and draws"), "{}", text(&tdtf));
+
+    let g = tmp.path().join("nmr");
+    let keys = Path::new(EXAMPLE).join("players");
+    let seat = |role: &str| format!("{role}:{role}@example.org:{}", keys.join(role).join("id_ed25519.pub").display());
+    pbem_ok(&["new", g.to_str().unwrap(), "--rules", "gettysburg-campaign", "--player", &seat("confederate"), "--player", &seat("union"),
+        "--nmr", "bot", "--bot-after", "1", "--deadline-hours", "24", "--grace-hours", "2", "--now", "2026-07-01T12:00:00Z"]);
+    // Each step is due 24 hours after it opened plus 2 hours of grace.
+    for now in ["2026-07-02T14:00:00Z", "2026-07-03T16:00:00Z", "2026-07-04T18:00:00Z"] {
+        assert!(pbem_ok(&["adjudicate", g.to_str().unwrap(), "--now", now]).contains("NMR"));
+    }
+    let o = verify(&g);
+    assert!(o.status.success() && text(&o).contains("6 NMR"), "{}", text(&o));
+    let key = tmp.path().join("host_key");
+    fs::copy(g.join("host/host_key"), &key).unwrap();
+    let last = "records/000003.json";
+    let copy = tmp.path().join("nmr-kind");
+    copy_tree(&g, &copy);
+    // A built-in player's orders passed off as the defaults (or the other way round).
+    edit(&copy, last, "\"nmr\": \"bot\"", "\"nmr\": \"default\"");
+    resign(tmp.path(), &copy, last, "pbem-record");
+    assert_fails(&copy, "an NMR kind", last, "resolution.orders[0].nmr");
+    // The last step run an hour early, every time made consistent: before its deadline and grace.
+    edit(&g, last, "\"resolved\": \"2026-07-04T18:00:00Z\"", "\"resolved\": \"2026-07-04T17:00:00Z\"");
+    edit(&g, last, "\"opened\": \"2026-07-04T18:00:00Z\"", "\"opened\": \"2026-07-04T17:00:00Z\"");
+    edit(&g, last, "\"deadline\": \"2026-07-05T18:00:00Z\"", "\"deadline\": \"2026-07-05T17:00:00Z\"");
+    resign(tmp.path(), &g, last, "pbem-record");
+    assert_fails(&g, "an NMR before its deadline", last, "resolution.resolved: confederate is NMR, resolved before the deadline");
+}
