@@ -29,7 +29,7 @@ pub struct GameRun {
     pub summary: String,
     /// True when the game could not be handled (an error, not a lock).
     pub failed: bool,
-    /// An overdue step was not resolved because orders for it may still wait to be taken in
+    /// A due step was not resolved because orders for it may still wait to be taken in
     /// (shown even with `--quiet`).
     pub held: bool,
     /// A step waits because mail arrived while this run adjudicated (it takes mail in again).
