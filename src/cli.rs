@@ -190,21 +190,25 @@ enum Command {
         #[arg(long = "report", value_name = "FILE")]
         reports: Vec<PathBuf>,
     },
-    /// Play many games in memory with a built-in policy: win rate and mean casualties (balancing).
+    /// Play many games in memory with the built-in players: per side, win rate, mean length and
+    /// mean steps (balancing a reconstruction).
     Simulate {
-        /// Rules id (only games with built-in policies: throw-down-that-flag).
+        /// Rules id.
         #[arg(long, default_value = "throw-down-that-flag")]
         rules: String,
-        /// Scenario: a name (throw-down-that-flag: july-2, july-3, or campaign for both days) or
-        /// a scenario file (a reconstruction being balanced).
-        #[arg(long, default_value = "july-2")]
-        scenario: String,
+        /// A shipped scenario's name or a scenario file (a reconstruction being balanced);
+        /// default: the game's first.
+        #[arg(long)]
+        scenario: Option<String>,
+        /// Game option K=V (repeatable), e.g. optional-fire=true, players=2, campaign=true.
+        #[arg(long = "option", value_name = "K=V")]
+        options: Vec<String>,
         /// Games to play.
         #[arg(long, default_value_t = 1000)]
         games: u32,
-        /// Built-in policy (naive, sensible).
-        #[arg(long, default_value = "sensible")]
-        policy: String,
+        /// Built-in policy (default: the game's built-in player; throw-down-that-flag: sensible or naive).
+        #[arg(long)]
+        policy: Option<String>,
         /// 64 hex digits (default: all zero, so runs are reproducible).
         #[arg(long)]
         seed: Option<String>,
@@ -518,13 +522,22 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
             println!("audit passed: {}", s.describe());
         }
-        Command::Simulate { rules, scenario, games, policy, seed } => {
+        Command::Simulate { rules, scenario, options, games, policy, seed } => {
             let seed = match seed {
                 Some(h) => crate::commit::parse_32(&h).ok_or_else(|| anyhow!("--seed: want 64 hex digits"))?,
                 None => [0; 32],
             };
-            let s = crate::simulate::run(&rules, &scenario, games, &policy, seed, true).map_err(|e| anyhow!(e))?;
-            println!("{rules}, scenario {scenario}, policy {policy}");
+            let opts = key_values(&options, "--option")?;
+            let s = crate::simulate::run(&rules, scenario.as_deref(), &opts, games, policy.as_deref(), seed, true).map_err(|e| anyhow!(e))?;
+            let given: Vec<String> = opts.iter().map(|(k, v)| format!("{k}={v}")).collect();
+            println!(
+                "{rules}, scenario {}, options {}, policy {}, {} games, seed {}",
+                scenario.as_deref().or_else(|| crate::games::by_rules(&rules).map(|g| g.scenarios()[0].0)).unwrap_or("?"),
+                if given.is_empty() { "(none)".to_string() } else { given.join(" ") },
+                s.policy,
+                s.games,
+                hex::encode(seed)
+            );
             print!("{}", s.describe());
         }
         Command::Demo { rules, out, seed, scenario, options } => {

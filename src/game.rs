@@ -58,6 +58,18 @@ pub enum Publication {
     AfterGame,
 }
 
+/// What `pbem simulate` reads from a state (see [`Game::tally`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Tally {
+    /// The turn or round being played, or the last one played once the game is over. It may start
+    /// again from 1 (a campaign's next day): the simulation adds up the stretches.
+    pub clock: u32,
+    /// What the clock counts, plural, for a table's heading: `"turns"`, `"rounds"`.
+    pub unit: &'static str,
+    /// The game's own figures so far, averaged over the games simulated, e.g. `("Str lost", 12.0)`.
+    pub figures: Vec<(&'static str, f64)>,
+}
+
 /// A problem with one field of an order, found by [`Game::check_order`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OrderProblem {
@@ -177,6 +189,26 @@ pub trait Game: Send + Sync {
     /// A built-in player's legal order for `role`'s pending ask (used by `pbem demo` and random-play
     /// tests); `ctx` supplies the player's own randomness.
     fn bot_order(&self, state: &Self::State, role: &str, ctx: &mut Ctx) -> Orders;
+
+    /// The clock and the game's own figures, for `pbem simulate`.
+    fn tally(&self, state: &Self::State) -> Tally;
+
+    /// The sides an [`Outcome::winner`] may name, in a fixed order (default: the roles).
+    fn sides(&self, state: &Self::State) -> Vec<String> {
+        self.roles(state)
+    }
+
+    /// The built-in players' policies `pbem simulate --policy` may pick, the default (the one
+    /// behind [`Game::bot_order`]) first.
+    fn policies(&self) -> &'static [&'static str] {
+        &["built-in"]
+    }
+
+    /// The order of built-in policy `policy` (one of [`Game::policies`]) for `role`'s pending ask.
+    fn policy_order(&self, state: &Self::State, role: &str, policy: &str, ctx: &mut Ctx) -> Orders {
+        let _ = policy;
+        self.bot_order(state, role, ctx)
+    }
 }
 
 /// [`Game`] with the state as canonical JSON text, so the core can hold any game behind one type.
@@ -213,6 +245,12 @@ pub trait DynGame: Send + Sync {
     fn view(&self, state: &str, role: &str) -> Result<serde_json::Value, GameError>;
     /// See [`Game::bot_order`].
     fn bot_order(&self, state: &str, role: &str, ctx: &mut Ctx) -> Result<Orders, GameError>;
+    /// See [`Game::sides`].
+    fn sides(&self, state: &str) -> Result<Vec<String>, GameError>;
+    /// See [`Game::policies`].
+    fn policies(&self) -> &'static [&'static str];
+    /// One whole game from `start` by built-in players of `policy` ([`crate::simulate::play_out`]).
+    fn play_out(&self, start: &str, policy: &str, seed: [u8; 32]) -> Result<crate::simulate::Played, GameError>;
 }
 
 /// The canonical text of a state: pretty JSON with a final newline. Its bytes are what is hashed.
@@ -274,6 +312,15 @@ impl<G: Game> DynGame for G {
     }
     fn bot_order(&self, state: &str, role: &str, ctx: &mut Ctx) -> Result<Orders, GameError> {
         Ok(Game::bot_order(self, &parse(state)?, role, ctx))
+    }
+    fn sides(&self, state: &str) -> Result<Vec<String>, GameError> {
+        Ok(Game::sides(self, &parse(state)?))
+    }
+    fn policies(&self) -> &'static [&'static str] {
+        Game::policies(self)
+    }
+    fn play_out(&self, start: &str, policy: &str, seed: [u8; 32]) -> Result<crate::simulate::Played, GameError> {
+        crate::simulate::play_out(self, parse(start)?, policy, seed)
     }
 }
 

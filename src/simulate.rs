@@ -1,91 +1,208 @@
-//! `pbem simulate`: plays many whole games in memory with a built-in policy and reports the win
-//! rate and mean casualties, for balancing a scenario reconstruction.
-//!
-//! Only games with named policies can be simulated; today that is Throw Down That Flag (the `Game`
-//! trait has no notion of policies, so this module dispatches on the rules id).
+//! `pbem simulate`: plays many whole games in memory with the built-in players and reports, per
+//! side, the win rate, the mean length (turns or rounds) and the mean steps (mail round trips), for
+//! balancing a scenario reconstruction. Works for any game through the [`Game`] trait.
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
 
 use crate::commit;
-use crate::game::Game;
-use crate::games::throw_down_that_flag::{self as tdtf, ThrowDownThatFlag, bot};
+use crate::dice::Ctx;
+use crate::game::{DynGame, Game, GameError, Orders, Pending};
+
+/// Steps after which a simulated game is given up as endless (a bug in a game or its players).
+const MAX_STEPS: u32 = 100_000;
+
+/// One whole game played by built-in players.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Played {
+    /// The winning side (`None`: a draw, or a solitaire game lost).
+    pub winner: Option<String>,
+    /// Turns or rounds played (the stretches of [`crate::game::Tally::clock`] added up).
+    pub length: u32,
+    /// What `length` counts.
+    pub unit: &'static str,
+    /// Steps resolved: mail round trips in a real game.
+    pub steps: u32,
+    /// The game's own figures at the end ([`crate::game::Tally::figures`]).
+    pub figures: Vec<(&'static str, f64)>,
+}
+
+/// Plays one game from `start` to its end: every asked role's order comes from
+/// [`Game::policy_order`] with `policy` (and must pass [`Game::check_order`]). The game's rolls
+/// come from one stream seeded by `seed`, the players' choices from another derived from it.
+///
+/// Errors: a built-in order that fails its check, a resolution error, or a game that does not end
+/// within 100,000 steps.
+pub fn play_out<G: Game + ?Sized>(g: &G, start: G::State, policy: &str, seed: [u8; 32]) -> Result<Played, GameError> {
+    let mut s = start;
+    let mut dice = Ctx::new(seed);
+    let mut bots = Ctx::new(commit::step_seed("pbem-simulate-players", 0, &seed, std::iter::empty()));
+    let (mut steps, mut finished, mut clock) = (0u32, 0u32, g.tally(&s).clock);
+    loop {
+        let asks = match g.pending(&s) {
+            Pending::Over(o) => {
+                let t = g.tally(&s);
+                return Ok(Played { winner: o.winner, length: finished + t.clock, unit: t.unit, steps, figures: t.figures });
+            }
+            Pending::Orders(asks) => asks,
+        };
+        let mut orders: BTreeMap<String, Orders> = BTreeMap::new();
+        for a in asks {
+            let o = g.policy_order(&s, &a.role, policy, &mut bots);
+            if let Err(problems) = g.check_order(&s, &a.role, &o) {
+                let why: Vec<String> = problems.iter().map(|p| format!("{}: {}", p.field, p.message)).collect();
+                return Err(GameError::Other(format!("step {}: the built-in {} order fails its check: {}", steps + 1, a.role, why.join("; "))));
+            }
+            orders.insert(a.role, o);
+        }
+        s = g.resolve(&s, &orders, &mut dice)?;
+        steps += 1;
+        let now = g.tally(&s).clock;
+        if now < clock {
+            finished += clock;
+        }
+        clock = now;
+        if steps >= MAX_STEPS {
+            return Err(GameError::Other(format!("no end after {MAX_STEPS} steps")));
+        }
+    }
+}
+
+/// One line of the table: the games a side won (or all games, or those nobody won).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Row {
+    /// The side, `no winner` or `all games`.
+    pub label: String,
+    /// Games in this line.
+    pub games: u32,
+    /// Mean turns or rounds of those games (`None` when there are none).
+    pub mean_length: Option<f64>,
+    /// Mean steps (mail round trips) of those games.
+    pub mean_steps: Option<f64>,
+}
 
 /// The figures of a simulation.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Summary {
     /// Games played.
     pub games: u32,
-    /// Games won by the player.
-    pub wins: u32,
-    /// Mean Str lost per game.
-    pub mean_str_lost: f64,
-    /// Mean men lost per game.
-    pub mean_men_lost: f64,
-    /// Mean steps (email round trips) per game.
-    pub mean_steps: f64,
+    /// What the lengths count (`turns`, `rounds`).
+    pub unit: &'static str,
+    /// One row per side in the game's order, then `no winner`, then `all games`.
+    pub rows: Vec<Row>,
+    /// The game's own figures, mean per game, e.g. ("Str lost", 11.8).
+    pub figures: Vec<(&'static str, f64)>,
+    /// The built-in policy played (set by [`run`]; empty from [`Summary::of`]).
+    pub policy: &'static str,
+}
+
+fn row(label: &str, games: &[&Played]) -> Row {
+    let n = games.len() as f64;
+    let mean = |f: &dyn Fn(&Played) -> u32| (!games.is_empty()).then(|| games.iter().map(|p| f(p) as f64).sum::<f64>() / n);
+    Row { label: label.to_string(), games: games.len() as u32, mean_length: mean(&|p| p.length), mean_steps: mean(&|p| p.steps) }
 }
 
 impl Summary {
-    /// The figures as lines of text.
+    /// Sums up `played` for `sides` (the sides a winner may name).
+    pub fn of(sides: &[String], played: &[Played]) -> Summary {
+        let mut rows: Vec<Row> = Vec::new();
+        for side in sides {
+            rows.push(row(side, &played.iter().filter(|p| p.winner.as_ref() == Some(side)).collect::<Vec<_>>()));
+        }
+        let none = played.iter().filter(|p| p.winner.as_ref().is_none_or(|w| !sides.contains(w))).collect::<Vec<_>>();
+        rows.push(row("no winner", &none));
+        rows.push(row("all games", &played.iter().collect::<Vec<_>>()));
+        let n = played.len().max(1) as f64;
+        let mut figures: Vec<(&'static str, f64)> = Vec::new();
+        for p in played {
+            for (i, (name, v)) in p.figures.iter().enumerate() {
+                match figures.get_mut(i) {
+                    Some(f) => f.1 += v / n,
+                    None => figures.push((name, v / n)),
+                }
+            }
+        }
+        Summary { games: played.len() as u32, unit: played.first().map_or("turns", |p| p.unit), rows, figures, policy: "" }
+    }
+
+    /// The figures as a Markdown table (one row per side, then draws or losses, then all games),
+    /// followed by the game's own figures, one line each.
     pub fn describe(&self) -> String {
-        format!(
-            "games: {}\nwin rate: {:.1}% ({} of {})\nmean casualties: {:.2} Str (about {:.0} men)\nmean steps (email round trips) per game: {:.1}\n",
-            self.games,
-            100.0 * self.wins as f64 / self.games.max(1) as f64,
-            self.wins,
-            self.games,
-            self.mean_str_lost,
-            self.mean_men_lost,
-            self.mean_steps
-        )
+        let mut out = format!("| side | wins | win rate | mean {} | mean steps |\n|---|---:|---:|---:|---:|\n", self.unit);
+        let num = |v: Option<f64>| v.map_or("-".to_string(), |v| format!("{v:.1}"));
+        for r in &self.rows {
+            let rate = 100.0 * r.games as f64 / self.games.max(1) as f64;
+            out += &format!("| {} | {} | {rate:.1}% | {} | {} |\n", r.label, r.games, num(r.mean_length), num(r.mean_steps));
+        }
+        for (name, v) in &self.figures {
+            out += &format!("mean {name} per game: {v:.2}\n");
+        }
+        out
     }
 }
 
-/// Plays `games` games of `rules` on `scenario` with `policy`, game k seeded from `seed` and k.
-/// `scenario` is a shipped scenario's name (`july-2`, `july-3`), `campaign` (July 2, then
-/// July 3 with the survivors), or the path of a scenario file (a reconstruction being balanced).
-/// Draws a progress bar on standard error when it is a terminal and `progress` is set.
+/// Plays `games` games of `rules`, game k seeded from `seed` and k, and sums them up.
+/// `scenario` is a shipped scenario's name or the path of a scenario file (a reconstruction being
+/// balanced; `None`: the game's default); `options` are the game's `--option` values; `policy` is
+/// one of the game's built-in policies (`None`: its default). Draws a progress bar on standard
+/// error when it is a terminal and `progress` is set.
 ///
-/// Errors: a message for an unknown game, policy or scenario, or a scenario file that does not
-/// set up.
-pub fn run(rules: &str, scenario: &str, games: u32, policy: &str, seed: [u8; 32], progress: bool) -> Result<Summary, String> {
-    if rules != "throw-down-that-flag" {
-        return Err(format!("{rules}: no built-in policies to simulate (only throw-down-that-flag has them)"));
-    }
-    if !bot::POLICIES.contains(&policy) {
-        return Err(format!("--policy {policy}: one of {}", bot::POLICIES.join(", ")));
-    }
+/// Errors: a message naming the flag for an unknown game, policy or scenario, or a scenario or
+/// option the game refuses; a game that goes wrong names its number.
+pub fn run(
+    rules: &str,
+    scenario: Option<&str>,
+    options: &BTreeMap<String, String>,
+    games: u32,
+    policy: Option<&str>,
+    seed: [u8; 32],
+    progress: bool,
+) -> Result<Summary, String> {
+    let g = crate::games::by_rules(rules).ok_or_else(|| format!("--rules {rules}: one of {}", crate::games::rules_ids().join(", ")))?;
+    let policy = match policy {
+        None => g.policies()[0],
+        Some(p) => g.policies().iter().copied().find(|q| *q == p).ok_or_else(|| format!("--policy {p}: {} has {}", g.title(), g.policies().join(", ")))?,
+    };
     if games == 0 {
         return Err("--games 0: play at least one game".to_string());
     }
-    let mut options = BTreeMap::new();
-    let name = scenario.trim();
-    let text = if name == "campaign" {
-        options.insert("campaign".to_string(), "true".to_string());
-        tdtf::JULY_2.to_string()
-    } else if let Some(t) = tdtf::shipped(name) {
-        t.to_string()
-    } else if std::path::Path::new(scenario).is_file() {
-        std::fs::read_to_string(scenario).map_err(|e| format!("--scenario {scenario}: {e}"))?
-    } else {
-        return Err(format!("--scenario {scenario}: july-2, july-3, campaign or a scenario file"));
-    };
-    let g = ThrowDownThatFlag;
-    let start = g.setup(&text, &options).map_err(|e| format!("--scenario {scenario}: {e}"))?;
+    let text = scenario_text(g, scenario)?;
+    let start = g.setup(&text, options).map_err(|e| match scenario {
+        Some(sc) => format!("--scenario {sc}: {e}"),
+        None => e.to_string(),
+    })?;
+    let sides = g.sides(&start).map_err(|e| e.to_string())?;
+    let played = play_many(g, &start, policy, games, seed, progress)?;
+    Ok(Summary { policy, ..Summary::of(&sides, &played) })
+}
+
+/// The scenario's text: a shipped name first, then a file; `None` is the game's default.
+fn scenario_text(g: &dyn DynGame, scenario: Option<&str>) -> Result<String, String> {
+    let Some(name) = scenario else { return Ok(g.default_scenario().to_string()) };
+    if let Some((_, t)) = g.scenarios().iter().find(|(n, _)| *n == name.trim()) {
+        return Ok(t.to_string());
+    }
+    if std::path::Path::new(name).is_file() {
+        return std::fs::read_to_string(name).map_err(|e| format!("--scenario {name}: {e}"));
+    }
+    let names: Vec<&str> = g.scenarios().iter().map(|(n, _)| *n).collect();
+    Err(format!("--scenario {name}: no such file, nor a scenario shipped with {}: {}", g.title(), names.join(", ")))
+}
+
+/// Plays the games on a few threads; the result is in game order whatever the threads.
+fn play_many(g: &dyn DynGame, start: &str, policy: &str, games: u32, seed: [u8; 32], progress: bool) -> Result<Vec<Played>, String> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8) as u32;
     let done = std::sync::atomic::AtomicU32::new(0);
     let draw = progress && std::io::stderr().is_terminal();
-    let results: Vec<Result<Vec<tdtf::Played>, String>> = std::thread::scope(|scope| {
+    let results: Vec<Result<Vec<(u32, Played)>, String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|w| {
-                let start = start.clone();
                 let done = &done;
                 scope.spawn(move || {
                     let mut out = Vec::new();
                     for k in (w..games).step_by(threads as usize) {
                         let s = commit::step_seed("pbem-simulate", k as u64, &seed, std::iter::empty());
-                        out.push(tdtf::play_out(start.clone(), policy, s).map_err(|e| e.to_string())?);
+                        out.push((k, g.play_out(start, policy, s).map_err(|e| format!("game {}: {e}", k + 1))?));
                         let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
                         if draw && (n.is_multiple_of(10) || n == games) {
                             let width = 40;
@@ -99,7 +216,7 @@ pub fn run(rules: &str, scenario: &str, games: u32, policy: &str, seed: [u8; 32]
                 })
             })
             .collect();
-        handles.into_iter().map(|h| h.join().expect("simulation thread")).collect()
+        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a simulation thread panicked".to_string()))).collect()
     });
     if draw {
         eprintln!();
@@ -108,53 +225,79 @@ pub fn run(rules: &str, scenario: &str, games: u32, policy: &str, seed: [u8; 32]
     for r in results {
         all.extend(r?);
     }
-    let n = all.len().max(1) as f64;
-    Ok(Summary {
-        games: all.len() as u32,
-        wins: all.iter().filter(|r| r.0).count() as u32,
-        mean_str_lost: all.iter().map(|r| r.1 as f64).sum::<f64>() / n,
-        mean_men_lost: all.iter().map(|r| r.2 as f64).sum::<f64>() / n,
-        mean_steps: all.iter().map(|r| r.3 as f64).sum::<f64>() / n,
-    })
+    all.sort_by_key(|(k, _)| *k);
+    Ok(all.into_iter().map(|(_, p)| p).collect())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    fn none() -> BTreeMap<String, String> {
+        BTreeMap::new()
+    }
+
     #[test]
     fn simulation_is_reproducible_and_checks_its_arguments() {
-        let a = run("throw-down-that-flag", "july-3", 6, "naive", [1; 32], false).unwrap();
-        let b = run("throw-down-that-flag", "july-3", 6, "naive", [1; 32], false).unwrap();
+        let a = run("throw-down-that-flag", Some("july-3"), &none(), 6, Some("naive"), [1; 32], false).unwrap();
+        let b = run("throw-down-that-flag", Some("july-3"), &none(), 6, Some("naive"), [1; 32], false).unwrap();
         assert_eq!(a, b);
         assert_eq!(a.games, 6);
-        assert!(a.describe().contains("win rate"));
-        assert!(run("gettysburg-campaign", "july-2", 1, "naive", [1; 32], false).is_err());
-        assert!(run("throw-down-that-flag", "july-3", 1, "reckless", [1; 32], false).is_err());
+        assert!(a.describe().contains("| union |"), "{}", a.describe());
+        let e = run("throw-down-that-flag", Some("july-3"), &none(), 1, Some("reckless"), [1; 32], false).unwrap_err();
+        assert_eq!(e, "--policy reckless: Throw Down That Flag has sensible, naive");
+        let e = run("gettysburg-campaign", None, &none(), 1, Some("naive"), [1; 32], false).unwrap_err();
+        assert!(e.starts_with("--policy naive: Gettysburg Campaign has built-in"), "{e}");
+        assert!(run("chess", None, &none(), 1, None, [1; 32], false).unwrap_err().starts_with("--rules chess: one of"));
     }
 
     #[test]
     fn simulation_refuses_zero_games() {
-        let e = run("throw-down-that-flag", "july-2", 0, "naive", [1; 32], false).unwrap_err();
+        let e = run("throw-down-that-flag", Some("july-2"), &none(), 0, None, [1; 32], false).unwrap_err();
         assert!(e.contains("--games 0"), "{e}");
     }
 
     #[test]
-    fn simulation_names_the_scenario_flag_and_campaign() {
-        let e = run("throw-down-that-flag", "bogus", 1, "naive", [1; 32], false).unwrap_err();
-        assert_eq!(e, "--scenario bogus: july-2, july-3, campaign or a scenario file");
+    fn simulation_names_the_scenario_flag_and_the_shipped_names() {
+        let e = run("throw-down-that-flag", Some("bogus"), &none(), 1, None, [1; 32], false).unwrap_err();
+        assert_eq!(e, "--scenario bogus: no such file, nor a scenario shipped with Throw Down That Flag: july-2, july-3");
+        let bad = BTreeMap::from([("players".to_string(), "5".to_string())]);
+        let e = run("flag-dash", None, &bad, 1, None, [1; 32], false).unwrap_err();
+        assert_eq!(e, "option players: 2, 3 or 4");
     }
 
     #[test]
     fn a_scenario_file_being_balanced_is_simulated_as_given() {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("july-3-mine.toml");
-        std::fs::write(&path, tdtf::JULY_3).unwrap();
+        std::fs::write(&path, crate::games::throw_down_that_flag::JULY_3).unwrap();
         let p = path.to_str().unwrap();
-        let from_file = run("throw-down-that-flag", p, 4, "sensible", [2; 32], false).unwrap();
-        assert_eq!(from_file, run("throw-down-that-flag", "july-3", 4, "sensible", [2; 32], false).unwrap());
+        let from_file = run("throw-down-that-flag", Some(p), &none(), 4, Some("sensible"), [2; 32], false).unwrap();
+        assert_eq!(from_file, run("throw-down-that-flag", Some("july-3"), &none(), 4, None, [2; 32], false).unwrap());
         std::fs::write(&path, "title = \"broken\"\n").unwrap();
-        let e = run("throw-down-that-flag", p, 1, "naive", [1; 32], false).unwrap_err();
+        let e = run("throw-down-that-flag", Some(p), &none(), 1, None, [1; 32], false).unwrap_err();
         assert!(e.starts_with(&format!("--scenario {p}:")), "{e}");
+    }
+
+    #[test]
+    fn a_campaign_adds_up_the_rounds_of_both_days() {
+        let opts = BTreeMap::from([("campaign".to_string(), "true".to_string())]);
+        let s = run("throw-down-that-flag", Some("july-2"), &opts, 20, None, [3; 32], false).unwrap();
+        let all = s.rows.last().unwrap();
+        // A day has at most 4 rounds (July 2) or 3 (July 3), and the campaign often reaches July 3.
+        assert!(all.mean_length.unwrap() > 4.0 && all.mean_length.unwrap() <= 7.0, "{s:?}");
+    }
+
+    #[test]
+    fn the_table_has_a_row_per_side_then_no_winner_then_all_games() {
+        let p = |w: Option<&str>, length, steps| Played { winner: w.map(str::to_string), length, unit: "rounds", steps, figures: vec![("x", 2.0)] };
+        let sides = vec!["white".to_string(), "red".to_string()];
+        let s = Summary::of(&sides, &[p(Some("white"), 4, 5), p(Some("white"), 6, 7), p(None, 10, 12)]);
+        assert_eq!(
+            s.describe(),
+            "| side | wins | win rate | mean rounds | mean steps |\n|---|---:|---:|---:|---:|\n\
+             | white | 2 | 66.7% | 5.0 | 6.0 |\n| red | 0 | 0.0% | - | - |\n\
+             | no winner | 1 | 33.3% | 10.0 | 12.0 |\n| all games | 3 | 100.0% | 6.7 | 8.0 |\nmean x per game: 2.00\n"
+        );
     }
 }

@@ -62,5 +62,5 @@ fn tdtf_simulate_prints_win_rate_and_casualties() {
         .unwrap();
     assert!(out.status.success());
     let text = String::from_utf8(out.stdout).unwrap();
-    assert!(text.contains("win rate:") && text.contains("mean casualties:"), "{text}");
+    assert!(text.contains("| union |") && text.contains("mean Str lost per game:") && text.contains("mean men lost per game:"), "{text}");
 }

@@ -33,7 +33,7 @@ mod tests;
 use std::collections::BTreeMap;
 
 use crate::dice::Ctx;
-use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Outcome, Pending, Publication};
+use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Outcome, Pending, Publication, Tally};
 use layout::{Ability, Layout, Team, Teams};
 use orders::Parsed;
 use state::{Card, Character, FlagAt, Mode, Seat, Stage, State, Token};
@@ -300,6 +300,16 @@ impl Game for FlagDash {
 
     fn bot_order(&self, s: &State, role: &str, ctx: &mut Ctx) -> Orders {
         bot::order(s, role, &mut |n| ctx.below(n))
+    }
+
+    /// Rounds (a draw at the round limit counts the limit).
+    fn tally(&self, s: &State) -> Tally {
+        Tally { clock: s.round.min(s.layout.round_limit), unit: "rounds", figures: Vec::new() }
+    }
+
+    /// The teams: an outcome names the winning team, not a seat.
+    fn sides(&self, _: &State) -> Vec<String> {
+        Team::ALL.iter().map(|t| t.key().to_string()).collect()
     }
 }
 

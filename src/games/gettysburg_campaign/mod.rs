@@ -26,7 +26,7 @@ mod tests;
 use std::collections::BTreeMap;
 
 use crate::dice::Ctx;
-use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Outcome, Pending, Publication};
+use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Outcome, Pending, Publication, Tally};
 use scenario::Scenario;
 use side::{Side, Sides};
 use state::{Corps, Location, Question, Round, Stage, State};
@@ -198,6 +198,11 @@ impl Game for GettysburgCampaign {
             Some(side) => bot::order(s, side, &mut |n| ctx.below(n)),
             None => Orders::new(),
         }
+    }
+
+    /// Turns, and the Confederate points scored.
+    fn tally(&self, s: &State) -> Tally {
+        Tally { clock: s.turn, unit: "turns", figures: vec![("Confederate points", s.points() as f64)] }
     }
 }
 

@@ -25,7 +25,7 @@ mod tests;
 use std::collections::BTreeMap;
 
 use crate::dice::Ctx;
-use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Pending, Publication};
+use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Pending, Publication, Tally};
 use scenario::Scenario;
 use state::{ROLE, State};
 
@@ -212,6 +212,33 @@ impl Game for ThrowDownThatFlag {
     fn bot_order(&self, s: &State, _: &str, _: &mut Ctx) -> Orders {
         bot::order(s, "sensible")
     }
+
+    /// Rounds (a day won by holding counts its rounds, not the one after), and the First
+    /// Minnesota's casualties over the days finished.
+    fn tally(&self, s: &State) -> Tally {
+        let str_lost: u32 = s.days.iter().map(|d| d.str_lost).sum();
+        let men: u32 = s.days.iter().map(|d| d.men_lost).sum();
+        Tally {
+            clock: s.round.min(s.scenario.rules.rounds),
+            unit: "rounds",
+            figures: vec![("Str lost", str_lost as f64), ("men lost", men as f64)],
+        }
+    }
+
+    fn policies(&self) -> &'static [&'static str] {
+        &["sensible", "naive"]
+    }
+
+    /// `sensible` is [`Game::bot_order`]; `naive` also gives the naive standing orders at the
+    /// opening step (README "Throw Down That Flag", balance).
+    fn policy_order(&self, s: &State, _: &str, policy: &str, _: &mut Ctx) -> Orders {
+        if s.asking.is_some() || policy != "naive" {
+            return bot::order(s, policy);
+        }
+        let mut t = toml::Table::new();
+        t.insert("all".into(), orders::standing_value(&bot::naive_standing(s)));
+        Orders::from_iter([("standing".to_string(), toml::Value::Table(t))])
+    }
 }
 
 /// Checks an order for the pending ask (the opening standing-orders step or an activation).
@@ -251,41 +278,4 @@ pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, t: &mut dy
     s.standing = p.standing;
     engine::run(&mut s, t, p.direct);
     Ok(s)
-}
-
-/// A finished simulated game: (won, Str lost, men lost, steps).
-pub type Played = (bool, u32, u32, u32);
-
-/// Plays one whole game with a built-in policy, in memory (for `pbem simulate`): (won, Str lost,
-/// men lost, steps).
-pub fn play_out(s0: State, policy: &str, seed: [u8; 32]) -> Result<Played, GameError> {
-    let g = ThrowDownThatFlag;
-    let mut s = s0;
-    let mut steps = 0u32;
-    let mut ctx = Ctx::new(seed);
-    loop {
-        if let Some(o) = &s.outcome {
-            let str_lost: u32 = s.days.iter().map(|d| d.str_lost).sum();
-            let men: u32 = s.days.iter().map(|d| d.men_lost).sum();
-            return Ok((o.winner.is_some(), str_lost, men, steps));
-        }
-        let order = if s.asking.is_some() {
-            bot::order(&s, policy)
-        } else if policy == "naive" {
-            let mut o = Orders::new();
-            let mut t = toml::Table::new();
-            t.insert("all".into(), orders::standing_value(&bot::naive_standing(&s)));
-            o.insert("standing".into(), toml::Value::Table(t));
-            o
-        } else {
-            Orders::new()
-        };
-        let mut m = BTreeMap::new();
-        m.insert(ROLE.to_string(), order);
-        s = Game::resolve(&g, &s, &m, &mut ctx)?;
-        steps += 1;
-        if steps > 100_000 {
-            return Err(GameError::Other("no end".into()));
-        }
-    }
 }

@@ -456,8 +456,8 @@ fn bots_play_both_days_to_the_end() {
         for policy in bot::POLICIES {
             for k in 0..3u8 {
                 let s = initial_state(Scenario::parse(text).unwrap(), None);
-                let (_, _, _, steps) = play_out(s, policy, [k; 32]).unwrap();
-                assert!(steps >= 1, "{name} {policy}");
+                let p = crate::simulate::play_out(&ThrowDownThatFlag, s, policy, [k; 32]).unwrap();
+                assert!(p.steps >= 1 && p.length >= 1, "{name} {policy}");
             }
         }
     }
@@ -471,8 +471,8 @@ fn campaign_plays_july_2_then_july_3_in_one_game() {
         let s = g.setup(JULY_2, &opts).unwrap();
         let mut days = 0;
         for k in 0..2u8 {
-            let (_, _, _, steps) = play_out(s.clone(), policy, [k + 40; 32]).unwrap();
-            assert!(steps >= 1);
+            let p = crate::simulate::play_out(&g, s.clone(), policy, [k + 40; 32]).unwrap();
+            assert!(p.steps >= 1);
             days += 1;
         }
         assert_eq!(days, 2);
