@@ -86,10 +86,13 @@ enum Command {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
-    /// Sign an order file with an OpenSSH Ed25519 key (namespace pbem-orders), like
+    /// Sign an order file with your OpenSSH key (namespace pbem-orders), like
     /// `ssh-keygen -Y sign -n pbem-orders`: normalizes the file, puts a fresh nonce of this machine in it, writes FILE.sig.
     Sign {
-        /// The private key file (e.g. ~/.ssh/id_ed25519); a passphrase is read from PBEM_PASSPHRASE.
+        /// The key: a private key file (Ed25519, ECDSA, RSA of 2048+ bits; e.g. ~/.ssh/id_ed25519),
+        /// a security key's file (id_ed25519_sk), or a .pub file whose private half is in
+        /// ssh-agent. A passphrase comes from PBEM_PASSPHRASE, else ssh-agent or ssh-keygen asks
+        /// on the terminal.
         #[arg(long)]
         key: PathBuf,
         /// The order file.
@@ -316,6 +319,16 @@ fn seat(arg: &str) -> Result<Seat> {
     Ok(Seat { role: role.to_string(), email: email.to_string(), key: pk.to_openssh().map_err(|e| anyhow!("{e}"))? })
 }
 
+/// The key `pbem sign --key` names ([`sig::load_signing_key`]): the passphrase from
+/// PBEM_PASSPHRASE; without it, an encrypted key goes to `ssh-keygen` when ssh-agent is running
+/// (it may hold the key) or a terminal can ask for the passphrase (not echoed).
+fn signing_key(path: &Path) -> Result<sig::SigningKey> {
+    use std::io::IsTerminal;
+    let pass = std::env::var(sig::PASSPHRASE_ENV).ok();
+    let agent = std::env::var_os("SSH_AUTH_SOCK").is_some_and(|s| !s.is_empty());
+    Ok(sig::load_signing_key(path, pass.as_deref(), agent || std::io::stdin().is_terminal())?)
+}
+
 /// Executes one parsed command.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     report::set_override(cli.templates.clone());
@@ -373,8 +386,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Sign { key, file, append } => {
-            let pass = std::env::var("PBEM_PASSPHRASE").ok();
-            let k = sig::load_private_key(&key, pass.as_deref())?;
+            let k = signing_key(&key)?;
             let raw = pipeline::read_order_file(&file)?;
             let text = sig::normalize(&raw).map_err(|e| anyhow!("{}: {e}", file.display()))?;
             let (body, old) = sig::split_appended(&text);
@@ -396,7 +408,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 .filter(|(fresh, nonce)| orderfile::parse(fresh).is_ok_and(|f| &f.header.nonce == nonce))
                 .map(|(fresh, _)| fresh)
                 .ok_or_else(|| anyhow!("{}: the nonce could not be replaced with a fresh one; write it as the line `nonce = \"\"` under `[pbem]` (not signed)", file.display()))?;
-            let armored = sig::sign(&k, pipeline::NS_ORDERS, body.as_bytes())?;
+            let armored = sig::sign_with(&k, pipeline::NS_ORDERS, body.as_bytes())?;
             if append {
                 store::write_atomic(&file, format!("{body}{armored}").as_bytes())?;
                 println!("signed {} (signature appended)", file.display());
