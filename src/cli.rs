@@ -197,7 +197,12 @@ enum Command {
     /// Check every signature, commitment, seed and the hash chain, and replay every step.
     Audit {
         /// The game directory.
-        dir: PathBuf,
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        dir: Option<PathBuf>,
+        /// Audit every game under this root (each folder with a game.toml): one line per game
+        /// and a summary; exit status 1 if any fails (a host's nightly check).
+        #[arg(long, value_name = "ROOT", conflicts_with_all = ["receipts", "reports"])]
+        all: Option<PathBuf>,
         /// A receipt you hold (as mailed, with its .sig beside it): it must be in the game, and
         /// the order used for its step no older than it. Repeatable.
         #[arg(long = "receipt", value_name = "FILE")]
@@ -390,6 +395,31 @@ fn signing_key(path: &Path) -> Result<sig::SigningKey> {
     Ok(sig::load_signing_key(path, pass.as_deref(), agent || std::io::stdin().is_terminal())?)
 }
 
+/// `pbem audit --all ROOT`: every game under ROOT, one line each (`DIR: audit passed: ...` or
+/// `DIR: FAILED: why`) and a summary line; status 1 if any failed. A progress bar on a terminal.
+fn audit_all(root: &Path, templates: Option<&Path>) -> Result<ExitCode> {
+    let dirs = pipeline::games_under(root)?;
+    let bar = crate::progress::bar(dirs.len() as u64, "audit", true);
+    let mut failed = 0;
+    for d in &dirs {
+        let line = match audit::audit(d, templates) {
+            Ok(s) => format!("{}: audit passed: {}", d.display(), s.describe()),
+            Err(e) => {
+                failed += 1;
+                format!("{}: FAILED: {e}", d.display())
+            }
+        };
+        bar.suspend(|| {
+            println!("{line}");
+            warn_exposed_host(d);
+        });
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    println!("{} game(s) under {}: {} passed, {failed} failed", dirs.len(), root.display(), dirs.len() - failed);
+    Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
 /// Executes one parsed command.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let templates = cli.command.templates();
@@ -580,7 +610,9 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
             print!("{}", store::read_text(&g.dir.report(n, &role))?);
         }
+        Command::Audit { all: Some(root), .. } => return audit_all(&root, templates.as_deref()),
         Command::Audit { dir, receipts, reports, .. } => {
+            let dir = dir.ok_or_else(|| anyhow!("give a game directory or --all ROOT"))?;
             warn_exposed_host(&dir);
             let s = audit::audit(&dir, templates.as_deref())?;
             for line in audit::check_held_receipts(&dir, &receipts)? {

@@ -5,7 +5,6 @@
 //! trait has no notion of policies, so this module dispatches on the rules id).
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
 
 use crate::commit;
 use crate::game::Game;
@@ -74,26 +73,18 @@ pub fn run(rules: &str, scenario: &str, games: u32, policy: &str, seed: [u8; 32]
     let g = ThrowDownThatFlag;
     let start = g.setup(&text, &options).map_err(|e| format!("--scenario {scenario}: {e}"))?;
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8) as u32;
-    let done = std::sync::atomic::AtomicU32::new(0);
-    let draw = progress && std::io::stderr().is_terminal();
+    let bar = crate::progress::bar(u64::from(games), "games", progress);
     let results: Vec<Result<Vec<tdtf::Played>, String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|w| {
                 let start = start.clone();
-                let done = &done;
+                let bar = &bar;
                 scope.spawn(move || {
                     let mut out = Vec::new();
                     for k in (w..games).step_by(threads as usize) {
                         let s = commit::step_seed("pbem-simulate", k as u64, &seed, std::iter::empty());
                         out.push(tdtf::play_out(start.clone(), policy, s).map_err(|e| e.to_string())?);
-                        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                        if draw && (n.is_multiple_of(10) || n == games) {
-                            let width = 40;
-                            let filled = (n as usize * width) / games.max(1) as usize;
-                            let mut e = std::io::stderr();
-                            let _ = write!(e, "\r[{}{}] {n}/{games}", "#".repeat(filled), ".".repeat(width - filled));
-                            let _ = e.flush();
-                        }
+                        bar.inc(1);
                     }
                     Ok(out)
                 })
@@ -101,9 +92,7 @@ pub fn run(rules: &str, scenario: &str, games: u32, policy: &str, seed: [u8; 32]
             .collect();
         handles.into_iter().map(|h| h.join().expect("simulation thread")).collect()
     });
-    if draw {
-        eprintln!();
-    }
+    bar.finish_and_clear();
     let mut all = Vec::new();
     for r in results {
         all.extend(r?);

@@ -98,3 +98,37 @@ fn a_now_in_the_future_warns_how_to_go_on() {
     pbem().arg("status").arg(&g).assert().success().stderr(predicate::str::is_empty());
     pbem().arg("adjudicate").arg(&g).args(["--now", "2999-01-01T00:00:00Z"]).assert().success();
 }
+
+/// `audit --all ROOT`: one line per game and a summary, exit 1 when any fails, nothing on stderr
+/// when it is not a terminal (no progress bar).
+#[test]
+fn audit_all_checks_every_game_under_a_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    std::fs::create_dir(&root).unwrap();
+    game(tmp.path());
+    std::fs::rename(tmp.path().join("g1"), root.join("a")).unwrap();
+    let two = tmp.path().join("two");
+    std::fs::create_dir(&two).unwrap();
+    game(&two);
+    std::fs::rename(two.join("g1"), root.join("b")).unwrap();
+    let out = pbem().args(["audit", "--all"]).arg(&root).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[0].contains("/a: audit passed") && lines[1].contains("/b: audit passed"), "{text}");
+    assert!(lines[2].ends_with(": 2 passed, 0 failed"), "{text}");
+
+    // One game's record edited: that game fails, the other still passes, status 1.
+    let rec = root.join("b/records/000000.json");
+    let edited = std::fs::read_to_string(&rec).unwrap().replacen("\"g1\"", "\"g2\"", 1);
+    std::fs::write(&rec, edited).unwrap();
+    let out = pbem().args(["audit", "--all"]).arg(&root).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("/a: audit passed") && text.contains("/b: FAILED: ") && text.contains("1 passed, 1 failed"), "{text}");
+    pbem().args(["audit", "--all"]).arg(tmp.path().join("nowhere")).assert().code(1).stderr(predicate::str::contains("no such folder"));
+    pbem().args(["audit", "--all"]).arg(&root).arg(root.join("a")).assert().code(2);
+}
