@@ -149,3 +149,74 @@ fn sign_with_a_key_held_in_ssh_agent() {
     pbem().arg("sign").arg("--key").arg(pub_of(&other)).arg(&uf).env("SSH_AUTH_SOCK", &agent.socket).assert().code(1);
     assert_eq!(std::fs::read(&uf).unwrap(), before);
 }
+
+/// Runs `pbem ARGS` on a new pseudo-terminal (its controlling terminal, as in an interactive
+/// shell); when the output shows `prompt`, types `answer` and a newline. Returns the exit status
+/// and everything shown on the terminal.
+#[cfg(target_os = "linux")]
+fn on_terminal(args: &[&std::ffi::OsStr], prompt: &str, answer: &str) -> (std::process::ExitStatus, String) {
+    use std::io::{Read, Write};
+    use std::os::fd::{FromRawFd, OwnedFd};
+    use std::os::unix::process::CommandExt;
+    let (mut master, mut slave) = (0, 0);
+    // SAFETY: openpty writes two new descriptors into the given integers; the other arguments may be null.
+    let rc = unsafe { libc::openpty(&mut master, &mut slave, std::ptr::null_mut(), std::ptr::null(), std::ptr::null()) };
+    assert_eq!(rc, 0, "openpty");
+    // SAFETY: both descriptors were just opened by openpty and are owned here only.
+    let (master, slave) = unsafe { (OwnedFd::from_raw_fd(master), OwnedFd::from_raw_fd(slave)) };
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_pbem"));
+    cmd.args(args).env_remove("SSH_AUTH_SOCK").env_remove("PBEM_PASSPHRASE").env_remove("SSH_ASKPASS").env_remove("DISPLAY");
+    cmd.stdin(slave.try_clone().unwrap()).stdout(slave.try_clone().unwrap()).stderr(slave);
+    // SAFETY: only async-signal-safe calls between fork and exec: a new session whose controlling
+    // terminal is the pty on standard input.
+    unsafe {
+        cmd.pre_exec(|| {
+            if libc::setsid() < 0 || libc::ioctl(0, libc::TIOCSCTTY, 0) < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = cmd.spawn().unwrap();
+    drop(cmd);
+    let mut term = std::fs::File::from(master);
+    let mut shown = Vec::new();
+    let mut typed = false;
+    let mut buf = [0u8; 4096];
+    // Reads until the other side closes (EIO on Linux once pbem and ssh-keygen have exited).
+    while let Ok(n) = term.read(&mut buf) {
+        if n == 0 {
+            break;
+        }
+        shown.extend_from_slice(&buf[..n]);
+        if !typed && String::from_utf8_lossy(&shown).contains(prompt) {
+            term.write_all(format!("{answer}\n").as_bytes()).unwrap();
+            typed = true;
+        }
+    }
+    (child.wait().unwrap(), String::from_utf8_lossy(&shown).into_owned())
+}
+
+/// An encrypted key without PBEM_PASSPHRASE or agent, run on a terminal: the passphrase is asked
+/// for there (ssh-keygen's prompt), not echoed, and the file is signed.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_passphrase_is_asked_on_the_terminal_and_not_echoed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let conf = keygen(d, "conf", "ed25519", "", "");
+    let union = keygen(d, "union", "rsa", "2048", "hunter2-secret");
+    new_game(d, &pub_of(&conf), &pub_of(&union)).success();
+    let uf = form(d, "union");
+    let (status, shown) = on_terminal(&["sign".as_ref(), "--key".as_ref(), union.as_os_str(), uf.as_os_str()], "passphrase", "hunter2-secret");
+    assert!(status.success(), "{shown}");
+    assert!(shown.contains("Enter passphrase") && shown.contains("signed "), "{shown}");
+    assert!(!shown.contains("hunter2"), "the passphrase was echoed: {shown}");
+    pbem().arg("verify").arg(&uf).arg("--game").arg(d.join("g1")).assert().success().stdout(predicate::str::contains("seat union"));
+
+    // A wrong passphrase: refused, the file left as it was.
+    let before = std::fs::read(&uf).unwrap();
+    let (status, shown) = on_terminal(&["sign".as_ref(), "--key".as_ref(), union.as_os_str(), uf.as_os_str()], "passphrase", "wrong");
+    assert!(!status.success(), "{shown}");
+    assert_eq!(std::fs::read(&uf).unwrap(), before);
+}
