@@ -540,7 +540,7 @@ pub fn load_private_key(path: &Path, passphrase: Option<&str>) -> Result<Private
 #[derive(Debug)]
 pub enum SigningKey {
     /// A private key pbem holds (decrypted): it signs itself, byte-identically to ssh-keygen.
-    Here(PrivateKey),
+    Here(Box<PrivateKey>),
     /// A key only `ssh-keygen -Y sign` can use: a `.pub` file whose private half is in ssh-agent,
     /// a security key's handle file, or an encrypted key whose passphrase ssh-keygen asks for.
     SshKeygen {
@@ -562,7 +562,7 @@ pub fn load_signing_key(path: &Path, passphrase: Option<&str>, can_ask: bool) ->
         return Ok(SigningKey::SshKeygen { path: path.to_owned(), public });
     }
     match load_private_key(path, passphrase) {
-        Ok(key) => Ok(SigningKey::Here(key)),
+        Ok(key) => Ok(SigningKey::Here(Box::new(key))),
         Err(SigError::SecurityKey { .. }) => Ok(SigningKey::SshKeygen { path: path.to_owned(), public: public_half(path, &text)? }),
         Err(SigError::NeedPassphrase { .. }) if can_ask => Ok(SigningKey::SshKeygen { path: path.to_owned(), public: public_half(path, &text)? }),
         // The `ssh-key` crate refuses some valid ECDSA keys (a private scalar shorter than the
