@@ -12,18 +12,29 @@ use crate::model::{Deadlines, NmrMode, NmrPolicy, Seat};
 use crate::pipeline::{self, Entropy, NewGame};
 use crate::{audit, demo, orderfile, report, sig, store};
 
+/// The exit statuses, shown at the end of `pbem --help` (and in README "Exit status").
+const EXIT_CODES: &str = "Exit status:
+  0   success
+  1   failure: an order rejected, an audit failed, a game not adjudicated (the message says why)
+  2   usage error: an unknown command or option, a missing argument
+  75  try again later (EX_TEMPFAIL): `intake --stdin` could not take the message; the mail system keeps it and retries";
+
 /// pbem: a play-by-email turn processor with signed orders, commitments and audits.
 #[derive(Parser, Debug)]
-#[command(name = "pbem", version, about, long_about = None)]
+#[command(name = "pbem", version, about, long_about = None, after_help = EXIT_CODES)]
 pub struct Cli {
-    /// Report templates overriding the built-in ones, used by new, adjudicate, demo and audit.
-    ///
-    /// Same relative names as `templates/` (e.g. `report.txt`, `games/gettysburg-campaign.txt`);
-    /// an audit must use the folder the game's adjudications used.
-    #[arg(long, global = true, env = "PBEM_TEMPLATES", value_name = "DIR")]
-    templates: Option<PathBuf>,
     #[command(subcommand)]
     command: Command,
+}
+
+/// `--templates`, on the commands that render reports (new, adjudicate, audit, demo).
+#[derive(clap::Args, Debug, Clone)]
+struct Templates {
+    /// Report templates overriding the built-in ones (same relative names as `templates/`, e.g.
+    /// `report.txt`, `games/gettysburg-campaign.txt`); an audit must use the folder the game's
+    /// adjudications used.
+    #[arg(long = "templates", id = "templates", env = "PBEM_TEMPLATES", value_name = "DIR")]
+    folder: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -66,8 +77,10 @@ enum Command {
         /// (default 2).
         #[arg(long)]
         bot_after: Option<u32>,
+        #[command(flatten)]
+        templates: Templates,
         /// The current time (RFC 3339), for tests; default: the clock.
-        #[arg(long)]
+        #[arg(long, hide = true)]
         now: Option<String>,
     },
     /// Current step, whose orders are awaited, the deadline and the receipts so far.
@@ -86,10 +99,13 @@ enum Command {
         #[arg(long, short)]
         output: Option<PathBuf>,
     },
-    /// Sign an order file with an OpenSSH Ed25519 key (namespace pbem-orders), like
+    /// Sign an order file with your OpenSSH key (namespace pbem-orders), like
     /// `ssh-keygen -Y sign -n pbem-orders`: normalizes the file, puts a fresh nonce of this machine in it, writes FILE.sig.
     Sign {
-        /// The private key file (e.g. ~/.ssh/id_ed25519); a passphrase is read from PBEM_PASSPHRASE.
+        /// The key: a private key file (Ed25519, ECDSA, RSA of 2048+ bits; e.g. ~/.ssh/id_ed25519),
+        /// a security key's file (id_ed25519_sk), or a .pub file whose private half is in
+        /// ssh-agent. A passphrase comes from PBEM_PASSPHRASE, else ssh-agent or ssh-keygen asks
+        /// on the terminal.
         #[arg(long)]
         key: PathBuf,
         /// The order file.
@@ -117,7 +133,7 @@ enum Command {
         #[arg(required = true)]
         files: Vec<PathBuf>,
         /// The current time (RFC 3339), for tests; default: the clock.
-        #[arg(long)]
+        #[arg(long, hide = true)]
         now: Option<String>,
     },
     /// Resolve every step whose orders are all in or whose deadline has passed (safe from cron).
@@ -132,12 +148,14 @@ enum Command {
         #[arg(long, value_name = "FILE", requires = "all")]
         mail: Option<PathBuf>,
         /// The current time (RFC 3339), for tests; default: the clock.
-        #[arg(long)]
+        #[arg(long, hide = true)]
         now: Option<String>,
         /// Print only problems, one line each, and nothing when all went well (for cron, which
         /// mails any output).
         #[arg(long, short)]
         quiet: bool,
+        #[command(flatten)]
+        templates: Templates,
     },
     /// Take mail in (Maildir, mbox or one message on stdin): submit the signed orders in each
     /// message to the game they name under ROOT and queue a reply (sent if a transport is configured).
@@ -159,7 +177,7 @@ enum Command {
         #[arg(long, value_name = "FILE")]
         config: Option<PathBuf>,
         /// The current time (RFC 3339), for tests; default: the clock.
-        #[arg(long)]
+        #[arg(long, hide = true)]
         now: Option<String>,
         /// Print only problems, one line each, and nothing when all went well.
         #[arg(long, short)]
@@ -179,7 +197,12 @@ enum Command {
     /// Check every signature, commitment, seed and the hash chain, and replay every step.
     Audit {
         /// The game directory.
-        dir: PathBuf,
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        dir: Option<PathBuf>,
+        /// Audit every game under this root (each folder with a game.toml): one line per game
+        /// and a summary; exit status 1 if any fails (a host's nightly check).
+        #[arg(long, value_name = "ROOT", conflicts_with_all = ["receipts", "reports"])]
+        all: Option<PathBuf>,
         /// A receipt you hold (as mailed, with its .sig beside it): it must be in the game, and
         /// the order used for its step no older than it. Repeatable.
         #[arg(long = "receipt", value_name = "FILE")]
@@ -189,6 +212,8 @@ enum Command {
         /// there. Keep the newest: it pins every record before it too. Repeatable.
         #[arg(long = "report", value_name = "FILE")]
         reports: Vec<PathBuf>,
+        #[command(flatten)]
+        templates: Templates,
     },
     /// Play many games in memory with the built-in players: per side, win rate, mean length and
     /// mean steps (balancing a reconstruction).
@@ -230,7 +255,29 @@ enum Command {
         /// Game option K=V (repeatable).
         #[arg(long = "option", value_name = "K=V")]
         options: Vec<String>,
+        #[command(flatten)]
+        templates: Templates,
     },
+    /// Print a shell completion script: `pbem completions bash > ~/.local/share/bash-completion/completions/pbem`.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Write roff man pages (pbem.1 and one per command, e.g. pbem-sign.1) into a folder.
+    Man {
+        /// The folder (made if missing), e.g. ~/.local/share/man/man1.
+        dir: PathBuf,
+    },
+}
+
+impl Command {
+    /// The `--templates` folder of the commands that render reports.
+    fn templates(&self) -> Option<PathBuf> {
+        match self {
+            Command::New { templates, .. } | Command::Adjudicate { templates, .. } | Command::Audit { templates, .. } | Command::Demo { templates, .. } => templates.folder.clone(),
+            _ => None,
+        }
+    }
 }
 
 /// Runs the CLI and maps errors to a one-line message and exit status 1 (2 for usage errors).
@@ -272,10 +319,32 @@ fn adjudicate_plain(dir: &Path, clock: pipeline::Clock) -> crate::error::Result<
     pipeline::adjudicate_with(dir, clock, &mut Entropy::Os, &mut check)
 }
 
+/// The seat named `role` in the game at `dir`, matched without regard to case ("Union" is
+/// `union`); an unknown role is an error listing the seats.
+fn seat_role(dir: &Path, role: &str) -> Result<String> {
+    let gf = pipeline::read_game_file(&store::GameDir::new(dir))?;
+    match gf.seats.iter().find(|s| s.role.eq_ignore_ascii_case(role.trim())) {
+        Some(s) => Ok(s.role.clone()),
+        None => {
+            let seats: Vec<&str> = gf.seats.iter().map(|s| s.role.as_str()).collect();
+            bail!("no seat {role:?} in game {}; its seats are {}", gf.id, seats.join(", "))
+        }
+    }
+}
+
+/// A `--now` more than a minute ahead of this machine's clock stamps what is written with a future
+/// time, and the game then refuses runs on the real clock until that time (they would write
+/// records out of order): say so, and how to go on.
+fn warn_future_now(t: chrono::DateTime<chrono::Utc>) {
+    if t > chrono::Utc::now() + chrono::Duration::minutes(1) {
+        eprintln!("warning: --now {} is ahead of this machine's clock: what this run writes carries that time, and later runs without --now are refused until the clock reaches it; to go on before then, pass --now {} or later to every command on this game", pipeline::timestamp(t), pipeline::timestamp(t));
+    }
+}
+
 /// `--now` as a fixed clock, else the system clock (read once a lock is held).
 fn clock(arg: &Option<String>) -> Result<pipeline::Clock> {
     Ok(match arg {
-        Some(s) => pipeline::Clock::Fixed(pipeline::parse_time(s)?),
+        Some(s) => pipeline::Clock::Fixed({ let t = pipeline::parse_time(s)?; warn_future_now(t); t }),
         None => pipeline::Clock::System,
     })
 }
@@ -297,7 +366,7 @@ fn warn_exposed_host(dir: &Path) {
 
 fn now(arg: &Option<String>) -> Result<chrono::DateTime<chrono::Utc>> {
     Ok(match arg {
-        Some(s) => pipeline::parse_time(s)?,
+        Some(s) => { let t = pipeline::parse_time(s)?; warn_future_now(t); t }
         None => chrono::Utc::now(),
     })
 }
@@ -320,11 +389,47 @@ fn seat(arg: &str) -> Result<Seat> {
     Ok(Seat { role: role.to_string(), email: email.to_string(), key: pk.to_openssh().map_err(|e| anyhow!("{e}"))? })
 }
 
+/// The key `pbem sign --key` names ([`sig::load_signing_key`]): the passphrase from
+/// PBEM_PASSPHRASE; without it, an encrypted key goes to `ssh-keygen` when ssh-agent is running
+/// (it may hold the key) or a terminal can ask for the passphrase (not echoed).
+fn signing_key(path: &Path) -> Result<sig::SigningKey> {
+    use std::io::IsTerminal;
+    let pass = std::env::var(sig::PASSPHRASE_ENV).ok();
+    let agent = std::env::var_os("SSH_AUTH_SOCK").is_some_and(|s| !s.is_empty());
+    Ok(sig::load_signing_key(path, pass.as_deref(), agent || std::io::stdin().is_terminal())?)
+}
+
+/// `pbem audit --all ROOT`: every game under ROOT, one line each (`DIR: audit passed: ...` or
+/// `DIR: FAILED: why`) and a summary line; status 1 if any failed. A progress bar on a terminal.
+fn audit_all(root: &Path, templates: Option<&Path>) -> Result<ExitCode> {
+    let dirs = pipeline::games_under(root)?;
+    let bar = crate::progress::bar(dirs.len() as u64, "audit", true);
+    let mut failed = 0;
+    for d in &dirs {
+        let line = match audit::audit(d, templates) {
+            Ok(s) => format!("{}: audit passed: {}", d.display(), s.describe()),
+            Err(e) => {
+                failed += 1;
+                format!("{}: FAILED: {e}", d.display())
+            }
+        };
+        bar.suspend(|| {
+            println!("{line}");
+            warn_exposed_host(d);
+        });
+        bar.inc(1);
+    }
+    bar.finish_and_clear();
+    println!("{} game(s) under {}: {} passed, {failed} failed", dirs.len(), root.display(), dirs.len() - failed);
+    Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
+}
+
 /// Executes one parsed command.
 pub fn run(cli: Cli) -> Result<ExitCode> {
-    report::set_override(cli.templates.clone());
+    let templates = cli.command.templates();
+    report::set_override(templates.clone());
     match cli.command {
-        Command::New { dir, rules, scenario, options, players, id, deadline_hours, deadlines, grace_hours, nmr, bot_after, now: t } => {
+        Command::New { dir, rules, scenario, options, players, id, deadline_hours, deadlines, grace_hours, nmr, bot_after, now: t, .. } => {
             if bot_after.is_some() && nmr != "bot" {
                 bail!("--bot-after is only for --nmr bot (the built-in player takes a seat after K missed steps)");
             }
@@ -364,6 +469,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             warn_exposed_host(&dir);
         }
         Command::Form { dir, role, output } => {
+            let role = seat_role(&dir, &role)?;
             let text = pipeline::form(&dir, &role)?;
             match output {
                 Some(p) => {
@@ -377,8 +483,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
         }
         Command::Sign { key, file, append } => {
-            let pass = std::env::var("PBEM_PASSPHRASE").ok();
-            let k = sig::load_private_key(&key, pass.as_deref())?;
+            let k = signing_key(&key)?;
             let raw = pipeline::read_order_file(&file)?;
             let text = sig::normalize(&raw).map_err(|e| anyhow!("{}: {e}", file.display()))?;
             let (body, old) = sig::split_appended(&text);
@@ -400,7 +505,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 .filter(|(fresh, nonce)| orderfile::parse(fresh).is_ok_and(|f| &f.header.nonce == nonce))
                 .map(|(fresh, _)| fresh)
                 .ok_or_else(|| anyhow!("{}: the nonce could not be replaced with a fresh one; write it as the line `nonce = \"\"` under `[pbem]` (not signed)", file.display()))?;
-            let armored = sig::sign(&k, pipeline::NS_ORDERS, body.as_bytes())?;
+            let armored = sig::sign_with(&k, pipeline::NS_ORDERS, body.as_bytes())?;
             if append {
                 store::write_atomic(&file, format!("{body}{armored}").as_bytes())?;
                 println!("signed {} (signature appended)", file.display());
@@ -454,7 +559,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
-        Command::Adjudicate { dirs, all, mail, now: t, quiet } => {
+        Command::Adjudicate { dirs, all, mail, now: t, quiet, .. } => {
             if let (Some(cfg), Some(root)) = (&mail, &all) {
                 return crate::mail::cli::cron(root, cfg, clock(&t)?, quiet);
             }
@@ -501,19 +606,19 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             };
         }
         Command::Report { dir, role, step } => {
+            let role = seat_role(&dir, &role)?;
             let g = pipeline::load(&dir)?;
-            if g.gf.seat(&role).is_none() {
-                bail!("no seat {role:?} in game {}", g.gf.id);
-            }
             let n = step.unwrap_or(g.record.index);
             if n > g.record.index {
                 bail!("no record {n} yet (newest is {})", g.record.index);
             }
             print!("{}", store::read_text(&g.dir.report(n, &role))?);
         }
-        Command::Audit { dir, receipts, reports } => {
+        Command::Audit { all: Some(root), .. } => return audit_all(&root, templates.as_deref()),
+        Command::Audit { dir, receipts, reports, .. } => {
+            let dir = dir.ok_or_else(|| anyhow!("give a game directory or --all ROOT"))?;
             warn_exposed_host(&dir);
-            let s = audit::audit(&dir, cli.templates.as_deref())?;
+            let s = audit::audit(&dir, templates.as_deref())?;
             for line in audit::check_held_receipts(&dir, &receipts)? {
                 println!("{line}");
             }
@@ -540,7 +645,16 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             );
             print!("{}", s.describe());
         }
-        Command::Demo { rules, out, seed, scenario, options } => {
+        Command::Completions { shell } => {
+            let mut cmd = <Cli as clap::CommandFactory>::command();
+            clap_complete::generate(shell, &mut cmd, "pbem", &mut std::io::stdout());
+        }
+        Command::Man { dir } => {
+            std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
+            clap_mangen::generate_to(<Cli as clap::CommandFactory>::command(), &dir).with_context(|| format!("cannot write man pages into {}", dir.display()))?;
+            println!("wrote man pages into {} (read one with `man -l {}/pbem.1`)", dir.display(), dir.display());
+        }
+        Command::Demo { rules, out, seed, scenario, options, .. } => {
             let seed = match seed {
                 Some(h) => crate::commit::parse_32(&h).ok_or_else(|| anyhow!("--seed: want 64 hex digits"))?,
                 None => crate::commit::fresh_32(),

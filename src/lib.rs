@@ -14,6 +14,7 @@ pub mod mail;
 pub mod model;
 pub mod orderfile;
 pub mod pipeline;
+pub mod progress;
 pub mod report;
 pub mod sig;
 pub mod simulate;

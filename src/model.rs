@@ -43,7 +43,7 @@ pub struct Seat {
     pub role: String,
     /// Where reports go.
     pub email: String,
-    /// The player's OpenSSH Ed25519 public key line.
+    /// The player's OpenSSH public key line (Ed25519, ECDSA, RSA of 2048+ bits, or a FIDO security key: `sig::check_key`).
     pub key: String,
 }
 

@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use ssh_key::private::Ed25519Keypair;
+use ssh_key::public::KeyData;
 use ssh_key::{Algorithm, HashAlg, LineEnding, PrivateKey, PublicKey, SshSig};
 
 /// First line of an armored SSH signature, as `ssh-keygen -Y sign` writes it.
@@ -23,6 +24,9 @@ pub const NS_RECORD: &str = "pbem-record";
 /// The largest key file read (a private key, or a `.pub` file): 64 KiB, a hundred times an
 /// OpenSSH Ed25519 key. A larger file is refused by its length before it is read.
 pub const MAX_KEY_FILE_BYTES: u64 = 64 * 1024;
+
+/// The smallest RSA modulus accepted, in bits (NIST's minimum, and the `ssh-key` crate's).
+pub const MIN_RSA_BITS: usize = 2048;
 
 /// Base64 column width of armored SSH signatures (as ssh-keygen writes them).
 const ARMOR_WIDTH: usize = 70;
@@ -134,7 +138,7 @@ pub enum SigError {
         reason: String,
     },
     /// The private key is encrypted and no passphrase was given.
-    #[error("private key {} is protected by a passphrase: set the environment variable {PASSPHRASE_ENV} to it", path.display())]
+    #[error("private key {} is protected by a passphrase: run `pbem sign` on a terminal (ssh-keygen asks for it), add the key to ssh-agent (`ssh-add`), or set the environment variable {PASSPHRASE_ENV} to it", path.display())]
     NeedPassphrase {
         /// The file.
         path: PathBuf,
@@ -145,15 +149,45 @@ pub enum SigError {
         /// The file.
         path: PathBuf,
     },
-    /// The key is not Ed25519.
+    /// The key is of a type pbem does not accept (DSA, or one OpenSSH cannot sign SSHSIG with).
     #[error(
-        "{what} is a {algorithm} key; only Ed25519 keys are supported (make one with `ssh-keygen -t ed25519`)"
+        "{what} is a {algorithm} key, which pbem does not accept; use Ed25519 (`ssh-keygen -t ed25519`), ECDSA (nistp256/384/521), RSA of 2048 bits or more, or a FIDO security key (sk-ssh-ed25519@openssh.com, sk-ecdsa-sha2-nistp256@openssh.com)"
     )]
-    NotEd25519 {
+    UnsupportedKey {
         /// The file or text that held the key.
         what: String,
         /// The key's algorithm, as OpenSSH names it.
         algorithm: String,
+    },
+    /// An RSA key shorter than [`MIN_RSA_BITS`].
+    #[error(
+        "{what} is a {bits}-bit RSA key; RSA keys must have at least {MIN_RSA_BITS} bits (make a new key with `ssh-keygen -t ed25519`, or `ssh-keygen -t rsa -b 3072`)"
+    )]
+    RsaTooSmall {
+        /// The file or text that held the key.
+        what: String,
+        /// The key's modulus size in bits.
+        bits: usize,
+    },
+    /// The private key lives on a FIDO security key: only `ssh-keygen` (with the token) can sign.
+    #[error("{} is a security key ({algorithm}): it signs through `ssh-keygen -Y sign`, not here", path.display())]
+    SecurityKey {
+        /// The key-handle file.
+        path: PathBuf,
+        /// The key's algorithm, as OpenSSH names it.
+        algorithm: String,
+    },
+    /// A security-key signature without the user-presence flag (the key was not touched), which
+    /// `ssh-keygen -Y verify` refuses too.
+    #[error("the security-key signature does not show user presence (the key was not touched when signing); sign again and touch the key")]
+    NoUserPresence,
+    /// Signing was handed to `ssh-keygen -Y sign` (a key in ssh-agent or on a security key) and it failed.
+    #[error("ssh-keygen -Y sign with {}: {reason}", path.display())]
+    SshKeygen {
+        /// The key file given to ssh-keygen.
+        path: PathBuf,
+        /// What went wrong (ssh-keygen's own message where it gave one).
+        reason: String,
     },
     /// Any other failure reported by the SSH key library.
     #[error("SSH signature error: {0}")]
@@ -242,16 +276,41 @@ fn split_appended_bytes(bytes: &[u8]) -> (&[u8], Option<String>) {
 /// Signs `message` exactly as `ssh-keygen -Y sign -n NAMESPACE` does: SSHSIG with SHA-512,
 /// armored with 70-column lines, LF line endings and a final newline.
 ///
-/// For an Ed25519 key the result is byte-identical to ssh-keygen's `.sig` file for the same
-/// bytes. Fails on an empty namespace or an encrypted (not yet decrypted) key.
+/// For an Ed25519 or RSA key the result is byte-identical to ssh-keygen's `.sig` file for the
+/// same bytes (ECDSA signatures are randomized in OpenSSH, deterministic here; both verify). Fails on an empty namespace or an encrypted (not yet decrypted) key.
 pub fn sign(private_key: &PrivateKey, namespace: &str, message: &[u8]) -> Result<String, SigError> {
+    if let ssh_key::private::KeypairData::Rsa(keypair) = private_key.key_data() {
+        return sign_rsa(keypair, namespace, message);
+    }
     let sig = SshSig::sign(private_key, namespace, HashAlg::Sha512, message)?;
     Ok(sig.to_pem(LineEnding::LF)?)
 }
 
+/// SSHSIG with an RSA key as `ssh-keygen -Y sign` makes it: rsa-sha2-512 (PKCS#1 v1.5 with
+/// SHA-512, deterministic, so byte-identical). Not through the `ssh-key` crate: its 0.6 conversion
+/// to an `rsa` key passes the prime p twice, and signing fails.
+fn sign_rsa(keypair: &ssh_key::private::RsaKeypair, namespace: &str, message: &[u8]) -> Result<String, SigError> {
+    use rsa::signature::{RandomizedSigner, SignatureEncoding};
+    let big = |m: &ssh_key::Mpint| rsa::BigUint::from_bytes_be(m.as_positive_bytes().unwrap_or_default());
+    let (public, private) = (&keypair.public, &keypair.private);
+    let primes = vec![big(&private.p), big(&private.q)];
+    let key = rsa::RsaPrivateKey::from_components(big(&public.n), big(&public.e), big(&private.d), primes)
+        .map_err(|_| SigError::Ssh(ssh_key::Error::Crypto))?;
+    let data = SshSig::signed_data(namespace, HashAlg::Sha512, message)?;
+    let raw = rsa::pkcs1v15::SigningKey::<sha2::Sha512>::new(key)
+        // With the OS generator for blinding (PKCS#1 v1.5 stays deterministic).
+        .try_sign_with_rng(&mut ssh_key::rand_core::OsRng, &data)
+        .map_err(|_| SigError::Ssh(ssh_key::Error::Crypto))?;
+    let signature = ssh_key::Signature::new(Algorithm::Rsa { hash: Some(HashAlg::Sha512) }, raw.to_vec())?;
+    let sig = SshSig::new(KeyData::Rsa(public.clone()), namespace, HashAlg::Sha512, signature)?;
+    Ok(sig.to_pem(LineEnding::LF)?)
+}
+
 /// Decodes an armored signature, tolerating CRLF, trailing or leading whitespace on its lines and
-/// base64 wrapped at another width than ssh-keygen's 70 columns.
-fn parse_armored(armored: &str) -> Result<SshSig, SigError> {
+/// base64 wrapped at another width than ssh-keygen's 70 columns. Returns it with its canonical
+/// armor (the same bytes, wrapped as ssh-keygen writes them): what is stored, never a re-encoding
+/// by the `ssh-key` crate (which writes sk-ecdsa signatures wrongly).
+fn parse_armored(armored: &str) -> Result<(SshSig, String), SigError> {
     let start = armored
         .find(ARMOR_BEGIN)
         .ok_or_else(|| SigError::BadArmor(format!("no `{ARMOR_BEGIN}` line")))?;
@@ -281,7 +340,8 @@ fn parse_armored(armored: &str) -> Result<SshSig, SigError> {
     }
     pem.push_str(ARMOR_END);
     pem.push('\n');
-    SshSig::from_pem(&pem).map_err(|e| SigError::BadArmor(e.to_string()))
+    let sig = SshSig::from_pem(&pem).map_err(|e| SigError::BadArmor(e.to_string()))?;
+    Ok((sig, pem))
 }
 
 /// The first character of an armored block's data that is neither base64 nor whitespace, with
@@ -308,6 +368,16 @@ fn check_signer(public_key: &PublicKey, namespace: &str, sig: &SshSig) -> Result
             expected: fingerprint(public_key),
         });
     }
+    if is_security_key(&sig.signature().algorithm()) {
+        // The signature ends with the authenticator's flags byte and a 4-byte counter; bit 0 is
+        // "user present". `ssh-keygen -Y verify` requires it (unless allowed_signers says
+        // no-touch-required, which a seat cannot).
+        let bytes = sig.signature().as_bytes();
+        let flags = bytes.len().checked_sub(5).and_then(|i| bytes.get(i));
+        if flags.is_none_or(|f| f & 0x01 == 0) {
+            return Err(SigError::NoUserPresence);
+        }
+    }
     Ok(())
 }
 
@@ -327,7 +397,7 @@ pub fn verify(
     message: &[u8],
     armored: &str,
 ) -> Result<(), SigError> {
-    let sig = parse_armored(armored)?;
+    let (sig, _) = parse_armored(armored)?;
     check_signer(public_key, namespace, &sig)?;
     if matches(public_key, &sig, message) {
         Ok(())
@@ -360,9 +430,8 @@ pub fn verify_order_text(
             (_, None) => return Err(SigError::NoSignature),
         },
     };
-    let sig = parse_armored(&armored)?;
+    let (sig, signature) = parse_armored(&armored)?;
     check_signer(public_key, namespace, &sig)?;
-    let signature = sig.to_pem(LineEnding::LF)?;
     if let Ok(text) = normalize(body)
         && matches(public_key, &sig, text.as_bytes())
     {
@@ -406,22 +475,39 @@ fn read_key_file(path: &Path) -> Result<String, SigError> {
     Ok(text)
 }
 
-/// Rejects keys other than Ed25519; `what` names the file or text in the error.
-fn require_ed25519(algorithm: Algorithm, what: &str) -> Result<(), SigError> {
-    if algorithm == Algorithm::Ed25519 {
-        Ok(())
-    } else {
-        Err(SigError::NotEd25519 {
-            what: what.to_owned(),
-            algorithm: algorithm.as_str().to_owned(),
-        })
+/// Accepts the key types `ssh-keygen -Y sign` signs with: Ed25519, ECDSA nistp256/384/521, RSA of
+/// at least [`MIN_RSA_BITS`] bits, and the FIDO types sk-ssh-ed25519 and sk-ecdsa-sha2-nistp256;
+/// `what` names the file or text in the error ([`SigError::UnsupportedKey`], [`SigError::RsaTooSmall`]).
+pub fn check_key(key: &KeyData, what: &str) -> Result<(), SigError> {
+    match key {
+        KeyData::Ed25519(_) | KeyData::Ecdsa(_) | KeyData::SkEd25519(_) | KeyData::SkEcdsaSha2NistP256(_) => Ok(()),
+        KeyData::Rsa(rsa) => {
+            let bits = rsa_bits(rsa);
+            if bits >= MIN_RSA_BITS { Ok(()) } else { Err(SigError::RsaTooSmall { what: what.to_owned(), bits }) }
+        }
+        other => Err(SigError::UnsupportedKey { what: what.to_owned(), algorithm: other.algorithm().as_str().to_owned() }),
     }
 }
 
-/// Reads an OpenSSH private key file (as written by `ssh-keygen -t ed25519`), decrypting it with
-/// `passphrase` if it is encrypted.
+/// The size of an RSA key's modulus in bits.
+fn rsa_bits(key: &ssh_key::public::RsaPublicKey) -> usize {
+    let n = key.n.as_positive_bytes().unwrap_or_default();
+    match n.first() {
+        Some(&top) => n.len() * 8 - top.leading_zeros() as usize,
+        None => 0,
+    }
+}
+
+/// Whether a key of this algorithm lives on a FIDO security key.
+fn is_security_key(algorithm: &Algorithm) -> bool {
+    matches!(algorithm, Algorithm::SkEd25519 | Algorithm::SkEcdsaSha2NistP256)
+}
+
+/// Reads an OpenSSH private key file (as written by `ssh-keygen -t ed25519`, `-t ecdsa` or
+/// `-t rsa`), decrypting it with `passphrase` if it is encrypted. A security key's file (it holds
+/// only a handle; the token signs) is [`SigError::SecurityKey`]: [`sign_with_ssh_keygen`] signs with it.
 ///
-/// Errors: [`SigError::ReadKey`], [`SigError::ParsePrivateKey`], [`SigError::NotEd25519`],
+/// Errors: [`SigError::ReadKey`], [`SigError::ParsePrivateKey`], [`SigError::UnsupportedKey`], [`SigError::RsaTooSmall`],
 /// [`SigError::NeedPassphrase`] (encrypted and no passphrase: the message points at
 /// [`PASSPHRASE_ENV`]), [`SigError::BadPassphrase`]. A passphrase given for an unencrypted key is
 /// ignored.
@@ -431,7 +517,10 @@ pub fn load_private_key(path: &Path, passphrase: Option<&str>) -> Result<Private
         path: path.to_owned(),
         reason: e.to_string(),
     })?;
-    require_ed25519(key.algorithm(), &path.display().to_string())?;
+    check_key(key.public_key().key_data(), &path.display().to_string())?;
+    if is_security_key(&key.algorithm()) {
+        return Err(SigError::SecurityKey { path: path.to_owned(), algorithm: key.algorithm().as_str().to_owned() });
+    }
     if !key.is_encrypted() {
         return Ok(key);
     }
@@ -440,17 +529,114 @@ pub fn load_private_key(path: &Path, passphrase: Option<&str>) -> Result<Private
             path: path.to_owned(),
         });
     };
-    key.decrypt(passphrase)
-        .map_err(|_| SigError::BadPassphrase {
-            path: path.to_owned(),
-        })
+    key.decrypt(passphrase).map_err(|e| match e {
+        ssh_key::Error::Crypto => SigError::BadPassphrase { path: path.to_owned() },
+        // Decrypted, but the key inside does not parse (see `load_signing_key`).
+        e => SigError::ParsePrivateKey { path: path.to_owned(), reason: e.to_string() },
+    })
 }
 
-/// Parses an OpenSSH Ed25519 public key given as the key line itself (`ssh-ed25519 AAAA...`),
+/// A key to sign with, as `pbem sign --key FILE` found it.
+#[derive(Debug)]
+pub enum SigningKey {
+    /// A private key pbem holds (decrypted): it signs itself, byte-identically to ssh-keygen.
+    Here(Box<PrivateKey>),
+    /// A key only `ssh-keygen -Y sign` can use: a `.pub` file whose private half is in ssh-agent,
+    /// a security key's handle file, or an encrypted key whose passphrase ssh-keygen asks for.
+    SshKeygen {
+        /// The file given to `ssh-keygen -f`.
+        path: PathBuf,
+        /// The public key, to check the signature ssh-keygen returns.
+        public: PublicKey,
+    },
+}
+
+/// Finds the key `pbem sign --key PATH` names: a private key file is read here ([`load_private_key`],
+/// `passphrase` decrypting it); a `.pub` file, a security key, or (when `can_ask`: ssh-agent is
+/// running or a terminal can ask for the passphrase) an encrypted key without a passphrase go to
+/// `ssh-keygen` ([`SigningKey::SshKeygen`]).
+pub fn load_signing_key(path: &Path, passphrase: Option<&str>, can_ask: bool) -> Result<SigningKey, SigError> {
+    let text = read_key_file(path)?;
+    if !text.contains("PRIVATE KEY") {
+        let public = load_public_key(&path.display().to_string())?;
+        return Ok(SigningKey::SshKeygen { path: path.to_owned(), public });
+    }
+    match load_private_key(path, passphrase) {
+        Ok(key) => Ok(SigningKey::Here(Box::new(key))),
+        Err(SigError::SecurityKey { .. }) => Ok(SigningKey::SshKeygen { path: path.to_owned(), public: public_half(path, &text)? }),
+        Err(SigError::NeedPassphrase { .. }) if can_ask => Ok(SigningKey::SshKeygen { path: path.to_owned(), public: public_half(path, &text)? }),
+        // The `ssh-key` crate refuses some valid ECDSA keys (a private scalar shorter than the
+        // field, about one nistp521 key in two): ssh-keygen signs with them, checked against the
+        // `.pub` file ssh-keygen wrote beside.
+        Err(e @ SigError::ParsePrivateKey { .. }) => match public_beside(path) {
+            Some(public) => Ok(SigningKey::SshKeygen { path: path.to_owned(), public }),
+            None => Err(e),
+        },
+        Err(e) => Err(e),
+    }
+}
+
+/// The public key in `PATH.pub`, if that file holds one of an accepted type.
+fn public_beside(path: &Path) -> Option<PublicKey> {
+    let mut pub_path = path.as_os_str().to_owned();
+    pub_path.push(".pub");
+    let pub_path = PathBuf::from(pub_path);
+    pub_path.is_file().then(|| load_public_key(&pub_path.display().to_string()).ok()).flatten()
+}
+
+/// The public half of a private key file (stored unencrypted beside the private part).
+fn public_half(path: &Path, text: &str) -> Result<PublicKey, SigError> {
+    let key = PrivateKey::from_openssh(text).map_err(|e| SigError::ParsePrivateKey { path: path.to_owned(), reason: e.to_string() })?;
+    let mut public = key.public_key().clone();
+    public.set_comment("");
+    Ok(public)
+}
+
+/// Signs `message` with `key`: [`sign`] for a key held here, else [`sign_with_ssh_keygen`].
+pub fn sign_with(key: &SigningKey, namespace: &str, message: &[u8]) -> Result<String, SigError> {
+    match key {
+        SigningKey::Here(k) => sign(k, namespace, message),
+        SigningKey::SshKeygen { path, public } => sign_with_ssh_keygen(path, public, namespace, message),
+    }
+}
+
+/// Signs `message` by handing it to `ssh-keygen -Y sign -f KEY -n NAMESPACE` (the message on its
+/// standard input, the signature on its standard output: no file is written). ssh-keygen uses
+/// ssh-agent when it holds the key, asks a security key for a touch, or asks for a passphrase on
+/// the terminal; its messages go to our standard error. The signature is checked against `public`
+/// and `message` before it is returned ([`SigError::SshKeygen`] otherwise).
+pub fn sign_with_ssh_keygen(path: &Path, public: &PublicKey, namespace: &str, message: &[u8]) -> Result<String, SigError> {
+    use std::process::{Command, Stdio};
+    let fail = |reason: String| SigError::SshKeygen { path: path.to_owned(), reason };
+    let mut child = Command::new("ssh-keygen")
+        .args(["-q", "-Y", "sign", "-n", namespace, "-f"])
+        .arg(path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => fail("ssh-keygen was not found; install OpenSSH (Debian: openssh-client), or give the private key file".into()),
+            _ => fail(format!("cannot run ssh-keygen: {e}")),
+        })?;
+    if let Some(mut input) = child.stdin.take() {
+        // A write error means ssh-keygen ended early; its exit status says why.
+        let _ = input.write_all(message);
+    }
+    let out = child.wait_with_output().map_err(|e| fail(format!("cannot run ssh-keygen: {e}")))?;
+    if !out.status.success() {
+        return Err(fail(format!("it failed ({}; its message is above); is the key in ssh-agent (`ssh-add -l`), or the security key plugged in?", out.status)));
+    }
+    let armored = String::from_utf8(out.stdout).map_err(|_| fail("it printed something that is not a signature".into()))?;
+    verify(public, namespace, message, &armored).map_err(|e| fail(format!("its signature does not check: {e}")))?;
+    Ok(parse_armored(&armored)?.1)
+}
+
+/// Parses an OpenSSH public key of an accepted type ([`check_key`]) given as the key line itself (`ssh-ed25519 AAAA...`),
 /// never as a file path: what `game.toml` holds. A path there would let the key change with the
 /// file it names while `game.toml`, and so the setup hash that receipts pin, stays the same.
 ///
-/// Errors: [`SigError::ParsePublicKey`] (a path, or not a key), [`SigError::NotEd25519`].
+/// Errors: [`SigError::ParsePublicKey`] (a path, or not a key), [`SigError::UnsupportedKey`], [`SigError::RsaTooSmall`].
 pub fn public_key_line(line: &str) -> Result<PublicKey, SigError> {
     let given = line.trim();
     if given.split_whitespace().nth(1).is_none_or(|b64| !b64.starts_with("AAAA")) {
@@ -460,11 +646,11 @@ pub fn public_key_line(line: &str) -> Result<PublicKey, SigError> {
     load_public_key(given)
 }
 
-/// Parses an OpenSSH Ed25519 public key, given either as the key line itself
+/// Parses an OpenSSH public key of an accepted type ([`check_key`]), given either as the key line itself
 /// (`ssh-ed25519 AAAA... comment`) or as the path of a file holding it (e.g. `id_ed25519.pub`).
 ///
 /// The comment is dropped. Blank lines and `#` lines in a file are skipped; the first key line is
-/// used. Errors: [`SigError::ParsePublicKey`], [`SigError::ReadKey`], [`SigError::NotEd25519`].
+/// used. Errors: [`SigError::ParsePublicKey`], [`SigError::ReadKey`], [`SigError::UnsupportedKey`], [`SigError::RsaTooSmall`].
 pub fn load_public_key(text_or_path: &str) -> Result<PublicKey, SigError> {
     let given = text_or_path.trim();
     if given.contains("PRIVATE KEY") {
@@ -510,7 +696,7 @@ pub fn load_public_key(text_or_path: &str) -> Result<PublicKey, SigError> {
         what: what.clone(),
         reason: e.to_string(),
     })?;
-    require_ed25519(key.algorithm(), &what)?;
+    check_key(key.key_data(), &what)?;
     key.set_comment("");
     Ok(key)
 }

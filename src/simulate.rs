@@ -3,7 +3,6 @@
 //! balancing a scenario reconstruction. Works for any game through the [`Game`] trait.
 
 use std::collections::BTreeMap;
-use std::io::{IsTerminal, Write};
 
 use crate::commit;
 use crate::dice::Ctx;
@@ -192,25 +191,17 @@ fn scenario_text(g: &dyn DynGame, scenario: Option<&str>) -> Result<String, Stri
 /// Plays the games on a few threads; the result is in game order whatever the threads.
 fn play_many(g: &dyn DynGame, start: &str, policy: &str, games: u32, seed: [u8; 32], progress: bool) -> Result<Vec<Played>, String> {
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8) as u32;
-    let done = std::sync::atomic::AtomicU32::new(0);
-    let draw = progress && std::io::stderr().is_terminal();
+    let bar = crate::progress::bar(u64::from(games), "games", progress);
     let results: Vec<Result<Vec<(u32, Played)>, String>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|w| {
-                let done = &done;
+                let bar = &bar;
                 scope.spawn(move || {
                     let mut out = Vec::new();
                     for k in (w..games).step_by(threads as usize) {
                         let s = commit::step_seed("pbem-simulate", k as u64, &seed, std::iter::empty());
                         out.push((k, g.play_out(start, policy, s).map_err(|e| format!("game {}: {e}", k + 1))?));
-                        let n = done.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1;
-                        if draw && (n.is_multiple_of(10) || n == games) {
-                            let width = 40;
-                            let filled = (n as usize * width) / games.max(1) as usize;
-                            let mut e = std::io::stderr();
-                            let _ = write!(e, "\r[{}{}] {n}/{games}", "#".repeat(filled), ".".repeat(width - filled));
-                            let _ = e.flush();
-                        }
+                        bar.inc(1);
                     }
                     Ok(out)
                 })
@@ -218,9 +209,7 @@ fn play_many(g: &dyn DynGame, start: &str, policy: &str, games: u32, seed: [u8; 
             .collect();
         handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a simulation thread panicked".to_string()))).collect()
     });
-    if draw {
-        eprintln!();
-    }
+    bar.finish_and_clear();
     let mut all = Vec::new();
     for r in results {
         all.extend(r?);

@@ -1248,7 +1248,7 @@ fn a_report_template_without_the_pin_block_is_refused_before_anything_is_written
     let tpl = t.path().join("tpl");
     std::fs::create_dir(&tpl).unwrap();
     std::fs::write(tpl.join("report.txt"), "{{ title }}: report for {{ role }}\n{% include \"games/\" ~ rules ~ \".txt\" %}\n").unwrap();
-    pbem().arg("--templates").arg(&tpl).arg("adjudicate").arg(t.game()).args(["--now", "2026-07-05T12:00:00Z"]).assert().failure()
+    pbem().arg("adjudicate").arg("--templates").arg(&tpl).arg(t.game()).args(["--now", "2026-07-05T12:00:00Z"]).assert().failure()
         .stderr(predicate::str::contains("report.txt must show {{ pin }} (the KEEP THIS REPORT block)"));
     assert!(!t.game().join("states").join("000001.json").exists(), "a state was written for a step whose reports failed");
     assert!(!t.game().join("records").join("000001.json").exists());

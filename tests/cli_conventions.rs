@@ -1,0 +1,134 @@
+//! The command line's conventions: completions, man pages, documented exit codes, options shown
+//! only where they act, case-insensitive roles, and the warning for a `--now` in the future.
+
+use std::path::Path;
+use std::process::Command;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use predicates::prelude::*;
+
+fn pbem() -> assert_cmd::Command {
+    cargo_bin_cmd!("pbem")
+}
+
+const COMMANDS: [&str; 14] = ["new", "status", "form", "sign", "verify", "submit", "adjudicate", "intake", "report", "audit", "simulate", "demo", "completions", "man"];
+
+/// A game `g1` in `dir` with two ssh-keygen Ed25519 seats, confederate and union.
+fn game(dir: &Path) {
+    for name in ["conf", "union"] {
+        let st = Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(dir.join(name)).status().unwrap();
+        assert!(st.success());
+    }
+    pbem().arg("new").arg(dir.join("g1")).args(["--rules", "gettysburg-campaign", "--now", "2026-07-01T12:00:00Z", "--player"])
+        .arg(format!("confederate:lee@example.org:{}", dir.join("conf.pub").display()))
+        .arg("--player")
+        .arg(format!("union:meade@example.org:{}", dir.join("union.pub").display()))
+        .assert()
+        .success();
+}
+
+#[test]
+fn completions_for_every_shell() {
+    for shell in ["bash", "zsh", "fish", "elvish", "powershell"] {
+        let out = pbem().args(["completions", shell]).output().unwrap();
+        assert!(out.status.success(), "{shell}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(text.contains("pbem") && text.contains("adjudicate") && text.contains("append"), "{shell}: {text}");
+    }
+    pbem().args(["completions", "tcsh"]).assert().code(2).stderr(predicate::str::contains("possible values"));
+}
+
+#[test]
+fn man_pages_for_every_command() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("man1");
+    pbem().arg("man").arg(&dir).assert().success().stdout(predicate::str::contains("wrote man pages"));
+    let main = std::fs::read_to_string(dir.join("pbem.1")).unwrap();
+    assert!(main.starts_with(".ie") || main.contains(".TH pbem"), "{main}");
+    assert!(main.contains("75"), "the exit codes are in the main page");
+    for c in COMMANDS {
+        let page = std::fs::read_to_string(dir.join(format!("pbem-{c}.1"))).unwrap_or_else(|e| panic!("pbem-{c}.1: {e}"));
+        assert!(page.contains(".TH"), "{c}");
+    }
+    assert!(std::fs::read_to_string(dir.join("pbem-sign.1")).unwrap().contains("ssh\\-agent"));
+}
+
+#[test]
+fn help_documents_exit_codes_and_shows_options_only_where_they_act() {
+    pbem().arg("--help").assert().success().stdout(
+        predicate::str::contains("Exit status:").and(predicate::str::contains("2   usage error")).and(predicate::str::contains("75  try again later")),
+    );
+    pbem().arg("--bogus").assert().code(2);
+    for c in COMMANDS {
+        let out = pbem().args([c, "--help"]).output().unwrap();
+        assert!(out.status.success(), "{c}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(!text.contains("--now"), "{c} --help shows --now: {text}");
+        let renders = ["new", "adjudicate", "audit", "demo"].contains(&c);
+        assert_eq!(text.contains("--templates"), renders, "{c}: {text}");
+    }
+    // --now still works where it was (tests and replays use it).
+    pbem().args(["adjudicate", "--now", "2026-07-01T12:00:00Z", "/nonexistent"]).assert().code(1);
+}
+
+#[test]
+fn roles_are_case_insensitive_and_an_unknown_role_lists_the_seats() {
+    let tmp = tempfile::tempdir().unwrap();
+    game(tmp.path());
+    let g = tmp.path().join("g1");
+    pbem().arg("form").arg(&g).args(["--role", "Union"]).assert().success().stdout(predicate::str::contains("role = \"union\""));
+    pbem().arg("report").arg(&g).args(["--role", "CONFEDERATE"]).assert().success();
+    for cmd in ["form", "report"] {
+        pbem().arg(cmd).arg(&g).args(["--role", "unoin"]).assert().code(1)
+            .stderr(predicate::str::contains("no seat \"unoin\" in game g1; its seats are confederate, union"));
+    }
+}
+
+#[test]
+fn a_now_in_the_future_warns_how_to_go_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    game(tmp.path());
+    let g = tmp.path().join("g1");
+    pbem().arg("adjudicate").arg(&g).args(["--now", "2999-01-01T00:00:00Z"]).assert().success()
+        .stderr(predicate::str::contains("is ahead of this machine's clock").and(predicate::str::contains("pass --now 2999-01-01T00:00:00Z or later")));
+    // The game is now ahead of any earlier clock, as the warning said, and goes on with a --now
+    // at or after that time.
+    pbem().arg("adjudicate").arg(&g).args(["--now", "2026-07-01T12:30:00Z"]).assert().code(1)
+        .stderr(predicate::str::contains("before its record 1 (2999-01-01T00:00:00Z)"));
+    pbem().arg("status").arg(&g).assert().success().stderr(predicate::str::is_empty());
+    pbem().arg("adjudicate").arg(&g).args(["--now", "2999-01-01T00:00:00Z"]).assert().success();
+}
+
+/// `audit --all ROOT`: one line per game and a summary, exit 1 when any fails, nothing on stderr
+/// when it is not a terminal (no progress bar).
+#[test]
+fn audit_all_checks_every_game_under_a_root() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    std::fs::create_dir(&root).unwrap();
+    game(tmp.path());
+    std::fs::rename(tmp.path().join("g1"), root.join("a")).unwrap();
+    let two = tmp.path().join("two");
+    std::fs::create_dir(&two).unwrap();
+    game(&two);
+    std::fs::rename(two.join("g1"), root.join("b")).unwrap();
+    let out = pbem().args(["audit", "--all"]).arg(&root).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(out.stderr.is_empty(), "{}", String::from_utf8_lossy(&out.stderr));
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert!(lines[0].contains("/a: audit passed") && lines[1].contains("/b: audit passed"), "{text}");
+    assert!(lines[2].ends_with(": 2 passed, 0 failed"), "{text}");
+
+    // One game's record edited: that game fails, the other still passes, status 1.
+    let rec = root.join("b/records/000000.json");
+    let edited = std::fs::read_to_string(&rec).unwrap().replacen("\"g1\"", "\"g2\"", 1);
+    std::fs::write(&rec, edited).unwrap();
+    let out = pbem().args(["audit", "--all"]).arg(&root).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("/a: audit passed") && text.contains("/b: FAILED: ") && text.contains("1 passed, 1 failed"), "{text}");
+    pbem().args(["audit", "--all"]).arg(tmp.path().join("nowhere")).assert().code(1).stderr(predicate::str::contains("no such folder"));
+    pbem().args(["audit", "--all"]).arg(&root).arg(root.join("a")).assert().code(2);
+}
