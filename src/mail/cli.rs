@@ -122,7 +122,7 @@ pub fn print_flush(outbox: &Outbox, f: &Flushed, queued: usize, quiet: bool) -> 
     for (e, ids) in by_reason {
         match ids.as_slice() {
             [id] => eprintln!("outbox: mail {id} not sent (kept for the next run): {e}"),
-            _ => eprintln!("outbox: {} mails not sent (kept for the next run; the first is {}): {e}", ids.len(), ids[0]),
+            _ => eprintln!("outbox: {} mails not sent (kept for the next run), the first {}: {e}", ids.len(), ids[0]),
         }
     }
     if let Some(why) = &f.unreachable {
