@@ -38,6 +38,19 @@ fn deliver(maildir: &Path, name: &str, bytes: &[u8]) {
     std::fs::write(maildir.join("new").join(name), bytes).unwrap();
 }
 
+/// `pbem intake` of `maildir` into `root` with a queue-only config under `tmp`, and `TMPDIR` set to
+/// `temp` if given; returns what it printed.
+fn intake(tmp: &Path, root: &Path, maildir: &Path, temp: Option<&Path>) -> String {
+    let cfg = tmp.join("pbem-mail.toml");
+    std::fs::write(&cfg, "from = \"Judge <judge@example.net>\"\n[transport]\nkind = \"none\"\n").unwrap();
+    let mut cmd = cargo_bin_cmd!("pbem");
+    if let Some(t) = temp {
+        cmd.env("TMPDIR", t);
+    }
+    let out = cmd.args(["intake", "--now", "2026-07-01T13:00:00Z", "--root"]).arg(root).arg("--maildir").arg(maildir).arg("--config").arg(&cfg).assert().success();
+    String::from_utf8_lossy(&out.get_output().stdout).to_string()
+}
+
 #[test]
 fn mailed_orders_leave_no_file_outside_root_mail_and_host_files_are_private() {
     let tmp = tempfile::tempdir().unwrap();
@@ -47,22 +60,10 @@ fn mailed_orders_leave_no_file_outside_root_mail_and_host_files_are_private() {
     deliver(&maildir, "u1", &order_mail(&game, "union", 1));
     deliver(&maildir, "c1", &order_mail(&game, "confederate", 1));
     deliver(&maildir, "spam", b"From: someone@example.com\nSubject: hello\n\nno orders here\n");
-    let cfg = tmp.path().join("pbem-mail.toml");
-    std::fs::write(&cfg, "from = \"Judge <judge@example.net>\"\n[transport]\nkind = \"none\"\n").unwrap();
     // TMPDIR names a plain file: any temp file made there, even one removed at once, fails.
     let temp = tmp.path().join("TMPDIR");
     std::fs::write(&temp, "").unwrap();
-    let out = cargo_bin_cmd!("pbem")
-        .env("TMPDIR", &temp)
-        .args(["intake", "--now", "2026-07-01T13:00:00Z", "--root"])
-        .arg(&root)
-        .arg("--maildir")
-        .arg(&maildir)
-        .arg("--config")
-        .arg(&cfg)
-        .assert()
-        .success();
-    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let stdout = intake(tmp.path(), &root, &maildir, Some(&temp));
     assert_eq!(stdout.matches("  accepted").count(), 2, "{stdout}");
     // No copy of an order is left in the mail state's own temp folder either.
     let mail_tmp = root.join(".mail").join("tmp");
@@ -101,17 +102,7 @@ fn a_temp_folder_left_by_a_killed_intake_is_removed_by_the_next() {
     std::fs::create_dir_all(mail_tmp.join("4243-000000000000")).unwrap();
     let maildir = tmp.path().join("Maildir");
     deliver(&maildir, "u1", &order_mail(&game, "union", 1));
-    let cfg = tmp.path().join("pbem-mail.toml");
-    std::fs::write(&cfg, "from = \"Judge <judge@example.net>\"\n[transport]\nkind = \"none\"\n").unwrap();
-    cargo_bin_cmd!("pbem")
-        .args(["intake", "--now", "2026-07-01T13:00:00Z", "--root"])
-        .arg(&root)
-        .arg("--maildir")
-        .arg(&maildir)
-        .arg("--config")
-        .arg(&cfg)
-        .assert()
-        .success();
+    intake(tmp.path(), &root, &maildir, None);
     assert!(walk(&mail_tmp).is_empty(), "{:?}", walk(&mail_tmp));
 }
 
