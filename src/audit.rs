@@ -471,7 +471,7 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
         return Err(fail(&gd.root.join(absent), format!("missing while {present}/ is present (a host's copy has both; a public copy neither)")));
     }
     sum.public_copy = !has_states;
-    let mut state = game.setup(&scenario, &gf.options).map_err(|e| fail(&gd.scenario_file(), e))?;
+    let mut state = game.setup(&scenario, &crate::team::rules_options(&gf.options)).map_err(|e| fail(&gd.scenario_file(), e))?;
     let mut prev: Option<(Vec<u8>, Record)> = None;
     let mut misses: BTreeMap<String, u32> = BTreeMap::new();
     // Late reveals by (step, role), from every record (checked where they stand, in the loop).

@@ -613,6 +613,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 bail!("no record {n} yet (newest is {})", g.record.index);
             }
             print!("{}", store::read_text(&g.dir.report(n, &role))?);
+            if n == g.record.index {
+                // Teammates may see each other's plans (Flag Dash): the open step's, below the report.
+                let plans = crate::team::teammate_plans(&dir, &role)?;
+                if !plans.is_empty() {
+                    print!("\n{}", crate::team::plans_text(&plans));
+                }
+            }
         }
         Command::Audit { all: Some(root), .. } => return audit_all(&root, templates.as_deref()),
         Command::Audit { dir, receipts, reports, .. } => {

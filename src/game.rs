@@ -198,6 +198,20 @@ pub trait Game: Send + Sync {
         self.roles(state)
     }
 
+    /// The team `role` plays on: seats of one team may talk as a team (press `to team`) and, where
+    /// the rules let teammates see each other's plans ([`Game::teammates_see_plans`]), do (default:
+    /// each role is a team of its own).
+    fn team(&self, state: &Self::State, role: &str) -> String {
+        let _ = state;
+        role.to_string()
+    }
+
+    /// True when the rules let teammates look at each other's plans at any time (Flag Dash): an
+    /// accepted order is then shown to the seat's teammates at once (default: false).
+    fn teammates_see_plans(&self) -> bool {
+        false
+    }
+
     /// The built-in players' policies `pbem simulate --policy` may pick, the default (the one
     /// behind [`Game::bot_order`]) first.
     fn policies(&self) -> &'static [&'static str] {
@@ -247,6 +261,10 @@ pub trait DynGame: Send + Sync {
     fn bot_order(&self, state: &str, role: &str, ctx: &mut Ctx) -> Result<Orders, GameError>;
     /// See [`Game::sides`].
     fn sides(&self, state: &str) -> Result<Vec<String>, GameError>;
+    /// See [`Game::team`].
+    fn team(&self, state: &str, role: &str) -> Result<String, GameError>;
+    /// See [`Game::teammates_see_plans`].
+    fn teammates_see_plans(&self) -> bool;
     /// See [`Game::policies`].
     fn policies(&self) -> &'static [&'static str];
     /// One whole game from `start` by built-in players of `policy` ([`crate::simulate::play_out`]).
@@ -315,6 +333,12 @@ impl<G: Game> DynGame for G {
     }
     fn sides(&self, state: &str) -> Result<Vec<String>, GameError> {
         Ok(Game::sides(self, &parse(state)?))
+    }
+    fn team(&self, state: &str, role: &str) -> Result<String, GameError> {
+        Ok(Game::team(self, &parse(state)?, role))
+    }
+    fn teammates_see_plans(&self) -> bool {
+        Game::teammates_see_plans(self)
     }
     fn policies(&self) -> &'static [&'static str] {
         Game::policies(self)

@@ -19,4 +19,5 @@ pub mod report;
 pub mod sig;
 pub mod simulate;
 pub mod store;
+pub mod team;
 pub mod text;

@@ -334,7 +334,8 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
         return Err(Error::Usage(format!("game id {id:?}: use 1-64 letters, digits, '-', '_' or '.' (set it with --id)")));
     }
     let scenario = scenario_text(game, new.scenario.as_deref())?;
-    let state = game.setup(&scenario, &new.options).map_err(|e| match &new.scenario {
+    crate::team::check_options(&new.options)?;
+    let state = game.setup(&scenario, &crate::team::rules_options(&new.options)).map_err(|e| match &new.scenario {
         Some(p) => Error::input(p, e.to_string()),
         None => Error::Game(e),
     })?;

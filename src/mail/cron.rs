@@ -297,9 +297,6 @@ fn report_mail(
     now: DateTime<Utc>,
 ) -> Result<compose::Outgoing> {
     let seat = gf.seat(role).expect("seat of the game");
-    let text = store::read_text(&dir.report(rec.index, role))?;
-    let mut attachments = Vec::new();
-    let mut head = String::new();
     let subject = if rec.outcome.is_some() {
         format!("[pbem {}] final result ({role})", gf.id)
     } else if rec.index == 0 {
@@ -307,6 +304,36 @@ fn report_mail(
     } else {
         format!("[pbem {}] step {} resolved: your report ({role})", gf.id, rec.index)
     };
+    let (body, attachments) = report_parts(dir, gf, game, rec, state, role, cfg)?;
+    compose::build(Draft {
+        id: stable_id(&["report", &gf.id, &rec.index.to_string(), role]),
+        from: &cfg.from,
+        to: vec![seat.email.clone()],
+        cc: vec![],
+        subject,
+        body,
+        attachments,
+        in_reply_to: None,
+        date: now,
+    })
+}
+
+/// The text of `role`'s report mail for record `rec` (what is due, the press received since the
+/// record before it, the report; after the last record, how to audit the game) and its
+/// attachment (the order form when orders are due): what the `report` command sends again.
+pub(super) fn report_parts(
+    dir: &store::GameDir,
+    gf: &GameFile,
+    game: &dyn crate::game::DynGame,
+    rec: &Record,
+    state: &str,
+    role: &str,
+    cfg: &HostConfig,
+) -> Result<(String, Vec<(String, Vec<u8>)>)> {
+    let seat = gf.seat(role).ok_or_else(|| Error::input(dir.game_file(), format!("no seat {role}")))?;
+    let text = store::read_text(&dir.report(rec.index, role))?;
+    let mut attachments = Vec::new();
+    let mut head = String::new();
     if let Some(op) = &rec.opening {
         match report::order_form(game, gf, op, state, role, "")? {
             Some(form) => {
@@ -320,17 +347,17 @@ fn report_mail(
             None => head.push_str(&format!("Step {} asks nothing of you; its deadline is {}.\n\n", op.step, local_time(cfg, &seat.email, &op.deadline))),
         }
     }
-    compose::build(Draft {
-        id: stable_id(&["report", &gf.id, &rec.index.to_string(), role]),
-        from: &cfg.from,
-        to: vec![seat.email.clone()],
-        cc: vec![],
-        subject,
-        body: format!("{head}{text}"),
-        attachments,
-        in_reply_to: None,
-        date: now,
-    })
+    let root = dir.root.parent().unwrap_or(Path::new("."));
+    let since = match rec.index {
+        0 => None,
+        n => Some(super::press::record_time(&pipeline::read_record(dir, n - 1)?)?),
+    };
+    head.push_str(&super::press::listed(root, &gf.id, role, since, super::press::record_time(rec)?)?);
+    let mut body = format!("{head}{text}");
+    if rec.outcome.is_some() {
+        body.push_str(&format!("\n{}", super::commands::public_record_note()));
+    }
+    Ok((body, attachments))
 }
 
 #[cfg(test)]

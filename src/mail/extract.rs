@@ -47,6 +47,10 @@ pub struct Extracted {
     pub message_id: Option<String>,
     /// Order files found, in the order they appear.
     pub orders: Vec<Found>,
+    /// The lines the sender wrote now in the message's own plain-text body (no quoted text, nothing
+    /// under a reply or forward separator, nothing of an attached message): where commands and
+    /// press are read (`super::commands`).
+    pub text: String,
     /// True when the message has HTML but no plain-text part and no usable attachment.
     pub html_only: bool,
     /// Things worth telling the sender (e.g. a `.sig` with no file beside it).
@@ -296,6 +300,13 @@ fn find_orders(chunks: Vec<Chunk>, key_for: &dyn Fn(&str, &str) -> Option<Public
                 out.orders.push(Found { label, name, file: file.into_bytes(), detached: None, problem: None, raw: raw.map(String::into_bytes) });
             }
             continue;
+        }
+        if !c.attached {
+            let plain = text.replace("\r\n", "\n");
+            for line in new_part(plain.strip_prefix('\u{FEFF}').unwrap_or(&plain), &mut Extracted::default()) {
+                out.text.push_str(line);
+                out.text.push('\n');
+            }
         }
         let before = out.orders.len();
         body_orders(&text, key_for, out);

@@ -534,12 +534,36 @@ pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox
     // A known sender is answered with a copy to each other seat that signed; an order from an
     // unknown address (a player travelling) is answered at the seat's registered address only.
     let (to, cc): (Vec<(String, String)>, Vec<String>) = if known {
-        (vec![(from_display, from.clone())], seats.into_iter().filter(|s| !s.eq_ignore_ascii_case(&from)).collect())
+        (vec![(from_display, from.clone())], seats.iter().filter(|s| !s.eq_ignore_ascii_case(&from)).cloned().collect())
     } else {
         (seats.iter().map(|s| (s.clone(), s.clone())).collect(), vec![])
     };
+    // Commands act for the seats the message speaks for: its sender's, when that is a seat's
+    // address, else those whose keys signed its orders; their answers go to those addresses only.
+    let addrs = if known { vec![from.clone()] } else { seats.clone() };
+    let parsed = super::commands::parse(&ex.subject, &ex.text);
+    let asker = super::commands::Asker { addrs: &addrs, from: &from, hash };
+    let mut extra = super::commands::answer(&parsed, &asker, games, outbox, cfg, now)?;
+    extra.text.push_str(&plans_mailed(&results, games, &from, outbox, cfg, now)?);
     let ctx = Ctx { hash, name, games, outbox, cfg, now };
-    answer(&ex, results, counted, known, to, cc, &ctx)
+    answer(&ex, results, counted, known, to, cc, extra, &ctx)
+}
+
+/// Mails each accepted plan to the seat's teammates where the rules let them see it (Flag Dash);
+/// returns the lines the reply tells the sender.
+fn plans_mailed(results: &[OrderResult], games: &Games, from: &str, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>) -> Result<String> {
+    let mut by_game: BTreeMap<&str, Vec<&Receipt>> = BTreeMap::new();
+    for rc in results.iter().filter_map(|r| r.receipt.as_ref()) {
+        by_game.entry(rc.game.as_str()).or_default().push(rc);
+    }
+    let mut text = String::new();
+    for (id, receipts) in by_game {
+        let Some((dir, _)) = games.get(id) else { continue };
+        for line in super::press::mail_plans(dir, &receipts, from, outbox, cfg, now)? {
+            text.push_str(&format!("Note: {line}.\n"));
+        }
+    }
+    Ok(text)
 }
 
 /// What a reply needs besides the message.
@@ -555,7 +579,8 @@ struct Ctx<'a> {
 /// Queues the reply to `to` (display form, address) and `cc`, leaving out every address over the
 /// hourly reply cap (no reply at all when that is every `to`); `counted` says how many orders
 /// were accepted.
-fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: bool, to: Vec<(String, String)>, cc: Vec<String>, ctx: &Ctx<'_>) -> Result<Handled> {
+#[allow(clippy::too_many_arguments)]
+fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: bool, to: Vec<(String, String)>, cc: Vec<String>, extra: super::commands::Answers, ctx: &Ctx<'_>) -> Result<Handled> {
     let Ctx { hash, name, games, outbox, cfg, now } = *ctx;
     let from = ex.from.clone().unwrap_or_default();
     let id = stable_id(&["reply", hash]);
@@ -569,7 +594,10 @@ fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: boo
         if ledger.allows(&a, &id, now)? { cc_ok.push(a) } else { over.push(a) }
     }
     let cc = cc_ok;
-    let base = if results.is_empty() {
+    let commands = !extra.text.is_empty();
+    let base = if results.is_empty() && commands {
+        "commands answered".to_string()
+    } else if results.is_empty() {
         if ex.html_only { "HTML only".to_string() } else { "no signed orders".to_string() }
     } else {
         counted
@@ -577,7 +605,14 @@ fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: boo
     if to_ok.is_empty() {
         return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("{base}; not answered: {}", ledger.over_cap(&over)), orders: results, reply: None });
     }
-    let mut body = reply_body(ex, &results, &|t| super::cron::local_time(cfg, &from, t));
+    let mut body = if results.is_empty() && commands { String::new() } else { reply_body(ex, &results, &|t| super::cron::local_time(cfg, &from, t)) };
+    if commands && !body.is_empty() {
+        body.push('\n');
+    }
+    body.push_str(&extra.text);
+    if results.iter().any(|r| r.receipt.is_some()) {
+        body.push_str(&format!("\n{}", super::commands::public_record_note()));
+    }
     if !known {
         body = format!("This message came from {from}, which is not the address of any seat here: the orders in it were judged by their signatures, and this answer goes only to the registered address of the seat.\n\n{body}");
     }
@@ -591,7 +626,7 @@ fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: boo
         cc: cc.clone(),
         subject: reply_subject(&ex.subject, &known_games),
         body,
-        attachments: receipt_attachments(&results, games),
+        attachments: receipt_attachments(&results, games).into_iter().chain(extra.attachments).collect(),
         in_reply_to: ex.message_id.clone(),
         date: now,
     })?;
@@ -599,7 +634,7 @@ fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: boo
     for a in to_ok.iter().map(|(_, a)| a).chain(cc.iter()) {
         ledger.record(a, &id, now)?;
     }
-    let mut reason = if results.is_empty() { format!("{base}: answered with what to send") } else { base };
+    let mut reason = if results.is_empty() && !commands { format!("{base}: answered with what to send") } else { base };
     if !over.is_empty() {
         reason.push_str(&format!("; {}", ledger.over_cap(&over)));
     }

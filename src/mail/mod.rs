@@ -8,12 +8,14 @@
 //! `mailed/` (per game, the newest record whose reports were queued).
 
 pub mod cli;
+pub mod commands;
 pub mod compose;
 pub mod config;
 pub mod cron;
 pub mod extract;
 pub mod intake;
 pub mod outbox;
+mod press;
 pub mod remind;
 mod reply;
 mod spool;

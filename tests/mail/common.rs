@@ -240,6 +240,7 @@ fn find(h: &[u8], n: &[u8]) -> Option<usize> {
 }
 
 /// The text and headers of a queued or sent mail.
+#[derive(Clone)]
 pub struct Mail {
     pub to: Vec<String>,
     pub cc: Vec<String>,

@@ -311,6 +311,16 @@ impl Game for FlagDash {
     fn sides(&self, _: &State) -> Vec<String> {
         Team::ALL.iter().map(|t| t.key().to_string()).collect()
     }
+
+    fn team(&self, s: &State, role: &str) -> String {
+        s.seat(role).map_or_else(|| role.to_string(), |seat| seat.team.key().to_string())
+    }
+
+    /// "Teammates may communicate as much as they desire throughout the round and may look at one
+    /// another's face-down action cards and priority tokens at any time" (Flag Dash, Playing).
+    fn teammates_see_plans(&self) -> bool {
+        true
+    }
 }
 
 /// [`Game::resolve`]: stores the plans (or the tie answer) and runs Phase 2 and 3 until the next

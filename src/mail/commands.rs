@@ -1,0 +1,373 @@
+//! Players' commands by mail (like njudge's): `status`, `report`, `help` and `press`, read from the
+//! lines a player wrote in a message's new part (or a subject that is only a command), answered in
+//! the reply to that message, which goes to the seat's registered address only.
+//!
+//! Syntax (one command a line; GAME may be left out when the sender plays in one game only, and
+//! then means every game they play in):
+//! ```text
+//! status [GAME]               where the game stands: step, deadline, who has sent orders
+//! report [GAME]               my newest report again, with the order form when orders are due
+//! help                        these lines
+//! press [GAME] to WHOM        a message to other players, relayed by the judge: WHOM is `all`,
+//! TEXT...                     `team`, or one or more roles (`press g1 to red-1 red-2`); the
+//! endpress                    text runs to the line `endpress` (or the end of the message)
+//! ```
+//! A line is a command only when it is exactly that: `status` or `report` with at most one more
+//! word, `help` alone, `press` with `to`. Other lines (a greeting, a signature) are not read, and
+//! neither are pasted order files (from `[pbem]` to the end of the signature block).
+
+use std::path::PathBuf;
+
+use chrono::{DateTime, Utc};
+
+use super::config::HostConfig;
+use super::intake::Games;
+use super::outbox::Outbox;
+use crate::error::Result;
+use crate::model::GameFile;
+use crate::sig::ARMOR_END;
+use crate::{pipeline, team};
+
+/// The most commands one message may hold; the rest are not read, and the reply says so.
+pub const MAX_COMMANDS: usize = 20;
+/// The most bytes of text one press message may carry.
+pub const MAX_PRESS_BYTES: usize = 8000;
+
+/// Who a press message is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Whom {
+    /// Every other seat of the game.
+    All,
+    /// The other seats of the sender's team.
+    Team,
+    /// These roles.
+    Roles(Vec<String>),
+}
+
+impl Whom {
+    /// How a mail or report names it.
+    pub fn shown(&self) -> String {
+        match self {
+            Whom::All => "all".into(),
+            Whom::Team => "team".into(),
+            Whom::Roles(r) => r.join(", "),
+        }
+    }
+}
+
+/// One command found in a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Command {
+    /// `status [GAME]`.
+    Status(Option<String>),
+    /// `report [GAME]`.
+    Report(Option<String>),
+    /// `help`.
+    Help,
+    /// `press [GAME] to WHOM` and its text.
+    Press {
+        /// The game named, if any.
+        game: Option<String>,
+        /// The addressees.
+        to: Whom,
+        /// The text (without the `press` and `endpress` lines).
+        text: String,
+    },
+}
+
+/// The commands of a message, and what could not be read as one.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Parsed {
+    /// In the order written, each `status`, `report` and `help` once.
+    pub commands: Vec<Command>,
+    /// Lines that start like a command but are not one, each with why.
+    pub problems: Vec<String>,
+}
+
+/// The subject without `Re:`/`Fwd:`/`AW:` prefixes and `[pbem GAME]` tags.
+fn bare_subject(subject: &str) -> &str {
+    let mut s = subject.trim();
+    loop {
+        let lower = s.to_ascii_lowercase();
+        if let Some(p) = ["re:", "fwd:", "fw:", "aw:", "wg:"].iter().find(|p| lower.starts_with(*p)) {
+            s = s[p.len()..].trim_start();
+        } else if s.starts_with("[pbem ") && s.contains(']') {
+            s = s[s.find(']').map_or(0, |i| i + 1)..].trim_start();
+        } else {
+            return s;
+        }
+    }
+}
+
+/// Reads the commands in `subject` (when it is only a `status`, `report` or `help` line) and in
+/// `text` (the lines the sender wrote now).
+pub fn parse(subject: &str, text: &str) -> Parsed {
+    let mut out = Parsed::default();
+    if let Some(c) = simple(bare_subject(subject)) {
+        push(&mut out, c);
+    }
+    let lines: Vec<&str> = text.lines().collect();
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].trim();
+        i += 1;
+        if line == "[pbem]" {
+            // A pasted order file: its lines are the order's, not commands.
+            while i < lines.len() && lines[i].trim() != ARMOR_END {
+                i += 1;
+            }
+            i += 1;
+            continue;
+        }
+        if let Some(c) = simple(line) {
+            push(&mut out, c);
+            continue;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        if !words.first().is_some_and(|w| w.eq_ignore_ascii_case("press")) || words.len() < 2 {
+            continue;
+        }
+        let end = (i..lines.len()).find(|&k| lines[k].trim().eq_ignore_ascii_case("endpress")).unwrap_or(lines.len());
+        let body = lines[i..end].join("\n");
+        i = end + 1;
+        match press_head(&words[1..]) {
+            Ok((game, to)) => push(&mut out, Command::Press { game, to, text: body.trim_matches('\n').to_string() + "\n" }),
+            Err(why) => out.problems.push(format!("{:?}: {why}", shorten(line))),
+        }
+    }
+    if out.commands.len() > MAX_COMMANDS {
+        out.commands.truncate(MAX_COMMANDS);
+        out.problems.push(format!("only the first {MAX_COMMANDS} commands of a message are read; send the others in another message"));
+    }
+    out
+}
+
+/// Adds `c` unless the same `status`, `report` or `help` is there already.
+fn push(out: &mut Parsed, c: Command) {
+    if matches!(c, Command::Press { .. }) || !out.commands.contains(&c) {
+        out.commands.push(c);
+    }
+}
+
+/// `status [GAME]`, `report [GAME]`, `help`: the whole line, nothing else on it.
+fn simple(line: &str) -> Option<Command> {
+    let words: Vec<&str> = line.split_whitespace().collect();
+    let game = words.get(1).map(|g| g.to_string());
+    match (words.first().map(|w| w.to_ascii_lowercase()).as_deref(), words.len()) {
+        (Some("status"), 1 | 2) => Some(Command::Status(game)),
+        (Some("report"), 1 | 2) => Some(Command::Report(game)),
+        (Some("help"), 1) => Some(Command::Help),
+        _ => None,
+    }
+}
+
+/// The words after `press`: `[GAME] to WHOM...`.
+fn press_head(words: &[&str]) -> Result<(Option<String>, Whom), String> {
+    let to = words.iter().position(|w| w.eq_ignore_ascii_case("to")).ok_or("a press line is `press [GAME] to all|team|ROLE...`: it has no `to`")?;
+    let game = match to {
+        0 => None,
+        1 => Some(words[0].to_string()),
+        _ => return Err("a press line is `press [GAME] to all|team|ROLE...`: more than a game before `to`".into()),
+    };
+    let whom: Vec<String> = words[to + 1..].iter().flat_map(|w| w.split(',')).filter(|w| !w.is_empty()).map(str::to_string).collect();
+    let to = match whom.as_slice() {
+        [] => return Err("say whom it is for after `to`: all, team, or roles".into()),
+        [w] if w.eq_ignore_ascii_case("all") => Whom::All,
+        [w] if w.eq_ignore_ascii_case("team") => Whom::Team,
+        _ => Whom::Roles(whom),
+    };
+    Ok((game, to))
+}
+
+/// At most 60 characters of a line, for a reply.
+pub(super) fn shorten(line: &str) -> String {
+    let s: String = line.chars().take(60).collect();
+    if s.len() < line.len() { format!("{s}...") } else { s }
+}
+
+/// The text of the `help` answer.
+pub fn help_text() -> String {
+    format!(
+        "Commands (write each on a line of its own in a plain-text message to the judge, from your
+registered address; GAME may be left out when you play in one game only):
+
+  status [GAME]            where the game stands: the step, its deadline, who has sent orders
+  report [GAME]            your newest report again, with the order form when orders are due
+  help                     this text
+  press [GAME] to WHOM     a message to other players, relayed by the judge and listed in their
+  YOUR TEXT                next reports: WHOM is `all`, `team` or roles (`press g1 to red-1`);
+  endpress                 the text ends at the line `endpress` (at most {MAX_PRESS_BYTES} bytes)
+
+Answers go to your registered address only. Orders may come in the same message. The host
+decides per game whom press may go to (press=none, team or all).
+
+{}
+{}",
+        super::reply::how_to_send(),
+        public_record_note()
+    )
+}
+
+/// How a player gets and audits the public record (in the receipt reply, `help` and the final
+/// report mail).
+pub fn public_record_note() -> &'static str {
+    "How to check the game yourself: the public record is the game folder's game.toml,\n\
+scenario.toml, records/ and receipts/ (ask the host for a copy, or where it is published).\n\
+`pbem audit DIR` replays and checks every step; `pbem audit DIR --receipt RECEIPT.toml` shows\n\
+that your order was the one used, and `pbem audit DIR --report SAVED.eml` that a report you\n\
+kept still matches the game.\n"
+}
+
+/// What the commands of one message came to: text for the reply and files to attach.
+#[derive(Debug, Default)]
+pub(super) struct Answers {
+    /// The reply's paragraphs about the commands.
+    pub text: String,
+    /// Order forms of resent reports.
+    pub attachments: Vec<(String, Vec<u8>)>,
+}
+
+/// Where the answers are going and what they need.
+pub(super) struct Asker<'a> {
+    /// The registered addresses the message speaks for (its sender's, when that is a seat's, else
+    /// those of the seats whose keys signed its orders): commands act for their seats only.
+    pub addrs: &'a [String],
+    /// The sender's address.
+    pub from: &'a str,
+    /// The message's hash (stable ids for relayed press).
+    pub hash: &'a str,
+}
+
+/// The seats the asker holds, by game: (folder, game file, roles).
+fn seats_of<'g>(games: &'g Games, addrs: &[String]) -> Vec<(&'g PathBuf, &'g GameFile, Vec<String>)> {
+    let mine = |e: &str| addrs.iter().any(|a| a.eq_ignore_ascii_case(e));
+    games.iter().filter_map(|(dir, gf)| {
+        let roles: Vec<String> = gf.seats.iter().filter(|s| mine(&s.email)).map(|s| s.role.clone()).collect();
+        (!roles.is_empty()).then_some((dir, gf, roles))
+    }).collect()
+}
+
+/// The asker's games that `game` names (all of them when it names none).
+fn chosen<'s, 'g>(seats: &'s [(&'g PathBuf, &'g GameFile, Vec<String>)], game: Option<&str>) -> std::result::Result<Vec<&'s (&'g PathBuf, &'g GameFile, Vec<String>)>, String> {
+    match game {
+        None if seats.is_empty() => Err("you hold no seat in any game here".into()),
+        None => Ok(seats.iter().collect()),
+        Some(id) => match seats.iter().find(|(_, gf, _)| gf.id == id) {
+            Some(s) => Ok(vec![s]),
+            None => {
+                let ids: Vec<&str> = seats.iter().map(|(_, gf, _)| gf.id.as_str()).collect();
+                Err(format!("you hold no seat in a game {:?} here (your games: {})", shorten(id), if ids.is_empty() { "none".into() } else { ids.join(", ") }))
+            }
+        },
+    }
+}
+
+/// Carries out the commands of one message for `asker`; press is relayed (queued in `outbox`) at
+/// once. A command that cannot be done is answered with why.
+pub(super) fn answer(parsed: &Parsed, asker: &Asker<'_>, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>) -> Result<Answers> {
+    let seats = seats_of(games, asker.addrs);
+    let mut out = Answers::default();
+    for (i, c) in parsed.commands.iter().enumerate() {
+        let said = match c {
+            Command::Help => Ok(help_text()),
+            Command::Status(g) => match chosen(&seats, g.as_deref()) {
+                Ok(list) => status_text(&list),
+                Err(e) => Ok(format!("status: {e}\n")),
+            },
+            Command::Report(g) => match chosen(&seats, g.as_deref()) {
+                Ok(list) => report_text(&list, cfg, &mut out.attachments),
+                Err(e) => Ok(format!("report: {e}\n")),
+            },
+            Command::Press { game, to, text } => press(&seats, game.as_deref(), to, text, asker, i, outbox, cfg, now),
+        }?;
+        out.text.push_str(&said);
+        out.text.push('\n');
+    }
+    for p in &parsed.problems {
+        out.text.push_str(&format!("Not understood: {p}\n"));
+    }
+    Ok(out)
+}
+
+fn status_text(list: &[&(&PathBuf, &GameFile, Vec<String>)]) -> Result<String> {
+    let mut s = String::new();
+    for (dir, _, roles) in list {
+        s.push_str(&format!("Status (you play {}):\n{}", roles.join(", "), pipeline::status(dir)?));
+    }
+    Ok(s)
+}
+
+/// Each chosen seat's newest report as its report mail had it, with the order form attached and
+/// teammates' plans below.
+fn report_text(list: &[&(&PathBuf, &GameFile, Vec<String>)], cfg: &HostConfig, files: &mut Vec<(String, Vec<u8>)>) -> Result<String> {
+    let mut s = String::new();
+    for (dir, _, roles) in list {
+        let g = pipeline::load(dir)?;
+        for role in roles {
+            let (body, attachments) = super::cron::report_parts(&g.dir, &g.gf, g.game, &g.record, &g.state, role, cfg)?;
+            s.push_str(&format!("Your newest report in game {} ({role}, after record {}):\n\n{body}\n", g.gf.id, g.record.index));
+            let plans = team::teammate_plans(dir, role)?;
+            s.push_str(&team::plans_text(&plans));
+            files.extend(attachments);
+        }
+    }
+    Ok(s)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn press(
+    seats: &[(&PathBuf, &GameFile, Vec<String>)],
+    game: Option<&str>,
+    to: &Whom,
+    text: &str,
+    asker: &Asker<'_>,
+    i: usize,
+    outbox: &Outbox,
+    cfg: &HostConfig,
+    now: DateTime<Utc>,
+) -> Result<String> {
+    let list = match chosen(seats, game) {
+        Ok(l) if l.len() == 1 => l,
+        Ok(l) => {
+            let ids: Vec<&str> = l.iter().map(|(_, gf, _)| gf.id.as_str()).collect();
+            return Ok(format!("press not relayed: you play in {} games ({}); name one: `press GAME to ...`\n", ids.len(), ids.join(", ")));
+        }
+        Err(e) => return Ok(format!("press not relayed: {e}\n")),
+    };
+    let (dir, _, roles) = list[0];
+    let from_addr = asker.addrs.first().map_or(asker.from, String::as_str);
+    let relay = super::press::Relay { dir, from: roles, from_addr, to, text, id: super::compose::stable_id(&["press", asker.hash, &i.to_string()]) };
+    Ok(match super::press::relay(&relay, outbox, cfg, now)? {
+        Ok(line) => format!("{line}.\n"),
+        Err(why) => format!("press not relayed: {why}.\n"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn commands_are_whole_lines() {
+        let p = parse("Re: [pbem g1] status", "Hi judge,\nstatus of my troops is fine\nreport g1\nhelp\nhelp me\nstatus\n");
+        assert_eq!(p.commands, vec![Command::Status(None), Command::Report(Some("g1".into())), Command::Help]);
+        assert!(p.problems.is_empty());
+        // Not a command subject: the judge's own report subject.
+        assert!(parse("Re: [pbem g1] step 3 resolved: your report (union)", "").commands.is_empty());
+    }
+
+    #[test]
+    fn press_runs_to_endpress_and_orders_are_skipped() {
+        let text = "[pbem]\ngame = \"g1\"\nstatus\n-----END SSH SIGNATURE-----\npress g1 to red-1, red-2\nGo left.\nstatus\nendpress\npress to team\nHold.\n";
+        let p = parse("", text);
+        assert_eq!(
+            p.commands,
+            vec![
+                Command::Press { game: Some("g1".into()), to: Whom::Roles(vec!["red-1".into(), "red-2".into()]), text: "Go left.\nstatus\n".into() },
+                Command::Press { game: None, to: Whom::Team, text: "Hold.\n".into() },
+            ]
+        );
+        let p = parse("", "press g1 all\nx\n");
+        assert!(p.commands.is_empty() && p.problems[0].contains("no `to`"), "{:?}", p.problems);
+    }
+}

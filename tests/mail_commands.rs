@@ -1,0 +1,227 @@
+//! Players' commands by mail (`status`, `report`, `help`), press to one seat, a team or all, press
+//! switched off, and Flag Dash teammates seeing each other's plans: all through the real binary,
+//! from a Maildir, reading what the judge queued in its outbox.
+
+#[path = "mail/common.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use common::*;
+use pbem::model::{Deadlines, Seat};
+use pbem::pipeline::{self, Entropy, NewGame};
+use pbem::{orderfile, sig};
+
+fn pbem() -> assert_cmd::Command {
+    cargo_bin_cmd!("pbem")
+}
+
+/// A judge whose mail stays queued (`kind = "none"`), taking mail from `tmp/Maildir`.
+fn setup(tmp: &Path) -> (PathBuf, PathBuf, PathBuf) {
+    let root = tmp.join("turns");
+    std::fs::create_dir_all(&root).unwrap();
+    let md = tmp.join("Maildir");
+    for d in ["tmp", "new", "cur"] {
+        std::fs::create_dir_all(md.join(d)).unwrap();
+    }
+    let cfg = tmp.join("pbem-mail.toml");
+    std::fs::write(&cfg, "from = \"Judge <judge@example.net>\"\n[intake]\nmaildir = \"Maildir\"\nmax_replies_per_hour = 0\n[transport]\nkind = \"none\"\n").unwrap();
+    (root, md, cfg)
+}
+
+fn deliver(md: &Path, name: &str, bytes: &[u8]) {
+    std::fs::write(md.join("tmp").join(name), bytes).unwrap();
+    std::fs::rename(md.join("tmp").join(name), md.join("new").join(name)).unwrap();
+}
+
+fn message(from: &str, subject: &str, body: &str) -> Vec<u8> {
+    format!("From: {from}\nTo: judge@example.net\nSubject: {subject}\nMessage-ID: <{}@example.org>\nContent-Type: text/plain\n\n{body}", pbem::commit::sha256_hex(body.as_bytes())).into_bytes()
+}
+
+fn intake(root: &Path, md: &Path, cfg: &Path, now: &str) -> String {
+    let out = pbem().args(["intake", "--now", now, "--root"]).arg(root).arg("--maildir").arg(md).arg("--config").arg(cfg).assert().success();
+    String::from_utf8(out.get_output().stdout.clone()).unwrap()
+}
+
+/// Every mail in the outbox queue.
+fn queued(root: &Path) -> Vec<Mail> {
+    let q = root.join(".mail/outbox/queue");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&q).map(|d| d.map(|e| e.unwrap().path()).collect()).unwrap_or_default();
+    names.sort();
+    names.iter().filter(|p| p.extension().is_some_and(|x| x == "eml")).map(|p| read_mail(&std::fs::read(p).unwrap())).collect()
+}
+
+fn to(mails: &[Mail], addr: &str) -> Vec<Mail> {
+    mails.iter().filter(|m| m.to.iter().chain(&m.cc).any(|a| a == addr)).cloned().collect()
+}
+
+#[test]
+fn status_report_and_help_answer_the_seats_address_only_and_strangers_not_at_all() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    new_game(&root, "g1", 72);
+    deliver(&md, "1", &message("George Meade <meade@example.org>", "status", "Hello judge,\n\nreport g1\nhelp\nStatus of my army: fine.\n\nGeorge\n"));
+    intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
+    let mails = queued(&root);
+    assert_eq!(mails.len(), 1, "one reply: {:?}", mails.iter().map(|m| &m.subject).collect::<Vec<_>>());
+    let m = &mails[0];
+    assert_eq!(m.to, ["meade@example.org"]);
+    assert!(m.cc.is_empty());
+    for want in ["Status (you play union)", "game g1 (", "Your newest report in game g1 (union, after record 0)", "Commands (write each", "press [GAME] to WHOM", "pbem audit DIR"] {
+        assert!(m.text.contains(want), "{want:?} not in:\n{}", m.text);
+    }
+    assert!(!m.text.contains("No signed orders were found"), "{}", m.text);
+    // The report is the one the game wrote for union, not the confederate's.
+    let report = std::fs::read_to_string(root.join("g1/reports/000000/union.txt")).unwrap();
+    assert!(m.text.contains(report.lines().next().unwrap()));
+    if m.text.contains("Your orders for step 1 are due") {
+        assert!(m.attachments.iter().any(|a| a == "g1-step-1-union.toml"), "{:?}", m.attachments);
+    }
+    // A stranger asking for a seat's report or status is not answered at all (nor is the seat).
+    deliver(&md, "2", &message("stranger@example.com", "status g1", "status g1\nreport g1\nhelp\npress g1 to all\nhi\nendpress\n"));
+    let out = intake(&root, &md, &cfg, "2026-07-01T13:01:00Z");
+    assert!(out.contains("not answered"), "{out}");
+    assert_eq!(queued(&root).len(), 1, "nothing queued for a stranger");
+    assert_eq!(std::fs::read_dir(md.join("failed")).unwrap().filter(|e| !e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".reason")).count(), 1);
+    // A game the sender has no seat in.
+    deliver(&md, "3", &message("lee@example.org", "x", "status g7\n"));
+    intake(&root, &md, &cfg, "2026-07-01T13:02:00Z");
+    let m = to(&queued(&root), "lee@example.org").pop().unwrap();
+    assert!(m.text.contains("status: you hold no seat in a game \"g7\" here (your games: g1)"), "{}", m.text);
+}
+
+#[test]
+fn press_goes_to_its_addressees_and_into_their_next_report_mail_never_into_the_record() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    let game = new_game(&root, "g1", 72);
+    deliver(&md, "1", &message("lee@example.org", "talk", "press g1 to union\nMeet at Pipe Creek?\nendpress\nRegards\n"));
+    intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
+    let mails = queued(&root);
+    let reply = to(&mails, "lee@example.org");
+    assert_eq!(reply.len(), 1);
+    assert!(reply[0].text.contains("press to union in game g1: relayed to union"), "{}", reply[0].text);
+    assert!(!reply[0].text.contains("Meet at Pipe Creek"));
+    let press = to(&mails, "meade@example.org");
+    assert_eq!(press.len(), 1);
+    assert_eq!(press[0].subject, "[pbem g1] press from confederate to union");
+    assert!(press[0].text.contains("  | Meet at Pipe Creek?") && !press[0].text.contains("Regards"), "{}", press[0].text);
+    assert!(!press[0].text.contains("lee@example.org"), "the sender's address is not given away");
+    // Both orders in: the cron run resolves step 1; union's report mail lists the press.
+    deliver(&md, "2", &order_mail(&game, "union", 1));
+    deliver(&md, "3", &order_mail(&game, "confederate", 1));
+    pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", "2026-07-01T13:05:00Z"]).assert().success();
+    let reports: Vec<Mail> = queued(&root).into_iter().filter(|m| m.subject.contains("step 1 resolved")).collect();
+    assert_eq!(reports.len(), 2, "{:?}", queued(&root).iter().map(|m| &m.subject).collect::<Vec<_>>());
+    let union = reports.iter().find(|m| m.to == ["meade@example.org"]).unwrap();
+    let conf = reports.iter().find(|m| m.to == ["lee@example.org"]).unwrap();
+    assert!(union.text.contains("Press you received since your last report:") && union.text.contains("  | Meet at Pipe Creek?"), "{}", union.text);
+    assert!(!conf.text.contains("Pipe Creek"), "{}", conf.text);
+    // Press is in no report file and no record, and the audit replays every report unchanged.
+    for entry in walk(&game) {
+        assert!(!std::fs::read_to_string(&entry).unwrap_or_default().contains("Pipe Creek"), "{}", entry.display());
+    }
+    pbem().arg("audit").arg(&game).assert().success();
+    // To all: every other seat; to a seat that does not exist: refused with the seats.
+    deliver(&md, "4", &message("meade@example.org", "x", "press to all\nThanks.\nendpress\npress g1 to lincoln\nx\nendpress\n"));
+    intake(&root, &md, &cfg, "2026-07-01T13:10:00Z");
+    let mails = queued(&root);
+    assert!(to(&mails, "lee@example.org").iter().any(|m| m.subject == "[pbem g1] press from union to all" && m.text.contains("Thanks.")));
+    let reply = to(&mails, "meade@example.org").into_iter().find(|m| m.subject.starts_with("Re: x")).unwrap();
+    assert!(reply.text.contains("press not relayed: game g1 has no other seat \"lincoln\"; its seats: confederate."), "{}", reply.text);
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.is_dir() { out.extend(walk(&p)) } else { out.push(p) }
+    }
+    out
+}
+
+/// A game of `rules` with `options`, each seat's address `ROLE@example.org`.
+fn game_of(root: &Path, id: &str, rules: &str, roles: &[&str], options: &[(&str, &str)]) -> pbem::error::Result<PathBuf> {
+    let dir = root.join(id);
+    let seats = roles.iter().map(|r| Seat { role: r.to_string(), email: format!("{r}@example.org"), key: key(r).public_key().to_openssh().unwrap() }).collect();
+    let new = NewGame {
+        id: Some(id.into()),
+        rules: rules.into(),
+        scenario: None,
+        options: options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect(),
+        seats,
+        deadlines: Deadlines { default_hours: 72, ..Default::default() },
+        nmr: Default::default(),
+    };
+    pipeline::create(&dir, new, pipeline::parse_time(T0).unwrap(), &mut Entropy::seeded([3; 32]))?;
+    Ok(dir)
+}
+
+#[test]
+fn press_switched_off_is_refused_and_relays_nothing() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    game_of(&root, "quiet", "gettysburg-campaign", &["confederate", "union"], &[("press", "none")]).unwrap();
+    let e = game_of(&root, "bad", "gettysburg-campaign", &["confederate", "union"], &[("press", "some")]).unwrap_err();
+    assert!(e.to_string().contains("press=none, press=team or press=all"), "{e}");
+    deliver(&md, "1", &message("union@example.org", "x", "press to confederate\nTruce?\nendpress\n"));
+    intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
+    let mails = queued(&root);
+    assert!(to(&mails, "confederate@example.org").is_empty());
+    assert!(to(&mails, "union@example.org")[0].text.contains("press not relayed: press is off in game quiet (the host set press=none)."));
+    // The judge's option is not the game's: the game audits.
+    pbem().arg("audit").arg(root.join("quiet")).assert().success();
+}
+
+const FD: [&str; 4] = ["white-1", "white-2", "red-1", "red-2"];
+
+/// `role`'s plan for the open step by the built-in player, signed, pasted in a mail.
+fn plan_mail(game: &Path, role: &str) -> Vec<u8> {
+    let g = pipeline::load(game).unwrap();
+    let op = g.record.opening.clone().unwrap();
+    let header = orderfile::Header { game: g.gf.id.clone(), step: op.step, role: role.into(), host_seed_commitment: op.host_seed_commitment.clone(), nonce: pbem::commit::sha256_hex(role.as_bytes()) };
+    let body = g.game.bot_order(&g.state, role, &mut pbem::dice::Ctx::new([9; 32])).unwrap();
+    let text = orderfile::form_text(&header, &[], &body);
+    let signed = format!("{text}{}", sig::sign(&key(role), sig::NS_ORDERS, text.as_bytes()).unwrap());
+    message(&format!("{role}@example.org"), "plan", &signed)
+}
+
+#[test]
+fn flag_dash_teammates_see_plans_and_talk_as_a_team_the_other_team_never() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    let game = game_of(&root, "fd", "flag-dash", &FD, &[]).unwrap();
+    // Press defaults to team in Flag Dash.
+    deliver(&md, "1", &message("white-1@example.org", "x", "press to team\nI take the left.\nendpress\npress to all\nGood luck!\nendpress\npress to red-1\npsst\nendpress\n"));
+    intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
+    let mails = queued(&root);
+    assert_eq!(to(&mails, "white-2@example.org").len(), 1);
+    assert!(to(&mails, "white-2@example.org")[0].text.contains("I take the left."));
+    assert!(to(&mails, "red-1@example.org").is_empty() && to(&mails, "red-2@example.org").is_empty());
+    let reply = &to(&mails, "white-1@example.org")[0];
+    assert_eq!(reply.text.matches("press not relayed: in game fd press goes to your own team only (the host set press=team).").count(), 2, "{}", reply.text);
+    // white-1's plan is accepted: white-2 gets it at once, red never.
+    let before = queued(&root).len();
+    deliver(&md, "2", &plan_mail(&game, "white-1"));
+    intake(&root, &md, &cfg, "2026-07-01T13:01:00Z");
+    let mails = queued(&root);
+    assert_eq!(mails.len(), before + 2, "the receipt and one plan mail");
+    let plan = to(&mails, "white-2@example.org").into_iter().find(|m| m.subject.contains("plan")).unwrap();
+    assert_eq!(plan.subject, "[pbem fd] your teammate white-1's plan for step 1 (white-2)");
+    assert!(plan.text.contains("Your teammate white-1's plan for step 1 (receipt 1") && plan.text.contains("    [orders]"), "{}", plan.text);
+    assert!(!plan.text.contains("BEGIN SSH SIGNATURE"));
+    assert!(to(&mails, "red-1@example.org").is_empty() && to(&mails, "red-2@example.org").is_empty());
+    let receipt = to(&mails, "white-1@example.org").into_iter().find(|m| m.subject.contains("plan")).unwrap();
+    assert!(receipt.text.contains("your plan for step 1 of game fd was mailed to your teammate(s) white-2"), "{}", receipt.text);
+    // `pbem report` shows it to the teammate, not to the other team; `report` by mail too.
+    let shown = |role: &str| String::from_utf8(pbem().arg("report").arg(&game).args(["--role", role]).assert().success().get_output().stdout.clone()).unwrap();
+    assert!(shown("white-2").contains("Your teammate white-1's plan for step 1"));
+    assert!(!shown("red-1").contains("white-1's plan") && !shown("white-1").contains("Your teammate"));
+    deliver(&md, "3", &message("red-2@example.org", "report", "report\n"));
+    deliver(&md, "4", &message("white-2@example.org", "report", "report fd\n"));
+    intake(&root, &md, &cfg, "2026-07-01T13:02:00Z");
+    let mails = queued(&root);
+    assert!(!to(&mails, "red-2@example.org")[0].text.contains("white-1's plan"));
+    assert!(to(&mails, "white-2@example.org").iter().any(|m| m.subject.contains("Re: report") && m.text.contains("Your teammate white-1's plan for step 1")));
+}
