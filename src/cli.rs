@@ -50,7 +50,7 @@ enum Command {
         /// game's first shipped scenario).
         #[arg(long)]
         scenario: Option<PathBuf>,
-        /// Game option K=V (repeatable), e.g. optional-fire=true.
+        /// Game option K=V (repeatable), e.g. optional-fire=true; press=none|team|all: whom players may send press to by mail (default team for Flag Dash, all otherwise).
         #[arg(long = "option", value_name = "K=V")]
         options: Vec<String>,
         /// A seat: ROLE:EMAIL:PUBKEY, PUBKEY being a .pub file or the key line (repeatable).

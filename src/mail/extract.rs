@@ -610,6 +610,12 @@ mod tests {
     }
 
     #[test]
+    fn the_text_for_commands_is_the_new_part_only() {
+        let raw = b"From: a@b.c\r\nSubject: x\r\n\r\nstatus\r\n> help\r\nOn Tue, Meade wrote:\r\n> report\r\n\r\npress to all\r\n-----Original Message-----\r\nreport g1\r\n";
+        assert_eq!(extract(raw, &|_, _| None).unwrap().text, "status\n\npress to all\n");
+    }
+
+    #[test]
     fn bounces_are_told_apart() {
         let dsn = b"From: x@y.z\r\nContent-Type: multipart/report; report-type=delivery-status; boundary=b\r\n\r\n--b\r\n\r\nx\r\n--b--\r\n";
         assert!(extract(dsn, &|_, _| None).unwrap().bounce.is_some());

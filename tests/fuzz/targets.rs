@@ -185,7 +185,10 @@ pub fn run_one(input: &[u8], key: &ssh_key::PublicKey) -> Result<(), String> {
         for f in &ex.orders {
             let _ = sig::verify_order_text(key, NS_ORDERS, &f.file, f.detached.as_deref());
         }
+        // Players' commands and press, from the subject and the new part of the body.
+        let _ = pbem::mail::commands::parse(&ex.subject, &ex.text);
     }
+    let _ = pbem::mail::commands::parse(&lossy, &lossy);
     let _ = extract::unflow(&lossy, true);
     Ok(())
 }
