@@ -224,7 +224,7 @@ pub(super) struct Answers {
     /// The reply's paragraphs about the commands.
     pub text: String,
     /// Order forms of resent reports.
-    pub attachments: Vec<(String, Vec<u8>)>,
+    pub attachments: super::cron::Files,
 }
 
 /// Where the answers are going and what they need.
@@ -238,8 +238,11 @@ pub(super) struct Asker<'a> {
     pub hash: &'a str,
 }
 
-/// The seats the asker holds, by game: (folder, game file, roles).
-fn seats_of<'g>(games: &'g Games, addrs: &[String]) -> Vec<(&'g PathBuf, &'g GameFile, Vec<String>)> {
+/// A game the asker plays in: its folder, its game file and the asker's roles there.
+type Held<'g> = (&'g PathBuf, &'g GameFile, Vec<String>);
+
+/// The seats the asker holds, by game.
+fn seats_of<'g>(games: &'g Games, addrs: &[String]) -> Vec<Held<'g>> {
     let mine = |e: &str| addrs.iter().any(|a| a.eq_ignore_ascii_case(e));
     games.iter().filter_map(|(dir, gf)| {
         let roles: Vec<String> = gf.seats.iter().filter(|s| mine(&s.email)).map(|s| s.role.clone()).collect();
@@ -248,7 +251,7 @@ fn seats_of<'g>(games: &'g Games, addrs: &[String]) -> Vec<(&'g PathBuf, &'g Gam
 }
 
 /// The asker's games that `game` names (all of them when it names none).
-fn chosen<'s, 'g>(seats: &'s [(&'g PathBuf, &'g GameFile, Vec<String>)], game: Option<&str>) -> std::result::Result<Vec<&'s (&'g PathBuf, &'g GameFile, Vec<String>)>, String> {
+fn chosen<'s, 'g>(seats: &'s [Held<'g>], game: Option<&str>) -> std::result::Result<Vec<&'s Held<'g>>, String> {
     match game {
         None if seats.is_empty() => Err("you hold no seat in any game here".into()),
         None => Ok(seats.iter().collect()),
@@ -289,7 +292,7 @@ pub(super) fn answer(parsed: &Parsed, asker: &Asker<'_>, games: &Games, outbox: 
     Ok(out)
 }
 
-fn status_text(list: &[&(&PathBuf, &GameFile, Vec<String>)]) -> Result<String> {
+fn status_text(list: &[&Held<'_>]) -> Result<String> {
     let mut s = String::new();
     for (dir, _, roles) in list {
         s.push_str(&format!("Status (you play {}):\n{}", roles.join(", "), pipeline::status(dir)?));
@@ -299,7 +302,7 @@ fn status_text(list: &[&(&PathBuf, &GameFile, Vec<String>)]) -> Result<String> {
 
 /// Each chosen seat's newest report as its report mail had it, with the order form attached and
 /// teammates' plans below.
-fn report_text(list: &[&(&PathBuf, &GameFile, Vec<String>)], cfg: &HostConfig, files: &mut Vec<(String, Vec<u8>)>) -> Result<String> {
+fn report_text(list: &[&Held<'_>], cfg: &HostConfig, files: &mut super::cron::Files) -> Result<String> {
     let mut s = String::new();
     for (dir, _, roles) in list {
         let g = pipeline::load(dir)?;
@@ -316,7 +319,7 @@ fn report_text(list: &[&(&PathBuf, &GameFile, Vec<String>)], cfg: &HostConfig, f
 
 #[allow(clippy::too_many_arguments)]
 fn press(
-    seats: &[(&PathBuf, &GameFile, Vec<String>)],
+    seats: &[Held<'_>],
     game: Option<&str>,
     to: &Whom,
     text: &str,

@@ -318,6 +318,9 @@ fn report_mail(
     })
 }
 
+/// Text attachments of a mail: (file name, content).
+pub(super) type Files = Vec<(String, Vec<u8>)>;
+
 /// The text of `role`'s report mail for record `rec` (what is due, the press received since the
 /// record before it, the report; after the last record, how to audit the game) and its
 /// attachment (the order form when orders are due): what the `report` command sends again.
@@ -329,7 +332,7 @@ pub(super) fn report_parts(
     state: &str,
     role: &str,
     cfg: &HostConfig,
-) -> Result<(String, Vec<(String, Vec<u8>)>)> {
+) -> Result<(String, Files)> {
     let seat = gf.seat(role).ok_or_else(|| Error::input(dir.game_file(), format!("no seat {role}")))?;
     let text = store::read_text(&dir.report(rec.index, role))?;
     let mut attachments = Vec::new();

@@ -558,7 +558,10 @@ fn plans_mailed(results: &[OrderResult], games: &Games, from: &str, outbox: &Out
     }
     let mut text = String::new();
     for (id, receipts) in by_game {
-        let Some((dir, _)) = games.get(id) else { continue };
+        let Some((dir, gf)) = games.get(id) else { continue };
+        if !pipeline::rules(&gf.rules).is_ok_and(|g| g.teammates_see_plans()) {
+            continue;
+        }
         for line in super::press::mail_plans(dir, &receipts, from, outbox, cfg, now)? {
             text.push_str(&format!("Note: {line}.\n"));
         }
