@@ -69,33 +69,10 @@ pub(super) fn relay(r: &Relay<'_>, outbox: &Outbox, cfg: &HostConfig, now: DateT
     if r.text.len() > MAX_PRESS_BYTES {
         return Ok(Err(format!("the press message has {} bytes; at most {MAX_PRESS_BYTES} are relayed", r.text.len())));
     }
-    let teams = team::teams(&g)?;
-    let mine: Vec<&String> = r.from.iter().filter_map(|role| teams.get(role)).collect();
-    let roles: Vec<String> = g.gf.seats.iter().map(|s| s.role.clone()).filter(|role| !r.from.contains(role)).collect();
-    let to: Vec<String> = match r.to {
-        Whom::All => roles.clone(),
-        Whom::Team => roles.iter().filter(|role| teams.get(*role).is_some_and(|t| mine.contains(&t))).cloned().collect(),
-        Whom::Roles(named) => {
-            let mut out = Vec::new();
-            for n in named {
-                match roles.iter().find(|role| role.eq_ignore_ascii_case(n)) {
-                    Some(role) if !out.contains(role) => out.push(role.clone()),
-                    Some(_) => {}
-                    None => return Ok(Err(format!("game {gid} has no other seat {:?}; its seats: {}", super::commands::shorten(n), roles.join(", ")))),
-                }
-            }
-            out
-        }
+    let to = match recipients(&g, r, setting)? {
+        Ok(to) => to,
+        Err(why) => return Ok(Err(why)),
     };
-    if setting == Press::Team {
-        let outside: Vec<&String> = to.iter().filter(|role| !teams.get(*role).is_some_and(|t| mine.contains(&t))).collect();
-        if !outside.is_empty() || *r.to == Whom::All {
-            return Ok(Err(format!("in game {gid} press goes to your own team only (the host set press=team)")));
-        }
-    }
-    if to.is_empty() {
-        return Ok(Err(format!("in game {gid} you have no {} to send it to", if *r.to == Whom::Team { "teammate" } else { "other seat" })));
-    }
     let kept = Kept { time: pipeline::timestamp(now), from: r.from.to_vec(), whom: r.to.shown(), to: to.clone(), text: r.text.to_string() };
     let path = state_dir(r.dir.parent().unwrap_or(Path::new("."))).join("press").join(&gid).join(format!("{}.toml", r.id));
     if !path.exists() {
@@ -137,6 +114,40 @@ pub(super) fn relay(r: &Relay<'_>, outbox: &Outbox, cfg: &HostConfig, now: DateT
         line.push_str(&format!(" (not mailed now to {}: over the hourly mail cap)", over.join("; ")));
     }
     Ok(Ok(line))
+}
+
+/// The roles a press message goes to, or why it goes to none (an unknown role, outside the team
+/// under `press=team`, nobody there).
+fn recipients(g: &pipeline::Loaded, r: &Relay<'_>, setting: Press) -> Result<std::result::Result<Vec<String>, String>> {
+    let gid = &g.gf.id;
+    let teams = team::teams(g)?;
+    let mine: Vec<&String> = r.from.iter().filter_map(|role| teams.get(role)).collect();
+    let roles: Vec<String> = g.gf.seats.iter().map(|s| s.role.clone()).filter(|role| !r.from.contains(role)).collect();
+    let to: Vec<String> = match r.to {
+        Whom::All => roles.clone(),
+        Whom::Team => roles.iter().filter(|role| teams.get(*role).is_some_and(|t| mine.contains(&t))).cloned().collect(),
+        Whom::Roles(named) => {
+            let mut out = Vec::new();
+            for n in named {
+                match roles.iter().find(|role| role.eq_ignore_ascii_case(n)) {
+                    Some(role) if !out.contains(role) => out.push(role.clone()),
+                    Some(_) => {}
+                    None => return Ok(Err(format!("game {gid} has no other seat {:?}; its seats: {}", super::commands::shorten(n), roles.join(", ")))),
+                }
+            }
+            out
+        }
+    };
+    if setting == Press::Team {
+        let outside: Vec<&String> = to.iter().filter(|role| !teams.get(*role).is_some_and(|t| mine.contains(&t))).collect();
+        if !outside.is_empty() || *r.to == Whom::All {
+            return Ok(Err(format!("in game {gid} press goes to your own team only (the host set press=team)")));
+        }
+    }
+    if to.is_empty() {
+        return Ok(Err(format!("in game {gid} you have no {} to send it to", if *r.to == Whom::Team { "teammate" } else { "other seat" })));
+    }
+    Ok(Ok(to))
 }
 
 /// One kept press message as a mail or a report shows it.
