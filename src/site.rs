@@ -242,6 +242,27 @@ fn game_page(env: &Environment<'_>, copy: &Copy, archive: &str, archive_bytes: &
 pub fn publish(dir: &Path, site: &Path) -> Result<Published> {
     let archive_bytes = public::public_archive(dir)?;
     let id = pipeline::read_game_file(&GameDir::new(dir))?.id;
+    publish_archive(&id, archive_bytes, site)
+}
+
+/// [`publish`], unless the site already holds this game's public copy as it is now (and its
+/// pages): `None` then. What the cron run calls after every adjudication.
+///
+/// Errors: as [`publish`].
+pub fn publish_if_changed(dir: &Path, site: &Path) -> Result<Option<Published>> {
+    let archive_bytes = public::public_archive(dir)?;
+    let id = pipeline::read_game_file(&GameDir::new(dir))?.id;
+    let folder = site.join(folder_name(&id)?);
+    let same = std::fs::read(folder.join(format!("{id}.tar"))).ok() == Some(archive_bytes.clone());
+    if same && folder.join("index.html").is_file() && site.join("index.html").is_file() {
+        return Ok(None);
+    }
+    publish_archive(&id, archive_bytes, site).map(Some)
+}
+
+/// Publishes game `id` from its public copy `archive_bytes` (see [`publish`]).
+fn publish_archive(id: &str, archive_bytes: Vec<u8>, site: &Path) -> Result<Published> {
+    let id = id.to_string();
     let folder_id = folder_name(&id)?.to_string();
     let archive = format!("{folder_id}.tar");
     let unpacked = public::unpack_bytes(&archive_bytes, Path::new(&archive))?;
