@@ -45,6 +45,9 @@ impl Published {
 /// lists every game already in the site.
 #[derive(Debug, Serialize, Deserialize)]
 struct Summary {
+    /// The pbem version that wrote the pages (a newer one rewrites them: its pages or pictures may differ).
+    #[serde(default)]
+    pbem: String,
     id: String,
     title: String,
     status: String,
@@ -246,7 +249,7 @@ pub fn publish(dir: &Path, site: &Path) -> Result<Published> {
 }
 
 /// [`publish`], unless the site already holds this game's public copy as it is now (and its
-/// pages): `None` then. What the cron run calls after every adjudication.
+/// pages, written by this version of pbem): `None` then. What the cron run calls after every adjudication.
 ///
 /// Errors: as [`publish`].
 pub fn publish_if_changed(dir: &Path, site: &Path) -> Result<Option<Published>> {
@@ -254,7 +257,8 @@ pub fn publish_if_changed(dir: &Path, site: &Path) -> Result<Option<Published>> 
     let id = pipeline::read_game_file(&GameDir::new(dir))?.id;
     let folder = site.join(folder_name(&id)?);
     let same = std::fs::read(folder.join(format!("{id}.tar"))).ok() == Some(archive_bytes.clone());
-    if same && folder.join("index.html").is_file() && site.join("index.html").is_file() {
+    let by_us = std::fs::read_to_string(folder.join("site.json")).ok().and_then(|t| serde_json::from_str::<Summary>(&t).ok()).is_some_and(|s| s.pbem == env!("CARGO_PKG_VERSION"));
+    if same && by_us && folder.join("index.html").is_file() && site.join("index.html").is_file() {
         return Ok(None);
     }
     publish_archive(&id, archive_bytes, site).map(Some)
@@ -284,7 +288,7 @@ fn publish_archive(id: &str, archive_bytes: Vec<u8>, site: &Path) -> Result<Publ
         files.push((folder.join(format!("step-{n}.html")), page.into_bytes()));
     }
     files.push((folder.join("index.html"), game_page(&env, &copy, &archive, &archive_bytes)?.into_bytes()));
-    let summary = Summary { id: id.clone(), title: copy.game.title().to_string(), status: status(&copy) };
+    let summary = Summary { pbem: env!("CARGO_PKG_VERSION").to_string(), id: id.clone(), title: copy.game.title().to_string(), status: status(&copy) };
     files.push((folder.join("site.json"), format!("{}\n", serde_json::to_string_pretty(&summary).expect("summary serializes")).into_bytes()));
     files.push((folder.join(&archive), archive_bytes));
     let mut written = 0;

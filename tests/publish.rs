@@ -242,3 +242,19 @@ fn a_game_failing_its_audit_is_not_published() {
     assert!(err.contains("not published") && err.contains("records/000004.json"), "{err}");
     assert!(!site.exists(), "nothing written");
 }
+
+#[test]
+fn publish_all_lists_every_game_and_says_which_failed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    cut_example(&root, 3);
+    fs::create_dir_all(root.join("broken")).unwrap();
+    fs::write(root.join("broken/game.toml"), "id = 3\n").unwrap();
+    let site = tmp.path().join("site");
+    let a = pbem().arg("publish").arg("--all").arg(&root).arg("--out").arg(&site).assert().code(1);
+    let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("broken: not published") && err.contains("game.toml"), "{err}");
+    let index = fs::read_to_string(site.join("index.html")).unwrap();
+    assert!(index.contains("demo-gettysburg-campaign-18630701/index.html") && index.contains("Step 4 is open"), "{index}");
+    assert!(!index.contains("broken"));
+}
