@@ -43,6 +43,10 @@ pub struct AuditSummary {
     pub secret: Option<(u64, u64)>,
     /// Signed orders checked (signature, commitment, receipt) in records that could not be replayed.
     pub unreplayed_orders: u64,
+    /// The replayed state after each record checked in full, by record index from record 0 (the
+    /// replay stops at the first record whose orders are still withheld): what `pbem publish`
+    /// draws the public pictures from.
+    pub states: Vec<String>,
     /// Every nonce of a revealed order so far, with whose order it was ("union in step 3"): a
     /// nonce is used once in a game.
     nonces: BTreeMap<[u8; 32], String>,
@@ -684,6 +688,7 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                 sum.reports += 1;
             }
             sum.records += 1;
+            sum.states.push(state.clone());
         } else if rec.opening.as_ref().is_some_and(|op| op.step != n + 1) || rec.opening.is_some() == rec.outcome.is_some() {
             return Err(fail(&rpath, format!("must either open step {} or state the outcome", n + 1)));
         }

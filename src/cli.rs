@@ -196,7 +196,7 @@ enum Command {
     },
     /// Check every signature, commitment, seed and the hash chain, and replay every step.
     Audit {
-        /// The game directory.
+        /// The game directory, or a public copy as made by `pbem public` (a tar archive).
         #[arg(required_unless_present = "all", conflicts_with = "all")]
         dir: Option<PathBuf>,
         /// Audit every game under this root (each folder with a game.toml): one line per game
@@ -214,6 +214,28 @@ enum Command {
         reports: Vec<PathBuf>,
         #[command(flatten)]
         templates: Templates,
+    },
+    /// Write the public copy of a game (game.toml, scenario.toml, records/, receipts/; nothing
+    /// secret) as one tar archive that `pbem audit FILE` checks.
+    Public {
+        /// The game directory.
+        dir: PathBuf,
+        /// The archive to write (replaced atomically).
+        #[arg(long, value_name = "FILE")]
+        out: PathBuf,
+    },
+    /// Write the static web site of a game, or of every game under a root, from its public copy
+    /// only: an index of the games, a page per step, the public copy to download.
+    Publish {
+        /// The game directory.
+        #[arg(required_unless_present = "all", conflicts_with = "all")]
+        dir: Option<PathBuf>,
+        /// Publish every game under this root (each folder with a game.toml).
+        #[arg(long, value_name = "ROOT")]
+        all: Option<PathBuf>,
+        /// The site's folder (made if missing; files of other games in it are kept).
+        #[arg(long, value_name = "SITE")]
+        out: PathBuf,
     },
     /// Play many games in memory with the built-in players: per side, win rate, mean length and
     /// mean steps (balancing a reconstruction).
@@ -424,6 +446,15 @@ fn audit_all(root: &Path, templates: Option<&Path>) -> Result<ExitCode> {
     Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
+/// The lines `pbem audit DIR` prints: each receipt and kept report checked, then the summary.
+fn audit_lines(dir: &Path, receipts: &[PathBuf], reports: &[PathBuf], templates: Option<&Path>) -> crate::error::Result<Vec<String>> {
+    let s = audit::audit(dir, templates)?;
+    let mut out = audit::check_held_receipts(dir, receipts)?;
+    out.extend(audit::check_kept_reports(dir, reports)?);
+    out.push(format!("audit passed: {}", s.describe()));
+    Ok(out)
+}
+
 /// Executes one parsed command.
 pub fn run(cli: Cli) -> Result<ExitCode> {
     let templates = cli.command.templates();
@@ -624,15 +655,45 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Audit { all: Some(root), .. } => return audit_all(&root, templates.as_deref()),
         Command::Audit { dir, receipts, reports, .. } => {
             let dir = dir.ok_or_else(|| anyhow!("give a game directory or --all ROOT"))?;
+            if dir.is_file() {
+                // A public copy as one archive: unpacked into a temporary folder and audited
+                // there, failures naming the file inside the archive.
+                let copy = crate::public::unpack(&dir)?;
+                let lines = audit_lines(&copy.game, &receipts, &reports, templates.as_deref()).map_err(|e| anyhow!(copy.rename(&e.to_string())))?;
+                for line in lines {
+                    println!("{}", copy.rename(&line));
+                }
+                return Ok(ExitCode::SUCCESS);
+            }
             warn_exposed_host(&dir);
-            let s = audit::audit(&dir, templates.as_deref())?;
-            for line in audit::check_held_receipts(&dir, &receipts)? {
+            for line in audit_lines(&dir, &receipts, &reports, templates.as_deref())? {
                 println!("{line}");
             }
-            for line in audit::check_kept_reports(&dir, &reports)? {
-                println!("{line}");
+        }
+        Command::Public { dir, out } => {
+            let bytes = crate::public::public_archive(&dir)?;
+            store::write_atomic(&out, &bytes)?;
+            println!("wrote the public copy of {} to {} ({} bytes; check it with `pbem audit {}`)", dir.display(), out.display(), bytes.len(), out.display());
+        }
+        Command::Publish { dir, all, out } => {
+            let dirs = match (dir, all) {
+                (Some(d), _) => vec![d],
+                (None, Some(root)) => pipeline::games_under(&root)?,
+                (None, None) => bail!("give a game directory or --all ROOT"),
+            };
+            let mut failed = 0;
+            for d in &dirs {
+                match crate::site::publish(d, &out) {
+                    Ok(p) => println!("{}: published {}", d.display(), p.describe()),
+                    Err(e) => {
+                        failed += 1;
+                        eprintln!("pbem: {}: not published: {e}", d.display());
+                    }
+                }
             }
-            println!("audit passed: {}", s.describe());
+            if failed > 0 {
+                return Ok(ExitCode::from(1));
+            }
         }
         Command::Simulate { rules, scenario, options, games, policy, seed } => {
             let seed = match seed {

@@ -212,6 +212,13 @@ pub trait Game: Send + Sync {
         false
     }
 
+    /// A picture of the board as `seat` may see it (`None`: an observer, as on the public web
+    /// page), an SVG document drawn from [`Game::view`] only; `None` when the game draws none.
+    fn picture(&self, state: &Self::State, seat: Option<&str>) -> Option<String> {
+        let _ = (state, seat);
+        None
+    }
+
     /// The built-in players' policies `pbem simulate --policy` may pick, the default (the one
     /// behind [`Game::bot_order`]) first.
     fn policies(&self) -> &'static [&'static str] {
@@ -259,6 +266,8 @@ pub trait DynGame: Send + Sync {
     fn view(&self, state: &str, role: &str) -> Result<serde_json::Value, GameError>;
     /// See [`Game::bot_order`].
     fn bot_order(&self, state: &str, role: &str, ctx: &mut Ctx) -> Result<Orders, GameError>;
+    /// See [`Game::picture`].
+    fn picture(&self, state: &str, seat: Option<&str>) -> Result<Option<String>, GameError>;
     /// See [`Game::sides`].
     fn sides(&self, state: &str) -> Result<Vec<String>, GameError>;
     /// See [`Game::team`].
@@ -330,6 +339,9 @@ impl<G: Game> DynGame for G {
     }
     fn bot_order(&self, state: &str, role: &str, ctx: &mut Ctx) -> Result<Orders, GameError> {
         Ok(Game::bot_order(self, &parse(state)?, role, ctx))
+    }
+    fn picture(&self, state: &str, seat: Option<&str>) -> Result<Option<String>, GameError> {
+        Ok(Game::picture(self, &parse(state)?, seat))
     }
     fn sides(&self, state: &str) -> Result<Vec<String>, GameError> {
         Ok(Game::sides(self, &parse(state)?))

@@ -155,3 +155,35 @@ fn a_clock_behind_the_last_record_is_refused() {
     assert!(results[0].as_ref().is_err_and(|e| e.to_string().contains("before its record 0")));
     assert!(std::fs::read_dir(game.join("receipts")).map(|d| d.count() == 0).unwrap_or(true), "no receipt stored");
 }
+
+#[test]
+fn the_cron_run_publishes_the_site_and_reports_link_to_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 24);
+    let out = tmp.path().join("sent");
+    let site = tmp.path().join("site");
+    let mut cfg = config(tmp.path(), TransportConfig::File { dir: out.clone() });
+    cfg.publish.out = Some(site.clone());
+    cfg.publish.public_url = Some("https://games.example.net/pbem/".into());
+    let mut e = Entropy::seeded([9; 32]);
+
+    let r = cron::run(&root, &cfg, at("2026-07-01T12:05:00Z"), &mut e).unwrap();
+    assert_eq!(r.published.len(), 1, "{r:?}");
+    assert!(site.join("index.html").is_file() && site.join("g1/step-0.html").is_file() && site.join("g1/g1.tar").is_file());
+    assert!(sent(&out).iter().all(|(_, m)| m.text.contains("https://games.example.net/pbem/g1/step-0.html")), "every report links to its page");
+
+    // Nothing new: nothing published again.
+    let r = cron::run(&root, &cfg, at("2026-07-01T12:10:00Z"), &mut e).unwrap();
+    assert!(r.published.is_empty(), "{r:?}");
+
+    // A step resolved: its page is there before the mail that links to it goes out.
+    deliver(tmp.path(), "u1", &order_mail(&game, "union", 1));
+    deliver(tmp.path(), "c1", &order_mail(&game, "confederate", 1));
+    let r = cron::run(&root, &cfg, at("2026-07-02T03:00:00Z"), &mut e).unwrap();
+    assert_eq!(r.published.len(), 1, "{r:?}");
+    assert!(site.join("g1/step-1.html").is_file());
+    let step1: Vec<_> = sent(&out).into_iter().filter(|(_, m)| m.subject.contains("step 1 resolved")).collect();
+    assert_eq!(step1.len(), 2);
+    assert!(step1.iter().all(|(_, m)| m.text.contains("https://games.example.net/pbem/g1/step-1.html")));
+}

@@ -154,6 +154,14 @@ pub fn cron(root: &Path, config: &Path, clock: Clock, quiet: bool) -> Result<Exi
         }
         failed |= g.failed;
     }
+    for (line, bad) in &r.published {
+        if *bad {
+            eprintln!("{line}");
+            failed = true;
+        } else if !quiet {
+            println!("{line}");
+        }
+    }
     let queued = r.queued.len() + r.intake.iter().filter(|h| h.reply.is_some()).count();
     match &r.flushed {
         Some(f) => failed |= !print_flush(&super::Outbox::under(root), f, queued, quiet),

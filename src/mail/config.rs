@@ -30,6 +30,28 @@ pub struct HostConfig {
     /// deadlines shown in mails; the default is UTC.
     #[serde(default)]
     pub time_zones: BTreeMap<String, String>,
+    /// The public web site of the games (`pbem publish`), written after each adjudication.
+    #[serde(default)]
+    pub publish: PublishConfig,
+}
+
+/// `[publish]`: where the cron run writes the games' static site, and where it is seen.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PublishConfig {
+    /// The site's folder (relative to the config file's folder); each cron run publishes there
+    /// every game whose public copy changed. None: no site is written.
+    pub out: Option<PathBuf>,
+    /// Where that folder is served (`https://example.org/games`): report mails link to the
+    /// game's page of the record they report. None: no link.
+    pub public_url: Option<String>,
+}
+
+impl PublishConfig {
+    /// The address of the page of record `index` of game `id`, when `public_url` is set.
+    pub fn page_url(&self, id: &str, index: u64) -> Option<String> {
+        self.public_url.as_ref().map(|u| format!("{}/{id}/step-{index}.html", u.trim_end_matches('/')))
+    }
 }
 
 /// Reminder policy.
@@ -224,6 +246,9 @@ impl HostConfig {
         if let Some(p) = c.intake.mbox.as_mut() {
             fix(p)
         }
+        if let Some(p) = c.publish.out.as_mut() {
+            fix(p)
+        }
         match &mut c.transport {
             TransportConfig::File { dir } => fix(dir),
             TransportConfig::Smtp { password_file, ca_file, .. } => {
@@ -248,11 +273,17 @@ impl HostConfig {
             transport: TransportConfig::None,
             reminders: Reminders::default(),
             time_zones: BTreeMap::new(),
+            publish: PublishConfig::default(),
         }
     }
 
     fn check(&self) -> std::result::Result<(), String> {
         self.from.parse::<lettre::message::Mailbox>().map_err(|e| format!("from = {:?}: not a mail address: {e}", self.from))?;
+        if let Some(u) = &self.publish.public_url
+            && (!(u.starts_with("https://") || u.starts_with("http://")) || u.contains(char::is_whitespace))
+        {
+            return Err(format!("publish.public_url = {u:?}: give the web address the site is served at (https://...)"));
+        }
         for (addr, tz) in &self.time_zones {
             tz.parse::<chrono_tz::Tz>().map_err(|_| format!("time_zones: {addr} = {tz:?} is not an IANA time zone (e.g. Europe/Berlin)"))?;
         }
@@ -300,6 +331,18 @@ mod tests {
         let path = dir.path().join("pbem-mail.toml");
         std::fs::write(&path, text).unwrap();
         HostConfig::load(&path)
+    }
+
+    #[test]
+    fn publish_reads_its_folder_beside_the_config_and_wants_a_web_address() {
+        let c = load("from = \"judge@example.org\"\n[publish]\nout = \"site\"\npublic_url = \"https://example.org/games/\"\n").unwrap();
+        assert!(c.publish.out.as_ref().unwrap().ends_with("site") && c.publish.out.as_ref().unwrap().is_absolute());
+        assert_eq!(c.publish.page_url("g1", 3).as_deref(), Some("https://example.org/games/g1/step-3.html"));
+        assert_eq!(load("from = \"judge@example.org\"\n").unwrap().publish.page_url("g1", 3), None);
+        let err = load("from = \"judge@example.org\"\n[publish]\npublic_url = \"example.org/games\"\n").unwrap_err().to_string();
+        assert!(err.contains("publish.public_url") && err.contains("https://"), "{err}");
+        let err = load("from = \"judge@example.org\"\n[publish]\noutt = \"x\"\n").unwrap_err().to_string();
+        assert!(err.contains("pbem-mail.toml:3") && err.contains("outt"), "{err}");
     }
 
     #[test]

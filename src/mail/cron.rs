@@ -54,6 +54,9 @@ pub struct CronRun {
     pub queued: Vec<String>,
     /// The outbox flush (None without a transport).
     pub flushed: Option<super::outbox::Flushed>,
+    /// With `[publish] out`: one line per game published (its public copy changed), as
+    /// (line, failed).
+    pub published: Vec<(String, bool)>,
 }
 
 /// How many times one cron run takes mail in again because messages arrived while it was
@@ -116,6 +119,15 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
         out.games.push(g);
     }
     drop(lock);
+    // The site before the mail that links to it; from the public copies alone, so without locks.
+    if let Some(site) = &cfg.publish.out {
+        for g in out.games.iter().filter(|g| !g.failed && !g.skip_mail) {
+            let dir = root.join(&g.game);
+            if let Some(line) = publish_game(&dir, site) {
+                out.published.push(line);
+            }
+        }
+    }
     if let Some(t) = super::transport::from_config(&cfg.transport)? {
         out.flushed = Some(outbox.flush(t.as_ref(), now)?);
     }
@@ -238,6 +250,16 @@ fn merge_runs(prev: Option<GameRun>, mut next: GameRun) -> GameRun {
     GameRun { summary, adjudicated: p.adjudicated, ..next }
 }
 
+/// Publishes the game in `dir` into `site` if its public copy changed since it was last
+/// published there: `None` when nothing changed, else the line to print and whether it failed.
+fn publish_game(dir: &Path, site: &Path) -> Option<(String, bool)> {
+    match crate::site::publish_if_changed(dir, site) {
+        Ok(None) => None,
+        Ok(Some(p)) => Some((format!("published {}", p.describe()), false)),
+        Err(e) => Some((format!("{}: not published: {e}", dir.display()), true)),
+    }
+}
+
 fn mailed_path(root: &Path, id: &str) -> std::path::PathBuf {
     intake::state_dir(root).join("mailed").join(id)
 }
@@ -337,6 +359,9 @@ pub(super) fn report_parts(
     let text = store::read_text(&dir.report(rec.index, role))?;
     let mut attachments = Vec::new();
     let mut head = String::new();
+    if let Some(url) = cfg.publish.page_url(&gf.id, rec.index) {
+        head.push_str(&format!("This step on the game's public page: {url}\n\n"));
+    }
     if let Some(op) = &rec.opening {
         match report::order_form(game, gf, op, state, role, "")? {
             Some(form) => {

@@ -1,0 +1,260 @@
+//! `pbem public` (the public copy as one archive, audited by `pbem audit FILE`) and `pbem publish`
+//! (the static site built from it): only public files, nothing of a withheld step, well-formed
+//! pages whose links all resolve, the same bytes every time, nothing else in the site touched.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+const EXAMPLE: &str = "turns/demo-gettysburg-campaign-18630701";
+
+fn pbem() -> Command {
+    Command::cargo_bin("pbem").unwrap()
+}
+
+fn example() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join(EXAMPLE)
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    fs::create_dir_all(to).unwrap();
+    for e in fs::read_dir(from).unwrap() {
+        let e = e.unwrap();
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to.join(e.file_name()));
+        } else {
+            fs::copy(e.path(), to.join(e.file_name())).unwrap();
+        }
+    }
+}
+
+/// The entry names of a tar archive.
+fn entries(archive: &[u8]) -> Vec<String> {
+    let mut ar = tar::Archive::new(archive);
+    ar.entries().unwrap().map(|e| e.unwrap().path().unwrap().display().to_string()).collect()
+}
+
+/// Every file under `dir` as (path relative to it, bytes).
+fn files(dir: &Path) -> BTreeMap<String, Vec<u8>> {
+    let mut out = BTreeMap::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                todo.push(p);
+            } else {
+                out.insert(p.strip_prefix(dir).unwrap().display().to_string(), fs::read(&p).unwrap());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn the_public_copy_holds_only_public_files_and_audits_as_an_archive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (a, b) = (tmp.path().join("a.tar"), tmp.path().join("b.tar"));
+    pbem().arg("public").arg(example()).arg("--out").arg(&a).assert().success();
+    pbem().arg("public").arg(example()).arg("--out").arg(&b).assert().success();
+    let bytes = fs::read(&a).unwrap();
+    assert_eq!(bytes, fs::read(&b).unwrap(), "the same game gives the same archive, byte for byte");
+    let names = entries(&bytes);
+    let id = "demo-gettysburg-campaign-18630701";
+    assert!(names.contains(&format!("{id}/game.toml")) && names.contains(&format!("{id}/records/000031.json.sig")) && names.contains(&format!("{id}/receipts/000031/union-1.toml")));
+    for n in &names {
+        let rest = n.strip_prefix(&format!("{id}/")).unwrap_or_else(|| panic!("{n}: outside the game folder"));
+        let public = rest == "game.toml" || rest == "scenario.toml" || rest.starts_with("records/") || rest.starts_with("receipts/");
+        assert!(public, "{n} is not a public file");
+    }
+    let out = pbem().arg("audit").arg(&a).assert().success().get_output().stdout.clone();
+    let out = String::from_utf8(out).unwrap();
+    assert!(out.contains("audit passed: 32 records") && out.contains("a public copy"), "{out}");
+
+    // An archive with one byte of a record changed fails, naming the file inside the archive.
+    let needle = b"\"index\": 5,";
+    let at = bytes.windows(needle.len()).position(|w| w == needle).unwrap();
+    let mut bad = bytes.clone();
+    bad[at + 10] = b'6';
+    let bad_path = tmp.path().join("bad.tar");
+    fs::write(&bad_path, &bad).unwrap();
+    let err = pbem().arg("audit").arg(&bad_path).assert().failure().get_output().stderr.clone();
+    let err = String::from_utf8(err).unwrap();
+    assert!(err.contains(&format!("{}:{id}/records/000005.json", bad_path.display())), "{err}");
+    assert!(!err.contains("pbem-public-"), "no temporary path in the message: {err}");
+}
+
+/// The example game cut after record `last` (as it stood then, mid-game), in `tmp`.
+fn cut_example(tmp: &Path, last: u64) -> PathBuf {
+    let dir = tmp.join("demo-gettysburg-campaign-18630701");
+    copy_tree(&example(), &dir);
+    for n in last + 1..=31 {
+        for ext in ["json", "json.sig"] {
+            fs::remove_file(dir.join(format!("records/{n:06}.{ext}"))).unwrap();
+        }
+    }
+    dir
+}
+
+#[test]
+fn a_site_made_mid_game_shows_nothing_of_a_withheld_step() {
+    // Record 6 withholds both sides' orders until the game's end (an initiative tie, §7); record
+    // 31 reveals them. Cut after record 10, the public copy holds their commitments only.
+    let tmp = tempfile::tempdir().unwrap();
+    let game = cut_example(tmp.path(), 10);
+    let last: serde_json::Value = serde_json::from_slice(&fs::read(example().join("records/000031.json")).unwrap()).unwrap();
+    let secrets: Vec<String> = last["reveals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|r| r["step"].as_u64().unwrap() <= 10)
+        .map(|r| r["text"].as_str().unwrap().lines().find(|l| l.starts_with("nonce")).unwrap().to_string())
+        .collect();
+    assert_eq!(secrets.len(), 2);
+    let site = tmp.path().join("site");
+    let out = pbem().arg("publish").arg(&game).arg("--out").arg(&site).assert().success().get_output().stdout.clone();
+    assert!(String::from_utf8(out).unwrap().contains("record 6 on show their commitments only"));
+    let all = files(&site);
+    assert!(all.contains_key("demo-gettysburg-campaign-18630701/step-10.html") && !all.contains_key("demo-gettysburg-campaign-18630701/step-11.html"));
+    for (name, bytes) in &all {
+        for s in &secrets {
+            let hit = bytes.windows(s.len()).any(|w| w == s.as_bytes());
+            assert!(!hit, "{name} shows withheld orders ({s})");
+        }
+    }
+    let step6 = String::from_utf8(all["demo-gettysburg-campaign-18630701/step-6.html"].clone()).unwrap();
+    assert!(step6.contains("only the commitment is public yet"), "{step6}");
+    let game_page = String::from_utf8(all["demo-gettysburg-campaign-18630701/index.html"].clone()).unwrap();
+    assert!(game_page.contains("Step 11 is open") && game_page.contains("id=\"secret\""), "{game_page}");
+
+    // The whole game, published over it, reveals them: the site grows, nothing stale is kept.
+    let out = pbem().arg("publish").arg(example()).arg("--out").arg(&site).assert().success().get_output().stdout.clone();
+    assert!(!String::from_utf8(out).unwrap().contains("commitments only"));
+    let step6 = fs::read_to_string(site.join("demo-gettysburg-campaign-18630701/step-6.html")).unwrap();
+    assert!(secrets.iter().all(|s| step6.contains(&s.replace('"', "&quot;"))), "revealed at the end: {step6}");
+}
+
+/// A page's local links (href, src) and ids, checked as well-formed XHTML by a strict XML parser.
+fn read_page(name: &str, text: &str) -> (Vec<String>, BTreeSet<String>) {
+    use quick_xml::events::Event;
+    let mut r = quick_xml::Reader::from_str(text);
+    let (mut links, mut ids) = (Vec::new(), BTreeSet::new());
+    loop {
+        match r.read_event().unwrap_or_else(|e| panic!("{name}: not well-formed at byte {}: {e}", r.buffer_position())) {
+            Event::Start(e) | Event::Empty(e) => {
+                for a in e.attributes() {
+                    let a = a.unwrap_or_else(|err| panic!("{name}: bad attribute: {err}"));
+                    let v = a.value.to_string();
+                    match a.key.as_ref() {
+                        "href" | "src" => links.push(v),
+                        "id" => assert!(ids.insert(v.clone()), "{name}: id {v} twice"),
+                        _ => {}
+                    }
+                }
+            }
+            Event::Eof => break,
+            _ => {}
+        }
+    }
+    // Only the five XML entities and numeric ones (an HTML-only entity like &nbsp; is not XML).
+    for (i, _) in text.match_indices('&') {
+        let rest = &text[i + 1..];
+        let ok = ["amp;", "lt;", "gt;", "quot;", "apos;", "#"].iter().any(|p| rest.starts_with(p));
+        assert!(ok, "{name}: a stray & at byte {i}");
+    }
+    (links, ids)
+}
+
+#[test]
+fn every_page_is_well_formed_and_every_link_resolves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let site = tmp.path().join("site");
+    fs::create_dir_all(&site).unwrap();
+    fs::write(site.join("notes.txt"), "the host's own file").unwrap();
+    pbem().arg("publish").arg(example()).arg("--out").arg(&site).assert().success();
+    let all = files(&site);
+    assert_eq!(all["notes.txt"], b"the host's own file", "nothing else in the site is touched");
+    let mut pages = BTreeMap::new();
+    for (name, bytes) in all.iter().filter(|(n, _)| n.ends_with(".html")) {
+        let text = std::str::from_utf8(bytes).unwrap();
+        assert!(text.starts_with("<!DOCTYPE html>"), "{name}");
+        assert!(!text.contains("<script"), "{name}: no scripts");
+        pages.insert(name.clone(), read_page(name, text));
+    }
+    for (name, (links, _)) in &pages {
+        let base = Path::new(name).parent().unwrap();
+        for l in links {
+            assert!(!l.contains("://"), "{name}: {l} leaves the site (it must work from file://)");
+            let (file, frag) = l.split_once('#').unwrap_or((l, ""));
+            let target = if file.is_empty() { PathBuf::from(name) } else { normal(&base.join(file)) };
+            let t = target.display().to_string();
+            assert!(all.contains_key(&t), "{name}: link {l} to {t}, which is not in the site");
+            if !frag.is_empty() {
+                assert!(pages[&t].1.contains(frag), "{name}: link {l}: no id {frag} in {t}");
+            }
+        }
+    }
+    // Every record's page has its picture element; once the game draws the board, the picture.
+    let game = pbem::games::by_rules("gettysburg-campaign").unwrap();
+    for n in 0..=31u64 {
+        let name = format!("demo-gettysburg-campaign-18630701/step-{n}.html");
+        let text = std::str::from_utf8(&all[&name]).unwrap();
+        assert!(pages[&name].1.contains("picture"), "{name}: no picture element");
+        let state = fs::read_to_string(example().join(format!("states/{n:06}.json"))).unwrap();
+        if game.picture(&state, None).unwrap().is_some() {
+            assert!(text.contains(&format!("<img src=\"step-{n}.svg\"")), "{name}: the game draws this board, the page must show it");
+        }
+    }
+    // Published again: the same bytes, nothing rewritten.
+    let out = pbem().arg("publish").arg(example()).arg("--out").arg(&site).assert().success().get_output().stdout.clone();
+    assert!(String::from_utf8(out).unwrap().contains(" 0 files changed"));
+    assert_eq!(files(&site), all);
+    // The downloaded copy audits.
+    pbem().arg("audit").arg(site.join("demo-gettysburg-campaign-18630701/demo-gettysburg-campaign-18630701.tar")).assert().success();
+}
+
+/// `a/b/../c` as `a/c`.
+fn normal(p: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for c in p.components() {
+        match c {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[test]
+fn a_game_failing_its_audit_is_not_published() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = cut_example(tmp.path(), 31);
+    let rec = game.join("records/000004.json");
+    let text = fs::read_to_string(&rec).unwrap();
+    fs::write(&rec, text.replacen("rolled", "rolls", 1)).unwrap();
+    let site = tmp.path().join("site");
+    let err = pbem().arg("publish").arg(&game).arg("--out").arg(&site).assert().failure().get_output().stderr.clone();
+    let err = String::from_utf8(err).unwrap();
+    assert!(err.contains("not published") && err.contains("records/000004.json"), "{err}");
+    assert!(!site.exists(), "nothing written");
+}
+
+#[test]
+fn publish_all_lists_every_game_and_says_which_failed() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    cut_example(&root, 3);
+    fs::create_dir_all(root.join("broken")).unwrap();
+    fs::write(root.join("broken/game.toml"), "id = 3\n").unwrap();
+    let site = tmp.path().join("site");
+    let a = pbem().arg("publish").arg("--all").arg(&root).arg("--out").arg(&site).assert().code(1);
+    let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("broken: not published") && err.contains("game.toml"), "{err}");
+    let index = fs::read_to_string(site.join("index.html")).unwrap();
+    assert!(index.contains("demo-gettysburg-campaign-18630701/index.html") && index.contains("Step 4 is open"), "{index}");
+    assert!(!index.contains("broken"));
+}
