@@ -187,11 +187,7 @@ impl Game for ThrowDownThatFlag {
         if s.asking.is_some() {
             return forms::help(s);
         }
-        vec![
-            "Standing orders ([orders.standing.A], or [orders.standing.all] for every company):".into(),
-            "  melee = 8, shoot = 6, range = 2, move = \"nearest\" | \"hold\" | \"ask\" | \"E4\"".into(),
-            "A company with a standing order that applies acts without asking.".into(),
-        ]
+        forms::standing_help(s)
     }
 
     fn check_order(&self, s: &State, role: &str, o: &Orders) -> Result<(), Vec<OrderProblem>> {
@@ -272,8 +268,8 @@ pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, t: &mut dy
     let mut s = state.clone();
     let o = orders.get(ROLE).ok_or_else(|| GameError::Orders { role: ROLE.into(), field: String::new(), message: "orders missing".into() })?;
     let p = check(&s, o).map_err(|probs| GameError::Orders { role: ROLE.into(), field: probs[0].field.clone(), message: probs[0].message.clone() })?;
-    if p.standing_given {
-        t.say("Standing orders updated (the report lists them).".into());
+    for line in &p.changes {
+        t.say(line.clone());
     }
     s.standing = p.standing;
     engine::run(&mut s, t, p.direct);
