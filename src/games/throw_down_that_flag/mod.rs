@@ -17,6 +17,7 @@ pub mod hex;
 pub mod orders;
 pub mod scenario;
 pub mod state;
+pub mod summary;
 pub mod view;
 
 #[cfg(test)]
@@ -91,6 +92,7 @@ pub fn initial_state(scenario: Scenario, next: Option<Scenario>) -> State {
         asking: None,
         colors_taken: false,
         outcome: None,
+        summary: Vec::new(),
     }
 }
 
@@ -272,6 +274,7 @@ pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, t: &mut dy
         t.say(line.clone());
     }
     s.standing = p.standing;
+    s.summary.clear();
     engine::run(&mut s, t, p.direct);
     Ok(s)
 }

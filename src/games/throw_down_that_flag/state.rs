@@ -174,6 +174,10 @@ pub struct State {
     pub colors_taken: bool,
     /// Set when the game is over.
     pub outcome: Option<Outcome>,
+    /// The last step's account in short: one line per activation token (both sides' activations
+    /// and what came of them), and the bag resets and day ends between them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub summary: Vec<String>,
 }
 
 impl State {

@@ -25,10 +25,10 @@ impl Script {
 }
 
 impl Table for Script {
-    fn draw(&mut self, n: u32, why: &str, what: &dyn Fn(u32) -> String) -> u32 {
-        let v = self.draws.pop_front().unwrap_or_else(|| panic!("no scripted draw left for: {why}"));
-        assert!(v < n, "scripted draw {v} out of 0..{n} for {why}");
-        self.said.push(format!("{why}: drew {}", what(v)));
+    fn draw(&mut self, n: u32, text: &dyn Fn(u32) -> String) -> u32 {
+        let v = self.draws.pop_front().unwrap_or_else(|| panic!("no scripted draw left after: {:?}", self.said.last()));
+        assert!(v < n, "scripted draw {v} out of 0..{n} for {}", text(0));
+        self.said.push(text(v));
         v
     }
     fn say(&mut self, text: String) {
@@ -561,4 +561,23 @@ fn a_standing_range_of_one_is_refused() {
     assert_eq!(probs[0].field, "standing.A.range");
     assert!(probs[0].message.contains("1 can never shoot"), "{probs:?}");
     assert!(check(&july2(), &orders("[standing.A]\nshoot = 6\nrange = 2\n")["union"]).is_ok());
+}
+
+/// The short account of an activation: who acted on whose order, the pull (First
+/// Minnesota:Confederate) and what came of it; the draws themselves read as sentences.
+#[test]
+fn an_activation_is_told_in_one_short_line() {
+    let mut s = board(&[("A", "E2", 3)], &[("B", "E4", 3)]);
+    let (a, b) = (idx(&s, Side::Union, "A"), idx(&s, Side::Confederate, "B"));
+    let plan = Plan { attack: Some(Attack { kind: AttackKind::Shoot, target: b, tokens: 2 }), ..Plan::default() };
+    let before = summary::Before::of(&s);
+    // The bag's first tokens are First Minnesota successes.
+    let mut t = Script::new(&[0, 0]);
+    let tally = engine::execute(&mut s, &mut t, a, &plan);
+    assert_eq!(
+        summary::union(&before, &s, a, &plan, tally, "standing order"),
+        "your A (standing order) shoots at Confederate B (distance 2), 2 tokens: successes 2:0, flames 0:0, a hit \
+         (Confederate B down to Str 2)"
+    );
+    assert!(t.said.contains(&"Success bag, company A's shot, token 1 of 2: a First Minnesota success.".to_string()), "{:?}", t.said);
 }

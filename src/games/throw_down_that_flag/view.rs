@@ -62,6 +62,22 @@ pub fn standing_lines(s: &State) -> Vec<String> {
     out.into_iter().map(|l| super::forms::wrap(&l, 92)).collect()
 }
 
+/// What the success bag holds (the same full bag for every attack), e.g. "First Minnesota: 8
+/// successes, 3 flames; Confederate: 7 successes, 3 flames; 5 blanks (26 tokens)".
+pub fn success_bag_text(s: &State) -> String {
+    let b = &s.scenario.success_bag;
+    let n = |k: u32, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+    format!(
+        "First Minnesota: {}, {}; Confederate: {}, {}; {} ({} tokens)",
+        n(b.union_success, "success", "successes"),
+        n(b.union_flame, "flame", "flames"),
+        n(b.confederate_success, "success", "successes"),
+        n(b.confederate_flame, "flame", "flames"),
+        n(b.blank, "blank", "blanks"),
+        b.total()
+    )
+}
+
 /// The view of the player.
 pub fn view(s: &State) -> Value {
     let company = |i: usize| {
@@ -99,6 +115,13 @@ pub fn view(s: &State) -> Value {
         "str_lost": s.str_lost(),
         "men_lost": s.str_lost() * s.scenario.rules.men_per_str,
         "standing": standing,
+        "success_bag": success_bag_text(s),
+        // A stretch of two tokens or more is told in short above the full account (report.txt).
+        "step_summary": (s.summary.len() >= 2).then(|| json!({
+            "head": "In short, a line per activation token (successes and flames First Minnesota:Confederate):",
+            "lines": s.summary.iter().map(|l| super::forms::wrap(l, 90)).collect::<Vec<_>>(),
+            "full": "In full, every event and draw:",
+        })),
         "days": s.days,
         "next_day": s.next.as_ref().map(|n| n.title.clone()),
         "question": s.asking.filter(|_| s.outcome.is_none()).map(|_| json!({ "kind": "activation", "prompt": prompt(s) })),
