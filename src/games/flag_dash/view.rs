@@ -200,7 +200,7 @@ pub fn view(s: &State, role: &str) -> Value {
         .or_else(|| super::engine::tie_asked(s))
         .or_else(|| super::engine::layout_asked(s).into_iter().find(|r| r == role));
     let question = asked.filter(|r| r == role).map(|_| prompt(s, role));
-    let spied: Vec<&String> = s.spied.values().collect();
+    let spied: Vec<String> = s.spied.values().map(|t| wrap(t, 94).join("\n")).collect();
     let territory = |t: Team| {
         let r = s.layout.territory.get(t);
         format!("{}{}-{}{}", (b'a' + r.c[0] as u8) as char, r.r[0] + 1, (b'a' + r.c[1] as u8) as char, r.r[1] + 1)
