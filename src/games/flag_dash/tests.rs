@@ -1191,6 +1191,7 @@ fn the_form_says_where_each_run_card_goes_for_the_team() {
     }
     let red = forms::help(&cleared(&[]), "red-2").join("\n");
     assert!(red.contains("forward = s, back = n, left = e, right = w"), "{red}");
+    assert_eq!(view::view(&cleared(&[]), "red-2")["run_cards"], "forward s, back n, left e, right w");
 }
 
 /// The grammar the form states: a bare WHO is "WHO: card", and every alternative plays the card as
