@@ -95,6 +95,14 @@ impl Ctx {
         i
     }
 
+    /// Draws an index in `0..n` like [`Ctx::draw`], the event's whole text written by `text` from
+    /// the index drawn (for a game that tells its draws in sentences of its own).
+    pub fn draw_told(&mut self, n: u32, text: impl Fn(u32) -> String) -> u32 {
+        let i = self.below(n);
+        self.events.push(Event { to: Vec::new(), roll: Some(Roll { sides: n, value: i + 1 }), text: text(i) });
+        i
+    }
+
     /// Logs a public event.
     pub fn say(&mut self, text: impl Into<String>) {
         self.events.push(Event { to: Vec::new(), roll: None, text: text.into() });

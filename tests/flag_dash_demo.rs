@@ -54,3 +54,29 @@ fn flag_dash_two_player_basic_demo_audits_clean() {
     assert!(s.audit.describe().contains("replayed"), "{s:?}");
     check_lines(&dir, s.steps, &["white", "red"]);
 }
+
+/// A long event is wrapped into one event of several lines; in the report only its first line has
+/// a bullet and every further line sits under the text, never under a bullet of its own.
+#[test]
+fn flag_dash_wrapped_events_indent_under_their_text() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("g");
+    let s = demo(&dir, 0x46, &[]);
+    let mut wrapped = 0;
+    for n in 1..=s.steps {
+        let record: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(dir.join("records").join(format!("{n:06}.json"))).unwrap()).unwrap();
+        let text = report(&dir, n, "white-1");
+        for e in record["resolution"]["events"].as_array().unwrap() {
+            let lines: Vec<&str> = e["text"].as_str().unwrap().lines().collect();
+            let shown = format!("  - {}", lines.iter().map(|l| l.to_string()).collect::<Vec<_>>().join("\n    "));
+            assert!(text.contains(&shown), "record {n}: event not shown as one item:\n{shown}");
+            if lines.len() > 1 {
+                wrapped += 1;
+                let indent = lines[0].len() - lines[0].trim_start().len();
+                assert!(lines[1..].iter().all(|l| l.len() - l.trim_start().len() == indent), "{lines:?}");
+            }
+        }
+    }
+    assert!(wrapped > 0, "the demo has long events");
+}

@@ -64,3 +64,50 @@ fn tdtf_simulate_prints_win_rate_and_casualties() {
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains("| union |") && text.contains("mean Str lost per game:") && text.contains("mean men lost per game:"), "{text}");
 }
+
+fn pbem() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("pbem").unwrap()
+}
+
+/// Standing orders through the real files: a step that plays many activations by standing orders
+/// is told in short (a line per activation token) above the full account; draws read as
+/// sentences; the report lists the success bag and says exactly what the standing orders changed.
+#[test]
+fn tdtf_a_stretch_of_standing_orders_is_summarised() {
+    let tmp = tempfile::tempdir().unwrap();
+    let key = tmp.path().join("me");
+    let st = std::process::Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(&key).status().unwrap();
+    assert!(st.success());
+    let g = tmp.path().join("g");
+    pbem()
+        .arg("new")
+        .arg(&g)
+        .args(["--rules", "throw-down-that-flag", "--now", "2026-07-02T12:00:00Z", "--player"])
+        .arg(format!("union:me@example.org:{}.pub", key.display()))
+        .assert()
+        .success();
+    let form = tmp.path().join("o.toml");
+    pbem().arg("form").arg(&g).args(["--role", "union", "-o"]).arg(&form).assert().success();
+    let text = std::fs::read_to_string(&form).unwrap();
+    assert!(text.contains("# [orders.standing.A] for company A (its fields override all's, one by one)"), "{text}");
+    let standing = "\n[orders.standing.all]\nmelee = 8\nshoot = 6\nrange = 3\nmove = \"nearest\"\n[orders.standing.H]\nmove = \"hold\"\n";
+    std::fs::write(&form, text + standing).unwrap();
+    pbem().arg("sign").arg("--key").arg(&key).arg(&form).assert().success();
+    pbem().arg("submit").arg(&g).arg(&form).args(["--now", "2026-07-02T12:30:00Z"]).assert().success();
+    pbem().arg("adjudicate").arg(&g).args(["--now", "2026-07-02T13:00:00Z"]).assert().success();
+    let r = report(&g, 1);
+    for line in r.lines() {
+        assert!(line.chars().count() < 100, "line too long: {line}");
+    }
+    let head = r.find("  In short, a line per activation token").unwrap_or_else(|| panic!("{r}"));
+    let full = r.find("  In full, every event and draw:").unwrap();
+    assert!(head < full);
+    let short: Vec<&str> = r[head..full].lines().filter(|l| l.starts_with("  * ")).collect();
+    assert!(short.len() >= 2 && short.iter().any(|l| l.contains("(standing order)")), "{r}");
+    assert!(r.contains("Standing orders, all companies: new: melee 8 tokens, shoot 6 tokens, range 3, move nearest."), "{r}");
+    assert!(r.contains("Standing orders, company H: new: move hold."), "{r}");
+    assert!(r.contains("token is pulled from the activation bag") && !r.contains(": drew "), "{r}");
+    assert!(r.contains("SUCCESS BAG") && r.contains("First Minnesota: 8 successes, 3 flames; Confederate: 7 successes"), "{r}");
+    assert!(r.contains("H: melee when adjacent with 8 tokens; shoot the nearest within 3 with 6 tokens;"), "{r}");
+    pbem().arg("audit").arg(&g).assert().success();
+}

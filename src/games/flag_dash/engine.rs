@@ -8,15 +8,16 @@ use super::state::{Card, Effect, FlagAt, Mode, MovePlan, Plan, Stage, State, Tok
 use crate::dice::Ctx;
 use crate::game::Outcome;
 
-/// Logs a public event and keeps it in the round's account; a long text becomes several events
-/// (continuation lines indented) so that every report line stays under 100 characters.
+/// Logs a public event and keeps it in the round's account. A long text is wrapped into one
+/// event of several lines (so every report line stays under 100 characters), each continuation
+/// indented as far as the text's first line, so that it reads under its text, never as an item of
+/// its own (the report puts a bullet before the first line only).
 pub fn say(s: &mut State, ctx: &mut Ctx, text: String) {
-    let indent = text.len() - text.trim_start().len();
-    for (k, line) in super::forms::wrap(&text, 88 - indent).into_iter().enumerate() {
-        let line = format!("{}{}{line}", " ".repeat(indent), if k > 0 { "  " } else { "" });
-        ctx.say(line.clone());
-        s.log.push(line);
-    }
+    let indent = " ".repeat(text.len() - text.trim_start().len());
+    let lines: Vec<String> = super::forms::wrap(&text, 88 - indent.len()).into_iter().map(|l| format!("{indent}{l}")).collect();
+    let event = lines.join("\n");
+    ctx.say(event.clone());
+    s.log.push(event);
 }
 
 /// The absolute direction of a Run card for `team`: forward points away from the team's back row,

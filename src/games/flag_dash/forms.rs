@@ -173,6 +173,55 @@ pub fn spy_choices(s: &State, role: &str) -> Vec<String> {
     s.seat(role).map(|x| x.tokens.iter().filter(|t| **t != Token::Spy).map(|t| t.key()).collect()).unwrap_or_default()
 }
 
+/// The form's lines on the Run cards of `team` (Action Cards, Run: "When grass is facing you, the
+/// card is oriented correctly"): each arrow is read from the team's own side of the board, so for
+/// each card the printed-board direction it moves this team's characters.
+pub fn run_card_lines(team: Team) -> Vec<String> {
+    let dirs: Vec<String> = [Card::Forward, Card::Back, Card::Left, Card::Right]
+        .iter()
+        .map(|&c| format!("{} = {}", c.key(), super::engine::run_dir(team, c).key()))
+        .collect();
+    let side = if team == Team::White { "bottom" } else { "top" };
+    vec![
+        format!("Run cards are read from your team's own side (Team {}: the {side} of the printed", team.name()),
+        format!("  board), so they move your characters {} on the board.", dirs.join(", ")),
+    ]
+}
+
+/// The form's lines on `try`: who may act, what a bare name means, and the grammar the engine
+/// applies to every alternative ([`super::orders::parse_try`]).
+fn try_lines(s: &State, role: &str, names: &[String]) -> Vec<String> {
+    let basic = s.mode == Mode::TwoBasic;
+    let char_name = |i: Option<usize>| i.map_or("?".to_string(), |i| s.chars[i].name.clone());
+    let mut h = vec![format!(
+        "try: alternatives, first that works fully is carried out. WHO: {}{}",
+        if basic { "" } else { "runner, defender, " },
+        names.join(", ")
+    )];
+    if !basic {
+        let defender = s.movable(role).into_iter().find(|&i| !s.chars[i].is_runner());
+        h.push(format!(
+            "  \"runner\" is your own runner ({}), \"defender\" your team's defender ({}).",
+            char_name(s.runner_of(role)),
+            char_name(defender)
+        ));
+    }
+    let who = if basic { names.first().map_or("Green", |n| n.as_str()).to_string() } else { "runner".into() };
+    h.extend([
+        "  \"WHO: step, step\"; steps: boost DIR | tunnel SPACE [bump DIR] | card [ARGS] | combo [ARGS]".into(),
+        "  | no card. Every alternative plays your card as often as the token says: card steps you".into(),
+        "  leave out are added (all at the end, or before a combo step you wrote, or as repeats of".into(),
+        "  your last card step); a combo card left out comes right after the card (before it when".into(),
+        "  Copy copies the combo card). Only \"no card\" plays no card at all.".into(),
+        format!("  A bare \"{who}\" is \"{who}: card\": no boost, no tunnel, the card (and combo card)."),
+        "  If none works fully: the first whose boosts/tunnels work, cards that fail left out.".into(),
+        "  Flag ARGS: take | give NAME | drop SPACE | collect NAME (none: take, else collect)".into(),
+        "  Push ARGS: NAME DIR [DIR] (none: an adjacent opponent one space straight away)".into(),
+        format!("  DIR: n e s w on the printed board, for both teams. Example: \"{who}: boost e, card\""),
+    ]);
+    h
+}
+
 /// Help lines for `role`'s form (each under 98 characters).
 pub fn help(s: &State, role: &str) -> Vec<String> {
     let Some(seat) = s.seat(role) else {
@@ -207,19 +256,14 @@ pub fn help(s: &State, role: &str) -> Vec<String> {
             seat.tokens.iter().map(|t| t.key()).collect::<Vec<_>>().join(", "),
             if seat.discarded.is_empty() { "none".into() } else { seat.discarded.iter().map(|t| t.key()).collect::<Vec<_>>().join(", ") }
         ),
+    ];
+    h.extend(run_card_lines(seat.team));
+    h.extend([
         "#1 once; #2 once + boost; #3/#6 combo: combo = \"CARD\" (a second card, once each);".into(),
         "#4 twice + boost; #5 three times; #7 once, then your discarded tokens return.".into(),
         "A Copy card (or combo card) needs copy = \"CARD\": a card you played earlier this round.".into(),
-        format!("try: alternatives, first that works fully is carried out. WHO: {}{}", if s.mode == Mode::TwoBasic { "" } else { "runner, defender, " }, names.join(", ")),
-        "  \"WHO: step, step\"; steps: boost DIR | tunnel SPACE [bump DIR] | card [ARGS] | combo [ARGS]".into(),
-        "  | no card. If none works fully: the first whose boosts/tunnels work, cards that fail left out.".into(),
-        "  Flag ARGS: take | give NAME | drop SPACE | collect NAME (none: take, else collect)".into(),
-        "  Push ARGS: NAME DIR [DIR] (none: an adjacent opponent one space straight away)".into(),
-        format!(
-            "  DIR: n e s w (n = up the printed board, toward Red). Example: \"{}: boost e, card\"",
-            if s.mode == Mode::TwoBasic { names.first().map_or("Green", |n| n.as_str()) } else { "runner" }
-        ),
-    ];
+    ]);
+    h.extend(try_lines(s, role, &names));
     if s.layout.secret_tunnel.is_some() {
         h.push("secret_tunnel = true (optional): at the end of Phase 2 your characters on the".into());
         h.push("  secret tunnel entrance move to your team's exit (Alternate Board Setup)".into());

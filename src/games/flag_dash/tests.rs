@@ -1165,3 +1165,46 @@ fn ability_trap_holds_against_a_tunnel_bump() {
     assert!(s.chars[blue].trapped);
     assert_ne!(s.chars[orange].at, sq("c8"));
 }
+
+/// Action Cards, Run ("When grass is facing you, the card is oriented correctly"): the form tells
+/// each team which way each Run card moves its characters on the printed board, and the engine
+/// moves them exactly that way (Team Red's forward is down the printed board).
+#[test]
+fn the_form_says_where_each_run_card_goes_for_the_team() {
+    for role in ["white-1", "red-1"] {
+        let s = cleared(&[]);
+        let help = forms::help(&s, role).join("\n");
+        for line in forms::help(&s, role) {
+            assert!(line.chars().count() < 98, "{line}");
+        }
+        for card in [Card::Forward, Card::Back, Card::Left, Card::Right] {
+            let said = help.split(&format!("{} = ", card.key())).nth(1).unwrap_or_else(|| panic!("{role}: {card:?} in\n{help}"));
+            let dir = layout::Dir::parse(&said[..1]).unwrap();
+            let mut t = s.clone();
+            let runner = t.runner_of(role).unwrap();
+            t.chars[runner].at = sq("e5");
+            one_move(&mut t, role, mp(card, 1, None, None, &["runner"]));
+            let (dc, dr) = dir.delta();
+            let want = Sq { c: 4 + dc, r: 4 + dr };
+            assert_eq!(t.chars[runner].at, want, "{role} {card:?}: the form says {}", dir.key());
+        }
+    }
+    let red = forms::help(&cleared(&[]), "red-2").join("\n");
+    assert!(red.contains("forward = s, back = n, left = e, right = w"), "{red}");
+    assert_eq!(view::view(&cleared(&[]), "red-2")["run_cards"], "forward s, back n, left e, right w");
+}
+
+/// The grammar the form states: a bare WHO is "WHO: card", and every alternative plays the card as
+/// often as the token says (the combo card after it) unless it says "no card".
+#[test]
+fn a_bare_who_is_who_card_as_the_form_says() {
+    let s = cleared(&[]);
+    let help = forms::help(&s, "red-1").join("\n");
+    assert!(help.contains("A bare \"runner\" is \"runner: card\""), "{help}");
+    assert!(help.contains("\"runner\" is your own runner (Purple)"), "{help}");
+    let m = mp(Card::Forward, 3, Some(Card::Left), None, &["runner"]);
+    assert_eq!(parse_try(&s, "red-1", &m, "runner"), parse_try(&s, "red-1", &m, "runner: card"));
+    assert_eq!(parse_try(&s, "red-1", &m, "runner"), parse_try(&s, "red-1", &m, "runner: card, combo"));
+    let m4 = mp(Card::Forward, 4, None, None, &["runner"]);
+    assert_eq!(parse_try(&s, "red-1", &m4, "runner: boost e"), parse_try(&s, "red-1", &m4, "runner: boost e, card, card"));
+}

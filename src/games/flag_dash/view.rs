@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::forms::{prompt, wrap};
 use super::layout::{Sq, Team};
-use super::state::{Character, FlagAt, Mode, Stage, State};
+use super::state::{Card, Character, FlagAt, Mode, Stage, State};
 
 /// One-letter marks of the characters (the first letter of the name not used by an earlier one).
 pub fn marks(s: &State) -> Vec<char> {
@@ -200,15 +200,21 @@ pub fn view(s: &State, role: &str) -> Value {
         .or_else(|| super::engine::tie_asked(s))
         .or_else(|| super::engine::layout_asked(s).into_iter().find(|r| r == role));
     let question = asked.filter(|r| r == role).map(|_| prompt(s, role));
-    let spied: Vec<&String> = s.spied.values().collect();
+    let spied: Vec<String> = s.spied.values().map(|t| wrap(t, 94).join("\n")).collect();
     let territory = |t: Team| {
         let r = s.layout.territory.get(t);
         format!("{}{}-{}{}", (b'a' + r.c[0] as u8) as char, r.r[0] + 1, (b'a' + r.c[1] as u8) as char, r.r[1] + 1)
     };
+    let run_cards = [Card::Forward, Card::Back, Card::Left, Card::Right]
+        .iter()
+        .map(|&c| format!("{} {}", c.key(), super::engine::run_dir(me.team, c).key()))
+        .collect::<Vec<_>>()
+        .join(", ");
     json!({
         "title": s.layout.title,
         "role": role,
         "team": me.team.name(),
+        "run_cards": run_cards,
         "mode": mode,
         "abilities": s.abilities,
         "phase_text": phase_text,

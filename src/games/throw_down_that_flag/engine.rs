@@ -13,15 +13,15 @@ use crate::game::Outcome;
 
 /// Where draws and messages go: the step's [`Ctx`] in play, scripted draws in tests.
 pub trait Table {
-    /// Draws an index in `0..n` (logged as a draw, `what` naming the item).
-    fn draw(&mut self, n: u32, why: &str, what: &dyn Fn(u32) -> String) -> u32;
+    /// Draws an index in `0..n`, logged as a draw whose sentence `text` writes from the index.
+    fn draw(&mut self, n: u32, text: &dyn Fn(u32) -> String) -> u32;
     /// A public event.
     fn say(&mut self, text: String);
 }
 
 impl Table for Ctx {
-    fn draw(&mut self, n: u32, why: &str, what: &dyn Fn(u32) -> String) -> u32 {
-        Ctx::draw(self, n, why, what)
+    fn draw(&mut self, n: u32, text: &dyn Fn(u32) -> String) -> u32 {
+        Ctx::draw_told(self, n, text)
     }
     fn say(&mut self, text: String) {
         Ctx::say(self, text)
@@ -145,7 +145,7 @@ pub fn pull(sc: &Scenario, t: &mut dyn Table, n: u32, why: &str) -> Tally {
     let mut tally = Tally::default();
     for k in 0..n.min(left.len() as u32) {
         let names: Vec<&'static str> = left.iter().map(|s| s.name()).collect();
-        let i = t.draw(left.len() as u32, &format!("{why}, token {} of {n}", k + 1), &|i| names[i as usize].to_string()) as usize;
+        let i = t.draw(left.len() as u32, &|i| format!("{why}, token {} of {n}: {}.", k + 1, names[i as usize])) as usize;
         match left.remove(i) {
             Symbol::UnionSuccess => tally.union_success += 1,
             Symbol::UnionFlame => tally.union_flame += 1,
@@ -265,35 +265,35 @@ fn move_company(s: &mut State, t: &mut dyn Table, i: usize, path: &[Space]) {
 
 /// Carries out a checked plan (Player Activations). A company removed by return fire or a
 /// counter-hit makes no move after its attack.
-pub fn execute(s: &mut State, t: &mut dyn Table, i: usize, plan: &Plan) {
+/// Returns what the attack's pull showed, if there was one.
+pub fn execute(s: &mut State, t: &mut dyn Table, i: usize, plan: &Plan) -> Option<Tally> {
     if plan.action() == "pass" {
         t.say(format!("{} passes.", s.label(i)));
-        return;
+        return None;
     }
     move_company(s, t, i, &plan.before);
-    if let Some(a) = plan.attack {
-        attack(s, t, i, a);
-    }
+    let tally = plan.attack.and_then(|a| attack(s, t, i, a));
     if s.companies[i].at.is_some() {
         move_company(s, t, i, &plan.after);
     }
+    tally
 }
 
 // ---------------------------------------------------------------------------------------------
 // Attacks
 
-/// Pulls the tokens of an attack and applies the result.
-pub fn attack(s: &mut State, t: &mut dyn Table, i: usize, a: Attack) {
+/// Pulls the tokens of an attack and applies the result; returns what the pull showed.
+pub fn attack(s: &mut State, t: &mut dyn Table, i: usize, a: Attack) -> Option<Tally> {
     let d = match (s.companies[i].at, s.companies[a.target].at) {
         (Some(p), Some(q)) => p.distance(q),
-        _ => return,
+        _ => return None,
     };
     let n = a.tokens;
     t.say(match a.kind {
         AttackKind::Shoot => format!("{} shoots at {} at distance {d}, pulling {n} tokens.", s.label(i), s.label(a.target)),
         AttackKind::Melee => format!("{} melees {}, pulling {n} tokens.", s.label(i), s.label(a.target)),
     });
-    let tally = pull(&s.scenario.clone(), t, a.tokens, &format!("Success bag, company {}", s.companies[i].letter));
+    let tally = pull(&s.scenario.clone(), t, a.tokens, &format!("Success bag, company {}'s {}", s.companies[i].letter, if a.kind == AttackKind::Shoot { "shot" } else { "melee" }));
     t.say(format!(
         "Pulled: successes {} First Minnesota, {} Confederate; flames {} First Minnesota, {} Confederate.",
         tally.union_success, tally.confederate_success, tally.union_flame, tally.confederate_flame
@@ -302,6 +302,7 @@ pub fn attack(s: &mut State, t: &mut dyn Table, i: usize, a: Attack) {
         AttackKind::Shoot => apply_shot(s, t, i, a.target, d, tally),
         AttackKind::Melee => apply_melee(s, t, i, a.target, tally),
     }
+    Some(tally)
 }
 
 /// The result of a shot at distance `d` (Player Activations: Shoot): the shot hits when First
@@ -507,14 +508,22 @@ pub fn activated(s: &State, token: &Token, side: Side) -> Option<usize> {
 /// tokens are what ends a round, so a round always ends).
 fn pull_token(s: &mut State, t: &mut dyn Table) {
     let names: Vec<String> = s.bag.iter().map(|x| x.name()).collect();
-    let i = t.draw(s.bag.len() as u32, &format!("Round {}: activation bag", s.round), &|i| names[i as usize].clone()) as usize;
+    let (round, n) = (s.round, s.bag.len());
+    let i = t.draw(n as u32, &|i| format!("Round {round}: the {} token is pulled from the activation bag ({n} in it).", names[i as usize])) as usize;
     let token = s.bag.remove(i);
-    let f = t.draw(2, "Face up", &|i| if i == 0 { "First Minnesota".into() } else { "Confederate".into() });
+    let f = t.draw(2, &|i| {
+        if i == 0 {
+            "It lies First Minnesota side up: the First Minnesota activates first.".into()
+        } else {
+            "It lies Confederate side up: the Confederates activate first.".into()
+        }
+    });
     let first = if f == 0 { Side::Union } else { Side::Confederate };
     match &token {
         Token::Letter(l) => {
             if activated(s, &token, Side::Union).is_none() && activated(s, &token, Side::Confederate).is_none() {
                 t.say(format!("Neither side has a company {l} any more: the token is removed from the game."));
+                super::summary::line(s, format!("Round {}: the letter {l} token is removed from the game (no company {l} left).", s.round));
                 s.removed.push(token);
                 return;
             }
@@ -523,6 +532,7 @@ fn pull_token(s: &mut State, t: &mut dyn Table) {
         Token::Colors => s.colors_row += 1,
     }
     s.current = Some(Activation { token, first, done: Vec::new() });
+    super::summary::open_token(s);
 }
 
 /// Round Structure 3: every token not removed goes back into the bag.
@@ -537,6 +547,7 @@ fn reset_bag(s: &mut State, t: &mut dyn Table) {
     s.letters_row.clear();
     s.colors_row = 0;
     t.say(format!("The third colors token is resolved: round {} ends and the bag is reset.", s.round));
+    super::summary::line(s, format!("Round {} ends: the bag is reset.", s.round));
     s.round += 1;
 }
 
@@ -609,6 +620,7 @@ pub fn start_day(scenario: Scenario, carried: Option<&[Company]>) -> (Vec<Compan
 
 fn finish_day(s: &mut State, t: &mut dyn Table, won: bool, summary: String) {
     t.say(summary.clone());
+    super::summary::line(s, summary.clone());
     let lost = s.str_lost();
     s.days.push(DayResult { name: s.scenario.name.clone(), won, summary, str_lost: lost, men_lost: lost * s.scenario.rules.men_per_str });
     s.current = None;
@@ -673,24 +685,33 @@ pub fn run(s: &mut State, t: &mut dyn Table, mut direct: Option<Plan>) {
         };
         let Some(i) = activated(s, &act.token, side) else {
             t.say(format!("The {} side has no company for the {} token and does not activate.", side.name(), act.token.name()));
+            super::summary::part(s, format!("no {} company", side.name()));
             mark(s);
             continue;
         };
         if side == Side::Confederate {
+            let before = super::summary::Before::of(s);
             confederate_activation(s, t, i);
+            let text = super::summary::confederate(&before, s, i);
+            super::summary::part(s, text);
             mark(s);
             continue;
         }
-        let plan = match direct.take() {
-            Some(p) if s.asking == Some(i) => Some(p),
-            _ => super::orders::standing_plan(s, i),
+        let (plan, source) = match direct.take() {
+            Some(p) if s.asking == Some(i) => (Some(p), "your order"),
+            _ => (super::orders::standing_plan(s, i), "standing order"),
         };
         let Some(plan) = plan.filter(|p| check_plan(s, i, p).is_ok()) else {
             s.asking = Some(i);
+            let text = format!("your {} is asked what to do", s.companies[i].letter);
+            super::summary::part(s, text);
             return;
         };
         s.asking = None;
-        execute(s, t, i, &plan);
+        let before = super::summary::Before::of(s);
+        let tally = execute(s, t, i, &plan);
+        let text = super::summary::union(&before, s, i, &plan, tally, source);
+        super::summary::part(s, text);
         mark(s);
     }
 }

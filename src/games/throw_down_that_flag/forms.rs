@@ -4,7 +4,7 @@
 use toml::Value;
 
 use super::engine;
-use super::orders::DEFAULT_RANGE;
+use super::orders::{DEFAULT_RANGE, DELETE, OFF};
 use super::state::{Side, State};
 use crate::game::Orders;
 
@@ -83,12 +83,32 @@ pub fn help(s: &State) -> Vec<String> {
     } else {
         out.push("It has no gun marker: it cannot shoot.".into());
     }
-    out.push("Standing orders ([orders.standing.A], or [orders.standing.all] for every company):".into());
-    out.push(format!("  melee = 8, shoot = 6, range = {DEFAULT_RANGE}, move = \"nearest\" | \"hold\" | \"ask\" | \"E4\""));
-    out.push("  a company with one acts without asking; an empty table clears it.".into());
+    out.extend(standing_help(s));
     // Not the current standing orders: this text is signed and published with the order, so a form
     // copies no state of the player's into it (the report lists them).
     out.push("Your standing orders are listed in your report (YOUR STANDING ORDERS), not in this form:".into());
     out.push("the form's text is published with your order.".into());
     out
+}
+
+/// The form's lines on standing orders: every field, what it makes a company do, and how a sent
+/// table merges with the stored one (README "Throw Down That Flag orders").
+pub fn standing_help(s: &State) -> Vec<String> {
+    let shot = s.scenario.token_limit(false);
+    let bag = s.scenario.token_limit(true);
+    let max = s.scenario.rules.max_tokens;
+    vec![
+        "Standing orders answer an activation for you: [orders.standing.all] for every company,".into(),
+        "[orders.standing.A] for company A (its fields override all's, one by one). Fields:".into(),
+        format!("  melee = 8    next to a Confederate company: melee the weakest, pulling 8 (1 to {bag})"),
+        format!("  shoot = 6    not next to one: shoot the nearest within range, pulling 6 (1 to {shot})"),
+        format!("  range = {DEFAULT_RANGE}    the farthest target of that shot, 2 to {max} (default {DEFAULT_RANGE}; a hit needs"),
+        "               successes >= distance; 1 would be next to it, where no company shoots)".into(),
+        "  move = \"nearest\"  otherwise up to two spaces toward the nearest Confederate company,".into(),
+        "               melee or shoot after one space if it then can; \"E4\": toward that space;".into(),
+        "               \"hold\": stay and pass; \"ask\" (or no move): ask me".into(),
+        format!("A table you send changes only the fields in it. melee/shoot = \"{OFF}\": never (even if all"),
+        format!("says so); FIELD = \"{DELETE}\": remove one field (a company then follows all's); in"),
+        format!("[orders.standing], A = \"{DELETE}\": remove company A's whole entry. The report says what changed."),
+    ]
 }

@@ -17,6 +17,7 @@ pub mod hex;
 pub mod orders;
 pub mod scenario;
 pub mod state;
+pub mod summary;
 pub mod view;
 
 #[cfg(test)]
@@ -91,6 +92,7 @@ pub fn initial_state(scenario: Scenario, next: Option<Scenario>) -> State {
         asking: None,
         colors_taken: false,
         outcome: None,
+        summary: Vec::new(),
     }
 }
 
@@ -187,11 +189,7 @@ impl Game for ThrowDownThatFlag {
         if s.asking.is_some() {
             return forms::help(s);
         }
-        vec![
-            "Standing orders ([orders.standing.A], or [orders.standing.all] for every company):".into(),
-            "  melee = 8, shoot = 6, range = 2, move = \"nearest\" | \"hold\" | \"ask\" | \"E4\"".into(),
-            "A company with a standing order that applies acts without asking.".into(),
-        ]
+        forms::standing_help(s)
     }
 
     fn check_order(&self, s: &State, role: &str, o: &Orders) -> Result<(), Vec<OrderProblem>> {
@@ -272,10 +270,11 @@ pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, t: &mut dy
     let mut s = state.clone();
     let o = orders.get(ROLE).ok_or_else(|| GameError::Orders { role: ROLE.into(), field: String::new(), message: "orders missing".into() })?;
     let p = check(&s, o).map_err(|probs| GameError::Orders { role: ROLE.into(), field: probs[0].field.clone(), message: probs[0].message.clone() })?;
-    if p.standing_given {
-        t.say("Standing orders updated (the report lists them).".into());
+    for line in &p.changes {
+        t.say(line.clone());
     }
     s.standing = p.standing;
+    s.summary.clear();
     engine::run(&mut s, t, p.direct);
     Ok(s)
 }

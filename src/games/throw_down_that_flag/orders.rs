@@ -7,10 +7,13 @@
 //!   `move`, one for the combined actions, before or after the attack as the name says);
 //!   `target = "C"` the Confederate company's letter; `tokens = 6` the tokens pulled (1-10 for a shot;
 //!   for a melee up to the success bag's size).
-//! - `[orders.standing.LETTER]` or `[orders.standing.all]` (every company without its own):
-//!   `melee = N`, `shoot = N`, `range = R`, `move = "nearest" | "hold" | "ask" | "E4"`. Each table
-//!   given replaces the stored one for that key; an empty table clears it (the company then follows
-//!   `all`, if given). `move = "ask"` (or no `move`) makes the engine ask when no attack applies.
+//! - `[orders.standing.LETTER]` or `[orders.standing.all]`: `melee = N`, `shoot = N` (or "off"),
+//!   `range = R` (2 or more: a company next to an enemy cannot shoot), `move = "nearest" | "hold" |
+//!   "ask" | "E4"`. A company's entry overrides `all` field by field (a field it does not give
+//!   comes from `all`). A sent table merges into the stored entry field by field; `FIELD =
+//!   "delete"` removes one field, `LETTER = "delete"` (or `all = "delete"`) the whole entry; an
+//!   empty table is refused (it would change nothing). `move = "ask"` (or no `move`) makes the
+//!   engine ask when no attack applies.
 
 use std::collections::BTreeMap;
 
@@ -28,6 +31,8 @@ pub struct Parsed {
     pub standing: BTreeMap<String, Standing>,
     /// Whether the file gave `[orders.standing]`.
     pub standing_given: bool,
+    /// What the file's `[orders.standing]` changed, one line per entry (for the report).
+    pub changes: Vec<String>,
     /// The direct answer for the company asked, if given.
     pub direct: Option<Plan>,
 }
@@ -61,32 +66,7 @@ pub fn parse(s: &State, orders: &Orders) -> Result<Parsed, Vec<OrderProblem>> {
     let mut standing = s.standing.clone();
     let standing_given = orders.contains_key("standing");
     if let Some(v) = orders.get("standing") {
-        match v.as_table() {
-            None => probs.push(problem("standing", "must be a table of company letters (or `all`) to tables")),
-            Some(t) => {
-                let mut seen = std::collections::BTreeSet::new();
-                for (k, body) in t {
-                    let key = if k.trim().eq_ignore_ascii_case("all") { "all".to_string() } else { k.trim().to_ascii_uppercase() };
-                    if !seen.insert(key.clone()) {
-                        probs.push(problem(format!("standing.{k}"), format!("company {key} is given twice (letters are case-insensitive)")));
-                        continue;
-                    }
-                    if key != "all" && !s.companies.iter().any(|c| c.side == Side::Union && c.letter == key) {
-                        probs.push(problem(format!("standing.{k}"), "not a First Minnesota company letter (or `all`)"));
-                        continue;
-                    }
-                    match parse_standing(s, &format!("standing.{k}"), body, &mut probs) {
-                        Some(st) if st == Standing::default() => {
-                            standing.remove(&key);
-                        }
-                        Some(st) => {
-                            standing.insert(key, st);
-                        }
-                        None => {}
-                    }
-                }
-            }
-        }
+        merge_standing(s, v, &mut standing, &mut probs);
     }
     let direct = if orders.contains_key("action") { parse_plan(s, i, orders, &mut probs) } else { None };
     if !orders.contains_key("action") {
@@ -106,46 +86,119 @@ pub fn parse(s: &State, orders: &Orders) -> Result<Parsed, Vec<OrderProblem>> {
             }
         }
     }
-    if probs.is_empty() { Ok(Parsed { standing, standing_given, direct }) } else { Err(probs) }
+    if !probs.is_empty() {
+        return Err(probs);
+    }
+    let changes = if standing_given { standing_changes(&s.standing, &standing) } else { Vec::new() };
+    Ok(Parsed { standing, standing_given, changes, direct })
 }
 
-fn parse_standing(s: &State, field: &str, v: &Value, probs: &mut Vec<OrderProblem>) -> Option<Standing> {
+/// The word that deletes an entry (`H = "delete"`) or one field of it (`melee = "delete"`).
+pub const DELETE: &str = "delete";
+
+/// The word that switches a standing attack off for one company (`melee = "off"`).
+pub const OFF: &str = "off";
+
+fn is_word(v: &Value, word: &str) -> bool {
+    v.as_str().is_some_and(|x| x.trim().eq_ignore_ascii_case(word))
+}
+
+/// Merges a sent `[orders.standing]` into `standing`, entry by entry: each company's table (or
+/// `all`) changes only the fields it gives; `FIELD = "delete"` removes one field, `KEY = "delete"`
+/// the whole entry. An entry left with no field is removed.
+fn merge_standing(s: &State, v: &Value, standing: &mut BTreeMap<String, Standing>, probs: &mut Vec<OrderProblem>) {
     let Some(t) = v.as_table() else {
-        probs.push(problem(field, "must be a table, e.g. { move = \"nearest\", shoot = 6, melee = 8 }"));
-        return None;
+        probs.push(problem("standing", "must be a table of company letters (or `all`) to tables"));
+        return;
+    };
+    let mut seen = std::collections::BTreeSet::new();
+    for (k, body) in t {
+        let field = format!("standing.{k}");
+        let key = if k.trim().eq_ignore_ascii_case("all") { "all".to_string() } else { k.trim().to_ascii_uppercase() };
+        if !seen.insert(key.clone()) {
+            probs.push(problem(field, format!("company {key} is given twice (letters are case-insensitive)")));
+            continue;
+        }
+        if key != "all" && !s.companies.iter().any(|c| c.side == Side::Union && c.letter == key) {
+            probs.push(problem(field, "not a First Minnesota company letter (or `all`)"));
+            continue;
+        }
+        if is_word(body, DELETE) {
+            standing.remove(&key);
+            continue;
+        }
+        if body.as_table().is_some_and(|b| b.is_empty()) {
+            probs.push(problem(
+                field,
+                format!("an empty table changes nothing (a sent table changes only the fields it gives); to delete the entry write {k} = \"delete\" in [orders.standing]"),
+            ));
+            continue;
+        }
+        let mut entry = standing.get(&key).cloned().unwrap_or_default();
+        if parse_standing(s, &field, body, &mut entry, probs) {
+            if entry == Standing::default() {
+                standing.remove(&key);
+            } else {
+                standing.insert(key, entry);
+            }
+        }
+    }
+}
+
+/// Applies one entry's fields to `st`; false (with problems) when a field is wrong.
+fn parse_standing(s: &State, field: &str, v: &Value, st: &mut Standing, probs: &mut Vec<OrderProblem>) -> bool {
+    let Some(t) = v.as_table() else {
+        probs.push(problem(field, "must be a table, e.g. { move = \"nearest\", shoot = 6, melee = 8 }, or \"delete\""));
+        return false;
     };
     let max = s.scenario.rules.max_tokens;
-    let mut st = Standing::default();
     let before = probs.len();
     for (k, x) in t {
         let f = format!("{field}.{k}");
+        let delete = is_word(x, DELETE);
         match k.as_str() {
             "melee" | "shoot" => {
                 let limit = s.scenario.token_limit(k == "melee");
-                match count(x, limit) {
-                    Some(n) if k == "melee" => st.melee = Some(n),
-                    Some(n) => st.shoot = Some(n),
-                    None => probs.push(problem(f, format!("tokens to pull: a whole number 1 to {limit}"))),
+                let value = if delete {
+                    Some(None)
+                } else if is_word(x, OFF) {
+                    Some(Some(0))
+                } else {
+                    count(x, limit).map(Some)
+                };
+                match value {
+                    Some(n) if k == "melee" => st.melee = n,
+                    Some(n) => st.shoot = n,
+                    None => probs.push(problem(f, format!("tokens to pull: a whole number 1 to {limit}, \"off\" or \"delete\""))),
                 }
             }
+            "range" if delete => st.range = None,
             "range" => match count(x, max) {
+                Some(1) => probs.push(problem(
+                    f,
+                    format!(
+                        "1 can never shoot: a company next to a Confederate company may not shoot (Player Activations, \
+                         Shoot), so a target is at least 2 away; give 2 to {max}"
+                    ),
+                )),
                 Some(n) => st.range = Some(n),
-                None => probs.push(problem(f, format!("a distance 1 to {max}"))),
+                None => probs.push(problem(f, format!("a distance 2 to {max}, or \"delete\""))),
             },
+            "move" if delete => st.movement = None,
             "move" => match x.as_str().map(|m| m.trim().to_ascii_lowercase()) {
                 Some(m) if m == "nearest" => st.movement = Some(MoveRule::Nearest),
                 Some(m) if m == "hold" => st.movement = Some(MoveRule::Hold),
                 Some(m) if m == "ask" => st.movement = Some(MoveRule::Ask),
                 Some(m) => match s.scenario.space(&m) {
                     Some(p) => st.movement = Some(MoveRule::To(p)),
-                    None => probs.push(problem(f, "\"nearest\", \"hold\", \"ask\" or a space of the map such as \"E4\"")),
+                    None => probs.push(problem(f, "\"nearest\", \"hold\", \"ask\", a space of the map such as \"E4\", or \"delete\"")),
                 },
-                None => probs.push(problem(f, "\"nearest\", \"hold\", \"ask\" or a space of the map such as \"E4\"")),
+                None => probs.push(problem(f, "\"nearest\", \"hold\", \"ask\", a space of the map such as \"E4\", or \"delete\"")),
             },
             _ => probs.push(problem(f, "unknown key; accepted: melee, shoot, range, move")),
         }
     }
-    (probs.len() == before).then_some(st)
+    probs.len() == before
 }
 
 fn parse_plan(s: &State, i: usize, orders: &Orders, probs: &mut Vec<OrderProblem>) -> Option<Plan> {
@@ -275,7 +328,7 @@ pub fn step_toward(s: &State, i: usize, goal: Space, max: usize) -> Option<Vec<S
 /// Confederate company or the given space), then melees (`melee`) or shoots (`shoot`) if it now
 /// can, or else moves a second space; `hold` passes.
 pub fn standing_plan(s: &State, i: usize) -> Option<Plan> {
-    let st = s.standing_for(i)?.clone();
+    let st = s.standing_for(i)?;
     let p = s.companies[i].at?;
     let adj = s.adjacent_enemies(i);
     if !adj.is_empty() {
@@ -353,14 +406,26 @@ pub fn plan_order(s: &State, plan: &Plan) -> Orders {
 /// A standing order as an inline TOML table.
 pub fn standing_value(st: &Standing) -> Value {
     let mut t = toml::Table::new();
+    for (k, v) in field_texts(st) {
+        let value = v.strip_suffix(" tokens").and_then(|n| n.parse::<i64>().ok()).or_else(|| v.parse::<i64>().ok());
+        t.insert(k.into(), value.map_or(Value::String(v), Value::Integer));
+    }
+    Value::Table(t)
+}
+
+/// The fields an entry gives, as (key, value) in the order-file words: `melee`/`shoot` as
+/// "8 tokens" or "off", `range` as "3", `move` as "nearest", "hold", "ask" or a space.
+pub fn field_texts(st: &Standing) -> Vec<(&'static str, String)> {
+    let tokens = |n: u32| if n == 0 { OFF.to_string() } else { format!("{n} tokens") };
+    let mut out = Vec::new();
     if let Some(n) = st.melee {
-        t.insert("melee".into(), Value::Integer(n as i64));
+        out.push(("melee", tokens(n)));
     }
     if let Some(n) = st.shoot {
-        t.insert("shoot".into(), Value::Integer(n as i64));
+        out.push(("shoot", tokens(n)));
     }
     if let Some(n) = st.range {
-        t.insert("range".into(), Value::Integer(n as i64));
+        out.push(("range", n.to_string()));
     }
     if let Some(m) = &st.movement {
         let text = match m {
@@ -369,18 +434,18 @@ pub fn standing_value(st: &Standing) -> Value {
             MoveRule::To(p) => p.name(),
             MoveRule::Ask => "ask".to_string(),
         };
-        t.insert("move".into(), Value::String(text));
+        out.push(("move", text));
     }
-    Value::Table(t)
+    out
 }
 
-/// One line describing a standing order.
+/// One line describing a standing order in force (as [`State::standing_for`] gives it).
 pub fn standing_text(st: &Standing) -> String {
     let mut parts = Vec::new();
-    if let Some(n) = st.melee {
+    if let Some(n) = st.melee.filter(|&n| n > 0) {
         parts.push(format!("melee when adjacent with {n} tokens"));
     }
-    if let Some(n) = st.shoot {
+    if let Some(n) = st.shoot.filter(|&n| n > 0) {
         parts.push(format!("shoot the nearest within {} with {n} tokens", st.range.unwrap_or(DEFAULT_RANGE)));
     }
     match &st.movement {
@@ -390,4 +455,42 @@ pub fn standing_text(st: &Standing) -> String {
         Some(MoveRule::Ask) | None => parts.push("otherwise ask me".into()),
     }
     parts.join("; ")
+}
+
+/// What a sent `[orders.standing]` changed, one line per entry changed ("all" first), each field
+/// as "old -> new", "set to", or "deleted"; one line saying so when nothing changed.
+pub fn standing_changes(old: &BTreeMap<String, Standing>, new: &BTreeMap<String, Standing>) -> Vec<String> {
+    let mut keys: Vec<&String> = old.keys().chain(new.keys()).collect();
+    keys.sort_by_key(|k| (k.as_str() != "all", k.as_str()));
+    keys.dedup();
+    let list = |st: &Standing| field_texts(st).iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", ");
+    let mut out = Vec::new();
+    for key in keys {
+        let who = if key == "all" { "all companies".to_string() } else { format!("company {key}") };
+        let text = match (old.get(key), new.get(key)) {
+            (Some(o), None) => format!("deleted (it was {})", list(o)),
+            (None, Some(n)) => format!("new: {}", list(n)),
+            (Some(o), Some(n)) if o != n => {
+                let (before, after) = (field_texts(o), field_texts(n));
+                let mut parts = Vec::new();
+                for f in ["melee", "shoot", "range", "move"] {
+                    let b = before.iter().find(|x| x.0 == f).map(|x| &x.1);
+                    let a = after.iter().find(|x| x.0 == f).map(|x| &x.1);
+                    match (b, a) {
+                        (Some(b), Some(a)) if a != b => parts.push(format!("{f} {b} -> {a}")),
+                        (None, Some(a)) => parts.push(format!("{f} set to {a}")),
+                        (Some(b), None) => parts.push(format!("{f} deleted (it was {b})")),
+                        _ => {}
+                    }
+                }
+                parts.join(", ")
+            }
+            _ => continue,
+        };
+        out.push(format!("Standing orders, {who}: {text}."));
+    }
+    if out.is_empty() {
+        out.push("Standing orders: no change.".into());
+    }
+    out
 }

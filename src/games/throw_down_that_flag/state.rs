@@ -108,13 +108,16 @@ pub enum MoveRule {
     Ask,
 }
 
-/// A company's standing order (the player's answer ahead of time).
+/// A company's standing order (the player's answer ahead of time), or the `all` entry. A field not
+/// given in a company's own entry is taken from `all` ([`State::standing_for`]).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Standing {
-    /// Melee the weakest adjacent Confederate company with this many tokens.
+    /// Melee the weakest adjacent Confederate company with this many tokens; 0 ("off"): never,
+    /// whatever `all` says.
     pub melee: Option<u32>,
-    /// Shoot the nearest Confederate company within `range` with this many tokens.
+    /// Shoot the nearest Confederate company within `range` with this many tokens; 0 ("off"):
+    /// never, whatever `all` says.
     pub shoot: Option<u32>,
     /// Longest distance the standing shot is taken at (default 2).
     pub range: Option<u32>,
@@ -171,6 +174,10 @@ pub struct State {
     pub colors_taken: bool,
     /// Set when the game is over.
     pub outcome: Option<Outcome>,
+    /// The last step's account in short: one line per activation token (both sides' activations
+    /// and what came of them), and the bag resets and day ends between them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub summary: Vec<String>,
 }
 
 impl State {
@@ -217,8 +224,20 @@ impl State {
         self.companies.iter().filter(|c| c.side == Side::Union).map(|c| c.start_str - c.str).sum()
     }
 
-    /// The standing order in force for company `i` (its own, else `all`).
-    pub fn standing_for(&self, i: usize) -> Option<&Standing> {
-        self.standing.get(&self.companies[i].letter).or_else(|| self.standing.get("all"))
+    /// The standing order in force for company `i`: each field from its own entry, else from
+    /// `all`; "off" (0) attacks come out as `None`. `None` when neither entry exists.
+    pub fn standing_for(&self, i: usize) -> Option<Standing> {
+        let own = self.standing.get(&self.companies[i].letter);
+        let all = self.standing.get("all");
+        if own.is_none() && all.is_none() {
+            return None;
+        }
+        let pick = |f: fn(&Standing) -> Option<u32>| own.and_then(f).or_else(|| all.and_then(f)).filter(|&n| n > 0);
+        Some(Standing {
+            melee: pick(|x| x.melee),
+            shoot: pick(|x| x.shoot),
+            range: pick(|x| x.range),
+            movement: own.and_then(|x| x.movement.clone()).or_else(|| all.and_then(|x| x.movement.clone())),
+        })
     }
 }

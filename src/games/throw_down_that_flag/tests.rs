@@ -25,10 +25,10 @@ impl Script {
 }
 
 impl Table for Script {
-    fn draw(&mut self, n: u32, why: &str, what: &dyn Fn(u32) -> String) -> u32 {
-        let v = self.draws.pop_front().unwrap_or_else(|| panic!("no scripted draw left for: {why}"));
-        assert!(v < n, "scripted draw {v} out of 0..{n} for {why}");
-        self.said.push(format!("{why}: drew {}", what(v)));
+    fn draw(&mut self, n: u32, text: &dyn Fn(u32) -> String) -> u32 {
+        let v = self.draws.pop_front().unwrap_or_else(|| panic!("no scripted draw left after: {:?}", self.said.last()));
+        assert!(v < n, "scripted draw {v} out of 0..{n} for {}", text(0));
+        self.said.push(text(v));
         v
     }
     fn say(&mut self, text: String) {
@@ -498,4 +498,86 @@ fn a_scenario_file_of_ones_own_is_used_as_given() {
     let bad = JULY_2.replace("at = \"B2\"", "at = \"Z2\"");
     let e = g.setup(&bad, &BTreeMap::new()).unwrap_err().to_string();
     assert!(e.contains("union[0].at"), "{e}");
+}
+
+/// Standing orders merge entry by entry: a company's table overrides `all` field by field, a sent
+/// table changes only the fields it gives, `"delete"` removes one field or a whole entry, `"off"`
+/// switches an attack of `all` off for one company, and the report says exactly what changed.
+#[test]
+fn standing_orders_merge_field_by_field_and_say_what_changed() {
+    let g = ThrowDownThatFlag;
+    let mut s = july2();
+    let run = |s: &State, text: &str| {
+        let mut t = Script::new(&[]);
+        let p = check(s, &orders(text)["union"]).unwrap();
+        let mut after = s.clone();
+        after.standing = p.standing;
+        for l in p.changes {
+            t.say(l);
+        }
+        (after, t.said)
+    };
+    let (s1, said) = run(&s, "[standing.all]\nmelee = 8\nshoot = 6\nmove = \"nearest\"\n");
+    assert_eq!(said, ["Standing orders, all companies: new: melee 8 tokens, shoot 6 tokens, move nearest."]);
+    // Company H's own table keeps all's melee and shoot: only its move differs.
+    let (s2, said) = run(&s1, "[standing.H]\nmove = \"hold\"\n");
+    assert_eq!(said, ["Standing orders, company H: new: move hold."]);
+    let h = idx(&s2, Side::Union, "H");
+    let eff = s2.standing_for(h).unwrap();
+    assert_eq!((eff.melee, eff.shoot, eff.movement.clone()), (Some(8), Some(6), Some(state::MoveRule::Hold)));
+    // A sent `all` changes only its shoot; a field deleted; an attack switched off for H.
+    let (s3, said) = run(&s2, "[standing.all]\nshoot = 4\nmove = \"delete\"\n[standing.H]\nmelee = \"off\"\nrange = 3\n");
+    assert_eq!(
+        said,
+        [
+            "Standing orders, all companies: shoot 6 tokens -> 4 tokens, move deleted (it was nearest).",
+            "Standing orders, company H: melee set to off, range set to 3."
+        ]
+    );
+    assert_eq!(s3.standing["all"].melee, Some(8));
+    let eff = s3.standing_for(h).unwrap();
+    assert_eq!((eff.melee, eff.shoot, eff.range), (None, Some(4), Some(3)));
+    // A whole entry deleted; a no-op said as such.
+    let (s4, said) = run(&s3, "[standing]\nH = \"delete\"\n");
+    assert_eq!(said, ["Standing orders, company H: deleted (it was melee off, range 3, move hold)."]);
+    assert_eq!(s4.standing_for(h).unwrap().melee, Some(8));
+    assert_eq!(run(&s4, "[standing.all]\nmelee = 8\n").1, ["Standing orders: no change."]);
+    // An empty table would change nothing: refused, naming the way to delete.
+    s = s4;
+    let probs = g.check_order(&s, "union", &orders("[standing.all]\n")["union"]).unwrap_err();
+    assert_eq!(probs[0].field, "standing.all");
+    assert!(probs[0].message.contains("all = \"delete\""), "{probs:?}");
+    // The report lists the company's order in force and which fields are its own.
+    let (s5, _) = run(&s, "[standing.D]\nmove = \"E4\"\n");
+    let lines = view::standing_lines(&s5).join("\n").replace('\n', " ");
+    assert!(lines.contains("D: melee when adjacent with 8 tokens; shoot the nearest within 2 with 4 tokens; otherwise move to E4 (its own: move E4; the rest from all)"), "{lines}");
+}
+
+/// Player Activations, Shoot: a company next to an enemy company cannot shoot, so a standing shot
+/// with `range = 1` could never be taken: it is refused, naming the field.
+#[test]
+fn a_standing_range_of_one_is_refused() {
+    let probs = check(&july2(), &orders("[standing.A]\nshoot = 6\nrange = 1\n")["union"]).unwrap_err();
+    assert_eq!(probs[0].field, "standing.A.range");
+    assert!(probs[0].message.contains("1 can never shoot"), "{probs:?}");
+    assert!(check(&july2(), &orders("[standing.A]\nshoot = 6\nrange = 2\n")["union"]).is_ok());
+}
+
+/// The short account of an activation: who acted on whose order, the pull (First
+/// Minnesota:Confederate) and what came of it; the draws themselves read as sentences.
+#[test]
+fn an_activation_is_told_in_one_short_line() {
+    let mut s = board(&[("A", "E2", 3)], &[("B", "E4", 3)]);
+    let (a, b) = (idx(&s, Side::Union, "A"), idx(&s, Side::Confederate, "B"));
+    let plan = Plan { attack: Some(Attack { kind: AttackKind::Shoot, target: b, tokens: 2 }), ..Plan::default() };
+    let before = summary::Before::of(&s);
+    // The bag's first tokens are First Minnesota successes.
+    let mut t = Script::new(&[0, 0]);
+    let tally = engine::execute(&mut s, &mut t, a, &plan);
+    assert_eq!(
+        summary::union(&before, &s, a, &plan, tally, "standing order"),
+        "your A (standing order) shoots at Confederate B (distance 2), 2 tokens: successes 2:0, flames 0:0, a hit \
+         (Confederate B down to Str 2)"
+    );
+    assert!(t.said.contains(&"Success bag, company A's shot, token 1 of 2: a First Minnesota success.".to_string()), "{:?}", t.said);
 }

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::forms::{describe, prompt};
 use super::hex::Space;
-use super::orders::standing_text;
+use super::orders::{field_texts, standing_text};
 use super::state::{Side, State};
 
 /// The map as text rows: First Minnesota companies in capitals, Confederates in small letters,
@@ -45,6 +45,39 @@ pub fn map_rows(s: &State) -> Vec<String> {
     rows
 }
 
+/// The standing orders, one item per entry (wrapped lines joined by newlines) (`all` first): what each company's order does, with the
+/// fields of its own entry named when `all` gives the rest.
+pub fn standing_lines(s: &State) -> Vec<String> {
+    let mut out: Vec<String> = s.standing.get("all").map(|st| format!("all: {}", standing_text(st))).into_iter().collect();
+    for (k, own) in s.standing.iter().filter(|(k, _)| k.as_str() != "all") {
+        let Some(i) = s.companies.iter().position(|c| c.side == Side::Union && &c.letter == k) else { continue };
+        let st = s.standing_for(i).unwrap_or_default();
+        let mut line = format!("{k}: {}", standing_text(&st));
+        if s.standing.contains_key("all") {
+            let fields: Vec<String> = field_texts(own).into_iter().map(|(f, v)| format!("{f} {v}")).collect();
+            line.push_str(&format!(" (its own: {}; the rest from all)", fields.join(", ")));
+        }
+        out.push(line);
+    }
+    out.into_iter().map(|l| super::forms::wrap(&l, 92)).collect()
+}
+
+/// What the success bag holds (the same full bag for every attack), e.g. "First Minnesota: 8
+/// successes, 3 flames; Confederate: 7 successes, 3 flames; 5 blanks (26 tokens)".
+pub fn success_bag_text(s: &State) -> String {
+    let b = &s.scenario.success_bag;
+    let n = |k: u32, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+    format!(
+        "First Minnesota: {}, {}; Confederate: {}, {}; {} ({} tokens)",
+        n(b.union_success, "success", "successes"),
+        n(b.union_flame, "flame", "flames"),
+        n(b.confederate_success, "success", "successes"),
+        n(b.confederate_flame, "flame", "flames"),
+        n(b.blank, "blank", "blanks"),
+        b.total()
+    )
+}
+
 /// The view of the player.
 pub fn view(s: &State) -> Value {
     let company = |i: usize| {
@@ -56,7 +89,7 @@ pub fn view(s: &State) -> Value {
         })
     };
     let list = |side: Side| -> Vec<Value> { (0..s.companies.len()).filter(|&i| s.companies[i].side == side).map(company).collect() };
-    let standing: Vec<String> = s.standing.iter().map(|(k, st)| format!("{k}: {}", standing_text(st))).collect();
+    let standing = standing_lines(s);
     let mut bag: Vec<String> = s.bag.iter().map(|t| t.name()).collect();
     bag.dedup();
     json!({
@@ -82,6 +115,13 @@ pub fn view(s: &State) -> Value {
         "str_lost": s.str_lost(),
         "men_lost": s.str_lost() * s.scenario.rules.men_per_str,
         "standing": standing,
+        "success_bag": success_bag_text(s),
+        // A stretch of two tokens or more is told in short above the full account (report.txt).
+        "step_summary": (s.summary.len() >= 2).then(|| json!({
+            "head": "In short, a line per activation token (successes and flames First Minnesota:Confederate):",
+            "lines": s.summary.iter().map(|l| super::forms::wrap(l, 90)).collect::<Vec<_>>(),
+            "full": "In full, every event and draw:",
+        })),
         "days": s.days,
         "next_day": s.next.as_ref().map(|n| n.title.clone()),
         "question": s.asking.filter(|_| s.outcome.is_none()).map(|_| json!({ "kind": "activation", "prompt": prompt(s) })),
