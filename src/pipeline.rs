@@ -696,24 +696,50 @@ pub fn adjudicate(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy) ->
 /// [`adjudicate`], asking `may_resolve` before resolving each due step (a step it refuses stays
 /// open, and `held` says why). The clock is read once the game's lock is held ([`Clock`]).
 pub fn adjudicate_with(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>) -> Result<Adjudicated> {
+    adjudicate_game(dir, clock.into(), entropy, may_resolve, false)
+}
+
+/// [`adjudicate_with`] for a sweep of every game under a root (`adjudicate --all`, the cron
+/// run): a game its due index (`DIR/.due`, [`crate::due`]) shows idle is not loaded, not even
+/// locked, and the index is rewritten each time the game is left with nothing due. The same
+/// result as [`adjudicate_with`], faster.
+pub fn adjudicate_sweep(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>) -> Result<Adjudicated> {
+    adjudicate_game(dir, clock.into(), entropy, may_resolve, true)
+}
+
+fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>, indexed: bool) -> Result<Adjudicated> {
     let gd = GameDir::new(dir);
+    // Nothing is written for an idle game, so reading the clock before the lock is harmless here.
+    if indexed && let Some(idle) = crate::due::idle(&gd, clock.now()) {
+        return Ok(Adjudicated { over: idle.over, ..Default::default() });
+    }
     let _lock = gd.lock()?;
-    let now = clock.into().now();
+    let now = clock.now();
     let mut done = Adjudicated::default();
     loop {
         let g = load(dir)?;
         check_clock(&g, now)?;
         let Some(opening) = g.record.opening.clone() else {
             done.over = true;
+            if indexed {
+                crate::due::write(&gd, &crate::due::Waiting { record: g.record.index, until: None, newest: record_time(&g.record), over: true, awaited: vec![] });
+            }
             return Ok(done);
         };
         let all = read_receipts(&g.dir, opening.step)?;
         check_clock_receipts(&g, &all, now)?;
+        let newest = all.iter().filter_map(|(_, r)| parse_time(&r.received).ok()).chain(record_time(&g.record)).max();
         let receipts: BTreeMap<String, Receipt> = all.into_iter().map(|(_, r)| (r.role.clone(), r)).collect();
         let all_in = opening.asks.iter().all(|a| receipts.contains_key(&a.role));
         let grace = chrono::Duration::hours(g.gf.deadlines.grace_hours as i64);
-        let overdue = now >= parse_time(&opening.deadline)? + grace;
+        let due_at = parse_time(&opening.deadline)? + grace;
+        let overdue = now >= due_at;
         if !all_in && (!overdue || g.gf.nmr.policy == model::NmrMode::Wait) {
+            let until = (g.gf.nmr.policy != model::NmrMode::Wait).then_some(due_at);
+            let awaited = opening.asks.iter().map(|a| a.role.as_str()).filter(|r| !receipts.contains_key(*r)).collect();
+            if indexed {
+                crate::due::write(&gd, &crate::due::Waiting { record: g.record.index, until, newest, over: false, awaited });
+            }
             return Ok(done);
         }
         if let Err(why) = may_resolve(&g.gf, &opening) {
