@@ -425,7 +425,7 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
         let k = sig::public_key_line(&s.key).map_err(|e| fail(&gd.game_file(), format!("seat {}: {e}", s.role)))?;
         seat_keys.insert(s.role.clone(), k);
     }
-    let env = report::environment(templates)?;
+    let env = report::shared_environment(templates)?;
     let gf_bytes = store::read(&gd.game_file())?;
     let scenario = store::read_text(&gd.scenario_file())?;
     let last = gd.last_record()?.ok_or_else(|| fail(&gd.record(0), "missing: no records"))?;

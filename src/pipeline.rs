@@ -258,7 +258,7 @@ fn commit_record(
 ) -> Result<()> {
     // Every report is rendered before anything is written: a template that fails (e.g. an
     // override without the pin block) leaves the game as it was.
-    let env = report::environment(report::override_dir())?;
+    let env = report::shared_environment(report::override_dir())?;
     let mut texts = Vec::new();
     for seat in &gf.seats {
         texts.push((dir.report(rec.index, &seat.role), report::render(&env, game, gf, rec, events, state, &seat.role)?));
