@@ -126,11 +126,28 @@ fn fail(path: &Path, what: impl std::fmt::Display) -> Error {
     Error::Audit(format!("{}: {what}", path.display()))
 }
 
-/// Verifies the host signature beside `path` over the file's bytes.
+/// Verifies the host signature beside `path` over the file's bytes. A signature this process has
+/// already found good (the same key, namespace, bytes and signature, by their SHA-256) is not
+/// checked again: an audit meets each receipt twice (the step's receipts, the order that used it).
 fn check_host_sig(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str) -> Result<()> {
+    static GOOD: std::sync::Mutex<std::collections::BTreeSet<[u8; 32]>> = std::sync::Mutex::new(std::collections::BTreeSet::new());
     let sp = sig_path(path);
     let armored = store::read_text(&sp).map_err(|e| fail(&sp, e))?;
-    sig::verify(host, ns, bytes, &armored).map_err(|e| fail(path, format!("host signature: {e}")))
+    let key = {
+        use sha2::Digest;
+        let mut h = sha2::Sha256::new();
+        for part in [host.to_openssh().unwrap_or_default().as_bytes(), ns.as_bytes(), bytes, armored.as_bytes()] {
+            h.update((part.len() as u64).to_be_bytes());
+            h.update(part);
+        }
+        <[u8; 32]>::from(h.finalize())
+    };
+    if GOOD.lock().unwrap_or_else(|p| p.into_inner()).contains(&key) {
+        return Ok(());
+    }
+    sig::verify(host, ns, bytes, &armored).map_err(|e| fail(path, format!("host signature: {e}")))?;
+    GOOD.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
+    Ok(())
 }
 
 /// Checks receipts a player holds (as mailed to them, each with its `.sig` beside it) against
@@ -429,7 +446,7 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
         let k = sig::public_key_line(&s.key).map_err(|e| fail(&gd.game_file(), format!("seat {}: {e}", s.role)))?;
         seat_keys.insert(s.role.clone(), k);
     }
-    let env = report::environment(templates)?;
+    let env = report::shared_environment(templates)?;
     let gf_bytes = store::read(&gd.game_file())?;
     let scenario = store::read_text(&gd.scenario_file())?;
     let last = gd.last_record()?.ok_or_else(|| fail(&gd.record(0), "missing: no records"))?;

@@ -331,13 +331,16 @@ fn one_line(e: &anyhow::Error) -> String {
 
 /// `pbem adjudicate DIR` without `--mail`: it reads no mail, but does not resolve a step of a game
 /// named by a piped message still waiting in `ROOT/.mail/spool/` (the cron line takes it in).
-fn adjudicate_plain(dir: &Path, clock: pipeline::Clock) -> crate::error::Result<pipeline::Adjudicated> {
+fn adjudicate_plain(dir: &Path, clock: pipeline::Clock, sweep: bool) -> crate::error::Result<pipeline::Adjudicated> {
     let root = dir.parent().unwrap_or(Path::new("."));
     let spooled = crate::mail::intake::spooled_games(root)?;
     let spool = crate::mail::intake::state_dir(root).join("spool");
     let mut check = |gf: &crate::model::GameFile, _: &crate::model::Opening| {
         if spooled.contains(&gf.id) { Err(format!("a message with orders for it waits in {} (the cron line, `pbem adjudicate --all ROOT --mail CONFIG`, takes it in)", spool.display())) } else { Ok(()) }
     };
+    if sweep {
+        return pipeline::adjudicate_sweep(dir, clock, &mut Entropy::Os, &mut check);
+    }
     pipeline::adjudicate_with(dir, clock, &mut Entropy::Os, &mut check)
 }
 
@@ -596,6 +599,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             }
             let t = clock(&t)?;
             let mut dirs = dirs;
+            // Games named on the command line are loaded; those of `--all` are swept (due index).
+            let named = dirs.len();
             let mut failed = 0;
             if let Some(root) = all {
                 // Two folders with one game id (a backup copy): neither is adjudicated.
@@ -608,8 +613,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 let doubled: Vec<&PathBuf> = games.duplicates().values().flatten().collect();
                 dirs.extend(pipeline::games_under(&root)?.into_iter().filter(|d| !doubled.contains(&d)));
             }
-            for d in dirs {
-                match adjudicate_plain(&d, t) {
+            for (i, d) in dirs.into_iter().enumerate() {
+                match adjudicate_plain(&d, t, i >= named) {
                     Ok(a) if quiet && a.held.is_none() => {}
                     Ok(a) => println!("{}: {}", d.display(), a.summary()),
                     Err(crate::error::Error::Locked(_)) if quiet => {}

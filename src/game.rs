@@ -287,11 +287,39 @@ pub fn canonical<S: Serialize>(state: &S) -> String {
     s
 }
 
-fn parse<S: DeserializeOwned>(state: &str) -> Result<S, GameError> {
-    serde_json::from_str(state).map_err(|e| GameError::Other(format!("state file: {e}")))
+/// States parsed lately on this thread, by their text: a step asks the game several questions of
+/// the same state (pending, view per role, NMR orders, publication of before and after), and
+/// parsing its JSON each time cost more than the questions. A few entries; the oldest goes.
+type Parsed = Vec<(std::any::TypeId, std::rc::Rc<str>, std::rc::Rc<dyn std::any::Any>)>;
+
+thread_local! {
+    static PARSED: std::cell::RefCell<Parsed> = const { std::cell::RefCell::new(Vec::new()) };
 }
 
-impl<G: Game> DynGame for G {
+/// The state of `state`'s text, parsed once per text (see [`Parsed`]); a text that does not
+/// parse is an error each time.
+fn parse<S: DeserializeOwned + 'static>(state: &str) -> Result<std::rc::Rc<S>, GameError> {
+    let ty = std::any::TypeId::of::<S>();
+    let hit = PARSED.with_borrow(|v| {
+        v.iter().find(|(t, text, _)| *t == ty && **text == *state).and_then(|(_, _, any)| any.clone().downcast::<S>().ok())
+    });
+    if let Some(s) = hit {
+        return Ok(s);
+    }
+    let parsed: std::rc::Rc<S> = std::rc::Rc::new(serde_json::from_str(state).map_err(|e| GameError::Other(format!("state file: {e}")))?);
+    PARSED.with_borrow_mut(|v| {
+        if v.len() >= 4 {
+            v.remove(0);
+        }
+        v.push((ty, std::rc::Rc::from(state), parsed.clone()));
+    });
+    Ok(parsed)
+}
+
+impl<G: Game> DynGame for G
+where
+    G::State: 'static,
+{
     fn rules(&self) -> &'static str {
         Game::rules(self)
     }
@@ -311,40 +339,40 @@ impl<G: Game> DynGame for G {
         Ok(canonical(&Game::setup(self, scenario, options)?))
     }
     fn publication(&self, before: &str, after: &str) -> Result<Publication, GameError> {
-        Ok(Game::publication(self, &parse(before)?, &parse(after)?))
+        Ok(Game::publication(self, &*parse::<G::State>(before)?, &*parse::<G::State>(after)?))
     }
     fn ever_withholds(&self) -> bool {
         Game::ever_withholds(self)
     }
     fn roles(&self, state: &str) -> Result<Vec<String>, GameError> {
-        Ok(Game::roles(self, &parse(state)?))
+        Ok(Game::roles(self, &*parse::<G::State>(state)?))
     }
     fn pending(&self, state: &str) -> Result<Pending, GameError> {
-        Ok(Game::pending(self, &parse(state)?))
+        Ok(Game::pending(self, &*parse::<G::State>(state)?))
     }
     fn default_order(&self, state: &str, role: &str) -> Result<Orders, GameError> {
-        Ok(Game::default_order(self, &parse(state)?, role))
+        Ok(Game::default_order(self, &*parse::<G::State>(state)?, role))
     }
     fn form_help(&self, state: &str, role: &str) -> Result<Vec<String>, GameError> {
-        Ok(Game::form_help(self, &parse(state)?, role))
+        Ok(Game::form_help(self, &*parse::<G::State>(state)?, role))
     }
     fn check_order(&self, state: &str, role: &str, orders: &Orders) -> Result<Result<(), Vec<OrderProblem>>, GameError> {
-        Ok(Game::check_order(self, &parse(state)?, role, orders))
+        Ok(Game::check_order(self, &*parse::<G::State>(state)?, role, orders))
     }
     fn resolve(&self, state: &str, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<String, GameError> {
-        Ok(canonical(&Game::resolve(self, &parse(state)?, orders, ctx)?))
+        Ok(canonical(&Game::resolve(self, &*parse::<G::State>(state)?, orders, ctx)?))
     }
     fn view(&self, state: &str, role: &str) -> Result<serde_json::Value, GameError> {
-        Ok(Game::view(self, &parse(state)?, role))
+        Ok(Game::view(self, &*parse::<G::State>(state)?, role))
     }
     fn bot_order(&self, state: &str, role: &str, ctx: &mut Ctx) -> Result<Orders, GameError> {
-        Ok(Game::bot_order(self, &parse(state)?, role, ctx))
+        Ok(Game::bot_order(self, &*parse::<G::State>(state)?, role, ctx))
     }
     fn picture(&self, state: &str, seat: Option<&str>) -> Result<Option<String>, GameError> {
         Ok(Game::picture(self, &parse(state)?, seat))
     }
     fn sides(&self, state: &str) -> Result<Vec<String>, GameError> {
-        Ok(Game::sides(self, &parse(state)?))
+        Ok(Game::sides(self, &*parse::<G::State>(state)?))
     }
     fn team(&self, state: &str, role: &str) -> Result<String, GameError> {
         Ok(Game::team(self, &parse(state)?, role))
@@ -356,7 +384,7 @@ impl<G: Game> DynGame for G {
         Game::policies(self)
     }
     fn play_out(&self, start: &str, policy: &str, seed: [u8; 32]) -> Result<crate::simulate::Played, GameError> {
-        crate::simulate::play_out(self, parse(start)?, policy, seed)
+        crate::simulate::play_out(self, G::State::clone(&*parse::<G::State>(start)?), policy, seed)
     }
 }
 

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod commit;
 pub mod demo;
 pub mod dice;
+pub mod due;
 pub mod error;
 pub mod game;
 pub mod games;

@@ -203,13 +203,6 @@ fn host_key(dir: &GameDir) -> Result<ssh_key::PrivateKey> {
     Ok(sig::load_private_key(&dir.host_key(), None)?)
 }
 
-/// Writes `bytes` at `path` and the host's signature of them at `path.sig`.
-fn write_signed(path: &Path, bytes: &[u8], key: &ssh_key::PrivateKey, ns: &str) -> Result<()> {
-    let armored = sig::sign(key, ns, bytes)?;
-    store::write_atomic(&sig_path(path), armored.as_bytes())?;
-    store::write_atomic(path, bytes)
-}
-
 /// `FILE.sig` beside `FILE`.
 pub fn sig_path(path: &Path) -> PathBuf {
     let mut s = path.as_os_str().to_owned();
@@ -217,8 +210,11 @@ pub fn sig_path(path: &Path) -> PathBuf {
     PathBuf::from(s)
 }
 
-/// Opens the next step for `state` (draws and stores its host seed) or states the outcome.
+/// Opens the next step for `state` (draws its host seed, put in `files` for the record's commit)
+/// or states the outcome.
+#[allow(clippy::too_many_arguments)]
 fn open_next(
+    files: &mut Vec<(PathBuf, Vec<u8>)>,
     dir: &GameDir,
     gf: &GameFile,
     game: &dyn DynGame,
@@ -231,7 +227,7 @@ fn open_next(
         Pending::Over(o) => Ok((None, Some(o))),
         Pending::Orders(asks) => {
             let seed = entropy.bytes32();
-            store::write_atomic(&dir.host_seed(step), format!("{}\n", hex::encode(seed)).as_bytes())?;
+            files.push((dir.host_seed(step), format!("{}\n", hex::encode(seed)).into_bytes()));
             let hours = gf.deadlines.hours_for(asks.iter().map(|a| a.kind.as_str()));
             let opening = Opening {
                 step,
@@ -245,9 +241,13 @@ fn open_next(
     }
 }
 
-/// Writes state, reports and then the record (the commit point) for record `rec.index`; `events`
-/// is the step's full event list (the record holds only the public ones).
+/// Writes `files` (the host seed of the step it opens, withheld orders), state, reports and the
+/// record's signature, makes them durable together, and then writes the record (the commit
+/// point) for record `rec.index`; `events` is the step's full event list (the record holds only
+/// the public ones). A run killed before the record leaves the step to be redone.
+#[allow(clippy::too_many_arguments)]
 fn commit_record(
+    mut files: Vec<(PathBuf, Vec<u8>)>,
     dir: &GameDir,
     gf: &GameFile,
     game: &dyn DynGame,
@@ -258,16 +258,18 @@ fn commit_record(
 ) -> Result<()> {
     // Every report is rendered before anything is written: a template that fails (e.g. an
     // override without the pin block) leaves the game as it was.
-    let env = report::environment(report::override_dir())?;
+    let env = report::shared_environment(report::override_dir())?;
     let mut texts = Vec::new();
     for seat in &gf.seats {
         texts.push((dir.report(rec.index, &seat.role), report::render(&env, game, gf, rec, events, state, &seat.role)?));
     }
-    store::write_atomic(&dir.state(rec.index), state.as_bytes())?;
-    for (path, text) in texts {
-        store::write_atomic(&path, text.as_bytes())?;
-    }
-    write_signed(&dir.record(rec.index), &model::record_bytes(rec), key, NS_RECORD)
+    files.push((dir.state(rec.index), state.as_bytes().to_vec()));
+    files.extend(texts.into_iter().map(|(path, text)| (path, text.into_bytes())));
+    let path = dir.record(rec.index);
+    let bytes = model::record_bytes(rec);
+    files.push((sig_path(&path), sig::sign(key, NS_RECORD, &bytes)?.into_bytes()));
+    store::write_all_durable(&files)?;
+    store::write_atomic(&path, &bytes)
 }
 
 /// Hash binding the setup (game file and scenario bytes) into record 0.
@@ -390,7 +392,8 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
     let gf_text = toml::to_string(&gf).expect("game file serializes");
     store::write_atomic(&gd.scenario_file(), scenario.as_bytes())?;
     store::write_atomic(&gd.game_file(), gf_text.as_bytes())?;
-    let (opening, outcome) = open_next(&gd, &gf, game, &state, 1, now, entropy)?;
+    let mut files = Vec::new();
+    let (opening, outcome) = open_next(&mut files, &gd, &gf, game, &state, 1, now, entropy)?;
     let rec = Record {
         reveals: Vec::new(),
         game: gf.id.clone(),
@@ -403,7 +406,7 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
         opening,
         outcome,
     };
-    commit_record(&gd, &gf, game, &rec, &[], &state, &key)?;
+    commit_record(files, &gd, &gf, game, &rec, &[], &state, &key)?;
     Ok(gf)
 }
 
@@ -589,8 +592,7 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
     let seq = receipts.last().map_or(0, |(_, r)| r.seq) + 1;
     let name = format!("{}-{seq}", h.role);
     let sealed = g.dir.sealed(step).join(format!("{name}.txt"));
-    store::write_atomic(&sig_path(&sealed), v.signature.as_bytes())?;
-    store::write_atomic(&sealed, v.text.as_bytes())?;
+    let mut files = vec![(sig_path(&sealed), v.signature.clone().into_bytes()), (sealed.clone(), v.text.clone().into_bytes())];
     let receipt = Receipt {
         game: g.gf.id.clone(),
         step,
@@ -603,7 +605,12 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
         record: commit::sha256_hex(&store::read(&g.dir.record(g.record.index))?),
     };
     let rpath = g.dir.receipts(step).join(format!("{name}.toml"));
-    write_signed(&rpath, toml::to_string(&receipt).expect("receipt serializes").as_bytes(), &host_key(&g.dir)?, NS_RECEIPT)?;
+    // The sealed order and the receipt's signature made durable together, then the receipt: the
+    // commit point (a sealed order without its receipt was never accepted).
+    let bytes = toml::to_string(&receipt).expect("receipt serializes").into_bytes();
+    files.push((sig_path(&rpath), sig::sign(&host_key(&g.dir)?, NS_RECEIPT, &bytes)?.into_bytes()));
+    store::write_all_durable(&files)?;
+    store::write_atomic(&rpath, &bytes)?;
     Ok(Accepted { receipt, path: rpath, warnings })
 }
 
@@ -697,24 +704,50 @@ pub fn adjudicate(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy) ->
 /// [`adjudicate`], asking `may_resolve` before resolving each due step (a step it refuses stays
 /// open, and `held` says why). The clock is read once the game's lock is held ([`Clock`]).
 pub fn adjudicate_with(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>) -> Result<Adjudicated> {
+    adjudicate_game(dir, clock.into(), entropy, may_resolve, false)
+}
+
+/// [`adjudicate_with`] for a sweep of every game under a root (`adjudicate --all`, the cron
+/// run): a game its due index (`DIR/.due`, [`crate::due`]) shows idle is not loaded, not even
+/// locked, and the index is rewritten each time the game is left with nothing due. The same
+/// result as [`adjudicate_with`], faster.
+pub fn adjudicate_sweep(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>) -> Result<Adjudicated> {
+    adjudicate_game(dir, clock.into(), entropy, may_resolve, true)
+}
+
+fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>, indexed: bool) -> Result<Adjudicated> {
     let gd = GameDir::new(dir);
+    // Nothing is written for an idle game, so reading the clock before the lock is harmless here.
+    if indexed && let Some(idle) = crate::due::idle(&gd, clock.now()) {
+        return Ok(Adjudicated { over: idle.over, ..Default::default() });
+    }
     let _lock = gd.lock()?;
-    let now = clock.into().now();
+    let now = clock.now();
     let mut done = Adjudicated::default();
     loop {
         let g = load(dir)?;
         check_clock(&g, now)?;
         let Some(opening) = g.record.opening.clone() else {
             done.over = true;
+            if indexed {
+                crate::due::write(&gd, &crate::due::Waiting { record: g.record.index, until: None, newest: record_time(&g.record), over: true, awaited: vec![] });
+            }
             return Ok(done);
         };
         let all = read_receipts(&g.dir, opening.step)?;
         check_clock_receipts(&g, &all, now)?;
+        let newest = all.iter().filter_map(|(_, r)| parse_time(&r.received).ok()).chain(record_time(&g.record)).max();
         let receipts: BTreeMap<String, Receipt> = all.into_iter().map(|(_, r)| (r.role.clone(), r)).collect();
         let all_in = opening.asks.iter().all(|a| receipts.contains_key(&a.role));
         let grace = chrono::Duration::hours(g.gf.deadlines.grace_hours as i64);
-        let overdue = now >= parse_time(&opening.deadline)? + grace;
+        let due_at = parse_time(&opening.deadline)? + grace;
+        let overdue = now >= due_at;
         if !all_in && (!overdue || g.gf.nmr.policy == model::NmrMode::Wait) {
+            let until = (g.gf.nmr.policy != model::NmrMode::Wait).then_some(due_at);
+            let awaited = opening.asks.iter().map(|a| a.role.as_str()).filter(|r| !receipts.contains_key(*r)).collect();
+            if indexed {
+                crate::due::write(&gd, &crate::due::Waiting { record: g.record.index, until, newest, over: false, awaited });
+            }
             return Ok(done);
         }
         if let Err(why) = may_resolve(&g.gf, &opening) {
@@ -805,17 +838,18 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
             std::fs::remove_file(&stale).map_err(|e| store::io(&stale, e))?;
         }
     }
+    let mut files = Vec::new();
     if let Some(until) = WithheldUntil::for_step(publication, over) {
         for o in &mut revealed {
             let keep = LateReveal { step, role: o.role.clone(), text: o.text.take(), signature: o.signature.take(), orders: std::mem::take(&mut o.orders) };
             let mut bytes = serde_json::to_string_pretty(&keep).expect("reveal serializes");
             bytes.push('\n');
-            store::write_atomic(&g.dir.withheld(step, &o.role), bytes.as_bytes())?;
+            files.push((g.dir.withheld(step, &o.role), bytes.into_bytes()));
             o.withheld = true;
             o.withheld_until = until;
         }
     }
-    let (next_open, outcome) = open_next(&g.dir, &g.gf, g.game, &state, step + 1, now, entropy)?;
+    let (next_open, outcome) = open_next(&mut files, &g.dir, &g.gf, g.game, &state, step + 1, now, entropy)?;
     let state_key = read_state_key(&g.dir)?;
     let rec = Record {
         reveals,
@@ -836,7 +870,7 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
         opening: next_open,
         outcome,
     };
-    commit_record(&g.dir, &g.gf, g.game, &rec, &events, &state, &host_key(&g.dir)?)?;
+    commit_record(files, &g.dir, &g.gf, g.game, &rec, &events, &state, &host_key(&g.dir)?)?;
     Ok(rec)
 }
 

@@ -31,6 +31,21 @@ pub fn environment(override_dir: Option<&Path>) -> Result<Environment<'static>> 
     Ok(env)
 }
 
+/// The [`environment`] for `override_dir`, built once per process and shared (a step's reports,
+/// every step of a run): building it parses every template. The override folder is read when
+/// first asked for; a failure is not kept (the next call tries again).
+pub fn shared_environment(override_dir: Option<&Path>) -> Result<std::sync::Arc<Environment<'static>>> {
+    type Cache = std::sync::Mutex<Vec<(Option<std::path::PathBuf>, std::sync::Arc<Environment<'static>>)>>;
+    static CACHE: Cache = std::sync::Mutex::new(Vec::new());
+    let key = override_dir.map(Path::to_path_buf);
+    if let Some((_, env)) = CACHE.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|(k, _)| *k == key) {
+        return Ok(env.clone());
+    }
+    let env = std::sync::Arc::new(environment(override_dir)?);
+    CACHE.lock().unwrap_or_else(|p| p.into_inner()).push((key, env.clone()));
+    Ok(env)
+}
+
 fn add_dir(env: &mut Environment<'static>, base: &Path, dir: &Path) -> Result<()> {
     for name in crate::store::list(dir)? {
         let path = dir.join(&name);

@@ -223,7 +223,7 @@ fn game_run(dir: &Path, games: &intake::Games, now: DateTime<Utc>, entropy: &mut
         return g;
     }
     // Refused when the clock is behind the game's newest record or receipt.
-    match pipeline::adjudicate_with(dir, now, entropy, may_resolve) {
+    match pipeline::adjudicate_sweep(dir, now, entropy, may_resolve) {
         Ok(a) => {
             g.summary = a.summary();
             g.held = a.held.is_some();

@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Speed of one judge host (issue 11): every figure of README "Speed" with its ratio to the limits
+# measured in the same run (benches/limits.rs: Ed25519 verify, SHA-256, an fsync'd rename; and
+# /bin/true for a process start). Whole-process timings, medians. Nothing here asserts a time.
+#
+#   benches/host.sh [--games N] [--due N] [--mails N] [--batch N] [--dir DIR] [--pbem BINARY] [--no-cargo-bench]
+#
+# --pbem times that binary instead of building target/release/pbem (e.g. main's, for "before");
+# --no-cargo-bench skips the cargo bench targets (the limits other than /bin/true, and one step).
+#
+# --games 100000 is the issue's large root. Roots are built once with real `pbem new` runs (two at
+# a time) and kept in DIR (default target/bench-host): the fast path for a second run of the same
+# size is to reuse them (about 25 ms per game to build, so 100,000 games take ~40 minutes once).
+# Timed runs work on copies made first, and nothing is deleted right before a timing (an ext4
+# disk slows for a while after mass deletions).
+set -euo pipefail
+GAMES=1000 DUE=100 MAILS=200 BATCH=200 CARGO_BENCH=1 P=
+DIR=$(cd "$(dirname "$0")/.." && pwd)/target/bench-host
+while [ $# -gt 0 ]; do
+  case $1 in
+    --games) GAMES=$2; shift;; --due) DUE=$2; shift;; --mails) MAILS=$2; shift;;
+    --batch) BATCH=$2; shift;; --dir) DIR=$2; shift;; --no-cargo-bench) CARGO_BENCH=0;;
+    --pbem) P=$(realpath "$2"); shift;;
+    *) echo "usage: $0 [--games N] [--due N] [--mails N] [--batch N] [--dir DIR] [--no-cargo-bench]" >&2; exit 2;;
+  esac
+  shift
+done
+[ "$DUE" -le "$GAMES" ] && [ "$MAILS" -le "$GAMES" ] || { echo "--due and --mails must not exceed --games" >&2; exit 2; }
+cd "$(dirname "$0")/.."
+if [ -z "$P" ]; then cargo build --release --locked -q; P=$PWD/target/release/pbem; fi
+mkdir -p "$DIR"
+export PBEM_BENCH_DIR=$DIR
+NOW=2026-07-01T12:00:00Z        # every game opens at NOW
+IDLE=2026-07-01T12:30:00Z       # nothing due yet
+LATE=2026-07-01T14:00:00Z       # the 1-hour games are due, the 72-hour ones are not
+
+ns() { date +%s%N; }
+# median wall time in ns of RUNS runs of a command (its output discarded)
+median_ns() {
+  local runs=$1; shift; local v=()
+  for _ in $(seq "$runs"); do local t=$(ns); "$@" >/dev/null 2>&1 || true; v+=($(( $(ns) - t ))); done
+  printf '%s\n' "${v[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p"
+}
+us() { awk -v n="$1" -v d="${2:-1}" 'BEGIN { printf "%.1f", n / d / 1000 }'; }
+row() { printf '| %-44s | %12s | %s |\n' "$1" "$2" "$3"; }
+
+# --- the roots: N games, the first DUE with 1-hour deadlines, keys and mails for MAILS games ---
+ROOT=$DIR/root-$GAMES-$DUE
+if [ ! -f "$ROOT/.complete" ]; then
+  echo "building $ROOT ($GAMES games; kept for the next run)..." >&2
+  rm -rf "$ROOT"; mkdir -p "$ROOT/games" "$ROOT/keys"
+  ssh-keygen -q -t ed25519 -N '' -C bench -f "$ROOT/keys/player"
+  seq 1 "$GAMES" | P=$P R=$ROOT DUE=$DUE NOW=$NOW xargs -P 2 -I{} sh -c '
+    h=72; [ {} -le "$DUE" ] && h=1
+    "$P" new --rules gettysburg-campaign --id g{} --deadline-hours $h --now "$NOW" \
+      --player union:union-{}@example.org:"$R/keys/player.pub" \
+      --player confederate:conf-{}@example.org:"$R/keys/player.pub" "$R/games/g{}" >/dev/null 2>&1 ||
+      { echo "pbem new failed for game {}" >&2; exit 255; }'
+  touch "$ROOT/.complete"
+fi
+K=$ROOT/keys/player
+
+# a Maildir of MAILS order mails (one signed union order to each of the first MAILS games)
+MD=$ROOT/maildir-$MAILS
+if [ ! -d "$MD/new" ]; then
+  mkdir -p "$MD.part/new" "$MD.part/cur" "$MD.part/tmp" "$ROOT/orders"
+  for i in $(seq 1 "$MAILS"); do
+    o=$ROOT/orders/g$i.toml
+    "$P" form --role union "$ROOT/games/g$i" >"$o" && "$P" sign --key "$K" --append "$o" >/dev/null
+    { printf 'From: union-%s@example.org\nTo: judge@example.net\nSubject: orders\nMessage-ID: <o%s@example.org>\nDate: Wed, 01 Jul 2026 12:10:00 +0000\n\n' "$i" "$i"; cat "$o"; } >"$MD.part/new/$i.bench:2,"
+  done
+  mv "$MD.part" "$MD"
+fi
+CFG=$DIR/pbem-mail.toml
+printf 'from = "judge <judge@example.net>"\n[transport]\nkind = "none"\n' >"$CFG"
+
+# --- limits ---
+echo "measuring limits..." >&2
+LIMITS="ed25519_verify nan us
+sha256 nan GB/s
+fsync_rename nan us"
+[ "$CARGO_BENCH" = 1 ] && LIMITS=$(cargo bench --locked -q --bench limits 2>/dev/null)
+VERIFY=$(awk '/^ed25519_verify/ { print $2 }' <<<"$LIMITS")
+SHA=$(awk '/^sha256/ { print $2 }' <<<"$LIMITS")
+FSYNC=$(awk '/^fsync_rename/ { print $2 }' <<<"$LIMITS")
+TRUE_NS=$(median_ns 51 /bin/true)
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f×", a / b }'; }
+
+# --- figures ---
+echo "timing..." >&2
+START=$(median_ns 51 "$P" --version)
+# Idle sweeps, twice first to fill the page cache (and any index the sweep keeps).
+"$P" adjudicate --all "$ROOT/games" --quiet --now "$IDLE" >/dev/null 2>&1 || true
+IDLE_NS=$(median_ns 5 "$P" adjudicate --all "$ROOT/games" --quiet --now "$IDLE")
+"$P" adjudicate --all "$ROOT/games" --quiet --now "$IDLE" --mail "$CFG" >/dev/null 2>&1 || true
+MAIL_NS=$(median_ns 5 "$P" adjudicate --all "$ROOT/games" --quiet --now "$IDLE" --mail "$CFG")
+
+# Due steps: on a copy (made now, timed later; nothing deleted in between).
+COPY=$DIR/run-$$; mkdir -p "$COPY"
+cp -a "$ROOT/games" "$COPY/due"; cp -a "$ROOT/games" "$COPY/intake"; cp -a "$MD" "$COPY/maildir"
+t=$(ns); "$P" adjudicate --all "$COPY/due" --quiet --now "$LATE" >/dev/null; DUE_NS=$(( $(ns) - t ))
+t=$(ns); "$P" intake --root "$COPY/intake" --maildir "$COPY/maildir" --config "$CFG" --quiet --now 2026-07-01T12:10:00Z >/dev/null 2>&1 || true; INTAKE_NS=$(( $(ns) - t ))
+# Submit: BATCH orders for one game in one run (each a fresh nonce), then each order's cost
+mkdir -p "$COPY/batch"; B=$COPY/batch/g
+"$P" new --rules gettysburg-campaign --id gb --now "$NOW" --player union:u@example.org:"$K.pub" --player confederate:c@example.org:"$K.pub" "$B" >/dev/null
+files=()
+for i in $(seq 1 "$BATCH"); do f=$COPY/batch/o$i.toml; "$P" form --role union "$B" >"$f"; "$P" sign --key "$K" "$f" >/dev/null; files+=("$f"); done
+t=$(ns); "$P" submit --now 2026-07-01T12:10:00Z "$B" "${files[@]}" >/dev/null; SUBMIT_NS=$(( $(ns) - t ))
+EX=turns/demo-gettysburg-campaign-18630701
+AUDIT_NS=$(median_ns 7 "$P" audit "$EX")
+STEPS=$(ls "$EX/records" | grep -c '\.json$'); STEPS=$((STEPS - 1))
+t=$(ns); "$P" simulate --rules throw-down-that-flag --games 200 >/dev/null; SIM_NS=$(( $(ns) - t ))
+
+echo
+echo "pbem $("$P" --version | awk '{print $2}'), $(nproc) cores, $GAMES games ($DUE due), $(date -u +%Y-%m-%d)"
+echo "limits: Ed25519 verify $VERIFY µs, SHA-256 $SHA GB/s, fsync'd rename $FSYNC µs, /bin/true $(us "$TRUE_NS") µs"
+echo
+row figure measured "ratio to its limit"
+row --- --- ---
+row "idle sweep, per game ($GAMES games)" "$(us "$IDLE_NS" "$GAMES") µs" "100,000 games: $(awk -v n="$IDLE_NS" -v g="$GAMES" 'BEGIN { printf "%.2f s", n / g * 100000 / 1e9 }') (goal ≤ 1 s); $(ratio "$(us "$IDLE_NS" "$GAMES")" "$(us "$TRUE_NS")") of a process start"
+row "idle sweep with --mail, per game" "$(us "$MAIL_NS" "$GAMES") µs" "$(ratio "$MAIL_NS" "$IDLE_NS") of the sweep without mail"
+row "$DUE due steps among $GAMES games" "$(us "$DUE_NS" 1000) ms" "$(us "$DUE_NS" "$DUE") µs a step = $(ratio "$(us "$DUE_NS" "$DUE")" "$FSYNC") fsync'd renames"
+row "intake of $MAILS order mails, per mail" "$(us "$INTAKE_NS" "$MAILS") µs" "$(ratio "$(us "$INTAKE_NS" "$MAILS")" "$FSYNC") fsync'd renames, $(ratio "$(us "$INTAKE_NS" "$MAILS")" "$VERIFY") Ed25519 verifies"
+row "submit, per order in a batch of $BATCH" "$(us "$SUBMIT_NS" "$BATCH") µs" "$(ratio "$(us "$SUBMIT_NS" "$BATCH")" "$FSYNC") fsync'd renames"
+row "audit of the example game ($STEPS steps)" "$(us "$AUDIT_NS" 1000) ms" "$(ratio "$(us "$AUDIT_NS")" "$VERIFY") Ed25519 verifies"
+row "process start (--version)" "$(us "$START") µs" "$(ratio "$START" "$TRUE_NS") /bin/true"
+row "simulate, TDTF, 200 games, 1 core" "$(us "$SIM_NS" 1000) ms" "$(awk -v n="$SIM_NS" 'BEGIN { printf "%.0f games/min", 200 / (n / 1e9) * 60 }')"
+if [ "$CARGO_BENCH" = 1 ]; then
+  echo; echo "one step adjudicated in process (cargo bench --bench pipeline):"
+  cargo bench --locked -q --bench pipeline 2>/dev/null | grep -E '^[a-z]|adjudicate one step|audit'
+fi
+echo "(copies for this run are in $COPY; delete them when done)"

@@ -1,0 +1,148 @@
+//! The due index (`DIR/.due`, `pbem::due`) lets an idle sweep skip a game, and never makes a due
+//! game wait: deleted, corrupted, stale or outrun by a receipt, an edited game file or a newer
+//! record, the game is loaded and adjudicated as without it.
+
+#[path = "mail/common.rs"]
+mod common;
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use common::*;
+use pbem::pipeline::{self, Entropy};
+
+const IDLE: &str = "2026-07-01T12:30:00Z";
+
+fn sweep(root: &Path, now: &str) -> String {
+    let out = Command::cargo_bin("pbem").unwrap().args(["adjudicate", "--all"]).arg(root).args(["--now", now]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// Submits the current form of `role` (nonce number `n`) to `game` at `now`.
+fn submit(game: &Path, role: &str, n: u32, now: &str) {
+    let text = form(game, role, n, &|s| s);
+    let file = game.parent().unwrap().join(format!("{role}-{n}.toml"));
+    std::fs::write(&file, format!("{text}{}", sign(role, &text))).unwrap();
+    let r = pipeline::submit(game, &[file], pipeline::parse_time(now).unwrap()).unwrap();
+    r.into_iter().for_each(|a| drop(a.unwrap()));
+}
+
+fn index(game: &Path) -> String {
+    std::fs::read_to_string(game.join(".due")).unwrap()
+}
+
+#[test]
+fn an_idle_sweep_writes_the_index_and_the_same_lines_come_from_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    let g = new_game(&root, "g1", 24);
+    let first = sweep(&root, IDLE);
+    assert!(first.contains("g1: nothing due"), "{first}");
+    assert!(index(&g).starts_with("pbem-due 1\n"), "{}", index(&g));
+    // From the index: the same line, and the game is not loaded (a state it would refuse is not read).
+    let state = g.join("states").join("000000.json");
+    let kept = std::fs::read(&state).unwrap();
+    std::fs::write(&state, b"{}").unwrap();
+    assert_eq!(sweep(&root, IDLE), first);
+    std::fs::write(&state, kept).unwrap();
+}
+
+#[test]
+fn orders_all_in_make_the_game_due_before_its_deadline_despite_the_index() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    let g = new_game(&root, "g1", 24);
+    sweep(&root, IDLE);
+    submit(&g, "union", 1, "2026-07-01T12:40:00Z");
+    assert!(sweep(&root, "2026-07-01T12:45:00Z").contains("nothing due"));
+    submit(&g, "confederate", 1, "2026-07-01T12:50:00Z");
+    let out = sweep(&root, "2026-07-01T12:55:00Z");
+    assert!(out.contains("g1: resolved step(s) 1"), "{out}");
+}
+
+#[test]
+fn the_deadline_makes_the_game_due_despite_the_index() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    new_game(&root, "g1", 24);
+    sweep(&root, IDLE);
+    let out = sweep(&root, "2026-07-02T12:00:00Z");
+    assert!(out.contains("g1: resolved step(s) 1"), "{out}");
+}
+
+/// An index saying "not due for a year", as a stale or forged one might.
+fn far_future(game: &Path) -> String {
+    let text = index(game);
+    text.lines().map(|l| if l.starts_with("until ") { "until 1830000000".to_string() } else { l.to_string() }).collect::<Vec<_>>().join("\n") + "\n"
+}
+
+#[test]
+fn a_deleted_or_corrupted_index_is_rebuilt_and_never_holds_a_due_game() {
+    for damage in ["delete", "garbage", "truncated", "directory"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("games");
+        let g = new_game(&root, "g1", 24);
+        sweep(&root, IDLE);
+        let due = g.join(".due");
+        match damage {
+            "delete" => std::fs::remove_file(&due).unwrap(),
+            "garbage" => std::fs::write(&due, b"\xff\x00 not an index").unwrap(),
+            "truncated" => std::fs::write(&due, &far_future(&g).as_bytes()[..40]).unwrap(),
+            _ => {
+                std::fs::remove_file(&due).unwrap();
+                std::fs::create_dir(&due).unwrap();
+            }
+        }
+        assert!(sweep(&root, IDLE).contains("g1: nothing due"), "{damage}");
+        let out = sweep(&root, "2026-07-02T12:00:00Z");
+        assert!(out.contains("g1: resolved step(s) 1"), "{damage}: {out}");
+        if damage != "directory" {
+            assert!(index(&g).contains("record 1 "), "{damage}: rebuilt after the step: {}", index(&g));
+        }
+    }
+}
+
+#[test]
+fn a_stale_index_is_not_trusted() {
+    // Each case: an index claiming nothing is due for two years, made stale by one change; the
+    // step's deadline has passed, so a sweep that loads the game resolves it.
+    for change in ["nothing", "receipts", "game file", "newer record", "record replaced"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("games");
+        let g = new_game(&root, "g1", 24);
+        sweep(&root, IDLE);
+        let old = far_future(&g);
+        match change {
+            "nothing" => {}
+            "receipts" => {
+                submit(&g, "union", 1, "2026-07-01T12:40:00Z");
+                submit(&g, "confederate", 1, "2026-07-01T12:41:00Z");
+            }
+            "game file" => {
+                // The host edits the game file by hand.
+                let f = g.join("game.toml");
+                let text = std::fs::read_to_string(&f).unwrap();
+                std::fs::write(&f, text + "# edited by hand\n").unwrap();
+            }
+            "newer record" => {
+                // A step resolved by a run that died before rewriting the index.
+                pipeline::adjudicate(&g, pipeline::parse_time("2026-07-02T12:00:00Z").unwrap(), &mut Entropy::seeded([1; 32])).unwrap();
+            }
+            _ => {
+                // The game folder restored from another copy: record 0 differs.
+                let r = g.join("records").join("000000.json");
+                let text = std::fs::read_to_string(&r).unwrap();
+                std::fs::write(&r, format!("{text} ")).unwrap();
+            }
+        }
+        std::fs::write(g.join(".due"), &old).unwrap();
+        let out = sweep(&root, "2026-07-03T13:00:00Z");
+        if change == "nothing" {
+            // The control: an index nothing has outdated is trusted (so the cases below test something).
+            assert!(out.contains("g1: nothing due"), "{out}");
+        } else {
+            assert!(out.contains("g1: resolved step(s)"), "{change}: {out}");
+        }
+    }
+}
