@@ -369,13 +369,13 @@ where
         Ok(Game::bot_order(self, &*parse::<G::State>(state)?, role, ctx))
     }
     fn picture(&self, state: &str, seat: Option<&str>) -> Result<Option<String>, GameError> {
-        Ok(Game::picture(self, &parse(state)?, seat))
+        Ok(Game::picture(self, &*parse(state)?, seat))
     }
     fn sides(&self, state: &str) -> Result<Vec<String>, GameError> {
         Ok(Game::sides(self, &*parse::<G::State>(state)?))
     }
     fn team(&self, state: &str, role: &str) -> Result<String, GameError> {
-        Ok(Game::team(self, &parse(state)?, role))
+        Ok(Game::team(self, &*parse(state)?, role))
     }
     fn teammates_see_plans(&self) -> bool {
         Game::teammates_see_plans(self)
