@@ -350,7 +350,21 @@ pub fn png(svg: &str) -> Result<Vec<u8>> {
     let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height())
         .ok_or_else(|| Error::Picture("empty picture".into()))?;
     resvg::render(&tree, resvg::tiny_skia::Transform::default(), &mut pixmap.as_mut());
-    pixmap.encode_png().map_err(|e| Error::Picture(format!("PNG: {e}")))
+    encode_rgb(&pixmap).map_err(|e| Error::Picture(format!("PNG: {e}")))
+}
+
+/// A drawn picture as an RGB PNG, compressed hard: pictures are opaque (drawn on paper), and
+/// dropping the alpha channel and filtering each row makes a mail's attachment much smaller.
+fn encode_rgb(pixmap: &resvg::tiny_skia::Pixmap) -> std::result::Result<Vec<u8>, png::EncodingError> {
+    let rgb: Vec<u8> = pixmap.data().chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect();
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, pixmap.width(), pixmap.height());
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.set_compression(png::Compression::Best);
+    enc.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
+    enc.write_header()?.write_image_data(&rgb)?;
+    Ok(out)
 }
 
 #[cfg(test)]
