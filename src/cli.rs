@@ -187,12 +187,15 @@ enum Command {
     Report {
         /// The game directory.
         dir: PathBuf,
-        /// The role.
-        #[arg(long)]
-        role: String,
+        /// The role (without it, --picture draws what every seat sees: the observer's picture).
+        #[arg(long, required_unless_present = "picture")]
+        role: Option<String>,
         /// The report of this record (0 = the opening report; default: the newest).
         #[arg(long)]
         step: Option<u64>,
+        /// Also write a picture of the board as the role sees it to FILE (.svg or .png).
+        #[arg(long, value_name = "FILE")]
+        picture: Option<PathBuf>,
     },
     /// Check every signature, commitment, seed and the hash chain, and replay every step.
     Audit {
@@ -641,19 +644,26 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 other => other,
             };
         }
-        Command::Report { dir, role, step } => {
-            let role = seat_role(&dir, &role)?;
-            let g = pipeline::load(&dir)?;
-            let n = step.unwrap_or(g.record.index);
-            if n > g.record.index {
-                bail!("no record {n} yet (newest is {})", g.record.index);
+        Command::Report { dir, role, step, picture } => {
+            let role = role.map(|r| seat_role(&dir, &r)).transpose()?;
+            if let Some(file) = picture {
+                let svg = crate::picture::of_game(&dir, step, role.as_deref())?;
+                crate::picture::write(&file, &svg)?;
+                eprintln!("pbem: wrote {}", file.display());
             }
-            print!("{}", store::read_text(&g.dir.report(n, &role))?);
-            if n == g.record.index {
-                // Teammates may see each other's plans (Flag Dash): the open step's, below the report.
-                let plans = crate::team::teammate_plans(&dir, &role)?;
-                if !plans.is_empty() {
-                    print!("\n{}", crate::team::plans_text(&plans));
+            if let Some(role) = role {
+                let g = pipeline::load(&dir)?;
+                let n = step.unwrap_or(g.record.index);
+                if n > g.record.index {
+                    bail!("no record {n} yet (newest is {})", g.record.index);
+                }
+                print!("{}", store::read_text(&g.dir.report(n, &role))?);
+                if n == g.record.index {
+                    // Teammates may see each other's plans (Flag Dash): the open step's, below the report.
+                    let plans = crate::team::teammate_plans(&dir, &role)?;
+                    if !plans.is_empty() {
+                        print!("\n{}", crate::team::plans_text(&plans));
+                    }
                 }
             }
         }

@@ -30,6 +30,9 @@ pub enum Error {
     /// and a later run, with the clock right, can do it.
     #[error("{0}")]
     ClockBehind(String),
+    /// A picture of the board could not be drawn (`picture::png`).
+    #[error("picture: {0}")]
+    Picture(String),
 }
 
 impl Error {

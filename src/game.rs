@@ -186,6 +186,13 @@ pub trait Game: Send + Sync {
     /// Everything `role` may know of `state`, for the report template. The only redaction path.
     fn view(&self, state: &Self::State, role: &str) -> serde_json::Value;
 
+    /// A picture of the board as `seat` may see it (`None`: an observer, who sees only what every seat
+    /// sees), as a whole SVG document; drawn from the same redacted view the report reads.
+    fn picture(&self, state: &Self::State, seat: Option<&str>) -> Option<String> {
+        let _ = (state, seat);
+        None
+    }
+
     /// A built-in player's legal order for `role`'s pending ask (used by `pbem demo` and random-play
     /// tests); `ctx` supplies the player's own randomness.
     fn bot_order(&self, state: &Self::State, role: &str, ctx: &mut Ctx) -> Orders;
@@ -210,13 +217,6 @@ pub trait Game: Send + Sync {
     /// accepted order is then shown to the seat's teammates at once (default: false).
     fn teammates_see_plans(&self) -> bool {
         false
-    }
-
-    /// A picture of the board as `seat` may see it (`None`: an observer, as on the public web
-    /// page), an SVG document drawn from [`Game::view`] only; `None` when the game draws none.
-    fn picture(&self, state: &Self::State, seat: Option<&str>) -> Option<String> {
-        let _ = (state, seat);
-        None
     }
 
     /// The built-in players' policies `pbem simulate --policy` may pick, the default (the one
@@ -264,10 +264,10 @@ pub trait DynGame: Send + Sync {
     fn resolve(&self, state: &str, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<String, GameError>;
     /// See [`Game::view`].
     fn view(&self, state: &str, role: &str) -> Result<serde_json::Value, GameError>;
-    /// See [`Game::bot_order`].
-    fn bot_order(&self, state: &str, role: &str, ctx: &mut Ctx) -> Result<Orders, GameError>;
     /// See [`Game::picture`].
     fn picture(&self, state: &str, seat: Option<&str>) -> Result<Option<String>, GameError>;
+    /// See [`Game::bot_order`].
+    fn bot_order(&self, state: &str, role: &str, ctx: &mut Ctx) -> Result<Orders, GameError>;
     /// See [`Game::sides`].
     fn sides(&self, state: &str) -> Result<Vec<String>, GameError>;
     /// See [`Game::team`].

@@ -14,6 +14,7 @@ pub mod games;
 pub mod mail;
 pub mod model;
 pub mod orderfile;
+pub mod picture;
 pub mod pipeline;
 pub mod progress;
 pub mod public;

@@ -97,6 +97,41 @@ fn reports_replies_and_reminders_go_out_once() {
     assert!(Outbox::under(&root).pending().unwrap().is_empty());
 }
 
+/// Report mails carry the picture of the board as that player sees it, as a PNG that decodes, and
+/// the same mail is the same bytes however often it is built (a fixed multipart boundary).
+#[test]
+fn report_mails_carry_the_picture_as_a_png() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    new_game(&root, "g1", 24);
+    let out = tmp.path().join("sent");
+    let cfg = config(tmp.path(), TransportConfig::File { dir: out.clone() });
+    cron::run(&root, &cfg, at("2026-07-01T12:05:00Z"), &mut Entropy::seeded([9; 32])).unwrap();
+    let mails = sent(&out);
+    for (role, to) in [("union", "meade@example.org"), ("confederate", "lee@example.org")] {
+        let m = mails.iter().map(|(_, m)| m).find(|m| m.to == [to]).unwrap();
+        let name = format!("g1-record-0-{role}.png");
+        assert!(m.text.contains(&format!("A picture of the board as you see it is attached ({name})")), "{}", m.text);
+        let (_, png) = m.files.iter().find(|(n, _)| *n == name).unwrap_or_else(|| panic!("{:?}", m.attachments));
+        let pixmap = resvg::tiny_skia::Pixmap::decode_png(png).expect("the attachment is a PNG");
+        assert!(pixmap.width() > 600 && pixmap.height() > 400, "{}x{}", pixmap.width(), pixmap.height());
+    }
+    let raw = std::fs::read(&mails[0].0).unwrap();
+    assert!(String::from_utf8_lossy(&raw).contains("Content-Type: image/png"));
+    let draft = || Draft {
+        id: "pbem-report-x".into(),
+        from: "judge <judge@example.net>",
+        to: vec!["lee@example.org".into()],
+        cc: vec![],
+        subject: "s".into(),
+        body: "report\n".into(),
+        attachments: vec![("a.toml".into(), b"x = 1\n".to_vec()), ("b.png".into(), vec![0x89, b'P', b'N', b'G'])],
+        in_reply_to: None,
+        date: at("2026-07-01T12:05:00Z"),
+    };
+    assert_eq!(compose::build(draft()).unwrap().bytes, compose::build(draft()).unwrap().bytes, "the same mail, the same bytes");
+}
+
 #[test]
 fn smtp_down_loses_nothing_and_a_crash_after_sending_sends_nothing_twice() {
     let tmp = tempfile::tempdir().unwrap();

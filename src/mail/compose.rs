@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use lettre::message::header::{ContentType, Header, HeaderName, HeaderValue};
-use lettre::message::{Attachment, Mailbox, MultiPart, SinglePart};
+use lettre::message::{Attachment, Mailbox, MultiPart, MultiPartKind, SinglePart};
 
 use crate::error::{Error, Result};
 
@@ -33,7 +33,8 @@ pub struct Draft<'a> {
     pub subject: String,
     /// The plain-text body.
     pub body: String,
-    /// Text attachments: (file name, content).
+    /// Attachments: (file name, content); a name ending in `.png` is sent as `image/png`, any other
+    /// as plain text.
     pub attachments: Vec<(String, Vec<u8>)>,
     /// The Message-ID this answers, without brackets.
     pub in_reply_to: Option<String>,
@@ -87,13 +88,14 @@ pub fn build(d: Draft<'_>) -> Result<Outgoing> {
         b = b.in_reply_to(format!("<{r}>")).references(format!("<{r}>"));
     }
     b = b.header(AutoSubmitted(if d.in_reply_to.is_some() { "auto-replied" } else { "auto-generated" }));
-    let text = SinglePart::plain(d.body);
+    let text = SinglePart::plain(d.body.clone());
     let msg = if d.attachments.is_empty() {
         b.singlepart(text)
     } else {
-        let mut mp = MultiPart::mixed().singlepart(text);
+        let mut mp = MultiPart::builder().kind(MultiPartKind::Mixed).boundary(boundary(&d.id, &d.body, &d.attachments)).singlepart(text);
         for (name, content) in d.attachments {
-            mp = mp.singlepart(Attachment::new(name).body(content, ContentType::TEXT_PLAIN));
+            let kind = if name.to_ascii_lowercase().ends_with(".png") { ContentType::parse("image/png").expect("valid MIME type") } else { ContentType::TEXT_PLAIN };
+            mp = mp.singlepart(Attachment::new(name).body(content, kind));
         }
         b.multipart(mp)
     }
@@ -105,6 +107,19 @@ pub fn build(d: Draft<'_>) -> Result<Outgoing> {
         to: env.to().iter().map(|a| a.to_string()).collect(),
         bytes: msg.formatted(),
     })
+}
+
+/// The multipart boundary of a mail: from its id and contents, so the same mail is the same bytes
+/// on every run (lettre's own is random); `=_` never appears in base64 or quoted-printable text.
+fn boundary(id: &str, body: &str, attachments: &[(String, Vec<u8>)]) -> String {
+    let mut all = Vec::new();
+    for part in std::iter::once((id, body.as_bytes())).chain(attachments.iter().map(|(n, c)| (n.as_str(), c.as_slice()))) {
+        all.extend((part.0.len() as u64).to_be_bytes());
+        all.extend(part.0.as_bytes());
+        all.extend((part.1.len() as u64).to_be_bytes());
+        all.extend(part.1);
+    }
+    format!("=_pbem_{}", &crate::commit::sha256_hex(&all)[..32])
 }
 
 /// A stable id for a mail about `parts` (e.g. `["report", game, "3", role]`): the same parts

@@ -307,6 +307,33 @@ pub fn local_time(cfg: &HostConfig, email: &str, deadline: &str) -> String {
     }
 }
 
+/// Attaches the picture of the board as `role` sees it after record `n` (a PNG, mail programs
+/// rarely show SVG) and says so at the head of the mail; a picture that cannot be drawn is said
+/// there instead (the report goes out all the same).
+fn picture_attachment(
+    game: &dyn crate::game::DynGame,
+    gf: &GameFile,
+    n: u64,
+    state: &str,
+    role: &str,
+    head: &mut String,
+    attachments: &mut Vec<(String, Vec<u8>)>,
+) {
+    let png = match game.picture(state, Some(role)) {
+        Ok(Some(svg)) => crate::picture::png(&svg),
+        Ok(None) => return,
+        Err(e) => Err(e.into()),
+    };
+    match png {
+        Ok(bytes) => {
+            let name = format!("{}-record-{n}-{role}.png", gf.id);
+            head.push_str(&format!("A picture of the board as you see it is attached ({name}).\n\n"));
+            attachments.push((name, bytes));
+        }
+        Err(e) => head.push_str(&format!("(The picture of the board could not be drawn: {e}.)\n\n")),
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn report_mail(
     dir: &store::GameDir,
@@ -381,6 +408,7 @@ pub(super) fn report_parts(
         n => Some(super::press::record_time(&pipeline::read_record(dir, n - 1)?)?),
     };
     head.push_str(&super::press::listed(root, &gf.id, role, since, super::press::record_time(rec)?)?);
+    picture_attachment(game, gf, rec.index, state, role, &mut head, &mut attachments);
     let mut body = format!("{head}{text}");
     if rec.outcome.is_some() {
         body.push_str(&format!("\n{}", super::commands::public_record_note()));

@@ -121,6 +121,7 @@ pub fn tie_asked(s: &State) -> Option<String> {
 /// Stores the round's plans (Phase 1): planned tokens leave the seats' supplies, face down.
 pub fn apply_plans(s: &mut State, ctx: &mut Ctx, plans: Vec<(String, Plan)>) {
     s.log.clear();
+    s.trail.clear();
     for (role, plan) in plans {
         let seat = s.seats.iter_mut().find(|x| x.role == role).expect("checked role");
         for m in &plan.moves {
@@ -248,6 +249,7 @@ fn secret_tunnel(s: &mut State, ctx: &mut Ctx) {
                 format!("{name} cannot take the secret tunnel: its exit {exit} is occupied")
             } else {
                 s.chars[i].at = exit;
+                s.trail.push((name.clone(), st.entrance, exit));
                 let trap = spring_trap(s, i);
                 format!("{name} takes the secret tunnel {} -> {exit}{trap}", st.entrance)
             };
@@ -753,6 +755,7 @@ fn jump(s: &mut State, ch: usize, d: Dir) -> Result<String, String> {
         return Err(format!("{name} cannot jump {}: {land} is not free", d.key()));
     }
     s.chars[ch].at = land;
+    s.trail.push((name.clone(), p, land));
     let trap = spring_trap(s, ch);
     Ok(format!("Jump: {name} {p} -> {land}{trap}"))
 }
@@ -838,6 +841,7 @@ pub fn move_char(s: &mut State, i: usize, d: Dir) -> Result<String, String> {
         None => (q, String::new()),
     };
     s.chars[i].at = land;
+    s.trail.push((name.clone(), p, land));
     let carry = s.carried_by(i).map(|t| format!(" carrying the {} flag", t.name())).unwrap_or_default();
     let trap = spring_trap(s, i);
     Ok(format!("{name} {p} -> {land}{over}{carry}{trap}"))
@@ -900,6 +904,7 @@ pub fn use_tunnel(s: &mut State, ch: usize, to: Sq, bump: Option<Dir>, lines: &m
         return Err(format!("the tunnel at {to} is still blocked after bumping"));
     }
     s.chars[ch].at = to;
+    s.trail.push((name.clone(), at, to));
     let trap = spring_trap(s, ch);
     lines.push(format!("{name} takes the tunnel {at} -> {to}{trap}"));
     Ok(())

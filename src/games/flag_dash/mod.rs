@@ -24,6 +24,7 @@ pub mod engine;
 pub mod forms;
 pub mod layout;
 pub mod orders;
+pub mod picture;
 pub mod state;
 pub mod view;
 
@@ -212,6 +213,7 @@ pub fn initial_state(layout: Layout, o: &Options) -> Result<State, GameError> {
         played: BTreeMap::new(),
         tie_answers: BTreeMap::new(),
         log: Vec::new(),
+        trail: Vec::new(),
         last_mover: None,
         outcome: None,
     })
@@ -296,6 +298,10 @@ impl Game for FlagDash {
 
     fn view(&self, s: &State, role: &str) -> serde_json::Value {
         view::view(s, role)
+    }
+
+    fn picture(&self, s: &State, seat: Option<&str>) -> Option<String> {
+        crate::picture::view_for(self, s, seat).map(|v| picture::draw(&v))
     }
 
     fn bot_order(&self, s: &State, role: &str, ctx: &mut Ctx) -> Orders {

@@ -360,6 +360,10 @@ pub struct State {
     pub tie_answers: BTreeMap<String, String>,
     /// The public account of the round so far (and of the last round once a new one is planned).
     pub log: Vec<String>,
+    /// The steps characters took in the round's account (name, from, to), cleared with it: the
+    /// paths the picture of the board draws.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub trail: Vec<(String, Sq, Sq)>,
     /// The team of the last seat that moved in Phase 2 so far (gets the tiebreak marker at cleanup).
     pub last_mover: Option<Team>,
     /// Set when the game is over.

@@ -125,6 +125,27 @@ pub fn paused_for(s: &State) -> &'static str {
     if super::engine::spy_asked(s).is_some() { "the spy's question" } else { "a tie question" }
 }
 
+/// The board as data for the picture: size, columns out of play, walls, tunnels, traps, flags,
+/// territories and the steps taken in the round's account (all public).
+fn board_data(s: &State) -> Value {
+    let rect = |t: Team| {
+        let r = s.layout.territory.get(t);
+        json!({ "columns": r.c, "rows": r.r })
+    };
+    let flag = |t: Team| json!({ "at": s.flag_space(t).to_string(), "carried": matches!(s.flags.get(t), FlagAt::Carried(_)) });
+    json!({
+        "columns": s.layout.columns,
+        "rows": s.layout.rows,
+        "out_columns": s.out_columns,
+        "walls": s.layout.walls.iter().map(|[a, b]| [a.to_string(), b.to_string()]).collect::<Vec<_>>(),
+        "tunnels": s.tunnels.iter().map(|q| q.to_string()).collect::<Vec<_>>(),
+        "traps": s.traps.iter().map(|(q, o)| json!({ "at": q.to_string(), "by": o })).collect::<Vec<_>>(),
+        "flags": { "white": flag(Team::White), "red": flag(Team::Red) },
+        "territory": { "white": rect(Team::White), "red": rect(Team::Red) },
+        "paths": s.trail.iter().map(|(n, a, b)| json!({ "name": n, "from": a.to_string(), "to": b.to_string() })).collect::<Vec<_>>(),
+    })
+}
+
 /// The view of `role` (see the module doc for what is in it).
 pub fn view(s: &State, role: &str) -> Value {
     let Some(me) = s.seat(role) else { return Value::Null };
@@ -235,5 +256,6 @@ pub fn view(s: &State, role: &str) -> Value {
         "question": question,
         "spied": spied,
         "traps": s.traps.iter().map(|(q, o)| format!("{q} ({o})")).collect::<Vec<_>>().join(", "),
+        "board_data": board_data(s),
     })
 }

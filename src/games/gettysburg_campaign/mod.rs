@@ -14,6 +14,7 @@ pub mod bot;
 pub mod engine;
 pub mod forms;
 pub mod orders;
+pub mod picture;
 pub mod rules;
 pub mod scenario;
 pub mod side;
@@ -191,6 +192,10 @@ impl Game for GettysburgCampaign {
             Some(side) => view::view(s, side),
             None => serde_json::Value::Null,
         }
+    }
+
+    fn picture(&self, s: &State, seat: Option<&str>) -> Option<String> {
+        crate::picture::view_for(self, s, seat).map(|v| picture::draw(&v))
     }
 
     fn bot_order(&self, s: &State, role: &str, ctx: &mut Ctx) -> Orders {

@@ -59,6 +59,13 @@ pub struct Town {
     pub name: String,
     /// Points a Confederate corps scores on first entering the town (§4).
     pub points: u32,
+    /// Where the picture of the board draws the town: pixels from the left (none: the picture
+    /// places the towns on a circle).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub x: Option<u32>,
+    /// Where the picture draws the town: pixels from the top.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub y: Option<u32>,
 }
 
 /// One side's counters and cards.

@@ -61,6 +61,7 @@ pub fn view(s: &State, side: Side) -> Value {
                 "corps": inside.iter().map(|&c| counter(c)).collect::<Vec<_>>(),
                 "attacked_by": attackers,
                 "roads_to": s.scenario.neighbors(&t.name),
+                "x": t.x, "y": t.y,
             })
         })
         .collect();
@@ -72,9 +73,13 @@ pub fn view(s: &State, side: Side) -> Value {
                 Location::Advancing { from, to } => (format!("advancing on {to} from {from}"), None),
                 Location::Eliminated => ("eliminated".into(), None),
             };
+            let advancing = match &k.at {
+                Location::Advancing { from, to } => Some(json!({ "from": from, "to": to })),
+                _ => None,
+            };
             json!({
                 "side": k.side.role(), "id": k.id, "commander": k.commander, "strength": k.strength,
-                "where": where_, "town": town, "label": s.label(c),
+                "where": where_, "town": town, "advancing": advancing, "label": s.label(c),
             })
         })
         .collect();

@@ -15,6 +15,7 @@ pub mod engine;
 pub mod forms;
 pub mod hex;
 pub mod orders;
+pub mod picture;
 pub mod scenario;
 pub mod state;
 pub mod summary;
@@ -205,6 +206,10 @@ impl Game for ThrowDownThatFlag {
 
     fn view(&self, s: &State, role: &str) -> serde_json::Value {
         if role == ROLE { view::view(s) } else { serde_json::Value::Null }
+    }
+
+    fn picture(&self, s: &State, seat: Option<&str>) -> Option<String> {
+        crate::picture::view_for(self, s, seat).map(|v| picture::draw(&v))
     }
 
     fn bot_order(&self, s: &State, _: &str, _: &mut Ctx) -> Orders {

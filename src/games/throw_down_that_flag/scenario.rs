@@ -62,6 +62,21 @@ pub struct Map {
     /// What the ground is, by row, for the report (row number as text -> description).
     #[serde(default)]
     pub landmarks: std::collections::BTreeMap<String, String>,
+    /// Where the picture of the board draws the hexes (none: the picture's defaults).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub picture: Option<HexPicture>,
+}
+
+/// The hex layout of the picture of the board, in pixels.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HexPicture {
+    /// The distance from a hex's centre to a corner (pointy-top hexes).
+    pub size: u32,
+    /// The centre of space A1 from the left.
+    pub origin_x: u32,
+    /// The centre of space A1 from the top.
+    pub origin_y: u32,
 }
 
 /// The success bag's contents by symbol.

@@ -105,6 +105,11 @@ pub fn view(s: &State) -> Value {
         // through, so they can no longer be taken).
         "enemy_colors": s.colors_of(Side::Confederate).map(|i| format!("company {} at {}", s.companies[i].letter, s.companies[i].at.map(|p| p.name()).unwrap_or_default())),
         "map": map_rows(s),
+        "columns": s.scenario.map.columns,
+        "rows": s.scenario.map.rows,
+        "objective": s.scenario.objective().iter().map(|p| p.name()).collect::<Vec<_>>(),
+        "landmarks": s.scenario.map.landmarks,
+        "hex": s.scenario.map.picture,
         "union": list(Side::Union),
         "confederate": list(Side::Confederate),
         "letters_row": s.letters_row,

@@ -1,0 +1,146 @@
+//! The picture of the board: the hex map with its companies (letter, Str, gun, colors), the
+//! objective spaces and the edge the Confederates break through; drawn from the view only.
+//!
+//! First Minnesota companies are dark blue squares with a capital letter, Confederate companies
+//! light grey with round corners and a small letter (as in the text map); a gun is a black dot
+//! with "G", the colors a yellow pennant: shapes and letters as well as colours.
+
+use serde_json::Value;
+
+use crate::picture::{Anchor, Svg, colour, num};
+
+/// The hex layout: centre-to-corner size and the centre of A1, in pixels.
+struct Layout {
+    size: f64,
+    x: f64,
+    y: f64,
+}
+
+impl Layout {
+    fn from_view(v: &Value) -> Layout {
+        let n = |k: &str, d: f64| v["hex"][k].as_f64().unwrap_or(d).max(1.0);
+        Layout { size: n("size", 34.0).min(200.0), x: n("origin_x", 50.0), y: n("origin_y", 130.0) }
+    }
+
+    /// The centre of the space in column `c`, row `r` (zero-based; odd rows shifted right).
+    fn centre(&self, c: u32, r: u32) -> (f64, f64) {
+        let w = 3f64.sqrt() * self.size;
+        (self.x + w * (c as f64 + 0.5 * (r % 2) as f64), self.y + 1.5 * self.size * r as f64)
+    }
+
+    fn corners(&self, at: (f64, f64)) -> Vec<(f64, f64)> {
+        (0..6)
+            .map(|i| {
+                let a = std::f64::consts::PI / 180.0 * (60.0 * i as f64 - 30.0);
+                (at.0 + self.size * a.cos(), at.1 + self.size * a.sin())
+            })
+            .collect()
+    }
+}
+
+fn name(c: u32, r: u32) -> String {
+    format!("{}{}", (b'A' + (c % 26) as u8) as char, r + 1)
+}
+
+fn parse(name: &str) -> Option<(u32, u32)> {
+    crate::games::throw_down_that_flag::hex::Space::parse(name).map(|p| (p.col, p.row))
+}
+
+fn company(svg: &mut Svg, at: (f64, f64), k: &Value, union: bool) {
+    let (fill, ink, rx) = if union { (colour::BLUE, "#FFFFFF", "0") } else { (colour::LIGHT, colour::INK, "8") };
+    let half = 19.0;
+    let a = [
+        ("x", num(at.0 - half)),
+        ("y", num(at.1 - half)),
+        ("width", num(2.0 * half)),
+        ("height", num(2.0 * half)),
+        ("rx", rx.to_string()),
+        ("fill", fill.to_string()),
+        ("stroke", colour::INK.to_string()),
+        ("stroke-width", "1.5".to_string()),
+    ];
+    svg.element("rect", &a, None);
+    let letter = k["letter"].as_str().unwrap_or("?");
+    let letter = if union { letter.to_ascii_uppercase() } else { letter.to_ascii_lowercase() };
+    svg.text(at.0, at.1 + 2.0, &letter, 17.0, Anchor::Middle, true, ink);
+    svg.text(at.0, at.1 + 15.0, &format!("Str {}", k["str"]), 9.5, Anchor::Middle, false, ink);
+    if k["gun"].as_bool() == Some(true) {
+        gun(svg, (at.0 + 13.0, at.1 - 12.0));
+    }
+    if k["colors"].as_bool() == Some(true) {
+        pennant(svg, (at.0 - 16.0, at.1 - 16.0));
+    }
+}
+
+fn gun(svg: &mut Svg, at: (f64, f64)) {
+    svg.circle(at.0, at.1, 7.0, colour::INK, Some(("#FFFFFF", 1.0)));
+    svg.text(at.0, at.1 + 3.5, "G", 9.0, Anchor::Middle, true, "#FFFFFF");
+}
+
+fn pennant(svg: &mut Svg, top: (f64, f64)) {
+    svg.line(top, (top.0, top.1 + 16.0), colour::INK, 1.5, None);
+    svg.polygon(&[top, (top.0 + 12.0, top.1 + 4.0), (top.0, top.1 + 8.0)], colour::YELLOW, Some((colour::INK, 1.0)));
+}
+
+fn legend(svg: &mut Svg, y: f64) {
+    let sample = |l: &str| serde_json::json!({ "letter": l, "str": 3, "gun": false, "colors": false });
+    company(svg, (40.0, y + 20.0), &sample("E"), true);
+    svg.text(66.0, y + 24.0, "First Minnesota company E, Str 3", 12.0, Anchor::Start, false, colour::INK);
+    company(svg, (320.0, y + 20.0), &sample("a"), false);
+    svg.text(346.0, y + 24.0, "Confederate company", 12.0, Anchor::Start, false, colour::INK);
+    gun(svg, (500.0, y + 20.0));
+    svg.text(512.0, y + 24.0, "gun", 12.0, Anchor::Start, false, colour::INK);
+    pennant(svg, (560.0, y + 12.0));
+    svg.text(578.0, y + 24.0, "colors", 12.0, Anchor::Start, false, colour::INK);
+}
+
+fn header(svg: &mut Svg, v: &Value) {
+    svg.text(20.0, 30.0, &format!("{} ({})", v["title"].as_str().unwrap_or(""), v["scenario"].as_str().unwrap_or("")), 18.0, Anchor::Start, true, colour::INK);
+    let mut line = format!(
+        "Round {} of {}; broke through {} of {}; First Minnesota Str lost {}",
+        v["round"], v["rounds"], v["breakthroughs"], v["breakthrough_limit"], v["str_lost"]
+    );
+    if v["colors_taken"].as_bool() == Some(true) {
+        line.push_str("; Confederate colors taken");
+    }
+    svg.text(20.0, 52.0, &line, 13.0, Anchor::Start, false, colour::INK);
+    if let Some(summary) = v["game_over"]["summary"].as_str() {
+        svg.text(20.0, 70.0, summary, 13.0, Anchor::Start, true, colour::INK);
+    }
+}
+
+/// The picture of view `v` as an SVG document.
+pub fn draw(v: &Value) -> String {
+    let l = Layout::from_view(v);
+    let (cols, rows) = (v["columns"].as_u64().unwrap_or(0).min(26) as u32, v["rows"].as_u64().unwrap_or(0).min(99) as u32);
+    let objective: Vec<String> = v["objective"].as_array().into_iter().flatten().filter_map(|x| x.as_str().map(String::from)).collect();
+    let map_right = l.centre(cols.max(1), 1).0;
+    let map_bottom = l.centre(0, rows.max(1) - 1).1 + l.size;
+    let landmark_x = map_right + 10.0;
+    let mut svg = Svg::new((landmark_x + 360.0) as u32, (map_bottom + 70.0) as u32, v["title"].as_str().unwrap_or(""));
+    header(&mut svg, v);
+    let edge_y = l.y - l.size - 8.0;
+    svg.line((l.x - l.size, edge_y), (map_right, edge_y), colour::VERMILLION, 4.0, Some("10 5"));
+    svg.text(l.x - l.size, edge_y - 6.0, "Confederates break through here (shaded spaces: the objective)", 12.0, Anchor::Start, true, colour::INK);
+    for r in 0..rows {
+        for c in 0..cols {
+            let at = l.centre(c, r);
+            let fill = if objective.contains(&name(c, r)) { "#F3D9C4" } else { colour::PAPER };
+            svg.polygon(&l.corners(at), fill, Some((colour::GREY, 1.0)));
+            svg.text(at.0, at.1 + l.size * 0.8, &name(c, r), 8.0, Anchor::Middle, false, colour::GREY);
+        }
+        let y = l.centre(0, r).1 + 4.0;
+        if let Some(t) = v["landmarks"][(r + 1).to_string()].as_str() {
+            svg.text(landmark_x, y, &format!("row {}: {t}", r + 1), 11.0, Anchor::Start, false, colour::INK);
+        }
+    }
+    for (key, union) in [("union", true), ("confederate", false)] {
+        for k in v[key].as_array().into_iter().flatten() {
+            if let Some((c, r)) = k["at"].as_str().and_then(parse).filter(|&(c, r)| c < cols && r < rows) {
+                company(&mut svg, l.centre(c, r), k, union);
+            }
+        }
+    }
+    legend(&mut svg, map_bottom + 10.0);
+    svg.finish()
+}

@@ -1,0 +1,415 @@
+//! Pictures of the board: a small SVG writer the games draw with, the observer's share of the
+//! seats' views, and SVG to PNG (resvg with an embedded font, so the bytes are the same on any
+//! machine).
+//!
+//! A game draws in `src/games/<game>/picture.rs` from its `view` only (the one redaction path),
+//! so a picture shows nothing its report text hides. Pictures are drawn on demand; they are not
+//! stored in the game folder and not audited.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::sync::{Arc, OnceLock};
+
+use serde_json::Value;
+
+use crate::error::{Error, Result};
+
+/// The one font every picture uses (embedded below, never a system font).
+pub const FONT: &str = "DejaVu Sans";
+
+const FONT_REGULAR: &[u8] = include_bytes!("../assets/fonts/DejaVuSans-subset.ttf");
+const FONT_BOLD: &[u8] = include_bytes!("../assets/fonts/DejaVuSans-Bold-subset.ttf");
+
+/// Colours that stay apart for colour-blind readers (Okabe and Ito) and, paired with a light or
+/// dark fill, in greyscale. Pictures pair every colour with a letter or a shape as well.
+pub mod colour {
+    /// Dark blue (dark in greyscale).
+    pub const BLUE: &str = "#0072B2";
+    /// Vermillion (middle grey).
+    pub const VERMILLION: &str = "#D55E00";
+    /// Orange (light grey).
+    pub const ORANGE: &str = "#E69F00";
+    /// Sky blue (light grey).
+    pub const SKY: &str = "#56B4E9";
+    /// Bluish green (middle grey).
+    pub const GREEN: &str = "#009E73";
+    /// Yellow (very light).
+    pub const YELLOW: &str = "#F0E442";
+    /// Reddish purple (middle grey).
+    pub const PURPLE: &str = "#CC79A7";
+    /// Text and outlines.
+    pub const INK: &str = "#1A1A1A";
+    /// Light grey (a Confederate counter, a wall-free floor).
+    pub const LIGHT: &str = "#D9D9D9";
+    /// Middle grey (walls, roads).
+    pub const GREY: &str = "#7F7F7F";
+    /// The paper.
+    pub const PAPER: &str = "#FBF8F0";
+}
+
+/// An SVG document being drawn: elements are appended in order (later ones on top).
+#[derive(Debug, Clone)]
+pub struct Svg {
+    width: u32,
+    height: u32,
+    body: String,
+}
+
+/// A number as SVG text: at most one decimal, no `-0`, the same on every machine.
+pub fn num(x: f64) -> String {
+    let r = (x * 10.0).round() / 10.0;
+    if r == 0.0 {
+        return "0".into();
+    }
+    if r.fract() == 0.0 { format!("{r:.0}") } else { format!("{r:.1}") }
+}
+
+/// `s` escaped for XML text and attribute values.
+pub fn esc(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for ch in s.chars() {
+        match ch {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&apos;"),
+            c if (c as u32) < 0x20 && c != '\n' && c != '\t' => out.push(' '),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+/// Where a text is anchored horizontally.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Anchor {
+    /// At its left end.
+    Start,
+    /// At its middle.
+    Middle,
+    /// At its right end.
+    End,
+}
+
+impl Svg {
+    /// A blank `width` x `height` picture on paper, titled `title` (the SVG `<title>`).
+    pub fn new(width: u32, height: u32, title: &str) -> Svg {
+        let mut svg = Svg { width: width.max(1), height: height.max(1), body: String::new() };
+        let _ = write!(svg.body, "<title>{}</title>\n", esc(title));
+        svg.rect(0.0, 0.0, width as f64, height as f64, colour::PAPER, None);
+        svg
+    }
+
+    /// Width in pixels.
+    pub fn width(&self) -> u32 {
+        self.width
+    }
+
+    /// Height in pixels.
+    pub fn height(&self) -> u32 {
+        self.height
+    }
+
+    /// Appends a raw element; `attrs` are written in order, their values escaped.
+    pub fn element(&mut self, name: &str, attrs: &[(&str, String)], text: Option<&str>) {
+        self.body.push('<');
+        self.body.push_str(name);
+        for (k, v) in attrs {
+            let _ = write!(self.body, " {k}=\"{}\"", esc(v));
+        }
+        match text {
+            Some(t) => {
+                let _ = writeln!(self.body, ">{}</{name}>", esc(t));
+            }
+            None => self.body.push_str("/>\n"),
+        }
+    }
+
+    /// A rectangle; `stroke` is (colour, width).
+    pub fn rect(&mut self, x: f64, y: f64, w: f64, h: f64, fill: &str, stroke: Option<(&str, f64)>) {
+        let mut a = vec![("x", num(x)), ("y", num(y)), ("width", num(w)), ("height", num(h)), ("fill", fill.to_string())];
+        push_stroke(&mut a, stroke);
+        self.element("rect", &a, None);
+    }
+
+    /// A circle.
+    pub fn circle(&mut self, cx: f64, cy: f64, r: f64, fill: &str, stroke: Option<(&str, f64)>) {
+        let mut a = vec![("cx", num(cx)), ("cy", num(cy)), ("r", num(r)), ("fill", fill.to_string())];
+        push_stroke(&mut a, stroke);
+        self.element("circle", &a, None);
+    }
+
+    /// A straight line; `dash` e.g. `Some("6 4")`.
+    pub fn line(&mut self, from: (f64, f64), to: (f64, f64), colour: &str, width: f64, dash: Option<&str>) {
+        let mut a = vec![
+            ("x1", num(from.0)),
+            ("y1", num(from.1)),
+            ("x2", num(to.0)),
+            ("y2", num(to.1)),
+            ("stroke", colour.to_string()),
+            ("stroke-width", num(width)),
+            ("stroke-linecap", "round".to_string()),
+        ];
+        if let Some(d) = dash {
+            a.push(("stroke-dasharray", d.to_string()));
+        }
+        self.element("line", &a, None);
+    }
+
+    /// A closed polygon through `points`.
+    pub fn polygon(&mut self, points: &[(f64, f64)], fill: &str, stroke: Option<(&str, f64)>) {
+        let mut a = vec![("points", points_text(points)), ("fill", fill.to_string())];
+        push_stroke(&mut a, stroke);
+        self.element("polygon", &a, None);
+    }
+
+    /// An open path through `points` (at least two), ending in an arrow head when `arrow`.
+    pub fn polyline(&mut self, points: &[(f64, f64)], colour: &str, width: f64, dash: Option<&str>, arrow: bool) {
+        if points.len() < 2 {
+            return;
+        }
+        let mut a = vec![
+            ("points", points_text(points)),
+            ("fill", "none".to_string()),
+            ("stroke", colour.to_string()),
+            ("stroke-width", num(width)),
+            ("stroke-linejoin", "round".to_string()),
+            ("stroke-linecap", "round".to_string()),
+        ];
+        if let Some(d) = dash {
+            a.push(("stroke-dasharray", d.to_string()));
+        }
+        self.element("polyline", &a, None);
+        if arrow {
+            let (p, q) = (points[points.len() - 2], points[points.len() - 1]);
+            self.arrow_head(p, q, colour, width * 3.0 + 4.0);
+        }
+    }
+
+    /// A filled triangular arrow head at `to`, pointing away from `from`.
+    pub fn arrow_head(&mut self, from: (f64, f64), to: (f64, f64), colour: &str, size: f64) {
+        let (dx, dy) = (to.0 - from.0, to.1 - from.1);
+        let len = (dx * dx + dy * dy).sqrt();
+        if len < 1e-6 {
+            return;
+        }
+        let (ux, uy) = (dx / len, dy / len);
+        let back = (to.0 - ux * size, to.1 - uy * size);
+        let (nx, ny) = (-uy * size * 0.5, ux * size * 0.5);
+        self.polygon(&[to, (back.0 + nx, back.1 + ny), (back.0 - nx, back.1 - ny)], colour, None);
+    }
+
+    /// A line of text at (x, y) (the baseline), `size` pixels, bold when `bold`.
+    pub fn text(&mut self, x: f64, y: f64, text: &str, size: f64, anchor: Anchor, bold: bool, fill: &str) {
+        let anchor = match anchor {
+            Anchor::Start => "start",
+            Anchor::Middle => "middle",
+            Anchor::End => "end",
+        };
+        let mut a = vec![
+            ("x", num(x)),
+            ("y", num(y)),
+            ("font-family", FONT.to_string()),
+            ("font-size", num(size)),
+            ("text-anchor", anchor.to_string()),
+            ("fill", fill.to_string()),
+        ];
+        if bold {
+            a.push(("font-weight", "bold".to_string()));
+        }
+        self.element("text", &a, Some(text));
+    }
+
+    /// Text on a light box so it reads over lines (a label); `size` pixels, anchored at its middle.
+    pub fn label(&mut self, x: f64, y: f64, text: &str, size: f64, bold: bool) {
+        let w = text_width(text, size) + 6.0;
+        self.rect(x - w / 2.0, y - size, w, size * 1.3, colour::PAPER, Some((colour::GREY, 0.5)));
+        self.text(x, y, text, size, Anchor::Middle, bold, colour::INK);
+    }
+
+    /// The whole SVG document.
+    pub fn finish(self) -> String {
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{w}\" height=\"{h}\" viewBox=\"0 0 {w} {h}\">",
+            w = self.width,
+            h = self.height
+        );
+        out.push_str(&self.body);
+        out.push_str("</svg>\n");
+        out
+    }
+}
+
+fn push_stroke(a: &mut Vec<(&str, String)>, stroke: Option<(&str, f64)>) {
+    if let Some((c, w)) = stroke {
+        a.push(("stroke", c.to_string()));
+        a.push(("stroke-width", num(w)));
+    }
+}
+
+fn points_text(points: &[(f64, f64)]) -> String {
+    points.iter().map(|(x, y)| format!("{},{}", num(*x), num(*y))).collect::<Vec<_>>().join(" ")
+}
+
+/// A rough width of `text` at `size` pixels in the embedded font (for boxes behind labels).
+pub fn text_width(text: &str, size: f64) -> f64 {
+    text.chars().count() as f64 * size * 0.6
+}
+
+/// What every seat sees: the parts of the seats' views that are the same in all of them
+/// (objects key by key, anything else whole; what differs becomes `null`). The observer's
+/// picture is drawn from it, so it shows only what every seat's report shows.
+pub fn common(views: &[Value]) -> Value {
+    let Some((first, rest)) = views.split_first() else { return Value::Null };
+    match first {
+        Value::Object(map) => {
+            let mut out = serde_json::Map::new();
+            for (k, v) in map {
+                let mut all = vec![v.clone()];
+                for other in rest {
+                    match other.get(k) {
+                        Some(x) => all.push(x.clone()),
+                        None => break,
+                    }
+                }
+                if all.len() == views.len() {
+                    out.insert(k.clone(), common(&all));
+                }
+            }
+            Value::Object(out)
+        }
+        v if rest.iter().all(|x| x == v) => v.clone(),
+        _ => Value::Null,
+    }
+}
+
+/// Writes the picture `svg` to `path`: the SVG text for a name ending in `.svg`, a PNG for
+/// `.png` (atomically: a file already there is replaced whole or not at all).
+///
+/// Errors: [`Error::Usage`] for another ending, [`Error::Picture`], [`Error::Io`].
+pub fn write(path: &Path, svg: &str) -> Result<()> {
+    let ext = path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase());
+    match ext.as_deref() {
+        Some("svg") => crate::store::write_atomic(path, svg.as_bytes()),
+        Some("png") => crate::store::write_atomic(path, &png(svg)?),
+        _ => Err(Error::Usage(format!("--picture {}: the name must end in .svg or .png", path.display()))),
+    }
+}
+
+/// The picture of game `dir` after record `step` (default: the newest) as `seat` may see it
+/// (`None`: an observer), drawn from that record's state.
+///
+/// Errors: the game's files ([`crate::pipeline::load`]), no such record yet, a game without
+/// pictures ([`Error::Usage`]).
+pub fn of_game(dir: &Path, step: Option<u64>, seat: Option<&str>) -> Result<String> {
+    let g = crate::pipeline::load(dir)?;
+    let n = step.unwrap_or(g.record.index);
+    if n > g.record.index {
+        return Err(Error::Usage(format!("no record {n} yet (newest is {})", g.record.index)));
+    }
+    let state = if n == g.record.index { g.state } else { crate::store::read_text(&g.dir.state(n))? };
+    g.game.picture(&state, seat)?.ok_or_else(|| Error::Usage(format!("{} draws no picture", g.game.title())))
+}
+
+/// The view a picture for `seat` is drawn from: the seat's own view, or for an observer
+/// (`None`) what every seat sees ([`common`]). `None` for a seat the game does not have.
+pub fn view_for<G: crate::game::Game + ?Sized>(game: &G, state: &G::State, seat: Option<&str>) -> Option<Value> {
+    let roles = game.roles(state);
+    let v = match seat {
+        Some(r) if roles.iter().any(|x| x == r) => game.view(state, r),
+        Some(_) => return None,
+        None => common(&roles.iter().map(|r| game.view(state, r)).collect::<Vec<_>>()),
+    };
+    (!v.is_null()).then_some(v)
+}
+
+fn options() -> &'static resvg::usvg::Options<'static> {
+    static OPTIONS: OnceLock<resvg::usvg::Options<'static>> = OnceLock::new();
+    OPTIONS.get_or_init(|| {
+        let mut db = resvg::usvg::fontdb::Database::new();
+        db.load_font_data(FONT_REGULAR.to_vec());
+        db.load_font_data(FONT_BOLD.to_vec());
+        db.set_sans_serif_family(FONT);
+        resvg::usvg::Options { font_family: FONT.to_string(), fontdb: Arc::new(db), ..resvg::usvg::Options::default() }
+    })
+}
+
+/// The SVG document `svg` drawn as a PNG (resvg, the embedded font only: the same bytes on any
+/// machine).
+///
+/// Errors: [`Error::Picture`] if the SVG cannot be read or is too large to draw.
+pub fn png(svg: &str) -> Result<Vec<u8>> {
+    let tree = resvg::usvg::Tree::from_str(svg, options()).map_err(|e| Error::Picture(format!("SVG: {e}")))?;
+    let size = tree.size().to_int_size();
+    if size.width() > 8000 || size.height() > 8000 {
+        return Err(Error::Picture(format!("{}x{} pixels is too large to draw", size.width(), size.height())));
+    }
+    let mut pixmap = resvg::tiny_skia::Pixmap::new(size.width(), size.height())
+        .ok_or_else(|| Error::Picture("empty picture".into()))?;
+    resvg::render(&tree, resvg::tiny_skia::Transform::default(), &mut pixmap.as_mut());
+    encode_rgb(&pixmap).map_err(|e| Error::Picture(format!("PNG: {e}")))
+}
+
+/// A drawn picture as an RGB PNG, compressed hard: pictures are opaque (drawn on paper), and
+/// dropping the alpha channel and filtering each row makes a mail's attachment much smaller.
+fn encode_rgb(pixmap: &resvg::tiny_skia::Pixmap) -> std::result::Result<Vec<u8>, png::EncodingError> {
+    let rgb: Vec<u8> = pixmap.data().chunks_exact(4).flat_map(|p| [p[0], p[1], p[2]]).collect();
+    let mut out = Vec::new();
+    let mut enc = png::Encoder::new(&mut out, pixmap.width(), pixmap.height());
+    enc.set_color(png::ColorType::Rgb);
+    enc.set_depth(png::BitDepth::Eight);
+    enc.set_compression(png::Compression::Best);
+    enc.set_adaptive_filter(png::AdaptiveFilterType::Adaptive);
+    enc.write_header()?.write_image_data(&rgb)?;
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_are_short_and_stable() {
+        assert_eq!(num(12.0), "12");
+        assert_eq!(num(12.345), "12.3");
+        assert_eq!(num(-0.01), "0");
+    }
+
+    #[test]
+    fn text_is_escaped() {
+        let mut s = Svg::new(10, 10, "a<b");
+        s.text(1.0, 1.0, "x & \"y\"", 10.0, Anchor::Start, false, colour::INK);
+        let out = s.finish();
+        assert!(out.contains("<title>a&lt;b</title>"));
+        assert!(out.contains(">x &amp; &quot;y&quot;</text>"));
+    }
+
+    #[test]
+    fn common_keeps_only_what_every_view_shares() {
+        let a = json!({"board": [1, 2], "plans": ["mine"], "me": {"team": "white", "round": 2}});
+        let b = json!({"board": [1, 2], "plans": ["theirs"], "me": {"team": "red", "round": 2}});
+        assert_eq!(common(&[a, b]), json!({"board": [1, 2], "plans": null, "me": {"team": null, "round": 2}}));
+    }
+
+    #[test]
+    fn png_is_the_same_bytes_twice_and_draws_text() {
+        let mut s = Svg::new(120, 40, "t");
+        s.text(60.0, 25.0, "Gettysburg 3", 14.0, Anchor::Middle, true, colour::INK);
+        let svg = s.finish();
+        let a = png(&svg).unwrap();
+        assert_eq!(a, png(&svg).unwrap());
+        assert_eq!(&a[1..4], b"PNG");
+        let blank = png(&Svg::new(120, 40, "t").finish()).unwrap();
+        assert_ne!(a, blank, "the text was drawn (the embedded font was found)");
+    }
+
+    #[test]
+    fn bad_svg_is_an_error_not_a_panic() {
+        assert!(png("<svg").is_err());
+        assert!(png("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"0\" height=\"0\"/>").is_err());
+    }
+}
