@@ -20,3 +20,4 @@ pub mod sig;
 pub mod simulate;
 pub mod store;
 pub mod text;
+pub mod when;
