@@ -590,10 +590,14 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
         return Err(at("pbem.nonce", "this nonce was already used: a replayed order? (sign a fresh form)".into()));
     }
     if let Err(problems) = g.game.check_order(&g.state, &h.role, &v.file.orders)? {
-        let p = &problems[0];
-        let field = if p.field.is_empty() { "orders".to_string() } else { format!("orders.{}", p.field) };
-        let more = if problems.len() > 1 { format!(" (and {} more problem(s))", problems.len() - 1) } else { String::new() };
-        return Err(at(&field, format!("{}{more}", p.message)));
+        let problems = problems
+            .into_iter()
+            .map(|p| {
+                let field = if p.field.is_empty() { "orders".to_string() } else { format!("orders.{}", p.field) };
+                crate::error::Problem { line: orderfile::locate(&v.text, &field), field: Some(field), message: p.message }
+            })
+            .collect();
+        return Err(Error::problems(path, problems));
     }
     let seq = receipts.last().map_or(0, |(_, r)| r.seq) + 1;
     let name = format!("{}-{seq}", h.role);
