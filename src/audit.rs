@@ -118,14 +118,51 @@ fn last_opened_step(gd: &GameDir, last: u64) -> u64 {
     }
 }
 
+/// An audit failure about `path`: `PATH: what`. A `what` that already names the path (an error
+/// passed on from a reader) or is itself an audit failure is not wrapped again, and a file that
+/// is not there is `missing`.
 fn fail(path: &Path, what: impl std::fmt::Display) -> Error {
-    Error::Audit(format!("{}: {what}", path.display()))
+    let p = path.display().to_string();
+    let what = what.to_string();
+    let what = what.strip_prefix("audit failed: ").unwrap_or(&what);
+    if what.starts_with(&format!("{p}:")) {
+        return Error::Audit(what.to_string());
+    }
+    Error::Audit(format!("{p}: {what}"))
+}
+
+/// [`fail`] for an error reading `path`: `missing` when it is not there, else the reader's reason.
+fn fail_read(path: &Path, e: Error) -> Error {
+    match e {
+        Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => fail(path, "missing"),
+        Error::Io { source, .. } => fail(path, source),
+        e => fail(path, e),
+    }
+}
+
+/// `file` against what the replay made of it (`want`): the first line (from 1, split at `\n`
+/// only, so a changed line ending shows too) where they differ, as `FILE:LINE: WHAT differs from
+/// the replay: the file has "...", the replay has "..."` (each line cut to 100 characters).
+fn differs(file: &Path, have: &[u8], want: &str, what: &str) -> Error {
+    let have = String::from_utf8_lossy(have);
+    // Lines, each without its `\n` (the text after the last `\n` is a line only if not empty).
+    let lines = |t: &str| -> Vec<String> { t.strip_suffix('\n').unwrap_or(t).split('\n').map(str::to_string).collect() };
+    let (h, w) = (lines(&have), lines(want));
+    let shown = |l: Option<&String>, whose: &str| match l {
+        Some(l) if l.chars().count() > 100 => format!("{whose} has {:?}...", l.chars().take(100).collect::<String>()),
+        Some(l) => format!("{whose} has {l:?}"),
+        None => format!("{whose} ends before it"),
+    };
+    match (0..h.len().max(w.len())).find(|&i| h.get(i) != w.get(i)) {
+        Some(i) => Error::Audit(format!("{}:{}: {what} differs from the replay: {}, {}", file.display(), i + 1, shown(h.get(i), "the file"), shown(w.get(i), "the replay"))),
+        None => fail(file, format!("{what} differs from the replay in its last line's end (a final newline)")),
+    }
 }
 
 /// Verifies the host signature beside `path` over the file's bytes.
 fn check_host_sig(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str) -> Result<()> {
     let sp = sig_path(path);
-    let armored = store::read_text(&sp).map_err(|e| fail(&sp, e))?;
+    let armored = store::read_text(&sp).map_err(|e| fail_read(&sp, e))?;
     sig::verify(host, ns, bytes, &armored).map_err(|e| fail(path, format!("host signature: {e}")))
 }
 
@@ -415,6 +452,9 @@ fn check_host_leftovers(gd: &GameDir, last: u64, open_step: u64) -> Result<()> {
     }
 }
 
+/// Why a setup hash differs: the game's files changed since the hash was made.
+const SETUP_CHANGED: &str = "is not the hash of game.toml and scenario.toml as they are now: one of them was edited since the game began";
+
 fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
     let gd = GameDir::new(dir);
     let gf = pipeline::read_game_file(&gd)?;
@@ -457,8 +497,19 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
         }
     }
     check_host_leftovers(&gd, last, open_step)?;
+    // Record 0 pins the setup; checked before the receipts, which pin it too, so that an edited
+    // game.toml or scenario.toml is reported as that, not as a fault of the first receipt.
+    let setup = pipeline::setup_hash(&gf_bytes, scenario.as_bytes());
+    let r0 = gd.record(0);
+    let r0_bytes = store::read(&r0).map_err(|e| fail_read(&r0, e))?;
+    check_host_sig(&r0, &r0_bytes, &host, NS_RECORD)?;
+    if let Ok(r) = serde_json::from_slice::<Record>(&r0_bytes)
+        && r.setup.as_deref() != Some(setup.as_str())
+    {
+        return Err(fail_field(&r0, &r0_bytes, "setup", r.setup.as_deref().unwrap_or_default(), SETUP_CHANGED));
+    }
     for step in 1..=last + 1 {
-        check_receipts(&gd, &gf.id, step, &host, &pipeline::setup_hash(&gf_bytes, scenario.as_bytes()))?;
+        check_receipts(&gd, &gf.id, step, &host, &setup)?;
     }
     let mut sum = AuditSummary::default();
     // A public copy made mid-game holds records/ and receipts/ only: states can hold secrets (the
@@ -539,8 +590,8 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                 if rec.prev.is_some() || rec.resolution.is_some() || !rec.reveals.is_empty() {
                     return Err(fail(&rpath, "record 0 must have no predecessor, resolution or reveals"));
                 }
-                if rec.setup.as_deref() != Some(&pipeline::setup_hash(&gf_bytes, scenario.as_bytes())) {
-                    return Err(fail(&rpath, "setup hash does not match game.toml and scenario.toml (edited setup?)"));
+                if rec.setup.as_deref() != Some(&setup) {
+                    return Err(fail_field(&rpath, &bytes, "setup", rec.setup.as_deref().unwrap_or_default(), SETUP_CHANGED));
                 }
             }
             Some((pbytes, prec)) => {
@@ -667,8 +718,11 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                 return Err(fail(&rpath, "replayed state does not match the record's state commitment"));
             }
             let spath = gd.state(n);
-            if has_states && store::read(&spath).map_err(|_| fail(&spath, "missing"))? != state.as_bytes() {
-                return Err(fail(&spath, "differs from the replayed state (edited?)"));
+            if has_states {
+                let have = store::read(&spath).map_err(|e| fail_read(&spath, e))?;
+                if have != state.as_bytes() {
+                    return Err(differs(&spath, &have, &state, "the state"));
+                }
             }
             match (game.pending(&state)?, &rec.opening, &rec.outcome) {
                 (Pending::Orders(asks), Some(op), None) if asks == op.asks && op.step == n + 1 => {}
@@ -678,8 +732,9 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
             for s in gf.seats.iter().filter(|_| has_reports) {
                 let want = report::render(&env, game, &gf, &rec, &events, &state, &s.role)?;
                 let rp = gd.report(n, &s.role);
-                if store::read(&rp).map_err(|_| fail(&rp, "missing"))? != want.as_bytes() {
-                    return Err(fail(&rp, "differs from the replayed report"));
+                let have = store::read(&rp).map_err(|e| fail_read(&rp, e))?;
+                if have != want.as_bytes() {
+                    return Err(differs(&rp, &have, &want, "the report"));
                 }
                 sum.reports += 1;
             }

@@ -651,7 +651,12 @@ pub fn read_receipts(dir: &GameDir, step: u64) -> Result<Vec<(PathBuf, Receipt)>
         }
         let path = rdir.join(&name);
         let text = store::read_text(&path)?;
-        let r: Receipt = toml::from_str(&text).map_err(|e: toml::de::Error| Error::input(&path, e.message().to_string()))?;
+        let r: Receipt = toml::from_str(&text).map_err(|e: toml::de::Error| Error::Input {
+            line: e.span().map(|s| orderfile::line_of(&text, s.start)),
+            file: path.clone(),
+            field: None,
+            message: format!("not a receipt: {}", e.message().trim()),
+        })?;
         out.push((path, r));
     }
     out.sort_by(|(_, a), (_, b)| (&a.role, a.seq).cmp(&(&b.role, b.seq)));
