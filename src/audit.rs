@@ -159,6 +159,44 @@ fn differs(file: &Path, have: &[u8], want: &str, what: &str) -> Error {
     }
 }
 
+/// The first event where a record and its replay part: `resolution.events[I]: the record has
+/// "...", the replay of step N has "..."` (an event's text, with its roll when it has one).
+fn different_events(step: u64, recorded: &[crate::dice::Event], replayed: &[crate::dice::Event]) -> String {
+    let shown = |e: Option<&crate::dice::Event>, whose: &str| match e {
+        None => format!("{whose} has no such event"),
+        Some(e) => {
+            let mut about: Vec<String> = e.roll.iter().map(|r| format!("roll {} on a d{}", r.value, r.sides)).collect();
+            about.extend((!e.to.is_empty()).then(|| format!("for {}", e.to.join(", "))));
+            let about = if about.is_empty() { String::new() } else { format!(" ({})", about.join(", ")) };
+            format!("{whose} has {:?}{about}", e.text)
+        }
+    };
+    let i = (0..recorded.len().max(replayed.len())).find(|&i| recorded.get(i) != replayed.get(i)).unwrap_or(0);
+    format!("resolution.events[{i}]: {}, {}", shown(recorded.get(i), "the record"), shown(replayed.get(i), &format!("the replay of step {step}")))
+}
+
+/// Record `n`'s opening or outcome against what the replayed state waits for: the one field
+/// that differs, with the record's and the replay's values.
+fn check_next(rpath: &Path, bytes: &[u8], n: u64, rec: &Record, pending: Pending) -> Result<()> {
+    let asks = |a: &[crate::game::Ask]| a.iter().map(|a| format!("{} ({})", a.role, a.kind)).collect::<Vec<_>>().join(", ");
+    let at = |field: &str, what: String| fail_field(rpath, bytes, field, "", what);
+    match (pending, &rec.opening, &rec.outcome) {
+        (Pending::Orders(want), Some(op), None) => {
+            if op.step != n + 1 {
+                return Err(at("opening.step", format!("is {}, but record {n} opens step {}", op.step, n + 1)));
+            }
+            if want != op.asks {
+                return Err(at("opening.asks", format!("the record asks {}, the replay asks {}", asks(&op.asks), asks(&want))));
+            }
+            Ok(())
+        }
+        (Pending::Over(o), None, Some(ro)) if &o == ro => Ok(()),
+        (Pending::Over(o), None, Some(ro)) => Err(at("outcome", format!("the record has {:?} (winner {}), the replay has {:?} (winner {})", ro.summary, ro.winner.as_deref().unwrap_or("none"), o.summary, o.winner.as_deref().unwrap_or("none")))),
+        (Pending::Over(o), _, _) => Err(at("opening", format!("the record opens another step, but in the replay the game is over: {}", o.summary))),
+        (Pending::Orders(want), _, _) => Err(at("outcome", format!("the record ends the game (or opens no step), but in the replay it goes on, asking {}", asks(&want)))),
+    }
+}
+
 /// Verifies the host signature beside `path` over the file's bytes.
 fn check_host_sig(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str) -> Result<()> {
     let sp = sig_path(path);
@@ -320,26 +358,36 @@ pub fn audit(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
     let here = env!("CARGO_PKG_VERSION");
     audit_game(dir, templates).map_err(|e| match e {
         Error::Audit(m) if gf.pbem != here => Error::Audit(format!(
-            "{m} (note: the game was made by pbem {}, this is pbem {here}; reports and rules may differ between versions)",
+            "{m}. Note: the game was made by pbem {}, this is pbem {here}: reports and rules may differ between versions",
             if gf.pbem.is_empty() { "of unknown version" } else { &gf.pbem }
         )),
         e => e,
     })
 }
 
-/// The line (from 1) of `"key": "value"` in a record's JSON text, or of `key = "value"` in a
-/// receipt's TOML text, to point a failure at the field.
-fn line_of(bytes: &[u8], key: &str, value: &str) -> Option<usize> {
+/// The line (from 1) of a field in a record's JSON text (`opening.deadline`: the `"deadline"`
+/// line after the `"opening"` line) or a receipt's TOML text (`received`), holding `value` (any
+/// value when empty: an object or a number), to point a failure at the field.
+fn line_of(bytes: &[u8], field: &str, value: &str) -> Option<usize> {
     let text = std::str::from_utf8(bytes).ok()?;
-    let json = format!("\"{key}\": \"{value}\"");
-    let toml = format!("{key} = \"{value}\"");
-    text.lines().position(|l| l.contains(&json) || l.trim_start().starts_with(&toml)).map(|i| i + 1)
+    let lines: Vec<&str> = text.lines().collect();
+    let mut parts: Vec<&str> = field.split('.').collect();
+    let key = parts.pop()?;
+    let mut from = 0;
+    for p in parts {
+        from += lines[from..].iter().position(|l| l.trim_start().starts_with(&format!("\"{p}\": ")))?;
+    }
+    let (json, toml) = if value.is_empty() {
+        (format!("\"{key}\": "), format!("{key} = "))
+    } else {
+        (format!("\"{key}\": \"{value}\""), format!("{key} = \"{value}\""))
+    };
+    lines[from..].iter().position(|l| l.trim_start().starts_with(&json) || l.trim_start().starts_with(&toml)).map(|i| from + i + 1)
 }
 
 /// A failure at a field of a file: `FILE:LINE: FIELD: message`.
 fn fail_field(path: &Path, bytes: &[u8], field: &str, value: &str, what: impl std::fmt::Display) -> Error {
-    let key = field.rsplit('.').next().unwrap_or(field);
-    match line_of(bytes, key, value) {
+    match line_of(bytes, field, value) {
         Some(l) => Error::Audit(format!("{}:{l}: {field}: {what}", path.display())),
         None => Error::Audit(format!("{}: {field}: {what}", path.display())),
     }
@@ -724,11 +772,7 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                     return Err(differs(&spath, &have, &state, "the state"));
                 }
             }
-            match (game.pending(&state)?, &rec.opening, &rec.outcome) {
-                (Pending::Orders(asks), Some(op), None) if asks == op.asks && op.step == n + 1 => {}
-                (Pending::Over(o), None, Some(ro)) if &o == ro => {}
-                _ => return Err(fail(&rpath, "opening/outcome does not match the replayed state")),
-            }
+            check_next(&rpath, &bytes, n, &rec, game.pending(&state)?)?;
             for s in gf.seats.iter().filter(|_| has_reports) {
                 let want = report::render(&env, game, &gf, &rec, &events, &state, &s.role)?;
                 let rp = gd.report(n, &s.role);
@@ -752,7 +796,8 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
         let hash = commit::sha256_hex(&store::read(&opened_by)?);
         for (path, r) in pipeline::read_receipts(&gd, step)? {
             if r.record != hash {
-                return Err(fail(&path, format!("names another record {} than the game's (was the history rewritten?)", step - 1)));
+                let bytes = store::read(&path)?;
+                return Err(fail_field(&path, &bytes, "record", &r.record, format!("is not the hash of the game's record {} (which opened step {step}): was the history rewritten?", step - 1)));
             }
         }
     }
@@ -772,11 +817,14 @@ struct Replay<'a> {
 /// host-signed, matching, and the newest of that role for the step (`receipts`).
 fn check_order_receipt(cx: &Replay<'_>, n: u64, res: &Resolution, role: &str, seq: u64, c: &str, receipts: &BTreeMap<String, Receipt>) -> Result<()> {
     let rp = cx.gd.receipts(res.step).join(format!("{role}-{seq}.toml"));
-    let rb = store::read(&rp).map_err(|_| fail(&rp, "missing receipt"))?;
+    let rb = store::read(&rp).map_err(|e| fail_read(&rp, e))?;
     check_host_sig(&rp, &rb, cx.host, NS_RECEIPT)?;
-    let r: Receipt = toml::from_str(std::str::from_utf8(&rb).unwrap_or("")).map_err(|e: toml::de::Error| fail(&rp, e.message().to_string()))?;
-    if r.commitment != c || r.seq != seq || r.role != role || r.step != res.step {
-        return Err(fail(&rp, format!("receipt does not match the order of {role} in record {n}")));
+    let r: Receipt = toml::from_str(std::str::from_utf8(&rb).unwrap_or("")).map_err(|e: toml::de::Error| fail(&rp, format!("not a receipt: {}", e.message().trim())))?;
+    if r.commitment != c {
+        return Err(fail_field(&rp, &rb, "commitment", &r.commitment, format!("is not the commitment of the order of {role} that record {n} used ({c})")));
+    }
+    if r.seq != seq || r.role != role || r.step != res.step {
+        return Err(fail(&rp, format!("is the receipt of {} for step {}, number {}, not of the order of {role} record {n} used", r.role, r.step, r.seq)));
     }
     if receipts.get(role).map(|l| l.seq) != Some(seq) {
         return Err(fail(&rp, "a newer receipt exists: the newest order should have been used"));
@@ -798,15 +846,28 @@ fn check_order_text(
     orders: &Orders,
     opath: &Path,
 ) -> Result<orderfile::OrderFile> {
-    sig::verify(&cx.seat_keys[role], NS_ORDERS, text.as_bytes(), signature).map_err(|e| fail(opath, format!("order of {role} in step {}: {e}", res.step)))?;
+    sig::verify(&cx.seat_keys[role], NS_ORDERS, text.as_bytes(), signature).map_err(|e| {
+        fail(opath, match e {
+            sig::SigError::BadSignature | sig::SigError::TextChanged => {
+                format!("the order of {role} in step {} does not match its signature: it was changed after the player signed it", res.step)
+            }
+            e => format!("the signature of the order of {role} in step {}: {e}", res.step),
+        })
+    })?;
     let recomputed = hex::encode(commit::order_commitment(&cx.gf.id, res.step, role, text.as_bytes()));
     if recomputed != c {
         return Err(fail(opath, format!("revealed order of {role} does not match its commitment")));
     }
     let f = orderfile::parse(text).map_err(|p| fail(opath, format!("order of {role}: {}", p.message)))?;
     let h = &f.header;
-    if h.game != cx.gf.id || h.step != res.step || h.role != role || h.host_seed_commitment != opening.host_seed_commitment {
-        return Err(fail(opath, format!("order of {role} names another game, step, role or host seed")));
+    let header = [
+        ("game", h.game.clone(), cx.gf.id.clone()),
+        ("step", h.step.to_string(), res.step.to_string()),
+        ("role", h.role.clone(), role.to_string()),
+        ("host_seed_commitment", h.host_seed_commitment.clone(), opening.host_seed_commitment.clone()),
+    ];
+    if let Some((field, has, want)) = header.iter().find(|(_, has, want)| has != want) {
+        return Err(fail(opath, format!("the order of {role} in step {} has pbem.{field} {has:?}, not {want:?}", res.step)));
     }
     if &f.orders != orders {
         return Err(fail(opath, format!("orders of {role} differ from the signed text")));
@@ -942,8 +1003,9 @@ fn replay_step(
     let mut ctx = Ctx::new(seed);
     let after = game.resolve(state, &orders, &mut ctx)?;
     *events = ctx.into_events();
-    if pipeline::public_events(events) != res.events {
-        return Err(fail(&rpath, format!("replaying step {} gives different events", res.step)));
+    let replayed = pipeline::public_events(events);
+    if replayed != res.events {
+        return Err(fail(&rpath, different_events(res.step, &res.events, &replayed)));
     }
     let publication = game.publication(state, &after)?;
     *state = after;
@@ -1003,7 +1065,8 @@ fn check_receipts(gd: &GameDir, game: &str, step: u64, host: &ssh_key::PublicKey
             return Err(fail(&path, format!("receipt out of place: expected {}-{want}.toml of step {step} of game {game}", r.role)));
         }
         if r.setup != setup {
-            return Err(fail(&path, "names another setup than game.toml and scenario.toml (were they rewritten?)"));
+            let bytes = store::read(&path)?;
+            return Err(fail_field(&path, &bytes, "setup", &r.setup, "is not the setup hash record 0 pins (of game.toml and scenario.toml): was the setup rewritten?"));
         }
         // The same order accepted twice would let a host bring back a superseded order as the
         // newest (and choose between their nonces); `submit` refuses such a resend.

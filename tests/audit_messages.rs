@@ -107,3 +107,27 @@ fn a_receipt_that_is_not_toml_is_named_with_its_line() {
     assert!(err.starts_with(&format!("pbem: audit failed: {}:{line}: not a receipt: ", rp.display())), "{err}");
     assert_eq!(err.matches(&rp.display().to_string()).count(), 1, "{err}");
 }
+
+/// Re-signs a record with the host's key, as a host rewriting history would.
+fn resign(game: &Path, file: &Path) {
+    std::fs::remove_file(format!("{}.sig", file.display())).unwrap();
+    let out = std::process::Command::new("ssh-keygen").args(["-Y", "sign", "-n", "pbem-record", "-f"]).arg(game.join("host/host_key")).arg(file).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn a_rewritten_record_is_named_by_the_one_thing_that_differs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = game_with_a_step(tmp.path());
+    let r1 = game.join("records/000001.json");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&r1).unwrap()).unwrap();
+    let events = v["resolution"]["events"].as_array().unwrap();
+    let i = events.iter().position(|e| e.get("roll").is_none()).unwrap();
+    let was = events[i]["text"].as_str().unwrap().to_string();
+    let _ = edit(&r1, |t| t.replacen(&format!("\"text\": {}", serde_json::to_string(&was).unwrap()), "\"text\": \"Nothing happened.\"", 1));
+    resign(&game, &r1);
+    assert_eq!(
+        audit_error(&game),
+        format!("pbem: audit failed: {}: resolution.events[{i}]: the record has \"Nothing happened.\", the replay of step 1 has {was:?}", r1.display())
+    );
+}

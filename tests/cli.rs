@@ -272,7 +272,7 @@ fn audit_fails_on_an_edited_order_byte() {
     std::fs::write(&rec, &text).unwrap();
     audit_fails(&g, "host signature");
     resign(&g, &rec);
-    audit_fails(&g, "signature does not match");
+    audit_fails(&g, "does not match its signature: it was changed after the player signed it");
 }
 
 #[test]
@@ -735,7 +735,7 @@ fn commands_of_a_tied_initiative_stay_secret_until_the_game_ends() {
     let fpath = forged.join("records").join("000001.json");
     std::fs::write(&fpath, text.replacen(&commitment, &"ab".repeat(32), 1)).unwrap();
     resign(&g, &fpath);
-    audit_fails(&forged, "receipt does not match the order of union in record 1");
+    audit_fails(&forged, "commitment: is not the commitment of the order of union that record 1 used");
     // One more step on NMR defaults; then a forged seed in record 2 is caught without replay.
     adjudicate_at(&t, "2026-07-04T14:31:00Z");
     let forged = public_copy(&g, "public-forged-seed");
@@ -1037,7 +1037,7 @@ fn a_receipt_kept_by_a_player_pins_the_game_setup() {
         std::fs::write(&rp, text.replacen(&old_record, &new_record, 1)).unwrap();
     }
     // The game's own receipt still names the old setup...
-    audit_fails(&t.game(), "names another setup than game.toml and scenario.toml");
+    audit_fails(&t.game(), "setup: is not the setup hash record 0 pins");
     // ...so the host re-issues it too; the game's files are consistent again, but the receipt the
     // player kept is not.
     let r = std::fs::read_to_string(receipts.join("union-1.toml")).unwrap();
