@@ -655,7 +655,7 @@ fn orders_still_secret_mid_round_are_withheld_from_records_until_the_round_ends(
         let name = format!("{:06}-{}.json", r["step"].as_u64().unwrap(), r["role"].as_str().unwrap());
         std::fs::remove_file(t.game().join("host").join("withheld").join(name)).unwrap();
     }
-    audit_fails(&t.game(), "signature does not match");
+    audit_fails(&t.game(), "does not match its signature");
 }
 
 /// A copy of the game folder without `host/`, as anyone may be given, beside the game.
