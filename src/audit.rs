@@ -122,8 +122,83 @@ fn last_opened_step(gd: &GameDir, last: u64) -> u64 {
     }
 }
 
+/// An audit failure about `path`: `PATH: what`. A `what` that already names the path (an error
+/// passed on from a reader) or is itself an audit failure is not wrapped again, and a file that
+/// is not there is `missing`.
 fn fail(path: &Path, what: impl std::fmt::Display) -> Error {
-    Error::Audit(format!("{}: {what}", path.display()))
+    let p = path.display().to_string();
+    let what = what.to_string();
+    let what = what.strip_prefix("audit failed: ").unwrap_or(&what);
+    if what.starts_with(&format!("{p}:")) {
+        return Error::Audit(what.to_string());
+    }
+    Error::Audit(format!("{p}: {what}"))
+}
+
+/// [`fail`] for an error reading `path`: `missing` when it is not there, else the reader's reason.
+fn fail_read(path: &Path, e: Error) -> Error {
+    match e {
+        Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => fail(path, "missing"),
+        Error::Io { source, .. } => fail(path, source),
+        e => fail(path, e),
+    }
+}
+
+/// `file` against what the replay made of it (`want`): the first line (from 1, split at `\n`
+/// only, so a changed line ending shows too) where they differ, as `FILE:LINE: WHAT differs from
+/// the replay: the file has "...", the replay has "..."` (each line cut to 100 characters).
+fn differs(file: &Path, have: &[u8], want: &str, what: &str) -> Error {
+    let have = String::from_utf8_lossy(have);
+    // Lines, each without its `\n` (the text after the last `\n` is a line only if not empty).
+    let lines = |t: &str| -> Vec<String> { t.strip_suffix('\n').unwrap_or(t).split('\n').map(str::to_string).collect() };
+    let (h, w) = (lines(&have), lines(want));
+    let shown = |l: Option<&String>, whose: &str| match l {
+        Some(l) if l.chars().count() > 100 => format!("{whose} has {:?}...", l.chars().take(100).collect::<String>()),
+        Some(l) => format!("{whose} has {l:?}"),
+        None => format!("{whose} ends before it"),
+    };
+    match (0..h.len().max(w.len())).find(|&i| h.get(i) != w.get(i)) {
+        Some(i) => Error::Audit(format!("{}:{}: {what} differs from the replay: {}, {}", file.display(), i + 1, shown(h.get(i), "the file"), shown(w.get(i), "the replay"))),
+        None => fail(file, format!("{what} differs from the replay in its last line's end (a final newline)")),
+    }
+}
+
+/// The first event where a record and its replay part: `resolution.events[I]: the record has
+/// "...", the replay of step N has "..."` (an event's text, with its roll when it has one).
+fn different_events(step: u64, recorded: &[crate::dice::Event], replayed: &[crate::dice::Event]) -> String {
+    let shown = |e: Option<&crate::dice::Event>, whose: &str| match e {
+        None => format!("{whose} has no such event"),
+        Some(e) => {
+            let mut about: Vec<String> = e.roll.iter().map(|r| format!("roll {} on a d{}", r.value, r.sides)).collect();
+            about.extend((!e.to.is_empty()).then(|| format!("for {}", e.to.join(", "))));
+            let about = if about.is_empty() { String::new() } else { format!(" ({})", about.join(", ")) };
+            format!("{whose} has {:?}{about}", e.text)
+        }
+    };
+    let i = (0..recorded.len().max(replayed.len())).find(|&i| recorded.get(i) != replayed.get(i)).unwrap_or(0);
+    format!("resolution.events[{i}]: {}, {}", shown(recorded.get(i), "the record"), shown(replayed.get(i), &format!("the replay of step {step}")))
+}
+
+/// Record `n`'s opening or outcome against what the replayed state waits for: the one field
+/// that differs, with the record's and the replay's values.
+fn check_next(rpath: &Path, bytes: &[u8], n: u64, rec: &Record, pending: Pending) -> Result<()> {
+    let asks = |a: &[crate::game::Ask]| a.iter().map(|a| format!("{} ({})", a.role, a.kind)).collect::<Vec<_>>().join(", ");
+    let at = |field: &str, what: String| fail_field(rpath, bytes, field, "", what);
+    match (pending, &rec.opening, &rec.outcome) {
+        (Pending::Orders(want), Some(op), None) => {
+            if op.step != n + 1 {
+                return Err(at("opening.step", format!("is {}, but record {n} opens step {}", op.step, n + 1)));
+            }
+            if want != op.asks {
+                return Err(at("opening.asks", format!("the record asks {}, the replay asks {}", asks(&op.asks), asks(&want))));
+            }
+            Ok(())
+        }
+        (Pending::Over(o), None, Some(ro)) if &o == ro => Ok(()),
+        (Pending::Over(o), None, Some(ro)) => Err(at("outcome", format!("the record has {:?} (winner {}), the replay has {:?} (winner {})", ro.summary, ro.winner.as_deref().unwrap_or("none"), o.summary, o.winner.as_deref().unwrap_or("none")))),
+        (Pending::Over(o), _, _) => Err(at("opening", format!("the record opens another step, but in the replay the game is over: {}", o.summary))),
+        (Pending::Orders(want), _, _) => Err(at("outcome", format!("the record ends the game (or opens no step), but in the replay it goes on, asking {}", asks(&want)))),
+    }
 }
 
 /// Verifies the host signature beside `path` over the file's bytes. A signature this process has
@@ -132,7 +207,7 @@ fn fail(path: &Path, what: impl std::fmt::Display) -> Error {
 fn check_host_sig(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str) -> Result<()> {
     static GOOD: std::sync::Mutex<std::collections::BTreeSet<[u8; 32]>> = std::sync::Mutex::new(std::collections::BTreeSet::new());
     let sp = sig_path(path);
-    let armored = store::read_text(&sp).map_err(|e| fail(&sp, e))?;
+    let armored = store::read_text(&sp).map_err(|e| fail_read(&sp, e))?;
     let key = {
         use sha2::Digest;
         let mut h = sha2::Sha256::new();
@@ -304,26 +379,36 @@ pub fn audit(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
     let here = env!("CARGO_PKG_VERSION");
     audit_game(dir, templates).map_err(|e| match e {
         Error::Audit(m) if gf.pbem != here => Error::Audit(format!(
-            "{m} (note: the game was made by pbem {}, this is pbem {here}; reports and rules may differ between versions)",
+            "{m}. Note: the game was made by pbem {}, this is pbem {here}: reports and rules may differ between versions",
             if gf.pbem.is_empty() { "of unknown version" } else { &gf.pbem }
         )),
         e => e,
     })
 }
 
-/// The line (from 1) of `"key": "value"` in a record's JSON text, or of `key = "value"` in a
-/// receipt's TOML text, to point a failure at the field.
-fn line_of(bytes: &[u8], key: &str, value: &str) -> Option<usize> {
+/// The line (from 1) of a field in a record's JSON text (`opening.deadline`: the `"deadline"`
+/// line after the `"opening"` line) or a receipt's TOML text (`received`), holding `value` (any
+/// value when empty: an object or a number), to point a failure at the field.
+fn line_of(bytes: &[u8], field: &str, value: &str) -> Option<usize> {
     let text = std::str::from_utf8(bytes).ok()?;
-    let json = format!("\"{key}\": \"{value}\"");
-    let toml = format!("{key} = \"{value}\"");
-    text.lines().position(|l| l.contains(&json) || l.trim_start().starts_with(&toml)).map(|i| i + 1)
+    let lines: Vec<&str> = text.lines().collect();
+    let mut parts: Vec<&str> = field.split('.').collect();
+    let key = parts.pop()?;
+    let mut from = 0;
+    for p in parts {
+        from += lines[from..].iter().position(|l| l.trim_start().starts_with(&format!("\"{p}\": ")))?;
+    }
+    let (json, toml) = if value.is_empty() {
+        (format!("\"{key}\": "), format!("{key} = "))
+    } else {
+        (format!("\"{key}\": \"{value}\""), format!("{key} = \"{value}\""))
+    };
+    lines[from..].iter().position(|l| l.trim_start().starts_with(&json) || l.trim_start().starts_with(&toml)).map(|i| from + i + 1)
 }
 
 /// A failure at a field of a file: `FILE:LINE: FIELD: message`.
 fn fail_field(path: &Path, bytes: &[u8], field: &str, value: &str, what: impl std::fmt::Display) -> Error {
-    let key = field.rsplit('.').next().unwrap_or(field);
-    match line_of(bytes, key, value) {
+    match line_of(bytes, field, value) {
         Some(l) => Error::Audit(format!("{}:{l}: {field}: {what}", path.display())),
         None => Error::Audit(format!("{}: {field}: {what}", path.display())),
     }
@@ -436,6 +521,9 @@ fn check_host_leftovers(gd: &GameDir, last: u64, open_step: u64) -> Result<()> {
     }
 }
 
+/// Why a setup hash differs: the game's files changed since the hash was made.
+const SETUP_CHANGED: &str = "is not the hash of game.toml and scenario.toml as they are now: one of them was edited since the game began";
+
 fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
     let gd = GameDir::new(dir);
     let gf = pipeline::read_game_file(&gd)?;
@@ -478,8 +566,19 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
         }
     }
     check_host_leftovers(&gd, last, open_step)?;
+    // Record 0 pins the setup; checked before the receipts, which pin it too, so that an edited
+    // game.toml or scenario.toml is reported as that, not as a fault of the first receipt.
+    let setup = pipeline::setup_hash(&gf_bytes, scenario.as_bytes());
+    let r0 = gd.record(0);
+    let r0_bytes = store::read(&r0).map_err(|e| fail_read(&r0, e))?;
+    check_host_sig(&r0, &r0_bytes, &host, NS_RECORD)?;
+    if let Ok(r) = serde_json::from_slice::<Record>(&r0_bytes)
+        && r.setup.as_deref() != Some(setup.as_str())
+    {
+        return Err(fail_field(&r0, &r0_bytes, "setup", r.setup.as_deref().unwrap_or_default(), SETUP_CHANGED));
+    }
     for step in 1..=last + 1 {
-        check_receipts(&gd, &gf.id, step, &host, &pipeline::setup_hash(&gf_bytes, scenario.as_bytes()))?;
+        check_receipts(&gd, &gf.id, step, &host, &setup)?;
     }
     let mut sum = AuditSummary::default();
     // A public copy made mid-game holds records/ and receipts/ only: states can hold secrets (the
@@ -560,8 +659,8 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                 if rec.prev.is_some() || rec.resolution.is_some() || !rec.reveals.is_empty() {
                     return Err(fail(&rpath, "record 0 must have no predecessor, resolution or reveals"));
                 }
-                if rec.setup.as_deref() != Some(&pipeline::setup_hash(&gf_bytes, scenario.as_bytes())) {
-                    return Err(fail(&rpath, "setup hash does not match game.toml and scenario.toml (edited setup?)"));
+                if rec.setup.as_deref() != Some(&setup) {
+                    return Err(fail_field(&rpath, &bytes, "setup", rec.setup.as_deref().unwrap_or_default(), SETUP_CHANGED));
                 }
             }
             Some((pbytes, prec)) => {
@@ -688,19 +787,19 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                 return Err(fail(&rpath, "replayed state does not match the record's state commitment"));
             }
             let spath = gd.state(n);
-            if has_states && store::read(&spath).map_err(|_| fail(&spath, "missing"))? != state.as_bytes() {
-                return Err(fail(&spath, "differs from the replayed state (edited?)"));
+            if has_states {
+                let have = store::read(&spath).map_err(|e| fail_read(&spath, e))?;
+                if have != state.as_bytes() {
+                    return Err(differs(&spath, &have, &state, "the state"));
+                }
             }
-            match (game.pending(&state)?, &rec.opening, &rec.outcome) {
-                (Pending::Orders(asks), Some(op), None) if asks == op.asks && op.step == n + 1 => {}
-                (Pending::Over(o), None, Some(ro)) if &o == ro => {}
-                _ => return Err(fail(&rpath, "opening/outcome does not match the replayed state")),
-            }
+            check_next(&rpath, &bytes, n, &rec, game.pending(&state)?)?;
             for s in gf.seats.iter().filter(|_| has_reports) {
                 let want = report::render(&env, game, &gf, &rec, &events, &state, &s.role)?;
                 let rp = gd.report(n, &s.role);
-                if store::read(&rp).map_err(|_| fail(&rp, "missing"))? != want.as_bytes() {
-                    return Err(fail(&rp, "differs from the replayed report"));
+                let have = store::read(&rp).map_err(|e| fail_read(&rp, e))?;
+                if have != want.as_bytes() {
+                    return Err(differs(&rp, &have, &want, "the report"));
                 }
                 sum.reports += 1;
             }
@@ -719,7 +818,8 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
         let hash = commit::sha256_hex(&store::read(&opened_by)?);
         for (path, r) in pipeline::read_receipts(&gd, step)? {
             if r.record != hash {
-                return Err(fail(&path, format!("names another record {} than the game's (was the history rewritten?)", step - 1)));
+                let bytes = store::read(&path)?;
+                return Err(fail_field(&path, &bytes, "record", &r.record, format!("is not the hash of the game's record {} (which opened step {step}): was the history rewritten?", step - 1)));
             }
         }
     }
@@ -739,11 +839,14 @@ struct Replay<'a> {
 /// host-signed, matching, and the newest of that role for the step (`receipts`).
 fn check_order_receipt(cx: &Replay<'_>, n: u64, res: &Resolution, role: &str, seq: u64, c: &str, receipts: &BTreeMap<String, Receipt>) -> Result<()> {
     let rp = cx.gd.receipts(res.step).join(format!("{role}-{seq}.toml"));
-    let rb = store::read(&rp).map_err(|_| fail(&rp, "missing receipt"))?;
+    let rb = store::read(&rp).map_err(|e| fail_read(&rp, e))?;
     check_host_sig(&rp, &rb, cx.host, NS_RECEIPT)?;
-    let r: Receipt = toml::from_str(std::str::from_utf8(&rb).unwrap_or("")).map_err(|e: toml::de::Error| fail(&rp, e.message().to_string()))?;
-    if r.commitment != c || r.seq != seq || r.role != role || r.step != res.step {
-        return Err(fail(&rp, format!("receipt does not match the order of {role} in record {n}")));
+    let r: Receipt = toml::from_str(std::str::from_utf8(&rb).unwrap_or("")).map_err(|e: toml::de::Error| fail(&rp, format!("not a receipt: {}", e.message().trim())))?;
+    if r.commitment != c {
+        return Err(fail_field(&rp, &rb, "commitment", &r.commitment, format!("is not the commitment of the order of {role} that record {n} used ({c})")));
+    }
+    if r.seq != seq || r.role != role || r.step != res.step {
+        return Err(fail(&rp, format!("is the receipt of {} for step {}, number {}, not of the order of {role} record {n} used", r.role, r.step, r.seq)));
     }
     if receipts.get(role).map(|l| l.seq) != Some(seq) {
         return Err(fail(&rp, "a newer receipt exists: the newest order should have been used"));
@@ -765,15 +868,28 @@ fn check_order_text(
     orders: &Orders,
     opath: &Path,
 ) -> Result<orderfile::OrderFile> {
-    sig::verify(&cx.seat_keys[role], NS_ORDERS, text.as_bytes(), signature).map_err(|e| fail(opath, format!("order of {role} in step {}: {e}", res.step)))?;
+    sig::verify(&cx.seat_keys[role], NS_ORDERS, text.as_bytes(), signature).map_err(|e| {
+        fail(opath, match e {
+            sig::SigError::BadSignature | sig::SigError::TextChanged => {
+                format!("the order of {role} in step {} does not match its signature: it was changed after the player signed it", res.step)
+            }
+            e => format!("the signature of the order of {role} in step {}: {e}", res.step),
+        })
+    })?;
     let recomputed = hex::encode(commit::order_commitment(&cx.gf.id, res.step, role, text.as_bytes()));
     if recomputed != c {
         return Err(fail(opath, format!("revealed order of {role} does not match its commitment")));
     }
     let f = orderfile::parse(text).map_err(|p| fail(opath, format!("order of {role}: {}", p.message)))?;
     let h = &f.header;
-    if h.game != cx.gf.id || h.step != res.step || h.role != role || h.host_seed_commitment != opening.host_seed_commitment {
-        return Err(fail(opath, format!("order of {role} names another game, step, role or host seed")));
+    let header = [
+        ("game", h.game.clone(), cx.gf.id.clone()),
+        ("step", h.step.to_string(), res.step.to_string()),
+        ("role", h.role.clone(), role.to_string()),
+        ("host_seed_commitment", h.host_seed_commitment.clone(), opening.host_seed_commitment.clone()),
+    ];
+    if let Some((field, has, want)) = header.iter().find(|(_, has, want)| has != want) {
+        return Err(fail(opath, format!("the order of {role} in step {} has pbem.{field} {has:?}, not {want:?}", res.step)));
     }
     if &f.orders != orders {
         return Err(fail(opath, format!("orders of {role} differ from the signed text")));
@@ -909,8 +1025,9 @@ fn replay_step(
     let mut ctx = Ctx::new(seed);
     let after = game.resolve(state, &orders, &mut ctx)?;
     *events = ctx.into_events();
-    if pipeline::public_events(events) != res.events {
-        return Err(fail(&rpath, format!("replaying step {} gives different events", res.step)));
+    let replayed = pipeline::public_events(events);
+    if replayed != res.events {
+        return Err(fail(&rpath, different_events(res.step, &res.events, &replayed)));
     }
     let publication = game.publication(state, &after)?;
     *state = after;
@@ -970,7 +1087,8 @@ fn check_receipts(gd: &GameDir, game: &str, step: u64, host: &ssh_key::PublicKey
             return Err(fail(&path, format!("receipt out of place: expected {}-{want}.toml of step {step} of game {game}", r.role)));
         }
         if r.setup != setup {
-            return Err(fail(&path, "names another setup than game.toml and scenario.toml (were they rewritten?)"));
+            let bytes = store::read(&path)?;
+            return Err(fail_field(&path, &bytes, "setup", &r.setup, "is not the setup hash record 0 pins (of game.toml and scenario.toml): was the setup rewritten?"));
         }
         // The same order accepted twice would let a host bring back a superseded order as the
         // newest (and choose between their nonces); `submit` refuses such a resend.

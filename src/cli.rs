@@ -56,6 +56,11 @@ enum Command {
         /// A seat: ROLE:EMAIL:PUBKEY, PUBKEY being a .pub file or the key line (repeatable).
         #[arg(long = "player", value_name = "ROLE:EMAIL:PUBKEY", required = true)]
         players: Vec<String>,
+        /// A seat's time zone, ROLE=ZONE with an IANA name (repeatable), e.g.
+        /// union=America/New_York: that player's reports, forms and mails show deadlines in it
+        /// (default UTC).
+        #[arg(long = "time-zone", value_name = "ROLE=ZONE")]
+        time_zones: Vec<String>,
         /// Game id (default: the directory's name).
         #[arg(long)]
         id: Option<String>,
@@ -87,6 +92,9 @@ enum Command {
     Status {
         /// The game directory.
         dir: PathBuf,
+        /// The current time (RFC 3339), for tests; default: the clock.
+        #[arg(long, hide = true)]
+        now: Option<String>,
     },
     /// Print a ready-to-edit order form for a role's pending step (with a fresh nonce).
     Form {
@@ -98,6 +106,9 @@ enum Command {
         /// Write the form to this file instead of standard output.
         #[arg(long, short)]
         output: Option<PathBuf>,
+        /// The current time (RFC 3339), for tests; default: the clock.
+        #[arg(long, hide = true)]
+        now: Option<String>,
     },
     /// Sign an order file with your OpenSSH key (namespace pbem-orders), like
     /// `ssh-keygen -Y sign -n pbem-orders`: normalizes the file, puts a fresh nonce of this machine in it, writes FILE.sig.
@@ -408,13 +419,26 @@ fn key_values(items: &[String], what: &str) -> Result<BTreeMap<String, String>> 
     Ok(out)
 }
 
+/// Puts each `--time-zone ROLE=ZONE` on its seat (the role matched without regard to case).
+fn set_time_zones(seats: &mut [Seat], given: &[String]) -> Result<()> {
+    for (role, zone) in key_values(given, "--time-zone")? {
+        crate::when::parse_zone(&zone).map_err(|e| anyhow!("--time-zone {role}={zone}: {e}"))?;
+        let Some(seat) = seats.iter_mut().find(|s| s.role.eq_ignore_ascii_case(&role)) else {
+            let roles: Vec<&str> = seats.iter().map(|s| s.role.as_str()).collect();
+            bail!("--time-zone {role}={zone}: no --player with role {role:?} (given: {})", roles.join(", "));
+        };
+        seat.time_zone = Some(zone);
+    }
+    Ok(())
+}
+
 fn seat(arg: &str) -> Result<Seat> {
     let mut parts = arg.splitn(3, ':');
     let (Some(role), Some(email), Some(key)) = (parts.next(), parts.next(), parts.next()) else {
         bail!("--player {arg:?}: want ROLE:EMAIL:PUBKEY");
     };
     let pk = sig::load_public_key(key).with_context(|| format!("--player {role}"))?;
-    Ok(Seat { role: role.to_string(), email: email.to_string(), key: pk.to_openssh().map_err(|e| anyhow!("{e}"))? })
+    Ok(Seat { role: role.to_string(), email: email.to_string(), key: pk.to_openssh().map_err(|e| anyhow!("{e}"))?, time_zone: None })
 }
 
 /// The key `pbem sign --key` names ([`sig::load_signing_key`]): the passphrase from
@@ -466,7 +490,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     let templates = cli.command.templates();
     report::set_override(templates.clone());
     match cli.command {
-        Command::New { dir, rules, scenario, options, players, id, deadline_hours, deadlines, grace_hours, nmr, bot_after, now: t, .. } => {
+        Command::New { dir, rules, scenario, options, players, time_zones, id, deadline_hours, deadlines, grace_hours, nmr, bot_after, now: t, .. } => {
             if bot_after.is_some() && nmr != "bot" {
                 bail!("--bot-after is only for --nmr bot (the built-in player takes a seat after K missed steps)");
             }
@@ -475,7 +499,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 .into_iter()
                 .map(|(k, v)| Ok((k, v.parse::<u32>().map_err(|_| anyhow!("--deadline {v:?}: hours must be a whole number"))?)))
                 .collect::<Result<_>>()?;
-            let seats = players.iter().map(|p| seat(p)).collect::<Result<Vec<_>>>()?;
+            let mut seats = players.iter().map(|p| seat(p)).collect::<Result<Vec<_>>>()?;
+            set_time_zones(&mut seats, &time_zones)?;
             for (i, a) in seats.iter().enumerate() {
                 if let Some(b) = seats[..i].iter().find(|b| b.key == a.key) {
                     eprintln!("warning: seats {} and {} have the same key: one person can sign for both", b.role, a.role);
@@ -497,17 +522,18 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                     bot_after,
                 },
             };
-            let gf = pipeline::create(&dir, new, now(&t)?, &mut Entropy::Os)?;
+            let t = now(&t)?;
+            let gf = pipeline::create(&dir, new, t, &mut Entropy::Os)?;
             println!("created game {} ({}) in {}", gf.id, gf.rules, dir.display());
-            print!("{}", pipeline::status(&dir)?);
+            print!("{}", pipeline::status_at(&dir, t)?);
         }
-        Command::Status { dir } => {
-            print!("{}", pipeline::status(&dir)?);
+        Command::Status { dir, now: t } => {
+            print!("{}", pipeline::status_at(&dir, now(&t)?)?);
             warn_exposed_host(&dir);
         }
-        Command::Form { dir, role, output } => {
+        Command::Form { dir, role, output, now: t } => {
             let role = seat_role(&dir, &role)?;
-            let text = pipeline::form(&dir, &role)?;
+            let text = pipeline::form(&dir, &role, now(&t)?)?;
             match output {
                 Some(p) => {
                     if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {

@@ -71,6 +71,7 @@ pub fn run_with_scenario(
             role: role.clone(),
             email: format!("{role}@example.org"),
             key: key.public_key().to_openssh().map_err(|e| Error::Usage(e.to_string()))?,
+            time_zone: None,
         });
         keys.insert(role.clone(), key);
     }

@@ -25,3 +25,4 @@ pub mod site;
 pub mod store;
 pub mod team;
 pub mod text;
+pub mod when;

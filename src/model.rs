@@ -45,6 +45,11 @@ pub struct Seat {
     pub email: String,
     /// The player's OpenSSH public key line (Ed25519, ECDSA, RSA of 2048+ bits, or a FIDO security key: `sig::check_key`).
     pub key: String,
+    /// The player's time zone (IANA name, e.g. `America/New_York`): deadlines in their reports,
+    /// forms, mails and `pbem status` are shown in it. Unset means UTC (and, in mails only, the
+    /// mail config's `time_zones` entry for the address, if any).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
 }
 
 /// How long players have to answer, per kind of ask, in hours.
@@ -105,6 +110,11 @@ impl GameFile {
     /// The seat of `role`, if any.
     pub fn seat(&self, role: &str) -> Option<&Seat> {
         self.seats.iter().find(|s| s.role == role)
+    }
+
+    /// The time zone of `role`'s seat (UTC when unset or no such seat).
+    pub fn zone_of(&self, role: &str) -> chrono_tz::Tz {
+        crate::when::zone(self.seat(role).and_then(|s| s.time_zone.as_deref()))
     }
 }
 

@@ -151,12 +151,19 @@ pub fn read_game_file(dir: &GameDir) -> Result<GameFile> {
         return Err(Error::input(dir.root.clone(), "not a pbem game directory (no game.toml)"));
     }
     let text = store::read_text(&path)?;
-    toml::from_str(&text).map_err(|e: toml::de::Error| Error::Input {
+    let gf: GameFile = toml::from_str(&text).map_err(|e: toml::de::Error| Error::Input {
         line: e.span().map(|s| orderfile::line_of(&text, s.start)),
-        file: path,
+        file: path.clone(),
         field: None,
         message: e.message().trim().to_string(),
-    })
+    })?;
+    for (i, s) in gf.seats.iter().enumerate() {
+        if let Some(Err(message)) = s.time_zone.as_deref().map(crate::when::parse_zone) {
+            let line = text.find(&format!("{:?}", s.time_zone.as_deref().unwrap_or_default())).map(|at| orderfile::line_of(&text, at));
+            return Err(Error::Input { file: path, line, field: Some(format!("seat[{i}].time_zone")), message });
+        }
+    }
+    Ok(gf)
 }
 
 /// Loads a game directory at its newest record.
@@ -355,6 +362,9 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
     }
     for s in &new.seats {
         sig::public_key_line(&s.key).map_err(|e| Error::Usage(format!("--player {}: {e}", s.role)))?;
+        if let Some(z) = &s.time_zone {
+            crate::when::parse_zone(z).map_err(|e| Error::Usage(format!("--time-zone {}: {e}", s.role)))?;
+        }
     }
     check_deadlines(&new.deadlines, game.ask_kinds())?;
     let gd = GameDir::new(dir);
@@ -584,10 +594,14 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
         return Err(at("pbem.nonce", "this nonce was already used: a replayed order? (sign a fresh form)".into()));
     }
     if let Err(problems) = g.game.check_order(&g.state, &h.role, &v.file.orders)? {
-        let p = &problems[0];
-        let field = if p.field.is_empty() { "orders".to_string() } else { format!("orders.{}", p.field) };
-        let more = if problems.len() > 1 { format!(" (and {} more problem(s))", problems.len() - 1) } else { String::new() };
-        return Err(at(&field, format!("{}{more}", p.message)));
+        let problems = problems
+            .into_iter()
+            .map(|p| {
+                let field = if p.field.is_empty() { "orders".to_string() } else { format!("orders.{}", p.field) };
+                crate::error::Problem { line: orderfile::locate(&v.text, &field), field: Some(field), message: p.message }
+            })
+            .collect();
+        return Err(Error::problems(path, problems));
     }
     let seq = receipts.last().map_or(0, |(_, r)| r.seq) + 1;
     let name = format!("{}-{seq}", h.role);
@@ -645,7 +659,12 @@ pub fn read_receipts(dir: &GameDir, step: u64) -> Result<Vec<(PathBuf, Receipt)>
         }
         let path = rdir.join(&name);
         let text = store::read_text(&path)?;
-        let r: Receipt = toml::from_str(&text).map_err(|e: toml::de::Error| Error::input(&path, e.message().to_string()))?;
+        let r: Receipt = toml::from_str(&text).map_err(|e: toml::de::Error| Error::Input {
+            line: e.span().map(|s| orderfile::line_of(&text, s.start)),
+            file: path.clone(),
+            field: None,
+            message: format!("not a receipt: {}", e.message().trim()),
+        })?;
         out.push((path, r));
     }
     out.sort_by(|(_, a), (_, b)| (&a.role, a.seq).cmp(&(&b.role, b.seq)));
@@ -956,6 +975,12 @@ pub fn games_under(root: &Path) -> Result<Vec<PathBuf>> {
 
 /// A plain-text status of the game in `dir`: step, awaited roles, deadline, receipts.
 pub fn status(dir: &Path) -> Result<String> {
+    status_at(dir, Utc::now())
+}
+
+/// [`status`] with the time left until the deadline counted from `now`; an awaited seat with a
+/// time zone of its own also gets the deadline in it.
+pub fn status_at(dir: &Path, now: DateTime<Utc>) -> Result<String> {
     let g = load(dir)?;
     let mut out = format!("game {} ({}), {} step(s) resolved\n", g.gf.id, g.game.title(), g.record.index);
     if let Some(o) = &g.record.outcome {
@@ -963,11 +988,20 @@ pub fn status(dir: &Path) -> Result<String> {
     }
     if let Some(op) = &g.record.opening {
         let receipts = latest_receipts(&g.dir, op.step)?;
-        out.push_str(&format!("step {} opened {}, deadline {}\n", op.step, op.opened, op.deadline));
+        let left = match parse_time(&op.deadline).map(|t| crate::when::left(t, now)) {
+            Ok(Some(l)) => format!(" ({l} left)"),
+            Ok(None) => " (passed)".to_string(),
+            Err(_) => String::new(),
+        };
+        out.push_str(&format!("step {} opened {}, deadline {}{left}\n", op.step, op.opened, op.deadline));
         out.push_str(&format!("host seed commitment {}\n", op.host_seed_commitment));
         for a in &op.asks {
             match receipts.get(&a.role) {
                 Some(r) => out.push_str(&format!("  {} ({}): received {} (receipt {}, commitment {})\n", a.role, a.kind, r.received, r.seq, r.commitment)),
+                None if g.gf.zone_of(&a.role) != chrono_tz::UTC => {
+                    let local = report::deadline_for(&g.gf, op, &a.role, Some(now)).0;
+                    out.push_str(&format!("  {} ({}): awaited; in its time zone the deadline is {local}\n", a.role, a.kind))
+                }
                 None => out.push_str(&format!("  {} ({}): awaited\n", a.role, a.kind)),
             }
         }
@@ -975,14 +1009,15 @@ pub fn status(dir: &Path) -> Result<String> {
     Ok(out)
 }
 
-/// A fresh order form for `role` in the pending step, with a fresh nonce (`pbem form`).
-pub fn form(dir: &Path, role: &str) -> Result<String> {
+/// A fresh order form for `role` in the pending step, with a fresh nonce and the time left from
+/// `now` (`pbem form`).
+pub fn form(dir: &Path, role: &str, now: DateTime<Utc>) -> Result<String> {
     let g = load(dir)?;
     let op = g.record.opening.as_ref().ok_or_else(|| Error::Usage("the game is over; no orders are awaited".into()))?;
     if g.gf.seat(role).is_none() {
         return Err(Error::Usage(format!("no seat {role:?}")));
     }
-    report::order_form(g.game, &g.gf, op, &g.state, role, &hex::encode(commit::fresh_32()))?
+    report::order_form(g.game, &g.gf, op, &g.state, role, &hex::encode(commit::fresh_32()), Some(now))?
         .ok_or_else(|| Error::Usage(format!("step {} asks nothing of {role}", op.step)))
 }
 

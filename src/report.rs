@@ -3,6 +3,7 @@
 
 use std::path::Path;
 
+use chrono::{DateTime, Utc};
 use minijinja::{Environment, UndefinedBehavior};
 use serde::Serialize;
 
@@ -61,14 +62,15 @@ fn add_dir(env: &mut Environment<'static>, base: &Path, dir: &Path) -> Result<()
 }
 
 /// The order form for `role` in the step `opening` asks, with `nonce` (empty in reports).
-/// Comments: the prompt, the game's help on legal choices; body: the game's default (legal) order.
-pub fn order_form(game: &dyn DynGame, gf: &GameFile, opening: &Opening, state: &str, role: &str, nonce: &str) -> Result<Option<String>> {
+/// Comments: the prompt, the deadline in the seat's time zone with the time left at `made` (when
+/// the form is made; `None`: when the step opened, as in reports), the game's help on legal
+/// choices; body: the game's default (legal) order.
+pub fn order_form(game: &dyn DynGame, gf: &GameFile, opening: &Opening, state: &str, role: &str, nonce: &str, made: Option<DateTime<Utc>>) -> Result<Option<String>> {
     let Some(ask) = opening.asks.iter().find(|a| a.role == role) else { return Ok(None) };
-    let mut comments = vec![
-        format!("{}: order form for {role}, step {} ({})", game.title(), opening.step, ask.kind),
-        format!("Deadline: {}", opening.deadline),
-        String::new(),
-    ];
+    let (deadline, left) = deadline_for(gf, opening, role, made);
+    let mut comments = vec![format!("{}: order form for {role}, step {} ({})", game.title(), opening.step, ask.kind), format!("Deadline: {deadline}")];
+    comments.extend(left.map(|l| format!("Time left: {l} (when this form was made)")));
+    comments.push(String::new());
     comments.extend(ask.prompt.lines().map(str::to_string));
     comments.push(String::new());
     comments.extend(game.form_help(state, role)?);
@@ -85,6 +87,14 @@ pub fn order_form(game: &dyn DynGame, gf: &GameFile, opening: &Opening, state: &
     };
     let orders = game.default_order(state, role)?;
     Ok(Some(orderfile::form_text(&header, &comments, &orders)))
+}
+
+/// `opening`'s deadline as `role` reads it (in the seat's time zone) and the time left from `from`
+/// (`None`: from when the step opened, which is the time of the record that opened it).
+pub fn deadline_for(gf: &GameFile, opening: &Opening, role: &str, from: Option<DateTime<Utc>>) -> (String, Option<String>) {
+    let from = from.or_else(|| crate::pipeline::parse_time(&opening.opened).ok());
+    let (at, left) = crate::when::deadline(&opening.deadline, gf.zone_of(role), from.unwrap_or(DateTime::<Utc>::MIN_UTC));
+    (at, if from.is_some() { left } else { None })
 }
 
 #[derive(Serialize)]
@@ -120,9 +130,10 @@ pub fn render(
         .collect();
     let pin = pin_block(gf, record);
     let form = match &record.opening {
-        Some(op) => order_form(game, gf, op, state, role, "")?,
+        Some(op) => order_form(game, gf, op, state, role, "", None)?,
         None => None,
     };
+    let deadline = record.opening.as_ref().map(|op| deadline_for(gf, op, role, None));
     use minijinja::Value;
     let ctx = minijinja::context! {
         title => game.title(),
@@ -139,6 +150,8 @@ pub fn render(
         opening => Value::from(minijinja::value::Serde(&record.opening)),
         outcome => Value::from(minijinja::value::Serde(&record.outcome)),
         form => form,
+        deadline => deadline.as_ref().map(|d| d.0.clone()),
+        time_left => deadline.and_then(|d| d.1),
         pin => &pin,
     };
     let tmpl = env.get_template("report.txt").map_err(|e| Error::Usage(format!("template: {e}")))?;

@@ -641,7 +641,7 @@ pub fn public_key_line(line: &str) -> Result<PublicKey, SigError> {
     let given = line.trim();
     if given.split_whitespace().nth(1).is_none_or(|b64| !b64.starts_with("AAAA")) {
         let shown: String = given.chars().take(60).collect();
-        return Err(SigError::ParsePublicKey { what: format!("`{shown}`"), reason: "not a key line (`ssh-ed25519 AAAA...`); a game file holds the key itself, not a path".into() });
+        return Err(SigError::ParsePublicKey { what: format!("`{shown}`"), reason: "its second word is not a key (a key starts AAAA); a game file holds the key line itself, not a path to it".into() });
     }
     load_public_key(given)
 }

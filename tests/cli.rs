@@ -272,7 +272,7 @@ fn audit_fails_on_an_edited_order_byte() {
     std::fs::write(&rec, &text).unwrap();
     audit_fails(&g, "host signature");
     resign(&g, &rec);
-    audit_fails(&g, "signature does not match");
+    audit_fails(&g, "does not match its signature: it was changed after the player signed it");
 }
 
 #[test]
@@ -295,7 +295,7 @@ fn audit_fails_on_an_edited_state() {
     let st = g.join("states").join("000003.json");
     let text = std::fs::read_to_string(&st).unwrap();
     std::fs::write(&st, text.replacen("\"turn\": ", "\"turn\":  ", 1).replacen('1', "2", 1)).unwrap();
-    audit_fails(&g, "states/000003.json: differs from the replayed state");
+    audit_fails(&g, "the state differs from the replay");
 }
 
 #[test]
@@ -655,7 +655,7 @@ fn orders_still_secret_mid_round_are_withheld_from_records_until_the_round_ends(
         let name = format!("{:06}-{}.json", r["step"].as_u64().unwrap(), r["role"].as_str().unwrap());
         std::fs::remove_file(t.game().join("host").join("withheld").join(name)).unwrap();
     }
-    audit_fails(&t.game(), "signature does not match");
+    audit_fails(&t.game(), "does not match its signature");
 }
 
 /// A copy of the game folder without `host/`, as anyone may be given, beside the game.
@@ -735,7 +735,7 @@ fn commands_of_a_tied_initiative_stay_secret_until_the_game_ends() {
     let fpath = forged.join("records").join("000001.json");
     std::fs::write(&fpath, text.replacen(&commitment, &"ab".repeat(32), 1)).unwrap();
     resign(&g, &fpath);
-    audit_fails(&forged, "receipt does not match the order of union in record 1");
+    audit_fails(&forged, "commitment: is not the commitment of the order of union that record 1 used");
     // One more step on NMR defaults; then a forged seed in record 2 is caught without replay.
     adjudicate_at(&t, "2026-07-04T14:31:00Z");
     let forged = public_copy(&g, "public-forged-seed");
@@ -1037,7 +1037,7 @@ fn a_receipt_kept_by_a_player_pins_the_game_setup() {
         std::fs::write(&rp, text.replacen(&old_record, &new_record, 1)).unwrap();
     }
     // The game's own receipt still names the old setup...
-    audit_fails(&t.game(), "names another setup than game.toml and scenario.toml");
+    audit_fails(&t.game(), "setup: is not the setup hash record 0 pins");
     // ...so the host re-issues it too; the game's files are consistent again, but the receipt the
     // player kept is not.
     let r = std::fs::read_to_string(receipts.join("union-1.toml")).unwrap();
@@ -1143,7 +1143,7 @@ fn a_key_path_in_game_toml_or_a_withheld_mark_in_a_game_that_never_withholds_is_
     let keyfile = t.path().join("seat.pub");
     std::fs::write(&keyfile, format!("{}\n", line.trim_start_matches("key = \"").trim_end_matches('"'))).unwrap();
     std::fs::write(&gt, text.replacen(&line, &format!("key = \"{}\"", keyfile.display()), 1)).unwrap();
-    audit_fails(&t.game(), "not a key line");
+    audit_fails(&t.game(), "its second word is not a key");
 }
 
 fn record_json_at(g: &Path, n: u64) -> serde_json::Value {

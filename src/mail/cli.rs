@@ -65,7 +65,7 @@ pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdi
         for o in h.orders.iter().filter(|_| !quiet) {
             match (&o.receipt, &o.error) {
                 (Some(r), _) => println!("  accepted {}: game {}, role {}, step {}, receipt {}, commitment {}", o.label, r.game, r.role, r.step, r.seq, r.commitment),
-                (None, Some(e)) => println!("  refused {e}"),
+                (None, Some(e)) => println!("  refused {}", e.replace('\n', "\n    ")),
                 _ => {}
             }
         }

@@ -278,7 +278,7 @@ pub(super) fn answer(parsed: &Parsed, asker: &Asker<'_>, games: &Games, outbox: 
                 Err(e) => Ok(format!("status: {e}\n")),
             },
             Command::Report(g) => match chosen(&seats, g.as_deref()) {
-                Ok(list) => report_text(&list, cfg, &mut out.attachments),
+                Ok(list) => report_text(&list, cfg, now, &mut out.attachments),
                 Err(e) => Ok(format!("report: {e}\n")),
             },
             Command::Press { game, to, text } => press(&seats, game.as_deref(), to, text, asker, i, outbox, cfg, now),
@@ -302,12 +302,12 @@ fn status_text(list: &[&Held<'_>]) -> Result<String> {
 
 /// Each chosen seat's newest report as its report mail had it, with the order form attached and
 /// teammates' plans below.
-fn report_text(list: &[&Held<'_>], cfg: &HostConfig, files: &mut super::cron::Files) -> Result<String> {
+fn report_text(list: &[&Held<'_>], cfg: &HostConfig, now: DateTime<Utc>, files: &mut super::cron::Files) -> Result<String> {
     let mut s = String::new();
     for (dir, _, roles) in list {
         let g = pipeline::load(dir)?;
         for role in roles {
-            let (body, attachments) = super::cron::report_parts(&g.dir, &g.gf, g.game, &g.record, &g.state, role, cfg)?;
+            let (body, attachments) = super::cron::report_parts(&g.dir, &g.gf, g.game, &g.record, &g.state, role, cfg, now)?;
             s.push_str(&format!("Your newest report in game {} ({role}, after record {}):\n\n{body}\n", g.gf.id, g.record.index));
             let plans = team::teammate_plans(dir, role)?;
             s.push_str(&team::plans_text(&plans));

@@ -27,7 +27,8 @@ pub struct HostConfig {
     #[serde(default)]
     pub reminders: Reminders,
     /// A player's time zone (IANA name, e.g. `America/New_York`) by e-mail address, for the
-    /// deadlines shown in mails; the default is UTC.
+    /// deadlines shown in mails to a seat that has no `time_zone` of its own in game.toml (which
+    /// wins, and is also what its reports use) and in replies; the default is UTC.
     #[serde(default)]
     pub time_zones: BTreeMap<String, String>,
     /// The public web site of the games (`pbem publish`), written after each adjudication.
@@ -312,7 +313,16 @@ impl HostConfig {
         self.from_address().rsplit_once('@').map(|(_, d)| d.to_string()).unwrap_or_else(|| "localhost".into())
     }
 
-    /// The time zone of a player (UTC unless configured).
+    /// The time zone of a seat in mails: its own `time_zone` in game.toml (the one its reports
+    /// use), else this file's `time_zones` entry for its address, else UTC.
+    pub fn seat_zone(&self, seat: &crate::model::Seat) -> chrono_tz::Tz {
+        match &seat.time_zone {
+            Some(z) => crate::when::zone(Some(z)),
+            None => self.zone_of(&seat.email),
+        }
+    }
+
+    /// The time zone of a player by address (UTC unless configured).
     pub fn zone_of(&self, email: &str) -> chrono_tz::Tz {
         self.time_zones
             .iter()

@@ -292,18 +292,30 @@ pub fn queue_game_mail(dir: &Path, cfg: &HostConfig, outbox: &Outbox, now: DateT
 
 /// A UTC timestamp (RFC 3339: a deadline, a receipt's time) as the player at `email` reads
 /// it: `Wed 01 Jul 2026 09:00 EDT (2026-07-01T13:00:00Z)` in their configured zone, else
-/// `Wed 01 Jul 2026 13:00 UTC`.
-pub fn local_time(cfg: &HostConfig, email: &str, deadline: &str) -> String {
-    match pipeline::parse_time(deadline) {
-        Ok(t) => {
-            let tz = cfg.zone_of(email);
-            if tz == chrono_tz::UTC {
-                format!("{} UTC", t.format("%a %d %b %Y %H:%M"))
-            } else {
-                format!("{} ({deadline})", t.with_timezone(&tz).format("%a %d %b %Y %H:%M %Z"))
-            }
-        }
-        Err(_) => deadline.to_string(),
+/// `Wed 01 Jul 2026 13:00 UTC` (for a sender who may hold no seat; a seat's mails use
+/// [`seat_time`]).
+pub fn local_time(cfg: &HostConfig, email: &str, t: &str) -> String {
+    in_zone(cfg.zone_of(email), t)
+}
+
+/// A UTC timestamp as `seat`'s player reads it, in [`HostConfig::seat_zone`].
+pub fn seat_time(cfg: &HostConfig, seat: &crate::model::Seat, t: &str) -> String {
+    in_zone(cfg.seat_zone(seat), t)
+}
+
+fn in_zone(tz: chrono_tz::Tz, t: &str) -> String {
+    pipeline::parse_time(t).map_or_else(|_| t.to_string(), |t| crate::when::long(t, tz))
+}
+
+/// What a seat's mail subject says is needed in the step `op` opens: `orders needed by Thu 3
+/// Dec 08:00 EST` (in the seat's zone) or `no orders needed from you`.
+pub fn needed(cfg: &HostConfig, seat: &crate::model::Seat, op: &crate::model::Opening) -> String {
+    if !op.asks.iter().any(|a| a.role == seat.role) {
+        return "no orders needed from you".into();
+    }
+    match pipeline::parse_time(&op.deadline) {
+        Ok(t) => format!("orders needed by {}", crate::when::short(t, cfg.seat_zone(seat))),
+        Err(_) => format!("orders needed by {}", op.deadline),
     }
 }
 
@@ -346,14 +358,13 @@ fn report_mail(
     now: DateTime<Utc>,
 ) -> Result<compose::Outgoing> {
     let seat = gf.seat(role).expect("seat of the game");
-    let subject = if rec.outcome.is_some() {
-        format!("[pbem {}] final result ({role})", gf.id)
-    } else if rec.index == 0 {
-        format!("[pbem {}] the game begins: your report ({role})", gf.id)
-    } else {
-        format!("[pbem {}] step {} resolved: your report ({role})", gf.id, rec.index)
+    let what = if rec.index == 0 { "the game begins".to_string() } else { format!("step {} resolved", rec.index) };
+    let subject = match &rec.opening {
+        _ if rec.outcome.is_some() => format!("[pbem {}] final result ({role})", gf.id),
+        Some(op) => format!("[pbem {}] {what}: {} (your report, {role})", gf.id, needed(cfg, seat, op)),
+        None => format!("[pbem {}] {what}: your report ({role})", gf.id),
     };
-    let (body, attachments) = report_parts(dir, gf, game, rec, state, role, cfg)?;
+    let (body, attachments) = report_parts(dir, gf, game, rec, state, role, cfg, now)?;
     compose::build(Draft {
         id: stable_id(&["report", &gf.id, &rec.index.to_string(), role]),
         from: &cfg.from,
@@ -381,6 +392,7 @@ pub(super) fn report_parts(
     state: &str,
     role: &str,
     cfg: &HostConfig,
+    now: DateTime<Utc>,
 ) -> Result<(String, Files)> {
     let seat = gf.seat(role).ok_or_else(|| Error::input(dir.game_file(), format!("no seat {role}")))?;
     let text = store::read_text(&dir.report(rec.index, role))?;
@@ -390,16 +402,16 @@ pub(super) fn report_parts(
         head.push_str(&format!("This step on the game's public page: {url}\n\n"));
     }
     if let Some(op) = &rec.opening {
-        match report::order_form(game, gf, op, state, role, "")? {
+        match report::order_form(game, gf, op, state, role, "", Some(now))? {
             Some(form) => {
                 head.push_str(&format!(
                     "Your orders for step {} are due by {}.\nThe order form is attached: fill it in, sign it (`pbem sign --key KEY FILE` fills the nonce) and send it back.\n\n",
                     op.step,
-                    local_time(cfg, &seat.email, &op.deadline)
+                    seat_time(cfg, seat, &op.deadline)
                 ));
                 attachments.push((format!("{}-step-{}-{role}.toml", gf.id, op.step), form.into_bytes()));
             }
-            None => head.push_str(&format!("Step {} asks nothing of you; its deadline is {}.\n\n", op.step, local_time(cfg, &seat.email, &op.deadline))),
+            None => head.push_str(&format!("Step {} asks nothing of you; its deadline is {}.\n\n", op.step, seat_time(cfg, seat, &op.deadline))),
         }
     }
     let root = dir.root.parent().unwrap_or(Path::new("."));

@@ -780,6 +780,11 @@ fn describe(e: &Error, tmp: &Path, label: &str) -> String {
         Error::Input { file, line, field, message } if file == tmp => {
             format!("{}: {}", place(label, *line, field.as_deref()), message.replace(&tmp.display().to_string(), label))
         }
+        // One line each, under the order's name (the reply and the host's output indent them).
+        Error::Problems { file, problems } if file == tmp => {
+            let each: String = problems.iter().map(|p| format!("\n- {}: {}", place("", p.line, p.field.as_deref()).trim_start_matches(", "), p.message)).collect();
+            format!("{label}: {} problems:{each}", problems.len())
+        }
         other => other.to_string().replace(&pipeline::sig_path(tmp).display().to_string(), &format!("{label}.sig")).replace(&tmp.display().to_string(), label),
     }
 }

@@ -37,14 +37,14 @@ pub fn queue_reminders(g: &Loaded, cfg: &HostConfig, outbox: &Outbox, now: DateT
             op.step,
             g.gf.id,
             ask.kind,
-            super::cron::local_time(cfg, &seat.email, &op.deadline)
+            super::cron::seat_time(cfg, seat, &op.deadline)
         );
         let m = compose::build(Draft {
             id,
             from: &cfg.from,
             to: vec![seat.email.clone()],
             cc: vec![],
-            subject: format!("[pbem {}] reminder: orders for step {} due", g.gf.id, op.step),
+            subject: format!("[pbem {}] reminder, step {}: {}", g.gf.id, op.step, super::cron::needed(cfg, seat, op)),
             body,
             attachments: vec![],
             in_reply_to: None,

@@ -137,7 +137,7 @@ pub(super) fn reply_body(ex: &Extracted, results: &[OrderResult], local: &dyn Fn
                 b.push_str("   The host-signed receipt is attached: keep it (`pbem audit GAME --receipt FILE` shows\n   whether the order used was this one or a later one). A later order for the same step\n   replaces this one.\n");
             }
             (None, Some(e)) => {
-                b.push_str(&format!("{}. {}{what}: REFUSED\n   {e}\n", i + 1, r.label));
+                b.push_str(&format!("{}. {}{what}: REFUSED\n   {}\n", i + 1, r.label, e.replace('\n', "\n   ")));
                 if r.label == "the message body" && r.format_problem {
                     b.push_str(
                         "   (Line numbers count from the first line of the pasted order. If your mail program\n   \

@@ -23,7 +23,7 @@ pub fn new_game(root: &Path, id: &str, deadline_hours: u32) -> PathBuf {
     let dir = root.join(id);
     let seats = ["confederate", "union"]
         .iter()
-        .map(|r| Seat { role: r.to_string(), email: email(r).to_string(), key: key(r).public_key().to_openssh().unwrap() })
+        .map(|r| Seat { role: r.to_string(), email: email(r).to_string(), key: key(r).public_key().to_openssh().unwrap(), time_zone: None })
         .collect();
     let new = NewGame {
         id: Some(id.into()),
@@ -43,7 +43,7 @@ pub fn form(game: &Path, role: &str, n: u32, edit: &dyn Fn(String) -> String) ->
     let g = pipeline::load(game).unwrap();
     let op = g.record.opening.as_ref().unwrap();
     let nonce = commit::sha256_hex(format!("{role}#{n}").as_bytes());
-    let f = report::order_form(g.game, &g.gf, op, &g.state, role, &nonce).unwrap().unwrap();
+    let f = report::order_form(g.game, &g.gf, op, &g.state, role, &nonce, None).unwrap().unwrap();
     sig::normalize(edit(f).as_bytes()).unwrap()
 }
 

@@ -1,0 +1,92 @@
+//! Deadlines as each player reads them: a UTC time in the seat's own time zone, and the time left.
+//!
+//! Everything here is a pure function of its arguments (never the clock), so that a report that
+//! shows a deadline and the time left replays byte for byte in the audit.
+
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+
+/// The zone named `name` (an IANA name such as `America/New_York`), or a sentence saying why not.
+pub fn parse_zone(name: &str) -> Result<Tz, String> {
+    name.parse::<Tz>().map_err(|_| format!("{name:?} is not an IANA time zone (e.g. America/New_York, Europe/Berlin, UTC)"))
+}
+
+/// The zone of a seat's optional `time_zone` (UTC when unset or, in a hand-edited file, unknown).
+pub fn zone(name: Option<&str>) -> Tz {
+    name.and_then(|n| n.parse().ok()).unwrap_or(chrono_tz::UTC)
+}
+
+/// A time in full: `Thu 03 Dec 2026 08:00 EST (2026-12-03T13:00:00Z)`, or in UTC
+/// `Thu 03 Dec 2026 13:00 UTC`.
+pub fn long(t: DateTime<Utc>, tz: Tz) -> String {
+    if tz == chrono_tz::UTC {
+        format!("{} UTC", t.format("%a %d %b %Y %H:%M"))
+    } else {
+        format!("{} ({})", t.with_timezone(&tz).format("%a %d %b %Y %H:%M %Z"), crate::pipeline::timestamp(t))
+    }
+}
+
+/// A time short enough for a mail subject: `Thu 3 Dec 08:00 EST`.
+pub fn short(t: DateTime<Utc>, tz: Tz) -> String {
+    t.with_timezone(&tz).format("%a %-d %b %H:%M %Z").to_string()
+}
+
+/// How long from `from` until `deadline`, in whole units, the largest two: `2 days 19 hours`,
+/// `5 hours 30 minutes`, `under a minute`; `None` when the deadline is not after `from`.
+pub fn left(deadline: DateTime<Utc>, from: DateTime<Utc>) -> Option<String> {
+    let secs = (deadline - from).num_seconds();
+    if secs <= 0 {
+        return None;
+    }
+    let (days, hours, minutes) = (secs / 86_400, secs % 86_400 / 3600, secs % 3600 / 60);
+    let unit = |n: i64, one: &str| format!("{n} {one}{}", if n == 1 { "" } else { "s" });
+    let parts: Vec<String> = [(days, "day"), (hours, "hour"), (minutes, "minute")]
+        .into_iter()
+        .skip_while(|(n, _)| *n == 0)
+        .take(2)
+        .filter(|(n, _)| *n > 0)
+        .map(|(n, u)| unit(n, u))
+        .collect();
+    Some(if parts.is_empty() { "under a minute".to_string() } else { parts.join(" ") })
+}
+
+/// A stored deadline (RFC 3339) as a player reads it: the time in their zone ([`long`]), and the
+/// time left from `from` (`2 days 19 hours`, or `none: the deadline has passed`). A deadline
+/// that is not a time is shown as it is, with nothing said about the time left.
+pub fn deadline(deadline: &str, tz: Tz, from: DateTime<Utc>) -> (String, Option<String>) {
+    match crate::pipeline::parse_time(deadline) {
+        Ok(t) => (long(t, tz), Some(left(t, from).unwrap_or_else(|| "none: the deadline has passed".into()))),
+        Err(_) => (deadline.to_string(), None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> DateTime<Utc> {
+        crate::pipeline::parse_time(s).unwrap()
+    }
+
+    #[test]
+    fn a_deadline_reads_in_the_seats_zone_with_the_time_left() {
+        let ny = parse_zone("America/New_York").unwrap();
+        assert_eq!(long(t("2026-12-03T13:00:00Z"), ny), "Thu 03 Dec 2026 08:00 EST (2026-12-03T13:00:00Z)");
+        assert_eq!(long(t("2026-07-01T13:00:00Z"), chrono_tz::UTC), "Wed 01 Jul 2026 13:00 UTC");
+        assert_eq!(short(t("2026-12-03T13:00:00Z"), ny), "Thu 3 Dec 08:00 EST");
+        let (at, left) = deadline("2026-12-03T13:00:00Z", ny, t("2026-11-30T17:30:00Z"));
+        assert_eq!((at.as_str(), left.as_deref()), ("Thu 03 Dec 2026 08:00 EST (2026-12-03T13:00:00Z)", Some("2 days 19 hours")));
+        assert_eq!(deadline("2026-12-03T13:00:00Z", ny, t("2026-12-04T00:00:00Z")).1.as_deref(), Some("none: the deadline has passed"));
+        assert!(parse_zone("Mars/Olympus").unwrap_err().contains("not an IANA time zone"));
+    }
+
+    #[test]
+    fn time_left_names_the_two_largest_units() {
+        let from = t("2026-12-01T00:00:00Z");
+        assert_eq!(left(t("2026-12-02T00:00:00Z"), from).as_deref(), Some("1 day"));
+        assert_eq!(left(t("2026-12-01T05:30:59Z"), from).as_deref(), Some("5 hours 30 minutes"));
+        assert_eq!(left(t("2026-12-04T00:07:00Z"), from).as_deref(), Some("3 days"), "minutes under days are dropped");
+        assert_eq!(left(t("2026-12-01T00:00:30Z"), from).as_deref(), Some("under a minute"));
+        assert_eq!(left(from, from), None);
+    }
+}

@@ -1,0 +1,133 @@
+//! What `pbem audit` says about a tampered game: one thing each, the file named once (with the
+//! line where it is known), and for a report or state that differs from its replay, the first
+//! differing line. Whole lines of the real binary's output are compared.
+
+#[path = "mail/common.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use common::*;
+
+fn pbem() -> assert_cmd::Command {
+    cargo_bin_cmd!("pbem")
+}
+
+/// Game g1 with step 1 resolved (both seats' orders submitted through the binary).
+fn game_with_a_step(tmp: &Path) -> PathBuf {
+    let game = new_game(&tmp.join("turns"), "g1", 72);
+    for role in ["union", "confederate"] {
+        let text = form(&game, role, 1, &|f| f);
+        let file = tmp.join(format!("{role}.toml"));
+        std::fs::write(&file, format!("{text}{}", sign(role, &text))).unwrap();
+        pbem().arg("submit").arg(&game).arg(&file).args(["--now", "2026-07-01T13:00:00Z"]).assert().success();
+    }
+    pbem().arg("adjudicate").arg(&game).args(["--now", "2026-07-01T13:05:00Z"]).assert().success();
+    pbem().arg("audit").arg(&game).assert().success();
+    game
+}
+
+/// The one line the failing audit prints.
+fn audit_error(game: &Path) -> String {
+    let out = pbem().arg("audit").arg(game).assert().code(1);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    let lines: Vec<&str> = err.lines().filter(|l| !l.starts_with("warning:")).collect();
+    assert_eq!(lines.len(), 1, "{err}");
+    lines[0].to_string()
+}
+
+fn edit(path: &Path, f: impl Fn(String) -> String) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    std::fs::write(path, f(text.clone())).unwrap();
+    text
+}
+
+#[test]
+fn a_report_or_state_that_differs_from_its_replay_shows_the_first_differing_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = game_with_a_step(tmp.path());
+    let rp = game.join("reports/000001/union.txt");
+    let text = edit(&rp, |t| t.replacen("WHAT HAPPENED IN STEP 1", "WHAT HAPPENED IN STEP 7", 1));
+    let line = text.lines().position(|l| l == "WHAT HAPPENED IN STEP 1").unwrap() + 1;
+    assert_eq!(
+        audit_error(&game),
+        format!("pbem: audit failed: {}:{line}: the report differs from the replay: the file has \"WHAT HAPPENED IN STEP 7\", the replay has \"WHAT HAPPENED IN STEP 1\"", rp.display())
+    );
+    // Cut short: the file ends where the replay goes on.
+    let kept: Vec<&str> = text.lines().collect();
+    std::fs::write(&rp, format!("{}\n", kept[..kept.len() - 2].join("\n"))).unwrap();
+    assert_eq!(
+        audit_error(&game),
+        format!("pbem: audit failed: {}:{}: the report differs from the replay: the file ends before it, the replay has {:?}", rp.display(), kept.len() - 1, kept[kept.len() - 2])
+    );
+    std::fs::write(&rp, &text).unwrap();
+    let sp = game.join("states/000001.json");
+    let state = edit(&sp, |t| t.replacen("\"round\": 1,", "\"round\": 4,", 1));
+    let line = state.lines().position(|l| l.trim() == "\"round\": 1,").unwrap() + 1;
+    assert_eq!(
+        audit_error(&game),
+        format!("pbem: audit failed: {}:{line}: the state differs from the replay: the file has \"  \\\"round\\\": 4,\", the replay has \"  \\\"round\\\": 1,\"", sp.display())
+    );
+}
+
+#[test]
+fn a_missing_signature_or_an_edited_setup_is_named_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = game_with_a_step(tmp.path());
+    let sig = game.join("records/000001.json.sig");
+    let saved = std::fs::read(&sig).unwrap();
+    std::fs::remove_file(&sig).unwrap();
+    assert_eq!(audit_error(&game), format!("pbem: audit failed: {}: missing", sig.display()));
+    std::fs::write(&sig, saved).unwrap();
+    let rsig = game.join("receipts/000001/union-1.toml.sig");
+    std::fs::remove_file(&rsig).unwrap();
+    assert_eq!(audit_error(&game), format!("pbem: audit failed: {}: missing", rsig.display()));
+
+    // An edited game.toml is reported by record 0, which pins the setup, not by a receipt.
+    let tmp = tempfile::tempdir().unwrap();
+    let game = game_with_a_step(tmp.path());
+    edit(&game.join("game.toml"), |t| t.replace("meade@example.org", "someone@example.org"));
+    let r0 = game.join("records/000000.json");
+    let line = std::fs::read_to_string(&r0).unwrap().lines().position(|l| l.trim_start().starts_with("\"setup\": ")).unwrap() + 1;
+    assert_eq!(
+        audit_error(&game),
+        format!("pbem: audit failed: {}:{line}: setup: is not the hash of game.toml and scenario.toml as they are now: one of them was edited since the game began", r0.display())
+    );
+}
+
+#[test]
+fn a_receipt_that_is_not_toml_is_named_with_its_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = game_with_a_step(tmp.path());
+    let rp = game.join("receipts/000001/union-1.toml");
+    edit(&rp, |t| t.replacen("\nseq = ", "\nseq ", 1));
+    let line = std::fs::read_to_string(&rp).unwrap().lines().position(|l| l.starts_with("seq ")).unwrap() + 1;
+    let err = audit_error(&game);
+    assert!(err.starts_with(&format!("pbem: audit failed: {}:{line}: not a receipt: ", rp.display())), "{err}");
+    assert_eq!(err.matches(&rp.display().to_string()).count(), 1, "{err}");
+}
+
+/// Re-signs a record with the host's key, as a host rewriting history would.
+fn resign(game: &Path, file: &Path) {
+    std::fs::remove_file(format!("{}.sig", file.display())).unwrap();
+    let out = std::process::Command::new("ssh-keygen").args(["-Y", "sign", "-n", "pbem-record", "-f"]).arg(game.join("host/host_key")).arg(file).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn a_rewritten_record_is_named_by_the_one_thing_that_differs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = game_with_a_step(tmp.path());
+    let r1 = game.join("records/000001.json");
+    let v: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(&r1).unwrap()).unwrap();
+    let events = v["resolution"]["events"].as_array().unwrap();
+    let i = events.iter().position(|e| e.get("roll").is_none()).unwrap();
+    let was = events[i]["text"].as_str().unwrap().to_string();
+    let _ = edit(&r1, |t| t.replacen(&format!("\"text\": {}", serde_json::to_string(&was).unwrap()), "\"text\": \"Nothing happened.\"", 1));
+    resign(&game, &r1);
+    assert_eq!(
+        audit_error(&game),
+        format!("pbem: audit failed: {}: resolution.events[{i}]: the record has \"Nothing happened.\", the replay of step 1 has {was:?}", r1.display())
+    );
+}

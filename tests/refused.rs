@@ -1,0 +1,69 @@
+//! A refused order names every problem at once, each with its line and field: on the command
+//! line (`pbem submit`) and in the mail reply (`pbem intake`), run as the real binary.
+
+#[path = "mail/common.rs"]
+mod common;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use common::*;
+
+fn pbem() -> assert_cmd::Command {
+    cargo_bin_cmd!("pbem")
+}
+
+/// The Union's first form with three bad fields; returns the signed text.
+fn bad_orders(game: &std::path::Path) -> String {
+    let text = form(game, "union", 1, &|f| {
+        f.replacen("\nI = \"stay\"", "\nI = \"Paris\"", 1)
+            .replacen("\nII = \"stay\"", "\nII = \"Nowhere\"", 1)
+            .replacen("\n[orders.moves]", "foo = 1\n\n[orders.moves]", 1)
+    });
+    format!("{text}{}", sign("union", &text))
+}
+
+fn line_of(text: &str, start: &str) -> usize {
+    text.lines().position(|l| l.starts_with(start)).unwrap() + 1
+}
+
+#[test]
+fn submit_prints_every_problem_with_its_line_and_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = new_game(&tmp.path().join("turns"), "g1", 72);
+    let signed = bad_orders(&game);
+    let file = tmp.path().join("u.toml");
+    std::fs::write(&file, &signed).unwrap();
+    let out = pbem().arg("submit").arg(&game).arg(&file).args(["--now", "2026-07-01T13:00:00Z"]).assert().code(1);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    let f = file.display();
+    let (foo, one, two) = (line_of(&signed, "foo ="), line_of(&signed, "I ="), line_of(&signed, "II ="));
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines[0], format!("pbem: rejected {f}: 3 problems:"), "{err}");
+    assert_eq!(lines[1], format!("  {f}:{foo}: orders.foo: unknown field `foo` for this question (command); accepted here: cards, meade, moves, standing"));
+    assert!(lines[2].starts_with(&format!("  {f}:{one}: orders.moves.I: unknown town \"Paris\"; ")), "{err}");
+    assert!(lines[3].starts_with(&format!("  {f}:{two}: orders.moves.II: unknown town \"Nowhere\"; ")), "{err}");
+    assert_eq!(lines.len(), 4, "{err}");
+    assert!(!err.contains("more problem"), "{err}");
+    assert!(!game.join("receipts/000001").exists() || std::fs::read_dir(game.join("receipts/000001")).unwrap().next().is_none(), "nothing stored");
+}
+
+#[test]
+fn the_mail_reply_lists_every_problem_with_its_line_and_field() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let signed = bad_orders(&game);
+    let sent = tmp.path().join("sent");
+    let cfg = tmp.path().join("pbem-mail.toml");
+    std::fs::write(&cfg, format!("from = \"Judge <judge@example.net>\"\n[transport]\nkind = \"file\"\ndir = \"{}\"\n", sent.display())).unwrap();
+    let mail = format!("From: {}\nTo: judge@example.net\nSubject: orders\nMessage-ID: <bad@example.org>\nContent-Type: text/plain\n\n{signed}", email("union"));
+    let out = pbem().args(["intake", "--stdin", "--now", "2026-07-01T13:00:00Z", "--root"]).arg(&root).arg("--config").arg(&cfg).write_stdin(mail).assert().success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let (foo, one) = (line_of(&signed, "foo ="), line_of(&signed, "I ="));
+    assert!(stdout.contains(&format!("  refused the message body: 3 problems:\n    - line {foo}, field orders.foo: unknown field `foo`")), "{stdout}");
+    let reply = std::fs::read_dir(&sent).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap()).next().unwrap();
+    let body = reply.replace("\r\n", "\n").replace("=\n", ""); // quoted-printable soft breaks
+    assert!(body.contains("1. the message body (game g1, role union): REFUSED\n   the message body: 3 problems:\n"), "{body}");
+    assert!(body.contains(&format!("\n   - line {foo}, field orders.foo: unknown field `foo` for this question (command); accepted here: cards, meade, moves, standing\n")), "{body}");
+    assert!(body.contains(&format!("\n   - line {one}, field orders.moves.I: unknown town \"Paris\"; ")), "{body}");
+    assert!(body.contains("\n   - line ") && body.contains("field orders.moves.II: unknown town \"Nowhere\""), "{body}");
+}
