@@ -5,10 +5,12 @@
 pub mod audit;
 pub mod cli;
 pub mod commit;
+pub mod control;
 pub mod demo;
 pub mod dice;
 pub mod error;
 pub mod game;
+pub mod history;
 pub mod games;
 pub mod mail;
 pub mod model;

@@ -199,7 +199,7 @@ pub fn read_record(dir: &GameDir, n: u64) -> Result<Record> {
     serde_json::from_str(&text).map_err(|e| Error::Input { file: path, line: Some(e.line()), field: None, message: e.to_string() })
 }
 
-fn host_key(dir: &GameDir) -> Result<ssh_key::PrivateKey> {
+pub(crate) fn host_key(dir: &GameDir) -> Result<ssh_key::PrivateKey> {
     Ok(sig::load_private_key(&dir.host_key(), None)?)
 }
 
@@ -239,6 +239,7 @@ fn open_next(
                 opened: timestamp(now),
                 deadline: timestamp(now + chrono::Duration::hours(hours as i64)),
                 asks,
+                paused: None,
             };
             Ok((Some(opening), None))
         }
@@ -247,7 +248,7 @@ fn open_next(
 
 /// Writes state, reports and then the record (the commit point) for record `rec.index`; `events`
 /// is the step's full event list (the record holds only the public ones).
-fn commit_record(
+pub(crate) fn commit_record(
     dir: &GameDir,
     gf: &GameFile,
     game: &dyn DynGame,
@@ -396,6 +397,7 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
         index: 0,
         prev: None,
         setup: Some(setup_hash(gf_text.as_bytes(), scenario.as_bytes())),
+        control: None,
         resolution: None,
         state: state_commitment(&gf.id, 0, &state_key, &state),
         state_key: outcome.is_some().then(|| hex::encode(state_key)),
@@ -487,9 +489,15 @@ fn used_nonces(dir: &GameDir) -> Result<Vec<[u8; 32]>> {
     Ok(out)
 }
 
-/// The time of a record: when it was resolved, or opened for record 0.
+/// The time of a record: when it was resolved, when the host's control was made, or opened for
+/// record 0.
 pub fn record_time(rec: &Record) -> Option<DateTime<Utc>> {
-    let t = rec.resolution.as_ref().map(|r| r.resolved.as_str()).or(rec.opening.as_ref().map(|o| o.opened.as_str()))?;
+    let t = rec
+        .resolution
+        .as_ref()
+        .map(|r| r.resolved.as_str())
+        .or(rec.control.as_ref().map(|c| c.at.as_str()))
+        .or(rec.opening.as_ref().map(|o| o.opened.as_str()))?;
     parse_time(t).ok()
 }
 
@@ -598,7 +606,7 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
         commitment,
         received: timestamp(now),
         nonce: !h.nonce.is_empty(),
-        setup: read_record(&g.dir, 0)?.setup.unwrap_or_default(),
+        setup: setup_in_force(&g.dir, g.record.index)?,
         record: commit::sha256_hex(&store::read(&g.dir.record(g.record.index))?),
     };
     let rpath = g.dir.receipts(step).join(format!("{name}.toml"));
@@ -607,7 +615,7 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
 }
 
 /// Waits up to a few seconds for the game's lock (a cron adjudication is short).
-fn lock_waiting(dir: &GameDir) -> Result<std::fs::File> {
+pub(crate) fn lock_waiting(dir: &GameDir) -> Result<std::fs::File> {
     for _ in 0..50 {
         match dir.lock() {
             Err(Error::Locked(_)) => std::thread::sleep(std::time::Duration::from_millis(100)),
@@ -625,6 +633,17 @@ pub fn submit(dir: &Path, files: &[PathBuf], clock: impl Into<Clock>) -> Result<
     let now = clock.into().now();
     let g = load(dir)?;
     Ok(files.iter().map(|f| submit_one(&g, f, now)).collect())
+}
+
+/// The setup hash in force after record `last`: that of the newest record up to it that carries
+/// one (record 0, or a seat change).
+pub fn setup_in_force(dir: &GameDir, last: u64) -> Result<String> {
+    for n in (0..=last).rev() {
+        if let Some(s) = read_record(dir, n)?.setup {
+            return Ok(s);
+        }
+    }
+    Err(Error::input(dir.record(0), "holds no setup hash"))
 }
 
 /// Every receipt of `step` with its file, sorted by role and then seq.
@@ -661,6 +680,8 @@ pub struct Adjudicated {
     /// A due step not resolved because orders for it may still wait to be taken in (the step,
     /// and why).
     pub held: Option<(u64, String)>,
+    /// Since when the host has paused the game (nothing is resolved while it is).
+    pub paused: Option<String>,
 }
 
 impl Adjudicated {
@@ -673,6 +694,9 @@ impl Adjudicated {
         }
         if self.over {
             s.push_str("; game over");
+        }
+        if let Some(since) = &self.paused {
+            s.push_str(&format!("; paused by the host since {since} (`pbem resume` goes on)"));
         }
         if let Some((step, why)) = &self.held {
             s.push_str(&format!("; step {step} is due but not resolved: {why}"));
@@ -707,6 +731,10 @@ pub fn adjudicate_with(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entrop
             done.over = true;
             return Ok(done);
         };
+        if let Some(since) = &opening.paused {
+            done.paused = Some(since.clone());
+            return Ok(done);
+        }
         let all = read_receipts(&g.dir, opening.step)?;
         check_clock_receipts(&g, &all, now)?;
         let receipts: BTreeMap<String, Receipt> = all.into_iter().map(|(_, r)| (r.role.clone(), r)).collect();
@@ -822,6 +850,7 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
         index: g.record.index + 1,
         prev: Some(commit::sha256_hex(&store::read(&g.dir.record(g.record.index))?)),
         setup: None,
+        control: None,
         resolution: Some(Resolution {
             step,
             host_seed: hex::encode(host_seed),
@@ -849,7 +878,7 @@ pub fn public_events(events: &[crate::dice::Event]) -> Vec<crate::dice::Event> {
 /// The orders withheld in records 1..=`last`, not yet revealed by any of them, and due now in a
 /// record whose step the game says `publication` of (`over`: the record ends the game), in step
 /// and role order, read from the host's `host/withheld/` copies.
-fn outstanding_reveals(dir: &GameDir, last: u64, publication: Publication, over: bool) -> Result<Vec<LateReveal>> {
+pub(crate) fn outstanding_reveals(dir: &GameDir, last: u64, publication: Publication, over: bool) -> Result<Vec<LateReveal>> {
     let mut pending: BTreeMap<(u64, String), WithheldUntil> = BTreeMap::new();
     for n in 1..=last {
         let rec = read_record(dir, n)?;
@@ -926,8 +955,14 @@ pub fn status(dir: &Path) -> Result<String> {
     if let Some(o) = &g.record.outcome {
         out.push_str(&format!("game over: {}\n", o.summary));
     }
+    if let Some(c) = &g.record.control {
+        out.push_str(&format!("last host control (record {}): {}\n", g.record.index, c.describe(g.record.opening.as_ref())));
+    }
     if let Some(op) = &g.record.opening {
         let receipts = latest_receipts(&g.dir, op.step)?;
+        if let Some(since) = &op.paused {
+            out.push_str(&format!("PAUSED by the host since {since}: nothing is resolved until `pbem resume`\n"));
+        }
         out.push_str(&format!("step {} opened {}, deadline {}\n", op.step, op.opened, op.deadline));
         out.push_str(&format!("host seed commitment {}\n", op.host_seed_commitment));
         for a in &op.asks {
@@ -938,6 +973,60 @@ pub fn status(dir: &Path) -> Result<String> {
         }
     }
     Ok(out)
+}
+
+/// One line per game under `root` (`pbem status --all ROOT`): id, rules, step, the seats still
+/// awaited, the deadline and the time left at `now`, paused or over. A game that cannot be read
+/// gets a line saying why.
+pub fn status_all(root: &Path, now: DateTime<Utc>) -> Result<String> {
+    let mut rows = vec![["GAME".to_string(), "RULES".into(), "STEP".into(), "AWAITING".into(), "DEADLINE".into(), "LEFT".into()]];
+    let mut notes = Vec::new();
+    for dir in games_under(root)? {
+        match status_row(&dir, now) {
+            Ok(row) => rows.push(row),
+            Err(e) => notes.push(format!("{}: cannot be read: {e}", dir.display())),
+        }
+    }
+    let widths: Vec<usize> = (0..6).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for r in &rows {
+        let line: Vec<String> = r.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    if rows.len() == 1 {
+        out.push_str("(no games)\n");
+    }
+    for n in notes {
+        out.push_str(&n);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// The `status --all` row of one game.
+fn status_row(dir: &Path, now: DateTime<Utc>) -> Result<[String; 6]> {
+    let g = load(dir)?;
+    let (step, awaiting, deadline, left) = match (&g.record.opening, &g.record.outcome) {
+        (Some(op), _) => {
+            let receipts = latest_receipts(&g.dir, op.step)?;
+            let awaited: Vec<&str> = op.asks.iter().map(|a| a.role.as_str()).filter(|r| !receipts.contains_key(*r)).collect();
+            let left = match &op.paused {
+                Some(since) => format!("paused since {since}"),
+                None => time_left(parse_time(&op.deadline)? - now),
+            };
+            (op.step.to_string(), if awaited.is_empty() { "(all in)".to_string() } else { awaited.join(", ") }, op.deadline.clone(), left)
+        }
+        (None, o) => ("-".into(), "-".into(), "-".into(), format!("over: {}", o.as_ref().map_or("", |o| o.summary.as_str()))),
+    };
+    Ok([g.gf.id, g.gf.rules, step, awaiting, deadline, left])
+}
+
+/// `2d 5h`, `3h 20m`, `overdue 4h 10m`.
+fn time_left(d: chrono::Duration) -> String {
+    let m = d.num_minutes().abs();
+    let text = if m >= 24 * 60 { format!("{}d {}h", m / (24 * 60), m / 60 % 24) } else { format!("{}h {}m", m / 60, m % 60) };
+    if d < chrono::Duration::zero() { format!("overdue {text}") } else { text }
 }
 
 /// A fresh order form for `role` in the pending step, with a fresh nonce (`pbem form`).

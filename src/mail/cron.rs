@@ -367,8 +367,8 @@ mod tests {
 
     #[test]
     fn a_game_tried_again_keeps_what_its_first_pass_resolved() {
-        let first = pipeline::Adjudicated { resolved: vec![1], nmr: vec![], over: false, held: Some((2, ARRIVED.into())) };
-        let second = pipeline::Adjudicated { resolved: vec![2], nmr: vec![(2, "union".into())], over: false, held: None };
+        let first = pipeline::Adjudicated { resolved: vec![1], nmr: vec![], over: false, held: Some((2, ARRIVED.into())), paused: None };
+        let second = pipeline::Adjudicated { resolved: vec![2], nmr: vec![(2, "union".into())], over: false, held: None, paused: None };
         let run = |a: pipeline::Adjudicated| GameRun { game: "g1".into(), summary: a.summary(), adjudicated: a, ..Default::default() };
         let merged = merge_runs(Some(run(first)), run(second));
         assert_eq!(merged.summary, "resolved step(s) 1, 2; NMR: union in step 2");
