@@ -155,3 +155,25 @@ fn a_clock_behind_the_last_record_is_refused() {
     assert!(results[0].as_ref().is_err_and(|e| e.to_string().contains("before its record 0")));
     assert!(std::fs::read_dir(game.join("receipts")).map(|d| d.count() == 0).unwrap_or(true), "no receipt stored");
 }
+
+#[test]
+fn a_seat_moved_to_another_address_is_told_at_both() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 24);
+    let out = tmp.path().join("sent");
+    let cfg = config(tmp.path(), TransportConfig::File { dir: out.clone() });
+    let mut e = Entropy::seeded([9; 32]);
+    cron::run(&root, &cfg, at("2026-07-01T12:05:00Z"), &mut e).unwrap();
+    let req = pbem::control::Request::Seat { role: "union".into(), email: Some("hancock@example.org".into()), key: None };
+    pbem::control::apply(&game, req, "Meade left", at("2026-07-01T13:00:00Z")).unwrap();
+    let r = cron::run(&root, &cfg, at("2026-07-01T13:05:00Z"), &mut e).unwrap();
+    assert_eq!(r.queued.len(), 3, "two reports and the old address's notice: {r:?}");
+    let all = sent(&out);
+    let new = all.iter().map(|(_, m)| m).find(|m| m.to == ["hancock@example.org"]).unwrap();
+    assert!(new.subject.contains("notice from the host") && new.text.contains("the host changed the seat of union: address hancock@example.org"), "{}", new.text);
+    let old = all.iter().map(|(_, m)| m).filter(|m| m.to == ["meade@example.org"]).last().unwrap();
+    assert!(old.subject.contains("your seat union now belongs to another address") && old.text.contains("go to hancock@example.org"), "{}: {}", old.subject, old.text);
+    // Told once.
+    assert!(cron::run(&root, &cfg, at("2026-07-01T13:10:00Z"), &mut e).unwrap().queued.is_empty());
+}

@@ -262,6 +262,12 @@ pub fn queue_game_mail(dir: &Path, cfg: &HostConfig, outbox: &Outbox, now: DateT
                 queued.push(m.id);
             }
         }
+        // A seat moved to another address: the old one is told too (the report went to the new).
+        if let Some(m) = old_address_notice(&g.gf, &rec, cfg, now)?
+            && outbox.queue(&m, now)?
+        {
+            queued.push(m.id);
+        }
         store::write_atomic(&mark, format!("{n}\n").as_bytes())?;
     }
     queued.extend(super::remind::queue_reminders(&g, cfg, outbox, now)?);
@@ -285,6 +291,36 @@ pub fn local_time(cfg: &HostConfig, email: &str, deadline: &str) -> String {
     }
 }
 
+/// For a seat change that moved a seat to another address: a mail to the old address saying so
+/// (the record's report goes to the new one). `None` for any other record.
+fn old_address_notice(gf: &GameFile, rec: &Record, cfg: &HostConfig, now: DateTime<Utc>) -> Result<Option<compose::Outgoing>> {
+    let Some((c, change)) = rec.control.as_ref().and_then(|c| c.seat.as_ref().map(|s| (c, s))) else { return Ok(None) };
+    let before: GameFile = match toml::from_str(&change.before) {
+        Ok(b) => b,
+        Err(_) => return Ok(None),
+    };
+    let Some(old) = before.seat(&change.role).map(|s| s.email.clone()).filter(|e| *e != change.email) else { return Ok(None) };
+    let body = format!(
+        "Game {}: {}.\n\nFrom record {} on, the reports and order forms of the seat {} go to {}, and only orders signed with\nthe key named there are accepted. The change is part of the game's signed record (`pbem audit`).\nIf you did not expect this, write to the host.\n",
+        gf.id,
+        c.describe(rec.opening.as_ref()),
+        rec.index,
+        change.role,
+        change.email
+    );
+    Ok(Some(compose::build(Draft {
+        id: stable_id(&["seat-change", &gf.id, &rec.index.to_string(), &old]),
+        from: &cfg.from,
+        to: vec![old],
+        cc: vec![],
+        subject: format!("[pbem {}] your seat {} now belongs to another address", gf.id, change.role),
+        body,
+        attachments: vec![],
+        in_reply_to: None,
+        date: now,
+    })?))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn report_mail(
     dir: &store::GameDir,
@@ -304,8 +340,10 @@ fn report_mail(
         format!("[pbem {}] final result ({role})", gf.id)
     } else if rec.index == 0 {
         format!("[pbem {}] the game begins: your report ({role})", gf.id)
+    } else if let Some(res) = &rec.resolution {
+        format!("[pbem {}] step {} resolved: your report ({role})", gf.id, res.step)
     } else {
-        format!("[pbem {}] step {} resolved: your report ({role})", gf.id, rec.index)
+        format!("[pbem {}] notice from the host: your report ({role})", gf.id)
     };
     if let Some(op) = &rec.opening {
         match report::order_form(game, gf, op, state, role, "")? {
