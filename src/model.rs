@@ -127,13 +127,13 @@ pub struct Receipt {
     pub received: String,
     /// False when the order carried no nonce (it adds no randomness to the step seed).
     pub nonce: bool,
-    /// The game's setup hash (record 0's `setup`: `game.toml` with the seat keys, deadlines and
-    /// NMR policy, and `scenario.toml`), so a receipt a player keeps pins the game it was issued
+    /// The game's setup hash in force (record 0's `setup`, or the newest seat change's: `game.toml`
+    /// with the seat keys, deadlines and NMR policy, and `scenario.toml`), so a receipt a player keeps pins the game it was issued
     /// in: a host rewriting `game.toml` later (another seat key, another policy) cannot match it.
     pub setup: String,
-    /// SHA-256 (hex) of the record file that opened the step (record `step - 1`), so a receipt a
-    /// player keeps pins the whole history before it: through the hash chain, every earlier
-    /// record.
+    /// SHA-256 (hex) of the newest record file when the receipt was issued (the one that opened
+    /// the step, or a host control after it), so a receipt a player keeps pins the whole history
+    /// before it: through the hash chain, every earlier record.
     pub record: String,
 }
 

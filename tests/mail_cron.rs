@@ -177,3 +177,18 @@ fn a_seat_moved_to_another_address_is_told_at_both() {
     // Told once.
     assert!(cron::run(&root, &cfg, at("2026-07-01T13:10:00Z"), &mut e).unwrap().queued.is_empty());
 }
+
+#[test]
+fn a_paused_game_sends_no_reminders() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 24);
+    let cfg = config(tmp.path(), TransportConfig::File { dir: tmp.path().join("sent") });
+    let mut e = Entropy::seeded([9; 32]);
+    cron::run(&root, &cfg, at("2026-07-01T12:05:00Z"), &mut e).unwrap();
+    pbem::control::apply(&game, pbem::control::Request::Pause, "away", at("2026-07-01T13:00:00Z")).unwrap();
+    // 13 hours later, within the reminder window of the old deadline: only the pause's reports.
+    let r = cron::run(&root, &cfg, at("2026-07-02T01:00:00Z"), &mut e).unwrap();
+    assert_eq!(r.queued.len(), 2, "{r:?}");
+    assert!(sent(&tmp.path().join("sent")).iter().all(|(_, m)| !m.subject.contains("reminder")));
+}
