@@ -549,7 +549,9 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                     if keys != due {
                         return Err(fail(&rpath, format!("reveals {keys:?}, but the orders due are {due:?}")));
                     }
-                    outstanding.clear();
+                    if rec.outcome.is_some() {
+                        outstanding.clear();
+                    }
                     events.clear();
                 } else {
                 let opening = prec.opening.as_ref().ok_or_else(|| fail(&rpath, "follows a record that ended the game"))?;

@@ -276,3 +276,56 @@ fn status_lists_every_game_under_a_root() {
     pbem().arg("status").arg("--all").arg(t.path()).assert().success().stdout(predicate::str::contains("g2 "));
     pbem().arg("status").arg(t.game()).assert().success().stdout(predicate::str::contains("game g1"));
 }
+
+/// Answers every awaited seat of g1 at `now` (forms edited by `edit`), signed with the seat's key.
+fn answer_all(t: &Table, now: &str, edit: &dyn Fn(String) -> String) {
+    let st = t.run(&["status"]);
+    for role in ["confederate", "union"] {
+        if st.lines().any(|l| l.trim_start().starts_with(&format!("{role} (")) && l.contains("awaited")) {
+            let f = t.path().join(format!("{role}-{now}.toml"));
+            pbem().arg("form").arg(t.game()).args(["--role", role, "-o"]).arg(&f).assert().success();
+            std::fs::write(&f, edit(std::fs::read_to_string(&f).unwrap())).unwrap();
+            let key = t.path().join(if role == "union" { "union-g1" } else { "conf-g1" });
+            pbem().arg("sign").arg("--key").arg(&key).arg(&f).assert().success();
+            pbem().arg("submit").arg(t.game()).arg(&f).args(["--now", now]).assert().success();
+        }
+    }
+}
+
+#[test]
+fn a_control_while_orders_are_withheld_keeps_them_due_at_the_rounds_end() {
+    let t = Table::new();
+    let at = |k: u32| format!("2026-07-01T{:02}:{:02}:00Z", 13 + k / 2, (k % 2) * 30);
+    // No planned moves: the initiative's winner is asked mid-round, and the orders so far are
+    // withheld until the round's end (as in tests/cli.rs).
+    let no_plans = |text: String| text.split("[orders.moves]").next().unwrap().to_string();
+    let (mut k, mut n) = (0, 0u64);
+    loop {
+        assert!(k < 30, "no mid-round step");
+        answer_all(&t, &at(k), &no_plans);
+        t.run(&["adjudicate", "--now", &at(k + 1)]);
+        k += 2;
+        n += 1;
+        let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(t.record(n)).unwrap()).unwrap();
+        if rec["resolution"]["orders"].as_array().unwrap().iter().any(|o| o["withheld"] == true && o.get("withheld_until").is_none()) {
+            break;
+        }
+    }
+    // Mid-round, with orders withheld: the host moves the deadline.
+    t.run(&["deadline", "--extend", "24h", "--now", &at(k)]);
+    k += 1;
+    audit_passes(&t.game());
+    // Play on until a record reveals what was withheld.
+    for _ in 0..20 {
+        answer_all(&t, &at(k), &|text| text);
+        t.run(&["adjudicate", "--now", &at(k + 1)]);
+        k += 2;
+        let last = std::fs::read_dir(t.game().join("records")).unwrap().count() as u64 / 2 - 1;
+        if std::fs::read_to_string(t.record(last)).unwrap().contains("\"reveals\"") {
+            audit_passes(&t.game());
+            audit_passes(&public_copy(&t.game(), "public"));
+            return;
+        }
+    }
+    panic!("the round never ended");
+}
