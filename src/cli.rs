@@ -10,7 +10,7 @@ use clap::{Parser, Subcommand};
 
 use crate::model::{Deadlines, NmrMode, NmrPolicy, Seat};
 use crate::pipeline::{self, Entropy, NewGame};
-use crate::{audit, demo, orderfile, report, sig, store};
+use crate::{audit, control, demo, orderfile, report, sig, store};
 
 /// The exit statuses, shown at the end of `pbem --help` (and in README "Exit status").
 const EXIT_CODES: &str = "Exit status:
@@ -88,10 +88,89 @@ enum Command {
         #[arg(long, hide = true)]
         now: Option<String>,
     },
-    /// Current step, whose orders are awaited, the deadline and the receipts so far.
+    /// Current step, whose orders are awaited, the deadline and the receipts so far; given a
+    /// folder of games (or --all ROOT), one line per game.
     Status {
+        /// The game directory, or a root folder holding games.
+        dir: PathBuf,
+        /// DIR is a root: list every game under it (also chosen when DIR has no game.toml).
+        #[arg(long)]
+        all: bool,
+        /// The current time (RFC 3339), for tests; default: the clock.
+        #[arg(long, hide = true)]
+        now: Option<String>,
+    },
+    /// Replace a player or change a seat's address or key (a host-signed record; announced in
+    /// every player's next report).
+    Seat {
         /// The game directory.
         dir: PathBuf,
+        /// The seat's role.
+        #[arg(long)]
+        role: String,
+        /// The seat's new address.
+        #[arg(long)]
+        email: Option<String>,
+        /// The seat's new public key: a .pub file or the key line.
+        #[arg(long)]
+        key: Option<String>,
+        /// Why (goes into the record).
+        #[arg(long, default_value = "")]
+        reason: String,
+        /// The current time (RFC 3339), for tests; default: the clock.
+        #[arg(long, hide = true)]
+        now: Option<String>,
+    },
+    /// Move the open step's deadline (a host-signed record).
+    Deadline {
+        /// The game directory.
+        dir: PathBuf,
+        /// Later by this long: e.g. 48h, 3d, 90m.
+        #[arg(long, conflicts_with = "to", required_unless_present = "to")]
+        extend: Option<String>,
+        /// To this time (RFC 3339, e.g. 2026-12-24T18:00:00Z).
+        #[arg(long)]
+        to: Option<String>,
+        /// Why (goes into the record).
+        #[arg(long, default_value = "")]
+        reason: String,
+        /// The current time (RFC 3339), for tests; default: the clock.
+        #[arg(long, hide = true)]
+        now: Option<String>,
+    },
+    /// Pause the game: nothing is resolved and no NMR falls until `pbem resume` (a host-signed record).
+    Pause {
+        /// The game directory.
+        dir: PathBuf,
+        /// Why (goes into the record and the reports).
+        #[arg(long)]
+        reason: String,
+        /// The current time (RFC 3339), for tests; default: the clock.
+        #[arg(long, hide = true)]
+        now: Option<String>,
+    },
+    /// Resume a paused game: the deadline moves on by the time paused (a host-signed record).
+    Resume {
+        /// The game directory.
+        dir: PathBuf,
+        /// Why (goes into the record).
+        #[arg(long, default_value = "")]
+        reason: String,
+        /// The current time (RFC 3339), for tests; default: the clock.
+        #[arg(long, hide = true)]
+        now: Option<String>,
+    },
+    /// End a game without a result (a host-signed last record that reveals the state key and
+    /// every withheld order).
+    End {
+        /// The game directory.
+        dir: PathBuf,
+        /// Abandon the game (the only way the host ends one; players resign or agree a draw by order).
+        #[arg(long, required = true)]
+        abandon: bool,
+        /// Why (goes into the last record).
+        #[arg(long)]
+        reason: String,
         /// The current time (RFC 3339), for tests; default: the clock.
         #[arg(long, hide = true)]
         now: Option<String>,
@@ -403,6 +482,14 @@ fn warn_exposed_host(dir: &Path) {
     }
 }
 
+/// Applies a host control and says what the new record did.
+fn host_control(dir: &Path, req: control::Request, reason: &str, t: &Option<String>) -> Result<()> {
+    let rec = control::apply(dir, req, reason, clock(t)?)?;
+    let what = rec.control.as_ref().map(|c| c.describe(rec.opening.as_ref())).unwrap_or_default();
+    println!("record {}: {what}", rec.index);
+    Ok(())
+}
+
 fn now(arg: &Option<String>) -> Result<chrono::DateTime<chrono::Utc>> {
     Ok(match arg {
         Some(s) => { let t = pipeline::parse_time(s)?; warn_future_now(t); t }
@@ -527,10 +614,32 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
             println!("created game {} ({}) in {}", gf.id, gf.rules, dir.display());
             print!("{}", pipeline::status_at(&dir, t)?);
         }
-        Command::Status { dir, now: t } => {
-            print!("{}", pipeline::status_at(&dir, now(&t)?)?);
-            warn_exposed_host(&dir);
+        Command::Status { dir, all, now: t } => {
+            if all || !dir.join("game.toml").exists() && dir.is_dir() && !pipeline::games_under(&dir)?.is_empty() {
+                print!("{}", pipeline::status_all(&dir, now(&t)?)?);
+            } else {
+                print!("{}", pipeline::status_at(&dir, now(&t)?)?);
+                warn_exposed_host(&dir);
+            }
         }
+        Command::Seat { dir, role, email, key, reason, now: t } => {
+            let key = match key {
+                Some(k) => Some(sig::load_public_key(&k).context("--key")?.to_openssh().map_err(|e| anyhow!("{e}"))?),
+                None => None,
+            };
+            host_control(&dir, control::Request::Seat { role, email, key }, &reason, &t)?;
+        }
+        Command::Deadline { dir, extend, to, reason, now: t } => {
+            let m = match (extend, to) {
+                (Some(e), _) => control::DeadlineMove::Extend(control::parse_duration(&e)?),
+                (None, Some(to)) => control::DeadlineMove::To(pipeline::parse_time(&to)?),
+                (None, None) => bail!("give --extend DURATION or --to TIME"),
+            };
+            host_control(&dir, control::Request::Deadline(m), &reason, &t)?;
+        }
+        Command::Pause { dir, reason, now: t } => host_control(&dir, control::Request::Pause, &reason, &t)?,
+        Command::Resume { dir, reason, now: t } => host_control(&dir, control::Request::Resume, &reason, &t)?,
+        Command::End { dir, reason, now: t, .. } => host_control(&dir, control::Request::Abandon, &reason, &t)?,
         Command::Form { dir, role, output, now: t } => {
             let role = seat_role(&dir, &role)?;
             let text = pipeline::form(&dir, &role, now(&t)?)?;

@@ -5,11 +5,13 @@
 pub mod audit;
 pub mod cli;
 pub mod commit;
+pub mod control;
 pub mod demo;
 pub mod dice;
 pub mod due;
 pub mod error;
 pub mod game;
+pub mod history;
 pub mod games;
 pub mod mail;
 pub mod model;

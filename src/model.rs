@@ -137,13 +137,13 @@ pub struct Receipt {
     pub received: String,
     /// False when the order carried no nonce (it adds no randomness to the step seed).
     pub nonce: bool,
-    /// The game's setup hash (record 0's `setup`: `game.toml` with the seat keys, deadlines and
-    /// NMR policy, and `scenario.toml`), so a receipt a player keeps pins the game it was issued
+    /// The game's setup hash in force (record 0's `setup`, or the newest seat change's: `game.toml`
+    /// with the seat keys, deadlines and NMR policy, and `scenario.toml`), so a receipt a player keeps pins the game it was issued
     /// in: a host rewriting `game.toml` later (another seat key, another policy) cannot match it.
     pub setup: String,
-    /// SHA-256 (hex) of the record file that opened the step (record `step - 1`), so a receipt a
-    /// player keeps pins the whole history before it: through the hash chain, every earlier
-    /// record.
+    /// SHA-256 (hex) of the newest record file when the receipt was issued (the one that opened
+    /// the step, or a host control after it), so a receipt a player keeps pins the whole history
+    /// before it: through the hash chain, every earlier record.
     pub record: String,
 }
 
@@ -161,6 +161,10 @@ pub struct Opening {
     pub opened: String,
     /// When missing orders become NMR (RFC 3339, UTC).
     pub deadline: String,
+    /// Since when the host has paused the game (RFC 3339, UTC): nothing is resolved and no NMR
+    /// falls until a resume record extends the deadline by the time paused. Absent when running.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused: Option<String>,
 }
 
 /// How one asked role's orders were obtained for a resolved step.
@@ -308,9 +312,13 @@ pub struct Record {
     pub index: u64,
     /// Hex SHA-256 of the previous record file's bytes; `None` for record 0.
     pub prev: Option<String>,
-    /// Hex SHA-256 of `game.toml` and `scenario.toml` (record 0 only, binds the setup).
+    /// Hex SHA-256 of `game.toml` and `scenario.toml` (record 0, and a seat change record: the
+    /// setup in force from this record on; binds the setup).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub setup: Option<String>,
+    /// A host control (a record without a resolution, between steps): SPEC.md "Host controls".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub control: Option<Control>,
     /// The step this record resolves (none in record 0).
     pub resolution: Option<Resolution>,
     /// Hex state commitment of `states/NNNNNN.json` after this record (SPEC.md "State
@@ -327,6 +335,78 @@ pub struct Record {
     pub opening: Option<Opening>,
     /// The result, once the game is over.
     pub outcome: Option<Outcome>,
+}
+
+/// What a host control record did (SPEC.md "Host controls").
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ControlAction {
+    /// A seat's address or key changed (a player replaced, a key lost, an address moved).
+    Seat,
+    /// The open step's deadline was moved.
+    Deadline,
+    /// The game was paused: nothing resolves and no NMR falls until it is resumed.
+    Pause,
+    /// The game was resumed: the deadline moves on by the time it was paused.
+    Resume,
+    /// The host ended the game without a result.
+    Abandon,
+}
+
+/// A host control: a host-signed record without a resolution, in the chain between two steps.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Control {
+    /// What was done.
+    pub action: ControlAction,
+    /// When (RFC 3339, UTC).
+    pub at: String,
+    /// The host's reason, as given (may be empty).
+    pub reason: String,
+    /// A seat change: which seat and what it was before.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub seat: Option<SeatChange>,
+}
+
+/// A seat change: the seat's new address and key are in the `game.toml` the record's `setup`
+/// names; the record keeps the whole `game.toml` before the change, so the audit can follow the
+/// setup back to record 0.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SeatChange {
+    /// The role whose seat changed.
+    pub role: String,
+    /// The seat's address from this record on.
+    pub email: String,
+    /// The seat's public key from this record on.
+    pub key: String,
+    /// The exact text of `game.toml` before the change.
+    pub before: String,
+}
+
+impl Control {
+    /// One line for reports, status and mail: what the host did.
+    pub fn describe(&self, opening: Option<&Opening>) -> String {
+        let why = if self.reason.is_empty() { String::new() } else { format!(" ({})", self.reason) };
+        let deadline = opening.map(|o| o.deadline.as_str()).unwrap_or("-");
+        match (self.action, &self.seat) {
+            (ControlAction::Seat, Some(s)) => format!("the host changed the seat of {}: address {}, key {}{why}", s.role, s.email, key_summary(&s.key)),
+            (ControlAction::Deadline, _) => format!("the host moved the deadline to {deadline}{why}"),
+            (ControlAction::Pause, _) => format!("the host paused the game at {}{why}: nothing is resolved until it resumes", self.at),
+            (ControlAction::Resume, _) => format!("the host resumed the game at {}{why}; the deadline is now {deadline}", self.at),
+            (ControlAction::Abandon, _) => format!("the host ended the game without a result{why}"),
+            (ControlAction::Seat, None) => format!("the host changed a seat{why}"),
+        }
+    }
+}
+
+/// A key line shortened for a report: its type and the end of its base64.
+fn key_summary(key: &str) -> String {
+    let mut parts = key.split_whitespace();
+    let kind = parts.next().unwrap_or("");
+    let body = parts.next().unwrap_or("");
+    let tail: String = body.chars().rev().take(12).collect::<Vec<_>>().into_iter().rev().collect();
+    format!("{kind} ...{tail}")
 }
 
 /// The canonical bytes of a record file: pretty JSON and a final newline.

@@ -206,7 +206,7 @@ pub fn read_record(dir: &GameDir, n: u64) -> Result<Record> {
     serde_json::from_str(&text).map_err(|e| Error::Input { file: path, line: Some(e.line()), field: None, message: e.to_string() })
 }
 
-fn host_key(dir: &GameDir) -> Result<ssh_key::PrivateKey> {
+pub(crate) fn host_key(dir: &GameDir) -> Result<ssh_key::PrivateKey> {
     Ok(sig::load_private_key(&dir.host_key(), None)?)
 }
 
@@ -242,6 +242,7 @@ fn open_next(
                 opened: timestamp(now),
                 deadline: timestamp(now + chrono::Duration::hours(hours as i64)),
                 asks,
+                paused: None,
             };
             Ok((Some(opening), None))
         }
@@ -253,7 +254,7 @@ fn open_next(
 /// point) for record `rec.index`; `events` is the step's full event list (the record holds only
 /// the public ones). A run killed before the record leaves the step to be redone.
 #[allow(clippy::too_many_arguments)]
-fn commit_record(
+pub(crate) fn commit_record(
     mut files: Vec<(PathBuf, Vec<u8>)>,
     dir: &GameDir,
     gf: &GameFile,
@@ -410,6 +411,7 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
         index: 0,
         prev: None,
         setup: Some(setup_hash(gf_text.as_bytes(), scenario.as_bytes())),
+        control: None,
         resolution: None,
         state: state_commitment(&gf.id, 0, &state_key, &state),
         state_key: outcome.is_some().then(|| hex::encode(state_key)),
@@ -501,9 +503,15 @@ fn used_nonces(dir: &GameDir) -> Result<Vec<[u8; 32]>> {
     Ok(out)
 }
 
-/// The time of a record: when it was resolved, or opened for record 0.
+/// The time of a record: when it was resolved, when the host's control was made, or opened for
+/// record 0.
 pub fn record_time(rec: &Record) -> Option<DateTime<Utc>> {
-    let t = rec.resolution.as_ref().map(|r| r.resolved.as_str()).or(rec.opening.as_ref().map(|o| o.opened.as_str()))?;
+    let t = rec
+        .resolution
+        .as_ref()
+        .map(|r| r.resolved.as_str())
+        .or(rec.control.as_ref().map(|c| c.at.as_str()))
+        .or(rec.opening.as_ref().map(|o| o.opened.as_str()))?;
     parse_time(t).ok()
 }
 
@@ -615,7 +623,7 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
         commitment,
         received: timestamp(now),
         nonce: !h.nonce.is_empty(),
-        setup: read_record(&g.dir, 0)?.setup.unwrap_or_default(),
+        setup: setup_in_force(&g.dir, g.record.index)?,
         record: commit::sha256_hex(&store::read(&g.dir.record(g.record.index))?),
     };
     let rpath = g.dir.receipts(step).join(format!("{name}.toml"));
@@ -629,7 +637,7 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
 }
 
 /// Waits up to a few seconds for the game's lock (a cron adjudication is short).
-fn lock_waiting(dir: &GameDir) -> Result<std::fs::File> {
+pub(crate) fn lock_waiting(dir: &GameDir) -> Result<std::fs::File> {
     for _ in 0..50 {
         match dir.lock() {
             Err(Error::Locked(_)) => std::thread::sleep(std::time::Duration::from_millis(100)),
@@ -647,6 +655,17 @@ pub fn submit(dir: &Path, files: &[PathBuf], clock: impl Into<Clock>) -> Result<
     let now = clock.into().now();
     let g = load(dir)?;
     Ok(files.iter().map(|f| submit_one(&g, f, now)).collect())
+}
+
+/// The setup hash in force after record `last`: that of the newest record up to it that carries
+/// one (record 0, or a seat change).
+pub fn setup_in_force(dir: &GameDir, last: u64) -> Result<String> {
+    for n in (0..=last).rev() {
+        if let Some(s) = read_record(dir, n)?.setup {
+            return Ok(s);
+        }
+    }
+    Err(Error::input(dir.record(0), "holds no setup hash"))
 }
 
 /// Every receipt of `step` with its file, sorted by role and then seq.
@@ -688,6 +707,8 @@ pub struct Adjudicated {
     /// A due step not resolved because orders for it may still wait to be taken in (the step,
     /// and why).
     pub held: Option<(u64, String)>,
+    /// Since when the host has paused the game (nothing is resolved while it is).
+    pub paused: Option<String>,
 }
 
 impl Adjudicated {
@@ -700,6 +721,9 @@ impl Adjudicated {
         }
         if self.over {
             s.push_str("; game over");
+        }
+        if let Some(since) = &self.paused {
+            s.push_str(&format!("; paused by the host since {since} (`pbem resume` goes on)"));
         }
         if let Some((step, why)) = &self.held {
             s.push_str(&format!("; step {step} is due but not resolved: {why}"));
@@ -753,6 +777,10 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
             }
             return Ok(done);
         };
+        if let Some(since) = &opening.paused {
+            done.paused = Some(since.clone());
+            return Ok(done);
+        }
         let all = read_receipts(&g.dir, opening.step)?;
         check_clock_receipts(&g, &all, now)?;
         let newest = all.iter().filter_map(|(_, r)| parse_time(&r.received).ok()).chain(record_time(&g.record)).max();
@@ -876,6 +904,7 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
         index: g.record.index + 1,
         prev: Some(commit::sha256_hex(&store::read(&g.dir.record(g.record.index))?)),
         setup: None,
+        control: None,
         resolution: Some(Resolution {
             step,
             host_seed: hex::encode(host_seed),
@@ -903,7 +932,7 @@ pub fn public_events(events: &[crate::dice::Event]) -> Vec<crate::dice::Event> {
 /// The orders withheld in records 1..=`last`, not yet revealed by any of them, and due now in a
 /// record whose step the game says `publication` of (`over`: the record ends the game), in step
 /// and role order, read from the host's `host/withheld/` copies.
-fn outstanding_reveals(dir: &GameDir, last: u64, publication: Publication, over: bool) -> Result<Vec<LateReveal>> {
+pub(crate) fn outstanding_reveals(dir: &GameDir, last: u64, publication: Publication, over: bool) -> Result<Vec<LateReveal>> {
     let mut pending: BTreeMap<(u64, String), WithheldUntil> = BTreeMap::new();
     for n in 1..=last {
         let rec = read_record(dir, n)?;
@@ -986,6 +1015,9 @@ pub fn status_at(dir: &Path, now: DateTime<Utc>) -> Result<String> {
     if let Some(o) = &g.record.outcome {
         out.push_str(&format!("game over: {}\n", o.summary));
     }
+    if let Some(c) = &g.record.control {
+        out.push_str(&format!("last host control (record {}): {}\n", g.record.index, c.describe(g.record.opening.as_ref())));
+    }
     if let Some(op) = &g.record.opening {
         let receipts = latest_receipts(&g.dir, op.step)?;
         let left = match parse_time(&op.deadline).map(|t| crate::when::left(t, now)) {
@@ -993,6 +1025,9 @@ pub fn status_at(dir: &Path, now: DateTime<Utc>) -> Result<String> {
             Ok(None) => " (passed)".to_string(),
             Err(_) => String::new(),
         };
+        if let Some(since) = &op.paused {
+            out.push_str(&format!("PAUSED by the host since {since}: nothing is resolved until `pbem resume`\n"));
+        }
         out.push_str(&format!("step {} opened {}, deadline {}{left}\n", op.step, op.opened, op.deadline));
         out.push_str(&format!("host seed commitment {}\n", op.host_seed_commitment));
         for a in &op.asks {
@@ -1007,6 +1042,60 @@ pub fn status_at(dir: &Path, now: DateTime<Utc>) -> Result<String> {
         }
     }
     Ok(out)
+}
+
+/// One line per game under `root` (`pbem status --all ROOT`): id, rules, step, the seats still
+/// awaited, the deadline and the time left at `now`, paused or over. A game that cannot be read
+/// gets a line saying why.
+pub fn status_all(root: &Path, now: DateTime<Utc>) -> Result<String> {
+    let mut rows = vec![["GAME".to_string(), "RULES".into(), "STEP".into(), "AWAITING".into(), "DEADLINE".into(), "LEFT".into()]];
+    let mut notes = Vec::new();
+    for dir in games_under(root)? {
+        match status_row(&dir, now) {
+            Ok(row) => rows.push(row),
+            Err(e) => notes.push(format!("{}: cannot be read: {e}", dir.display())),
+        }
+    }
+    let widths: Vec<usize> = (0..6).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
+    let mut out = String::new();
+    for r in &rows {
+        let line: Vec<String> = r.iter().zip(&widths).map(|(c, w)| format!("{c:<w$}")).collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    if rows.len() == 1 {
+        out.push_str("(no games)\n");
+    }
+    for n in notes {
+        out.push_str(&n);
+        out.push('\n');
+    }
+    Ok(out)
+}
+
+/// The `status --all` row of one game.
+fn status_row(dir: &Path, now: DateTime<Utc>) -> Result<[String; 6]> {
+    let g = load(dir)?;
+    let (step, awaiting, deadline, left) = match (&g.record.opening, &g.record.outcome) {
+        (Some(op), _) => {
+            let receipts = latest_receipts(&g.dir, op.step)?;
+            let awaited: Vec<&str> = op.asks.iter().map(|a| a.role.as_str()).filter(|r| !receipts.contains_key(*r)).collect();
+            let left = match &op.paused {
+                Some(since) => format!("paused since {since}"),
+                None => time_left(parse_time(&op.deadline)? - now),
+            };
+            (op.step.to_string(), if awaited.is_empty() { "(all in)".to_string() } else { awaited.join(", ") }, op.deadline.clone(), left)
+        }
+        (None, o) => ("-".into(), "-".into(), "-".into(), format!("over: {}", o.as_ref().map_or("", |o| o.summary.as_str()))),
+    };
+    Ok([g.gf.id, g.gf.rules, step, awaiting, deadline, left])
+}
+
+/// `2d 5h`, `3h 20m`, `overdue 4h 10m`.
+fn time_left(d: chrono::Duration) -> String {
+    let m = d.num_minutes().abs();
+    let text = if m >= 24 * 60 { format!("{}d {}h", m / (24 * 60), m / 60 % 24) } else { format!("{}h {}m", m / 60, m % 60) };
+    if d < chrono::Duration::zero() { format!("overdue {text}") } else { text }
 }
 
 /// A fresh order form for `role` in the pending step, with a fresh nonce and the time left from

@@ -144,6 +144,7 @@ pub fn render(
         resolution => record.resolution.as_ref().map(|r| minijinja::context! {
             step => r.step, resolved => &r.resolved, host_seed => &r.host_seed, seed => &r.seed,
         }),
+        control => record.control.as_ref().map(|c| minijinja::context! { at => &c.at, text => c.describe(record.opening.as_ref()) }),
         events => events,
         receipts => Value::from(minijinja::value::Serde(receipts)),
         view => Value::from(minijinja::value::Serde(view)),

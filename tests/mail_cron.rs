@@ -222,3 +222,40 @@ fn the_cron_run_publishes_the_site_and_reports_link_to_it() {
     assert_eq!(step1.len(), 2);
     assert!(step1.iter().all(|(_, m)| m.text.contains("https://games.example.net/pbem/g1/step-1.html")));
 }
+
+#[test]
+fn a_seat_moved_to_another_address_is_told_at_both() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 24);
+    let out = tmp.path().join("sent");
+    let cfg = config(tmp.path(), TransportConfig::File { dir: out.clone() });
+    let mut e = Entropy::seeded([9; 32]);
+    cron::run(&root, &cfg, at("2026-07-01T12:05:00Z"), &mut e).unwrap();
+    let req = pbem::control::Request::Seat { role: "union".into(), email: Some("hancock@example.org".into()), key: None };
+    pbem::control::apply(&game, req, "Meade left", at("2026-07-01T13:00:00Z")).unwrap();
+    let r = cron::run(&root, &cfg, at("2026-07-01T13:05:00Z"), &mut e).unwrap();
+    assert_eq!(r.queued.len(), 3, "two reports and the old address's notice: {r:?}");
+    let all = sent(&out);
+    let new = all.iter().map(|(_, m)| m).find(|m| m.to == ["hancock@example.org"]).unwrap();
+    assert!(new.subject.contains("notice from the host") && new.text.contains("the host changed the seat of union: address hancock@example.org"), "{}", new.text);
+    let old = all.iter().map(|(_, m)| m).filter(|m| m.to == ["meade@example.org"]).last().unwrap();
+    assert!(old.subject.contains("your seat union now belongs to another address") && old.text.contains("go to hancock@example.org"), "{}: {}", old.subject, old.text);
+    // Told once.
+    assert!(cron::run(&root, &cfg, at("2026-07-01T13:10:00Z"), &mut e).unwrap().queued.is_empty());
+}
+
+#[test]
+fn a_paused_game_sends_no_reminders() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 24);
+    let cfg = config(tmp.path(), TransportConfig::File { dir: tmp.path().join("sent") });
+    let mut e = Entropy::seeded([9; 32]);
+    cron::run(&root, &cfg, at("2026-07-01T12:05:00Z"), &mut e).unwrap();
+    pbem::control::apply(&game, pbem::control::Request::Pause, "away", at("2026-07-01T13:00:00Z")).unwrap();
+    // 13 hours later, within the reminder window of the old deadline: only the pause's reports.
+    let r = cron::run(&root, &cfg, at("2026-07-02T01:00:00Z"), &mut e).unwrap();
+    assert_eq!(r.queued.len(), 2, "{r:?}");
+    assert!(sent(&tmp.path().join("sent")).iter().all(|(_, m)| !m.subject.contains("reminder")));
+}

@@ -311,3 +311,52 @@ fn the_python_verifier_passes_the_other_games_and_nmr_games() {
     resign(tmp.path(), &g, last, "pbem-record");
     assert_fails(&g, "an NMR before its deadline", last, "resolution.resolved: confederate is NMR, resolved before the deadline");
 }
+
+/// A game that used every host control (a seat's key changed with orders received before and
+/// after it, a deadline moved, a pause and a resume, then abandoned) passes; game.toml changed
+/// without a seat record, or a forged resume (re-signed, the chain mended), fails naming the record.
+#[test]
+fn the_python_verifier_follows_the_host_controls() {
+    if !have_python() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let g = tmp.path().join("g");
+    let gs = g.to_str().unwrap();
+    let keys = Path::new(EXAMPLE).join("players");
+    let seat = |role: &str| format!("{role}:{role}@example.org:{}", keys.join(role).join("id_ed25519.pub").display());
+    pbem_ok(&["new", gs, "--rules", "gettysburg-campaign", "--player", &seat("confederate"), "--player", &seat("union"), "--now", "2026-07-01T12:00:00Z"]);
+    let new_key = tmp.path().join("union_new");
+    let o = Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-C", "union-new", "-f"]).arg(&new_key).output().unwrap();
+    assert!(o.status.success(), "{}", text(&o));
+    let submit = |key: &Path, now: &str| {
+        let f = tmp.path().join(format!("union-{now}.toml"));
+        pbem_ok(&["form", gs, "--role", "union", "-o", f.to_str().unwrap()]);
+        pbem_ok(&["sign", "--key", key.to_str().unwrap(), f.to_str().unwrap()]);
+        pbem_ok(&["submit", gs, f.to_str().unwrap(), "--now", now]);
+    };
+    submit(&keys.join("union").join("id_ed25519"), "2026-07-01T13:00:00Z");
+    pbem_ok(&["seat", gs, "--role", "union", "--key", &format!("{}.pub", new_key.display()), "--now", "2026-07-01T14:00:00Z"]);
+    submit(&new_key, "2026-07-01T15:00:00Z");
+    pbem_ok(&["deadline", gs, "--extend", "24h", "--now", "2026-07-01T16:00:00Z"]);
+    pbem_ok(&["pause", gs, "--reason", "holidays", "--now", "2026-07-01T17:00:00Z"]);
+    assert!(pbem_ok(&["resume", gs, "--now", "2026-07-02T17:00:00Z"]).contains("2026-07-06T12:00:00Z"));
+    assert!(pbem_ok(&["adjudicate", gs, "--now", "2026-07-06T12:00:00Z"]).contains("resolved step(s) 1; NMR: confederate"));
+    pbem_ok(&["end", gs, "--abandon", "--reason", "the Confederate player vanished", "--now", "2026-07-06T13:00:00Z"]);
+    pbem_ok(&["audit", gs]);
+    let o = verify(&g);
+    assert!(o.status.success() && text(&o).contains("1 signed orders, 1 NMR, 1 of 1 step seeds"), "{}", text(&o));
+    fs::copy(g.join("host/host_key"), tmp.path().join("host_key")).unwrap();
+
+    let copy = tmp.path().join("toml");
+    copy_tree(&g, &copy);
+    edit(&copy, "game.toml", "confederate@example.org", "someone@example.org");
+    assert_fails(&copy, "game.toml changed without a record", "records/000001.json", "was game.toml changed without a seat record?");
+
+    let rec = "records/000004.json";
+    let (old4, old5) = (sha(&g, rec), sha(&g, "records/000005.json"));
+    edit(&g, rec, "\"deadline\": \"2026-07-06T12:00:00Z\"", "\"deadline\": \"2026-07-05T12:00:00Z\"");
+    resign_record_and_rechain(tmp.path(), &g, 4, &old4);
+    resign_record_and_rechain(tmp.path(), &g, 5, &old5);
+    assert_fails(&g, "a forged resume", rec, "resumed, its deadline later by the time paused");
+}

@@ -7,7 +7,8 @@ GAME_DIR holds game.toml, scenario.toml, records/ and receipts/ (states/ once th
 host/ and reports/ are not read). Checked, as SPEC.md states them: every record's and receipt's
 host signature (with the real `ssh-keygen -Y verify` and an allowed-signers file written from
 game.toml into a temporary folder that is removed afterwards), the hash chain, record 0's setup
-hash, every host seed against its commitment, every revealed order (its seat's signature, its
+hash (followed through the host's seat changes to game.toml), the host controls (SPEC.md "Host
+controls"), every host seed against its commitment, every revealed order (its seat's signature, its
 commitment against its receipt, its header, its [orders] against the record), every receipt,
 every step seed whose nonces are public, every logged roll and draw re-derived from the step seed
 (ChaCha20 of RFC 8439, written below), the state commitments once the last record reveals the
@@ -19,6 +20,7 @@ Exit status: 0 and a summary when everything holds; 1 and `FAIL: FILE: FIELD: wh
 failure; 2 for a usage error. Python 3.11+ standard library only.
 """
 
+import copy
 import datetime
 import hashlib
 import json
@@ -277,11 +279,14 @@ def need(path, obj, field, kind, nullable=False, label=None):
 # The checks
 # ---------------------------------------------------------------------------------------------
 
-RECORD_KEYS = ["game", "index", "prev", "setup", "resolution", "state", "state_key", "reveals", "opening", "outcome"]
+RECORD_KEYS = ["game", "index", "prev", "setup", "control", "resolution", "state", "state_key", "reveals", "opening", "outcome"]
 RESOLUTION_KEYS = {"step", "host_seed", "orders", "seed", "events", "resolved"}
 ORDER_KEYS = {"role", "seq", "commitment", "text", "signature", "orders", "nmr", "withheld", "withheld_until"}
 REVEAL_KEYS = {"step", "role", "text", "signature", "orders"}
 OPENING_KEYS = {"step", "asks", "host_seed_commitment", "opened", "deadline"}
+CONTROL_KEYS = {"action", "at", "reason"}
+SEAT_KEYS = {"role", "email", "key", "before"}
+ACTIONS = ("seat", "deadline", "pause", "resume", "abandon")
 RECEIPT_KEYS = {"game", "step", "role", "seq", "commitment", "received", "nonce", "setup", "record"}
 HEADER_KEYS = {"game", "step", "role", "host_seed_commitment", "nonce"}
 
@@ -305,7 +310,7 @@ class Checker:
     # -- game.toml, scenario.toml ------------------------------------------------------------
     def load_game(self):
         gt = self.g.read("game.toml")
-        self.setup = setup_hash(gt, self.g.read("scenario.toml"))
+        self.gt = gt
         t = toml_of("game.toml", gt)
         self.id = need("game.toml", t, "id", str)
         host = key_of(t.get("host_key"), "game.toml", "host_key")
@@ -324,7 +329,8 @@ class Checker:
             if not re.match(r"^[A-Za-z0-9_.-]+$", role) or role in self.seats:
                 raise Fail("game.toml", f"seat[{i}].role", f"{role!r} is not a distinct role name")
             self.seats[role] = key_of(s.get("key"), "game.toml", f"seat[{i}].key")
-        self.g.write_allowed_signers(host, self.seats)
+        self.host = host
+        self.g.write_allowed_signers(host, {})
 
     def hours_for(self, kinds):
         """The longest of the asked kinds' hours (`default_hours` for a kind not listed)."""
@@ -371,6 +377,61 @@ class Checker:
             self.recs.append(r)
         self.last = last
 
+    # -- the setup through the seat changes, and which records stood while each step was open --
+    def follow_setup(self):
+        """Record 0's setup is that of the game.toml the first seat change keeps (`before`), or of
+        game.toml; each seat change names the setup of the next text (the next change's `before`,
+        or game.toml), which differs only in that seat's email and key. Sets the version of
+        game.toml in force after each record and the seat keys of every version."""
+        scen = self.g.read("scenario.toml")
+        texts = []
+        for n, r in enumerate(self.recs):
+            c = r.get("control")
+            if isinstance(c, dict) and c.get("action") == "seat":
+                sc = c.get("seat")
+                if not isinstance(sc, dict) or set(sc) != SEAT_KEYS or not isinstance(sc["before"], str):
+                    raise Fail(rec_name(n), "control.seat", f"want the fields {', '.join(sorted(SEAT_KEYS))}")
+                texts.append((sc["before"].encode(), rec_name(n), "control.seat.before"))
+        texts.append((self.gt, "game.toml", None))
+        parsed = [toml_of(w, t) for t, w, _ in texts]
+        self.setups = [setup_hash(t, scen) for t, _, _ in texts]
+        if self.recs[0].get("setup") != self.setups[0]:
+            if len(texts) == 1:
+                raise Fail(rec_name(0), "setup", "is not the setup hash of game.toml and scenario.toml (were they rewritten?)")
+            raise Fail(texts[0][1], texts[0][2], "is not the game.toml whose setup record 0 names")
+        self.version, cur = [], 0
+        for n, r in enumerate(self.recs):
+            c = r.get("control")
+            seat = c["seat"] if isinstance(c, dict) and c.get("action") == "seat" else None
+            if n > 0 and ("setup" in r) != (seat is not None):
+                raise Fail(rec_name(n), "setup", "only record 0 and a seat change carry a setup hash")
+            if seat is not None:
+                if r["setup"] != self.setups[cur + 1]:
+                    why = ("names another setup than game.toml and scenario.toml (was game.toml changed without a seat record?)"
+                           if cur + 2 == len(texts) else "is not the setup of the game.toml the next seat change keeps")
+                    raise Fail(rec_name(n), "setup", why)
+                want = copy.deepcopy(parsed[cur])
+                hit = [x for x in want.get("seat", []) if x.get("role") == seat["role"]]
+                if not hit:
+                    raise Fail(rec_name(n), "control.seat.role", f"{seat['role']!r} is not a seat")
+                hit[0]["email"], hit[0]["key"] = seat["email"], seat["key"]
+                if want != parsed[cur + 1]:
+                    raise Fail(texts[cur + 1][1], texts[cur + 1][2], f"differs from the game.toml before {rec_name(n)} in more than seat {seat['role']}'s email and key")
+                cur += 1
+            self.version.append(cur)
+        seats = {}
+        for v, t in enumerate(parsed):
+            for i, x in enumerate(t.get("seat", [])):
+                seats[f"{x.get('role')}@{v}"] = key_of(x.get("key"), texts[v][1], f"seat[{i}].key")
+        self.g.write_allowed_signers(self.host, seats)
+        # Steps: the records that stood while each was open; a receipt names one of them.
+        self.spans, self.by_hash = {}, {}
+        for n, r in enumerate(self.recs):
+            self.by_hash[hashlib.sha256(self.bytes[n]).hexdigest()] = n
+            op = r.get("opening")
+            if isinstance(op, dict) and isinstance(op.get("step"), int):
+                self.spans.setdefault(op["step"], [n, n])[1] = n
+
     # -- withheld orders and their reveals ---------------------------------------------------
     def collect_reveals(self):
         """{(step, role): (record n, index, reveal)}; each reveal names an order withheld in an
@@ -416,7 +477,7 @@ class Checker:
     # -- record 0 and openings ---------------------------------------------------------------
     def check_opening(self, n, op, step):
         path = rec_name(n)
-        if not isinstance(op, dict) or set(op) != OPENING_KEYS:
+        if not isinstance(op, dict) or set(op) - {"paused"} != OPENING_KEYS:
             raise Fail(path, "opening", f"want the fields {', '.join(sorted(OPENING_KEYS))}")
         if op["step"] != step:
             raise Fail(path, "opening.step", f"{op['step']!r}: want {step}")
@@ -441,9 +502,7 @@ class Checker:
 
     def check_record0(self):
         r, path = self.recs[0], rec_name(0)
-        if r.get("setup") != self.setup:
-            raise Fail(path, "setup", "is not the setup hash of game.toml and scenario.toml (were they rewritten?)")
-        if r.get("resolution") is not None or "reveals" in r:
+        if r.get("resolution") is not None or "reveals" in r or "control" in r:
             raise Fail(path, "resolution", "record 0 resolves nothing")
         hex32(path, "state", r.get("state"))
         if r.get("opening") is None:
@@ -456,14 +515,19 @@ class Checker:
         op = self.recs[n - 1].get("opening")
         if op is None:
             raise Fail(path, None, f"follows {rec_name(n - 1)}, which opened no step (the game was over)")
-        if "setup" in r:
-            raise Fail(path, "setup", "only record 0 holds the setup hash")
+        if r.get("control") is not None:
+            return self.check_control(n, r, self.recs[n - 1], op)
         res = r.get("resolution")
         if not isinstance(res, dict) or set(res) != RESOLUTION_KEYS:
             raise Fail(path, "resolution", f"want the fields {', '.join(sorted(RESOLUTION_KEYS))}")
         step = res["step"]
-        if step != op["step"] or step != n:
-            raise Fail(path, "resolution.step", f"{step!r}: record {n} resolves step {n}, which {rec_name(n - 1)} opened")
+        if step != op["step"] or step != self.next_step:
+            raise Fail(path, "resolution.step", f"{step!r}: want step {self.next_step}, which {rec_name(n - 1)} holds open")
+        if op.get("paused") is not None:
+            raise Fail(path, "resolution", f"resolves step {step} while the host had paused the game (since {op['paused']}, {rec_name(n - 1)})")
+        self.cur_step = step
+        self.next_step = step + 1
+        self.resolved += 1
         host_seed = hex32(path, "resolution.host_seed", res["host_seed"])
         if host_seed_commitment(self.id, step, host_seed) != op["host_seed_commitment"]:
             raise Fail(path, "resolution.host_seed", f"does not match the commitment {rec_name(n - 1)} published (opening.host_seed_commitment)")
@@ -477,11 +541,60 @@ class Checker:
         self.check_times(n, op, res)
         hex32(path, "state", r.get("state"))
         if (r.get("opening") is None) == (r.get("outcome") is None):
-            raise Fail(path, "opening", f"must either open step {n + 1} or state the outcome")
+            raise Fail(path, "opening", f"must either open step {step + 1} or state the outcome")
         if r.get("opening") is not None:
-            self.check_opening(n, r["opening"], n + 1)
+            self.check_opening(n, r["opening"], step + 1)
             if r["opening"]["opened"] != res["resolved"]:
                 raise Fail(path, "opening.opened", f"differs from resolution.resolved ({res['resolved']}): the next step opens when this one is resolved")
+        if "state_key" in r and (n != self.last or r.get("outcome") is None):
+            raise Fail(path, "state_key", "revealed before the record that ends the game")
+
+    def check_control(self, n, r, prev, op):
+        """A host control record: no resolution, made no earlier than the record before, and its
+        opening (or, abandoning, its outcome) exactly what the action does to the one before."""
+        path, c = rec_name(n), r["control"]
+        if not isinstance(c, dict) or not CONTROL_KEYS <= set(c) <= CONTROL_KEYS | {"seat"} or c["action"] not in ACTIONS:
+            raise Fail(path, "control", f"want action ({', '.join(ACTIONS)}), at, reason and, for a seat change, seat")
+        if not isinstance(c["reason"], str):
+            raise Fail(path, "control.reason", "want text")
+        if r.get("resolution") is not None:
+            raise Fail(path, "resolution", "a host control record resolves no step")
+        at = parse_time(path, "control.at", c["at"])
+        before = prev.get("resolution") or {}
+        pt = before.get("resolved") or (prev.get("control") or {}).get("at") or op["opened"]
+        if at < parse_time(rec_name(n - 1), "time", pt):
+            raise Fail(path, "control.at", f"{c['at']} is before {rec_name(n - 1)} ({pt}): times go backwards")
+        if ("seat" in c) != (c["action"] == "seat"):
+            raise Fail(path, "control.seat", "only a seat change names a seat")
+        hex32(path, "state", r.get("state"))
+        new, paused, action = r.get("opening"), op.get("paused"), c["action"]
+
+        def same(want, what):
+            if new != want:
+                raise Fail(path, "opening", f"is not the opening of {rec_name(n - 1)} {what}")
+        if paused is not None and action in ("deadline", "pause"):
+            raise Fail(path, "control.action", f"{action} while the game is paused (since {paused})")
+        if action == "seat":
+            same(op, "(a seat change leaves it as it was)")
+        elif action == "deadline":
+            same(dict(op, deadline=new.get("deadline") if isinstance(new, dict) else None), "with a new deadline")
+            if parse_time(path, "opening.deadline", new["deadline"]) <= at:
+                raise Fail(path, "opening.deadline", "a moved deadline must lie after control.at")
+        elif action == "pause":
+            same(dict(op, paused=c["at"]), "paused at control.at")
+        elif action == "resume":
+            if paused is None:
+                raise Fail(path, "control.action", "resumes a game that was not paused")
+            gone = max(at - parse_time(rec_name(n - 1), "opening.paused", paused), datetime.timedelta(0))
+            want = {k: v for k, v in op.items() if k != "paused"}
+            want["deadline"] = stamp(parse_time(rec_name(n - 1), "opening.deadline", op["deadline"]) + gone)
+            same(want, "resumed, its deadline later by the time paused")
+        else:
+            summary = f"The host ended the game without a result: {c['reason']}"
+            if new is not None or r.get("outcome") != {"winner": None, "summary": summary} or not c["reason"].strip():
+                raise Fail(path, "outcome", "an abandoned game ends with no opening and the outcome naming the host's reason")
+        if action != "abandon" and (r.get("outcome") is not None or "reveals" in r):
+            raise Fail(path, "outcome", "only a record that ends the game states an outcome or reveals orders")
         if "state_key" in r and (n != self.last or r.get("outcome") is None):
             raise Fail(path, "state_key", "revealed before the record that ends the game")
 
@@ -518,7 +631,7 @@ class Checker:
         opened = parse_time(rec_name(n - 1), "opening.opened", op["opened"])
         resolved = parse_time(path, "resolution.resolved", res["resolved"])
         if resolved < opened:
-            raise Fail(path, "resolution.resolved", f"is before step {n} opened ({op['opened']}): times go backwards")
+            raise Fail(path, "resolution.resolved", f"is before step {res['step']} opened ({op['opened']}): times go backwards")
         nmr = [o["role"] for o in res["orders"] if o.get("seq") is None]
         if nmr:
             if self.policy == "wait":
@@ -527,7 +640,7 @@ class Checker:
             if resolved < due:
                 raise Fail(path, "resolution.resolved", f"{nmr[0]} is NMR, resolved before the deadline {op['deadline']} "
                            f"plus {self.grace_hours} grace hour(s) ({stamp(due)})")
-        self.times[n] = (opened, resolved)
+        self.times[res["step"]] = (opened, resolved)
 
     # -- orders --------------------------------------------------------------------------------
     def check_orders(self, n, op, res, misses):
@@ -538,8 +651,8 @@ class Checker:
         asked = [a["role"] for a in op["asks"]]
         roles = [o.get("role") if isinstance(o, dict) else None for o in orders]
         if roles != asked:
-            raise Fail(path, "resolution.orders", f"roles {roles} are not the roles step {n} asked, in order ({asked})")
-        latest = {role: max(v) for role, v in self.receipts.get(n, {}).items()}
+            raise Fail(path, "resolution.orders", f"roles {roles} are not the roles step {self.cur_step} asked, in order ({asked})")
+        latest = {role: max(v) for role, v in self.receipts.get(self.cur_step, {}).items()}
         nonces = {}
         for i, o in enumerate(orders):
             f = f"resolution.orders[{i}]"
@@ -571,7 +684,7 @@ class Checker:
             raise Fail(path, f + ".nmr", f"{o.get('nmr')!r}: {role} had missed {misses.get(role, 0)} step(s) in a row "
                        f"under NMR policy {self.policy} (bot_after {self.bot_after}): want {want!r}")
         if role in latest:
-            raise Fail(receipt_name(n, role, latest[role]), None, f"{role} is NMR in {path} but has a receipt for step {n}")
+            raise Fail(receipt_name(self.cur_step, role, latest[role]), None, f"{role} is NMR in {path} but has a receipt for step {self.cur_step}")
         need(path, o, "orders", dict, label=f + ".orders")
         self.nmr += 1
         return bytes(32)
@@ -582,23 +695,24 @@ class Checker:
         c = hex32(path, f + ".commitment", o.get("commitment")).hex()
         if "nmr" in o:
             raise Fail(path, f + ".nmr", "a submitted order is not NMR")
-        rp = receipt_name(n, role, seq)
-        if seq not in self.receipts.get(n, {}).get(role, {}):
+        step = self.cur_step
+        rp = receipt_name(step, role, seq)
+        if seq not in self.receipts.get(step, {}).get(role, {}):
             raise Fail(rp, None, f"missing: the receipt of the order of {role} that {path} used")
-        rc = self.receipts[n][role][seq]
+        rc = self.receipts[step][role][seq]
         if rc["commitment"] != c:
             raise Fail(rp, "commitment", f"does not match the order of {role} in {path}")
         if latest[role] != seq:
-            raise Fail(receipt_name(n, role, latest[role]), None, f"a newer receipt than the order {path} used: the newest order should have been used")
+            raise Fail(receipt_name(step, role, latest[role]), None, f"a newer receipt than the order {path} used: the newest order should have been used")
         if withheld:
             for k in ("text", "signature"):
                 if o.get(k) is not None:
                     raise Fail(path, f"{f}.{k}", "a withheld order's text is not in its record")
             if o.get("orders") != {}:
                 raise Fail(path, f + ".orders", "a withheld order's orders are not in its record")
-            if (n, role) not in self.reveals:
+            if (step, role) not in self.reveals:
                 return None
-            rn, ri, x = self.reveals[(n, role)]
+            rn, ri, x = self.reveals[(step, role)]
             src, sf = rec_name(rn), f"reveals[{ri}]"
             text, signature, orders = x["text"], x["signature"], x["orders"]
         else:
@@ -610,10 +724,12 @@ class Checker:
 
     def check_text(self, n, role, c, text, signature, orders, op, src, sf, rc):
         """A revealed order: its seat's signature, its commitment, its [pbem] header, its [orders]."""
+        # Signed with the seat key in force when the receipt was issued (after the record it names).
+        step, version = self.cur_step, self.version[self.by_hash.get(rc["record"], n - 1)]
         data = text.encode()
-        self.g.verify_sig(f"seat:{role}", "pbem-orders", data, signature, src, sf + ".signature")
-        if order_commitment(self.id, n, role, data) != c:
-            raise Fail(src, sf + ".text", f"the revealed order of {role} in step {n} does not match its commitment")
+        self.g.verify_sig(f"seat:{role}@{version}", "pbem-orders", data, signature, src, sf + ".signature")
+        if order_commitment(self.id, step, role, data) != c:
+            raise Fail(src, sf + ".text", f"the revealed order of {role} in step {step} does not match its commitment")
         try:
             t = tomllib.loads(text)
         except tomllib.TOMLDecodeError as e:
@@ -624,7 +740,7 @@ class Checker:
         h.setdefault("nonce", "")
         if not isinstance(h["nonce"], str):
             raise Fail(src, sf + ".text", "pbem.nonce is not a string")
-        if (h["game"], h["step"], h["role"], h["host_seed_commitment"]) != (self.id, n, role, op["host_seed_commitment"]):
+        if (h["game"], h["step"], h["role"], h["host_seed_commitment"]) != (self.id, step, role, op["host_seed_commitment"]):
             raise Fail(src, sf + ".text", f"the order of {role} names another game, step, role or host-seed commitment")
         if t.get("orders", {}) != orders:
             raise Fail(src, sf + ".orders", f"the orders of {role} differ from its signed text's [orders]")
@@ -637,12 +753,12 @@ class Checker:
             if nonce is None:
                 raise Fail(src, sf + ".text", "pbem.nonce is not 64 hex digits or empty")
             if nonce == bytes(32):
-                raise Fail(src, sf + ".text", f"the order of {role} in step {n} has a nonce of zeros")
-            who = f"{role} in step {n}"
+                raise Fail(src, sf + ".text", f"the order of {role} in step {step} has a nonce of zeros")
+            who = f"{role} in step {step}"
             if self.nonces.setdefault(nonce, who) != who:
                 raise Fail(src, sf + ".text", f"the order of {who} reuses the nonce of the order of {self.nonces[nonce]} (a replayed order?)")
         if rc["nonce"] != (h["nonce"] != ""):
-            raise Fail(receipt_name(n, role, rc["seq"]), "nonce", f"says {rc['nonce']}, but the order it receipts has {'a' if h['nonce'] else 'no'} nonce")
+            raise Fail(receipt_name(step, role, rc["seq"]), "nonce", f"says {rc['nonce']}, but the order it receipts has {'a' if h['nonce'] else 'no'} nonce")
         self.orders += 1
         return nonce
 
@@ -653,16 +769,18 @@ def receipt_name(step, role, seq):
 
 def load_receipts(ck):
     """Every receipt: host-signed, for this game, its step and role, numbered 1, 2, ... per role
-    and step (superseded ones included), no commitment twice, under record 0's setup hash, naming
-    the record that opened its step; only for steps a record opened. Fills ck.receipts."""
-    last_op = ck.recs[-1].get("opening")
-    open_step = last_op["step"] if isinstance(last_op, dict) and isinstance(last_op.get("step"), int) else ck.last
+    and step (superseded ones included), no commitment twice, naming a record that stood while
+    its step was open and the setup in force after it; only for steps a record opened. Fills ck.receipts."""
+    open_step = max(ck.spans, default=0)
     ck.receipts, ck.deferred, count = {}, [], 0
     for d in ck.g.listdir("receipts") or []:
         if not re.match(r"^\d{6}$", d) or not 1 <= int(d) <= open_step:
             raise Fail(f"receipts/{d}", None, f"receipts for a step no record opened (the last step opened is {open_step})")
         step = int(d)
-        opening = ck.recs[step - 1].get("opening") or {}
+        span = ck.spans.get(step)
+        if span is None:
+            raise Fail(f"receipts/{d}", None, f"receipts for step {step}, which no record opened")
+        opening = ck.recs[span[0]].get("opening") or {}
         asked = [a.get("role") for a in opening.get("asks", []) if isinstance(a, dict)]
         by_role = {}
         for name in ck.g.listdir(f"receipts/{d}"):
@@ -695,10 +813,16 @@ def load_receipts(ck):
                     raise Fail(path, "nonce", "want true or false")
                 # Checked after the records (so that an edited record or game.toml is reported by
                 # the checks of the record itself).
-                if r["setup"] != ck.setup:
+                # A receipt names a record that stood while its step was open, and the setup in
+                # force after it.
+                k = ck.by_hash.get(r["record"])
+                if r["setup"] not in {ck.setups[ck.version[i]] for i in range(span[0], span[1] + 1)}:
                     ck.deferred.append(Fail(path, "setup", "names another setup than game.toml and scenario.toml (were they rewritten?)"))
-                if r["record"] != hashlib.sha256(ck.bytes[step - 1]).hexdigest():
-                    ck.deferred.append(Fail(path, "record", f"is not the SHA-256 of {rec_name(step - 1)}, which opened the step (was the history rewritten?)"))
+                elif k is None or not span[0] <= k <= span[1]:
+                    ck.deferred.append(Fail(path, "record", f"is not the SHA-256 of a record that stood while step {step} was open "
+                                              f"({rec_name(span[0])} to {rec_name(span[1])}): was the history rewritten?"))
+                elif r["setup"] != ck.setups[ck.version[k]]:
+                    ck.deferred.append(Fail(path, "setup", f"is not the setup in force after {rec_name(k)}, the record it names"))
                 parse_time(path, "received", r["received"])
                 ck.receipts.setdefault(step, {}).setdefault(role, {})[seq] = r
                 count += 1
@@ -708,8 +832,9 @@ def load_receipts(ck):
 def check_receipt_times(ck):
     """Every receipt was issued while its step was open: not before `opened`, not after `resolved`."""
     for step, roles in sorted(ck.receipts.items()):
-        op = ck.recs[step - 1]["opening"]
-        opened = parse_time(rec_name(step - 1), "opening.opened", op["opened"])
+        first = ck.spans[step][0]
+        op = ck.recs[first]["opening"]
+        opened = parse_time(rec_name(first), "opening.opened", op["opened"])
         resolved = ck.times.get(step, (None, None))[1]
         for role, seqs in sorted(roles.items()):
             for seq, r in sorted(seqs.items()):
@@ -718,7 +843,7 @@ def check_receipt_times(ck):
                     raise Fail(receipt_name(step, role, seq), "received", f"{r['received']} is before step {step} opened ({op['opened']})")
                 if resolved is not None and t > resolved:
                     raise Fail(receipt_name(step, role, seq), "received", f"{r['received']} is after step {step} was resolved "
-                               f"({stamp(resolved)}, {rec_name(step)}): an order accepted too late")
+                               f"({stamp(resolved)}): an order accepted too late")
 
 
 def check_states(ck):
@@ -750,10 +875,12 @@ def run(root):
         ck = Checker(Game(root, tmp))
         ck.load_game()
         ck.load_records()
+        ck.follow_setup()
         ck.collect_reveals()
         receipts = load_receipts(ck)
         ck.check_record0()
         ck.times, misses = {}, {}
+        ck.next_step, ck.resolved = 1, 0
         for n in range(1, ck.last + 1):
             ck.check_record(n, misses)
         check_receipt_times(ck)
@@ -765,7 +892,7 @@ def run(root):
                   else f"goes on: step {final['opening']['step']} open until {final['opening']['deadline']}")
         lines = [
             f"game {ck.id}: {ck.last + 1} records (hash chain and host signatures), {receipts} receipts, "
-            f"{ck.orders} signed orders, {ck.nmr} NMR, {ck.seeds} of {ck.last} step seeds, {ck.rolls} rolls and draws "
+            f"{ck.orders} signed orders, {ck.nmr} NMR, {ck.seeds} of {ck.resolved} step seeds, {ck.rolls} rolls and draws "
             f"re-derived; {ck.g.sig_count} signatures verified by ssh-keygen",
             states,
             f"the game {status}",

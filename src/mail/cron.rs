@@ -284,6 +284,12 @@ pub fn queue_game_mail(dir: &Path, cfg: &HostConfig, outbox: &Outbox, now: DateT
                 queued.push(m.id);
             }
         }
+        // A seat moved to another address: the old one is told too (the report went to the new).
+        if let Some(m) = old_address_notice(&g.gf, &rec, cfg, now)?
+            && outbox.queue(&m, now)?
+        {
+            queued.push(m.id);
+        }
         store::write_atomic(&mark, format!("{n}\n").as_bytes())?;
     }
     queued.extend(super::remind::queue_reminders(&g, cfg, outbox, now)?);
@@ -346,6 +352,36 @@ fn picture_attachment(
     }
 }
 
+/// For a seat change that moved a seat to another address: a mail to the old address saying so
+/// (the record's report goes to the new one). `None` for any other record.
+fn old_address_notice(gf: &GameFile, rec: &Record, cfg: &HostConfig, now: DateTime<Utc>) -> Result<Option<compose::Outgoing>> {
+    let Some((c, change)) = rec.control.as_ref().and_then(|c| c.seat.as_ref().map(|s| (c, s))) else { return Ok(None) };
+    let before: GameFile = match toml::from_str(&change.before) {
+        Ok(b) => b,
+        Err(_) => return Ok(None),
+    };
+    let Some(old) = before.seat(&change.role).map(|s| s.email.clone()).filter(|e| *e != change.email) else { return Ok(None) };
+    let body = format!(
+        "Game {}: {}.\n\nFrom record {} on, the reports and order forms of the seat {} go to {}, and only orders signed with\nthe key named there are accepted. The change is part of the game's signed record (`pbem audit`).\nIf you did not expect this, write to the host.\n",
+        gf.id,
+        c.describe(rec.opening.as_ref()),
+        rec.index,
+        change.role,
+        change.email
+    );
+    Ok(Some(compose::build(Draft {
+        id: stable_id(&["seat-change", &gf.id, &rec.index.to_string(), &old]),
+        from: &cfg.from,
+        to: vec![old],
+        cc: vec![],
+        subject: format!("[pbem {}] your seat {} now belongs to another address", gf.id, change.role),
+        body,
+        attachments: vec![],
+        in_reply_to: None,
+        date: now,
+    })?))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn report_mail(
     dir: &store::GameDir,
@@ -358,7 +394,11 @@ fn report_mail(
     now: DateTime<Utc>,
 ) -> Result<compose::Outgoing> {
     let seat = gf.seat(role).expect("seat of the game");
-    let what = if rec.index == 0 { "the game begins".to_string() } else { format!("step {} resolved", rec.index) };
+    let what = match &rec.resolution {
+        Some(res) => format!("step {} resolved", res.step),
+        None if rec.index == 0 => "the game begins".to_string(),
+        None => "notice from the host".to_string(),
+    };
     let subject = match &rec.opening {
         _ if rec.outcome.is_some() => format!("[pbem {}] final result ({role})", gf.id),
         Some(op) => format!("[pbem {}] {what}: {} (your report, {role})", gf.id, needed(cfg, seat, op)),
@@ -462,8 +502,8 @@ mod tests {
 
     #[test]
     fn a_game_tried_again_keeps_what_its_first_pass_resolved() {
-        let first = pipeline::Adjudicated { resolved: vec![1], nmr: vec![], over: false, held: Some((2, ARRIVED.into())) };
-        let second = pipeline::Adjudicated { resolved: vec![2], nmr: vec![(2, "union".into())], over: false, held: None };
+        let first = pipeline::Adjudicated { resolved: vec![1], nmr: vec![], over: false, held: Some((2, ARRIVED.into())), paused: None };
+        let second = pipeline::Adjudicated { resolved: vec![2], nmr: vec![(2, "union".into())], over: false, held: None, paused: None };
         let run = |a: pipeline::Adjudicated| GameRun { game: "g1".into(), summary: a.summary(), adjudicated: a, ..Default::default() };
         let merged = merge_runs(Some(run(first)), run(second));
         assert_eq!(merged.summary, "resolved step(s) 1, 2; NMR: union in step 2");

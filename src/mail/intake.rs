@@ -617,7 +617,7 @@ fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: boo
         body.push_str(&format!("\n{}", super::commands::public_record_note()));
     }
     if !known {
-        body = format!("This message came from {from}, which is not the address of any seat here: the orders in it were judged by their signatures, and this answer goes only to the registered address of the seat.\n\n{body}");
+        body = format!("This message came from {from}, which is not the address of any seat here: the orders in it were judged by their signatures, and this answer goes only to the registered address of the seat. If your address has changed, ask the host to record the new one (`pbem seat GAME --role ROLE --email NEW`): the change goes into the game's signed record and every player's next report.\n\n{body}");
     }
     let mut known_games: Vec<&str> = results.iter().filter_map(|r| r.game.as_deref()).filter(|g| games.get(g).is_some()).collect();
     known_games.sort_unstable();

@@ -13,7 +13,8 @@ use crate::pipeline::{self, Loaded};
 pub fn queue_reminders(g: &Loaded, cfg: &HostConfig, outbox: &Outbox, now: DateTime<Utc>) -> Result<Vec<String>> {
     let mut out = Vec::new();
     let Some(op) = &g.record.opening else { return Ok(out) };
-    if cfg.reminders.hours_before == 0 {
+    // A paused game has no deadline running (`pbem resume` moves it on).
+    if cfg.reminders.hours_before == 0 || op.paused.is_some() {
         return Ok(out);
     }
     let deadline = pipeline::parse_time(&op.deadline)?;

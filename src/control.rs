@@ -1,0 +1,203 @@
+//! Host controls: a seat's address or key changed, the deadline moved, the game paused and
+//! resumed, or abandoned: each a host-signed record in the hash chain (SPEC.md "Host controls").
+
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+
+use crate::error::{Error, Result};
+use crate::game::{Outcome, Publication};
+use crate::model::{Control, ControlAction, GameFile, Opening, Record, SeatChange};
+use crate::pipeline::{self, Clock, Loaded};
+use crate::sig;
+use crate::store::{self, GameDir};
+
+/// How a deadline moves (`pbem deadline`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeadlineMove {
+    /// Later by this long.
+    Extend(chrono::Duration),
+    /// To this time.
+    To(DateTime<Utc>),
+}
+
+/// What the host asks for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Request {
+    /// A seat's new address and/or key (the key as an OpenSSH public key line).
+    Seat {
+        /// The role.
+        role: String,
+        /// The new address, if it changes.
+        email: Option<String>,
+        /// The new key line, if it changes.
+        key: Option<String>,
+    },
+    /// Move the open step's deadline.
+    Deadline(DeadlineMove),
+    /// Pause the game.
+    Pause,
+    /// Resume a paused game.
+    Resume,
+    /// End the game without a result.
+    Abandon,
+}
+
+/// The outcome of a game the host abandoned, as its last record states it.
+pub fn abandoned(reason: &str) -> Outcome {
+    Outcome { winner: None, summary: format!("The host ended the game without a result: {reason}") }
+}
+
+/// Parses `48h`, `3d`, `90m` (a deadline extension).
+pub fn parse_duration(s: &str) -> Result<chrono::Duration> {
+    let bad = || Error::Usage(format!("bad duration {s:?}: write a whole number and a unit, e.g. 48h, 3d or 90m"));
+    let unit = s.chars().last().ok_or_else(bad)?;
+    let n: i64 = s[..s.len() - unit.len_utf8()].parse().map_err(|_| bad())?;
+    let minutes = match unit {
+        'm' => n,
+        'h' => n * 60,
+        'd' => n * 60 * 24,
+        _ => return Err(bad()),
+    };
+    if !(1..=60 * 24 * 366).contains(&minutes) {
+        return Err(Error::Usage(format!("duration {s:?}: between a minute and a year")));
+    }
+    Ok(chrono::Duration::minutes(minutes))
+}
+
+/// Applies a host control to the game in `dir` and commits its record (with every role's report,
+/// which announces it). The clock is read once the game's lock is held.
+pub fn apply(dir: &Path, req: Request, reason: &str, clock: impl Into<Clock>) -> Result<Record> {
+    let gd = GameDir::new(dir);
+    let _lock = pipeline::lock_waiting(&gd)?;
+    let now = clock.into().now();
+    let g = pipeline::load(dir)?;
+    pipeline::check_clock(&g, now)?;
+    let Some(op) = g.record.opening.clone() else {
+        return Err(Error::Usage(format!("game {} is over; there is nothing to change", g.gf.id)));
+    };
+    pipeline::check_clock_receipts(&g, &pipeline::read_receipts(&g.dir, op.step)?, now)?;
+    if reason.contains('\n') || reason.len() > 500 {
+        return Err(Error::Usage("--reason: one line of at most 500 characters".into()));
+    }
+    let n = g.record.index + 1;
+    let action = match &req {
+        Request::Seat { .. } => ControlAction::Seat,
+        Request::Deadline(_) => ControlAction::Deadline,
+        Request::Pause => ControlAction::Pause,
+        Request::Resume => ControlAction::Resume,
+        Request::Abandon => ControlAction::Abandon,
+    };
+    let state_key = pipeline::read_state_key(&g.dir)?;
+    let mut rec = Record {
+        game: g.gf.id.clone(),
+        index: n,
+        prev: Some(crate::commit::sha256_hex(&store::read(&g.dir.record(g.record.index))?)),
+        setup: None,
+        control: Some(Control { action, at: pipeline::timestamp(now), reason: reason.to_string(), seat: None }),
+        resolution: None,
+        state: pipeline::state_commitment(&g.gf.id, n, &state_key, &g.state),
+        state_key: None,
+        reveals: Vec::new(),
+        opening: Some(op.clone()),
+        outcome: None,
+    };
+    let mut gf = g.gf.clone();
+    match req {
+        Request::Seat { role, email, key } => {
+            let change = change_seat(&g, &mut gf, &role, email, key)?;
+            let text = toml::to_string(&gf).expect("game file serializes");
+            let scenario = store::read(&g.dir.scenario_file())?;
+            rec.setup = Some(pipeline::setup_hash(text.as_bytes(), &scenario));
+            rec.control.as_mut().expect("control").seat = Some(change);
+            commit(&g, &gf, &rec, Some(text))?;
+            return Ok(rec);
+        }
+        Request::Deadline(m) => rec.opening = Some(move_deadline(&op, m, now)?),
+        Request::Pause => {
+            if let Some(since) = &op.paused {
+                return Err(Error::Usage(format!("game {} is already paused (since {since})", g.gf.id)));
+            }
+            rec.opening.as_mut().expect("opening").paused = Some(pipeline::timestamp(now));
+        }
+        Request::Resume => rec.opening = Some(resumed(&op, now).ok_or_else(|| Error::Usage(format!("game {} is not paused", g.gf.id)))?),
+        Request::Abandon => {
+            if reason.trim().is_empty() {
+                return Err(Error::Usage("pbem end --abandon needs --reason (it goes into the last record)".into()));
+            }
+            rec.opening = None;
+            rec.outcome = Some(abandoned(reason));
+            rec.state_key = Some(hex::encode(state_key));
+            rec.reveals = pipeline::outstanding_reveals(&g.dir, g.record.index, Publication::Now, true)?;
+        }
+    }
+    commit(&g, &gf, &rec, None)?;
+    Ok(rec)
+}
+
+/// The opening after a resume at `now`: the deadline later by the time paused. `None` when the
+/// opening is not paused. The audit checks a resume record with this.
+pub fn resumed(op: &Opening, now: DateTime<Utc>) -> Option<Opening> {
+    let since = pipeline::parse_time(op.paused.as_deref()?).ok()?;
+    let deadline = pipeline::parse_time(&op.deadline).ok()? + (now - since).max(chrono::Duration::zero());
+    Some(Opening { deadline: pipeline::timestamp(deadline), paused: None, ..op.clone() })
+}
+
+fn move_deadline(op: &Opening, m: DeadlineMove, now: DateTime<Utc>) -> Result<Opening> {
+    if op.paused.is_some() {
+        return Err(Error::Usage("the game is paused: resume it first (`pbem resume`), which moves the deadline on by the time paused".into()));
+    }
+    let old = pipeline::parse_time(&op.deadline)?;
+    let new = match m {
+        DeadlineMove::Extend(d) => old + d,
+        DeadlineMove::To(t) => t,
+    };
+    if new <= now {
+        return Err(Error::Usage(format!("the new deadline {} is not in the future (now {})", pipeline::timestamp(new), pipeline::timestamp(now))));
+    }
+    if new == old {
+        return Err(Error::Usage(format!("the deadline is already {}", op.deadline)));
+    }
+    Ok(Opening { deadline: pipeline::timestamp(new), ..op.clone() })
+}
+
+/// Changes `role`'s seat in `gf`; the change as the record keeps it (with the old game.toml).
+fn change_seat(g: &Loaded, gf: &mut GameFile, role: &str, email: Option<String>, key: Option<String>) -> Result<SeatChange> {
+    let roles: Vec<&str> = g.gf.seats.iter().map(|s| s.role.as_str()).collect();
+    let seat = gf
+        .seats
+        .iter_mut()
+        .find(|s| s.role == role)
+        .ok_or_else(|| Error::Usage(format!("--role {role}: no such seat; seats: {}", roles.join(", "))))?;
+    if email.is_none() && key.is_none() {
+        return Err(Error::Usage("pbem seat: give --email, --key or both".into()));
+    }
+    if let Some(e) = email {
+        if e.trim().is_empty() || e.contains(char::is_whitespace) || !e.contains('@') {
+            return Err(Error::Usage(format!("--email {e:?}: not an address")));
+        }
+        seat.email = e;
+    }
+    if let Some(k) = key {
+        let pk = sig::public_key_line(k.trim()).map_err(|e| Error::Usage(format!("--key: {e}")))?;
+        seat.key = pk.to_openssh().map_err(|e| Error::Usage(e.to_string()))?;
+    }
+    let changed = seat.clone();
+    if g.gf.seat(role) == Some(&changed) {
+        return Err(Error::Usage(format!("seat {role} already has that address and key: nothing to change")));
+    }
+    Ok(SeatChange { role: changed.role, email: changed.email, key: changed.key, before: store::read_text(&g.dir.game_file())? })
+}
+
+/// Writes the reports (rendered first), the state copy, a new `game.toml` if given, and the
+/// record, the commit point.
+fn commit(g: &Loaded, gf: &GameFile, rec: &Record, game_toml: Option<String>) -> Result<()> {
+    // The reports are rendered with the new game file first, so a failed render changes nothing.
+    let env = crate::report::environment(crate::report::override_dir())?;
+    for seat in &gf.seats {
+        crate::report::render(&env, g.game, gf, rec, &[], &g.state, &seat.role)?;
+    }
+    // game.toml is made durable with the reports and state, before the record (the commit point).
+    let files: Vec<_> = game_toml.into_iter().map(|text| (g.dir.game_file(), text.into_bytes())).collect();
+    pipeline::commit_record(files, &g.dir, gf, g.game, rec, &[], &g.state, &pipeline::host_key(&g.dir)?)
+}

@@ -1,0 +1,215 @@
+//! What a game's records say about its setup over time, for the audit: the `game.toml` in force
+//! at each record (followed through the seat changes the host recorded), which records stood
+//! while each step was open, and the checks of host control records (SPEC.md "Host controls").
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+
+use crate::commit;
+use crate::control;
+use crate::error::{Error, Result};
+use crate::model::{ControlAction, GameFile, Opening, Record};
+use crate::pipeline;
+use crate::store::{self, GameDir};
+
+/// Record 0's setup hash is not that of the game's files: `RECORD:LINE: setup: ...`.
+fn setup_changed(r0: &Path) -> Error {
+    const WHY: &str = "setup: is not the hash of game.toml and scenario.toml as they are now: one of them was edited since the game began";
+    let line = std::fs::read_to_string(r0).ok().and_then(|t| t.lines().position(|l| l.trim_start().starts_with("\"setup\":")));
+    match line {
+        Some(i) => Error::Audit(format!("{}:{}: {WHY}", r0.display(), i + 1)),
+        None => fail(r0, WHY),
+    }
+}
+
+fn fail(path: &Path, what: impl std::fmt::Display) -> Error {
+    Error::Audit(format!("{}: {what}", path.display()))
+}
+
+/// The setup of a game record by record.
+pub struct History {
+    /// Record index by the SHA-256 of its file.
+    pub by_hash: BTreeMap<String, u64>,
+    /// The setup hash in force after each record.
+    pub setups: Vec<String>,
+    /// The game file in force after each record.
+    pub files: Vec<GameFile>,
+    /// For each step: the first and the last record that stood while it was open (its opening's).
+    pub spans: BTreeMap<u64, (u64, u64)>,
+    /// The last step a record opened.
+    pub open_step: u64,
+    /// The last step a record resolved.
+    pub last_resolved: u64,
+}
+
+impl History {
+    /// The game file in force when a receipt naming record hash `record` was issued, if the
+    /// hash is one of the game's records.
+    pub fn file_at(&self, record: &str) -> Option<&GameFile> {
+        self.by_hash.get(record).map(|&k| &self.files[k as usize])
+    }
+
+    /// Whether `setup` was in force at some time while `step` was open.
+    pub fn setup_during(&self, step: u64, setup: &str) -> bool {
+        self.spans.get(&step).is_some_and(|&(first, last)| self.setups[first as usize..=last as usize].iter().any(|s| s == setup))
+    }
+
+    /// Whether a receipt of `step` may name record hash `record` under setup `setup`: the record
+    /// stood while the step was open, and `setup` was in force after it. `Err` says what is wrong.
+    pub fn check_receipt(&self, step: u64, record: &str, setup: &str) -> std::result::Result<(), String> {
+        let Some(&(first, last)) = self.spans.get(&step) else {
+            return Err(format!("is for step {step}, which no record opened"));
+        };
+        if !self.setup_during(step, setup) {
+            return Err("names another setup than game.toml and scenario.toml (were they rewritten?)".into());
+        }
+        match self.by_hash.get(record) {
+            Some(&k) if (first..=last).contains(&k) => {
+                if self.setups[k as usize] != setup {
+                    return Err(format!("names the setup of another record than record {k} it was issued after"));
+                }
+                Ok(())
+            }
+            _ => Err(format!("names another record than the game's records {first}-{last}, which stood while step {step} was open (was the history rewritten?)")),
+        }
+    }
+}
+
+/// Reads records 0..=`last` and follows the setup from record 0 to `game.toml` (`gf_bytes`)
+/// through every seat change: each keeps the `game.toml` before it, whose setup hash must be the
+/// one in force, and its own `setup` is that of the next text (the next change's, or `game.toml`),
+/// which differs from the one before only in that seat.
+pub fn read(gd: &GameDir, last: u64, gf_bytes: &[u8], scenario: &[u8]) -> Result<History> {
+    let mut recs = Vec::new();
+    for n in 0..=last {
+        let p = gd.record(n);
+        let bytes = store::read(&p).map_err(|_| fail(&p, "missing (deleted record?)"))?;
+        let rec: Record = serde_json::from_slice(&bytes).map_err(|e| fail(&p, format!("not a record: {e}")))?;
+        recs.push((commit::sha256_hex(&bytes), rec));
+    }
+    let mut texts: Vec<(Vec<u8>, std::path::PathBuf)> = Vec::new();
+    for (n, (_, rec)) in recs.iter().enumerate() {
+        if let Some(c) = rec.control.as_ref().filter(|c| c.action == ControlAction::Seat) {
+            let s = c.seat.as_ref().ok_or_else(|| fail(&gd.record(n as u64), "control: a seat change without control.seat"))?;
+            texts.push((s.before.clone().into_bytes(), gd.record(n as u64)));
+        }
+    }
+    texts.push((gf_bytes.to_vec(), gd.game_file()));
+    let mut files = Vec::new();
+    for (t, path) in &texts {
+        let text = std::str::from_utf8(t).map_err(|_| fail(path, "game.toml text is not UTF-8"))?;
+        files.push(toml::from_str::<GameFile>(text).map_err(|e| fail(path, format!("not a game file: {}", e.message().trim())))?);
+    }
+    if recs[0].1.setup.as_deref() != Some(&pipeline::setup_hash(&texts[0].0, scenario)) {
+        return Err(if texts.len() == 1 {
+            setup_changed(&gd.record(0))
+        } else {
+            fail(&texts[0].1, "control.seat.before: is not the game.toml whose setup record 0 names")
+        });
+    }
+    let mut h = History { by_hash: BTreeMap::new(), setups: Vec::new(), files: Vec::new(), spans: BTreeMap::new(), open_step: 0, last_resolved: 0 };
+    let mut cur = 0;
+    for (n, (hash, rec)) in recs.iter().enumerate() {
+        let rpath = gd.record(n as u64);
+        let seat = rec.control.as_ref().filter(|c| c.action == ControlAction::Seat).and_then(|c| c.seat.as_ref());
+        if n > 0 && rec.setup.is_some() != seat.is_some() {
+            return Err(fail(&rpath, "setup: only record 0 and a seat change carry a setup hash"));
+        }
+        if let Some(s) = seat {
+            let want = pipeline::setup_hash(&texts[cur + 1].0, scenario);
+            if rec.setup.as_deref() != Some(&want) {
+                return Err(fail(&rpath, if cur + 2 == texts.len() {
+                    "setup: names another setup than game.toml and scenario.toml (was game.toml changed without a seat record?)"
+                } else {
+                    "setup: is not the setup of the game.toml the next seat change keeps"
+                }));
+            }
+            let mut expect = files[cur].clone();
+            match expect.seats.iter_mut().find(|x| x.role == s.role) {
+                Some(x) => {
+                    x.email = s.email.clone();
+                    x.key = s.key.clone();
+                }
+                None => return Err(fail(&rpath, format!("control.seat.role: no seat {:?}", s.role))),
+            }
+            if files[cur + 1] != expect {
+                return Err(fail(&texts[cur + 1].1, format!("differs from the game.toml before record {n} in more than seat {}'s address and key", s.role)));
+            }
+            cur += 1;
+        }
+        h.setups.push(pipeline::setup_hash(&texts[cur].0, scenario));
+        h.files.push(files[cur].clone());
+        h.by_hash.insert(hash.clone(), n as u64);
+        if let Some(op) = &rec.opening {
+            h.spans.entry(op.step).or_insert((n as u64, n as u64)).1 = n as u64;
+            h.open_step = h.open_step.max(op.step);
+        }
+        if let Some(res) = &rec.resolution {
+            h.last_resolved = h.last_resolved.max(res.step);
+            h.open_step = h.open_step.max(res.step);
+        }
+    }
+    if cur + 1 != texts.len() {
+        return Err(fail(&gd.game_file(), "is not the game.toml the last seat change names"));
+    }
+    Ok(h)
+}
+
+/// Checks host control record `rec` (file `rpath`, bytes `bytes`) after record `prev`: made no
+/// earlier than it, without a resolution or events, and its opening (or outcome) exactly what
+/// the control does to `prev`'s opening. Returns the control's time.
+pub fn check_control(rpath: &Path, rec: &Record, prev: &Record) -> Result<DateTime<Utc>> {
+    let c = rec.control.as_ref().expect("a control record");
+    let op = prev.opening.as_ref().ok_or_else(|| fail(rpath, "follows a record that ended the game"))?;
+    if rec.resolution.is_some() {
+        return Err(fail(rpath, "a host control record resolves no step"));
+    }
+    let at = pipeline::parse_time(&c.at).map_err(|_| fail(rpath, format!("control.at: {:?} is not an RFC 3339 time", c.at)))?;
+    if pipeline::record_time(prev).is_some_and(|t| at < t) {
+        return Err(fail(rpath, "control.at: is before the record it follows: times go backwards"));
+    }
+    if c.seat.is_some() != (c.action == ControlAction::Seat) {
+        return Err(fail(rpath, "control.seat: only a seat change names a seat"));
+    }
+    let same = |o: &Option<Opening>, want: &Opening, what: &str| -> Result<()> {
+        if o.as_ref() != Some(want) {
+            return Err(fail(rpath, format!("opening: is not the opening of the record before {what}")));
+        }
+        Ok(())
+    };
+    let not_paused = || match &op.paused {
+        Some(since) => Err(fail(rpath, format!("control: the game was paused (since {since}); only resume, a seat change or an end may follow"))),
+        None => Ok(()),
+    };
+    match c.action {
+        ControlAction::Seat => same(&rec.opening, op, "(a seat change leaves it as it was)")?,
+        ControlAction::Deadline => {
+            not_paused()?;
+            let new = rec.opening.as_ref().ok_or_else(|| fail(rpath, "opening: missing"))?;
+            same(&rec.opening, &Opening { deadline: new.deadline.clone(), ..op.clone() }, "with a new deadline")?;
+            let d = pipeline::parse_time(&new.deadline).map_err(|_| fail(rpath, "opening.deadline: not an RFC 3339 time"))?;
+            if d <= at {
+                return Err(fail(rpath, "opening.deadline: a moved deadline must lie after the control's time"));
+            }
+        }
+        ControlAction::Pause => {
+            not_paused()?;
+            same(&rec.opening, &Opening { paused: Some(c.at.clone()), ..op.clone() }, "paused at control.at")?;
+        }
+        ControlAction::Resume => {
+            let want = control::resumed(op, at).ok_or_else(|| fail(rpath, "control: resumes a game that was not paused"))?;
+            same(&rec.opening, &want, "resumed, its deadline later by the time paused")?;
+        }
+        ControlAction::Abandon => {
+            if rec.opening.is_some() || rec.outcome.as_ref() != Some(&control::abandoned(&c.reason)) || c.reason.trim().is_empty() {
+                return Err(fail(rpath, "outcome: an abandoned game ends with no opening and the outcome naming the host's reason"));
+            }
+        }
+    }
+    if c.action != ControlAction::Abandon && (rec.outcome.is_some() || !rec.reveals.is_empty()) {
+        return Err(fail(rpath, "only a record that ends the game states an outcome or reveals orders"));
+    }
+    Ok(at)
+}

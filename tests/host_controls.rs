@@ -1,0 +1,331 @@
+//! Host controls on real games through the real binary: seat changes, deadline moves, pause and
+//! resume, abandoning, `pbem status --all`; the audit passes on the honest game that used them
+//! (host copy, public copy, a receipt kept from before a key change) and fails when a control
+//! record is forged or dropped or game.toml is changed without one.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use predicates::prelude::*;
+
+fn pbem() -> assert_cmd::Command {
+    cargo_bin_cmd!("pbem")
+}
+
+fn keygen(dir: &Path, name: &str) -> PathBuf {
+    let key = dir.join(name);
+    let st = Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"]).arg(&key).status().unwrap();
+    assert!(st.success());
+    key
+}
+
+/// A Gettysburg game `g1` created 2026-07-01T12:00Z (step 1's deadline 72 hours later).
+struct Table {
+    tmp: tempfile::TempDir,
+}
+
+const START: &str = "2026-07-01T12:00:00Z";
+
+impl Table {
+    fn new() -> Self {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = Table { tmp };
+        t.create("g1");
+        t
+    }
+    fn create(&self, id: &str) {
+        keygen(self.path(), &format!("conf-{id}"));
+        keygen(self.path(), &format!("union-{id}"));
+        pbem()
+            .arg("new")
+            .arg(self.path().join(id))
+            .args(["--rules", "gettysburg-campaign", "--now", START])
+            .arg("--player")
+            .arg(format!("confederate:lee@example.org:{}", self.path().join(format!("conf-{id}.pub")).display()))
+            .arg("--player")
+            .arg(format!("union:meade@example.org:{}", self.path().join(format!("union-{id}.pub")).display()))
+            .assert()
+            .success();
+    }
+    fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+    fn game(&self) -> PathBuf {
+        self.path().join("g1")
+    }
+    /// `pbem form` for `role`, signed with `key`, submitted at `now`.
+    fn submit(&self, role: &str, key: &Path, now: &str) -> assert_cmd::assert::Assert {
+        let f = self.path().join(format!("{role}-{now}.toml"));
+        pbem().arg("form").arg(self.game()).args(["--role", role, "-o"]).arg(&f).assert().success();
+        pbem().arg("sign").arg("--key").arg(key).arg(&f).assert().success();
+        pbem().arg("submit").arg(self.game()).arg(&f).args(["--now", now]).assert()
+    }
+    fn run(&self, args: &[&str]) -> String {
+        let out = pbem().args(&args[..1]).arg(self.game()).args(&args[1..]).output().unwrap();
+        assert!(out.status.success(), "pbem {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    }
+    fn record(&self, n: u64) -> PathBuf {
+        self.game().join("records").join(format!("{n:06}.json"))
+    }
+    fn report(&self, n: u64, role: &str) -> String {
+        std::fs::read_to_string(self.game().join("reports").join(format!("{n:06}")).join(format!("{role}.txt"))).unwrap()
+    }
+}
+
+fn audit_passes(g: &Path) {
+    pbem().arg("audit").arg(g).assert().success().stdout(predicate::str::contains("audit passed"));
+}
+
+fn audit_fails(g: &Path, what: &str) {
+    pbem().arg("audit").arg(g).assert().failure().stderr(predicate::str::contains("audit failed").and(predicate::str::contains(what)));
+}
+
+/// A copy of the game without `host/` (what a host publishes).
+fn public_copy(game: &Path, name: &str) -> PathBuf {
+    let public = game.parent().unwrap().join(name);
+    assert!(Command::new("cp").arg("-r").arg(game).arg(&public).status().unwrap().success());
+    std::fs::remove_dir_all(public.join("host")).unwrap();
+    public
+}
+
+/// Re-signs a record with the game's host key, as a dishonest host would.
+fn resign(g: &Path, file: &Path) {
+    std::fs::remove_file(format!("{}.sig", file.display())).unwrap();
+    let out = Command::new("ssh-keygen").args(["-Y", "sign", "-n", "pbem-record", "-f"]).arg(g.join("host").join("host_key")).arg(file).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+fn edit(path: &Path, from: &str, to: &str) {
+    let text = std::fs::read_to_string(path).unwrap();
+    assert!(text.contains(from), "{} holds no {from:?}", path.display());
+    std::fs::write(path, text.replacen(from, to, 1)).unwrap();
+}
+
+#[test]
+fn a_seat_change_is_recorded_announced_and_audited_with_receipts_from_before() {
+    let t = Table::new();
+    let old_key = t.path().join("union-g1");
+    t.submit("union", &old_key, "2026-07-01T13:00:00Z").success();
+    let kept = t.path().join("kept-union-1.toml");
+    std::fs::copy(t.game().join("receipts/000001/union-1.toml"), &kept).unwrap();
+    std::fs::copy(t.game().join("receipts/000001/union-1.toml.sig"), t.path().join("kept-union-1.toml.sig")).unwrap();
+    let new_key = keygen(t.path(), "union-new");
+    let out = t.run(&["seat", "--role", "union", "--email", "hancock@example.org", "--key", &format!("{}.pub", new_key.display()), "--reason", "Meade moved away", "--now", "2026-07-01T14:00:00Z"]);
+    assert!(out.contains("record 1: the host changed the seat of union: address hancock@example.org"), "{out}");
+    let gt = std::fs::read_to_string(t.game().join("game.toml")).unwrap();
+    assert!(gt.contains("hancock@example.org") && !gt.contains("meade@example.org"), "{gt}");
+    for role in ["confederate", "union"] {
+        let r = t.report(1, role);
+        assert!(r.contains("NOTICE FROM THE HOST") && r.contains("the host changed the seat of union: address hancock@example.org") && r.contains("Meade moved away"), "{r}");
+    }
+    audit_passes(&t.game());
+    pbem().arg("audit").arg(t.game()).arg("--receipt").arg(&kept).assert().success();
+    // The old key signs no more; the new one does.
+    t.submit("union", &old_key, "2026-07-01T15:00:00Z").failure().stderr(predicate::str::contains("signature for seat union"));
+    t.submit("union", &new_key, "2026-07-01T15:00:00Z").success();
+    t.submit("confederate", &t.path().join("conf-g1"), "2026-07-01T16:00:00Z").success();
+    assert!(t.run(&["adjudicate", "--now", "2026-07-01T17:00:00Z"]).contains("resolved step(s) 1"));
+    let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(t.record(2)).unwrap()).unwrap();
+    assert_eq!(rec["resolution"]["step"], 1);
+    assert_eq!(rec["opening"]["step"], 2);
+    audit_passes(&t.game());
+    audit_passes(&public_copy(&t.game(), "public"));
+    pbem().arg("audit").arg(t.game()).arg("--receipt").arg(&kept).assert().success();
+
+    // game.toml changed without a record: refused.
+    let gt_path = t.game().join("game.toml");
+    edit(&gt_path, "lee@example.org", "longstreet@example.org");
+    audit_fails(&t.game(), "was game.toml changed without a seat record?");
+    std::fs::write(&gt_path, &gt).unwrap();
+    audit_passes(&t.game());
+}
+
+#[test]
+fn a_dropped_or_forged_seat_record_fails_the_audit() {
+    let t = Table::new();
+    let new_key = keygen(t.path(), "union-new");
+    t.run(&["seat", "--role", "union", "--key", &format!("{}.pub", new_key.display()), "--now", "2026-07-01T14:00:00Z"]);
+    audit_passes(&t.game());
+    // Forged: the seat record names another key than game.toml holds (re-signed by the host).
+    let r1 = t.record(1);
+    let saved = std::fs::read(&r1).unwrap();
+    let saved_sig = std::fs::read(format!("{}.sig", r1.display())).unwrap();
+    edit(&r1, "\"email\": \"meade@example.org\"", "\"email\": \"someone@example.org\"");
+    resign(&t.game(), &r1);
+    audit_fails(&t.game(), "in more than seat union's address and key");
+    std::fs::write(&r1, &saved).unwrap();
+    std::fs::write(format!("{}.sig", r1.display()), &saved_sig).unwrap();
+    audit_passes(&t.game());
+    // Dropped: the record and its reports gone, game.toml as changed.
+    std::fs::remove_file(&r1).unwrap();
+    std::fs::remove_file(format!("{}.sig", r1.display())).unwrap();
+    std::fs::remove_file(t.game().join("states/000001.json")).unwrap();
+    std::fs::remove_dir_all(t.game().join("reports/000001")).unwrap();
+    audit_fails(&t.game(), "setup hash does not match game.toml");
+}
+
+#[test]
+fn an_extended_deadline_delays_the_nmr_and_the_audit_follows_it() {
+    let t = Table::new();
+    let out = t.run(&["deadline", "--extend", "48h", "--reason", "holidays", "--now", "2026-07-02T12:00:00Z"]);
+    assert!(out.contains("deadline to 2026-07-06T12:00:00Z"), "{out}");
+    assert!(t.run(&["adjudicate", "--now", "2026-07-04T13:00:00Z"]).contains("nothing due"));
+    assert!(t.run(&["status"]).contains("deadline 2026-07-06T12:00:00Z"));
+    assert!(t.run(&["adjudicate", "--now", "2026-07-06T12:00:00Z"]).contains("resolved step(s) 1; NMR"));
+    audit_passes(&t.game());
+    t.run(&["deadline", "--to", "2026-07-20T00:00:00Z", "--now", "2026-07-07T12:00:00Z"]);
+    audit_passes(&t.game());
+    // Forged: the host moves the deadline back in the record it signed, to excuse an early NMR.
+    let r = t.record(3);
+    edit(&r, "\"deadline\": \"2026-07-20T00:00:00Z\"", "\"deadline\": \"2026-07-07T12:00:00Z\"");
+    resign(&t.game(), &r);
+    audit_fails(&t.game(), "a moved deadline must lie after the control's time");
+    // A deadline in the past, or none at all, is refused.
+    pbem().arg("deadline").arg(t.game()).args(["--to", "2026-07-01T00:00:00Z", "--now", "2026-07-08T00:00:00Z"]).assert().failure();
+    pbem().arg("deadline").arg(t.game()).args(["--extend", "soon"]).assert().failure().stderr(predicate::str::contains("bad duration"));
+}
+
+#[test]
+fn a_paused_game_resolves_nothing_and_resuming_moves_the_deadline_on() {
+    let t = Table::new();
+    t.run(&["pause", "--reason", "the host is away", "--now", "2026-07-02T12:00:00Z"]);
+    assert!(t.report(1, "union").contains("PAUSED by the host since 2026-07-02T12:00:00Z"));
+    let st = t.run(&["status"]);
+    assert!(st.contains("PAUSED by the host since 2026-07-02T12:00:00Z"), "{st}");
+    let adj = t.run(&["adjudicate", "--now", "2026-07-10T12:00:00Z"]);
+    assert!(adj.contains("nothing due") && adj.contains("paused by the host"), "{adj}");
+    pbem().arg("pause").arg(t.game()).args(["--reason", "again", "--now", "2026-07-10T12:00:00Z"]).assert().failure().stderr(predicate::str::contains("already paused"));
+    // Orders are still taken in while paused.
+    t.submit("union", &t.path().join("union-g1"), "2026-07-03T12:00:00Z").success();
+    // Eight days paused: the deadline (2026-07-04T12:00Z) moves on eight days.
+    let out = t.run(&["resume", "--now", "2026-07-10T12:00:00Z"]);
+    assert!(out.contains("deadline is now 2026-07-12T12:00:00Z"), "{out}");
+    assert!(t.run(&["adjudicate", "--now", "2026-07-11T12:00:00Z"]).contains("nothing due"));
+    assert!(t.run(&["adjudicate", "--now", "2026-07-12T12:00:00Z"]).contains("resolved step(s) 1; NMR: confederate"));
+    audit_passes(&t.game());
+    audit_passes(&public_copy(&t.game(), "public"));
+    // Forged: the resume record keeps the old deadline (re-signed), which would excuse the NMR.
+    let r = t.record(2);
+    edit(&r, "\"deadline\": \"2026-07-12T12:00:00Z\"", "\"deadline\": \"2026-07-04T12:00:00Z\"");
+    resign(&t.game(), &r);
+    audit_fails(&t.game(), "resumed, its deadline later by the time paused");
+}
+
+#[test]
+fn a_step_resolved_while_paused_fails_the_audit() {
+    // A dishonest host pauses, then resolves anyway: it resolves on a copy of the pause record
+    // without the pause and chains the resolution to the real one (re-signed). Checked on the
+    // public copy (the reports would also differ).
+    let t = Table::new();
+    t.run(&["pause", "--reason", "away", "--now", "2026-07-02T12:00:00Z"]);
+    let r1 = t.record(1);
+    let paused = std::fs::read_to_string(&r1).unwrap();
+    let paused_sig = std::fs::read(format!("{}.sig", r1.display())).unwrap();
+    edit(&r1, ",\n    \"paused\": \"2026-07-02T12:00:00Z\"", "");
+    resign(&t.game(), &r1);
+    assert!(t.run(&["adjudicate", "--now", "2026-07-05T12:00:00Z"]).contains("resolved step(s) 1; NMR"));
+    let unpaused_hash = pbem::commit::sha256_hex(&std::fs::read(&r1).unwrap());
+    std::fs::write(&r1, &paused).unwrap();
+    std::fs::write(format!("{}.sig", r1.display()), &paused_sig).unwrap();
+    let r2 = t.record(2);
+    edit(&r2, &unpaused_hash, &pbem::commit::sha256_hex(paused.as_bytes()));
+    resign(&t.game(), &r2);
+    let public = public_copy(&t.game(), "public");
+    std::fs::remove_dir_all(public.join("states")).unwrap();
+    std::fs::remove_dir_all(public.join("reports")).unwrap();
+    audit_fails(&public, "while the host had paused the game");
+}
+
+#[test]
+fn an_abandoned_game_ends_with_a_record_that_reveals_the_state_key() {
+    let t = Table::new();
+    t.submit("union", &t.path().join("union-g1"), "2026-07-01T13:00:00Z").success();
+    pbem().arg("end").arg(t.game()).args(["--abandon", "--reason", ""]).assert().failure().stderr(predicate::str::contains("--reason"));
+    let out = t.run(&["end", "--abandon", "--reason", "both players vanished", "--now", "2026-07-02T12:00:00Z"]);
+    assert!(out.contains("ended the game without a result"), "{out}");
+    let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(t.record(1)).unwrap()).unwrap();
+    assert!(rec["opening"].is_null() && rec["state_key"].is_string(), "{rec}");
+    assert_eq!(rec["outcome"]["summary"], "The host ended the game without a result: both players vanished");
+    assert!(t.report(1, "confederate").contains("GAME OVER"));
+    assert!(t.run(&["status"]).contains("game over: The host ended the game without a result"));
+    assert!(t.run(&["adjudicate", "--now", "2026-07-09T12:00:00Z"]).contains("game over"));
+    pbem().arg("form").arg(t.game()).args(["--role", "confederate"]).assert().failure().stderr(predicate::str::contains("the game is over"));
+    audit_passes(&t.game());
+    audit_passes(&public_copy(&t.game(), "public"));
+    pbem().arg("pause").arg(t.game()).args(["--reason", "x"]).assert().failure().stderr(predicate::str::contains("is over"));
+}
+
+#[test]
+fn status_lists_every_game_under_a_root() {
+    let t = Table::new();
+    t.create("g2");
+    t.submit("union", &t.path().join("union-g1"), "2026-07-01T13:00:00Z").success();
+    pbem().arg("pause").arg(t.path().join("g2")).args(["--reason", "holidays", "--now", "2026-07-01T14:00:00Z"]).assert().success();
+    let out = pbem().arg("status").arg(t.path()).args(["--now", "2026-07-02T12:00:00Z"]).output().unwrap();
+    assert!(out.status.success());
+    let text = String::from_utf8(out.stdout).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("GAME") && lines[0].contains("LEFT"), "{text}");
+    let g1 = lines.iter().find(|l| l.starts_with("g1 ")).unwrap_or_else(|| panic!("{text}"));
+    assert!(g1.contains("gettysburg-campaign") && g1.contains("confederate") && !g1.contains("union") && g1.contains("2026-07-04T12:00:00Z") && g1.contains("2d 0h"), "{g1}");
+    let g2 = lines.iter().find(|l| l.starts_with("g2 ")).unwrap();
+    assert!(g2.contains("paused since 2026-07-01T14:00:00Z"), "{g2}");
+    // --all says it outright; a game folder still gets its own status.
+    pbem().arg("status").arg("--all").arg(t.path()).assert().success().stdout(predicate::str::contains("g2 "));
+    pbem().arg("status").arg(t.game()).assert().success().stdout(predicate::str::contains("game g1"));
+}
+
+/// Answers every awaited seat of g1 at `now` (forms edited by `edit`), signed with the seat's key.
+fn answer_all(t: &Table, now: &str, edit: &dyn Fn(String) -> String) {
+    let st = t.run(&["status"]);
+    for role in ["confederate", "union"] {
+        if st.lines().any(|l| l.trim_start().starts_with(&format!("{role} (")) && l.contains("awaited")) {
+            let f = t.path().join(format!("{role}-{now}.toml"));
+            pbem().arg("form").arg(t.game()).args(["--role", role, "-o"]).arg(&f).assert().success();
+            std::fs::write(&f, edit(std::fs::read_to_string(&f).unwrap())).unwrap();
+            let key = t.path().join(if role == "union" { "union-g1" } else { "conf-g1" });
+            pbem().arg("sign").arg("--key").arg(&key).arg(&f).assert().success();
+            pbem().arg("submit").arg(t.game()).arg(&f).args(["--now", now]).assert().success();
+        }
+    }
+}
+
+#[test]
+fn a_control_while_orders_are_withheld_keeps_them_due_at_the_rounds_end() {
+    let t = Table::new();
+    let at = |k: u32| format!("2026-07-01T{:02}:{:02}:00Z", 13 + k / 2, (k % 2) * 30);
+    // No planned moves: the initiative's winner is asked mid-round, and the orders so far are
+    // withheld until the round's end (as in tests/cli.rs).
+    let no_plans = |text: String| text.split("[orders.moves]").next().unwrap().to_string();
+    let (mut k, mut n) = (0, 0u64);
+    loop {
+        assert!(k < 30, "no mid-round step");
+        answer_all(&t, &at(k), &no_plans);
+        t.run(&["adjudicate", "--now", &at(k + 1)]);
+        k += 2;
+        n += 1;
+        let rec: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(t.record(n)).unwrap()).unwrap();
+        if rec["resolution"]["orders"].as_array().unwrap().iter().any(|o| o["withheld"] == true && o.get("withheld_until").is_none()) {
+            break;
+        }
+    }
+    // Mid-round, with orders withheld: the host moves the deadline.
+    t.run(&["deadline", "--extend", "24h", "--now", &at(k)]);
+    k += 1;
+    audit_passes(&t.game());
+    // Play on until a record reveals what was withheld.
+    for _ in 0..20 {
+        answer_all(&t, &at(k), &|text| text);
+        t.run(&["adjudicate", "--now", &at(k + 1)]);
+        k += 2;
+        let last = std::fs::read_dir(t.game().join("records")).unwrap().count() as u64 / 2 - 1;
+        if std::fs::read_to_string(t.record(last)).unwrap().contains("\"reveals\"") {
+            audit_passes(&t.game());
+            audit_passes(&public_copy(&t.game(), "public"));
+            return;
+        }
+    }
+    panic!("the round never ended");
+}
