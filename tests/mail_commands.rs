@@ -1,4 +1,4 @@
-//! Players' commands by mail (`status`, `report`, `help`), press to one seat, a team or all, press
+//! Players' commands by mail (`status`, `report`, `public`, `help`), press to one seat, a team or all, press
 //! switched off, and Flag Dash teammates seeing each other's plans: all through the real binary,
 //! from a Maildir, reading what the judge queued in its outbox.
 
@@ -68,7 +68,7 @@ fn status_report_and_help_answer_the_seats_address_only_and_strangers_not_at_all
     let m = &mails[0];
     assert_eq!(m.to, ["meade@example.org"]);
     assert!(m.cc.is_empty());
-    for want in ["Status (you play union)", "game g1 (", "Your newest report in game g1 (union, after record 0)", "Commands (write each", "press [GAME] to WHOM", "pbem audit DIR"] {
+    for want in ["Status (you play union)", "game g1 (", "Your newest report in game g1 (union, after record 0)", "Commands (write each", "press [GAME] to WHOM", "pbem audit GAME.tar"] {
         assert!(m.text.contains(want), "{want:?} not in:\n{}", m.text);
     }
     assert!(!m.text.contains("No signed orders were found"), "{}", m.text);
@@ -144,7 +144,7 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
 /// A game of `rules` with `options`, each seat's address `ROLE@example.org`.
 fn game_of(root: &Path, id: &str, rules: &str, roles: &[&str], options: &[(&str, &str)]) -> pbem::error::Result<PathBuf> {
     let dir = root.join(id);
-    let seats = roles.iter().map(|r| Seat { role: r.to_string(), email: format!("{r}@example.org"), key: key(r).public_key().to_openssh().unwrap() }).collect();
+    let seats = roles.iter().map(|r| Seat { role: r.to_string(), email: format!("{r}@example.org"), key: key(r).public_key().to_openssh().unwrap(), time_zone: None }).collect();
     let new = NewGame {
         id: Some(id.into()),
         rules: rules.into(),
@@ -224,4 +224,27 @@ fn flag_dash_teammates_see_plans_and_talk_as_a_team_the_other_team_never() {
     let mails = queued(&root);
     assert!(!to(&mails, "red-2@example.org")[0].text.contains("white-1's plan"));
     assert!(to(&mails, "white-2@example.org").iter().any(|m| m.subject.contains("Re: report") && m.text.contains("Your teammate white-1's plan for step 1")));
+}
+
+#[test]
+fn public_mails_the_public_record_as_an_archive_that_the_audit_accepts() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    new_game(&root, "g1", 72);
+    deliver(&md, "1", &message("George Meade <meade@example.org>", "Re: [pbem g1] the game begins", "public g1\n"));
+    // A stranger asking gets nothing.
+    deliver(&md, "2", &message("Nosy <nosy@example.com>", "public", "public g1\n"));
+    intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
+    let mails = queued(&root);
+    assert_eq!(mails.len(), 1, "{:?}", mails.iter().map(|m| (&m.to, &m.subject)).collect::<Vec<_>>());
+    let m = &mails[0];
+    assert_eq!(m.to, ["meade@example.org"]);
+    assert!(m.text.contains("The public record of game g1 is attached as g1.tar"), "{}", m.text);
+    let (_, tar) = m.files.iter().find(|(n, _)| n == "g1.tar").expect("g1.tar attached");
+    let file = tmp.path().join("g1.tar");
+    std::fs::write(&file, tar).unwrap();
+    pbem().arg("audit").arg(&file).assert().success();
+    // The archive holds nothing of host/, states/ or reports/.
+    let names: Vec<String> = tar::Archive::new(&tar[..]).entries().unwrap().map(|e| e.unwrap().path().unwrap().display().to_string()).collect();
+    assert!(names.iter().all(|n| !n.contains("/host/") && !n.contains("/states/") && !n.contains("/reports/")), "{names:?}");
 }

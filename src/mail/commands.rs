@@ -7,12 +7,13 @@
 //! ```text
 //! status [GAME]               where the game stands: step, deadline, who has sent orders
 //! report [GAME]               my newest report again, with the order form when orders are due
+//! public [GAME]               the game's public record as one archive (GAME.tar) for `pbem audit`
 //! help                        these lines
 //! press [GAME] to WHOM        a message to other players, relayed by the judge: WHOM is `all`,
 //! TEXT...                     `team`, or one or more roles (`press g1 to red-1 red-2`); the
 //! endpress                    text runs to the line `endpress` (or the end of the message)
 //! ```
-//! A line is a command only when it is exactly that: `status` or `report` with at most one more
+//! A line is a command only when it is exactly that: `status`, `report` or `public` with at most one more
 //! word, `help` alone, `press` with `to`. Other lines (a greeting, a signature) are not read, and
 //! neither are pasted order files (from `[pbem]` to the end of the signature block).
 
@@ -62,6 +63,8 @@ pub enum Command {
     Status(Option<String>),
     /// `report [GAME]`.
     Report(Option<String>),
+    /// `public [GAME]`: the public record as an archive `pbem audit` accepts.
+    Public(Option<String>),
     /// `help`.
     Help,
     /// `press [GAME] to WHOM` and its text.
@@ -149,13 +152,14 @@ fn push(out: &mut Parsed, c: Command) {
     }
 }
 
-/// `status [GAME]`, `report [GAME]`, `help`: the whole line, nothing else on it.
+/// `status [GAME]`, `report [GAME]`, `public [GAME]`, `help`: the whole line, nothing else on it.
 fn simple(line: &str) -> Option<Command> {
     let words: Vec<&str> = line.split_whitespace().collect();
     let game = words.get(1).map(|g| g.to_string());
     match (words.first().map(|w| w.to_ascii_lowercase()).as_deref(), words.len()) {
         (Some("status"), 1 | 2) => Some(Command::Status(game)),
         (Some("report"), 1 | 2) => Some(Command::Report(game)),
+        (Some("public"), 1 | 2) => Some(Command::Public(game)),
         (Some("help"), 1) => Some(Command::Help),
         _ => None,
     }
@@ -193,6 +197,8 @@ registered address; GAME may be left out when you play in one game only):
 
   status [GAME]            where the game stands: the step, its deadline, who has sent orders
   report [GAME]            your newest report again, with the order form when orders are due
+  public [GAME]            the game's public record as one archive (GAME.tar): `pbem audit
+                           GAME.tar` replays and checks every step
   help                     this text
   press [GAME] to WHOM     a message to other players, relayed by the judge and listed in their
   YOUR TEXT                next reports: WHOM is `all`, `team` or roles (`press g1 to red-1`);
@@ -212,8 +218,9 @@ decides per game whom press may go to (press=none, team or all).
 /// report mail).
 pub fn public_record_note() -> &'static str {
     "How to check the game yourself: the public record is the game folder's game.toml,\n\
-scenario.toml, records/ and receipts/ (ask the host for a copy, or where it is published).\n\
-`pbem audit DIR` replays and checks every step; `pbem audit DIR --receipt RECEIPT.toml` shows\n\
+scenario.toml, records/ and receipts/: send the judge a line `public GAME` and it mails them\n\
+as one archive (or ask the host where they are published).\n\
+`pbem audit GAME.tar` (or a folder) replays and checks every step; `--receipt RECEIPT.toml` shows\n\
 that your order was the one used, and `pbem audit DIR --report SAVED.eml` that a report you\n\
 kept still matches the game.\n"
 }
@@ -281,6 +288,10 @@ pub(super) fn answer(parsed: &Parsed, asker: &Asker<'_>, games: &Games, outbox: 
                 Ok(list) => report_text(&list, cfg, now, &mut out.attachments),
                 Err(e) => Ok(format!("report: {e}\n")),
             },
+            Command::Public(g) => match chosen(&seats, g.as_deref()) {
+                Ok(list) => public_text(&list, &mut out.attachments),
+                Err(e) => Ok(format!("public: {e}\n")),
+            },
             Command::Press { game, to, text } => press(&seats, game.as_deref(), to, text, asker, i, outbox, cfg, now),
         }?;
         out.text.push_str(&said);
@@ -290,6 +301,17 @@ pub(super) fn answer(parsed: &Parsed, asker: &Asker<'_>, games: &Games, outbox: 
         out.text.push_str(&format!("Not understood: {p}\n"));
     }
     Ok(out)
+}
+
+/// Each chosen game's public record as `GAME.tar` (`crate::public::public_archive`), attached.
+fn public_text(list: &[&Held<'_>], files: &mut super::cron::Files) -> Result<String> {
+    let mut s = String::new();
+    for (dir, gf, _) in list {
+        let name = format!("{}.tar", gf.id);
+        files.push((name.clone(), crate::public::public_archive(dir)?));
+        s.push_str(&format!("The public record of game {} is attached as {name}: `pbem audit {name}` replays and checks every step.\n", gf.id));
+    }
+    Ok(s)
 }
 
 fn status_text(list: &[&Held<'_>]) -> Result<String> {

@@ -33,7 +33,8 @@ pub struct Draft<'a> {
     pub subject: String,
     /// The plain-text body.
     pub body: String,
-    /// Attachments: (file name, content); a name ending in `.png` is sent as `image/png`, any other
+    /// Attachments: (file name, content); a name ending in `.png` is sent as `image/png`, `.tar` as
+    /// `application/x-tar`, any other
     /// as plain text.
     pub attachments: Vec<(String, Vec<u8>)>,
     /// The Message-ID this answers, without brackets.
@@ -94,7 +95,7 @@ pub fn build(d: Draft<'_>) -> Result<Outgoing> {
     } else {
         let mut mp = MultiPart::builder().kind(MultiPartKind::Mixed).boundary(boundary(&d.id, &d.body, &d.attachments)).singlepart(text);
         for (name, content) in d.attachments {
-            let kind = if name.to_ascii_lowercase().ends_with(".png") { ContentType::parse("image/png").expect("valid MIME type") } else { ContentType::TEXT_PLAIN };
+            let kind = attachment_type(name);
             mp = mp.singlepart(Attachment::new(name).body(content, kind));
         }
         b.multipart(mp)
@@ -132,4 +133,18 @@ pub fn stable_id(parts: &[&str]) -> String {
     }
     let kind: String = parts.first().copied().unwrap_or("mail").chars().filter(|c| c.is_ascii_alphanumeric()).collect();
     format!("pbem-{kind}-{}", &crate::commit::sha256_hex(&all)[..32])
+}
+
+/// The MIME type of an attachment, by its name's ending: a picture, the public record's archive,
+/// else text (order forms).
+fn attachment_type(name: &str) -> ContentType {
+    let lower = name.to_ascii_lowercase();
+    let kind = if lower.ends_with(".png") {
+        "image/png"
+    } else if lower.ends_with(".tar") {
+        "application/x-tar"
+    } else {
+        return ContentType::TEXT_PLAIN;
+    };
+    ContentType::parse(kind).expect("valid MIME type")
 }
