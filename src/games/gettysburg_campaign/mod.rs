@@ -249,7 +249,13 @@ pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, t: &mut dy
     let mut direct = None;
     for (side, p) in parsed {
         if p.standing_given {
-            t.tell(side, "Your standing orders are updated (your report lists them).".to_string());
+            let changes = forms::standing_changes(s.standing.get(side), &p.standing);
+            if changes.is_empty() {
+                t.tell(side, "Your standing orders are unchanged.".to_string());
+            }
+            for c in changes {
+                t.tell(side, format!("Standing orders changed: {c}"));
+            }
         }
         *s.standing.get_mut(side) = p.standing;
         s.this_round.plans.get_mut(side).extend(p.plans);

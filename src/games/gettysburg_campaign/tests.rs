@@ -392,6 +392,22 @@ fn standing_orders_are_replaced_key_by_key_and_defend_overrides_vacate() {
 }
 
 #[test]
+fn standing_tables_merge_per_town_and_an_empty_table_clears_them() {
+    // Issue 10: adding one town's retreat deleted every other one.
+    let s = fresh();
+    let stay = "cards = [\"Reynolds\", \"Hancock\"]\nmoves = { I = \"stay\", II = \"stay\" }\n[standing]\n";
+    let conf = ("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"stay\" }");
+    let (s, _) = step(&s, &[conf, ("union", &format!("{stay}retreat = {{ Frederick = [\"Westminster\"] }}\nvacate = {{ York = \"Baltimore\" }}"))], &[1, 2]);
+    let (s, _) = step(&s, &[conf, ("union", &format!("{stay}retreat = {{ Washington = [\"Baltimore\"] }}\nvacate = {{ Frederick = \"Westminster\" }}"))], &[1, 2]);
+    assert_eq!(s.standing.union.retreat.keys().collect::<Vec<_>>(), ["Frederick", "Washington"]);
+    assert_eq!(s.standing.union.vacate.keys().collect::<Vec<_>>(), ["Frederick", "York"]);
+    let (s, _) = step(&s, &[conf, ("union", &format!("{stay}retreat = {{}}\nvacate = {{ York = [] }}"))], &[1, 2]);
+    assert!(s.standing.union.retreat.is_empty(), "{{}} clears the table");
+    assert_eq!(s.standing.union.vacate.keys().collect::<Vec<_>>(), ["Frederick"], "York = [] deletes York only");
+    assert!(!has_problem(&s, "union", &format!("{stay}defend = [\"York\"]\nvacate = {{ York = [] }}"), "standing.defend"), "deleting is no conflict");
+}
+
+#[test]
 fn standing_lists_reject_duplicates_naming_them() {
     let s = fresh();
     let cards = "cards = [\"Reynolds\", \"Hancock\"]\n[standing]\n";
