@@ -443,7 +443,7 @@ fn s7_the_higher_die_moves_first() {
     let xi = d.public.iter().position(|e| e.contains("XI Corps (Howard) moves")).unwrap();
     let i = d.public.iter().position(|e| e.contains("I Corps (Longstreet) moves")).unwrap();
     assert!(xi < i);
-    assert!(d.said("The Union defend Frederick"));
+    assert!(d.said("The Union army defends Frederick"), "a singular subject and verb (issue 10)");
     assert_eq!(s.last_initiative.as_ref().unwrap().winner, Some(Side::Union));
 }
 
