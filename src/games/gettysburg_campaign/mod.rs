@@ -195,7 +195,20 @@ impl Game for GettysburgCampaign {
 
     fn bot_order(&self, s: &State, role: &str, ctx: &mut Ctx) -> Orders {
         match side_of(role) {
-            Some(side) => bot::order(s, side, &mut |n| ctx.below(n)),
+            Some(side) => bot::order(s, side, bot::POLICIES[0], &mut |n| ctx.below(n)),
+            None => Orders::new(),
+        }
+    }
+
+    /// `sensible` (the default, [`Game::bot_order`]) or `naive` (the first, passive players; README
+    /// "Balance of the reconstructions").
+    fn policies(&self) -> &'static [&'static str] {
+        bot::POLICIES
+    }
+
+    fn policy_order(&self, s: &State, role: &str, policy: &str, ctx: &mut Ctx) -> Orders {
+        match side_of(role) {
+            Some(side) => bot::order(s, side, policy, &mut |n| ctx.below(n)),
             None => Orders::new(),
         }
     }

@@ -1052,6 +1052,11 @@ fn view_hides_the_opponents_plans_and_standing_orders() {
 /// that resolution is deterministic, that the state survives its JSON text, that views and the
 /// report template work, and that the game ends by its last turn within a bounded number of steps.
 fn random_game(seed: u8, optional: bool, nmr: bool) -> (State, usize) {
+    random_game_of(seed, optional, nmr, "sensible")
+}
+
+/// [`random_game`] with the built-in players of `policy`.
+fn random_game_of(seed: u8, optional: bool, nmr: bool, policy: &str) -> (State, usize) {
     let g = GettysburgCampaign;
     let mut options = BTreeMap::new();
     options.insert("optional-fire".to_string(), optional.to_string());
@@ -1091,7 +1096,7 @@ fn random_game(seed: u8, optional: bool, nmr: bool) -> (State, usize) {
             if let Err(p) = g.check_order(&s, &a.role, &d) {
                 panic!("seed {seed}: default order for {} ({}) rejected: {p:?}\n{d}", a.role, a.kind);
             }
-            let o = if nmr { d } else { g.bot_order(&s, &a.role, &mut bots) };
+            let o = if nmr { d } else { g.policy_order(&s, &a.role, policy, &mut bots) };
             if let Err(p) = g.check_order(&s, &a.role, &o) {
                 panic!("seed {seed}: bot order for {} ({}) rejected: {p:?}\n{o}", a.role, a.kind);
             }
@@ -1142,6 +1147,13 @@ fn random_play_with_bots_is_legal_deterministic_and_ends() {
 fn random_play_with_optional_fire() {
     for seed in 0..25u8 {
         random_game(seed, true, false);
+    }
+}
+
+#[test]
+fn the_naive_policy_stays_legal() {
+    for seed in 0..10u8 {
+        random_game_of(seed, seed % 2 == 0, false, "naive");
     }
 }
 
