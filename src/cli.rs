@@ -346,7 +346,7 @@ enum Command {
         /// Games to play.
         #[arg(long, default_value_t = 1000)]
         games: u32,
-        /// Built-in policy (default: the game's built-in player; throw-down-that-flag: sensible or naive).
+        /// Built-in policy (default: the game's built-in player; gettysburg-campaign and throw-down-that-flag: sensible or naive).
         #[arg(long)]
         policy: Option<String>,
         /// 64 hex digits (default: all zero, so runs are reproducible).

@@ -38,11 +38,14 @@ fn gettysburg_campaign_with_and_without_the_optional_fire() {
     for fire in ["false", "true"] {
         let args = ["--rules", "gettysburg-campaign", "--option", &format!("optional-fire={fire}")];
         let text = simulate(&args);
-        assert!(text.starts_with(&format!("gettysburg-campaign, scenario gettysburg-campaign, options optional-fire={fire}, policy built-in")), "{text}");
+        assert!(text.starts_with(&format!("gettysburg-campaign, scenario gettysburg-campaign, options optional-fire={fire}, policy sensible")), "{text}");
         check_table(&text, "turns", &["confederate", "union"]);
         assert!(text.contains("mean Confederate points per game:"), "{text}");
         assert_eq!(text, simulate(&args), "the same seed gives the same output");
     }
+    let naive = simulate(&["--rules", "gettysburg-campaign", "--policy", "naive"]);
+    assert!(naive.starts_with("gettysburg-campaign, scenario gettysburg-campaign, options (none), policy naive"), "{naive}");
+    check_table(&naive, "turns", &["confederate", "union"]);
 }
 
 #[test]

@@ -6,6 +6,7 @@ use super::rules::{self, FirePlan};
 use super::side::{Side, Sides};
 use super::state::{Combat, CombatResult, CombatStep, Command, Entry, InitiativeRoll, Location, Question, Round, Stage, Standing, State, FirePolicy};
 use crate::dice::Ctx;
+use crate::text::wrap;
 use crate::game::Outcome;
 
 /// Where the engine's dice and messages go: the step's [`Ctx`] in play, scripted dice in tests.
@@ -18,15 +19,19 @@ pub trait Table {
     fn tell(&mut self, side: Side, text: String);
 }
 
+/// Columns of an event's text: the report puts it after "  - " and indents its continuation lines
+/// under the text, so every line stays within 92 columns like the rest of the report.
+pub const EVENT_WIDTH: usize = 88;
+
 impl Table for Ctx {
     fn d6(&mut self, why: &str) -> u32 {
         Ctx::d6(self, why)
     }
     fn say(&mut self, text: String) {
-        Ctx::say(self, text)
+        Ctx::say(self, wrap(&text, EVENT_WIDTH))
     }
     fn tell(&mut self, side: Side, text: String) {
-        Ctx::tell(self, &[side.role()], text)
+        Ctx::tell(self, &[side.role()], wrap(&text, EVENT_WIDTH))
     }
 }
 
@@ -286,9 +291,9 @@ fn step_into(s: &mut State, t: &mut dyn Table, c: usize, from: &str, to: &str, i
     }
     if s.advancing_on(to).iter().any(|&x| s.corps[x].side == side) {
         t.say(format!(
-            "{} moves from {from} toward {to}, which the {} already defend: it stops on the road, advancing on {to} (§8).",
+            "{} moves from {from} toward {to}, which the {} already defends: it stops on the road, advancing on {to} (§8).",
             s.label(c),
-            side.other().name()
+            side.other().army()
         ));
         advance(s, c, from, to);
         return false;
@@ -326,8 +331,8 @@ fn resolve_entry(s: &mut State, t: &mut dyn Table, e: &Entry, choice: VacateChoi
     match choice {
         VacateChoice::Defend => {
             t.say(format!(
-                "The {} defend {} ({} Corps): {} stops on the road from {}, advancing (§8).",
-                holder.name(),
+                "The {} defends {} ({} Corps): {} stops on the road from {}, advancing (§8).",
+                holder.army(),
                 e.to,
                 s.ids(&holders),
                 s.label(e.mover),

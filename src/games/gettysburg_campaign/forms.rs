@@ -119,9 +119,10 @@ fn prompt_text(s: &State, side: Side, q: &Question) -> String {
 
 fn standing_lines(s: &State, side: Side) -> Vec<String> {
     let mut out: Vec<String> = vec![
-        "Standing orders, [orders.standing] (optional, in any order file): each key you give replaces".into(),
-        "the stored one, and an empty list or table clears it. A standing order is used whenever it is".into(),
-        "still legal; otherwise you are asked.".into(),
+        "Standing orders, [orders.standing] (optional, in any order file): a list you give replaces the".into(),
+        "stored one (an empty list clears it); a table (vacate, retreat) changes only the towns it names:".into(),
+        "Town = [...] sets that town's entry, Town = [] deletes it, {} deletes them all. A standing order".into(),
+        "is used whenever it is still legal; otherwise you are asked. Your report says what changed.".into(),
     ];
     // Examples in the side's own corps and country.
     let (defend, vacate, casualties) = match side {
@@ -185,6 +186,44 @@ pub fn standing_list(st: &Standing) -> Vec<String> {
     }
     // Long lists (e.g. every town defended) go on continuation lines.
     parts.iter().flat_map(|p| wrap(p, 90).lines().enumerate().map(|(i, l)| if i == 0 { l.to_string() } else { format!("    {l}") }).collect::<Vec<_>>()).collect()
+}
+
+/// What changed from standing orders `old` to `new`, one sentence each (empty when nothing did):
+/// whole lists and the firing policy as now/was, the `vacate` and `retreat` tables per town (new,
+/// changed, deleted).
+pub fn standing_changes(old: &Standing, new: &Standing) -> Vec<String> {
+    let mut out = Vec::new();
+    let list = |v: &[String]| if v.is_empty() { "none".to_string() } else { v.join(", ") };
+    for (name, a, b) in [
+        ("defend", &old.defend, &new.defend),
+        ("casualties", &old.casualties, &new.casualties),
+        ("combat order", &old.combat_order, &new.combat_order),
+    ] {
+        if a != b {
+            out.push(format!("{name}: now {} (was {}).", list(b), list(a)));
+        }
+    }
+    for (name, a, b) in [("vacate", &old.vacate, &new.vacate), ("retreat from", &old.retreat, &new.retreat)] {
+        let towns: std::collections::BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+        for town in towns {
+            match (a.get(town), b.get(town)) {
+                (None, Some(d)) => out.push(format!("{name} {town} to {}: new.", d.join(" or "))),
+                (Some(was), None) => out.push(format!("{name} {town}: deleted (was to {}).", was.join(" or "))),
+                (Some(was), Some(d)) if was != d => out.push(format!("{name} {town} to {} (was to {}).", d.join(" or "), was.join(" or "))),
+                _ => {}
+            }
+        }
+    }
+    if old.optional_fire != new.optional_fire {
+        let word = |f: Option<FirePolicy>| match f {
+            None => "not set",
+            Some(FirePolicy::Never) => "never",
+            Some(FirePolicy::Always) => "always",
+            Some(FirePolicy::Ask) => "ask",
+        };
+        out.push(format!("optional fire: now {} (was {}).", word(new.optional_fire), word(old.optional_fire)));
+    }
+    out
 }
 
 /// `text` as help lines indented by two, wrapped with continuation lines indented by six.

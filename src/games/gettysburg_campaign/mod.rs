@@ -200,7 +200,20 @@ impl Game for GettysburgCampaign {
 
     fn bot_order(&self, s: &State, role: &str, ctx: &mut Ctx) -> Orders {
         match side_of(role) {
-            Some(side) => bot::order(s, side, &mut |n| ctx.below(n)),
+            Some(side) => bot::order(s, side, bot::POLICIES[0], &mut |n| ctx.below(n)),
+            None => Orders::new(),
+        }
+    }
+
+    /// `sensible` (the default, [`Game::bot_order`]) or `naive` (the first, passive players; README
+    /// "Balance of the reconstructions").
+    fn policies(&self) -> &'static [&'static str] {
+        bot::POLICIES
+    }
+
+    fn policy_order(&self, s: &State, role: &str, policy: &str, ctx: &mut Ctx) -> Orders {
+        match side_of(role) {
+            Some(side) => bot::order(s, side, policy, &mut |n| ctx.below(n)),
             None => Orders::new(),
         }
     }
@@ -254,7 +267,13 @@ pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, t: &mut dy
     let mut direct = None;
     for (side, p) in parsed {
         if p.standing_given {
-            t.tell(side, "Your standing orders are updated (your report lists them).".to_string());
+            let changes = forms::standing_changes(s.standing.get(side), &p.standing);
+            if changes.is_empty() {
+                t.tell(side, "Your standing orders are unchanged.".to_string());
+            }
+            for c in changes {
+                t.tell(side, format!("Standing orders changed: {c}"));
+            }
         }
         *s.standing.get_mut(side) = p.standing;
         s.this_round.plans.get_mut(side).extend(p.plans);

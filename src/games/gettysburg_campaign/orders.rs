@@ -16,7 +16,8 @@
 //! - `remove = "XI"` (casualty, §9 3).
 //! - `retreat_to = "Town"` or `{ XI = "Town", .. }` (retreat, §9 3).
 //! - `[orders.standing]`: `defend`, `vacate`, `casualties`, `retreat`, `combat_order`,
-//!   `optional_fire` (see [`Standing`]); each given key replaces the stored one.
+//!   `optional_fire` (see [`Standing`]); a given list replaces the stored one, a given table
+//!   (`vacate`, `retreat`) changes only the towns it names (`Town = []` deletes one; `{}` clears all).
 
 use std::collections::BTreeMap;
 
@@ -548,8 +549,26 @@ fn town_table(s: &State, v: &Value, f: &str, p: &mut Problems) -> BTreeMap<Strin
     out
 }
 
-/// `[orders.standing]`: the side's stored standing orders with this file's keys replacing theirs.
-/// A town newly listed under `defend` leaves the stored `vacate` table, and the other way round.
+/// Merges a sent town table into the stored one entry by entry: each town given replaces its own
+/// entry, `Town = []` deletes it, the towns not given keep theirs; an empty table (`{}`) clears
+/// every entry.
+fn merge_table(stored: &mut BTreeMap<String, Vec<String>>, given: BTreeMap<String, Vec<String>>, raw: Option<&Value>) {
+    if raw.and_then(Value::as_table).is_some_and(|t| t.is_empty()) {
+        stored.clear();
+    }
+    for (town, dests) in given {
+        if dests.is_empty() {
+            stored.remove(&town);
+        } else {
+            stored.insert(town, dests);
+        }
+    }
+}
+
+/// `[orders.standing]`: the side's stored standing orders with this file's changes. A list
+/// (`defend`, `casualties`, `combat_order`) or `optional_fire` replaces the stored one; a table
+/// (`vacate`, `retreat`) is merged entry by entry ([`merge_table`]). A town newly listed under
+/// `defend` leaves the stored `vacate` table, and the other way round.
 fn parse_standing(s: &State, side: Side, v: &Value, p: &mut Problems) -> Standing {
     let mut st = s.standing.get(side).clone();
     let Some(t) = v.as_table() else {
@@ -564,21 +583,18 @@ fn parse_standing(s: &State, side: Side, v: &Value, p: &mut Problems) -> Standin
     }
     let defend = t.get("defend").map(|v| towns_of(s, v, "standing.defend", p));
     let vacate = t.get("vacate").map(|v| town_table(s, v, "standing.vacate", p));
-    match (&defend, &vacate) {
-        (Some(d), Some(va)) => {
-            for town in d.iter().filter(|x| va.contains_key(*x)) {
-                p.add("standing.defend", format!("{town} is both in defend and in vacate; choose one"));
-            }
+    if let (Some(d), Some(va)) = (&defend, &vacate) {
+        for town in d.iter().filter(|x| va.get(*x).is_some_and(|dests| !dests.is_empty())) {
+            p.add("standing.defend", format!("{town} is both in defend and in vacate; choose one"));
         }
-        (Some(d), None) => st.vacate.retain(|k, _| !d.contains(k)),
-        (None, Some(va)) => st.defend.retain(|k| !va.contains_key(k)),
-        (None, None) => {}
     }
     if let Some(d) = defend {
+        st.vacate.retain(|k, _| !d.contains(k));
         st.defend = d;
     }
     if let Some(va) = vacate {
-        st.vacate = va;
+        merge_table(&mut st.vacate, va, t.get("vacate"));
+        st.defend.retain(|k| !st.vacate.contains_key(k));
     }
     if let Some(v) = t.get("casualties") {
         match strings(v) {
@@ -597,7 +613,8 @@ fn parse_standing(s: &State, side: Side, v: &Value, p: &mut Problems) -> Standin
         }
     }
     if let Some(v) = t.get("retreat") {
-        st.retreat = town_table(s, v, "standing.retreat", p);
+        let given = town_table(s, v, "standing.retreat", p);
+        merge_table(&mut st.retreat, given, Some(v));
     }
     if let Some(v) = t.get("combat_order") {
         if side != Side::Confederate {

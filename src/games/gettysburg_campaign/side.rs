@@ -32,6 +32,14 @@ impl Side {
         }
     }
 
+    /// The side as the subject of a sentence, singular: "the Confederate army defends".
+    pub fn army(self) -> &'static str {
+        match self {
+            Side::Confederate => "Confederate army",
+            Side::Union => "Union army",
+        }
+    }
+
     /// The other side.
     pub fn other(self) -> Side {
         match self {

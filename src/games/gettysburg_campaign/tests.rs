@@ -392,6 +392,22 @@ fn standing_orders_are_replaced_key_by_key_and_defend_overrides_vacate() {
 }
 
 #[test]
+fn standing_tables_merge_per_town_and_an_empty_table_clears_them() {
+    // Issue 10: adding one town's retreat deleted every other one.
+    let s = fresh();
+    let stay = "cards = [\"Reynolds\", \"Hancock\"]\nmoves = { I = \"stay\", II = \"stay\" }\n[standing]\n";
+    let conf = ("confederate", "cards = [\"Longstreet\"]\nmoves = { I = \"stay\" }");
+    let (s, _) = step(&s, &[conf, ("union", &format!("{stay}retreat = {{ Frederick = [\"Westminster\"] }}\nvacate = {{ York = \"Baltimore\" }}"))], &[1, 2]);
+    let (s, _) = step(&s, &[conf, ("union", &format!("{stay}retreat = {{ Washington = [\"Baltimore\"] }}\nvacate = {{ Frederick = \"Westminster\" }}"))], &[1, 2]);
+    assert_eq!(s.standing.union.retreat.keys().collect::<Vec<_>>(), ["Frederick", "Washington"]);
+    assert_eq!(s.standing.union.vacate.keys().collect::<Vec<_>>(), ["Frederick", "York"]);
+    let (s, _) = step(&s, &[conf, ("union", &format!("{stay}retreat = {{}}\nvacate = {{ York = [] }}"))], &[1, 2]);
+    assert!(s.standing.union.retreat.is_empty(), "{{}} clears the table");
+    assert_eq!(s.standing.union.vacate.keys().collect::<Vec<_>>(), ["Frederick"], "York = [] deletes York only");
+    assert!(!has_problem(&s, "union", &format!("{stay}defend = [\"York\"]\nvacate = {{ York = [] }}"), "standing.defend"), "deleting is no conflict");
+}
+
+#[test]
 fn standing_lists_reject_duplicates_naming_them() {
     let s = fresh();
     let cards = "cards = [\"Reynolds\", \"Hancock\"]\n[standing]\n";
@@ -427,7 +443,7 @@ fn s7_the_higher_die_moves_first() {
     let xi = d.public.iter().position(|e| e.contains("XI Corps (Howard) moves")).unwrap();
     let i = d.public.iter().position(|e| e.contains("I Corps (Longstreet) moves")).unwrap();
     assert!(xi < i);
-    assert!(d.said("The Union defend Frederick"));
+    assert!(d.said("The Union army defends Frederick"), "a singular subject and verb (issue 10)");
     assert_eq!(s.last_initiative.as_ref().unwrap().winner, Some(Side::Union));
 }
 
@@ -1036,6 +1052,11 @@ fn view_hides_the_opponents_plans_and_standing_orders() {
 /// that resolution is deterministic, that the state survives its JSON text, that views and the
 /// report template work, and that the game ends by its last turn within a bounded number of steps.
 fn random_game(seed: u8, optional: bool, nmr: bool) -> (State, usize) {
+    random_game_of(seed, optional, nmr, "sensible")
+}
+
+/// [`random_game`] with the built-in players of `policy`.
+fn random_game_of(seed: u8, optional: bool, nmr: bool, policy: &str) -> (State, usize) {
     let g = GettysburgCampaign;
     let mut options = BTreeMap::new();
     options.insert("optional-fire".to_string(), optional.to_string());
@@ -1075,7 +1096,7 @@ fn random_game(seed: u8, optional: bool, nmr: bool) -> (State, usize) {
             if let Err(p) = g.check_order(&s, &a.role, &d) {
                 panic!("seed {seed}: default order for {} ({}) rejected: {p:?}\n{d}", a.role, a.kind);
             }
-            let o = if nmr { d } else { g.bot_order(&s, &a.role, &mut bots) };
+            let o = if nmr { d } else { g.policy_order(&s, &a.role, policy, &mut bots) };
             if let Err(p) = g.check_order(&s, &a.role, &o) {
                 panic!("seed {seed}: bot order for {} ({}) rejected: {p:?}\n{o}", a.role, a.kind);
             }
@@ -1126,6 +1147,13 @@ fn random_play_with_bots_is_legal_deterministic_and_ends() {
 fn random_play_with_optional_fire() {
     for seed in 0..25u8 {
         random_game(seed, true, false);
+    }
+}
+
+#[test]
+fn the_naive_policy_stays_legal() {
+    for seed in 0..10u8 {
+        random_game_of(seed, seed % 2 == 0, false, "naive");
     }
 }
 

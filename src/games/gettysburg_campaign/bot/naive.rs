@@ -1,5 +1,5 @@
-//! The built-in players (for `pbem demo` and random-play tests): always legal orders, with standing
-//! orders and planned moves so that a turn needs few steps, and a little randomness per seed.
+//! The `naive` built-in players, the first ones (kept to compare balance figures with): always
+//! legal orders, with standing orders and planned moves so that a turn needs few steps.
 //!
 //! The Confederate bot marches toward the nearest town whose points are not yet scored and attacks a
 //! town when its corps is stronger than the defenders; it moves in the first three rounds of a turn.
@@ -7,55 +7,19 @@
 //! to cover a point town near the Confederates; it defends towns worth points. Both stop moving
 //! after a few rounds, so every turn reaches its combat phase.
 
-use std::collections::VecDeque;
-
 use toml::Value;
 
-use super::forms::default_order;
-use super::rules;
-use super::scenario::army_key;
-use super::side::Side;
-use super::state::{Command, Question, State};
+use super::{distances, shuffled, strs, Rng};
+use crate::games::gettysburg_campaign::forms::default_order;
+use crate::games::gettysburg_campaign::rules;
+use crate::games::gettysburg_campaign::scenario::army_key;
+use crate::games::gettysburg_campaign::side::Side;
+use crate::games::gettysburg_campaign::state::{Command, Question, State};
 use crate::game::Orders;
-
-/// A source of bot randomness: a value in `0..n`.
-pub type Rng<'a> = &'a mut dyn FnMut(u32) -> u32;
 
 /// Rounds of a turn in which each bot still moves (§8: a round without moves ends the rounds).
 const CONFEDERATE_MOVING_ROUNDS: u32 = 3;
 const UNION_MOVING_ROUNDS: u32 = 1;
-
-fn strs(v: &[String]) -> Value {
-    Value::Array(v.iter().map(|x| Value::String(x.clone())).collect())
-}
-
-fn shuffled(mut v: Vec<String>, rng: Rng) -> Vec<String> {
-    for i in (1..v.len()).rev() {
-        let j = rng(i as u32 + 1) as usize;
-        v.swap(i, j);
-    }
-    v
-}
-
-/// Road distance from `from` to every town (by map order index; `u32::MAX` if unreachable).
-fn distances(s: &State, from: &str) -> Vec<u32> {
-    let towns = &s.scenario.map.towns;
-    let mut d = vec![u32::MAX; towns.len()];
-    let mut queue = VecDeque::new();
-    d[s.scenario.town_rank(from)] = 0;
-    queue.push_back(from.to_string());
-    while let Some(t) = queue.pop_front() {
-        let dt = d[s.scenario.town_rank(&t)];
-        for n in s.scenario.neighbors(&t) {
-            let i = s.scenario.town_rank(&n);
-            if d[i] == u32::MAX {
-                d[i] = dt + 1;
-                queue.push_back(n);
-            }
-        }
-    }
-    d
-}
 
 /// How attractive `town` is for a Confederate corps of `strength` (higher is better).
 fn confederate_value(s: &State, town: &str, strength: u32) -> i64 {

@@ -1,0 +1,474 @@
+//! The `sensible` built-in players (the default): each plays for the rulebook's aim (§4: the
+//! Confederates score 6 points of towns by the end of turn 9, the Union stops them).
+//!
+//! The Confederate player moves a corps every round it can gain by it: toward the richest unscored
+//! town it can reach (points discounted by distance, a town another corps is nearer to counting
+//! half), attacking defenders only with fair odds (computed from §9's fire), and plays Lee when two
+//! moves gain clearly more than one (or in the last turn). The Union player finds the unscored
+//! towns Confederate corps can reach within three moves, keeps or sends enough strength to each
+//! (the most urgent first, the nearest free corps), defends towns worth points and any town it
+//! holds in strength, and sends beaten Confederates toward towns that score nothing. A little
+//! randomness breaks ties, drawn only from the given source.
+
+use toml::Value;
+
+use super::{distances, distances_through, shuffled, strs, Rng};
+use crate::game::Orders;
+use crate::games::gettysburg_campaign::forms::default_order;
+use crate::games::gettysburg_campaign::rules::{self, FirePlan};
+use crate::games::gettysburg_campaign::scenario::army_key;
+use crate::games::gettysburg_campaign::side::Side;
+use crate::games::gettysburg_campaign::state::{Command, FirePolicy, Location, Question, Standing, State};
+
+/// Worth lost per road of distance to a target town.
+const DISTANCE_DISCOUNT: f64 = 0.75;
+/// The least chance of success for which a Confederate corps attacks defenders.
+const ATTACK_ODDS: f64 = 0.45;
+/// What playing the army commander costs before the last turn (he can be played only once).
+const ARMY_COMMANDER_COST: f64 = 0.6;
+
+/// Points `town` would still give the Confederates.
+fn unscored(s: &State, town: &str) -> u32 {
+    if s.scored.iter().any(|t| t == town) { 0 } else { s.scenario.points(town) }
+}
+
+/// Total strength of `side`'s corps in `town`.
+fn strength_at(s: &State, side: Side, town: &str) -> u32 {
+    s.strength(&s.in_town(side, town))
+}
+
+/// The chances of 0, 1, 2, ... hits of a firing (one more hit per die showing 6).
+fn hit_chances(plan: FirePlan) -> Vec<f64> {
+    let mut d = vec![0.0; plan.automatic as usize];
+    let mut sixes = vec![1.0];
+    for _ in 0..plan.dice {
+        let mut next = vec![0.0; sixes.len() + 1];
+        for (k, p) in sixes.iter().enumerate() {
+            next[k] += p * 5.0 / 6.0;
+            next[k + 1] += p / 6.0;
+        }
+        sixes = next;
+    }
+    d.extend(sixes);
+    d
+}
+
+/// The chance that `attacker` hits beat `defender` hits by at least `margin`.
+fn beats(attacker: &[f64], defender: &[f64], margin: i64) -> f64 {
+    let mut p = 0.0;
+    for (a, pa) in attacker.iter().enumerate() {
+        for (d, pd) in defender.iter().enumerate() {
+            if a as i64 - d as i64 >= margin {
+                p += pa * pd;
+            }
+        }
+    }
+    p
+}
+
+/// The chance that an attack of `att` strength along one road makes `def` strength retreat (§9,
+/// the plain rule of fire).
+fn attack_chance(s: &State, att: u32, def: u32) -> f64 {
+    let plain = |x: u32, div: u32| FirePlan { automatic: x / div, dice: x % div };
+    let a = hit_chances(plain(att, s.scenario.attack_divisor(1)));
+    let d = hit_chances(plain(def, s.scenario.rules.defender_divisor));
+    beats(&a, &d, 1)
+}
+
+/// The Confederates' view of the board while one corps plans: the other corps' distances, and the
+/// towns the plan has already scored.
+struct Plan<'a> {
+    s: &'a State,
+    corps: usize,
+    others: Vec<Vec<u32>>,
+    scored: Vec<String>,
+}
+
+impl<'a> Plan<'a> {
+    fn new(s: &'a State, corps: usize) -> Self {
+        let others = s
+            .corps_of(Side::Confederate)
+            .into_iter()
+            .filter(|&o| o != corps)
+            .filter_map(|o| s.town_of(o).map(|t| distances(s, t)))
+            .collect();
+        Plan { s, corps, others, scored: Vec::new() }
+    }
+
+    fn unscored(&self, town: &str) -> u32 {
+        if self.scored.iter().any(|t| t == town) { 0 } else { unscored(self.s, town) }
+    }
+
+    fn can_take(&self, town: &str) -> bool {
+        let d = strength_at(self.s, Side::Union, town);
+        d == 0 || attack_chance(self.s, self.s.corps[self.corps].strength, d) >= ATTACK_ODDS
+    }
+
+    /// What standing in `town` promises: the best unscored town reachable through towns free of
+    /// Union corps, by points discounted per road (half when another corps is nearer to it).
+    fn future(&self, town: &str) -> f64 {
+        let s = self.s;
+        let d = distances_through(s, town, &|t| strength_at(s, Side::Union, t) == 0);
+        let mut best = 0.0f64;
+        for (i, t) in s.scenario.map.towns.iter().enumerate() {
+            let pts = self.unscored(&t.name);
+            if pts == 0 || d[i] == u32::MAX || d[i] == 0 || !self.can_take(&t.name) {
+                continue;
+            }
+            let nearer = self.others.iter().any(|o| o[i] < d[i]);
+            let v = pts as f64 * DISTANCE_DISCOUNT.powi(d[i] as i32) * if nearer { 0.5 } else { 1.0 };
+            best = best.max(v);
+        }
+        best
+    }
+
+    /// The worth of moving from `from` into `to`: its points now (times the odds of an attack)
+    /// and what it promises after.
+    fn step_value(&self, from: &str, to: &str) -> Option<f64> {
+        let s = self.s;
+        let def = strength_at(s, Side::Union, to);
+        if def == 0 {
+            return Some(self.unscored(to) as f64 + self.future(to));
+        }
+        let p = attack_chance(s, s.corps[self.corps].strength, def);
+        (p >= ATTACK_ODDS).then(|| p * (self.unscored(to) as f64 + self.future(to)) + (1.0 - p) * (self.future(from) - 0.5))
+    }
+
+    /// The best plan of up to `steps` moves from where the corps stands, and its gain over staying.
+    fn best(mut self, steps: u32, rng: Rng) -> (Vec<String>, f64) {
+        let Some(start) = self.s.town_of(self.corps).map(str::to_string) else { return (Vec::new(), 0.0) };
+        let stay = self.future(&start);
+        let (mut at, mut plan, mut value) = (start, Vec::new(), stay);
+        for _ in 0..steps {
+            let here = self.future(&at);
+            let mut best: Option<(f64, String)> = None;
+            for n in shuffled(self.s.scenario.neighbors(&at), rng) {
+                if let Some(v) = self.step_value(&at, &n)
+                    && best.as_ref().is_none_or(|(bv, _)| v > *bv)
+                {
+                    best = Some((v, n));
+                }
+            }
+            let Some((v, n)) = best.filter(|(v, _)| *v > here + 1e-9) else { break };
+            let attack = strength_at(self.s, Side::Union, &n) > 0;
+            value += v - here;
+            plan.push(n.clone());
+            self.scored.push(n.clone());
+            at = n;
+            if attack {
+                break;
+            }
+        }
+        (plan, value - stay)
+    }
+}
+
+/// The map by town index, for the Union's look-ahead (thousands of positions per order).
+struct Graph {
+    adj: Vec<Vec<usize>>,
+    points: Vec<u32>,
+}
+
+impl Graph {
+    fn new(s: &State) -> Self {
+        let towns = &s.scenario.map.towns;
+        let adj = towns.iter().map(|t| s.scenario.neighbors(&t.name).iter().map(|n| s.scenario.town_rank(n)).collect()).collect();
+        Graph { adj, points: towns.iter().map(|t| unscored(s, &t.name)).collect() }
+    }
+
+    /// Roads from town `from` to every town, through towns where `open` is true.
+    fn distances(&self, from: usize, open: &dyn Fn(usize) -> bool) -> Vec<u32> {
+        let mut d = vec![u32::MAX; self.adj.len()];
+        let mut queue = std::collections::VecDeque::from([from]);
+        d[from] = 0;
+        while let Some(t) = queue.pop_front() {
+            if t != from && !open(t) {
+                continue;
+            }
+            for &n in &self.adj[t] {
+                if d[n] == u32::MAX {
+                    d[n] = d[t] + 1;
+                    queue.push_back(n);
+                }
+            }
+        }
+        d
+    }
+}
+
+/// Where every corps stands, by town index (None: eliminated; a corps advancing on a town counts
+/// where it came from).
+fn positions(s: &State) -> Vec<Option<usize>> {
+    (0..s.corps.len())
+        .map(|c| match &s.corps[c].at {
+            Location::Town { town } => Some(s.scenario.town_rank(town)),
+            Location::Advancing { from, .. } => Some(s.scenario.town_rank(from)),
+            Location::Eliminated => None,
+        })
+        .collect()
+}
+
+/// How much the Confederates threaten with the corps at `pos`: for each unscored town, its points
+/// times the best chance a Confederate corps has to take it (1 if no Union corps holds it, else
+/// the odds of its attack), discounted per road; towns the Union holds block the roads through them.
+fn threat(s: &State, g: &Graph, pos: &[Option<usize>]) -> f64 {
+    let mut held = vec![0u32; g.adj.len()];
+    for (c, p) in pos.iter().enumerate() {
+        if let Some(i) = p && s.corps[c].side == Side::Union {
+            held[*i] += s.corps[c].strength;
+        }
+    }
+    let mut best = vec![0.0f64; g.adj.len()];
+    for c in s.corps_of(Side::Confederate) {
+        let Some(at) = pos[c] else { continue };
+        let d = g.distances(at, &|t| held[t] == 0);
+        for i in 0..g.adj.len() {
+            if d[i] == u32::MAX || d[i] == 0 || g.points[i] == 0 {
+                continue;
+            }
+            let odds = if held[i] == 0 { 1.0 } else { attack_chance(s, s.corps[c].strength, held[i]) };
+            best[i] = best[i].max(odds * DISTANCE_DISCOUNT.powi(d[i] as i32 - 1));
+        }
+    }
+    g.points.iter().zip(best).map(|(&p, b)| p as f64 * b).sum()
+}
+
+/// The ways Union corps `c` may use `steps` moves: stay, or roads through towns free of
+/// Confederate corps.
+fn union_routes(s: &State, c: usize, steps: u32) -> Vec<Vec<String>> {
+    let mut out = vec![Vec::new()];
+    let Some(at) = s.town_of(c) else { return out };
+    let free = |t: &str| s.in_town(Side::Confederate, t).is_empty();
+    for n in s.scenario.neighbors(at).into_iter().filter(|n| free(n)) {
+        if steps > 1 {
+            for m in s.scenario.neighbors(&n).into_iter().filter(|m| free(m) && m != at) {
+                out.push(vec![n.clone(), m]);
+            }
+        }
+        out.push(vec![n]);
+    }
+    out
+}
+
+/// The Union's best plans for play `sel`: every combination of its corps' routes, scored by how
+/// much it lowers the Confederate threat (a move that changes nothing is not made).
+fn union_plans(s: &State, sel: &[Command]) -> (Vec<Vec<String>>, f64) {
+    let g = Graph::new(s);
+    let base = positions(s);
+    let now = threat(s, &g, &base);
+    let routes: Vec<Vec<Vec<String>>> = sel.iter().map(|x| union_routes(s, x.corps, rules::allowed_steps(s, Side::Union, sel, x.corps))).collect();
+    let mut pick = vec![0; sel.len()];
+    let (mut best, mut best_gain) = (pick.clone(), 0.0f64);
+    loop {
+        let mut pos = base.clone();
+        let mut moved = 0;
+        for (k, x) in sel.iter().enumerate() {
+            if let Some(last) = routes[k][pick[k]].last() {
+                pos[x.corps] = Some(s.scenario.town_rank(last));
+                moved += 1;
+            }
+        }
+        let gain = now - threat(s, &g, &pos) - 0.001 * moved as f64;
+        if gain > best_gain + 1e-9 {
+            (best, best_gain) = (pick.clone(), gain);
+        }
+        // The next combination (odometer order).
+        let Some(k) = (0..sel.len()).find(|&k| pick[k] + 1 < routes[k].len()) else { break };
+        pick[k] += 1;
+        pick[..k].iter_mut().for_each(|p| *p = 0);
+    }
+    (best.iter().enumerate().map(|(k, &i)| routes[k][i].clone()).collect(), best_gain)
+}
+
+/// Picks the play with the most gain (ties at random); the army commander costs a little before
+/// the last turn, so he is kept for a move that matters.
+fn choose_cards(s: &State, side: Side, rng: Rng) -> Vec<(Command, Vec<String>)> {
+    let mut best: Option<(f64, Vec<(Command, Vec<String>)>)> = None;
+    let all = rules::legal_selections(s, side);
+    let start = rng(all.len().max(1) as u32) as usize;
+    for k in 0..all.len() {
+        let sel = &all[(start + k) % all.len()];
+        let (plans, mut gain) = match side {
+            Side::Union => union_plans(s, sel),
+            Side::Confederate => {
+                let mut g = 0.0;
+                let mut plans = Vec::new();
+                for x in sel {
+                    let (p, gx) = Plan::new(s, x.corps).best(rules::allowed_steps(s, side, sel, x.corps), rng);
+                    g += gx;
+                    plans.push(p);
+                }
+                (plans, g)
+            }
+        };
+        if rules::plays_army(s, side, sel) && s.turn < s.scenario.rules.last_turn {
+            gain -= ARMY_COMMANDER_COST;
+        }
+        if best.as_ref().is_none_or(|(b, _)| gain > *b + 1e-9) {
+            best = Some((gain, sel.iter().cloned().zip(plans).collect()));
+        }
+    }
+    best.map(|(_, p)| p).unwrap_or_default()
+}
+
+/// The plan of `side`'s corps `c` with `steps` moves left (asked mid-round).
+fn plan_for(s: &State, side: Side, c: usize, steps: u32, rng: Rng) -> Vec<String> {
+    match side {
+        Side::Confederate => Plan::new(s, c).best(steps, rng).0,
+        Side::Union => {
+            let cmd = s.this_round.commands.get(side).iter().find(|x| x.corps == c).cloned();
+            cmd.map(|x| union_plans(s, &[x]).0.remove(0).into_iter().take(steps as usize).collect()).unwrap_or_default()
+        }
+    }
+}
+
+/// Neighbours of `town` in the order `side` sends corps there when it chooses (`own`: vacating its
+/// own; else retreating the enemy's): the Confederates toward unscored points, the Union's defeated
+/// corps away from them; the Union toward its own corps and points, the Confederates' defeated
+/// corps toward towns worth nothing, southward. `live`: by the board now (an answer when asked);
+/// else by the map alone (standing orders, which then seldom change).
+fn preference(s: &State, side: Side, town: &str, own: bool, live: bool) -> Vec<String> {
+    let mut v = s.scenario.neighbors(town);
+    v.sort_by_key(|n| {
+        let pts = if live { unscored(s, n) } else { s.scenario.points(n) } as i64;
+        let at = |x: Side| if live { strength_at(s, x, n) as i64 } else { 0 };
+        match (side, own) {
+            (Side::Confederate, true) => (-pts, at(Side::Union)),
+            (Side::Confederate, false) => (pts, 0),
+            (Side::Union, true) => (-at(Side::Union), -pts),
+            (Side::Union, false) => (pts, s.scenario.town_rank(n) as i64),
+        }
+    });
+    v
+}
+
+/// The standing orders, by the map alone so that they seldom change: the Union defends every town
+/// worth points and vacates the others toward its preferred neighbours, the Confederates defend
+/// wherever they stand; casualties weakest first; retreats chosen for the enemy; under the
+/// optional rule the Union fires by the plain rule and the Confederates are asked (they choose
+/// with the defender's hits known).
+fn wanted(s: &State, side: Side) -> Standing {
+    let mut st = Standing::default();
+    for t in &s.scenario.map.towns {
+        if side == Side::Confederate || t.points > 0 {
+            st.defend.push(t.name.clone());
+        } else {
+            st.vacate.insert(t.name.clone(), preference(s, side, &t.name, true, false));
+        }
+        st.retreat.insert(t.name.clone(), preference(s, side, &t.name, false, false));
+    }
+    let mut mine = s.corps_of(side);
+    mine.sort_by_key(|&c| (s.corps[c].strength, c));
+    st.casualties = mine.iter().map(|&c| s.corps[c].id.clone()).collect();
+    if side == Side::Confederate {
+        st.combat_order = s.scenario.map.towns.iter().map(|t| t.name.clone()).collect();
+    }
+    if s.optional_fire {
+        st.optional_fire = Some(if side == Side::Union { FirePolicy::Never } else { FirePolicy::Ask });
+    }
+    st
+}
+
+/// `[orders.standing]` that turns the stored standing orders into [`wanted`] ones, naming only
+/// what changes (tables merge per town; README "Gettysburg Campaign orders"); None if nothing does.
+fn standing_update(s: &State, side: Side) -> Option<toml::Table> {
+    let (old, new) = (s.standing.get(side), wanted(s, side));
+    let mut t = toml::Table::new();
+    for (key, a, b) in [("defend", &old.defend, &new.defend), ("casualties", &old.casualties, &new.casualties), ("combat_order", &old.combat_order, &new.combat_order)] {
+        if a != b {
+            t.insert(key.into(), strs(b));
+        }
+    }
+    // A new defend list drops the stored vacate entries of its towns.
+    let kept: std::collections::BTreeMap<&String, &Vec<String>> = old.vacate.iter().filter(|(k, _)| !new.defend.contains(k)).collect();
+    for (key, a, b) in [("vacate", kept, &new.vacate), ("retreat", old.retreat.iter().collect(), &new.retreat)] {
+        let mut entries = toml::Table::new();
+        for (town, dests) in b {
+            if a.get(town) != Some(&dests) {
+                entries.insert(town.clone(), strs(dests));
+            }
+        }
+        for town in a.keys().filter(|k| !b.contains_key(**k)) {
+            entries.insert((*town).clone(), Value::Array(Vec::new()));
+        }
+        if !entries.is_empty() {
+            t.insert(key.into(), Value::Table(entries));
+        }
+    }
+    if old.optional_fire != new.optional_fire && let Some(f) = new.optional_fire {
+        let word = if f == FirePolicy::Never { "never" } else { "ask" };
+        t.insert("optional_fire".into(), Value::String(word.into()));
+    }
+    (!t.is_empty()).then_some(t)
+}
+
+/// The firing with the best expected result: as the attacker, knowing the defender's hits, the
+/// chance to win (by two counting more) less the chance of losing a corps; else the plain rule.
+fn choose_fire(s: &State, strength: u32, divisor: u32, defender_hits: Option<u32>) -> u32 {
+    let options = rules::fire_options(strength, divisor, true, s.scenario.rules.optional_fire_max_dice);
+    let Some(dh) = defender_hits else { return options[0].automatic };
+    let mut def = vec![0.0; dh as usize];
+    def.push(1.0);
+    let score = |p: &FirePlan| {
+        let a = hit_chances(*p);
+        beats(&a, &def, 1) + 0.5 * beats(&a, &def, 2) - 0.8 * (1.0 - beats(&a, &def, -1))
+    };
+    let mut best = options[0];
+    for p in &options[1..] {
+        if score(p) > score(&best) + 1e-9 {
+            best = *p;
+        }
+    }
+    best.automatic
+}
+
+/// A legal order for `side`'s pending question (empty when nothing is asked of it).
+pub fn order(s: &State, side: Side, rng: Rng) -> Orders {
+    let Some(q) = s.question.clone().filter(|q| q.sides().contains(&side)) else { return Orders::new() };
+    let mut o = default_order(s, side);
+    if let Some(st) = standing_update(s, side) {
+        o.insert("standing".into(), Value::Table(st));
+    }
+    let plan_value = |p: &[String]| if p.is_empty() { Value::String("stay".into()) } else { strs(p) };
+    match &q {
+        Question::Command { .. } => {
+            let sel = choose_cards(s, side, rng);
+            let army = s.scenario.army(side);
+            o.insert("cards".into(), strs(&sel.iter().map(|(x, _)| army.cards[x.card].half(x.upper).to_string()).collect::<Vec<_>>()));
+            o.remove(&army_key(&army.army_commander));
+            let mut moves = toml::Table::new();
+            for (x, p) in &sel {
+                if rules::is_army_half(s, side, x.card, x.upper) {
+                    o.insert(army_key(&army.army_commander), Value::String(s.corps[x.corps].id.clone()));
+                }
+                moves.insert(s.corps[x.corps].id.clone(), plan_value(p));
+            }
+            o.insert("moves".into(), Value::Table(moves));
+        }
+        Question::Move { corps, .. } => {
+            let left = rules::allowed_steps(s, side, s.this_round.commands.get(side), *corps)
+                .saturating_sub(s.this_round.steps.get(corps).copied().unwrap_or(0));
+            let mut moves = toml::Table::new();
+            moves.insert(s.corps[*corps].id.clone(), plan_value(&plan_for(s, side, *corps, left, rng)));
+            o.insert("moves".into(), Value::Table(moves));
+        }
+        Question::VacateOrDefend { town, mover, options, .. } => {
+            let mine = strength_at(s, side, town);
+            let hold = mine >= s.corps[*mover].strength || (side == Side::Union && unscored(s, town) > 0);
+            if !hold && let Some(to) = preference(s, side, town, true, true).into_iter().find(|n| options.contains(n)) {
+                o.insert("decision".into(), Value::String("vacate".into()));
+                o.insert("vacate_to".into(), Value::String(to));
+            }
+        }
+        Question::Retreat { town, options, .. } => {
+            if let Some(to) = preference(s, side, town, false, true).into_iter().find(|n| options.contains(n)) {
+                o.insert("retreat_to".into(), Value::String(to));
+            }
+        }
+        Question::FireOption { strength, divisor, defender_hits, .. } => {
+            o.insert("automatic_hits".into(), Value::Integer(choose_fire(s, *strength, *divisor, *defender_hits) as i64));
+        }
+        Question::CombatOrder { .. } | Question::Casualty { .. } => {}
+    }
+    o
+}
