@@ -95,7 +95,7 @@ pub fn build(d: Draft<'_>) -> Result<Outgoing> {
     } else {
         let mut mp = MultiPart::builder().kind(MultiPartKind::Mixed).boundary(boundary(&d.id, &d.body, &d.attachments)).singlepart(text);
         for (name, content) in d.attachments {
-            let kind = attachment_type(name);
+            let kind = attachment_type(&name);
             mp = mp.singlepart(Attachment::new(name).body(content, kind));
         }
         b.multipart(mp)
