@@ -235,8 +235,8 @@ mod tests {
         assert!(a.describe().contains("| union |"), "{}", a.describe());
         let e = run("throw-down-that-flag", Some("july-3"), &none(), 1, Some("reckless"), [1; 32], false).unwrap_err();
         assert_eq!(e, "--policy reckless: Throw Down That Flag has sensible, naive");
-        let e = run("gettysburg-campaign", None, &none(), 1, Some("naive"), [1; 32], false).unwrap_err();
-        assert!(e.starts_with("--policy naive: Gettysburg Campaign has built-in"), "{e}");
+        let e = run("flag-dash", None, &none(), 1, Some("naive"), [1; 32], false).unwrap_err();
+        assert!(e.starts_with("--policy naive: Flag Dash has built-in"), "{e}");
         assert!(run("chess", None, &none(), 1, None, [1; 32], false).unwrap_err().starts_with("--rules chess: one of"));
     }
 

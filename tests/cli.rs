@@ -1037,7 +1037,7 @@ fn a_receipt_kept_by_a_player_pins_the_game_setup() {
         std::fs::write(&rp, text.replacen(&old_record, &new_record, 1)).unwrap();
     }
     // The game's own receipt still names the old setup...
-    audit_fails(&t.game(), "setup: is not the setup hash record 0 pins");
+    audit_fails(&t.game(), "names another setup than game.toml and scenario.toml");
     // ...so the host re-issues it too; the game's files are consistent again, but the receipt the
     // player kept is not.
     let r = std::fs::read_to_string(receipts.join("union-1.toml")).unwrap();

@@ -163,7 +163,7 @@ fn a_dropped_or_forged_seat_record_fails_the_audit() {
     std::fs::remove_file(format!("{}.sig", r1.display())).unwrap();
     std::fs::remove_file(t.game().join("states/000001.json")).unwrap();
     std::fs::remove_dir_all(t.game().join("reports/000001")).unwrap();
-    audit_fails(&t.game(), "setup hash does not match game.toml");
+    audit_fails(&t.game(), "setup: is not the hash of game.toml and scenario.toml as they are now");
 }
 
 #[test]
