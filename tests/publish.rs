@@ -63,7 +63,7 @@ fn the_public_copy_holds_only_public_files_and_audits_as_an_archive() {
     assert_eq!(bytes, fs::read(&b).unwrap(), "the same game gives the same archive, byte for byte");
     let names = entries(&bytes);
     let id = "demo-gettysburg-campaign-18630701";
-    assert!(names.contains(&format!("{id}/game.toml")) && names.contains(&format!("{id}/records/000031.json.sig")) && names.contains(&format!("{id}/receipts/000031/union-1.toml")));
+    assert!(names.contains(&format!("{id}/game.toml")) && names.contains(&format!("{id}/records/{:06}.json.sig", last_record())) && names.contains(&format!("{id}/receipts/{:06}/union-1.toml", last_record())));
     for n in &names {
         let rest = n.strip_prefix(&format!("{id}/")).unwrap_or_else(|| panic!("{n}: outside the game folder"));
         let public = rest == "game.toml" || rest == "scenario.toml" || rest.starts_with("records/") || rest.starts_with("receipts/");
@@ -71,7 +71,7 @@ fn the_public_copy_holds_only_public_files_and_audits_as_an_archive() {
     }
     let out = pbem().arg("audit").arg(&a).assert().success().get_output().stdout.clone();
     let out = String::from_utf8(out).unwrap();
-    assert!(out.contains("audit passed: 32 records") && out.contains("a public copy"), "{out}");
+    assert!(out.contains(&format!("audit passed: {} records", last_record() + 1)) && out.contains("a public copy"), "{out}");
 
     // An archive with one byte of a record changed fails, naming the file inside the archive.
     let needle = b"\"index\": 5,";
@@ -86,11 +86,21 @@ fn the_public_copy_holds_only_public_files_and_audits_as_an_archive() {
     assert!(!err.contains("pbem-public-"), "no temporary path in the message: {err}");
 }
 
+/// The example game's newest record (regenerating the example changes its length).
+fn last_record() -> u64 {
+    (0..).take_while(|n| example().join(format!("records/{n:06}.json")).is_file()).count() as u64 - 1
+}
+
+/// The first record of the example game that withholds orders (`withheld_until`).
+fn first_withheld() -> u64 {
+    (0..=last_record()).find(|n| fs::read_to_string(example().join(format!("records/{n:06}.json"))).unwrap().contains("\"withheld_until\"")).expect("the example game withholds orders once")
+}
+
 /// The example game cut after record `last` (as it stood then, mid-game), in `tmp`.
 fn cut_example(tmp: &Path, last: u64) -> PathBuf {
     let dir = tmp.join("demo-gettysburg-campaign-18630701");
     copy_tree(&example(), &dir);
-    for n in last + 1..=31 {
+    for n in last + 1..=last_record() {
         for ext in ["json", "json.sig"] {
             fs::remove_file(dir.join(format!("records/{n:06}.{ext}"))).unwrap();
         }
@@ -100,40 +110,43 @@ fn cut_example(tmp: &Path, last: u64) -> PathBuf {
 
 #[test]
 fn a_site_made_mid_game_shows_nothing_of_a_withheld_step() {
-    // Record 6 withholds both sides' orders until the game's end (an initiative tie, §7); record
-    // 31 reveals them. Cut after record 10, the public copy holds their commitments only.
+    // Record W withholds both sides' orders until the game's end (an initiative tie, §7); the
+    // last record reveals them. Cut after record W + 1, the public copy holds their commitments only.
+    let w = first_withheld();
+    let cut = w + 1;
+    assert!(cut < last_record(), "the example game withholds orders at record {w}, too late to cut after");
     let tmp = tempfile::tempdir().unwrap();
-    let game = cut_example(tmp.path(), 10);
-    let last: serde_json::Value = serde_json::from_slice(&fs::read(example().join("records/000031.json")).unwrap()).unwrap();
+    let game = cut_example(tmp.path(), cut);
+    let last: serde_json::Value = serde_json::from_slice(&fs::read(example().join(format!("records/{:06}.json", last_record()))).unwrap()).unwrap();
     let secrets: Vec<String> = last["reveals"]
         .as_array()
         .unwrap()
         .iter()
-        .filter(|r| r["step"].as_u64().unwrap() <= 10)
+        .filter(|r| r["step"].as_u64().unwrap() <= cut)
         .map(|r| r["text"].as_str().unwrap().lines().find(|l| l.starts_with("nonce")).unwrap().to_string())
         .collect();
     assert_eq!(secrets.len(), 2);
     let site = tmp.path().join("site");
     let out = pbem().arg("publish").arg(&game).arg("--out").arg(&site).assert().success().get_output().stdout.clone();
-    assert!(String::from_utf8(out).unwrap().contains("record 6 on show their commitments only"));
+    assert!(String::from_utf8(out).unwrap().contains(&format!("record {w} on show their commitments only")));
     let all = files(&site);
-    assert!(all.contains_key("demo-gettysburg-campaign-18630701/step-10.html") && !all.contains_key("demo-gettysburg-campaign-18630701/step-11.html"));
+    assert!(all.contains_key(&format!("demo-gettysburg-campaign-18630701/step-{cut}.html")) && !all.contains_key(&format!("demo-gettysburg-campaign-18630701/step-{}.html", cut + 1)));
     for (name, bytes) in &all {
         for s in &secrets {
             let hit = bytes.windows(s.len()).any(|w| w == s.as_bytes());
             assert!(!hit, "{name} shows withheld orders ({s})");
         }
     }
-    let step6 = String::from_utf8(all["demo-gettysburg-campaign-18630701/step-6.html"].clone()).unwrap();
-    assert!(step6.contains("only the commitment is public yet"), "{step6}");
+    let withheld = String::from_utf8(all[&format!("demo-gettysburg-campaign-18630701/step-{w}.html")].clone()).unwrap();
+    assert!(withheld.contains("only the commitment is public yet"), "{withheld}");
     let game_page = String::from_utf8(all["demo-gettysburg-campaign-18630701/index.html"].clone()).unwrap();
-    assert!(game_page.contains("Step 11 is open") && game_page.contains("id=\"secret\""), "{game_page}");
+    assert!(game_page.contains(&format!("Step {} is open", cut + 1)) && game_page.contains("id=\"secret\""), "{game_page}");
 
     // The whole game, published over it, reveals them: the site grows, nothing stale is kept.
     let out = pbem().arg("publish").arg(example()).arg("--out").arg(&site).assert().success().get_output().stdout.clone();
     assert!(!String::from_utf8(out).unwrap().contains("commitments only"));
-    let step6 = fs::read_to_string(site.join("demo-gettysburg-campaign-18630701/step-6.html")).unwrap();
-    assert!(secrets.iter().all(|s| step6.contains(&s.replace('"', "&quot;"))), "revealed at the end: {step6}");
+    let page = fs::read_to_string(site.join(format!("demo-gettysburg-campaign-18630701/step-{w}.html"))).unwrap();
+    assert!(secrets.iter().all(|s| page.contains(&s.replace('"', "&quot;"))), "revealed at the end: {page}");
 }
 
 /// A page's local links (href, src) and ids, checked as well-formed XHTML by a strict XML parser.
@@ -198,7 +211,7 @@ fn every_page_is_well_formed_and_every_link_resolves() {
     }
     // Every record's page has its picture element; once the game draws the board, the picture.
     let game = pbem::games::by_rules("gettysburg-campaign").unwrap();
-    for n in 0..=31u64 {
+    for n in 0..=last_record() {
         let name = format!("demo-gettysburg-campaign-18630701/step-{n}.html");
         let text = std::str::from_utf8(&all[&name]).unwrap();
         assert!(pages[&name].1.contains("picture"), "{name}: no picture element");
@@ -232,7 +245,7 @@ fn normal(p: &Path) -> PathBuf {
 #[test]
 fn a_game_failing_its_audit_is_not_published() {
     let tmp = tempfile::tempdir().unwrap();
-    let game = cut_example(tmp.path(), 31);
+    let game = cut_example(tmp.path(), last_record());
     let rec = game.join("records/000004.json");
     let text = fs::read_to_string(&rec).unwrap();
     fs::write(&rec, text.replacen("rolled", "rolls", 1)).unwrap();

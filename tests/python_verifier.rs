@@ -140,8 +140,8 @@ fn the_python_verifier_passes_the_example_game_and_its_own_vectors() {
     let o = verify(Path::new(EXAMPLE));
     let out = text(&o);
     assert!(o.status.success(), "{out}");
-    assert!(out.contains("32 records") && out.contains("62 signed orders") && out.contains("31 of 31 step seeds"), "{out}");
-    assert!(out.contains("76 rolls and draws re-derived") && out.contains("all 32 match states/"), "{out}");
+    assert!(out.contains("15 records") && out.contains("24 signed orders") && out.contains("14 of 14 step seeds"), "{out}");
+    assert!(out.contains("42 rolls and draws re-derived") && out.contains("all 15 match states/"), "{out}");
     // A public copy (no host/, no reports/) verifies the same, and leaves no file behind.
     let tmp = tempfile::tempdir().unwrap();
     let dir = public_copy(tmp.path());
@@ -155,13 +155,13 @@ fn the_python_verifier_passes_the_example_game_and_its_own_vectors() {
 /// One tamper: a name, what it does to a fresh public copy, and the file and words the failure names.
 type Tamper = (&'static str, fn(&Path, &Path), &'static str, &'static str);
 
-const LAST: &str = "records/000031.json";
+const LAST: &str = "records/000014.json";
 
 fn tampers() -> Vec<Tamper> {
     vec![
         ("a record byte changed", |_, d| edit(d, "records/000012.json", "initiative", "inítiative"), "records/000012.json.sig", "signature does not verify"),
         ("a record changed and re-signed: a roll in the log", |t, d| {
-            edit(d, LAST, "\"value\": 3", "\"value\": 4");
+            edit(d, LAST, "\"value\": 1", "\"value\": 2");
             resign(t, d, LAST, "pbem-record");
         }, LAST, "resolution.events[0].roll.value"),
         ("a host seed", |t, d| {
@@ -173,7 +173,7 @@ fn tampers() -> Vec<Tamper> {
             resign(t, d, LAST, "pbem-record");
         }, LAST, "resolution.orders[1].signature: signature does not verify for seat:union"),
         ("an order revealed late", |t, d| {
-            edit(d, LAST, "step = 6\\nrole = \\\"confederate", "step = 6\\nrole =  \\\"confederate");
+            edit(d, LAST, "step = 9\\nrole = \\\"confederate", "step = 9\\nrole =  \\\"confederate");
             resign(t, d, LAST, "pbem-record");
         }, LAST, "reveals[0].signature: signature does not verify for seat:confederate"),
         ("a step seed", |t, d| {
@@ -183,34 +183,34 @@ fn tampers() -> Vec<Tamper> {
         ("a broken chain link", |t, d| {
             flip(d, LAST, "\"prev\": \"");
             resign(t, d, LAST, "pbem-record");
-        }, LAST, "prev: is not the SHA-256 of records/000030.json"),
+        }, LAST, "prev: is not the SHA-256 of records/000013.json"),
         ("a state commitment", |t, d| {
             flip(d, LAST, "\"state\": \"");
             resign(t, d, LAST, "pbem-record");
-        }, LAST, "state: is not the commitment to states/000031.json"),
+        }, LAST, "state: is not the commitment to states/000014.json"),
         ("a deadline", |t, d| {
-            let old = sha(d, "records/000030.json");
-            edit(d, "records/000030.json", "\"deadline\": \"2026-07", "\"deadline\": \"2026-08");
-            resign_record_and_rechain(t, d, 30, &old);
-        }, "records/000030.json", "opening.deadline"),
-        ("a receipt changed", |_, d| edit(d, "receipts/000031/union-1.toml", "seq = 1", "seq = 1 "), "receipts/000031/union-1.toml.sig", "signature does not verify"),
+            let old = sha(d, "records/000013.json");
+            edit(d, "records/000013.json", "\"deadline\": \"2026-07", "\"deadline\": \"2026-08");
+            resign_record_and_rechain(t, d, 13, &old);
+        }, "records/000013.json", "opening.deadline"),
+        ("a receipt changed", |_, d| edit(d, "receipts/000014/union-1.toml", "seq = 1", "seq = 1 "), "receipts/000014/union-1.toml.sig", "signature does not verify"),
         ("a receipt changed and re-signed: its commitment", |t, d| {
-            flip(d, "receipts/000031/union-1.toml", "commitment = \"");
-            resign(t, d, "receipts/000031/union-1.toml", "pbem-receipt");
-        }, "receipts/000031/union-1.toml", "commitment: does not match the order of union"),
+            flip(d, "receipts/000014/union-1.toml", "commitment = \"");
+            resign(t, d, "receipts/000014/union-1.toml", "pbem-receipt");
+        }, "receipts/000014/union-1.toml", "commitment: does not match the order of union"),
         ("a receipt time", |t, d| {
-            let rel = "receipts/000031/union-1.toml";
+            let rel = "receipts/000014/union-1.toml";
             edit(d, rel, "received = \"2026-07", "received = \"2026-08");
             resign(t, d, rel, "pbem-receipt");
-        }, "receipts/000031/union-1.toml", "received: 2026-08"),
+        }, "receipts/000014/union-1.toml", "received: 2026-08"),
         ("a receipt deleted", |_, d| {
-            fs::remove_file(d.join("receipts/000031/union-1.toml")).unwrap();
-            fs::remove_file(d.join("receipts/000031/union-1.toml.sig")).unwrap();
-        }, "receipts/000031/union-1.toml", "missing: the receipt of the order of union"),
+            fs::remove_file(d.join("receipts/000014/union-1.toml")).unwrap();
+            fs::remove_file(d.join("receipts/000014/union-1.toml.sig")).unwrap();
+        }, "receipts/000014/union-1.toml", "missing: the receipt of the order of union"),
         ("a record deleted", |_, d| {
-            fs::remove_file(d.join("records/000017.json")).unwrap();
-            fs::remove_file(d.join("records/000017.json.sig")).unwrap();
-        }, "records/000017.json", "missing"),
+            fs::remove_file(d.join("records/000007.json")).unwrap();
+            fs::remove_file(d.join("records/000007.json.sig")).unwrap();
+        }, "records/000007.json", "missing"),
         ("game.toml rewritten", |_, d| edit(d, "game.toml", "grace_hours = 0", "grace_hours = 1"), "records/000000.json", "setup: is not the setup hash"),
     ]
 }
@@ -228,32 +228,32 @@ fn the_python_verifier_fails_each_tampered_copy_naming_the_file() {
     }
 }
 
-/// A public copy mid-game, past a step whose orders are withheld (records 0-8): the Rust audit
-/// cannot replay records 6-8, yet re-derives their rolls from the step seed, as the verifier does.
+/// A public copy mid-game, past a step whose orders are withheld (records 0-11): the Rust audit
+/// cannot replay records 9-11, yet re-derives their rolls from the step seed, as the verifier does.
 #[test]
 fn a_roll_changed_in_a_record_the_audit_cannot_replay_fails_both_verifiers() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = public_copy(tmp.path());
-    for n in 9..=31 {
+    for n in 12..=14 {
         fs::remove_file(dir.join(format!("records/{n:06}.json"))).unwrap();
         fs::remove_file(dir.join(format!("records/{n:06}.json.sig"))).unwrap();
     }
-    // Step 9 is open with no order in yet (its receipts would pin record 8 by hash).
-    for n in 9..=31 {
+    // Step 12 is open with no order in yet (its receipts would pin record 11 by hash).
+    for n in 12..=14 {
         fs::remove_dir_all(dir.join(format!("receipts/{n:06}"))).unwrap();
     }
     fs::remove_dir_all(dir.join("states")).unwrap();
     let audit = || assert_cmd::Command::cargo_bin("pbem").unwrap().arg("audit").arg(&dir).output().unwrap();
     let o = audit();
-    assert!(o.status.success() && text(&o).contains("records 6-8 were checked without replay"), "{}", text(&o));
-    let rec = "records/000008.json";
+    assert!(o.status.success() && text(&o).contains("records 9-11 were checked without replay"), "{}", text(&o));
+    let rec = "records/000011.json";
     let r: serde_json::Value = serde_json::from_slice(&fs::read(dir.join(rec)).unwrap()).unwrap();
     let v = r["resolution"]["events"][0]["roll"]["value"].as_u64().unwrap();
     edit(&dir, rec, &format!("\"value\": {v}"), &format!("\"value\": {}", v % 6 + 1));
     resign(tmp.path(), &dir, rec, "pbem-record");
     let o = audit();
     let out = text(&o);
-    assert!(!o.status.success() && out.contains("000008.json") && out.contains("resolution.events[0].roll"), "{out}");
+    assert!(!o.status.success() && out.contains("000011.json") && out.contains("resolution.events[0].roll"), "{out}");
     if have_python() {
         assert_fails(&dir, "a roll in an unreplayed record", rec, "resolution.events[0].roll.value");
     }
