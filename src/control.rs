@@ -70,6 +70,7 @@ pub fn parse_duration(s: &str) -> Result<chrono::Duration> {
 pub fn apply(dir: &Path, req: Request, reason: &str, clock: impl Into<Clock>) -> Result<Record> {
     let gd = GameDir::new(dir);
     let _lock = pipeline::lock_waiting(&gd)?;
+    pipeline::finish_seat_change(&gd)?;
     let now = clock.into().now();
     let g = pipeline::load(dir)?;
     pipeline::check_clock(&g, now)?;
@@ -155,10 +156,46 @@ fn move_deadline(op: &Opening, m: DeadlineMove, now: DateTime<Utc>) -> Result<Op
     if new <= now {
         return Err(Error::Usage(format!("the new deadline {} is not in the future (now {})", pipeline::timestamp(new), pipeline::timestamp(now))));
     }
+    // Only later: a deadline cut short would NMR players before the notice reaches them (the
+    // audit refuses an earlier one). At most a year ahead, so every deadline (and a resume's,
+    // later by the time paused) stays a time the records can hold.
+    if new < old {
+        return Err(Error::Usage(format!("a deadline can only be moved later: {} is before the deadline {}", pipeline::timestamp(new), op.deadline)));
+    }
+    if new > now + chrono::Duration::days(366) {
+        return Err(Error::Usage(format!("the new deadline {} is more than a year from now", pipeline::timestamp(new))));
+    }
     if new == old {
         return Err(Error::Usage(format!("the deadline is already {}", op.deadline)));
     }
     Ok(Opening { deadline: pipeline::timestamp(new), ..op.clone() })
+}
+
+/// A seat's new holder may not hold the host's key (the host could then sign that seat's
+/// orders), nor share an address or key with a seat of another team (that address would get the
+/// other team's plans and press, and one player would play both sides).
+fn check_seat_holder(g: &Loaded, gf: &GameFile, changed: &crate::model::Seat) -> Result<()> {
+    let same_key = |a: &str, b: &str| {
+        let body = |k: &str| k.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+        body(a) == body(b)
+    };
+    if same_key(&changed.key, &gf.host_key) {
+        return Err(Error::Usage(format!("--key: that is the host's key; seat {} needs its player's own key", changed.role)));
+    }
+    let team = g.game.team(&g.state, &changed.role)?;
+    for other in gf.seats.iter().filter(|s| s.role != changed.role) {
+        let shared = if other.email.eq_ignore_ascii_case(&changed.email) {
+            "address"
+        } else if same_key(&other.key, &changed.key) {
+            "key"
+        } else {
+            continue;
+        };
+        if g.game.team(&g.state, &other.role)? != team {
+            return Err(Error::Usage(format!("seat {} would share its {shared} with seat {} of another side: one player may not hold both", changed.role, other.role)));
+        }
+    }
+    Ok(())
 }
 
 /// Changes `role`'s seat in `gf`; the change as the record keeps it (with the old game.toml).
@@ -183,9 +220,14 @@ fn change_seat(g: &Loaded, gf: &mut GameFile, role: &str, email: Option<String>,
         seat.key = pk.to_openssh().map_err(|e| Error::Usage(e.to_string()))?;
     }
     let changed = seat.clone();
+    let in_force = pipeline::setup_in_force(&g.dir, g.record.index)?;
+    if pipeline::setup_hash(&store::read(&g.dir.game_file())?, &store::read(&g.dir.scenario_file())?) != in_force {
+        return Err(Error::input(g.dir.game_file(), "is not the setup the game's records name (edited by hand?): restore it before a seat change, which the audit could never pass on top of it"));
+    }
     if g.gf.seat(role) == Some(&changed) {
         return Err(Error::Usage(format!("seat {role} already has that address and key: nothing to change")));
     }
+    check_seat_holder(g, gf, &changed)?;
     Ok(SeatChange { role: changed.role, email: changed.email, key: changed.key, before: store::read_text(&g.dir.game_file())? })
 }
 
@@ -197,7 +239,17 @@ fn commit(g: &Loaded, gf: &GameFile, rec: &Record, game_toml: Option<String>) ->
     for seat in &gf.seats {
         crate::report::render(&env, g.game, gf, rec, &[], &g.state, &seat.role)?;
     }
-    // game.toml is made durable with the reports and state, before the record (the commit point).
-    let files: Vec<_> = game_toml.into_iter().map(|text| (g.dir.game_file(), text.into_bytes())).collect();
-    pipeline::commit_record(files, &g.dir, gf, g.game, rec, &[], &g.state, &pipeline::host_key(&g.dir)?)
+    // A new game.toml waits in host/ until the record (the commit point) is written, then takes
+    // its place; a run killed in between is finished or undone by the next one
+    // (`pipeline::finish_seat_change`), so game.toml never names a setup the records do not.
+    let next = pipeline::pending_game_file(&g.dir);
+    if let Some(text) = &game_toml {
+        store::write_atomic(&next, text.as_bytes())?;
+    }
+    pipeline::commit_record(Vec::new(), &g.dir, gf, g.game, rec, &[], &g.state, &pipeline::host_key(&g.dir)?)?;
+    if let Some(text) = &game_toml {
+        store::write_atomic(&g.dir.game_file(), text.as_bytes())?;
+        std::fs::remove_file(&next).map_err(|e| store::io(&next, e))?;
+    }
+    Ok(())
 }

@@ -19,7 +19,7 @@ use chrono::{DateTime, Utc};
 
 use crate::store::GameDir;
 
-const MAGIC: &str = "pbem-due 1";
+const MAGIC: &str = "pbem-due 2";
 
 /// What the index says about a game, when it still holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -44,6 +44,9 @@ fn stamp(path: &Path) -> Option<(u64, u128)> {
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Entry {
     record: u64,
+    /// The open step (receipts are filed by step, which host control records part from the
+    /// record number).
+    step: u64,
     record_stamp: (u64, u128),
     game_stamp: (u64, u128),
     /// Unix seconds at which the open step is due by time (`None`: never by time).
@@ -59,10 +62,11 @@ impl Entry {
     fn text(&self) -> String {
         let until = self.until.map_or("never".to_string(), |u| u.to_string());
         format!(
-            "{MAGIC}\nrecord {} {} {}\ngame {} {}\nuntil {until}\nnot_before {}\nover {}\nawaited {}\nend\n",
+            "{MAGIC}\nrecord {} {} {}\nstep {}\ngame {} {}\nuntil {until}\nnot_before {}\nover {}\nawaited {}\nend\n",
             self.record,
             self.record_stamp.0,
             self.record_stamp.1,
+            self.step,
             self.game_stamp.0,
             self.game_stamp.1,
             self.not_before,
@@ -78,6 +82,7 @@ impl Entry {
         }
         let mut field = |name: &str| lines.next()?.strip_prefix(name)?.strip_prefix(' ').map(str::to_string);
         let record: Vec<String> = field("record")?.split(' ').map(str::to_string).collect();
+        let step = field("step")?.parse().ok()?;
         let game: Vec<String> = field("game")?.split(' ').map(str::to_string).collect();
         let until = field("until")?;
         let not_before = field("not_before")?.parse().ok()?;
@@ -94,6 +99,7 @@ impl Entry {
         let [gl, gt] = game.as_slice() else { return None };
         Some(Entry {
             record: n.parse().ok()?,
+            step,
             record_stamp: (rl.parse().ok()?, rt.parse().ok()?),
             game_stamp: (gl.parse().ok()?, gt.parse().ok()?),
             until: if until == "never" { None } else { Some(until.parse().ok()?) },
@@ -119,7 +125,7 @@ pub fn idle(dir: &GameDir, now: DateTime<Utc>) -> Option<Idle> {
     if std::fs::symlink_metadata(dir.record(e.record + 1)).is_ok() {
         return None;
     }
-    let receipts = dir.receipts(e.record + 1);
+    let receipts = dir.receipts(e.step);
     if !e.over && e.awaited.iter().any(|role| std::fs::symlink_metadata(receipts.join(format!("{role}-1.toml"))).is_ok()) {
         return None;
     }
@@ -130,6 +136,8 @@ pub fn idle(dir: &GameDir, now: DateTime<Utc>) -> Option<Idle> {
 pub struct Waiting<'a> {
     /// Index of the newest record.
     pub record: u64,
+    /// The open step (0 when the game is over).
+    pub step: u64,
     /// When the open step becomes due by time (`None`: never by time, or the game is over).
     pub until: Option<DateTime<Utc>>,
     /// The newest record's or receipt's time.
@@ -150,6 +158,7 @@ pub fn write(dir: &GameDir, w: &Waiting<'_>) {
     let (Some(game_stamp), Some(record_stamp)) = (stamp(&dir.game_file()), stamp(&dir.record(w.record))) else { return };
     let e = Entry {
         record: w.record,
+        step: w.step,
         record_stamp,
         game_stamp,
         until: if w.over { None } else { w.until.map(|t| t.timestamp()) },
@@ -176,7 +185,7 @@ mod tests {
 
     #[test]
     fn entry_round_trips_and_rejects_damage() {
-        let e = Entry { record: 3, record_stamp: (10, 20), game_stamp: (30, 40), until: Some(99), not_before: 5, over: false, awaited: vec!["union".into(), "confederate".into()] };
+        let e = Entry { record: 3, step: 2, record_stamp: (10, 20), game_stamp: (30, 40), until: Some(99), not_before: 5, over: false, awaited: vec!["union".into(), "confederate".into()] };
         assert_eq!(Entry::parse(&e.text()), Some(e.clone()));
         let never = Entry { until: None, awaited: vec![], over: true, ..e.clone() };
         assert_eq!(Entry::parse(&never.text()), Some(never));

@@ -193,6 +193,11 @@ pub fn check_control(rpath: &Path, rec: &Record, prev: &Record) -> Result<DateTi
             if d <= at {
                 return Err(fail(rpath, "opening.deadline: a moved deadline must lie after the control's time"));
             }
+            // Deadlines are only ever moved later (a deadline cut short would NMR players before
+            // they are told); see control::move_deadline.
+            if pipeline::parse_time(&op.deadline).is_ok_and(|old| d < old) {
+                return Err(fail(rpath, format!("opening.deadline: a moved deadline may not be earlier than the one it replaces ({})", op.deadline)));
+            }
         }
         ControlAction::Pause => {
             not_paused()?;

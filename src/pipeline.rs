@@ -431,6 +431,8 @@ pub struct Accepted {
     pub path: PathBuf,
     /// E.g. "no nonce: this order adds no randomness to the step seed".
     pub warnings: Vec<String>,
+    /// The same signed text was accepted before (its receipt came back; nothing changed).
+    pub resent: bool,
 }
 
 /// An order file read and verified, not yet checked against the game.
@@ -582,7 +584,7 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
         let newest = receipts.last().map(|(_, n)| n.seq) == Some(r.seq);
         if newest {
             let warnings = vec![format!("already received as receipt {}: nothing changed", r.seq)];
-            return Ok(Accepted { receipt: r.clone(), path: path.clone(), warnings });
+            return Ok(Accepted { receipt: r.clone(), path: path.clone(), warnings, resent: true });
         }
         return Err(at("pbem.nonce", format!("this order was received before as receipt {} and later replaced; resending it is refused (sign a fresh form)", r.seq)));
     }
@@ -633,7 +635,7 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
     files.push((sig_path(&rpath), sig::sign(&host_key(&g.dir)?, NS_RECEIPT, &bytes)?.into_bytes()));
     store::write_all_durable(&files)?;
     store::write_atomic(&rpath, &bytes)?;
-    Ok(Accepted { receipt, path: rpath, warnings })
+    Ok(Accepted { receipt, path: rpath, warnings, resent: false })
 }
 
 /// Waits up to a few seconds for the game's lock (a cron adjudication is short).
@@ -652,9 +654,40 @@ pub(crate) fn lock_waiting(dir: &GameDir) -> Result<std::fs::File> {
 pub fn submit(dir: &Path, files: &[PathBuf], clock: impl Into<Clock>) -> Result<Vec<Result<Accepted>>> {
     let gd = GameDir::new(dir);
     let _lock = lock_waiting(&gd)?;
+    finish_seat_change(&gd)?;
     let now = clock.into().now();
     let g = load(dir)?;
     Ok(files.iter().map(|f| submit_one(&g, f, now)).collect())
+}
+
+/// Where `pbem seat` keeps the new `game.toml` (host only) while it writes the seat change's
+/// record, the commit point.
+pub fn pending_game_file(dir: &GameDir) -> PathBuf {
+    dir.root.join("host").join("game.toml.next")
+}
+
+/// Finishes or undoes a seat change that a killed `pbem seat` left half done; called with the
+/// game's lock held, before the game is loaded. When the newest record is a host control naming
+/// the pending file's setup, that file takes `game.toml`'s place (roll forward); otherwise it is
+/// dropped with the state and reports written for the record that never came (roll back), and
+/// `game.toml` is as the records say.
+pub fn finish_seat_change(dir: &GameDir) -> Result<()> {
+    let next = pending_game_file(dir);
+    let text = match std::fs::read(&next) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(store::io(&next, e)),
+    };
+    let last = dir.last_record()?.ok_or_else(|| Error::input(dir.record(0), "missing"))?;
+    let rec = read_record(dir, last)?;
+    let setup = setup_hash(&text, &store::read(&dir.scenario_file())?);
+    if rec.control.is_some() && rec.setup.as_deref() == Some(setup.as_str()) {
+        store::write_atomic(&dir.game_file(), &text)?;
+    } else {
+        let _ = std::fs::remove_file(dir.state(last + 1));
+        let _ = std::fs::remove_dir_all(dir.root.join("reports").join(format!("{:06}", last + 1)));
+    }
+    std::fs::remove_file(&next).map_err(|e| store::io(&next, e))
 }
 
 /// The setup hash in force after record `last`: that of the newest record up to it that carries
@@ -765,6 +798,7 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
         return Ok(Adjudicated { over: idle.over, ..Default::default() });
     }
     let _lock = gd.lock()?;
+    finish_seat_change(&gd)?;
     let now = clock.now();
     let mut done = Adjudicated::default();
     loop {
@@ -773,7 +807,7 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
         let Some(opening) = g.record.opening.clone() else {
             done.over = true;
             if indexed {
-                crate::due::write(&gd, &crate::due::Waiting { record: g.record.index, until: None, newest: record_time(&g.record), over: true, awaited: vec![] });
+                crate::due::write(&gd, &crate::due::Waiting { record: g.record.index, step: 0, until: None, newest: record_time(&g.record), over: true, awaited: vec![] });
             }
             return Ok(done);
         };
@@ -793,7 +827,7 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
             let until = (g.gf.nmr.policy != model::NmrMode::Wait).then_some(due_at);
             let awaited = opening.asks.iter().map(|a| a.role.as_str()).filter(|r| !receipts.contains_key(*r)).collect();
             if indexed {
-                crate::due::write(&gd, &crate::due::Waiting { record: g.record.index, until, newest, over: false, awaited });
+                crate::due::write(&gd, &crate::due::Waiting { record: g.record.index, step: opening.step, until, newest, over: false, awaited });
             }
             return Ok(done);
         }
@@ -1011,7 +1045,7 @@ pub fn status(dir: &Path) -> Result<String> {
 /// time zone of its own also gets the deadline in it.
 pub fn status_at(dir: &Path, now: DateTime<Utc>) -> Result<String> {
     let g = load(dir)?;
-    let mut out = format!("game {} ({}), {} step(s) resolved\n", g.gf.id, g.game.title(), g.record.index);
+    let mut out = format!("game {} ({}), {} step(s) resolved\n", g.gf.id, g.game.title(), steps_resolved(&g)?);
     if let Some(o) = &g.record.outcome {
         out.push_str(&format!("game over: {}\n", o.summary));
     }
@@ -1042,6 +1076,20 @@ pub fn status_at(dir: &Path, now: DateTime<Utc>) -> Result<String> {
         }
     }
     Ok(out)
+}
+
+/// How many steps the game has resolved: host control records resolve none, so this is not the
+/// record count (the open step's number less one, or the last resolution's step).
+fn steps_resolved(g: &Loaded) -> Result<u64> {
+    if let Some(op) = &g.record.opening {
+        return Ok(op.step - 1);
+    }
+    for n in (0..=g.record.index).rev() {
+        if let Some(res) = read_record(&g.dir, n)?.resolution {
+            return Ok(res.step);
+        }
+    }
+    Ok(0)
 }
 
 /// One line per game under `root` (`pbem status --all ROOT`): id, rules, step, the seats still

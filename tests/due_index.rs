@@ -39,7 +39,7 @@ fn an_idle_sweep_writes_the_index_and_the_same_lines_come_from_it() {
     let g = new_game(&root, "g1", 24);
     let first = sweep(&root, IDLE);
     assert!(first.contains("g1: nothing due"), "{first}");
-    assert!(index(&g).starts_with("pbem-due 1\n"), "{}", index(&g));
+    assert!(index(&g).starts_with("pbem-due 2\n"), "{}", index(&g));
     // From the index: the same line, and the game is not loaded (a state it would refuse is not read).
     let state = g.join("states").join("000000.json");
     let kept = std::fs::read(&state).unwrap();
@@ -145,4 +145,19 @@ fn a_stale_index_is_not_trusted() {
             assert!(out.contains("g1: resolved step(s)"), "{change}: {out}");
         }
     }
+}
+
+#[test]
+fn after_a_host_control_orders_all_in_still_make_the_game_due() {
+    // A host control is a record that resolves no step: record and step numbers part, and the
+    // index must look for receipts under the open step, not under the record after the newest.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    let g = new_game(&root, "g1", 24);
+    pbem::control::apply(&g, pbem::control::Request::Deadline(pbem::control::DeadlineMove::Extend(chrono::Duration::hours(24))), "holidays", pipeline::parse_time("2026-07-01T12:10:00Z").unwrap()).unwrap();
+    assert!(sweep(&root, "2026-07-01T12:20:00Z").contains("nothing due"));
+    submit(&g, "union", 1, "2026-07-01T12:40:00Z");
+    submit(&g, "confederate", 1, "2026-07-01T12:50:00Z");
+    let out = sweep(&root, "2026-07-01T12:55:00Z");
+    assert!(!out.contains("nothing due") && g.join("records/000002.json").is_file(), "{out}");
 }

@@ -329,3 +329,71 @@ fn a_control_while_orders_are_withheld_keeps_them_due_at_the_rounds_end() {
     }
     panic!("the round never ended");
 }
+
+/// Defects found by a tester (host abuse and crashes around the controls).
+mod found {
+    use super::*;
+
+    fn seat_fails(t: &Table, args: &[&str], what: &str) {
+        pbem().arg("seat").arg(t.game()).args(args).args(["--now", "2026-07-01T13:00:00Z"]).assert().failure().stderr(predicate::str::contains(what));
+    }
+
+    #[test]
+    fn a_deadline_moves_only_later_and_at_most_a_year_ahead() {
+        let t = Table::new();
+        let at = ["--now", "2026-07-01T13:00:00Z"];
+        // Cut to a second from now: the NMR would fall before anyone is told.
+        pbem().arg("deadline").arg(t.game()).args(["--to", "2026-07-01T13:00:01Z"]).args(at).assert().failure().stderr(predicate::str::contains("can only be moved later"));
+        // Past year 9999 (then a resume would write a time no record can hold).
+        pbem().arg("deadline").arg(t.game()).args(["--to", "9999-12-31T23:59:59Z"]).args(at).assert().failure().stderr(predicate::str::contains("more than a year from now"));
+        // A forged record moving it earlier fails the audit.
+        t.run(&["deadline", "--extend", "24h", "--now", "2026-07-01T13:00:00Z"]);
+        edit(&t.record(1), "2026-07-05T12:00:00Z", "2026-07-02T12:00:00Z");
+        resign(&t.game(), &t.record(1));
+        audit_fails(&t.game(), "may not be earlier than the one it replaces");
+    }
+
+    #[test]
+    fn a_seat_never_takes_the_hosts_key_nor_a_seat_of_the_other_side() {
+        let t = Table::new();
+        let host_pub = t.game().join("host").join("host_key.pub");
+        seat_fails(&t, &["--role", "union", "--key", host_pub.to_str().unwrap()], "the host's key");
+        seat_fails(&t, &["--role", "union", "--email", "lee@example.org"], "of another side");
+        let lee = t.path().join("conf-g1.pub");
+        seat_fails(&t, &["--role", "union", "--key", lee.to_str().unwrap()], "of another side");
+    }
+
+    #[test]
+    fn a_seat_change_killed_before_its_record_is_undone_and_after_it_finished() {
+        let t = Table::new();
+        let g = t.game();
+        let before = std::fs::read(g.join("game.toml")).unwrap();
+        // Killed before the record: the new game.toml waits in host/; the next run drops it.
+        std::fs::write(g.join("host/game.toml.next"), String::from_utf8_lossy(&before).replace("meade@example.org", "hancock@example.org")).unwrap();
+        t.run(&["status"]);
+        pbem().arg("adjudicate").arg(&g).args(["--now", "2026-07-01T13:00:00Z"]).assert().success();
+        assert!(!g.join("host/game.toml.next").exists());
+        assert_eq!(std::fs::read(g.join("game.toml")).unwrap(), before);
+        audit_passes(&g);
+        // Killed after the record: the next run puts the new game.toml in place.
+        t.run(&["seat", "--role", "union", "--email", "hancock@example.org", "--now", "2026-07-01T14:00:00Z"]);
+        let after = std::fs::read(g.join("game.toml")).unwrap();
+        std::fs::write(g.join("host/game.toml.next"), &after).unwrap();
+        std::fs::write(g.join("game.toml"), &before).unwrap();
+        pbem().arg("adjudicate").arg(&g).args(["--now", "2026-07-01T15:00:00Z"]).assert().success();
+        assert_eq!(std::fs::read(g.join("game.toml")).unwrap(), after);
+        audit_passes(&g);
+        // A hand-edited game.toml is refused before a seat change could sign it in.
+        edit(&g.join("game.toml"), "grace_hours = ", "grace_hours = 1");
+        pbem().arg("seat").arg(&g).args(["--role", "union", "--email", "meade@example.org", "--now", "2026-07-01T16:00:00Z"]).assert().failure().stderr(predicate::str::contains("is not the setup the game's records name"));
+    }
+
+    #[test]
+    fn status_counts_resolved_steps_not_records() {
+        let t = Table::new();
+        t.run(&["deadline", "--extend", "24h", "--now", "2026-07-01T13:00:00Z"]);
+        t.run(&["pause", "--reason", "away", "--now", "2026-07-01T14:00:00Z"]);
+        let s = t.run(&["status"]);
+        assert!(s.contains("0 step(s) resolved"), "{s}");
+    }
+}

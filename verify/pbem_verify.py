@@ -580,6 +580,8 @@ class Checker:
             same(dict(op, deadline=new.get("deadline") if isinstance(new, dict) else None), "with a new deadline")
             if parse_time(path, "opening.deadline", new["deadline"]) <= at:
                 raise Fail(path, "opening.deadline", "a moved deadline must lie after control.at")
+            if parse_time(path, "opening.deadline", new["deadline"]) < parse_time(rec_name(n - 1), "opening.deadline", op["deadline"]):
+                raise Fail(path, "opening.deadline", "a moved deadline may not be earlier than the one it replaces")
         elif action == "pause":
             same(dict(op, paused=c["at"]), "paused at control.at")
         elif action == "resume":
