@@ -248,3 +248,44 @@ fn public_mails_the_public_record_as_an_archive_that_the_audit_accepts() {
     let names: Vec<String> = tar::Archive::new(&tar[..]).entries().unwrap().map(|e| e.unwrap().path().unwrap().display().to_string()).collect();
     assert!(names.iter().all(|n| !n.contains("/host/") && !n.contains("/states/") && !n.contains("/reports/")), "{names:?}");
 }
+
+/// A signed order is public once its step is resolved: pasted into a stranger's message, it is
+/// refused (an old step), and it must not make the stranger's press or commands speak for its
+/// seat (a tester relayed press "from union" this way).
+#[test]
+fn a_strangers_message_with_an_old_public_order_speaks_for_no_seat() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    let game = new_game(&root, "g1", 72);
+    let text = form(&game, "union", 1, &|s| s);
+    let signed = format!("{text}{}", sign("union", &text));
+    deliver(&md, "1", &order_mail(&game, "union", 1));
+    deliver(&md, "2", &order_mail(&game, "confederate", 1));
+    pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", "2026-07-01T13:05:00Z"]).assert().success();
+    let before = queued(&root).len();
+    let body = format!("press g1 to confederate\nI surrender, says Meade.\nendpress\nstatus g1\n\n{signed}");
+    deliver(&md, "3", &message("Mallory <mallory@evil.example>", "hi", &body));
+    intake(&root, &md, &cfg, "2026-07-01T13:10:00Z");
+    let mails = queued(&root);
+    assert!(mails.iter().all(|m| !m.text.contains("I surrender") && !m.subject.contains("press from")), "press relayed");
+    assert!(mails[before..].iter().all(|m| !m.text.contains("Status (you play")), "a command answered for a stranger");
+}
+
+/// Press others send has its own hourly cap: a flood of it never silences the receipt of a
+/// player's own orders.
+#[test]
+fn press_from_others_never_uses_up_the_replies_a_players_orders_get() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, _) = setup(tmp.path());
+    let cfg = tmp.path().join("pbem-mail.toml");
+    std::fs::write(&cfg, "from = \"Judge <judge@example.net>\"\n[intake]\nmaildir = \"Maildir\"\nmax_replies_per_hour = 3\n[transport]\nkind = \"none\"\n").unwrap();
+    let game = new_game(&root, "g1", 72);
+    for i in 0..5 {
+        deliver(&md, &format!("p{i}"), &message("lee@example.org", "talk", &format!("press g1 to union\nnumber {i}\nendpress\n")));
+    }
+    deliver(&md, "z", &order_mail(&game, "union", 1));
+    intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
+    let meade = to(&queued(&root), "meade@example.org");
+    assert_eq!(meade.iter().filter(|m| m.subject.contains("press from")).count(), 3, "press capped at 3 an hour");
+    assert!(meade.iter().any(|m| m.subject == "[pbem g1] Re: orders"), "the receipt went out: {:?}", meade.iter().map(|m| &m.subject).collect::<Vec<_>>());
+}

@@ -259,3 +259,23 @@ fn a_paused_game_sends_no_reminders() {
     assert_eq!(r.queued.len(), 2, "{r:?}");
     assert!(sent(&tmp.path().join("sent")).iter().all(|(_, m)| !m.subject.contains("reminder")));
 }
+
+#[test]
+fn a_host_controls_report_mail_tells_a_seat_whose_orders_are_in_that_they_are_in() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 24);
+    let out = tmp.path().join("sent");
+    let cfg = config(tmp.path(), TransportConfig::File { dir: out.clone() });
+    let mut e = Entropy::seeded([9; 32]);
+    cron::run(&root, &cfg, at("2026-07-01T12:05:00Z"), &mut e).unwrap();
+    deliver(tmp.path(), "u1", &order_mail(&game, "union", 1));
+    cron::run(&root, &cfg, at("2026-07-01T12:30:00Z"), &mut e).unwrap();
+    pbem::control::apply(&game, pbem::control::Request::Deadline(pbem::control::DeadlineMove::Extend(chrono::Duration::hours(24))), "holidays", at("2026-07-01T13:00:00Z")).unwrap();
+    cron::run(&root, &cfg, at("2026-07-01T13:05:00Z"), &mut e).unwrap();
+    let notices: Vec<_> = sent(&out).into_iter().map(|(_, m)| m).filter(|m| m.subject.contains("notice from the host")).collect();
+    let union = notices.iter().find(|m| m.to == ["meade@example.org"]).unwrap();
+    let conf = notices.iter().find(|m| m.to == ["lee@example.org"]).unwrap();
+    assert!(union.subject.contains("your orders are in (receipt 1;") && union.text.contains("Your orders for step 1 are in (receipt 1)"), "{}\n{}", union.subject, union.text);
+    assert!(conf.subject.contains("orders needed by") && conf.text.contains("are due by"), "{}", conf.subject);
+}

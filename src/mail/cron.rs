@@ -315,14 +315,23 @@ fn in_zone(tz: chrono_tz::Tz, t: &str) -> String {
 
 /// What a seat's mail subject says is needed in the step `op` opens: `orders needed by Thu 3
 /// Dec 08:00 EST` (in the seat's zone) or `no orders needed from you`.
-pub fn needed(cfg: &HostConfig, seat: &crate::model::Seat, op: &crate::model::Opening) -> String {
+pub fn needed(cfg: &HostConfig, seat: &crate::model::Seat, op: &crate::model::Opening, sent: Option<u64>) -> String {
     if !op.asks.iter().any(|a| a.role == seat.role) {
         return "no orders needed from you".into();
     }
-    match pipeline::parse_time(&op.deadline) {
-        Ok(t) => format!("orders needed by {}", crate::when::short(t, cfg.seat_zone(seat))),
-        Err(_) => format!("orders needed by {}", op.deadline),
+    let by = match pipeline::parse_time(&op.deadline) {
+        Ok(t) => crate::when::short(t, cfg.seat_zone(seat)),
+        Err(_) => op.deadline.clone(),
+    };
+    match sent {
+        Some(seq) => format!("your orders are in (receipt {seq}; changes until {by})"),
+        None => format!("orders needed by {by}"),
     }
+}
+
+/// The seq of `role`'s newest receipt in `step`, if its orders are in.
+pub fn orders_in(dir: &store::GameDir, step: u64, role: &str) -> Result<Option<u64>> {
+    Ok(pipeline::latest_receipts(dir, step)?.get(role).map(|r| r.seq))
 }
 
 /// Attaches the picture of the board as `role` sees it after record `n` (a PNG, mail programs
@@ -401,7 +410,7 @@ fn report_mail(
     };
     let subject = match &rec.opening {
         _ if rec.outcome.is_some() => format!("[pbem {}] final result ({role})", gf.id),
-        Some(op) => format!("[pbem {}] {what}: {} (your report, {role})", gf.id, needed(cfg, seat, op)),
+        Some(op) => format!("[pbem {}] {what}: {} (your report, {role})", gf.id, needed(cfg, seat, op, orders_in(dir, op.step, role)?)),
         None => format!("[pbem {}] {what}: your report ({role})", gf.id),
     };
     let (body, attachments) = report_parts(dir, gf, game, rec, state, role, cfg, now)?;
@@ -444,11 +453,18 @@ pub(super) fn report_parts(
     if let Some(op) = &rec.opening {
         match report::order_form(game, gf, op, state, role, "", Some(now))? {
             Some(form) => {
-                head.push_str(&format!(
-                    "Your orders for step {} are due by {}.\nThe order form is attached: fill it in, sign it (`pbem sign --key KEY FILE` fills the nonce) and send it back.\n\n",
-                    op.step,
-                    seat_time(cfg, seat, &op.deadline)
-                ));
+                head.push_str(&match orders_in(dir, op.step, role)? {
+                    Some(seq) => format!(
+                        "Your orders for step {} are in (receipt {seq}); nothing more is needed. To change them before {}, fill in the attached form, sign it and send it: the newest order counts.\n\n",
+                        op.step,
+                        seat_time(cfg, seat, &op.deadline)
+                    ),
+                    None => format!(
+                        "Your orders for step {} are due by {}.\nThe order form is attached: fill it in, sign it (`pbem sign --key KEY FILE` fills the nonce) and send it back.\n\n",
+                        op.step,
+                        seat_time(cfg, seat, &op.deadline)
+                    ),
+                });
                 attachments.push((format!("{}-step-{}-{role}.toml", gf.id, op.step), form.into_bytes()));
             }
             None => head.push_str(&format!("Step {} asks nothing of you; its deadline is {}.\n\n", op.step, seat_time(cfg, seat, &op.deadline))),

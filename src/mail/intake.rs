@@ -89,6 +89,10 @@ pub struct OrderResult {
     /// The registered address of the seat whose key made the order's signature (`None` when the
     /// signature was not checked or does not verify): who may be told about this order.
     pub seat_email: Option<String>,
+    /// Accepted now as a new order of its seat (not refused, not a resend of one accepted
+    /// before): only such an order speaks for its seat's commands in a message from an address
+    /// that holds no seat, since every resolved order's signed text is public.
+    pub fresh: bool,
 }
 
 /// What intake did with one message.
@@ -539,8 +543,10 @@ pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox
         (seats.iter().map(|s| (s.clone(), s.clone())).collect(), vec![])
     };
     // Commands act for the seats the message speaks for: its sender's, when that is a seat's
-    // address, else those whose keys signed its orders; their answers go to those addresses only.
-    let addrs = if known { vec![from.clone()] } else { seats.clone() };
+    // address, else those whose keys signed orders accepted now (a signature alone proves
+    // nothing: every resolved order's signed text is public); answers go to those addresses only.
+    let vouched: Vec<String> = results.iter().filter(|r| r.fresh).filter_map(|r| r.seat_email.clone()).collect();
+    let addrs = if known { vec![from.clone()] } else { seats.iter().filter(|s| vouched.iter().any(|v| v.eq_ignore_ascii_case(s))).cloned().collect() };
     let parsed = super::commands::parse(&ex.subject, &ex.text);
     let asker = super::commands::Asker { addrs: &addrs, from: &from, hash };
     let mut extra = super::commands::answer(&parsed, &asker, games, outbox, cfg, now)?;
@@ -662,7 +668,7 @@ fn receipt_attachments(results: &[OrderResult], games: &Games) -> Vec<(String, V
 /// Submits one found order; `Err(why)` when it must wait for a later run (its game stayed
 /// locked, the clock is behind the game, or an unreadable game folder may be the game it names).
 fn submit_found(f: &Found, games: &Games, now: DateTime<Utc>) -> Result<std::result::Result<OrderResult, String>> {
-    let mut r = OrderResult { label: f.label.clone(), game: None, role: None, receipt: None, warnings: vec![], error: None, format_problem: false, seat_email: None };
+    let mut r = OrderResult { label: f.label.clone(), game: None, role: None, receipt: None, warnings: vec![], error: None, format_problem: false, seat_email: None, fresh: false };
     let Some((body, header)) = read_header(f, &mut r) else { return Ok(Ok(r)) };
     r.game = Some(header.game.clone());
     r.role = Some(header.role.clone());
@@ -688,6 +694,7 @@ fn submit_found(f: &Found, games: &Games, now: DateTime<Utc>) -> Result<std::res
         Ok(a) => {
             r.warnings = a.warnings;
             r.receipt = Some(a.receipt);
+            r.fresh = !a.resent;
         }
         Err(Error::Locked(_)) => return Ok(Err(format!("game {} was busy", gf.id))),
         Err(Error::ClockBehind(m)) => return Ok(Err(m)),

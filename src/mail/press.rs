@@ -79,7 +79,7 @@ pub(super) fn relay(r: &Relay<'_>, outbox: &Outbox, cfg: &HostConfig, now: DateT
         store::make_dirs(path.parent().expect("press folder"), true)?;
         store::write_atomic(&path, toml::to_string(&kept).expect("press serializes").as_bytes())?;
     }
-    let ledger = ReplyLedger::new(outbox, cfg);
+    let ledger = ReplyLedger::for_press(outbox, cfg);
     let mut over = Vec::new();
     let mut addrs: Vec<(String, Vec<String>)> = Vec::new();
     for role in &to {

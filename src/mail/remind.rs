@@ -45,7 +45,7 @@ pub fn queue_reminders(g: &Loaded, cfg: &HostConfig, outbox: &Outbox, now: DateT
             from: &cfg.from,
             to: vec![seat.email.clone()],
             cc: vec![],
-            subject: format!("[pbem {}] reminder, step {}: {}", g.gf.id, op.step, super::cron::needed(cfg, seat, op)),
+            subject: format!("[pbem {}] reminder, step {}: {}", g.gf.id, op.step, super::cron::needed(cfg, seat, op, None)),
             body,
             attachments: vec![],
             in_reply_to: None,

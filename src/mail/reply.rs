@@ -49,6 +49,11 @@ impl ReplyLedger {
     pub(super) fn new(outbox: &Outbox, cfg: &HostConfig) -> ReplyLedger {
         ReplyLedger { dir: outbox.dir.with_file_name("replies"), max: cfg.intake.max_replies_per_hour }
     }
+    /// The ledger of relayed press (`ROOT/.mail/press-sent/`), with the same cap but apart from
+    /// the replies': press others send can never use up the replies a player's own orders get.
+    pub(super) fn for_press(outbox: &Outbox, cfg: &HostConfig) -> ReplyLedger {
+        ReplyLedger { dir: outbox.dir.with_file_name("press-sent"), max: cfg.intake.max_replies_per_hour }
+    }
     pub(super) fn path(&self, addr: &str) -> PathBuf {
         self.dir.join(crate::commit::sha256_hex(addr.trim().to_ascii_lowercase().as_bytes()))
     }
