@@ -778,7 +778,15 @@ pub fn adjudicate(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy) ->
 /// [`adjudicate`], asking `may_resolve` before resolving each due step (a step it refuses stays
 /// open, and `held` says why). The clock is read once the game's lock is held ([`Clock`]).
 pub fn adjudicate_with(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>) -> Result<Adjudicated> {
-    adjudicate_game(dir, clock.into(), entropy, may_resolve, false)
+    adjudicate_game(dir, clock.into(), entropy, may_resolve, Sweep::Off)
+}
+
+/// How [`adjudicate_game`] uses the due index.
+enum Sweep {
+    Off,
+    Index,
+    /// The caller read it ([`crate::due::peek`]) with the same clock.
+    Peeked(Option<crate::due::Idle>),
 }
 
 /// [`adjudicate_with`] for a sweep of every game under a root (`adjudicate --all`, the cron
@@ -786,13 +794,25 @@ pub fn adjudicate_with(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entrop
 /// locked, and the index is rewritten each time the game is left with nothing due. The same
 /// result as [`adjudicate_with`], faster.
 pub fn adjudicate_sweep(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>) -> Result<Adjudicated> {
-    adjudicate_game(dir, clock.into(), entropy, may_resolve, true)
+    adjudicate_game(dir, clock.into(), entropy, may_resolve, Sweep::Index)
 }
 
-fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>, indexed: bool) -> Result<Adjudicated> {
+/// [`adjudicate_sweep`] with the due index already read by the caller at `now`
+/// ([`crate::due::peek`]; the cron run reads it once for the game's id and this).
+pub fn adjudicate_peeked(dir: &Path, now: DateTime<Utc>, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>, idle: Option<crate::due::Idle>) -> Result<Adjudicated> {
+    adjudicate_game(dir, now.into(), entropy, may_resolve, Sweep::Peeked(idle))
+}
+
+fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>, sweep: Sweep) -> Result<Adjudicated> {
     let gd = GameDir::new(dir);
+    let indexed = !matches!(sweep, Sweep::Off);
     // Nothing is written for an idle game, so reading the clock before the lock is harmless here.
-    if indexed && let Some(idle) = crate::due::idle(&gd, clock.now()) {
+    let idle = match sweep {
+        Sweep::Off => None,
+        Sweep::Index => crate::due::idle(&gd, clock.now()),
+        Sweep::Peeked(idle) => idle,
+    };
+    if let Some(idle) = idle {
         return Ok(Adjudicated { over: idle.over, ..Default::default() });
     }
     let _lock = gd.lock()?;
@@ -804,7 +824,8 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
         let Some(opening) = g.record.opening.clone() else {
             done.over = true;
             if indexed {
-                crate::due::write(&gd, &crate::due::Waiting { record: g.record.index, until: None, newest: record_time(&g.record), over: true, awaited: vec![] });
+                let w = crate::due::Waiting { id: &g.gf.id, record: g.record.index, until: None, deadline: None, newest: record_time(&g.record), over: true, awaited: vec![] };
+                crate::due::write(&gd, &w);
             }
             return Ok(done);
         };
@@ -818,13 +839,14 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
         let receipts: BTreeMap<String, Receipt> = all.into_iter().map(|(_, r)| (r.role.clone(), r)).collect();
         let all_in = opening.asks.iter().all(|a| receipts.contains_key(&a.role));
         let grace = chrono::Duration::hours(g.gf.deadlines.grace_hours as i64);
-        let due_at = parse_time(&opening.deadline)? + grace;
+        let deadline = parse_time(&opening.deadline)?;
+        let due_at = deadline + grace;
         let overdue = now >= due_at;
         if !all_in && (!overdue || g.gf.nmr.policy == model::NmrMode::Wait) {
             let until = (g.gf.nmr.policy != model::NmrMode::Wait).then_some(due_at);
             let awaited = opening.asks.iter().map(|a| a.role.as_str()).filter(|r| !receipts.contains_key(*r)).collect();
             if indexed {
-                crate::due::write(&gd, &crate::due::Waiting { record: g.record.index, until, newest, over: false, awaited });
+                crate::due::write(&gd, &crate::due::Waiting { id: &g.gf.id, record: g.record.index, until, deadline: Some(deadline), newest, over: false, awaited });
             }
             return Ok(done);
         }
