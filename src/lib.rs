@@ -17,6 +17,7 @@ pub mod mail;
 pub mod model;
 pub mod nonces;
 pub mod orderfile;
+pub mod par;
 pub mod picture;
 pub mod pipeline;
 pub mod progress;

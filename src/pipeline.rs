@@ -797,10 +797,10 @@ pub fn adjudicate_sweep(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entro
     adjudicate_game(dir, clock.into(), entropy, may_resolve, Sweep::Index)
 }
 
-/// [`adjudicate_sweep`] with the due index already read by the caller at `now`
+/// [`adjudicate_sweep`] with the due index already read by the caller at the clock's time
 /// ([`crate::due::peek`]; the cron run reads it once for the game's id and this).
-pub fn adjudicate_peeked(dir: &Path, now: DateTime<Utc>, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>, idle: Option<crate::due::Idle>) -> Result<Adjudicated> {
-    adjudicate_game(dir, now.into(), entropy, may_resolve, Sweep::Peeked(idle))
+pub fn adjudicate_peeked(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>, idle: Option<crate::due::Idle>) -> Result<Adjudicated> {
+    adjudicate_game(dir, clock.into(), entropy, may_resolve, Sweep::Peeked(idle))
 }
 
 fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>, sweep: Sweep) -> Result<Adjudicated> {

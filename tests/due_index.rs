@@ -189,3 +189,20 @@ fn a_copy_with_its_index_is_found_as_a_duplicate() {
     }
     assert!(r.queued.is_empty());
 }
+
+/// Due steps of different games run in parallel; the lines still come in the games' order.
+#[test]
+fn a_sweep_resolves_many_due_games_and_prints_them_in_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    let names: Vec<String> = (1..=6).map(|i| format!("g{i}")).collect();
+    for n in &names {
+        new_game(&root, n, 1);
+    }
+    let out = sweep(&root, "2026-07-01T14:00:00Z");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), names.len(), "{out}");
+    for (line, n) in lines.iter().zip(&names) {
+        assert!(line.starts_with(&root.join(n).display().to_string()) && line.contains("resolved step(s) 1"), "{out}");
+    }
+}

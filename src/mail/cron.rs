@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
 
@@ -91,12 +92,20 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
             // After the intake (an order taken in can make a game due); ids do not change.
             (peeked, duplicates) = peek_games(&todo, now);
         }
-        let mut waiting = Waiting { root, sources: &sources, max: cfg.intake.max_message_bytes, held, before, named: BTreeMap::new() };
+        let waiting = Mutex::new(Waiting { root, sources: &sources, max: cfg.intake.max_message_bytes, held, before, named: BTreeMap::new() });
+        let run_one = |dir: &PathBuf, entropy: &mut Entropy| {
+            let mut check = |gf: &GameFile, _: &crate::model::Opening| waiting.lock().unwrap_or_else(|p| p.into_inner()).hold_reason(gf);
+            let peek = if pass == 1 { peeked.get(dir).cloned() } else { None };
+            game_run(dir, &duplicates, now, entropy, &mut check, peek)
+        };
+        // Different games on every core (each under its own lock), unless the entropy is a seeded
+        // stream (tests, demos), whose draws must come in the games' order.
+        let results: Vec<GameRun> = match entropy {
+            Entropy::Os => crate::par::map(&todo, |dir| run_one(dir, &mut Entropy::Os)),
+            _ => todo.iter().map(|dir| run_one(dir, entropy)).collect(),
+        };
         let mut again = Vec::new();
-        for dir in todo {
-            let mut check = |gf: &GameFile, _: &crate::model::Opening| waiting.hold_reason(gf);
-            let peek = if pass == 1 { peeked.get(&dir).cloned() } else { None };
-            let g = game_run(&dir, &duplicates, now, entropy, &mut check, peek);
+        for (dir, g) in todo.into_iter().zip(results) {
             if g.held_for_arrivals && pass < MAX_PASSES {
                 again.push(dir.clone());
             }
@@ -220,9 +229,10 @@ impl Arrivals {
 /// Each game's due index read once at `now` ([`due::peek`]): what it says of the game, and every
 /// game id held by more than one folder, with the folders (the id from the index, else from
 /// `game.toml`; a game that cannot be read fails on its own when adjudicated).
-type Peeked = (BTreeMap<PathBuf, Option<due::Idle>>, BTreeMap<String, Vec<PathBuf>>);
+pub type Peeked = (BTreeMap<PathBuf, Option<due::Idle>>, BTreeMap<String, Vec<PathBuf>>);
 
-fn peek_games(dirs: &[PathBuf], now: DateTime<Utc>) -> Peeked {
+/// See [`Peeked`]; also the plain sweep's (`adjudicate --all` without `--mail`).
+pub fn peek_games(dirs: &[PathBuf], now: DateTime<Utc>) -> Peeked {
     let mut by_id: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
     let mut idle = BTreeMap::new();
     for dir in dirs {
