@@ -424,15 +424,16 @@ fn one_line(e: &anyhow::Error) -> String {
 
 /// `pbem adjudicate DIR` without `--mail`: it reads no mail, but does not resolve a step of a game
 /// named by a piped message still waiting in `ROOT/.mail/spool/` (the cron line takes it in).
-fn adjudicate_plain(dir: &Path, clock: pipeline::Clock, sweep: bool) -> crate::error::Result<pipeline::Adjudicated> {
+/// `peek`: for a sweep, the game's due index as read by [`crate::mail::cron::peek_games`].
+fn adjudicate_plain(dir: &Path, clock: pipeline::Clock, peek: Option<Option<crate::due::Idle>>) -> crate::error::Result<pipeline::Adjudicated> {
     let root = dir.parent().unwrap_or(Path::new("."));
     let spooled = crate::mail::intake::spooled_games(root)?;
     let spool = crate::mail::intake::state_dir(root).join("spool");
     let mut check = |gf: &crate::model::GameFile, _: &crate::model::Opening| {
         if spooled.contains(&gf.id) { Err(format!("a message with orders for it waits in {} (the cron line, `pbem adjudicate --all ROOT --mail CONFIG`, takes it in)", spool.display())) } else { Ok(()) }
     };
-    if sweep {
-        return pipeline::adjudicate_sweep(dir, clock, &mut Entropy::Os, &mut check);
+    if let Some(idle) = peek {
+        return pipeline::adjudicate_peeked(dir, clock, &mut Entropy::Os, &mut check, idle);
     }
     pipeline::adjudicate_with(dir, clock, &mut Entropy::Os, &mut check)
 }
@@ -736,23 +737,24 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 return crate::mail::cli::cron(root, cfg, clock(&t)?, quiet);
             }
             let t = clock(&t)?;
-            let mut dirs = dirs;
             // Games named on the command line are loaded; those of `--all` are swept (due index).
-            let named = dirs.len();
+            let mut games: Vec<(PathBuf, Option<Option<crate::due::Idle>>)> = dirs.into_iter().map(|d| (d, None)).collect();
             let mut failed = 0;
             if let Some(root) = all {
                 // Two folders with one game id (a backup copy): neither is adjudicated.
-                let games = crate::mail::intake::Games::load(&root)?;
-                for (id, copies) in games.duplicates() {
+                let (peeked, duplicates) = crate::mail::cron::peek_games(&pipeline::games_under(&root)?, t.now());
+                for (id, copies) in &duplicates {
                     let names: Vec<String> = copies.iter().map(|d| d.display().to_string()).collect();
                     eprintln!("pbem: game {id} is held by more than one folder ({}): not adjudicated; remove all but one", names.join(", "));
                     failed += 1;
                 }
-                let doubled: Vec<&PathBuf> = games.duplicates().values().flatten().collect();
-                dirs.extend(pipeline::games_under(&root)?.into_iter().filter(|d| !doubled.contains(&d)));
+                let doubled: Vec<&PathBuf> = duplicates.values().flatten().collect();
+                games.extend(peeked.into_iter().filter(|(d, _)| !doubled.contains(&d)).map(|(d, p)| (d, Some(p))));
             }
-            for (i, d) in dirs.into_iter().enumerate() {
-                match adjudicate_plain(&d, t, i >= named) {
+            // Different games on every core (each under its own lock); lines in the games' order.
+            let results = crate::par::map(&games, |(d, peek)| adjudicate_plain(d, t, peek.clone()));
+            for ((d, _), result) in games.iter().zip(results) {
+                match result {
                     Ok(a) if quiet && a.held.is_none() => {}
                     Ok(a) => println!("{}: {}", d.display(), a.summary()),
                     Err(crate::error::Error::Locked(_)) if quiet => {}

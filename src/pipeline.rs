@@ -13,6 +13,7 @@ use crate::dice::Ctx;
 use crate::error::{Error, Result};
 use crate::game::{DynGame, Orders, Pending, Publication};
 use crate::model::{self, GameFile, LateReveal, Opening, Receipt, Record, Resolution, Revealed, Seat, WithheldUntil};
+use crate::nonces::{self, Brief, NonceIndex};
 use crate::orderfile;
 use crate::report;
 use crate::sig;
@@ -482,29 +483,6 @@ pub fn read_signed_order(path: &Path, gf: &GameFile) -> Result<Verified> {
     Ok(Verified { text: signed.text, signature: signed.signature, file })
 }
 
-/// All nonces of orders ever accepted in this game (sealed files that got a receipt; a sealed file
-/// left without a receipt by a crash was never accepted).
-fn used_nonces(dir: &GameDir) -> Result<Vec<[u8; 32]>> {
-    let mut out = Vec::new();
-    let root = dir.root.join("host").join("sealed");
-    for step in store::list(&root)? {
-        for name in store::list(&root.join(&step))? {
-            let Some(stem) = name.strip_suffix(".txt") else { continue };
-            if !dir.root.join("receipts").join(&step).join(format!("{stem}.toml")).exists() {
-                continue;
-            }
-            let text = store::read_text(&root.join(&step).join(&name))?;
-            // By value: the same 32 bytes written in capitals or with spaces are the same nonce.
-            if let Ok(f) = orderfile::parse(&text)
-                && let Some(n) = commit::parse_32(&f.header.nonce)
-            {
-                out.push(n);
-            }
-        }
-    }
-    Ok(out)
-}
-
 /// The time of a record: when it was resolved, when the host's control was made, or opened for
 /// record 0.
 pub fn record_time(rec: &Record) -> Option<DateTime<Utc>> {
@@ -530,9 +508,14 @@ pub fn check_clock(g: &Loaded, now: DateTime<Utc>) -> Result<()> {
 /// write a record older than a receipt it uses, which the audit fails forever ("every receipt
 /// received while its step was open"), and a new receipt would be older than an earlier one.
 pub fn check_clock_receipts(g: &Loaded, receipts: &[(PathBuf, Receipt)], now: DateTime<Utc>) -> Result<()> {
-    let newest = receipts.iter().filter_map(|(_, r)| parse_time(&r.received).ok().map(|t| (t, r))).max_by_key(|(t, _)| *t);
+    check_clock_received(g, receipts.iter().map(|(_, r)| (r.received.as_str(), r.seq, r.role.as_str(), r.step)), now)
+}
+
+/// [`check_clock_receipts`] over (received, seq, role, step) of each receipt.
+fn check_clock_received<'a>(g: &Loaded, receipts: impl Iterator<Item = (&'a str, u64, &'a str, u64)>, now: DateTime<Utc>) -> Result<()> {
+    let newest = receipts.filter_map(|r| parse_time(r.0).ok().map(|t| (t, r))).max_by_key(|(t, _)| *t);
     match newest {
-        Some((t, r)) if now < t => Err(clock_behind(g, now, &format!("receipt {} of {} for step {}", r.seq, r.role, r.step), t)),
+        Some((t, (_, seq, role, step))) if now < t => Err(clock_behind(g, now, &format!("receipt {seq} of {role} for step {step}"), t)),
         _ => Ok(()),
     }
 }
@@ -551,6 +534,38 @@ fn clock_behind(g: &Loaded, now: DateTime<Utc>, what: &str, t: DateTime<Utc>) ->
 /// a host-signed receipt; rejected ones store nothing. Refused while the clock is behind the newest record
 /// ([`check_clock`]).
 pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepted> {
+    submit_in(g, &mut Intake::default(), path, now)
+}
+
+/// What the orders of one `submit` share, read once: the nonce index (kept up to date as orders
+/// are accepted), the setup hash in force, the newest record's hash, the host key.
+#[derive(Default)]
+struct Intake {
+    index: Option<NonceIndex>,
+    setup: Option<String>,
+    record: Option<String>,
+    key: Option<ssh_key::PrivateKey>,
+}
+
+impl Intake {
+    fn index(&mut self, g: &Loaded, step: u64) -> Result<&mut NonceIndex> {
+        if self.index.is_none() {
+            self.index = Some(NonceIndex::load(&g.dir, step)?);
+        }
+        Ok(self.index.as_mut().expect("just loaded"))
+    }
+}
+
+/// Gets a cached value or computes it.
+fn cached<T: Clone>(slot: &mut Option<T>, make: impl FnOnce() -> Result<T>) -> Result<T> {
+    if slot.is_none() {
+        *slot = Some(make()?);
+    }
+    Ok(slot.clone().expect("just set"))
+}
+
+/// [`submit_one`] with what the batch's orders share.
+fn submit_in(g: &Loaded, intake: &mut Intake, path: &Path, now: DateTime<Utc>) -> Result<Accepted> {
     check_clock(g, now)?;
     let v = read_signed_order(path, &g.gf)?;
     let h = &v.file.header;
@@ -577,17 +592,20 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
     // a resend of a superseded order is refused (it would silently replace the newer one).
     let step = opening.step;
     let commitment = hex::encode(commit::order_commitment(&g.gf.id, step, &h.role, v.text.as_bytes()));
-    let all = read_receipts(&g.dir, step)?;
-    check_clock_receipts(g, &all, now)?;
-    let receipts: Vec<(PathBuf, Receipt)> = all.into_iter().filter(|(_, r)| r.role == h.role).collect();
-    if let Some((path, r)) = receipts.iter().find(|(_, r)| r.commitment == commitment) {
-        let newest = receipts.last().map(|(_, n)| n.seq) == Some(r.seq);
-        if newest {
+    let index = intake.index(g, step)?;
+    let all = index.receipts(step);
+    check_clock_received(g, all.iter().map(|b| (b.received.as_str(), b.seq, b.role.as_str(), step)), now)?;
+    let receipts: Vec<&Brief> = all.into_iter().filter(|b| b.role == h.role).collect();
+    let last_seq = receipts.last().map_or(0, |b| b.seq);
+    if let Some(r) = receipts.iter().find(|b| b.commitment == commitment) {
+        if r.seq == last_seq {
+            let rpath = g.dir.receipts(step).join(format!("{}-{}.toml", r.role, r.seq));
             let warnings = vec![format!("already received as receipt {}: nothing changed", r.seq)];
-            return Ok(Accepted { receipt: r.clone(), path: path.clone(), warnings, resent: true });
+            return Ok(Accepted { receipt: read_receipt(&rpath)?, path: rpath, warnings, resent: true });
         }
         return Err(at("pbem.nonce", format!("this order was received before as receipt {} and later replaced; resending it is refused (sign a fresh form)", r.seq)));
     }
+    let nonce = commit::parse_32(&h.nonce);
     let mut warnings = Vec::new();
     if h.nonce.is_empty() {
         warnings.push(
@@ -598,9 +616,7 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
     } else if commit::parse_32(&h.nonce) == Some(NMR_NONCE) {
         // The placeholder of an NMR: it would pass for randomness while adding none.
         return Err(at("pbem.nonce", "a nonce of zeros is no randomness; leave it empty for `pbem sign` to fill, or write 64 random hex digits".into()));
-    } else if let Some(n) = commit::parse_32(&h.nonce)
-        && used_nonces(&g.dir)?.contains(&n)
-    {
+    } else if nonce.is_some_and(|n| index.used(&n)) {
         return Err(at("pbem.nonce", "this nonce was already used: a replayed order? (sign a fresh form)".into()));
     }
     if let Err(problems) = g.game.check_order(&g.state, &h.role, &v.file.orders)? {
@@ -613,7 +629,7 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
             .collect();
         return Err(Error::problems(path, problems));
     }
-    let seq = receipts.last().map_or(0, |(_, r)| r.seq) + 1;
+    let seq = last_seq + 1;
     let name = format!("{}-{seq}", h.role);
     let sealed = g.dir.sealed(step).join(format!("{name}.txt"));
     let mut files = vec![(sig_path(&sealed), v.signature.clone().into_bytes()), (sealed.clone(), v.text.clone().into_bytes())];
@@ -625,16 +641,25 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
         commitment,
         received: timestamp(now),
         nonce: !h.nonce.is_empty(),
-        setup: setup_in_force(&g.dir, g.record.index)?,
-        record: commit::sha256_hex(&store::read(&g.dir.record(g.record.index))?),
+        setup: cached(&mut intake.setup, || setup_in_force(&g.dir, g.record.index))?,
+        record: cached(&mut intake.record, || Ok(commit::sha256_hex(&store::read(&g.dir.record(g.record.index))?)))?,
     };
     let rpath = g.dir.receipts(step).join(format!("{name}.toml"));
     // The sealed order and the receipt's signature made durable together, then the receipt: the
     // commit point (a sealed order without its receipt was never accepted).
     let bytes = toml::to_string(&receipt).expect("receipt serializes").into_bytes();
-    files.push((sig_path(&rpath), sig::sign(&host_key(&g.dir)?, NS_RECEIPT, &bytes)?.into_bytes()));
+    let key = cached(&mut intake.key, || host_key(&g.dir))?;
+    files.push((sig_path(&rpath), sig::sign(&key, NS_RECEIPT, &bytes)?.into_bytes()));
+    // The nonce index with this order in it goes into the same durable commit: a crash before the
+    // receipt leaves it naming a receipt that is absent, which makes the next submit rebuild it.
+    let mut index = intake.index(g, step)?.clone();
+    index.add(&receipt, nonce);
+    if let Some(text) = index.text() {
+        files.push((nonces::path(&g.dir), text.into_bytes()));
+    }
     store::write_all_durable(&files)?;
     store::write_atomic(&rpath, &bytes)?;
+    intake.index = Some(index);
     Ok(Accepted { receipt, path: rpath, warnings, resent: false })
 }
 
@@ -657,7 +682,8 @@ pub fn submit(dir: &Path, files: &[PathBuf], clock: impl Into<Clock>) -> Result<
     finish_seat_change(&gd)?;
     let now = clock.into().now();
     let g = load(dir)?;
-    Ok(files.iter().map(|f| submit_one(&g, f, now)).collect())
+    let mut intake = Intake::default();
+    Ok(files.iter().map(|f| submit_in(&g, &mut intake, f, now)).collect())
 }
 
 /// Where `pbem seat` keeps the new `game.toml` (host only) while it writes the seat change's
@@ -710,17 +736,22 @@ pub fn read_receipts(dir: &GameDir, step: u64) -> Result<Vec<(PathBuf, Receipt)>
             continue;
         }
         let path = rdir.join(&name);
-        let text = store::read_text(&path)?;
-        let r: Receipt = toml::from_str(&text).map_err(|e: toml::de::Error| Error::Input {
-            line: e.span().map(|s| orderfile::line_of(&text, s.start)),
-            file: path.clone(),
-            field: None,
-            message: format!("not a receipt: {}", e.message().trim()),
-        })?;
+        let r = read_receipt(&path)?;
         out.push((path, r));
     }
     out.sort_by(|(_, a), (_, b)| (&a.role, a.seq).cmp(&(&b.role, b.seq)));
     Ok(out)
+}
+
+/// One receipt file. Errors: unreadable, or not a receipt (with the line).
+pub fn read_receipt(path: &Path) -> Result<Receipt> {
+    let text = store::read_text(path)?;
+    toml::from_str(&text).map_err(|e: toml::de::Error| Error::Input {
+        line: e.span().map(|s| orderfile::line_of(&text, s.start)),
+        file: path.to_path_buf(),
+        field: None,
+        message: format!("not a receipt: {}", e.message().trim()),
+    })
 }
 
 /// The newest receipt of each role for `step`, by role.
@@ -780,7 +811,15 @@ pub fn adjudicate(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy) ->
 /// [`adjudicate`], asking `may_resolve` before resolving each due step (a step it refuses stays
 /// open, and `held` says why). The clock is read once the game's lock is held ([`Clock`]).
 pub fn adjudicate_with(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>) -> Result<Adjudicated> {
-    adjudicate_game(dir, clock.into(), entropy, may_resolve, false)
+    adjudicate_game(dir, clock.into(), entropy, may_resolve, Sweep::Off)
+}
+
+/// How [`adjudicate_game`] uses the due index.
+enum Sweep {
+    Off,
+    Index,
+    /// The caller read it ([`crate::due::peek`]) with the same clock.
+    Peeked(Option<crate::due::Idle>),
 }
 
 /// [`adjudicate_with`] for a sweep of every game under a root (`adjudicate --all`, the cron
@@ -788,13 +827,25 @@ pub fn adjudicate_with(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entrop
 /// locked, and the index is rewritten each time the game is left with nothing due. The same
 /// result as [`adjudicate_with`], faster.
 pub fn adjudicate_sweep(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>) -> Result<Adjudicated> {
-    adjudicate_game(dir, clock.into(), entropy, may_resolve, true)
+    adjudicate_game(dir, clock.into(), entropy, may_resolve, Sweep::Index)
 }
 
-fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>, indexed: bool) -> Result<Adjudicated> {
+/// [`adjudicate_sweep`] with the due index already read by the caller at the clock's time
+/// ([`crate::due::peek`]; the cron run reads it once for the game's id and this).
+pub fn adjudicate_peeked(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>, idle: Option<crate::due::Idle>) -> Result<Adjudicated> {
+    adjudicate_game(dir, clock.into(), entropy, may_resolve, Sweep::Peeked(idle))
+}
+
+fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>, sweep: Sweep) -> Result<Adjudicated> {
     let gd = GameDir::new(dir);
+    let indexed = !matches!(sweep, Sweep::Off);
     // Nothing is written for an idle game, so reading the clock before the lock is harmless here.
-    if indexed && let Some(idle) = crate::due::idle(&gd, clock.now()) {
+    let idle = match sweep {
+        Sweep::Off => None,
+        Sweep::Index => crate::due::idle(&gd, clock.now()),
+        Sweep::Peeked(idle) => idle,
+    };
+    if let Some(idle) = idle {
         return Ok(Adjudicated { over: idle.over, ..Default::default() });
     }
     let _lock = gd.lock()?;
@@ -807,7 +858,8 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
         let Some(opening) = g.record.opening.clone() else {
             done.over = true;
             if indexed {
-                crate::due::write(&gd, &crate::due::Waiting { record: g.record.index, step: 0, until: None, newest: record_time(&g.record), over: true, awaited: vec![] });
+                let w = crate::due::Waiting { id: &g.gf.id, record: g.record.index, step: 0, until: None, deadline: None, newest: record_time(&g.record), over: true, awaited: vec![] };
+                crate::due::write(&gd, &w);
             }
             return Ok(done);
         };
@@ -821,13 +873,14 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
         let receipts: BTreeMap<String, Receipt> = all.into_iter().map(|(_, r)| (r.role.clone(), r)).collect();
         let all_in = opening.asks.iter().all(|a| receipts.contains_key(&a.role));
         let grace = chrono::Duration::hours(g.gf.deadlines.grace_hours as i64);
-        let due_at = parse_time(&opening.deadline)? + grace;
+        let deadline = parse_time(&opening.deadline)?;
+        let due_at = deadline + grace;
         let overdue = now >= due_at;
         if !all_in && (!overdue || g.gf.nmr.policy == model::NmrMode::Wait) {
             let until = (g.gf.nmr.policy != model::NmrMode::Wait).then_some(due_at);
             let awaited = opening.asks.iter().map(|a| a.role.as_str()).filter(|r| !receipts.contains_key(*r)).collect();
             if indexed {
-                crate::due::write(&gd, &crate::due::Waiting { record: g.record.index, step: opening.step, until, newest, over: false, awaited });
+                crate::due::write(&gd, &crate::due::Waiting { id: &g.gf.id, record: g.record.index, step: opening.step, until, deadline: Some(deadline), newest, over: false, awaited });
             }
             return Ok(done);
         }

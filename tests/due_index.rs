@@ -39,7 +39,7 @@ fn an_idle_sweep_writes_the_index_and_the_same_lines_come_from_it() {
     let g = new_game(&root, "g1", 24);
     let first = sweep(&root, IDLE);
     assert!(first.contains("g1: nothing due"), "{first}");
-    assert!(index(&g).starts_with("pbem-due 2\n"), "{}", index(&g));
+    assert!(index(&g).starts_with("pbem-due 3\n"), "{}", index(&g));
     // From the index: the same line, and the game is not loaded (a state it would refuse is not read).
     let state = g.join("states").join("000000.json");
     let kept = std::fs::read(&state).unwrap();
@@ -160,4 +160,64 @@ fn after_a_host_control_orders_all_in_still_make_the_game_due() {
     submit(&g, "confederate", 1, "2026-07-01T12:50:00Z");
     let out = sweep(&root, "2026-07-01T12:55:00Z");
     assert!(!out.contains("nothing due") && g.join("records/000002.json").is_file(), "{out}");
+}
+
+/// The cron run (`--mail`) reads an idle game's index once: no `game.toml`, state or mail is read
+/// for it while there is nothing new to mail and no reminder due; a reminder still goes out.
+#[test]
+fn an_idle_game_costs_the_cron_run_no_load_and_reminders_still_go_out() {
+    use pbem::mail::{HostConfig, cron};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    let g = new_game(&root, "g1", 24);
+    let cfg = HostConfig::queue_only("judge <judge@example.net>");
+    let mut e = pipeline::Entropy::seeded([9; 32]);
+    let r = cron::run(&root, &cfg, pipeline::parse_time(IDLE).unwrap(), &mut e).unwrap();
+    assert_eq!(r.queued.len(), 2, "the opening reports: {r:?}");
+    // The state and game file made unreadable: an idle run must not need them.
+    let state = g.join("states").join("000000.json");
+    let kept = std::fs::read(&state).unwrap();
+    std::fs::write(&state, b"{}").unwrap();
+    let r = cron::run(&root, &cfg, pipeline::parse_time("2026-07-01T13:00:00Z").unwrap(), &mut e).unwrap();
+    assert!(r.queued.is_empty() && !r.games[0].failed, "{r:?}");
+    std::fs::write(&state, kept).unwrap();
+    // Within the reminder window (11 hours before the deadline) the game's mail is prepared.
+    let r = cron::run(&root, &cfg, pipeline::parse_time("2026-07-02T01:00:00Z").unwrap(), &mut e).unwrap();
+    assert_eq!(r.queued.len(), 2, "reminders: {r:?}");
+}
+
+/// A copy of a game made with its index (`cp -a`) is still found: the id comes from the index.
+#[test]
+fn a_copy_with_its_index_is_found_as_a_duplicate() {
+    use pbem::mail::{HostConfig, cron};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    let g = new_game(&root, "g1", 24);
+    sweep(&root, IDLE);
+    assert!(index(&g).contains("\nid g1\n"), "{}", index(&g));
+    assert!(std::process::Command::new("cp").arg("-a").arg(&g).arg(root.join("g1.bak")).status().unwrap().success());
+    let cfg = HostConfig::queue_only("judge <judge@example.net>");
+    let r = cron::run(&root, &cfg, pipeline::parse_time(IDLE).unwrap(), &mut pipeline::Entropy::seeded([9; 32])).unwrap();
+    assert_eq!(r.games.len(), 2);
+    for run in &r.games {
+        assert!(run.failed && run.summary.contains("game g1 is held by more than one folder"), "{r:?}");
+    }
+    assert!(r.queued.is_empty());
+}
+
+/// Due steps of different games run in parallel; the lines still come in the games' order.
+#[test]
+fn a_sweep_resolves_many_due_games_and_prints_them_in_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    let names: Vec<String> = (1..=6).map(|i| format!("g{i}")).collect();
+    for n in &names {
+        new_game(&root, n, 1);
+    }
+    let out = sweep(&root, "2026-07-01T14:00:00Z");
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), names.len(), "{out}");
+    for (line, n) in lines.iter().zip(&names) {
+        assert!(line.starts_with(&root.join(n).display().to_string()) && line.contains("resolved step(s) 1"), "{out}");
+    }
 }

@@ -8,6 +8,7 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 
 use chrono::{DateTime, Utc};
 
@@ -18,7 +19,7 @@ use super::outbox::Outbox;
 use crate::error::{Error, Result};
 use crate::model::{GameFile, Record};
 use crate::pipeline::{self, Clock, Entropy};
-use crate::{report, store};
+use crate::{due, report, store};
 
 /// What a cron run did to one game.
 #[derive(Debug, Default)]
@@ -80,18 +81,31 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
     let now = clock.now();
     let mut out = CronRun::default();
     let sources = intake::config_sources(cfg);
-    let games = intake::Games::load(root)?;
     let mut todo: Vec<PathBuf> = pipeline::games_under(root)?;
     let mut runs: BTreeMap<PathBuf, GameRun> = BTreeMap::new();
+    let (mut peeked, mut duplicates) = (BTreeMap::new(), BTreeMap::new());
     for pass in 1..=MAX_PASSES {
         // What waits before the pass begins: whatever arrives after this is new.
         let before = Arrivals::now(root, &sources);
         let held = take_in(root, &sources, cfg, now, &lock, &mut out)?;
-        let mut waiting = Waiting { root, sources: &sources, max: cfg.intake.max_message_bytes, held, before, named: BTreeMap::new() };
+        if pass == 1 {
+            // After the intake (an order taken in can make a game due); ids do not change.
+            (peeked, duplicates) = peek_games(&todo, now);
+        }
+        let waiting = Mutex::new(Waiting { root, sources: &sources, max: cfg.intake.max_message_bytes, held, before, named: BTreeMap::new() });
+        let run_one = |dir: &PathBuf, entropy: &mut Entropy| {
+            let mut check = |gf: &GameFile, _: &crate::model::Opening| waiting.lock().unwrap_or_else(|p| p.into_inner()).hold_reason(gf);
+            let peek = if pass == 1 { peeked.get(dir).cloned() } else { None };
+            game_run(dir, &duplicates, now, entropy, &mut check, peek)
+        };
+        // Different games on every core (each under its own lock), unless the entropy is a seeded
+        // stream (tests, demos), whose draws must come in the games' order.
+        let results: Vec<GameRun> = match entropy {
+            Entropy::Os => crate::par::map(&todo, |dir| run_one(dir, &mut Entropy::Os)),
+            _ => todo.iter().map(|dir| run_one(dir, entropy)).collect(),
+        };
         let mut again = Vec::new();
-        for dir in todo {
-            let mut check = |gf: &GameFile, _: &crate::model::Opening| waiting.hold_reason(gf);
-            let g = game_run(&dir, &games, now, entropy, &mut check);
+        for (dir, g) in todo.into_iter().zip(results) {
             if g.held_for_arrivals && pass < MAX_PASSES {
                 again.push(dir.clone());
             }
@@ -105,7 +119,9 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
     }
     let outbox = Outbox::under(root);
     for (dir, mut g) in runs {
-        if !g.skip_mail {
+        let idle = peeked.get(&dir).and_then(Option::as_ref);
+        let unchanged = idle.is_some_and(|i| g.adjudicated.resolved.is_empty() && nothing_to_mail(&dir, i, cfg, now));
+        if !g.skip_mail && !unchanged {
             match queue_game_mail(&dir, cfg, &outbox, now) {
                 Ok(ids) => out.queued.extend(ids),
                 // Said once: a game that cannot be read fails here the same way.
@@ -210,12 +226,54 @@ impl Arrivals {
     }
 }
 
+/// Each game's due index read once at `now` ([`due::peek`]): what it says of the game, and every
+/// game id held by more than one folder, with the folders (the id from the index, else from
+/// `game.toml`; a game that cannot be read fails on its own when adjudicated).
+pub type Peeked = (BTreeMap<PathBuf, Option<due::Idle>>, BTreeMap<String, Vec<PathBuf>>);
+
+/// See [`Peeked`]; also the plain sweep's (`adjudicate --all` without `--mail`).
+pub fn peek_games(dirs: &[PathBuf], now: DateTime<Utc>) -> Peeked {
+    let mut by_id: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
+    let mut idle = BTreeMap::new();
+    for dir in dirs {
+        let gd = store::GameDir::new(dir);
+        let p = due::peek(&gd, now);
+        if let Some(id) = p.id.or_else(|| pipeline::read_game_file(&gd).ok().map(|gf| gf.id)) {
+            by_id.entry(id).or_default().push(dir.clone());
+        }
+        idle.insert(dir.clone(), p.idle);
+    }
+    by_id.retain(|_, dirs| dirs.len() > 1);
+    (idle, by_id)
+}
+
+/// True when [`queue_game_mail`] would queue nothing for a game its index shows idle: the
+/// newest record's reports were queued, and no reminder can be due (none configured, or outside
+/// the hours before the deadline).
+fn nothing_to_mail(dir: &Path, idle: &due::Idle, cfg: &HostConfig, now: DateTime<Utc>) -> bool {
+    let root = dir.parent().unwrap_or(Path::new("."));
+    let mailed = std::fs::read_to_string(mailed_path(root, &idle.id)).ok().and_then(|t| t.trim().parse::<u64>().ok());
+    if mailed.is_none_or(|m| m < idle.record) {
+        return false;
+    }
+    let hours = i64::from(cfg.reminders.hours_before) * 3600;
+    let secs = now.timestamp();
+    idle.over || hours == 0 || idle.deadline.is_none_or(|d| secs >= d || secs < d - hours)
+}
+
 /// Adjudicates one game for the cron run (a game two folders hold, or one that cannot be read,
-/// is reported and left alone).
-fn game_run(dir: &Path, games: &intake::Games, now: DateTime<Utc>, entropy: &mut Entropy, may_resolve: &mut pipeline::ResolveCheck<'_>) -> GameRun {
+/// is reported and left alone). `peek`: the game's due index as [`peek_games`] read it.
+fn game_run(
+    dir: &Path,
+    duplicates: &BTreeMap<String, Vec<PathBuf>>,
+    now: DateTime<Utc>,
+    entropy: &mut Entropy,
+    may_resolve: &mut pipeline::ResolveCheck<'_>,
+    peek: Option<Option<due::Idle>>,
+) -> GameRun {
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut g = GameRun { game: name, ..Default::default() };
-    if let Some((id, dirs)) = games.duplicates().iter().find(|(_, ds)| ds.iter().any(|d| d == dir)) {
+    if let Some((id, dirs)) = duplicates.iter().find(|(_, ds)| ds.iter().any(|d| d == dir)) {
         let all: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
         g.summary = format!("not adjudicated: game {id} is held by more than one folder ({}); remove all but one", all.join(", "));
         g.failed = true;
@@ -223,7 +281,11 @@ fn game_run(dir: &Path, games: &intake::Games, now: DateTime<Utc>, entropy: &mut
         return g;
     }
     // Refused when the clock is behind the game's newest record or receipt.
-    match pipeline::adjudicate_sweep(dir, now, entropy, may_resolve) {
+    let result = match peek {
+        Some(idle) => pipeline::adjudicate_peeked(dir, now, entropy, may_resolve, idle),
+        None => pipeline::adjudicate_sweep(dir, now, entropy, may_resolve),
+    };
+    match result {
         Ok(a) => {
             g.summary = a.summary();
             g.held = a.held.is_some();

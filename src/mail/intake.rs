@@ -311,15 +311,20 @@ pub fn run_locked(root: &Path, sources: &[Source], cfg: &HostConfig, now: DateTi
     }
     folders.sort();
     folders.dedup();
-    let games = Games::load(root)?;
     let outbox = Outbox::under(root);
     let mut blocked: BTreeSet<String> = BTreeSet::new();
+    // Every game file is read only when there is a message (an idle cron run reads none).
+    let mut games: Option<Games> = None;
     for (folder, path, name) in arrival_order(&folders)? {
         let keys = message_games(&path, cfg.intake.max_message_bytes);
         let h = if keys.iter().any(|k| blocked.contains(k)) {
             Handled { name, disposition: Disposition::Retry, reason: "left for the next run: an earlier message for the same game waits".into(), orders: vec![], reply: None }
         } else {
-            handle_file(root, &folder, &path, &name, &games, &outbox, cfg, now)?
+            let games = match &mut games {
+                Some(g) => g,
+                slot => slot.insert(Games::load(root)?),
+            };
+            handle_file(root, &folder, &path, &name, games, &outbox, cfg, now)?
         };
         if h.disposition == Disposition::Retry {
             blocked.extend(keys.iter().cloned());
