@@ -240,6 +240,46 @@ mod tests {
         assert!(run("chess", None, &none(), 1, None, [1; 32], false).unwrap_err().starts_with("--rules chess: one of"));
     }
 
+    /// Every game of a few runs, one line each, hashed: pinned so that a speed-up cannot change a
+    /// single game's result (the values were taken before the in-memory work of issue 11).
+    fn fingerprint(rules: &str, scenario: Option<&str>, opts: &[(&str, &str)], policy: &str, games: u32) -> String {
+        use sha2::Digest;
+        let g = crate::games::by_rules(rules).unwrap();
+        let opts: BTreeMap<String, String> = opts.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let start = g.setup(&scenario_text(g, scenario).unwrap(), &opts).unwrap();
+        let mut h = sha2::Sha256::new();
+        for k in 0..games {
+            let s = commit::step_seed("pbem-simulate", k as u64, &[7; 32], std::iter::empty());
+            h.update(format!("{:?}\n", g.play_out(&start, policy, s).unwrap()));
+        }
+        hex::encode(&h.finalize()[..8])
+    }
+
+    #[test]
+    fn every_game_plays_exactly_as_before() {
+        let got = [
+            fingerprint("throw-down-that-flag", Some("july-3"), &[], "sensible", 30),
+            fingerprint("throw-down-that-flag", Some("july-2"), &[("campaign", "true")], "naive", 30),
+            fingerprint("throw-down-that-flag", Some("july-2"), &[], "sensible", 20),
+            fingerprint("gettysburg-campaign", None, &[], "sensible", 6),
+            fingerprint("gettysburg-campaign", None, &[("optional-fire", "true")], "sensible", 4),
+            fingerprint("gettysburg-campaign", None, &[], "naive", 6),
+            fingerprint("flag-dash", None, &[], "built-in", 10),
+            fingerprint("flag-dash", Some("alternate"), &[("players", "4"), ("abilities", "true")], "built-in", 6),
+        ];
+        let want = [
+            "a4d6064412ddbb54",
+            "4d8d38b472570d36",
+            "a7c7a30389e4f443",
+            "45929296abebc39c",
+            "ce0539a0920270b2",
+            "20832415d0ee59ca",
+            "fe46d5c6ce55b679",
+            "1c87099c21e6e4c1",
+        ];
+        assert_eq!(got, want);
+    }
+
     #[test]
     fn simulation_refuses_zero_games() {
         let e = run("throw-down-that-flag", Some("july-2"), &none(), 0, None, [1; 32], false).unwrap_err();
