@@ -352,6 +352,9 @@ enum Command {
         /// 64 hex digits (default: all zero, so runs are reproducible).
         #[arg(long)]
         seed: Option<String>,
+        /// Threads playing games (default: one per core); the table is the same whatever N.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        jobs: Option<u16>,
     },
     /// Play a whole game with built-in players through the real files and commands.
     Demo {
@@ -847,13 +850,13 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
                 return Ok(ExitCode::from(1));
             }
         }
-        Command::Simulate { rules, scenario, options, games, policy, seed } => {
+        Command::Simulate { rules, scenario, options, games, policy, seed, jobs } => {
             let seed = match seed {
                 Some(h) => crate::commit::parse_32(&h).ok_or_else(|| anyhow!("--seed: want 64 hex digits"))?,
                 None => [0; 32],
             };
             let opts = key_values(&options, "--option")?;
-            let s = crate::simulate::run(&rules, scenario.as_deref(), &opts, games, policy.as_deref(), seed, true).map_err(|e| anyhow!(e))?;
+            let s = crate::simulate::run(&rules, scenario.as_deref(), &opts, games, policy.as_deref(), seed, jobs.map_or(0, usize::from), true).map_err(|e| anyhow!(e))?;
             let given: Vec<String> = opts.iter().map(|(k, v)| format!("{k}={v}")).collect();
             println!(
                 "{rules}, scenario {}, options {}, policy {}, {} games, seed {}",

@@ -140,7 +140,8 @@ impl Summary {
     }
 }
 
-/// Plays `games` games of `rules`, game k seeded from `seed` and k, and sums them up.
+/// Plays `games` games of `rules`, game k seeded from `seed` and k, and sums them up in game
+/// order, so the table is the same whatever `jobs` (the threads; 0: one per core).
 /// `scenario` is a shipped scenario's name or the path of a scenario file (a reconstruction being
 /// balanced; `None`: the game's default); `options` are the game's `--option` values; `policy` is
 /// one of the game's built-in policies (`None`: its default). Draws a progress bar on standard
@@ -148,6 +149,7 @@ impl Summary {
 ///
 /// Errors: a message naming the flag for an unknown game, policy or scenario, or a scenario or
 /// option the game refuses; a game that goes wrong names its number.
+#[allow(clippy::too_many_arguments)]
 pub fn run(
     rules: &str,
     scenario: Option<&str>,
@@ -155,6 +157,7 @@ pub fn run(
     games: u32,
     policy: Option<&str>,
     seed: [u8; 32],
+    jobs: usize,
     progress: bool,
 ) -> Result<Summary, String> {
     let g = crate::games::by_rules(rules).ok_or_else(|| format!("--rules {rules}: one of {}", crate::games::rules_ids().join(", ")))?;
@@ -171,7 +174,7 @@ pub fn run(
         None => e.to_string(),
     })?;
     let sides = g.sides(&start).map_err(|e| e.to_string())?;
-    let played = play_many(g, &start, policy, games, seed, progress)?;
+    let played = play_many(g, &start, policy, games, seed, jobs, progress)?;
     Ok(Summary { policy, ..Summary::of(&sides, &played) })
 }
 
@@ -188,34 +191,40 @@ fn scenario_text(g: &dyn DynGame, scenario: Option<&str>) -> Result<String, Stri
     Err(format!("--scenario {name}: no such file, nor a scenario shipped with {}: {}", g.title(), names.join(", ")))
 }
 
-/// Plays the games on a few threads; the result is in game order whatever the threads.
-fn play_many(g: &dyn DynGame, start: &str, policy: &str, games: u32, seed: [u8; 32], progress: bool) -> Result<Vec<Played>, String> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).clamp(1, 8) as u32;
+/// The threads `--jobs 0` means: one per core.
+pub fn default_jobs() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+/// Plays the games on `jobs` threads (0: one per core), each taking the next game not yet
+/// started; the result is in game order whatever the threads.
+fn play_many(g: &dyn DynGame, start: &str, policy: &str, games: u32, seed: [u8; 32], jobs: usize, progress: bool) -> Result<Vec<Played>, String> {
+    let jobs = if jobs == 0 { default_jobs() } else { jobs }.clamp(1, games as usize);
+    let next = std::sync::atomic::AtomicU32::new(0);
     let bar = crate::progress::bar(u64::from(games), "games", progress);
-    let results: Vec<Result<Vec<(u32, Played)>, String>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads)
-            .map(|w| {
-                let bar = &bar;
-                scope.spawn(move || {
-                    let mut out = Vec::new();
-                    for k in (w..games).step_by(threads as usize) {
-                        let s = commit::step_seed("pbem-simulate", k as u64, &seed, std::iter::empty());
-                        out.push((k, g.play_out(start, policy, s).map_err(|e| format!("game {}: {e}", k + 1))?));
-                        bar.inc(1);
-                    }
-                    Ok(out)
-                })
-            })
-            .collect();
-        handles.into_iter().map(|h| h.join().unwrap_or_else(|_| Err("a simulation thread panicked".to_string()))).collect()
+    let one = |k: u32| {
+        let s = commit::step_seed("pbem-simulate", k as u64, &seed, std::iter::empty());
+        g.play_out(start, policy, s).map_err(|e| format!("game {}: {e}", k + 1))
+    };
+    // A failed game does not stop the others, so the error reported is the first game's to fail.
+    let worker = || {
+        let mut out = Vec::new();
+        loop {
+            let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            if k >= games {
+                return out;
+            }
+            out.push((k, one(k)));
+            bar.inc(1);
+        }
+    };
+    let mut all: Vec<(u32, Result<Played, String>)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..jobs).map(|_| scope.spawn(worker)).collect();
+        handles.into_iter().flat_map(|h| h.join().unwrap_or_else(|_| vec![(0, Err("a simulation thread panicked".to_string()))])).collect()
     });
     bar.finish_and_clear();
-    let mut all = Vec::new();
-    for r in results {
-        all.extend(r?);
-    }
     all.sort_by_key(|(k, _)| *k);
-    Ok(all.into_iter().map(|(_, p)| p).collect())
+    all.into_iter().map(|(_, p)| p).collect()
 }
 
 #[cfg(test)]
@@ -228,30 +237,73 @@ mod tests {
 
     #[test]
     fn simulation_is_reproducible_and_checks_its_arguments() {
-        let a = run("throw-down-that-flag", Some("july-3"), &none(), 6, Some("naive"), [1; 32], false).unwrap();
-        let b = run("throw-down-that-flag", Some("july-3"), &none(), 6, Some("naive"), [1; 32], false).unwrap();
+        let a = run("throw-down-that-flag", Some("july-3"), &none(), 6, Some("naive"), [1; 32], 0, false).unwrap();
+        let b = run("throw-down-that-flag", Some("july-3"), &none(), 6, Some("naive"), [1; 32], 0, false).unwrap();
         assert_eq!(a, b);
+        for jobs in [1, 4] {
+            assert_eq!(a, run("throw-down-that-flag", Some("july-3"), &none(), 6, Some("naive"), [1; 32], jobs, false).unwrap(), "--jobs {jobs}");
+        }
         assert_eq!(a.games, 6);
         assert!(a.describe().contains("| union |"), "{}", a.describe());
-        let e = run("throw-down-that-flag", Some("july-3"), &none(), 1, Some("reckless"), [1; 32], false).unwrap_err();
+        let e = run("throw-down-that-flag", Some("july-3"), &none(), 1, Some("reckless"), [1; 32], 0, false).unwrap_err();
         assert_eq!(e, "--policy reckless: Throw Down That Flag has sensible, naive");
-        let e = run("flag-dash", None, &none(), 1, Some("naive"), [1; 32], false).unwrap_err();
-        assert!(e.starts_with("--policy naive: Flag Dash has built-in"), "{e}");
-        assert!(run("chess", None, &none(), 1, None, [1; 32], false).unwrap_err().starts_with("--rules chess: one of"));
+        let e = run("gettysburg-campaign", None, &none(), 1, Some("reckless"), [1; 32], 0, false).unwrap_err();
+        assert_eq!(e, "--policy reckless: Gettysburg Campaign has sensible, naive");
+        assert!(run("chess", None, &none(), 1, None, [1; 32], 0, false).unwrap_err().starts_with("--rules chess: one of"));
+    }
+
+    /// Every game of a few runs, one line each, hashed: pinned so that a speed-up cannot change a
+    /// single game's result (the values were taken before the in-memory work of issue 11).
+    fn fingerprint(rules: &str, scenario: Option<&str>, opts: &[(&str, &str)], policy: &str, games: u32) -> String {
+        use sha2::Digest;
+        let g = crate::games::by_rules(rules).unwrap();
+        let opts: BTreeMap<String, String> = opts.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let start = g.setup(&scenario_text(g, scenario).unwrap(), &opts).unwrap();
+        let mut h = sha2::Sha256::new();
+        for k in 0..games {
+            let s = commit::step_seed("pbem-simulate", k as u64, &[7; 32], std::iter::empty());
+            h.update(format!("{:?}\n", g.play_out(&start, policy, s).unwrap()));
+        }
+        hex::encode(&h.finalize()[..8])
+    }
+
+    #[test]
+    fn every_game_plays_exactly_as_before() {
+        let got = [
+            fingerprint("throw-down-that-flag", Some("july-3"), &[], "sensible", 30),
+            fingerprint("throw-down-that-flag", Some("july-2"), &[("campaign", "true")], "naive", 30),
+            fingerprint("throw-down-that-flag", Some("july-2"), &[], "sensible", 20),
+            fingerprint("gettysburg-campaign", None, &[], "sensible", 6),
+            fingerprint("gettysburg-campaign", None, &[("optional-fire", "true")], "sensible", 4),
+            fingerprint("gettysburg-campaign", None, &[], "naive", 6),
+            fingerprint("flag-dash", None, &[], "built-in", 10),
+            fingerprint("flag-dash", Some("alternate"), &[("players", "4"), ("abilities", "true")], "built-in", 6),
+        ];
+        let want = [
+            "a4d6064412ddbb54",
+            "4d8d38b472570d36",
+            "a7c7a30389e4f443",
+            "45929296abebc39c",
+            "ce0539a0920270b2",
+            "20832415d0ee59ca",
+            "fe46d5c6ce55b679",
+            "1c87099c21e6e4c1",
+        ];
+        assert_eq!(got, want);
     }
 
     #[test]
     fn simulation_refuses_zero_games() {
-        let e = run("throw-down-that-flag", Some("july-2"), &none(), 0, None, [1; 32], false).unwrap_err();
+        let e = run("throw-down-that-flag", Some("july-2"), &none(), 0, None, [1; 32], 0, false).unwrap_err();
         assert!(e.contains("--games 0"), "{e}");
     }
 
     #[test]
     fn simulation_names_the_scenario_flag_and_the_shipped_names() {
-        let e = run("throw-down-that-flag", Some("bogus"), &none(), 1, None, [1; 32], false).unwrap_err();
+        let e = run("throw-down-that-flag", Some("bogus"), &none(), 1, None, [1; 32], 0, false).unwrap_err();
         assert_eq!(e, "--scenario bogus: no such file, nor a scenario shipped with Throw Down That Flag: july-2, july-3");
         let bad = BTreeMap::from([("players".to_string(), "5".to_string())]);
-        let e = run("flag-dash", None, &bad, 1, None, [1; 32], false).unwrap_err();
+        let e = run("flag-dash", None, &bad, 1, None, [1; 32], 0, false).unwrap_err();
         assert_eq!(e, "option players: 2, 3 or 4");
     }
 
@@ -261,17 +313,17 @@ mod tests {
         let path = dir.path().join("july-3-mine.toml");
         std::fs::write(&path, crate::games::throw_down_that_flag::JULY_3).unwrap();
         let p = path.to_str().unwrap();
-        let from_file = run("throw-down-that-flag", Some(p), &none(), 4, Some("sensible"), [2; 32], false).unwrap();
-        assert_eq!(from_file, run("throw-down-that-flag", Some("july-3"), &none(), 4, None, [2; 32], false).unwrap());
+        let from_file = run("throw-down-that-flag", Some(p), &none(), 4, Some("sensible"), [2; 32], 0, false).unwrap();
+        assert_eq!(from_file, run("throw-down-that-flag", Some("july-3"), &none(), 4, None, [2; 32], 0, false).unwrap());
         std::fs::write(&path, "title = \"broken\"\n").unwrap();
-        let e = run("throw-down-that-flag", Some(p), &none(), 1, None, [1; 32], false).unwrap_err();
+        let e = run("throw-down-that-flag", Some(p), &none(), 1, None, [1; 32], 0, false).unwrap_err();
         assert!(e.starts_with(&format!("--scenario {p}:")), "{e}");
     }
 
     #[test]
     fn a_campaign_adds_up_the_rounds_of_both_days() {
         let opts = BTreeMap::from([("campaign".to_string(), "true".to_string())]);
-        let s = run("throw-down-that-flag", Some("july-2"), &opts, 20, None, [3; 32], false).unwrap();
+        let s = run("throw-down-that-flag", Some("july-2"), &opts, 20, None, [3; 32], 0, false).unwrap();
         let all = s.rows.last().unwrap();
         // A day has at most 4 rounds (July 2) or 3 (July 3), and the campaign often reaches July 3.
         assert!(all.mean_length.unwrap() > 4.0 && all.mean_length.unwrap() <= 7.0, "{s:?}");

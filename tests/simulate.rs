@@ -81,3 +81,20 @@ fn a_bad_policy_or_option_is_refused_by_name() {
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&out.stderr), "pbem: option optional-fire: must be true or false\n");
 }
+
+#[test]
+fn the_table_is_the_same_whatever_the_jobs() {
+    let run = |jobs: &str| {
+        let args = ["simulate", "--rules", "throw-down-that-flag", "--scenario", "july-3", "--games", "9", "--jobs", jobs];
+        let out = cargo_bin_cmd!("pbem").args(args).output().unwrap();
+        assert!(out.status.success(), "--jobs {jobs}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let one = run("1");
+    assert!(one.contains(", 9 games, "), "{one}");
+    for jobs in ["2", "5"] {
+        assert_eq!(run(jobs), one, "--jobs {jobs}");
+    }
+    let out = cargo_bin_cmd!("pbem").args(["simulate", "--jobs", "0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", String::from_utf8_lossy(&out.stderr));
+}

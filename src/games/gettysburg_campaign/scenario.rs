@@ -281,7 +281,9 @@ impl Scenario {
 
     /// The towns a road joins to `town`, in map order.
     pub fn neighbors(&self, town: &str) -> Vec<String> {
-        self.map.towns.iter().filter(|t| self.adjacent(town, &t.name)).map(|t| t.name.clone()).collect()
+        // The far ends of the roads from `town` first (one pass over the roads), then map order.
+        let ends: Vec<&str> = self.map.roads.iter().filter_map(|[c, d]| if c == town { Some(d.as_str()) } else if d == town { Some(c.as_str()) } else { None }).collect();
+        self.map.towns.iter().filter(|t| ends.contains(&t.name.as_str())).map(|t| t.name.clone()).collect()
     }
 
     /// The attacker's divisor for an attack along `roads` distinct roads (§9 2): the table entry,

@@ -37,8 +37,29 @@ pub fn at_least(k: u32, n: u32, good: u32, total: u32) -> f64 {
     (k..=n.min(good)).map(|x| choose(good, x) * choose(total - good, n - x)).sum::<f64>() / all
 }
 
+/// What [`best_tokens`] depends on: the bag's successes of each side and its size, the most
+/// tokens, the successes needed to hit and to be hurt, and the weight's bits.
+type TokensKey = (u32, u32, u32, u32, u32, Option<u32>, u64);
+
+thread_local! {
+    /// [`best_tokens`] as worked out so far on this thread (a pure function of its key; a
+    /// simulation asks the same few questions thousands of times).
+    static BEST_TOKENS: std::cell::RefCell<std::collections::BTreeMap<TokensKey, (u32, f64)>> = Default::default();
+}
+
 /// The tokens (1..=max) that maximize P(hit) - weight x P(hurt), with that value.
 fn best_tokens(s: &State, need_hit: u32, need_hurt: Option<u32>, weight: f64) -> (u32, f64) {
+    let b = &s.scenario.success_bag;
+    let key = (b.union_success, b.confederate_success, b.total(), s.scenario.rules.max_tokens, need_hit, need_hurt, weight.to_bits());
+    if let Some(v) = BEST_TOKENS.with(|m| m.borrow().get(&key).copied()) {
+        return v;
+    }
+    let v = work_out_best_tokens(s, need_hit, need_hurt, weight);
+    BEST_TOKENS.with(|m| m.borrow_mut().insert(key, v));
+    v
+}
+
+fn work_out_best_tokens(s: &State, need_hit: u32, need_hurt: Option<u32>, weight: f64) -> (u32, f64) {
     if need_hit > s.scenario.rules.max_tokens {
         return (1, f64::MIN);
     }
@@ -66,10 +87,15 @@ fn danger(s: &State, field: &[u32], j: usize) -> u32 {
 /// never attack, so losses matter less than stopping them.
 const HURT_WEIGHT: f64 = 0.5;
 
+/// The enemies company `i` would have next to it on `from` ([`State::adjacent_enemies`] as if it
+/// stood there; the board is not copied).
+fn enemies_next_to(s: &State, i: usize, from: Space) -> Vec<usize> {
+    let side = s.companies[i].side.other();
+    s.active(side).into_iter().filter(|&j| s.companies[j].at.is_some_and(|q| q.adjacent(from))).collect()
+}
+
 fn melee_choice(s: &State, field: &[u32], i: usize, from: Space) -> Option<Attack> {
-    let mut moved = s.clone();
-    moved.companies[i].at = Some(from);
-    let adj = moved.adjacent_enemies(i);
+    let adj = enemies_next_to(s, i, from);
     let own = s.companies[i].str;
     adj.into_iter()
         .map(|j| {
@@ -125,10 +151,9 @@ pub fn sensible_plan(s: &State, i: usize) -> Plan {
     if let Some(a) = melee_choice(s, &field, i, one[0]) {
         return Plan { before: one, attack: Some(a), after: Vec::new() };
     }
-    let mut moved = s.clone();
-    moved.companies[i].at = Some(one[0]);
-    if moved.adjacent_enemies(i).is_empty() {
-        if let Some(a) = shot_choice(&moved, i, one[0]) {
+    // Company i's own place matters to neither look-up: only the enemies' places do.
+    if enemies_next_to(s, i, one[0]).is_empty() {
+        if let Some(a) = shot_choice(s, i, one[0]) {
             return Plan { before: one, attack: Some(a), after: Vec::new() };
         }
         if let Some(two) = step_toward(s, i, goal, 2).filter(|b| b.len() == 2 && b[0] == one[0]) {

@@ -391,23 +391,41 @@ pub fn damage(s: &mut State, t: &mut dyn Table, i: usize, melee: bool) {
 // ---------------------------------------------------------------------------------------------
 // Confederate activations
 
+/// The company on every space (row by row, `columns` a row), as [`State::at`] finds it: one look-up
+/// a space for the path searches below instead of a pass over the companies.
+pub fn occupancy(s: &State) -> Vec<Option<usize>> {
+    let (c, r) = cols_rows(s);
+    let mut grid = vec![None; (c * r) as usize];
+    for (j, company) in s.companies.iter().enumerate().rev() {
+        if let Some(p) = company.at.filter(|p| p.col < c && p.row < r) {
+            grid[(p.row * c + p.col) as usize] = Some(j);
+        }
+    }
+    grid
+}
+
 /// Steps to the nearest objective space for every space, moving through Confederate companies but
 /// never through a First Minnesota company (`u32::MAX` when cut off).
 pub fn objective_field(s: &State) -> Vec<u32> {
+    objective_field_with(s, &occupancy(s))
+}
+
+/// [`objective_field`] with the board's [`occupancy`] at hand.
+fn objective_field_with(s: &State, occ: &[Option<usize>]) -> Vec<u32> {
     let (c, r) = cols_rows(s);
     let idx = |p: Space| (p.row * c + p.col) as usize;
-    let blocked = |p: Space| s.at(p).is_some_and(|j| s.companies[j].side == Side::Union);
+    let blocked = |p: Space| occ[idx(p)].is_some_and(|j| s.companies[j].side == Side::Union);
     let mut d = vec![u32::MAX; (c * r) as usize];
-    let mut q = VecDeque::new();
+    let mut q = VecDeque::with_capacity((c * r) as usize);
     for o in s.scenario.objective() {
-        if !blocked(o) && d[idx(o)] == u32::MAX {
+        if o.col < c && o.row < r && !blocked(o) && d[idx(o)] == u32::MAX {
             d[idx(o)] = 0;
             q.push_back(o);
         }
     }
     while let Some(p) = q.pop_front() {
         for n in p.neighbors(c, r) {
-            if !blocked(n) && d[idx(n)] == u32::MAX {
+            if d[idx(n)] == u32::MAX && !blocked(n) {
                 d[idx(n)] = d[idx(p)] + 1;
                 q.push_back(n);
             }
@@ -428,7 +446,8 @@ pub fn objective_field(s: &State) -> Vec<u32> {
 pub fn confederate_destination(s: &State, i: usize) -> Option<Space> {
     let from = s.companies[i].at?;
     let (c, r) = cols_rows(s);
-    let field = objective_field(s);
+    let occ = occupancy(s);
+    let field = objective_field_with(s, &occ);
     let obj = s.scenario.objective();
     let idx = |p: Space| (p.row * c + p.col) as usize;
     let geo = |p: Space| obj.iter().map(|&o| o.distance(p)).min().unwrap_or(u32::MAX);
@@ -446,7 +465,7 @@ pub fn confederate_destination(s: &State, i: usize) -> Option<Space> {
             if seen[idx(n)] != u32::MAX {
                 continue;
             }
-            let occupant = s.at(n);
+            let occupant = occ[idx(n)];
             if occupant.is_some_and(|j| s.companies[j].side == Side::Union) {
                 continue;
             }

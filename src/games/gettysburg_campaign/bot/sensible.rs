@@ -163,23 +163,34 @@ impl<'a> Plan<'a> {
     }
 }
 
-/// The map by town index, for the Union's look-ahead (thousands of positions per order).
+/// The map by town index, for the Union's look-ahead (thousands of positions per order), built
+/// once per order; it remembers the attack chances it has worked out.
 struct Graph {
     adj: Vec<Vec<usize>>,
     points: Vec<u32>,
+    /// [`attack_chance`] by (attacking, defending strength), as worked out so far.
+    odds: std::cell::RefCell<std::collections::BTreeMap<(u32, u32), f64>>,
 }
 
 impl Graph {
     fn new(s: &State) -> Self {
         let towns = &s.scenario.map.towns;
         let adj = towns.iter().map(|t| s.scenario.neighbors(&t.name).iter().map(|n| s.scenario.town_rank(n)).collect()).collect();
-        Graph { adj, points: towns.iter().map(|t| unscored(s, &t.name)).collect() }
+        Graph { adj, points: towns.iter().map(|t| unscored(s, &t.name)).collect(), odds: Default::default() }
     }
 
-    /// Roads from town `from` to every town, through towns where `open` is true.
-    fn distances(&self, from: usize, open: &dyn Fn(usize) -> bool) -> Vec<u32> {
-        let mut d = vec![u32::MAX; self.adj.len()];
-        let mut queue = std::collections::VecDeque::from([from]);
+    /// [`attack_chance`], each pair of strengths worked out once.
+    fn attack_chance(&self, s: &State, att: u32, def: u32) -> f64 {
+        *self.odds.borrow_mut().entry((att, def)).or_insert_with(|| attack_chance(s, att, def))
+    }
+
+    /// Roads from town `from` to every town, through towns where `open` is true, into `d` (and
+    /// `queue` as room to work in).
+    fn distances_into(&self, from: usize, open: &dyn Fn(usize) -> bool, d: &mut Vec<u32>, queue: &mut std::collections::VecDeque<usize>) {
+        d.clear();
+        d.resize(self.adj.len(), u32::MAX);
+        queue.clear();
+        queue.push_back(from);
         d[from] = 0;
         while let Some(t) = queue.pop_front() {
             if t != from && !open(t) {
@@ -192,7 +203,6 @@ impl Graph {
                 }
             }
         }
-        d
     }
 }
 
@@ -219,14 +229,18 @@ fn threat(s: &State, g: &Graph, pos: &[Option<usize>]) -> f64 {
         }
     }
     let mut best = vec![0.0f64; g.adj.len()];
-    for c in s.corps_of(Side::Confederate) {
+    let (mut d, mut queue) = (Vec::new(), std::collections::VecDeque::new());
+    for (c, corps) in s.corps.iter().enumerate() {
+        if corps.side != Side::Confederate {
+            continue;
+        }
         let Some(at) = pos[c] else { continue };
-        let d = g.distances(at, &|t| held[t] == 0);
+        g.distances_into(at, &|t| held[t] == 0, &mut d, &mut queue);
         for i in 0..g.adj.len() {
             if d[i] == u32::MAX || d[i] == 0 || g.points[i] == 0 {
                 continue;
             }
-            let odds = if held[i] == 0 { 1.0 } else { attack_chance(s, s.corps[c].strength, held[i]) };
+            let odds = if held[i] == 0 { 1.0 } else { g.attack_chance(s, corps.strength, held[i]) };
             best[i] = best[i].max(odds * DISTANCE_DISCOUNT.powi(d[i] as i32 - 1));
         }
     }
@@ -252,23 +266,25 @@ fn union_routes(s: &State, c: usize, steps: u32) -> Vec<Vec<String>> {
 
 /// The Union's best plans for play `sel`: every combination of its corps' routes, scored by how
 /// much it lowers the Confederate threat (a move that changes nothing is not made).
-fn union_plans(s: &State, sel: &[Command]) -> (Vec<Vec<String>>, f64) {
-    let g = Graph::new(s);
+fn union_plans(s: &State, g: &Graph, sel: &[Command]) -> (Vec<Vec<String>>, f64) {
     let base = positions(s);
-    let now = threat(s, &g, &base);
+    let now = threat(s, g, &base);
     let routes: Vec<Vec<Vec<String>>> = sel.iter().map(|x| union_routes(s, x.corps, rules::allowed_steps(s, Side::Union, sel, x.corps))).collect();
+    // Where each route ends, by town index (None: the corps stays).
+    let ends: Vec<Vec<Option<usize>>> = routes.iter().map(|r| r.iter().map(|p| p.last().map(|t| s.scenario.town_rank(t))).collect()).collect();
     let mut pick = vec![0; sel.len()];
     let (mut best, mut best_gain) = (pick.clone(), 0.0f64);
+    let mut pos = base.clone();
     loop {
-        let mut pos = base.clone();
+        pos.copy_from_slice(&base);
         let mut moved = 0;
         for (k, x) in sel.iter().enumerate() {
-            if let Some(last) = routes[k][pick[k]].last() {
-                pos[x.corps] = Some(s.scenario.town_rank(last));
+            if let Some(end) = ends[k][pick[k]] {
+                pos[x.corps] = Some(end);
                 moved += 1;
             }
         }
-        let gain = now - threat(s, &g, &pos) - 0.001 * moved as f64;
+        let gain = now - threat(s, g, &pos) - 0.001 * moved as f64;
         if gain > best_gain + 1e-9 {
             (best, best_gain) = (pick.clone(), gain);
         }
@@ -286,10 +302,11 @@ fn choose_cards(s: &State, side: Side, rng: Rng) -> Vec<(Command, Vec<String>)> 
     let mut best: Option<(f64, Vec<(Command, Vec<String>)>)> = None;
     let all = rules::legal_selections(s, side);
     let start = rng(all.len().max(1) as u32) as usize;
+    let graph = std::cell::OnceCell::new();
     for k in 0..all.len() {
         let sel = &all[(start + k) % all.len()];
         let (plans, mut gain) = match side {
-            Side::Union => union_plans(s, sel),
+            Side::Union => union_plans(s, graph.get_or_init(|| Graph::new(s)), sel),
             Side::Confederate => {
                 let mut g = 0.0;
                 let mut plans = Vec::new();
@@ -317,7 +334,7 @@ fn plan_for(s: &State, side: Side, c: usize, steps: u32, rng: Rng) -> Vec<String
         Side::Confederate => Plan::new(s, c).best(steps, rng).0,
         Side::Union => {
             let cmd = s.this_round.commands.get(side).iter().find(|x| x.corps == c).cloned();
-            cmd.map(|x| union_plans(s, &[x]).0.remove(0).into_iter().take(steps as usize).collect()).unwrap_or_default()
+            cmd.map(|x| union_plans(s, &Graph::new(s), &[x]).0.remove(0).into_iter().take(steps as usize).collect()).unwrap_or_default()
         }
     }
 }
