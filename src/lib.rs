@@ -15,6 +15,7 @@ pub mod history;
 pub mod games;
 pub mod mail;
 pub mod model;
+pub mod options;
 pub mod orderfile;
 pub mod picture;
 pub mod pipeline;
