@@ -487,11 +487,11 @@ fn warn_exposed_host(dir: &Path) {
 }
 
 /// Applies a host control and says what the new record did.
-fn host_control(dir: &Path, req: control::Request, reason: &str, t: &Option<String>) -> Result<()> {
+fn host_control(dir: &Path, req: control::Request, reason: &str, t: &Option<String>) -> Result<ExitCode> {
     let rec = control::apply(dir, req, reason, clock(t)?)?;
     let what = rec.control.as_ref().map(|c| c.describe(rec.opening.as_ref())).unwrap_or_default();
     println!("record {}: {what}", rec.index);
-    Ok(())
+    Ok(ExitCode::SUCCESS)
 }
 
 fn now(arg: &Option<String>) -> Result<chrono::DateTime<chrono::Utc>> {
@@ -581,318 +581,392 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     let templates = cli.command.templates();
     report::set_override(templates.clone());
     match cli.command {
-        Command::New { dir, rules, scenario, options, players, time_zones, id, deadline_hours, deadlines, grace_hours, nmr, bot_after, now: t, .. } => {
-            if bot_after.is_some() && nmr != "bot" {
-                bail!("--bot-after is only for --nmr bot (the built-in player takes a seat after K missed steps)");
-            }
-            let bot_after = bot_after.unwrap_or(2);
-            let kinds = key_values(&deadlines, "--deadline")?
-                .into_iter()
-                .map(|(k, v)| Ok((k, v.parse::<u32>().map_err(|_| anyhow!("--deadline {v:?}: hours must be a whole number"))?)))
-                .collect::<Result<_>>()?;
-            let mut seats = players.iter().map(|p| seat(p)).collect::<Result<Vec<_>>>()?;
-            set_time_zones(&mut seats, &time_zones)?;
-            for (i, a) in seats.iter().enumerate() {
-                if let Some(b) = seats[..i].iter().find(|b| b.key == a.key) {
-                    eprintln!("warning: seats {} and {} have the same key: one person can sign for both", b.role, a.role);
-                }
-            }
-            let new = NewGame {
-                id,
-                rules,
-                scenario,
-                options: key_values(&options, "--option")?,
-                seats,
-                deadlines: Deadlines { default_hours: deadline_hours, kinds, grace_hours },
-                nmr: NmrPolicy {
-                    policy: match nmr.as_str() {
-                        "wait" => NmrMode::Wait,
-                        "bot" => NmrMode::Bot,
-                        _ => NmrMode::Defaults,
-                    },
-                    bot_after,
-                },
-            };
-            let t = now(&t)?;
-            let gf = pipeline::create(&dir, new, t, &mut Entropy::Os)?;
-            println!("created game {} ({}) in {}", gf.id, gf.rules, dir.display());
-            print!("{}", pipeline::status_at(&dir, t)?);
-        }
-        Command::Status { dir, all, now: t } => {
-            if all || !dir.join("game.toml").exists() && dir.is_dir() && !pipeline::games_under(&dir)?.is_empty() {
-                print!("{}", pipeline::status_all(&dir, now(&t)?)?);
-            } else {
-                print!("{}", pipeline::status_at(&dir, now(&t)?)?);
-                warn_exposed_host(&dir);
-            }
-        }
-        Command::Seat { dir, role, email, key, reason, now: t } => {
-            let key = match key {
-                Some(k) => Some(sig::load_public_key(&k).context("--key")?.to_openssh().map_err(|e| anyhow!("{e}"))?),
-                None => None,
-            };
-            host_control(&dir, control::Request::Seat { role, email, key }, &reason, &t)?;
-        }
-        Command::Deadline { dir, extend, to, reason, now: t } => {
-            let m = match (extend, to) {
-                (Some(e), _) => control::DeadlineMove::Extend(control::parse_duration(&e)?),
-                (None, Some(to)) => control::DeadlineMove::To(pipeline::parse_time(&to)?),
-                (None, None) => bail!("give --extend DURATION or --to TIME"),
-            };
-            host_control(&dir, control::Request::Deadline(m), &reason, &t)?;
-        }
-        Command::Pause { dir, reason, now: t } => host_control(&dir, control::Request::Pause, &reason, &t)?,
-        Command::Resume { dir, reason, now: t } => host_control(&dir, control::Request::Resume, &reason, &t)?,
-        Command::End { dir, reason, now: t, .. } => host_control(&dir, control::Request::Abandon, &reason, &t)?,
-        Command::Form { dir, role, output, now: t } => {
-            let role = seat_role(&dir, &role)?;
-            let text = pipeline::form(&dir, &role, now(&t)?)?;
-            match output {
-                Some(p) => {
-                    if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
-                        bail!("{}: no such folder", parent.display());
-                    }
-                    store::write_atomic(&p, text.as_bytes())?;
-                    println!("wrote {}", p.display());
-                }
-                None => print!("{text}"),
-            }
-        }
-        Command::Sign { key, file, append } => {
-            let k = signing_key(&key)?;
-            let raw = pipeline::read_order_file(&file)?;
-            let text = sig::normalize(&raw).map_err(|e| anyhow!("{}: {e}", file.display()))?;
-            let (body, old) = sig::split_appended(&text);
-            if old.is_some() {
-                bail!("{}: already has a signature appended; sign the unsigned form", file.display());
-            }
-            // Caught here rather than at submission: a file that is not a well-formed order
-            // (a malformed nonce, broken TOML) is not worth signing.
-            if let Err(p) = orderfile::parse(&body) {
-                let line = p.line.map(|l| format!(":{l}")).unwrap_or_default();
-                let field = p.field.map(|f| format!(" {f}:")).unwrap_or_default();
-                bail!("{}{line}:{field} {} (not signed)", file.display(), p.message);
-            }
-            // Always a nonce of this machine's, even if the form came with one (it may have been
-            // made on the host's machine): SPEC.md "Step seed".
-            // Checked by parsing the result: a nonce written another way TOML allows ("nonce" =,
-            // [ pbem ], pbem.nonce =) would escape the line edit and keep the host's nonce.
-            let body = orderfile::fresh_nonce(&body)
-                .filter(|(fresh, nonce)| orderfile::parse(fresh).is_ok_and(|f| &f.header.nonce == nonce))
-                .map(|(fresh, _)| fresh)
-                .ok_or_else(|| anyhow!("{}: the nonce could not be replaced with a fresh one; write it as the line `nonce = \"\"` under `[pbem]` (not signed)", file.display()))?;
-            let armored = sig::sign_with(&k, pipeline::NS_ORDERS, body.as_bytes())?;
-            if append {
-                store::write_atomic(&file, format!("{body}{armored}").as_bytes())?;
-                println!("signed {} (signature appended)", file.display());
-            } else {
-                store::write_atomic(&file, body.as_bytes())?;
-                let sp = pipeline::sig_path(&file);
-                store::write_atomic(&sp, armored.as_bytes())?;
-                println!("signed {} -> {}", file.display(), sp.display());
-            }
-        }
-        Command::Verify { file, key, game } => {
-            let raw = pipeline::read_order_file(&file)?;
-            let detached = pipeline::sig_path(&file);
-            let detached = if detached.exists() { Some(pipeline::read_sig_file(&detached)?) } else { None };
-            let pk = match (key, game) {
-                (Some(k), _) => sig::load_public_key(&k)?,
-                (None, Some(dir)) => {
-                    let gf = pipeline::read_game_file(&crate::store::GameDir::new(&dir))?;
-                    let v = pipeline::read_signed_order(&file, &gf)?;
-                    println!("good signature by seat {} of game {}", v.file.header.role, gf.id);
-                    return Ok(ExitCode::SUCCESS);
-                }
-                (None, None) => bail!("give --key PUBKEY or --game DIR"),
-            };
-            sig::verify_order_text(&pk, pipeline::NS_ORDERS, &raw, detached.as_deref()).map_err(|e| anyhow!("{}: {e}", file.display()))?;
-            println!("good signature by {}", sig::fingerprint(&pk));
-        }
-        Command::Submit { dir, files, now: t } => {
-            let results = pipeline::submit(&dir, &files, clock(&t)?)?;
-            let mut failed = 0;
-            for (f, r) in files.iter().zip(results) {
-                match r {
-                    Ok(a) => {
-                        let r = &a.receipt;
-                        println!("accepted {}: role {}, step {}, receipt {}, commitment {}, received {}", f.display(), r.role, r.step, r.seq, r.commitment, r.received);
-                        for w in a.warnings {
-                            eprintln!("warning: {}: {w}", f.display());
-                        }
-                    }
-                    Err(e) => {
-                        match e {
-                            // Not about the file: nothing was checked, nothing stored.
-                            crate::error::Error::ClockBehind(m) => eprintln!("pbem: not submitted: {m}"),
-                            e => eprintln!("pbem: rejected {e}"),
-                        }
-                        failed += 1;
-                    }
-                }
-            }
-            if failed > 0 {
-                return Ok(ExitCode::from(1));
-            }
-        }
-        Command::Adjudicate { dirs, all, mail, now: t, quiet, .. } => {
-            if let (Some(cfg), Some(root)) = (&mail, &all) {
-                return crate::mail::cli::cron(root, cfg, clock(&t)?, quiet);
-            }
-            let t = clock(&t)?;
-            // Games named on the command line are loaded; those of `--all` are swept (due index).
-            let mut games: Vec<(PathBuf, Option<Option<crate::due::Idle>>)> = dirs.into_iter().map(|d| (d, None)).collect();
-            let mut failed = 0;
-            if let Some(root) = all {
-                // Two folders with one game id (a backup copy): neither is adjudicated.
-                let (peeked, duplicates) = crate::mail::cron::peek_games(&pipeline::games_under(&root)?, t.now());
-                for (id, copies) in &duplicates {
-                    let names: Vec<String> = copies.iter().map(|d| d.display().to_string()).collect();
-                    eprintln!("pbem: game {id} is held by more than one folder ({}): not adjudicated; remove all but one", names.join(", "));
-                    failed += 1;
-                }
-                let doubled: Vec<&PathBuf> = duplicates.values().flatten().collect();
-                games.extend(peeked.into_iter().filter(|(d, _)| !doubled.contains(&d)).map(|(d, p)| (d, Some(p))));
-            }
-            // Different games on every core (each under its own lock); lines in the games' order.
-            let results = crate::par::map(&games, |(d, peek)| adjudicate_plain(d, t, peek.clone()));
-            for ((d, _), result) in games.iter().zip(results) {
-                match result {
-                    Ok(a) if quiet && a.held.is_none() => {}
-                    Ok(a) => println!("{}: {}", d.display(), a.summary()),
-                    Err(crate::error::Error::Locked(_)) if quiet => {}
-                    Err(crate::error::Error::Locked(p)) => println!("{}: skipped, locked by another run", p.display()),
-                    Err(e) => {
-                        eprintln!("pbem: {}: {e}", d.display());
-                        failed += 1;
-                    }
-                }
-            }
-            if failed > 0 {
-                return Ok(ExitCode::from(1));
-            }
-        }
-        Command::Intake { root, maildir, mbox, stdin, config, now: t, quiet } => {
-            let result = clock(&t).and_then(|t| crate::mail::cli::intake(&root, maildir, mbox, stdin, config.as_deref(), t, quiet));
-            return match result {
-                // From a .forward or procmail pipe, any failure is "try again later" (EX_TEMPFAIL,
-                // 75): the MTA keeps the message and retries instead of bouncing it.
-                Err(e) if stdin => {
-                    eprintln!("pbem: {}", one_line(&e));
-                    Ok(ExitCode::from(75))
-                }
-                other => other,
-            };
-        }
-        Command::Report { dir, role, step, picture } => {
-            let role = role.map(|r| seat_role(&dir, &r)).transpose()?;
-            if let Some(file) = picture {
-                let svg = crate::picture::of_game(&dir, step, role.as_deref())?;
-                crate::picture::write(&file, &svg)?;
-                eprintln!("pbem: wrote {}", file.display());
-            }
-            if let Some(role) = role {
-                let g = pipeline::load(&dir)?;
-                let n = step.unwrap_or(g.record.index);
-                if n > g.record.index {
-                    bail!("no record {n} yet (newest is {})", g.record.index);
-                }
-                print!("{}", store::read_text(&g.dir.report(n, &role))?);
-                if n == g.record.index {
-                    // Teammates may see each other's plans (Flag Dash): the open step's, below the report.
-                    let plans = crate::team::teammate_plans(&dir, &role)?;
-                    if !plans.is_empty() {
-                        print!("\n{}", crate::team::plans_text(&plans));
-                    }
-                }
-            }
-        }
-        Command::Audit { all: Some(root), .. } => return audit_all(&root, templates.as_deref()),
-        Command::Audit { dir, receipts, reports, .. } => {
-            let dir = dir.ok_or_else(|| anyhow!("give a game directory or --all ROOT"))?;
-            if dir.is_file() {
-                // A public copy as one archive: unpacked into a temporary folder and audited
-                // there, failures naming the file inside the archive.
-                let copy = crate::public::unpack(&dir)?;
-                let lines = audit_lines(&copy.game, &receipts, &reports, templates.as_deref()).map_err(|e| anyhow!(copy.rename(&e.to_string())))?;
-                for line in lines {
-                    println!("{}", copy.rename(&line));
-                }
-                return Ok(ExitCode::SUCCESS);
-            }
-            warn_exposed_host(&dir);
-            for line in audit_lines(&dir, &receipts, &reports, templates.as_deref())? {
-                println!("{line}");
-            }
-        }
-        Command::Public { dir, out } => {
-            let bytes = crate::public::public_archive(&dir)?;
-            store::write_atomic(&out, &bytes)?;
-            println!("wrote the public copy of {} to {} ({} bytes; check it with `pbem audit {}`)", dir.display(), out.display(), bytes.len(), out.display());
-        }
-        Command::Publish { dir, all, out } => {
-            let dirs = match (dir, all) {
-                (Some(d), _) => vec![d],
-                (None, Some(root)) => pipeline::games_under(&root)?,
-                (None, None) => bail!("give a game directory or --all ROOT"),
-            };
-            let mut failed = 0;
-            for d in &dirs {
-                match crate::site::publish(d, &out) {
-                    Ok(p) => println!("{}: published {}", d.display(), p.describe()),
-                    Err(e) => {
-                        failed += 1;
-                        eprintln!("pbem: {}: not published: {e}", d.display());
-                    }
-                }
-            }
-            if failed > 0 {
-                return Ok(ExitCode::from(1));
-            }
-        }
-        Command::Simulate { rules, scenario, options, games, policy, seed, jobs } => {
-            let seed = match seed {
-                Some(h) => crate::commit::parse_32(&h).ok_or_else(|| anyhow!("--seed: want 64 hex digits"))?,
-                None => [0; 32],
-            };
-            let opts = key_values(&options, "--option")?;
-            let s = crate::simulate::run(&rules, scenario.as_deref(), &opts, games, policy.as_deref(), seed, jobs.map_or(0, usize::from), true).map_err(|e| anyhow!(e))?;
-            let given: Vec<String> = opts.iter().map(|(k, v)| format!("{k}={v}")).collect();
-            println!(
-                "{rules}, scenario {}, options {}, policy {}, {} games, seed {}",
-                scenario.as_deref().or_else(|| crate::games::by_rules(&rules).map(|g| g.scenarios()[0].0)).unwrap_or("?"),
-                if given.is_empty() { "(none)".to_string() } else { given.join(" ") },
-                s.policy,
-                s.games,
-                hex::encode(seed)
-            );
-            print!("{}", s.describe());
-        }
-        Command::Completions { shell } => {
-            let mut cmd = <Cli as clap::CommandFactory>::command();
-            clap_complete::generate(shell, &mut cmd, "pbem", &mut std::io::stdout());
-        }
-        Command::Man { dir } => {
-            std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
-            clap_mangen::generate_to(<Cli as clap::CommandFactory>::command(), &dir).with_context(|| format!("cannot write man pages into {}", dir.display()))?;
-            println!("wrote man pages into {} (read one with `man -l {}/pbem.1`)", dir.display(), dir.display());
-        }
-        Command::Demo { rules, out, seed, scenario, options, .. } => {
-            let seed = match seed {
-                Some(h) => crate::commit::parse_32(&h).ok_or_else(|| anyhow!("--seed: want 64 hex digits"))?,
-                None => crate::commit::fresh_32(),
-            };
-            let out = out.unwrap_or_else(|| PathBuf::from("turns").join(format!("demo-{rules}-{}", &hex::encode(seed)[..8])));
-            let start = pipeline::parse_time("2026-07-01T12:00:00Z")?;
-            let s = demo::run_with_scenario(&rules, &out, seed, scenario.as_deref(), key_values(&options, "--option")?, start)?;
-            println!("demo game: {}", s.game_dir.display());
-            println!("seed: {}", hex::encode(seed));
-            println!("steps (email round trips): {}, orders submitted: {}", s.steps, s.orders);
-            println!("result: {}", s.outcome);
-            println!("audit passed: {}", s.audit.describe());
-            let roles: Vec<String> = pipeline::load(&s.game_dir)?.gf.seats.into_iter().map(|x| x.role).collect();
-            println!("read a report: pbem report {} --role {} (roles: {})", s.game_dir.display(), roles[0], roles.join(", "));
+        Command::New { dir, rules, scenario, options, players, time_zones, id, deadline_hours, deadlines, grace_hours, nmr, bot_after, now: t, .. } => cmd_new(dir, rules, scenario, options, players, time_zones, id, deadline_hours, deadlines, grace_hours, nmr, bot_after, t),
+        Command::Status { dir, all, now: t } => cmd_status(dir, all, t),
+        Command::Seat { dir, role, email, key, reason, now: t } => cmd_seat(dir, role, email, key, reason, t),
+        Command::Deadline { dir, extend, to, reason, now: t } => cmd_deadline(dir, extend, to, reason, t),
+        Command::Pause { dir, reason, now: t } => host_control(&dir, control::Request::Pause, &reason, &t),
+        Command::Resume { dir, reason, now: t } => host_control(&dir, control::Request::Resume, &reason, &t),
+        Command::End { dir, reason, now: t, .. } => host_control(&dir, control::Request::Abandon, &reason, &t),
+        Command::Form { dir, role, output, now: t } => cmd_form(dir, role, output, t),
+        Command::Sign { key, file, append } => cmd_sign(key, file, append),
+        Command::Verify { file, key, game } => cmd_verify(file, key, game),
+        Command::Submit { dir, files, now: t } => cmd_submit(dir, files, t),
+        Command::Adjudicate { dirs, all, mail, now: t, quiet, .. } => cmd_adjudicate(dirs, all, mail, t, quiet),
+        Command::Intake { root, maildir, mbox, stdin, config, now: t, quiet } => cmd_intake(root, maildir, mbox, stdin, config, t, quiet),
+        Command::Report { dir, role, step, picture } => cmd_report(dir, role, step, picture),
+        Command::Audit { all: Some(root), .. } => audit_all(&root, templates.as_deref()),
+        Command::Audit { dir, receipts, reports, .. } => cmd_audit(dir, receipts, reports, templates.as_deref()),
+        Command::Public { dir, out } => cmd_public(dir, out),
+        Command::Publish { dir, all, out } => cmd_publish(dir, all, out),
+        Command::Simulate { rules, scenario, options, games, policy, seed, jobs } => cmd_simulate(rules, scenario, options, games, policy, seed, jobs),
+        Command::Completions { shell } => cmd_completions(shell),
+        Command::Man { dir } => cmd_man(dir),
+        Command::Demo { rules, out, seed, scenario, options, .. } => cmd_demo(rules, out, seed, scenario, options),
+    }
+}
+
+/// `pbem new`: the flags checked into a [`NewGame`], then the game created.
+#[allow(clippy::too_many_arguments)]
+fn cmd_new(dir: PathBuf, rules: String, scenario: Option<PathBuf>, options: Vec<String>, players: Vec<String>, time_zones: Vec<String>, id: Option<String>, deadline_hours: u32, deadlines: Vec<String>, grace_hours: u32, nmr: String, bot_after: Option<u32>, t: Option<String>) -> Result<ExitCode> {
+    let nmr = nmr_policy(&nmr, bot_after)?;
+    let kinds = key_values(&deadlines, "--deadline")?
+        .into_iter()
+        .map(|(k, v)| Ok((k, v.parse::<u32>().map_err(|_| anyhow!("--deadline {v:?}: hours must be a whole number"))?)))
+        .collect::<Result<_>>()?;
+    let seats = seats(&players, &time_zones)?;
+    let new = NewGame { id, rules, scenario, options: key_values(&options, "--option")?, seats, deadlines: Deadlines { default_hours: deadline_hours, kinds, grace_hours }, nmr };
+    let t = now(&t)?;
+    let gf = pipeline::create(&dir, new, t, &mut Entropy::Os)?;
+    println!("created game {} ({}) in {}", gf.id, gf.rules, dir.display());
+    print!("{}", pipeline::status_at(&dir, t)?);
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--nmr` and `--bot-after` as an [`NmrPolicy`].
+fn nmr_policy(nmr: &str, bot_after: Option<u32>) -> Result<NmrPolicy> {
+    if bot_after.is_some() && nmr != "bot" {
+        bail!("--bot-after is only for --nmr bot (the built-in player takes a seat after K missed steps)");
+    }
+    let policy = match nmr {
+        "wait" => NmrMode::Wait,
+        "bot" => NmrMode::Bot,
+        _ => NmrMode::Defaults,
+    };
+    Ok(NmrPolicy { policy, bot_after: bot_after.unwrap_or(2) })
+}
+
+/// The `--player` seats with their `--time-zone`s; warns of two seats with one key.
+fn seats(players: &[String], time_zones: &[String]) -> Result<Vec<Seat>> {
+    let mut seats = players.iter().map(|p| seat(p)).collect::<Result<Vec<_>>>()?;
+    set_time_zones(&mut seats, time_zones)?;
+    for (i, a) in seats.iter().enumerate() {
+        if let Some(b) = seats[..i].iter().find(|b| b.key == a.key) {
+            eprintln!("warning: seats {} and {} have the same key: one person can sign for both", b.role, a.role);
         }
     }
+    Ok(seats)
+}
+
+/// A `--seed` of 64 hex digits, else `default()`.
+fn seed_arg(seed: Option<String>, default: fn() -> [u8; 32]) -> Result<[u8; 32]> {
+    match seed {
+        Some(h) => crate::commit::parse_32(&h).ok_or_else(|| anyhow!("--seed: want 64 hex digits")),
+        None => Ok(default()),
+    }
+}
+
+/// `pbem status`.
+fn cmd_status(dir: PathBuf, all: bool, t: Option<String>) -> Result<ExitCode> {
+    if all || !dir.join("game.toml").exists() && dir.is_dir() && !pipeline::games_under(&dir)?.is_empty() {
+        print!("{}", pipeline::status_all(&dir, now(&t)?)?);
+    } else {
+        print!("{}", pipeline::status_at(&dir, now(&t)?)?);
+        warn_exposed_host(&dir);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pbem seat`.
+fn cmd_seat(dir: PathBuf, role: String, email: Option<String>, key: Option<String>, reason: String, t: Option<String>) -> Result<ExitCode> {
+    let key = match key {
+        Some(k) => Some(sig::load_public_key(&k).context("--key")?.to_openssh().map_err(|e| anyhow!("{e}"))?),
+        None => None,
+    };
+    host_control(&dir, control::Request::Seat { role, email, key }, &reason, &t)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pbem deadline`.
+fn cmd_deadline(dir: PathBuf, extend: Option<String>, to: Option<String>, reason: String, t: Option<String>) -> Result<ExitCode> {
+    let m = match (extend, to) {
+        (Some(e), _) => control::DeadlineMove::Extend(control::parse_duration(&e)?),
+        (None, Some(to)) => control::DeadlineMove::To(pipeline::parse_time(&to)?),
+        (None, None) => bail!("give --extend DURATION or --to TIME"),
+    };
+    host_control(&dir, control::Request::Deadline(m), &reason, &t)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pbem form`.
+fn cmd_form(dir: PathBuf, role: String, output: Option<PathBuf>, t: Option<String>) -> Result<ExitCode> {
+    let role = seat_role(&dir, &role)?;
+    let text = pipeline::form(&dir, &role, now(&t)?)?;
+    match output {
+        Some(p) => {
+            if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
+                bail!("{}: no such folder", parent.display());
+            }
+            store::write_atomic(&p, text.as_bytes())?;
+            println!("wrote {}", p.display());
+        }
+        None => print!("{text}"),
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pbem sign`.
+fn cmd_sign(key: PathBuf, file: PathBuf, append: bool) -> Result<ExitCode> {
+    let k = signing_key(&key)?;
+    let raw = pipeline::read_order_file(&file)?;
+    let text = sig::normalize(&raw).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+    let (body, old) = sig::split_appended(&text);
+    if old.is_some() {
+        bail!("{}: already has a signature appended; sign the unsigned form", file.display());
+    }
+    // Caught here rather than at submission: a file that is not a well-formed order
+    // (a malformed nonce, broken TOML) is not worth signing.
+    if let Err(p) = orderfile::parse(&body) {
+        let line = p.line.map(|l| format!(":{l}")).unwrap_or_default();
+        let field = p.field.map(|f| format!(" {f}:")).unwrap_or_default();
+        bail!("{}{line}:{field} {} (not signed)", file.display(), p.message);
+    }
+    // Always a nonce of this machine's, even if the form came with one (it may have been
+    // made on the host's machine): SPEC.md "Step seed".
+    // Checked by parsing the result: a nonce written another way TOML allows ("nonce" =,
+    // [ pbem ], pbem.nonce =) would escape the line edit and keep the host's nonce.
+    let body = orderfile::fresh_nonce(&body)
+        .filter(|(fresh, nonce)| orderfile::parse(fresh).is_ok_and(|f| &f.header.nonce == nonce))
+        .map(|(fresh, _)| fresh)
+        .ok_or_else(|| anyhow!("{}: the nonce could not be replaced with a fresh one; write it as the line `nonce = \"\"` under `[pbem]` (not signed)", file.display()))?;
+    let armored = sig::sign_with(&k, pipeline::NS_ORDERS, body.as_bytes())?;
+    if append {
+        store::write_atomic(&file, format!("{body}{armored}").as_bytes())?;
+        println!("signed {} (signature appended)", file.display());
+    } else {
+        store::write_atomic(&file, body.as_bytes())?;
+        let sp = pipeline::sig_path(&file);
+        store::write_atomic(&sp, armored.as_bytes())?;
+        println!("signed {} -> {}", file.display(), sp.display());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pbem verify`.
+fn cmd_verify(file: PathBuf, key: Option<String>, game: Option<PathBuf>) -> Result<ExitCode> {
+    let raw = pipeline::read_order_file(&file)?;
+    let detached = pipeline::sig_path(&file);
+    let detached = if detached.exists() { Some(pipeline::read_sig_file(&detached)?) } else { None };
+    let pk = match (key, game) {
+        (Some(k), _) => sig::load_public_key(&k)?,
+        (None, Some(dir)) => {
+            let gf = pipeline::read_game_file(&crate::store::GameDir::new(&dir))?;
+            let v = pipeline::read_signed_order(&file, &gf)?;
+            println!("good signature by seat {} of game {}", v.file.header.role, gf.id);
+            return Ok(ExitCode::SUCCESS);
+        }
+        (None, None) => bail!("give --key PUBKEY or --game DIR"),
+    };
+    sig::verify_order_text(&pk, pipeline::NS_ORDERS, &raw, detached.as_deref()).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+    println!("good signature by {}", sig::fingerprint(&pk));
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pbem submit`.
+fn cmd_submit(dir: PathBuf, files: Vec<PathBuf>, t: Option<String>) -> Result<ExitCode> {
+    let results = pipeline::submit(&dir, &files, clock(&t)?)?;
+    let mut failed = 0;
+    for (f, r) in files.iter().zip(results) {
+        match r {
+            Ok(a) => {
+                let r = &a.receipt;
+                println!("accepted {}: role {}, step {}, receipt {}, commitment {}, received {}", f.display(), r.role, r.step, r.seq, r.commitment, r.received);
+                for w in a.warnings {
+                    eprintln!("warning: {}: {w}", f.display());
+                }
+            }
+            Err(e) => {
+                match e {
+                    // Not about the file: nothing was checked, nothing stored.
+                    crate::error::Error::ClockBehind(m) => eprintln!("pbem: not submitted: {m}"),
+                    e => eprintln!("pbem: rejected {e}"),
+                }
+                failed += 1;
+            }
+        }
+    }
+    if failed > 0 {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pbem adjudicate`.
+fn cmd_adjudicate(dirs: Vec<PathBuf>, all: Option<PathBuf>, mail: Option<PathBuf>, t: Option<String>, quiet: bool) -> Result<ExitCode> {
+    if let (Some(cfg), Some(root)) = (&mail, &all) {
+        return crate::mail::cli::cron(root, cfg, clock(&t)?, quiet);
+    }
+    let t = clock(&t)?;
+    // Games named on the command line are loaded; those of `--all` are swept (due index).
+    let mut games: Vec<(PathBuf, Option<Option<crate::due::Idle>>)> = dirs.into_iter().map(|d| (d, None)).collect();
+    let mut failed = 0;
+    if let Some(root) = all {
+        // Two folders with one game id (a backup copy): neither is adjudicated.
+        let (peeked, duplicates) = crate::mail::cron::peek_games(&pipeline::games_under(&root)?, t.now());
+        for (id, copies) in &duplicates {
+            let names: Vec<String> = copies.iter().map(|d| d.display().to_string()).collect();
+            eprintln!("pbem: game {id} is held by more than one folder ({}): not adjudicated; remove all but one", names.join(", "));
+            failed += 1;
+        }
+        let doubled: Vec<&PathBuf> = duplicates.values().flatten().collect();
+        games.extend(peeked.into_iter().filter(|(d, _)| !doubled.contains(&d)).map(|(d, p)| (d, Some(p))));
+    }
+    // Different games on every core (each under its own lock); lines in the games' order.
+    let results = crate::par::map(&games, |(d, peek)| adjudicate_plain(d, t, peek.clone()));
+    for ((d, _), result) in games.iter().zip(results) {
+        match result {
+            Ok(a) if quiet && a.held.is_none() => {}
+            Ok(a) => println!("{}: {}", d.display(), a.summary()),
+            Err(crate::error::Error::Locked(_)) if quiet => {}
+            Err(crate::error::Error::Locked(p)) => println!("{}: skipped, locked by another run", p.display()),
+            Err(e) => {
+                eprintln!("pbem: {}: {e}", d.display());
+                failed += 1;
+            }
+        }
+    }
+    if failed > 0 {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pbem intake`.
+fn cmd_intake(root: PathBuf, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdin: bool, config: Option<PathBuf>, t: Option<String>, quiet: bool) -> Result<ExitCode> {
+    let result = clock(&t).and_then(|t| crate::mail::cli::intake(&root, maildir, mbox, stdin, config.as_deref(), t, quiet));
+    match result {
+        // From a .forward or procmail pipe, any failure is "try again later" (EX_TEMPFAIL,
+        // 75): the MTA keeps the message and retries instead of bouncing it.
+        Err(e) if stdin => {
+            eprintln!("pbem: {}", one_line(&e));
+            Ok(ExitCode::from(75))
+        }
+        other => other,
+    }
+}
+
+/// `pbem report`.
+fn cmd_report(dir: PathBuf, role: Option<String>, step: Option<u64>, picture: Option<PathBuf>) -> Result<ExitCode> {
+    let role = role.map(|r| seat_role(&dir, &r)).transpose()?;
+    if let Some(file) = picture {
+        let svg = crate::picture::of_game(&dir, step, role.as_deref())?;
+        crate::picture::write(&file, &svg)?;
+        eprintln!("pbem: wrote {}", file.display());
+    }
+    if let Some(role) = role {
+        let g = pipeline::load(&dir)?;
+        let n = step.unwrap_or(g.record.index);
+        if n > g.record.index {
+            bail!("no record {n} yet (newest is {})", g.record.index);
+        }
+        print!("{}", store::read_text(&g.dir.report(n, &role))?);
+        if n == g.record.index {
+            // Teammates may see each other's plans (Flag Dash): the open step's, below the report.
+            let plans = crate::team::teammate_plans(&dir, &role)?;
+            if !plans.is_empty() {
+                print!("\n{}", crate::team::plans_text(&plans));
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pbem audit`.
+fn cmd_audit(dir: Option<PathBuf>, receipts: Vec<PathBuf>, reports: Vec<PathBuf>, templates: Option<&Path>) -> Result<ExitCode> {
+    let dir = dir.ok_or_else(|| anyhow!("give a game directory or --all ROOT"))?;
+    if dir.is_file() {
+        // A public copy as one archive: unpacked into a temporary folder and audited
+        // there, failures naming the file inside the archive.
+        let copy = crate::public::unpack(&dir)?;
+        let lines = audit_lines(&copy.game, &receipts, &reports, templates).map_err(|e| anyhow!(copy.rename(&e.to_string())))?;
+        for line in lines {
+            println!("{}", copy.rename(&line));
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    warn_exposed_host(&dir);
+    for line in audit_lines(&dir, &receipts, &reports, templates)? {
+        println!("{line}");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pbem public`.
+fn cmd_public(dir: PathBuf, out: PathBuf) -> Result<ExitCode> {
+    let bytes = crate::public::public_archive(&dir)?;
+    store::write_atomic(&out, &bytes)?;
+    println!("wrote the public copy of {} to {} ({} bytes; check it with `pbem audit {}`)", dir.display(), out.display(), bytes.len(), out.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pbem publish`.
+fn cmd_publish(dir: Option<PathBuf>, all: Option<PathBuf>, out: PathBuf) -> Result<ExitCode> {
+    let dirs = match (dir, all) {
+        (Some(d), _) => vec![d],
+        (None, Some(root)) => pipeline::games_under(&root)?,
+        (None, None) => bail!("give a game directory or --all ROOT"),
+    };
+    let mut failed = 0;
+    for d in &dirs {
+        match crate::site::publish(d, &out) {
+            Ok(p) => println!("{}: published {}", d.display(), p.describe()),
+            Err(e) => {
+                failed += 1;
+                eprintln!("pbem: {}: not published: {e}", d.display());
+            }
+        }
+    }
+    if failed > 0 {
+        return Ok(ExitCode::from(1));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pbem simulate`.
+fn cmd_simulate(rules: String, scenario: Option<String>, options: Vec<String>, games: u32, policy: Option<String>, seed: Option<String>, jobs: Option<u16>) -> Result<ExitCode> {
+    let seed = seed_arg(seed, || [0; 32])?;
+    let opts = key_values(&options, "--option")?;
+    let s = crate::simulate::run(&rules, scenario.as_deref(), &opts, games, policy.as_deref(), seed, jobs.map_or(0, usize::from), true).map_err(|e| anyhow!(e))?;
+    let given: Vec<String> = opts.iter().map(|(k, v)| format!("{k}={v}")).collect();
+    println!(
+        "{rules}, scenario {}, options {}, policy {}, {} games, seed {}",
+        scenario.as_deref().or_else(|| crate::games::by_rules(&rules).map(|g| g.scenarios()[0].0)).unwrap_or("?"),
+        if given.is_empty() { "(none)".to_string() } else { given.join(" ") },
+        s.policy,
+        s.games,
+        hex::encode(seed)
+    );
+    print!("{}", s.describe());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pbem completions`.
+fn cmd_completions(shell: clap_complete::Shell) -> Result<ExitCode> {
+    let mut cmd = <Cli as clap::CommandFactory>::command();
+    clap_complete::generate(shell, &mut cmd, "pbem", &mut std::io::stdout());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pbem man`.
+fn cmd_man(dir: PathBuf) -> Result<ExitCode> {
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
+    clap_mangen::generate_to(<Cli as clap::CommandFactory>::command(), &dir).with_context(|| format!("cannot write man pages into {}", dir.display()))?;
+    println!("wrote man pages into {} (read one with `man -l {}/pbem.1`)", dir.display(), dir.display());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `pbem demo`.
+fn cmd_demo(rules: String, out: Option<PathBuf>, seed: Option<String>, scenario: Option<PathBuf>, options: Vec<String>) -> Result<ExitCode> {
+    let seed = seed_arg(seed, crate::commit::fresh_32)?;
+    let out = out.unwrap_or_else(|| PathBuf::from("turns").join(format!("demo-{rules}-{}", &hex::encode(seed)[..8])));
+    let start = pipeline::parse_time("2026-07-01T12:00:00Z")?;
+    let s = demo::run_with_scenario(&rules, &out, seed, scenario.as_deref(), key_values(&options, "--option")?, start)?;
+    println!("demo game: {}", s.game_dir.display());
+    println!("seed: {}", hex::encode(seed));
+    println!("steps (email round trips): {}, orders submitted: {}", s.steps, s.orders);
+    println!("result: {}", s.outcome);
+    println!("audit passed: {}", s.audit.describe());
+    let roles: Vec<String> = pipeline::load(&s.game_dir)?.gf.seats.into_iter().map(|x| x.role).collect();
+    println!("read a report: pbem report {} --role {} (roles: {})", s.game_dir.display(), roles[0], roles.join(", "));
     Ok(ExitCode::SUCCESS)
 }

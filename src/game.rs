@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 
 use serde::{Serialize, de::DeserializeOwned};
 
+use crate::commit;
 use crate::dice::Ctx;
 
 /// The orders of one role for one step: the `[orders]` table of an order file.
@@ -276,8 +277,8 @@ pub trait DynGame: Send + Sync {
     fn teammates_see_plans(&self) -> bool;
     /// See [`Game::policies`].
     fn policies(&self) -> &'static [&'static str];
-    /// One whole game from `start` by built-in players of `policy` ([`crate::simulate::play_out`]).
-    fn play_out(&self, start: &str, policy: &str, seed: [u8; 32]) -> Result<crate::simulate::Played, GameError>;
+    /// One whole game from `start` by built-in players of `policy` ([`play_out`]).
+    fn play_out(&self, start: &str, policy: &str, seed: [u8; 32]) -> Result<Played, GameError>;
 }
 
 /// The canonical text of a state: pretty JSON with a final newline. Its bytes are what is hashed.
@@ -383,8 +384,67 @@ where
     fn policies(&self) -> &'static [&'static str] {
         Game::policies(self)
     }
-    fn play_out(&self, start: &str, policy: &str, seed: [u8; 32]) -> Result<crate::simulate::Played, GameError> {
-        crate::simulate::play_out(self, G::State::clone(&*parse::<G::State>(start)?), policy, seed)
+    fn play_out(&self, start: &str, policy: &str, seed: [u8; 32]) -> Result<Played, GameError> {
+        play_out(self, G::State::clone(&*parse::<G::State>(start)?), policy, seed)
+    }
+}
+
+/// Steps after which a simulated game is given up as endless (a bug in a game or its players).
+const MAX_STEPS: u32 = 100_000;
+
+/// One whole game played by built-in players (what `pbem simulate` counts).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Played {
+    /// The winning side (`None`: a draw, or a solitaire game lost).
+    pub winner: Option<String>,
+    /// Turns or rounds played (the stretches of [`crate::game::Tally::clock`] added up).
+    pub length: u32,
+    /// What `length` counts.
+    pub unit: &'static str,
+    /// Steps resolved: mail round trips in a real game.
+    pub steps: u32,
+    /// The game's own figures at the end ([`crate::game::Tally::figures`]).
+    pub figures: Vec<(&'static str, f64)>,
+}
+
+/// Plays one game from `start` to its end: every asked role's order comes from
+/// [`Game::policy_order`] with `policy` (and must pass [`Game::check_order`]). The game's rolls
+/// come from one stream seeded by `seed`, the players' choices from another derived from it.
+///
+/// Errors: a built-in order that fails its check, a resolution error, or a game that does not end
+/// within 100,000 steps.
+pub fn play_out<G: Game + ?Sized>(g: &G, start: G::State, policy: &str, seed: [u8; 32]) -> Result<Played, GameError> {
+    let mut s = start;
+    let mut dice = Ctx::new(seed);
+    let mut bots = Ctx::new(commit::step_seed("pbem-simulate-players", 0, &seed, std::iter::empty()));
+    let (mut steps, mut finished, mut clock) = (0u32, 0u32, g.tally(&s).clock);
+    loop {
+        let asks = match g.pending(&s) {
+            Pending::Over(o) => {
+                let t = g.tally(&s);
+                return Ok(Played { winner: o.winner, length: finished + t.clock, unit: t.unit, steps, figures: t.figures });
+            }
+            Pending::Orders(asks) => asks,
+        };
+        let mut orders: BTreeMap<String, Orders> = BTreeMap::new();
+        for a in asks {
+            let o = g.policy_order(&s, &a.role, policy, &mut bots);
+            if let Err(problems) = g.check_order(&s, &a.role, &o) {
+                let why: Vec<String> = problems.iter().map(|p| format!("{}: {}", p.field, p.message)).collect();
+                return Err(GameError::Other(format!("step {}: the built-in {} order fails its check: {}", steps + 1, a.role, why.join("; "))));
+            }
+            orders.insert(a.role, o);
+        }
+        s = g.resolve(&s, &orders, &mut dice)?;
+        steps += 1;
+        let now = g.tally(&s).clock;
+        if now < clock {
+            finished += clock;
+        }
+        clock = now;
+        if steps >= MAX_STEPS {
+            return Err(GameError::Other(format!("no end after {MAX_STEPS} steps")));
+        }
     }
 }
 

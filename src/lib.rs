@@ -16,6 +16,7 @@ pub mod games;
 pub mod mail;
 pub mod model;
 pub mod nonces;
+pub mod options;
 pub mod orderfile;
 pub mod par;
 pub mod picture;

@@ -4,7 +4,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use rand_chacha::ChaCha20Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 
@@ -18,6 +18,7 @@ use crate::orderfile;
 use crate::report;
 use crate::sig;
 use crate::store::{self, GameDir};
+pub use crate::when::{parse_time, timestamp};
 
 pub use crate::sig::{NS_ORDERS, NS_RECEIPT, NS_RECORD};
 
@@ -88,18 +89,6 @@ impl From<DateTime<Utc>> for Clock {
     fn from(t: DateTime<Utc>) -> Self {
         Clock::Fixed(t)
     }
-}
-
-/// RFC 3339 text of a time, to the second, in UTC (`2026-11-30T05:00:00Z`).
-pub fn timestamp(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
-
-/// Parses an RFC 3339 time (as given to `--now` or stored in records).
-pub fn parse_time(s: &str) -> Result<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(s)
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| Error::Usage(format!("bad time {s:?} (want RFC 3339, e.g. 2026-11-30T18:00:00Z): {e}")))
 }
 
 /// Everything needed to create a game (`pbem new`).
@@ -345,8 +334,8 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
         return Err(Error::Usage(format!("game id {id:?}: use 1-64 letters, digits, '-', '_' or '.' (set it with --id)")));
     }
     let scenario = scenario_text(game, new.scenario.as_deref())?;
-    crate::team::check_options(&new.options)?;
-    let state = game.setup(&scenario, &crate::team::rules_options(&new.options)).map_err(|e| match &new.scenario {
+    crate::options::check_options(&new.options)?;
+    let state = game.setup(&scenario, &crate::options::rules_options(&new.options)).map_err(|e| match &new.scenario {
         Some(p) => Error::input(p, e.to_string()),
         None => Error::Game(e),
     })?;

@@ -92,7 +92,7 @@ pub fn order_form(game: &dyn DynGame, gf: &GameFile, opening: &Opening, state: &
 /// `opening`'s deadline as `role` reads it (in the seat's time zone) and the time left from `from`
 /// (`None`: from when the step opened, which is the time of the record that opened it).
 pub fn deadline_for(gf: &GameFile, opening: &Opening, role: &str, from: Option<DateTime<Utc>>) -> (String, Option<String>) {
-    let from = from.or_else(|| crate::pipeline::parse_time(&opening.opened).ok());
+    let from = from.or_else(|| crate::when::parse_time(&opening.opened).ok());
     let (at, left) = crate::when::deadline(&opening.deadline, gf.zone_of(role), from.unwrap_or(DateTime::<Utc>::MIN_UTC));
     (at, if from.is_some() { left } else { None })
 }

@@ -1,71 +1,12 @@
 //! `pbem simulate`: plays many whole games in memory with the built-in players and reports, per
 //! side, the win rate, the mean length (turns or rounds) and the mean steps (mail round trips), for
-//! balancing a scenario reconstruction. Works for any game through the [`Game`] trait.
+//! balancing a scenario reconstruction. Works for any game through the [`crate::game::Game`] trait.
 
 use std::collections::BTreeMap;
 
 use crate::commit;
-use crate::dice::Ctx;
-use crate::game::{DynGame, Game, GameError, Orders, Pending};
-
-/// Steps after which a simulated game is given up as endless (a bug in a game or its players).
-const MAX_STEPS: u32 = 100_000;
-
-/// One whole game played by built-in players.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Played {
-    /// The winning side (`None`: a draw, or a solitaire game lost).
-    pub winner: Option<String>,
-    /// Turns or rounds played (the stretches of [`crate::game::Tally::clock`] added up).
-    pub length: u32,
-    /// What `length` counts.
-    pub unit: &'static str,
-    /// Steps resolved: mail round trips in a real game.
-    pub steps: u32,
-    /// The game's own figures at the end ([`crate::game::Tally::figures`]).
-    pub figures: Vec<(&'static str, f64)>,
-}
-
-/// Plays one game from `start` to its end: every asked role's order comes from
-/// [`Game::policy_order`] with `policy` (and must pass [`Game::check_order`]). The game's rolls
-/// come from one stream seeded by `seed`, the players' choices from another derived from it.
-///
-/// Errors: a built-in order that fails its check, a resolution error, or a game that does not end
-/// within 100,000 steps.
-pub fn play_out<G: Game + ?Sized>(g: &G, start: G::State, policy: &str, seed: [u8; 32]) -> Result<Played, GameError> {
-    let mut s = start;
-    let mut dice = Ctx::new(seed);
-    let mut bots = Ctx::new(commit::step_seed("pbem-simulate-players", 0, &seed, std::iter::empty()));
-    let (mut steps, mut finished, mut clock) = (0u32, 0u32, g.tally(&s).clock);
-    loop {
-        let asks = match g.pending(&s) {
-            Pending::Over(o) => {
-                let t = g.tally(&s);
-                return Ok(Played { winner: o.winner, length: finished + t.clock, unit: t.unit, steps, figures: t.figures });
-            }
-            Pending::Orders(asks) => asks,
-        };
-        let mut orders: BTreeMap<String, Orders> = BTreeMap::new();
-        for a in asks {
-            let o = g.policy_order(&s, &a.role, policy, &mut bots);
-            if let Err(problems) = g.check_order(&s, &a.role, &o) {
-                let why: Vec<String> = problems.iter().map(|p| format!("{}: {}", p.field, p.message)).collect();
-                return Err(GameError::Other(format!("step {}: the built-in {} order fails its check: {}", steps + 1, a.role, why.join("; "))));
-            }
-            orders.insert(a.role, o);
-        }
-        s = g.resolve(&s, &orders, &mut dice)?;
-        steps += 1;
-        let now = g.tally(&s).clock;
-        if now < clock {
-            finished += clock;
-        }
-        clock = now;
-        if steps >= MAX_STEPS {
-            return Err(GameError::Other(format!("no end after {MAX_STEPS} steps")));
-        }
-    }
-}
+use crate::game::DynGame;
+pub use crate::game::{Played, play_out};
 
 /// One line of the table: the games a side won (or all games, or those nobody won).
 #[derive(Debug, Clone, PartialEq)]

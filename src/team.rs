@@ -9,64 +9,10 @@
 use std::collections::BTreeMap;
 use std::path::Path;
 
-use crate::error::{Error, Result};
-use crate::model::GameFile;
+use crate::error::Result;
 use crate::{pipeline, sig, store};
 
-/// The options the judge reads itself, not the game's rules (taken out before `Game::setup`).
-pub const JUDGE_OPTIONS: &[&str] = &["press"];
-
-/// The game's own options: `options` without [`JUDGE_OPTIONS`].
-pub fn rules_options(options: &BTreeMap<String, String>) -> BTreeMap<String, String> {
-    options.iter().filter(|(k, _)| !JUDGE_OPTIONS.contains(&k.as_str())).map(|(k, v)| (k.clone(), v.clone())).collect()
-}
-
-/// Who a player may send press to (njudge's press), set per game by the host.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Press {
-    /// No press at all.
-    None,
-    /// Only to one's own team (a teammate or the whole team).
-    Team,
-    /// To any seat, one's team, or everybody.
-    All,
-}
-
-impl Press {
-    /// The game's setting: `press` in its options, else team for Flag Dash and all otherwise.
-    pub fn of(gf: &GameFile) -> Result<Press> {
-        match gf.options.get("press") {
-            Some(v) => Press::parse(v).map_err(Error::Usage),
-            None if gf.rules == "flag-dash" => Ok(Press::Team),
-            None => Ok(Press::All),
-        }
-    }
-    /// `none`, `team` or `all`.
-    pub fn parse(v: &str) -> std::result::Result<Press, String> {
-        match v {
-            "none" => Ok(Press::None),
-            "team" => Ok(Press::Team),
-            "all" => Ok(Press::All),
-            other => Err(format!("--option press={other}: want press=none, press=team or press=all")),
-        }
-    }
-    /// The word the host wrote.
-    pub fn word(self) -> &'static str {
-        match self {
-            Press::None => "none",
-            Press::Team => "team",
-            Press::All => "all",
-        }
-    }
-}
-
-/// Checks the judge's own options given to `pbem new` (the game checks the rest).
-pub fn check_options(options: &BTreeMap<String, String>) -> Result<()> {
-    if let Some(v) = options.get("press") {
-        Press::parse(v).map_err(Error::Usage)?;
-    }
-    Ok(())
-}
+pub use crate::options::{JUDGE_OPTIONS, Press, check_options, rules_options};
 
 /// The team of every role of a loaded game, by role (each role its own team unless the game
 /// has teams).

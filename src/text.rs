@@ -1,4 +1,5 @@
-//! Text helpers shared by the games' reports and forms (which go out by email).
+//! Text helpers shared by the games' reports and forms (which go out by email): wrapping lines,
+//! counts of things in words.
 
 /// Breaks `text` into lines of at most `width` columns at spaces (greedy, first fit; runs of
 /// whitespace count as one space; a word longer than `width` gets a line of its own, unbroken).
@@ -15,6 +16,16 @@ pub fn wrap_lines(text: &str, width: usize) -> Vec<String> {
 /// [`wrap_lines`] joined with newlines.
 pub fn wrap(text: &str, width: usize) -> String {
     wrap_lines(text, width).join("\n")
+}
+
+/// "1 hit", "2 hits": a count with a regular noun.
+pub fn plural(n: u32, word: &str) -> String {
+    count(n, word, &format!("{word}s"))
+}
+
+/// "1 die", "2 dice": a count with the singular or plural form.
+pub fn count(n: u32, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 #[cfg(test)]

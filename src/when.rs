@@ -3,8 +3,22 @@
 //! Everything here is a pure function of its arguments (never the clock), so that a report that
 //! shows a deadline and the time left replays byte for byte in the audit.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 use chrono_tz::Tz;
+
+use crate::error::Error;
+
+/// RFC 3339 text of a time, to the second, in UTC (`2026-11-30T05:00:00Z`).
+pub fn timestamp(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// Parses an RFC 3339 time (as given to `--now` or stored in records).
+pub fn parse_time(s: &str) -> crate::error::Result<DateTime<Utc>> {
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|e| Error::Usage(format!("bad time {s:?} (want RFC 3339, e.g. 2026-11-30T18:00:00Z): {e}")))
+}
 
 /// The zone named `name` (an IANA name such as `America/New_York`), or a sentence saying why not.
 pub fn parse_zone(name: &str) -> Result<Tz, String> {
@@ -22,7 +36,7 @@ pub fn long(t: DateTime<Utc>, tz: Tz) -> String {
     if tz == chrono_tz::UTC {
         format!("{} UTC", t.format("%a %d %b %Y %H:%M"))
     } else {
-        format!("{} ({})", t.with_timezone(&tz).format("%a %d %b %Y %H:%M %Z"), crate::pipeline::timestamp(t))
+        format!("{} ({})", t.with_timezone(&tz).format("%a %d %b %Y %H:%M %Z"), timestamp(t))
     }
 }
 
@@ -54,7 +68,7 @@ pub fn left(deadline: DateTime<Utc>, from: DateTime<Utc>) -> Option<String> {
 /// time left from `from` (`2 days 19 hours`, or `none: the deadline has passed`). A deadline
 /// that is not a time is shown as it is, with nothing said about the time left.
 pub fn deadline(deadline: &str, tz: Tz, from: DateTime<Utc>) -> (String, Option<String>) {
-    match crate::pipeline::parse_time(deadline) {
+    match parse_time(deadline) {
         Ok(t) => (long(t, tz), Some(left(t, from).unwrap_or_else(|| "none: the deadline has passed".into()))),
         Err(_) => (deadline.to_string(), None),
     }
@@ -65,7 +79,7 @@ mod tests {
     use super::*;
 
     fn t(s: &str) -> DateTime<Utc> {
-        crate::pipeline::parse_time(s).unwrap()
+        parse_time(s).unwrap()
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! What the `pbem intake` and `pbem adjudicate --all ROOT --mail CONFIG` commands print (the
-//! clap definitions stay in `crate::cli`).
+//! clap definitions stay in the top-level `cli` module).
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;

@@ -22,7 +22,11 @@ use std::path::PathBuf;
 use chrono::{DateTime, Utc};
 
 use super::config::HostConfig;
-use super::intake::Games;
+use super::games::Games;
+pub use super::press::{MAX_PRESS_BYTES, Whom};
+use super::reply::shorten;
+use super::report_mail::{Files, report_parts};
+pub use super::report_mail::public_record_note;
 use super::outbox::Outbox;
 use crate::error::Result;
 use crate::model::GameFile;
@@ -31,31 +35,6 @@ use crate::{pipeline, team};
 
 /// The most commands one message may hold; the rest are not read, and the reply says so.
 pub const MAX_COMMANDS: usize = 20;
-/// The most bytes of text one press message may carry.
-pub const MAX_PRESS_BYTES: usize = 8000;
-
-/// Who a press message is for.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Whom {
-    /// Every other seat of the game.
-    All,
-    /// The other seats of the sender's team.
-    Team,
-    /// These roles.
-    Roles(Vec<String>),
-}
-
-impl Whom {
-    /// How a mail or report names it.
-    pub fn shown(&self) -> String {
-        match self {
-            Whom::All => "all".into(),
-            Whom::Team => "team".into(),
-            Whom::Roles(r) => r.join(", "),
-        }
-    }
-}
-
 /// One command found in a message.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Command {
@@ -183,11 +162,6 @@ fn press_head(words: &[&str]) -> Result<(Option<String>, Whom), String> {
     Ok((game, to))
 }
 
-/// At most 60 characters of a line, for a reply.
-pub(super) fn shorten(line: &str) -> String {
-    let s: String = line.chars().take(60).collect();
-    if s.len() < line.len() { format!("{s}...") } else { s }
-}
 
 /// The text of the `help` answer.
 pub fn help_text() -> String {
@@ -214,24 +188,13 @@ decides per game whom press may go to (press=none, team or all).
     )
 }
 
-/// How a player gets and audits the public record (in the receipt reply, `help` and the final
-/// report mail).
-pub fn public_record_note() -> &'static str {
-    "How to check the game yourself: the public record is the game folder's game.toml,\n\
-scenario.toml, records/ and receipts/: send the judge a line `public GAME` and it mails them\n\
-as one archive (or ask the host where they are published).\n\
-`pbem audit GAME.tar` (or a folder) replays and checks every step; `--receipt RECEIPT.toml` shows\n\
-that your order was the one used, and `pbem audit DIR --report SAVED.eml` that a report you\n\
-kept still matches the game.\n"
-}
-
 /// What the commands of one message came to: text for the reply and files to attach.
 #[derive(Debug, Default)]
 pub(super) struct Answers {
     /// The reply's paragraphs about the commands.
     pub text: String,
     /// Order forms of resent reports.
-    pub attachments: super::cron::Files,
+    pub attachments: Files,
 }
 
 /// Where the answers are going and what they need.
@@ -304,7 +267,7 @@ pub(super) fn answer(parsed: &Parsed, asker: &Asker<'_>, games: &Games, outbox: 
 }
 
 /// Each chosen game's public record as `GAME.tar` (`crate::public::public_archive`), attached.
-fn public_text(list: &[&Held<'_>], files: &mut super::cron::Files) -> Result<String> {
+fn public_text(list: &[&Held<'_>], files: &mut Files) -> Result<String> {
     let mut s = String::new();
     for (dir, gf, _) in list {
         let name = format!("{}.tar", gf.id);
@@ -324,12 +287,12 @@ fn status_text(list: &[&Held<'_>]) -> Result<String> {
 
 /// Each chosen seat's newest report as its report mail had it, with the order form attached and
 /// teammates' plans below.
-fn report_text(list: &[&Held<'_>], cfg: &HostConfig, now: DateTime<Utc>, files: &mut super::cron::Files) -> Result<String> {
+fn report_text(list: &[&Held<'_>], cfg: &HostConfig, now: DateTime<Utc>, files: &mut Files) -> Result<String> {
     let mut s = String::new();
     for (dir, _, roles) in list {
         let g = pipeline::load(dir)?;
         for role in roles {
-            let (body, attachments) = super::cron::report_parts(&g.dir, &g.gf, g.game, &g.record, &g.state, role, cfg, now)?;
+            let (body, attachments) = report_parts(&g.dir, &g.gf, g.game, &g.record, &g.state, role, cfg, now)?;
             s.push_str(&format!("Your newest report in game {} ({role}, after record {}):\n\n{body}\n", g.gf.id, g.record.index));
             let plans = team::teammate_plans(dir, role)?;
             s.push_str(&team::plans_text(&plans));

@@ -92,7 +92,7 @@ pub struct IntakeConfig {
 }
 
 fn default_max_replies() -> u32 {
-    super::reply::DEFAULT_MAX_REPLIES_PER_HOUR
+    DEFAULT_MAX_REPLIES_PER_HOUR
 }
 
 fn default_max() -> u64 {
@@ -329,6 +329,47 @@ impl HostConfig {
             .find(|(a, _)| a.eq_ignore_ascii_case(email))
             .and_then(|(_, z)| z.parse().ok())
             .unwrap_or(chrono_tz::UTC)
+    }
+}
+
+/// The default of `[intake] max_replies_per_hour`.
+pub const DEFAULT_MAX_REPLIES_PER_HOUR: u32 = 10;
+
+/// The mail state folder under a games root.
+pub fn state_dir(root: &Path) -> PathBuf {
+    root.join(".mail")
+}
+
+/// A UTC timestamp (RFC 3339: a deadline, a receipt's time) as the player at `email` reads
+/// it: `Wed 01 Jul 2026 09:00 EDT (2026-07-01T13:00:00Z)` in their configured zone, else
+/// `Wed 01 Jul 2026 13:00 UTC` (for a sender who may hold no seat; a seat's mails use
+/// [`seat_time`]).
+pub fn local_time(cfg: &HostConfig, email: &str, t: &str) -> String {
+    in_zone(cfg.zone_of(email), t)
+}
+
+/// A UTC timestamp as `seat`'s player reads it, in [`HostConfig::seat_zone`].
+pub fn seat_time(cfg: &HostConfig, seat: &crate::model::Seat, t: &str) -> String {
+    in_zone(cfg.seat_zone(seat), t)
+}
+
+fn in_zone(tz: chrono_tz::Tz, t: &str) -> String {
+    crate::when::parse_time(t).map_or_else(|_| t.to_string(), |t| crate::when::long(t, tz))
+}
+
+/// What a seat's mail subject says is needed in the step `op` opens: `orders needed by Thu 3
+/// Dec 08:00 EST` (in the seat's zone) or `no orders needed from you`.
+pub fn needed(cfg: &HostConfig, seat: &crate::model::Seat, op: &crate::model::Opening, sent: Option<u64>) -> String {
+    if !op.asks.iter().any(|a| a.role == seat.role) {
+        return "no orders needed from you".into();
+    }
+    let by = match crate::when::parse_time(&op.deadline) {
+        Ok(t) => crate::when::short(t, cfg.seat_zone(seat)),
+        Err(_) => op.deadline.clone(),
+    };
+    match sent {
+        Some(seq) => format!("your orders are in (receipt {seq}; changes until {by})"),
+        None => format!("orders needed by {by}"),
     }
 }
 

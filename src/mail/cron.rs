@@ -13,13 +13,15 @@ use std::sync::Mutex;
 use chrono::{DateTime, Utc};
 
 use super::compose::{self, Draft, stable_id};
-use super::config::HostConfig;
+use super::config::{HostConfig, needed};
+use super::report_mail::report_parts;
+pub use super::config::{local_time, seat_time};
 use super::intake::{self, Source};
 use super::outbox::Outbox;
 use crate::error::{Error, Result};
 use crate::model::{GameFile, Record};
 use crate::pipeline::{self, Clock, Entropy};
-use crate::{due, report, store};
+use crate::{due, store};
 
 /// What a cron run did to one game.
 #[derive(Debug, Default)]
@@ -358,71 +360,6 @@ pub fn queue_game_mail(dir: &Path, cfg: &HostConfig, outbox: &Outbox, now: DateT
     Ok(queued)
 }
 
-/// A UTC timestamp (RFC 3339: a deadline, a receipt's time) as the player at `email` reads
-/// it: `Wed 01 Jul 2026 09:00 EDT (2026-07-01T13:00:00Z)` in their configured zone, else
-/// `Wed 01 Jul 2026 13:00 UTC` (for a sender who may hold no seat; a seat's mails use
-/// [`seat_time`]).
-pub fn local_time(cfg: &HostConfig, email: &str, t: &str) -> String {
-    in_zone(cfg.zone_of(email), t)
-}
-
-/// A UTC timestamp as `seat`'s player reads it, in [`HostConfig::seat_zone`].
-pub fn seat_time(cfg: &HostConfig, seat: &crate::model::Seat, t: &str) -> String {
-    in_zone(cfg.seat_zone(seat), t)
-}
-
-fn in_zone(tz: chrono_tz::Tz, t: &str) -> String {
-    pipeline::parse_time(t).map_or_else(|_| t.to_string(), |t| crate::when::long(t, tz))
-}
-
-/// What a seat's mail subject says is needed in the step `op` opens: `orders needed by Thu 3
-/// Dec 08:00 EST` (in the seat's zone) or `no orders needed from you`.
-pub fn needed(cfg: &HostConfig, seat: &crate::model::Seat, op: &crate::model::Opening, sent: Option<u64>) -> String {
-    if !op.asks.iter().any(|a| a.role == seat.role) {
-        return "no orders needed from you".into();
-    }
-    let by = match pipeline::parse_time(&op.deadline) {
-        Ok(t) => crate::when::short(t, cfg.seat_zone(seat)),
-        Err(_) => op.deadline.clone(),
-    };
-    match sent {
-        Some(seq) => format!("your orders are in (receipt {seq}; changes until {by})"),
-        None => format!("orders needed by {by}"),
-    }
-}
-
-/// The seq of `role`'s newest receipt in `step`, if its orders are in.
-pub fn orders_in(dir: &store::GameDir, step: u64, role: &str) -> Result<Option<u64>> {
-    Ok(pipeline::latest_receipts(dir, step)?.get(role).map(|r| r.seq))
-}
-
-/// Attaches the picture of the board as `role` sees it after record `n` (a PNG, mail programs
-/// rarely show SVG) and says so at the head of the mail; a picture that cannot be drawn is said
-/// there instead (the report goes out all the same).
-fn picture_attachment(
-    game: &dyn crate::game::DynGame,
-    gf: &GameFile,
-    n: u64,
-    state: &str,
-    role: &str,
-    head: &mut String,
-    attachments: &mut Vec<(String, Vec<u8>)>,
-) {
-    let png = match game.picture(state, Some(role)) {
-        Ok(Some(svg)) => crate::picture::png(&svg),
-        Ok(None) => return,
-        Err(e) => Err(e.into()),
-    };
-    match png {
-        Ok(bytes) => {
-            let name = format!("{}-record-{n}-{role}.png", gf.id);
-            head.push_str(&format!("A picture of the board as you see it is attached ({name}).\n\n"));
-            attachments.push((name, bytes));
-        }
-        Err(e) => head.push_str(&format!("(The picture of the board could not be drawn: {e}.)\n\n")),
-    }
-}
-
 /// For a seat change that moved a seat to another address: a mail to the old address saying so
 /// (the record's report goes to the new one). `None` for any other record.
 fn old_address_notice(gf: &GameFile, rec: &Record, cfg: &HostConfig, now: DateTime<Utc>) -> Result<Option<compose::Outgoing>> {
@@ -472,7 +409,7 @@ fn report_mail(
     };
     let subject = match &rec.opening {
         _ if rec.outcome.is_some() => format!("[pbem {}] final result ({role})", gf.id),
-        Some(op) => format!("[pbem {}] {what}: {} (your report, {role})", gf.id, needed(cfg, seat, op, orders_in(dir, op.step, role)?)),
+        Some(op) => format!("[pbem {}] {what}: {} (your report, {role})", gf.id, needed(cfg, seat, op, super::report_mail::orders_in(dir, op.step, role)?)),
         None => format!("[pbem {}] {what}: your report ({role})", gf.id),
     };
     let (body, attachments) = report_parts(dir, gf, game, rec, state, role, cfg, now)?;
@@ -487,63 +424,6 @@ fn report_mail(
         in_reply_to: None,
         date: now,
     })
-}
-
-/// Text attachments of a mail: (file name, content).
-pub(super) type Files = Vec<(String, Vec<u8>)>;
-
-/// The text of `role`'s report mail for record `rec` (what is due, the press received since the
-/// record before it, the report; after the last record, how to audit the game) and its
-/// attachment (the order form when orders are due): what the `report` command sends again.
-pub(super) fn report_parts(
-    dir: &store::GameDir,
-    gf: &GameFile,
-    game: &dyn crate::game::DynGame,
-    rec: &Record,
-    state: &str,
-    role: &str,
-    cfg: &HostConfig,
-    now: DateTime<Utc>,
-) -> Result<(String, Files)> {
-    let seat = gf.seat(role).ok_or_else(|| Error::input(dir.game_file(), format!("no seat {role}")))?;
-    let text = store::read_text(&dir.report(rec.index, role))?;
-    let mut attachments = Vec::new();
-    let mut head = String::new();
-    if let Some(url) = cfg.publish.page_url(&gf.id, rec.index) {
-        head.push_str(&format!("This step on the game's public page: {url}\n\n"));
-    }
-    if let Some(op) = &rec.opening {
-        match report::order_form(game, gf, op, state, role, "", Some(now))? {
-            Some(form) => {
-                head.push_str(&match orders_in(dir, op.step, role)? {
-                    Some(seq) => format!(
-                        "Your orders for step {} are in (receipt {seq}); nothing more is needed. To change them before {}, fill in the attached form, sign it and send it: the newest order counts.\n\n",
-                        op.step,
-                        seat_time(cfg, seat, &op.deadline)
-                    ),
-                    None => format!(
-                        "Your orders for step {} are due by {}.\nThe order form is attached: fill it in, sign it (`pbem sign --key KEY FILE` fills the nonce) and send it back.\n\n",
-                        op.step,
-                        seat_time(cfg, seat, &op.deadline)
-                    ),
-                });
-                attachments.push((format!("{}-step-{}-{role}.toml", gf.id, op.step), form.into_bytes()));
-            }
-            None => head.push_str(&format!("Step {} asks nothing of you; its deadline is {}.\n\n", op.step, seat_time(cfg, seat, &op.deadline))),
-        }
-    }
-    let root = dir.root.parent().unwrap_or(Path::new("."));
-    let since = match rec.index {
-        0 => None,
-        n => Some(super::press::record_time(&pipeline::read_record(dir, n - 1)?)?),
-    };
-    head.push_str(&super::press::listed(root, &gf.id, role, since, super::press::record_time(rec)?)?);
-    picture_attachment(game, gf, rec.index, state, role, &mut head, &mut attachments);
-    let mut body = format!("{head}{text}");
-    if rec.outcome.is_some() {
-        body.push_str(&format!("\n{}", super::commands::public_record_note()));
-    }
-    Ok((body, attachments))
 }
 
 #[cfg(test)]

@@ -49,7 +49,7 @@ pub struct Extracted {
     pub orders: Vec<Found>,
     /// The lines the sender wrote now in the message's own plain-text body (no quoted text, nothing
     /// under a reply or forward separator, nothing of an attached message): where commands and
-    /// press are read (`super::commands`).
+    /// press are read (the commands module).
     pub text: String,
     /// True when the message has HTML but no plain-text part and no usable attachment.
     pub html_only: bool,

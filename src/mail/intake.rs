@@ -40,6 +40,9 @@ use super::config::HostConfig;
 use super::extract::{self, Extracted, Found};
 use super::outbox::Outbox;
 use super::reply::{ReplyLedger, how_to_send, place, reply_body, reply_subject};
+pub use super::config::state_dir;
+pub use super::games::Games;
+pub use super::reply::OrderResult;
 use super::spool::{HEAD_BYTES, arrival_order, spool_mbox, spool_stdin};
 use crate::error::{Error, Result};
 use crate::model::{GameFile, Receipt};
@@ -68,33 +71,6 @@ pub enum Disposition {
     Retry,
 }
 
-/// The result of one order found in a message.
-#[derive(Debug, Clone)]
-pub struct OrderResult {
-    /// Where it was found.
-    pub label: String,
-    /// The game it named, if it could be read.
-    pub game: Option<String>,
-    /// The role it named.
-    pub role: Option<String>,
-    /// The receipt, when accepted.
-    pub receipt: Option<Receipt>,
-    /// Warnings that came with an acceptance.
-    pub warnings: Vec<String>,
-    /// Why it was refused.
-    pub error: Option<String>,
-    /// The refusal is about the file's form (it could not be read as a signed order, or its
-    /// signature does not match): what a mail program that rewrapped a pasted order causes.
-    pub format_problem: bool,
-    /// The registered address of the seat whose key made the order's signature (`None` when the
-    /// signature was not checked or does not verify): who may be told about this order.
-    pub seat_email: Option<String>,
-    /// Accepted now as a new order of its seat (not refused, not a resend of one accepted
-    /// before): only such an order speaks for its seat's commands in a message from an address
-    /// that holds no seat, since every resolved order's signed text is public.
-    pub fresh: bool,
-}
-
 /// What intake did with one message.
 #[derive(Debug, Clone)]
 pub struct Handled {
@@ -108,87 +84,6 @@ pub struct Handled {
     pub orders: Vec<OrderResult>,
     /// The reply's outbox id, if one was queued.
     pub reply: Option<String>,
-}
-
-/// The games under a root, by id.
-pub struct Games {
-    by_id: BTreeMap<String, (PathBuf, GameFile)>,
-    /// Game folders whose `game.toml` could not be read, with the game id when it can still be
-    /// read from the file (a line `id = "..."`) and the error.
-    broken: Vec<(PathBuf, Option<String>, String)>,
-    /// Game ids held by more than one folder (a backup copy inside ROOT), with every folder.
-    duplicates: BTreeMap<String, Vec<PathBuf>>,
-}
-
-impl Games {
-    /// Reads every `game.toml` under `root`. A game that cannot be read is kept aside in
-    /// [`Games::broken`] (orders that may be for it then wait instead of being refused); an id
-    /// held by two folders is routed to neither ([`Games::duplicate`]).
-    pub fn load(root: &Path) -> Result<Games> {
-        let mut found: BTreeMap<String, Vec<(PathBuf, GameFile)>> = BTreeMap::new();
-        let mut broken = Vec::new();
-        for dir in pipeline::games_under(root)? {
-            match pipeline::read_game_file(&store::GameDir::new(&dir)) {
-                Ok(gf) => found.entry(gf.id.clone()).or_default().push((dir, gf)),
-                Err(e) => broken.push((dir.clone(), id_of_broken(&dir), e.to_string())),
-            }
-        }
-        let mut by_id = BTreeMap::new();
-        let mut duplicates = BTreeMap::new();
-        for (id, mut dirs) in found {
-            if dirs.len() == 1 {
-                by_id.insert(id, dirs.remove(0));
-            } else {
-                duplicates.insert(id, dirs.into_iter().map(|(d, _)| d).collect());
-            }
-        }
-        Ok(Games { by_id, broken, duplicates })
-    }
-    /// Game folders whose `game.toml` could not be read, each with its error.
-    pub fn broken(&self) -> impl Iterator<Item = (&PathBuf, &str)> {
-        self.broken.iter().map(|(d, _, e)| (d, e.as_str()))
-    }
-    /// An unreadable game folder that may be game `id`: one whose file names that id, or one
-    /// whose id cannot be read at all.
-    pub fn may_be_broken(&self, id: &str) -> Option<(&PathBuf, &str)> {
-        let named = self.broken.iter().find(|(_, bid, _)| bid.as_deref() == Some(id));
-        named.or_else(|| self.broken.iter().find(|(_, bid, _)| bid.is_none())).map(|(d, _, e)| (d, e.as_str()))
-    }
-    /// The folders holding game `id`, when more than one does (then none gets its orders).
-    pub fn duplicate(&self, id: &str) -> Option<&[PathBuf]> {
-        self.duplicates.get(id).map(Vec::as_slice)
-    }
-    /// Every game id held by more than one folder, with the folders.
-    pub fn duplicates(&self) -> &BTreeMap<String, Vec<PathBuf>> {
-        &self.duplicates
-    }
-    /// The game with this id (`None` for an id two folders hold).
-    pub fn get(&self, id: &str) -> Option<&(PathBuf, GameFile)> {
-        self.by_id.get(id)
-    }
-    /// True if `email` is a seat's address in any game.
-    pub fn knows_sender(&self, email: &str) -> bool {
-        self.by_id.values().any(|(_, gf)| gf.seats.iter().any(|s| s.email.eq_ignore_ascii_case(email)))
-    }
-    /// Every game, sorted by id.
-    pub fn iter(&self) -> impl Iterator<Item = &(PathBuf, GameFile)> {
-        self.by_id.values()
-    }
-}
-
-/// The id of a game folder whose `game.toml` does not parse as a game file, from its line
-/// `id = "..."` if it has one that parses on its own.
-fn id_of_broken(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join("game.toml")).ok()?;
-    text.lines().take_while(|l| !l.trim_start().starts_with('[')).find_map(|l| {
-        let t: toml::Table = toml::from_str(l).ok()?;
-        t.get("id")?.as_str().map(str::to_string)
-    })
-}
-
-/// The mail state folder under a games root.
-pub fn state_dir(root: &Path) -> PathBuf {
-    root.join(".mail")
 }
 
 /// Creates the mail state folder (`ROOT/.mail`) if needed and makes it the host's alone (mode
@@ -619,7 +514,7 @@ fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: boo
     if to_ok.is_empty() {
         return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("{base}; not answered: {}", ledger.over_cap(&over)), orders: results, reply: None });
     }
-    let mut body = if results.is_empty() && commands { String::new() } else { reply_body(ex, &results, &|t| super::cron::local_time(cfg, &from, t)) };
+    let mut body = if results.is_empty() && commands { String::new() } else { reply_body(ex, &results, &|t| super::config::local_time(cfg, &from, t)) };
     if commands && !body.is_empty() {
         body.push('\n');
     }

@@ -13,11 +13,13 @@ pub mod compose;
 pub mod config;
 pub mod cron;
 pub mod extract;
+mod games;
 pub mod intake;
 pub mod outbox;
 mod press;
 pub mod remind;
 mod reply;
+mod report_mail;
 mod spool;
 pub mod transport;
 

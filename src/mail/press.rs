@@ -11,16 +11,40 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 
-use super::commands::{MAX_PRESS_BYTES, Whom};
 use super::compose::{self, Draft, stable_id};
 use super::config::HostConfig;
-use super::intake::state_dir;
+use super::config::state_dir;
 use super::outbox::Outbox;
 use super::reply::ReplyLedger;
 use crate::error::{Error, Result};
 use crate::model::{Receipt, Record};
 use crate::team::{self, Press};
 use crate::{pipeline, store};
+
+/// The most bytes of text one press message may carry.
+pub const MAX_PRESS_BYTES: usize = 8000;
+
+/// Who a press message is for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Whom {
+    /// Every other seat of the game.
+    All,
+    /// The other seats of the sender's team.
+    Team,
+    /// These roles.
+    Roles(Vec<String>),
+}
+
+impl Whom {
+    /// How a mail or report names it.
+    pub fn shown(&self) -> String {
+        match self {
+            Whom::All => "all".into(),
+            Whom::Team => "team".into(),
+            Whom::Roles(r) => r.join(", "),
+        }
+    }
+}
 
 /// One relayed press message, as kept in `ROOT/.mail/press/GAME/ID.toml`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -101,7 +125,7 @@ pub(super) fn relay(r: &Relay<'_>, outbox: &Outbox, cfg: &HostConfig, now: DateT
             to: vec![addr.clone()],
             cc: vec![],
             subject: format!("[pbem {gid}] press from {} to {}", kept.from.join(", "), kept.whom),
-            body: format!("{}\nTo answer, write to the judge a line `press {gid} to {}`, your text, and a line `endpress`.\n", entry_text(&kept, &super::cron::local_time(cfg, addr, &kept.time)), kept.from[0]),
+            body: format!("{}\nTo answer, write to the judge a line `press {gid} to {}`, your text, and a line `endpress`.\n", entry_text(&kept, &super::config::local_time(cfg, addr, &kept.time)), kept.from[0]),
             attachments: vec![],
             in_reply_to: None,
             date: now,
@@ -132,7 +156,7 @@ fn recipients(g: &pipeline::Loaded, r: &Relay<'_>, setting: Press) -> Result<std
                 match roles.iter().find(|role| role.eq_ignore_ascii_case(n)) {
                     Some(role) if !out.contains(role) => out.push(role.clone()),
                     Some(_) => {}
-                    None => return Ok(Err(format!("game {gid} has no other seat {:?}; its seats: {}", super::commands::shorten(n), roles.join(", ")))),
+                    None => return Ok(Err(format!("game {gid} has no other seat {:?}; its seats: {}", super::reply::shorten(n), roles.join(", ")))),
                 }
             }
             out

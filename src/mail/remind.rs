@@ -38,14 +38,14 @@ pub fn queue_reminders(g: &Loaded, cfg: &HostConfig, outbox: &Outbox, now: DateT
             op.step,
             g.gf.id,
             ask.kind,
-            super::cron::seat_time(cfg, seat, &op.deadline)
+            super::config::seat_time(cfg, seat, &op.deadline)
         );
         let m = compose::build(Draft {
             id,
             from: &cfg.from,
             to: vec![seat.email.clone()],
             cc: vec![],
-            subject: format!("[pbem {}] reminder, step {}: {}", g.gf.id, op.step, super::cron::needed(cfg, seat, op, None)),
+            subject: format!("[pbem {}] reminder, step {}: {}", g.gf.id, op.step, super::config::needed(cfg, seat, op, None)),
             body,
             attachments: vec![],
             in_reply_to: None,

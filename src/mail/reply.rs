@@ -7,9 +7,9 @@ use chrono::{DateTime, Utc};
 
 use super::config::HostConfig;
 use super::extract::Extracted;
-use super::intake::OrderResult;
 use super::outbox::Outbox;
 use crate::error::Result;
+use crate::model::Receipt;
 use crate::{pipeline, store};
 
 /// The paragraph every reply that found no usable order ends with: how to send orders.
@@ -34,8 +34,39 @@ pub(super) fn reply_subject(s: &str, games: &[&str]) -> String {
     if tags.is_empty() { base } else { format!("{} {base}", tags.join(" ")) }
 }
 
-/// The default of `[intake] max_replies_per_hour`.
-pub const DEFAULT_MAX_REPLIES_PER_HOUR: u32 = 10;
+/// The result of one order found in a message.
+#[derive(Debug, Clone)]
+pub struct OrderResult {
+    /// Where it was found.
+    pub label: String,
+    /// The game it named, if it could be read.
+    pub game: Option<String>,
+    /// The role it named.
+    pub role: Option<String>,
+    /// The receipt, when accepted.
+    pub receipt: Option<Receipt>,
+    /// Warnings that came with an acceptance.
+    pub warnings: Vec<String>,
+    /// Why it was refused.
+    pub error: Option<String>,
+    /// The refusal is about the file's form (it could not be read as a signed order, or its
+    /// signature does not match): what a mail program that rewrapped a pasted order causes.
+    pub format_problem: bool,
+    /// The registered address of the seat whose key made the order's signature (`None` when the
+    /// signature was not checked or does not verify): who may be told about this order.
+    pub seat_email: Option<String>,
+    /// Accepted now as a new order of its seat (not refused, not a resend of one accepted
+    /// before): only such an order speaks for its seat's commands in a message from an address
+    /// that holds no seat, since every resolved order's signed text is public.
+    pub fresh: bool,
+}
+
+/// At most 60 characters of a line, for a reply.
+pub fn shorten(line: &str) -> String {
+    let s: String = line.chars().take(60).collect();
+    if s.len() < line.len() { format!("{s}...") } else { s }
+}
+
 
 /// How many replies went to each address in the last hour: `ROOT/.mail/replies/HASH` (the
 /// SHA-256 of the lowercase address) holds one line `TIME REPLY-ID` per reply. A reply queued

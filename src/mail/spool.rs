@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use super::config::HostConfig;
-use super::intake::state_dir;
+use super::config::state_dir;
 use crate::error::{Error, Result};
 use crate::store;
 

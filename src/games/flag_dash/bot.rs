@@ -5,7 +5,8 @@
 //! near its own flag) and plans the best card with the two best alternatives as fallbacks.
 
 use super::engine::{carry_out, run_dir};
-use super::forms::{default_plan, reset_only};
+use super::asked::reset_only;
+use super::forms::default_plan;
 use super::layout::{Dir, Rect, Sq, Team};
 use super::orders::{parse, parse_try, plan_orders};
 use super::state::{Card, Effect, MovePlan, Plan, Stage, State, Token};

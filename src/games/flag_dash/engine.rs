@@ -2,6 +2,7 @@
 //! cleanup. Every function is a pure change of [`State`]; what happens is told through [`Ctx`].
 
 use super::layout::{Dir, Sq, Team};
+pub use super::asked::{layout_asked, order, spy_asked, spy_target_asked, tie_asked};
 use super::orders::{Arg, Step, Try, acting, parse_try};
 use super::layout::Ability;
 use super::state::{Card, Effect, FlagAt, Mode, MovePlan, Plan, Stage, State, Token};
@@ -14,7 +15,7 @@ use crate::game::Outcome;
 /// its own (the report puts a bullet before the first line only).
 pub fn say(s: &mut State, ctx: &mut Ctx, text: String) {
     let indent = " ".repeat(text.len() - text.trim_start().len());
-    let lines: Vec<String> = super::forms::wrap(&text, 88 - indent.len()).into_iter().map(|l| format!("{indent}{l}")).collect();
+    let lines: Vec<String> = crate::text::wrap_lines(&text, 88 - indent.len()).into_iter().map(|l| format!("{indent}{l}")).collect();
     let event = lines.join("\n");
     ctx.say(event.clone());
     s.log.push(event);
@@ -30,49 +31,6 @@ pub fn run_dir(team: Team, card: Card) -> Dir {
         _ => Dir::E,
     };
     if team == Team::White { white } else { white.back() }
-}
-
-/// The move order of move `mv` (Flag Dash, Determine Move Order): lowest token first; a tie
-/// between teams goes to the team holding the tiebreak marker; a tie between teammates goes to the
-/// teammate both stated (`tie_first`; if only one stated, that one; an answer to the tie question
-/// overrides). `Err(team)` when that team's same-team tie is undecided.
-pub fn order(s: &State, mv: u8) -> Result<Vec<String>, Team> {
-    let mut entries: Vec<(u8, bool, String, Team)> = Vec::new();
-    for seat in &s.seats {
-        if let Some(m) = s.plans.get(&seat.role).and_then(|p| p.moves.get(mv as usize - 1)) {
-            entries.push((m.token.priority(), seat.team != s.tiebreak, seat.role.clone(), seat.team));
-        }
-    }
-    entries.sort();
-    for i in 1..entries.len() {
-        let (a, b) = (&entries[i - 1], &entries[i]);
-        if a.0 == b.0 && a.3 == b.3 {
-            let team = a.3;
-            let first = match s.tie_answers.get(team.key()) {
-                Some(r) => Some(r.clone()),
-                None => {
-                    let mut stated: Vec<String> = [&a.2, &b.2].iter().filter_map(|r| s.plans.get(*r).and_then(|p| p.tie_first.clone())).collect();
-                    stated.sort();
-                    stated.dedup();
-                    if stated.len() == 1 { Some(stated.remove(0)) } else { None }
-                }
-            };
-            match first {
-                Some(r) if r == b.2 => entries.swap(i - 1, i),
-                Some(_) => {}
-                None => return Err(team),
-            }
-        }
-    }
-    Ok(entries.into_iter().map(|e| e.2).collect())
-}
-
-/// The seats asked for a secret custom layout: each team's first seat.
-pub fn layout_asked(s: &State) -> Vec<String> {
-    if s.stage != Stage::Layout {
-        return Vec::new();
-    }
-    Team::ALL.iter().map(|t| s.team_roles(*t)[0].to_string()).collect()
 }
 
 /// Applies both teams' secret setups at once (the reveal) and opens round 1.
@@ -97,25 +55,6 @@ pub fn apply_layouts(s: &mut State, ctx: &mut Ctx, setups: Vec<(Team, super::ord
         );
     }
     s.stage = Stage::Plan;
-}
-
-/// The seat asked to replace its spy token in the current move (Character Abilities, Spy), the
-/// first in seat order when several played one.
-pub fn spy_asked(s: &State) -> Option<String> {
-    let Stage::Move { mv } = s.stage else { return None };
-    s.seats
-        .iter()
-        .find(|x| s.plans.get(&x.role).and_then(|p| p.moves.get(mv as usize - 1)).is_some_and(|m| m.token == Token::Spy))
-        .map(|x| x.role.clone())
-}
-
-/// The seat asked to break an undecided same-team tie: the team's first seat (our choice; the
-/// rulebook lets teammates agree, which a mail game cannot wait for twice).
-pub fn tie_asked(s: &State) -> Option<String> {
-    match s.stage {
-        Stage::Move { mv } if spy_asked(s).is_none() => order(s, mv).err().map(|t| s.team_roles(t)[0].to_string()),
-        _ => None,
-    }
 }
 
 /// Stores the round's plans (Phase 1): planned tokens leave the seats' supplies, face down.
@@ -158,12 +97,6 @@ fn enter_move(s: &mut State, ctx: &mut Ctx, mv: u8) {
             spy_reveal(s, ctx, &seat.role, mv, target);
         }
     }
-}
-
-/// True when `role`, asked as the spy, has yet to name the opponent (Character Abilities, Spy).
-pub fn spy_target_asked(s: &State, role: &str) -> bool {
-    let Stage::Move { mv } = s.stage else { return false };
-    s.plans.get(role).and_then(|p| p.moves.get(mv as usize - 1)).is_some_and(|m| m.token == Token::Spy && m.spy_on.is_none())
 }
 
 /// The spy of `role` forces `target` to reveal its card of move `mv` (Character Abilities, Spy).

@@ -12,7 +12,7 @@
 
 use toml::Value;
 
-use super::engine::tie_asked;
+use super::asked::{reset_only, spy_choices, tie_asked};
 use super::layout::Team;
 use super::orders::plan_orders;
 use super::state::{Card, Effect, Mode, MovePlan, Plan, Stage, State, Token};
@@ -20,10 +20,6 @@ use crate::game::Orders;
 
 pub use crate::text::wrap_lines as wrap;
 
-/// True when `role` may plan only its first move (only the reset token left; Priority Tokens).
-pub fn reset_only(s: &State, role: &str) -> bool {
-    s.seat(role).is_some_and(|x| x.tokens.iter().filter(|t| **t != Token::Spy).count() == 1 && x.tokens.contains(&Token::N(7)))
-}
 
 /// The alternatives the default order tries: runner then defender (all three in 2-player basic).
 pub fn default_tries(s: &State, role: &str) -> Vec<String> {
@@ -165,12 +161,6 @@ pub fn prompt(s: &State, role: &str) -> String {
         Stage::Over => "The game is over.".into(),
     };
     wrap(&text, 94).join("\n")
-}
-
-/// The tokens that may replace `role`'s spy token: those behind its screen, spy tokens excepted
-/// (Character Abilities, Spy: each spy token is used only once).
-pub fn spy_choices(s: &State, role: &str) -> Vec<String> {
-    s.seat(role).map(|x| x.tokens.iter().filter(|t| **t != Token::Spy).map(|t| t.key()).collect()).unwrap_or_default()
 }
 
 /// The form's lines on the Run cards of `team` (Action Cards, Run: "When grass is facing you, the

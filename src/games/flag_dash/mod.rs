@@ -19,6 +19,7 @@
 //! `white-defender=NAME`, `red-defender=NAME`: the team's defender, when the players choose other
 //! runners than the layout's (Setup).
 
+pub mod asked;
 pub mod bot;
 pub mod engine;
 pub mod forms;

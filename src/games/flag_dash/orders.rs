@@ -30,6 +30,7 @@ use std::collections::BTreeMap;
 
 use toml::Value;
 
+use super::asked::{layout_asked, reset_only, spy_asked, spy_choices, spy_target_asked, tie_asked};
 use super::layout::{Dir, Sq, Team};
 use super::state::{Card, Effect, Mode, MovePlan, Plan, Stage, State, Token};
 use crate::game::{OrderProblem, Orders};
@@ -426,7 +427,7 @@ pub fn parse_plan(s: &State, role: &str, o: &Orders) -> Result<Plan, Vec<OrderPr
         }
     }
     // Flag Dash, Priority Tokens (Reset note): with only the reset token left, only move 1 is planned.
-    let reset_only = super::forms::reset_only(s, role);
+    let reset_only = reset_only(s, role);
     let wanted: &[&str] = if reset_only { &["move1"] } else { &["move1", "move2"] };
     if reset_only && o.contains_key("move2") {
         probs.push(OrderProblem::new("move2", "the reset token is your only token: plan only move1 (Priority Tokens, Reset)"));
@@ -520,7 +521,7 @@ pub fn parse_spy(s: &State, role: &str, mv: u8, o: &Orders) -> Result<MovePlan, 
             t.insert("token".into(), x.value());
         }
         None => {
-            let names = super::forms::spy_choices(s, role).join(", ");
+            let names = spy_choices(s, role).join(", ");
             probs.push(OrderProblem::new("token", format!("the token that replaces the spy token, one of: {names} (not a spy token: each is used only once)")));
             return Err(probs);
         }
@@ -707,20 +708,20 @@ pub fn parse(s: &State, role: &str, o: &Orders) -> Result<Parsed, Vec<OrderProbl
     };
     match &s.stage {
         Stage::Layout => {
-            if super::engine::layout_asked(s).iter().all(|r| r != role) {
+            if layout_asked(s).iter().all(|r| r != role) {
                 return Err(vec![OrderProblem::new("", "nothing is asked of this seat now")]);
             }
             parse_layout(s, seat.team, o).map(|l| Parsed::Layout(seat.team, l))
         }
         Stage::Plan => parse_plan(s, role, o).map(Parsed::Plan),
         Stage::Move { mv } => {
-            if super::engine::spy_asked(s).as_deref() == Some(role) {
-                if super::engine::spy_target_asked(s, role) {
+            if spy_asked(s).as_deref() == Some(role) {
+                if spy_target_asked(s, role) {
                     return parse_spy_target(s, role, o).map(Parsed::SpyTarget);
                 }
                 return parse_spy(s, role, *mv, o).map(Parsed::Spy);
             }
-            if super::engine::tie_asked(s) != Some(role.to_string()) {
+            if tie_asked(s) != Some(role.to_string()) {
                 return Err(vec![OrderProblem::new("", "nothing is asked of this seat now")]);
             }
             let roles = s.team_roles(seat.team);

@@ -281,7 +281,7 @@ pub struct MovePlan {
     /// For a Copy card (played or as combo card), the card copied.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub copy: Option<Card>,
-    /// The alternatives, in order (see [`super::orders`] for the grammar).
+    /// The alternatives, in order (the orders module gives the grammar).
     pub tries: Vec<String>,
     /// With a spy token, the opponent seat whose card the spy sees.
     #[serde(default, skip_serializing_if = "Option::is_none")]

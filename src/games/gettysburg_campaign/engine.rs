@@ -1,12 +1,11 @@
 //! The turn sequence (§5-§10) as a resumable procedure: it runs from where the state stands until a
 //! decision comes up that neither this step's answer nor a standing order answers, or the game ends.
 
-use super::forms::{count, plural};
 use super::rules::{self, FirePlan};
 use super::side::{Side, Sides};
 use super::state::{Combat, CombatResult, CombatStep, Command, Entry, InitiativeRoll, Location, Question, Round, Stage, Standing, State, FirePolicy};
 use crate::dice::Ctx;
-use crate::text::wrap;
+use crate::text::{count, plural, wrap};
 use crate::game::Outcome;
 
 /// Where the engine's dice and messages go: the step's [`Ctx`] in play, scripted dice in tests.

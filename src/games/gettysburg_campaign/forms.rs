@@ -16,17 +16,7 @@ use super::scenario::army_key;
 use super::side::Side;
 use super::state::{FirePolicy, Question, Stage, Standing, State};
 use crate::game::Orders;
-use crate::text::wrap;
-
-/// "1 hit", "2 hits": a count with a regular noun.
-pub fn plural(n: u32, word: &str) -> String {
-    count(n, word, &format!("{word}s"))
-}
-
-/// "1 die", "2 dice": a count with the singular or plural form.
-pub fn count(n: u32, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
+use crate::text::{count, plural, wrap};
 
 /// "1 automatic hit + 2 dice".
 pub fn fire_text(p: rules::FirePlan) -> String {

@@ -6,6 +6,7 @@
 use std::collections::VecDeque;
 
 use super::hex::Space;
+pub use super::rules::{ACTIONS, Attack, AttackKind, Plan, Tally, check_melee, check_path, check_plan, check_shoot, cols_rows, enemy_next_to};
 use super::scenario::Scenario;
 use super::state::{Activation, Company, DayResult, Side, State, Token};
 use crate::dice::Ctx;
@@ -27,60 +28,6 @@ impl Table for Ctx {
         Ctx::say(self, text)
     }
 }
-
-/// Shoot or melee (Player Activations: Shoot, Melee).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum AttackKind {
-    /// An aimed shot.
-    Shoot,
-    /// A melee against an adjacent company.
-    Melee,
-}
-
-/// One attack: its kind, the Confederate company attacked (index) and the tokens pulled.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Attack {
-    /// Shoot or melee.
-    pub kind: AttackKind,
-    /// The target (index into companies).
-    pub target: usize,
-    /// Tokens pulled from the success bag (1 to the scenario's maximum).
-    pub tokens: u32,
-}
-
-/// One First Minnesota activation (Player Activations): spaces moved before the attack, the attack
-/// and spaces moved after it. The eight actions of the rulebook are the legal shapes: move one or
-/// two; shoot; move one then shoot; shoot then move one; melee; move one then melee; melee then
-/// move one; pass (nothing at all).
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Plan {
-    /// Spaces entered before the attack, in order.
-    pub before: Vec<Space>,
-    /// The attack, if any.
-    pub attack: Option<Attack>,
-    /// Spaces entered after the attack.
-    pub after: Vec<Space>,
-}
-
-impl Plan {
-    /// The action's name as order files write it.
-    pub fn action(&self) -> &'static str {
-        match (self.before.is_empty(), self.attack.map(|a| a.kind), self.after.is_empty()) {
-            (true, None, true) => "pass",
-            (false, None, _) => "move",
-            (true, Some(AttackKind::Shoot), true) => "shoot",
-            (false, Some(AttackKind::Shoot), _) => "move-shoot",
-            (true, Some(AttackKind::Shoot), false) => "shoot-move",
-            (true, Some(AttackKind::Melee), true) => "melee",
-            (false, Some(AttackKind::Melee), _) => "move-melee",
-            (true, Some(AttackKind::Melee), false) => "melee-move",
-            (true, None, false) => "move",
-        }
-    }
-}
-
-/// The eight action names (Player Activations).
-pub const ACTIONS: &[&str] = &["pass", "move", "shoot", "move-shoot", "shoot-move", "melee", "move-melee", "melee-move"];
 
 /// Symbols on success-bag tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -107,19 +54,6 @@ impl Symbol {
             Symbol::Blank => "a blank",
         }
     }
-}
-
-/// What one pull from the success bag showed.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Tally {
-    /// First Minnesota successes.
-    pub union_success: u32,
-    /// First Minnesota flames.
-    pub union_flame: u32,
-    /// Confederate successes.
-    pub confederate_success: u32,
-    /// Confederate flames.
-    pub confederate_flame: u32,
 }
 
 /// The success bag's tokens in their fixed order (the order draws index into).
@@ -159,100 +93,6 @@ pub fn pull(sc: &Scenario, t: &mut dyn Table, n: u32, why: &str) -> Tally {
 
 // ---------------------------------------------------------------------------------------------
 // Movement
-
-fn cols_rows(s: &State) -> (u32, u32) {
-    (s.scenario.map.columns, s.scenario.map.rows)
-}
-
-/// Checks a First Minnesota move of company `i` from `from` along `path` (Player Activations:
-/// Move): each space next to the one before, none holding a Confederate company (a company moves
-/// through friendly companies only), and the last one empty. Returns the problem, if any.
-pub fn check_path(s: &State, i: usize, from: Space, path: &[Space]) -> Result<(), String> {
-    let (c, r) = cols_rows(s);
-    let mut prev = from;
-    for (k, &p) in path.iter().enumerate() {
-        if p.col >= c || p.row >= r {
-            return Err(format!("{} is off the map", p.name()));
-        }
-        if p == prev {
-            return Err(format!("the path stays on {} (each space of a path is a step to a neighbouring space)", p.name()));
-        }
-        if !p.adjacent(prev) {
-            return Err(format!("{} is not next to {}", p.name(), prev.name()));
-        }
-        if let Some(j) = s.at(p).filter(|&j| j != i) {
-            if s.companies[j].side != s.companies[i].side {
-                return Err(format!("{} holds {}; you may move only through friendly companies", p.name(), s.label(j)));
-            }
-            if k + 1 == path.len() {
-                return Err(format!("{} holds {}; a move may not end on another company", p.name(), s.label(j)));
-            }
-        }
-        prev = p;
-    }
-    if path.len() > 1 && path.last() == Some(&from) {
-        return Err(format!("the path ends back on {}, where it started: that is a pass, not a move", from.name()));
-    }
-    Ok(())
-}
-
-/// True when an enemy of company `i` stands next to `p` (ignoring `i` itself).
-pub fn enemy_next_to(s: &State, i: usize, p: Space) -> bool {
-    let side = s.companies[i].side.other();
-    s.active(side).into_iter().any(|j| s.companies[j].at.is_some_and(|q| q.adjacent(p)))
-}
-
-/// Checks company `i` may shoot at `target` from `from` (Player Activations: Shoot): it has its gun
-/// marker and no enemy company is next to it.
-pub fn check_shoot(s: &State, i: usize, from: Space, target: usize) -> Result<(), String> {
-    if !s.companies[i].gun {
-        return Err(format!("company {} has no gun marker and cannot shoot", s.companies[i].letter));
-    }
-    if enemy_next_to(s, i, from) {
-        return Err("a company next to an enemy company (in melee) cannot shoot".into());
-    }
-    if s.companies[target].at.is_none() {
-        return Err("the target is not on the map".into());
-    }
-    Ok(())
-}
-
-/// Checks company `i` may melee `target` from `from` (Player Activations: Melee): next to it.
-pub fn check_melee(s: &State, from: Space, target: usize) -> Result<(), String> {
-    match s.companies[target].at {
-        Some(q) if q.adjacent(from) => Ok(()),
-        _ => Err(format!("{} is not next to {}", s.label(target), from.name())),
-    }
-}
-
-/// Checks a whole plan for company `i` against the current position. Returns (field, problem).
-pub fn check_plan(s: &State, i: usize, plan: &Plan) -> Result<(), (&'static str, String)> {
-    let Some(from) = s.companies[i].at else { return Err(("", "the company is not on the map".into())) };
-    let max_before = if plan.attack.is_some() { 1 } else { 2 };
-    if plan.before.len() > max_before || plan.after.len() > 1 || (!plan.before.is_empty() && !plan.after.is_empty()) {
-        return Err(("path", "move one or two spaces, or one space before or after an attack".into()));
-    }
-    if plan.attack.is_none() && !plan.after.is_empty() {
-        return Err(("path", "a move without an attack is given as the spaces moved".into()));
-    }
-    check_path(s, i, from, &plan.before).map_err(|e| ("path", e))?;
-    let pos = plan.before.last().copied().unwrap_or(from);
-    if let Some(a) = plan.attack {
-        if s.companies[a.target].side != Side::Confederate || s.companies[a.target].at.is_none() {
-            return Err(("target", "the target must be a Confederate company on the map".into()));
-        }
-        let limit = s.scenario.token_limit(a.kind == AttackKind::Melee);
-        if a.tokens == 0 || a.tokens > limit {
-            return Err(("tokens", format!("pull 1 to {limit} tokens")));
-        }
-        match a.kind {
-            AttackKind::Shoot => check_shoot(s, i, pos, a.target).map_err(|e| ("target", e))?,
-            AttackKind::Melee => check_melee(s, pos, a.target).map_err(|e| ("target", e))?,
-        }
-        check_path(s, i, pos, &plan.after).map_err(|e| ("path", e))?;
-    }
-    Ok(())
-}
 
 fn move_company(s: &mut State, t: &mut dyn Table, i: usize, path: &[Space]) {
     if let Some(&end) = path.last() {

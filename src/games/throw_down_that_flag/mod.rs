@@ -16,6 +16,7 @@ pub mod forms;
 pub mod hex;
 pub mod orders;
 pub mod picture;
+pub mod rules;
 pub mod scenario;
 pub mod state;
 pub mod summary;

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 
 use toml::Value;
 
-use super::engine::{self, Attack, AttackKind, Plan};
+use super::rules::{self, Attack, AttackKind, Plan};
 use super::hex::Space;
 use super::state::{MoveRule, Side, Standing, State};
 use crate::game::{OrderProblem, Orders};
@@ -78,7 +78,7 @@ pub fn parse(s: &State, orders: &Orders) -> Result<Parsed, Vec<OrderProblem>> {
         if probs.is_empty() {
             let mut after = s.clone();
             after.standing = standing.clone();
-            if standing_plan(&after, i).is_none_or(|p| engine::check_plan(&after, i, &p).is_err()) {
+            if standing_plan(&after, i).is_none_or(|p| rules::check_plan(&after, i, &p).is_err()) {
                 probs.push(problem(
                     "action",
                     format!("missing: company {} must be told what to do (action = \"pass\" at least)", s.companies[i].letter),
@@ -204,8 +204,8 @@ fn parse_standing(s: &State, field: &str, v: &Value, st: &mut Standing, probs: &
 fn parse_plan(s: &State, i: usize, orders: &Orders, probs: &mut Vec<OrderProblem>) -> Option<Plan> {
     let before = probs.len();
     let action = orders.get("action").and_then(|v| v.as_str()).map(|a| a.trim().to_ascii_lowercase()).unwrap_or_default();
-    if !engine::ACTIONS.contains(&action.as_str()) {
-        probs.push(problem("action", format!("one of {}", engine::ACTIONS.join(", "))));
+    if !rules::ACTIONS.contains(&action.as_str()) {
+        probs.push(problem("action", format!("one of {}", rules::ACTIONS.join(", "))));
         return None;
     }
     let path: Vec<Space> = match orders.get("path") {
@@ -271,7 +271,7 @@ fn parse_plan(s: &State, i: usize, orders: &Orders, probs: &mut Vec<OrderProblem
     } else {
         Plan { before: Vec::new(), attack, after: path }
     };
-    if let Err((f, m)) = engine::check_plan(s, i, &plan) {
+    if let Err((f, m)) = rules::check_plan(s, i, &plan) {
         probs.push(problem(f, m));
         return None;
     }
@@ -309,7 +309,7 @@ pub fn step_toward(s: &State, i: usize, goal: Space, max: usize) -> Option<Vec<S
         paths.extend(more);
     }
     for p in paths {
-        if engine::check_path(s, i, from, &p).is_err() {
+        if rules::check_path(s, i, from, &p).is_err() {
             continue;
         }
         let end = *p.last().expect("non-empty");
@@ -346,7 +346,7 @@ pub fn standing_plan(s: &State, i: usize) -> Option<Plan> {
     let shot_from = |q: Space| -> Option<Attack> {
         let n = st.shoot?;
         let target = pick(s, q, &in_range(s, q, range))?;
-        engine::check_shoot(s, i, q, target).ok()?;
+        rules::check_shoot(s, i, q, target).ok()?;
         Some(Attack { kind: AttackKind::Shoot, target, tokens: n })
     };
     if let Some(a) = shot_from(p) {
@@ -379,7 +379,7 @@ pub fn standing_plan(s: &State, i: usize) -> Option<Plan> {
     if st.shoot.is_some() {
         let n = st.shoot?;
         if let Some(target) = pick(&moved, q, &in_range(&moved, q, range))
-            && engine::check_shoot(&moved, i, q, target).is_ok()
+            && rules::check_shoot(&moved, i, q, target).is_ok()
         {
             return Some(Plan { before: one, attack: Some(Attack { kind: AttackKind::Shoot, target, tokens: n }), after: Vec::new() });
         }

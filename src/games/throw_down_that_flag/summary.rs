@@ -1,7 +1,7 @@
 //! The short account of a step played by standing orders: one line per activation token (both
 //! sides' activations and what came of them), shown above the full account of every draw.
 
-use super::engine::{AttackKind, Plan, Tally};
+use super::rules::{AttackKind, Plan, Tally};
 use super::state::{Company, Side, State};
 
 /// What an activation's line compares with: the companies and the colors before it (cheaper

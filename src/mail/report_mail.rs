@@ -1,0 +1,113 @@
+//! A player's report mail: its text (what is due, the press received, the report, the note on
+//! auditing after the last record) and its attachments (the order form, the picture of the
+//! board). The cron run mails it; the `report` command sends it again.
+
+use std::path::Path;
+
+use chrono::{DateTime, Utc};
+
+use super::config::{HostConfig, seat_time};
+use crate::error::{Error, Result};
+use crate::model::{GameFile, Record};
+use crate::{pipeline, report, store};
+
+/// Text attachments of a mail: (file name, content).
+pub type Files = Vec<(String, Vec<u8>)>;
+
+/// The text of `role`'s report mail for record `rec` (what is due, the press received since the
+/// record before it, the report; after the last record, how to audit the game) and its
+/// attachment (the order form when orders are due): what the `report` command sends again.
+#[allow(clippy::too_many_arguments)]
+pub fn report_parts(
+    dir: &store::GameDir,
+    gf: &GameFile,
+    game: &dyn crate::game::DynGame,
+    rec: &Record,
+    state: &str,
+    role: &str,
+    cfg: &HostConfig,
+    now: DateTime<Utc>,
+) -> Result<(String, Files)> {
+    let seat = gf.seat(role).ok_or_else(|| Error::input(dir.game_file(), format!("no seat {role}")))?;
+    let text = store::read_text(&dir.report(rec.index, role))?;
+    let mut attachments = Vec::new();
+    let mut head = String::new();
+    if let Some(url) = cfg.publish.page_url(&gf.id, rec.index) {
+        head.push_str(&format!("This step on the game's public page: {url}\n\n"));
+    }
+    if let Some(op) = &rec.opening {
+        match report::order_form(game, gf, op, state, role, "", Some(now))? {
+            Some(form) => {
+                head.push_str(&match orders_in(dir, op.step, role)? {
+                    Some(seq) => format!(
+                        "Your orders for step {} are in (receipt {seq}); nothing more is needed. To change them before {}, fill in the attached form, sign it and send it: the newest order counts.\n\n",
+                        op.step,
+                        seat_time(cfg, seat, &op.deadline)
+                    ),
+                    None => format!(
+                        "Your orders for step {} are due by {}.\nThe order form is attached: fill it in, sign it (`pbem sign --key KEY FILE` fills the nonce) and send it back.\n\n",
+                        op.step,
+                        seat_time(cfg, seat, &op.deadline)
+                    ),
+                });
+                attachments.push((format!("{}-step-{}-{role}.toml", gf.id, op.step), form.into_bytes()));
+            }
+            None => head.push_str(&format!("Step {} asks nothing of you; its deadline is {}.\n\n", op.step, seat_time(cfg, seat, &op.deadline))),
+        }
+    }
+    let root = dir.root.parent().unwrap_or(Path::new("."));
+    let since = match rec.index {
+        0 => None,
+        n => Some(super::press::record_time(&pipeline::read_record(dir, n - 1)?)?),
+    };
+    head.push_str(&super::press::listed(root, &gf.id, role, since, super::press::record_time(rec)?)?);
+    picture_attachment(game, gf, rec.index, state, role, &mut head, &mut attachments);
+    let mut body = format!("{head}{text}");
+    if rec.outcome.is_some() {
+        body.push_str(&format!("\n{}", public_record_note()));
+    }
+    Ok((body, attachments))
+}
+
+/// The seq of `role`'s newest receipt in `step`, if its orders are in.
+pub fn orders_in(dir: &store::GameDir, step: u64, role: &str) -> Result<Option<u64>> {
+    Ok(pipeline::latest_receipts(dir, step)?.get(role).map(|r| r.seq))
+}
+
+/// Attaches the picture of the board as `role` sees it after record `n` (a PNG, mail programs
+/// rarely show SVG) and says so at the head of the mail; a picture that cannot be drawn is said
+/// there instead (the report goes out all the same).
+fn picture_attachment(
+    game: &dyn crate::game::DynGame,
+    gf: &GameFile,
+    n: u64,
+    state: &str,
+    role: &str,
+    head: &mut String,
+    attachments: &mut Vec<(String, Vec<u8>)>,
+) {
+    let png = match game.picture(state, Some(role)) {
+        Ok(Some(svg)) => crate::picture::png(&svg),
+        Ok(None) => return,
+        Err(e) => Err(e.into()),
+    };
+    match png {
+        Ok(bytes) => {
+            let name = format!("{}-record-{n}-{role}.png", gf.id);
+            head.push_str(&format!("A picture of the board as you see it is attached ({name}).\n\n"));
+            attachments.push((name, bytes));
+        }
+        Err(e) => head.push_str(&format!("(The picture of the board could not be drawn: {e}.)\n\n")),
+    }
+}
+
+/// How a player gets and audits the public record (in the receipt reply, `help` and the final
+/// report mail).
+pub fn public_record_note() -> &'static str {
+    "How to check the game yourself: the public record is the game folder's game.toml,\n\
+scenario.toml, records/ and receipts/: send the judge a line `public GAME` and it mails them\n\
+as one archive (or ask the host where they are published).\n\
+`pbem audit GAME.tar` (or a folder) replays and checks every step; `--receipt RECEIPT.toml` shows\n\
+that your order was the one used, and `pbem audit DIR --report SAVED.eml` that a report you\n\
+kept still matches the game.\n"
+}
