@@ -448,3 +448,14 @@ mod tests {
         assert!(serde_json::to_string(&kept).unwrap().ends_with(r#""withheld":true,"withheld_until":"game-end"}"#));
     }
 }
+
+/// One receipt file. Errors: unreadable, or not a receipt (with the line).
+pub fn read_receipt(path: &std::path::Path) -> crate::error::Result<Receipt> {
+    let text = crate::store::read_text(path)?;
+    toml::from_str(&text).map_err(|e: toml::de::Error| crate::error::Error::Input {
+        line: e.span().map(|s| crate::orderfile::line_of(&text, s.start)),
+        file: path.to_path_buf(),
+        field: None,
+        message: format!("not a receipt: {}", e.message().trim()),
+    })
+}

@@ -16,7 +16,7 @@ use std::path::PathBuf;
 use crate::error::Result;
 use crate::model::Receipt;
 use crate::store::{self, GameDir};
-use crate::{commit, orderfile, pipeline};
+use crate::{commit, orderfile};
 
 const MAGIC: &str = "pbem-nonces 1";
 
@@ -91,7 +91,7 @@ impl NonceIndex {
         let mut entries = Vec::new();
         for (step, name) in disk {
             let rpath = dir.receipts(*step).join(format!("{name}.toml"));
-            let brief = match pipeline::read_receipt(&rpath) {
+            let brief = match crate::model::read_receipt(&rpath) {
                 Ok(r) => Some(Brief { role: r.role, seq: r.seq, commitment: r.commitment, received: r.received }),
                 Err(e) if *step == open => return Err(e),
                 Err(_) => None,

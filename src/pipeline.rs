@@ -590,7 +590,7 @@ fn submit_in(g: &Loaded, intake: &mut Intake, path: &Path, now: DateTime<Utc>) -
         if r.seq == last_seq {
             let rpath = g.dir.receipts(step).join(format!("{}-{}.toml", r.role, r.seq));
             let warnings = vec![format!("already received as receipt {}: nothing changed", r.seq)];
-            return Ok(Accepted { receipt: read_receipt(&rpath)?, path: rpath, warnings, resent: true });
+            return Ok(Accepted { receipt: model::read_receipt(&rpath)?, path: rpath, warnings, resent: true });
         }
         return Err(at("pbem.nonce", format!("this order was received before as receipt {} and later replaced; resending it is refused (sign a fresh form)", r.seq)));
     }
@@ -725,22 +725,11 @@ pub fn read_receipts(dir: &GameDir, step: u64) -> Result<Vec<(PathBuf, Receipt)>
             continue;
         }
         let path = rdir.join(&name);
-        let r = read_receipt(&path)?;
+        let r = model::read_receipt(&path)?;
         out.push((path, r));
     }
     out.sort_by(|(_, a), (_, b)| (&a.role, a.seq).cmp(&(&b.role, b.seq)));
     Ok(out)
-}
-
-/// One receipt file. Errors: unreadable, or not a receipt (with the line).
-pub fn read_receipt(path: &Path) -> Result<Receipt> {
-    let text = store::read_text(path)?;
-    toml::from_str(&text).map_err(|e: toml::de::Error| Error::Input {
-        line: e.span().map(|s| orderfile::line_of(&text, s.start)),
-        file: path.to_path_buf(),
-        field: None,
-        message: format!("not a receipt: {}", e.message().trim()),
-    })
 }
 
 /// The newest receipt of each role for `step`, by role.
