@@ -512,21 +512,455 @@ fn check_host_leftovers(gd: &GameDir, last: u64, last_resolved: u64, open_step: 
     }
 }
 
+/// One audit of one game: what its checks share from record to record (the game's files and
+/// keys, the replayed state, the orders still withheld, what has been counted), with one method
+/// per check. [`Audit::open`] reads the game and checks its inventory; [`Audit::run`] checks each
+/// record in order, then the receipts against the history.
+struct Audit {
+    gd: GameDir,
+    gf: GameFile,
+    game: &'static dyn DynGame,
+    host: ssh_key::PublicKey,
+    env: std::sync::Arc<minijinja::Environment<'static>>,
+    /// The last record's index.
+    last: u64,
+    /// The setup in force record by record.
+    hist: history::History,
+    /// True when `states/` and `reports/` are there (the host's copy, not a public one).
+    has_states: bool,
+    /// The replayed state after the record last checked (before record 0: the setup).
+    state: String,
+    /// The record last checked, with its bytes: the next one chains to it.
+    prev: Option<(Vec<u8>, Record)>,
+    /// Steps each role has missed so far, as the NMR policy counts them.
+    misses: BTreeMap<String, u32>,
+    /// Late reveals by (step, role), from every record (checked where they stand).
+    reveal_map: BTreeMap<(u64, String), (LateReveal, u64)>,
+    /// The key of the state commitments: the host's own, or the one the last record reveals once
+    /// the game is over. `None` (a public copy of a game still going on): not checked yet.
+    state_key: Option<[u8; 32]>,
+    /// Orders withheld and not yet revealed, with how long they wait.
+    outstanding: BTreeMap<(u64, String), WithheldUntil>,
+    /// The first record whose orders are withheld with neither a later reveal nor the host's copy
+    /// (a public copy mid-game): from there on no step can be replayed, and only what needs no
+    /// replay is checked (signatures, the hash chain, host seeds, receipts, times).
+    secret_from: Option<u64>,
+    /// The full events of the step being checked (the record holds only the public ones).
+    events: Vec<crate::dice::Event>,
+    sum: AuditSummary,
+}
+
+/// The step a record resolves, as its checks need it.
+struct Step<'a> {
+    /// The record's index and path.
+    n: u64,
+    rpath: PathBuf,
+    /// The opening of the record before (the step resolved) and the record's resolution.
+    opening: &'a Opening,
+    res: &'a Resolution,
+    /// The seat keys the step's orders are checked with.
+    keys: BTreeMap<String, ssh_key::PublicKey>,
+    /// The host seed the record reveals.
+    host_seed: [u8; 32],
+}
+
 fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
-    let gd = GameDir::new(dir);
-    let gf = pipeline::read_game_file(&gd)?;
-    let game = pipeline::rules(&gf.rules)?;
-    let host = sig::public_key_line(&gf.host_key).map_err(|e| fail(&gd.game_file(), format!("host_key: {e}")))?;
-    let mut seat_keys = BTreeMap::new();
-    for s in &gf.seats {
-        let k = sig::public_key_line(&s.key).map_err(|e| fail(&gd.game_file(), format!("seat {}: {e}", s.role)))?;
-        seat_keys.insert(s.role.clone(), k);
+    Audit::open(dir, templates)?.run()
+}
+
+impl Audit {
+    /// Reads the game in `dir` and checks what needs no record read in full: the keys, the
+    /// records numbered without gaps, nothing left past the last record, the host key, receipts
+    /// of opened steps only, and the host's folders.
+    fn open(dir: &Path, templates: Option<&Path>) -> Result<Self> {
+        let gd = GameDir::new(dir);
+        let gf = pipeline::read_game_file(&gd)?;
+        let game = pipeline::rules(&gf.rules)?;
+        let host = sig::public_key_line(&gf.host_key).map_err(|e| fail(&gd.game_file(), format!("host_key: {e}")))?;
+        for s in &gf.seats {
+            sig::public_key_line(&s.key).map_err(|e| fail(&gd.game_file(), format!("seat {}: {e}", s.role)))?;
+        }
+        let env = report::shared_environment(templates)?;
+        let gf_bytes = store::read(&gd.game_file())?;
+        let scenario = store::read_text(&gd.scenario_file())?;
+        let last = gd.last_record()?.ok_or_else(|| fail(&gd.record(0), "missing: no records"))?;
+        check_inventory(&gd, last, &host)?;
+        let hist = history::read(&gd, last, &gf_bytes, scenario.as_bytes())?;
+        let mut audit = Audit {
+            gd,
+            gf,
+            game,
+            host,
+            env,
+            last,
+            hist,
+            has_states: false,
+            state: String::new(),
+            prev: None,
+            misses: BTreeMap::new(),
+            reveal_map: BTreeMap::new(),
+            state_key: None,
+            outstanding: BTreeMap::new(),
+            secret_from: None,
+            events: Vec::new(),
+            sum: AuditSummary::default(),
+        };
+        audit.check_step_files()?;
+        audit.check_folders()?;
+        let options = crate::team::rules_options(&audit.gf.options);
+        audit.state = game.setup(&scenario, &options).map_err(|e| fail(&audit.gd.scenario_file(), e))?;
+        let revealed_key = audit.read_reveals();
+        audit.state_key = audit.read_state_key(revealed_key)?;
+        audit.sum.states_unchecked = audit.state_key.is_none();
+        Ok(audit)
     }
-    let env = report::shared_environment(templates)?;
-    let gf_bytes = store::read(&gd.game_file())?;
-    let scenario = store::read_text(&gd.scenario_file())?;
-    let last = gd.last_record()?.ok_or_else(|| fail(&gd.record(0), "missing: no records"))?;
-    // Records must be numbered 0..=last: a deleted record shows as a gap before later ones.
+
+    /// Checks every record in order, then every receipt against the history.
+    fn run(mut self) -> Result<AuditSummary> {
+        for n in 0..=self.last {
+            self.check_record(n)?;
+        }
+        self.sum.secret = self.secret_from.map(|first| (first, self.last));
+        // Every receipt names a record that stood while its step was open (the one that opened it
+        // or a host control after it) and the setup in force then (checked last, so that an edited
+        // record is reported by the checks of the record itself).
+        for step in 1..=self.hist.open_step {
+            for (path, r) in pipeline::read_receipts(&self.gd, step)? {
+                self.hist.check_receipt(step, &r.record, &r.setup).map_err(|e| fail(&path, e))?;
+            }
+        }
+        Ok(self.sum)
+    }
+
+    /// Receipts exist only for steps a record opened (one for a later step shows a history cut
+    /// short, or receipts made up); no host file of a step no record reached; every receipt of
+    /// an opened step in its place.
+    fn check_step_files(&self) -> Result<()> {
+        let open_step = self.hist.open_step;
+        for name in store::list(&self.gd.root.join("receipts"))? {
+            if name.parse::<u64>().is_ok_and(|s| s > open_step) {
+                return Err(fail(&self.gd.root.join("receipts").join(&name), format!("receipts for a step no record opened (the last step opened is {open_step}): a history cut short?")));
+            }
+        }
+        check_host_leftovers(&self.gd, self.last, self.hist.last_resolved, open_step)?;
+        for step in 1..=open_step {
+            check_receipts(&self.gd, &self.gf.id, step, &self.host)?;
+        }
+        Ok(())
+    }
+
+    /// A public copy made mid-game holds records/ and receipts/ only: states can hold secrets (the
+    /// plans of a paused round, hands) and each report is for its own role (README "What is
+    /// public"). Either folder present means the host's copy, where every file must be there.
+    fn check_folders(&mut self) -> Result<()> {
+        let has_states = self.gd.root.join("states").is_dir();
+        let has_reports = self.gd.root.join("reports").is_dir();
+        if has_states != has_reports {
+            let (present, absent) = if has_states { ("states", "reports") } else { ("reports", "states") };
+            return Err(fail(&self.gd.root.join(absent), format!("missing while {present}/ is present (a host's copy has both; a public copy neither)")));
+        }
+        self.has_states = has_states;
+        self.sum.public_copy = !has_states;
+        Ok(())
+    }
+
+    /// Collects the late reveals of every record readable (each is checked where it stands);
+    /// returns the state key the last record reveals, if it does.
+    fn read_reveals(&mut self) -> Option<String> {
+        let mut revealed_key = None;
+        for n in 0..=self.last {
+            if let Ok(r) = pipeline::read_record(&self.gd, n) {
+                for l in r.reveals {
+                    self.reveal_map.insert((l.step, l.role.clone()), (l, n));
+                }
+                if n == self.last {
+                    revealed_key = r.state_key;
+                }
+            }
+        }
+        revealed_key
+    }
+
+    /// The key of the state commitments: the host's own, or `revealed` by the last record once
+    /// the game is over (both, if both are there, must agree).
+    fn read_state_key(&self, revealed: Option<String>) -> Result<Option<[u8; 32]>> {
+        let host_file = self.gd.state_key();
+        let host = match store::read_text(&host_file) {
+            Ok(t) => Some(commit::parse_32(&t).ok_or_else(|| fail(&host_file, "not 64 hex digits"))?),
+            Err(_) => None,
+        };
+        let revealed = match &revealed {
+            Some(t) => Some(commit::parse_32(t).ok_or_else(|| fail(&self.gd.record(self.last), "state_key is not 64 hex digits"))?),
+            None => None,
+        };
+        if let (Some(h), Some(r)) = (host, revealed)
+            && h != r
+        {
+            return Err(fail(&host_file, format!("differs from the state key revealed in record {}", self.last)));
+        }
+        Ok(host.or(revealed))
+    }
+
+    /// Record `n`: its header (signature, canonical form, index, times), its place in the chain,
+    /// the step it resolves (or its host control), and, while replaying, what it commits to.
+    fn check_record(&mut self, n: u64) -> Result<()> {
+        let rpath = self.gd.record(n);
+        let (bytes, rec) = self.read_checked_record(n)?;
+        let prev = self.prev.take();
+        match &prev {
+            None => {
+                // Its setup hash was checked with the history (through any seat changes since).
+                if rec.prev.is_some() || rec.resolution.is_some() || !rec.reveals.is_empty() || rec.control.is_some() {
+                    return Err(fail(&rpath, "record 0 must have no predecessor, resolution, reveals or host control"));
+                }
+            }
+            Some((pbytes, prec)) => {
+                if rec.prev.as_deref() != Some(&commit::sha256_hex(pbytes)) {
+                    return Err(fail(&rpath, format!("hash chain broken: prev does not match record {}", n - 1)));
+                }
+                if rec.control.is_some() {
+                    self.check_control_record(&rpath, &rec, prec)?;
+                } else {
+                    self.check_step(n, &bytes, &rec, prec)?;
+                }
+            }
+        }
+        // The step a record opens: the one after the step it resolves (record 0: step 1); a host
+        // control keeps the step open as it was.
+        let want_step = match (&rec.resolution, &prev) {
+            (Some(r), _) => r.step + 1,
+            (None, Some((_, p))) if rec.control.is_some() => p.opening.as_ref().map_or(0, |o| o.step),
+            (None, _) => 1,
+        };
+        // The state key is revealed by the record that ends the game, and by no other.
+        if rec.state_key.is_some() != rec.outcome.is_some() {
+            return Err(fail(&rpath, if rec.outcome.is_some() { "ends the game without revealing the state key" } else { "reveals the state key before the game is over" }));
+        }
+        if self.secret_from.is_none() {
+            self.check_replayed(n, &bytes, &rec, want_step)?;
+        } else if rec.opening.as_ref().is_some_and(|op| op.step != want_step) || rec.opening.is_some() == rec.outcome.is_some() {
+            return Err(fail(&rpath, format!("must either open step {want_step} or state the outcome")));
+        }
+        self.prev = Some((bytes, rec));
+        Ok(())
+    }
+
+    /// Record `n` read and checked on its own: host-signed, a record in canonical form, of this
+    /// game with this index, its opening's deadline as `game.toml` sets it (and, for the last
+    /// record, the open step's receipts issued since it opened).
+    fn read_checked_record(&self, n: u64) -> Result<(Vec<u8>, Record)> {
+        let rpath = self.gd.record(n);
+        let bytes = store::read(&rpath).map_err(|_| fail(&rpath, "missing (deleted record?)"))?;
+        check_host_sig(&rpath, &bytes, &self.host, NS_RECORD)?;
+        let rec: Record = serde_json::from_slice(&bytes).map_err(|e| fail(&rpath, format!("not a record: {e}")))?;
+        if model::record_bytes(&rec) != bytes {
+            return Err(fail(&rpath, "not in canonical form"));
+        }
+        if rec.index != n || rec.game != self.gf.id {
+            return Err(fail(&rpath, format!("says it is record {} of game {}", rec.index, rec.game)));
+        }
+        if let Some(op) = &rec.opening {
+            // A host control keeps its step's opening, perhaps with another deadline (checked with
+            // the control).
+            let opened = match &rec.control {
+                None => check_deadline(&rpath, &bytes, &self.gf, op)?,
+                Some(_) => time_of(&rpath, &bytes, "opening.opened", &op.opened)?,
+            };
+            if n == self.last {
+                check_receipt_times(&self.gd, op.step, opened, None)?;
+            }
+        }
+        Ok((bytes, rec))
+    }
+
+    /// A host control record after `prec`: as SPEC.md "Host controls" allows, revealing only what
+    /// an abandoned game's end reveals (everything still withheld).
+    fn check_control_record(&mut self, rpath: &Path, rec: &Record, prec: &Record) -> Result<()> {
+        history::check_control(rpath, rec, prec)?;
+        let keys: Vec<(u64, String)> = rec.reveals.iter().map(|r| (r.step, r.role.clone())).collect();
+        let due: Vec<(u64, String)> = if rec.outcome.is_some() { self.outstanding.keys().cloned().collect() } else { Vec::new() };
+        if keys != due {
+            return Err(fail(rpath, format!("reveals {keys:?}, but the orders due are {due:?}")));
+        }
+        if rec.outcome.is_some() {
+            self.outstanding.clear();
+        }
+        self.events.clear();
+        Ok(())
+    }
+
+    /// The step record `n` resolves (opened by `prec`): the step and host seed against the
+    /// opening, the orders asked, the times, then its orders, replayed or (orders still withheld)
+    /// checked without replay, and every roll against the step seed.
+    fn check_step(&mut self, n: u64, bytes: &[u8], rec: &Record, prec: &Record) -> Result<()> {
+        let rpath = self.gd.record(n);
+        let opening = prec.opening.as_ref().ok_or_else(|| fail(&rpath, "follows a record that ended the game"))?;
+        let res = rec.resolution.as_ref().ok_or_else(|| fail(&rpath, "no resolution"))?;
+        if let Some(since) = &opening.paused {
+            return Err(fail(&rpath, format!("resolves step {} while the host had paused the game (since {since}, record {})", res.step, n - 1)));
+        }
+        let keys = keys_for_step(&self.gd, &self.hist, n - 1, res.step)?;
+        if res.step != opening.step {
+            return Err(fail(&rpath, format!("resolves step {} but step {} was open", res.step, opening.step)));
+        }
+        let host_seed = self.check_host_seed(n, opening, res)?;
+        let asked: Vec<&str> = opening.asks.iter().map(|a| a.role.as_str()).collect();
+        let revealed: Vec<&str> = res.orders.iter().map(|o| o.role.as_str()).collect();
+        if asked != revealed {
+            return Err(fail(&rpath, format!("orders revealed for {revealed:?}, but step {} asked {asked:?}", res.step)));
+        }
+        check_times(&self.gd, &self.gf, n, bytes, rec, opening, res)?;
+        check_withheld_marks(&rpath, res)?;
+        let st = Step { n, rpath, opening, res, keys, host_seed };
+        match self.join_reveals(&st)? {
+            None => self.check_unreplayed_record(&st, rec)?,
+            Some((full, source)) => {
+                let publication = self.replay_step(&st, &full, &source)?;
+                let over = matches!(self.game.pending(&self.state)?, Pending::Over(_));
+                check_publication(&st.rpath, rec, res, publication, over, &mut self.outstanding)?;
+            }
+        }
+        // Every roll is re-derived from the record's step seed, replayed or not (SPEC.md "Dice");
+        // checked after the seed itself where its nonces are known (above).
+        let step_seed = commit::parse_32(&res.seed).ok_or_else(|| fail(&st.rpath, "resolution.seed is not 64 hex digits"))?;
+        if let Some((i, want)) = crate::dice::first_underived_roll(step_seed, &res.events) {
+            return Err(fail(&st.rpath, format!("resolution.events[{i}].roll: is not the next draw of step {}'s seed (the stream gives {want}): a roll changed?", res.step)));
+        }
+        Ok(())
+    }
+
+    /// The host seed record `n` reveals: 64 hex digits, matching the commitment in the opening
+    /// and the host's own copy (when kept).
+    fn check_host_seed(&self, n: u64, opening: &Opening, res: &Resolution) -> Result<[u8; 32]> {
+        let rpath = self.gd.record(n);
+        let host_seed = commit::parse_32(&res.host_seed).ok_or_else(|| fail(&rpath, "host_seed is not 64 hex digits"))?;
+        if hex::encode(commit::host_seed_commitment(&self.gf.id, res.step, &host_seed)) != opening.host_seed_commitment {
+            return Err(fail(&rpath, format!("revealed host seed of step {} does not match its commitment in record {}", res.step, n - 1)));
+        }
+        let seed_file = self.gd.host_seed(res.step);
+        if let Ok(t) = store::read_text(&seed_file)
+            && t.trim() != res.host_seed
+        {
+            return Err(fail(&seed_file, format!("differs from the host seed revealed in record {n}")));
+        }
+        Ok(host_seed)
+    }
+
+    /// The step's orders in full: withheld ones taken from the later record that reveals them
+    /// (or, auditing on the host, from its own withheld copy), each with the file its text was
+    /// read from, named by any failure about it. `None` when an order is still secret (a public
+    /// copy mid-game; this step and every later one cannot be replayed here).
+    #[allow(clippy::type_complexity)]
+    fn join_reveals(&mut self, st: &Step<'_>) -> Result<Option<(Vec<Revealed>, BTreeMap<String, PathBuf>)>> {
+        if self.secret_from.is_some() {
+            return Ok(None);
+        }
+        let mut full: Vec<Revealed> = Vec::new();
+        let mut source: BTreeMap<String, PathBuf> = BTreeMap::new();
+        for o in &st.res.orders {
+            let hp = self.gd.withheld(st.res.step, &o.role);
+            if !o.withheld {
+                // A copy of orders this record published: a withheld copy left by an interrupted
+                // run (adjudication removes them), or one put there since.
+                if hp.exists() {
+                    return Err(fail(&hp, format!("holds withheld orders of {} in step {}, but record {} published them (a copy left by an interrupted run? remove it)", o.role, st.res.step, st.rpath.display())));
+                }
+                full.push(o.clone());
+                source.insert(o.role.clone(), st.rpath.clone());
+                continue;
+            }
+            let host_copy = match store::read_text(&hp) {
+                Ok(t) => Some(serde_json::from_str::<LateReveal>(&t).map_err(|e| fail(&hp, e))?),
+                Err(_) => None,
+            };
+            match (self.reveal_map.get(&(st.res.step, o.role.clone())), host_copy) {
+                (Some((r, at)), host_copy) => {
+                    // Revealed: the host's withheld copy, if kept, must be what was revealed.
+                    if host_copy.is_some_and(|h| &h != r) {
+                        return Err(fail(&hp, format!("differs from the orders of {} revealed in record {at}", o.role)));
+                    }
+                    full.push(o.with_reveal(r));
+                    source.insert(o.role.clone(), self.gd.record(*at));
+                }
+                (None, Some(h)) => {
+                    full.push(o.with_reveal(&h));
+                    source.insert(o.role.clone(), hp);
+                }
+                (None, None) => {
+                    // The host's copy keeps every withheld order until it is revealed: a missing
+                    // one would switch the replay off for everything after it.
+                    if self.gd.root.join("host").is_dir() {
+                        return Err(fail(&hp, format!("missing: the host's copy keeps the withheld orders of {} in step {} until a record reveals them", o.role, st.res.step)));
+                    }
+                    if !self.game.ever_withholds() {
+                        return Err(fail(&st.rpath, format!("marks the orders of {} withheld, but {} publishes every step at once", o.role, self.game.title())));
+                    }
+                    self.secret_from = Some(st.n);
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(Some((full, source)))
+    }
+
+    /// A step that cannot be replayed (orders still withheld): its orders as far as they are
+    /// known, reveals naming only orders still withheld, and at the game's end none left.
+    fn check_unreplayed_record(&mut self, st: &Step<'_>, rec: &Record) -> Result<()> {
+        self.check_unreplayed(st)?;
+        for r in &rec.reveals {
+            if self.outstanding.remove(&(r.step, r.role.clone())).is_none() {
+                return Err(fail(&st.rpath, format!("reveals orders of {} in step {} that were not withheld or were revealed before", r.role, r.step)));
+            }
+        }
+        self.outstanding.extend(st.res.orders.iter().filter(|o| o.withheld).map(|o| ((st.res.step, o.role.clone()), o.withheld_until)));
+        // At the game's end every order is due, whatever the game said of its step.
+        if rec.outcome.is_some() && !self.outstanding.is_empty() {
+            let list: Vec<String> = self.outstanding.keys().map(|(s, r)| format!("{r} in step {s}")).collect();
+            return Err(fail(&st.rpath, format!("the game is over, but the orders of {} were never revealed", list.join(", "))));
+        }
+        Ok(())
+    }
+
+    /// What record `n` commits to, against the replay: the state commitment, the state file,
+    /// the opening or outcome (`want_step`), and every report byte for byte.
+    fn check_replayed(&mut self, n: u64, bytes: &[u8], rec: &Record, want_step: u64) -> Result<()> {
+        let rpath = self.gd.record(n);
+        if let Some(key) = &self.state_key
+            && pipeline::state_commitment(&self.gf.id, n, key, &self.state) != rec.state
+        {
+            return Err(fail(&rpath, "replayed state does not match the record's state commitment"));
+        }
+        let spath = self.gd.state(n);
+        if self.has_states {
+            let have = store::read(&spath).map_err(|e| fail_read(&spath, e))?;
+            if have != self.state.as_bytes() {
+                return Err(differs(&spath, &have, &self.state, "the state"));
+            }
+        }
+        // A host control's opening or outcome was checked against the record before it.
+        if rec.control.is_none() {
+            check_next(&rpath, bytes, want_step, rec, self.game.pending(&self.state)?)?;
+        }
+        let gf_then = &self.hist.files[n as usize];
+        for s in gf_then.seats.iter().filter(|_| self.has_states) {
+            let want = report::render(&self.env, self.game, gf_then, rec, &self.events, &self.state, &s.role)?;
+            let rp = self.gd.report(n, &s.role);
+            let have = store::read(&rp).map_err(|e| fail_read(&rp, e))?;
+            if have != want.as_bytes() {
+                return Err(differs(&rp, &have, &want, "the report"));
+            }
+            self.sum.reports += 1;
+        }
+        self.sum.records += 1;
+        self.sum.states.push(self.state.clone());
+        Ok(())
+    }
+}
+
+/// Records numbered 0..=`last` without a gap (a deleted record shows as one before later
+/// ones), no state or report past the last record, and the host's public key file (if kept)
+/// naming `host`.
+fn check_inventory(gd: &GameDir, last: u64, host: &ssh_key::PublicKey) -> Result<()> {
     let files = store::list(&gd.root.join("records"))?.iter().filter(|n| n.ends_with(".json")).count() as u64;
     if files != last + 1 {
         return Err(fail(&gd.record(last + 1), "missing (deleted record?): later records exist"));
@@ -542,293 +976,24 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
     }
     let host_pub = gd.root.join("host").join("host_key.pub");
     if let Ok(text) = store::read_text(&host_pub)
-        && sig::load_public_key(text.trim()).ok().as_ref() != Some(&host) {
-            return Err(fail(&host_pub, "is not the host key named in game.toml"));
+        && sig::load_public_key(text.trim()).ok().as_ref() != Some(host)
+    {
+        return Err(fail(&host_pub, "is not the host key named in game.toml"));
+    }
+    Ok(())
+}
+
+/// A record's orders are marked withheld only with no text, and say how long only if withheld.
+fn check_withheld_marks(rpath: &Path, res: &Resolution) -> Result<()> {
+    for o in &res.orders {
+        if o.withheld && (o.text.is_some() || o.signature.is_some() || !o.orders.is_empty()) {
+            return Err(fail(rpath, format!("orders of {} are marked withheld but are present", o.role)));
         }
-    // Receipts exist only for steps a record opened: one for a later step shows a history cut
-    // short (records deleted and the chain re-signed) or receipts made up.
-    let hist = history::read(&gd, last, &gf_bytes, scenario.as_bytes())?;
-    let open_step = hist.open_step;
-    for name in store::list(&gd.root.join("receipts"))? {
-        if name.parse::<u64>().is_ok_and(|s| s > open_step) {
-            return Err(fail(&gd.root.join("receipts").join(&name), format!("receipts for a step no record opened (the last step opened is {open_step}): a history cut short?")));
+        if !o.withheld && !o.withheld_until.is_round_end() {
+            return Err(fail(rpath, format!("orders of {} say how long they are withheld but are not withheld", o.role)));
         }
     }
-    check_host_leftovers(&gd, last, hist.last_resolved, open_step)?;
-    for step in 1..=open_step {
-        check_receipts(&gd, &gf.id, step, &host)?;
-    }
-    let mut sum = AuditSummary::default();
-    // A public copy made mid-game holds records/ and receipts/ only: states can hold secrets (the
-    // plans of a paused round, hands) and each report is for its own role (README "What is
-    // public"). Either folder present means the host's copy, where every file must be there.
-    let has_states = gd.root.join("states").is_dir();
-    let has_reports = gd.root.join("reports").is_dir();
-    if has_states != has_reports {
-        let (present, absent) = if has_states { ("states", "reports") } else { ("reports", "states") };
-        return Err(fail(&gd.root.join(absent), format!("missing while {present}/ is present (a host's copy has both; a public copy neither)")));
-    }
-    sum.public_copy = !has_states;
-    let mut state = game.setup(&scenario, &crate::team::rules_options(&gf.options)).map_err(|e| fail(&gd.scenario_file(), e))?;
-    let mut prev: Option<(Vec<u8>, Record)> = None;
-    let mut misses: BTreeMap<String, u32> = BTreeMap::new();
-    // Late reveals by (step, role), from every record (checked where they stand, in the loop).
-    let mut reveal_map: BTreeMap<(u64, String), (LateReveal, u64)> = BTreeMap::new();
-    let mut revealed_key: Option<String> = None;
-    for n in 0..=last {
-        if let Ok(r) = pipeline::read_record(&gd, n) {
-            for l in r.reveals {
-                reveal_map.insert((l.step, l.role.clone()), (l, n));
-            }
-            if n == last {
-                revealed_key = r.state_key;
-            }
-        }
-    }
-    // The key of the state commitments: the host's own, or the one the last record reveals once
-    // the game is over (both, if both are there, must agree). Without it (a public copy of a game
-    // still going on) the commitments cannot be checked yet.
-    let state_key: Option<[u8; 32]> = {
-        let host_file = gd.state_key();
-        let host = match store::read_text(&host_file) {
-            Ok(t) => Some(commit::parse_32(&t).ok_or_else(|| fail(&host_file, "not 64 hex digits"))?),
-            Err(_) => None,
-        };
-        let revealed = match &revealed_key {
-            Some(t) => Some(commit::parse_32(t).ok_or_else(|| fail(&gd.record(last), "state_key is not 64 hex digits"))?),
-            None => None,
-        };
-        if let (Some(h), Some(r)) = (host, revealed)
-            && h != r
-        {
-            return Err(fail(&host_file, format!("differs from the state key revealed in record {last}")));
-        }
-        host.or(revealed)
-    };
-    sum.states_unchecked = state_key.is_none();
-    // Orders withheld and not yet revealed, with how long they wait.
-    let mut outstanding: BTreeMap<(u64, String), WithheldUntil> = BTreeMap::new();
-    // The first record whose orders are withheld with neither a later reveal nor the host's copy
-    // (a public copy mid-game): from there on no step can be replayed, and only what needs no
-    // replay is checked (signatures, the hash chain, host seeds, receipts, times).
-    let mut secret_from: Option<u64> = None;
-    // The full events of the step being checked (the record holds only the public ones).
-    let mut events: Vec<crate::dice::Event> = Vec::new();
-    for n in 0..=last {
-        let rpath = gd.record(n);
-        let bytes = store::read(&rpath).map_err(|_| fail(&rpath, "missing (deleted record?)"))?;
-        check_host_sig(&rpath, &bytes, &host, NS_RECORD)?;
-        let rec: Record = serde_json::from_slice(&bytes).map_err(|e| fail(&rpath, format!("not a record: {e}")))?;
-        if model::record_bytes(&rec) != bytes {
-            return Err(fail(&rpath, "not in canonical form"));
-        }
-        if rec.index != n || rec.game != gf.id {
-            return Err(fail(&rpath, format!("says it is record {} of game {}", rec.index, rec.game)));
-        }
-        if let Some(op) = &rec.opening {
-            // A host control keeps its step's opening, perhaps with another deadline (checked below).
-            let opened = match &rec.control {
-                None => check_deadline(&rpath, &bytes, &gf, op)?,
-                Some(_) => time_of(&rpath, &bytes, "opening.opened", &op.opened)?,
-            };
-            if n == last {
-                // The open step's receipts: issued since it opened.
-                check_receipt_times(&gd, op.step, opened, None)?;
-            }
-        }
-        match &prev {
-            None => {
-                // Its setup hash was checked with the history (through any seat changes since).
-                if rec.prev.is_some() || rec.resolution.is_some() || !rec.reveals.is_empty() || rec.control.is_some() {
-                    return Err(fail(&rpath, "record 0 must have no predecessor, resolution, reveals or host control"));
-                }
-            }
-            Some((pbytes, prec)) => {
-                if rec.prev.as_deref() != Some(&commit::sha256_hex(pbytes)) {
-                    return Err(fail(&rpath, format!("hash chain broken: prev does not match record {}", n - 1)));
-                }
-                if rec.control.is_some() {
-                    history::check_control(&rpath, &rec, prec)?;
-                    // Only abandoning reveals: everything still withheld, as any game's end does.
-                    let keys: Vec<(u64, String)> = rec.reveals.iter().map(|r| (r.step, r.role.clone())).collect();
-                    let due: Vec<(u64, String)> = if rec.outcome.is_some() { outstanding.keys().cloned().collect() } else { Vec::new() };
-                    if keys != due {
-                        return Err(fail(&rpath, format!("reveals {keys:?}, but the orders due are {due:?}")));
-                    }
-                    if rec.outcome.is_some() {
-                        outstanding.clear();
-                    }
-                    events.clear();
-                } else {
-                let opening = prec.opening.as_ref().ok_or_else(|| fail(&rpath, "follows a record that ended the game"))?;
-                let res = rec.resolution.as_ref().ok_or_else(|| fail(&rpath, "no resolution"))?;
-                if let Some(since) = &opening.paused {
-                    return Err(fail(&rpath, format!("resolves step {} while the host had paused the game (since {since}, record {})", res.step, n - 1)));
-                }
-                let step_keys = keys_for_step(&gd, &hist, n - 1, res.step)?;
-                if res.step != opening.step {
-                    return Err(fail(&rpath, format!("resolves step {} but step {} was open", res.step, opening.step)));
-                }
-                let host_seed = commit::parse_32(&res.host_seed).ok_or_else(|| fail(&rpath, "host_seed is not 64 hex digits"))?;
-                if hex::encode(commit::host_seed_commitment(&gf.id, res.step, &host_seed)) != opening.host_seed_commitment {
-                    return Err(fail(&rpath, format!("revealed host seed of step {} does not match its commitment in record {}", res.step, n - 1)));
-                }
-                let seed_file = gd.host_seed(res.step);
-                if let Ok(t) = store::read_text(&seed_file)
-                    && t.trim() != res.host_seed {
-                        return Err(fail(&seed_file, format!("differs from the host seed revealed in record {n}")));
-                    }
-                let asked: Vec<&str> = opening.asks.iter().map(|a| a.role.as_str()).collect();
-                let revealed: Vec<&str> = res.orders.iter().map(|o| o.role.as_str()).collect();
-                if asked != revealed {
-                    return Err(fail(&rpath, format!("orders revealed for {revealed:?}, but step {} asked {asked:?}", res.step)));
-                }
-                check_times(&gd, &gf, n, &bytes, &rec, opening, res)?;
-                for o in &res.orders {
-                    if o.withheld && (o.text.is_some() || o.signature.is_some() || !o.orders.is_empty()) {
-                        return Err(fail(&rpath, format!("orders of {} are marked withheld but are present", o.role)));
-                    }
-                    if !o.withheld && !o.withheld_until.is_round_end() {
-                        return Err(fail(&rpath, format!("orders of {} say how long they are withheld but are not withheld", o.role)));
-                    }
-                }
-                // Withheld orders are taken from the later record that reveals them (or, auditing
-                // on the host, from its own withheld copy).
-                // Each with the file its text was read from, named by any failure about it.
-                let mut full: Vec<Revealed> = Vec::new();
-                let mut source: BTreeMap<String, PathBuf> = BTreeMap::new();
-                for o in res.orders.iter().filter(|_| secret_from.is_none()) {
-                    let hp = gd.withheld(res.step, &o.role);
-                    if !o.withheld {
-                        // A copy of orders this record published: a withheld copy left by an
-                        // interrupted run (adjudication removes them), or one put there since.
-                        if hp.exists() {
-                            return Err(fail(&hp, format!("holds withheld orders of {} in step {}, but record {} published them (a copy left by an interrupted run? remove it)", o.role, res.step, rpath.display())));
-                        }
-                        full.push(o.clone());
-                        source.insert(o.role.clone(), rpath.clone());
-                        continue;
-                    }
-                    let host_copy = match store::read_text(&hp) {
-                        Ok(t) => Some(serde_json::from_str::<LateReveal>(&t).map_err(|e| fail(&hp, e))?),
-                        Err(_) => None,
-                    };
-                    match (reveal_map.get(&(res.step, o.role.clone())), host_copy) {
-                        (Some((r, at)), host_copy) => {
-                            // Revealed: the host's withheld copy, if kept, must be what was revealed.
-                            if host_copy.is_some_and(|h| &h != r) {
-                                return Err(fail(&hp, format!("differs from the orders of {} revealed in record {at}", o.role)));
-                            }
-                            full.push(o.with_reveal(r));
-                            source.insert(o.role.clone(), gd.record(*at));
-                        }
-                        (None, Some(h)) => {
-                            full.push(o.with_reveal(&h));
-                            source.insert(o.role.clone(), hp);
-                        }
-                        (None, None) => {
-                            // The host's copy keeps every withheld order until it is revealed: a
-                            // missing one would switch the replay off for everything after it.
-                            if gd.root.join("host").is_dir() {
-                                return Err(fail(&hp, format!("missing: the host's copy keeps the withheld orders of {} in step {} until a record reveals them", o.role, res.step)));
-                            }
-                            if !game.ever_withholds() {
-                                return Err(fail(&rpath, format!("marks the orders of {} withheld, but {} publishes every step at once", o.role, game.title())));
-                            }
-                            // Still secret: this step and every later one cannot be replayed here.
-                            secret_from = Some(n);
-                            break;
-                        }
-                    }
-                }
-                if secret_from.is_some() {
-                    let cx = Replay { gd: &gd, gf: &gf, game, seat_keys: &step_keys, host: &host };
-                    check_unreplayed(&cx, n, opening, res, &host_seed, &reveal_map, &mut sum)?;
-                    // Beyond the replay: reveals can only name orders withheld and not yet revealed.
-                    for r in &rec.reveals {
-                        if outstanding.remove(&(r.step, r.role.clone())).is_none() {
-                            return Err(fail(&rpath, format!("reveals orders of {} in step {} that were not withheld or were revealed before", r.role, r.step)));
-                        }
-                    }
-                    outstanding.extend(res.orders.iter().filter(|o| o.withheld).map(|o| ((res.step, o.role.clone()), o.withheld_until)));
-                    // At the game's end every order is due, whatever the game said of its step.
-                    if rec.outcome.is_some() && !outstanding.is_empty() {
-                        let list: Vec<String> = outstanding.keys().map(|(s, r)| format!("{r} in step {s}")).collect();
-                        return Err(fail(&rpath, format!("the game is over, but the orders of {} were never revealed", list.join(", "))));
-                    }
-                } else {
-                    let cx = Replay { gd: &gd, gf: &gf, game, seat_keys: &step_keys, host: &host };
-                    let publication = replay_step(&cx, n, opening, res, &full, &source, &host_seed, &mut state, &mut misses, &mut events, &mut sum)?;
-                    let over = matches!(game.pending(&state)?, Pending::Over(_));
-                    check_publication(&rpath, &rec, res, publication, over, &mut outstanding)?;
-                }
-                // Every roll is re-derived from the record's step seed, replayed or not (SPEC.md
-                // "Dice"); checked after the seed itself where its nonces are known (above).
-                let step_seed = commit::parse_32(&res.seed).ok_or_else(|| fail(&rpath, "resolution.seed is not 64 hex digits"))?;
-                if let Some((i, want)) = crate::dice::first_underived_roll(step_seed, &res.events) {
-                    return Err(fail(&rpath, format!(
-                        "resolution.events[{i}].roll: is not the next draw of step {}'s seed (the stream gives {want}): a roll changed?",
-                        res.step
-                    )));
-                }
-                }
-            }
-        }
-        // The step a record opens: the one after the step it resolves (record 0: step 1); a host
-        // control keeps the step open as it was.
-        let want_step = match (&rec.resolution, &prev) {
-            (Some(r), _) => r.step + 1,
-            (None, Some((_, p))) if rec.control.is_some() => p.opening.as_ref().map_or(0, |o| o.step),
-            (None, _) => 1,
-        };
-        // The state key is revealed by the record that ends the game, and by no other.
-        if rec.state_key.is_some() != rec.outcome.is_some() {
-            return Err(fail(&rpath, if rec.outcome.is_some() { "ends the game without revealing the state key" } else { "reveals the state key before the game is over" }));
-        }
-        if secret_from.is_none() {
-            if let Some(key) = &state_key
-                && pipeline::state_commitment(&gf.id, n, key, &state) != rec.state
-            {
-                return Err(fail(&rpath, "replayed state does not match the record's state commitment"));
-            }
-            let spath = gd.state(n);
-            if has_states {
-                let have = store::read(&spath).map_err(|e| fail_read(&spath, e))?;
-                if have != state.as_bytes() {
-                    return Err(differs(&spath, &have, &state, "the state"));
-                }
-            }
-            // A host control's opening or outcome was checked against the record before it.
-            if rec.control.is_none() {
-                check_next(&rpath, &bytes, want_step, &rec, game.pending(&state)?)?;
-            }
-            let gf_then = &hist.files[n as usize];
-            for s in gf_then.seats.iter().filter(|_| has_reports) {
-                let want = report::render(&env, game, gf_then, &rec, &events, &state, &s.role)?;
-                let rp = gd.report(n, &s.role);
-                let have = store::read(&rp).map_err(|e| fail_read(&rp, e))?;
-                if have != want.as_bytes() {
-                    return Err(differs(&rp, &have, &want, "the report"));
-                }
-                sum.reports += 1;
-            }
-            sum.records += 1;
-            sum.states.push(state.clone());
-        } else if rec.opening.as_ref().is_some_and(|op| op.step != want_step) || rec.opening.is_some() == rec.outcome.is_some() {
-            return Err(fail(&rpath, format!("must either open step {want_step} or state the outcome")));
-        }
-        prev = Some((bytes, rec));
-    }
-    sum.secret = secret_from.map(|first| (first, last));
-    // Every receipt names a record that stood while its step was open (the one that opened it
-    // or a host control after it) and the setup in force then (checked last, so that an edited
-    // record is reported by the checks of the record itself).
-    for step in 1..=open_step {
-        for (path, r) in pipeline::read_receipts(&gd, step)? {
-            hist.check_receipt(step, &r.record, &r.setup).map_err(|e| fail(&path, e))?;
-        }
-    }
-    Ok(sum)
+    Ok(())
 }
 
 /// The seat keys that orders of `step` are checked with: each role's key in force when the host
@@ -845,167 +1010,166 @@ fn keys_for_step(gd: &GameDir, hist: &history::History, before: u64, step: u64) 
     Ok(keys)
 }
 
-/// What checking one step's orders needs besides the step.
-struct Replay<'a> {
-    gd: &'a GameDir,
-    gf: &'a GameFile,
-    game: &'static dyn DynGame,
-    seat_keys: &'a BTreeMap<String, ssh_key::PublicKey>,
-    host: &'a ssh_key::PublicKey,
-}
+impl Audit {
+    /// The receipt an order of `role` in the step `st` names (`seq`, commitment `c`): present,
+    /// host-signed, matching, and the newest of that role for the step (`receipts`).
+    fn check_order_receipt(&self, st: &Step<'_>, role: &str, seq: u64, c: &str, receipts: &BTreeMap<String, Receipt>) -> Result<()> {
+        let (n, res) = (st.n, st.res);
+        let rp = self.gd.receipts(res.step).join(format!("{role}-{seq}.toml"));
+        let rb = store::read(&rp).map_err(|e| fail_read(&rp, e))?;
+        check_host_sig(&rp, &rb, &self.host, NS_RECEIPT)?;
+        let r: Receipt = toml::from_str(std::str::from_utf8(&rb).unwrap_or("")).map_err(|e: toml::de::Error| fail(&rp, format!("not a receipt: {}", e.message().trim())))?;
+        if r.commitment != c {
+            return Err(fail_field(&rp, &rb, "commitment", &r.commitment, format!("is not the commitment of the order of {role} that record {n} used ({c})")));
+        }
+        if r.seq != seq || r.role != role || r.step != res.step {
+            return Err(fail(&rp, format!("is the receipt of {} for step {}, number {}, not of the order of {role} record {n} used", r.role, r.step, r.seq)));
+        }
+        if receipts.get(role).map(|l| l.seq) != Some(seq) {
+            return Err(fail(&rp, "a newer receipt exists: the newest order should have been used"));
+        }
+        Ok(())
+    }
 
-/// The receipt an order of `role` in record `n` names (`seq`, commitment `c`): present,
-/// host-signed, matching, and the newest of that role for the step (`receipts`).
-fn check_order_receipt(cx: &Replay<'_>, n: u64, res: &Resolution, role: &str, seq: u64, c: &str, receipts: &BTreeMap<String, Receipt>) -> Result<()> {
-    let rp = cx.gd.receipts(res.step).join(format!("{role}-{seq}.toml"));
-    let rb = store::read(&rp).map_err(|e| fail_read(&rp, e))?;
-    check_host_sig(&rp, &rb, cx.host, NS_RECEIPT)?;
-    let r: Receipt = toml::from_str(std::str::from_utf8(&rb).unwrap_or("")).map_err(|e: toml::de::Error| fail(&rp, format!("not a receipt: {}", e.message().trim())))?;
-    if r.commitment != c {
-        return Err(fail_field(&rp, &rb, "commitment", &r.commitment, format!("is not the commitment of the order of {role} that record {n} used ({c})")));
-    }
-    if r.seq != seq || r.role != role || r.step != res.step {
-        return Err(fail(&rp, format!("is the receipt of {} for step {}, number {}, not of the order of {role} record {n} used", r.role, r.step, r.seq)));
-    }
-    if receipts.get(role).map(|l| l.seq) != Some(seq) {
-        return Err(fail(&rp, "a newer receipt exists: the newest order should have been used"));
-    }
-    Ok(())
-}
-
-/// A revealed order's signed `text` (read from `opath`): signed by the seat's key, matching its
-/// commitment `c`, naming this game, step, role and host-seed commitment, and holding `orders`.
-#[allow(clippy::too_many_arguments)]
-fn check_order_text(
-    cx: &Replay<'_>,
-    opening: &Opening,
-    res: &Resolution,
-    role: &str,
-    c: &str,
-    text: &str,
-    signature: &str,
-    orders: &Orders,
-    opath: &Path,
-) -> Result<orderfile::OrderFile> {
-    sig::verify(&cx.seat_keys[role], NS_ORDERS, text.as_bytes(), signature).map_err(|e| {
-        fail(opath, match e {
-            sig::SigError::BadSignature | sig::SigError::TextChanged => {
-                format!("the order of {role} in step {} does not match its signature: it was changed after the player signed it", res.step)
-            }
-            e => format!("the signature of the order of {role} in step {}: {e}", res.step),
-        })
-    })?;
-    let recomputed = hex::encode(commit::order_commitment(&cx.gf.id, res.step, role, text.as_bytes()));
-    if recomputed != c {
-        return Err(fail(opath, format!("revealed order of {role} does not match its commitment")));
-    }
-    let f = orderfile::parse(text).map_err(|p| fail(opath, format!("order of {role}: {}", p.message)))?;
-    let h = &f.header;
-    let header = [
-        ("game", h.game.clone(), cx.gf.id.clone()),
-        ("step", h.step.to_string(), res.step.to_string()),
-        ("role", h.role.clone(), role.to_string()),
-        ("host_seed_commitment", h.host_seed_commitment.clone(), opening.host_seed_commitment.clone()),
-    ];
-    if let Some((field, has, want)) = header.iter().find(|(_, has, want)| has != want) {
-        return Err(fail(opath, format!("the order of {role} in step {} has pbem.{field} {has:?}, not {want:?}", res.step)));
-    }
-    if &f.orders != orders {
-        return Err(fail(opath, format!("orders of {role} differ from the signed text")));
-    }
-    Ok(f)
-}
-
-/// What can be checked of the step record `n` resolves without replaying it (a public copy,
-/// past orders still withheld): every order's receipt (withheld ones included), every order
-/// whose text is public (here or in a later reveal) against its signature and commitment, and,
-/// when every nonce is known, the step seed.
-fn check_unreplayed(cx: &Replay<'_>, n: u64, opening: &Opening, res: &Resolution, host_seed: &[u8; 32], reveal_map: &BTreeMap<(u64, String), (LateReveal, u64)>, sum: &mut AuditSummary) -> Result<()> {
-    let rpath = cx.gd.record(n);
-    let receipts = pipeline::latest_receipts(cx.gd, res.step)?;
-    let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
-    let mut all_known = true;
-    for o in &res.orders {
-        match (&o.seq, &o.commitment) {
-            (None, None) => {
-                if receipts.contains_key(&o.role) {
-                    return Err(fail(&rpath, format!("{} is NMR but has a receipt for step {}", o.role, res.step)));
+    /// A revealed order's signed `text` (read from `opath`): signed by the seat's key, matching its
+    /// commitment `c`, naming this game, step, role and host-seed commitment, and holding `orders`.
+    #[allow(clippy::too_many_arguments)]
+    fn check_order_text(&self, st: &Step<'_>, role: &str, c: &str, text: &str, signature: &str, orders: &Orders, opath: &Path) -> Result<orderfile::OrderFile> {
+        let res = st.res;
+        sig::verify(&st.keys[role], NS_ORDERS, text.as_bytes(), signature).map_err(|e| {
+            fail(opath, match e {
+                sig::SigError::BadSignature | sig::SigError::TextChanged => {
+                    format!("the order of {role} in step {} does not match its signature: it was changed after the player signed it", res.step)
                 }
-                nonces.insert(o.role.clone(), NMR_NONCE);
-            }
-            (Some(seq), Some(c)) => {
-                check_order_receipt(cx, n, res, &o.role, *seq, c, &receipts)?;
-                let public = if o.withheld {
-                    reveal_map.get(&(res.step, o.role.clone())).map(|(r, at)| (r.text.clone(), r.signature.clone(), r.orders.clone(), cx.gd.record(*at)))
-                } else {
-                    Some((o.text.clone(), o.signature.clone(), o.orders.clone(), rpath.clone()))
-                };
-                match public {
-                    Some((Some(text), Some(signature), orders, opath)) => {
-                        let f = check_order_text(cx, opening, res, &o.role, c, &text, &signature, &orders, &opath)?;
-                        sum.unreplayed_orders += 1;
-                        let nonce = commit::parse_32(&f.header.nonce).unwrap_or(NMR_NONCE);
-                        sum.nonce_once(nonce, &o.role, res.step, &opath, f.header.nonce.is_empty())?;
-                        nonces.insert(o.role.clone(), nonce);
+                e => format!("the signature of the order of {role} in step {}: {e}", res.step),
+            })
+        })?;
+        let recomputed = hex::encode(commit::order_commitment(&self.gf.id, res.step, role, text.as_bytes()));
+        if recomputed != c {
+            return Err(fail(opath, format!("revealed order of {role} does not match its commitment")));
+        }
+        let f = orderfile::parse(text).map_err(|p| fail(opath, format!("order of {role}: {}", p.message)))?;
+        let h = &f.header;
+        let header = [
+            ("game", h.game.clone(), self.gf.id.clone()),
+            ("step", h.step.to_string(), res.step.to_string()),
+            ("role", h.role.clone(), role.to_string()),
+            ("host_seed_commitment", h.host_seed_commitment.clone(), st.opening.host_seed_commitment.clone()),
+        ];
+        if let Some((field, has, want)) = header.iter().find(|(_, has, want)| has != want) {
+            return Err(fail(opath, format!("the order of {role} in step {} has pbem.{field} {has:?}, not {want:?}", res.step)));
+        }
+        if &f.orders != orders {
+            return Err(fail(opath, format!("orders of {role} differ from the signed text")));
+        }
+        Ok(f)
+    }
+
+    /// What can be checked of the step `st` without replaying it (a public copy, past orders
+    /// still withheld): every order's receipt (withheld ones included), every order whose text
+    /// is public (here or in a later reveal) against its signature and commitment, and, when
+    /// every nonce is known, the step seed.
+    fn check_unreplayed(&mut self, st: &Step<'_>) -> Result<()> {
+        let (rpath, res) = (&st.rpath, st.res);
+        let receipts = pipeline::latest_receipts(&self.gd, res.step)?;
+        let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
+        let mut all_known = true;
+        for o in &res.orders {
+            match (&o.seq, &o.commitment) {
+                (None, None) => {
+                    if receipts.contains_key(&o.role) {
+                        return Err(fail(rpath, format!("{} is NMR but has a receipt for step {}", o.role, res.step)));
                     }
-                    Some(_) => return Err(fail(&rpath, format!("order of {} is half revealed", o.role))),
-                    None => all_known = false,
+                    nonces.insert(o.role.clone(), NMR_NONCE);
                 }
+                (Some(seq), Some(c)) => {
+                    self.check_order_receipt(st, &o.role, *seq, c, &receipts)?;
+                    let public = if o.withheld {
+                        self.reveal_map.get(&(res.step, o.role.clone())).map(|(r, at)| (r.text.clone(), r.signature.clone(), r.orders.clone(), self.gd.record(*at)))
+                    } else {
+                        Some((o.text.clone(), o.signature.clone(), o.orders.clone(), rpath.clone()))
+                    };
+                    match public {
+                        Some((Some(text), Some(signature), orders, opath)) => {
+                            let f = self.check_order_text(st, &o.role, c, &text, &signature, &orders, &opath)?;
+                            self.sum.unreplayed_orders += 1;
+                            let nonce = commit::parse_32(&f.header.nonce).unwrap_or(NMR_NONCE);
+                            self.sum.nonce_once(nonce, &o.role, res.step, &opath, f.header.nonce.is_empty())?;
+                            nonces.insert(o.role.clone(), nonce);
+                        }
+                        Some(_) => return Err(fail(rpath, format!("order of {} is half revealed", o.role))),
+                        None => all_known = false,
+                    }
+                }
+                _ => return Err(fail(rpath, format!("order of {} is half revealed", o.role))),
             }
-            _ => return Err(fail(&rpath, format!("order of {} is half revealed", o.role))),
         }
-    }
-    if all_known {
-        let seed = commit::step_seed(&cx.gf.id, res.step, host_seed, nonces.iter().map(|(r, n)| (r.as_str(), n)));
-        if hex::encode(seed) != res.seed {
-            return Err(fail(&rpath, format!("step seed of step {} is not derived from the host seed and nonces", res.step)));
+        if all_known {
+            self.check_step_seed(st, &nonces)?;
         }
+        Ok(())
     }
-    Ok(())
-}
 
-/// Checks every order of the step record `n` resolves (`full`: withheld ones joined with their
-/// reveal, each read from `source[role]`) and replays the step from `state`: signatures, receipts,
-/// commitments, legality, the step seed, NMR orders, and the public events. Returns what the game
-/// says of publishing the step's orders.
-#[allow(clippy::too_many_arguments)]
-fn replay_step(
-    cx: &Replay<'_>,
-    n: u64,
-    opening: &Opening,
-    res: &Resolution,
-    full: &[Revealed],
-    source: &BTreeMap<String, PathBuf>,
-    host_seed: &[u8; 32],
-    state: &mut String,
-    misses: &mut BTreeMap<String, u32>,
-    events: &mut Vec<crate::dice::Event>,
-    sum: &mut AuditSummary,
-) -> Result<Publication> {
-    let Replay { gd, gf, game, .. } = *cx;
-    let rpath = gd.record(n);
-    let receipts = pipeline::latest_receipts(gd, res.step)?;
-    let mut orders: BTreeMap<String, Orders> = BTreeMap::new();
-    let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
-    for o in full {
-        let opath = &source[&o.role];
-        let nonce = match (&o.seq, &o.commitment, &o.text, &o.signature) {
+    /// The step seed of `st` is derived from its host seed and the orders' `nonces`.
+    fn check_step_seed(&self, st: &Step<'_>, nonces: &BTreeMap<String, [u8; 32]>) -> Result<[u8; 32]> {
+        let seed = commit::step_seed(&self.gf.id, st.res.step, &st.host_seed, nonces.iter().map(|(r, n)| (r.as_str(), n)));
+        if hex::encode(seed) != st.res.seed {
+            return Err(fail(&st.rpath, format!("step seed of step {} is not derived from the host seed and nonces", st.res.step)));
+        }
+        Ok(seed)
+    }
+
+    /// Checks every order of the step `st` (`full`: withheld ones joined with their reveal, each
+    /// read from `source[role]`) and replays the step from the state: signatures, receipts,
+    /// commitments, legality, the step seed, NMR orders, and the public events. Returns what the
+    /// game says of publishing the step's orders.
+    fn replay_step(&mut self, st: &Step<'_>, full: &[Revealed], source: &BTreeMap<String, PathBuf>) -> Result<Publication> {
+        let res = st.res;
+        let receipts = pipeline::latest_receipts(&self.gd, res.step)?;
+        let mut orders: BTreeMap<String, Orders> = BTreeMap::new();
+        let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
+        for o in full {
+            let nonce = self.check_replayed_order(st, o, &source[&o.role], &receipts)?;
+            orders.insert(o.role.clone(), o.orders.clone());
+            nonces.insert(o.role.clone(), nonce);
+        }
+        let seed = self.check_step_seed(st, &nonces)?;
+        self.check_nmr_orders(st, full, &seed)?;
+        model::count_misses(&mut self.misses, res);
+        let mut ctx = Ctx::new(seed);
+        let after = self.game.resolve(&self.state, &orders, &mut ctx)?;
+        self.events = ctx.into_events();
+        let replayed = pipeline::public_events(&self.events);
+        if replayed != res.events {
+            return Err(fail(&st.rpath, different_events(res.step, &res.events, &replayed)));
+        }
+        let publication = self.game.publication(&self.state, &after)?;
+        self.state = after;
+        Ok(publication)
+    }
+
+    /// One order `o` of the step `st` being replayed (its text read from `opath`): an NMR without
+    /// a receipt, or a signed order with its receipt, legal in the state, matching the host's
+    /// sealed copy, with a nonce not used before. Returns its nonce.
+    fn check_replayed_order(&mut self, st: &Step<'_>, o: &Revealed, opath: &Path, receipts: &BTreeMap<String, Receipt>) -> Result<[u8; 32]> {
+        let (n, res) = (st.n, st.res);
+        match (&o.seq, &o.commitment, &o.text, &o.signature) {
             (None, None, None, None) => {
                 if receipts.contains_key(&o.role) {
-                    return Err(fail(&rpath, format!("{} is NMR but has a receipt for step {}", o.role, res.step)));
+                    return Err(fail(&st.rpath, format!("{} is NMR but has a receipt for step {}", o.role, res.step)));
                 }
                 // Checked once the step seed is known (a built-in player's orders come from a seed
                 // derived from it).
-                sum.nmr += 1;
-                NMR_NONCE
+                self.sum.nmr += 1;
+                Ok(NMR_NONCE)
             }
             (Some(seq), Some(c), Some(text), Some(signature)) => {
-                check_order_receipt(cx, n, res, &o.role, *seq, c, &receipts)?;
-                let f = check_order_text(cx, opening, res, &o.role, c, text, signature, &o.orders, opath)?;
-                if let Err(p) = game.check_order(state, &o.role, &f.orders)? {
+                self.check_order_receipt(st, &o.role, *seq, c, receipts)?;
+                let f = self.check_order_text(st, &o.role, c, text, signature, &o.orders, opath)?;
+                if let Err(p) = self.game.check_order(&self.state, &o.role, &f.orders)? {
                     return Err(fail(opath, format!("order of {} is illegal: {}: {}", o.role, p[0].field, p[0].message)));
                 }
-                let sealed = gd.sealed(res.step).join(format!("{}-{seq}.txt", o.role));
+                let sealed = self.gd.sealed(res.step).join(format!("{}-{seq}.txt", o.role));
                 if sealed.exists() {
                     // The host's sealed copy (absent from a public copy of the game).
                     if store::read(&sealed)? != text.as_bytes() {
@@ -1016,41 +1180,29 @@ fn replay_step(
                         return Err(fail(&sealed_sig, format!("differs from the signature of {}'s order revealed in record {n}", o.role)));
                     }
                 }
-                sum.orders += 1;
+                self.sum.orders += 1;
                 let nonce = commit::parse_32(&f.header.nonce).unwrap_or(NMR_NONCE);
-                sum.nonce_once(nonce, &o.role, res.step, opath, f.header.nonce.is_empty())?;
-                nonce
+                self.sum.nonce_once(nonce, &o.role, res.step, opath, f.header.nonce.is_empty())?;
+                Ok(nonce)
             }
-            _ => return Err(fail(&rpath, format!("order of {} is half revealed", o.role))),
-        };
-        orders.insert(o.role.clone(), o.orders.clone());
-        nonces.insert(o.role.clone(), nonce);
-    }
-    let seed = commit::step_seed(&gf.id, res.step, host_seed, nonces.iter().map(|(r, n)| (r.as_str(), n)));
-    if hex::encode(seed) != res.seed {
-        return Err(fail(&rpath, format!("step seed of step {} is not derived from the host seed and nonces", res.step)));
-    }
-    for o in full.iter().filter(|o| o.seq.is_none()) {
-        let missed = misses.get(&o.role).copied().unwrap_or(0);
-        let (want, kind) = pipeline::nmr_orders(game, gf, state, res.step, &seed, &o.role, missed)?;
-        if o.nmr.as_deref().unwrap_or("default") != kind || want != o.orders {
-            return Err(fail(&rpath, format!(
-                "NMR orders of {} in step {} are not what the NMR policy gives ({kind} orders after {missed} missed step(s))",
-                o.role, res.step
-            )));
+            _ => Err(fail(&st.rpath, format!("order of {} is half revealed", o.role))),
         }
     }
-    model::count_misses(misses, res);
-    let mut ctx = Ctx::new(seed);
-    let after = game.resolve(state, &orders, &mut ctx)?;
-    *events = ctx.into_events();
-    let replayed = pipeline::public_events(events);
-    if replayed != res.events {
-        return Err(fail(&rpath, different_events(res.step, &res.events, &replayed)));
+
+    /// The NMR orders of the step `st` are what the game's NMR policy gives from the step `seed`.
+    fn check_nmr_orders(&self, st: &Step<'_>, full: &[Revealed], seed: &[u8; 32]) -> Result<()> {
+        for o in full.iter().filter(|o| o.seq.is_none()) {
+            let missed = self.misses.get(&o.role).copied().unwrap_or(0);
+            let (want, kind) = pipeline::nmr_orders(self.game, &self.gf, &self.state, st.res.step, seed, &o.role, missed)?;
+            if o.nmr.as_deref().unwrap_or("default") != kind || want != o.orders {
+                return Err(fail(&st.rpath, format!(
+                    "NMR orders of {} in step {} are not what the NMR policy gives ({kind} orders after {missed} missed step(s))",
+                    o.role, st.res.step
+                )));
+            }
+        }
+        Ok(())
     }
-    let publication = game.publication(state, &after)?;
-    *state = after;
-    Ok(publication)
 }
 
 /// Orders are withheld exactly as long as the game says (`publication` of the step, `over` when
