@@ -1342,6 +1342,17 @@ mod tests {
     }
 
     #[test]
+    fn a_game_made_by_another_version_says_so_after_the_failure() {
+        let mut f = AuditFailure::new(AuditCheck::Replay, "reports/000001/union.txt", "the report differs from the replay");
+        f.made_by = Some(String::new());
+        let here = env!("CARGO_PKG_VERSION");
+        assert_eq!(
+            Error::from(f).to_string(),
+            format!("audit failed: reports/000001/union.txt: the report differs from the replay. Note: the game was made by pbem of unknown version, this is pbem {here}: reports and rules may differ between versions")
+        );
+    }
+
+    #[test]
     fn a_failure_passed_on_about_its_own_file_keeps_its_line_and_is_not_named_twice() {
         let p = Path::new("receipts/000001/union-1.toml");
         let e = Error::Input { file: p.to_path_buf(), line: Some(3), field: Some("seq".into()), message: "not a number".into() };
