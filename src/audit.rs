@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::commit::{self, NMR_NONCE};
 use crate::dice::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{AuditCheck, AuditFailure, Error, Result};
 use crate::game::{Orders, Pending};
 use chrono::{DateTime, Utc};
 
@@ -61,11 +61,11 @@ impl AuditSummary {
             return Ok(());
         }
         if nonce == NMR_NONCE {
-            return Err(fail(opath, format!("the order of {role} in step {step} has a nonce of zeros, which submission refuses")));
+            return Err(fail(AuditCheck::Order, opath, format!("the order of {role} in step {step} has a nonce of zeros, which submission refuses")));
         }
         let who = format!("{role} in step {step}");
         match self.nonces.insert(nonce, who.clone()) {
-            Some(before) if before != who => Err(fail(opath, format!("the order of {who} reuses the nonce of the order of {before} (a replayed order?)"))),
+            Some(before) if before != who => Err(fail(AuditCheck::Order, opath, format!("the order of {who} reuses the nonce of the order of {before} (a replayed order?)"))),
             _ => Ok(()),
         }
     }
@@ -114,25 +114,39 @@ impl AuditSummary {
     }
 }
 
-/// An audit failure about `path`: `PATH: what`. A `what` that already names the path (an error
-/// passed on from a reader) or is itself an audit failure is not wrapped again, and a file that
-/// is not there is `missing`.
-fn fail(path: &Path, what: impl std::fmt::Display) -> Error {
+/// An audit failure of `check` about `path`: `PATH: what`. A `what` that already names the path
+/// (an error passed on from a reader, `PATH:LINE: ...`) or is itself an audit failure is not
+/// wrapped again.
+fn fail(check: AuditCheck, path: &Path, what: impl std::fmt::Display) -> Error {
     let p = path.display().to_string();
     let what = what.to_string();
     let what = what.strip_prefix("audit failed: ").unwrap_or(&what);
-    if what.starts_with(&format!("{p}:")) {
-        return Error::Audit(what.to_string());
+    if let Some(rest) = what.strip_prefix(&format!("{p}:")) {
+        let (line, detail) = match rest.split_once(": ") {
+            Some((l, d)) if !l.is_empty() && l.bytes().all(|b| b.is_ascii_digit()) => (l.parse().ok(), d),
+            _ => (None, rest.strip_prefix(' ').unwrap_or(rest)),
+        };
+        return AuditFailure::new(check, path, detail).at_line(line).into();
     }
-    Error::Audit(format!("{p}: {what}"))
+    AuditFailure::new(check, path, what).into()
+}
+
+/// `e` as an audit failure of `check` about `path`: one already about `path` (an audit failure,
+/// a problem in the file) keeps its own check and line; anything else is wrapped as [`fail`] does.
+fn fail_err(check: AuditCheck, path: &Path, e: Error) -> Error {
+    let f = AuditFailure::from_error(check, e);
+    if f.path.as_deref() == Some(path) {
+        return f.into();
+    }
+    fail(check, path, f)
 }
 
 /// [`fail`] for an error reading `path`: `missing` when it is not there, else the reader's reason.
-fn fail_read(path: &Path, e: Error) -> Error {
+fn fail_read(check: AuditCheck, path: &Path, e: Error) -> Error {
     match e {
-        Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => fail(path, "missing"),
-        Error::Io { source, .. } => fail(path, source),
-        e => fail(path, e),
+        Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => fail(AuditCheck::Missing, path, "missing"),
+        Error::Io { source, .. } => fail(check, path, source),
+        e => fail_err(check, path, e),
     }
 }
 
@@ -150,8 +164,8 @@ fn differs(file: &Path, have: &[u8], want: &str, what: &str) -> Error {
         None => format!("{whose} ends before it"),
     };
     match (0..h.len().max(w.len())).find(|&i| h.get(i) != w.get(i)) {
-        Some(i) => Error::Audit(format!("{}:{}: {what} differs from the replay: {}, {}", file.display(), i + 1, shown(h.get(i), "the file"), shown(w.get(i), "the replay"))),
-        None => fail(file, format!("{what} differs from the replay in its last line's end (a final newline)")),
+        Some(i) => AuditFailure::new(AuditCheck::Replay, file, format!("{what} differs from the replay: {}, {}", shown(h.get(i), "the file"), shown(w.get(i), "the replay"))).at_line(Some(i + 1)).into(),
+        None => fail(AuditCheck::Replay, file, format!("{what} differs from the replay in its last line's end (a final newline)")),
     }
 }
 
@@ -175,7 +189,7 @@ fn different_events(step: u64, recorded: &[crate::dice::Event], replayed: &[crat
 /// for: the one field that differs, with the record's and the replay's values.
 fn check_next(rpath: &Path, bytes: &[u8], want_step: u64, rec: &Record, pending: Pending) -> Result<()> {
     let asks = |a: &[crate::game::Ask]| a.iter().map(|a| format!("{} ({})", a.role, a.kind)).collect::<Vec<_>>().join(", ");
-    let at = |field: &str, what: String| fail_field(rpath, bytes, field, "", what);
+    let at = |field: &str, what: String| fail_field(AuditCheck::Replay, rpath, bytes, field, "", what);
     match (pending, &rec.opening, &rec.outcome) {
         (Pending::Orders(want), Some(op), None) => {
             if op.step != want_step {
@@ -199,7 +213,7 @@ fn check_next(rpath: &Path, bytes: &[u8], want_step: u64, rec: &Record, pending:
 fn check_host_sig(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str) -> Result<()> {
     static GOOD: std::sync::Mutex<std::collections::BTreeSet<[u8; 32]>> = std::sync::Mutex::new(std::collections::BTreeSet::new());
     let sp = sig_path(path);
-    let armored = store::read_text(&sp).map_err(|e| fail_read(&sp, e))?;
+    let armored = store::read_text(&sp).map_err(|e| fail_read(AuditCheck::Signature, &sp, e))?;
     let key = {
         use sha2::Digest;
         let mut h = sha2::Sha256::new();
@@ -212,7 +226,7 @@ fn check_host_sig(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str
     if GOOD.lock().unwrap_or_else(|p| p.into_inner()).contains(&key) {
         return Ok(());
     }
-    sig::verify(host, ns, bytes, &armored).map_err(|e| fail(path, format!("host signature: {e}")))?;
+    sig::verify(host, ns, bytes, &armored).map_err(|e| fail(AuditCheck::Signature, path, format!("host signature: {e}")))?;
     GOOD.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
     Ok(())
 }
@@ -227,7 +241,7 @@ fn check_host_sig(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str
 pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>> {
     let gd = GameDir::new(dir);
     let gf = pipeline::read_game_file(&gd)?;
-    let host = sig::public_key_line(&gf.host_key).map_err(|e| fail(&gd.game_file(), format!("host_key: {e}")))?;
+    let host = sig::public_key_line(&gf.host_key).map_err(|e| fail(AuditCheck::HeldReceipt, &gd.game_file(), format!("host_key: {e}")))?;
     let last = gd.last_record()?.unwrap_or(0);
     let hist = history::read(&gd, last, &store::read(&gd.game_file())?, &store::read(&gd.scenario_file())?)?;
     let mut used: BTreeMap<(u64, String), (u64, Option<u64>)> = BTreeMap::new();
@@ -243,32 +257,32 @@ pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>>
     for f in files {
         let bytes = store::read(f)?;
         check_host_sig(f, &bytes, &host, NS_RECEIPT)?;
-        let r: Receipt = toml::from_str(std::str::from_utf8(&bytes).unwrap_or("")).map_err(|e: toml::de::Error| fail(f, format!("not a receipt: {}", e.message().trim())))?;
+        let r: Receipt = toml::from_str(std::str::from_utf8(&bytes).unwrap_or("")).map_err(|e: toml::de::Error| fail(AuditCheck::HeldReceipt, f, format!("not a receipt: {}", e.message().trim())))?;
         if r.game != gf.id {
-            return Err(fail(f, format!("is a receipt of game {}, not of {}", r.game, gf.id)));
+            return Err(fail(AuditCheck::HeldReceipt, f, format!("is a receipt of game {}, not of {}", r.game, gf.id)));
         }
         // The setup the receipt was issued under (as the records follow it through the seat
         // changes): a host that rewrote game.toml since (another seat key, deadline or NMR
         // policy) and re-signed record 0 is caught here.
         if hist.spans.contains_key(&r.step) && !hist.setup_during(r.step, &r.setup) {
-            return Err(fail(f, "was issued for another setup of this game: game.toml or scenario.toml (seat keys, deadlines, NMR policy, options) were rewritten since"));
+            return Err(fail(AuditCheck::HeldReceipt, f, "was issued for another setup of this game: game.toml or scenario.toml (seat keys, deadlines, NMR policy, options) were rewritten since"));
         }
         // The history it was issued in: a record that stood while its step was open, and so
         // every record before (hash chain). A game cut short or rewritten since cannot match it.
         if let Err(e) = hist.check_receipt(r.step, &r.record, &r.setup) {
-            return Err(fail(f, format!("was issued after a record of step {}'s time the game does not hold as it had it then ({e}): the history was rewritten or cut short", r.step)));
+            return Err(fail(AuditCheck::HeldReceipt, f, format!("was issued after a record of step {}'s time the game does not hold as it had it then ({e}): the history was rewritten or cut short", r.step)));
         }
         let ours = gd.receipts(r.step).join(format!("{}-{}.toml", r.role, r.seq));
         match store::read(&ours) {
             Ok(b) if b == bytes => {}
-            Ok(_) => return Err(fail(f, format!("differs from the game's {}", ours.display()))),
-            Err(_) => return Err(fail(f, format!("is signed by the host but missing from the game ({} is not there): the host dropped it", ours.display()))),
+            Ok(_) => return Err(fail(AuditCheck::HeldReceipt, f, format!("differs from the game's {}", ours.display()))),
+            Err(_) => return Err(fail(AuditCheck::HeldReceipt, f, format!("is signed by the host but missing from the game ({} is not there): the host dropped it", ours.display()))),
         }
         let line = match used.get(&(r.step, r.role.clone())) {
             None => format!("{}: step {} not resolved yet; receipt {} of {} is in the game", f.display(), r.step, r.seq, r.role),
-            Some((n, None)) => return Err(fail(f, format!("record {n} resolved step {} with {} as NMR, though the host had accepted this order", r.step, r.role))),
+            Some((n, None)) => return Err(fail(AuditCheck::HeldReceipt, f, format!("record {n} resolved step {} with {} as NMR, though the host had accepted this order", r.step, r.role))),
             Some((n, Some(seq))) if *seq < r.seq => {
-                return Err(fail(f, format!("record {n} used receipt {seq} of {} in step {}, older than this receipt {}: a newer order was dropped", r.role, r.step, r.seq)));
+                return Err(fail(AuditCheck::HeldReceipt, f, format!("record {n} used receipt {seq} of {} in step {}, older than this receipt {}: a newer order was dropped", r.role, r.step, r.seq)));
             }
             Some((n, Some(seq))) => format!("{}: receipt {} of {} in step {} is in the game; record {n} used receipt {seq}", f.display(), r.seq, r.role, r.step),
         };
@@ -292,7 +306,7 @@ const KEPT_REPORT_LIMIT: u64 = 4 << 20;
 pub fn check_kept_reports(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>> {
     let gd = GameDir::new(dir);
     let gf = pipeline::read_game_file(&gd)?;
-    let last = gd.last_record()?.ok_or_else(|| fail(&gd.record(0), "missing: no records"))?;
+    let last = gd.last_record()?.ok_or_else(|| fail(AuditCheck::Missing, &gd.record(0), "missing: no records"))?;
     let mut out = Vec::new();
     // A file may hold several reports (a reply quoting an older one): each is checked.
     let mut pins = Vec::new();
@@ -301,13 +315,13 @@ pub fn check_kept_reports(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>> 
     }
     for (f, pin) in pins {
         if pin.game != gf.id {
-            return Err(fail(f, format!("is a report of game {}, not of {}", pin.game, gf.id)));
+            return Err(fail(AuditCheck::KeptReport, f, format!("is a report of game {}, not of {}", pin.game, gf.id)));
         }
         let rpath = gd.record(pin.record);
         let bytes = match store::read(&rpath) {
             Ok(b) => b,
             Err(_) => {
-                return Err(fail(f, format!(
+                return Err(fail(AuditCheck::KeptReport, f, format!(
                     "follows record {} ({} is missing; the game's records stop at record {last}): the history was cut short{}",
                     pin.record,
                     rpath.display(),
@@ -317,17 +331,17 @@ pub fn check_kept_reports(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>> 
         };
         let hash = commit::sha256_hex(&bytes);
         if hash != pin.sha256 {
-            return Err(fail(f, format!(
+            return Err(fail(AuditCheck::KeptReport, f, format!(
                 "follows record {} with SHA-256 {}, but the game's {} has {hash}: the history was rewritten since (or the report is not of this game)",
                 pin.record, pin.sha256, rpath.display()
             )));
         }
-        let rec: Record = serde_json::from_slice(&bytes).map_err(|e| fail(&rpath, format!("not a record: {e}")))?;
+        let rec: Record = serde_json::from_slice(&bytes).map_err(|e| fail(AuditCheck::KeptReport, &rpath, format!("not a record: {e}")))?;
         if pin.over != rec.outcome.is_some() {
-            return Err(fail(f, format!("says the game {} with record {}, but that record {}: the report was edited", if pin.over { "ended" } else { "went on" }, pin.record, if pin.over { "opens another step" } else { "ends it" })));
+            return Err(fail(AuditCheck::KeptReport, f, format!("says the game {} with record {}, but that record {}: the report was edited", if pin.over { "ended" } else { "went on" }, pin.record, if pin.over { "opens another step" } else { "ends it" })));
         }
         if pin.over && pin.record != last {
-            return Err(fail(f, format!("says the game ended with record {}, but the game goes on to record {last}", pin.record)));
+            return Err(fail(AuditCheck::KeptReport, f, format!("says the game ended with record {}, but the game goes on to record {last}", pin.record)));
         }
         out.push(if pin.over {
             format!("{}: the game ends with record {} as this report says (hash matches)", f.display(), pin.record)
@@ -346,11 +360,11 @@ fn read_kept_report(f: &Path) -> Result<Vec<report::Pin>> {
     let file = std::fs::File::open(f).map_err(|e| store::io(f, e))?;
     file.take(KEPT_REPORT_LIMIT + 1).read_to_end(&mut bytes).map_err(|e| store::io(f, e))?;
     if bytes.len() as u64 > KEPT_REPORT_LIMIT {
-        return Err(fail(f, format!("is larger than {} MB: not a report", KEPT_REPORT_LIMIT >> 20)));
+        return Err(fail(AuditCheck::KeptReport, f, format!("is larger than {} MB: not a report", KEPT_REPORT_LIMIT >> 20)));
     }
     let direct = report::read_pins(&String::from_utf8_lossy(&bytes));
     if direct.is_ok() {
-        return direct.map_err(|e| fail(f, e));
+        return direct.map_err(|e| fail(AuditCheck::KeptReport, f, e));
     }
     // A saved mail: its text parts decoded (transfer encoding, charset).
     let body = mail_parser::MessageParser::default()
@@ -359,7 +373,7 @@ fn read_kept_report(f: &Path) -> Result<Vec<report::Pin>> {
         .map(|m| (0..m.text_body_count()).filter_map(|i| m.body_text(i)).collect::<Vec<_>>().join("\n"));
     match body.map(|b| report::read_pins(&b)) {
         Some(Ok(pins)) => Ok(pins),
-        _ => direct.map_err(|e| fail(f, e)),
+        _ => direct.map_err(|e| fail(AuditCheck::KeptReport, f, e)),
     }
 }
 
@@ -369,10 +383,10 @@ pub fn audit(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
     let gf = pipeline::read_game_file(&GameDir::new(dir))?;
     let here = env!("CARGO_PKG_VERSION");
     audit_game(dir, templates).map_err(|e| match e {
-        Error::Audit(m) if gf.pbem != here => Error::Audit(format!(
-            "{m}. Note: the game was made by pbem {}, this is pbem {here}: reports and rules may differ between versions",
-            if gf.pbem.is_empty() { "of unknown version" } else { &gf.pbem }
-        )),
+        Error::Audit(mut f) if gf.pbem != here => {
+            f.made_by = Some(gf.pbem.clone());
+            Error::Audit(f)
+        }
         e => e,
     })
 }
@@ -398,16 +412,13 @@ fn line_of(bytes: &[u8], field: &str, value: &str) -> Option<usize> {
 }
 
 /// A failure at a field of a file: `FILE:LINE: FIELD: message`.
-fn fail_field(path: &Path, bytes: &[u8], field: &str, value: &str, what: impl std::fmt::Display) -> Error {
-    match line_of(bytes, field, value) {
-        Some(l) => Error::Audit(format!("{}:{l}: {field}: {what}", path.display())),
-        None => Error::Audit(format!("{}: {field}: {what}", path.display())),
-    }
+fn fail_field(check: AuditCheck, path: &Path, bytes: &[u8], field: &str, value: &str, what: impl std::fmt::Display) -> Error {
+    AuditFailure::new(check, path, format!("{field}: {what}")).at_line(line_of(bytes, field, value)).into()
 }
 
 /// Parses a time a record or receipt holds; failures name the file and field.
 fn time_of(path: &Path, bytes: &[u8], field: &str, value: &str) -> Result<DateTime<Utc>> {
-    pipeline::parse_time(value).map_err(|_| fail_field(path, bytes, field, value, format!("{value:?} is not an RFC 3339 time")))
+    pipeline::parse_time(value).map_err(|_| fail_field(AuditCheck::Times, path, bytes, field, value, format!("{value:?} is not an RFC 3339 time")))
 }
 
 /// An opening's deadline is its `opened` time plus the hours `game.toml` gives its asks, computed
@@ -419,7 +430,7 @@ fn check_deadline(path: &Path, bytes: &[u8], gf: &GameFile, op: &Opening) -> Res
     let want = pipeline::timestamp(opened + chrono::Duration::hours(hours as i64));
     if op.deadline != want {
         let kinds: Vec<&str> = op.asks.iter().map(|a| a.kind.as_str()).collect();
-        return Err(fail_field(path, bytes, "opening.deadline", &op.deadline, format!(
+        return Err(fail_field(AuditCheck::Times, path, bytes, "opening.deadline", &op.deadline, format!(
             "is not opening.opened ({}) plus the {hours} hours game.toml gives step {}'s asks ({}): want {want}",
             op.opened, op.step, kinds.join(", ")
         )));
@@ -430,15 +441,15 @@ fn check_deadline(path: &Path, bytes: &[u8], gf: &GameFile, op: &Opening) -> Res
 /// Every receipt of `step` was issued while the step was open: at or after `opened`, and, once
 /// the step is resolved, at or before the time `resolved` gives with the record that resolved it.
 fn check_receipt_times(gd: &GameDir, step: u64, opened: DateTime<Utc>, resolved: Option<(DateTime<Utc>, u64)>) -> Result<()> {
-    for (path, r) in pipeline::read_receipts(gd, step).map_err(|e| Error::Audit(e.to_string()))? {
+    for (path, r) in pipeline::read_receipts(gd, step).map_err(|e| Error::from(AuditFailure::from_error(AuditCheck::Receipt, e)))? {
         let bytes = store::read(&path)?;
         let t = time_of(&path, &bytes, "received", &r.received)?;
         if t < opened {
-            return Err(fail_field(&path, &bytes, "received", &r.received, format!("is before step {step} opened ({})", pipeline::timestamp(opened))));
+            return Err(fail_field(AuditCheck::Times, &path, &bytes, "received", &r.received, format!("is before step {step} opened ({})", pipeline::timestamp(opened))));
         }
         if let Some((res, n)) = resolved
             && t > res {
-                return Err(fail_field(&path, &bytes, "received", &r.received, format!(
+                return Err(fail_field(AuditCheck::Times, &path, &bytes, "received", &r.received, format!(
                     "is after step {step} was resolved in record {n} ({}): an order accepted too late",
                     pipeline::timestamp(res)
                 )));
@@ -452,22 +463,22 @@ fn check_receipt_times(gd: &GameDir, step: u64, opened: DateTime<Utc>, resolved:
 /// next step opened when this one was resolved, and every receipt of the step in between.
 fn check_times(gd: &GameDir, gf: &GameFile, n: u64, bytes: &[u8], rec: &Record, opening: &Opening, res: &Resolution) -> Result<()> {
     let rpath = gd.record(n);
-    let opened = pipeline::parse_time(&opening.opened).map_err(|e| fail(&gd.record(n - 1), e))?;
+    let opened = pipeline::parse_time(&opening.opened).map_err(|e| fail(AuditCheck::Times, &gd.record(n - 1), e))?;
     let resolved = time_of(&rpath, bytes, "resolution.resolved", &res.resolved)?;
     if resolved < opened {
-        return Err(fail_field(&rpath, bytes, "resolution.resolved", &res.resolved, format!(
+        return Err(fail_field(AuditCheck::Times, &rpath, bytes, "resolution.resolved", &res.resolved, format!(
             "is before step {} opened ({}, record {}): times go backwards",
             res.step, opening.opened, n - 1
         )));
     }
     if let Some(nmr) = res.orders.iter().find(|o| o.seq.is_none()) {
         if gf.nmr.policy == NmrMode::Wait {
-            return Err(fail(&rpath, format!("{} is NMR in step {}, but the game's NMR policy is wait (game.toml [nmr])", nmr.role, res.step)));
+            return Err(fail(AuditCheck::Times, &rpath, format!("{} is NMR in step {}, but the game's NMR policy is wait (game.toml [nmr])", nmr.role, res.step)));
         }
-        let deadline = pipeline::parse_time(&opening.deadline).map_err(|e| fail(&gd.record(n - 1), e))?;
+        let deadline = pipeline::parse_time(&opening.deadline).map_err(|e| fail(AuditCheck::Times, &gd.record(n - 1), e))?;
         let due = deadline + chrono::Duration::hours(gf.deadlines.grace_hours as i64);
         if resolved < due {
-            return Err(fail_field(&rpath, bytes, "resolution.resolved", &res.resolved, format!(
+            return Err(fail_field(AuditCheck::Times, &rpath, bytes, "resolution.resolved", &res.resolved, format!(
                 "{} is NMR in step {}, resolved before its deadline {} plus {} grace hour(s) ({})",
                 nmr.role, res.step, opening.deadline, gf.deadlines.grace_hours, pipeline::timestamp(due)
             )));
@@ -475,7 +486,7 @@ fn check_times(gd: &GameDir, gf: &GameFile, n: u64, bytes: &[u8], rec: &Record, 
     }
     if let Some(next) = &rec.opening
         && next.opened != res.resolved {
-            return Err(fail_field(&rpath, bytes, "opening.opened", &next.opened, format!(
+            return Err(fail_field(AuditCheck::Times, &rpath, bytes, "opening.opened", &next.opened, format!(
                 "differs from resolution.resolved ({}): the next step opens when this one is resolved",
                 res.resolved
             )));
@@ -505,272 +516,223 @@ fn check_host_leftovers(gd: &GameDir, last: u64, last_resolved: u64, open_step: 
     }
     match found.into_iter().next() {
         None => Ok(()),
-        Some((path, step, what)) => Err(fail(&path, format!(
+        Some((path, step, what)) => Err(fail(AuditCheck::Inventory, &path, format!(
             "holds {what} step {step}, which no record reached (the last record is {last}): records removed since (a history cut short), \
              or an interrupted adjudication (run `pbem adjudicate` to finish it)"
         ))),
     }
 }
 
+/// One audit of one game: what its checks share from record to record (the game's files and
+/// keys, the replayed state, the orders still withheld, what has been counted), with one method
+/// per check. [`Audit::open`] reads the game and checks its inventory; [`Audit::run`] checks each
+/// record in order, then the receipts against the history.
+struct Audit {
+    gd: GameDir,
+    gf: GameFile,
+    game: &'static dyn DynGame,
+    host: ssh_key::PublicKey,
+    env: std::sync::Arc<minijinja::Environment<'static>>,
+    /// The last record's index.
+    last: u64,
+    /// The setup in force record by record.
+    hist: history::History,
+    /// True when `states/` and `reports/` are there (the host's copy, not a public one).
+    has_states: bool,
+    /// The replayed state after the record last checked (before record 0: the setup).
+    state: String,
+    /// The record last checked, with its bytes: the next one chains to it.
+    prev: Option<(Vec<u8>, Record)>,
+    /// Steps each role has missed so far, as the NMR policy counts them.
+    misses: BTreeMap<String, u32>,
+    /// Late reveals by (step, role), from every record (checked where they stand).
+    reveal_map: BTreeMap<(u64, String), (LateReveal, u64)>,
+    /// The key of the state commitments: the host's own, or the one the last record reveals once
+    /// the game is over. `None` (a public copy of a game still going on): not checked yet.
+    state_key: Option<[u8; 32]>,
+    /// Orders withheld and not yet revealed, with how long they wait.
+    outstanding: BTreeMap<(u64, String), WithheldUntil>,
+    /// The first record whose orders are withheld with neither a later reveal nor the host's copy
+    /// (a public copy mid-game): from there on no step can be replayed, and only what needs no
+    /// replay is checked (signatures, the hash chain, host seeds, receipts, times).
+    secret_from: Option<u64>,
+    /// The full events of the step being checked (the record holds only the public ones).
+    events: Vec<crate::dice::Event>,
+    sum: AuditSummary,
+}
+
+/// The step a record resolves, as its checks need it.
+struct Step<'a> {
+    /// The record's index and path.
+    n: u64,
+    rpath: PathBuf,
+    /// The opening of the record before (the step resolved) and the record's resolution.
+    opening: &'a Opening,
+    res: &'a Resolution,
+    /// The seat keys the step's orders are checked with.
+    keys: BTreeMap<String, ssh_key::PublicKey>,
+    /// The host seed the record reveals.
+    host_seed: [u8; 32],
+}
+
 fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
-    let gd = GameDir::new(dir);
-    let gf = pipeline::read_game_file(&gd)?;
-    let game = pipeline::rules(&gf.rules)?;
-    let host = sig::public_key_line(&gf.host_key).map_err(|e| fail(&gd.game_file(), format!("host_key: {e}")))?;
-    let mut seat_keys = BTreeMap::new();
-    for s in &gf.seats {
-        let k = sig::public_key_line(&s.key).map_err(|e| fail(&gd.game_file(), format!("seat {}: {e}", s.role)))?;
-        seat_keys.insert(s.role.clone(), k);
-    }
-    let env = report::shared_environment(templates)?;
-    let gf_bytes = store::read(&gd.game_file())?;
-    let scenario = store::read_text(&gd.scenario_file())?;
-    let last = gd.last_record()?.ok_or_else(|| fail(&gd.record(0), "missing: no records"))?;
-    // Records must be numbered 0..=last: a deleted record shows as a gap before later ones.
-    let files = store::list(&gd.root.join("records"))?.iter().filter(|n| n.ends_with(".json")).count() as u64;
-    if files != last + 1 {
-        return Err(fail(&gd.record(last + 1), "missing (deleted record?): later records exist"));
-    }
-    // A state or report past the last record: the record was deleted, or a run was interrupted
-    // before its commit point (the next `pbem adjudicate` redoes that step and overwrites them).
-    let orphan = gd.state(last + 1);
-    let orphan_reports = gd.root.join("reports").join(format!("{:06}", last + 1));
-    for p in [orphan, orphan_reports] {
-        if p.exists() {
-            return Err(fail(&p, format!("exists without record {}: a deleted record, or an interrupted adjudication (run `pbem adjudicate` to finish it)", last + 1)));
+    Audit::open(dir, templates)?.run()
+}
+
+impl Audit {
+    /// Reads the game in `dir` and checks what needs no record read in full: the keys, the
+    /// records numbered without gaps, nothing left past the last record, the host key, receipts
+    /// of opened steps only, and the host's folders.
+    fn open(dir: &Path, templates: Option<&Path>) -> Result<Self> {
+        let gd = GameDir::new(dir);
+        let gf = pipeline::read_game_file(&gd)?;
+        let game = pipeline::rules(&gf.rules)?;
+        let host = sig::public_key_line(&gf.host_key).map_err(|e| fail(AuditCheck::Setup, &gd.game_file(), format!("host_key: {e}")))?;
+        for s in &gf.seats {
+            sig::public_key_line(&s.key).map_err(|e| fail(AuditCheck::Setup, &gd.game_file(), format!("seat {}: {e}", s.role)))?;
         }
+        let env = report::shared_environment(templates)?;
+        let gf_bytes = store::read(&gd.game_file())?;
+        let scenario = store::read_text(&gd.scenario_file())?;
+        let last = gd.last_record()?.ok_or_else(|| fail(AuditCheck::Missing, &gd.record(0), "missing: no records"))?;
+        check_inventory(&gd, last, &host)?;
+        let hist = history::read(&gd, last, &gf_bytes, scenario.as_bytes())?;
+        let mut audit = Audit {
+            gd,
+            gf,
+            game,
+            host,
+            env,
+            last,
+            hist,
+            has_states: false,
+            state: String::new(),
+            prev: None,
+            misses: BTreeMap::new(),
+            reveal_map: BTreeMap::new(),
+            state_key: None,
+            outstanding: BTreeMap::new(),
+            secret_from: None,
+            events: Vec::new(),
+            sum: AuditSummary::default(),
+        };
+        audit.check_step_files()?;
+        audit.check_folders()?;
+        let options = crate::team::rules_options(&audit.gf.options);
+        audit.state = game.setup(&scenario, &options).map_err(|e| fail(AuditCheck::Setup, &audit.gd.scenario_file(), e))?;
+        let revealed_key = audit.read_reveals();
+        audit.state_key = audit.read_state_key(revealed_key)?;
+        audit.sum.states_unchecked = audit.state_key.is_none();
+        Ok(audit)
     }
-    let host_pub = gd.root.join("host").join("host_key.pub");
-    if let Ok(text) = store::read_text(&host_pub)
-        && sig::load_public_key(text.trim()).ok().as_ref() != Some(&host) {
-            return Err(fail(&host_pub, "is not the host key named in game.toml"));
+
+    /// Checks every record in order, then every receipt against the history.
+    fn run(mut self) -> Result<AuditSummary> {
+        for n in 0..=self.last {
+            self.check_record(n)?;
         }
-    // Receipts exist only for steps a record opened: one for a later step shows a history cut
-    // short (records deleted and the chain re-signed) or receipts made up.
-    let hist = history::read(&gd, last, &gf_bytes, scenario.as_bytes())?;
-    let open_step = hist.open_step;
-    for name in store::list(&gd.root.join("receipts"))? {
-        if name.parse::<u64>().is_ok_and(|s| s > open_step) {
-            return Err(fail(&gd.root.join("receipts").join(&name), format!("receipts for a step no record opened (the last step opened is {open_step}): a history cut short?")));
-        }
-    }
-    check_host_leftovers(&gd, last, hist.last_resolved, open_step)?;
-    for step in 1..=open_step {
-        check_receipts(&gd, &gf.id, step, &host)?;
-    }
-    let mut sum = AuditSummary::default();
-    // A public copy made mid-game holds records/ and receipts/ only: states can hold secrets (the
-    // plans of a paused round, hands) and each report is for its own role (README "What is
-    // public"). Either folder present means the host's copy, where every file must be there.
-    let has_states = gd.root.join("states").is_dir();
-    let has_reports = gd.root.join("reports").is_dir();
-    if has_states != has_reports {
-        let (present, absent) = if has_states { ("states", "reports") } else { ("reports", "states") };
-        return Err(fail(&gd.root.join(absent), format!("missing while {present}/ is present (a host's copy has both; a public copy neither)")));
-    }
-    sum.public_copy = !has_states;
-    let mut state = game.setup(&scenario, &crate::team::rules_options(&gf.options)).map_err(|e| fail(&gd.scenario_file(), e))?;
-    let mut prev: Option<(Vec<u8>, Record)> = None;
-    let mut misses: BTreeMap<String, u32> = BTreeMap::new();
-    // Late reveals by (step, role), from every record (checked where they stand, in the loop).
-    let mut reveal_map: BTreeMap<(u64, String), (LateReveal, u64)> = BTreeMap::new();
-    let mut revealed_key: Option<String> = None;
-    for n in 0..=last {
-        if let Ok(r) = pipeline::read_record(&gd, n) {
-            for l in r.reveals {
-                reveal_map.insert((l.step, l.role.clone()), (l, n));
-            }
-            if n == last {
-                revealed_key = r.state_key;
+        self.sum.secret = self.secret_from.map(|first| (first, self.last));
+        // Every receipt names a record that stood while its step was open (the one that opened it
+        // or a host control after it) and the setup in force then (checked last, so that an edited
+        // record is reported by the checks of the record itself).
+        for step in 1..=self.hist.open_step {
+            for (path, r) in pipeline::read_receipts(&self.gd, step)? {
+                self.hist.check_receipt(step, &r.record, &r.setup).map_err(|e| fail(AuditCheck::History, &path, e))?;
             }
         }
+        Ok(self.sum)
     }
-    // The key of the state commitments: the host's own, or the one the last record reveals once
-    // the game is over (both, if both are there, must agree). Without it (a public copy of a game
-    // still going on) the commitments cannot be checked yet.
-    let state_key: Option<[u8; 32]> = {
-        let host_file = gd.state_key();
+
+    /// Receipts exist only for steps a record opened (one for a later step shows a history cut
+    /// short, or receipts made up); no host file of a step no record reached; every receipt of
+    /// an opened step in its place.
+    fn check_step_files(&self) -> Result<()> {
+        let open_step = self.hist.open_step;
+        for name in store::list(&self.gd.root.join("receipts"))? {
+            if name.parse::<u64>().is_ok_and(|s| s > open_step) {
+                return Err(fail(AuditCheck::Inventory, &self.gd.root.join("receipts").join(&name), format!("receipts for a step no record opened (the last step opened is {open_step}): a history cut short?")));
+            }
+        }
+        check_host_leftovers(&self.gd, self.last, self.hist.last_resolved, open_step)?;
+        for step in 1..=open_step {
+            check_receipts(&self.gd, &self.gf.id, step, &self.host)?;
+        }
+        Ok(())
+    }
+
+    /// A public copy made mid-game holds records/ and receipts/ only: states can hold secrets (the
+    /// plans of a paused round, hands) and each report is for its own role (README "What is
+    /// public"). Either folder present means the host's copy, where every file must be there.
+    fn check_folders(&mut self) -> Result<()> {
+        let has_states = self.gd.root.join("states").is_dir();
+        let has_reports = self.gd.root.join("reports").is_dir();
+        if has_states != has_reports {
+            let (present, absent) = if has_states { ("states", "reports") } else { ("reports", "states") };
+            return Err(fail(AuditCheck::Inventory, &self.gd.root.join(absent), format!("missing while {present}/ is present (a host's copy has both; a public copy neither)")));
+        }
+        self.has_states = has_states;
+        self.sum.public_copy = !has_states;
+        Ok(())
+    }
+
+    /// Collects the late reveals of every record readable (each is checked where it stands);
+    /// returns the state key the last record reveals, if it does.
+    fn read_reveals(&mut self) -> Option<String> {
+        let mut revealed_key = None;
+        for n in 0..=self.last {
+            if let Ok(r) = pipeline::read_record(&self.gd, n) {
+                for l in r.reveals {
+                    self.reveal_map.insert((l.step, l.role.clone()), (l, n));
+                }
+                if n == self.last {
+                    revealed_key = r.state_key;
+                }
+            }
+        }
+        revealed_key
+    }
+
+    /// The key of the state commitments: the host's own, or `revealed` by the last record once
+    /// the game is over (both, if both are there, must agree).
+    fn read_state_key(&self, revealed: Option<String>) -> Result<Option<[u8; 32]>> {
+        let host_file = self.gd.state_key();
         let host = match store::read_text(&host_file) {
-            Ok(t) => Some(commit::parse_32(&t).ok_or_else(|| fail(&host_file, "not 64 hex digits"))?),
+            Ok(t) => Some(commit::parse_32(&t).ok_or_else(|| fail(AuditCheck::Commitment, &host_file, "not 64 hex digits"))?),
             Err(_) => None,
         };
-        let revealed = match &revealed_key {
-            Some(t) => Some(commit::parse_32(t).ok_or_else(|| fail(&gd.record(last), "state_key is not 64 hex digits"))?),
+        let revealed = match &revealed {
+            Some(t) => Some(commit::parse_32(t).ok_or_else(|| fail(AuditCheck::Commitment, &self.gd.record(self.last), "state_key is not 64 hex digits"))?),
             None => None,
         };
         if let (Some(h), Some(r)) = (host, revealed)
             && h != r
         {
-            return Err(fail(&host_file, format!("differs from the state key revealed in record {last}")));
+            return Err(fail(AuditCheck::Commitment, &host_file, format!("differs from the state key revealed in record {}", self.last)));
         }
-        host.or(revealed)
-    };
-    sum.states_unchecked = state_key.is_none();
-    // Orders withheld and not yet revealed, with how long they wait.
-    let mut outstanding: BTreeMap<(u64, String), WithheldUntil> = BTreeMap::new();
-    // The first record whose orders are withheld with neither a later reveal nor the host's copy
-    // (a public copy mid-game): from there on no step can be replayed, and only what needs no
-    // replay is checked (signatures, the hash chain, host seeds, receipts, times).
-    let mut secret_from: Option<u64> = None;
-    // The full events of the step being checked (the record holds only the public ones).
-    let mut events: Vec<crate::dice::Event> = Vec::new();
-    for n in 0..=last {
-        let rpath = gd.record(n);
-        let bytes = store::read(&rpath).map_err(|_| fail(&rpath, "missing (deleted record?)"))?;
-        check_host_sig(&rpath, &bytes, &host, NS_RECORD)?;
-        let rec: Record = serde_json::from_slice(&bytes).map_err(|e| fail(&rpath, format!("not a record: {e}")))?;
-        if model::record_bytes(&rec) != bytes {
-            return Err(fail(&rpath, "not in canonical form"));
-        }
-        if rec.index != n || rec.game != gf.id {
-            return Err(fail(&rpath, format!("says it is record {} of game {}", rec.index, rec.game)));
-        }
-        if let Some(op) = &rec.opening {
-            // A host control keeps its step's opening, perhaps with another deadline (checked below).
-            let opened = match &rec.control {
-                None => check_deadline(&rpath, &bytes, &gf, op)?,
-                Some(_) => time_of(&rpath, &bytes, "opening.opened", &op.opened)?,
-            };
-            if n == last {
-                // The open step's receipts: issued since it opened.
-                check_receipt_times(&gd, op.step, opened, None)?;
-            }
-        }
+        Ok(host.or(revealed))
+    }
+
+    /// Record `n`: its header (signature, canonical form, index, times), its place in the chain,
+    /// the step it resolves (or its host control), and, while replaying, what it commits to.
+    fn check_record(&mut self, n: u64) -> Result<()> {
+        let rpath = self.gd.record(n);
+        let (bytes, rec) = self.read_checked_record(n)?;
+        let prev = self.prev.take();
         match &prev {
             None => {
                 // Its setup hash was checked with the history (through any seat changes since).
                 if rec.prev.is_some() || rec.resolution.is_some() || !rec.reveals.is_empty() || rec.control.is_some() {
-                    return Err(fail(&rpath, "record 0 must have no predecessor, resolution, reveals or host control"));
+                    return Err(fail(AuditCheck::Record, &rpath, "record 0 must have no predecessor, resolution, reveals or host control"));
                 }
             }
             Some((pbytes, prec)) => {
                 if rec.prev.as_deref() != Some(&commit::sha256_hex(pbytes)) {
-                    return Err(fail(&rpath, format!("hash chain broken: prev does not match record {}", n - 1)));
+                    return Err(fail(AuditCheck::HashChain, &rpath, format!("hash chain broken: prev does not match record {}", n - 1)));
                 }
                 if rec.control.is_some() {
-                    history::check_control(&rpath, &rec, prec)?;
-                    // Only abandoning reveals: everything still withheld, as any game's end does.
-                    let keys: Vec<(u64, String)> = rec.reveals.iter().map(|r| (r.step, r.role.clone())).collect();
-                    let due: Vec<(u64, String)> = if rec.outcome.is_some() { outstanding.keys().cloned().collect() } else { Vec::new() };
-                    if keys != due {
-                        return Err(fail(&rpath, format!("reveals {keys:?}, but the orders due are {due:?}")));
-                    }
-                    if rec.outcome.is_some() {
-                        outstanding.clear();
-                    }
-                    events.clear();
+                    self.check_control_record(&rpath, &rec, prec)?;
                 } else {
-                let opening = prec.opening.as_ref().ok_or_else(|| fail(&rpath, "follows a record that ended the game"))?;
-                let res = rec.resolution.as_ref().ok_or_else(|| fail(&rpath, "no resolution"))?;
-                if let Some(since) = &opening.paused {
-                    return Err(fail(&rpath, format!("resolves step {} while the host had paused the game (since {since}, record {})", res.step, n - 1)));
-                }
-                let step_keys = keys_for_step(&gd, &hist, n - 1, res.step)?;
-                if res.step != opening.step {
-                    return Err(fail(&rpath, format!("resolves step {} but step {} was open", res.step, opening.step)));
-                }
-                let host_seed = commit::parse_32(&res.host_seed).ok_or_else(|| fail(&rpath, "host_seed is not 64 hex digits"))?;
-                if hex::encode(commit::host_seed_commitment(&gf.id, res.step, &host_seed)) != opening.host_seed_commitment {
-                    return Err(fail(&rpath, format!("revealed host seed of step {} does not match its commitment in record {}", res.step, n - 1)));
-                }
-                let seed_file = gd.host_seed(res.step);
-                if let Ok(t) = store::read_text(&seed_file)
-                    && t.trim() != res.host_seed {
-                        return Err(fail(&seed_file, format!("differs from the host seed revealed in record {n}")));
-                    }
-                let asked: Vec<&str> = opening.asks.iter().map(|a| a.role.as_str()).collect();
-                let revealed: Vec<&str> = res.orders.iter().map(|o| o.role.as_str()).collect();
-                if asked != revealed {
-                    return Err(fail(&rpath, format!("orders revealed for {revealed:?}, but step {} asked {asked:?}", res.step)));
-                }
-                check_times(&gd, &gf, n, &bytes, &rec, opening, res)?;
-                for o in &res.orders {
-                    if o.withheld && (o.text.is_some() || o.signature.is_some() || !o.orders.is_empty()) {
-                        return Err(fail(&rpath, format!("orders of {} are marked withheld but are present", o.role)));
-                    }
-                    if !o.withheld && !o.withheld_until.is_round_end() {
-                        return Err(fail(&rpath, format!("orders of {} say how long they are withheld but are not withheld", o.role)));
-                    }
-                }
-                // Withheld orders are taken from the later record that reveals them (or, auditing
-                // on the host, from its own withheld copy).
-                // Each with the file its text was read from, named by any failure about it.
-                let mut full: Vec<Revealed> = Vec::new();
-                let mut source: BTreeMap<String, PathBuf> = BTreeMap::new();
-                for o in res.orders.iter().filter(|_| secret_from.is_none()) {
-                    let hp = gd.withheld(res.step, &o.role);
-                    if !o.withheld {
-                        // A copy of orders this record published: a withheld copy left by an
-                        // interrupted run (adjudication removes them), or one put there since.
-                        if hp.exists() {
-                            return Err(fail(&hp, format!("holds withheld orders of {} in step {}, but record {} published them (a copy left by an interrupted run? remove it)", o.role, res.step, rpath.display())));
-                        }
-                        full.push(o.clone());
-                        source.insert(o.role.clone(), rpath.clone());
-                        continue;
-                    }
-                    let host_copy = match store::read_text(&hp) {
-                        Ok(t) => Some(serde_json::from_str::<LateReveal>(&t).map_err(|e| fail(&hp, e))?),
-                        Err(_) => None,
-                    };
-                    match (reveal_map.get(&(res.step, o.role.clone())), host_copy) {
-                        (Some((r, at)), host_copy) => {
-                            // Revealed: the host's withheld copy, if kept, must be what was revealed.
-                            if host_copy.is_some_and(|h| &h != r) {
-                                return Err(fail(&hp, format!("differs from the orders of {} revealed in record {at}", o.role)));
-                            }
-                            full.push(o.with_reveal(r));
-                            source.insert(o.role.clone(), gd.record(*at));
-                        }
-                        (None, Some(h)) => {
-                            full.push(o.with_reveal(&h));
-                            source.insert(o.role.clone(), hp);
-                        }
-                        (None, None) => {
-                            // The host's copy keeps every withheld order until it is revealed: a
-                            // missing one would switch the replay off for everything after it.
-                            if gd.root.join("host").is_dir() {
-                                return Err(fail(&hp, format!("missing: the host's copy keeps the withheld orders of {} in step {} until a record reveals them", o.role, res.step)));
-                            }
-                            if !game.ever_withholds() {
-                                return Err(fail(&rpath, format!("marks the orders of {} withheld, but {} publishes every step at once", o.role, game.title())));
-                            }
-                            // Still secret: this step and every later one cannot be replayed here.
-                            secret_from = Some(n);
-                            break;
-                        }
-                    }
-                }
-                if secret_from.is_some() {
-                    let cx = Replay { gd: &gd, gf: &gf, game, seat_keys: &step_keys, host: &host };
-                    check_unreplayed(&cx, n, opening, res, &host_seed, &reveal_map, &mut sum)?;
-                    // Beyond the replay: reveals can only name orders withheld and not yet revealed.
-                    for r in &rec.reveals {
-                        if outstanding.remove(&(r.step, r.role.clone())).is_none() {
-                            return Err(fail(&rpath, format!("reveals orders of {} in step {} that were not withheld or were revealed before", r.role, r.step)));
-                        }
-                    }
-                    outstanding.extend(res.orders.iter().filter(|o| o.withheld).map(|o| ((res.step, o.role.clone()), o.withheld_until)));
-                    // At the game's end every order is due, whatever the game said of its step.
-                    if rec.outcome.is_some() && !outstanding.is_empty() {
-                        let list: Vec<String> = outstanding.keys().map(|(s, r)| format!("{r} in step {s}")).collect();
-                        return Err(fail(&rpath, format!("the game is over, but the orders of {} were never revealed", list.join(", "))));
-                    }
-                } else {
-                    let cx = Replay { gd: &gd, gf: &gf, game, seat_keys: &step_keys, host: &host };
-                    let publication = replay_step(&cx, n, opening, res, &full, &source, &host_seed, &mut state, &mut misses, &mut events, &mut sum)?;
-                    let over = matches!(game.pending(&state)?, Pending::Over(_));
-                    check_publication(&rpath, &rec, res, publication, over, &mut outstanding)?;
-                }
-                // Every roll is re-derived from the record's step seed, replayed or not (SPEC.md
-                // "Dice"); checked after the seed itself where its nonces are known (above).
-                let step_seed = commit::parse_32(&res.seed).ok_or_else(|| fail(&rpath, "resolution.seed is not 64 hex digits"))?;
-                if let Some((i, want)) = crate::dice::first_underived_roll(step_seed, &res.events) {
-                    return Err(fail(&rpath, format!(
-                        "resolution.events[{i}].roll: is not the next draw of step {}'s seed (the stream gives {want}): a roll changed?",
-                        res.step
-                    )));
-                }
+                    self.check_step(n, &bytes, &rec, prec)?;
                 }
             }
         }
@@ -783,52 +745,266 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
         };
         // The state key is revealed by the record that ends the game, and by no other.
         if rec.state_key.is_some() != rec.outcome.is_some() {
-            return Err(fail(&rpath, if rec.outcome.is_some() { "ends the game without revealing the state key" } else { "reveals the state key before the game is over" }));
+            return Err(fail(AuditCheck::Commitment, &rpath, if rec.outcome.is_some() { "ends the game without revealing the state key" } else { "reveals the state key before the game is over" }));
         }
-        if secret_from.is_none() {
-            if let Some(key) = &state_key
-                && pipeline::state_commitment(&gf.id, n, key, &state) != rec.state
-            {
-                return Err(fail(&rpath, "replayed state does not match the record's state commitment"));
-            }
-            let spath = gd.state(n);
-            if has_states {
-                let have = store::read(&spath).map_err(|e| fail_read(&spath, e))?;
-                if have != state.as_bytes() {
-                    return Err(differs(&spath, &have, &state, "the state"));
-                }
-            }
-            // A host control's opening or outcome was checked against the record before it.
-            if rec.control.is_none() {
-                check_next(&rpath, &bytes, want_step, &rec, game.pending(&state)?)?;
-            }
-            let gf_then = &hist.files[n as usize];
-            for s in gf_then.seats.iter().filter(|_| has_reports) {
-                let want = report::render(&env, game, gf_then, &rec, &events, &state, &s.role)?;
-                let rp = gd.report(n, &s.role);
-                let have = store::read(&rp).map_err(|e| fail_read(&rp, e))?;
-                if have != want.as_bytes() {
-                    return Err(differs(&rp, &have, &want, "the report"));
-                }
-                sum.reports += 1;
-            }
-            sum.records += 1;
-            sum.states.push(state.clone());
+        if self.secret_from.is_none() {
+            self.check_replayed(n, &bytes, &rec, want_step)?;
         } else if rec.opening.as_ref().is_some_and(|op| op.step != want_step) || rec.opening.is_some() == rec.outcome.is_some() {
-            return Err(fail(&rpath, format!("must either open step {want_step} or state the outcome")));
+            return Err(fail(AuditCheck::Record, &rpath, format!("must either open step {want_step} or state the outcome")));
         }
-        prev = Some((bytes, rec));
+        self.prev = Some((bytes, rec));
+        Ok(())
     }
-    sum.secret = secret_from.map(|first| (first, last));
-    // Every receipt names a record that stood while its step was open (the one that opened it
-    // or a host control after it) and the setup in force then (checked last, so that an edited
-    // record is reported by the checks of the record itself).
-    for step in 1..=open_step {
-        for (path, r) in pipeline::read_receipts(&gd, step)? {
-            hist.check_receipt(step, &r.record, &r.setup).map_err(|e| fail(&path, e))?;
+
+    /// Record `n` read and checked on its own: host-signed, a record in canonical form, of this
+    /// game with this index, its opening's deadline as `game.toml` sets it (and, for the last
+    /// record, the open step's receipts issued since it opened).
+    fn read_checked_record(&self, n: u64) -> Result<(Vec<u8>, Record)> {
+        let rpath = self.gd.record(n);
+        let bytes = store::read(&rpath).map_err(|_| fail(AuditCheck::Missing, &rpath, "missing (deleted record?)"))?;
+        check_host_sig(&rpath, &bytes, &self.host, NS_RECORD)?;
+        let rec: Record = serde_json::from_slice(&bytes).map_err(|e| fail(AuditCheck::Record, &rpath, format!("not a record: {e}")))?;
+        if model::record_bytes(&rec) != bytes {
+            return Err(fail(AuditCheck::Record, &rpath, "not in canonical form"));
+        }
+        if rec.index != n || rec.game != self.gf.id {
+            return Err(fail(AuditCheck::Record, &rpath, format!("says it is record {} of game {}", rec.index, rec.game)));
+        }
+        if let Some(op) = &rec.opening {
+            // A host control keeps its step's opening, perhaps with another deadline (checked with
+            // the control).
+            let opened = match &rec.control {
+                None => check_deadline(&rpath, &bytes, &self.gf, op)?,
+                Some(_) => time_of(&rpath, &bytes, "opening.opened", &op.opened)?,
+            };
+            if n == self.last {
+                check_receipt_times(&self.gd, op.step, opened, None)?;
+            }
+        }
+        Ok((bytes, rec))
+    }
+
+    /// A host control record after `prec`: as SPEC.md "Host controls" allows, revealing only what
+    /// an abandoned game's end reveals (everything still withheld).
+    fn check_control_record(&mut self, rpath: &Path, rec: &Record, prec: &Record) -> Result<()> {
+        history::check_control(rpath, rec, prec)?;
+        let keys: Vec<(u64, String)> = rec.reveals.iter().map(|r| (r.step, r.role.clone())).collect();
+        let due: Vec<(u64, String)> = if rec.outcome.is_some() { self.outstanding.keys().cloned().collect() } else { Vec::new() };
+        if keys != due {
+            return Err(fail(AuditCheck::Publication, rpath, format!("reveals {keys:?}, but the orders due are {due:?}")));
+        }
+        if rec.outcome.is_some() {
+            self.outstanding.clear();
+        }
+        self.events.clear();
+        Ok(())
+    }
+
+    /// The step record `n` resolves (opened by `prec`): the step and host seed against the
+    /// opening, the orders asked, the times, then its orders, replayed or (orders still withheld)
+    /// checked without replay, and every roll against the step seed.
+    fn check_step(&mut self, n: u64, bytes: &[u8], rec: &Record, prec: &Record) -> Result<()> {
+        let rpath = self.gd.record(n);
+        let opening = prec.opening.as_ref().ok_or_else(|| fail(AuditCheck::Record, &rpath, "follows a record that ended the game"))?;
+        let res = rec.resolution.as_ref().ok_or_else(|| fail(AuditCheck::Record, &rpath, "no resolution"))?;
+        if let Some(since) = &opening.paused {
+            return Err(fail(AuditCheck::Record, &rpath, format!("resolves step {} while the host had paused the game (since {since}, record {})", res.step, n - 1)));
+        }
+        let keys = keys_for_step(&self.gd, &self.hist, n - 1, res.step)?;
+        if res.step != opening.step {
+            return Err(fail(AuditCheck::Record, &rpath, format!("resolves step {} but step {} was open", res.step, opening.step)));
+        }
+        let host_seed = self.check_host_seed(n, opening, res)?;
+        let asked: Vec<&str> = opening.asks.iter().map(|a| a.role.as_str()).collect();
+        let revealed: Vec<&str> = res.orders.iter().map(|o| o.role.as_str()).collect();
+        if asked != revealed {
+            return Err(fail(AuditCheck::Record, &rpath, format!("orders revealed for {revealed:?}, but step {} asked {asked:?}", res.step)));
+        }
+        check_times(&self.gd, &self.gf, n, bytes, rec, opening, res)?;
+        check_withheld_marks(&rpath, res)?;
+        let st = Step { n, rpath, opening, res, keys, host_seed };
+        match self.join_reveals(&st)? {
+            None => self.check_unreplayed_record(&st, rec)?,
+            Some((full, source)) => {
+                let publication = self.replay_step(&st, &full, &source)?;
+                let over = matches!(self.game.pending(&self.state)?, Pending::Over(_));
+                check_publication(&st.rpath, rec, res, publication, over, &mut self.outstanding)?;
+            }
+        }
+        // Every roll is re-derived from the record's step seed, replayed or not (SPEC.md "Dice");
+        // checked after the seed itself where its nonces are known (above).
+        let step_seed = commit::parse_32(&res.seed).ok_or_else(|| fail(AuditCheck::Seed, &st.rpath, "resolution.seed is not 64 hex digits"))?;
+        if let Some((i, want)) = crate::dice::first_underived_roll(step_seed, &res.events) {
+            return Err(fail(AuditCheck::Seed, &st.rpath, format!("resolution.events[{i}].roll: is not the next draw of step {}'s seed (the stream gives {want}): a roll changed?", res.step)));
+        }
+        Ok(())
+    }
+
+    /// The host seed record `n` reveals: 64 hex digits, matching the commitment in the opening
+    /// and the host's own copy (when kept).
+    fn check_host_seed(&self, n: u64, opening: &Opening, res: &Resolution) -> Result<[u8; 32]> {
+        let rpath = self.gd.record(n);
+        let host_seed = commit::parse_32(&res.host_seed).ok_or_else(|| fail(AuditCheck::Seed, &rpath, "host_seed is not 64 hex digits"))?;
+        if hex::encode(commit::host_seed_commitment(&self.gf.id, res.step, &host_seed)) != opening.host_seed_commitment {
+            return Err(fail(AuditCheck::Seed, &rpath, format!("revealed host seed of step {} does not match its commitment in record {}", res.step, n - 1)));
+        }
+        let seed_file = self.gd.host_seed(res.step);
+        if let Ok(t) = store::read_text(&seed_file)
+            && t.trim() != res.host_seed
+        {
+            return Err(fail(AuditCheck::Seed, &seed_file, format!("differs from the host seed revealed in record {n}")));
+        }
+        Ok(host_seed)
+    }
+
+    /// The step's orders in full: withheld ones taken from the later record that reveals them
+    /// (or, auditing on the host, from its own withheld copy), each with the file its text was
+    /// read from, named by any failure about it. `None` when an order is still secret (a public
+    /// copy mid-game; this step and every later one cannot be replayed here).
+    #[allow(clippy::type_complexity)]
+    fn join_reveals(&mut self, st: &Step<'_>) -> Result<Option<(Vec<Revealed>, BTreeMap<String, PathBuf>)>> {
+        if self.secret_from.is_some() {
+            return Ok(None);
+        }
+        let mut full: Vec<Revealed> = Vec::new();
+        let mut source: BTreeMap<String, PathBuf> = BTreeMap::new();
+        for o in &st.res.orders {
+            let hp = self.gd.withheld(st.res.step, &o.role);
+            if !o.withheld {
+                // A copy of orders this record published: a withheld copy left by an interrupted
+                // run (adjudication removes them), or one put there since.
+                if hp.exists() {
+                    return Err(fail(AuditCheck::Publication, &hp, format!("holds withheld orders of {} in step {}, but record {} published them (a copy left by an interrupted run? remove it)", o.role, st.res.step, st.rpath.display())));
+                }
+                full.push(o.clone());
+                source.insert(o.role.clone(), st.rpath.clone());
+                continue;
+            }
+            let host_copy = match store::read_text(&hp) {
+                Ok(t) => Some(serde_json::from_str::<LateReveal>(&t).map_err(|e| fail(AuditCheck::Publication, &hp, e))?),
+                Err(_) => None,
+            };
+            match (self.reveal_map.get(&(st.res.step, o.role.clone())), host_copy) {
+                (Some((r, at)), host_copy) => {
+                    // Revealed: the host's withheld copy, if kept, must be what was revealed.
+                    if host_copy.is_some_and(|h| &h != r) {
+                        return Err(fail(AuditCheck::Publication, &hp, format!("differs from the orders of {} revealed in record {at}", o.role)));
+                    }
+                    full.push(o.with_reveal(r));
+                    source.insert(o.role.clone(), self.gd.record(*at));
+                }
+                (None, Some(h)) => {
+                    full.push(o.with_reveal(&h));
+                    source.insert(o.role.clone(), hp);
+                }
+                (None, None) => {
+                    // The host's copy keeps every withheld order until it is revealed: a missing
+                    // one would switch the replay off for everything after it.
+                    if self.gd.root.join("host").is_dir() {
+                        return Err(fail(AuditCheck::Missing, &hp, format!("missing: the host's copy keeps the withheld orders of {} in step {} until a record reveals them", o.role, st.res.step)));
+                    }
+                    if !self.game.ever_withholds() {
+                        return Err(fail(AuditCheck::Publication, &st.rpath, format!("marks the orders of {} withheld, but {} publishes every step at once", o.role, self.game.title())));
+                    }
+                    self.secret_from = Some(st.n);
+                    return Ok(None);
+                }
+            }
+        }
+        Ok(Some((full, source)))
+    }
+
+    /// A step that cannot be replayed (orders still withheld): its orders as far as they are
+    /// known, reveals naming only orders still withheld, and at the game's end none left.
+    fn check_unreplayed_record(&mut self, st: &Step<'_>, rec: &Record) -> Result<()> {
+        self.check_unreplayed(st)?;
+        for r in &rec.reveals {
+            if self.outstanding.remove(&(r.step, r.role.clone())).is_none() {
+                return Err(fail(AuditCheck::Publication, &st.rpath, format!("reveals orders of {} in step {} that were not withheld or were revealed before", r.role, r.step)));
+            }
+        }
+        self.outstanding.extend(st.res.orders.iter().filter(|o| o.withheld).map(|o| ((st.res.step, o.role.clone()), o.withheld_until)));
+        // At the game's end every order is due, whatever the game said of its step.
+        if rec.outcome.is_some() && !self.outstanding.is_empty() {
+            let list: Vec<String> = self.outstanding.keys().map(|(s, r)| format!("{r} in step {s}")).collect();
+            return Err(fail(AuditCheck::Publication, &st.rpath, format!("the game is over, but the orders of {} were never revealed", list.join(", "))));
+        }
+        Ok(())
+    }
+
+    /// What record `n` commits to, against the replay: the state commitment, the state file,
+    /// the opening or outcome (`want_step`), and every report byte for byte.
+    fn check_replayed(&mut self, n: u64, bytes: &[u8], rec: &Record, want_step: u64) -> Result<()> {
+        let rpath = self.gd.record(n);
+        if let Some(key) = &self.state_key
+            && pipeline::state_commitment(&self.gf.id, n, key, &self.state) != rec.state
+        {
+            return Err(fail(AuditCheck::Commitment, &rpath, "replayed state does not match the record's state commitment"));
+        }
+        let spath = self.gd.state(n);
+        if self.has_states {
+            let have = store::read(&spath).map_err(|e| fail_read(AuditCheck::Replay, &spath, e))?;
+            if have != self.state.as_bytes() {
+                return Err(differs(&spath, &have, &self.state, "the state"));
+            }
+        }
+        // A host control's opening or outcome was checked against the record before it.
+        if rec.control.is_none() {
+            check_next(&rpath, bytes, want_step, rec, self.game.pending(&self.state)?)?;
+        }
+        let gf_then = &self.hist.files[n as usize];
+        for s in gf_then.seats.iter().filter(|_| self.has_states) {
+            let want = report::render(&self.env, self.game, gf_then, rec, &self.events, &self.state, &s.role)?;
+            let rp = self.gd.report(n, &s.role);
+            let have = store::read(&rp).map_err(|e| fail_read(AuditCheck::Replay, &rp, e))?;
+            if have != want.as_bytes() {
+                return Err(differs(&rp, &have, &want, "the report"));
+            }
+            self.sum.reports += 1;
+        }
+        self.sum.records += 1;
+        self.sum.states.push(self.state.clone());
+        Ok(())
+    }
+}
+
+/// Records numbered 0..=`last` without a gap (a deleted record shows as one before later
+/// ones), no state or report past the last record, and the host's public key file (if kept)
+/// naming `host`.
+fn check_inventory(gd: &GameDir, last: u64, host: &ssh_key::PublicKey) -> Result<()> {
+    let files = store::list(&gd.root.join("records"))?.iter().filter(|n| n.ends_with(".json")).count() as u64;
+    if files != last + 1 {
+        return Err(fail(AuditCheck::Missing, &gd.record(last + 1), "missing (deleted record?): later records exist"));
+    }
+    // A state or report past the last record: the record was deleted, or a run was interrupted
+    // before its commit point (the next `pbem adjudicate` redoes that step and overwrites them).
+    let orphan = gd.state(last + 1);
+    let orphan_reports = gd.root.join("reports").join(format!("{:06}", last + 1));
+    for p in [orphan, orphan_reports] {
+        if p.exists() {
+            return Err(fail(AuditCheck::Inventory, &p, format!("exists without record {}: a deleted record, or an interrupted adjudication (run `pbem adjudicate` to finish it)", last + 1)));
         }
     }
-    Ok(sum)
+    let host_pub = gd.root.join("host").join("host_key.pub");
+    if let Ok(text) = store::read_text(&host_pub)
+        && sig::load_public_key(text.trim()).ok().as_ref() != Some(host)
+    {
+        return Err(fail(AuditCheck::Setup, &host_pub, "is not the host key named in game.toml"));
+    }
+    Ok(())
+}
+
+/// A record's orders are marked withheld only with no text, and say how long only if withheld.
+fn check_withheld_marks(rpath: &Path, res: &Resolution) -> Result<()> {
+    for o in &res.orders {
+        if o.withheld && (o.text.is_some() || o.signature.is_some() || !o.orders.is_empty()) {
+            return Err(fail(AuditCheck::Publication, rpath, format!("orders of {} are marked withheld but are present", o.role)));
+        }
+        if !o.withheld && !o.withheld_until.is_round_end() {
+            return Err(fail(AuditCheck::Publication, rpath, format!("orders of {} say how long they are withheld but are not withheld", o.role)));
+        }
+    }
+    Ok(())
 }
 
 /// The seat keys that orders of `step` are checked with: each role's key in force when the host
@@ -839,218 +1015,205 @@ fn keys_for_step(gd: &GameDir, hist: &history::History, before: u64, step: u64) 
     for s in &hist.files[before as usize].seats {
         let gf = receipts.get(&s.role).and_then(|r| hist.file_at(&r.record)).unwrap_or(&hist.files[before as usize]);
         let line = gf.seat(&s.role).map_or(s.key.as_str(), |x| x.key.as_str());
-        let k = sig::public_key_line(line).map_err(|e| fail(&gd.game_file(), format!("seat {}: {e}", s.role)))?;
+        let k = sig::public_key_line(line).map_err(|e| fail(AuditCheck::Setup, &gd.game_file(), format!("seat {}: {e}", s.role)))?;
         keys.insert(s.role.clone(), k);
     }
     Ok(keys)
 }
 
-/// What checking one step's orders needs besides the step.
-struct Replay<'a> {
-    gd: &'a GameDir,
-    gf: &'a GameFile,
-    game: &'static dyn DynGame,
-    seat_keys: &'a BTreeMap<String, ssh_key::PublicKey>,
-    host: &'a ssh_key::PublicKey,
-}
+impl Audit {
+    /// The receipt an order of `role` in the step `st` names (`seq`, commitment `c`): present,
+    /// host-signed, matching, and the newest of that role for the step (`receipts`).
+    fn check_order_receipt(&self, st: &Step<'_>, role: &str, seq: u64, c: &str, receipts: &BTreeMap<String, Receipt>) -> Result<()> {
+        let (n, res) = (st.n, st.res);
+        let rp = self.gd.receipts(res.step).join(format!("{role}-{seq}.toml"));
+        let rb = store::read(&rp).map_err(|e| fail_read(AuditCheck::Receipt, &rp, e))?;
+        check_host_sig(&rp, &rb, &self.host, NS_RECEIPT)?;
+        let r: Receipt = toml::from_str(std::str::from_utf8(&rb).unwrap_or("")).map_err(|e: toml::de::Error| fail(AuditCheck::Receipt, &rp, format!("not a receipt: {}", e.message().trim())))?;
+        if r.commitment != c {
+            return Err(fail_field(AuditCheck::Receipt, &rp, &rb, "commitment", &r.commitment, format!("is not the commitment of the order of {role} that record {n} used ({c})")));
+        }
+        if r.seq != seq || r.role != role || r.step != res.step {
+            return Err(fail(AuditCheck::Receipt, &rp, format!("is the receipt of {} for step {}, number {}, not of the order of {role} record {n} used", r.role, r.step, r.seq)));
+        }
+        if receipts.get(role).map(|l| l.seq) != Some(seq) {
+            return Err(fail(AuditCheck::Receipt, &rp, "a newer receipt exists: the newest order should have been used"));
+        }
+        Ok(())
+    }
 
-/// The receipt an order of `role` in record `n` names (`seq`, commitment `c`): present,
-/// host-signed, matching, and the newest of that role for the step (`receipts`).
-fn check_order_receipt(cx: &Replay<'_>, n: u64, res: &Resolution, role: &str, seq: u64, c: &str, receipts: &BTreeMap<String, Receipt>) -> Result<()> {
-    let rp = cx.gd.receipts(res.step).join(format!("{role}-{seq}.toml"));
-    let rb = store::read(&rp).map_err(|e| fail_read(&rp, e))?;
-    check_host_sig(&rp, &rb, cx.host, NS_RECEIPT)?;
-    let r: Receipt = toml::from_str(std::str::from_utf8(&rb).unwrap_or("")).map_err(|e: toml::de::Error| fail(&rp, format!("not a receipt: {}", e.message().trim())))?;
-    if r.commitment != c {
-        return Err(fail_field(&rp, &rb, "commitment", &r.commitment, format!("is not the commitment of the order of {role} that record {n} used ({c})")));
-    }
-    if r.seq != seq || r.role != role || r.step != res.step {
-        return Err(fail(&rp, format!("is the receipt of {} for step {}, number {}, not of the order of {role} record {n} used", r.role, r.step, r.seq)));
-    }
-    if receipts.get(role).map(|l| l.seq) != Some(seq) {
-        return Err(fail(&rp, "a newer receipt exists: the newest order should have been used"));
-    }
-    Ok(())
-}
-
-/// A revealed order's signed `text` (read from `opath`): signed by the seat's key, matching its
-/// commitment `c`, naming this game, step, role and host-seed commitment, and holding `orders`.
-#[allow(clippy::too_many_arguments)]
-fn check_order_text(
-    cx: &Replay<'_>,
-    opening: &Opening,
-    res: &Resolution,
-    role: &str,
-    c: &str,
-    text: &str,
-    signature: &str,
-    orders: &Orders,
-    opath: &Path,
-) -> Result<orderfile::OrderFile> {
-    sig::verify(&cx.seat_keys[role], NS_ORDERS, text.as_bytes(), signature).map_err(|e| {
-        fail(opath, match e {
-            sig::SigError::BadSignature | sig::SigError::TextChanged => {
-                format!("the order of {role} in step {} does not match its signature: it was changed after the player signed it", res.step)
-            }
-            e => format!("the signature of the order of {role} in step {}: {e}", res.step),
-        })
-    })?;
-    let recomputed = hex::encode(commit::order_commitment(&cx.gf.id, res.step, role, text.as_bytes()));
-    if recomputed != c {
-        return Err(fail(opath, format!("revealed order of {role} does not match its commitment")));
-    }
-    let f = orderfile::parse(text).map_err(|p| fail(opath, format!("order of {role}: {}", p.message)))?;
-    let h = &f.header;
-    let header = [
-        ("game", h.game.clone(), cx.gf.id.clone()),
-        ("step", h.step.to_string(), res.step.to_string()),
-        ("role", h.role.clone(), role.to_string()),
-        ("host_seed_commitment", h.host_seed_commitment.clone(), opening.host_seed_commitment.clone()),
-    ];
-    if let Some((field, has, want)) = header.iter().find(|(_, has, want)| has != want) {
-        return Err(fail(opath, format!("the order of {role} in step {} has pbem.{field} {has:?}, not {want:?}", res.step)));
-    }
-    if &f.orders != orders {
-        return Err(fail(opath, format!("orders of {role} differ from the signed text")));
-    }
-    Ok(f)
-}
-
-/// What can be checked of the step record `n` resolves without replaying it (a public copy,
-/// past orders still withheld): every order's receipt (withheld ones included), every order
-/// whose text is public (here or in a later reveal) against its signature and commitment, and,
-/// when every nonce is known, the step seed.
-fn check_unreplayed(cx: &Replay<'_>, n: u64, opening: &Opening, res: &Resolution, host_seed: &[u8; 32], reveal_map: &BTreeMap<(u64, String), (LateReveal, u64)>, sum: &mut AuditSummary) -> Result<()> {
-    let rpath = cx.gd.record(n);
-    let receipts = pipeline::latest_receipts(cx.gd, res.step)?;
-    let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
-    let mut all_known = true;
-    for o in &res.orders {
-        match (&o.seq, &o.commitment) {
-            (None, None) => {
-                if receipts.contains_key(&o.role) {
-                    return Err(fail(&rpath, format!("{} is NMR but has a receipt for step {}", o.role, res.step)));
+    /// A revealed order's signed `text` (read from `opath`): signed by the seat's key, matching its
+    /// commitment `c`, naming this game, step, role and host-seed commitment, and holding `orders`.
+    #[allow(clippy::too_many_arguments)]
+    fn check_order_text(&self, st: &Step<'_>, role: &str, c: &str, text: &str, signature: &str, orders: &Orders, opath: &Path) -> Result<orderfile::OrderFile> {
+        let res = st.res;
+        sig::verify(&st.keys[role], NS_ORDERS, text.as_bytes(), signature).map_err(|e| {
+            fail(AuditCheck::Signature, opath, match e {
+                sig::SigError::BadSignature | sig::SigError::TextChanged => {
+                    format!("the order of {role} in step {} does not match its signature: it was changed after the player signed it", res.step)
                 }
-                nonces.insert(o.role.clone(), NMR_NONCE);
-            }
-            (Some(seq), Some(c)) => {
-                check_order_receipt(cx, n, res, &o.role, *seq, c, &receipts)?;
-                let public = if o.withheld {
-                    reveal_map.get(&(res.step, o.role.clone())).map(|(r, at)| (r.text.clone(), r.signature.clone(), r.orders.clone(), cx.gd.record(*at)))
-                } else {
-                    Some((o.text.clone(), o.signature.clone(), o.orders.clone(), rpath.clone()))
-                };
-                match public {
-                    Some((Some(text), Some(signature), orders, opath)) => {
-                        let f = check_order_text(cx, opening, res, &o.role, c, &text, &signature, &orders, &opath)?;
-                        sum.unreplayed_orders += 1;
-                        let nonce = commit::parse_32(&f.header.nonce).unwrap_or(NMR_NONCE);
-                        sum.nonce_once(nonce, &o.role, res.step, &opath, f.header.nonce.is_empty())?;
-                        nonces.insert(o.role.clone(), nonce);
+                e => format!("the signature of the order of {role} in step {}: {e}", res.step),
+            })
+        })?;
+        let recomputed = hex::encode(commit::order_commitment(&self.gf.id, res.step, role, text.as_bytes()));
+        if recomputed != c {
+            return Err(fail(AuditCheck::Order, opath, format!("revealed order of {role} does not match its commitment")));
+        }
+        let f = orderfile::parse(text).map_err(|p| fail(AuditCheck::Order, opath, format!("order of {role}: {}", p.message)))?;
+        let h = &f.header;
+        let header = [
+            ("game", h.game.clone(), self.gf.id.clone()),
+            ("step", h.step.to_string(), res.step.to_string()),
+            ("role", h.role.clone(), role.to_string()),
+            ("host_seed_commitment", h.host_seed_commitment.clone(), st.opening.host_seed_commitment.clone()),
+        ];
+        if let Some((field, has, want)) = header.iter().find(|(_, has, want)| has != want) {
+            return Err(fail(AuditCheck::Order, opath, format!("the order of {role} in step {} has pbem.{field} {has:?}, not {want:?}", res.step)));
+        }
+        if &f.orders != orders {
+            return Err(fail(AuditCheck::Order, opath, format!("orders of {role} differ from the signed text")));
+        }
+        Ok(f)
+    }
+
+    /// What can be checked of the step `st` without replaying it (a public copy, past orders
+    /// still withheld): every order's receipt (withheld ones included), every order whose text
+    /// is public (here or in a later reveal) against its signature and commitment, and, when
+    /// every nonce is known, the step seed.
+    fn check_unreplayed(&mut self, st: &Step<'_>) -> Result<()> {
+        let (rpath, res) = (&st.rpath, st.res);
+        let receipts = pipeline::latest_receipts(&self.gd, res.step)?;
+        let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
+        let mut all_known = true;
+        for o in &res.orders {
+            match (&o.seq, &o.commitment) {
+                (None, None) => {
+                    if receipts.contains_key(&o.role) {
+                        return Err(fail(AuditCheck::Receipt, rpath, format!("{} is NMR but has a receipt for step {}", o.role, res.step)));
                     }
-                    Some(_) => return Err(fail(&rpath, format!("order of {} is half revealed", o.role))),
-                    None => all_known = false,
+                    nonces.insert(o.role.clone(), NMR_NONCE);
                 }
+                (Some(seq), Some(c)) => {
+                    self.check_order_receipt(st, &o.role, *seq, c, &receipts)?;
+                    let public = if o.withheld {
+                        self.reveal_map.get(&(res.step, o.role.clone())).map(|(r, at)| (r.text.clone(), r.signature.clone(), r.orders.clone(), self.gd.record(*at)))
+                    } else {
+                        Some((o.text.clone(), o.signature.clone(), o.orders.clone(), rpath.clone()))
+                    };
+                    match public {
+                        Some((Some(text), Some(signature), orders, opath)) => {
+                            let f = self.check_order_text(st, &o.role, c, &text, &signature, &orders, &opath)?;
+                            self.sum.unreplayed_orders += 1;
+                            let nonce = commit::parse_32(&f.header.nonce).unwrap_or(NMR_NONCE);
+                            self.sum.nonce_once(nonce, &o.role, res.step, &opath, f.header.nonce.is_empty())?;
+                            nonces.insert(o.role.clone(), nonce);
+                        }
+                        Some(_) => return Err(fail(AuditCheck::Order, rpath, format!("order of {} is half revealed", o.role))),
+                        None => all_known = false,
+                    }
+                }
+                _ => return Err(fail(AuditCheck::Order, rpath, format!("order of {} is half revealed", o.role))),
             }
-            _ => return Err(fail(&rpath, format!("order of {} is half revealed", o.role))),
         }
-    }
-    if all_known {
-        let seed = commit::step_seed(&cx.gf.id, res.step, host_seed, nonces.iter().map(|(r, n)| (r.as_str(), n)));
-        if hex::encode(seed) != res.seed {
-            return Err(fail(&rpath, format!("step seed of step {} is not derived from the host seed and nonces", res.step)));
+        if all_known {
+            self.check_step_seed(st, &nonces)?;
         }
+        Ok(())
     }
-    Ok(())
-}
 
-/// Checks every order of the step record `n` resolves (`full`: withheld ones joined with their
-/// reveal, each read from `source[role]`) and replays the step from `state`: signatures, receipts,
-/// commitments, legality, the step seed, NMR orders, and the public events. Returns what the game
-/// says of publishing the step's orders.
-#[allow(clippy::too_many_arguments)]
-fn replay_step(
-    cx: &Replay<'_>,
-    n: u64,
-    opening: &Opening,
-    res: &Resolution,
-    full: &[Revealed],
-    source: &BTreeMap<String, PathBuf>,
-    host_seed: &[u8; 32],
-    state: &mut String,
-    misses: &mut BTreeMap<String, u32>,
-    events: &mut Vec<crate::dice::Event>,
-    sum: &mut AuditSummary,
-) -> Result<Publication> {
-    let Replay { gd, gf, game, .. } = *cx;
-    let rpath = gd.record(n);
-    let receipts = pipeline::latest_receipts(gd, res.step)?;
-    let mut orders: BTreeMap<String, Orders> = BTreeMap::new();
-    let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
-    for o in full {
-        let opath = &source[&o.role];
-        let nonce = match (&o.seq, &o.commitment, &o.text, &o.signature) {
+    /// The step seed of `st` is derived from its host seed and the orders' `nonces`.
+    fn check_step_seed(&self, st: &Step<'_>, nonces: &BTreeMap<String, [u8; 32]>) -> Result<[u8; 32]> {
+        let seed = commit::step_seed(&self.gf.id, st.res.step, &st.host_seed, nonces.iter().map(|(r, n)| (r.as_str(), n)));
+        if hex::encode(seed) != st.res.seed {
+            return Err(fail(AuditCheck::Seed, &st.rpath, format!("step seed of step {} is not derived from the host seed and nonces", st.res.step)));
+        }
+        Ok(seed)
+    }
+
+    /// Checks every order of the step `st` (`full`: withheld ones joined with their reveal, each
+    /// read from `source[role]`) and replays the step from the state: signatures, receipts,
+    /// commitments, legality, the step seed, NMR orders, and the public events. Returns what the
+    /// game says of publishing the step's orders.
+    fn replay_step(&mut self, st: &Step<'_>, full: &[Revealed], source: &BTreeMap<String, PathBuf>) -> Result<Publication> {
+        let res = st.res;
+        let receipts = pipeline::latest_receipts(&self.gd, res.step)?;
+        let mut orders: BTreeMap<String, Orders> = BTreeMap::new();
+        let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
+        for o in full {
+            let nonce = self.check_replayed_order(st, o, &source[&o.role], &receipts)?;
+            orders.insert(o.role.clone(), o.orders.clone());
+            nonces.insert(o.role.clone(), nonce);
+        }
+        let seed = self.check_step_seed(st, &nonces)?;
+        self.check_nmr_orders(st, full, &seed)?;
+        model::count_misses(&mut self.misses, res);
+        let mut ctx = Ctx::new(seed);
+        let after = self.game.resolve(&self.state, &orders, &mut ctx)?;
+        self.events = ctx.into_events();
+        let replayed = pipeline::public_events(&self.events);
+        if replayed != res.events {
+            return Err(fail(AuditCheck::Replay, &st.rpath, different_events(res.step, &res.events, &replayed)));
+        }
+        let publication = self.game.publication(&self.state, &after)?;
+        self.state = after;
+        Ok(publication)
+    }
+
+    /// One order `o` of the step `st` being replayed (its text read from `opath`): an NMR without
+    /// a receipt, or a signed order with its receipt, legal in the state, matching the host's
+    /// sealed copy, with a nonce not used before. Returns its nonce.
+    fn check_replayed_order(&mut self, st: &Step<'_>, o: &Revealed, opath: &Path, receipts: &BTreeMap<String, Receipt>) -> Result<[u8; 32]> {
+        let (n, res) = (st.n, st.res);
+        match (&o.seq, &o.commitment, &o.text, &o.signature) {
             (None, None, None, None) => {
                 if receipts.contains_key(&o.role) {
-                    return Err(fail(&rpath, format!("{} is NMR but has a receipt for step {}", o.role, res.step)));
+                    return Err(fail(AuditCheck::Receipt, &st.rpath, format!("{} is NMR but has a receipt for step {}", o.role, res.step)));
                 }
                 // Checked once the step seed is known (a built-in player's orders come from a seed
                 // derived from it).
-                sum.nmr += 1;
-                NMR_NONCE
+                self.sum.nmr += 1;
+                Ok(NMR_NONCE)
             }
             (Some(seq), Some(c), Some(text), Some(signature)) => {
-                check_order_receipt(cx, n, res, &o.role, *seq, c, &receipts)?;
-                let f = check_order_text(cx, opening, res, &o.role, c, text, signature, &o.orders, opath)?;
-                if let Err(p) = game.check_order(state, &o.role, &f.orders)? {
-                    return Err(fail(opath, format!("order of {} is illegal: {}: {}", o.role, p[0].field, p[0].message)));
+                self.check_order_receipt(st, &o.role, *seq, c, receipts)?;
+                let f = self.check_order_text(st, &o.role, c, text, signature, &o.orders, opath)?;
+                if let Err(p) = self.game.check_order(&self.state, &o.role, &f.orders)? {
+                    return Err(fail(AuditCheck::Order, opath, format!("order of {} is illegal: {}: {}", o.role, p[0].field, p[0].message)));
                 }
-                let sealed = gd.sealed(res.step).join(format!("{}-{seq}.txt", o.role));
+                let sealed = self.gd.sealed(res.step).join(format!("{}-{seq}.txt", o.role));
                 if sealed.exists() {
                     // The host's sealed copy (absent from a public copy of the game).
                     if store::read(&sealed)? != text.as_bytes() {
-                        return Err(fail(&sealed, format!("differs from the order of {} revealed in record {n}", o.role)));
+                        return Err(fail(AuditCheck::Order, &sealed, format!("differs from the order of {} revealed in record {n}", o.role)));
                     }
                     let sealed_sig = sig_path(&sealed);
                     if store::read_text(&sealed_sig).ok().as_deref() != Some(signature.as_str()) {
-                        return Err(fail(&sealed_sig, format!("differs from the signature of {}'s order revealed in record {n}", o.role)));
+                        return Err(fail(AuditCheck::Order, &sealed_sig, format!("differs from the signature of {}'s order revealed in record {n}", o.role)));
                     }
                 }
-                sum.orders += 1;
+                self.sum.orders += 1;
                 let nonce = commit::parse_32(&f.header.nonce).unwrap_or(NMR_NONCE);
-                sum.nonce_once(nonce, &o.role, res.step, opath, f.header.nonce.is_empty())?;
-                nonce
+                self.sum.nonce_once(nonce, &o.role, res.step, opath, f.header.nonce.is_empty())?;
+                Ok(nonce)
             }
-            _ => return Err(fail(&rpath, format!("order of {} is half revealed", o.role))),
-        };
-        orders.insert(o.role.clone(), o.orders.clone());
-        nonces.insert(o.role.clone(), nonce);
-    }
-    let seed = commit::step_seed(&gf.id, res.step, host_seed, nonces.iter().map(|(r, n)| (r.as_str(), n)));
-    if hex::encode(seed) != res.seed {
-        return Err(fail(&rpath, format!("step seed of step {} is not derived from the host seed and nonces", res.step)));
-    }
-    for o in full.iter().filter(|o| o.seq.is_none()) {
-        let missed = misses.get(&o.role).copied().unwrap_or(0);
-        let (want, kind) = pipeline::nmr_orders(game, gf, state, res.step, &seed, &o.role, missed)?;
-        if o.nmr.as_deref().unwrap_or("default") != kind || want != o.orders {
-            return Err(fail(&rpath, format!(
-                "NMR orders of {} in step {} are not what the NMR policy gives ({kind} orders after {missed} missed step(s))",
-                o.role, res.step
-            )));
+            _ => Err(fail(AuditCheck::Order, &st.rpath, format!("order of {} is half revealed", o.role))),
         }
     }
-    model::count_misses(misses, res);
-    let mut ctx = Ctx::new(seed);
-    let after = game.resolve(state, &orders, &mut ctx)?;
-    *events = ctx.into_events();
-    let replayed = pipeline::public_events(events);
-    if replayed != res.events {
-        return Err(fail(&rpath, different_events(res.step, &res.events, &replayed)));
+
+    /// The NMR orders of the step `st` are what the game's NMR policy gives from the step `seed`.
+    fn check_nmr_orders(&self, st: &Step<'_>, full: &[Revealed], seed: &[u8; 32]) -> Result<()> {
+        for o in full.iter().filter(|o| o.seq.is_none()) {
+            let missed = self.misses.get(&o.role).copied().unwrap_or(0);
+            let (want, kind) = pipeline::nmr_orders(self.game, &self.gf, &self.state, st.res.step, seed, &o.role, missed)?;
+            if o.nmr.as_deref().unwrap_or("default") != kind || want != o.orders {
+                return Err(fail(AuditCheck::Replay, &st.rpath, format!(
+                    "NMR orders of {} in step {} are not what the NMR policy gives ({kind} orders after {missed} missed step(s))",
+                    o.role, st.res.step
+                )));
+            }
+        }
+        Ok(())
     }
-    let publication = game.publication(state, &after)?;
-    *state = after;
-    Ok(publication)
 }
 
 /// Orders are withheld exactly as long as the game says (`publication` of the step, `over` when
@@ -1073,7 +1236,7 @@ fn check_publication(
                 Some(WithheldUntil::RoundEnd) => "withheld until the round's end",
                 Some(WithheldUntil::GameEnd) => "withheld until the game's end",
             };
-            return Err(fail(rpath, format!(
+            return Err(fail(AuditCheck::Publication, rpath, format!(
                 "orders of {} in step {} are {}, but the game's rule says {}",
                 o.role, res.step, say(got), say(want)
             )));
@@ -1083,7 +1246,7 @@ fn check_publication(
     let keys: Vec<(u64, String)> = rec.reveals.iter().map(|r| (r.step, r.role.clone())).collect();
     if keys != due {
         let list = |v: &[(u64, String)]| if v.is_empty() { "none".to_string() } else { v.iter().map(|(s, r)| format!("{r} of step {s}")).collect::<Vec<_>>().join(", ") };
-        return Err(fail(rpath, format!("reveals {} but the orders due now are {}", list(&keys), list(&due))));
+        return Err(fail(AuditCheck::Publication, rpath, format!("reveals {} but the orders due now are {}", list(&keys), list(&due))));
     }
     for k in &due {
         outstanding.remove(k);
@@ -1098,19 +1261,106 @@ fn check_publication(
 fn check_receipts(gd: &GameDir, game: &str, step: u64, host: &ssh_key::PublicKey) -> Result<()> {
     let mut next: BTreeMap<String, u64> = BTreeMap::new();
     let mut commitments: BTreeMap<(String, String), u64> = BTreeMap::new();
-    for (path, r) in pipeline::read_receipts(gd, step).map_err(|e| Error::Audit(e.to_string()))? {
+    for (path, r) in pipeline::read_receipts(gd, step).map_err(|e| Error::from(AuditFailure::from_error(AuditCheck::Receipt, e)))? {
         check_host_sig(&path, &store::read(&path)?, host, NS_RECEIPT)?;
         let want = next.entry(r.role.clone()).or_insert(1);
         let name = format!("{}-{}.toml", r.role, r.seq);
         if r.game != game || r.step != step || r.seq != *want || path.file_name().and_then(|n| n.to_str()) != Some(&name) {
-            return Err(fail(&path, format!("receipt out of place: expected {}-{want}.toml of step {step} of game {game}", r.role)));
+            return Err(fail(AuditCheck::Receipt, &path, format!("receipt out of place: expected {}-{want}.toml of step {step} of game {game}", r.role)));
         }
         // The same order accepted twice would let a host bring back a superseded order as the
         // newest (and choose between their nonces); `submit` refuses such a resend.
         if let Some(first) = commitments.insert((r.role.clone(), r.commitment.clone()), r.seq) {
-            return Err(fail(&path, format!("has the commitment of receipt {first}: the same order accepted twice (a superseded order brought back?)")));
+            return Err(fail(AuditCheck::Receipt, &path, format!("has the commitment of receipt {first}: the same order accepted twice (a superseded order brought back?)")));
         }
         *want += 1;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A copy of the example game in `tmp`.
+    fn example(tmp: &Path) -> PathBuf {
+        fn copy(from: &Path, to: &Path) {
+            std::fs::create_dir_all(to).unwrap();
+            for e in std::fs::read_dir(from).unwrap() {
+                let e = e.unwrap();
+                if e.file_type().unwrap().is_dir() {
+                    copy(&e.path(), &to.join(e.file_name()));
+                } else {
+                    std::fs::copy(e.path(), to.join(e.file_name())).unwrap();
+                }
+            }
+        }
+        let to = tmp.join("game");
+        copy(&Path::new(env!("CARGO_MANIFEST_DIR")).join("turns/demo-gettysburg-campaign-18630701"), &to);
+        to
+    }
+
+    /// The audit failure of the game in `dir`.
+    fn failure(dir: &Path) -> AuditFailure {
+        match audit(dir, None) {
+            Err(Error::Audit(f)) => *f,
+            other => panic!("not an audit failure: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_missing_signature_or_an_edited_record_is_its_own_check_with_its_file() {
+        let tmp = tempfile::tempdir().unwrap();
+        let game = example(tmp.path());
+        let sig = game.join("records/000001.json.sig");
+        let saved = std::fs::read(&sig).unwrap();
+        std::fs::remove_file(&sig).unwrap();
+        let f = failure(&game);
+        assert_eq!((f.check, f.path.as_deref(), f.line, f.detail.as_str()), (AuditCheck::Missing, Some(sig.as_path()), None, "missing"));
+
+        std::fs::write(&sig, saved).unwrap();
+        let r1 = game.join("records/000001.json");
+        let text = std::fs::read_to_string(&r1).unwrap();
+        std::fs::write(&r1, text.replacen("\"step\": 1", "\"step\": 2", 1)).unwrap();
+        let f = failure(&game);
+        assert_eq!((f.check, f.path.as_deref()), (AuditCheck::Signature, Some(r1.as_path())), "{f}");
+        assert!(f.detail.starts_with("host signature: "), "{f}");
+    }
+
+    #[test]
+    fn an_edited_setup_is_a_history_failure_at_the_line_of_record_0s_setup() {
+        let tmp = tempfile::tempdir().unwrap();
+        let game = example(tmp.path());
+        let gf = game.join("game.toml");
+        let text = std::fs::read_to_string(&gf).unwrap();
+        std::fs::write(&gf, format!("{text}\n")).unwrap();
+        let r0 = game.join("records/000000.json");
+        let line = std::fs::read_to_string(&r0).unwrap().lines().position(|l| l.trim_start().starts_with("\"setup\": ")).map(|i| i + 1);
+        let f = failure(&game);
+        assert_eq!((f.check, f.path.as_deref(), f.line), (AuditCheck::History, Some(r0.as_path()), line), "{f}");
+        assert_eq!(Error::from(f).to_string(), format!("audit failed: {}:{}: setup: is not the hash of game.toml and scenario.toml as they are now: one of them was edited since the game began", r0.display(), line.unwrap()));
+    }
+
+    #[test]
+    fn a_game_made_by_another_version_says_so_after_the_failure() {
+        let mut f = AuditFailure::new(AuditCheck::Replay, "reports/000001/union.txt", "the report differs from the replay");
+        f.made_by = Some(String::new());
+        let here = env!("CARGO_PKG_VERSION");
+        assert_eq!(
+            Error::from(f).to_string(),
+            format!("audit failed: reports/000001/union.txt: the report differs from the replay. Note: the game was made by pbem of unknown version, this is pbem {here}: reports and rules may differ between versions")
+        );
+    }
+
+    #[test]
+    fn a_failure_passed_on_about_its_own_file_keeps_its_line_and_is_not_named_twice() {
+        let p = Path::new("receipts/000001/union-1.toml");
+        let e = Error::Input { file: p.to_path_buf(), line: Some(3), field: Some("seq".into()), message: "not a number".into() };
+        let Error::Audit(f) = fail_err(AuditCheck::Receipt, p, e) else { panic!() };
+        assert_eq!((f.check, f.line, f.detail.as_str()), (AuditCheck::Receipt, Some(3), "seq: not a number"));
+        assert_eq!(f.to_string(), "receipts/000001/union-1.toml:3: seq: not a number");
+        let Error::Audit(f) = fail(AuditCheck::Order, Path::new("other.txt"), Error::from(*f)) else { panic!() };
+        assert_eq!((f.path.as_deref(), f.line), (Some(Path::new("other.txt")), None));
+        assert_eq!(f.to_string(), "other.txt: receipts/000001/union-1.toml:3: seq: not a number");
+    }
 }

@@ -24,9 +24,9 @@ pub enum Error {
     /// A signature problem.
     #[error(transparent)]
     Sig(#[from] crate::sig::SigError),
-    /// An audit check failed; the message names the first failing check and file.
+    /// An audit check failed: the first failing check, with its file and line.
     #[error("audit failed: {0}")]
-    Audit(String),
+    Audit(Box<AuditFailure>),
     /// A command-line usage problem (unknown rules, bad role, bad time).
     #[error("{0}")]
     Usage(String),
@@ -37,6 +37,109 @@ pub enum Error {
     /// A picture of the board could not be drawn (`picture::png`).
     #[error("picture: {0}")]
     Picture(String),
+}
+
+/// What an audit found wrong ([`Error::Audit`]): the file (and line) it is about, which check
+/// failed, and what was found, shown as `FILE[:LINE]: detail`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AuditFailure {
+    /// The file the failure is about (`None` only for a failure passed on without one).
+    pub path: Option<PathBuf>,
+    /// The line (from 1) in that file, when known.
+    pub line: Option<usize>,
+    /// Which check failed.
+    pub check: AuditCheck,
+    /// What was found, in words (after the file and line).
+    pub detail: String,
+    /// The pbem version that made the game (empty: unknown) when it is not this one: the failure
+    /// adds that reports and rules may differ between versions.
+    pub made_by: Option<String>,
+}
+
+/// Which of the audit's checks failed ([`AuditFailure::check`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum AuditCheck {
+    /// A file the game must hold is not there.
+    Missing,
+    /// `game.toml`, `scenario.toml` or the keys they name (host key, seat keys).
+    Setup,
+    /// The setup over time: record 0's setup hash, seat changes, host control records.
+    History,
+    /// Which files are there: records without gaps, nothing past the last record, receipts and
+    /// host files only of steps a record reached, both or neither of `states/` and `reports/`.
+    Inventory,
+    /// A record's own form: canonical JSON, its index and game, its opening and resolution.
+    Record,
+    /// A record's `prev` is not the hash of the record before.
+    HashChain,
+    /// A host signature (record, receipt) or a player's signature on an order.
+    Signature,
+    /// A receipt: in its place, numbered, for the order a record used, the newest.
+    Receipt,
+    /// A revealed order: its commitment, header, legality, nonce, the host's sealed copy.
+    Order,
+    /// A host seed against its commitment, a step seed against its nonces, a roll against the seed.
+    Seed,
+    /// The state key and the state commitments.
+    Commitment,
+    /// What a replay makes: the state, the reports, the events, NMR orders, the next step.
+    Replay,
+    /// Orders withheld and revealed exactly when the game's rule says.
+    Publication,
+    /// Times: deadlines, receipts issued while the step was open, NMR only after the deadline.
+    Times,
+    /// A receipt a player holds, against the game (`pbem audit --receipts`).
+    HeldReceipt,
+    /// A report a player kept, against the game (`pbem audit --reports`).
+    KeptReport,
+}
+
+impl AuditFailure {
+    /// A failure of `check` about `path`, with what was found.
+    pub fn new(check: AuditCheck, path: impl Into<PathBuf>, detail: impl Into<String>) -> Self {
+        AuditFailure { path: Some(path.into()), line: None, check, detail: detail.into(), made_by: None }
+    }
+
+    /// The same at `line` of the file.
+    pub fn at_line(mut self, line: Option<usize>) -> Self {
+        self.line = line;
+        self
+    }
+
+    /// `e` as a failure of `check`, keeping its place: an audit failure as it is, a problem in a
+    /// file (or reading it) about that file and line, anything else without a file.
+    pub fn from_error(check: AuditCheck, e: Error) -> Self {
+        match e {
+            Error::Audit(f) => *f,
+            Error::Input { file, line, field, message } => {
+                let detail = field.map_or(message.clone(), |f| format!("{f}: {message}"));
+                AuditFailure::new(check, file, detail).at_line(line)
+            }
+            Error::Io { path, source } => AuditFailure::new(check, path, source.to_string()),
+            e => AuditFailure { path: None, line: None, check, detail: e.to_string(), made_by: None },
+        }
+    }
+}
+
+impl std::fmt::Display for AuditFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match (&self.path, self.line) {
+            (Some(p), Some(l)) => write!(f, "{}:{l}: {}", p.display(), self.detail)?,
+            (Some(p), None) => write!(f, "{}: {}", p.display(), self.detail)?,
+            (None, _) => write!(f, "{}", self.detail)?,
+        }
+        if let Some(v) = &self.made_by {
+            let v = if v.is_empty() { "of unknown version".to_string() } else { v.clone() };
+            write!(f, ". Note: the game was made by pbem {v}, this is pbem {}: reports and rules may differ between versions", env!("CARGO_PKG_VERSION"))?;
+        }
+        Ok(())
+    }
+}
+
+impl From<AuditFailure> for Error {
+    fn from(f: AuditFailure) -> Self {
+        Error::Audit(Box::new(f))
+    }
 }
 
 /// One problem of a file refused for several ([`Error::Problems`]): its place and what is wrong.

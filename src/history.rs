@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use crate::commit;
 use crate::control;
-use crate::error::{Error, Result};
+use crate::error::{AuditCheck, AuditFailure, Error, Result};
 use crate::model::{ControlAction, GameFile, Opening, Record};
 use crate::pipeline;
 use crate::store::{self, GameDir};
@@ -18,14 +18,12 @@ use crate::store::{self, GameDir};
 fn setup_changed(r0: &Path) -> Error {
     const WHY: &str = "setup: is not the hash of game.toml and scenario.toml as they are now: one of them was edited since the game began";
     let line = std::fs::read_to_string(r0).ok().and_then(|t| t.lines().position(|l| l.trim_start().starts_with("\"setup\":")));
-    match line {
-        Some(i) => Error::Audit(format!("{}:{}: {WHY}", r0.display(), i + 1)),
-        None => fail(r0, WHY),
-    }
+    AuditFailure::new(AuditCheck::History, r0, WHY).at_line(line.map(|i| i + 1)).into()
 }
 
+/// An audit failure of the history about `path`: `PATH: what`.
 fn fail(path: &Path, what: impl std::fmt::Display) -> Error {
-    Error::Audit(format!("{}: {what}", path.display()))
+    AuditFailure::new(AuditCheck::History, path, what.to_string()).into()
 }
 
 /// The setup of a game record by record.

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use minijinja::{Environment, context};
 use serde::{Deserialize, Serialize};
 
-use crate::error::{Error, Result};
+use crate::error::{AuditCheck, AuditFailure, Error, Result};
 use crate::model::{GameFile, LateReveal, Receipt, Record, Revealed, WithheldUntil};
 use crate::store::{self, GameDir};
 use crate::{audit, commit, pipeline, public};
@@ -270,7 +270,13 @@ fn publish_archive(id: &str, archive_bytes: Vec<u8>, site: &Path) -> Result<Publ
     let folder_id = folder_name(&id)?.to_string();
     let archive = format!("{folder_id}.tar");
     let unpacked = public::unpack_bytes(&archive_bytes, Path::new(&archive))?;
-    let copy = read_copy(&unpacked.game).map_err(|e| Error::Audit(unpacked.rename(&e.to_string())))?;
+    let copy = read_copy(&unpacked.game).map_err(|e| {
+        // Named as in the archive, not the folder it was unpacked into.
+        let mut f = AuditFailure::from_error(AuditCheck::Record, e);
+        f.path = f.path.map(|p| PathBuf::from(unpacked.rename(&p.display().to_string())));
+        f.detail = unpacked.rename(&f.detail);
+        Error::from(f)
+    })?;
     let env = environment();
     let folder = site.join(&folder_id);
     // Everything is rendered before anything is written: a failure leaves the site as it was.

@@ -271,3 +271,20 @@ fn publish_all_lists_every_game_and_says_which_failed() {
     assert!(index.contains("demo-gettysburg-campaign-18630701/index.html") && index.contains("Step 4 is open"), "{index}");
     assert!(!index.contains("broken"));
 }
+
+#[test]
+fn a_failed_audit_of_a_game_to_publish_is_said_once_naming_the_file_in_its_archive() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = tmp.path().join("demo-gettysburg-campaign-18630701");
+    copy_tree(&example(), &game);
+    let rec = game.join("records/000004.json");
+    let text = fs::read_to_string(&rec).unwrap();
+    fs::write(&rec, text.replacen("\"game\"", "\"gamE\"", 1)).unwrap();
+    let site = tmp.path().join("site");
+    let err = pbem().arg("publish").arg(&game).arg("--out").arg(&site).assert().failure().get_output().stderr.clone();
+    let err = String::from_utf8(err).unwrap();
+    assert_eq!(err.matches("audit failed: ").count(), 1, "{err}");
+    let id = "demo-gettysburg-campaign-18630701";
+    assert!(err.contains(&format!("not published: audit failed: {id}.tar:{id}/records/000004.json: not a record: unknown field `gamE`")), "{err}");
+    assert!(!site.exists(), "nothing written");
+}
