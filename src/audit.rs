@@ -649,6 +649,7 @@ fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
                 }
                 if rec.control.is_some() {
                     history::check_control(&rpath, &rec, prec)?;
+                    history::check_players_end(&gd, &hist, &host, game, &state, &rpath, &rec, prec)?;
                     // Only abandoning reveals: everything still withheld, as any game's end does.
                     let keys: Vec<(u64, String)> = rec.reveals.iter().map(|r| (r.step, r.role.clone())).collect();
                     let due: Vec<(u64, String)> = if rec.outcome.is_some() { outstanding.keys().cloned().collect() } else { Vec::new() };

@@ -431,6 +431,11 @@ pub struct Accepted {
     pub path: PathBuf,
     /// E.g. "no nonce: this order adds no randomness to the step seed".
     pub warnings: Vec<String>,
+    /// What the order said of the game's end (`resign`, `draw`).
+    pub ending: orderfile::Ending,
+    /// Set by [`submit`] when this order ended the game (a resignation, the last draw offer):
+    /// the outcome's summary.
+    pub ended: Option<String>,
 }
 
 /// An order file read and verified, not yet checked against the game.
@@ -564,9 +569,22 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
     if h.step != opening.step {
         return Err(at("pbem.step", format!("order is for step {}, but the pending step is {} (an old or replayed order?)", h.step, opening.step)));
     }
-    if !opening.asks.iter().any(|a| a.role == h.role) {
-        let asked: Vec<&str> = opening.asks.iter().map(|a| a.role.as_str()).collect();
-        return Err(at("pbem.role", format!("step {} asks nothing of {}; it awaits: {}", opening.step, h.role, asked.join(", "))));
+    let ending = v.file.ending;
+    if ending.resign && !v.file.orders.is_empty() {
+        return Err(at("orders.resign", "`resign = true` stands alone in [orders]: a side that resigns gives no other orders".into()));
+    }
+    // A seat may resign or offer a draw at any open step; other orders only when asked.
+    let asked = opening.asks.iter().any(|a| a.role == h.role);
+    let only_ending = (ending.resign || ending.draw.is_some()) && v.file.orders.is_empty();
+    if !asked && !only_ending {
+        let awaited: Vec<&str> = opening.asks.iter().map(|a| a.role.as_str()).collect();
+        return Err(at("pbem.role", format!(
+            "step {} asks nothing of {}; it awaits: {} (to resign or offer a draw now, send `resign = true` or `draw = true` alone in [orders])",
+            opening.step, h.role, awaited.join(", ")
+        )));
+    }
+    if ending.draw == Some(true) && g.game.sides(&g.state)?.len() < 2 {
+        return Err(at("orders.draw", "a game of one side cannot be drawn; `resign = true` ends it as lost".into()));
     }
     if h.host_seed_commitment != opening.host_seed_commitment {
         return Err(at("pbem.host_seed_commitment", format!("does not match step {}'s host seed commitment {}", opening.step, opening.host_seed_commitment)));
@@ -582,7 +600,7 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
         let newest = receipts.last().map(|(_, n)| n.seq) == Some(r.seq);
         if newest {
             let warnings = vec![format!("already received as receipt {}: nothing changed", r.seq)];
-            return Ok(Accepted { receipt: r.clone(), path: path.clone(), warnings });
+            return Ok(Accepted { receipt: r.clone(), path: path.clone(), warnings, ending, ended: None });
         }
         return Err(at("pbem.nonce", format!("this order was received before as receipt {} and later replaced; resending it is refused (sign a fresh form)", r.seq)));
     }
@@ -601,7 +619,9 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
     {
         return Err(at("pbem.nonce", "this nonce was already used: a replayed order? (sign a fresh form)".into()));
     }
-    if let Err(problems) = g.game.check_order(&g.state, &h.role, &v.file.orders)? {
+    // A resignation, and an unasked seat's draw offer, carry no orders for the game to check.
+    let checked = if ending.resign || !asked { Ok(()) } else { g.game.check_order(&g.state, &h.role, &v.file.orders)? };
+    if let Err(problems) = checked {
         let problems = problems
             .into_iter()
             .map(|p| {
@@ -633,7 +653,7 @@ pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepte
     files.push((sig_path(&rpath), sig::sign(&host_key(&g.dir)?, NS_RECEIPT, &bytes)?.into_bytes()));
     store::write_all_durable(&files)?;
     store::write_atomic(&rpath, &bytes)?;
-    Ok(Accepted { receipt, path: rpath, warnings })
+    Ok(Accepted { receipt, path: rpath, warnings, ending, ended: None })
 }
 
 /// Waits up to a few seconds for the game's lock (a cron adjudication is short).
@@ -653,8 +673,22 @@ pub fn submit(dir: &Path, files: &[PathBuf], clock: impl Into<Clock>) -> Result<
     let gd = GameDir::new(dir);
     let _lock = lock_waiting(&gd)?;
     let now = clock.into().now();
-    let g = load(dir)?;
-    Ok(files.iter().map(|f| submit_one(&g, f, now)).collect())
+    let mut g = load(dir)?;
+    let mut out = Vec::new();
+    for f in files {
+        let mut res = submit_one(&g, f, now);
+        // A resignation or a draw offer may end the game at once (its record written here, under
+        // the lock); later files are then refused as for any game that is over.
+        if let Ok(a) = &mut res
+            && (a.ending.resign || a.ending.draw == Some(true))
+            && let Some(rec) = crate::control::end_by_players(&g, now)?
+        {
+            a.ended = rec.outcome.map(|o| o.summary);
+            g = load(dir)?;
+        }
+        out.push(res);
+    }
+    Ok(out)
 }
 
 /// The setup hash in force after record `last`: that of the newest record up to it that carries
@@ -795,6 +829,11 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
             if indexed {
                 crate::due::write(&gd, &crate::due::Waiting { record: g.record.index, until, newest, over: false, awaited });
             }
+            return Ok(done);
+        }
+        // An end the players asked for whose record a crash left unwritten ends the game here.
+        if crate::control::end_by_players(&g, now)?.is_some() {
+            done.over = true;
             return Ok(done);
         }
         if let Err(why) = may_resolve(&g.gf, &opening) {
@@ -1016,7 +1055,8 @@ pub fn status_at(dir: &Path, now: DateTime<Utc>) -> Result<String> {
         out.push_str(&format!("game over: {}\n", o.summary));
     }
     if let Some(c) = &g.record.control {
-        out.push_str(&format!("last host control (record {}): {}\n", g.record.index, c.describe(g.record.opening.as_ref())));
+        let by = if c.action.by_players() { "ended by the players" } else { "last host control" };
+        out.push_str(&format!("{by} (record {}): {}\n", g.record.index, c.describe(g.record.opening.as_ref())));
     }
     if let Some(op) = &g.record.opening {
         let receipts = latest_receipts(&g.dir, op.step)?;
@@ -1106,8 +1146,11 @@ pub fn form(dir: &Path, role: &str, now: DateTime<Utc>) -> Result<String> {
     if g.gf.seat(role).is_none() {
         return Err(Error::Usage(format!("no seat {role:?}")));
     }
-    report::order_form(g.game, &g.gf, op, &g.state, role, &hex::encode(commit::fresh_32()), Some(now))?
-        .ok_or_else(|| Error::Usage(format!("step {} asks nothing of {role}", op.step)))
+    let nonce = hex::encode(commit::fresh_32());
+    match report::order_form(g.game, &g.gf, op, &g.state, role, &nonce, Some(now))? {
+        Some(form) => Ok(form),
+        None => report::ending_form(g.game, &g.gf, op, &g.state, role, &nonce),
+    }
 }
 
 /// An Ed25519 key from 32 bytes of the given entropy (the host key, and demo players' keys).
