@@ -207,3 +207,62 @@ fn a_resignation_record_with_another_outcome_fails_both_verifiers() {
         assert!(!ok && out.contains("outcome"), "{out}");
     }
 }
+
+/// A new game of `rules` in `dir/g` with `options`, one seat per role (keys `dir/ROLE`).
+fn game_of(dir: &Path, rules: &str, options: &[&str], roles: &[&str]) -> PathBuf {
+    let g = dir.join("g");
+    let mut cmd = pbem();
+    cmd.arg("new").arg(&g).args(["--rules", rules, "--now", "2026-07-02T12:00:00Z"]);
+    for o in options {
+        cmd.args(["--option", o]);
+    }
+    for role in roles {
+        keygen(dir, role);
+        cmd.arg("--player").arg(format!("{role}:{role}@example.org:{}.pub", dir.join(role).display()));
+    }
+    cmd.assert().success();
+    g
+}
+
+/// `role` of the game `g` resigns at `now`; returns what `pbem submit` printed.
+fn resign_in(g: &Path, role: &str, now: &str) -> String {
+    let dir = g.parent().unwrap();
+    let f = dir.join(format!("{role}-resign.toml"));
+    pbem().arg("form").arg(g).args(["--role", role, "-o"]).arg(&f).assert().success();
+    std::fs::write(&f, only("resign = true\n")(std::fs::read_to_string(&f).unwrap())).unwrap();
+    pbem().arg("sign").arg("--key").arg(dir.join(role)).arg(&f).assert().success();
+    let out = pbem().arg("submit").arg(g).arg(&f).args(["--now", now]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn in_flag_dash_one_seat_resigns_for_its_team_and_the_other_team_wins() {
+    let tmp = tempfile::tempdir().unwrap();
+    let g = game_of(tmp.path(), "flag-dash", &["players=4"], &["red-1", "red-2", "white-1", "white-2"]);
+    let out = resign_in(&g, "white-2", "2026-07-02T13:00:00Z");
+    assert!(out.contains("game over: white-2 (side white) resigned: red wins."), "{out}");
+    audit_passes(&g);
+    public_audit_passes(&g);
+    if let Some((ok, out)) = python(&g) {
+        assert!(ok && out.contains("red wins"), "{out}");
+    }
+}
+
+#[test]
+fn in_solitaire_resigning_loses_the_game_and_a_draw_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let g = game_of(tmp.path(), "throw-down-that-flag", &[], &["union"]);
+    let f = tmp.path().join("draw.toml");
+    pbem().arg("form").arg(&g).args(["--role", "union", "-o"]).arg(&f).assert().success();
+    std::fs::write(&f, with("draw = true")(std::fs::read_to_string(&f).unwrap())).unwrap();
+    pbem().arg("sign").arg("--key").arg(tmp.path().join("union")).arg(&f).assert().success();
+    pbem().arg("submit").arg(&g).arg(&f).args(["--now", "2026-07-02T12:30:00Z"]).assert().failure()
+        .stderr(predicate::str::contains("orders.draw: a game of one side cannot be drawn"));
+    let out = resign_in(&g, "union", "2026-07-02T13:00:00Z");
+    assert!(out.contains("game over: union resigned: the game is lost."), "{out}");
+    audit_passes(&g);
+    if let Some((ok, out)) = python(&g) {
+        assert!(ok, "{out}");
+    }
+}
