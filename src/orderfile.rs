@@ -258,6 +258,20 @@ mod tests {
     }
 
     #[test]
+    fn resign_and_draw_are_taken_out_of_the_orders() {
+        let f = parse(&FORM.replace("[orders]\n", "[orders]\ndraw = true\n")).unwrap();
+        assert_eq!(f.ending, Ending { resign: false, draw: Some(true) });
+        assert!(!f.orders.contains_key("draw") && f.orders.contains_key("cards"));
+        assert_eq!(parse(FORM).unwrap().ending, Ending::default());
+        let r = parse(&FORM.replace("[orders]\ncards = [\"A\"]\n", "[orders]\nresign = true\n")).unwrap();
+        assert!(r.ending.resign);
+        for (bad, field, line) in [("resign = false", "orders.resign", 10), ("resign = \"yes\"", "orders.resign", 10), ("draw = 1", "orders.draw", 10), ("resign = true\ndraw = true", "orders.draw", 11)] {
+            let p = parse(&FORM.replace("[orders]\n", &format!("[orders]\n{bad}\n"))).unwrap_err();
+            assert_eq!((p.field.as_deref(), p.line), (Some(field), Some(line)), "{bad}: {p:?}");
+        }
+    }
+
+    #[test]
     fn locates_fields() {
         assert_eq!(locate(FORM, "pbem.step"), Some(4));
         assert_eq!(locate(FORM, "orders.cards"), Some(10));

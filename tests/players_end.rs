@@ -266,3 +266,21 @@ fn in_solitaire_resigning_loses_the_game_and_a_draw_is_refused() {
         assert!(ok, "{out}");
     }
 }
+
+#[test]
+fn an_end_whose_record_a_crash_lost_is_written_by_the_next_adjudication() {
+    let t = Table::new();
+    let f = t.order("union", "resign", None, &only("resign = true\n"));
+    t.submit(&f, "2026-07-01T13:00:00Z").success();
+    // As if the run had died after the receipt, before the end record (its files never written).
+    let g = t.game();
+    for p in ["records/000001.json", "records/000001.json.sig", "states/000001.json"] {
+        std::fs::remove_file(g.join(p)).unwrap();
+    }
+    std::fs::remove_dir_all(g.join("reports/000001")).unwrap();
+    // Past the deadline: the step is due, but the resignation ends the game instead of an NMR.
+    let out = t.run(&["adjudicate", "--now", "2026-07-05T12:00:00Z"]);
+    assert!(out.contains("game over") && !out.contains("resolved step"), "{out}");
+    assert_eq!(t.record(1)["control"]["action"], "resign");
+    audit_passes(&g);
+}
