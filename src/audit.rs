@@ -788,6 +788,8 @@ impl Audit {
     /// an abandoned game's end reveals (everything still withheld).
     fn check_control_record(&mut self, rpath: &Path, rec: &Record, prec: &Record) -> Result<()> {
         history::check_control(rpath, rec, prec)?;
+        history::check_players_end(&self.gd, &self.hist, &self.host, self.game, &self.state, rpath, rec, prec)?;
+        // Only a game's end reveals: everything still withheld, as any game's end does.
         let keys: Vec<(u64, String)> = rec.reveals.iter().map(|r| (r.step, r.role.clone())).collect();
         let due: Vec<(u64, String)> = if rec.outcome.is_some() { self.outstanding.keys().cloned().collect() } else { Vec::new() };
         if keys != due {

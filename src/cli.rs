@@ -774,6 +774,11 @@ fn cmd_submit(dir: PathBuf, files: Vec<PathBuf>, t: Option<String>) -> Result<Ex
                 for w in a.warnings {
                     eprintln!("warning: {}: {w}", f.display());
                 }
+                if let Some(how) = &a.ended {
+                    println!("game over: {how}");
+                } else if a.ending.draw == Some(true) {
+                    println!("draw offered by {}: the game is drawn once every seat's newest order says `draw = true`", r.role);
+                }
             }
             Err(e) => {
                 match e {

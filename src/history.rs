@@ -1,6 +1,7 @@
 //! What a game's records say about its setup over time, for the audit: the `game.toml` in force
 //! at each record (followed through the seat changes the host recorded), which records stood
-//! while each step was open, and the checks of host control records (SPEC.md "Host controls").
+//! while each step was open, and the checks of host control records (SPEC.md "Host controls"),
+//! among them the players' own end of a game, by the signed orders it quotes.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -10,7 +11,10 @@ use chrono::{DateTime, Utc};
 use crate::commit;
 use crate::control;
 use crate::error::{AuditCheck, AuditFailure, Error, Result};
-use crate::model::{ControlAction, GameFile, Opening, Record};
+use crate::game::DynGame;
+use crate::model::{ControlAction, GameFile, Opening, Receipt, Record, SignedOrder};
+use crate::orderfile::Ending;
+use crate::sig;
 use crate::pipeline;
 use crate::store::{self, GameDir};
 
@@ -210,9 +214,82 @@ pub fn check_control(rpath: &Path, rec: &Record, prev: &Record) -> Result<DateTi
                 return Err(fail(rpath, "outcome: an abandoned game ends with no opening and the outcome naming the host's reason"));
             }
         }
+        ControlAction::Resign | ControlAction::Draw => {
+            if rec.opening.is_some() || rec.outcome.is_none() || !c.reason.is_empty() {
+                return Err(fail(rpath, "outcome: a game its players end has no opening, an outcome, and no host's reason"));
+            }
+        }
     }
-    if c.action != ControlAction::Abandon && (rec.outcome.is_some() || !rec.reveals.is_empty()) {
+    if c.orders.is_empty() == c.action.by_players() {
+        return Err(fail(rpath, "control.orders: a resignation or a draw quotes the players' signed orders, and nothing else does"));
+    }
+    if !matches!(c.action, ControlAction::Abandon | ControlAction::Resign | ControlAction::Draw) && (rec.outcome.is_some() || !rec.reveals.is_empty()) {
         return Err(fail(rpath, "only a record that ends the game states an outcome or reveals orders"));
     }
     Ok(at)
+}
+
+/// Checks that the players really ended the game as record `rec` (file `rpath`, after `prev`, with
+/// `state` the game's state then) says: every quoted order has its host-signed receipt (its
+/// commitment), its seat's signature under the key in force for that receipt, and asks for this
+/// end; a resignation is the resigning role's newest order of the open step; a draw quotes every
+/// seat's newest order of the game, each offering a draw; the outcome is the one that follows
+/// (SPEC.md "Ending by the players").
+#[allow(clippy::too_many_arguments)]
+pub fn check_players_end(gd: &GameDir, hist: &History, host: &ssh_key::PublicKey, game: &dyn DynGame, state: &str, rpath: &Path, rec: &Record, prev: &Record) -> Result<()> {
+    let Some(c) = rec.control.as_ref().filter(|c| c.action.by_players()) else { return Ok(()) };
+    let op = prev.opening.as_ref().ok_or_else(|| fail(rpath, "follows a record that ended the game"))?;
+    let mut roles: Vec<&str> = hist.files[rec.index as usize - 1].seats.iter().map(|s| s.role.as_str()).collect();
+    roles.sort_unstable();
+    let quoted: Vec<&str> = c.orders.iter().map(|o| o.role.as_str()).collect();
+    if c.action == ControlAction::Draw && quoted != roles {
+        return Err(fail(rpath, format!("control.orders: a draw quotes every seat's order ({}), this one {}", roles.join(", "), quoted.join(", "))));
+    }
+    if c.action == ControlAction::Resign && (c.orders.len() != 1 || c.orders[0].step != op.step) {
+        return Err(fail(rpath, format!("control.orders: a resignation quotes one order of the open step {}", op.step)));
+    }
+    for (i, o) in c.orders.iter().enumerate() {
+        let field = format!("control.orders[{i}]");
+        let ending = check_signed_order(gd, hist, host, rpath, &field, &rec.game, o)?;
+        let newest = control::newest_receipt(gd, op.step, &o.role).map_err(|e| fail(rpath, e))?;
+        if newest != Some((o.step, o.seq)) {
+            return Err(fail(rpath, format!("{field}: is not the newest order of {} (receipt {} of step {}; the newest: {newest:?})", o.role, o.seq, o.step)));
+        }
+        let asks = if c.action == ControlAction::Resign { ending.resign } else { ending.draw == Some(true) };
+        if !asks {
+            return Err(fail(rpath, format!("{field}: the order of {} does not say `{}`", o.role, if ending.resign || c.action == ControlAction::Resign { "resign = true" } else { "draw = true" })));
+        }
+    }
+    let want = control::players_outcome(game, state, c.action, &c.orders).map_err(|e| fail(rpath, e))?;
+    if rec.outcome.as_ref() != Some(&want) {
+        return Err(fail(rpath, format!("outcome: is not the outcome of this end ({:?}: {})", want.winner, want.summary)));
+    }
+    Ok(())
+}
+
+/// One quoted order: its receipt (present, host-signed, its commitment that of the text), the
+/// seat's signature of the text (the key in force after the record the receipt names), and the
+/// text's header. Returns what it says of the game's end.
+fn check_signed_order(gd: &GameDir, hist: &History, host: &ssh_key::PublicKey, rpath: &Path, field: &str, game_id: &str, o: &SignedOrder) -> Result<Ending> {
+    let rp = gd.receipts(o.step).join(format!("{}-{}.toml", o.role, o.seq));
+    let rb = store::read(&rp).map_err(|_| fail(rpath, format!("{field}: names receipt {}, which is missing", rp.display())))?;
+    let armored = store::read_text(&pipeline::sig_path(&rp)).map_err(|_| fail(&rp, "its host signature (.sig) is missing"))?;
+    sig::verify(host, sig::NS_RECEIPT, &rb, &armored).map_err(|e| fail(&rp, format!("host signature: {e}")))?;
+    let r: Receipt = toml::from_str(std::str::from_utf8(&rb).unwrap_or("")).map_err(|e: toml::de::Error| fail(&rp, format!("not a receipt: {}", e.message().trim())))?;
+    if (r.step, r.role.as_str(), r.seq) != (o.step, o.role.as_str(), o.seq) {
+        return Err(fail(&rp, format!("is not receipt {} of {} in step {}", o.seq, o.role, o.step)));
+    }
+    if r.commitment != hex::encode(commit::order_commitment(game_id, o.step, &o.role, o.text.as_bytes())) {
+        return Err(fail(rpath, format!("{field}.text: is not the order receipt {} was issued for (its commitment differs)", rp.display())));
+    }
+    let gf = hist.file_at(&r.record).ok_or_else(|| fail(&rp, "record: names no record of this game"))?;
+    let seat = gf.seat(&o.role).ok_or_else(|| fail(rpath, format!("{field}.role: no seat {:?}", o.role)))?;
+    let key = sig::public_key_line(&seat.key).map_err(|e| fail(&gd.game_file(), format!("seat {}: {e}", o.role)))?;
+    sig::verify(&key, sig::NS_ORDERS, o.text.as_bytes(), &o.signature)
+        .map_err(|e| fail(rpath, format!("{field}.signature: not {}'s signature of the text: {e}", o.role)))?;
+    let f = crate::orderfile::parse(&o.text).map_err(|p| fail(rpath, format!("{field}.text: {}", p.message)))?;
+    if (f.header.game.as_str(), f.header.step, f.header.role.as_str()) != (game_id, o.step, o.role.as_str()) {
+        return Err(fail(rpath, format!("{field}.text: its [pbem] header names another game, step or role")));
+    }
+    Ok(f.ending)
 }

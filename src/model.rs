@@ -351,6 +351,17 @@ pub enum ControlAction {
     Resume,
     /// The host ended the game without a result.
     Abandon,
+    /// A player resigned (conceded) by a signed order: that seat's side loses.
+    Resign,
+    /// Every seat agreed a draw by signed orders.
+    Draw,
+}
+
+impl ControlAction {
+    /// True for an end the players asked for by signed orders (resign, draw), not the host.
+    pub fn by_players(self) -> bool {
+        matches!(self, ControlAction::Resign | ControlAction::Draw)
+    }
 }
 
 /// A host control: a host-signed record without a resolution, in the chain between two steps.
@@ -366,6 +377,26 @@ pub struct Control {
     /// A seat change: which seat and what it was before.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub seat: Option<SeatChange>,
+    /// A resignation or a draw: the players' signed orders that asked for it (SPEC.md "Ending
+    /// by the players"), each with its receipt's step and number.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub orders: Vec<SignedOrder>,
+}
+
+/// A player's accepted order as a record quotes it: the receipt it got and the signed text.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SignedOrder {
+    /// The step of its receipt.
+    pub step: u64,
+    /// The role that sent it.
+    pub role: String,
+    /// Its receipt's `seq`.
+    pub seq: u64,
+    /// The exact signed text (normalized).
+    pub text: String,
+    /// The armored SSH signature of `text`.
+    pub signature: String,
 }
 
 /// A seat change: the seat's new address and key are in the `game.toml` the record's `setup`
@@ -395,6 +426,14 @@ impl Control {
             (ControlAction::Pause, _) => format!("the host paused the game at {}{why}: nothing is resolved until it resumes", self.at),
             (ControlAction::Resume, _) => format!("the host resumed the game at {}{why}; the deadline is now {deadline}", self.at),
             (ControlAction::Abandon, _) => format!("the host ended the game without a result{why}"),
+            (ControlAction::Resign, _) => match self.orders.first() {
+                Some(o) => format!("{} resigned by a signed order (step {}, receipt {}): the game is over", o.role, o.step, o.seq),
+                None => "a player resigned: the game is over".to_string(),
+            },
+            (ControlAction::Draw, _) => {
+                let roles: Vec<&str> = self.orders.iter().map(|o| o.role.as_str()).collect();
+                format!("every seat agreed a draw by signed orders ({}): the game is over", roles.join(", "))
+            }
             (ControlAction::Seat, None) => format!("the host changed a seat{why}"),
         }
     }

@@ -27,8 +27,40 @@ pub struct Header {
 pub struct OrderFile {
     /// The `[pbem]` header.
     pub header: Header,
-    /// The game's orders.
+    /// The game's orders (without `resign` and `draw`, which are the judge's: [`Ending`]).
     pub orders: Orders,
+    /// What the player asks of the game's end (`resign`, `draw` in `[orders]`).
+    pub ending: Ending,
+}
+
+/// A player's word on ending the game, written in `[orders]` of any order file (SPEC.md "Ending
+/// by the players"): `resign = true` (concede: the seat's side loses), `draw = true` (offer or
+/// agree a draw), `draw = false` (withdraw an offer).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Ending {
+    /// `resign = true`.
+    pub resign: bool,
+    /// `draw = true` or `draw = false`, when written.
+    pub draw: Option<bool>,
+}
+
+/// Takes `resign` and `draw` out of `[orders]`: each a boolean, `resign` only `true`.
+fn take_ending(text: &str, orders: &mut Orders) -> Result<Ending, ParseProblem> {
+    let bad = |key: &str, message: &str| ParseProblem { line: locate(text, &format!("orders.{key}")), field: Some(format!("orders.{key}")), message: message.into() };
+    let resign = match orders.remove("resign") {
+        None => false,
+        Some(toml::Value::Boolean(true)) => true,
+        Some(_) => return Err(bad("resign", "write `resign = true` to resign (your side loses the game at once), or leave the line out")),
+    };
+    let draw = match orders.remove("draw") {
+        None => None,
+        Some(toml::Value::Boolean(b)) => Some(b),
+        Some(_) => return Err(bad("draw", "write `draw = true` to offer or agree a draw, `draw = false` to withdraw your offer")),
+    };
+    if resign && draw.is_some() {
+        return Err(bad("draw", "resign and draw exclude each other: write only one of them"));
+    }
+    Ok(Ending { resign, draw })
 }
 
 /// A problem found while parsing, with the 1-based line and the field when known.
@@ -89,7 +121,9 @@ pub fn parse(text: &str) -> Result<OrderFile, ParseProblem> {
         }
         None => Orders::new(),
     };
-    Ok(OrderFile { header, orders })
+    let mut orders = orders;
+    let ending = take_ending(text, &mut orders)?;
+    Ok(OrderFile { header, orders, ending })
 }
 
 /// 1-based line of byte offset `at` in `text`.
@@ -221,6 +255,20 @@ mod tests {
         let f = parse(FORM).unwrap();
         assert_eq!(f.header.step, 2);
         assert_eq!(f.orders["cards"].as_array().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn resign_and_draw_are_taken_out_of_the_orders() {
+        let f = parse(&FORM.replace("[orders]\n", "[orders]\ndraw = true\n")).unwrap();
+        assert_eq!(f.ending, Ending { resign: false, draw: Some(true) });
+        assert!(!f.orders.contains_key("draw") && f.orders.contains_key("cards"));
+        assert_eq!(parse(FORM).unwrap().ending, Ending::default());
+        let r = parse(&FORM.replace("[orders]\ncards = [\"A\"]\n", "[orders]\nresign = true\n")).unwrap();
+        assert!(r.ending.resign);
+        for (bad, field, line) in [("resign = false", "orders.resign", 10), ("resign = \"yes\"", "orders.resign", 10), ("draw = 1", "orders.draw", 10), ("resign = true\ndraw = true", "orders.draw", 11)] {
+            let p = parse(&FORM.replace("[orders]\n", &format!("[orders]\n{bad}\n"))).unwrap_err();
+            assert_eq!((p.field.as_deref(), p.line), (Some(field), Some(line)), "{bad}: {p:?}");
+        }
     }
 
     #[test]

@@ -423,6 +423,11 @@ pub struct Accepted {
     pub warnings: Vec<String>,
     /// The same signed text was accepted before (its receipt came back; nothing changed).
     pub resent: bool,
+    /// What the order said of the game's end (`resign`, `draw`).
+    pub ending: orderfile::Ending,
+    /// Set by [`submit`] when this order ended the game (a resignation, the last draw offer):
+    /// the outcome's summary.
+    pub ended: Option<String>,
 }
 
 /// An order file read and verified, not yet checked against the game.
@@ -570,9 +575,22 @@ fn submit_in(g: &Loaded, intake: &mut Intake, path: &Path, now: DateTime<Utc>) -
     if h.step != opening.step {
         return Err(at("pbem.step", format!("order is for step {}, but the pending step is {} (an old or replayed order?)", h.step, opening.step)));
     }
-    if !opening.asks.iter().any(|a| a.role == h.role) {
-        let asked: Vec<&str> = opening.asks.iter().map(|a| a.role.as_str()).collect();
-        return Err(at("pbem.role", format!("step {} asks nothing of {}; it awaits: {}", opening.step, h.role, asked.join(", "))));
+    let ending = v.file.ending;
+    if ending.resign && !v.file.orders.is_empty() {
+        return Err(at("orders.resign", "`resign = true` stands alone in [orders]: a side that resigns gives no other orders".into()));
+    }
+    // A seat may resign or offer a draw at any open step; other orders only when asked.
+    let asked = opening.asks.iter().any(|a| a.role == h.role);
+    let only_ending = (ending.resign || ending.draw.is_some()) && v.file.orders.is_empty();
+    if !asked && !only_ending {
+        let awaited: Vec<&str> = opening.asks.iter().map(|a| a.role.as_str()).collect();
+        return Err(at("pbem.role", format!(
+            "step {} asks nothing of {}; it awaits: {} (to resign or offer a draw now, send `resign = true` or `draw = true` alone in [orders])",
+            opening.step, h.role, awaited.join(", ")
+        )));
+    }
+    if ending.draw == Some(true) && g.game.sides(&g.state)?.len() < 2 {
+        return Err(at("orders.draw", "a game of one side cannot be drawn; `resign = true` ends it as lost".into()));
     }
     if h.host_seed_commitment != opening.host_seed_commitment {
         return Err(at("pbem.host_seed_commitment", format!("does not match step {}'s host seed commitment {}", opening.step, opening.host_seed_commitment)));
@@ -590,7 +608,7 @@ fn submit_in(g: &Loaded, intake: &mut Intake, path: &Path, now: DateTime<Utc>) -
         if r.seq == last_seq {
             let rpath = g.dir.receipts(step).join(format!("{}-{}.toml", r.role, r.seq));
             let warnings = vec![format!("already received as receipt {}: nothing changed", r.seq)];
-            return Ok(Accepted { receipt: model::read_receipt(&rpath)?, path: rpath, warnings, resent: true });
+            return Ok(Accepted { receipt: model::read_receipt(&rpath)?, path: rpath, warnings, resent: true, ending, ended: None });
         }
         return Err(at("pbem.nonce", format!("this order was received before as receipt {} and later replaced; resending it is refused (sign a fresh form)", r.seq)));
     }
@@ -608,7 +626,9 @@ fn submit_in(g: &Loaded, intake: &mut Intake, path: &Path, now: DateTime<Utc>) -
     } else if nonce.is_some_and(|n| index.used(&n)) {
         return Err(at("pbem.nonce", "this nonce was already used: a replayed order? (sign a fresh form)".into()));
     }
-    if let Err(problems) = g.game.check_order(&g.state, &h.role, &v.file.orders)? {
+    // A resignation, and an unasked seat's draw offer, carry no orders for the game to check.
+    let checked = if ending.resign || !asked { Ok(()) } else { g.game.check_order(&g.state, &h.role, &v.file.orders)? };
+    if let Err(problems) = checked {
         let problems = problems
             .into_iter()
             .map(|p| {
@@ -649,7 +669,7 @@ fn submit_in(g: &Loaded, intake: &mut Intake, path: &Path, now: DateTime<Utc>) -
     store::write_all_durable(&files)?;
     store::write_atomic(&rpath, &bytes)?;
     intake.index = Some(index);
-    Ok(Accepted { receipt, path: rpath, warnings, resent: false })
+    Ok(Accepted { receipt, path: rpath, warnings, resent: false, ending, ended: None })
 }
 
 /// Waits up to a few seconds for the game's lock (a cron adjudication is short).
@@ -670,9 +690,24 @@ pub fn submit(dir: &Path, files: &[PathBuf], clock: impl Into<Clock>) -> Result<
     let _lock = lock_waiting(&gd)?;
     finish_seat_change(&gd)?;
     let now = clock.into().now();
-    let g = load(dir)?;
+    let mut g = load(dir)?;
     let mut intake = Intake::default();
-    Ok(files.iter().map(|f| submit_in(&g, &mut intake, f, now)).collect())
+    let mut out = Vec::new();
+    for f in files {
+        let mut res = submit_in(&g, &mut intake, f, now);
+        // A resignation or a draw offer may end the game at once (its record written here, under
+        // the lock); later files are then refused as for any game that is over.
+        if let Ok(a) = &mut res
+            && (a.ending.resign || a.ending.draw == Some(true))
+            && let Some(rec) = crate::control::end_by_players(&g, now)?
+        {
+            a.ended = rec.outcome.map(|o| o.summary);
+            g = load(dir)?;
+            intake = Intake::default();
+        }
+        out.push(res);
+    }
+    Ok(out)
 }
 
 /// Where `pbem seat` keeps the new `game.toml` (host only) while it writes the seat change's
@@ -860,6 +895,11 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
             if indexed {
                 crate::due::write(&gd, &crate::due::Waiting { id: &g.gf.id, record: g.record.index, step: opening.step, until, deadline: Some(deadline), newest, over: false, awaited });
             }
+            return Ok(done);
+        }
+        // An end the players asked for whose record a crash left unwritten ends the game here.
+        if crate::control::end_by_players(&g, now)?.is_some() {
+            done.over = true;
             return Ok(done);
         }
         if let Err(why) = may_resolve(&g.gf, &opening) {
@@ -1081,7 +1121,8 @@ pub fn status_at(dir: &Path, now: DateTime<Utc>) -> Result<String> {
         out.push_str(&format!("game over: {}\n", o.summary));
     }
     if let Some(c) = &g.record.control {
-        out.push_str(&format!("last host control (record {}): {}\n", g.record.index, c.describe(g.record.opening.as_ref())));
+        let by = if c.action.by_players() { "ended by the players" } else { "last host control" };
+        out.push_str(&format!("{by} (record {}): {}\n", g.record.index, c.describe(g.record.opening.as_ref())));
     }
     if let Some(op) = &g.record.opening {
         let receipts = latest_receipts(&g.dir, op.step)?;
@@ -1185,8 +1226,11 @@ pub fn form(dir: &Path, role: &str, now: DateTime<Utc>) -> Result<String> {
     if g.gf.seat(role).is_none() {
         return Err(Error::Usage(format!("no seat {role:?}")));
     }
-    report::order_form(g.game, &g.gf, op, &g.state, role, &hex::encode(commit::fresh_32()), Some(now))?
-        .ok_or_else(|| Error::Usage(format!("step {} asks nothing of {role}", op.step)))
+    let nonce = hex::encode(commit::fresh_32());
+    match report::order_form(g.game, &g.gf, op, &g.state, role, &nonce, Some(now))? {
+        Some(form) => Ok(form),
+        None => report::ending_form(g.game, &g.gf, op, &g.state, role, &nonce),
+    }
 }
 
 /// An Ed25519 key from 32 bytes of the given entropy (the host key, and demo players' keys).

@@ -75,6 +75,8 @@ pub fn order_form(game: &dyn DynGame, gf: &GameFile, opening: &Opening, state: &
     comments.push(String::new());
     comments.extend(game.form_help(state, role)?);
     comments.push(String::new());
+    comments.extend(ending_help(game, state)?);
+    comments.push(String::new());
     comments.push("Leave [pbem] as it is. `pbem sign` puts fresh randomness of your own".into());
     comments.push("in the nonce; signing with ssh-keygen instead, put your own 64 random".into());
     comments.push("hex digits there (openssl rand -hex 32).".into());
@@ -87,6 +89,32 @@ pub fn order_form(game: &dyn DynGame, gf: &GameFile, opening: &Opening, state: &
     };
     let orders = game.default_order(state, role)?;
     Ok(Some(orderfile::form_text(&header, &comments, &orders)))
+}
+
+/// The form's lines on ending the game by a signed order (SPEC.md "Ending by the players").
+fn ending_help(game: &dyn DynGame, state: &str) -> Result<Vec<String>> {
+    if game.sides(state)?.len() < 2 {
+        return Ok(vec!["To resign (the game is then lost): send `resign = true` alone in [orders].".into()]);
+    }
+    Ok(vec![
+        "To resign (your side loses at once): send `resign = true` alone in [orders].".into(),
+        "To offer or agree a draw: add `draw = true` to [orders]; the game is drawn".into(),
+        "when every seat's newest order says so (orders without it withdraw it).".into(),
+    ])
+}
+
+/// The form of a seat the open step asks nothing of: only for resigning or a draw offer, which
+/// a seat may send at any open step (`pbem form`).
+pub fn ending_form(game: &dyn DynGame, gf: &GameFile, opening: &Opening, state: &str, role: &str, nonce: &str) -> Result<String> {
+    let mut comments = vec![
+        format!("{}: form for {role}, step {}", game.title(), opening.step),
+        format!("Step {} asks nothing of {role}: this form is only for ending the game.", opening.step),
+        String::new(),
+    ];
+    comments.extend(ending_help(game, state)?);
+    comments.push("`draw = false` withdraws your draw offer.".into());
+    let header = Header { game: gf.id.clone(), step: opening.step, role: role.to_string(), host_seed_commitment: opening.host_seed_commitment.clone(), nonce: nonce.to_string() };
+    Ok(orderfile::form_text(&header, &comments, &crate::game::Orders::new()))
 }
 
 /// `opening`'s deadline as `role` reads it (in the seat's time zone) and the time left from `from`
@@ -144,7 +172,11 @@ pub fn render(
         resolution => record.resolution.as_ref().map(|r| minijinja::context! {
             step => r.step, resolved => &r.resolved, host_seed => &r.host_seed, seed => &r.seed,
         }),
-        control => record.control.as_ref().map(|c| minijinja::context! { at => &c.at, text => c.describe(record.opening.as_ref()) }),
+        control => record.control.as_ref().map(|c| minijinja::context! {
+            at => &c.at, text => c.describe(record.opening.as_ref()),
+            by => if c.action.by_players() { "ended by the players" } else { "host control" },
+            title => if c.action.by_players() { "THE PLAYERS ENDED THE GAME" } else { "NOTICE FROM THE HOST" },
+        }),
         events => events,
         receipts => Value::from(minijinja::value::Serde(receipts)),
         view => Value::from(minijinja::value::Serde(view)),

@@ -286,7 +286,11 @@ REVEAL_KEYS = {"step", "role", "text", "signature", "orders"}
 OPENING_KEYS = {"step", "asks", "host_seed_commitment", "opened", "deadline"}
 CONTROL_KEYS = {"action", "at", "reason"}
 SEAT_KEYS = {"role", "email", "key", "before"}
-ACTIONS = ("seat", "deadline", "pause", "resume", "abandon")
+ACTIONS = ("seat", "deadline", "pause", "resume", "abandon", "resign", "draw")
+ENDS = ("abandon", "resign", "draw")
+SIGNED_KEYS = {"step", "role", "seq", "text", "signature"}
+# Written in [orders] but the judge's, not the game's (SPEC.md "Ending by the players").
+ENDING_KEYS = ("resign", "draw")
 RECEIPT_KEYS = {"game", "step", "role", "seq", "commitment", "received", "nonce", "setup", "record"}
 HEADER_KEYS = {"game", "step", "role", "host_seed_commitment", "nonce"}
 
@@ -553,8 +557,10 @@ class Checker:
         """A host control record: no resolution, made no earlier than the record before, and its
         opening (or, abandoning, its outcome) exactly what the action does to the one before."""
         path, c = rec_name(n), r["control"]
-        if not isinstance(c, dict) or not CONTROL_KEYS <= set(c) <= CONTROL_KEYS | {"seat"} or c["action"] not in ACTIONS:
-            raise Fail(path, "control", f"want action ({', '.join(ACTIONS)}), at, reason and, for a seat change, seat")
+        if not isinstance(c, dict) or not CONTROL_KEYS <= set(c) <= CONTROL_KEYS | {"seat", "orders"} or c["action"] not in ACTIONS:
+            raise Fail(path, "control", f"want action ({', '.join(ACTIONS)}), at, reason and, for a seat change, seat, for a resignation or draw, orders")
+        if ("orders" in c) != (c["action"] in ("resign", "draw")):
+            raise Fail(path, "control.orders", "a resignation or a draw quotes the players' signed orders, and nothing else does")
         if not isinstance(c["reason"], str):
             raise Fail(path, "control.reason", "want text")
         if r.get("resolution") is not None:
@@ -591,14 +597,71 @@ class Checker:
             want = {k: v for k, v in op.items() if k != "paused"}
             want["deadline"] = stamp(parse_time(rec_name(n - 1), "opening.deadline", op["deadline"]) + gone)
             same(want, "resumed, its deadline later by the time paused")
+        elif action in ("resign", "draw"):
+            if new is not None or r.get("outcome") is None or c["reason"] != "":
+                raise Fail(path, "outcome", "a game its players end has no opening, an outcome, and no host's reason")
+            self.check_players_end(n, r, op, c)
         else:
             summary = f"The host ended the game without a result: {c['reason']}"
             if new is not None or r.get("outcome") != {"winner": None, "summary": summary} or not c["reason"].strip():
                 raise Fail(path, "outcome", "an abandoned game ends with no opening and the outcome naming the host's reason")
-        if action != "abandon" and (r.get("outcome") is not None or "reveals" in r):
+        if action not in ENDS and (r.get("outcome") is not None or "reveals" in r):
             raise Fail(path, "outcome", "only a record that ends the game states an outcome or reveals orders")
         if "state_key" in r and (n != self.last or r.get("outcome") is None):
             raise Fail(path, "state_key", "revealed before the record that ends the game")
+
+    def check_players_end(self, n, r, op, c):
+        """A resignation or a draw (SPEC.md "Ending by the players"): every quoted order has its
+        receipt (its commitment), its seat's signature under the key in force for that receipt, asks
+        for this end, and is its role's newest order; a resignation is of the open step, a draw
+        quotes every seat; the outcome is the one that follows (for a resignation, as far as it can
+        be told without the rules: the resigning side does not win)."""
+        path, action, orders = rec_name(n), c["action"], c["orders"]
+        if not isinstance(orders, list) or not orders or not all(isinstance(o, dict) and set(o) == SIGNED_KEYS for o in orders):
+            raise Fail(path, "control.orders", f"want a list of orders, each with {', '.join(sorted(SIGNED_KEYS))}")
+        roles, quoted = sorted(self.seats), [o["role"] for o in orders]
+        if action == "draw" and quoted != roles:
+            raise Fail(path, "control.orders", f"a draw quotes every seat's order ({', '.join(roles)}), this one {', '.join(map(str, quoted))}")
+        if action == "resign" and (len(orders) != 1 or orders[0]["step"] != op["step"]):
+            raise Fail(path, "control.orders", f"a resignation quotes one order of the open step {op['step']}")
+        for i, o in enumerate(orders):
+            sf, step, role, seq = f"control.orders[{i}]", o["step"], o["role"], o["seq"]
+            rc = self.receipts.get(step, {}).get(role, {}).get(seq)
+            if rc is None:
+                raise Fail(path, sf, f"names {receipt_name(step, role, seq)}, which is not among the receipts")
+            newest = max(((s, max(rs[role])) for s, rs in self.receipts.items() if s <= op["step"] and rs.get(role)), default=None)
+            if newest != (step, seq):
+                raise Fail(path, sf, f"is not the newest order of {role} (that is {receipt_name(newest[0], role, newest[1]) if newest else 'none'})")
+            version = self.version[self.by_hash.get(rc["record"], n - 1)]
+            data = o["text"].encode()
+            self.g.verify_sig(f"seat:{role}@{version}", "pbem-orders", data, o["signature"], path, sf + ".signature")
+            if order_commitment(self.id, step, role, data) != rc["commitment"]:
+                raise Fail(path, sf + ".text", f"is not the order {receipt_name(step, role, seq)} was issued for")
+            try:
+                t = tomllib.loads(o["text"])
+            except tomllib.TOMLDecodeError as e:
+                raise Fail(path, sf + ".text", f"not TOML: {e}")
+            h = t.get("pbem") if isinstance(t.get("pbem"), dict) else {}
+            if (h.get("game"), h.get("step"), h.get("role")) != (self.id, step, role):
+                raise Fail(path, sf + ".text", "its [pbem] header names another game, step or role")
+            if (t.get("orders") or {}).get(action) is not True:
+                raise Fail(path, sf + ".text", f"the order of {role} does not say `{action} = true`")
+        outcome = r["outcome"]
+        if action == "draw":
+            want = {"winner": None, "summary": f"Drawn: every seat agreed a draw ({', '.join(roles)})."}
+            if outcome != want:
+                raise Fail(path, "outcome", f"is not the outcome of an agreed draw ({want['summary']})")
+            return
+        role = orders[0]["role"]
+        m = re.match(r"^" + re.escape(role) + r"(?: \(side ([^)]+)\))? resigned: (.+)\.$", str(outcome.get("summary")))
+        winner = outcome.get("winner")
+        tail = m and m.group(2)
+        side = m and (m.group(1) or role)
+        ok = m and set(outcome) == {"winner", "summary"} and (
+            (winner is None and tail in ("the game is lost", "the game ends without a winner"))
+            or (isinstance(winner, str) and winner != side and tail == f"{winner} wins"))
+        if not ok:
+            raise Fail(path, "outcome", f"is not the outcome of {role}'s resignation (its side loses)")
 
     def check_events(self, path, res, seed):
         """The i-th roll or draw logged is the i-th draw from the step seed: value = below(sides) + 1
@@ -744,7 +807,7 @@ class Checker:
             raise Fail(src, sf + ".text", "pbem.nonce is not a string")
         if (h["game"], h["step"], h["role"], h["host_seed_commitment"]) != (self.id, step, role, op["host_seed_commitment"]):
             raise Fail(src, sf + ".text", f"the order of {role} names another game, step, role or host-seed commitment")
-        if t.get("orders", {}) != orders:
+        if {k: v for k, v in t.get("orders", {}).items() if k not in ENDING_KEYS} != orders:
             raise Fail(src, sf + ".orders", f"the orders of {role} differ from its signed text's [orders]")
         if h["nonce"] == "":
             nonce = bytes(32)
@@ -806,8 +869,9 @@ def load_receipts(ck):
                 for field, want in (("game", ck.id), ("step", step), ("role", role), ("seq", seq)):
                     if r[field] != want:
                         raise Fail(path, field, f"{r[field]!r}: receipt out of place, want {want!r}")
-                if role not in asked:
-                    raise Fail(path, "role", f"{role} was not asked in step {step}")
+                # A seat may resign or offer a draw at any open step, asked or not.
+                if role not in asked and role not in ck.seats:
+                    raise Fail(path, "role", f"{role} was not asked in step {step} and is no seat")
                 hex32(path, "commitment", r["commitment"])
                 if any(x["commitment"] == r["commitment"] for x in ck.receipts.get(step, {}).get(role, {}).values()):
                     raise Fail(path, "commitment", "the same order accepted twice (a superseded order brought back?)")
@@ -901,7 +965,7 @@ def run(root):
         ]
         lines += [f"note: {x}" for x in ck.notes]
         lines.append("not checked here (needs the game's rules; run `pbem audit`): legality of orders, default and "
-                     "built-in players' orders, the events' texts, when withheld orders fall due")
+                     "built-in players' orders, the events' texts, when withheld orders fall due, the side of a seat that resigned")
         return lines
 
 

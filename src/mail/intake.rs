@@ -593,6 +593,11 @@ fn submit_found(f: &Found, games: &Games, now: DateTime<Utc>) -> Result<std::res
     match res {
         Ok(a) => {
             r.warnings = a.warnings;
+            if let Some(how) = &a.ended {
+                r.warnings.push(format!("this order ended the game: {how} Every seat's final report follows."));
+            } else if a.ending.draw == Some(true) {
+                r.warnings.push("your draw offer stands until you send orders without `draw = true`; the game is drawn once every seat's newest order says `draw = true`".into());
+            }
             r.receipt = Some(a.receipt);
             r.fresh = !a.resent;
         }

@@ -1,0 +1,286 @@
+//! A game its players end, through the real binary: a seat resigns by a signed order (its side
+//! loses), every seat agrees a draw (standing offers, withdrawn by orders without one); both
+//! verifiers (`pbem audit` on the host copy and the public archive, `verify/pbem_verify.py`) pass
+//! the honest game and fail a resignation the host forged or an outcome it changed.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use assert_cmd::cargo::cargo_bin_cmd;
+use predicates::prelude::*;
+
+fn pbem() -> assert_cmd::Command {
+    cargo_bin_cmd!("pbem")
+}
+
+fn keygen(dir: &Path, name: &str) -> PathBuf {
+    let key = dir.join(name);
+    let st = Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"]).arg(&key).status().unwrap();
+    assert!(st.success());
+    key
+}
+
+/// A Gettysburg game `g1` created 2026-07-01T12:00Z; both seats are asked in step 1.
+struct Table {
+    tmp: tempfile::TempDir,
+}
+
+impl Table {
+    fn new() -> Self {
+        let t = Table { tmp: tempfile::tempdir().unwrap() };
+        keygen(t.path(), "confederate");
+        keygen(t.path(), "union");
+        let seat = |role: &str, mail: &str| format!("{role}:{mail}:{}", t.path().join(format!("{role}.pub")).display());
+        pbem()
+            .arg("new")
+            .arg(t.game())
+            .args(["--rules", "gettysburg-campaign", "--now", "2026-07-01T12:00:00Z", "--player"])
+            .arg(seat("confederate", "lee@example.org"))
+            .arg("--player")
+            .arg(seat("union", "meade@example.org"))
+            .assert()
+            .success();
+        t
+    }
+    fn path(&self) -> &Path {
+        self.tmp.path()
+    }
+    fn game(&self) -> PathBuf {
+        self.path().join("g1")
+    }
+    /// `pbem form` for `role`, changed by `edit`, signed with `key` (default: the seat's own).
+    fn order(&self, role: &str, name: &str, key: Option<&Path>, edit: &dyn Fn(String) -> String) -> PathBuf {
+        let f = self.path().join(format!("{name}.toml"));
+        pbem().arg("form").arg(self.game()).args(["--role", role, "-o"]).arg(&f).assert().success();
+        std::fs::write(&f, edit(std::fs::read_to_string(&f).unwrap())).unwrap();
+        let own = self.path().join(role);
+        pbem().arg("sign").arg("--key").arg(key.unwrap_or(&own)).arg(&f).assert().success();
+        f
+    }
+    fn submit(&self, f: &Path, now: &str) -> assert_cmd::assert::Assert {
+        pbem().arg("submit").arg(self.game()).arg(f).args(["--now", now]).assert()
+    }
+    fn run(&self, args: &[&str]) -> String {
+        let out = pbem().args(&args[..1]).arg(self.game()).args(&args[1..]).output().unwrap();
+        assert!(out.status.success(), "pbem {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    }
+    fn record(&self, n: u64) -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(self.game().join("records").join(format!("{n:06}.json"))).unwrap()).unwrap()
+    }
+}
+
+/// The form with `[orders]` replaced by `body`.
+fn only(body: &'static str) -> impl Fn(String) -> String {
+    move |form: String| format!("{}[orders]\n{body}", &form[..form.find("\n[orders]\n").unwrap() + 1])
+}
+
+/// The form's own orders with `line` added to `[orders]`.
+fn with(line: &'static str) -> impl Fn(String) -> String {
+    move |form: String| form.replacen("\n[orders]\n", &format!("\n[orders]\n{line}\n"), 1)
+}
+
+fn audit_passes(g: &Path) {
+    pbem().arg("audit").arg(g).assert().success().stdout(predicate::str::contains("audit passed"));
+}
+
+/// The public archive (`pbem public`) passes `pbem audit FILE` too.
+fn public_audit_passes(g: &Path) {
+    let tar = g.parent().unwrap().join("public.tar");
+    pbem().arg("public").arg("--out").arg(&tar).arg(g).assert().success();
+    pbem().arg("audit").arg(&tar).assert().success().stdout(predicate::str::contains("audit passed"));
+}
+
+/// The Python verifier's verdict on `g` (`None` where python3 with tomllib is missing).
+fn python(g: &Path) -> Option<(bool, String)> {
+    let ok = Command::new("python3").args(["-c", "import tomllib"]).output().is_ok_and(|o| o.status.success());
+    if !ok {
+        eprintln!("skipped: python3 (3.11 or later, with tomllib) is not installed");
+        return None;
+    }
+    let out = Command::new("python3").arg("verify/pbem_verify.py").arg(g).output().unwrap();
+    Some((out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned()))
+}
+
+#[test]
+fn a_resignation_ends_the_game_the_other_side_wins_and_both_verifiers_pass() {
+    let t = Table::new();
+    // Resigning gives no other orders.
+    let mixed = t.order("union", "mixed", None, &with("resign = true"));
+    t.submit(&mixed, "2026-07-01T12:30:00Z").failure().stderr(predicate::str::contains("orders.resign").and(predicate::str::contains("stands alone")));
+    // `resign = false` is refused as soon as the file is read (here by `pbem sign`), with its line.
+    let bad = t.path().join("bad.toml");
+    pbem().arg("form").arg(t.game()).args(["--role", "union", "-o"]).arg(&bad).assert().success();
+    std::fs::write(&bad, only("resign = false\n")(std::fs::read_to_string(&bad).unwrap())).unwrap();
+    pbem().arg("sign").arg("--key").arg(t.path().join("union")).arg(&bad).assert().failure()
+        .stderr(predicate::str::contains("orders.resign: write `resign = true` to resign"));
+    let c = t.order("confederate", "c", None, &with(""));
+    let f = t.order("union", "resign", None, &only("resign = true\n"));
+    t.submit(&f, "2026-07-01T13:00:00Z").success().stdout(predicate::str::contains("game over: union resigned: confederate wins."));
+    let rec = t.record(1);
+    assert_eq!(rec["control"]["action"], "resign", "{rec}");
+    assert_eq!(rec["control"]["orders"][0]["role"], "union");
+    assert!(rec["control"]["orders"][0]["text"].as_str().unwrap().contains("resign = true"));
+    assert_eq!(rec["outcome"]["winner"], "confederate");
+    assert!(rec["opening"].is_null() && rec["state_key"].is_string(), "{rec}");
+    let report = t.run(&["report", "--role", "confederate"]);
+    assert!(report.contains("THE PLAYERS ENDED THE GAME") && report.contains("union resigned by a signed order"), "{report}");
+    assert!(report.contains("GAME OVER\n  union resigned: confederate wins."), "{report}");
+    let status = t.run(&["status"]);
+    assert!(status.contains("game over: union resigned") && status.contains("ended by the players (record 1)"), "{status}");
+    assert!(t.run(&["adjudicate", "--now", "2026-07-09T12:00:00Z"]).contains("game over"));
+    t.submit(&c, "2026-07-01T14:00:00Z").failure().stderr(predicate::str::contains("the game is over"));
+    audit_passes(&t.game());
+    public_audit_passes(&t.game());
+    if let Some((ok, out)) = python(&t.game()) {
+        assert!(ok && out.contains("union resigned: confederate wins."), "{out}");
+    }
+}
+
+#[test]
+fn a_draw_needs_every_seats_standing_offer_and_orders_without_one_withdraw_it() {
+    let t = Table::new();
+    // An asked seat offers a draw with its orders; one without orders is refused.
+    let bare = t.order("union", "bare", None, &only("draw = true\n"));
+    t.submit(&bare, "2026-07-01T12:10:00Z").failure().stderr(predicate::str::contains("orders.cards"));
+    let u1 = t.order("union", "u1", None, &with("draw = true"));
+    t.submit(&u1, "2026-07-01T12:20:00Z").success().stdout(predicate::str::contains("draw offered by union"));
+    let c1 = t.order("confederate", "c1", None, &with(""));
+    t.submit(&c1, "2026-07-01T12:30:00Z").success().stdout(predicate::str::contains("game over").not());
+    assert!(t.run(&["adjudicate", "--now", "2026-07-01T13:00:00Z"]).contains("resolved step(s) 1"));
+    // Step 2: union's new orders without `draw` withdraw its offer, so confederate's alone ends nothing.
+    let u2 = t.order("union", "u2", None, &with(""));
+    t.submit(&u2, "2026-07-01T13:10:00Z").success();
+    let c2 = t.order("confederate", "c2", None, &with("draw = true"));
+    t.submit(&c2, "2026-07-01T13:20:00Z").success().stdout(predicate::str::contains("game over").not());
+    assert!(!t.game().join("records").join("000002.json").exists(), "no record ended the game");
+    // Union offers again: every seat's newest order says draw = true.
+    let u3 = t.order("union", "u3", None, &with("draw = true"));
+    t.submit(&u3, "2026-07-01T13:30:00Z").success().stdout(predicate::str::contains("game over: Drawn: every seat agreed a draw (confederate, union)."));
+    let rec = t.record(2);
+    assert_eq!(rec["control"]["action"], "draw", "{rec}");
+    assert!(rec["outcome"]["winner"].is_null());
+    let seqs: Vec<(u64, u64)> = rec["control"]["orders"].as_array().unwrap().iter().map(|o| (o["step"].as_u64().unwrap(), o["seq"].as_u64().unwrap())).collect();
+    assert_eq!(seqs, vec![(2, 1), (2, 2)], "confederate's step-2 order and union's second one");
+    audit_passes(&t.game());
+    public_audit_passes(&t.game());
+    if let Some((ok, out)) = python(&t.game()) {
+        assert!(ok && out.contains("Drawn"), "{out}");
+    }
+}
+
+#[test]
+fn a_resignation_the_host_signed_itself_fails_both_verifiers() {
+    let t = Table::new();
+    // A dishonest host puts its own key in union's seat for a moment, "accepts" a resignation it
+    // signed, and puts game.toml back: receipt and record are host-signed and consistent.
+    let gt = t.game().join("game.toml");
+    let honest = std::fs::read_to_string(&gt).unwrap();
+    let key_of = |p: PathBuf| std::fs::read_to_string(p).unwrap().split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+    let union = key_of(t.path().join("union.pub"));
+    let host = key_of(t.game().join("host").join("host_key.pub"));
+    std::fs::write(&gt, honest.replace(&union, &host)).unwrap();
+    let f = t.order("union", "forged", Some(&t.game().join("host").join("host_key")), &only("resign = true\n"));
+    t.submit(&f, "2026-07-01T13:00:00Z").success();
+    std::fs::write(&gt, &honest).unwrap();
+    pbem().arg("audit").arg(t.game()).assert().failure().stderr(predicate::str::contains("control.orders[0].signature: not union's signature"));
+    if let Some((ok, out)) = python(&t.game()) {
+        assert!(!ok && out.contains("control.orders[0].signature"), "{out}");
+    }
+}
+
+#[test]
+fn a_resignation_record_with_another_outcome_fails_both_verifiers() {
+    let t = Table::new();
+    let f = t.order("union", "resign", None, &only("resign = true\n"));
+    t.submit(&f, "2026-07-01T13:00:00Z").success();
+    let rp = t.game().join("records").join("000001.json");
+    let text = std::fs::read_to_string(&rp).unwrap();
+    let changed = text.replace("\"winner\": \"confederate\"", "\"winner\": \"union\"").replace("union resigned: confederate wins.", "union resigned: union wins.");
+    assert_ne!(text, changed);
+    std::fs::write(&rp, changed).unwrap();
+    std::fs::remove_file(format!("{}.sig", rp.display())).unwrap();
+    let out = Command::new("ssh-keygen").args(["-Y", "sign", "-n", "pbem-record", "-f"]).arg(t.game().join("host").join("host_key")).arg(&rp).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    pbem().arg("audit").arg(t.game()).assert().failure().stderr(predicate::str::contains("000001.json: outcome"));
+    if let Some((ok, out)) = python(&t.game()) {
+        assert!(!ok && out.contains("outcome"), "{out}");
+    }
+}
+
+/// A new game of `rules` in `dir/g` with `options`, one seat per role (keys `dir/ROLE`).
+fn game_of(dir: &Path, rules: &str, options: &[&str], roles: &[&str]) -> PathBuf {
+    let g = dir.join("g");
+    let mut cmd = pbem();
+    cmd.arg("new").arg(&g).args(["--rules", rules, "--now", "2026-07-02T12:00:00Z"]);
+    for o in options {
+        cmd.args(["--option", o]);
+    }
+    for role in roles {
+        keygen(dir, role);
+        cmd.arg("--player").arg(format!("{role}:{role}@example.org:{}.pub", dir.join(role).display()));
+    }
+    cmd.assert().success();
+    g
+}
+
+/// `role` of the game `g` resigns at `now`; returns what `pbem submit` printed.
+fn resign_in(g: &Path, role: &str, now: &str) -> String {
+    let dir = g.parent().unwrap();
+    let f = dir.join(format!("{role}-resign.toml"));
+    pbem().arg("form").arg(g).args(["--role", role, "-o"]).arg(&f).assert().success();
+    std::fs::write(&f, only("resign = true\n")(std::fs::read_to_string(&f).unwrap())).unwrap();
+    pbem().arg("sign").arg("--key").arg(dir.join(role)).arg(&f).assert().success();
+    let out = pbem().arg("submit").arg(g).arg(&f).args(["--now", now]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn in_flag_dash_one_seat_resigns_for_its_team_and_the_other_team_wins() {
+    let tmp = tempfile::tempdir().unwrap();
+    let g = game_of(tmp.path(), "flag-dash", &["players=4"], &["red-1", "red-2", "white-1", "white-2"]);
+    let out = resign_in(&g, "white-2", "2026-07-02T13:00:00Z");
+    assert!(out.contains("game over: white-2 (side white) resigned: red wins."), "{out}");
+    audit_passes(&g);
+    public_audit_passes(&g);
+    if let Some((ok, out)) = python(&g) {
+        assert!(ok && out.contains("red wins"), "{out}");
+    }
+}
+
+#[test]
+fn in_solitaire_resigning_loses_the_game_and_a_draw_is_refused() {
+    let tmp = tempfile::tempdir().unwrap();
+    let g = game_of(tmp.path(), "throw-down-that-flag", &[], &["union"]);
+    let f = tmp.path().join("draw.toml");
+    pbem().arg("form").arg(&g).args(["--role", "union", "-o"]).arg(&f).assert().success();
+    std::fs::write(&f, with("draw = true")(std::fs::read_to_string(&f).unwrap())).unwrap();
+    pbem().arg("sign").arg("--key").arg(tmp.path().join("union")).arg(&f).assert().success();
+    pbem().arg("submit").arg(&g).arg(&f).args(["--now", "2026-07-02T12:30:00Z"]).assert().failure()
+        .stderr(predicate::str::contains("orders.draw: a game of one side cannot be drawn"));
+    let out = resign_in(&g, "union", "2026-07-02T13:00:00Z");
+    assert!(out.contains("game over: union resigned: the game is lost."), "{out}");
+    audit_passes(&g);
+    if let Some((ok, out)) = python(&g) {
+        assert!(ok, "{out}");
+    }
+}
+
+#[test]
+fn an_end_whose_record_a_crash_lost_is_written_by_the_next_adjudication() {
+    let t = Table::new();
+    let f = t.order("union", "resign", None, &only("resign = true\n"));
+    t.submit(&f, "2026-07-01T13:00:00Z").success();
+    // As if the run had died after the receipt, before the end record (its files never written).
+    let g = t.game();
+    for p in ["records/000001.json", "records/000001.json.sig", "states/000001.json"] {
+        std::fs::remove_file(g.join(p)).unwrap();
+    }
+    std::fs::remove_dir_all(g.join("reports/000001")).unwrap();
+    // Past the deadline: the step is due, but the resignation ends the game instead of an NMR.
+    let out = t.run(&["adjudicate", "--now", "2026-07-05T12:00:00Z"]);
+    assert!(out.contains("game over") && !out.contains("resolved step"), "{out}");
+    assert_eq!(t.record(1)["control"]["action"], "resign");
+    audit_passes(&g);
+}
