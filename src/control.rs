@@ -7,8 +7,8 @@ use std::path::Path;
 use chrono::{DateTime, Utc};
 
 use crate::error::{Error, Result};
-use crate::game::{DynGame, Outcome, Publication};
-use crate::model::{Control, ControlAction, GameFile, Opening, Record, SeatChange, SignedOrder};
+use crate::game::{Outcome, Publication};
+use crate::model::{Control, ControlAction, GameFile, Opening, Record, SeatChange};
 use crate::pipeline::{self, Clock, Loaded};
 use crate::sig;
 use crate::store::{self, GameDir};
@@ -255,95 +255,3 @@ fn commit(g: &Loaded, gf: &GameFile, rec: &Record, game_toml: Option<String>) ->
     Ok(())
 }
 
-/// Ends the game in `g` by its players when their accepted orders ask for it, and commits the
-/// record: a resignation among the open step's newest orders, or every seat's standing draw
-/// offer (SPEC.md "Ending by the players"). `None` when they do not.
-pub fn end_by_players(g: &Loaded, now: DateTime<Utc>) -> Result<Option<Record>> {
-    let Some((action, orders)) = players_end(g)? else { return Ok(None) };
-    let outcome = players_outcome(g.game, &g.state, action, &orders)?;
-    let n = g.record.index + 1;
-    let state_key = pipeline::read_state_key(&g.dir)?;
-    let rec = Record {
-        game: g.gf.id.clone(),
-        index: n,
-        prev: Some(crate::commit::sha256_hex(&store::read(&g.dir.record(g.record.index))?)),
-        setup: None,
-        control: Some(Control { action, at: pipeline::timestamp(now), reason: String::new(), seat: None, orders }),
-        resolution: None,
-        state: pipeline::state_commitment(&g.gf.id, n, &state_key, &g.state),
-        state_key: Some(hex::encode(state_key)),
-        reveals: pipeline::outstanding_reveals(&g.dir, g.record.index, Publication::Now, true)?,
-        opening: None,
-        outcome: Some(outcome),
-    };
-    commit(g, &g.gf, &rec, None)?;
-    Ok(Some(rec))
-}
-
-/// The end the accepted orders ask for: a resignation among the open step's newest orders (the
-/// first by role), else, when one of them offers a draw, every seat's newest order (in any step)
-/// offering it, by role.
-fn players_end(g: &Loaded) -> Result<Option<(ControlAction, Vec<SignedOrder>)>> {
-    let Some(op) = &g.record.opening else { return Ok(None) };
-    let mut draw_offered = false;
-    for r in pipeline::latest_receipts(&g.dir, op.step)?.values() {
-        let (order, ending) = sealed_order(g, r.step, &r.role, r.seq)?;
-        if ending.resign {
-            return Ok(Some((ControlAction::Resign, vec![order])));
-        }
-        draw_offered |= ending.draw == Some(true);
-    }
-    if !draw_offered {
-        return Ok(None);
-    }
-    let mut roles: Vec<&str> = g.gf.seats.iter().map(|s| s.role.as_str()).collect();
-    roles.sort_unstable();
-    let mut orders = Vec::new();
-    for role in roles {
-        let Some((step, seq)) = newest_receipt(&g.dir, op.step, role)? else { return Ok(None) };
-        let (order, ending) = sealed_order(g, step, role, seq)?;
-        if ending.draw != Some(true) {
-            return Ok(None);
-        }
-        orders.push(order);
-    }
-    Ok(Some((ControlAction::Draw, orders)))
-}
-
-/// The step and number of `role`'s newest receipt in steps `last` down to 1.
-pub fn newest_receipt(dir: &GameDir, last: u64, role: &str) -> Result<Option<(u64, u64)>> {
-    for step in (1..=last).rev() {
-        if let Some(r) = pipeline::latest_receipts(dir, step)?.get(role) {
-            return Ok(Some((step, r.seq)));
-        }
-    }
-    Ok(None)
-}
-
-/// An accepted order as the host keeps it sealed, and what it says of the game's end.
-fn sealed_order(g: &Loaded, step: u64, role: &str, seq: u64) -> Result<(SignedOrder, crate::orderfile::Ending)> {
-    let path = g.dir.sealed(step).join(format!("{role}-{seq}.txt"));
-    let text = store::read_text(&path)?;
-    let signature = store::read_text(&pipeline::sig_path(&path))?;
-    let file = crate::orderfile::parse(&text).map_err(|p| Error::Input { file: path.clone(), line: p.line, field: p.field, message: p.message })?;
-    Ok((SignedOrder { step, role: role.to_string(), seq, text, signature }, file.ending))
-}
-
-/// The outcome of a game its players ended: a draw; or a resignation, where the resigning
-/// seat's side ([`crate::game::Game::team`]) loses and the one other side, if there is exactly
-/// one, wins (a game of one side is lost).
-pub fn players_outcome(game: &dyn DynGame, state: &str, action: ControlAction, orders: &[SignedOrder]) -> Result<Outcome> {
-    let roles: Vec<&str> = orders.iter().map(|o| o.role.as_str()).collect();
-    if action == ControlAction::Draw {
-        return Ok(Outcome { winner: None, summary: format!("Drawn: every seat agreed a draw ({}).", roles.join(", ")) });
-    }
-    let role = roles.first().copied().unwrap_or_default();
-    let side = game.team(state, role)?;
-    let others: Vec<String> = game.sides(state)?.into_iter().filter(|s| *s != side).collect();
-    let who = if side == role { role.to_string() } else { format!("{role} (side {side})") };
-    Ok(match others.as_slice() {
-        [] => Outcome { winner: None, summary: format!("{who} resigned: the game is lost.") },
-        [winner] => Outcome { winner: Some(winner.clone()), summary: format!("{who} resigned: {winner} wins.") },
-        _ => Outcome { winner: None, summary: format!("{who} resigned: the game ends without a winner.") },
-    })
-}

@@ -251,7 +251,7 @@ pub fn check_players_end(gd: &GameDir, hist: &History, host: &ssh_key::PublicKey
     for (i, o) in c.orders.iter().enumerate() {
         let field = format!("control.orders[{i}]");
         let ending = check_signed_order(gd, hist, host, rpath, &field, &rec.game, o)?;
-        let newest = control::newest_receipt(gd, op.step, &o.role).map_err(|e| fail(rpath, e))?;
+        let newest = pipeline::newest_receipt(gd, op.step, &o.role).map_err(|e| fail(rpath, e))?;
         if newest != Some((o.step, o.seq)) {
             return Err(fail(rpath, format!("{field}: is not the newest order of {} (receipt {} of step {}; the newest: {newest:?})", o.role, o.seq, o.step)));
         }
@@ -260,7 +260,7 @@ pub fn check_players_end(gd: &GameDir, hist: &History, host: &ssh_key::PublicKey
             return Err(fail(rpath, format!("{field}: the order of {} does not say `{}`", o.role, if ending.resign || c.action == ControlAction::Resign { "resign = true" } else { "draw = true" })));
         }
     }
-    let want = control::players_outcome(game, state, c.action, &c.orders).map_err(|e| fail(rpath, e))?;
+    let want = pipeline::players_outcome(game, state, c.action, &c.orders).map_err(|e| fail(rpath, e))?;
     if rec.outcome.as_ref() != Some(&want) {
         return Err(fail(rpath, format!("outcome: is not the outcome of this end ({:?}: {})", want.winner, want.summary)));
     }
