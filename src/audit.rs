@@ -367,8 +367,7 @@ fn read_kept_report(f: &Path) -> Result<Vec<report::Pin>> {
         return direct.map_err(|e| fail(AuditCheck::KeptReport, f, e));
     }
     // A saved mail: its text parts decoded (transfer encoding, charset).
-    let body = mail_parser::MessageParser::default()
-        .parse(&bytes)
+    let body = crate::mail::extract::parse_message(&bytes)
         .filter(|m| !m.headers().is_empty())
         .map(|m| (0..m.text_body_count()).filter_map(|i| m.body_text(i)).collect::<Vec<_>>().join("\n"));
     match body.map(|b| report::read_pins(&b)) {

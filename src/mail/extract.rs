@@ -82,12 +82,20 @@ struct Chunk {
     attached: bool,
 }
 
+/// `raw` parsed by mail-parser, or `None` when it is not a message. mail-parser 0.11 panics on
+/// some malformed multipart nestings ("Invalid part ID, could not find multipart", found by the
+/// no-panic property test): such bytes are not a message we can read, and no input may make the
+/// judge panic, so the panic is caught here and the message taken for unreadable.
+pub fn parse_message(raw: &[u8]) -> Option<Message<'_>> {
+    std::panic::catch_unwind(|| MessageParser::default().parse(raw)).ok().flatten()
+}
+
 /// Parses `raw` (one RFC 5322 message) and finds the order files in it. `key_for(game, role)`
 /// returns the seat's key when that game and seat exist: it is used only to find where a pasted
 /// order starts (the first line that makes the signature verify). `None` when the bytes are not a
 /// mail message at all.
 pub fn extract(raw: &[u8], key_for: &dyn Fn(&str, &str) -> Option<PublicKey>) -> Option<Extracted> {
-    let msg = MessageParser::default().parse(raw)?;
+    let msg = parse_message(raw)?;
     if msg.headers().is_empty() {
         return None;
     }
