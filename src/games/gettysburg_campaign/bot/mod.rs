@@ -27,6 +27,17 @@ pub fn order(s: &State, side: Side, policy: &str, rng: Rng) -> Orders {
     if policy == "naive" { naive::order(s, side, rng) } else { sensible::order(s, side, rng) }
 }
 
+/// A corps's planned route as an order value: the town ids, or `"stay"` for none.
+pub(crate) fn plan_value(p: &[String]) -> Value {
+    if p.is_empty() { Value::String("stay".into()) } else { strs(p) }
+}
+
+/// The steps `corps` of `side` may still take this round: what its command allows
+/// ([`rules::allowed_steps`]) less the steps it has taken.
+pub(crate) fn steps_left(s: &State, side: Side, corps: usize) -> u32 {
+    super::rules::allowed_steps(s, side, s.this_round.commands.get(side), corps).saturating_sub(s.this_round.steps.get(&corps).copied().unwrap_or(0))
+}
+
 pub(crate) fn strs(v: &[String]) -> Value {
     Value::Array(v.iter().map(|x| Value::String(x.clone())).collect())
 }

@@ -9,7 +9,7 @@
 
 use toml::Value;
 
-use super::{distances, shuffled, strs, Rng};
+use super::{distances, plan_value, shuffled, steps_left, strs, Rng};
 use crate::games::gettysburg_campaign::forms::default_order;
 use crate::games::gettysburg_campaign::rules;
 use crate::games::gettysburg_campaign::scenario::army_key;
@@ -106,10 +106,6 @@ fn plan_for(s: &State, side: Side, c: usize, steps: u32, rng: Rng) -> Vec<String
     }
 }
 
-fn plan_value(p: &[String]) -> Value {
-    if p.is_empty() { Value::String("stay".into()) } else { strs(p) }
-}
-
 /// The bot's standing orders: defend or vacate by town, casualties weakest first, retreats and
 /// combat order fixed, and (under the optional rule) a random firing policy.
 fn standing(s: &State, side: Side, rng: Rng) -> toml::Table {
@@ -177,8 +173,7 @@ pub fn order(s: &State, side: Side, rng: Rng) -> Orders {
             o.insert("moves".into(), Value::Table(moves));
         }
         Question::Move { corps, .. } => {
-            let left = rules::allowed_steps(s, side, s.this_round.commands.get(side), *corps)
-                .saturating_sub(s.this_round.steps.get(corps).copied().unwrap_or(0));
+            let left = steps_left(s, side, *corps);
             let mut moves = toml::Table::new();
             moves.insert(s.corps[*corps].id.clone(), plan_value(&plan_for(s, side, *corps, left, rng)));
             o.insert("moves".into(), Value::Table(moves));

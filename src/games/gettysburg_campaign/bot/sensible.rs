@@ -12,7 +12,7 @@
 
 use toml::Value;
 
-use super::{distances, distances_through, shuffled, strs, Rng};
+use super::{distances, distances_through, plan_value, shuffled, steps_left, strs, Rng};
 use crate::game::Orders;
 use crate::games::gettysburg_campaign::forms::default_order;
 use crate::games::gettysburg_campaign::rules::{self, FirePlan};
@@ -446,7 +446,6 @@ pub fn order(s: &State, side: Side, rng: Rng) -> Orders {
     if let Some(st) = standing_update(s, side) {
         o.insert("standing".into(), Value::Table(st));
     }
-    let plan_value = |p: &[String]| if p.is_empty() { Value::String("stay".into()) } else { strs(p) };
     match &q {
         Question::Command { .. } => {
             let sel = choose_cards(s, side, rng);
@@ -463,8 +462,7 @@ pub fn order(s: &State, side: Side, rng: Rng) -> Orders {
             o.insert("moves".into(), Value::Table(moves));
         }
         Question::Move { corps, .. } => {
-            let left = rules::allowed_steps(s, side, s.this_round.commands.get(side), *corps)
-                .saturating_sub(s.this_round.steps.get(corps).copied().unwrap_or(0));
+            let left = steps_left(s, side, *corps);
             let mut moves = toml::Table::new();
             moves.insert(s.corps[*corps].id.clone(), plan_value(&plan_for(s, side, *corps, left, rng)));
             o.insert("moves".into(), Value::Table(moves));
