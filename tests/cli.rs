@@ -3,21 +3,11 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use assert_cmd::cargo::cargo_bin_cmd;
+mod support;
+use support::{keygen, pbem};
 use predicates::prelude::*;
 
 const SEED: &str = "00000000000000000000000000000000000000000000000000000000000000aa";
-
-fn pbem() -> assert_cmd::Command {
-    cargo_bin_cmd!("pbem")
-}
-
-fn keygen(dir: &Path, name: &str) -> PathBuf {
-    let key = dir.join(name);
-    let st = Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"]).arg(&key).status().unwrap();
-    assert!(st.success());
-    key
-}
 
 /// A fresh game with two players whose keys come from ssh-keygen.
 struct Table {

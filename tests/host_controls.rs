@@ -6,19 +6,9 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use assert_cmd::cargo::cargo_bin_cmd;
+mod support;
+use support::{keygen, pbem};
 use predicates::prelude::*;
-
-fn pbem() -> assert_cmd::Command {
-    cargo_bin_cmd!("pbem")
-}
-
-fn keygen(dir: &Path, name: &str) -> PathBuf {
-    let key = dir.join(name);
-    let st = Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-C", name, "-f"]).arg(&key).status().unwrap();
-    assert!(st.success());
-    key
-}
 
 /// A Gettysburg game `g1` created 2026-07-01T12:00Z (step 1's deadline 72 hours later).
 struct Table {
