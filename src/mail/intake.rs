@@ -584,9 +584,12 @@ fn submit_found(f: &Found, games: &Games, now: DateTime<Utc>) -> Result<std::res
     let bytes = signed_bytes(f, gf, &header.role, &mut r);
     let tmp = tempdir(dir.parent().unwrap_or(dir))?;
     let file = tmp.path.join(safe_name(&f.name));
-    store::write_atomic(&file, bytes)?;
+    // Scratch copies for `submit` in a private folder removed right after: nothing to make
+    // durable (submit stores what it accepts with its own commit).
+    std::fs::write(&file, bytes).map_err(|e| store::io(&file, e))?;
     if let Some(s) = &f.detached {
-        store::write_atomic(&pipeline::sig_path(&file), s.as_bytes())?;
+        let sig = pipeline::sig_path(&file);
+        std::fs::write(&sig, s.as_bytes()).map_err(|e| store::io(&sig, e))?;
     }
     let res = pipeline::submit(dir, std::slice::from_ref(&file), now).and_then(|mut v| v.pop().expect("one result per file"));
     drop(tmp);
