@@ -227,6 +227,34 @@ fn flag_dash_teammates_see_plans_and_talk_as_a_team_the_other_team_never() {
 }
 
 #[test]
+fn a_seat_given_to_a_new_player_gets_the_teammates_plans_already_in_the_other_team_never() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    let game = game_of(&root, "fd", "flag-dash", &FD, &[]).unwrap();
+    deliver(&md, "1", &plan_mail(&game, "white-1"));
+    deliver(&md, "2", &plan_mail(&game, "red-1"));
+    intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
+    pbem().arg("seat").arg(&game).args(["--role", "white-2", "--email", "new@example.org", "--reason", "replacement", "--now", "2026-07-01T13:01:00Z"]).assert().success();
+    let before = queued(&root).len();
+    pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", "2026-07-01T13:02:00Z"]).assert().success();
+    let mails = queued(&root)[before..].to_vec();
+    let new = to(&mails, "new@example.org");
+    assert_eq!(new.len(), 1, "the control's report mail");
+    assert!(new[0].text.contains("You now hold the seat white-2.") && new[0].text.contains("Your teammate white-1's plan for step 1 (receipt 1"), "{}", new[0].text);
+    assert!(new[0].text.contains("    [orders]") && !new[0].text.contains("red-1's plan"));
+    // Nobody else gets plans with this record's report mail, the other team above all.
+    for m in mails.iter().filter(|m| !m.to.contains(&"new@example.org".to_string())) {
+        assert!(!m.text.contains("'s plan for step"), "{}: {}", m.subject, m.text);
+    }
+    // A seat change keeping the address (a new key) sends nothing again.
+    let fresh = key("fresh").public_key().to_openssh().unwrap();
+    pbem().arg("seat").arg(&game).args(["--role", "white-2", "--key", &fresh, "--reason", "new key", "--now", "2026-07-01T13:03:00Z"]).assert().success();
+    let before = queued(&root).len();
+    pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", "2026-07-01T13:04:00Z"]).assert().success();
+    assert!(queued(&root)[before..].iter().all(|m| !m.text.contains("'s plan for step")));
+}
+
+#[test]
 fn public_mails_the_public_record_as_an_archive_that_the_audit_accepts() {
     let tmp = tempfile::tempdir().unwrap();
     let (root, md, cfg) = setup(tmp.path());
@@ -289,3 +317,4 @@ fn press_from_others_never_uses_up_the_replies_a_players_orders_get() {
     assert_eq!(meade.iter().filter(|m| m.subject.contains("press from")).count(), 3, "press capped at 3 an hour");
     assert!(meade.iter().any(|m| m.subject == "[pbem g1] Re: orders"), "the receipt went out: {:?}", meade.iter().map(|m| &m.subject).collect::<Vec<_>>());
 }
+

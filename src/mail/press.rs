@@ -228,7 +228,7 @@ pub(super) fn mail_plans(dir: &Path, receipts: &[&Receipt], sender: &str, outbox
         for mate in team::teammates(&g, &rc.role)? {
             let email = &g.gf.seat(&mate).expect("seat").email;
             let own = g.gf.seat(&rc.role).is_some_and(|s| s.email.eq_ignore_ascii_case(email));
-            if own || email.eq_ignore_ascii_case(sender) {
+            if own || email.eq_ignore_ascii_case(sender) || team::on_other_team(&g, &rc.role, email)? {
                 continue;
             }
             let mail = compose::build(Draft {
