@@ -318,3 +318,25 @@ fn press_from_others_never_uses_up_the_replies_a_players_orders_get() {
     assert!(meade.iter().any(|m| m.subject == "[pbem g1] Re: orders"), "the receipt went out: {:?}", meade.iter().map(|m| &m.subject).collect::<Vec<_>>());
 }
 
+/// Tester's notes: press text with control characters, the `status` reply's clock, the reply's
+/// address and name.
+#[test]
+fn press_shows_control_characters_as_escapes_status_counts_from_the_runs_now_and_replies_go_to_the_registered_address() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    new_game(&root, "g1", 72);
+    let body = "status\npress to confederate\nred\u{1b}[31m alert\u{0} \u{202e}gnp.exe\nendpress\n";
+    let raw = format!("From: \"evil@evil.com\" <MEADE@Example.org>\nTo: judge@example.net\nSubject: hello\nMessage-ID: <ctl@example.org>\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: 8bit\n\n{body}");
+    deliver(&md, "1", raw.as_bytes());
+    intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
+    let q = root.join(".mail/outbox/queue");
+    let raws: Vec<String> = std::fs::read_dir(&q).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "eml")).map(|p| std::fs::read_to_string(p).unwrap()).collect();
+    let reply = raws.iter().find(|r| r.contains("Subject: Re: hello")).expect("the reply");
+    assert!(reply.contains("\r\nTo: meade@example.org\r\n") && !reply.contains("evil"), "{reply}");
+    let reply = read_mail(reply.as_bytes());
+    // The deadline is 72 hours after 2026-07-01T12:00Z: as of the run's --now, not the wall clock.
+    assert!(reply.text.contains("(2 days 23 hours left)") && !reply.text.contains("(passed)"), "{}", reply.text);
+    let press = to(&queued(&root), "lee@example.org").pop().expect("the press mail");
+    assert!(press.text.contains("  | red\\u{1b}[31m alert\\u{0} \\u{202e}gnp.exe"), "{}", press.text);
+    assert!(!press.text.contains(['\u{1b}', '\u{0}', '\u{202e}']), "{:?}", press.text);
+}
