@@ -284,11 +284,46 @@ pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>>
             Some((n, Some(seq))) if *seq < r.seq => {
                 return Err(fail(AuditCheck::HeldReceipt, f, format!("record {n} used receipt {seq} of {} in step {}, older than this receipt {}: a newer order was dropped", r.role, r.step, r.seq)));
             }
-            Some((n, Some(seq))) => format!("{}: receipt {} of {} in step {} is in the game; record {n} used receipt {seq}", f.display(), r.seq, r.role, r.step),
+            Some((n, Some(seq))) => {
+                check_used_key(&gd, &hist, f, &r, *n, *seq)?;
+                format!("{}: receipt {} of {} in step {} is in the game; record {n} used receipt {seq}", f.display(), r.seq, r.role, r.step)
+            }
         };
         out.push(line);
     }
     Ok(out)
+}
+
+/// A later order of the held receipt `r`'s role that record `n` used (receipt `seq`) was signed
+/// under the seat key in force when it was received; when that is another key than the one `r`
+/// was issued under, the host changed the seat's key while the step was open (perhaps to put in
+/// an order of its own and change it back): that fails, naming the seat changes.
+fn check_used_key(gd: &GameDir, hist: &history::History, f: &Path, r: &Receipt, n: u64, seq: u64) -> Result<()> {
+    if seq == r.seq {
+        return Ok(());
+    }
+    let path = gd.receipts(r.step).join(format!("{}-{seq}.toml", r.role));
+    let used: Receipt = toml::from_str(&store::read_text(&path)?).map_err(|e| fail(AuditCheck::HeldReceipt, &path, format!("not a receipt: {}", e.message().trim())))?;
+    let key_after = |record: &str| hist.by_hash.get(record).and_then(|&k| hist.seat_key(k, &r.role));
+    let (held, then) = (key_after(&r.record), key_after(&used.record));
+    if held == then {
+        return Ok(());
+    }
+    let changes: Vec<String> = hist.key_changes_during(r.step, &r.role).iter().map(u64::to_string).collect();
+    Err(fail(
+        AuditCheck::HeldReceipt,
+        f,
+        format!(
+            "record {n} used receipt {seq} of {role} in step {step}, an order signed with seat key {} while this receipt was issued under key {}: \
+             the host changed {role}'s key while step {step} was open (seat change record(s) {}). If you did not change your key and send \
+             that order yourself, it is not yours",
+            then.unwrap_or_else(|| "?".into()),
+            held.unwrap_or_else(|| "?".into()),
+            if changes.is_empty() { "none found".into() } else { changes.join(", ") },
+            role = r.role,
+            step = r.step,
+        ),
+    ))
 }
 
 /// The most a kept report may weigh: a report is a few kilobytes; a whole saved mail with its

@@ -58,6 +58,19 @@ impl History {
         self.spans.get(&step).is_some_and(|&(first, last)| self.setups[first as usize..=last as usize].iter().any(|s| s == setup))
     }
 
+    /// The records that gave seat `role` another key while `step` was open (seat changes), oldest
+    /// first.
+    pub fn key_changes_during(&self, step: u64, role: &str) -> Vec<u64> {
+        let Some(&(first, last)) = self.spans.get(&step) else { return Vec::new() };
+        (first + 1..=last).filter(|&k| self.seat_key(k, role) != self.seat_key(k - 1, role)).collect()
+    }
+
+    /// The fingerprint (`SHA256:...`) of seat `role`'s key in force after record `k`.
+    pub fn seat_key(&self, k: u64, role: &str) -> Option<String> {
+        let line = &self.files.get(k as usize)?.seat(role)?.key;
+        Some(sig::public_key_line(line).map_or_else(|_| line.split_whitespace().take(2).collect::<Vec<_>>().join(" "), |pk| sig::fingerprint(&pk)))
+    }
+
     /// Whether a receipt of `step` may name record hash `record` under setup `setup`: the record
     /// stood while the step was open, and `setup` was in force after it. `Err` says what is wrong.
     pub fn check_receipt(&self, step: u64, record: &str, setup: &str) -> std::result::Result<(), String> {

@@ -77,12 +77,15 @@ pub fn public_archive(dir: &Path) -> Result<Vec<u8>> {
     b.into_inner().map_err(|e| Error::input(dir, format!("cannot finish the archive: {e}")))
 }
 
-/// A public copy unpacked into a temporary folder, removed when this is dropped.
+/// A public copy unpacked into a temporary folder, removed when this is dropped. While it
+/// lives, the folder's `.lock` is held: a run killed before the drop leaves a folder whose lock
+/// nobody holds, and the next unpack removes it ([`sweep_stale`]).
 pub struct Unpacked {
     tmp: tempfile::TempDir,
     /// The game folder inside it.
     pub game: PathBuf,
     archive: PathBuf,
+    _lock: std::fs::File,
 }
 
 impl Unpacked {
@@ -94,74 +97,172 @@ impl Unpacked {
     }
 }
 
+/// The name every unpacked public copy's temporary folder starts with.
+const TEMP_PREFIX: &str = "pbem-public-";
+
+/// Removes the temporary folders of public copies whose unpacking run has ended without removing
+/// them (killed, or interrupted by a signal): a folder whose `.lock` nobody holds. A folder
+/// still being made has no `.lock` yet (it is put in place already locked) and is left alone,
+/// as is anything that cannot be read or removed (another user's).
+pub fn sweep_stale(temp: &Path) {
+    let Ok(list) = std::fs::read_dir(temp) else { return };
+    for e in list.flatten() {
+        let dir = e.path();
+        if !e.file_name().to_string_lossy().starts_with(TEMP_PREFIX) || !e.file_type().is_ok_and(|t| t.is_dir()) {
+            continue;
+        }
+        let Ok(lock) = std::fs::File::open(dir.join(".lock")) else { continue };
+        if lock.try_lock().is_ok() {
+            let _ = std::fs::remove_dir_all(&dir);
+        }
+    }
+}
+
+/// A fresh temporary folder for an unpacked copy, its `.lock` held (made under another name,
+/// locked, then renamed into place, so a sweep never sees it unlocked); stale ones swept first.
+fn locked_tempdir() -> Result<(tempfile::TempDir, std::fs::File)> {
+    let temp = std::env::temp_dir();
+    sweep_stale(&temp);
+    let tmp = tempfile::Builder::new().prefix(TEMP_PREFIX).tempdir_in(&temp).map_err(|e| store::io(&temp, e))?;
+    let (making, lock) = (tmp.path().join(".lock.new"), tmp.path().join(".lock"));
+    let f = std::fs::File::create(&making).map_err(|e| store::io(&making, e))?;
+    f.lock().map_err(|e| store::io(&making, e))?;
+    std::fs::rename(&making, &lock).map_err(|e| store::io(&lock, e))?;
+    Ok((tmp, f))
+}
+
 /// True for a path a public copy may hold, inside its game folder: `game.toml`, `scenario.toml`,
-/// `records/FILE`, `receipts/STEP/FILE`.
+/// `records/NNNNNN.json(.sig)`, `receipts/NNNNNN/ROLE-K.toml(.sig)`.
 fn public_shape(parts: &[&str]) -> bool {
-    matches!(parts, ["game.toml"] | ["scenario.toml"] | ["records", _] | ["receipts", _, _])
+    let six = |s: &str| s.len() == 6 && s.bytes().all(|b| b.is_ascii_digit());
+    let receipt = |name: &str| {
+        let stem = name.strip_suffix(".toml.sig").or_else(|| name.strip_suffix(".toml"));
+        stem.and_then(|s| s.rsplit_once('-')).is_some_and(|(role, k)| !role.is_empty() && !k.is_empty() && k.bytes().all(|b| b.is_ascii_digit()))
+    };
+    match parts {
+        ["game.toml"] | ["scenario.toml"] => true,
+        ["records", name] => name.strip_suffix(".json.sig").or_else(|| name.strip_suffix(".json")).is_some_and(six),
+        ["receipts", step, name] => six(step) && receipt(name),
+        _ => false,
+    }
 }
 
 /// Unpacks the public copy in the tar archive `archive` into a fresh temporary folder (the
-/// content is public, so the system's temporary folder is fine). Only plain files under one game
+/// content is public, so the system's temporary folder is fine). The archive is listed first and
+/// nothing is written unless the listing passes ([`list`]); only plain files under one game
 /// folder, in the shapes of a public copy, are accepted: anything else (`host/`, links, `..`, a
 /// second folder) is refused, as is an archive larger than [`MAX_UNPACKED_BYTES`] unpacked.
 ///
 /// Errors: [`Error::Input`] naming the archive and the entry.
 pub fn unpack(archive: &Path) -> Result<Unpacked> {
-    let file = std::fs::File::open(archive).map_err(|e| store::io(archive, e))?;
-    unpack_reader(file, archive)
+    let open = || std::fs::File::open(archive).map_err(|e| store::io(archive, e));
+    list(open()?, archive)?;
+    unpack_reader(open()?, archive)
 }
 
 /// [`unpack`] of an archive held in memory; `name` stands for it in messages.
 pub fn unpack_bytes(bytes: &[u8], name: &Path) -> Result<Unpacked> {
+    list(bytes, name)?;
     unpack_reader(bytes, name)
 }
 
-fn unpack_reader(file: impl Read, archive: &Path) -> Result<Unpacked> {
-    let tmp = tempfile::Builder::new().prefix("pbem-public-").tempdir().map_err(|e| store::io(&std::env::temp_dir(), e))?;
+/// One entry of an archive that may be unpacked: its path inside the game folder's parent split
+/// in parts, or `None` for a folder (skipped). Refuses what a public copy never holds.
+fn entry_parts<R: Read>(entry: &tar::Entry<'_, R>, n: u64, bad: &dyn Fn(String) -> Error) -> Result<Option<Vec<String>>> {
+    let path = entry.path().map_err(|e| bad(format!("entry {n}: {e}")))?;
+    let shown = path.display().to_string();
+    let kind = entry.header().entry_type();
+    if kind.is_dir() {
+        return Ok(None);
+    }
+    if !kind.is_file() {
+        return Err(bad(format!("{shown}: not a plain file (a public copy holds only files)")));
+    }
+    let parts: Option<Vec<&str>> = path.components().map(|c| match c {
+        Component::Normal(s) => s.to_str(),
+        _ => None,
+    }).collect();
+    match parts.filter(|p| p.len() >= 2 && !p[0].starts_with('.') && public_shape(&p[1..])) {
+        Some(p) => Ok(Some(p.iter().map(|s| s.to_string()).collect())),
+        None => Err(bad(format!("{shown}: not a file of a public copy (GAME/game.toml, GAME/scenario.toml, GAME/records/NNNNNN.json, GAME/receipts/NNNNNN/ROLE-K.toml, each with its .sig)"))),
+    }
+}
+
+/// Lists the archive without writing anything: every entry a file of a public copy, of one game
+/// folder, none twice, within [`MAX_ENTRIES`] and [`MAX_UNPACKED_BYTES`]; `game.toml`,
+/// `scenario.toml` and record 0 there, records numbered without gaps, and receipts only for
+/// steps a record there can open. Returns the game folder's name.
+pub fn list(file: impl Read, archive: &Path) -> Result<String> {
     let bad = |what: String| Error::input(archive, what);
     let mut ar = tar::Archive::new(file);
+    let mut names = std::collections::BTreeSet::new();
     let mut game: Option<String> = None;
     let (mut total, mut count) = (0u64, 0u64);
     for entry in ar.entries().map_err(|e| bad(format!("not a tar archive: {e}")))? {
-        let mut entry = entry.map_err(|e| bad(format!("not a tar archive: {e}")))?;
+        let entry = entry.map_err(|e| bad(format!("not a tar archive: {e}")))?;
         count += 1;
-        let path = entry.path().map_err(|e| bad(format!("entry {count}: {e}")))?.into_owned();
-        let shown = path.display().to_string();
-        let kind = entry.header().entry_type();
-        if kind.is_dir() {
-            continue;
-        }
-        if !kind.is_file() {
-            return Err(bad(format!("{shown}: not a plain file (a public copy holds only files)")));
-        }
-        let parts: Option<Vec<&str>> = path.components().map(|c| match c {
-            Component::Normal(s) => s.to_str(),
-            _ => None,
-        }).collect();
-        let Some(parts) = parts.filter(|p| p.len() >= 2 && public_shape(&p[1..])) else {
-            return Err(bad(format!("{shown}: not a file of a public copy (GAME/game.toml, GAME/scenario.toml, GAME/records/*, GAME/receipts/STEP/*)")));
-        };
+        let Some(parts) = entry_parts(&entry, count, &bad)? else { continue };
         match &game {
-            None => game = Some(parts[0].to_string()),
-            Some(g) if g != parts[0] => return Err(bad(format!("{shown}: a second game folder (the archive holds {g})"))),
+            None => game = Some(parts[0].clone()),
+            Some(g) if *g != parts[0] => return Err(bad(format!("{}: a second game folder (the archive holds {g})", parts.join("/")))),
             Some(_) => {}
         }
-        total += entry.header().size().unwrap_or(u64::MAX);
+        total = total.saturating_add(entry.header().size().unwrap_or(u64::MAX));
         if total > MAX_UNPACKED_BYTES || count > MAX_ENTRIES {
             return Err(bad(format!("larger than a public copy may be ({MAX_UNPACKED_BYTES} bytes, {MAX_ENTRIES} files)")));
         }
+        if !names.insert(parts[1..].join("/")) {
+            return Err(bad(format!("{}: twice in the archive", parts.join("/"))));
+        }
+    }
+    let game = game.ok_or_else(|| bad("holds no game (no GAME/game.toml)".into()))?;
+    check_listed(&names, &game, &bad)?;
+    Ok(game)
+}
+
+/// The listing's names (inside the game folder) hold what every public copy holds, and no
+/// receipts of a step past the records.
+fn check_listed(names: &std::collections::BTreeSet<String>, game: &str, bad: &dyn Fn(String) -> Error) -> Result<()> {
+    for must in ["game.toml", "scenario.toml", "records/000000.json"] {
+        if !names.contains(must) {
+            return Err(bad(format!("{game}/{must}: missing")));
+        }
+    }
+    let records = names.iter().filter(|n| n.starts_with("records/") && n.ends_with(".json")).count() as u64;
+    if let Some(gap) = (0..records).find(|n| !names.contains(&format!("records/{n:06}.json"))) {
+        return Err(bad(format!("{game}/records/{gap:06}.json: missing (records are numbered without gaps)")));
+    }
+    let step = |n: &str| n.strip_prefix("receipts/").and_then(|r| r.get(..6)).and_then(|s| s.parse::<u64>().ok());
+    if let Some(past) = names.iter().filter_map(|n| step(n)).find(|&s| s == 0 || s > records) {
+        return Err(bad(format!("{game}/receipts/{past:06}: receipts for a step no record in the archive opens (it holds {records} records)")));
+    }
+    Ok(())
+}
+
+/// Writes the entries of an archive [`list`] passed into a fresh locked temporary folder.
+fn unpack_reader(file: impl Read, archive: &Path) -> Result<Unpacked> {
+    let (tmp, lock) = locked_tempdir()?;
+    let bad = |what: String| Error::input(archive, what);
+    let mut ar = tar::Archive::new(file);
+    let mut game: Option<String> = None;
+    let mut count = 0u64;
+    for entry in ar.entries().map_err(|e| bad(format!("not a tar archive: {e}")))? {
+        let mut entry = entry.map_err(|e| bad(format!("not a tar archive: {e}")))?;
+        count += 1;
+        let Some(parts) = entry_parts(&entry, count, &bad)? else { continue };
+        game.get_or_insert_with(|| parts[0].clone());
+        let shown = parts.join("/");
         let mut bytes = Vec::new();
         (&mut entry).take(MAX_UNPACKED_BYTES + 1).read_to_end(&mut bytes).map_err(|e| bad(format!("{shown}: {e}")))?;
-        let dest = tmp.path().join(&path);
+        let dest = parts.iter().fold(tmp.path().to_path_buf(), |p, s| p.join(s));
         store::make_dirs(dest.parent().unwrap_or(tmp.path()), false)?;
         std::fs::write(&dest, &bytes).map_err(|e| store::io(&dest, e))?;
     }
-    let game = game.ok_or_else(|| bad("holds no game (no GAME/game.toml)".into()))?;
-    let game = tmp.path().join(game);
+    let game = tmp.path().join(game.ok_or_else(|| bad("holds no game (no GAME/game.toml)".into()))?);
     if !game.join("game.toml").is_file() {
         return Err(bad(format!("{}: missing", Path::new(game.file_name().unwrap_or_default()).join("game.toml").display())));
     }
-    Ok(Unpacked { tmp, game, archive: archive.to_path_buf() })
+    Ok(Unpacked { tmp, game, archive: archive.to_path_buf(), _lock: lock })
 }
 
 #[cfg(test)]
@@ -191,17 +292,30 @@ mod tests {
 
     #[test]
     fn only_the_files_of_a_public_copy_unpack() {
-        let ok = unpack_bytes(&tar_of(&[("g/game.toml", b"x"), ("g/records/000000.json", b"{}")])).unwrap();
+        let base: [(&str, &[u8]); 3] = [("g/game.toml", b"x"), ("g/scenario.toml", b"x"), ("g/records/000000.json", b"{}")];
+        let ok = unpack_bytes(&tar_of(&base)).unwrap();
         assert!(ok.game.join("records/000000.json").is_file());
+        assert!(ok.tmp.path().join(".lock").is_file());
         for (path, why) in [
             ("g/host/host_key", "not a file of a public copy"),
             ("g/states/000001.json", "not a file of a public copy"),
             ("g/records/../../evil", "not a file of a public copy"),
+            ("g/records/notes.txt", "not a file of a public copy"),
+            ("g/receipts/000001/union.toml", "not a file of a public copy"),
+            ("g/receipts/1/union-1.toml", "not a file of a public copy"),
+            ("g/receipts/000002/union-1.toml", "g/receipts/000002: receipts for a step no record in the archive opens"),
+            ("g/records/000002.json", "g/records/000001.json: missing"),
+            ("g/game.toml", "g/game.toml: twice in the archive"),
+            (".g/game.toml", "not a file of a public copy"),
             ("h/game.toml", "a second game folder"),
         ] {
-            let e = unpack_bytes(&tar_of(&[("g/game.toml", b"x"), (path, b"secret")])).err().unwrap();
+            let mut entries = base.to_vec();
+            entries.push((path, b"secret"));
+            let e = unpack_bytes(&tar_of(&entries)).err().unwrap();
             assert!(e.contains(why), "{path}: {e}");
         }
+        let e = unpack_bytes(&tar_of(&base[1..])).err().unwrap();
+        assert!(e.contains("g/game.toml: missing"), "{e}");
         assert!(unpack_bytes(b"not a tar at all, just some text that is not 512 bytes").is_err());
         assert!(unpack_bytes(&tar_of(&[])).err().unwrap().contains("holds no game"));
     }

@@ -31,6 +31,14 @@ pub fn teammates(g: &pipeline::Loaded, role: &str) -> Result<Vec<String>> {
     Ok(g.gf.seats.iter().filter(|s| s.role != role && teams.get(&s.role) == Some(mine)).map(|s| s.role.clone()).collect())
 }
 
+/// Whether `email` also holds a seat outside `role`'s team: such an address is never sent the
+/// plans of `role`'s team (it would show them to the other side).
+pub fn on_other_team(g: &pipeline::Loaded, role: &str, email: &str) -> Result<bool> {
+    let teams = teams(g)?;
+    let mine = teams.get(role);
+    Ok(g.gf.seats.iter().any(|s| s.email.eq_ignore_ascii_case(email) && teams.get(&s.role) != mine))
+}
+
 /// One teammate's accepted plan for the open step.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Plan {

@@ -122,7 +122,9 @@ fn a_seat_change_is_recorded_announced_and_audited_with_receipts_from_before() {
     assert_eq!(rec["opening"]["step"], 2);
     audit_passes(&t.game());
     audit_passes(&public_copy(&t.game(), "public"));
-    pbem().arg("audit").arg(t.game()).arg("--receipt").arg(&kept).assert().success();
+    // The old holder's receipt: the order used was signed under the new holder's key, which the
+    // audit says (a host swapping keys for a moment would look the same to this player).
+    pbem().arg("audit").arg(t.game()).arg("--receipt").arg(&kept).assert().failure().stderr(predicate::str::contains("the host changed union's key while step 1 was open (seat change record(s) 1)"));
 
     // game.toml changed without a record: refused.
     let gt_path = t.game().join("game.toml");
@@ -376,6 +378,44 @@ mod found {
         // A hand-edited game.toml is refused before a seat change could sign it in.
         edit(&g.join("game.toml"), "grace_hours = ", "grace_hours = 1");
         pbem().arg("seat").arg(&g).args(["--role", "union", "--email", "meade@example.org", "--now", "2026-07-01T16:00:00Z"]).assert().failure().stderr(predicate::str::contains("is not the setup the game's records name"));
+    }
+
+    #[test]
+    fn a_kept_receipt_fails_when_the_order_used_was_signed_under_a_key_swapped_in_for_a_moment() {
+        let t = Table::new();
+        let meade = t.path().join("union-g1");
+        t.submit("union", &meade, "2026-07-01T13:00:00Z").success();
+        let kept = t.path().join("kept-union-1.toml");
+        std::fs::copy(t.game().join("receipts/000001/union-1.toml"), &kept).unwrap();
+        std::fs::copy(t.game().join("receipts/000001/union-1.toml.sig"), t.path().join("kept-union-1.toml.sig")).unwrap();
+        // The host swaps in a key of its own, puts in an order for union and swaps back.
+        let other = keygen(t.path(), "hosts-other");
+        let key_arg = |k: &Path| format!("{}.pub", k.display());
+        t.run(&["seat", "--role", "union", "--key", &key_arg(&other), "--reason", "key update", "--now", "2026-07-01T14:00:00Z"]);
+        t.submit("union", &other, "2026-07-01T14:01:00Z").success();
+        t.run(&["seat", "--role", "union", "--key", &key_arg(&meade), "--reason", "key update", "--now", "2026-07-01T14:02:00Z"]);
+        t.submit("confederate", &t.path().join("conf-g1"), "2026-07-01T15:00:00Z").success();
+        t.run(&["adjudicate", "--now", "2026-07-01T15:01:00Z"]);
+        audit_passes(&t.game());
+        pbem().arg("audit").arg(t.game()).arg("--receipt").arg(&kept).assert().failure().stderr(
+            predicate::str::contains("record 3 used receipt 2 of union in step 1, an order signed with seat key SHA256:")
+                .and(predicate::str::contains("the host changed union's key while step 1 was open (seat change record(s) 1, 2)")),
+        );
+        // The player's own later order under the same key passes.
+        let t = Table::new();
+        t.submit("union", &meade_of(&t), "2026-07-01T13:00:00Z").success();
+        let kept = t.path().join("kept-union-1.toml");
+        std::fs::copy(t.game().join("receipts/000001/union-1.toml"), &kept).unwrap();
+        std::fs::copy(t.game().join("receipts/000001/union-1.toml.sig"), t.path().join("kept-union-1.toml.sig")).unwrap();
+        t.run(&["seat", "--role", "union", "--email", "hancock@example.org", "--now", "2026-07-01T14:00:00Z"]);
+        t.submit("union", &meade_of(&t), "2026-07-01T14:01:00Z").success();
+        t.submit("confederate", &t.path().join("conf-g1"), "2026-07-01T15:00:00Z").success();
+        t.run(&["adjudicate", "--now", "2026-07-01T15:01:00Z"]);
+        pbem().arg("audit").arg(t.game()).arg("--receipt").arg(&kept).assert().success().stdout(predicate::str::contains("record 2 used receipt 2"));
+    }
+
+    fn meade_of(t: &Table) -> PathBuf {
+        t.path().join("union-g1")
     }
 
     #[test]

@@ -227,6 +227,34 @@ fn flag_dash_teammates_see_plans_and_talk_as_a_team_the_other_team_never() {
 }
 
 #[test]
+fn a_seat_given_to_a_new_player_gets_the_teammates_plans_already_in_the_other_team_never() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    let game = game_of(&root, "fd", "flag-dash", &FD, &[]).unwrap();
+    deliver(&md, "1", &plan_mail(&game, "white-1"));
+    deliver(&md, "2", &plan_mail(&game, "red-1"));
+    intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
+    pbem().arg("seat").arg(&game).args(["--role", "white-2", "--email", "new@example.org", "--reason", "replacement", "--now", "2026-07-01T13:01:00Z"]).assert().success();
+    let before = queued(&root).len();
+    pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", "2026-07-01T13:02:00Z"]).assert().success();
+    let mails = queued(&root)[before..].to_vec();
+    let new = to(&mails, "new@example.org");
+    assert_eq!(new.len(), 1, "the control's report mail");
+    assert!(new[0].text.contains("You now hold the seat white-2.") && new[0].text.contains("Your teammate white-1's plan for step 1 (receipt 1"), "{}", new[0].text);
+    assert!(new[0].text.contains("    [orders]") && !new[0].text.contains("red-1's plan"));
+    // Nobody else gets plans with this record's report mail, the other team above all.
+    for m in mails.iter().filter(|m| !m.to.contains(&"new@example.org".to_string())) {
+        assert!(!m.text.contains("'s plan for step"), "{}: {}", m.subject, m.text);
+    }
+    // A seat change keeping the address (a new key) sends nothing again.
+    let fresh = key("fresh").public_key().to_openssh().unwrap();
+    pbem().arg("seat").arg(&game).args(["--role", "white-2", "--key", &fresh, "--reason", "new key", "--now", "2026-07-01T13:03:00Z"]).assert().success();
+    let before = queued(&root).len();
+    pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", "2026-07-01T13:04:00Z"]).assert().success();
+    assert!(queued(&root)[before..].iter().all(|m| !m.text.contains("'s plan for step")));
+}
+
+#[test]
 fn public_mails_the_public_record_as_an_archive_that_the_audit_accepts() {
     let tmp = tempfile::tempdir().unwrap();
     let (root, md, cfg) = setup(tmp.path());
@@ -288,4 +316,27 @@ fn press_from_others_never_uses_up_the_replies_a_players_orders_get() {
     let meade = to(&queued(&root), "meade@example.org");
     assert_eq!(meade.iter().filter(|m| m.subject.contains("press from")).count(), 3, "press capped at 3 an hour");
     assert!(meade.iter().any(|m| m.subject == "[pbem g1] Re: orders"), "the receipt went out: {:?}", meade.iter().map(|m| &m.subject).collect::<Vec<_>>());
+}
+
+/// Tester's notes: press text with control characters, the `status` reply's clock, the reply's
+/// address and name.
+#[test]
+fn press_shows_control_characters_as_escapes_status_counts_from_the_runs_now_and_replies_go_to_the_registered_address() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    new_game(&root, "g1", 72);
+    let body = "status\npress to confederate\nred\u{1b}[31m alert\u{0} \u{202e}gnp.exe\nendpress\n";
+    let raw = format!("From: \"evil@evil.com\" <MEADE@Example.org>\nTo: judge@example.net\nSubject: hello\nMessage-ID: <ctl@example.org>\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: 8bit\n\n{body}");
+    deliver(&md, "1", raw.as_bytes());
+    intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
+    let q = root.join(".mail/outbox/queue");
+    let raws: Vec<String> = std::fs::read_dir(&q).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "eml")).map(|p| std::fs::read_to_string(p).unwrap()).collect();
+    let reply = raws.iter().find(|r| r.contains("Subject: Re: hello")).expect("the reply");
+    assert!(reply.contains("\r\nTo: meade@example.org\r\n") && !reply.contains("evil"), "{reply}");
+    let reply = read_mail(reply.as_bytes());
+    // The deadline is 72 hours after 2026-07-01T12:00Z: as of the run's --now, not the wall clock.
+    assert!(reply.text.contains("(2 days 23 hours left)") && !reply.text.contains("(passed)"), "{}", reply.text);
+    let press = to(&queued(&root), "lee@example.org").pop().expect("the press mail");
+    assert!(press.text.contains("  | red\\u{1b}[31m alert\\u{0} \\u{202e}gnp.exe"), "{}", press.text);
+    assert!(!press.text.contains(['\u{1b}', '\u{0}', '\u{202e}']), "{:?}", press.text);
 }

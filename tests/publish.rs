@@ -288,3 +288,47 @@ fn a_failed_audit_of_a_game_to_publish_is_said_once_naming_the_file_in_its_archi
     assert!(err.contains(&format!("not published: audit failed: {id}.tar:{id}/records/000004.json: not a record: unknown field `gamE`")), "{err}");
     assert!(!site.exists(), "nothing written");
 }
+
+/// An archive of `names` (each an empty file).
+fn tar_of_names(names: &[String]) -> Vec<u8> {
+    let mut b = tar::Builder::new(Vec::new());
+    for n in names {
+        let mut h = tar::Header::new_gnu();
+        h.set_size(0);
+        h.set_mode(0o644);
+        b.append_data(&mut h, n, &[][..]).unwrap();
+    }
+    b.into_inner().unwrap()
+}
+
+#[test]
+fn an_archive_is_listed_before_anything_is_unpacked_and_no_temporary_folder_outlives_its_audit() {
+    let tmp = tempfile::tempdir().unwrap();
+    let temp = tmp.path().join("tmp");
+    fs::create_dir(&temp).unwrap();
+    let audit = |archive: &Path| pbem().env("TMPDIR", &temp).arg("audit").arg(archive).assert();
+    // Thousands of receipts and no game.toml: refused from the listing, nothing unpacked.
+    let many: Vec<String> = (1..=3000).map(|i| format!("g/receipts/{i:06}/x-1.toml")).collect();
+    let bomb = tmp.path().join("bomb.tar");
+    fs::write(&bomb, tar_of_names(&many)).unwrap();
+    audit(&bomb).failure().stderr(predicates::str::contains("g/game.toml: missing"));
+    // Receipts of steps no record in the archive opens, and names no public copy has.
+    let mut names: Vec<String> = ["g/game.toml", "g/scenario.toml", "g/records/000000.json"].map(String::from).to_vec();
+    names.extend(many.iter().skip(1).cloned());
+    fs::write(&bomb, tar_of_names(&names)).unwrap();
+    audit(&bomb).failure().stderr(predicates::str::contains("g/receipts/000002: receipts for a step no record in the archive opens"));
+    fs::write(&bomb, tar_of_names(&["g/game.toml".into(), "g/notes.txt".into()])).unwrap();
+    audit(&bomb).failure().stderr(predicates::str::contains("g/notes.txt: not a file of a public copy"));
+    assert_eq!(fs::read_dir(&temp).unwrap().count(), 0, "nothing was unpacked");
+    // A folder a killed audit left (its lock held by nobody) goes with the next audit; one being
+    // made (no lock in place yet) stays; the audit's own folder goes when it ends.
+    let stale = temp.join("pbem-public-stale");
+    fs::create_dir_all(stale.join("g/records")).unwrap();
+    fs::write(stale.join(".lock"), "").unwrap();
+    fs::create_dir(temp.join("pbem-public-making")).unwrap();
+    let a = tmp.path().join("a.tar");
+    pbem().arg("public").arg(example()).arg("--out").arg(&a).assert().success();
+    audit(&a).success();
+    let left: Vec<String> = fs::read_dir(&temp).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    assert_eq!(left, ["pbem-public-making"]);
+}

@@ -346,6 +346,7 @@ fn the_python_verifier_follows_the_host_controls() {
     pbem_ok(&["audit", gs]);
     let o = verify(&g);
     assert!(o.status.success() && text(&o).contains("1 signed orders, 1 NMR, 1 of 1 step seeds"), "{}", text(&o));
+    assert!(text(&o).contains("note: the order of union used in step 1 (receipt 2) was signed under another key of the seat than its receipt(s) 1"), "{}", text(&o));
     fs::copy(g.join("host/host_key"), tmp.path().join("host_key")).unwrap();
 
     let copy = tmp.path().join("toml");

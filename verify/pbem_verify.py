@@ -428,6 +428,7 @@ class Checker:
             for i, x in enumerate(t.get("seat", [])):
                 seats[f"{x.get('role')}@{v}"] = key_of(x.get("key"), texts[v][1], f"seat[{i}].key")
         self.g.write_allowed_signers(self.host, seats)
+        self.seat_keys = seats
         # Steps: the records that stood while each was open; a receipt names one of them.
         self.spans, self.by_hash = {}, {}
         for n, r in enumerate(self.recs):
@@ -754,6 +755,18 @@ class Checker:
         self.nmr += 1
         return bytes(32)
 
+    def note_key_change(self, n, step, role, seq):
+        """A note when the order used (receipt `seq`) was signed under another key of the seat than
+        an earlier receipt of the role in the step: the host changed the seat's key while the step
+        was open. Legitimate when the player changed keys; otherwise a substituted order (a player's
+        kept receipt says which: `pbem audit --receipt`)."""
+        key = lambda r: self.seat_keys.get(f"{role}@{self.version[self.by_hash.get(r['record'], n - 1)]}")
+        rs = self.receipts[step][role]
+        other = [s for s in sorted(rs) if s < seq and key(rs[s]) != key(rs[seq])]
+        if other:
+            self.notes.append(f"the order of {role} used in step {step} (receipt {seq}) was signed under another key of the seat "
+                              f"than its receipt(s) {', '.join(map(str, other))}: the host changed {role}'s key while the step was open")
+
     def check_submitted(self, n, i, o, role, latest, op, withheld):
         path, f = rec_name(n), f"resolution.orders[{i}]"
         seq = need(path, o, "seq", int, label=f + ".seq")
@@ -769,6 +782,7 @@ class Checker:
             raise Fail(rp, "commitment", f"does not match the order of {role} in {path}")
         if latest[role] != seq:
             raise Fail(receipt_name(step, role, latest[role]), None, f"a newer receipt than the order {path} used: the newest order should have been used")
+        self.note_key_change(n, step, role, seq)
         if withheld:
             for k in ("text", "signature"):
                 if o.get(k) is not None:

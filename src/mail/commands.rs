@@ -244,7 +244,7 @@ pub(super) fn answer(parsed: &Parsed, asker: &Asker<'_>, games: &Games, outbox: 
         let said = match c {
             Command::Help => Ok(help_text()),
             Command::Status(g) => match chosen(&seats, g.as_deref()) {
-                Ok(list) => status_text(&list),
+                Ok(list) => status_text(&list, now),
                 Err(e) => Ok(format!("status: {e}\n")),
             },
             Command::Report(g) => match chosen(&seats, g.as_deref()) {
@@ -277,10 +277,12 @@ fn public_text(list: &[&Held<'_>], files: &mut Files) -> Result<String> {
     Ok(s)
 }
 
-fn status_text(list: &[&Held<'_>]) -> Result<String> {
+/// Each chosen game's status, the time left counted from the run's `now` (a run given `--now`
+/// answers as of then, not of the wall clock).
+fn status_text(list: &[&Held<'_>], now: DateTime<Utc>) -> Result<String> {
     let mut s = String::new();
     for (dir, _, roles) in list {
-        s.push_str(&format!("Status (you play {}):\n{}", roles.join(", "), pipeline::status(dir)?));
+        s.push_str(&format!("Status (you play {}):\n{}", roles.join(", "), pipeline::status_at(dir, now)?));
     }
     Ok(s)
 }

@@ -412,7 +412,8 @@ fn report_mail(
         Some(op) => format!("[pbem {}] {what}: {} (your report, {role})", gf.id, needed(cfg, seat, op, super::report_mail::orders_in(dir, op.step, role)?)),
         None => format!("[pbem {}] {what}: your report ({role})", gf.id),
     };
-    let (body, attachments) = report_parts(dir, gf, game, rec, state, role, cfg, now)?;
+    let (mut body, attachments) = report_parts(dir, gf, game, rec, state, role, cfg, now)?;
+    body.push_str(&super::report_mail::new_holder_plans(dir, rec, role)?);
     compose::build(Draft {
         id: stable_id(&["report", &gf.id, &rec.index.to_string(), role]),
         from: &cfg.from,

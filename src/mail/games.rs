@@ -68,6 +68,11 @@ impl Games {
     pub fn knows_sender(&self, email: &str) -> bool {
         self.by_id.values().any(|(_, gf)| gf.seats.iter().any(|s| s.email.eq_ignore_ascii_case(email)))
     }
+    /// `email` as a seat registered it (the first such seat, games by id): replies go to that
+    /// spelling, never to the sender's own or under a display name the sender chose.
+    pub fn registered(&self, email: &str) -> Option<&str> {
+        self.by_id.values().flat_map(|(_, gf)| &gf.seats).find(|s| s.email.eq_ignore_ascii_case(email)).map(|s| s.email.as_str())
+    }
     /// Every game, sorted by id.
     pub fn iter(&self) -> impl Iterator<Item = &(PathBuf, GameFile)> {
         self.by_id.values()

@@ -350,11 +350,13 @@ fn handle_file(root: &Path, maildir: &Path, path: &Path, name: &str, games: &Gam
 
 fn too_large_reply(head: &[u8], size: u64, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>, hash: &str) -> Result<Option<Outgoing>> {
     let Some(ex) = extract::extract(head, &|_, _| None) else { return Ok(None) };
-    let (Some(from), Some(to)) = (ex.from.as_deref(), ex.from_display.clone()) else { return Ok(None) };
-    // Never to a stranger, a bounce, automatic mail, or an address over the reply cap.
+    let Some(from) = ex.from.as_deref() else { return Ok(None) };
+    // Never to a stranger, a bounce, automatic mail, or an address over the reply cap; to the
+    // address as the seat registered it.
     let id = stable_id(&["reply", hash]);
     let ledger = ReplyLedger::new(outbox, cfg);
-    if !games.knows_sender(from) || ex.bounce.is_some() || ex.automatic.is_some() || !ledger.allows(from, &id, now)? {
+    let Some(to) = games.registered(from).map(str::to_string) else { return Ok(None) };
+    if ex.bounce.is_some() || ex.automatic.is_some() || !ledger.allows(from, &id, now)? {
         return Ok(None);
     }
     ledger.record(from, &id, now)?;
@@ -394,10 +396,13 @@ pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox
         // quotes is the judge's own mail. The host reads it in failed/.
         return Ok(failed(&format!("a delivery report ({why}): not read for orders, not answered (check the address it names)")));
     }
-    let (Some(from), Some(from_display)) = (ex.from.clone(), ex.from_display.clone()) else {
+    let Some(from) = ex.from.clone() else {
         return Ok(failed("no From address: nobody to answer"));
     };
-    let known = games.knows_sender(&from);
+    // A seat's address is answered as the seat registered it, with no display name: the sender's
+    // spelling and name (`r1@ex.org (evil@evil.com)`) are theirs to choose, not the reply's.
+    let registered = games.registered(&from).map(str::to_string);
+    let known = registered.is_some();
     if ex.orders.is_empty() && !known {
         return Ok(failed(&format!("no orders, and {from} is not a registered player: not answered")));
     }
@@ -438,7 +443,7 @@ pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox
     // A known sender is answered with a copy to each other seat that signed; an order from an
     // unknown address (a player travelling) is answered at the seat's registered address only.
     let (to, cc): (Vec<(String, String)>, Vec<String>) = if known {
-        (vec![(from_display, from.clone())], seats.iter().filter(|s| !s.eq_ignore_ascii_case(&from)).cloned().collect())
+        (vec![(registered.clone().unwrap_or_else(|| from.clone()), from.clone())], seats.iter().filter(|s| !s.eq_ignore_ascii_case(&from)).cloned().collect())
     } else {
         (seats.iter().map(|s| (s.clone(), s.clone())).collect(), vec![])
     };

@@ -69,6 +69,40 @@ pub fn report_parts(
     Ok((body, attachments))
 }
 
+/// For a seat change that gave `role` a new address: the plans its teammates have in for the
+/// step still open, as their plan mails had them (those went to the old address). Empty for any
+/// other record, once that step is over, and for an address that also holds a seat of another
+/// team (a team's plans never reach the other side).
+pub fn new_holder_plans(dir: &store::GameDir, rec: &Record, role: &str) -> Result<String> {
+    let Some(change) = rec.control.as_ref().and_then(|c| c.seat.as_ref()).filter(|c| c.role == role) else { return Ok(String::new()) };
+    let old = toml::from_str::<GameFile>(&change.before).ok().and_then(|b| b.seat(role).map(|s| s.email.clone()));
+    if old.is_some_and(|e| e.eq_ignore_ascii_case(&change.email)) {
+        return Ok(String::new());
+    }
+    let g = pipeline::load(&dir.root)?;
+    let open_step = |r: &Record| r.opening.as_ref().map(|o| o.step);
+    let email = match g.gf.seat(role) {
+        Some(s) if open_step(&g.record).is_some() && open_step(&g.record) == open_step(rec) => s.email.clone(),
+        _ => return Ok(String::new()),
+    };
+    if !g.game.teammates_see_plans() || crate::team::on_other_team(&g, role, &email)? {
+        return Ok(String::new());
+    }
+    let mut plans = Vec::new();
+    for mate in crate::team::teammates(&g, role)? {
+        if !g.gf.seat(&mate).is_some_and(|s| s.email.eq_ignore_ascii_case(&email)) {
+            plans.extend(crate::team::plan_of(&g, &mate)?);
+        }
+    }
+    if plans.is_empty() {
+        return Ok(String::new());
+    }
+    Ok(format!(
+        "\nYou now hold the seat {role}. Your teammates' plans already in for this step (teammates may look at each\nother's plans at any time; a later plan is mailed to you as it comes):\n\n{}",
+        crate::team::plans_text(&plans)
+    ))
+}
+
 /// The seq of `role`'s newest receipt in `step`, if its orders are in.
 pub fn orders_in(dir: &store::GameDir, step: u64, role: &str) -> Result<Option<u64>> {
     Ok(pipeline::latest_receipts(dir, step)?.get(role).map(|r| r.seq))
