@@ -999,7 +999,7 @@ impl Audit {
             let rp = self.gd.report(n, &s.role);
             let have = store::read(&rp).map_err(|e| fail_read(AuditCheck::Replay, &rp, e))?;
             if have != want.as_bytes() {
-                return Err(differs(&rp, &have, &want, "the report"));
+                return Err(differs(&rp, &have, want, "the report"));
             }
             self.sum.reports += 1;
         }
