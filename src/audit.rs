@@ -19,6 +19,8 @@ use crate::report;
 use crate::sig;
 use crate::store::{self, GameDir};
 
+mod ahead;
+
 /// What a passing audit checked.
 #[derive(Debug, Default)]
 pub struct AuditSummary {
@@ -207,28 +209,39 @@ fn check_next(rpath: &Path, bytes: &[u8], want_step: u64, rec: &Record, pending:
     }
 }
 
-/// Verifies the host signature beside `path` over the file's bytes. A signature this process has
-/// already found good (the same key, namespace, bytes and signature, by their SHA-256) is not
-/// checked again: an audit meets each receipt twice (the step's receipts, the order that used it).
-fn check_host_sig(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str) -> Result<()> {
+/// [`sig::verify`], not done again for a signature this process has already found good (the
+/// same key, namespace, bytes and signature, by their SHA-256): an audit meets each receipt
+/// twice (the step's receipts, the order that used it), and the work done ahead on every core
+/// (`ahead`) checks every signature before the checks in order meet it. Only good ones are
+/// remembered (at most a million; then it starts again), so a bad one fails where it is met.
+fn verify_once(key: &ssh_key::PublicKey, ns: &str, bytes: &[u8], armored: &str) -> std::result::Result<(), sig::SigError> {
     static GOOD: std::sync::Mutex<std::collections::BTreeSet<[u8; 32]>> = std::sync::Mutex::new(std::collections::BTreeSet::new());
-    let sp = sig_path(path);
-    let armored = store::read_text(&sp).map_err(|e| fail_read(AuditCheck::Signature, &sp, e))?;
-    let key = {
+    let digest = {
         use sha2::Digest;
         let mut h = sha2::Sha256::new();
-        for part in [host.to_openssh().unwrap_or_default().as_bytes(), ns.as_bytes(), bytes, armored.as_bytes()] {
+        for part in [key.to_openssh().unwrap_or_default().as_bytes(), ns.as_bytes(), bytes, armored.as_bytes()] {
             h.update((part.len() as u64).to_be_bytes());
             h.update(part);
         }
         <[u8; 32]>::from(h.finalize())
     };
-    if GOOD.lock().unwrap_or_else(|p| p.into_inner()).contains(&key) {
+    if GOOD.lock().unwrap_or_else(|p| p.into_inner()).contains(&digest) {
         return Ok(());
     }
-    sig::verify(host, ns, bytes, &armored).map_err(|e| fail(AuditCheck::Signature, path, format!("host signature: {e}")))?;
-    GOOD.lock().unwrap_or_else(|p| p.into_inner()).insert(key);
+    sig::verify(key, ns, bytes, armored)?;
+    let mut good = GOOD.lock().unwrap_or_else(|p| p.into_inner());
+    if good.len() >= 1 << 20 {
+        good.clear();
+    }
+    good.insert(digest);
     Ok(())
+}
+
+/// Verifies the host signature beside `path` over the file's bytes ([`verify_once`]).
+fn check_host_sig(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str) -> Result<()> {
+    let sp = sig_path(path);
+    let armored = store::read_text(&sp).map_err(|e| fail_read(AuditCheck::Signature, &sp, e))?;
+    verify_once(host, ns, bytes, &armored).map_err(|e| fail(AuditCheck::Signature, path, format!("host signature: {e}")))
 }
 
 /// Checks receipts a player holds (as mailed to them, each with its `.sig` beside it) against
@@ -413,10 +426,17 @@ fn read_kept_report(f: &Path) -> Result<Vec<report::Pin>> {
 
 /// Audits the game in `dir`; `Ok` only if every check passes, otherwise [`Error::Audit`] naming
 /// the first failure and its file. `templates` must be the override folder used by the host, if any.
+/// On every core ([`audit_on`]).
 pub fn audit(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
+    audit_on(dir, templates, 0)
+}
+
+/// [`audit`] on at most `jobs` threads (0: one per core). The result, and the first failure
+/// named, are the same whatever `jobs`; with 1 every check is done in order on this thread.
+pub fn audit_on(dir: &Path, templates: Option<&Path>, jobs: usize) -> Result<AuditSummary> {
     let gf = pipeline::read_game_file(&GameDir::new(dir))?;
     let here = env!("CARGO_PKG_VERSION");
-    audit_game(dir, templates).map_err(|e| match e {
+    audit_game(dir, templates, jobs).map_err(|e| match e {
         Error::Audit(mut f) if gf.pbem != here => {
             f.made_by = Some(gf.pbem.clone());
             Error::Audit(f)
@@ -593,6 +613,10 @@ struct Audit {
     /// The full events of the step being checked (the record holds only the public ones).
     events: Vec<crate::dice::Event>,
     sum: AuditSummary,
+    /// The threads to use (0: one per core; 1: every check in order on this thread).
+    jobs: usize,
+    /// What was worked out ahead on every core for the records being checked.
+    ahead: ahead::Ahead,
 }
 
 /// The step a record resolves, as its checks need it.
@@ -609,15 +633,15 @@ struct Step<'a> {
     host_seed: [u8; 32],
 }
 
-fn audit_game(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
-    Audit::open(dir, templates)?.run()
+fn audit_game(dir: &Path, templates: Option<&Path>, jobs: usize) -> Result<AuditSummary> {
+    Audit::open(dir, templates, jobs)?.run()
 }
 
 impl Audit {
     /// Reads the game in `dir` and checks what needs no record read in full: the keys, the
     /// records numbered without gaps, nothing left past the last record, the host key, receipts
     /// of opened steps only, and the host's folders.
-    fn open(dir: &Path, templates: Option<&Path>) -> Result<Self> {
+    fn open(dir: &Path, templates: Option<&Path>, jobs: usize) -> Result<Self> {
         let gd = GameDir::new(dir);
         let gf = pipeline::read_game_file(&gd)?;
         let game = pipeline::rules(&gf.rules)?;
@@ -649,7 +673,10 @@ impl Audit {
             secret_from: None,
             events: Vec::new(),
             sum: AuditSummary::default(),
+            jobs,
+            ahead: ahead::Ahead::default(),
         };
+        audit.verify_receipts_ahead();
         audit.check_step_files()?;
         audit.check_folders()?;
         let options = crate::team::rules_options(&audit.gf.options);
@@ -660,11 +687,17 @@ impl Audit {
         Ok(audit)
     }
 
-    /// Checks every record in order, then every receipt against the history.
+    /// Checks every record in order (a run at a time, worked out ahead on every core first),
+    /// then every receipt against the history.
     fn run(mut self) -> Result<AuditSummary> {
-        for n in 0..=self.last {
-            self.check_record(n)?;
+        for first in (0..=self.last).step_by(ahead::RUN as usize) {
+            let last = (first + ahead::RUN - 1).min(self.last);
+            self.work_ahead(first..=last);
+            for n in first..=last {
+                self.check_record(n)?;
+            }
         }
+        self.ahead = ahead::Ahead::default();
         self.sum.secret = self.secret_from.map(|first| (first, self.last));
         // Every receipt names a record that stood while its step was open (the one that opened it
         // or a host control after it) and the setup in force then (checked last, so that an edited
@@ -990,11 +1023,18 @@ impl Audit {
         }
         let gf_then = &self.hist.files[n as usize];
         for s in gf_then.seats.iter().filter(|_| self.has_states) {
-            let want = report::render(&self.env, self.game, gf_then, rec, &self.events, &self.state, &s.role)?;
+            let rendered;
+            let want = match self.ahead.report(n, &s.role, &self.state, &self.events, bytes) {
+                Some(done) => done,
+                None => {
+                    rendered = report::render(&self.env, self.game, gf_then, rec, &self.events, &self.state, &s.role)?;
+                    rendered.as_str()
+                }
+            };
             let rp = self.gd.report(n, &s.role);
             let have = store::read(&rp).map_err(|e| fail_read(AuditCheck::Replay, &rp, e))?;
             if have != want.as_bytes() {
-                return Err(differs(&rp, &have, &want, "the report"));
+                return Err(differs(&rp, &have, want, "the report"));
             }
             self.sum.reports += 1;
         }
@@ -1083,7 +1123,7 @@ impl Audit {
     #[allow(clippy::too_many_arguments)]
     fn check_order_text(&self, st: &Step<'_>, role: &str, c: &str, text: &str, signature: &str, orders: &Orders, opath: &Path) -> Result<orderfile::OrderFile> {
         let res = st.res;
-        sig::verify(&st.keys[role], NS_ORDERS, text.as_bytes(), signature).map_err(|e| {
+        verify_once(&st.keys[role], NS_ORDERS, text.as_bytes(), signature).map_err(|e| {
             fail(AuditCheck::Signature, opath, match e {
                 sig::SigError::BadSignature | sig::SigError::TextChanged => {
                     format!("the order of {role} in step {} does not match its signature: it was changed after the player signed it", res.step)
@@ -1183,9 +1223,14 @@ impl Audit {
         let seed = self.check_step_seed(st, &nonces)?;
         self.check_nmr_orders(st, full, &seed)?;
         model::count_misses(&mut self.misses, res);
-        let mut ctx = Ctx::new(seed);
-        let after = self.game.resolve(&self.state, &orders, &mut ctx)?;
-        self.events = ctx.into_events();
+        let (after, events) = match self.ahead.replayed(st.n, &self.state, &orders, &seed) {
+            Some(done) => done,
+            None => {
+                let mut ctx = Ctx::new(seed);
+                (self.game.resolve(&self.state, &orders, &mut ctx)?, ctx.into_events())
+            }
+        };
+        self.events = events;
         let replayed = pipeline::public_events(&self.events);
         if replayed != res.events {
             return Err(fail(AuditCheck::Replay, &st.rpath, different_events(res.step, &res.events, &replayed)));
@@ -1375,6 +1420,41 @@ mod tests {
         let f = failure(&game);
         assert_eq!((f.check, f.path.as_deref(), f.line), (AuditCheck::History, Some(r0.as_path()), line), "{f}");
         assert_eq!(Error::from(f).to_string(), format!("audit failed: {}:{}: setup: is not the hash of game.toml and scenario.toml as they are now: one of them was edited since the game began", r0.display(), line.unwrap()));
+    }
+
+    /// Work done ahead on more threads changes nothing found: on a game edited in more and more
+    /// places, each earlier than the last, every check in order on one thread and the default
+    /// (working ahead) name the same first failure, the earliest edit.
+    #[test]
+    fn working_ahead_names_the_same_first_failure_as_checking_in_order() {
+        let tmp = tempfile::tempdir().unwrap();
+        let game = example(tmp.path());
+        let both = || {
+            let (one, two) = (audit_on(&game, None, 1), audit_on(&game, None, 2));
+            assert_eq!(format!("{one:?}"), format!("{two:?}"));
+            two
+        };
+        let clean = both().unwrap();
+        assert_eq!((clean.records, clean.reports, clean.states.len()), (15, 30, 15));
+        let edit = |rel: &str, from: &str, to: &str| {
+            let p = game.join(rel);
+            let text = std::fs::read_to_string(&p).unwrap();
+            assert!(text.contains(from), "{rel}");
+            std::fs::write(&p, text.replacen(from, to, 1)).unwrap();
+            p
+        };
+        let first = |want: &Path| match both() {
+            Err(Error::Audit(f)) => assert_eq!(f.path.as_deref(), Some(want), "{f}"),
+            other => panic!("not an audit failure: {other:?}"),
+        };
+        first(&edit("states/000013.json", "\n", " \n"));
+        first(&edit("reports/000011/union.txt", "\n", "\n\n"));
+        // A dishonest host's edit of an order, the record signed again.
+        let r5 = edit("records/000005.json", "# built-in player", "# built-in Player");
+        let key = pipeline::host_key(&GameDir::new(&game)).unwrap();
+        std::fs::write(sig_path(&r5), sig::sign(&key, NS_RECORD, &std::fs::read(&r5).unwrap()).unwrap()).unwrap();
+        first(&r5);
+        first(&edit("receipts/000003/union-1.toml", "\n", " \n"));
     }
 
     #[test]

@@ -305,6 +305,10 @@ enum Command {
         /// there. Keep the newest: it pins every record before it too. Repeatable.
         #[arg(long = "report", value_name = "FILE")]
         reports: Vec<PathBuf>,
+        /// Threads checking a game (default: one per core); 1 checks everything in order on one
+        /// thread. What is found, and the first failure named, are the same whatever N.
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+        jobs: Option<u16>,
         #[command(flatten)]
         templates: Templates,
     },
@@ -544,12 +548,12 @@ fn signing_key(path: &Path) -> Result<sig::SigningKey> {
 
 /// `pbem audit --all ROOT`: every game under ROOT, one line each (`DIR: audit passed: ...` or
 /// `DIR: FAILED: why`) and a summary line; status 1 if any failed. A progress bar on a terminal.
-fn audit_all(root: &Path, templates: Option<&Path>) -> Result<ExitCode> {
+fn audit_all(root: &Path, templates: Option<&Path>, jobs: usize) -> Result<ExitCode> {
     let dirs = pipeline::games_under(root)?;
     let bar = crate::progress::bar(dirs.len() as u64, "audit", true);
     let mut failed = 0;
     for d in &dirs {
-        let line = match audit::audit(d, templates) {
+        let line = match audit::audit_on(d, templates, jobs) {
             Ok(s) => format!("{}: audit passed: {}", d.display(), s.describe()),
             Err(e) => {
                 failed += 1;
@@ -568,8 +572,8 @@ fn audit_all(root: &Path, templates: Option<&Path>) -> Result<ExitCode> {
 }
 
 /// The lines `pbem audit DIR` prints: each receipt and kept report checked, then the summary.
-fn audit_lines(dir: &Path, receipts: &[PathBuf], reports: &[PathBuf], templates: Option<&Path>) -> crate::error::Result<Vec<String>> {
-    let s = audit::audit(dir, templates)?;
+fn audit_lines(dir: &Path, receipts: &[PathBuf], reports: &[PathBuf], templates: Option<&Path>, jobs: usize) -> crate::error::Result<Vec<String>> {
+    let s = audit::audit_on(dir, templates, jobs)?;
     let mut out = audit::check_held_receipts(dir, receipts)?;
     out.extend(audit::check_kept_reports(dir, reports)?);
     out.push(format!("audit passed: {}", s.describe()));
@@ -595,8 +599,8 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
         Command::Adjudicate { dirs, all, mail, now: t, quiet, .. } => cmd_adjudicate(dirs, all, mail, t, quiet),
         Command::Intake { root, maildir, mbox, stdin, config, now: t, quiet } => cmd_intake(root, maildir, mbox, stdin, config, t, quiet),
         Command::Report { dir, role, step, picture } => cmd_report(dir, role, step, picture),
-        Command::Audit { all: Some(root), .. } => audit_all(&root, templates.as_deref()),
-        Command::Audit { dir, receipts, reports, .. } => cmd_audit(dir, receipts, reports, templates.as_deref()),
+        Command::Audit { all: Some(root), jobs, .. } => audit_all(&root, templates.as_deref(), jobs.map_or(0, usize::from)),
+        Command::Audit { dir, receipts, reports, jobs, .. } => cmd_audit(dir, receipts, reports, templates.as_deref(), jobs.map_or(0, usize::from)),
         Command::Public { dir, out } => cmd_public(dir, out),
         Command::Publish { dir, all, out } => cmd_publish(dir, all, out),
         Command::Simulate { rules, scenario, options, games, policy, seed, jobs } => cmd_simulate(rules, scenario, options, games, policy, seed, jobs),
@@ -877,20 +881,20 @@ fn cmd_report(dir: PathBuf, role: Option<String>, step: Option<u64>, picture: Op
 }
 
 /// `pbem audit`.
-fn cmd_audit(dir: Option<PathBuf>, receipts: Vec<PathBuf>, reports: Vec<PathBuf>, templates: Option<&Path>) -> Result<ExitCode> {
+fn cmd_audit(dir: Option<PathBuf>, receipts: Vec<PathBuf>, reports: Vec<PathBuf>, templates: Option<&Path>, jobs: usize) -> Result<ExitCode> {
     let dir = dir.ok_or_else(|| anyhow!("give a game directory or --all ROOT"))?;
     if dir.is_file() {
         // A public copy as one archive: unpacked into a temporary folder and audited
         // there, failures naming the file inside the archive.
         let copy = crate::public::unpack(&dir)?;
-        let lines = audit_lines(&copy.game, &receipts, &reports, templates).map_err(|e| anyhow!(copy.rename(&e.to_string())))?;
+        let lines = audit_lines(&copy.game, &receipts, &reports, templates, jobs).map_err(|e| anyhow!(copy.rename(&e.to_string())))?;
         for line in lines {
             println!("{}", copy.rename(&line));
         }
         return Ok(ExitCode::SUCCESS);
     }
     warn_exposed_host(&dir);
-    for line in audit_lines(&dir, &receipts, &reports, templates)? {
+    for line in audit_lines(&dir, &receipts, &reports, templates, jobs)? {
         println!("{line}");
     }
     Ok(ExitCode::SUCCESS)

@@ -62,23 +62,10 @@ pub fn run_with_scenario(
         Some(p) => Error::input(p, e.to_string()),
         None => Error::Game(e),
     })?;
-    let roles = game.roles(&setup)?;
-    let mut keys = BTreeMap::new();
-    let mut seats = Vec::new();
-    for role in &roles {
-        let key = pipeline::key_from_seed(&sub_seed(&seed, &format!("key {role}")), &format!("{role}@demo"));
-        seats.push(Seat {
-            role: role.clone(),
-            email: format!("{role}@example.org"),
-            key: key.public_key().to_openssh().map_err(|e| Error::Usage(e.to_string()))?,
-            time_zone: None,
-        });
-        keys.insert(role.clone(), key);
-    }
+    let (keys, seats) = demo_seats(&game.roles(&setup)?, &seed)?;
     let dir = out.to_path_buf();
     let mut entropy = Entropy::seeded(sub_seed(&seed, "host"));
-    let mut bots = Ctx::new(sub_seed(&seed, "bots"));
-    let mut nonces = Entropy::seeded(sub_seed(&seed, "nonces"));
+    let mut players = Players { dir: dir.join("players"), keys, bots: Ctx::new(sub_seed(&seed, "bots")), nonces: Entropy::seeded(sub_seed(&seed, "nonces")) };
     let mut now = start;
     let new = NewGame {
         id: Some(format!("demo-{}-{}", rules, &hex::encode(seed)[..8])),
@@ -90,13 +77,7 @@ pub fn run_with_scenario(
         nmr: Default::default(),
     };
     pipeline::create(&dir, new, now, &mut entropy)?;
-    // The built-in players' side: their keys and the order files they sign, beside the game.
-    let players = dir.join("players");
-    for (role, key) in &keys {
-        let d = players.join(role);
-        std::fs::create_dir_all(&d).map_err(|e| store::io(&d, e))?;
-        sig::write_private_key(&players.join(role).join("id_ed25519"), key)?;
-    }
+    players.write_keys()?;
     let mut orders = 0u64;
     let max_steps = 10_000;
     loop {
@@ -106,31 +87,7 @@ pub fn run_with_scenario(
             return Err(Error::Usage(format!("demo: no end after {max_steps} steps")));
         }
         now += chrono::Duration::minutes(30);
-        let mut files = Vec::new();
-        for (i, ask) in op.asks.iter().enumerate() {
-            let role = &ask.role;
-            // The built-in player fills in the form exactly as a person would: header from the
-            // step's opening, its own orders, a fresh nonce; then signs the file.
-            let header = Header {
-                game: g.gf.id.clone(),
-                step: op.step,
-                role: role.clone(),
-                host_seed_commitment: op.host_seed_commitment.clone(),
-                nonce: hex::encode(nonces.bytes32()),
-            };
-            let body = g.game.bot_order(&g.state, role, &mut bots)?;
-            let text = orderfile::form_text(&header, &[format!("built-in player for {role}")], &body);
-            let path = players.join(role).join(format!("step-{:04}.toml", op.step));
-            let armored = sig::sign(&keys[role], pipeline::NS_ORDERS, text.as_bytes())?;
-            // Alternate the two accepted ways of carrying the signature: beside and appended.
-            if (op.step + i as u64).is_multiple_of(2) {
-                store::write_atomic(&path, text.as_bytes())?;
-                store::write_atomic(&pipeline::sig_path(&path), armored.as_bytes())?;
-            } else {
-                store::write_atomic(&path, format!("{text}{armored}").as_bytes())?;
-            }
-            files.push(path);
-        }
+        let files = players.sign_orders(&g, &op)?;
         for r in pipeline::submit(&dir, &files, now)? {
             r?;
             orders += 1;
@@ -147,4 +104,72 @@ pub fn run_with_scenario(
         outcome: g.record.outcome.map(|o| o.summary).unwrap_or_default(),
         audit,
     })
+}
+
+/// Each role's demo key (derived from the demo `seed`) and its seat in the game file.
+fn demo_seats(roles: &[String], seed: &[u8; 32]) -> Result<(BTreeMap<String, ssh_key::PrivateKey>, Vec<Seat>)> {
+    let mut keys = BTreeMap::new();
+    let mut seats = Vec::new();
+    for role in roles {
+        let key = pipeline::key_from_seed(&sub_seed(seed, &format!("key {role}")), &format!("{role}@demo"));
+        seats.push(Seat {
+            role: role.clone(),
+            email: format!("{role}@example.org"),
+            key: key.public_key().to_openssh().map_err(|e| Error::Usage(e.to_string()))?,
+            time_zone: None,
+        });
+        keys.insert(role.clone(), key);
+    }
+    Ok((keys, seats))
+}
+
+/// The built-in players' side: their keys and the order files they sign, in `dir` (the game's
+/// `players/`), their choices and nonces drawn from the demo seed.
+struct Players {
+    dir: PathBuf,
+    keys: BTreeMap<String, ssh_key::PrivateKey>,
+    bots: Ctx,
+    nonces: Entropy,
+}
+
+impl Players {
+    /// Writes each player's private key as `players/ROLE/id_ed25519`.
+    fn write_keys(&self) -> Result<()> {
+        for (role, key) in &self.keys {
+            let d = self.dir.join(role);
+            std::fs::create_dir_all(&d).map_err(|e| store::io(&d, e))?;
+            sig::write_private_key(&d.join("id_ed25519"), key)?;
+        }
+        Ok(())
+    }
+
+    /// The signed order file of each role the step `op` asks, as the built-in player fills in
+    /// the form exactly as a person would: header from the step's opening, its own orders, a
+    /// fresh nonce; then signs the file. Returns their paths, in the order of the asks.
+    fn sign_orders(&mut self, g: &pipeline::Loaded, op: &crate::model::Opening) -> Result<Vec<PathBuf>> {
+        let mut files = Vec::new();
+        for (i, ask) in op.asks.iter().enumerate() {
+            let role = &ask.role;
+            let header = Header {
+                game: g.gf.id.clone(),
+                step: op.step,
+                role: role.clone(),
+                host_seed_commitment: op.host_seed_commitment.clone(),
+                nonce: hex::encode(self.nonces.bytes32()),
+            };
+            let body = g.game.bot_order(&g.state, role, &mut self.bots)?;
+            let text = orderfile::form_text(&header, &[format!("built-in player for {role}")], &body);
+            let path = self.dir.join(role).join(format!("step-{:04}.toml", op.step));
+            let armored = sig::sign(&self.keys[role], pipeline::NS_ORDERS, text.as_bytes())?;
+            // Alternate the two accepted ways of carrying the signature: beside and appended.
+            if (op.step + i as u64).is_multiple_of(2) {
+                store::write_atomic(&path, text.as_bytes())?;
+                store::write_atomic(&pipeline::sig_path(&path), armored.as_bytes())?;
+            } else {
+                store::write_atomic(&path, format!("{text}{armored}").as_bytes())?;
+            }
+            files.push(path);
+        }
+        Ok(files)
+    }
 }

@@ -12,7 +12,12 @@ pub fn workers(jobs: usize) -> usize {
 
 /// `items.iter().map(f)`, run on [`workers`] threads; results in the order of `items`.
 pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> {
-    let n = workers(items.len());
+    map_on(items, 0, f)
+}
+
+/// [`map`] on at most `jobs` threads (0: one per core); with one, on this thread.
+pub fn map_on<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    let n = if jobs == 0 { workers(items.len()) } else { workers(items.len().min(jobs)) };
     if n <= 1 {
         return items.iter().map(f).collect();
     }

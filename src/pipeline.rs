@@ -317,17 +317,23 @@ pub fn check_deadlines(d: &model::Deadlines, kinds: &[&str]) -> Result<()> {
     Ok(())
 }
 
-/// Creates a game in `dir` (which must not exist or be empty): game file, scenario copy, host key,
-/// initial state, record 0 with the first step's opening, and the first reports.
-///
-/// Errors: unknown rules, bad scenario/option, seats not matching the game's roles, bad keys.
-pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<GameFile> {
-    let game = rules(&new.rules)?;
+/// A [`NewGame`] checked against its rules, before anything is written: the game id, the
+/// scenario text, the set-up state and the game's roles.
+struct CheckedNew {
+    id: String,
+    scenario: String,
+    state: String,
+    roles: Vec<String>,
+}
+
+/// Checks `new` for `game` in `dir` in the order a host fixes them: the folder, the id, the
+/// scenario and options, one seat per role with a good key and time zone, the deadlines.
+fn check_new(game: &dyn DynGame, dir: &Path, new: &NewGame) -> Result<CheckedNew> {
     if dir.exists() && std::fs::read_dir(dir).map_err(|e| store::io(dir, e))?.next().is_some() {
         return Err(Error::input(dir, "already exists and is not empty; choose a new directory"));
     }
-    let id = match new.id {
-        Some(id) => id,
+    let id = match &new.id {
+        Some(id) => id.clone(),
         None => dir.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string(),
     };
     if !valid_id(&id) {
@@ -340,7 +346,14 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
         None => Error::Game(e),
     })?;
     let roles = game.roles(&state)?;
-    let mut given: Vec<&str> = new.seats.iter().map(|s| s.role.as_str()).collect();
+    check_seats(&new.seats, &roles)?;
+    check_deadlines(&new.deadlines, game.ask_kinds())?;
+    Ok(CheckedNew { id, scenario, state, roles })
+}
+
+/// Exactly one seat for each of `roles`, each with a key pbem accepts and a known time zone.
+fn check_seats(seats: &[Seat], roles: &[String]) -> Result<()> {
+    let mut given: Vec<&str> = seats.iter().map(|s| s.role.as_str()).collect();
     given.sort();
     let mut want: Vec<&str> = roles.iter().map(String::as_str).collect();
     want.sort();
@@ -351,20 +364,22 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
             if given.is_empty() { "none".to_string() } else { given.join(", ") }
         )));
     }
-    for s in &new.seats {
+    for s in seats {
         sig::public_key_line(&s.key).map_err(|e| Error::Usage(format!("--player {}: {e}", s.role)))?;
         if let Some(z) = &s.time_zone {
             crate::when::parse_zone(z).map_err(|e| Error::Usage(format!("--time-zone {}: {e}", s.role)))?;
         }
     }
-    check_deadlines(&new.deadlines, game.ask_kinds())?;
-    let gd = GameDir::new(dir);
-    let key = key_from_seed(&entropy.bytes32(), &format!("pbem-host@{id}"));
+    Ok(())
+}
+
+/// Makes the host's folders and writes the host key and the state key; returns the state key.
+/// host/ holds the host key, unrevealed seeds and sealed orders; states/ what the rules keep
+/// secret; reports/ each role's own report: for the host's eyes only on a shared machine
+/// (README "What is public").
+fn write_host_files(gd: &GameDir, key: &ssh_key::PrivateKey, entropy: &mut Entropy) -> Result<[u8; 32]> {
     let host_dir = gd.host_key().parent().expect("host dir").to_path_buf();
-    // host/ holds the host key, unrevealed seeds and sealed orders; states/ what the rules keep
-    // secret; reports/ each role's own report: for the host's eyes only on a shared machine
-    // (README "What is public").
-    for private in [host_dir.clone(), gd.root.join("states"), gd.root.join("reports")] {
+    for private in [host_dir, gd.root.join("states"), gd.root.join("reports")] {
         std::fs::create_dir_all(&private).map_err(|e| store::io(&private, e))?;
         #[cfg(unix)]
         {
@@ -372,12 +387,25 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
             std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o700)).map_err(|e| store::io(&private, e))?;
         }
     }
-    sig::write_private_key(&gd.host_key(), &key)?;
+    sig::write_private_key(&gd.host_key(), key)?;
     // Its public half is in game.toml; the copy in host/ is the host's like the rest of host/.
     store::make_private(&gd.root.join("host").join("host_key.pub"))?;
     // The secret salt of every record's state commitment, revealed by the last record.
     let state_key = entropy.bytes32();
     store::write_atomic(&gd.state_key(), format!("{}\n", hex::encode(state_key)).as_bytes())?;
+    Ok(state_key)
+}
+
+/// Creates a game in `dir` (which must not exist or be empty): game file, scenario copy, host key,
+/// initial state, record 0 with the first step's opening, and the first reports.
+///
+/// Errors: unknown rules, bad scenario/option, seats not matching the game's roles, bad keys.
+pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<GameFile> {
+    let game = rules(&new.rules)?;
+    let CheckedNew { id, scenario, state, roles } = check_new(game, dir, &new)?;
+    let gd = GameDir::new(dir);
+    let key = key_from_seed(&entropy.bytes32(), &format!("pbem-host@{id}"));
+    let state_key = write_host_files(&gd, &key, entropy)?;
     let mut seats = new.seats;
     seats.sort_by_key(|s| roles.iter().position(|r| *r == s.role));
     let gf = GameFile {
@@ -558,17 +586,45 @@ fn cached<T: Clone>(slot: &mut Option<T>, make: impl FnOnce() -> Result<T>) -> R
     Ok(slot.clone().expect("just set"))
 }
 
+/// An error about `field` of the order file `path` whose text is `text`, at its line.
+fn order_field_error(path: &Path, text: &str, field: &str, message: String) -> Error {
+    Error::Input { file: path.into(), line: orderfile::locate(text, field), field: Some(field.into()), message }
+}
+
 /// [`submit_one`] with what the batch's orders share.
 fn submit_in(g: &Loaded, intake: &mut Intake, path: &Path, now: DateTime<Utc>) -> Result<Accepted> {
     check_clock(g, now)?;
     let v = read_signed_order(path, &g.gf)?;
+    let (step, asked) = check_order_header(g, &v, path)?;
     let h = &v.file.header;
-    let at = |field: &str, message: String| Error::Input {
-        file: path.into(),
-        line: orderfile::locate(&v.text, field),
-        field: Some(field.into()),
-        message,
+    let ending = v.file.ending;
+    // The same signed text again: an idempotent resend of the order in force gets its receipt back;
+    // a resend of a superseded order is refused (it would silently replace the newer one).
+    let commitment = hex::encode(commit::order_commitment(&g.gf.id, step, &h.role, v.text.as_bytes()));
+    let index = intake.index(g, step)?;
+    let last_seq = match check_resend(g, index, &v, path, step, &commitment, now)? {
+        Resend::Fresh { last_seq } => last_seq,
+        Resend::Again { receipt, path } => {
+            let warnings = vec![format!("already received as receipt {}: nothing changed", receipt.seq)];
+            return Ok(Accepted { receipt, path, warnings, resent: true, ending, ended: None });
+        }
     };
+    let (nonce, warnings) = check_nonce(index, &v, path)?;
+    // A resignation, and an unasked seat's draw offer, carry no orders for the game to check.
+    if !ending.resign && asked {
+        check_legal(g, &v, path)?;
+    }
+    let (receipt, rpath) = store_accepted(g, intake, &v, step, last_seq + 1, commitment, nonce, now)?;
+    Ok(Accepted { receipt, path: rpath, warnings, resent: false, ending, ended: None })
+}
+
+/// The header and ending of the verified order `v` (read from `path`) against the open step:
+/// a step is open and it is this one; `resign` stands alone; the seat is asked, or only resigns
+/// or offers a draw; a draw needs two sides; the host-seed commitment is the step's. Returns the
+/// step and whether the seat is asked.
+fn check_order_header(g: &Loaded, v: &Verified, path: &Path) -> Result<(u64, bool)> {
+    let h = &v.file.header;
+    let at = |field: &str, message: String| order_field_error(path, &v.text, field, message);
     let Some(opening) = &g.record.opening else {
         return Err(at("pbem.step", "the game is over; no orders are awaited".into()));
     };
@@ -595,23 +651,39 @@ fn submit_in(g: &Loaded, intake: &mut Intake, path: &Path, now: DateTime<Utc>) -
     if h.host_seed_commitment != opening.host_seed_commitment {
         return Err(at("pbem.host_seed_commitment", format!("does not match step {}'s host seed commitment {}", opening.step, opening.host_seed_commitment)));
     }
-    // The same signed text again: an idempotent resend of the order in force gets its receipt back;
-    // a resend of a superseded order is refused (it would silently replace the newer one).
-    let step = opening.step;
-    let commitment = hex::encode(commit::order_commitment(&g.gf.id, step, &h.role, v.text.as_bytes()));
-    let index = intake.index(g, step)?;
+    Ok((opening.step, asked))
+}
+
+/// Whether an order was received before ([`check_resend`]).
+enum Resend {
+    /// A new order; its role's newest receipt of the step so far is number `last_seq` (0: none).
+    Fresh { last_seq: u64 },
+    /// The same signed text as the order in force: its receipt and receipt file.
+    Again { receipt: Receipt, path: PathBuf },
+}
+
+/// The order `v` (with `commitment`) against the receipts of `step` in the nonce index: refused
+/// while the clock is behind the newest of them, or when it resends a superseded order.
+fn check_resend(g: &Loaded, index: &NonceIndex, v: &Verified, path: &Path, step: u64, commitment: &str, now: DateTime<Utc>) -> Result<Resend> {
+    let role = &v.file.header.role;
     let all = index.receipts(step);
     check_clock_received(g, all.iter().map(|b| (b.received.as_str(), b.seq, b.role.as_str(), step)), now)?;
-    let receipts: Vec<&Brief> = all.into_iter().filter(|b| b.role == h.role).collect();
+    let receipts: Vec<&Brief> = all.into_iter().filter(|b| &b.role == role).collect();
     let last_seq = receipts.last().map_or(0, |b| b.seq);
-    if let Some(r) = receipts.iter().find(|b| b.commitment == commitment) {
-        if r.seq == last_seq {
+    match receipts.iter().find(|b| b.commitment == commitment) {
+        None => Ok(Resend::Fresh { last_seq }),
+        Some(r) if r.seq == last_seq => {
             let rpath = g.dir.receipts(step).join(format!("{}-{}.toml", r.role, r.seq));
-            let warnings = vec![format!("already received as receipt {}: nothing changed", r.seq)];
-            return Ok(Accepted { receipt: model::read_receipt(&rpath)?, path: rpath, warnings, resent: true, ending, ended: None });
+            Ok(Resend::Again { receipt: model::read_receipt(&rpath)?, path: rpath })
         }
-        return Err(at("pbem.nonce", format!("this order was received before as receipt {} and later replaced; resending it is refused (sign a fresh form)", r.seq)));
+        Some(r) => Err(order_field_error(path, &v.text, "pbem.nonce", format!("this order was received before as receipt {} and later replaced; resending it is refused (sign a fresh form)", r.seq))),
     }
+}
+
+/// The nonce of `v`: none (accepted, with a warning), or 64 hex digits not all zeros and not
+/// used before in the game (`index`). Returns it, if it parses, and the warnings.
+fn check_nonce(index: &NonceIndex, v: &Verified, path: &Path) -> Result<(Option<[u8; 32]>, Vec<String>)> {
+    let h = &v.file.header;
     let nonce = commit::parse_32(&h.nonce);
     let mut warnings = Vec::new();
     if h.nonce.is_empty() {
@@ -620,25 +692,36 @@ fn submit_in(g: &Loaded, intake: &mut Intake, path: &Path, now: DateTime<Utc>) -
              matched by guessing orders until the step resolves; `pbem sign` fills a fresh nonce"
                 .to_string(),
         );
-    } else if commit::parse_32(&h.nonce) == Some(NMR_NONCE) {
+    } else if nonce == Some(NMR_NONCE) {
         // The placeholder of an NMR: it would pass for randomness while adding none.
-        return Err(at("pbem.nonce", "a nonce of zeros is no randomness; leave it empty for `pbem sign` to fill, or write 64 random hex digits".into()));
+        return Err(order_field_error(path, &v.text, "pbem.nonce", "a nonce of zeros is no randomness; leave it empty for `pbem sign` to fill, or write 64 random hex digits".into()));
     } else if nonce.is_some_and(|n| index.used(&n)) {
-        return Err(at("pbem.nonce", "this nonce was already used: a replayed order? (sign a fresh form)".into()));
+        return Err(order_field_error(path, &v.text, "pbem.nonce", "this nonce was already used: a replayed order? (sign a fresh form)".into()));
     }
-    // A resignation, and an unasked seat's draw offer, carry no orders for the game to check.
-    let checked = if ending.resign || !asked { Ok(()) } else { g.game.check_order(&g.state, &h.role, &v.file.orders)? };
-    if let Err(problems) = checked {
-        let problems = problems
-            .into_iter()
-            .map(|p| {
-                let field = if p.field.is_empty() { "orders".to_string() } else { format!("orders.{}", p.field) };
-                crate::error::Problem { line: orderfile::locate(&v.text, &field), field: Some(field), message: p.message }
-            })
-            .collect();
-        return Err(Error::problems(path, problems));
-    }
-    let seq = last_seq + 1;
+    Ok((nonce, warnings))
+}
+
+/// The game's check of the orders of `v` in the current state: every problem at its line.
+fn check_legal(g: &Loaded, v: &Verified, path: &Path) -> Result<()> {
+    let Err(problems) = g.game.check_order(&g.state, &v.file.header.role, &v.file.orders)? else {
+        return Ok(());
+    };
+    let problems = problems
+        .into_iter()
+        .map(|p| {
+            let field = if p.field.is_empty() { "orders".to_string() } else { format!("orders.{}", p.field) };
+            crate::error::Problem { line: orderfile::locate(&v.text, &field), field: Some(field), message: p.message }
+        })
+        .collect();
+    Err(Error::problems(path, problems))
+}
+
+/// Stores the accepted order `v` as receipt `seq` of `step`: its sealed copy, the signatures and
+/// the nonce index made durable together, then the host-signed receipt, the commit point (a
+/// sealed order without its receipt was never accepted). Returns the receipt and its file.
+#[allow(clippy::too_many_arguments)]
+fn store_accepted(g: &Loaded, intake: &mut Intake, v: &Verified, step: u64, seq: u64, commitment: String, nonce: Option<[u8; 32]>, now: DateTime<Utc>) -> Result<(Receipt, PathBuf)> {
+    let h = &v.file.header;
     let name = format!("{}-{seq}", h.role);
     let sealed = g.dir.sealed(step).join(format!("{name}.txt"));
     let mut files = vec![(sig_path(&sealed), v.signature.clone().into_bytes()), (sealed.clone(), v.text.clone().into_bytes())];
@@ -654,8 +737,6 @@ fn submit_in(g: &Loaded, intake: &mut Intake, path: &Path, now: DateTime<Utc>) -
         record: cached(&mut intake.record, || Ok(commit::sha256_hex(&store::read(&g.dir.record(g.record.index))?)))?,
     };
     let rpath = g.dir.receipts(step).join(format!("{name}.toml"));
-    // The sealed order and the receipt's signature made durable together, then the receipt: the
-    // commit point (a sealed order without its receipt was never accepted).
     let bytes = toml::to_string(&receipt).expect("receipt serializes").into_bytes();
     let key = cached(&mut intake.key, || host_key(&g.dir))?;
     files.push((sig_path(&rpath), sig::sign(&key, NS_RECEIPT, &bytes)?.into_bytes()));
@@ -669,7 +750,7 @@ fn submit_in(g: &Loaded, intake: &mut Intake, path: &Path, now: DateTime<Utc>) -
     store::write_all_durable(&files)?;
     store::write_atomic(&rpath, &bytes)?;
     intake.index = Some(index);
-    Ok(Accepted { receipt, path: rpath, warnings, resent: false, ending, ended: None })
+    Ok((receipt, rpath))
 }
 
 /// Waits up to a few seconds for the game's lock (a cron adjudication is short).

@@ -304,6 +304,19 @@ fn audit_fails_on_an_edited_report() {
     audit_fails(&g, "union.txt");
 }
 
+/// `pbem audit --jobs 1` checks everything in order on one thread and prints what the audit on
+/// every core prints; `--jobs 0` is refused.
+#[test]
+fn audit_on_one_thread_prints_what_the_audit_on_every_core_prints() {
+    let g = Path::new(env!("CARGO_MANIFEST_DIR")).join("turns/demo-gettysburg-campaign-18630701");
+    let run = |jobs: &[&str]| pbem().arg("audit").args(jobs).arg(&g).output().unwrap();
+    let (one, every) = (run(&["--jobs", "1"]), run(&[]));
+    assert!(one.status.success(), "{}", String::from_utf8_lossy(&one.stderr));
+    assert_eq!((one.status, &one.stdout, &one.stderr), (every.status, &every.stdout, &every.stderr));
+    assert!(String::from_utf8_lossy(&one.stdout).starts_with("audit passed: "));
+    pbem().args(["audit", "--jobs", "0"]).arg(&g).assert().code(2);
+}
+
 #[test]
 fn committed_example_game_audits_clean() {
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("turns");

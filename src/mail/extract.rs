@@ -270,18 +270,17 @@ fn has_pbem_line(lines: &[&str]) -> bool {
     lines.iter().any(|l| l.trim() == "[pbem]")
 }
 
+/// A signature that came as an attachment of its own, waiting for the order file it signs.
+struct DetachedSig {
+    /// Its file name (`X.sig`), or "signature" when it had none.
+    name: String,
+    text: String,
+    /// Paired with an order file already.
+    used: bool,
+}
+
 fn find_orders(chunks: Vec<Chunk>, key_for: &dyn Fn(&str, &str) -> Option<PublicKey>, out: &mut Extracted) {
-    // Detached signatures first: by name (`X.sig` beside `X`), or content that is only a block.
-    let mut sigs: Vec<(String, String, bool)> = Vec::new(); // (name, text, used)
-    let mut files = Vec::new();
-    for c in chunks {
-        let named_sig = c.name.as_deref().is_some_and(|n| n.to_ascii_lowercase().ends_with(".sig"));
-        if !c.body && (named_sig || is_sig_only(&c.text)) {
-            sigs.push((c.name.clone().unwrap_or_else(|| "signature".into()), c.text, false));
-        } else {
-            files.push(c);
-        }
-    }
+    let (mut sigs, files) = split_signatures(chunks);
     for c in files {
         if out.orders.len() > MAX_ORDER_FILES {
             break;
@@ -290,63 +289,96 @@ fn find_orders(chunks: Vec<Chunk>, key_for: &dyn Fn(&str, &str) -> Option<Public
             Some(delsp) => unflow(&c.text, delsp),
             None => c.text.clone(),
         };
-        if !c.body {
-            let name = c.name.clone().unwrap_or_else(|| "attachment".into());
-            let label = format!("attachment {name:?}");
-            let want = format!("{name}.sig").to_ascii_lowercase();
-            let looks_like_order = |t: &str| t.contains(ARMOR_BEGIN) || has_pbem_line(&t.lines().collect::<Vec<_>>());
-            // A label that made the bytes unreadable (UTF-8 sent as `utf-16`): the bytes as sent.
-            let (file, raw) = match c.raw {
-                Some(raw) if !looks_like_order(&text) && looks_like_order(&raw) => (raw, None),
-                other => (c.text, other),
-            };
-            if let Some(s) = sigs.iter_mut().find(|s| !s.2 && s.0.to_ascii_lowercase() == want) {
-                s.2 = true;
-                out.orders.push(Found { label, name, file: file.into_bytes(), detached: Some(s.1.clone()), problem: None, raw: raw.map(String::into_bytes) });
-            } else if looks_like_order(&file) {
-                // An order file with the signature appended is taken as it is, byte for byte.
-                out.orders.push(Found { label, name, file: file.into_bytes(), detached: None, problem: None, raw: raw.map(String::into_bytes) });
-            }
-            continue;
-        }
-        if !c.attached {
-            let plain = text.replace("\r\n", "\n");
-            for line in new_part(plain.strip_prefix('\u{FEFF}').unwrap_or(&plain), &mut Extracted::default()) {
-                out.text.push_str(line);
-                out.text.push('\n');
-            }
-        }
-        let before = out.orders.len();
-        body_orders(&text, key_for, out);
-        // The same cut from the bytes as sent: pasted orders in a body whose charset label is wrong.
-        if let Some(raw) = &c.raw {
-            let raw = match c.flowed {
-                Some(delsp) => unflow(raw, delsp),
-                None => raw.clone(),
-            };
-            let mut alt = Extracted::default();
-            body_orders(&raw, key_for, &mut alt);
-            if out.orders.len() == before {
-                // Only the bytes as sent hold orders (a label like `utf-16` made the text unreadable).
-                out.orders.extend(alt.orders);
-                out.notes.extend(alt.notes);
-            } else if alt.orders.len() == out.orders.len() - before {
-                for (f, a) in out.orders[before..].iter_mut().zip(alt.orders) {
-                    f.raw = Some(a.file).filter(|r| *r != f.file);
-                }
-            }
+        if c.body {
+            body_chunk_orders(c, &text, key_for, out);
+        } else {
+            attached_order(c, &text, &mut sigs, out);
         }
     }
     if out.orders.len() > MAX_ORDER_FILES {
         out.orders.truncate(MAX_ORDER_FILES);
         out.notes.push(format!("only the first {MAX_ORDER_FILES} order files of a message are read; send the others in another message"));
     }
-    // A lone order without a signature and a lone unused `.sig`: they belong together.
+    pair_leftovers(&mut sigs, out);
+}
+
+/// Detached signatures first: by name (`X.sig` beside `X`), or content that is only a block;
+/// the other chunks, in order.
+fn split_signatures(chunks: Vec<Chunk>) -> (Vec<DetachedSig>, Vec<Chunk>) {
+    let mut sigs = Vec::new();
+    let mut files = Vec::new();
+    for c in chunks {
+        let named_sig = c.name.as_deref().is_some_and(|n| n.to_ascii_lowercase().ends_with(".sig"));
+        if !c.body && (named_sig || is_sig_only(&c.text)) {
+            sigs.push(DetachedSig { name: c.name.clone().unwrap_or_else(|| "signature".into()), text: c.text, used: false });
+        } else {
+            files.push(c);
+        }
+    }
+    (sigs, files)
+}
+
+/// An attached file `c` (its `text` unflowed): an order file, with its `X.sig` if one came, or
+/// with its signature appended; anything else is not an order.
+fn attached_order(c: Chunk, text: &str, sigs: &mut [DetachedSig], out: &mut Extracted) {
+    let name = c.name.clone().unwrap_or_else(|| "attachment".into());
+    let label = format!("attachment {name:?}");
+    let want = format!("{name}.sig").to_ascii_lowercase();
+    let looks_like_order = |t: &str| t.contains(ARMOR_BEGIN) || has_pbem_line(&t.lines().collect::<Vec<_>>());
+    // A label that made the bytes unreadable (UTF-8 sent as `utf-16`): the bytes as sent.
+    let (file, raw) = match c.raw {
+        Some(raw) if !looks_like_order(text) && looks_like_order(&raw) => (raw, None),
+        other => (c.text, other),
+    };
+    if let Some(s) = sigs.iter_mut().find(|s| !s.used && s.name.to_ascii_lowercase() == want) {
+        s.used = true;
+        out.orders.push(Found { label, name, file: file.into_bytes(), detached: Some(s.text.clone()), problem: None, raw: raw.map(String::into_bytes) });
+    } else if looks_like_order(&file) {
+        // An order file with the signature appended is taken as it is, byte for byte.
+        out.orders.push(Found { label, name, file: file.into_bytes(), detached: None, problem: None, raw: raw.map(String::into_bytes) });
+    }
+}
+
+/// A body text `c` (its `text` unflowed): what the sender wrote now goes to `out.text` (unless
+/// it was an attached text part), and the orders pasted in it to `out.orders`.
+fn body_chunk_orders(c: Chunk, text: &str, key_for: &dyn Fn(&str, &str) -> Option<PublicKey>, out: &mut Extracted) {
+    if !c.attached {
+        let plain = text.replace("\r\n", "\n");
+        for line in new_part(plain.strip_prefix('\u{FEFF}').unwrap_or(&plain), &mut Extracted::default()) {
+            out.text.push_str(line);
+            out.text.push('\n');
+        }
+    }
+    let before = out.orders.len();
+    body_orders(text, key_for, out);
+    // The same cut from the bytes as sent: pasted orders in a body whose charset label is wrong.
+    if let Some(raw) = &c.raw {
+        let raw = match c.flowed {
+            Some(delsp) => unflow(raw, delsp),
+            None => raw.clone(),
+        };
+        let mut alt = Extracted::default();
+        body_orders(&raw, key_for, &mut alt);
+        if out.orders.len() == before {
+            // Only the bytes as sent hold orders (a label like `utf-16` made the text unreadable).
+            out.orders.extend(alt.orders);
+            out.notes.extend(alt.notes);
+        } else if alt.orders.len() == out.orders.len() - before {
+            for (f, a) in out.orders[before..].iter_mut().zip(alt.orders) {
+                f.raw = Some(a.file).filter(|r| *r != f.file);
+            }
+        }
+    }
+}
+
+/// A lone order without a signature and a lone unused `.sig` belong together; any order still
+/// unsigned gets its problem, and each signature left over a note.
+fn pair_leftovers(sigs: &mut [DetachedSig], out: &mut Extracted) {
     let unsigned: Vec<usize> = out.orders.iter().enumerate().filter(|(_, f)| f.detached.is_none() && !contains_block(&f.file)).map(|(i, _)| i).collect();
-    let unused: Vec<usize> = sigs.iter().enumerate().filter(|(_, s)| !s.2).map(|(i, _)| i).collect();
+    let unused: Vec<usize> = sigs.iter().enumerate().filter(|(_, s)| !s.used).map(|(i, _)| i).collect();
     if unsigned.len() == 1 && unused.len() == 1 {
-        out.orders[unsigned[0]].detached = Some(sigs[unused[0]].1.clone());
-        sigs[unused[0]].2 = true;
+        out.orders[unsigned[0]].detached = Some(sigs[unused[0]].text.clone());
+        sigs[unused[0]].used = true;
     }
     for f in out.orders.iter_mut() {
         if f.detached.is_none() && !contains_block(&f.file) && f.problem.is_none() {
@@ -356,10 +388,8 @@ fn find_orders(chunks: Vec<Chunk>, key_for: &dyn Fn(&str, &str) -> Option<Public
             ));
         }
     }
-    for (name, _, used) in sigs {
-        if !used {
-            out.notes.push(format!("signature attachment {name:?} has no order file beside it (name them X and X.sig)"));
-        }
+    for s in sigs.iter().filter(|s| !s.used) {
+        out.notes.push(format!("signature attachment {:?} has no order file beside it (name them X and X.sig)", s.name));
     }
 }
 
