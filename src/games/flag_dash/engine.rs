@@ -242,78 +242,149 @@ fn describe(mp: &MovePlan) -> String {
 ///    the cats chase (Character Abilities, Crazy Cat Lady: the chase is the token's, not the card's).
 pub fn resolve_move(s: &mut State, ctx: &mut Ctx, role: &str, mv: u8) {
     let mp = s.plans[role].moves[mv as usize - 1].clone();
-    say(s, ctx, format!("{role} reveals {}.", describe(&mp)));
-    let mut tries = Vec::new();
-    for (k, text) in mp.tries.iter().enumerate() {
-        match parse_try(s, role, &mp, text) {
-            Ok(t) => tries.push((k, text.clone(), t)),
-            Err(e) => say(s, ctx, format!("  alternative {} \"{text}\" skipped: {e}", k + 1)),
-        }
-    }
-    // Character Abilities, Trap: a trapped character can be selected only with a reset token, so
-    // another token's alternative naming it selects no one (and no boost goes to it).
-    let mut selected = tries.iter().find(|(_, _, t)| selectable(s, &mp, t.who)).map(|(_, _, t)| t.clone());
-    let mut done = false;
-    for lenient in [false, true] {
-        if done {
-            break;
-        }
-        for (k, text, t) in &tries {
-            let mut sim = s.clone();
-            let mut lines = Vec::new();
-            match carry_out(&mut sim, role, &mp, t, lenient, &mut lines) {
-                Ok(n) if !lenient || n > 0 => {
-                    *s = sim;
-                    selected = Some(t.clone());
-                    done = true;
-                    let how = if lenient { " in part (each card fully or not at all)" } else { "" };
-                    say(s, ctx, format!("  alternative {} \"{text}\" carried out{how}:", k + 1));
-                    for l in lines {
-                        say(s, ctx, format!("    {l}"));
-                    }
-                    break;
-                }
-                Ok(_) => {}
-                // Flag Dash, Using Boosts: "fully resolve ... (if possible) or not at all".
-                Err(e) if !lenient => say(s, ctx, format!("  alternative {} \"{text}\" cannot be carried out fully: {e}", k + 1)),
-                Err(_) => {}
-            }
-        }
-    }
-    let selected_who = selected.as_ref().map(|t| t.who);
-    if !done {
-        let stays = selected_who.map(|i| format!(": {} stays on {}", s.chars[i].name, s.chars[i].at)).unwrap_or_default();
-        say(s, ctx, format!("  no alternative could be carried out, so none of it is (fully or not at all){stays}"));
-        // Character Abilities, Trap: "trapped there until a player plays their reset priority token
-        // and selects the trapped character in Phase 2. Then, the trapped character escapes and
-        // proceeds with the Move Characters step." Selecting it with #7 is what frees it; carrying
-        // out the card comes after, so a card that cannot be carried out does not keep it trapped.
-        // (The selected character is the first alternative's that could select it.)
-        if let Some(i) = selected_who.filter(|&i| s.chars[i].trapped) {
-            let text = escape_trap(s, i, " all the same (the reset token selected it; Character Abilities, Trap)");
-            say(s, ctx, format!("  {text}"));
-        }
-        // Character Abilities, Crazy Cat Lady: the cats chase with the cat token whether or not the
-        // card can be resolved.
-        if let Some(t) = selected.as_ref().filter(|t| cats_of(s, &mp, t.who).is_some()) {
-            let mut lines = Vec::new();
-            chase(s, t.who, &t.chase, &mut lines);
-            check_win(s, &mut lines);
-            for l in lines {
-                say(s, ctx, format!("  {l}"));
-            }
-        }
-    }
+    let choice = choose_alternative(s, role, &mp);
+    let selected = choice.selected.as_ref().map(|t| t.who);
+    tell_choice(s, ctx, role, &mp, choice);
     // Action Cards, Copy: the move's cards count as played for later moves.
     let played = s.played.entry(role.to_string()).or_default();
     played.push(mp.card);
     played.extend(mp.combo);
-    let selected = selected_who;
     if s.outcome.is_some() {
         return;
     }
+    token_after(s, ctx, role, mp.token, selected);
+}
+
+/// How an alternative was carried out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fulfilled {
+    /// Every step and every card.
+    Fully,
+    /// Its boosts and tunnels and at least one card; each other card not at all.
+    InPart,
+}
+
+/// The alternative of a move that is carried out, on a copy of the state.
+#[derive(Debug, Clone)]
+pub struct Carried {
+    /// Its place in the move's `try` list (0-based).
+    pub k: usize,
+    /// Fully or in part.
+    pub how: Fulfilled,
+    /// The state after it (the round's account not yet told).
+    pub state: State,
+    /// What happened, a line per step.
+    pub lines: Vec<String>,
+}
+
+/// What a revealed move does, decided before anything is told (see [`resolve_move`]).
+#[derive(Debug, Clone)]
+pub struct MoveChoice {
+    /// Alternatives that cannot be read against the state: place in the list and why.
+    pub skipped: Vec<(usize, String)>,
+    /// Alternatives that cannot be carried out fully, tried before the one carried out (all of
+    /// them when none is carried out fully): place and why.
+    pub not_fully: Vec<(usize, String)>,
+    /// The alternative carried out, if any.
+    pub carried: Option<Carried>,
+    /// The alternative whose character the token selects: the one carried out, else the first that
+    /// may select its character (Character Abilities, Trap: a trapped one only with a reset token).
+    pub selected: Option<Try>,
+}
+
+/// Decides which alternative of `role`'s move `mp` is carried out (the order of [`resolve_move`]),
+/// each tried on a copy of `s`.
+pub fn choose_alternative(s: &State, role: &str, mp: &MovePlan) -> MoveChoice {
+    let mut skipped = Vec::new();
+    let mut tries = Vec::new();
+    for (k, text) in mp.tries.iter().enumerate() {
+        match parse_try(s, role, mp, text) {
+            Ok(t) => tries.push((k, t)),
+            Err(e) => skipped.push((k, e)),
+        }
+    }
+    let mut not_fully = Vec::new();
+    for how in [Fulfilled::Fully, Fulfilled::InPart] {
+        for (k, t) in &tries {
+            let mut state = s.clone();
+            let mut lines = Vec::new();
+            match carry_out(&mut state, role, mp, t, how == Fulfilled::InPart, &mut lines) {
+                Ok(n) if how == Fulfilled::Fully || n > 0 => {
+                    let carried = Carried { k: *k, how, state, lines };
+                    return MoveChoice { skipped, not_fully, selected: Some(t.clone()), carried: Some(carried) };
+                }
+                Ok(_) => {}
+                // Flag Dash, Using Boosts: "fully resolve ... (if possible) or not at all".
+                Err(e) if how == Fulfilled::Fully => not_fully.push((*k, e)),
+                Err(_) => {}
+            }
+        }
+    }
+    let selected = tries.into_iter().map(|(_, t)| t).find(|t| selectable(s, mp, t.who));
+    MoveChoice { skipped, not_fully, carried: None, selected }
+}
+
+/// Tells the move's reveal and its alternatives, and takes the state the one carried out left (or,
+/// when none is, carries out what the token does all the same).
+fn tell_choice(s: &mut State, ctx: &mut Ctx, role: &str, mp: &MovePlan, choice: MoveChoice) {
+    let MoveChoice { skipped, not_fully, carried, selected } = choice;
+    let text = |k: usize| &mp.tries[k];
+    let carried = carried.map(|c| {
+        *s = c.state;
+        (c.k, c.how, c.lines)
+    });
+    say(s, ctx, format!("{role} reveals {}.", describe(mp)));
+    for (k, e) in skipped {
+        say(s, ctx, format!("  alternative {} \"{}\" skipped: {e}", k + 1, text(k)));
+    }
+    for (k, e) in not_fully {
+        say(s, ctx, format!("  alternative {} \"{}\" cannot be carried out fully: {e}", k + 1, text(k)));
+    }
+    match carried {
+        Some((k, how, lines)) => {
+            let how = if how == Fulfilled::InPart { " in part (each card fully or not at all)" } else { "" };
+            say(s, ctx, format!("  alternative {} \"{}\" carried out{how}:", k + 1, text(k)));
+            for l in lines {
+                say(s, ctx, format!("    {l}"));
+            }
+        }
+        None => none_carried_out(s, ctx, mp, selected.as_ref()),
+    }
+}
+
+/// No alternative is carried out: tells so, and does what the token does all the same (a trapped
+/// character the reset token selected escapes; the cats chase).
+fn none_carried_out(s: &mut State, ctx: &mut Ctx, mp: &MovePlan, selected: Option<&Try>) {
+    let selected_who = selected.map(|t| t.who);
+    let stays = selected_who.map(|i| format!(": {} stays on {}", s.chars[i].name, s.chars[i].at)).unwrap_or_default();
+    say(s, ctx, format!("  no alternative could be carried out, so none of it is (fully or not at all){stays}"));
+    // Character Abilities, Trap: "trapped there until a player plays their reset priority token
+    // and selects the trapped character in Phase 2. Then, the trapped character escapes and
+    // proceeds with the Move Characters step." Selecting it with #7 is what frees it; carrying
+    // out the card comes after, so a card that cannot be carried out does not keep it trapped.
+    // (The selected character is the first alternative's that could select it.)
+    if let Some(i) = selected_who.filter(|&i| s.chars[i].trapped) {
+        let text = escape_trap(s, i, " all the same (the reset token selected it; Character Abilities, Trap)");
+        say(s, ctx, format!("  {text}"));
+    }
+    // Character Abilities, Crazy Cat Lady: the cats chase with the cat token whether or not the
+    // card can be resolved.
+    if let Some(t) = selected.filter(|t| cats_of(s, mp, t.who).is_some()) {
+        let mut lines = Vec::new();
+        chase(s, t.who, &t.chase, &mut lines);
+        check_win(s, &mut lines);
+        for l in lines {
+            say(s, ctx, format!("  {l}"));
+        }
+    }
+}
+
+/// After `role`'s move with `token` (which selected character `selected`): the token's bonus (a
+/// boost with #2 and #4; #7 takes the discarded tokens back) and its discard (a spy token is gone
+/// for good).
+fn token_after(s: &mut State, ctx: &mut Ctx, role: &str, token: Token, selected: Option<usize>) {
     let seat_i = s.seats.iter().position(|x| x.role == role).expect("seat");
-    match mp.token.effect() {
+    match token.effect() {
         Effect::Repeat { boost: true, .. } => {
             if let Some(i) = selected {
                 let c = &mut s.chars[i];
@@ -331,7 +402,7 @@ pub fn resolve_move(s: &mut State, ctx: &mut Ctx, role: &str, mv: u8) {
             let seat = &mut s.seats[seat_i];
             let back: Vec<String> = seat.discarded.iter().map(|t| t.title()).collect();
             seat.tokens.append(&mut seat.discarded);
-            seat.tokens.push(mp.token);
+            seat.tokens.push(token);
             seat.tokens.sort_by_key(|t| (t.priority(), t.key()));
             let text = if back.is_empty() {
                 format!("  {role} takes the reset token back (no other token was discarded)")
@@ -343,8 +414,8 @@ pub fn resolve_move(s: &mut State, ctx: &mut Ctx, role: &str, mv: u8) {
         }
         _ => {}
     }
-    if mp.token != Token::Spy {
-        s.seats[seat_i].discarded.push(mp.token);
+    if token != Token::Spy {
+        s.seats[seat_i].discarded.push(token);
     }
 }
 
@@ -559,104 +630,149 @@ pub fn apply_card(s: &mut State, ch: usize, card: Card, a: &Arg, lines: &mut Vec
 /// The special cards (Flag Dash, Character Abilities): only the runner whose ability it is.
 fn ability_card(s: &mut State, ch: usize, card: Card, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
     let c = &s.chars[ch];
-    let name = c.name.clone();
     if !s.abilities || !c.is_runner() || c.ability.and_then(Card::of_ability) != Some(card) {
-        return Err(format!("{} is not {name}'s ability (abilities are the runners' only)", card.title()));
+        return Err(format!("{} is not {}'s ability (abilities are the runners' only)", card.title(), c.name));
     }
-    let at = c.at;
     match (card, a) {
-        (Card::Jump, _) => {
-            let dirs: Vec<Dir> = match a {
-                Arg::Dir(d) => vec![*d],
-                _ => Dir::ALL.to_vec(),
-            };
-            let mut why = Vec::new();
-            for d in dirs {
-                match jump(s, ch, d) {
-                    Ok(l) => {
-                        lines.push(l);
-                        return Ok(());
-                    }
-                    Err(e) => why.push(e),
-                }
-            }
-            Err(why.join("; "))
-        }
-        (Card::Trap, _) => {
-            if s.chars[ch].supply == 0 {
-                return Err(format!("{name} has no trap token left"));
-            }
-            let ok = |q: Sq| s.in_play(q) && q.dist(at) <= 2 && q != at && s.char_at(q).is_none() && s.flag_lying_at(q).is_none() && !s.traps.iter().any(|t| t.0 == q);
-            let q = match a {
-                Arg::Space(q) => Some(*q).filter(|q| ok(*q)),
-                _ => {
-                    let fwd = super::engine::run_dir(s.chars[ch].team, Card::Forward);
-                    [at.step(fwd).step(fwd), at.step(fwd)].into_iter().find(|q| ok(*q))
-                }
-            };
-            let Some(q) = q else { return Err("no free space up to two spaces away for the trap".into()) };
-            s.chars[ch].supply -= 1;
-            s.traps.push((q, name.clone()));
-            lines.push(format!("Trap: {name} places a trap on {q}"));
-            Ok(())
-        }
-        (Card::Lasso, _) => {
-            let targets: Vec<usize> = match a {
-                Arg::Char(j) => vec![*j],
-                _ => {
-                    let mut v: Vec<usize> = (0..s.chars.len()).filter(|&j| j != ch).collect();
-                    v.sort_by_key(|&j| (s.chars[j].team == s.chars[ch].team, s.chars[j].at.dist(at)));
-                    v
-                }
-            };
-            let mut why = Vec::new();
-            for j in targets {
-                let q = s.chars[j].at;
-                if j == ch {
-                    why.push(format!("{name} cannot lasso itself"));
-                    continue;
-                }
-                if (q.c != at.c && q.r != at.r) || q.dist(at) < 2 {
-                    why.push(format!("{} is not in {name}'s row or column with a space between", s.chars[j].name));
-                    continue;
-                }
-                let d = if q.c == at.c { if at.r > q.r { Dir::N } else { Dir::S } } else if at.c > q.c { Dir::E } else { Dir::W };
-                let mut sim = s.clone();
-                match move_char(&mut sim, j, d) {
-                    Ok(l) => {
-                        *s = sim;
-                        lines.push(format!("Lasso: {name} pulls {l}"));
-                        return Ok(());
-                    }
-                    Err(e) => why.push(e),
-                }
-            }
-            Err(if why.is_empty() { "no character to lasso".into() } else { why.join("; ") })
-        }
-        (Card::Dig, Arg::Remove(q)) => {
-            if q.dist(at) != 1 || !s.tunnels.contains(q) {
-                return Err(format!("no tunnel next to {name} on {q}"));
-            }
-            s.tunnels.retain(|t| t != q);
-            lines.push(format!("Dig: {name} removes the tunnel on {q}"));
-            Ok(())
-        }
-        (Card::Dig, _) => {
-            if s.chars[ch].supply == 0 {
-                return Err(format!("{name} has no tunnel token left"));
-            }
-            let ok = |q: Sq| s.in_play(q) && q.dist(at) == 1 && s.char_at(q).is_none() && s.flag_lying_at(q).is_none() && !s.tunnels.contains(&q);
-            let q = match a {
-                Arg::Space(q) => Some(*q).filter(|q| ok(*q)),
-                _ => Dir::ALL.into_iter().map(|d| at.step(d)).find(|q| ok(*q)),
-            };
-            let Some(q) = q else { return Err("no free space next to the runner for a tunnel".into()) };
-            s.chars[ch].supply -= 1;
-            s.tunnels.push(q);
-            lines.push(format!("Dig: {name} places a tunnel on {q}"));
-            Ok(())
-        }
+        (Card::Jump, _) => jump_card(s, ch, a, lines),
+        (Card::Trap, _) => place_trap(s, ch, a, lines),
+        (Card::Lasso, _) => lasso(s, ch, a, lines),
+        (Card::Dig, Arg::Remove(q)) => dig_remove(s, ch, *q, lines),
+        (Card::Dig, _) => dig_place(s, ch, a, lines),
         _ => Err(format!("{} cannot be resolved here", card.title())),
+    }
+}
+
+/// The Jump card: in the direction given, else the first of n, e, s, w that works.
+fn jump_card(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
+    let dirs: Vec<Dir> = match a {
+        Arg::Dir(d) => vec![*d],
+        _ => Dir::ALL.to_vec(),
+    };
+    let mut why = Vec::new();
+    for d in dirs {
+        match jump(s, ch, d) {
+            Ok(l) => {
+                lines.push(l);
+                return Ok(());
+            }
+            Err(e) => why.push(e),
+        }
+    }
+    Err(why.join("; "))
+}
+
+/// The Trap card (Tech Nerd): one of the runner's trap tokens on [`trap_space`].
+fn place_trap(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
+    let name = s.chars[ch].name.clone();
+    if s.chars[ch].supply == 0 {
+        return Err(format!("{name} has no trap token left"));
+    }
+    let Some(q) = trap_space(s, ch, a) else { return Err("no free space up to two spaces away for the trap".into()) };
+    s.chars[ch].supply -= 1;
+    s.traps.push((q, name.clone()));
+    lines.push(format!("Trap: {name} places a trap on {q}"));
+    Ok(())
+}
+
+/// Where character `ch`'s trap goes: a free space in play (no character, lying flag or trap) up to
+/// two spaces away, not its own: the space given, else two spaces forward, else one.
+fn trap_space(s: &State, ch: usize, a: &Arg) -> Option<Sq> {
+    let at = s.chars[ch].at;
+    let ok = |q: Sq| s.in_play(q) && q.dist(at) <= 2 && q != at && s.char_at(q).is_none() && s.flag_lying_at(q).is_none() && !s.traps.iter().any(|t| t.0 == q);
+    match a {
+        Arg::Space(q) => Some(*q).filter(|q| ok(*q)),
+        _ => {
+            let fwd = run_dir(s.chars[ch].team, Card::Forward);
+            [at.step(fwd).step(fwd), at.step(fwd)].into_iter().find(|q| ok(*q))
+        }
+    }
+}
+
+/// The Lasso card (Modern Cowboy): pulls the character named, else the first of
+/// [`lasso_targets`] that can be pulled, one space toward the runner.
+fn lasso(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
+    let at = s.chars[ch].at;
+    let name = s.chars[ch].name.clone();
+    let mut why = Vec::new();
+    for j in lasso_targets(s, ch, a) {
+        let q = s.chars[j].at;
+        if j == ch {
+            why.push(format!("{name} cannot lasso itself"));
+            continue;
+        }
+        let Some(d) = pull_dir(at, q) else {
+            why.push(format!("{} is not in {name}'s row or column with a space between", s.chars[j].name));
+            continue;
+        };
+        let mut sim = s.clone();
+        match move_char(&mut sim, j, d) {
+            Ok(l) => {
+                *s = sim;
+                lines.push(format!("Lasso: {name} pulls {l}"));
+                return Ok(());
+            }
+            Err(e) => why.push(e),
+        }
+    }
+    Err(if why.is_empty() { "no character to lasso".into() } else { why.join("; ") })
+}
+
+/// Whom character `ch`'s lasso tries, in order: the one named, else every other character,
+/// opponents first, nearest first (layout order on ties).
+fn lasso_targets(s: &State, ch: usize, a: &Arg) -> Vec<usize> {
+    match a {
+        Arg::Char(j) => vec![*j],
+        _ => {
+            let at = s.chars[ch].at;
+            let mut v: Vec<usize> = (0..s.chars.len()).filter(|&j| j != ch).collect();
+            v.sort_by_key(|&j| (s.chars[j].team == s.chars[ch].team, s.chars[j].at.dist(at)));
+            v
+        }
+    }
+}
+
+/// The direction a lasso thrown from `at` pulls the character on `q`: toward `at`, when `q` is in
+/// its row or column with at least one space between; else `None`.
+fn pull_dir(at: Sq, q: Sq) -> Option<Dir> {
+    if (q.c != at.c && q.r != at.r) || q.dist(at) < 2 {
+        return None;
+    }
+    Some(if q.c == at.c { if at.r > q.r { Dir::N } else { Dir::S } } else if at.c > q.c { Dir::E } else { Dir::W })
+}
+
+/// The Dig card removing the tunnel on `q` (Construction Worker): one next to the runner.
+fn dig_remove(s: &mut State, ch: usize, q: Sq, lines: &mut Vec<String>) -> Result<(), String> {
+    let name = s.chars[ch].name.clone();
+    if q.dist(s.chars[ch].at) != 1 || !s.tunnels.contains(&q) {
+        return Err(format!("no tunnel next to {name} on {q}"));
+    }
+    s.tunnels.retain(|t| *t != q);
+    lines.push(format!("Dig: {name} removes the tunnel on {q}"));
+    Ok(())
+}
+
+/// The Dig card placing one of the runner's tunnel tokens on [`dig_space`] (Construction Worker).
+fn dig_place(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
+    let name = s.chars[ch].name.clone();
+    if s.chars[ch].supply == 0 {
+        return Err(format!("{name} has no tunnel token left"));
+    }
+    let Some(q) = dig_space(s, ch, a) else { return Err("no free space next to the runner for a tunnel".into()) };
+    s.chars[ch].supply -= 1;
+    s.tunnels.push(q);
+    lines.push(format!("Dig: {name} places a tunnel on {q}"));
+    Ok(())
+}
+
+/// Where character `ch` digs a tunnel: a free space in play (no character, lying flag or tunnel)
+/// next to it: the space given, else the first of n, e, s, w.
+fn dig_space(s: &State, ch: usize, a: &Arg) -> Option<Sq> {
+    let at = s.chars[ch].at;
+    let ok = |q: Sq| s.in_play(q) && q.dist(at) == 1 && s.char_at(q).is_none() && s.flag_lying_at(q).is_none() && !s.tunnels.contains(&q);
+    match a {
+        Arg::Space(q) => Some(*q).filter(|q| ok(*q)),
+        _ => Dir::ALL.into_iter().map(|d| at.step(d)).find(|q| ok(*q)),
     }
 }
 
@@ -879,95 +995,112 @@ fn collect(s: &mut State, ch: usize, j: usize, lines: &mut Vec<String>) -> Resul
 
 /// The Flag card (Flag Dash, Action Cards, Flag; 2-Player Rules for passing).
 fn flag_action(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
-    let name = s.chars[ch].name.clone();
     if !s.chars[ch].is_runner() {
-        return Err(format!("{name} is a defender; the Flag card's actions are a runner's"));
+        return Err(format!("{} is a defender; the Flag card's actions are a runner's", s.chars[ch].name));
     }
-    let team = s.chars[ch].team;
-    let at = s.chars[ch].at;
     match a {
         Arg::Take => take(s, ch, lines),
         Arg::Collect(j) => collect(s, ch, *j, lines),
-        Arg::Give(j) => {
-            let o = &s.chars[*j];
-            if s.carried_by(ch) != Some(team.other()) {
-                return Err(format!("{name} does not carry the {} flag", team.other().name()));
-            }
-            if *j == ch {
-                return Err(format!("{name} cannot give the flag to itself"));
-            }
-            if o.team != team || o.at.dist(at) != 1 {
-                return Err(format!("{} is not a teammate next to {name}", o.name));
-            }
-            lines.push(format!("Flag: {name} gives the {} flag to {}", team.other().name(), o.name));
-            *s.flags.get_mut(team.other()) = FlagAt::Carried(o.name.clone());
-            Ok(())
-        }
-        Arg::Drop(q) => {
-            if s.carried_by(ch) != Some(team.other()) {
-                return Err(format!("{name} does not carry the {} flag", team.other().name()));
-            }
-            if q.dist(at) != 1 || !s.in_play(*q) || s.char_at(*q).is_some() || s.flag_lying_at(*q).is_some() {
-                return Err(format!("{q} is not a free space next to {name}"));
-            }
-            lines.push(format!("Flag: {name} drops the {} flag on {q}", team.other().name()));
-            *s.flags.get_mut(team.other()) = FlagAt::Space(*q);
-            Ok(())
-        }
+        Arg::Give(j) => give_flag(s, ch, *j, lines),
+        Arg::Drop(q) => drop_flag(s, ch, *q, lines),
         Arg::Pass(j, which) => {
-            let o = &s.chars[*j];
-            if *j == ch {
-                return Err(format!("{name} cannot pass character flags to itself"));
-            }
-            if s.mode != Mode::TwoBasic || o.team != team || !o.is_runner() || o.at.dist(at) != 1 {
-                return Err(format!("{} is not your other runner next to {name}", o.name));
-            }
-            // 2-Player Rules, Basic: "pass any number of character flags": the named ones (each
-            // held by the passer and not yet by the receiver, who may hold one of each), else all.
-            let lacks = |h: &String| !o.holds.contains(h);
-            let give: Vec<String> = if which.is_empty() {
-                s.chars[ch].holds.iter().filter(|h| lacks(h)).cloned().collect()
-            } else {
-                let mut v = Vec::new();
-                for &k in which {
-                    let n = &s.chars[k].name;
-                    if !s.chars[ch].holds.contains(n) {
-                        return Err(format!("{name} holds no character flag of {n}"));
-                    }
-                    if !lacks(n) {
-                        return Err(format!("{} already holds a character flag of {n}", o.name));
-                    }
-                    v.push(n.clone());
-                }
-                v
-            };
-            if give.is_empty() {
-                return Err(format!("{name} has no character flag {} lacks", o.name));
-            }
+            let give = flags_to_pass(s, ch, *j, which)?;
             s.chars[ch].holds.retain(|h| !give.contains(h));
             s.chars[*j].holds.extend(give.iter().cloned());
-            lines.push(format!("Flag: {name} passes the character flags of {} to {}", give.join(", "), s.chars[*j].name));
+            lines.push(format!("Flag: {} passes the character flags of {} to {}", s.chars[ch].name, give.join(", "), s.chars[*j].name));
             Ok(())
         }
-        Arg::Auto => {
-            // Default when no argument is written: take the opposing flag, else collect from the
-            // first adjacent opponent in layout order.
-            let mut why = vec![match take(s, ch, lines) {
-                Ok(()) => return Ok(()),
-                Err(e) => e,
-            }];
-            for j in 0..s.chars.len() {
-                if s.chars[j].team != team && s.chars[j].at.dist(at) == 1 {
-                    match collect(s, ch, j, lines) {
-                        Ok(()) => return Ok(()),
-                        Err(e) => why.push(e),
-                    }
-                }
-            }
-            Err(format!("no flag action: {}", why.join("; ")))
-        }
+        Arg::Auto => auto_flag(s, ch, lines),
         _ => Err("these arguments do not fit a Flag card".into()),
     }
+}
+
+/// Flag: runner `ch` gives the team flag it carries to the teammate `j` next to it.
+fn give_flag(s: &mut State, ch: usize, j: usize, lines: &mut Vec<String>) -> Result<(), String> {
+    let (name, team, at) = (&s.chars[ch].name, s.chars[ch].team, s.chars[ch].at);
+    let o = &s.chars[j];
+    if s.carried_by(ch) != Some(team.other()) {
+        return Err(format!("{name} does not carry the {} flag", team.other().name()));
+    }
+    if j == ch {
+        return Err(format!("{name} cannot give the flag to itself"));
+    }
+    if o.team != team || o.at.dist(at) != 1 {
+        return Err(format!("{} is not a teammate next to {name}", o.name));
+    }
+    lines.push(format!("Flag: {name} gives the {} flag to {}", team.other().name(), o.name));
+    *s.flags.get_mut(team.other()) = FlagAt::Carried(o.name.clone());
+    Ok(())
+}
+
+/// Flag: runner `ch` drops the team flag it carries on the free space `q` next to it.
+fn drop_flag(s: &mut State, ch: usize, q: Sq, lines: &mut Vec<String>) -> Result<(), String> {
+    let (name, team, at) = (&s.chars[ch].name, s.chars[ch].team, s.chars[ch].at);
+    if s.carried_by(ch) != Some(team.other()) {
+        return Err(format!("{name} does not carry the {} flag", team.other().name()));
+    }
+    if q.dist(at) != 1 || !s.in_play(q) || s.char_at(q).is_some() || s.flag_lying_at(q).is_some() {
+        return Err(format!("{q} is not a free space next to {name}"));
+    }
+    lines.push(format!("Flag: {name} drops the {} flag on {q}", team.other().name()));
+    *s.flags.get_mut(team.other()) = FlagAt::Space(q);
+    Ok(())
+}
+
+/// The character flags runner `ch` passes to its other runner `j` next to it (2-Player Rules,
+/// Basic: "pass any number of character flags"): those of the opponents `which` (each held by the
+/// passer and not yet by the receiver, who may hold one of each), else every one `j` lacks.
+///
+/// Errors: why nothing can be passed.
+fn flags_to_pass(s: &State, ch: usize, j: usize, which: &[usize]) -> Result<Vec<String>, String> {
+    let (name, team, at) = (&s.chars[ch].name, s.chars[ch].team, s.chars[ch].at);
+    let o = &s.chars[j];
+    if j == ch {
+        return Err(format!("{name} cannot pass character flags to itself"));
+    }
+    if s.mode != Mode::TwoBasic || o.team != team || !o.is_runner() || o.at.dist(at) != 1 {
+        return Err(format!("{} is not your other runner next to {name}", o.name));
+    }
+    let lacks = |h: &String| !o.holds.contains(h);
+    let give: Vec<String> = if which.is_empty() {
+        s.chars[ch].holds.iter().filter(|h| lacks(h)).cloned().collect()
+    } else {
+        let mut v = Vec::new();
+        for &k in which {
+            let n = &s.chars[k].name;
+            if !s.chars[ch].holds.contains(n) {
+                return Err(format!("{name} holds no character flag of {n}"));
+            }
+            if !lacks(n) {
+                return Err(format!("{} already holds a character flag of {n}", o.name));
+            }
+            v.push(n.clone());
+        }
+        v
+    };
+    if give.is_empty() {
+        return Err(format!("{name} has no character flag {} lacks", o.name));
+    }
+    Ok(give)
+}
+
+/// Flag with no argument written: take the opposing flag, else collect from the first adjacent
+/// opponent in layout order.
+fn auto_flag(s: &mut State, ch: usize, lines: &mut Vec<String>) -> Result<(), String> {
+    let (team, at) = (s.chars[ch].team, s.chars[ch].at);
+    let mut why = vec![match take(s, ch, lines) {
+        Ok(()) => return Ok(()),
+        Err(e) => e,
+    }];
+    for j in 0..s.chars.len() {
+        if s.chars[j].team != team && s.chars[j].at.dist(at) == 1 {
+            match collect(s, ch, j, lines) {
+                Ok(()) => return Ok(()),
+                Err(e) => why.push(e),
+            }
+        }
+    }
+    Err(format!("no flag action: {}", why.join("; ")))
 }
 
 /// The Push card (Flag Dash, Action Cards, Push): an adjacent character not across a wall moves
@@ -1055,4 +1188,170 @@ pub fn winner(s: &State) -> Option<(Team, String)> {
         }
     }
     None
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::BTreeMap;
+
+    use super::super::{DEFAULT_LAYOUT, FlagDash};
+    use super::*;
+    use crate::game::Game;
+
+    /// The default board with every character parked on a back-row corner (Green a1, Orange b1,
+    /// Black c1, Purple g10, Blue h10, Yellow i10), options `kv`.
+    fn cleared(kv: &[(&str, &str)]) -> State {
+        let opts: BTreeMap<String, String> = kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
+        let mut s = FlagDash.setup(DEFAULT_LAYOUT, &opts).unwrap();
+        for (c, p) in s.chars.iter_mut().zip(["a1", "b1", "c1", "g10", "h10", "i10"]) {
+            c.at = sq(p);
+        }
+        s
+    }
+
+    fn sq(x: &str) -> Sq {
+        x.parse().unwrap()
+    }
+
+    fn put(s: &mut State, name: &str, at: &str) -> usize {
+        let i = s.char_named(name).unwrap();
+        s.chars[i].at = sq(at);
+        i
+    }
+
+    fn plan(card: Card, token: Token, combo: Option<Card>, tries: &[&str]) -> MovePlan {
+        MovePlan { card, token, combo, copy: None, tries: tries.iter().map(|t| t.to_string()).collect(), spy_on: None }
+    }
+
+    /// Flag Dash, Move Characters: the first alternative carried out fully wins; the ones that do
+    /// not read, and those tried before it that cannot be carried out fully, are kept with why;
+    /// the state is changed on the copy only.
+    #[test]
+    fn choose_takes_the_first_alternative_carried_out_fully() {
+        let mut s = cleared(&[]);
+        let green = put(&mut s, "Green", "d4");
+        let mp = plan(Card::Forward, Token::N(1), None, &["runner: boost n", "nobody", "runner", "defender"]);
+        let c = choose_alternative(&s, "white-1", &mp);
+        assert_eq!(c.skipped.len(), 1);
+        assert_eq!(c.skipped[0].0, 1);
+        assert!(c.skipped[0].1.contains("\"nobody\" is not runner"), "{:?}", c.skipped);
+        assert_eq!(c.not_fully.len(), 1);
+        assert_eq!(c.not_fully[0].0, 0);
+        assert!(c.not_fully[0].1.contains("has no boost"), "{:?}", c.not_fully);
+        let carried = c.carried.expect("carried out");
+        assert_eq!((carried.k, carried.how), (2, Fulfilled::Fully));
+        assert_eq!(carried.state.chars[green].at, sq("d5"));
+        assert_eq!(carried.lines, ["Run forward: Green d4 -> d5"]);
+        assert_eq!(c.selected.map(|t| t.who), Some(green));
+        assert_eq!(s.chars[green].at, sq("d4"), "decided on a copy");
+    }
+
+    /// Using Boosts: "fully ... or not at all" per action card: with no alternative carried out
+    /// fully, the first with at least one card carried out is, in part.
+    #[test]
+    fn choose_falls_back_to_an_alternative_in_part() {
+        let mut s = cleared(&[]);
+        let green = put(&mut s, "Green", "d4");
+        let mp = plan(Card::Forward, Token::N(3), Some(Card::Flag), &["runner"]);
+        let c = choose_alternative(&s, "white-1", &mp);
+        assert_eq!(c.not_fully.len(), 1, "no flag action next to d5");
+        let carried = c.carried.expect("carried out in part");
+        assert_eq!((carried.k, carried.how), (0, Fulfilled::InPart));
+        assert_eq!(carried.state.chars[green].at, sq("d5"));
+        assert!(carried.lines[1].starts_with("Flag is not carried out (fully or not at all)"), "{:?}", carried.lines);
+    }
+
+    /// No card carried out at all: nothing is carried out, and the token still selects the first
+    /// alternative's character (for its boost, a reset's escape or the cats).
+    #[test]
+    fn choose_nothing_keeps_the_selected_character() {
+        let mut s = cleared(&[]);
+        let green = put(&mut s, "Green", "d4");
+        let mp = plan(Card::Flag, Token::N(2), None, &["runner", "defender"]);
+        let c = choose_alternative(&s, "white-1", &mp);
+        assert!(c.carried.is_none());
+        assert_eq!(c.not_fully.iter().map(|x| x.0).collect::<Vec<_>>(), [0, 1]);
+        assert_eq!(c.selected.map(|t| t.who), Some(green));
+        // A trapped character is selected only by a reset token (Character Abilities, Trap).
+        s.chars[green].trapped = true;
+        let c = choose_alternative(&s, "white-1", &mp);
+        assert_eq!(c.selected.map(|t| t.who), s.char_named("Black"));
+    }
+
+    /// Trap: the space given if free and up to two spaces away, else two spaces forward, else one.
+    #[test]
+    fn trap_space_given_or_forward() {
+        let mut s = cleared(&[("abilities", "true")]);
+        let green = put(&mut s, "Green", "d4");
+        assert_eq!(trap_space(&s, green, &Arg::Auto), Some(sq("d6")));
+        assert_eq!(trap_space(&s, green, &Arg::Space(sq("c5"))), Some(sq("c5")));
+        assert_eq!(trap_space(&s, green, &Arg::Space(sq("d7"))), None, "three spaces away");
+        assert_eq!(trap_space(&s, green, &Arg::Space(sq("d4"))), None, "its own space");
+        put(&mut s, "Purple", "d6");
+        assert_eq!(trap_space(&s, green, &Arg::Auto), Some(sq("d5")));
+        assert_eq!(trap_space(&s, green, &Arg::Space(sq("d6"))), None, "a character stands there");
+        let purple = put(&mut s, "Purple", "d7");
+        assert_eq!(trap_space(&s, purple, &Arg::Auto), Some(sq("d5")), "Red's forward is south");
+    }
+
+    /// Dig: a free space next to the runner, the one given or the first of n, e, s, w.
+    #[test]
+    fn dig_space_given_or_first_free() {
+        let mut s = cleared(&[("abilities", "true")]);
+        let yellow = put(&mut s, "Yellow", "d4");
+        assert_eq!(dig_space(&s, yellow, &Arg::Auto), Some(sq("d5")));
+        put(&mut s, "Green", "d5");
+        assert_eq!(dig_space(&s, yellow, &Arg::Auto), Some(sq("e4")));
+        assert_eq!(dig_space(&s, yellow, &Arg::Space(sq("c4"))), Some(sq("c4")));
+        assert_eq!(dig_space(&s, yellow, &Arg::Space(sq("f4"))), None, "two spaces away");
+        let yellow = put(&mut s, "Yellow", "b3");
+        assert_eq!(dig_space(&s, yellow, &Arg::Space(sq("c3"))), None, "a tunnel is there");
+    }
+
+    /// Lasso: toward the runner along its row or column, with a space between; opponents first,
+    /// nearest first, unless one is named.
+    #[test]
+    fn lasso_pulls_toward_the_runner() {
+        let at = sq("d4");
+        assert_eq!(pull_dir(at, sq("d7")), Some(Dir::S));
+        assert_eq!(pull_dir(at, sq("d2")), Some(Dir::N));
+        assert_eq!(pull_dir(at, sq("a4")), Some(Dir::E));
+        assert_eq!(pull_dir(at, sq("g4")), Some(Dir::W));
+        assert_eq!(pull_dir(at, sq("d5")), None, "no space between");
+        assert_eq!(pull_dir(at, sq("e6")), None, "not in its row or column");
+        let mut s = cleared(&[("abilities", "true")]);
+        let purple = put(&mut s, "Purple", "d4");
+        let black = put(&mut s, "Black", "d6");
+        let green = put(&mut s, "Green", "d1");
+        let targets = lasso_targets(&s, purple, &Arg::Auto);
+        assert_eq!(targets[..2], [black, green], "the nearest opponents first");
+        assert!(targets[3..].iter().all(|&j| s.chars[j].team == Team::Red), "teammates last: {targets:?}");
+        assert_eq!(lasso_targets(&s, purple, &Arg::Char(green)), [green]);
+    }
+
+    /// 2-Player Rules, Basic: "pass any number of character flags" to the other runner next to
+    /// the passer: the named ones, else every one the receiver lacks.
+    #[test]
+    fn flags_to_pass_named_or_all_the_receiver_lacks() {
+        let mut s = cleared(&[("players", "2")]);
+        let green = put(&mut s, "Green", "d4");
+        let orange = put(&mut s, "Orange", "d5");
+        let (purple, yellow) = (s.char_named("Purple").unwrap(), s.char_named("Yellow").unwrap());
+        s.chars[green].holds = vec!["Purple".into(), "Blue".into()];
+        s.chars[orange].holds = vec!["Purple".into()];
+        assert_eq!(flags_to_pass(&s, green, orange, &[]), Ok(vec!["Blue".to_string()]));
+        let e = flags_to_pass(&s, green, orange, &[purple]).unwrap_err();
+        assert_eq!(e, "Orange already holds a character flag of Purple");
+        let e = flags_to_pass(&s, green, orange, &[yellow]).unwrap_err();
+        assert_eq!(e, "Green holds no character flag of Yellow");
+        assert_eq!(flags_to_pass(&s, green, green, &[]).unwrap_err(), "Green cannot pass character flags to itself");
+        s.chars[orange].holds = vec!["Purple".into(), "Blue".into()];
+        assert_eq!(flags_to_pass(&s, green, orange, &[]).unwrap_err(), "Green has no character flag Orange lacks");
+        put(&mut s, "Orange", "d6");
+        assert_eq!(flags_to_pass(&s, green, orange, &[]).unwrap_err(), "Orange is not your other runner next to Green");
+        let mut four = s.clone();
+        four.mode = Mode::Four;
+        put(&mut four, "Orange", "d5");
+        assert!(flags_to_pass(&four, green, orange, &[]).is_err(), "passing is the 2-player basic game's");
+    }
 }

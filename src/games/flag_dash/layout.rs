@@ -367,94 +367,23 @@ impl Layout {
         if raw.round_limit == 0 {
             return Err(bad("round_limit must be at least 1"));
         }
-        let on = |field: &str, s: &str| -> Result<Sq, GameError> {
-            let q: Sq = s.parse().map_err(|e| bad(format!("{field}: {e}")))?;
-            if q.c >= raw.columns || q.r >= raw.rows {
-                return Err(bad(format!("{field}: {s} is off the board")));
-            }
-            Ok(q)
-        };
-        let rect = |field: &str, r: &RawRect| -> Result<Rect, GameError> {
-            let a = on(field, &format!("{}1", r.columns[0]))?;
-            let b = on(field, &format!("{}1", r.columns[1]))?;
-            let lo = on(field, &format!("a{}", r.rows[0]))?;
-            let hi = on(field, &format!("a{}", r.rows[1]))?;
-            Ok(Rect { c: [a.c.min(b.c), a.c.max(b.c)], r: [lo.r.min(hi.r), lo.r.max(hi.r)] })
-        };
+        let g = Grid { columns: raw.columns, rows: raw.rows };
         let territory = Teams {
-            white: rect("territory.white", &raw.territory.white)?,
-            red: rect("territory.red", &raw.territory.red)?,
+            white: g.rect("territory.white", &raw.territory.white)?,
+            red: g.rect("territory.red", &raw.territory.red)?,
         };
-        let flags = Teams { white: on("flags.white", &raw.flags.white)?, red: on("flags.red", &raw.flags.red)? };
-        let mut characters = Vec::new();
-        for (i, c) in raw.character.iter().enumerate() {
-            let f = format!("character[{i}]");
-            let team = Team::parse(&c.team).ok_or_else(|| bad(format!("{f}.team: white or red")))?;
-            if c.defender == c.seat.is_some() {
-                return Err(bad(format!("{f}: give either seat = 1 or 2 (a runner) or defender = true")));
-            }
-            if let Some(s) = c.seat
-                && !(1..=2).contains(&s)
-            {
-                return Err(bad(format!("{f}.seat: 1 or 2")));
-            }
-            if c.name.trim().is_empty() || characters.iter().any(|x: &CharSpec| x.name.eq_ignore_ascii_case(&c.name)) {
-                return Err(bad(format!("{f}.name: empty or used twice")));
-            }
-            characters.push(CharSpec { name: c.name.clone(), team, seat: c.seat, start: on(&format!("{f}.start"), &c.start)?, ability: c.ability });
-        }
-        for team in Team::ALL {
-            for seat in [Some(1), Some(2), None] {
-                let n = characters.iter().filter(|c| c.team == team && c.seat == seat).count();
-                if n != 1 {
-                    return Err(bad(format!("team {}: needs exactly one runner of seat 1, one of seat 2 and one defender", team.key())));
-                }
-            }
-        }
-        let mut starts: Vec<Sq> = characters.iter().map(|c| c.start).collect();
-        starts.push(flags.white);
-        starts.push(flags.red);
-        let mut sorted = starts.clone();
-        sorted.sort();
-        sorted.dedup();
-        if sorted.len() != starts.len() {
-            return Err(bad("two characters or flags start on the same space"));
-        }
-        let mut walls = Vec::new();
-        let mut open_from = Vec::new();
-        for (i, w) in raw.wall.iter().enumerate() {
-            let a = on(&format!("wall[{i}].between"), &w.between[0])?;
-            let b = on(&format!("wall[{i}].between"), &w.between[1])?;
-            if a.dist(b) != 1 {
-                return Err(bad(format!("wall[{i}].between: {a} and {b} are not adjacent")));
-            }
-            walls.push(if a < b { [a, b] } else { [b, a] });
-            if let Some(f) = &w.open_from {
-                let f = on(&format!("wall[{i}].open_from"), f)?;
-                if f != a && f != b {
-                    return Err(bad(format!("wall[{i}].open_from: {f} is not one of the two spaces")));
-                }
-                open_from.push(if f == a { (a, b) } else { (b, a) });
-            }
-        }
-        walls.sort();
-        walls.dedup();
-        let mut tunnels = Vec::new();
-        for (i, t) in raw.tunnels.iter().enumerate() {
-            let q = on(&format!("tunnels[{i}]"), t)?;
-            if tunnels.contains(&q) {
-                return Err(bad(format!("tunnels[{i}]: {q} given twice")));
-            }
-            tunnels.push(q);
-        }
+        let flags = Teams { white: g.on("flags.white", &raw.flags.white)?, red: g.on("flags.red", &raw.flags.red)? };
+        let characters = g.characters(&raw.character)?;
+        check_starts(&characters, &flags)?;
+        let (walls, open_from) = g.walls(&raw.wall)?;
+        let tunnels = g.tunnels(&raw.tunnels)?;
         let secret_tunnel = match &raw.secret_tunnel {
             Some(t) => Some(SecretTunnel {
-                entrance: on("secret_tunnel.entrance", &t.entrance)?,
-                exits: Teams { white: on("secret_tunnel.exits.white", &t.exits.white)?, red: on("secret_tunnel.exits.red", &t.exits.red)? },
+                entrance: g.on("secret_tunnel.entrance", &t.entrance)?,
+                exits: Teams { white: g.on("secret_tunnel.exits.white", &t.exits.white)?, red: g.on("secret_tunnel.exits.red", &t.exits.red)? },
             }),
             None => None,
         };
-        open_from.sort();
         Ok(Layout {
             title: raw.title,
             columns: raw.columns,
@@ -483,6 +412,116 @@ impl Layout {
     }
 }
 
+/// The size of a layout being read: turns the file's spaces into checked [`Sq`]s.
+struct Grid {
+    columns: i32,
+    rows: i32,
+}
+
+impl Grid {
+    /// The space `s` of `field`, on the board.
+    fn on(&self, field: &str, s: &str) -> Result<Sq, GameError> {
+        let q: Sq = s.parse().map_err(|e| bad(format!("{field}: {e}")))?;
+        if q.c >= self.columns || q.r >= self.rows {
+            return Err(bad(format!("{field}: {s} is off the board")));
+        }
+        Ok(q)
+    }
+
+    /// A territory: its columns and rows, on the board.
+    fn rect(&self, field: &str, r: &RawRect) -> Result<Rect, GameError> {
+        let a = self.on(field, &format!("{}1", r.columns[0]))?;
+        let b = self.on(field, &format!("{}1", r.columns[1]))?;
+        let lo = self.on(field, &format!("a{}", r.rows[0]))?;
+        let hi = self.on(field, &format!("a{}", r.rows[1]))?;
+        Ok(Rect { c: [a.c.min(b.c), a.c.max(b.c)], r: [lo.r.min(hi.r), lo.r.max(hi.r)] })
+    }
+
+    /// The characters: names unique, each a runner of seat 1 or 2 or a defender, and per team
+    /// exactly one of each.
+    fn characters(&self, raw: &[RawChar]) -> Result<Vec<CharSpec>, GameError> {
+        let mut characters = Vec::new();
+        for (i, c) in raw.iter().enumerate() {
+            let f = format!("character[{i}]");
+            let team = Team::parse(&c.team).ok_or_else(|| bad(format!("{f}.team: white or red")))?;
+            if c.defender == c.seat.is_some() {
+                return Err(bad(format!("{f}: give either seat = 1 or 2 (a runner) or defender = true")));
+            }
+            if let Some(s) = c.seat
+                && !(1..=2).contains(&s)
+            {
+                return Err(bad(format!("{f}.seat: 1 or 2")));
+            }
+            if c.name.trim().is_empty() || characters.iter().any(|x: &CharSpec| x.name.eq_ignore_ascii_case(&c.name)) {
+                return Err(bad(format!("{f}.name: empty or used twice")));
+            }
+            characters.push(CharSpec { name: c.name.clone(), team, seat: c.seat, start: self.on(&format!("{f}.start"), &c.start)?, ability: c.ability });
+        }
+        for team in Team::ALL {
+            for seat in [Some(1), Some(2), None] {
+                let n = characters.iter().filter(|c| c.team == team && c.seat == seat).count();
+                if n != 1 {
+                    return Err(bad(format!("team {}: needs exactly one runner of seat 1, one of seat 2 and one defender", team.key())));
+                }
+            }
+        }
+        Ok(characters)
+    }
+
+    /// The walls (sorted pairs, sorted and deduplicated) and the sides they are open from.
+    #[allow(clippy::type_complexity)]
+    fn walls(&self, raw: &[RawWall]) -> Result<(Vec<[Sq; 2]>, Vec<(Sq, Sq)>), GameError> {
+        let mut walls = Vec::new();
+        let mut open_from = Vec::new();
+        for (i, w) in raw.iter().enumerate() {
+            let a = self.on(&format!("wall[{i}].between"), &w.between[0])?;
+            let b = self.on(&format!("wall[{i}].between"), &w.between[1])?;
+            if a.dist(b) != 1 {
+                return Err(bad(format!("wall[{i}].between: {a} and {b} are not adjacent")));
+            }
+            walls.push(if a < b { [a, b] } else { [b, a] });
+            if let Some(f) = &w.open_from {
+                let f = self.on(&format!("wall[{i}].open_from"), f)?;
+                if f != a && f != b {
+                    return Err(bad(format!("wall[{i}].open_from: {f} is not one of the two spaces")));
+                }
+                open_from.push(if f == a { (a, b) } else { (b, a) });
+            }
+        }
+        walls.sort();
+        walls.dedup();
+        open_from.sort();
+        Ok((walls, open_from))
+    }
+
+    /// The tunnel spaces, each given once.
+    fn tunnels(&self, raw: &[String]) -> Result<Vec<Sq>, GameError> {
+        let mut tunnels = Vec::new();
+        for (i, t) in raw.iter().enumerate() {
+            let q = self.on(&format!("tunnels[{i}]"), t)?;
+            if tunnels.contains(&q) {
+                return Err(bad(format!("tunnels[{i}]: {q} given twice")));
+            }
+            tunnels.push(q);
+        }
+        Ok(tunnels)
+    }
+}
+
+/// No two characters or flags start on the same space.
+fn check_starts(characters: &[CharSpec], flags: &Teams<Sq>) -> Result<(), GameError> {
+    let mut starts: Vec<Sq> = characters.iter().map(|c| c.start).collect();
+    starts.push(flags.white);
+    starts.push(flags.red);
+    let mut sorted = starts.clone();
+    sorted.sort();
+    sorted.dedup();
+    if sorted.len() != starts.len() {
+        return Err(bad("two characters or flags start on the same space"));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -494,6 +533,37 @@ mod tests {
         assert_eq!(l.tunnels.len(), 4);
         assert!(l.wall_between("b6".parse().unwrap(), "b5".parse().unwrap()));
         assert!(!l.wall_between("d6".parse().unwrap(), "d5".parse().unwrap()));
+    }
+
+    /// Each check of a layout file names its field (the shipped layout with one edit each).
+    #[test]
+    fn bad_layouts_name_the_field() {
+        let cases = [
+            ("columns = 9", "columns = 2", "columns must be 3 to 26 and rows 3 to 99"),
+            ("round_limit = 40", "round_limit = 0", "round_limit must be at least 1"),
+            ("rows = [1, 5] ", "rows = [1, 11] ", "territory.white: a11 is off the board"),
+            ("white = \"e1\"", "white = \"e11\"", "flags.white: e11 is off the board"),
+            ("team = \"white\"\nseat = 1", "team = \"blue\"\nseat = 1", "character[0].team: white or red"),
+            ("seat = 1                 # runner of white-1, on White's left", "seat = 3", "character[0].seat: 1 or 2"),
+            ("defender = true\nstart = \"e2\"", "seat = 1\ndefender = true\nstart = \"e2\"", "character[2]: give either seat = 1 or 2 (a runner) or defender = true"),
+            ("name = \"Orange\"", "name = \"green\"", "character[1].name: empty or used twice"),
+            ("start = \"a3\"", "start = \"a30\"", "character[0].start: a30 is off the board"),
+            ("seat = 2                 # runner of white-2, on White's right", "seat = 1", "team white: needs exactly one runner of seat 1, one of seat 2 and one defender"),
+            ("start = \"a3\"", "start = \"e1\"", "two characters or flags start on the same space"),
+            ("between = [\"b5\", \"b6\"]", "between = [\"b5\", \"b7\"]", "wall[0].between: b5 and b7 are not adjacent"),
+            ("between = [\"b5\", \"b6\"]", "between = [\"b5\", \"b6\"]\nopen_from = \"c5\"", "wall[0].open_from: c5 is not one of the two spaces"),
+            ("\"g3\",", "\"c3\",", "tunnels[1]: c3 given twice"),
+        ];
+        for (from, to, want) in cases {
+            assert!(super::super::DEFAULT_LAYOUT.contains(from), "{from}");
+            let text = super::super::DEFAULT_LAYOUT.replacen(from, to, 1);
+            match Layout::parse(&text) {
+                Err(GameError::Scenario(m)) => assert_eq!(m, want),
+                other => panic!("{from} -> {to}: {other:?}"),
+            }
+        }
+        let secret = format!("{}\n[secret_tunnel]\nentrance = \"e5\"\nexits = {{ white = \"e8\", red = \"e33\" }}\n", super::super::DEFAULT_LAYOUT);
+        assert!(matches!(Layout::parse(&secret), Err(GameError::Scenario(m)) if m == "secret_tunnel.exits.red: e33 is off the board"));
     }
 
     #[test]

@@ -32,7 +32,7 @@ use toml::Value;
 
 use super::asked::{layout_asked, reset_only, spy_asked, spy_choices, spy_target_asked, tie_asked};
 use super::layout::{Dir, Sq, Team};
-use super::state::{Card, Effect, Mode, MovePlan, Plan, Stage, State, Token};
+use super::state::{Card, Effect, Mode, MovePlan, Plan, Seat, Stage, State, Token};
 use crate::game::{OrderProblem, Orders};
 
 /// Arguments of one card resolution.
@@ -184,6 +184,22 @@ pub fn parse_try(s: &State, role: &str, mp: &MovePlan, text: &str) -> Result<Try
         Some((a, b)) => (a.trim(), b.trim()),
         None => (text.trim(), ""),
     };
+    let who = select_who(s, role, who_text)?;
+    let (mut steps, chase) = parse_steps(s, role, mp, rest)?;
+    if steps.contains(&Step::NoCard) {
+        if steps.iter().any(|x| matches!(x, Step::Card(_) | Step::Combo(_))) {
+            return Err("`no card` cannot go with `card` or `combo` steps".into());
+        }
+        steps.retain(|x| *x != Step::NoCard);
+        return Ok(Try { who, steps, chase, no_card: true });
+    }
+    fill_cards(mp, &mut steps)?;
+    check_card_order(mp, &steps)?;
+    Ok(Try { who, steps, chase, no_card: false })
+}
+
+/// The character an alternative selects: `runner`, `defender` or a name, one `role` may move.
+fn select_who(s: &State, role: &str, who_text: &str) -> Result<usize, String> {
     let movable = s.movable(role);
     let who = match who_text.to_ascii_lowercase().as_str() {
         "runner" => s.runner_of(role).ok_or("in the 2-player basic game name the character by colour")?,
@@ -194,7 +210,11 @@ pub fn parse_try(s: &State, role: &str, mp: &MovePlan, text: &str) -> Result<Try
         let names: Vec<&str> = movable.iter().map(|&i| s.chars[i].name.as_str()).collect();
         return Err(format!("{} may select only {}", role, names.join(" or ")));
     }
-    let times = card_times(mp.token);
+    Ok(who)
+}
+
+/// The steps of an alternative as written (after the `:`), and the directions of its `cats` step.
+fn parse_steps(s: &State, role: &str, mp: &MovePlan, rest: &str) -> Result<(Vec<Step>, Vec<Dir>), String> {
     let card_as = acting(mp.card, mp.copy);
     let combo_as = mp.combo.map(|c| acting(c, mp.copy));
     let mut steps = Vec::new();
@@ -226,14 +246,14 @@ pub fn parse_try(s: &State, role: &str, mp: &MovePlan, text: &str) -> Result<Try
         };
         steps.push(step);
     }
-    if steps.contains(&Step::NoCard) {
-        if steps.iter().any(|x| matches!(x, Step::Card(_) | Step::Combo(_))) {
-            return Err("`no card` cannot go with `card` or `combo` steps".into());
-        }
-        steps.retain(|x| *x != Step::NoCard);
-        return Ok(Try { who, steps, chase, no_card: true });
-    }
-    // Normalize the number of card resolutions to the token's count.
+    Ok((steps, chase))
+}
+
+/// Normalizes the card steps of an alternative: exactly as many `card` steps as the token
+/// resolves the card (missing ones repeat the last, or come before the combo step, or where the
+/// steps end), and one `combo` step with a combo token.
+fn fill_cards(mp: &MovePlan, steps: &mut Vec<Step>) -> Result<(), String> {
+    let times = card_times(mp.token);
     let n_cards = steps.iter().filter(|x| matches!(x, Step::Card(_))).count();
     if n_cards > times {
         let says = match times {
@@ -260,7 +280,7 @@ pub fn parse_try(s: &State, role: &str, mp: &MovePlan, text: &str) -> Result<Try
     if n_combo > 1 {
         return Err("the combo card is resolved once".into());
     }
-    if combo_as.is_some() && n_combo == 0 {
+    if mp.combo.is_some() && n_combo == 0 {
         let at = if copy_of_combo {
             steps.iter().position(|x| matches!(x, Step::Card(_))).expect("a card step")
         } else {
@@ -268,6 +288,12 @@ pub fn parse_try(s: &State, role: &str, mp: &MovePlan, text: &str) -> Result<Try
         };
         steps.insert(at, Step::Combo(Arg::Auto));
     }
+    Ok(())
+}
+
+/// Checks where the card steps of a normalized alternative stand: nothing between the repeats of
+/// the played card, and a Copy after the card it copies.
+fn check_card_order(mp: &MovePlan, steps: &[Step]) -> Result<(), String> {
     // Boosts come before or after a card's resolution, not between the repeats of one card
     // (Flag Dash, Using Boosts: "before or after resolving any action card").
     let first = steps.iter().position(|x| matches!(x, Step::Card(_))).expect("a card step");
@@ -284,7 +310,7 @@ pub fn parse_try(s: &State, role: &str, mp: &MovePlan, text: &str) -> Result<Try
             return Err(format!("the Copy card comes before the card it copies ({}); Copy copies only a card already played", mp.copy.map(|x| x.title()).unwrap_or_default()));
         }
     }
-    Ok(Try { who, steps, chase, no_card: false })
+    Ok(())
 }
 
 fn str_of(v: &Value) -> Option<&str> {
@@ -313,83 +339,8 @@ fn parse_move(
             probs.push(OrderProblem::new(format!("{key}.{k}"), "unknown key; a move has card, token, combo, copy and try"));
         }
     }
-    let card = t.get("card").and_then(str_of).and_then(Card::parse);
-    let Some(card) = card.filter(|c| seat.cards.contains(c)) else {
-        let names: Vec<&str> = seat.cards.iter().map(|c| c.key()).collect();
-        probs.push(OrderProblem::new(format!("{key}.card"), format!("one of your cards: {}", names.join(", "))));
-        return None;
-    };
-    let token = t.get("token").and_then(Token::parse);
-    let Some(token) = token.filter(|x| seat.tokens.contains(x)) else {
-        let names: Vec<String> = seat.tokens.iter().map(|x| x.key()).collect();
-        probs.push(OrderProblem::new(format!("{key}.token"), format!("one of your tokens: {}", names.join(", "))));
-        return None;
-    };
-    let have = seat.tokens.iter().filter(|x| **x == token).count();
-    if used_tokens.iter().filter(|x| **x == token).count() >= have {
-        probs.push(OrderProblem::new(format!("{key}.token"), "the two moves need two different tokens"));
-        return None;
-    }
-    let combo = match (token.effect(), t.get("combo")) {
-        (Effect::Combo, Some(v)) => match str_of(v).and_then(Card::parse).filter(|c| seat.cards.contains(c)) {
-            Some(c) if c != card => Some(c),
-            _ => {
-                probs.push(OrderProblem::new(format!("{key}.combo"), "a second card from your hand, different from the played card"));
-                return None;
-            }
-        },
-        (Effect::Combo, None) => {
-            probs.push(OrderProblem::new(format!("{key}.combo"), "a combo token resolves two cards: give combo = \"CARD\""));
-            return None;
-        }
-        (_, Some(_)) => {
-            probs.push(OrderProblem::new(format!("{key}.combo"), "only a combo token (#3, #6) takes a second card"));
-            return None;
-        }
-        (_, None) => None,
-    };
-    let needs_copy = card == Card::Copy || combo == Some(Card::Copy);
-    let copy = match (needs_copy, t.get("copy")) {
-        (true, Some(v)) => match str_of(v).and_then(Card::parse).filter(|c| seat.cards.contains(c) && *c != Card::Copy) {
-            // Action Cards, Copy: only a card already played this round (an earlier move, or the
-            // other card of this move's combo, resolved first).
-            Some(c) if earlier.contains(&c) || (combo.is_some() && (c == card || Some(c) == combo)) => Some(c),
-            Some(c) => {
-                probs.push(OrderProblem::new(
-                    format!("{key}.copy"),
-                    if earlier.is_empty() {
-                        format!("Copy can only copy a card you already played this round; {} is not played before this move (in move 1 nothing is, unless it is the other card of a combo)", c.title())
-                    } else {
-                        format!("Copy can only copy a card you already played this round; {} is not played before this move", c.title())
-                    },
-                ));
-                return None;
-            }
-            None => {
-                probs.push(OrderProblem::new(format!("{key}.copy"), "the card to copy: one of your other cards, played earlier this round"));
-                return None;
-            }
-        },
-        (true, None) => {
-            probs.push(OrderProblem::new(format!("{key}.copy"), "a Copy card needs copy = \"CARD\" (a card played earlier this round)"));
-            return None;
-        }
-        (false, Some(_)) => {
-            probs.push(OrderProblem::new(format!("{key}.copy"), "only a Copy card takes copy"));
-            return None;
-        }
-        (false, None) => None,
-    };
-    // Character Abilities, Spy: the opponent is chosen "after each player reveals their priority
-    // token", so it is asked at the spy's own step, not planned.
-    if t.contains_key("spy_on") {
-        probs.push(OrderProblem::new(
-            format!("{key}.spy_on"),
-            "the spy's opponent is named after the tokens are revealed, when you are asked (Character Abilities, Spy); leave spy_on out",
-        ));
-        return None;
-    }
-    let spy_on = None;
+    let head = move_head(seat, key, t, earlier, used_tokens).map_err(|p| probs.push(p)).ok()?;
+    let MovePlan { card, token, combo, copy, .. } = head;
     for (field, c) in [("card", Some(card)), ("combo", combo)] {
         let Some(c) = c else { continue };
         if used_cards.contains(&c) {
@@ -398,21 +349,89 @@ fn parse_move(
         used_cards.push(c);
     }
     used_tokens.push(token);
-    let tries: Vec<String> = match t.get("try") {
-        Some(Value::String(x)) => vec![x.clone()],
-        Some(Value::Array(a)) if !a.is_empty() && a.iter().all(|x| x.is_str()) => a.iter().map(|x| x.as_str().unwrap_or("").to_string()).collect(),
-        _ => {
-            probs.push(OrderProblem::new(format!("{key}.try"), "a list of alternatives, e.g. [\"runner\", \"defender\"]"));
-            return None;
-        }
-    };
-    let mp = MovePlan { card, token, combo, copy, tries, spy_on };
+    let tries = move_tries(key, t).map_err(|p| probs.push(p)).ok()?;
+    let mp = MovePlan { tries, ..head };
     for (i, x) in mp.tries.iter().enumerate() {
         if let Err(e) = parse_try(s, role, &mp, x) {
             probs.push(OrderProblem::new(format!("{key}.try"), format!("alternative {} (\"{x}\"): {e}", i + 1)));
         }
     }
     (probs.len() == n0).then_some(mp)
+}
+
+/// The card, token, combo card and copied card of move table `t` (no tries yet), checked against
+/// `seat`'s hand and the tokens `used_tokens` by its other move. Errors: the first problem.
+fn move_head(seat: &Seat, key: &str, t: &toml::Table, earlier: &[Card], used_tokens: &[Token]) -> Result<MovePlan, OrderProblem> {
+    let card = t.get("card").and_then(str_of).and_then(Card::parse);
+    let Some(card) = card.filter(|c| seat.cards.contains(c)) else {
+        let names: Vec<&str> = seat.cards.iter().map(|c| c.key()).collect();
+        return Err(OrderProblem::new(format!("{key}.card"), format!("one of your cards: {}", names.join(", "))));
+    };
+    let token = t.get("token").and_then(Token::parse);
+    let Some(token) = token.filter(|x| seat.tokens.contains(x)) else {
+        let names: Vec<String> = seat.tokens.iter().map(|x| x.key()).collect();
+        return Err(OrderProblem::new(format!("{key}.token"), format!("one of your tokens: {}", names.join(", "))));
+    };
+    let have = seat.tokens.iter().filter(|x| **x == token).count();
+    if used_tokens.iter().filter(|x| **x == token).count() >= have {
+        return Err(OrderProblem::new(format!("{key}.token"), "the two moves need two different tokens"));
+    }
+    let combo = move_combo(seat, key, t, card, token)?;
+    let copy = move_copy(seat, key, t, earlier, card, combo)?;
+    // Character Abilities, Spy: the opponent is chosen "after each player reveals their priority
+    // token", so it is asked at the spy's own step, not planned.
+    if t.contains_key("spy_on") {
+        return Err(OrderProblem::new(
+            format!("{key}.spy_on"),
+            "the spy's opponent is named after the tokens are revealed, when you are asked (Character Abilities, Spy); leave spy_on out",
+        ));
+    }
+    Ok(MovePlan { card, token, combo, copy, tries: Vec::new(), spy_on: None })
+}
+
+/// The combo card of a move: required with a combo token (#3, #6), refused without.
+fn move_combo(seat: &Seat, key: &str, t: &toml::Table, card: Card, token: Token) -> Result<Option<Card>, OrderProblem> {
+    let problem = |m: &str| Err(OrderProblem::new(format!("{key}.combo"), m));
+    match (token.effect(), t.get("combo")) {
+        (Effect::Combo, Some(v)) => match str_of(v).and_then(Card::parse).filter(|c| seat.cards.contains(c)) {
+            Some(c) if c != card => Ok(Some(c)),
+            _ => problem("a second card from your hand, different from the played card"),
+        },
+        (Effect::Combo, None) => problem("a combo token resolves two cards: give combo = \"CARD\""),
+        (_, Some(_)) => problem("only a combo token (#3, #6) takes a second card"),
+        (_, None) => Ok(None),
+    }
+}
+
+/// The card a Copy card copies: required when the move plays a Copy card, refused otherwise.
+fn move_copy(seat: &Seat, key: &str, t: &toml::Table, earlier: &[Card], card: Card, combo: Option<Card>) -> Result<Option<Card>, OrderProblem> {
+    let problem = |m: String| Err(OrderProblem::new(format!("{key}.copy"), m));
+    let needs_copy = card == Card::Copy || combo == Some(Card::Copy);
+    match (needs_copy, t.get("copy")) {
+        (true, Some(v)) => match str_of(v).and_then(Card::parse).filter(|c| seat.cards.contains(c) && *c != Card::Copy) {
+            // Action Cards, Copy: only a card already played this round (an earlier move, or the
+            // other card of this move's combo, resolved first).
+            Some(c) if earlier.contains(&c) || (combo.is_some() && (c == card || Some(c) == combo)) => Ok(Some(c)),
+            Some(c) if earlier.is_empty() => problem(format!(
+                "Copy can only copy a card you already played this round; {} is not played before this move (in move 1 nothing is, unless it is the other card of a combo)",
+                c.title()
+            )),
+            Some(c) => problem(format!("Copy can only copy a card you already played this round; {} is not played before this move", c.title())),
+            None => problem("the card to copy: one of your other cards, played earlier this round".into()),
+        },
+        (true, None) => problem("a Copy card needs copy = \"CARD\" (a card played earlier this round)".into()),
+        (false, Some(_)) => problem("only a Copy card takes copy".into()),
+        (false, None) => Ok(None),
+    }
+}
+
+/// The alternatives of a move: one string or a non-empty list of strings.
+fn move_tries(key: &str, t: &toml::Table) -> Result<Vec<String>, OrderProblem> {
+    match t.get("try") {
+        Some(Value::String(x)) => Ok(vec![x.clone()]),
+        Some(Value::Array(a)) if !a.is_empty() && a.iter().all(|x| x.is_str()) => Ok(a.iter().map(|x| x.as_str().unwrap_or("").to_string()).collect()),
+        _ => Err(OrderProblem::new(format!("{key}.try"), "a list of alternatives, e.g. [\"runner\", \"defender\"]")),
+    }
 }
 
 /// Parses and checks `role`'s plan (Flag Dash, Phase 1).

@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 use super::forms::{prompt, wrap};
 use super::layout::{Sq, Team};
-use super::state::{Card, Character, FlagAt, Mode, Stage, State};
+use super::state::{Card, Character, FlagAt, Mode, Seat, Stage, State};
 
 /// One-letter marks of the characters (the first letter of the name not used by an earlier one).
 pub fn marks(s: &State) -> Vec<char> {
@@ -150,67 +150,8 @@ fn board_data(s: &State) -> Value {
 pub fn view(s: &State, role: &str) -> Value {
     let Some(me) = s.seat(role) else { return Value::Null };
     let marks = marks(s);
-    let phase_text = match s.stage {
-        Stage::Layout => "Before round 1: each team sets up its half in secret".to_string(),
-        Stage::Plan => format!("Round {} of at most {}: Phase 1, plan moves", s.round, s.layout.round_limit),
-        Stage::Move { mv } => format!("Round {}: Phase 2, move {mv} ({})", s.round, paused_for(s)),
-        Stage::Over => format!("The game is over (round {})", s.round),
-    };
-    let mode = match s.mode {
-        Mode::Four => "4 players",
-        Mode::Three => "3 players (one player holds both seats of a team)",
-        Mode::TwoAdvanced => "2 players, advanced (each player holds both seats of a team)",
-        Mode::TwoBasic => "2 players, basic (one hand per team, any character per move)",
-    };
-    let chars: Vec<Value> = s
-        .chars
-        .iter()
-        .enumerate()
-        .map(|(i, c)| {
-            let mut notes = Vec::new();
-            if let Some(t) = s.carried_by(i) {
-                notes.push(format!("CARRIES THE {} FLAG", t.name().to_ascii_uppercase()));
-            }
-            if !c.holds.is_empty() {
-                notes.push(format!("holds character flags of {}", c.holds.join(", ")));
-            }
-            if let Some(a) = c.ability.filter(|_| s.abilities && c.is_runner()) {
-                let sup = if c.supply > 0 { format!(" ({} tokens left)", c.supply) } else { String::new() };
-                notes.push(format!("ability {a:?}{sup}").to_ascii_lowercase());
-            }
-            if c.trapped {
-                notes.push("TRAPPED (only a reset token frees it)".into());
-            }
-            json!({
-                "notes": notes.join("; "),
-                "mark": marks[i].to_string(), "name": c.name, "team": c.team.name(), "role": role_text(s, c),
-                "at": c.at.to_string(), "boosts": c.boosts, "flags_left": c.flags_left,
-                "holds": c.holds, "carries": s.carried_by(i).map(|t| t.name()),
-            })
-        })
-        .collect();
-    let seats: Vec<Value> = s
-        .seats
-        .iter()
-        .map(|x| {
-            // Behind the screen and not yet revealed: a planned token of a later move is counted
-            // here, so a paused round does not tell which token a seat put on its next move.
-            let revealed = match s.stage {
-                Stage::Move { mv } => mv as usize,
-                _ => usize::MAX,
-            };
-            let mut hidden = x.tokens.clone();
-            if let Some(p) = s.plans.get(&x.role) {
-                hidden.extend(p.moves.iter().skip(revealed).map(|m| m.token));
-            }
-            hidden.sort_by_key(|t| (t.priority(), t.key()));
-            json!({
-                "role": x.role, "team": x.team.name(),
-                "tokens": hidden.iter().map(|t| t.title()).collect::<Vec<_>>().join(" "),
-                "discarded": x.discarded.iter().map(|t| t.title()).collect::<Vec<_>>().join(" "),
-            })
-        })
-        .collect();
+    let chars: Vec<Value> = s.chars.iter().enumerate().map(|(i, c)| char_json(s, i, c, marks[i])).collect();
+    let seats: Vec<Value> = s.seats.iter().map(|x| seat_json(s, x)).collect();
     let team_plans: Vec<Value> = s
         .team_roles(me.team)
         .into_iter()
@@ -222,28 +163,19 @@ pub fn view(s: &State, role: &str) -> Value {
         .or_else(|| super::engine::layout_asked(s).into_iter().find(|r| r == role));
     let question = asked.filter(|r| r == role).map(|_| prompt(s, role));
     let spied: Vec<String> = s.spied.values().map(|t| wrap(t, 94).join("\n")).collect();
-    let territory = |t: Team| {
-        let r = s.layout.territory.get(t);
-        format!("{}{}-{}{}", (b'a' + r.c[0] as u8) as char, r.r[0] + 1, (b'a' + r.c[1] as u8) as char, r.r[1] + 1)
-    };
-    let run_cards = [Card::Forward, Card::Back, Card::Left, Card::Right]
-        .iter()
-        .map(|&c| format!("{} {}", c.key(), super::engine::run_dir(me.team, c).key()))
-        .collect::<Vec<_>>()
-        .join(", ");
     json!({
         "title": s.layout.title,
         "role": role,
         "team": me.team.name(),
-        "run_cards": run_cards,
-        "mode": mode,
+        "run_cards": run_cards(me.team),
+        "mode": mode_text(s.mode),
         "abilities": s.abilities,
-        "phase_text": phase_text,
+        "phase_text": phase_text(s),
         "round": s.round,
         "board": board_lines(s),
         "characters": chars,
         "flags": { "white": flag_text(s, Team::White), "red": flag_text(s, Team::Red) },
-        "territory": { "white": territory(Team::White), "red": territory(Team::Red) },
+        "territory": { "white": territory_text(s, Team::White), "red": territory_text(s, Team::Red) },
         "tunnels": s.tunnels.iter().map(|q| q.to_string()).collect::<Vec<_>>().join(" "),
         "secret_tunnel": s.layout.secret_tunnel.as_ref().map(|st| json!({
             "entrance": st.entrance.to_string(), "white": st.exits.white.to_string(), "red": st.exits.red.to_string(),
@@ -258,4 +190,83 @@ pub fn view(s: &State, role: &str) -> Value {
         "traps": s.traps.iter().map(|(q, o)| format!("{q} ({o})")).collect::<Vec<_>>().join(", "),
         "board_data": board_data(s),
     })
+}
+
+/// Where the game stands, in a line.
+fn phase_text(s: &State) -> String {
+    match s.stage {
+        Stage::Layout => "Before round 1: each team sets up its half in secret".to_string(),
+        Stage::Plan => format!("Round {} of at most {}: Phase 1, plan moves", s.round, s.layout.round_limit),
+        Stage::Move { mv } => format!("Round {}: Phase 2, move {mv} ({})", s.round, paused_for(s)),
+        Stage::Over => format!("The game is over (round {})", s.round),
+    }
+}
+
+/// How many players, in words.
+fn mode_text(mode: Mode) -> &'static str {
+    match mode {
+        Mode::Four => "4 players",
+        Mode::Three => "3 players (one player holds both seats of a team)",
+        Mode::TwoAdvanced => "2 players, advanced (each player holds both seats of a team)",
+        Mode::TwoBasic => "2 players, basic (one hand per team, any character per move)",
+    }
+}
+
+/// Character `i` (`c`, marked `mark` on the board): where it stands and what it holds.
+fn char_json(s: &State, i: usize, c: &Character, mark: char) -> Value {
+    let mut notes = Vec::new();
+    if let Some(t) = s.carried_by(i) {
+        notes.push(format!("CARRIES THE {} FLAG", t.name().to_ascii_uppercase()));
+    }
+    if !c.holds.is_empty() {
+        notes.push(format!("holds character flags of {}", c.holds.join(", ")));
+    }
+    if let Some(a) = c.ability.filter(|_| s.abilities && c.is_runner()) {
+        let sup = if c.supply > 0 { format!(" ({} tokens left)", c.supply) } else { String::new() };
+        notes.push(format!("ability {a:?}{sup}").to_ascii_lowercase());
+    }
+    if c.trapped {
+        notes.push("TRAPPED (only a reset token frees it)".into());
+    }
+    json!({
+        "notes": notes.join("; "),
+        "mark": mark.to_string(), "name": c.name, "team": c.team.name(), "role": role_text(s, c),
+        "at": c.at.to_string(), "boosts": c.boosts, "flags_left": c.flags_left,
+        "holds": c.holds, "carries": s.carried_by(i).map(|t| t.name()),
+    })
+}
+
+/// A seat's tokens not yet revealed and its discarded ones.
+fn seat_json(s: &State, x: &Seat) -> Value {
+    // Behind the screen and not yet revealed: a planned token of a later move is counted
+    // here, so a paused round does not tell which token a seat put on its next move.
+    let revealed = match s.stage {
+        Stage::Move { mv } => mv as usize,
+        _ => usize::MAX,
+    };
+    let mut hidden = x.tokens.clone();
+    if let Some(p) = s.plans.get(&x.role) {
+        hidden.extend(p.moves.iter().skip(revealed).map(|m| m.token));
+    }
+    hidden.sort_by_key(|t| (t.priority(), t.key()));
+    json!({
+        "role": x.role, "team": x.team.name(),
+        "tokens": hidden.iter().map(|t| t.title()).collect::<Vec<_>>().join(" "),
+        "discarded": x.discarded.iter().map(|t| t.title()).collect::<Vec<_>>().join(" "),
+    })
+}
+
+/// A team's territory as a range of spaces, e.g. `a1-i3`.
+fn territory_text(s: &State, t: Team) -> String {
+    let r = s.layout.territory.get(t);
+    format!("{}{}-{}{}", (b'a' + r.c[0] as u8) as char, r.r[0] + 1, (b'a' + r.c[1] as u8) as char, r.r[1] + 1)
+}
+
+/// The Run cards and the direction each moves `team`, e.g. `forward n, back s, left w, right e`.
+fn run_cards(team: Team) -> String {
+    [Card::Forward, Card::Back, Card::Left, Card::Right]
+        .iter()
+        .map(|&c| format!("{} {}", c.key(), super::engine::run_dir(team, c).key()))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
