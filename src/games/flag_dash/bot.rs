@@ -72,6 +72,8 @@ fn variants(s: &State, who: usize, team: Team) -> Vec<String> {
     v
 }
 
+/// `s` after `role` carries out alternative `text` of `mp` (as if nobody else moved), and its
+/// [`score`] for the seat's team.
 fn evaluate(s: &State, role: &str, mp: &MovePlan, text: &str) -> Option<(State, i32)> {
     let t = parse_try(s, role, mp, text).ok()?;
     let mut sim = s.clone();
@@ -83,6 +85,52 @@ fn evaluate(s: &State, role: &str, mp: &MovePlan, text: &str) -> Option<(State, 
     let team = sim.seat(role)?.team;
     let sc = score(&sim, team);
     Some((sim, sc))
+}
+
+/// A board to try many moves on: one copy of `base`, put back after each try (only what carrying
+/// out a move changes), so that a try costs no copy of the whole state.
+struct Scratch<'a> {
+    base: &'a State,
+    work: State,
+}
+
+impl<'a> Scratch<'a> {
+    fn new(base: &'a State) -> Self {
+        Scratch { base, work: base.clone() }
+    }
+
+    /// The [`score`] [`evaluate`] gives (the same, without the copy).
+    fn score(&mut self, role: &str, mp: &MovePlan, text: &str, team: Team) -> Option<i32> {
+        let t = parse_try(self.base, role, mp, text).ok()?;
+        let mut lines = Vec::new();
+        let done = carry_out(&mut self.work, role, mp, &t, false, &mut lines).is_ok();
+        let sc = done.then(|| score(&self.work, team));
+        self.reset();
+        sc
+    }
+
+    /// Puts the board back as `base` is: the pieces, flags, tunnels, traps, outcome and trail.
+    fn reset(&mut self) {
+        let (w, b) = (&mut self.work, self.base);
+        for (x, y) in w.chars.iter_mut().zip(&b.chars) {
+            (x.at, x.boosts, x.flags_left, x.trapped, x.supply) = (y.at, y.boosts, y.flags_left, y.trapped, y.supply);
+            if x.holds != y.holds {
+                x.holds.clone_from(&y.holds);
+            }
+        }
+        if w.flags != b.flags {
+            w.flags = b.flags.clone();
+        }
+        if w.tunnels != b.tunnels {
+            w.tunnels.clone_from(&b.tunnels);
+        }
+        if w.traps != b.traps {
+            w.traps.clone_from(&b.traps);
+        }
+        w.outcome.clone_from(&b.outcome);
+        w.trail.truncate(b.trail.len());
+        debug_assert!(*w == *b, "a tried move changed the board beyond what Scratch::reset puts back");
+    }
 }
 
 /// The best move with `token` from `s`, not using `used` cards; with the board after it.
@@ -102,8 +150,9 @@ fn best_move(s: &State, role: &str, token: Token, used: &[Card], rng: Rng) -> Op
             shapes.push((a, None));
         }
     }
-    let mut best: Option<(Cand, State)> = None;
+    let mut best: Option<Cand> = None;
     let movable = s.movable(role);
+    let mut scratch = Scratch::new(s);
     for (card, combo) in shapes {
         let copies: Vec<Option<Card>> = if card == Card::Copy {
             s.played.get(role).map(|p| p.iter().copied().filter(|c| *c != Card::Copy).map(Some).collect()).unwrap_or_default()
@@ -111,25 +160,26 @@ fn best_move(s: &State, role: &str, token: Token, used: &[Card], rng: Rng) -> Op
             vec![None]
         };
         for copy in copies {
-            let mut scored: Vec<(i32, String, State)> = Vec::new();
+            let mp = MovePlan { card, token, combo, copy, tries: Vec::new(), spy_on: None };
+            let mut scored: Vec<(i32, String)> = Vec::new();
             for &who in &movable {
                 for text in variants(s, who, team) {
-                    let mp = MovePlan { card, token, combo, copy, tries: vec![text.clone()], spy_on: None };
-                    if let Some((sim, sc)) = evaluate(s, role, &mp, &text) {
-                        scored.push((sc + rng(4) as i32, text, sim));
+                    if let Some(sc) = scratch.score(role, &mp, &text, team) {
+                        scored.push((sc + rng(4) as i32, text));
                     }
                 }
             }
             scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
             let Some(top) = scored.first() else { continue };
-            if best.as_ref().is_none_or(|(b, _)| top.0 > b.score) {
+            if best.as_ref().is_none_or(|b| top.0 > b.score) {
                 let tries: Vec<String> = scored.iter().take(3).map(|x| x.1.clone()).collect();
-                let after = top.2.clone();
-                best = Some((Cand { plan: MovePlan { card, token, combo, copy, tries, spy_on: None }, score: top.0 }, after));
+                best = Some(Cand { plan: MovePlan { tries, ..mp }, score: top.0 });
             }
         }
     }
-    best.map(|(c, st)| (c.plan, st))
+    let plan = best?.plan;
+    let (after, _) = evaluate(s, role, &plan, &plan.tries[0])?;
+    Some((plan, after))
 }
 
 /// A whole plan for `role`.
@@ -152,7 +202,11 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
         }
         p
     };
+    // The board the moves are tried on, without the round's account (nothing a move reads), so
+    // that each of the many copies made of it is cheap.
     let mut sim = s.clone();
+    sim.log.clear();
+    sim.trail.clear();
     let mut used: Vec<Card> = Vec::new();
     let mut moves = Vec::new();
     let fallback = default_plan(s, role);

@@ -479,7 +479,8 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lenient: boo
     while i < t.steps.len() {
         if let Some(&(a, b)) = units.iter().find(|u| u.0 == i) {
             let card = if matches!(t.steps[a], Step::Combo(_)) { mp.combo.expect("combo step has a combo card") } else { mp.card };
-            let before = (s.clone(), lines.len(), tunnel_used);
+            // Only a lenient run goes back to before a card that cannot be carried out.
+            let before = lenient.then(|| (s.clone(), lines.len(), tunnel_used));
             let mut unit = || -> Result<bool, String> {
                 for k in a..=b {
                     if step(s, role, mp, t, k, &this_move, &mut tunnel_used, lines)? {
@@ -495,13 +496,13 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lenient: boo
                         return Ok(carried);
                     }
                 }
-                Err(e) if lenient => {
-                    *s = before.0;
-                    lines.truncate(before.1);
-                    tunnel_used = before.2;
+                Err(e) => {
+                    let Some((state, n, used)) = before else { return Err(e) };
+                    *s = state;
+                    lines.truncate(n);
+                    tunnel_used = used;
                     lines.push(format!("{} is not carried out (fully or not at all): {e}", card.title()));
                 }
-                Err(e) => return Err(e),
             }
             this_move.push(card);
             i = b + 1;
@@ -1182,8 +1183,7 @@ pub fn winner(s: &State) -> Option<(Team, String)> {
         }
     }
     for c in &s.chars {
-        let opponents: Vec<&String> = s.chars.iter().filter(|o| o.team != c.team).map(|o| &o.name).collect();
-        if c.is_runner() && opponents.iter().all(|o| c.holds.contains(o)) {
+        if c.is_runner() && s.chars.iter().filter(|o| o.team != c.team).all(|o| c.holds.contains(&o.name)) {
             return Some((c.team, format!("{} holds a character flag of every opposing character", c.name)));
         }
     }

@@ -128,9 +128,18 @@ pub fn plays_army(s: &State, side: Side, sel: &[Command]) -> bool {
 /// is never forced), so `compulsory` is the most cards playable without him and `most` the most
 /// with him. A play is legal with `most` cards, or with `compulsory` cards without him.
 pub fn card_counts(s: &State, side: Side) -> (usize, usize) {
-    let all = all_selections(s, side);
+    counts_of(s, side, &all_selections(s, side))
+}
+
+/// [`card_counts`] from every way `side` may play ([`all_selections`]).
+fn counts_of(s: &State, side: Side, all: &[Vec<Command>]) -> (usize, usize) {
     let free = all.iter().filter(|x| !plays_army(s, side, x)).map(Vec::len).max().unwrap_or(0);
     (free, all.iter().map(Vec::len).max().unwrap_or(0))
+}
+
+/// Whether `sel` has a legal number of cards, given [`card_counts`]' `(free, most)`.
+fn fits_count(s: &State, side: Side, sel: &[Command], (free, most): (usize, usize)) -> bool {
+    sel.len() == most || (sel.len() == free && !plays_army(s, side, sel))
 }
 
 /// How many cards `side` must play without the army commander (see [`card_counts`]).
@@ -140,15 +149,16 @@ pub fn required_cards(s: &State, side: Side) -> usize {
 
 /// Whether a play of `sel` has a legal number of cards (see [`card_counts`]).
 pub fn legal_count(s: &State, side: Side, sel: &[Command]) -> bool {
-    let (free, most) = card_counts(s, side);
-    sel.len() == most || (sel.len() == free && !plays_army(s, side, sel))
+    fits_count(s, side, sel, card_counts(s, side))
 }
 
 /// The legal plays of `side` (see [`card_counts`]), in a fixed order: plays without the army
 /// commander first, then by card and half (upper before lower) and corps. The first is the NMR
 /// default, so the default never plays Lee or Meade.
 pub fn legal_selections(s: &State, side: Side) -> Vec<Vec<Command>> {
-    let mut all: Vec<Vec<Command>> = all_selections(s, side).into_iter().filter(|x| legal_count(s, side, x)).collect();
+    let all = all_selections(s, side);
+    let counts = counts_of(s, side, &all);
+    let mut all: Vec<Vec<Command>> = all.into_iter().filter(|x| fits_count(s, side, x, counts)).collect();
     all.sort_by_key(|sel| {
         let army = plays_army(s, side, sel);
         (army, sel.iter().map(|x| (x.card, !x.upper, x.corps)).collect::<Vec<_>>())

@@ -42,7 +42,7 @@ pub(crate) fn strs(v: &[String]) -> Value {
     Value::Array(v.iter().map(|x| Value::String(x.clone())).collect())
 }
 
-pub(crate) fn shuffled(mut v: Vec<String>, rng: Rng) -> Vec<String> {
+pub(crate) fn shuffled<T>(mut v: Vec<T>, rng: Rng) -> Vec<T> {
     for i in (1..v.len()).rev() {
         let j = rng(i as u32 + 1) as usize;
         v.swap(i, j);

@@ -12,7 +12,7 @@
 
 use toml::Value;
 
-use super::{distances, distances_through, plan_value, shuffled, steps_left, strs, Rng};
+use super::{plan_value, shuffled, steps_left, strs, Rng};
 use crate::game::Orders;
 use crate::games::gettysburg_campaign::forms::default_order;
 use crate::games::gettysburg_campaign::rules::{self, FirePlan};
@@ -75,108 +75,42 @@ fn attack_chance(s: &State, att: u32, def: u32) -> f64 {
     beats(&a, &d, 1)
 }
 
-/// The Confederates' view of the board while one corps plans: the other corps' distances, and the
-/// towns the plan has already scored.
-struct Plan<'a> {
-    s: &'a State,
-    corps: usize,
-    others: Vec<Vec<u32>>,
-    scored: Vec<String>,
-}
-
-impl<'a> Plan<'a> {
-    fn new(s: &'a State, corps: usize) -> Self {
-        let others = s
-            .corps_of(Side::Confederate)
-            .into_iter()
-            .filter(|&o| o != corps)
-            .filter_map(|o| s.town_of(o).map(|t| distances(s, t)))
-            .collect();
-        Plan { s, corps, others, scored: Vec::new() }
-    }
-
-    fn unscored(&self, town: &str) -> u32 {
-        if self.scored.iter().any(|t| t == town) { 0 } else { unscored(self.s, town) }
-    }
-
-    fn can_take(&self, town: &str) -> bool {
-        let d = strength_at(self.s, Side::Union, town);
-        d == 0 || attack_chance(self.s, self.s.corps[self.corps].strength, d) >= ATTACK_ODDS
-    }
-
-    /// What standing in `town` promises: the best unscored town reachable through towns free of
-    /// Union corps, by points discounted per road (half when another corps is nearer to it).
-    fn future(&self, town: &str) -> f64 {
-        let s = self.s;
-        let d = distances_through(s, town, &|t| strength_at(s, Side::Union, t) == 0);
-        let mut best = 0.0f64;
-        for (i, t) in s.scenario.map.towns.iter().enumerate() {
-            let pts = self.unscored(&t.name);
-            if pts == 0 || d[i] == u32::MAX || d[i] == 0 || !self.can_take(&t.name) {
-                continue;
-            }
-            let nearer = self.others.iter().any(|o| o[i] < d[i]);
-            let v = pts as f64 * DISTANCE_DISCOUNT.powi(d[i] as i32) * if nearer { 0.5 } else { 1.0 };
-            best = best.max(v);
-        }
-        best
-    }
-
-    /// The worth of moving from `from` into `to`: its points now (times the odds of an attack)
-    /// and what it promises after.
-    fn step_value(&self, from: &str, to: &str) -> Option<f64> {
-        let s = self.s;
-        let def = strength_at(s, Side::Union, to);
-        if def == 0 {
-            return Some(self.unscored(to) as f64 + self.future(to));
-        }
-        let p = attack_chance(s, s.corps[self.corps].strength, def);
-        (p >= ATTACK_ODDS).then(|| p * (self.unscored(to) as f64 + self.future(to)) + (1.0 - p) * (self.future(from) - 0.5))
-    }
-
-    /// The best plan of up to `steps` moves from where the corps stands, and its gain over staying.
-    fn best(mut self, steps: u32, rng: Rng) -> (Vec<String>, f64) {
-        let Some(start) = self.s.town_of(self.corps).map(str::to_string) else { return (Vec::new(), 0.0) };
-        let stay = self.future(&start);
-        let (mut at, mut plan, mut value) = (start, Vec::new(), stay);
-        for _ in 0..steps {
-            let here = self.future(&at);
-            let mut best: Option<(f64, String)> = None;
-            for n in shuffled(self.s.scenario.neighbors(&at), rng) {
-                if let Some(v) = self.step_value(&at, &n)
-                    && best.as_ref().is_none_or(|(bv, _)| v > *bv)
-                {
-                    best = Some((v, n));
-                }
-            }
-            let Some((v, n)) = best.filter(|(v, _)| *v > here + 1e-9) else { break };
-            let attack = strength_at(self.s, Side::Union, &n) > 0;
-            value += v - here;
-            plan.push(n.clone());
-            self.scored.push(n.clone());
-            at = n;
-            if attack {
-                break;
-            }
-        }
-        (plan, value - stay)
-    }
-}
-
-/// The map by town index, for the Union's look-ahead (thousands of positions per order), built
-/// once per order; it remembers the attack chances it has worked out.
+/// The map by town index and the board as it stands, for the look-ahead of both sides (thousands
+/// of positions per order), built once per order; it remembers what it has worked out (attack
+/// chances, road distances, threats), all of it fixed while the order is chosen.
 struct Graph {
+    /// Town names in map order.
+    names: Vec<String>,
+    /// Each town's neighbours, by index, in map order.
     adj: Vec<Vec<usize>>,
+    /// Points each town would still give the Confederates ([`unscored`]).
     points: Vec<u32>,
+    /// Strength of the Union corps in each town ([`strength_at`]).
+    union: Vec<u32>,
     /// [`attack_chance`] by (attacking, defending strength), as worked out so far.
     odds: std::cell::RefCell<std::collections::BTreeMap<(u32, u32), f64>>,
+    /// Roads from each town to every town, through any town.
+    roads: Vec<std::cell::OnceCell<Vec<u32>>>,
+    /// Roads from each town to every town, through towns free of Union corps.
+    free_roads: Vec<std::cell::OnceCell<Vec<u32>>>,
+    /// [`threat`] by the Union strength in each town followed by the Confederate corps' towns.
+    threats: std::cell::RefCell<std::collections::HashMap<Vec<u32>, f64>>,
 }
 
 impl Graph {
     fn new(s: &State) -> Self {
         let towns = &s.scenario.map.towns;
         let adj = towns.iter().map(|t| s.scenario.neighbors(&t.name).iter().map(|n| s.scenario.town_rank(n)).collect()).collect();
-        Graph { adj, points: towns.iter().map(|t| unscored(s, &t.name)).collect(), odds: Default::default() }
+        Graph {
+            names: towns.iter().map(|t| t.name.clone()).collect(),
+            adj,
+            points: towns.iter().map(|t| unscored(s, &t.name)).collect(),
+            union: towns.iter().map(|t| strength_at(s, Side::Union, &t.name)).collect(),
+            odds: Default::default(),
+            roads: towns.iter().map(|_| Default::default()).collect(),
+            free_roads: towns.iter().map(|_| Default::default()).collect(),
+            threats: Default::default(),
+        }
     }
 
     /// [`attack_chance`], each pair of strengths worked out once.
@@ -184,8 +118,25 @@ impl Graph {
         *self.odds.borrow_mut().entry((att, def)).or_insert_with(|| attack_chance(s, att, def))
     }
 
-    /// Roads from town `from` to every town, through towns where `open` is true, into `d` (and
-    /// `queue` as room to work in).
+    /// Roads from town `from` to every town, through any town, worked out once.
+    fn roads(&self, from: usize) -> &[u32] {
+        self.roads[from].get_or_init(|| self.distances(from, &|_| true))
+    }
+
+    /// Roads from town `from` to every town through towns free of Union corps, worked out once.
+    fn free_roads(&self, from: usize) -> &[u32] {
+        self.free_roads[from].get_or_init(|| self.distances(from, &|t| self.union[t] == 0))
+    }
+
+    fn distances(&self, from: usize, open: &dyn Fn(usize) -> bool) -> Vec<u32> {
+        let (mut d, mut queue) = (Vec::new(), std::collections::VecDeque::new());
+        self.distances_into(from, open, &mut d, &mut queue);
+        d
+    }
+
+    /// Roads from town `from` to every town (`u32::MAX` if unreachable), through towns where
+    /// `open` is true (`from` and the end towns always count), into `d` (and `queue` as room to
+    /// work in).
     fn distances_into(&self, from: usize, open: &dyn Fn(usize) -> bool, d: &mut Vec<u32>, queue: &mut std::collections::VecDeque<usize>) {
         d.clear();
         d.resize(self.adj.len(), u32::MAX);
@@ -206,6 +157,93 @@ impl Graph {
     }
 }
 
+/// The Confederates' view of the board while one corps plans: the other corps' distances, and the
+/// towns the plan has already scored (by town index).
+struct Plan<'a> {
+    s: &'a State,
+    g: &'a Graph,
+    corps: usize,
+    others: Vec<&'a [u32]>,
+    scored: Vec<usize>,
+}
+
+impl<'a> Plan<'a> {
+    fn new(s: &'a State, g: &'a Graph, corps: usize) -> Self {
+        let others = s
+            .corps_of(Side::Confederate)
+            .into_iter()
+            .filter(|&o| o != corps)
+            .filter_map(|o| s.town_of(o).map(|t| g.roads(s.scenario.town_rank(t))))
+            .collect();
+        Plan { s, g, corps, others, scored: Vec::new() }
+    }
+
+    fn unscored(&self, town: usize) -> u32 {
+        if self.scored.contains(&town) { 0 } else { self.g.points[town] }
+    }
+
+    fn can_take(&self, town: usize) -> bool {
+        let d = self.g.union[town];
+        d == 0 || self.g.attack_chance(self.s, self.s.corps[self.corps].strength, d) >= ATTACK_ODDS
+    }
+
+    /// What standing in `town` promises: the best unscored town reachable through towns free of
+    /// Union corps, by points discounted per road (half when another corps is nearer to it).
+    fn future(&self, town: usize) -> f64 {
+        let d = self.g.free_roads(town);
+        let mut best = 0.0f64;
+        for i in 0..d.len() {
+            let pts = self.unscored(i);
+            if pts == 0 || d[i] == u32::MAX || d[i] == 0 || !self.can_take(i) {
+                continue;
+            }
+            let nearer = self.others.iter().any(|o| o[i] < d[i]);
+            let v = pts as f64 * DISTANCE_DISCOUNT.powi(d[i] as i32) * if nearer { 0.5 } else { 1.0 };
+            best = best.max(v);
+        }
+        best
+    }
+
+    /// The worth of moving from `from` into `to`: its points now (times the odds of an attack)
+    /// and what it promises after.
+    fn step_value(&self, from: usize, to: usize) -> Option<f64> {
+        let def = self.g.union[to];
+        if def == 0 {
+            return Some(self.unscored(to) as f64 + self.future(to));
+        }
+        let p = self.g.attack_chance(self.s, self.s.corps[self.corps].strength, def);
+        (p >= ATTACK_ODDS).then(|| p * (self.unscored(to) as f64 + self.future(to)) + (1.0 - p) * (self.future(from) - 0.5))
+    }
+
+    /// The best plan of up to `steps` moves from where the corps stands, and its gain over staying.
+    fn best(mut self, steps: u32, rng: Rng) -> (Vec<String>, f64) {
+        let Some(start) = self.s.town_of(self.corps).map(|t| self.s.scenario.town_rank(t)) else { return (Vec::new(), 0.0) };
+        let stay = self.future(start);
+        let (mut at, mut plan, mut value) = (start, Vec::new(), stay);
+        for _ in 0..steps {
+            let here = self.future(at);
+            let mut best: Option<(f64, usize)> = None;
+            for n in shuffled(self.g.adj[at].clone(), rng) {
+                if let Some(v) = self.step_value(at, n)
+                    && best.as_ref().is_none_or(|(bv, _)| v > *bv)
+                {
+                    best = Some((v, n));
+                }
+            }
+            let Some((v, n)) = best.filter(|(v, _)| *v > here + 1e-9) else { break };
+            let attack = self.g.union[n] > 0;
+            value += v - here;
+            plan.push(self.g.names[n].clone());
+            self.scored.push(n);
+            at = n;
+            if attack {
+                break;
+            }
+        }
+        (plan, value - stay)
+    }
+}
+
 /// Where every corps stands, by town index (None: eliminated; a corps advancing on a town counts
 /// where it came from).
 fn positions(s: &State) -> Vec<Option<usize>> {
@@ -221,12 +259,18 @@ fn positions(s: &State) -> Vec<Option<usize>> {
 /// How much the Confederates threaten with the corps at `pos`: for each unscored town, its points
 /// times the best chance a Confederate corps has to take it (1 if no Union corps holds it, else
 /// the odds of its attack), discounted per road; towns the Union holds block the roads through them.
+/// Worked out once per board (the Union strength by town and the Confederates' towns).
 fn threat(s: &State, g: &Graph, pos: &[Option<usize>]) -> f64 {
     let mut held = vec![0u32; g.adj.len()];
     for (c, p) in pos.iter().enumerate() {
         if let Some(i) = p && s.corps[c].side == Side::Union {
             held[*i] += s.corps[c].strength;
         }
+    }
+    let mut key = held.clone();
+    key.extend((0..s.corps.len()).filter(|&c| s.corps[c].side == Side::Confederate).map(|c| pos[c].map_or(u32::MAX, |i| i as u32)));
+    if let Some(v) = g.threats.borrow().get(&key) {
+        return *v;
     }
     let mut best = vec![0.0f64; g.adj.len()];
     let (mut d, mut queue) = (Vec::new(), std::collections::VecDeque::new());
@@ -244,7 +288,9 @@ fn threat(s: &State, g: &Graph, pos: &[Option<usize>]) -> f64 {
             best[i] = best[i].max(odds * DISTANCE_DISCOUNT.powi(d[i] as i32 - 1));
         }
     }
-    g.points.iter().zip(best).map(|(&p, b)| p as f64 * b).sum()
+    let v = g.points.iter().zip(best).map(|(&p, b)| p as f64 * b).sum();
+    g.threats.borrow_mut().insert(key, v);
+    v
 }
 
 /// The ways Union corps `c` may use `steps` moves: stay, or roads through towns free of
@@ -310,8 +356,9 @@ fn choose_cards(s: &State, side: Side, rng: Rng) -> Vec<(Command, Vec<String>)> 
             Side::Confederate => {
                 let mut g = 0.0;
                 let mut plans = Vec::new();
+                let graph = graph.get_or_init(|| Graph::new(s));
                 for x in sel {
-                    let (p, gx) = Plan::new(s, x.corps).best(rules::allowed_steps(s, side, sel, x.corps), rng);
+                    let (p, gx) = Plan::new(s, graph, x.corps).best(rules::allowed_steps(s, side, sel, x.corps), rng);
                     g += gx;
                     plans.push(p);
                 }
@@ -331,7 +378,7 @@ fn choose_cards(s: &State, side: Side, rng: Rng) -> Vec<(Command, Vec<String>)> 
 /// The plan of `side`'s corps `c` with `steps` moves left (asked mid-round).
 fn plan_for(s: &State, side: Side, c: usize, steps: u32, rng: Rng) -> Vec<String> {
     match side {
-        Side::Confederate => Plan::new(s, c).best(steps, rng).0,
+        Side::Confederate => Plan::new(s, &Graph::new(s), c).best(steps, rng).0,
         Side::Union => {
             let cmd = s.this_round.commands.get(side).iter().find(|x| x.corps == c).cloned();
             cmd.map(|x| union_plans(s, &Graph::new(s), &[x]).0.remove(0).into_iter().take(steps as usize).collect()).unwrap_or_default()
