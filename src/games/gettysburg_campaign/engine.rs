@@ -380,11 +380,6 @@ fn place(s: &mut State, t: &mut dyn Table, c: usize, town: &str) {
     }
 }
 
-fn eliminate(s: &mut State, t: &mut dyn Table, c: usize, why: &str) {
-    s.corps[c].at = Location::Eliminated;
-    t.say(format!("{} is eliminated: {why}.", s.label(c)));
-}
-
 /// The plan of fire for a force: the plain rule, or under the optional rule this step's answer, a
 /// standing policy, or else a question (§9).
 #[allow(clippy::too_many_arguments)]
@@ -417,33 +412,254 @@ fn choose_fire(
     })
 }
 
-/// Rolls a firing (§9 1-2) and returns its hits.
-fn fire(t: &mut dyn Table, side: Side, who: &str, town: &str, plan: FirePlan) -> u32 {
+/// The two forces of one town's combat (§9): the corps advancing on the town attack, the enemy
+/// corps in it defend.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Battle {
+    /// The town fought for.
+    pub town: String,
+    /// The attacking side.
+    pub attacker: Side,
+    /// The corps advancing on the town.
+    pub attackers: Vec<usize>,
+    /// The enemy corps in the town (none once every defender is gone).
+    pub defenders: Vec<usize>,
+    /// How many roads the attackers come along (§9 2).
+    pub roads: usize,
+}
+
+impl Battle {
+    /// The defending side.
+    pub fn defender(&self) -> Side {
+        self.attacker.other()
+    }
+}
+
+/// Who fights at `town` now (§9), or None when no corps advances on it any more.
+pub fn battle(s: &State, town: &str) -> Option<Battle> {
+    let attackers = s.advancing_on(town);
+    let attacker = s.corps[*attackers.first()?].side;
+    Some(Battle {
+        town: town.to_string(),
+        attacker,
+        defenders: s.in_town(attacker.other(), town),
+        roads: rules::roads_used(s, &attackers),
+        attackers,
+    })
+}
+
+/// One firing (§9 1-2) with its dice rolled.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FireResult {
+    /// The firing side.
+    pub side: Side,
+    /// True for the attacker's firing (§9 2), false for the defender's (§9 1).
+    pub attacking: bool,
+    /// The town fought for.
+    pub town: String,
+    /// Automatic hits and dice.
+    pub plan: FirePlan,
+    /// The dice rolled, one per die of the plan.
+    pub rolls: Vec<u32>,
+    /// The hits scored: the automatic ones and one per 6.
+    pub hits: u32,
+}
+
+impl FireResult {
+    /// The result of firing `plan` with the dice `rolls` (§9 1).
+    pub fn new(side: Side, attacking: bool, town: &str, plan: FirePlan, rolls: Vec<u32>) -> FireResult {
+        let hits = rules::hits(plan, &rolls);
+        FireResult { side, attacking, town: town.to_string(), plan, rolls, hits }
+    }
+
+}
+
+/// "attacker" or "defender", as the messages name a firing force.
+fn who(attacking: bool) -> &'static str {
+    if attacking { "attacker" } else { "defender" }
+}
+
+/// Rolls the dice of a firing (§9 1-2).
+fn roll_fire(t: &mut dyn Table, side: Side, attacking: bool, town: &str, plan: FirePlan) -> FireResult {
     let rolls: Vec<u32> = (1..=plan.dice)
-        .map(|i| t.d6(&format!("{} {who}'s fire at {town}, die {i} of {}", side.name(), plan.dice)))
+        .map(|i| t.d6(&format!("{} {}'s fire at {town}, die {i} of {}", side.name(), who(attacking), plan.dice)))
         .collect();
-    let h = rules::hits(plan, &rolls);
-    t.say(format!(
-        "{} {who}'s fire at {town}: {} and {} -> {}.",
-        side.name(),
-        plural(plan.automatic, "automatic hit"),
-        count(plan.dice, "die", "dice"),
-        plural(h, "hit")
-    ));
-    h
+    FireResult::new(side, attacking, town, plan, rolls)
+}
+
+/// True when the attack failed (§9 3): the attackers return, the defenders stay.
+pub fn attack_lost(r: CombatResult) -> bool {
+    matches!(r, CombatResult::AttackFails | CombatResult::AttackRepulsed)
+}
+
+/// True when the loser also removes a corps: two or more hits behind (§9 3).
+pub fn costs_a_corps(r: CombatResult) -> bool {
+    matches!(r, CombatResult::AttackRepulsed | CombatResult::DefenderRouted)
+}
+
+/// One thing a town's combat decided (§9), computed before anything is said or moved:
+/// [`narrate`] gives its event text, [`carry_out`] says it and moves the corps.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CombatOutcome {
+    /// No defender holds the town any more: an attacker enters it unopposed.
+    EntersEmpty { corps: usize, town: String },
+    /// The attackers engage the defenders (said before the defender fires).
+    Engaged(Battle),
+    /// A firing and its hits (§9 1-2).
+    Fired(FireResult),
+    /// Both sides' hits compared (§9 3).
+    Compared { town: String, attacker_hits: u32, defender_hits: u32, result: CombatResult },
+    /// The losing side removes a corps (§9 3).
+    Casualty { corps: usize, loser: Side, town: String },
+    /// A failed attacker returns to the town it came from (§9 3).
+    Returns { corps: usize, to: String },
+    /// A failed attacker whose town the enemy holds is removed (§9 3).
+    CannotReturn { corps: usize, from: String },
+    /// A defeated defender retreats (§9 3).
+    Retreats { corps: usize, town: String, to: String },
+    /// A defeated defender with nowhere to retreat is removed (§9 3).
+    CannotRetreat { corps: usize, town: String },
+    /// A winning attacker enters the town (§9 3).
+    Enters { corps: usize, town: String },
+}
+
+/// §9 3: the corps the loser of `result` removes: its only candidate, this step's answer, or the
+/// first its standing casualty list names; else the question.
+pub fn casualty(s: &State, b: &Battle, result: CombatResult, direct: &mut Option<Direct>) -> Result<CombatOutcome, Question> {
+    let (loser, candidates) = if attack_lost(result) { (b.attacker, &b.attackers) } else { (b.defender(), &b.defenders) };
+    let pick = if candidates.len() == 1 {
+        candidates[0]
+    } else {
+        match direct.take() {
+            Some(Direct::Casualty(x)) if candidates.contains(&x) => x,
+            _ => rules::pick_casualty(s, &s.standing.get(loser).casualties, candidates).ok_or_else(|| Question::Casualty {
+                side: loser,
+                town: b.town.clone(),
+                candidates: candidates.clone(),
+            })?,
+        }
+    };
+    Ok(CombatOutcome::Casualty { corps: pick, loser, town: b.town.clone() })
+}
+
+/// §9 3 after any casualty: the failed attackers return (or are removed), or the defenders retreat
+/// (or are removed) and the attackers enter the town; else the retreat question.
+pub fn aftermath(s: &State, b: &Battle, result: CombatResult, direct: &mut Option<Direct>) -> Result<Vec<CombatOutcome>, Question> {
+    if attack_lost(result) {
+        return Ok(b.attackers.iter().filter_map(|&a| return_attacker(s, a)).collect());
+    }
+    let mut out: Vec<CombatOutcome> = retreats(s, b, direct)?
+        .into_iter()
+        .map(|(corps, to)| match to {
+            Some(to) => CombatOutcome::Retreats { corps, town: b.town.clone(), to },
+            None => CombatOutcome::CannotRetreat { corps, town: b.town.clone() },
+        })
+        .collect();
+    out.extend(b.attackers.iter().map(|&corps| CombatOutcome::Enters { corps, town: b.town.clone() }));
+    Ok(out)
+}
+
+/// §9 3: a failed attacker returns to the town it came from, and is removed if an enemy corps is
+/// there.
+fn return_attacker(s: &State, a: usize) -> Option<CombatOutcome> {
+    let Location::Advancing { from, .. } = s.corps[a].at.clone() else { return None };
+    Some(if s.in_town(s.corps[a].side.other(), &from).is_empty() {
+        CombatOutcome::Returns { corps: a, to: from }
+    } else {
+        CombatOutcome::CannotReturn { corps: a, from }
+    })
+}
+
+/// §9 3: where each defeated defender retreats, in order (None: it cannot): the one way when
+/// there is one; else the attacker's choice, from this step's answer or its standing list for the
+/// town, asked when neither gives a legal town for every corps.
+pub fn retreats(s: &State, b: &Battle, direct: &mut Option<Direct>) -> Result<Vec<(usize, Option<String>)>, Question> {
+    let options = rules::retreat_options(s, &b.town, b.defender());
+    if options.len() <= 1 {
+        return Ok(b.defenders.iter().map(|&d| (d, options.first().cloned())).collect());
+    }
+    let given = match direct.take() {
+        Some(Direct::Retreat(v)) => v,
+        _ => Vec::new(),
+    };
+    let mut moves = Vec::new();
+    for &d in &b.defenders {
+        let dest = given
+            .iter()
+            .find(|(x, to)| *x == d && options.contains(to))
+            .map(|(_, to)| to.clone())
+            .or_else(|| standing_retreat(s.standing.get(b.attacker), &b.town, &options));
+        match dest {
+            Some(to) => moves.push((d, Some(to))),
+            None => return Err(Question::Retreat { side: b.attacker, town: b.town.clone(), corps: b.defenders.clone(), options }),
+        }
+    }
+    Ok(moves)
+}
+
+/// The event text of a combat outcome.
+pub fn narrate(s: &State, o: &CombatOutcome) -> String {
+    match o {
+        CombatOutcome::EntersEmpty { corps, town } => format!("{} enters {town}, which no defender holds any more.", s.label(*corps)),
+        CombatOutcome::Engaged(b) => format!(
+            "Combat at {}: {} {} Corps (strength {}, along {}) {} {} {} Corps (strength {}).",
+            b.town,
+            b.attacker.name(),
+            s.ids(&b.attackers),
+            s.strength(&b.attackers),
+            plural(b.roads as u32, "road"),
+            if b.attackers.len() == 1 { "attacks" } else { "attack" },
+            b.defender().name(),
+            s.ids(&b.defenders),
+            s.strength(&b.defenders)
+        ),
+        CombatOutcome::Fired(f) => format!(
+            "{} {}'s fire at {}: {} and {} -> {}.",
+            f.side.name(),
+            who(f.attacking),
+            f.town,
+            plural(f.plan.automatic, "automatic hit"),
+            count(f.plan.dice, "die", "dice"),
+            plural(f.hits, "hit")
+        ),
+        CombatOutcome::Compared { town, attacker_hits, defender_hits, result } => format!(
+            "At {town}: attacker {}, defender {}: {} (§9 3).",
+            plural(*attacker_hits, "hit"),
+            plural(*defender_hits, "hit"),
+            result_text(*result)
+        ),
+        CombatOutcome::Casualty { corps, loser, town } => {
+            format!("{} is eliminated: the {} player removes it after the combat at {town} (§9 3).", s.label(*corps), loser.name())
+        }
+        CombatOutcome::Returns { corps, to } => format!("{} returns to {to} (§9 3).", s.label(*corps)),
+        CombatOutcome::CannotReturn { corps, from } => {
+            format!("{} is eliminated: it cannot return to {from}, which the enemy holds (§9 3).", s.label(*corps))
+        }
+        CombatOutcome::Retreats { corps, town, to } => format!("{} retreats from {town} to {to} (§9 3).", s.label(*corps)),
+        CombatOutcome::CannotRetreat { corps, town } => {
+            format!("{} is eliminated: it cannot retreat from {town} (§9 3).", s.label(*corps))
+        }
+        CombatOutcome::Enters { corps, town } => format!("{} enters {town}.", s.label(*corps)),
+    }
+}
+
+/// Says a combat outcome and moves its corps: a corps entering a town may score it (§4).
+fn carry_out(s: &mut State, t: &mut dyn Table, o: &CombatOutcome) {
+    t.say(narrate(s, o));
+    match o {
+        CombatOutcome::EntersEmpty { corps, town } | CombatOutcome::Enters { corps, town } => place(s, t, *corps, town),
+        CombatOutcome::Returns { corps, to } | CombatOutcome::Retreats { corps, to, .. } => place(s, t, *corps, to),
+        CombatOutcome::Casualty { corps, .. } | CombatOutcome::CannotReturn { corps, .. } | CombatOutcome::CannotRetreat { corps, .. } => {
+            s.corps[*corps].at = Location::Eliminated
+        }
+        CombatOutcome::Engaged(_) | CombatOutcome::Fired(_) | CombatOutcome::Compared { .. } => {}
+    }
 }
 
 /// §9: the combat phase. The Confederate player orders the towns (asked when there are several
 /// and no standing list decides); at each town the defender fires, then the attacker, and the
 /// comparison is carried out (casualty, return or retreat, and the winners entering the town).
 fn combat(s: &mut State, t: &mut dyn Table, mut c: Combat, direct: &mut Option<Direct>) -> Flow {
-    macro_rules! ask {
-        ($q:expr) => {{
-            let q = $q;
-            s.stage = Stage::Combat(c);
-            return Flow::Ask(q);
-        }};
-    }
     if !c.started {
         c.started = true;
         c.towns = rules::combat_towns(s);
@@ -453,146 +669,87 @@ fn combat(s: &mut State, t: &mut dyn Table, mut c: Combat, direct: &mut Option<D
             t.say(format!("Turn {} combat phase: combat at {}.", s.turn, c.towns.join(", ")));
         }
     }
+    let mut asked = None;
     if !c.ordered {
-        if c.towns.len() > 1 {
-            let order = match direct.take() {
-                Some(Direct::CombatOrder(o)) => o,
-                _ => match standing_combat_order(s.standing.get(Side::Confederate), &c.towns) {
-                    Some(o) => o,
-                    None => ask!(Question::CombatOrder { towns: c.towns.clone() }),
-                },
-            };
-            t.say(format!("The Confederate player resolves the combats in this order: {} (§9).", order.join(", ")));
-            c.towns = order;
-        }
-        c.ordered = true;
+        asked = order_combats(s, t, &mut c, direct).err();
     }
-    while c.index < c.towns.len() {
-        let town = c.towns[c.index].clone();
-        let attackers = s.advancing_on(&town);
-        let Some(&first) = attackers.first() else {
-            c.index += 1;
-            c.step = CombatStep::DefenderFire;
-            continue;
-        };
-        let att = s.corps[first].side;
-        let def = att.other();
-        let defenders = s.in_town(def, &town);
-        if defenders.is_empty() {
-            for a in attackers {
-                t.say(format!("{} enters {town}, which no defender holds any more.", s.label(a)));
-                place(s, t, a, &town);
-            }
-            c.index += 1;
-            c.step = CombatStep::DefenderFire;
-            continue;
-        }
-        match c.step.clone() {
-            CombatStep::DefenderFire => {
-                let strength = s.strength(&defenders);
-                let divisor = s.scenario.rules.defender_divisor;
-                let roads = rules::roads_used(s, &attackers);
-                t.say(format!(
-                    "Combat at {town}: {} {} Corps (strength {}, along {}) {} {} {} Corps (strength {strength}).",
-                    att.name(),
-                    s.ids(&attackers),
-                    s.strength(&attackers),
-                    plural(roads as u32, "road"),
-                    if attackers.len() == 1 { "attacks" } else { "attack" },
-                    def.name(),
-                    s.ids(&defenders)
-                ));
-                let plan = match choose_fire(s, def, &town, false, strength, divisor, None, direct) {
-                    Ok(p) => p,
-                    Err(q) => ask!(q),
-                };
-                let h = fire(t, def, "defender", &town, plan);
-                c.step = CombatStep::AttackerFire { defender_hits: h };
-            }
-            CombatStep::AttackerFire { defender_hits } => {
-                let strength = s.strength(&attackers);
-                let divisor = s.scenario.attack_divisor(rules::roads_used(s, &attackers));
-                let plan = match choose_fire(s, att, &town, true, strength, divisor, Some(defender_hits), direct) {
-                    Ok(p) => p,
-                    Err(q) => ask!(q),
-                };
-                let h = fire(t, att, "attacker", &town, plan);
-                let result = rules::compare(h, defender_hits);
-                t.say(format!(
-                    "At {town}: attacker {}, defender {}: {} (§9 3).",
-                    plural(h, "hit"),
-                    plural(defender_hits, "hit"),
-                    result_text(result)
-                ));
-                let casualty_pending = matches!(result, CombatResult::AttackRepulsed | CombatResult::DefenderRouted);
-                c.step = CombatStep::Result { result, casualty_pending };
-            }
-            CombatStep::Result { result, casualty_pending } => {
-                let attack_lost = matches!(result, CombatResult::AttackFails | CombatResult::AttackRepulsed);
-                if casualty_pending {
-                    let (loser, candidates) = if attack_lost { (att, attackers.clone()) } else { (def, defenders.clone()) };
-                    let pick = if candidates.len() == 1 {
-                        candidates[0]
-                    } else {
-                        match direct.take() {
-                            Some(Direct::Casualty(x)) if candidates.contains(&x) => x,
-                            _ => match rules::pick_casualty(s, &s.standing.get(loser).casualties, &candidates) {
-                                Some(x) => x,
-                                None => ask!(Question::Casualty { side: loser, town: town.clone(), candidates }),
-                            },
-                        }
-                    };
-                    eliminate(s, t, pick, &format!("the {} player removes it after the combat at {town} (§9 3)", loser.name()));
-                    c.step = CombatStep::Result { result, casualty_pending: false };
-                    continue;
-                }
-                if attack_lost {
-                    for a in attackers {
-                        return_attacker(s, t, a);
-                    }
-                } else {
-                    let options = rules::retreat_options(s, &town, def);
-                    let mut moves: Vec<(usize, String)> = Vec::new();
-                    if options.len() == 1 {
-                        moves = defenders.iter().map(|&d| (d, options[0].clone())).collect();
-                    } else if options.len() > 1 {
-                        let given = match direct.take() {
-                            Some(Direct::Retreat(v)) => v,
-                            _ => Vec::new(),
-                        };
-                        for &d in &defenders {
-                            let dest = given
-                                .iter()
-                                .find(|(x, to)| *x == d && options.contains(to))
-                                .map(|(_, to)| to.clone())
-                                .or_else(|| standing_retreat(s.standing.get(att), &town, &options));
-                            match dest {
-                                Some(to) => moves.push((d, to)),
-                                None => ask!(Question::Retreat { side: att, town: town.clone(), corps: defenders.clone(), options }),
-                            }
-                        }
-                    }
-                    for &d in &defenders {
-                        match moves.iter().find(|(x, _)| *x == d) {
-                            Some((_, to)) => {
-                                t.say(format!("{} retreats from {town} to {to} (§9 3).", s.label(d)));
-                                place(s, t, d, to);
-                            }
-                            None => eliminate(s, t, d, &format!("it cannot retreat from {town} (§9 3)")),
-                        }
-                    }
-                    for a in attackers {
-                        t.say(format!("{} enters {town}.", s.label(a)));
-                        place(s, t, a, &town);
-                    }
-                }
-                c.index += 1;
-                c.step = CombatStep::DefenderFire;
-            }
-        }
+    while asked.is_none() && c.index < c.towns.len() {
+        asked = town_step(s, t, &mut c, direct).err();
+    }
+    if let Some(q) = asked {
+        s.stage = Stage::Combat(c);
+        return Flow::Ask(q);
     }
     end_turn(s, t);
     Flow::Next
+}
+
+/// §9: the Confederate player's order of several combats, from this step's answer or the
+/// standing list; else the question.
+fn order_combats(s: &State, t: &mut dyn Table, c: &mut Combat, direct: &mut Option<Direct>) -> Result<(), Question> {
+    if c.towns.len() > 1 {
+        let order = match direct.take() {
+            Some(Direct::CombatOrder(o)) => o,
+            _ => standing_combat_order(s.standing.get(Side::Confederate), &c.towns)
+                .ok_or_else(|| Question::CombatOrder { towns: c.towns.clone() })?,
+        };
+        t.say(format!("The Confederate player resolves the combats in this order: {} (§9).", order.join(", ")));
+        c.towns = order;
+    }
+    c.ordered = true;
+    Ok(())
+}
+
+/// Carries out the next step of the combat at the current town (§9 1-3), or the question it
+/// waits for.
+fn town_step(s: &mut State, t: &mut dyn Table, c: &mut Combat, direct: &mut Option<Direct>) -> Result<(), Question> {
+    let town = c.towns[c.index].clone();
+    let next_town = |c: &mut Combat| {
+        c.index += 1;
+        c.step = CombatStep::DefenderFire;
+    };
+    let Some(b) = battle(s, &town) else {
+        next_town(c);
+        return Ok(());
+    };
+    if b.defenders.is_empty() {
+        for &corps in &b.attackers {
+            carry_out(s, t, &CombatOutcome::EntersEmpty { corps, town: town.clone() });
+        }
+        next_town(c);
+        return Ok(());
+    }
+    match c.step.clone() {
+        CombatStep::DefenderFire => {
+            carry_out(s, t, &CombatOutcome::Engaged(b.clone()));
+            let (side, strength) = (b.defender(), s.strength(&b.defenders));
+            let plan = choose_fire(s, side, &town, false, strength, s.scenario.rules.defender_divisor, None, direct)?;
+            let fire = roll_fire(t, side, false, &town, plan);
+            c.step = CombatStep::AttackerFire { defender_hits: fire.hits };
+            carry_out(s, t, &CombatOutcome::Fired(fire));
+        }
+        CombatStep::AttackerFire { defender_hits } => {
+            let (side, strength, divisor) = (b.attacker, s.strength(&b.attackers), s.scenario.attack_divisor(b.roads));
+            let plan = choose_fire(s, side, &town, true, strength, divisor, Some(defender_hits), direct)?;
+            let fire = roll_fire(t, side, true, &town, plan);
+            let (attacker_hits, result) = (fire.hits, rules::compare(fire.hits, defender_hits));
+            carry_out(s, t, &CombatOutcome::Fired(fire));
+            carry_out(s, t, &CombatOutcome::Compared { town, attacker_hits, defender_hits, result });
+            c.step = CombatStep::Result { result, casualty_pending: costs_a_corps(result) };
+        }
+        CombatStep::Result { result, casualty_pending: true } => {
+            let removed = casualty(s, &b, result, direct)?;
+            carry_out(s, t, &removed);
+            c.step = CombatStep::Result { result, casualty_pending: false };
+        }
+        CombatStep::Result { result, casualty_pending: false } => {
+            for o in aftermath(s, &b, result, direct)? {
+                carry_out(s, t, &o);
+            }
+            next_town(c);
+        }
+    }
+    Ok(())
 }
 
 fn result_text(r: CombatResult) -> &'static str {
@@ -601,18 +758,6 @@ fn result_text(r: CombatResult) -> &'static str {
         CombatResult::AttackRepulsed => "the attack is repulsed (the attacker loses a corps, the rest return)",
         CombatResult::DefenderRetreats => "the defenders retreat",
         CombatResult::DefenderRouted => "the defenders are routed (the defender loses a corps, the rest retreat)",
-    }
-}
-
-/// §9 3: a failed attacker returns to the town it came from, and is removed if an enemy corps is
-/// there.
-fn return_attacker(s: &mut State, t: &mut dyn Table, a: usize) {
-    let Location::Advancing { from, .. } = s.corps[a].at.clone() else { return };
-    if s.in_town(s.corps[a].side.other(), &from).is_empty() {
-        t.say(format!("{} returns to {from} (§9 3).", s.label(a)));
-        place(s, t, a, &from);
-    } else {
-        eliminate(s, t, a, &format!("it cannot return to {from}, which the enemy holds (§9 3)"));
     }
 }
 

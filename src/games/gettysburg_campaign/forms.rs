@@ -257,96 +257,110 @@ pub fn help(s: &State, side: Side) -> Vec<String> {
     let Some(q) = s.question.as_ref().filter(|q| q.sides().contains(&side)) else {
         return vec![format!("Nothing is asked of the {} player now.", side.name())];
     };
-    let mut out: Vec<String> = Vec::new();
-    match q {
-        Question::Command { .. } => {
-            let army = s.scenario.army(side);
-            let key = army_key(&army.army_commander);
-            let (free, need) = rules::card_counts(s, side);
-            out.push(format!(
-                "cards = [..]: play exactly {}, naming {} by the commander on the half you turn up:",
-                plural(need as u32, "card"),
-                if need == 1 { "it" } else { "each" }
-            ));
-            if free < need {
-                out.push(format!("  (or {} without {}: commands are compulsory only for the other halves)", plural(free as u32, "card"), army.army_commander));
-            }
-            for (i, card) in army.cards.iter().enumerate() {
-                let halves: Vec<String> = [true, false]
-                    .into_iter()
-                    .map(|upper| {
-                        let name = card.half(upper);
-                        if rules::is_army_half(s, side, i, upper) {
-                            if *s.army_used.get(side) {
-                                format!("{name}: already used")
-                            } else {
-                                let ok: Vec<String> = s.corps_of(side).into_iter().filter(|&c| rules::command_block(s, c).is_none()).map(|c| s.corps[c].id.clone()).collect();
-                                format!("{name}: any one corps ({}), moving twice, once per game;\n  name the corps too: {key} = \"{}\"", ok.join(", "), ok.first().map_or("", |x| x.as_str()))
-                            }
-                        } else {
-                            let c = rules::half_corps(s, side, i, upper).expect("checked scenario");
-                            match rules::command_block(s, c) {
-                                None => format!("{name}: {} in {}", s.short(c), s.town_of(c).unwrap_or("?")),
-                                Some(why) => format!("{name}: not playable, {why}"),
-                            }
-                        }
-                    })
-                    .collect();
-                // One line per half: "  card 1: Reynolds: ..." then "      or  Howard: ...".
-                for (h, text) in halves.iter().enumerate() {
-                    let lead = if h == 0 { format!("card {}:", i + 1) } else { "or".into() };
-                    for (j, line) in text.lines().enumerate() {
-                        out.push(if j == 0 { format!("  {lead:<8}{line}") } else { format!("          {line}") });
-                    }
-                }
-            }
-            if need > 1 {
-                out.push("Two cards may not command the same corps.".into());
-            }
-            out.push("Default (and NMR): the first legal play, without the army commander, every commanded corps".into());
-            out.push("staying.".into());
-            out.extend(moves_lines(s, side, &[], true));
-        }
+    let mut out: Vec<String> = match q {
+        Question::Command { .. } => command_help(s, side),
         Question::Move { corps, .. } => {
             let id = &s.corps[*corps].id;
-            out.push(format!("moves = {{ {id} = \"Town\" }} or {{ {id} = \"stay\" }} (required); other commanded corps may be planned too."));
+            let mut out = vec![format!("moves = {{ {id} = \"Town\" }} or {{ {id} = \"stay\" }} (required); other commanded corps may be planned too.")];
             out.extend(moves_lines(s, side, s.this_round.commands.get(side), false));
             out.push("Default (and NMR): every corps listed stays.".into());
+            out
         }
-        Question::VacateOrDefend { town, options, .. } => {
-            out.push("decision = \"defend\"  or  decision = \"vacate\" with vacate_to = \"Town\" (all corps), or".into());
-            out.push(format!("  vacate_to = {{ {} }} (each corps).", s.in_town(side, town).iter().map(|&c| format!("{} = \"{}\"", s.corps[c].id, options[0])).collect::<Vec<_>>().join(", ")));
-            out.push(format!("Vacate destinations allowed: {}", options.join(", ")));
-            out.push("  (adjacent, no enemy corps, not where the enemy came from).".into());
-            out.push(format!("A standing defend/vacate order for {town} given in this file answers too."));
-            out.push("Default (and NMR): defend.".into());
-            out.extend(moves_lines(s, side, &current(s, side), false));
-        }
-        Question::CombatOrder { towns } => {
-            out.push(format!("combat_order = [{}]: every town in combat once, in the order to resolve them.", towns.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(", ")));
-            out.push("Default (and NMR): map order, as listed.".into());
-        }
-        Question::FireOption { strength, divisor, .. } => {
-            let options = rules::fire_options(*strength, *divisor, true, s.scenario.rules.optional_fire_max_dice);
-            out.push("automatic_hits = N: the automatic hits you keep; the rest become dice:".into());
-            for o in &options {
-                out.push(format!("  automatic_hits = {} -> {}", o.automatic, fire_text(*o)));
-            }
-            out.push(format!("Default (and NMR): automatic_hits = {} (the plain rule).", options[0].automatic));
-        }
+        Question::VacateOrDefend { town, options, .. } => vacate_help(s, side, town, options),
+        Question::CombatOrder { towns } => vec![
+            format!("combat_order = [{}]: every town in combat once, in the order to resolve them.", towns.iter().map(|t| format!("\"{t}\"")).collect::<Vec<_>>().join(", ")),
+            "Default (and NMR): map order, as listed.".into(),
+        ],
+        Question::FireOption { strength, divisor, .. } => fire_help(s, *strength, *divisor),
         Question::Casualty { candidates, .. } => {
-            out.push(format!("remove = \"ID\": one of {}.", s.ids(candidates)));
-            out.push("Default (and NMR): the weakest corps.".into());
+            vec![format!("remove = \"ID\": one of {}.", s.ids(candidates)), "Default (and NMR): the weakest corps.".into()]
         }
-        Question::Retreat { corps, options, .. } => {
-            out.push(format!("retreat_to = \"Town\" (all), or retreat_to = {{ {} }} (each corps).", corps.iter().map(|&c| format!("{} = \"{}\"", s.corps[c].id, options[0])).collect::<Vec<_>>().join(", ")));
-            out.push(format!("Allowed: {}", options.join(", ")));
-            out.push("  (adjacent, no enemy corps, not along a road with an enemy corps on it).".into());
-            out.push("Default (and NMR): the first allowed town in map order.".into());
-        }
-    }
+        Question::Retreat { corps, options, .. } => vec![
+            format!("retreat_to = \"Town\" (all), or retreat_to = {{ {} }} (each corps).", corps.iter().map(|&c| format!("{} = \"{}\"", s.corps[c].id, options[0])).collect::<Vec<_>>().join(", ")),
+            format!("Allowed: {}", options.join(", ")),
+            "  (adjacent, no enemy corps, not along a road with an enemy corps on it).".into(),
+            "Default (and NMR): the first allowed town in map order.".into(),
+        ],
+    };
     out.push(String::new());
     out.extend(standing_lines(s, side));
+    out
+}
+
+/// Help for the command phase (§6): how many cards, each card's halves and what they command,
+/// the default, then the moves that may be planned with the cards.
+fn command_help(s: &State, side: Side) -> Vec<String> {
+    let army = s.scenario.army(side);
+    let (free, need) = rules::card_counts(s, side);
+    let mut out = vec![format!(
+        "cards = [..]: play exactly {}, naming {} by the commander on the half you turn up:",
+        plural(need as u32, "card"),
+        if need == 1 { "it" } else { "each" }
+    )];
+    if free < need {
+        out.push(format!("  (or {} without {}: commands are compulsory only for the other halves)", plural(free as u32, "card"), army.army_commander));
+    }
+    for i in 0..army.cards.len() {
+        let halves = [true, false].map(|upper| half_help(s, side, i, upper));
+        // One line per half: "  card 1: Reynolds: ..." then "      or  Howard: ...".
+        for (h, text) in halves.iter().enumerate() {
+            let lead = if h == 0 { format!("card {}:", i + 1) } else { "or".into() };
+            for (j, line) in text.lines().enumerate() {
+                out.push(if j == 0 { format!("  {lead:<8}{line}") } else { format!("          {line}") });
+            }
+        }
+    }
+    if need > 1 {
+        out.push("Two cards may not command the same corps.".into());
+    }
+    out.push("Default (and NMR): the first legal play, without the army commander, every commanded corps".into());
+    out.push("staying.".into());
+    out.extend(moves_lines(s, side, &[], true));
+    out
+}
+
+/// What one half of a card does if turned up (§6): the corps it commands and where, why it cannot
+/// be played, or for the army commander the corps he may command (a second line names the field).
+fn half_help(s: &State, side: Side, card: usize, upper: bool) -> String {
+    let army = s.scenario.army(side);
+    let name = army.cards[card].half(upper);
+    if rules::is_army_half(s, side, card, upper) {
+        if *s.army_used.get(side) {
+            return format!("{name}: already used");
+        }
+        let key = army_key(&army.army_commander);
+        let ok: Vec<String> = s.corps_of(side).into_iter().filter(|&c| rules::command_block(s, c).is_none()).map(|c| s.corps[c].id.clone()).collect();
+        return format!("{name}: any one corps ({}), moving twice, once per game;\n  name the corps too: {key} = \"{}\"", ok.join(", "), ok.first().map_or("", |x| x.as_str()));
+    }
+    let c = rules::half_corps(s, side, card, upper).expect("checked scenario");
+    match rules::command_block(s, c) {
+        None => format!("{name}: {} in {}", s.short(c), s.town_of(c).unwrap_or("?")),
+        Some(why) => format!("{name}: not playable, {why}"),
+    }
+}
+
+/// Help for the vacate-or-defend decision (§8) when the enemy enters `town`.
+fn vacate_help(s: &State, side: Side, town: &str, options: &[String]) -> Vec<String> {
+    let mut out = vec![
+        "decision = \"defend\"  or  decision = \"vacate\" with vacate_to = \"Town\" (all corps), or".to_string(),
+        format!("  vacate_to = {{ {} }} (each corps).", s.in_town(side, town).iter().map(|&c| format!("{} = \"{}\"", s.corps[c].id, options[0])).collect::<Vec<_>>().join(", ")),
+        format!("Vacate destinations allowed: {}", options.join(", ")),
+        "  (adjacent, no enemy corps, not where the enemy came from).".into(),
+        format!("A standing defend/vacate order for {town} given in this file answers too."),
+        "Default (and NMR): defend.".into(),
+    ];
+    out.extend(moves_lines(s, side, &current(s, side), false));
+    out
+}
+
+/// Help for the optional firing rule (§9): each choice of automatic hits and its dice.
+fn fire_help(s: &State, strength: u32, divisor: u32) -> Vec<String> {
+    let options = rules::fire_options(strength, divisor, true, s.scenario.rules.optional_fire_max_dice);
+    let mut out = vec!["automatic_hits = N: the automatic hits you keep; the rest become dice:".to_string()];
+    for o in &options {
+        out.push(format!("  automatic_hits = {} -> {}", o.automatic, fire_text(*o)));
+    }
+    out.push(format!("Default (and NMR): automatic_hits = {} (the plain rule).", options[0].automatic));
     out
 }
 

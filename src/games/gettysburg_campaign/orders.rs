@@ -120,15 +120,7 @@ pub fn parse(s: &State, side: Side, orders: &Orders) -> Result<Parsed, Vec<Order
     let Some(q) = s.question.as_ref().filter(|q| q.sides().contains(&side)) else {
         return Err(vec![OrderProblem::new("", format!("nothing is asked of the {} player now", side.name()))]);
     };
-    let answers = answer_keys(s, side, q);
-    for key in orders.keys() {
-        if key != "standing" && key != "moves" && !answers.contains(key) {
-            let mut ok: Vec<String> = answers.clone();
-            ok.push("moves".into());
-            ok.push("standing".into());
-            p.add(key, format!("unknown field `{key}` for this question ({}); accepted here: {}", q.kind(), ok.join(", ")));
-        }
-    }
+    unknown_fields(s, side, q, orders, &mut p);
     let (standing, standing_given) = match orders.get("standing") {
         Some(v) => (parse_standing(s, side, v, &mut p), true),
         None => (s.standing.get(side).clone(), false),
@@ -148,60 +140,8 @@ pub fn parse(s: &State, side: Side, orders: &Orders) -> Result<Parsed, Vec<Order
         _ => BTreeMap::new(),
     };
     let direct = parse_direct(s, side, q, orders, &mut p);
-    // The question must be answered, directly or by the (updated) standing orders.
-    match q {
-        Question::Command { .. } => {
-            if !orders.contains_key("cards") {
-                p.add("cards", "missing: give the card halves you play, e.g. cards = [\"...\"]");
-            }
-        }
-        Question::Move { corps, .. } => {
-            if !plans.contains_key(corps) && !p.0.iter().any(|x| x.field.starts_with("moves")) {
-                let id = &s.corps[*corps].id;
-                p.add(format!("moves.{id}"), format!("missing: give a move for {id} Corps, or \"stay\""));
-            }
-        }
-        Question::VacateOrDefend { town, options, .. } => {
-            if direct.is_none()
-                && !orders.contains_key("decision")
-                && engine::standing_vacate(&standing, s, side, town, options).is_none()
-            {
-                p.add("decision", format!("missing: give decision = \"defend\" or \"vacate\" for {town}"));
-            }
-        }
-        Question::CombatOrder { towns } => {
-            if direct.is_none() && !orders.contains_key("combat_order") && engine::standing_combat_order(&standing, towns).is_none() {
-                p.add("combat_order", format!("missing: list the towns in combat in the order to resolve them: {}", list(towns)));
-            }
-        }
-        Question::FireOption { strength, divisor, .. } => {
-            let options = rules::fire_options(*strength, *divisor, true, s.scenario.rules.optional_fire_max_dice);
-            if direct.is_none() && !orders.contains_key("automatic_hits") && engine::standing_fire(&standing, &options).is_none() {
-                p.add("automatic_hits", "missing: give the number of automatic hits to keep");
-            }
-        }
-        Question::Casualty { candidates, .. } => {
-            if direct.is_none() && !orders.contains_key("remove") && rules::pick_casualty(s, &standing.casualties, candidates).is_none() {
-                p.add("remove", format!("missing: name the corps to remove: {}", s.ids(candidates)));
-            }
-        }
-        Question::Retreat { town, corps, options, .. } => {
-            if !orders.contains_key("retreat_to") {
-                let given: Vec<usize> = match &direct {
-                    Some(Direct::Retreat(v)) => v.iter().map(|(c, _)| *c).collect(),
-                    _ => Vec::new(),
-                };
-                let missing: Vec<usize> = corps
-                    .iter()
-                    .copied()
-                    .filter(|c| !given.contains(c) && engine::standing_retreat(&standing, town, options).is_none())
-                    .collect();
-                if !missing.is_empty() {
-                    p.add("retreat_to", format!("missing: give where {} Corps retreat{} to: {}", s.ids(&missing), if missing.len() == 1 { "s" } else { "" }, list(options)));
-                }
-            }
-        }
-    }
+    let given = Given { orders, standing: &standing, plans: &plans, direct: &direct };
+    check_answered(s, side, q, &given, &mut p);
     if p.0.is_empty() {
         Ok(Parsed { commands, plans, standing, standing_given, direct })
     } else {
@@ -209,12 +149,94 @@ pub fn parse(s: &State, side: Side, orders: &Orders) -> Result<Parsed, Vec<Order
     }
 }
 
+/// A problem for each field of `orders` that question `q` does not take.
+fn unknown_fields(s: &State, side: Side, q: &Question, orders: &Orders, p: &mut Problems) {
+    let answers = answer_keys(s, side, q);
+    for key in orders.keys() {
+        if key != "standing" && key != "moves" && !answers.contains(key) {
+            let mut ok: Vec<String> = answers.clone();
+            ok.push("moves".into());
+            ok.push("standing".into());
+            p.add(key, format!("unknown field `{key}` for this question ({}); accepted here: {}", q.kind(), ok.join(", ")));
+        }
+    }
+}
+
+/// What an order file gave, read: its fields, the standing orders after it, its planned moves and
+/// its direct answer.
+struct Given<'a> {
+    orders: &'a Orders,
+    standing: &'a Standing,
+    plans: &'a BTreeMap<usize, Vec<String>>,
+    direct: &'a Option<Direct>,
+}
+
+/// A problem when the question is left unanswered: neither the file's direct answer nor the
+/// (updated) standing orders answer it.
+fn check_answered(s: &State, side: Side, q: &Question, g: &Given, p: &mut Problems) {
+    let (orders, standing, unanswered) = (g.orders, g.standing, g.direct.is_none());
+    match q {
+        Question::Command { .. } => {
+            if !orders.contains_key("cards") {
+                p.add("cards", "missing: give the card halves you play, e.g. cards = [\"...\"]");
+            }
+        }
+        Question::Move { corps, .. } => {
+            if !g.plans.contains_key(corps) && !p.0.iter().any(|x| x.field.starts_with("moves")) {
+                let id = &s.corps[*corps].id;
+                p.add(format!("moves.{id}"), format!("missing: give a move for {id} Corps, or \"stay\""));
+            }
+        }
+        Question::VacateOrDefend { town, options, .. } => {
+            if unanswered && !orders.contains_key("decision") && engine::standing_vacate(standing, s, side, town, options).is_none() {
+                p.add("decision", format!("missing: give decision = \"defend\" or \"vacate\" for {town}"));
+            }
+        }
+        Question::CombatOrder { towns } => {
+            if unanswered && !orders.contains_key("combat_order") && engine::standing_combat_order(standing, towns).is_none() {
+                p.add("combat_order", format!("missing: list the towns in combat in the order to resolve them: {}", list(towns)));
+            }
+        }
+        Question::FireOption { strength, divisor, .. } => {
+            let options = rules::fire_options(*strength, *divisor, true, s.scenario.rules.optional_fire_max_dice);
+            if unanswered && !orders.contains_key("automatic_hits") && engine::standing_fire(standing, &options).is_none() {
+                p.add("automatic_hits", "missing: give the number of automatic hits to keep");
+            }
+        }
+        Question::Casualty { candidates, .. } => {
+            if unanswered && !orders.contains_key("remove") && rules::pick_casualty(s, &standing.casualties, candidates).is_none() {
+                p.add("remove", format!("missing: name the corps to remove: {}", s.ids(candidates)));
+            }
+        }
+        Question::Retreat { town, corps, options, .. } => {
+            if !orders.contains_key("retreat_to") {
+                check_retreats(s, standing, g.direct, town, corps, options, p);
+            }
+        }
+    }
+}
+
+/// A problem naming the retreating corps that neither `direct` nor the standing retreat list for
+/// `town` sends to a town.
+fn check_retreats(s: &State, standing: &Standing, direct: &Option<Direct>, town: &str, corps: &[usize], options: &[String], p: &mut Problems) {
+    let given: Vec<usize> = match direct {
+        Some(Direct::Retreat(v)) => v.iter().map(|(c, _)| *c).collect(),
+        _ => Vec::new(),
+    };
+    let missing: Vec<usize> = corps
+        .iter()
+        .copied()
+        .filter(|c| !given.contains(c) && engine::standing_retreat(standing, town, options).is_none())
+        .collect();
+    if !missing.is_empty() {
+        p.add("retreat_to", format!("missing: give where {} Corps retreat{} to: {}", s.ids(&missing), if missing.len() == 1 { "s" } else { "" }, list(options)));
+    }
+}
+
 /// §6: the card halves played, checked against compulsory commands.
 fn parse_cards(s: &State, side: Side, orders: &Orders, p: &mut Problems) -> Option<Vec<Command>> {
     let army = s.scenario.army(side);
     let key = army_key(&army.army_commander);
-    let halves: Vec<String> = army.cards.iter().map(|c| format!("{} | {}", c.upper, c.lower)).collect();
-    let (free, most) = rules::card_counts(s, side);
     let before = p.0.len();
     let names = match orders.get("cards") {
         None => return None,
@@ -229,69 +251,85 @@ fn parse_cards(s: &State, side: Side, orders: &Orders, p: &mut Problems) -> Opti
     let mut cmds: Vec<Command> = Vec::new();
     let mut army_played = false;
     for name in &names {
-        let found = army.cards.iter().enumerate().find_map(|(i, c)| {
-            if c.upper.eq_ignore_ascii_case(name.trim()) {
-                Some((i, true))
-            } else if c.lower.eq_ignore_ascii_case(name.trim()) {
-                Some((i, false))
-            } else {
-                None
-            }
-        });
-        let Some((card, upper)) = found else {
-            p.add("cards", format!("\"{name}\" is not on any of your cards; your cards (upper | lower): {}", halves.join("; ")));
-            continue;
-        };
-        if cmds.iter().any(|x| x.card == card) {
-            p.add("cards", format!("\"{name}\" is on a card you already play; play each card once, with one half up (§6)"));
-            continue;
+        match card_command(s, side, orders, name, &cmds, &mut army_played) {
+            Ok(x) => cmds.push(x),
+            Err((field, message)) => p.add(field, message),
         }
-        let corps = if rules::is_army_half(s, side, card, upper) {
-            army_played = true;
-            if *s.army_used.get(side) {
-                p.add("cards", format!("{} has already been used; he may be used once per game (§6)", army.army_commander));
-                continue;
-            }
-            match orders.get(&key).and_then(Value::as_str) {
-                None => {
-                    p.add(&key, format!("you play {}: name the corps he commands, e.g. {key} = \"{}\"", army.army_commander, s.corps[s.corps_of(side)[0]].id));
-                    continue;
-                }
-                Some(id) => match s.corps_named(side, id) {
-                    None => {
-                        p.add(&key, format!("no {} corps \"{id}\"; your corps: {}", side.name(), s.ids(&s.corps_of(side))));
-                        continue;
-                    }
-                    Some(c) => c,
-                },
-            }
-        } else {
-            rules::half_corps(s, side, card, upper).expect("scenario checked: every half names a commander")
-        };
-        if let Some(why) = rules::command_block(s, corps) {
-            p.add(if army_played && rules::is_army_half(s, side, card, upper) { key.clone() } else { "cards".into() }, format!("{} cannot take a command: {why}", s.short(corps)));
-            continue;
-        }
-        if cmds.iter().any(|x| x.corps == corps) {
-            p.add("cards", format!("two cards command {}; each corps takes at most one command", s.short(corps)));
-            continue;
-        }
-        cmds.push(Command { card, upper, corps });
     }
     if !army_played && orders.contains_key(&key) {
         p.add(&key, format!("you name a corps for {} but do not play his card half", army.army_commander));
     }
     if p.0.len() == before && !rules::legal_count(s, side, &cmds) {
-        let why = if most < army.cards_to_play as usize {
-            format!(" (only {most} can be played: the other halves name corps that cannot take a command)")
-        } else {
-            String::new()
-        };
-        let cards = |n: usize| format!("{n} card{}", if n == 1 { "" } else { "s" });
-        let or = if free < most { format!(", or {} without {}, who is never forced", cards(free), army.army_commander) } else { String::new() };
-        p.add("cards", format!("you must play {}{why}{or}; commands are compulsory (§6)", cards(most)));
+        p.add("cards", count_problem(s, side));
     }
     (p.0.len() == before).then_some(cmds)
+}
+
+/// The command one card half named in `cards` gives (§6), or its problem (field, message);
+/// `army_played` is set when it is the army commander's half.
+fn card_command(s: &State, side: Side, orders: &Orders, name: &str, cmds: &[Command], army_played: &mut bool) -> Result<Command, (String, String)> {
+    let army = s.scenario.army(side);
+    let found = army.cards.iter().enumerate().find_map(|(i, c)| {
+        if c.upper.eq_ignore_ascii_case(name.trim()) {
+            Some((i, true))
+        } else if c.lower.eq_ignore_ascii_case(name.trim()) {
+            Some((i, false))
+        } else {
+            None
+        }
+    });
+    let Some((card, upper)) = found else {
+        let halves: Vec<String> = army.cards.iter().map(|c| format!("{} | {}", c.upper, c.lower)).collect();
+        return Err(("cards".into(), format!("\"{name}\" is not on any of your cards; your cards (upper | lower): {}", halves.join("; "))));
+    };
+    if cmds.iter().any(|x| x.card == card) {
+        return Err(("cards".into(), format!("\"{name}\" is on a card you already play; play each card once, with one half up (§6)")));
+    }
+    let army_half = rules::is_army_half(s, side, card, upper);
+    let corps = if army_half {
+        *army_played = true;
+        army_corps(s, side, orders)?
+    } else {
+        rules::half_corps(s, side, card, upper).expect("scenario checked: every half names a commander")
+    };
+    if let Some(why) = rules::command_block(s, corps) {
+        let field = if army_half { army_key(&army.army_commander) } else { "cards".into() };
+        return Err((field, format!("{} cannot take a command: {why}", s.short(corps))));
+    }
+    if cmds.iter().any(|x| x.corps == corps) {
+        return Err(("cards".into(), format!("two cards command {}; each corps takes at most one command", s.short(corps))));
+    }
+    Ok(Command { card, upper, corps })
+}
+
+/// The corps the army commander's half commands (§6): the one the file names under his key
+/// (`lee`, `meade`), or the problem (field, message), also when he has been used.
+fn army_corps(s: &State, side: Side, orders: &Orders) -> Result<usize, (String, String)> {
+    let army = s.scenario.army(side);
+    let key = army_key(&army.army_commander);
+    if *s.army_used.get(side) {
+        return Err(("cards".into(), format!("{} has already been used; he may be used once per game (§6)", army.army_commander)));
+    }
+    let Some(id) = orders.get(&key).and_then(Value::as_str) else {
+        let message = format!("you play {}: name the corps he commands, e.g. {key} = \"{}\"", army.army_commander, s.corps[s.corps_of(side)[0]].id);
+        return Err((key, message));
+    };
+    s.corps_named(side, id).ok_or_else(|| (key, format!("no {} corps \"{id}\"; your corps: {}", side.name(), s.ids(&s.corps_of(side)))))
+}
+
+/// The problem of a play with the wrong number of cards (§6): how many must be played, and why
+/// fewer when fewer are playable.
+fn count_problem(s: &State, side: Side) -> String {
+    let army = s.scenario.army(side);
+    let (free, most) = rules::card_counts(s, side);
+    let why = if most < army.cards_to_play as usize {
+        format!(" (only {most} can be played: the other halves name corps that cannot take a command)")
+    } else {
+        String::new()
+    };
+    let cards = |n: usize| format!("{n} card{}", if n == 1 { "" } else { "s" });
+    let or = if free < most { format!(", or {} without {}, who is never forced", cards(free), army.army_commander) } else { String::new() };
+    format!("you must play {}{why}{or}; commands are compulsory (§6)", cards(most))
 }
 
 /// Whether a planned move is "stay" (any case).

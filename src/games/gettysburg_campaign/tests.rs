@@ -3,7 +3,7 @@
 
 use std::collections::{BTreeMap, VecDeque};
 
-use super::engine::{self, Table};
+use super::engine::{self, CombatOutcome, Direct, Table};
 use super::rules::{self, FirePlan};
 use super::side::Side;
 use super::state::{Combat, CombatResult, Location, Question, Stage, State};
@@ -967,6 +967,137 @@ fn s9_the_confederate_player_orders_several_combats() {
     s3.standing.confederate.combat_order = vec!["Gettysburg".into()];
     let d = combat(&mut s3, &[1, 1, 1, 1, 1, 1, 1, 1]);
     assert!(d.said("in this order: Gettysburg, Frederick"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// §9 combat: the typed decisions, made before anything is said or moved
+
+/// §9: "A Corps advancing on a town is called attacker, a Corps in the town defender"; §9 2:
+/// corps from Carlisle, Chambersburg and Hagerstown attack along three roads, two from one town
+/// along one.
+#[test]
+fn s9_battle_names_attackers_defenders_and_roads() {
+    let mut s = board(&[("I", "Carlisle"), ("II", "Chambersburg"), ("III", "Carlisle")], &[("XI", "Gettysburg"), ("XII", "Gettysburg")]);
+    assert_eq!(engine::battle(&s, "Gettysburg"), None, "no corps advances on it");
+    advancing(&mut s, Side::Confederate, "I", "Carlisle", "Gettysburg");
+    advancing(&mut s, Side::Confederate, "III", "Carlisle", "Gettysburg");
+    let b = engine::battle(&s, "Gettysburg").expect("a combat");
+    let (c1, c3) = (idx(&s, Side::Confederate, "I"), idx(&s, Side::Confederate, "III"));
+    assert_eq!((b.attacker, b.defender(), b.roads), (Side::Confederate, Side::Union, 1));
+    assert_eq!(b.attackers, [c1, c3]);
+    assert_eq!(b.defenders, [idx(&s, Side::Union, "XI"), idx(&s, Side::Union, "XII")]);
+    assert_eq!(
+        engine::narrate(&s, &CombatOutcome::Engaged(b)),
+        "Combat at Gettysburg: Confederate I, III Corps (strength 9, along 1 road) attack Union XI, XII Corps (strength 4)."
+    );
+    advancing(&mut s, Side::Confederate, "II", "Chambersburg", "Gettysburg");
+    assert_eq!(engine::battle(&s, "Gettysburg").map(|b| b.roads), Some(2));
+    // The defenders gone, the attackers still advance: a battle without defenders.
+    for c in [idx(&s, Side::Union, "XI"), idx(&s, Side::Union, "XII")] {
+        s.corps[c].at = Location::Eliminated;
+    }
+    assert_eq!(engine::battle(&s, "Gettysburg").map(|b| b.defenders), Some(vec![]));
+}
+
+/// §9 1: "if the sum total of Combat Strength is 7, the defender gives the attacker one hit, rolls
+/// two dice and gives one more hit each time rolling a 6."
+#[test]
+fn s9_a_fire_result_is_its_automatic_hits_and_one_per_six() {
+    let plan = rules::fire_options(7, 5, false, 5)[0];
+    let f = engine::FireResult::new(Side::Union, false, "Gettysburg", plan, vec![6, 3]);
+    assert_eq!(f.hits, 2);
+    assert_eq!(engine::FireResult::new(Side::Union, false, "Gettysburg", plan, vec![6, 6]).hits, 3);
+    assert_eq!(engine::FireResult::new(Side::Union, false, "Gettysburg", plan, vec![5, 1]).hits, 1);
+    let s = fresh();
+    assert_eq!(engine::narrate(&s, &CombatOutcome::Fired(f)), "Union defender's fire at Gettysburg: 1 automatic hit and 2 dice -> 2 hits.");
+}
+
+/// §9 3: "In case giving two or more hits than the enemy, remove one enemy Corps [...] A player who
+/// took the hit decides which unit is removed."
+#[test]
+fn s9_the_side_two_hits_behind_removes_a_corps_it_chooses() {
+    let mut s = board(&[("II", "Hagerstown"), ("III", "Hagerstown")], &[("VI", "Gettysburg"), ("V", "Gettysburg")]);
+    advancing(&mut s, Side::Confederate, "II", "Hagerstown", "Gettysburg");
+    advancing(&mut s, Side::Confederate, "III", "Hagerstown", "Gettysburg");
+    let b = engine::battle(&s, "Gettysburg").expect("a combat");
+    let (ii, iii) = (idx(&s, Side::Confederate, "II"), idx(&s, Side::Confederate, "III"));
+    let (vi, v) = (idx(&s, Side::Union, "VI"), idx(&s, Side::Union, "V"));
+    assert!(engine::costs_a_corps(CombatResult::AttackRepulsed) && engine::costs_a_corps(CombatResult::DefenderRouted));
+    assert!(!engine::costs_a_corps(CombatResult::AttackFails) && !engine::costs_a_corps(CombatResult::DefenderRetreats));
+    let repulsed = |s: &State, mut direct: Option<Direct>| engine::casualty(s, &b, CombatResult::AttackRepulsed, &mut direct);
+    assert_eq!(
+        repulsed(&s, None),
+        Err(Question::Casualty { side: Side::Confederate, town: "Gettysburg".into(), candidates: vec![ii, iii] }),
+        "neither an answer nor a standing list: the attacker is asked"
+    );
+    let removed = |corps, loser| Ok(CombatOutcome::Casualty { corps, loser, town: "Gettysburg".into() });
+    assert_eq!(repulsed(&s, Some(Direct::Casualty(iii))), removed(iii, Side::Confederate));
+    s.standing.confederate.casualties = vec!["VI".into(), "II".into()];
+    assert_eq!(repulsed(&s, Some(Direct::Casualty(vi))), removed(ii, Side::Confederate), "not a candidate: the standing list");
+    assert_eq!(engine::casualty(&s, &b, CombatResult::DefenderRouted, &mut None), Err(Question::Casualty {
+        side: Side::Union,
+        town: "Gettysburg".into(),
+        candidates: vec![v, vi]
+    }));
+    s.standing.union.casualties = vec!["V".into()];
+    assert_eq!(engine::casualty(&s, &b, CombatResult::DefenderRouted, &mut None), removed(v, Side::Union));
+    s.corps[v].at = Location::Eliminated;
+    let b = engine::battle(&s, "Gettysburg").expect("a combat");
+    assert_eq!(engine::casualty(&s, &b, CombatResult::DefenderRouted, &mut None), removed(vi, Side::Union), "the only candidate");
+}
+
+/// §9 3: "the attack fails and the attacker must return to the town of the starting point. If
+/// there is an enemy unit in the town of the starting point, the attacker cannot retreat and the
+/// unit is removed."
+#[test]
+fn s9_failed_attackers_return_or_are_removed() {
+    let mut s = board(&[("I", "Hagerstown"), ("II", "Carlisle")], &[("VI", "Gettysburg"), ("XII", "Carlisle")]);
+    advancing(&mut s, Side::Confederate, "I", "Hagerstown", "Gettysburg");
+    advancing(&mut s, Side::Confederate, "II", "Carlisle", "Gettysburg");
+    let b = engine::battle(&s, "Gettysburg").expect("a combat");
+    let (i, ii) = (idx(&s, Side::Confederate, "I"), idx(&s, Side::Confederate, "II"));
+    let out = engine::aftermath(&s, &b, CombatResult::AttackFails, &mut None).expect("no question");
+    assert_eq!(out, [CombatOutcome::Returns { corps: i, to: "Hagerstown".into() }, CombatOutcome::CannotReturn { corps: ii, from: "Carlisle".into() }]);
+    assert_eq!(engine::narrate(&s, &out[0]), "Confederate I Corps (Longstreet) returns to Hagerstown (§9 3).");
+    assert_eq!(
+        engine::narrate(&s, &out[1]),
+        "Confederate II Corps (Ewell) is eliminated: it cannot return to Carlisle, which the enemy holds (§9 3)."
+    );
+}
+
+/// §9 3: "The defender retreats into an adjacent town. Retreating into a town containing an enemy
+/// unit is not allowed. In addition, retreating via a road containing an attacker's Corps is not
+/// allowed either. A unit which cannot retreat is removed. If there are multiple ways of retreat,
+/// the attacker may choose the way of retreat."
+#[test]
+fn s9_beaten_defenders_retreat_where_the_attacker_says_and_the_attackers_enter() {
+    // Harrisburg: roads to Carlisle (the attacker's) and York. York empty: the one way, no question.
+    let mut s = board(&[("I", "Carlisle")], &[("XI", "Harrisburg"), ("XII", "Harrisburg")]);
+    advancing(&mut s, Side::Confederate, "I", "Carlisle", "Harrisburg");
+    let (i, xi, xii) = (idx(&s, Side::Confederate, "I"), idx(&s, Side::Union, "XI"), idx(&s, Side::Union, "XII"));
+    let b = engine::battle(&s, "Harrisburg").expect("a combat");
+    let to_york = vec![(xi, Some("York".to_string())), (xii, Some("York".to_string()))];
+    assert_eq!(engine::retreats(&s, &b, &mut None), Ok(to_york));
+    // York Confederate: nowhere to go, both removed, and the attacker enters.
+    let ii = idx(&s, Side::Confederate, "II");
+    s.corps[ii].at = town("York");
+    let town_h = || "Harrisburg".to_string();
+    assert_eq!(engine::aftermath(&s, &b, CombatResult::DefenderRetreats, &mut None), Ok(vec![
+        CombatOutcome::CannotRetreat { corps: xi, town: town_h() },
+        CombatOutcome::CannotRetreat { corps: xii, town: town_h() },
+        CombatOutcome::Enters { corps: i, town: town_h() },
+    ]));
+    // Gettysburg has several ways: the attacker's answer, else its standing list, else a question.
+    let mut s = board(&[("I", "Hagerstown")], &[("XI", "Gettysburg"), ("XII", "Gettysburg")]);
+    advancing(&mut s, Side::Confederate, "I", "Hagerstown", "Gettysburg");
+    let b = engine::battle(&s, "Gettysburg").expect("a combat");
+    let Err(Question::Retreat { side, corps, options, .. }) = engine::retreats(&s, &b, &mut None) else { panic!("expected a question") };
+    assert_eq!((side, corps), (Side::Confederate, vec![xi, xii]));
+    assert!(options.contains(&"York".to_string()) && !options.contains(&"Hagerstown".to_string()));
+    let answer = Direct::Retreat(vec![(xi, "York".into()), (xii, "Hagerstown".into())]);
+    assert!(engine::retreats(&s, &b, &mut Some(answer.clone())).is_err(), "Hagerstown is along the attacker's road");
+    s.standing.confederate.retreat.insert("Gettysburg".into(), vec!["Westminster".into()]);
+    assert_eq!(engine::retreats(&s, &b, &mut Some(answer)), Ok(vec![(xi, Some("York".into())), (xii, Some("Westminster".into()))]));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -34,79 +34,11 @@ fn phase(s: &State) -> (&'static str, String) {
 /// The view of `side` (see the module doc for what is in it).
 pub fn view(s: &State, side: Side) -> Value {
     let (phase, phase_text) = phase(s);
-    let counter = |c: usize| {
-        let k = &s.corps[c];
-        format!("{} {} Corps ({}, strength {})", k.side.name(), k.id, k.commander, k.strength)
-    };
-    let towns: Vec<Value> = s
-        .scenario
-        .map
-        .towns
-        .iter()
-        .map(|t| {
-            let inside: Vec<usize> = (0..s.corps.len()).filter(|&c| s.town_of(c) == Some(t.name.as_str())).collect();
-            let attackers: Vec<String> = s
-                .advancing_on(&t.name)
-                .into_iter()
-                .map(|c| match &s.corps[c].at {
-                    Location::Advancing { from, .. } => format!("{} from {from}", counter(c)),
-                    _ => counter(c),
-                })
-                .collect();
-            json!({
-                "name": t.name,
-                "points": t.points,
-                "scored": s.scored.contains(&t.name),
-                "holder": inside.first().map(|&c| s.corps[c].side.role()),
-                "corps": inside.iter().map(|&c| counter(c)).collect::<Vec<_>>(),
-                "attacked_by": attackers,
-                "roads_to": s.scenario.neighbors(&t.name),
-                "x": t.x, "y": t.y,
-            })
-        })
-        .collect();
-    let corps: Vec<Value> = (0..s.corps.len())
-        .map(|c| {
-            let k = &s.corps[c];
-            let (where_, town) = match &k.at {
-                Location::Town { town } => (town.clone(), Some(town.clone())),
-                Location::Advancing { from, to } => (format!("advancing on {to} from {from}"), None),
-                Location::Eliminated => ("eliminated".into(), None),
-            };
-            let advancing = match &k.at {
-                Location::Advancing { from, to } => Some(json!({ "from": from, "to": to })),
-                _ => None,
-            };
-            json!({
-                "side": k.side.role(), "id": k.id, "commander": k.commander, "strength": k.strength,
-                "where": where_, "town": town, "advancing": advancing, "label": s.label(c),
-            })
-        })
-        .collect();
     let army = s.scenario.army(side);
-    let hand: Vec<Value> = army
-        .cards
-        .iter()
-        .enumerate()
-        .map(|(i, card)| {
-            let used = |name: &str| name.eq_ignore_ascii_case(&army.army_commander) && *s.army_used.get(side);
-            json!({
-                "card": i + 1, "upper": card.upper, "lower": card.lower,
-                "upper_used": used(&card.upper), "lower_used": used(&card.lower),
-            })
-        })
-        .collect();
     let revealed = |x: Side| {
         let cmds = s.this_round.commands.get(x);
         (!cmds.is_empty()).then(|| super::engine::describe_commands(s, x, cmds))
     };
-    let plans: Vec<String> = s
-        .this_round
-        .plans
-        .get(side)
-        .iter()
-        .map(|(&c, p)| format!("{}: {}", s.short(c), if p.is_empty() { "stay".to_string() } else { p.join(" then ") }))
-        .collect();
     let question = s.question.as_ref().filter(|q| q.sides().contains(&side)).map(|q| json!({ "kind": q.kind(), "prompt": prompt(s, side, q) }));
     let waiting: Vec<Value> = s
         .question
@@ -125,9 +57,9 @@ pub fn view(s: &State, side: Side) -> Value {
         "phase_text": phase_text,
         "optional_fire": s.optional_fire,
         "points": { "scored": s.points(), "needed": s.scenario.rules.victory_points, "towns": s.scored },
-        "towns": towns,
-        "corps": corps,
-        "hand": hand,
+        "towns": towns(s),
+        "corps": corps(s),
+        "hand": hand(s, side),
         "cards_to_play": army.cards_to_play,
         "army_commander": { "name": army.army_commander, "used": s.army_used.get(side) },
         "opponent": {
@@ -138,7 +70,7 @@ pub fn view(s: &State, side: Side) -> Value {
         },
         "initiative_player": s.this_round.initiative.map(|x| x.role()),
         "commands": { "confederate": revealed(Side::Confederate), "union": revealed(Side::Union) },
-        "planned_moves": plans,
+        "planned_moves": planned_moves(s, side),
         "standing": standing_list(s.standing.get(side)),
         "standing_orders": s.standing.get(side),
         "question": question,
@@ -146,4 +78,90 @@ pub fn view(s: &State, side: Side) -> Value {
         "initiative": s.last_initiative,
         "game_over": s.outcome,
     })
+}
+
+/// A corps as a counter on the map: "Union VI Corps (Sedgwick, strength 4)".
+fn counter(s: &State, c: usize) -> String {
+    let k = &s.corps[c];
+    format!("{} {} Corps ({}, strength {})", k.side.name(), k.id, k.commander, k.strength)
+}
+
+/// Every town in map order: its points, whether scored, who holds it, the corps in it and those
+/// advancing on it, its roads and its place in the picture.
+fn towns(s: &State) -> Vec<Value> {
+    s.scenario
+        .map
+        .towns
+        .iter()
+        .map(|t| {
+            let inside: Vec<usize> = (0..s.corps.len()).filter(|&c| s.town_of(c) == Some(t.name.as_str())).collect();
+            let attackers: Vec<String> = s
+                .advancing_on(&t.name)
+                .into_iter()
+                .map(|c| match &s.corps[c].at {
+                    Location::Advancing { from, .. } => format!("{} from {from}", counter(s, c)),
+                    _ => counter(s, c),
+                })
+                .collect();
+            json!({
+                "name": t.name,
+                "points": t.points,
+                "scored": s.scored.contains(&t.name),
+                "holder": inside.first().map(|&c| s.corps[c].side.role()),
+                "corps": inside.iter().map(|&c| counter(s, c)).collect::<Vec<_>>(),
+                "attacked_by": attackers,
+                "roads_to": s.scenario.neighbors(&t.name),
+                "x": t.x, "y": t.y,
+            })
+        })
+        .collect()
+}
+
+/// Every corps of both sides: where it is, in words and as data.
+fn corps(s: &State) -> Vec<Value> {
+    (0..s.corps.len())
+        .map(|c| {
+            let k = &s.corps[c];
+            let (where_, town) = match &k.at {
+                Location::Town { town } => (town.clone(), Some(town.clone())),
+                Location::Advancing { from, to } => (format!("advancing on {to} from {from}"), None),
+                Location::Eliminated => ("eliminated".into(), None),
+            };
+            let advancing = match &k.at {
+                Location::Advancing { from, to } => Some(json!({ "from": from, "to": to })),
+                _ => None,
+            };
+            json!({
+                "side": k.side.role(), "id": k.id, "commander": k.commander, "strength": k.strength,
+                "where": where_, "town": town, "advancing": advancing, "label": s.label(c),
+            })
+        })
+        .collect()
+}
+
+/// The cards of `side`, each half marked used once it is the army commander's and he has been
+/// played.
+fn hand(s: &State, side: Side) -> Vec<Value> {
+    let army = s.scenario.army(side);
+    army.cards
+        .iter()
+        .enumerate()
+        .map(|(i, card)| {
+            let used = |name: &str| name.eq_ignore_ascii_case(&army.army_commander) && *s.army_used.get(side);
+            json!({
+                "card": i + 1, "upper": card.upper, "lower": card.lower,
+                "upper_used": used(&card.upper), "lower_used": used(&card.lower),
+            })
+        })
+        .collect()
+}
+
+/// The moves `side` planned this round: "XI Corps (Howard): Gettysburg then York".
+fn planned_moves(s: &State, side: Side) -> Vec<String> {
+    s.this_round
+        .plans
+        .get(side)
+        .iter()
+        .map(|(&c, p)| format!("{}: {}", s.short(c), if p.is_empty() { "stay".to_string() } else { p.join(" then ") }))
+        .collect()
 }
