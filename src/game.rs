@@ -123,6 +123,9 @@ pub trait Game: Send + Sync {
     /// The whole game state, including secrets (hands, standing orders) of every role.
     type State: Serialize + DeserializeOwned + Clone + PartialEq + std::fmt::Debug;
 
+    /// One role's orders for one step as the rules read them, made only by [`Game::check_order`].
+    type Checked;
+
     /// The rules id used on the command line and in game files, e.g. `"gettysburg-campaign"`.
     fn rules(&self) -> &'static str;
 
@@ -172,15 +175,20 @@ pub trait Game: Send + Sync {
     /// the order form.
     fn form_help(&self, state: &Self::State, role: &str) -> Vec<String>;
 
-    /// Checks `role`'s orders for the pending step against the rules (the intake check).
-    fn check_order(&self, state: &Self::State, role: &str, orders: &Orders) -> Result<(), Vec<OrderProblem>>;
+    /// Checks `role`'s orders for the pending step against the rules (the intake check) and
+    /// returns them as the game reads them ([`Game::Checked`]): parse, don't validate.
+    fn check_order(&self, state: &Self::State, role: &str, orders: &Orders) -> Result<Self::Checked, Vec<OrderProblem>>;
 
-    /// Resolves the pending step with one checked order per asked role, then keeps going until a
-    /// decision is needed that no standing order answers, or the game ends.
+    /// Resolves the pending step with the checked order of every asked role, then keeps going
+    /// until a decision is needed that no standing order answers, or the game ends.
+    ///
+    /// The core calls it only through [`check_all`] (as OpenSpiel's `ApplyAction` wraps
+    /// `DoApplyAction`): `orders` holds exactly the roles asked, each passed by
+    /// [`Game::check_order`] on this `state`, so a game checks nothing of that again.
     fn resolve(
         &self,
         state: &Self::State,
-        orders: &BTreeMap<String, Orders>,
+        orders: BTreeMap<String, Self::Checked>,
         ctx: &mut Ctx,
     ) -> Result<Self::State, GameError>;
 
@@ -231,6 +239,47 @@ pub trait Game: Send + Sync {
         let _ = policy;
         self.bot_order(state, role, ctx)
     }
+}
+
+/// The core's check of a step's orders before [`Game::resolve`]: the game is not over, exactly
+/// the roles asked sent orders (`orders` names no other), and each passes [`Game::check_order`].
+/// Returns them checked, by role.
+///
+/// Errors: [`GameError::Other`] if the game is over; [`GameError::Orders`] for an unasked role,
+/// a missing order, or an order's first problem.
+pub fn check_all<G: Game + ?Sized>(g: &G, state: &G::State, orders: &BTreeMap<String, Orders>) -> Result<BTreeMap<String, G::Checked>, GameError> {
+    let asks = match g.pending(state) {
+        Pending::Orders(asks) => asks,
+        Pending::Over(_) => return Err(GameError::Other("the game is over; nothing to resolve".into())),
+    };
+    if let Some(role) = orders.keys().find(|r| !asks.iter().any(|a| &a.role == *r)) {
+        return Err(GameError::Orders { role: role.clone(), field: String::new(), message: "no orders are asked of this role now".into() });
+    }
+    let mut checked = BTreeMap::new();
+    for a in asks {
+        let role = a.role;
+        let Some(o) = orders.get(&role) else {
+            return Err(GameError::Orders { role, field: String::new(), message: "orders missing".into() });
+        };
+        match g.check_order(state, &role, o) {
+            Ok(c) => {
+                checked.insert(role, c);
+            }
+            Err(problems) => {
+                let first = problems.into_iter().next().unwrap_or_else(|| OrderProblem::new("", "illegal"));
+                return Err(GameError::Orders { role, field: first.field, message: first.message });
+            }
+        }
+    }
+    Ok(checked)
+}
+
+/// [`Game::resolve`] of raw orders: [`check_all`] first (what [`DynGame::resolve`] runs).
+///
+/// Errors: those of [`check_all`] and of [`Game::resolve`].
+pub fn resolve_orders<G: Game + ?Sized>(g: &G, state: &G::State, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<G::State, GameError> {
+    let checked = check_all(g, state, orders)?;
+    g.resolve(state, checked, ctx)
 }
 
 /// [`Game`] with the state as canonical JSON text, so the core can hold any game behind one type.
@@ -358,10 +407,10 @@ where
         Ok(Game::form_help(self, &*parse::<G::State>(state)?, role))
     }
     fn check_order(&self, state: &str, role: &str, orders: &Orders) -> Result<Result<(), Vec<OrderProblem>>, GameError> {
-        Ok(Game::check_order(self, &*parse::<G::State>(state)?, role, orders))
+        Ok(Game::check_order(self, &*parse::<G::State>(state)?, role, orders).map(|_| ()))
     }
     fn resolve(&self, state: &str, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<String, GameError> {
-        Ok(canonical(&Game::resolve(self, &*parse::<G::State>(state)?, orders, ctx)?))
+        Ok(canonical(&resolve_orders(self, &*parse::<G::State>(state)?, orders, ctx)?))
     }
     fn view(&self, state: &str, role: &str) -> Result<serde_json::Value, GameError> {
         Ok(Game::view(self, &*parse::<G::State>(state)?, role))
@@ -426,16 +475,20 @@ pub fn play_out<G: Game + ?Sized>(g: &G, start: G::State, policy: &str, seed: [u
             }
             Pending::Orders(asks) => asks,
         };
-        let mut orders: BTreeMap<String, Orders> = BTreeMap::new();
+        let mut orders: BTreeMap<String, G::Checked> = BTreeMap::new();
         for a in asks {
             let o = g.policy_order(&s, &a.role, policy, &mut bots);
-            if let Err(problems) = g.check_order(&s, &a.role, &o) {
-                let why: Vec<String> = problems.iter().map(|p| format!("{}: {}", p.field, p.message)).collect();
-                return Err(GameError::Other(format!("step {}: the built-in {} order fails its check: {}", steps + 1, a.role, why.join("; "))));
+            match g.check_order(&s, &a.role, &o) {
+                Ok(c) => {
+                    orders.insert(a.role, c);
+                }
+                Err(problems) => {
+                    let why: Vec<String> = problems.iter().map(|p| format!("{}: {}", p.field, p.message)).collect();
+                    return Err(GameError::Other(format!("step {}: the built-in {} order fails its check: {}", steps + 1, a.role, why.join("; "))));
+                }
             }
-            orders.insert(a.role, o);
         }
-        s = g.resolve(&s, &orders, &mut dice)?;
+        s = g.resolve(&s, orders, &mut dice)?;
         steps += 1;
         let now = g.tally(&s).clock;
         if now < clock {

@@ -222,6 +222,7 @@ pub fn initial_state(layout: Layout, o: &Options) -> Result<State, GameError> {
 
 impl Game for FlagDash {
     type State = State;
+    type Checked = Parsed;
 
     fn rules(&self) -> &'static str {
         "flag-dash"
@@ -289,11 +290,11 @@ impl Game for FlagDash {
         forms::help(s, role)
     }
 
-    fn check_order(&self, s: &State, role: &str, orders: &Orders) -> Result<(), Vec<OrderProblem>> {
-        orders::parse(s, role, orders).map(|_| ())
+    fn check_order(&self, s: &State, role: &str, orders: &Orders) -> Result<Parsed, Vec<OrderProblem>> {
+        orders::parse(s, role, orders)
     }
 
-    fn resolve(&self, state: &State, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<State, GameError> {
+    fn resolve(&self, state: &State, orders: BTreeMap<String, Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
         resolve_with(state, orders, ctx)
     }
 
@@ -331,30 +332,14 @@ impl Game for FlagDash {
 }
 
 /// [`Game::resolve`]: stores the plans (or the tie answer) and runs Phase 2 and 3 until the next
-/// question or the end.
-///
-/// Errors: [`GameError::Orders`] if orders are missing, unasked or fail the check (the core checks
-/// first); [`GameError::Other`] if the game is over.
-pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<State, GameError> {
+/// question or the end. `orders` are the asked seats' orders, checked by the core
+/// ([`crate::game::check_all`]), taken in the seats' names' order (the order of the asks).
+pub fn resolve_with(state: &State, orders: BTreeMap<String, Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
     let mut s = state.clone();
-    let asked: Vec<String> = match FlagDash.pending(&s) {
-        Pending::Orders(a) => a.into_iter().map(|a| a.role).collect(),
-        Pending::Over(_) => return Err(GameError::Other("the game is over; nothing to resolve".into())),
-    };
-    for role in orders.keys() {
-        if !asked.contains(role) {
-            return Err(GameError::Orders { role: role.clone(), field: String::new(), message: "no orders are asked of this role now".into() });
-        }
-    }
     let mut plans = Vec::new();
     let mut setups = Vec::new();
-    for role in &asked {
-        let o = orders.get(role).ok_or_else(|| GameError::Orders { role: role.clone(), field: String::new(), message: "orders missing".into() })?;
-        let p = orders::parse(&s, role, o).map_err(|probs| GameError::Orders {
-            role: role.clone(),
-            field: probs[0].field.clone(),
-            message: probs[0].message.clone(),
-        })?;
+    for (role, p) in orders {
+        let role = &role;
         match p {
             Parsed::Plan(p) => plans.push((role.clone(), p)),
             Parsed::Layout(team, setup) => setups.push((team, setup)),

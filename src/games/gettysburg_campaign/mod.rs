@@ -108,6 +108,7 @@ impl engine::Table for NoTable {
 
 impl Game for GettysburgCampaign {
     type State = State;
+    type Checked = orders::Parsed;
 
     fn rules(&self) -> &'static str {
         "gettysburg-campaign"
@@ -176,14 +177,14 @@ impl Game for GettysburgCampaign {
         }
     }
 
-    fn check_order(&self, s: &State, role: &str, orders: &Orders) -> Result<(), Vec<OrderProblem>> {
+    fn check_order(&self, s: &State, role: &str, orders: &Orders) -> Result<orders::Parsed, Vec<OrderProblem>> {
         let Some(side) = side_of(role) else {
             return Err(vec![OrderProblem::new("", format!("\"{role}\" is not a role of this game"))]);
         };
-        orders::parse(s, side, orders).map(|_| ())
+        orders::parse(s, side, orders)
     }
 
-    fn resolve(&self, state: &State, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<State, GameError> {
+    fn resolve(&self, state: &State, orders: BTreeMap<String, orders::Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
         resolve_with(state, orders, ctx)
     }
 
@@ -235,31 +236,22 @@ pub fn initiative_tied(before: &State, after: &State) -> bool {
 }
 
 /// [`Game::resolve`] over any [`engine::Table`] (tests use scripted dice): stores each asked side's
-/// standing orders and planned moves, applies the answers, and runs on.
+/// standing orders and planned moves (checked by the core, [`crate::game::check_all`]), applies
+/// the answers, and runs on.
 ///
-/// Errors: [`GameError::Orders`] if orders are missing, unasked or fail the check (the core checks
-/// first); [`GameError::Other`] if the game is over.
-pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, t: &mut dyn engine::Table) -> Result<State, GameError> {
+/// Errors: [`GameError::Other`] if the game is over; [`GameError::Orders`] if an asked side's
+/// orders are missing (the core never lets that happen).
+pub fn resolve_with(state: &State, mut orders: BTreeMap<String, orders::Parsed>, t: &mut dyn engine::Table) -> Result<State, GameError> {
     let mut s = state.clone();
     let Some(q) = s.question.clone() else {
         return Err(GameError::Other("the game is over; nothing to resolve".into()));
     };
-    for role in orders.keys() {
-        if !q.sides().iter().any(|x| x.role() == role) {
-            return Err(GameError::Orders { role: role.clone(), field: String::new(), message: "no orders are asked of this role now".into() });
-        }
-    }
     let mut parsed = Vec::new();
     for side in q.sides() {
-        let o = orders.get(side.role()).ok_or_else(|| GameError::Orders {
+        let p = orders.remove(side.role()).ok_or_else(|| GameError::Orders {
             role: side.role().into(),
             field: String::new(),
             message: "orders missing".into(),
-        })?;
-        let p = orders::parse(&s, side, o).map_err(|probs| GameError::Orders {
-            role: side.role().into(),
-            field: probs[0].field.clone(),
-            message: probs[0].message.clone(),
         })?;
         parsed.push((side, p));
     }

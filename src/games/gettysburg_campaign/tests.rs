@@ -8,7 +8,7 @@ use super::rules::{self, FirePlan};
 use super::side::Side;
 use super::state::{Combat, CombatResult, Location, Question, Stage, State};
 use super::*;
-use crate::game::{Game, Pending, Publication};
+use crate::game::{Game, Pending, Publication, check_all, resolve_orders};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
@@ -115,7 +115,7 @@ fn step(s: &State, orders: &[(&str, &str)], rolls: &[u32]) -> (State, Dice) {
         map.insert(role.to_string(), o);
     }
     let mut d = Dice::new(rolls);
-    let next = resolve_with(s, &map, &mut d).expect("resolves");
+    let next = resolve_with(s, check_all(&g, s, &map).expect("checks"), &mut d).expect("resolves");
     assert!(d.rolls.is_empty(), "unused scripted dice: {:?}", d.rolls);
     let back: State = serde_json::from_str(&crate::game::canonical(&next)).expect("state parses");
     assert_eq!(back, next, "state round-trips through JSON");
@@ -1105,8 +1105,8 @@ fn random_game_of(seed: u8, optional: bool, nmr: bool, policy: &str) -> (State, 
         let seed32 = [seed ^ (steps as u8), steps as u8, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7];
         let mut c1 = Ctx::new(seed32);
         let mut c2 = Ctx::new(seed32);
-        let n1 = g.resolve(&s, &orders, &mut c1).expect("resolves");
-        let n2 = g.resolve(&s, &orders, &mut c2).expect("resolves");
+        let n1 = resolve_orders(&g, &s, &orders, &mut c1).expect("resolves");
+        let n2 = resolve_orders(&g, &s, &orders, &mut c2).expect("resolves");
         assert_eq!(n1, n2, "deterministic state");
         assert_eq!(c1.events(), c2.events(), "deterministic events");
         c1.events().iter().for_each(|e| assert_counts_agree(&e.text));
@@ -1178,7 +1178,7 @@ fn opponent_secrets_do_not_change_a_view_during_random_play() {
         }
         let Pending::Orders(asks) = g.pending(&s) else { return };
         let orders = asks.iter().map(|a| (a.role.clone(), g.bot_order(&s, &a.role, &mut bots))).collect();
-        s = g.resolve(&s, &orders, &mut Ctx::new([steps; 32])).unwrap();
+        s = resolve_orders(&g, &s, &orders, &mut Ctx::new([steps; 32])).unwrap();
     }
 }
 

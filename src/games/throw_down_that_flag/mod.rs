@@ -107,6 +107,7 @@ fn opening_ask() -> &'static str {
 
 impl Game for ThrowDownThatFlag {
     type State = State;
+    type Checked = orders::Parsed;
 
     fn rules(&self) -> &'static str {
         "throw-down-that-flag"
@@ -194,14 +195,14 @@ impl Game for ThrowDownThatFlag {
         forms::standing_help(s)
     }
 
-    fn check_order(&self, s: &State, role: &str, o: &Orders) -> Result<(), Vec<OrderProblem>> {
+    fn check_order(&self, s: &State, role: &str, o: &Orders) -> Result<orders::Parsed, Vec<OrderProblem>> {
         if role != ROLE {
             return Err(vec![OrderProblem::new("", format!("\"{role}\" is not a role of this game (union)"))]);
         }
-        check(s, o).map(|_| ())
+        check(s, o)
     }
 
-    fn resolve(&self, s: &State, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<State, GameError> {
+    fn resolve(&self, s: &State, orders: BTreeMap<String, orders::Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
         resolve_with(s, orders, ctx)
     }
 
@@ -269,13 +270,13 @@ pub fn check(s: &State, o: &Orders) -> Result<orders::Parsed, Vec<OrderProblem>>
     orders::parse(s, o)
 }
 
-/// [`Game::resolve`] over any [`engine::Table`] (tests use scripted draws).
+/// [`Game::resolve`] over any [`engine::Table`] (tests use scripted draws), with the order
+/// checked by the core ([`crate::game::check_all`]).
 ///
-/// Errors: [`GameError::Orders`] if the order is missing or fails the check.
-pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, t: &mut dyn engine::Table) -> Result<State, GameError> {
+/// Errors: [`GameError::Orders`] if the order is missing (the core never lets that happen).
+pub fn resolve_with(state: &State, mut orders: BTreeMap<String, orders::Parsed>, t: &mut dyn engine::Table) -> Result<State, GameError> {
     let mut s = state.clone();
-    let o = orders.get(ROLE).ok_or_else(|| GameError::Orders { role: ROLE.into(), field: String::new(), message: "orders missing".into() })?;
-    let p = check(&s, o).map_err(|probs| GameError::Orders { role: ROLE.into(), field: probs[0].field.clone(), message: probs[0].message.clone() })?;
+    let p = orders.remove(ROLE).ok_or_else(|| GameError::Orders { role: ROLE.into(), field: String::new(), message: "orders missing".into() })?;
     for line in &p.changes {
         t.say(line.clone());
     }

@@ -7,7 +7,7 @@ use super::engine::{self, Attack, AttackKind, Plan, Table, Tally};
 use super::hex::Space;
 use super::state::{Side, State, Token};
 use super::*;
-use crate::game::{Game, Pending};
+use crate::game::{Game, Pending, resolve_orders};
 
 /// Scripted draws (each returns the next queued index) and the messages logged.
 struct Script {
@@ -333,12 +333,12 @@ fn standing_orders_answer_and_the_engine_asks_only_when_they_do_not() {
     }
     let o = orders(&text);
     let mut ctx = Ctx::new([3; 32]);
-    let s1 = g.resolve(&s, &o, &mut ctx).unwrap();
+    let s1 = resolve_orders(&g, &s, &o, &mut ctx).unwrap();
     let Pending::Orders(asks) = g.pending(&s1) else { panic!("over") };
     assert_eq!(asks[0].kind, "activation");
     assert_eq!(s1.companies[s1.asking.unwrap()].letter, "H", "only H lacks an order that answers");
     // A direct answer is used for H, and play runs on.
-    let s2 = g.resolve(&s1, &orders("action = \"move\"\npath = [\"F3\"]"), &mut ctx).unwrap();
+    let s2 = resolve_orders(&g, &s1, &orders("action = \"move\"\npath = [\"F3\"]"), &mut ctx).unwrap();
     assert!(s2.companies[idx(&s2, Side::Union, "H")].at.is_some());
     assert!(ctx.events().iter().any(|e| e.text.contains("First Minnesota company H moves from F2 to F3")));
 }
@@ -347,7 +347,7 @@ fn standing_orders_answer_and_the_engine_asks_only_when_they_do_not() {
 fn standing_order_ask_leaves_one_company_out_of_all() {
     let g = ThrowDownThatFlag;
     let o = orders("[standing.all]\nmove = \"hold\"\n[standing.H]\nmove = \"ask\"\n");
-    let s1 = g.resolve(&july2(), &o, &mut Ctx::new([3; 32])).unwrap();
+    let s1 = resolve_orders(&g, &july2(), &o, &mut Ctx::new([3; 32])).unwrap();
     assert_eq!(s1.companies[s1.asking.expect("asked")].letter, "H");
     // An order that gives no action while H's standing order asks is refused, naming `action`.
     let probs = g.check_order(&s1, "union", &Orders::new()).unwrap_err();
@@ -360,7 +360,7 @@ fn activation_form_does_not_copy_the_standing_orders() {
     // orders instead of copying the player's state into the signed text.
     let g = ThrowDownThatFlag;
     let o = orders("[standing.all]\nmove = \"hold\"\nshoot = 5\n[standing.H]\nmove = \"ask\"\n");
-    let s1 = g.resolve(&july2(), &o, &mut Ctx::new([3; 32])).unwrap();
+    let s1 = resolve_orders(&g, &july2(), &o, &mut Ctx::new([3; 32])).unwrap();
     assert!(s1.asking.is_some());
     let Pending::Orders(asks) = g.pending(&s1) else { panic!("over") };
     let body = toml::to_string(&g.default_order(&s1, "union")).unwrap();
@@ -378,7 +378,7 @@ fn standing_orders_letters_are_case_insensitive_and_not_given_twice() {
     let probs = g.check_order(&july2(), "union", &toml::from_str("standing = {A = {move = \"hold\"}, a = {move = \"ask\"}}").unwrap()).unwrap_err();
     assert!(probs.iter().any(|p| p.message.contains("twice")), "{probs:?}");
     let o = orders("[standing.ALL]\nmove = \"hold\"\n");
-    let s1 = g.resolve(&july2(), &o, &mut Ctx::new([3; 32])).unwrap();
+    let s1 = resolve_orders(&g, &july2(), &o, &mut Ctx::new([3; 32])).unwrap();
     assert!(s1.standing.contains_key("all"), "{:?}", s1.standing.keys().collect::<Vec<_>>());
 }
 
