@@ -91,19 +91,9 @@ pub fn initial_state(scenario: Scenario, optional_fire: bool) -> State {
         last_initiative: None,
         outcome: None,
     };
-    engine::run(&mut s, &mut NoTable, None);
+    // Setup rolls no die and keeps no event: the first stage only asks for commands.
+    engine::run(&mut s, &mut Ctx::scripted(&[]), None);
     s
-}
-
-/// Setup never rolls dice nor logs: the first stage only asks for commands.
-struct NoTable;
-
-impl engine::Table for NoTable {
-    fn d6(&mut self, why: &str) -> u32 {
-        unreachable!("setup rolls no die ({why})")
-    }
-    fn say(&mut self, _: String) {}
-    fn tell(&mut self, _: Side, _: String) {}
 }
 
 impl Game for GettysburgCampaign {
@@ -235,13 +225,13 @@ pub fn initiative_tied(before: &State, after: &State) -> bool {
             .is_some_and(|r| (r.turn, r.round) == (before.turn, before.round) && r.winner.is_none())
 }
 
-/// [`Game::resolve`] over any [`engine::Table`] (tests use scripted dice): stores each asked side's
+/// [`Game::resolve`] (tests give a [`Ctx::scripted`] for their dice): stores each asked side's
 /// standing orders and planned moves (checked by the core, [`crate::game::check_all`]), applies
 /// the answers, and runs on.
 ///
 /// Errors: [`GameError::Other`] if the game is over; [`GameError::Orders`] if an asked side's
 /// orders are missing (the core never lets that happen).
-pub fn resolve_with(state: &State, mut orders: BTreeMap<String, orders::Parsed>, t: &mut dyn engine::Table) -> Result<State, GameError> {
+pub fn resolve_with(state: &State, mut orders: BTreeMap<String, orders::Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
     let mut s = state.clone();
     let Some(q) = s.question.clone() else {
         return Err(GameError::Other("the game is over; nothing to resolve".into()));
@@ -261,10 +251,10 @@ pub fn resolve_with(state: &State, mut orders: BTreeMap<String, orders::Parsed>,
         if p.standing_given {
             let changes = forms::standing_changes(s.standing.get(side), &p.standing);
             if changes.is_empty() {
-                t.tell(side, "Your standing orders are unchanged.".to_string());
+                engine::tell(ctx, side, "Your standing orders are unchanged.".to_string());
             }
             for c in changes {
-                t.tell(side, format!("Standing orders changed: {c}"));
+                engine::tell(ctx, side, format!("Standing orders changed: {c}"));
             }
         }
         *s.standing.get_mut(side) = p.standing;
@@ -277,8 +267,8 @@ pub fn resolve_with(state: &State, mut orders: BTreeMap<String, orders::Parsed>,
         }
     }
     if matches!(q, Question::Command { .. }) {
-        engine::apply_commands(&mut s, t, cmds);
+        engine::apply_commands(&mut s, ctx, cmds);
     }
-    engine::run(&mut s, t, direct);
+    engine::run(&mut s, ctx, direct);
     Ok(s)
 }

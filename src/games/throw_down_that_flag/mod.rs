@@ -270,18 +270,18 @@ pub fn check(s: &State, o: &Orders) -> Result<orders::Parsed, Vec<OrderProblem>>
     orders::parse(s, o)
 }
 
-/// [`Game::resolve`] over any [`engine::Table`] (tests use scripted draws), with the order
+/// [`Game::resolve`] (tests give a [`Ctx::scripted`] for their draws), with the order
 /// checked by the core ([`crate::game::check_all`]).
 ///
 /// Errors: [`GameError::Orders`] if the order is missing (the core never lets that happen).
-pub fn resolve_with(state: &State, mut orders: BTreeMap<String, orders::Parsed>, t: &mut dyn engine::Table) -> Result<State, GameError> {
+pub fn resolve_with(state: &State, mut orders: BTreeMap<String, orders::Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
     let mut s = state.clone();
     let p = orders.remove(ROLE).ok_or_else(|| GameError::Orders { role: ROLE.into(), field: String::new(), message: "orders missing".into() })?;
     for line in &p.changes {
-        t.say(line.clone());
+        ctx.say(line.clone());
     }
     s.standing = p.standing;
     s.summary.clear();
-    engine::run(&mut s, t, p.direct);
+    engine::run(&mut s, ctx, p.direct);
     Ok(s)
 }
