@@ -88,6 +88,120 @@ impl OrderProblem {
     }
 }
 
+/// The problems found in one order, collected field by field by a game's order check (each
+/// game's `orders.rs`), then returned all at once ([`Problems::finish`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Problems(Vec<OrderProblem>);
+
+impl Problems {
+    /// No problem yet.
+    pub fn new() -> Self {
+        Problems(Vec::new())
+    }
+
+    /// Notes a problem with `field` (see [`OrderProblem`]).
+    pub fn add(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.0.push(OrderProblem::new(field, message));
+    }
+
+    /// Notes a problem already made.
+    pub fn push(&mut self, problem: OrderProblem) {
+        self.0.push(problem);
+    }
+
+    /// How many problems so far: compare with an earlier count to see whether a part of the order
+    /// added any.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when no problem was found.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The problems so far, in the order found.
+    pub fn iter(&self) -> std::slice::Iter<'_, OrderProblem> {
+        self.0.iter()
+    }
+
+    /// The problems so far, to amend (e.g. to put a prefix before their fields).
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, OrderProblem> {
+        self.0.iter_mut()
+    }
+
+    /// `value` when no problem was found, else every problem, in the order found.
+    pub fn finish<T>(self, value: T) -> Result<T, Vec<OrderProblem>> {
+        if self.0.is_empty() { Ok(value) } else { Err(self.0) }
+    }
+
+    /// The problems, in the order found.
+    pub fn into_vec(self) -> Vec<OrderProblem> {
+        self.0
+    }
+}
+
+/// Reads a game's `--option` values (`pbem new --option KEY=VALUE`) the same way for every game:
+/// the game takes the keys it knows ([`OptionReader::value`], [`OptionReader::bool`]) and refuses
+/// bad values ([`OptionReader::refuse`]); [`OptionReader::finish`] then reports the first problem
+/// in the keys' order, a bad value or a key no one took (an unknown option), whatever order the
+/// game read them in.
+pub struct OptionReader<'a> {
+    options: &'a BTreeMap<String, String>,
+    taken: std::collections::BTreeSet<&'a str>,
+    refused: BTreeMap<&'a str, String>,
+}
+
+impl<'a> OptionReader<'a> {
+    /// A reader of `options` (key to value, as given).
+    pub fn new(options: &'a BTreeMap<String, String>) -> Self {
+        OptionReader { options, taken: Default::default(), refused: BTreeMap::new() }
+    }
+
+    /// The value of `key` with surrounding spaces trimmed, if given; the key is known from now on.
+    pub fn value(&mut self, key: &str) -> Option<&'a str> {
+        let (k, v) = self.options.get_key_value(key)?;
+        self.taken.insert(k.as_str());
+        Some(v.trim())
+    }
+
+    /// `key` as `true` or `false` ([`bool_option`]), `default` when not given or refused.
+    pub fn bool(&mut self, key: &str, default: bool) -> bool {
+        let Some(v) = self.value(key) else { return default };
+        match bool_option(key, v) {
+            Ok(b) => b,
+            Err(_) => {
+                self.refuse(key, "must be true or false");
+                default
+            }
+        }
+    }
+
+    /// Refuses the value given for `key`; `message` says what is accepted.
+    pub fn refuse(&mut self, key: &str, message: impl Into<String>) {
+        if let Some((k, _)) = self.options.get_key_value(key) {
+            self.taken.insert(k.as_str());
+            self.refused.entry(k.as_str()).or_insert_with(|| message.into());
+        }
+    }
+
+    /// The first problem in the keys' order: a refused value, or a key the game never took
+    /// (`unknown` is the message, naming the options there are).
+    ///
+    /// Errors: [`GameError::Option`] naming the key.
+    pub fn finish(self, unknown: &str) -> Result<(), GameError> {
+        for k in self.options.keys() {
+            if let Some(message) = self.refused.get(k.as_str()) {
+                return Err(GameError::Option { key: k.clone(), message: message.clone() });
+            }
+            if !self.taken.contains(k.as_str()) {
+                return Err(GameError::Option { key: k.clone(), message: unknown.to_string() });
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Reads a boolean `--option key=true|false` (surrounding spaces ignored).
 ///
 /// Errors: [`GameError::Option`] naming the key, "must be true or false".
@@ -504,6 +618,39 @@ pub fn play_out<G: Game + ?Sized>(g: &G, start: G::State, policy: &str, seed: [u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_option_reader_reports_the_first_problem_in_key_order() {
+        let opts = |kv: &[(&str, &str)]| kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>();
+        let o = opts(&[("b", " true "), ("c", "x")]);
+        let mut r = OptionReader::new(&o);
+        assert_eq!(r.value("c"), Some("x"));
+        assert!(r.bool("b", false));
+        assert!(!r.bool("missing", false));
+        assert!(r.finish("unknown").is_ok());
+        // A bad value of `a` comes before the unknown `b`, though `a` was read last.
+        let o = opts(&[("a", "yes"), ("b", "1")]);
+        let mut r = OptionReader::new(&o);
+        assert!(r.bool("a", true));
+        let e = r.finish("unknown option").unwrap_err();
+        assert!(matches!(&e, GameError::Option { key, message } if key == "a" && message == "must be true or false"), "{e}");
+        let o = opts(&[("a", "1"), ("b", "x")]);
+        let mut r = OptionReader::new(&o);
+        r.refuse("b", "bad b");
+        let e = r.finish("unknown option").unwrap_err();
+        assert!(matches!(&e, GameError::Option { key, message } if key == "a" && message == "unknown option"), "{e}");
+    }
+
+    #[test]
+    fn problems_are_returned_all_at_once_in_the_order_found() {
+        let mut p = Problems::new();
+        assert_eq!(p.clone().finish(1), Ok(1));
+        p.add("b", "second field");
+        p.push(OrderProblem::new("a", "first"));
+        assert_eq!(p.len(), 2);
+        let e = p.finish(()).unwrap_err();
+        assert_eq!(e, [OrderProblem::new("b", "second field"), OrderProblem::new("a", "first")]);
+    }
 
     #[test]
     fn bool_options_take_true_or_false_only() {

@@ -35,7 +35,7 @@ mod tests;
 use std::collections::BTreeMap;
 
 use crate::dice::Ctx;
-use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Outcome, Pending, Publication, Tally};
+use crate::game::{Ask, Game, GameError, OptionReader, OrderProblem, Orders, Outcome, Pending, Publication, Tally};
 use layout::{Ability, Layout, Team, Teams};
 use orders::Parsed;
 use state::{Card, Character, FlagAt, Mode, Seat, Stage, State, Token};
@@ -69,37 +69,44 @@ fn opt_err(key: &str, message: &str) -> GameError {
     GameError::Option { key: key.into(), message: message.into() }
 }
 
-/// Reads `--option` values (see the module doc).
+/// Reads `--option` values (see the module doc); values are trimmed and lowercased.
 ///
 /// Errors: [`GameError::Option`] for an unknown key or a bad value.
 pub fn read_options(options: &BTreeMap<String, String>) -> Result<Options, GameError> {
+    let mut r = OptionReader::new(options);
+    let lower = |r: &mut OptionReader<'_>, key: &str| r.value(key).map(str::to_ascii_lowercase);
     let mut players = 4;
-    let mut mode = None;
-    let mut tiebreak = Team::White;
-    let mut abilities = false;
-    let mut secret_layout = false;
-    let mut defenders: Teams<Option<String>> = Teams { white: None, red: None };
-    for (k, v) in options {
-        let v = v.trim().to_ascii_lowercase();
-        match k.as_str() {
-            "players" => players = v.parse().ok().filter(|n| (2..=4).contains(n)).ok_or_else(|| opt_err(k, "2, 3 or 4"))?,
-            "mode" => mode = Some(v.clone()),
-            "tiebreak" => tiebreak = Team::parse(&v).ok_or_else(|| opt_err(k, "white or red"))?,
-            "layout" => {
-                secret_layout = match v.as_str() {
-                    "secret" => true,
-                    "open" => false,
-                    _ => return Err(opt_err(k, "secret or open")),
-                }
-            }
-            "abilities" => {
-                abilities = crate::game::bool_option(k, v.as_str())?
-            }
-            "white-defender" => defenders.white = Some(v.clone()),
-            "red-defender" => defenders.red = Some(v.clone()),
-            _ => return Err(opt_err(k, "unknown option; Flag Dash has players, mode, tiebreak, abilities, layout, white-defender, red-defender")),
+    if let Some(v) = lower(&mut r, "players") {
+        match v.parse().ok().filter(|n| (2..=4).contains(n)) {
+            Some(n) => players = n,
+            None => r.refuse("players", "2, 3 or 4"),
         }
     }
+    let mode = lower(&mut r, "mode");
+    let mut tiebreak = Team::White;
+    if let Some(v) = lower(&mut r, "tiebreak") {
+        match Team::parse(&v) {
+            Some(t) => tiebreak = t,
+            None => r.refuse("tiebreak", "white or red"),
+        }
+    }
+    let secret_layout = match lower(&mut r, "layout").as_deref() {
+        None | Some("open") => false,
+        Some("secret") => true,
+        Some(_) => {
+            r.refuse("layout", "secret or open");
+            false
+        }
+    };
+    let abilities = match lower(&mut r, "abilities") {
+        None => false,
+        Some(v) => crate::game::bool_option("abilities", &v).unwrap_or_else(|_| {
+            r.refuse("abilities", "must be true or false");
+            false
+        }),
+    };
+    let defenders = Teams { white: lower(&mut r, "white-defender"), red: lower(&mut r, "red-defender") };
+    r.finish("unknown option; Flag Dash has players, mode, tiebreak, abilities, layout, white-defender, red-defender")?;
     let mode = match (players, mode.as_deref()) {
         (4, None) => Mode::Four,
         (3, None) => Mode::Three,

@@ -27,7 +27,7 @@ mod tests;
 use std::collections::BTreeMap;
 
 use crate::dice::Ctx;
-use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Outcome, Pending, Publication, Tally};
+use crate::game::{Ask, Game, GameError, OptionReader, OrderProblem, Orders, Outcome, Pending, Publication, Tally};
 use scenario::Scenario;
 use side::{Side, Sides};
 use state::{Corps, Location, Question, Round, Stage, State};
@@ -44,20 +44,9 @@ fn side_of(role: &str) -> Option<Side> {
 
 /// Reads `--option` values: only `optional-fire` (`true`/`false`) exists.
 fn optional_fire(options: &BTreeMap<String, String>) -> Result<bool, GameError> {
-    let mut on = false;
-    for (k, v) in options {
-        match k.as_str() {
-            "optional-fire" => {
-                on = crate::game::bool_option(k, v)?
-            }
-            _ => {
-                return Err(GameError::Option {
-                    key: k.clone(),
-                    message: "unknown option; Gettysburg Campaign has only optional-fire=true|false".into(),
-                });
-            }
-        }
-    }
+    let mut r = OptionReader::new(options);
+    let on = r.bool("optional-fire", false);
+    r.finish("unknown option; Gettysburg Campaign has only optional-fire=true|false")?;
     Ok(on)
 }
 

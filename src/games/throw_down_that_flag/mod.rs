@@ -28,7 +28,7 @@ mod tests;
 use std::collections::BTreeMap;
 
 use crate::dice::Ctx;
-use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Pending, Publication, Tally};
+use crate::game::{Ask, Game, GameError, OptionReader, OrderProblem, Orders, Pending, Publication, Tally};
 use scenario::Scenario;
 use state::{ROLE, State};
 
@@ -51,27 +51,13 @@ pub fn shipped(name: &str) -> Option<&'static str> {
 
 /// The options: (scenario name, campaign).
 fn read_options(options: &BTreeMap<String, String>) -> Result<(Option<String>, bool), GameError> {
-    let mut name = None;
-    let mut campaign = false;
-    for (k, v) in options {
-        match k.as_str() {
-            "scenario" => {
-                if shipped(v.trim()).is_none() {
-                    return Err(GameError::Option { key: k.clone(), message: "july-2 or july-3".into() });
-                }
-                name = Some(v.trim().to_string());
-            }
-            "campaign" => {
-                campaign = crate::game::bool_option(k, v)?
-            }
-            _ => {
-                return Err(GameError::Option {
-                    key: k.clone(),
-                    message: "unknown option; Throw Down That Flag has scenario=july-2|july-3 and campaign=true|false".into(),
-                });
-            }
-        }
+    let mut r = OptionReader::new(options);
+    let name = r.value("scenario").map(str::to_string);
+    if name.as_deref().is_some_and(|n| shipped(n).is_none()) {
+        r.refuse("scenario", "july-2 or july-3");
     }
+    let campaign = r.bool("campaign", false);
+    r.finish("unknown option; Throw Down That Flag has scenario=july-2|july-3 and campaign=true|false")?;
     Ok((name, campaign))
 }
 
