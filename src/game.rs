@@ -213,21 +213,39 @@ pub fn bool_option(key: &str, value: &str) -> Result<bool, GameError> {
     }
 }
 
-/// Errors a game reports outside order checking (bad scenario, bad option, corrupted state).
-#[derive(Debug, thiserror::Error)]
+/// Errors a game reports outside order checking (bad scenario, bad option, corrupted state), and
+/// those of the core's check before resolving ([`check_all`]) and of a simulated game.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum GameError {
     /// The scenario file is invalid; the message names the field.
     #[error("scenario: {0}")]
     Scenario(String),
-    /// An unknown or invalid `--option K=V`.
+    /// An unknown or invalid option (`KEY=VALUE`).
     #[error("option {key}: {message}")]
     Option { key: String, message: String },
-    /// Orders given to resolve did not pass the check (the core checks first, so this is a bug).
+    /// An order given to resolve fails its check: its first problem. Orders are checked as they
+    /// come in, so a stored order that fails here no longer fits the state.
     #[error("orders of {role}: {field}: {message}")]
     Orders { role: String, field: String, message: String },
-    /// Anything else that makes resolution impossible.
-    #[error("{0}")]
-    Other(String),
+    /// Orders given to resolve from a role that is not asked now.
+    #[error("orders of {role}: no orders are asked of this role now")]
+    NotAsked { role: String },
+    /// No orders given to resolve for a role that is asked.
+    #[error("orders of {role}: orders missing")]
+    Missing { role: String },
+    /// The game is over: there is no step to resolve.
+    #[error("the game is over; nothing to resolve")]
+    Over,
+    /// A state text that is not the game's state (a stored state damaged or of other rules).
+    #[error("state file: {0}")]
+    CorruptState(String),
+    /// A built-in player's order fails its check in a simulated game (a bug in the game's
+    /// players): the step (from 1), the role, and the problems, `FIELD: message` joined by `; `.
+    #[error("step {step}: the built-in {role} order fails its check: {problems}")]
+    BuiltinOrderRejected { step: u32, role: String, problems: String },
+    /// A simulated game that did not end within `steps` steps (a bug in a game or its players).
+    #[error("no end after {steps} steps")]
+    NoEnd { steps: u32 },
 }
 
 /// One board game's rules. Implemented once per game in `src/games/<name>/`.
@@ -359,21 +377,22 @@ pub trait Game: Send + Sync {
 /// the roles asked sent orders (`orders` names no other), and each passes [`Game::check_order`].
 /// Returns them checked, by role.
 ///
-/// Errors: [`GameError::Other`] if the game is over; [`GameError::Orders`] for an unasked role,
-/// a missing order, or an order's first problem.
+/// Errors: [`GameError::Over`]; [`GameError::NotAsked`] for orders of a role not asked;
+/// [`GameError::Missing`] for an asked role without orders; [`GameError::Orders`] for the first
+/// problem of an order that fails its check.
 pub fn check_all<G: Game + ?Sized>(g: &G, state: &G::State, orders: &BTreeMap<String, Orders>) -> Result<BTreeMap<String, G::Checked>, GameError> {
     let asks = match g.pending(state) {
         Pending::Orders(asks) => asks,
-        Pending::Over(_) => return Err(GameError::Other("the game is over; nothing to resolve".into())),
+        Pending::Over(_) => return Err(GameError::Over),
     };
     if let Some(role) = orders.keys().find(|r| !asks.iter().any(|a| &a.role == *r)) {
-        return Err(GameError::Orders { role: role.clone(), field: String::new(), message: "no orders are asked of this role now".into() });
+        return Err(GameError::NotAsked { role: role.clone() });
     }
     let mut checked = BTreeMap::new();
     for a in asks {
         let role = a.role;
         let Some(o) = orders.get(&role) else {
-            return Err(GameError::Orders { role, field: String::new(), message: "orders missing".into() });
+            return Err(GameError::Missing { role });
         };
         match g.check_order(state, &role, o) {
             Ok(c) => {
@@ -470,7 +489,7 @@ fn parse<S: DeserializeOwned + 'static>(state: &str) -> Result<std::rc::Rc<S>, G
     if let Some(s) = hit {
         return Ok(s);
     }
-    let parsed: std::rc::Rc<S> = std::rc::Rc::new(serde_json::from_str(state).map_err(|e| GameError::Other(format!("state file: {e}")))?);
+    let parsed: std::rc::Rc<S> = std::rc::Rc::new(serde_json::from_str(state).map_err(|e| GameError::CorruptState(e.to_string()))?);
     PARSED.with_borrow_mut(|v| {
         if v.len() >= 4 {
             v.remove(0);
@@ -598,7 +617,7 @@ pub fn play_out<G: Game + ?Sized>(g: &G, start: G::State, policy: &str, seed: [u
                 }
                 Err(problems) => {
                     let why: Vec<String> = problems.iter().map(|p| format!("{}: {}", p.field, p.message)).collect();
-                    return Err(GameError::Other(format!("step {}: the built-in {} order fails its check: {}", steps + 1, a.role, why.join("; "))));
+                    return Err(GameError::BuiltinOrderRejected { step: steps + 1, role: a.role, problems: why.join("; ") });
                 }
             }
         }
@@ -610,7 +629,7 @@ pub fn play_out<G: Game + ?Sized>(g: &G, start: G::State, policy: &str, seed: [u
         }
         clock = now;
         if steps >= MAX_STEPS {
-            return Err(GameError::Other(format!("no end after {MAX_STEPS} steps")));
+            return Err(GameError::NoEnd { steps: MAX_STEPS });
         }
     }
 }

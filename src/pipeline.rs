@@ -385,7 +385,7 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
         id,
         rules: new.rules,
         options: new.options,
-        host_key: key.public_key().to_openssh().map_err(|e| Error::Usage(e.to_string()))?,
+        host_key: key.public_key().to_openssh().map_err(|e| Error::Key(e.to_string()))?,
         deadlines: new.deadlines,
         nmr: new.nmr,
         seats,
@@ -1236,7 +1236,7 @@ fn time_left(d: chrono::Duration) -> String {
 /// `now` (`pbem form`).
 pub fn form(dir: &Path, role: &str, now: DateTime<Utc>) -> Result<String> {
     let g = load(dir)?;
-    let op = g.record.opening.as_ref().ok_or_else(|| Error::Usage("the game is over; no orders are awaited".into()))?;
+    let op = g.record.opening.as_ref().ok_or_else(|| Error::Refused("the game is over; no orders are awaited".into()))?;
     if g.gf.seat(role).is_none() {
         return Err(Error::Usage(format!("no seat {role:?}")));
     }

@@ -218,20 +218,16 @@ pub fn initiative_tied(before: &State, after: &State) -> bool {
 /// standing orders and planned moves (checked by the core, [`crate::game::check_all`]), applies
 /// the answers, and runs on.
 ///
-/// Errors: [`GameError::Other`] if the game is over; [`GameError::Orders`] if an asked side's
-/// orders are missing (the core never lets that happen).
+/// Errors: [`GameError::Over`]; [`GameError::Missing`] if an asked side's orders are missing
+/// (the core never lets that happen).
 pub fn resolve_with(state: &State, mut orders: BTreeMap<String, orders::Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
     let mut s = state.clone();
     let Some(q) = s.question.clone() else {
-        return Err(GameError::Other("the game is over; nothing to resolve".into()));
+        return Err(GameError::Over);
     };
     let mut parsed = Vec::new();
     for side in q.sides() {
-        let p = orders.remove(side.role()).ok_or_else(|| GameError::Orders {
-            role: side.role().into(),
-            field: String::new(),
-            message: "orders missing".into(),
-        })?;
+        let p = orders.remove(side.role()).ok_or_else(|| GameError::Missing { role: side.role().into() })?;
         parsed.push((side, p));
     }
     let mut cmds: Sides<Vec<state::Command>> = Sides::default();

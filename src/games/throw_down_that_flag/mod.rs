@@ -259,10 +259,10 @@ pub fn check(s: &State, o: &Orders) -> Result<orders::Parsed, Vec<OrderProblem>>
 /// [`Game::resolve`] (tests give a [`Ctx::scripted`] for their draws), with the order
 /// checked by the core ([`crate::game::check_all`]).
 ///
-/// Errors: [`GameError::Orders`] if the order is missing (the core never lets that happen).
+/// Errors: [`GameError::Missing`] if the order is missing (the core never lets that happen).
 pub fn resolve_with(state: &State, mut orders: BTreeMap<String, orders::Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
     let mut s = state.clone();
-    let p = orders.remove(ROLE).ok_or_else(|| GameError::Orders { role: ROLE.into(), field: String::new(), message: "orders missing".into() })?;
+    let p = orders.remove(ROLE).ok_or_else(|| GameError::Missing { role: ROLE.into() })?;
     for line in &p.changes {
         ctx.say(line.clone());
     }

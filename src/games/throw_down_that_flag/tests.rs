@@ -564,3 +564,21 @@ fn an_activation_is_told_in_one_short_line() {
     );
     assert!(texts(&t).contains(&"Success bag, company A's shot, token 1 of 2: a First Minnesota success.".to_string()), "{:?}", texts(&t));
 }
+
+#[test]
+fn the_core_checks_the_asked_roles_and_their_orders_once_before_resolving() {
+    use crate::game::{GameError, Outcome, check_all};
+    let (g, s) = (ThrowDownThatFlag, july2());
+    let ok = orders("");
+    assert_eq!(check_all(&g, &s, &ok).map(|c| c.into_keys().collect::<Vec<_>>()), Ok(vec!["union".to_string()]));
+    assert_eq!(check_all(&g, &s, &BTreeMap::new()).unwrap_err(), GameError::Missing { role: "union".into() });
+    let mut extra = ok.clone();
+    extra.insert("confederate".into(), Orders::new());
+    assert_eq!(check_all(&g, &s, &extra).unwrap_err(), GameError::NotAsked { role: "confederate".into() });
+    let e = check_all(&g, &s, &orders("action = \"pass\"")).unwrap_err();
+    assert!(matches!(&e, GameError::Orders { role, field, .. } if role == "union" && field == "action"), "{e}");
+    let mut over = s.clone();
+    over.outcome = Some(Outcome { winner: None, summary: "over".into() });
+    assert_eq!(check_all(&g, &over, &ok).unwrap_err(), GameError::Over);
+    assert_eq!(GameError::Over.to_string(), "the game is over; nothing to resolve");
+}
