@@ -76,7 +76,7 @@ pub fn apply(dir: &Path, req: Request, reason: &str, clock: impl Into<Clock>) ->
     let g = pipeline::load(dir)?;
     pipeline::check_clock(&g, now)?;
     let Some(op) = g.record.opening.clone() else {
-        return Err(Error::Usage(format!("game {} is over; there is nothing to change", g.gf.id)));
+        return Err(Error::Refused(format!("game {} is over; there is nothing to change", g.gf.id)));
     };
     pipeline::check_clock_receipts(&g, &pipeline::read_receipts(&g.dir, op.step)?, now)?;
     if reason.contains('\n') || reason.len() > 500 {
@@ -118,11 +118,11 @@ pub fn apply(dir: &Path, req: Request, reason: &str, clock: impl Into<Clock>) ->
         Request::Deadline(m) => rec.opening = Some(move_deadline(&op, m, now)?),
         Request::Pause => {
             if let Some(since) = &op.paused {
-                return Err(Error::Usage(format!("game {} is already paused (since {since})", g.gf.id)));
+                return Err(Error::Refused(format!("game {} is already paused (since {since})", g.gf.id)));
             }
             rec.opening.as_mut().expect("opening").paused = Some(pipeline::timestamp(now));
         }
-        Request::Resume => rec.opening = Some(resumed(&op, now).ok_or_else(|| Error::Usage(format!("game {} is not paused", g.gf.id)))?),
+        Request::Resume => rec.opening = Some(resumed(&op, now).ok_or_else(|| Error::Refused(format!("game {} is not paused", g.gf.id)))?),
         Request::Abandon => {
             if reason.trim().is_empty() {
                 return Err(Error::Usage("pbem end --abandon needs --reason (it goes into the last record)".into()));
@@ -147,7 +147,7 @@ pub fn resumed(op: &Opening, now: DateTime<Utc>) -> Option<Opening> {
 
 fn move_deadline(op: &Opening, m: DeadlineMove, now: DateTime<Utc>) -> Result<Opening> {
     if op.paused.is_some() {
-        return Err(Error::Usage("the game is paused: resume it first (`pbem resume`), which moves the deadline on by the time paused".into()));
+        return Err(Error::Refused("the game is paused: resume it first (`pbem resume`), which moves the deadline on by the time paused".into()));
     }
     let old = pipeline::parse_time(&op.deadline)?;
     let new = match m {
@@ -167,7 +167,7 @@ fn move_deadline(op: &Opening, m: DeadlineMove, now: DateTime<Utc>) -> Result<Op
         return Err(Error::Usage(format!("the new deadline {} is more than a year from now", pipeline::timestamp(new))));
     }
     if new == old {
-        return Err(Error::Usage(format!("the deadline is already {}", op.deadline)));
+        return Err(Error::Refused(format!("the deadline is already {}", op.deadline)));
     }
     Ok(Opening { deadline: pipeline::timestamp(new), ..op.clone() })
 }
@@ -218,7 +218,7 @@ fn change_seat(g: &Loaded, gf: &mut GameFile, role: &str, email: Option<String>,
     }
     if let Some(k) = key {
         let pk = sig::public_key_line(k.trim()).map_err(|e| Error::Usage(format!("--key: {e}")))?;
-        seat.key = pk.to_openssh().map_err(|e| Error::Usage(e.to_string()))?;
+        seat.key = pk.to_openssh().map_err(|e| Error::Key(e.to_string()))?;
     }
     let changed = seat.clone();
     let in_force = pipeline::setup_in_force(&g.dir, g.record.index)?;
@@ -226,7 +226,7 @@ fn change_seat(g: &Loaded, gf: &mut GameFile, role: &str, email: Option<String>,
         return Err(Error::input(g.dir.game_file(), "is not the setup the game's records name (edited by hand?): restore it before a seat change, which the audit could never pass on top of it"));
     }
     if g.gf.seat(role) == Some(&changed) {
-        return Err(Error::Usage(format!("seat {role} already has that address and key: nothing to change")));
+        return Err(Error::Refused(format!("seat {role} already has that address and key: nothing to change")));
     }
     check_seat_holder(g, gf, &changed)?;
     Ok(SeatChange { role: changed.role, email: changed.email, key: changed.key, before: store::read_text(&g.dir.game_file())? })

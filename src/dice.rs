@@ -1,6 +1,8 @@
 //! Deterministic randomness for one step: a ChaCha20 stream seeded by the step seed, with our own
 //! unbiased draws, and the log of events (every roll included) that resolution produces.
 
+use std::collections::VecDeque;
+
 use rand_chacha::ChaCha20Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
 use serde::{Deserialize, Serialize};
@@ -41,13 +43,41 @@ impl Event {
 /// returning `x mod n`. Any language with ChaCha20 can re-derive every roll.
 pub struct Ctx {
     rng: ChaCha20Rng,
+    /// The values rolls and draws return instead of the generator's ([`Ctx::scripted`]).
+    script: Option<VecDeque<u32>>,
     events: Vec<Event>,
 }
 
 impl Ctx {
     /// A context whose generator is seeded with the 32-byte step seed.
     pub fn new(seed: [u8; 32]) -> Self {
-        Ctx { rng: ChaCha20Rng::from_seed(seed), events: Vec::new() }
+        Ctx { rng: ChaCha20Rng::from_seed(seed), script: None, events: Vec::new() }
+    }
+
+    /// A context whose rolls and draws return `values` in order instead of the generator's: a
+    /// roll ([`Ctx::roll`], [`Ctx::d6`]) takes the next value as its face (`1..=sides`), a draw
+    /// ([`Ctx::draw`], [`Ctx::draw_told`]) as its index (`0..n`), each logged as in play. For rule
+    /// tests that decide every die, and for a game's setup, which rolls nothing (an empty script).
+    /// [`Ctx::below`] and [`Ctx::next_u32`] still read the generator (seeded with zeros).
+    ///
+    /// A roll or draw that finds the script used up, or a value out of its range, panics: a
+    /// mistake in the test (or a setup that rolls).
+    pub fn scripted(values: &[u32]) -> Self {
+        Ctx { rng: ChaCha20Rng::from_seed([0; 32]), script: Some(values.iter().copied().collect()), events: Vec::new() }
+    }
+
+    /// The scripted values not used yet (empty for a context that is not scripted).
+    pub fn script_left(&self) -> Vec<u32> {
+        self.script.iter().flatten().copied().collect()
+    }
+
+    /// The next scripted value, checked to be in `lo..=hi` (`None`: not scripted, use the
+    /// generator); `why` names the roll for the panic of a wrong script.
+    fn scripted_value(&mut self, lo: u32, hi: u32, why: impl Fn() -> String) -> Option<u32> {
+        let script = self.script.as_mut()?;
+        let v = script.pop_front().unwrap_or_else(|| panic!("no scripted value left for: {}", why()));
+        assert!((lo..=hi).contains(&v), "scripted value {v} out of {lo}..={hi} for: {}", why());
+        Some(v)
     }
 
     /// The raw next 32-bit output of the generator (not logged; use [`Ctx::roll`] for game dice).
@@ -70,7 +100,10 @@ impl Ctx {
 
     /// Rolls one die with `sides` faces (`1..=sides`) and logs it as a public event `"{why}: {value}"`.
     pub fn roll(&mut self, sides: u32, why: &str) -> u32 {
-        let value = self.below(sides) + 1;
+        let value = match self.scripted_value(1, sides, || why.to_string()) {
+            Some(v) => v,
+            None => self.below(sides) + 1,
+        };
         self.events.push(Event {
             to: Vec::new(),
             roll: Some(Roll { sides, value }),
@@ -86,7 +119,7 @@ impl Ctx {
 
     /// Draws an index in `0..n` (a token from a bag of `n`) and logs it; `what` names the drawn item.
     pub fn draw(&mut self, n: u32, why: &str, what: impl Fn(u32) -> String) -> u32 {
-        let i = self.below(n);
+        let i = self.draw_index(n, || why.to_string());
         self.events.push(Event {
             to: Vec::new(),
             roll: Some(Roll { sides: n, value: i + 1 }),
@@ -98,9 +131,17 @@ impl Ctx {
     /// Draws an index in `0..n` like [`Ctx::draw`], the event's whole text written by `text` from
     /// the index drawn (for a game that tells its draws in sentences of its own).
     pub fn draw_told(&mut self, n: u32, text: impl Fn(u32) -> String) -> u32 {
-        let i = self.below(n);
+        let i = self.draw_index(n, || text(0));
         self.events.push(Event { to: Vec::new(), roll: Some(Roll { sides: n, value: i + 1 }), text: text(i) });
         i
+    }
+
+    /// The index of a draw from `n`: scripted, or from the generator.
+    fn draw_index(&mut self, n: u32, why: impl Fn() -> String) -> u32 {
+        match self.scripted_value(0, n.saturating_sub(1), why) {
+            Some(i) => i,
+            None => self.below(n),
+        }
     }
 
     /// Logs a public event.
@@ -187,6 +228,31 @@ mod tests {
         assert_eq!(first_underived_roll([5; 32], &events), Some((3, want)));
         events[3].roll.as_mut().unwrap().sides = 0;
         assert_eq!(first_underived_roll([5; 32], &events), Some((3, 0)));
+    }
+
+    #[test]
+    fn a_scripted_context_rolls_and_draws_its_values_and_logs_them() {
+        let mut c = Ctx::scripted(&[4, 2, 0]);
+        assert_eq!(c.d6("initiative"), 4);
+        assert_eq!(c.draw(3, "bag", |i| format!("token {i}")), 2);
+        assert_eq!(c.script_left(), [0]);
+        assert_eq!(c.draw_told(5, |i| format!("pulled {i}")), 0);
+        assert!(c.script_left().is_empty());
+        let texts: Vec<&str> = c.events().iter().map(|e| e.text.as_str()).collect();
+        assert_eq!(texts, ["initiative: rolled 4 (d6)", "bag: drew token 2 (3 of 3)", "pulled 0"]);
+        assert_eq!(c.events()[0].roll, Some(Roll { sides: 6, value: 4 }));
+    }
+
+    #[test]
+    #[should_panic(expected = "no scripted value left for: setup")]
+    fn a_used_up_script_panics_naming_the_roll() {
+        Ctx::scripted(&[]).d6("setup");
+    }
+
+    #[test]
+    #[should_panic(expected = "scripted value 7 out of 1..=6")]
+    fn a_scripted_face_out_of_range_panics() {
+        Ctx::scripted(&[7]).d6("x");
     }
 
     #[test]

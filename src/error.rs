@@ -30,6 +30,13 @@ pub enum Error {
     /// A command-line usage problem (unknown rules, bad role, bad time).
     #[error("{0}")]
     Usage(String),
+    /// A well-formed request the game's present state refuses (the game is over, already paused
+    /// or not paused, the deadline or seat already as asked): nothing was done; the message says why.
+    #[error("{0}")]
+    Refused(String),
+    /// A key could not be written in OpenSSH form.
+    #[error("{0}")]
+    Key(String),
     /// The clock is behind the game's newest record (it jumped backwards): nothing was done,
     /// and a later run, with the clock right, can do it.
     #[error("{0}")]

@@ -88,6 +88,120 @@ impl OrderProblem {
     }
 }
 
+/// The problems found in one order, collected field by field by a game's order check (each
+/// game's `orders.rs`), then returned all at once ([`Problems::finish`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Problems(Vec<OrderProblem>);
+
+impl Problems {
+    /// No problem yet.
+    pub fn new() -> Self {
+        Problems(Vec::new())
+    }
+
+    /// Notes a problem with `field` (see [`OrderProblem`]).
+    pub fn add(&mut self, field: impl Into<String>, message: impl Into<String>) {
+        self.0.push(OrderProblem::new(field, message));
+    }
+
+    /// Notes a problem already made.
+    pub fn push(&mut self, problem: OrderProblem) {
+        self.0.push(problem);
+    }
+
+    /// How many problems so far: compare with an earlier count to see whether a part of the order
+    /// added any.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// True when no problem was found.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// The problems so far, in the order found.
+    pub fn iter(&self) -> std::slice::Iter<'_, OrderProblem> {
+        self.0.iter()
+    }
+
+    /// The problems so far, to amend (e.g. to put a prefix before their fields).
+    pub fn iter_mut(&mut self) -> std::slice::IterMut<'_, OrderProblem> {
+        self.0.iter_mut()
+    }
+
+    /// `value` when no problem was found, else every problem, in the order found.
+    pub fn finish<T>(self, value: T) -> Result<T, Vec<OrderProblem>> {
+        if self.0.is_empty() { Ok(value) } else { Err(self.0) }
+    }
+
+    /// The problems, in the order found.
+    pub fn into_vec(self) -> Vec<OrderProblem> {
+        self.0
+    }
+}
+
+/// Reads a game's `--option` values (`pbem new --option KEY=VALUE`) the same way for every game:
+/// the game takes the keys it knows ([`OptionReader::value`], [`OptionReader::bool`]) and refuses
+/// bad values ([`OptionReader::refuse`]); [`OptionReader::finish`] then reports the first problem
+/// in the keys' order, a bad value or a key no one took (an unknown option), whatever order the
+/// game read them in.
+pub struct OptionReader<'a> {
+    options: &'a BTreeMap<String, String>,
+    taken: std::collections::BTreeSet<&'a str>,
+    refused: BTreeMap<&'a str, String>,
+}
+
+impl<'a> OptionReader<'a> {
+    /// A reader of `options` (key to value, as given).
+    pub fn new(options: &'a BTreeMap<String, String>) -> Self {
+        OptionReader { options, taken: Default::default(), refused: BTreeMap::new() }
+    }
+
+    /// The value of `key` with surrounding spaces trimmed, if given; the key is known from now on.
+    pub fn value(&mut self, key: &str) -> Option<&'a str> {
+        let (k, v) = self.options.get_key_value(key)?;
+        self.taken.insert(k.as_str());
+        Some(v.trim())
+    }
+
+    /// `key` as `true` or `false` ([`bool_option`]), `default` when not given or refused.
+    pub fn bool(&mut self, key: &str, default: bool) -> bool {
+        let Some(v) = self.value(key) else { return default };
+        match bool_option(key, v) {
+            Ok(b) => b,
+            Err(_) => {
+                self.refuse(key, "must be true or false");
+                default
+            }
+        }
+    }
+
+    /// Refuses the value given for `key`; `message` says what is accepted.
+    pub fn refuse(&mut self, key: &str, message: impl Into<String>) {
+        if let Some((k, _)) = self.options.get_key_value(key) {
+            self.taken.insert(k.as_str());
+            self.refused.entry(k.as_str()).or_insert_with(|| message.into());
+        }
+    }
+
+    /// The first problem in the keys' order: a refused value, or a key the game never took
+    /// (`unknown` is the message, naming the options there are).
+    ///
+    /// Errors: [`GameError::Option`] naming the key.
+    pub fn finish(self, unknown: &str) -> Result<(), GameError> {
+        for k in self.options.keys() {
+            if let Some(message) = self.refused.get(k.as_str()) {
+                return Err(GameError::Option { key: k.clone(), message: message.clone() });
+            }
+            if !self.taken.contains(k.as_str()) {
+                return Err(GameError::Option { key: k.clone(), message: unknown.to_string() });
+            }
+        }
+        Ok(())
+    }
+}
+
 /// Reads a boolean `--option key=true|false` (surrounding spaces ignored).
 ///
 /// Errors: [`GameError::Option`] naming the key, "must be true or false".
@@ -99,21 +213,39 @@ pub fn bool_option(key: &str, value: &str) -> Result<bool, GameError> {
     }
 }
 
-/// Errors a game reports outside order checking (bad scenario, bad option, corrupted state).
-#[derive(Debug, thiserror::Error)]
+/// Errors a game reports outside order checking (bad scenario, bad option, corrupted state), and
+/// those of the core's check before resolving ([`check_all`]) and of a simulated game.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
 pub enum GameError {
     /// The scenario file is invalid; the message names the field.
     #[error("scenario: {0}")]
     Scenario(String),
-    /// An unknown or invalid `--option K=V`.
+    /// An unknown or invalid option (`KEY=VALUE`).
     #[error("option {key}: {message}")]
     Option { key: String, message: String },
-    /// Orders given to resolve did not pass the check (the core checks first, so this is a bug).
+    /// An order given to resolve fails its check: its first problem. Orders are checked as they
+    /// come in, so a stored order that fails here no longer fits the state.
     #[error("orders of {role}: {field}: {message}")]
     Orders { role: String, field: String, message: String },
-    /// Anything else that makes resolution impossible.
-    #[error("{0}")]
-    Other(String),
+    /// Orders given to resolve from a role that is not asked now.
+    #[error("orders of {role}: no orders are asked of this role now")]
+    NotAsked { role: String },
+    /// No orders given to resolve for a role that is asked.
+    #[error("orders of {role}: orders missing")]
+    Missing { role: String },
+    /// The game is over: there is no step to resolve.
+    #[error("the game is over; nothing to resolve")]
+    Over,
+    /// A state text that is not the game's state (a stored state damaged or of other rules).
+    #[error("state file: {0}")]
+    CorruptState(String),
+    /// A built-in player's order fails its check in a simulated game (a bug in the game's
+    /// players): the step (from 1), the role, and the problems, `FIELD: message` joined by `; `.
+    #[error("step {step}: the built-in {role} order fails its check: {problems}")]
+    BuiltinOrderRejected { step: u32, role: String, problems: String },
+    /// A simulated game that did not end within `steps` steps (a bug in a game or its players).
+    #[error("no end after {steps} steps")]
+    NoEnd { steps: u32 },
 }
 
 /// One board game's rules. Implemented once per game in `src/games/<name>/`.
@@ -122,6 +254,9 @@ pub enum GameError {
 pub trait Game: Send + Sync {
     /// The whole game state, including secrets (hands, standing orders) of every role.
     type State: Serialize + DeserializeOwned + Clone + PartialEq + std::fmt::Debug;
+
+    /// One role's orders for one step as the rules read them, made only by [`Game::check_order`].
+    type Checked;
 
     /// The rules id used on the command line and in game files, e.g. `"gettysburg-campaign"`.
     fn rules(&self) -> &'static str;
@@ -172,15 +307,20 @@ pub trait Game: Send + Sync {
     /// the order form.
     fn form_help(&self, state: &Self::State, role: &str) -> Vec<String>;
 
-    /// Checks `role`'s orders for the pending step against the rules (the intake check).
-    fn check_order(&self, state: &Self::State, role: &str, orders: &Orders) -> Result<(), Vec<OrderProblem>>;
+    /// Checks `role`'s orders for the pending step against the rules (the intake check) and
+    /// returns them as the game reads them ([`Game::Checked`]): parse, don't validate.
+    fn check_order(&self, state: &Self::State, role: &str, orders: &Orders) -> Result<Self::Checked, Vec<OrderProblem>>;
 
-    /// Resolves the pending step with one checked order per asked role, then keeps going until a
-    /// decision is needed that no standing order answers, or the game ends.
+    /// Resolves the pending step with the checked order of every asked role, then keeps going
+    /// until a decision is needed that no standing order answers, or the game ends.
+    ///
+    /// The core calls it only through [`check_all`] (as OpenSpiel's `ApplyAction` wraps
+    /// `DoApplyAction`): `orders` holds exactly the roles asked, each passed by
+    /// [`Game::check_order`] on this `state`, so a game checks nothing of that again.
     fn resolve(
         &self,
         state: &Self::State,
-        orders: &BTreeMap<String, Orders>,
+        orders: BTreeMap<String, Self::Checked>,
         ctx: &mut Ctx,
     ) -> Result<Self::State, GameError>;
 
@@ -231,6 +371,48 @@ pub trait Game: Send + Sync {
         let _ = policy;
         self.bot_order(state, role, ctx)
     }
+}
+
+/// The core's check of a step's orders before [`Game::resolve`]: the game is not over, exactly
+/// the roles asked sent orders (`orders` names no other), and each passes [`Game::check_order`].
+/// Returns them checked, by role.
+///
+/// Errors: [`GameError::Over`]; [`GameError::NotAsked`] for orders of a role not asked;
+/// [`GameError::Missing`] for an asked role without orders; [`GameError::Orders`] for the first
+/// problem of an order that fails its check.
+pub fn check_all<G: Game + ?Sized>(g: &G, state: &G::State, orders: &BTreeMap<String, Orders>) -> Result<BTreeMap<String, G::Checked>, GameError> {
+    let asks = match g.pending(state) {
+        Pending::Orders(asks) => asks,
+        Pending::Over(_) => return Err(GameError::Over),
+    };
+    if let Some(role) = orders.keys().find(|r| !asks.iter().any(|a| &a.role == *r)) {
+        return Err(GameError::NotAsked { role: role.clone() });
+    }
+    let mut checked = BTreeMap::new();
+    for a in asks {
+        let role = a.role;
+        let Some(o) = orders.get(&role) else {
+            return Err(GameError::Missing { role });
+        };
+        match g.check_order(state, &role, o) {
+            Ok(c) => {
+                checked.insert(role, c);
+            }
+            Err(problems) => {
+                let first = problems.into_iter().next().unwrap_or_else(|| OrderProblem::new("", "illegal"));
+                return Err(GameError::Orders { role, field: first.field, message: first.message });
+            }
+        }
+    }
+    Ok(checked)
+}
+
+/// [`Game::resolve`] of raw orders: [`check_all`] first (what [`DynGame::resolve`] runs).
+///
+/// Errors: those of [`check_all`] and of [`Game::resolve`].
+pub fn resolve_orders<G: Game + ?Sized>(g: &G, state: &G::State, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<G::State, GameError> {
+    let checked = check_all(g, state, orders)?;
+    g.resolve(state, checked, ctx)
 }
 
 /// [`Game`] with the state as canonical JSON text, so the core can hold any game behind one type.
@@ -307,7 +489,7 @@ fn parse<S: DeserializeOwned + 'static>(state: &str) -> Result<std::rc::Rc<S>, G
     if let Some(s) = hit {
         return Ok(s);
     }
-    let parsed: std::rc::Rc<S> = std::rc::Rc::new(serde_json::from_str(state).map_err(|e| GameError::Other(format!("state file: {e}")))?);
+    let parsed: std::rc::Rc<S> = std::rc::Rc::new(serde_json::from_str(state).map_err(|e| GameError::CorruptState(e.to_string()))?);
     PARSED.with_borrow_mut(|v| {
         if v.len() >= 4 {
             v.remove(0);
@@ -358,10 +540,10 @@ where
         Ok(Game::form_help(self, &*parse::<G::State>(state)?, role))
     }
     fn check_order(&self, state: &str, role: &str, orders: &Orders) -> Result<Result<(), Vec<OrderProblem>>, GameError> {
-        Ok(Game::check_order(self, &*parse::<G::State>(state)?, role, orders))
+        Ok(Game::check_order(self, &*parse::<G::State>(state)?, role, orders).map(|_| ()))
     }
     fn resolve(&self, state: &str, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<String, GameError> {
-        Ok(canonical(&Game::resolve(self, &*parse::<G::State>(state)?, orders, ctx)?))
+        Ok(canonical(&resolve_orders(self, &*parse::<G::State>(state)?, orders, ctx)?))
     }
     fn view(&self, state: &str, role: &str) -> Result<serde_json::Value, GameError> {
         Ok(Game::view(self, &*parse::<G::State>(state)?, role))
@@ -426,16 +608,20 @@ pub fn play_out<G: Game + ?Sized>(g: &G, start: G::State, policy: &str, seed: [u
             }
             Pending::Orders(asks) => asks,
         };
-        let mut orders: BTreeMap<String, Orders> = BTreeMap::new();
+        let mut orders: BTreeMap<String, G::Checked> = BTreeMap::new();
         for a in asks {
             let o = g.policy_order(&s, &a.role, policy, &mut bots);
-            if let Err(problems) = g.check_order(&s, &a.role, &o) {
-                let why: Vec<String> = problems.iter().map(|p| format!("{}: {}", p.field, p.message)).collect();
-                return Err(GameError::Other(format!("step {}: the built-in {} order fails its check: {}", steps + 1, a.role, why.join("; "))));
+            match g.check_order(&s, &a.role, &o) {
+                Ok(c) => {
+                    orders.insert(a.role, c);
+                }
+                Err(problems) => {
+                    let why: Vec<String> = problems.iter().map(|p| format!("{}: {}", p.field, p.message)).collect();
+                    return Err(GameError::BuiltinOrderRejected { step: steps + 1, role: a.role, problems: why.join("; ") });
+                }
             }
-            orders.insert(a.role, o);
         }
-        s = g.resolve(&s, &orders, &mut dice)?;
+        s = g.resolve(&s, orders, &mut dice)?;
         steps += 1;
         let now = g.tally(&s).clock;
         if now < clock {
@@ -443,7 +629,7 @@ pub fn play_out<G: Game + ?Sized>(g: &G, start: G::State, policy: &str, seed: [u
         }
         clock = now;
         if steps >= MAX_STEPS {
-            return Err(GameError::Other(format!("no end after {MAX_STEPS} steps")));
+            return Err(GameError::NoEnd { steps: MAX_STEPS });
         }
     }
 }
@@ -451,6 +637,39 @@ pub fn play_out<G: Game + ?Sized>(g: &G, start: G::State, policy: &str, seed: [u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_option_reader_reports_the_first_problem_in_key_order() {
+        let opts = |kv: &[(&str, &str)]| kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect::<BTreeMap<_, _>>();
+        let o = opts(&[("b", " true "), ("c", "x")]);
+        let mut r = OptionReader::new(&o);
+        assert_eq!(r.value("c"), Some("x"));
+        assert!(r.bool("b", false));
+        assert!(!r.bool("missing", false));
+        assert!(r.finish("unknown").is_ok());
+        // A bad value of `a` comes before the unknown `b`, though `a` was read last.
+        let o = opts(&[("a", "yes"), ("b", "1")]);
+        let mut r = OptionReader::new(&o);
+        assert!(r.bool("a", true));
+        let e = r.finish("unknown option").unwrap_err();
+        assert!(matches!(&e, GameError::Option { key, message } if key == "a" && message == "must be true or false"), "{e}");
+        let o = opts(&[("a", "1"), ("b", "x")]);
+        let mut r = OptionReader::new(&o);
+        r.refuse("b", "bad b");
+        let e = r.finish("unknown option").unwrap_err();
+        assert!(matches!(&e, GameError::Option { key, message } if key == "a" && message == "unknown option"), "{e}");
+    }
+
+    #[test]
+    fn problems_are_returned_all_at_once_in_the_order_found() {
+        let mut p = Problems::new();
+        assert_eq!(p.clone().finish(1), Ok(1));
+        p.add("b", "second field");
+        p.push(OrderProblem::new("a", "first"));
+        assert_eq!(p.len(), 2);
+        let e = p.finish(()).unwrap_err();
+        assert_eq!(e, [OrderProblem::new("b", "second field"), OrderProblem::new("a", "first")]);
+    }
 
     #[test]
     fn bool_options_take_true_or_false_only() {

@@ -413,7 +413,7 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
         id,
         rules: new.rules,
         options: new.options,
-        host_key: key.public_key().to_openssh().map_err(|e| Error::Usage(e.to_string()))?,
+        host_key: key.public_key().to_openssh().map_err(|e| Error::Key(e.to_string()))?,
         deadlines: new.deadlines,
         nmr: new.nmr,
         seats,
@@ -1000,59 +1000,12 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
 /// Resolves the opened step of `g` with the given receipts and commits the new record.
 fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Receipt>, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<Record> {
     let step = opening.step;
-    let seed_path = g.dir.host_seed(step);
-    let host_seed = commit::parse_32(&store::read_text(&seed_path)?).ok_or_else(|| Error::input(&seed_path, "not 64 hex digits"))?;
-    if hex::encode(commit::host_seed_commitment(&g.gf.id, step, &host_seed)) != opening.host_seed_commitment {
-        return Err(Error::input(&seed_path, "host seed does not match the published commitment"));
-    }
+    let host_seed = read_host_seed(g, opening)?;
     // First the nonces (an NMR contributes the placeholder), then the seed, then NMR orders, since
     // a built-in player's orders are drawn from a seed derived from the step seed.
-    let mut revealed = Vec::new();
-    let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
-    for ask in &opening.asks {
-        let role = &ask.role;
-        match receipts.get(role) {
-            Some(r) => {
-                let sealed = g.dir.sealed(step).join(format!("{role}-{}.txt", r.seq));
-                let text = store::read_text(&sealed)?;
-                let signature = store::read_text(&sig_path(&sealed))?;
-                let file = orderfile::parse(&text).map_err(|p| parse_problem(&sealed, p))?;
-                nonces.insert(role.clone(), commit::parse_32(&file.header.nonce).unwrap_or(NMR_NONCE));
-                revealed.push(Revealed {
-                    role: role.clone(),
-                    seq: Some(r.seq),
-                    commitment: Some(r.commitment.clone()),
-                    text: Some(text),
-                    signature: Some(signature),
-                    orders: file.orders,
-                    nmr: None,
-                    withheld: false,
-                    withheld_until: WithheldUntil::RoundEnd,
-                });
-            }
-            None => {
-                nonces.insert(role.clone(), NMR_NONCE);
-                revealed.push(Revealed {
-                    role: role.clone(),
-                    seq: None,
-                    commitment: None,
-                    text: None,
-                    signature: None,
-                    orders: Orders::new(),
-                    nmr: None,
-                    withheld: false,
-                    withheld_until: WithheldUntil::RoundEnd,
-                });
-            }
-        }
-    }
+    let (mut revealed, nonces) = reveal_orders(g, opening, receipts)?;
     let seed = commit::step_seed(&g.gf.id, step, &host_seed, nonces.iter().map(|(r, n)| (r.as_str(), n)));
-    let misses = if revealed.iter().any(|o| o.seq.is_none()) { misses_before(&g.dir, g.record.index)? } else { BTreeMap::new() };
-    for o in revealed.iter_mut().filter(|o| o.seq.is_none()) {
-        let (orders, kind) = nmr_orders(g.game, &g.gf, &g.state, step, &seed, &o.role, misses.get(&o.role).copied().unwrap_or(0))?;
-        o.orders = orders;
-        o.nmr = Some(kind.to_string());
-    }
+    fill_nmr_orders(g, step, &seed, &mut revealed)?;
     let orders: BTreeMap<String, Orders> = revealed.iter().map(|o| (o.role.clone(), o.orders.clone())).collect();
     let mut ctx = Ctx::new(seed);
     let state = g.game.resolve(&g.state, &orders, &mut ctx)?;
@@ -1064,24 +1017,8 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
     let publication = g.game.publication(&g.state, &state)?;
     let over = matches!(g.game.pending(&state)?, Pending::Over(_));
     let reveals = outstanding_reveals(&g.dir, g.record.index, publication, over)?;
-    // Copies an interrupted run withheld for this step are not this resolution's (it may publish).
-    for o in &revealed {
-        let stale = g.dir.withheld(step, &o.role);
-        if stale.exists() {
-            std::fs::remove_file(&stale).map_err(|e| store::io(&stale, e))?;
-        }
-    }
     let mut files = Vec::new();
-    if let Some(until) = WithheldUntil::for_step(publication, over) {
-        for o in &mut revealed {
-            let keep = LateReveal { step, role: o.role.clone(), text: o.text.take(), signature: o.signature.take(), orders: std::mem::take(&mut o.orders) };
-            let mut bytes = serde_json::to_string_pretty(&keep).expect("reveal serializes");
-            bytes.push('\n');
-            files.push((g.dir.withheld(step, &o.role), bytes.into_bytes()));
-            o.withheld = true;
-            o.withheld_until = until;
-        }
-    }
+    withhold_orders(&mut files, g, step, WithheldUntil::for_step(publication, over), &mut revealed)?;
     let (next_open, outcome) = open_next(&mut files, &g.dir, &g.gf, g.game, &state, step + 1, now, entropy)?;
     let state_key = read_state_key(&g.dir)?;
     let rec = Record {
@@ -1106,6 +1043,83 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
     };
     commit_record(files, &g.dir, &g.gf, g.game, &rec, &events, &state, &host_key(&g.dir)?)?;
     Ok(rec)
+}
+
+/// The host seed of the opened step, checked against the commitment the opening published.
+fn read_host_seed(g: &Loaded, opening: &Opening) -> Result<[u8; 32]> {
+    let seed_path = g.dir.host_seed(opening.step);
+    let host_seed = commit::parse_32(&store::read_text(&seed_path)?).ok_or_else(|| Error::input(&seed_path, "not 64 hex digits"))?;
+    if hex::encode(commit::host_seed_commitment(&g.gf.id, opening.step, &host_seed)) != opening.host_seed_commitment {
+        return Err(Error::input(&seed_path, "host seed does not match the published commitment"));
+    }
+    Ok(host_seed)
+}
+
+/// Each asked role's newest sealed order (by `receipts`) revealed, or an NMR placeholder with
+/// empty orders, and the nonces the step seed is derived from (an NMR's is [`NMR_NONCE`]).
+fn reveal_orders(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Receipt>) -> Result<(Vec<Revealed>, BTreeMap<String, [u8; 32]>)> {
+    let mut revealed = Vec::new();
+    let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
+    for ask in &opening.asks {
+        let role = &ask.role;
+        let mut o = Revealed {
+            role: role.clone(),
+            seq: None,
+            commitment: None,
+            text: None,
+            signature: None,
+            orders: Orders::new(),
+            nmr: None,
+            withheld: false,
+            withheld_until: WithheldUntil::RoundEnd,
+        };
+        let mut nonce = NMR_NONCE;
+        if let Some(r) = receipts.get(role) {
+            let sealed = g.dir.sealed(opening.step).join(format!("{role}-{}.txt", r.seq));
+            let text = store::read_text(&sealed)?;
+            let signature = store::read_text(&sig_path(&sealed))?;
+            let file = orderfile::parse(&text).map_err(|p| parse_problem(&sealed, p))?;
+            nonce = commit::parse_32(&file.header.nonce).unwrap_or(NMR_NONCE);
+            (o.seq, o.commitment, o.text, o.signature, o.orders) = (Some(r.seq), Some(r.commitment.clone()), Some(text), Some(signature), file.orders);
+        }
+        nonces.insert(role.clone(), nonce);
+        revealed.push(o);
+    }
+    Ok((revealed, nonces))
+}
+
+/// The NMR orders (the game's default or the built-in player's, by the seat's misses so far)
+/// of every role in `revealed` that sent none.
+fn fill_nmr_orders(g: &Loaded, step: u64, seed: &[u8; 32], revealed: &mut [Revealed]) -> Result<()> {
+    let misses = if revealed.iter().any(|o| o.seq.is_none()) { misses_before(&g.dir, g.record.index)? } else { BTreeMap::new() };
+    for o in revealed.iter_mut().filter(|o| o.seq.is_none()) {
+        let (orders, kind) = nmr_orders(g.game, &g.gf, &g.state, step, seed, &o.role, misses.get(&o.role).copied().unwrap_or(0))?;
+        o.orders = orders;
+        o.nmr = Some(kind.to_string());
+    }
+    Ok(())
+}
+
+/// Removes copies an interrupted run withheld for this step (they are not this resolution's: it
+/// may publish), then, when the step's orders are withheld (`until`), moves each order's text,
+/// signature and orders out of `revealed` into a host-side file added to `files`.
+fn withhold_orders(files: &mut Vec<(PathBuf, Vec<u8>)>, g: &Loaded, step: u64, until: Option<WithheldUntil>, revealed: &mut [Revealed]) -> Result<()> {
+    for o in revealed.iter() {
+        let stale = g.dir.withheld(step, &o.role);
+        if stale.exists() {
+            std::fs::remove_file(&stale).map_err(|e| store::io(&stale, e))?;
+        }
+    }
+    let Some(until) = until else { return Ok(()) };
+    for o in revealed {
+        let keep = LateReveal { step, role: o.role.clone(), text: o.text.take(), signature: o.signature.take(), orders: std::mem::take(&mut o.orders) };
+        let mut bytes = serde_json::to_string_pretty(&keep).expect("reveal serializes");
+        bytes.push('\n');
+        files.push((g.dir.withheld(step, &o.role), bytes.into_bytes()));
+        o.withheld = true;
+        o.withheld_until = until;
+    }
+    Ok(())
 }
 
 /// The events everyone may see, as the public record holds them: events addressed to some roles
@@ -1303,7 +1317,7 @@ fn time_left(d: chrono::Duration) -> String {
 /// `now` (`pbem form`).
 pub fn form(dir: &Path, role: &str, now: DateTime<Utc>) -> Result<String> {
     let g = load(dir)?;
-    let op = g.record.opening.as_ref().ok_or_else(|| Error::Usage("the game is over; no orders are awaited".into()))?;
+    let op = g.record.opening.as_ref().ok_or_else(|| Error::Refused("the game is over; no orders are awaited".into()))?;
     if g.gf.seat(role).is_none() {
         return Err(Error::Usage(format!("no seat {role:?}")));
     }

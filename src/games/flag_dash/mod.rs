@@ -35,7 +35,7 @@ mod tests;
 use std::collections::BTreeMap;
 
 use crate::dice::Ctx;
-use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Outcome, Pending, Publication, Tally};
+use crate::game::{Ask, Game, GameError, OptionReader, OrderProblem, Orders, Outcome, Pending, Publication, Tally};
 use layout::{Ability, Layout, Team, Teams};
 use orders::Parsed;
 use state::{Card, Character, FlagAt, Mode, Seat, Stage, State, Token};
@@ -69,37 +69,44 @@ fn opt_err(key: &str, message: &str) -> GameError {
     GameError::Option { key: key.into(), message: message.into() }
 }
 
-/// Reads `--option` values (see the module doc).
+/// Reads `--option` values (see the module doc); values are trimmed and lowercased.
 ///
 /// Errors: [`GameError::Option`] for an unknown key or a bad value.
 pub fn read_options(options: &BTreeMap<String, String>) -> Result<Options, GameError> {
+    let mut r = OptionReader::new(options);
+    let lower = |r: &mut OptionReader<'_>, key: &str| r.value(key).map(str::to_ascii_lowercase);
     let mut players = 4;
-    let mut mode = None;
-    let mut tiebreak = Team::White;
-    let mut abilities = false;
-    let mut secret_layout = false;
-    let mut defenders: Teams<Option<String>> = Teams { white: None, red: None };
-    for (k, v) in options {
-        let v = v.trim().to_ascii_lowercase();
-        match k.as_str() {
-            "players" => players = v.parse().ok().filter(|n| (2..=4).contains(n)).ok_or_else(|| opt_err(k, "2, 3 or 4"))?,
-            "mode" => mode = Some(v.clone()),
-            "tiebreak" => tiebreak = Team::parse(&v).ok_or_else(|| opt_err(k, "white or red"))?,
-            "layout" => {
-                secret_layout = match v.as_str() {
-                    "secret" => true,
-                    "open" => false,
-                    _ => return Err(opt_err(k, "secret or open")),
-                }
-            }
-            "abilities" => {
-                abilities = crate::game::bool_option(k, v.as_str())?
-            }
-            "white-defender" => defenders.white = Some(v.clone()),
-            "red-defender" => defenders.red = Some(v.clone()),
-            _ => return Err(opt_err(k, "unknown option; Flag Dash has players, mode, tiebreak, abilities, layout, white-defender, red-defender")),
+    if let Some(v) = lower(&mut r, "players") {
+        match v.parse().ok().filter(|n| (2..=4).contains(n)) {
+            Some(n) => players = n,
+            None => r.refuse("players", "2, 3 or 4"),
         }
     }
+    let mode = lower(&mut r, "mode");
+    let mut tiebreak = Team::White;
+    if let Some(v) = lower(&mut r, "tiebreak") {
+        match Team::parse(&v) {
+            Some(t) => tiebreak = t,
+            None => r.refuse("tiebreak", "white or red"),
+        }
+    }
+    let secret_layout = match lower(&mut r, "layout").as_deref() {
+        None | Some("open") => false,
+        Some("secret") => true,
+        Some(_) => {
+            r.refuse("layout", "secret or open");
+            false
+        }
+    };
+    let abilities = match lower(&mut r, "abilities") {
+        None => false,
+        Some(v) => crate::game::bool_option("abilities", &v).unwrap_or_else(|_| {
+            r.refuse("abilities", "must be true or false");
+            false
+        }),
+    };
+    let defenders = Teams { white: lower(&mut r, "white-defender"), red: lower(&mut r, "red-defender") };
+    r.finish("unknown option; Flag Dash has players, mode, tiebreak, abilities, layout, white-defender, red-defender")?;
     let mode = match (players, mode.as_deref()) {
         (4, None) => Mode::Four,
         (3, None) => Mode::Three,
@@ -222,6 +229,7 @@ pub fn initial_state(layout: Layout, o: &Options) -> Result<State, GameError> {
 
 impl Game for FlagDash {
     type State = State;
+    type Checked = Parsed;
 
     fn rules(&self) -> &'static str {
         "flag-dash"
@@ -289,11 +297,11 @@ impl Game for FlagDash {
         forms::help(s, role)
     }
 
-    fn check_order(&self, s: &State, role: &str, orders: &Orders) -> Result<(), Vec<OrderProblem>> {
-        orders::parse(s, role, orders).map(|_| ())
+    fn check_order(&self, s: &State, role: &str, orders: &Orders) -> Result<Parsed, Vec<OrderProblem>> {
+        orders::parse(s, role, orders)
     }
 
-    fn resolve(&self, state: &State, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<State, GameError> {
+    fn resolve(&self, state: &State, orders: BTreeMap<String, Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
         resolve_with(state, orders, ctx)
     }
 
@@ -331,30 +339,14 @@ impl Game for FlagDash {
 }
 
 /// [`Game::resolve`]: stores the plans (or the tie answer) and runs Phase 2 and 3 until the next
-/// question or the end.
-///
-/// Errors: [`GameError::Orders`] if orders are missing, unasked or fail the check (the core checks
-/// first); [`GameError::Other`] if the game is over.
-pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<State, GameError> {
+/// question or the end. `orders` are the asked seats' orders, checked by the core
+/// ([`crate::game::check_all`]), taken in the seats' names' order (the order of the asks).
+pub fn resolve_with(state: &State, orders: BTreeMap<String, Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
     let mut s = state.clone();
-    let asked: Vec<String> = match FlagDash.pending(&s) {
-        Pending::Orders(a) => a.into_iter().map(|a| a.role).collect(),
-        Pending::Over(_) => return Err(GameError::Other("the game is over; nothing to resolve".into())),
-    };
-    for role in orders.keys() {
-        if !asked.contains(role) {
-            return Err(GameError::Orders { role: role.clone(), field: String::new(), message: "no orders are asked of this role now".into() });
-        }
-    }
     let mut plans = Vec::new();
     let mut setups = Vec::new();
-    for role in &asked {
-        let o = orders.get(role).ok_or_else(|| GameError::Orders { role: role.clone(), field: String::new(), message: "orders missing".into() })?;
-        let p = orders::parse(&s, role, o).map_err(|probs| GameError::Orders {
-            role: role.clone(),
-            field: probs[0].field.clone(),
-            message: probs[0].message.clone(),
-        })?;
+    for (role, p) in orders {
+        let role = &role;
         match p {
             Parsed::Plan(p) => plans.push((role.clone(), p)),
             Parsed::Layout(team, setup) => setups.push((team, setup)),

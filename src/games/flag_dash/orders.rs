@@ -33,7 +33,7 @@ use toml::Value;
 use super::asked::{layout_asked, reset_only, spy_asked, spy_choices, spy_target_asked, tie_asked};
 use super::layout::{Dir, Sq, Team};
 use super::state::{Card, Effect, Mode, MovePlan, Plan, Seat, Stage, State, Token};
-use crate::game::{OrderProblem, Orders};
+use crate::game::{OrderProblem, Orders, Problems};
 
 /// Arguments of one card resolution.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -330,21 +330,21 @@ fn parse_move(
     earlier: &[Card],
     used_cards: &mut Vec<Card>,
     used_tokens: &mut Vec<Token>,
-    probs: &mut Vec<OrderProblem>,
+    probs: &mut Problems,
 ) -> Option<MovePlan> {
     let seat = s.seat(role).expect("checked role");
     let n0 = probs.len();
     for k in t.keys() {
         if !["card", "token", "combo", "copy", "try", "spy_on"].contains(&k.as_str()) {
-            probs.push(OrderProblem::new(format!("{key}.{k}"), "unknown key; a move has card, token, combo, copy and try"));
+            probs.add(format!("{key}.{k}"), "unknown key; a move has card, token, combo, copy and try");
         }
     }
     let head = move_head(seat, key, t, earlier, used_tokens).map_err(|p| probs.push(p)).ok()?;
-    let MovePlan { card, token, combo, copy, .. } = head;
+    let MovePlan { card, token, combo, .. } = head;
     for (field, c) in [("card", Some(card)), ("combo", combo)] {
         let Some(c) = c else { continue };
         if used_cards.contains(&c) {
-            probs.push(OrderProblem::new(format!("{key}.{field}"), format!("{} is already used by your other move this round", c.title())));
+            probs.add(format!("{key}.{field}"), format!("{} is already used by your other move this round", c.title()));
         }
         used_cards.push(c);
     }
@@ -353,7 +353,7 @@ fn parse_move(
     let mp = MovePlan { tries, ..head };
     for (i, x) in mp.tries.iter().enumerate() {
         if let Err(e) = parse_try(s, role, &mp, x) {
-            probs.push(OrderProblem::new(format!("{key}.try"), format!("alternative {} (\"{x}\"): {e}", i + 1)));
+            probs.add(format!("{key}.try"), format!("alternative {} (\"{x}\"): {e}", i + 1));
         }
     }
     (probs.len() == n0).then_some(mp)
@@ -438,26 +438,26 @@ fn move_tries(key: &str, t: &toml::Table) -> Result<Vec<String>, OrderProblem> {
 ///
 /// Errors: one problem per bad field.
 pub fn parse_plan(s: &State, role: &str, o: &Orders) -> Result<Plan, Vec<OrderProblem>> {
-    let mut probs = Vec::new();
+    let mut probs = Problems::new();
     let seat = s.seat(role).expect("checked role");
     for k in o.keys() {
         if !["move1", "move2", "tie_first", "secret_tunnel"].contains(&k.as_str()) {
-            probs.push(OrderProblem::new(k, "unknown key; a plan has move1, move2, tie_first and secret_tunnel"));
+            probs.add(k, "unknown key; a plan has move1, move2, tie_first and secret_tunnel");
         }
     }
     // Flag Dash, Priority Tokens (Reset note): with only the reset token left, only move 1 is planned.
     let reset_only = reset_only(s, role);
     let wanted: &[&str] = if reset_only { &["move1"] } else { &["move1", "move2"] };
     if reset_only && o.contains_key("move2") {
-        probs.push(OrderProblem::new("move2", "the reset token is your only token: plan only move1 (Priority Tokens, Reset)"));
+        probs.add("move2", "the reset token is your only token: plan only move1 (Priority Tokens, Reset)");
     }
     let mut moves: Vec<MovePlan> = Vec::new();
     let mut used_cards: Vec<Card> = Vec::new();
     let mut used_tokens: Vec<Token> = Vec::new();
     for key in wanted {
         match o.get(*key).map(|v| v.as_table()) {
-            None => probs.push(OrderProblem::new(*key, "missing: give { card = ..., token = ..., try = [...] }")),
-            Some(None) => probs.push(OrderProblem::new(*key, "must be a table { card = ..., token = ..., try = [...] }")),
+            None => probs.add(*key, "missing: give { card = ..., token = ..., try = [...] }"),
+            Some(None) => probs.add(*key, "must be a table { card = ..., token = ..., try = [...] }"),
             Some(Some(t)) => {
                 let earlier: Vec<Card> = moves.iter().flat_map(|m| [Some(m.card), m.combo]).flatten().collect();
                 moves.extend(parse_move(s, role, key, t, &earlier, &mut used_cards, &mut used_tokens, &mut probs))
@@ -473,20 +473,20 @@ pub fn parse_plan(s: &State, role: &str, o: &Orders) -> Result<Plan, Vec<OrderPr
             }
         }
         if !left.iter().any(|t| *t != Token::Spy) {
-            probs.push(OrderProblem::new("move1.token", "a spy token needs another token left behind your screen to replace it"));
+            probs.add("move1.token", "a spy token needs another token left behind your screen to replace it");
         }
     }
     let tie_first = match o.get("tie_first") {
         None => None,
         // 2-Player Rules (basic): one seat per team, no teammate to tie with.
         Some(_) if s.mode == Mode::TwoBasic => {
-            probs.push(OrderProblem::new("tie_first", "the 2-player basic game has no teammate: leave tie_first out"));
+            probs.add("tie_first", "the 2-player basic game has no teammate: leave tie_first out");
             None
         }
         Some(v) => match str_of(v).filter(|r| s.team_roles(seat.team).contains(r)) {
             Some(r) => Some(r.to_string()),
             None => {
-                probs.push(OrderProblem::new("tie_first", format!("one of your team's seats: {}", s.team_roles(seat.team).join(", "))));
+                probs.add("tie_first", format!("one of your team's seats: {}", s.team_roles(seat.team).join(", ")));
                 None
             }
         },
@@ -495,11 +495,11 @@ pub fn parse_plan(s: &State, role: &str, o: &Orders) -> Result<Plan, Vec<OrderPr
         None => false,
         Some(Value::Boolean(b)) if s.layout.secret_tunnel.is_some() => *b,
         Some(_) => {
-            probs.push(OrderProblem::new("secret_tunnel", "true or false, and only on a board with a secret tunnel"));
+            probs.add("secret_tunnel", "true or false, and only on a board with a secret tunnel");
             false
         }
     };
-    if probs.is_empty() { Ok(Plan { moves, tie_first, secret_tunnel }) } else { Err(probs) }
+    probs.finish(Plan { moves, tie_first, secret_tunnel })
 }
 
 /// Checks the spy's answer (Character Abilities, Spy): `token` replaces the spy token (by another
@@ -509,10 +509,10 @@ pub fn parse_plan(s: &State, role: &str, o: &Orders) -> Result<Plan, Vec<OrderPr
 ///
 /// Errors: one problem per bad field.
 pub fn parse_spy(s: &State, role: &str, mv: u8, o: &Orders) -> Result<MovePlan, Vec<OrderProblem>> {
-    let mut probs = Vec::new();
+    let mut probs = Problems::new();
     for k in o.keys() {
         if !["card", "token", "combo", "copy", "try"].contains(&k.as_str()) {
-            probs.push(OrderProblem::new(k, "unknown key; answer with token (and card, combo, copy, try to change the card)"));
+            probs.add(k, "unknown key; answer with token (and card, combo, copy, try to change the card)");
         }
     }
     let seat = s.seat(role).expect("checked role");
@@ -541,8 +541,8 @@ pub fn parse_spy(s: &State, role: &str, mv: u8, o: &Orders) -> Result<MovePlan, 
         }
         None => {
             let names = spy_choices(s, role).join(", ");
-            probs.push(OrderProblem::new("token", format!("the token that replaces the spy token, one of: {names} (not a spy token: each is used only once)")));
-            return Err(probs);
+            probs.add("token", format!("the token that replaces the spy token, one of: {names} (not a spy token: each is used only once)"));
+            return Err(probs.into_vec());
         }
     }
     // Cards of the other move (already played or face down) stay unavailable.
@@ -561,7 +561,7 @@ pub fn parse_spy(s: &State, role: &str, mv: u8, o: &Orders) -> Result<MovePlan, 
     }
     match mp {
         Some(m) if probs.is_empty() => Ok(m),
-        _ => Err(probs),
+        _ => Err(probs.into_vec()),
     }
 }
 
@@ -571,18 +571,18 @@ pub fn parse_spy(s: &State, role: &str, mv: u8, o: &Orders) -> Result<MovePlan, 
 ///
 /// Errors: one problem per bad field.
 pub fn parse_spy_target(s: &State, role: &str, o: &Orders) -> Result<String, Vec<OrderProblem>> {
-    let mut probs = Vec::new();
+    let mut probs = Problems::new();
     for k in o.keys().filter(|k| *k != "spy_on") {
-        probs.push(OrderProblem::new(k, "unknown key; answer with spy_on = \"SEAT\" (your token and card come next, once you have seen the card)"));
+        probs.add(k, "unknown key; answer with spy_on = \"SEAT\" (your token and card come next, once you have seen the card)");
     }
     let team = s.seat(role).expect("checked role").team;
     let opponents = s.team_roles(team.other());
     match o.get("spy_on").and_then(str_of).filter(|r| opponents.contains(r)) {
         Some(r) if probs.is_empty() => Ok(r.to_string()),
-        Some(_) => Err(probs),
+        Some(_) => Err(probs.into_vec()),
         None => {
-            probs.push(OrderProblem::new("spy_on", format!("the opponent who reveals its card: {}", opponents.join(" or "))));
-            Err(probs)
+            probs.add("spy_on", format!("the opponent who reveals its card: {}", opponents.join(" or ")));
+            Err(probs.into_vec())
         }
     }
 }
@@ -651,18 +651,18 @@ pub fn layout_orders(s: &State, team: Team) -> Orders {
 ///
 /// Errors: one problem per bad field.
 pub fn parse_layout(s: &State, team: Team, o: &Orders) -> Result<TeamSetup, Vec<OrderProblem>> {
-    let mut probs = Vec::new();
+    let mut probs = Problems::new();
     let (a, b) = half_rows(s, team);
     for k in o.keys() {
         if !["flag", "characters", "tunnels"].contains(&k.as_str()) {
-            probs.push(OrderProblem::new(k, "unknown key; a setup has flag, characters and tunnels"));
+            probs.add(k, "unknown key; a setup has flag, characters and tunnels");
         }
     }
-    let space = |field: &str, v: Option<&Value>, probs: &mut Vec<OrderProblem>| -> Option<Sq> {
+    let space = |field: &str, v: Option<&Value>, probs: &mut Problems| -> Option<Sq> {
         match v.and_then(|v| v.as_str()).map(|x| x.parse::<Sq>()) {
             Some(Ok(q)) if in_half(s, team, q) => Some(q),
             _ => {
-                probs.push(OrderProblem::new(field, format!("a space in play in your half (rows {a} to {b})")));
+                probs.add(field, format!("a space in play in your half (rows {a} to {b})"));
                 None
             }
         }
@@ -679,15 +679,15 @@ pub fn parse_layout(s: &State, team: Team, o: &Orders) -> Result<TeamSetup, Vec<
                             chars.push((i, q));
                         }
                     }
-                    None => probs.push(OrderProblem::new(format!("characters.{k}"), "not one of your team's characters")),
+                    None => probs.add(format!("characters.{k}"), "not one of your team's characters"),
                 }
             }
             if t.len() != ours.len() {
                 let names: Vec<&str> = ours.iter().map(|&i| s.chars[i].name.as_str()).collect();
-                probs.push(OrderProblem::new("characters", format!("give all of {}", names.join(", "))));
+                probs.add("characters", format!("give all of {}", names.join(", ")));
             }
         }
-        None => probs.push(OrderProblem::new("characters", "a table { NAME = SPACE, ... }")),
+        None => probs.add("characters", "a table { NAME = SPACE, ... }"),
     }
     chars.sort();
     let mut spaces: Vec<Sq> = chars.iter().map(|c| c.1).chain(flag).collect();
@@ -695,7 +695,7 @@ pub fn parse_layout(s: &State, team: Team, o: &Orders) -> Result<TeamSetup, Vec<
     spaces.sort();
     spaces.dedup();
     if spaces.len() != n {
-        probs.push(OrderProblem::new("characters", "two pieces on one space"));
+        probs.add("characters", "two pieces on one space");
     }
     let max = tunnels_in_half(s, team);
     let mut tunnels = Vec::new();
@@ -704,17 +704,17 @@ pub fn parse_layout(s: &State, team: Team, o: &Orders) -> Result<TeamSetup, Vec<
             for (i, v) in a.iter().enumerate() {
                 if let Some(q) = space(&format!("tunnels[{i}]"), Some(v), &mut probs) {
                     if tunnels.contains(&q) {
-                        probs.push(OrderProblem::new(format!("tunnels[{i}]"), "given twice"));
+                        probs.add(format!("tunnels[{i}]"), "given twice");
                     }
                     tunnels.push(q);
                 }
             }
         }
-        _ => probs.push(OrderProblem::new("tunnels", format!("a list of at most {max} spaces"))),
+        _ => probs.add("tunnels", format!("a list of at most {max} spaces")),
     }
     match flag {
         Some(flag) if probs.is_empty() => Ok(TeamSetup { flag, chars, tunnels }),
-        _ => Err(probs),
+        _ => Err(probs.into_vec()),
     }
 }
 
@@ -744,18 +744,18 @@ pub fn parse(s: &State, role: &str, o: &Orders) -> Result<Parsed, Vec<OrderProbl
                 return Err(vec![OrderProblem::new("", "nothing is asked of this seat now")]);
             }
             let roles = s.team_roles(seat.team);
-            let mut probs = Vec::new();
+            let mut probs = Problems::new();
             for k in o.keys() {
                 if k != "first" {
-                    probs.push(OrderProblem::new(k, "unknown key; answer with first = \"SEAT\""));
+                    probs.add(k, "unknown key; answer with first = \"SEAT\"");
                 }
             }
             match o.get("first").and_then(str_of).filter(|r| roles.contains(r)) {
                 Some(r) if probs.is_empty() => Ok(Parsed::TieFirst(r.to_string())),
-                Some(_) => Err(probs),
+                Some(_) => Err(probs.into_vec()),
                 None => {
-                    probs.push(OrderProblem::new("first", format!("the seat that moves first: {}", roles.join(" or "))));
-                    Err(probs)
+                    probs.add("first", format!("the seat that moves first: {}", roles.join(" or ")));
+                    Err(probs.into_vec())
                 }
             }
         }

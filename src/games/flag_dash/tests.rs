@@ -6,7 +6,12 @@ use super::layout::{Sq, Team};
 use super::orders::parse_try;
 use super::state::{Card, FlagAt, Mode, MovePlan, Plan, Stage, State, Token};
 use super::*;
-use crate::game::Game;
+use crate::game::{Game, OrderProblem, resolve_orders};
+
+/// [`Game::check_order`] without the checked orders: whether `o` passes.
+fn check_order(s: &State, role: &str, o: &Orders) -> Result<(), Vec<OrderProblem>> {
+    FlagDash.check_order(s, role, o).map(|_| ())
+}
 
 fn opts(kv: &[(&str, &str)]) -> BTreeMap<String, String> {
     kv.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
@@ -68,14 +73,14 @@ fn idle(t1: u8, t2: u8) -> String {
 fn resolve(s: &State, o: &[(&str, String)]) -> State {
     let map: BTreeMap<String, Orders> = o.iter().map(|(r, t)| (r.to_string(), orders(t))).collect();
     for (r, x) in &map {
-        assert_eq!(FlagDash.check_order(s, r, x), Ok(()), "{r}: {x:?}");
+        assert_eq!(check_order(s, r, x), Ok(()), "{r}: {x:?}");
     }
-    let mut s = FlagDash.resolve(s, &map, &mut Ctx::new([0; 32])).unwrap();
+    let mut s = resolve_orders(&FlagDash, s, &map, &mut Ctx::new([0; 32])).unwrap();
     // Same-team ties of the idle plans: answered with the default (the team's first seat first).
     while let Stage::Move { .. } = s.stage {
         let Pending::Orders(asks) = FlagDash.pending(&s) else { break };
         let map: BTreeMap<String, Orders> = asks.iter().map(|a| (a.role.clone(), FlagDash.default_order(&s, &a.role))).collect();
-        s = FlagDash.resolve(&s, &map, &mut Ctx::new([0; 32])).unwrap();
+        s = resolve_orders(&FlagDash, &s, &map, &mut Ctx::new([0; 32])).unwrap();
     }
     s
 }
@@ -304,16 +309,16 @@ fn copy_in_move_1_of_a_later_card_is_refused() {
     let s = cleared(&[]);
     let plan = "move1 = { card = \"copy\", token = 1, copy = \"forward\", try = [\"runner\"] }\n\
                 move2 = { card = \"forward\", token = 2, try = [\"runner\"] }";
-    let e = FlagDash.check_order(&s, "white-1", &orders(plan)).unwrap_err();
+    let e = check_order(&s, "white-1", &orders(plan)).unwrap_err();
     assert_eq!(e[0].field, "move1.copy", "{e:?}");
     assert!(e[0].message.contains("already played this round"), "{e:?}");
     // Copy in move 2 of move 1's card, and Copy as the combo card of its own move, are fine.
     let ok = "move1 = { card = \"forward\", token = 2, try = [\"runner\"] }\n\
               move2 = { card = \"copy\", token = 1, copy = \"forward\", try = [\"runner\"] }";
-    assert_eq!(FlagDash.check_order(&s, "white-1", &orders(ok)), Ok(()));
+    assert_eq!(check_order(&s, "white-1", &orders(ok)), Ok(()));
     let combo = "move1 = { card = \"forward\", token = 3, combo = \"copy\", copy = \"forward\", try = [\"runner\"] }\n\
                  move2 = { card = \"flag\", token = 1, try = [\"runner\"] }";
-    assert_eq!(FlagDash.check_order(&s, "white-1", &orders(combo)), Ok(()));
+    assert_eq!(check_order(&s, "white-1", &orders(combo)), Ok(()));
 }
 
 // ---- tokens ----
@@ -343,10 +348,10 @@ fn reset_only_plans_one_move() {
     let mut s = cleared(&[]);
     s.seats[0].tokens = vec![Token::N(7)];
     let two = orders(&idle(7, 7));
-    assert_eq!(FlagDash.check_order(&s, "white-1", &two).unwrap_err()[0].field, "move2");
+    assert_eq!(check_order(&s, "white-1", &two).unwrap_err()[0].field, "move2");
     let one = orders("move1 = { card = \"flag\", token = 7, try = [\"runner\"] }");
-    assert_eq!(FlagDash.check_order(&s, "white-1", &one), Ok(()));
-    assert_eq!(FlagDash.check_order(&s, "white-1", &FlagDash.default_order(&s, "white-1")), Ok(()));
+    assert_eq!(check_order(&s, "white-1", &one), Ok(()));
+    assert_eq!(check_order(&s, "white-1", &FlagDash.default_order(&s, "white-1")), Ok(()));
     let s1 = resolve(&s, &[("white-1", "move1 = { card = \"flag\", token = 7, try = [\"runner\"] }".into()), ("white-2", idle(2, 4)), ("red-1", idle(2, 4)), ("red-2", idle(2, 4))]);
     assert!(has(&s1.log, "white-1 none (reset token only)"));
 }
@@ -357,7 +362,7 @@ fn plans_are_checked() {
     let mut s = cleared(&[]);
     s.seats[0].tokens.retain(|t| *t != Token::N(1));
     s.seats[0].discarded.push(Token::N(1));
-    let bad = |o: &str| FlagDash.check_order(&s, "white-1", &orders(o)).unwrap_err()[0].field.clone();
+    let bad = |o: &str| check_order(&s, "white-1", &orders(o)).unwrap_err()[0].field.clone();
     assert_eq!(bad(&idle(1, 2)), "move1.token");
     assert_eq!(bad(&idle(2, 2)), "move2.token");
     assert_eq!(bad("move1 = { card = \"flag\", token = 2, try = [\"runner\"] }\nmove2 = { card = \"flag\", token = 4, try = [\"runner\"] }"), "move2.card");
@@ -374,14 +379,14 @@ fn a_used_combo_card_names_the_combo_field() {
     let s = cleared(&[]);
     let o = "move1 = { card = \"forward\", token = 1, try = [\"runner\"] }\n\
              move2 = { card = \"right\", token = 3, combo = \"forward\", try = [\"runner\"] }";
-    let probs = FlagDash.check_order(&s, "white-1", &orders(o)).unwrap_err();
+    let probs = check_order(&s, "white-1", &orders(o)).unwrap_err();
     assert_eq!(probs.len(), 1, "{probs:?}");
     assert_eq!(probs[0].field, "move2.combo");
     assert!(probs[0].message.contains("Run forward is already used"), "{}", probs[0].message);
     // Too many `card` steps: said in words, not "time(s)".
     let o = "move1 = { card = \"forward\", token = 1, try = [\"runner: card, card\"] }\n\
              move2 = { card = \"push\", token = 2, try = [\"runner\"] }";
-    let probs = FlagDash.check_order(&s, "white-1", &orders(o)).unwrap_err();
+    let probs = check_order(&s, "white-1", &orders(o)).unwrap_err();
     assert!(probs[0].message.ends_with("2 `card` steps but the token resolves the card once"), "{}", probs[0].message);
 }
 
@@ -434,12 +439,12 @@ fn move_order_ties_and_the_tiebreak_marker() {
             .collect()
     };
     let stated = format!("{}tie_first = \"white-2\"", idle(1, 4));
-    let s1 = FlagDash.resolve(&s, &map(&stated), &mut Ctx::new([0; 32])).unwrap();
+    let s1 = resolve_orders(&FlagDash, &s, &map(&stated), &mut Ctx::new([0; 32])).unwrap();
     assert!(has(&s1.log, "Move 1 order: red-1, white-2, white-1, red-2"), "{:#?}", s1.log);
     assert!(has(&s1.log, "Move 2 order: white-1, red-2, white-2, red-1"));
     assert_eq!(s1.tiebreak, Team::Red, "red-1 moved last");
     // No stated order: white-1 is asked.
-    let s2 = FlagDash.resolve(&s, &map(&idle(1, 4)), &mut Ctx::new([0; 32])).unwrap();
+    let s2 = resolve_orders(&FlagDash, &s, &map(&idle(1, 4)), &mut Ctx::new([0; 32])).unwrap();
     match FlagDash.pending(&s2) {
         Pending::Orders(a) => assert_eq!((a[0].role.as_str(), a[0].kind.as_str(), a.len()), ("white-1", "tie-order", 1)),
         p => panic!("{p:?}"),
@@ -450,8 +455,8 @@ fn move_order_ties_and_the_tiebreak_marker() {
     assert_eq!(seats[2]["role"], "red-1");
     assert_eq!(seats[2]["tokens"], "#2 #3 #4 #5 #6 #7", "move 1 used #1; #5 on move 2 stays hidden among them");
     let ans: BTreeMap<String, Orders> = [("white-1".to_string(), orders("first = \"white-2\""))].into();
-    assert!(FlagDash.check_order(&s2, "white-2", &ans["white-1"]).is_err());
-    let s3 = FlagDash.resolve(&s2, &ans, &mut Ctx::new([0; 32])).unwrap();
+    assert!(check_order(&s2, "white-2", &ans["white-1"]).is_err());
+    let s3 = resolve_orders(&FlagDash, &s2, &ans, &mut Ctx::new([0; 32])).unwrap();
     assert!(has(&s3.log, "Move 1 order: red-1, white-2, white-1, red-2"), "{:#?}", s3.log);
     assert_eq!(s3.stage, Stage::Plan);
 }
@@ -516,7 +521,7 @@ fn two_player_basic_game() {
     one_move(&mut s, "white", mp(Card::Flag, 1, None, None, &["Green: card pass Orange"]));
     assert_eq!(s.chars[ch(&s, "Orange")].holds, ["Blue"]);
     assert!(s.chars[ch(&s, "Green")].holds.is_empty());
-    let e = FlagDash.check_order(&s, "white", &orders(&idle(2, 3))).unwrap_err();
+    let e = check_order(&s, "white", &orders(&idle(2, 3))).unwrap_err();
     assert!(e[0].message.contains("2-player basic") || e.iter().any(|p| p.field == "move1.try"), "{e:?}");
 }
 
@@ -532,9 +537,9 @@ fn two_player_basic_form_fits_the_mode() {
     let plan = format!(
         "move1 = {{ card = \"forward\", token = 2, try = [\"{example}\"] }}\nmove2 = {{ card = \"flag\", token = 4, try = [\"{example}\"] }}"
     );
-    assert_eq!(FlagDash.check_order(&s, "white", &orders(&plan)), Ok(()), "{example}");
+    assert_eq!(check_order(&s, "white", &orders(&plan)), Ok(()), "{example}");
     assert!(!help.iter().any(|l| l.contains("tie_first")));
-    let e = FlagDash.check_order(&s, "white", &orders(&format!("{}tie_first = \"white\"", idle(2, 4).replace("runner", "Green")))).unwrap_err();
+    let e = check_order(&s, "white", &orders(&format!("{}tie_first = \"white\"", idle(2, 4).replace("runner", "Green")))).unwrap_err();
     assert_eq!(e[0].field, "tie_first", "{e:?}");
     assert!(!forms::prompt(&s, "white").contains("teammate"));
     let four = new_game(&[]);
@@ -583,10 +588,10 @@ fn bots_play_whole_games_in_every_mode() {
             let mut o = BTreeMap::new();
             for a in asks {
                 let x = FlagDash.bot_order(&s, &a.role, &mut players);
-                assert_eq!(FlagDash.check_order(&s, &a.role, &x), Ok(()), "{x:?}");
+                assert_eq!(check_order(&s, &a.role, &x), Ok(()), "{x:?}");
                 o.insert(a.role, x);
             }
-            s = FlagDash.resolve(&s, &o, &mut Ctx::new([0; 32])).unwrap();
+            s = resolve_orders(&FlagDash, &s, &o, &mut Ctx::new([0; 32])).unwrap();
             for r in FlagDash.roles(&s) {
                 assert!(FlagDash.view(&s, &r).is_object());
             }
@@ -651,7 +656,7 @@ fn ability_jump() {
     assert!(has(&log, "not free"), "{log:#?}");
     let log = one_move(&mut s, "white-1", mp(Card::Jump, 1, None, None, &["defender: card n"]));
     assert!(has(&log, "abilities are the runners' only"), "{log:#?}");
-    assert!(FlagDash.check_order(&cleared(&[]), "white-1", &orders(&idle(1, 2).replace("\"flag\"", "\"jump\""))).is_err());
+    assert!(check_order(&cleared(&[]), "white-1", &orders(&idle(1, 2).replace("\"flag\"", "\"jump\""))).is_err());
 }
 
 /// Trap: placed up to two spaces away, not on a character or flag; a character moving onto it is
@@ -834,7 +839,7 @@ fn ability_spy_is_a_step_of_the_spy_seat() {
     .into_iter()
     .map(|(r, t)| (r.to_string(), orders(&t)))
     .collect();
-    let s0 = FlagDash.resolve(&s, &map, &mut Ctx::new([0; 32])).unwrap();
+    let s0 = resolve_orders(&FlagDash, &s, &map, &mut Ctx::new([0; 32])).unwrap();
     match FlagDash.pending(&s0) {
         Pending::Orders(a) => assert_eq!((a.len(), a[0].role.as_str(), a[0].kind.as_str()), (1, "white-2", "spy")),
         p => panic!("{p:?}"),
@@ -844,10 +849,10 @@ fn ability_spy_is_a_step_of_the_spy_seat() {
     assert!(has(&s0.log, "Move 1: tokens revealed") && !has(&s0.log, "reveals its card"), "{:#?}", s0.log);
     assert!(engine::spy_target_asked(&s0, "white-2"));
     assert_eq!(FlagDash.default_order(&s0, "white-2"), orders("spy_on = \"red-1\""));
-    assert_eq!(FlagDash.check_order(&s0, "white-2", &orders("spy_on = \"white-1\"")).unwrap_err()[0].field, "spy_on");
-    assert_eq!(FlagDash.check_order(&s0, "white-2", &orders("token = 5")).unwrap_err()[0].field, "token");
+    assert_eq!(check_order(&s0, "white-2", &orders("spy_on = \"white-1\"")).unwrap_err()[0].field, "spy_on");
+    assert_eq!(check_order(&s0, "white-2", &orders("token = 5")).unwrap_err()[0].field, "token");
     let mut ctx = Ctx::new([0; 32]);
-    let s1 = FlagDash.resolve(&s0, &[("white-2".to_string(), orders("spy_on = \"red-1\""))].into(), &mut ctx).unwrap();
+    let s1 = resolve_orders(&FlagDash, &s0, &[("white-2".to_string(), orders("spy_on = \"red-1\""))].into(), &mut ctx).unwrap();
     match FlagDash.pending(&s1) {
         Pending::Orders(a) => assert_eq!((a.len(), a[0].role.as_str(), a[0].kind.as_str()), (1, "white-2", "spy")),
         p => panic!("{p:?}"),
@@ -857,11 +862,11 @@ fn ability_spy_is_a_step_of_the_spy_seat() {
     assert!(FlagDash.view(&s1, "red-2")["spied"][0].as_str().unwrap().contains("Push"));
     assert!(FlagDash.view(&s1, "white-2")["question"].is_string());
     assert!(FlagDash.view(&s1, "white-1")["question"].is_null());
-    assert!(FlagDash.check_order(&s1, "white-2", &orders("token = 2")).is_err(), "2 is planned for move 2");
-    assert!(FlagDash.check_order(&s1, "white-2", &orders("token = \"spy\"")).is_err());
-    assert_eq!(FlagDash.check_order(&s1, "white-2", &FlagDash.default_order(&s1, "white-2")), Ok(()));
+    assert!(check_order(&s1, "white-2", &orders("token = 2")).is_err(), "2 is planned for move 2");
+    assert!(check_order(&s1, "white-2", &orders("token = \"spy\"")).is_err());
+    assert_eq!(check_order(&s1, "white-2", &FlagDash.default_order(&s1, "white-2")), Ok(()));
     let ans: BTreeMap<String, Orders> = [("white-2".to_string(), orders("token = 5\ncard = \"back\""))].into();
-    let s2 = FlagDash.resolve(&s1, &ans, &mut Ctx::new([0; 32])).unwrap();
+    let s2 = resolve_orders(&FlagDash, &s1, &ans, &mut Ctx::new([0; 32])).unwrap();
     assert!(has(&s2.log, "white-2 discards the spy token for good, replaces it with #5 and changes its card"), "{:#?}", s2.log);
     assert!(has(&s2.log, "white-2 reveals Run back with #5"));
     assert_eq!(s2.seats[1].tokens.iter().filter(|t| **t == Token::Spy).count(), 1);
@@ -884,35 +889,35 @@ fn ability_spy_default_answer_is_legal_and_card_is_optional() {
             .into_iter()
             .map(|(r, t)| (r.to_string(), orders(&t)))
             .collect();
-    let s1 = spy_target(&FlagDash.resolve(&s, &map, &mut Ctx::new([0; 32])).unwrap());
+    let s1 = spy_target(&resolve_orders(&FlagDash, &s, &map, &mut Ctx::new([0; 32])).unwrap());
     assert_eq!(engine::spy_asked(&s1).as_deref(), Some("white-2"));
     // Tokens left: 3, 4, 6, 7 and a spy token. The default keeps the card and takes #4 (no combo
     // card needed); it is legal.
     let d = FlagDash.default_order(&s1, "white-2");
     assert_eq!(d, orders("token = 4"));
-    assert_eq!(FlagDash.check_order(&s1, "white-2", &d), Ok(()));
-    let s2 = FlagDash.resolve(&s1, &[("white-2".to_string(), d)].into(), &mut Ctx::new([0; 32])).unwrap();
+    assert_eq!(check_order(&s1, "white-2", &d), Ok(()));
+    let s2 = resolve_orders(&FlagDash, &s1, &[("white-2".to_string(), d)].into(), &mut Ctx::new([0; 32])).unwrap();
     assert!(has(&s2.log, "white-2 discards the spy token for good, replaces it with #4."), "{:#?}", s2.log);
     // The form's help and the error list the same tokens (no spy token).
     let help = FlagDash.form_help(&s1, "white-2").join("\n");
     assert!(help.contains("token = one of: 3, 4, 6, 7 "), "{help}");
-    let err = FlagDash.check_order(&s1, "white-2", &orders("token = \"spy\"")).unwrap_err();
+    let err = check_order(&s1, "white-2", &orders("token = \"spy\"")).unwrap_err();
     assert_eq!(err[0].field, "token");
     assert!(err[0].message.contains("one of: 3, 4, 6, 7 ") && !err[0].message.contains("spy, "), "{}", err[0].message);
     // `card` is optional: a combo token with combo and try keeps the planned card.
     let o = orders("token = 3\ncombo = \"left\"\ntry = [\"runner\"]");
-    assert_eq!(FlagDash.check_order(&s1, "white-2", &o), Ok(()));
-    let s3 = FlagDash.resolve(&s1, &[("white-2".to_string(), o)].into(), &mut Ctx::new([0; 32])).unwrap();
+    assert_eq!(check_order(&s1, "white-2", &o), Ok(()));
+    let s3 = resolve_orders(&FlagDash, &s1, &[("white-2".to_string(), o)].into(), &mut Ctx::new([0; 32])).unwrap();
     let m = &s3.plans["white-2"].moves[0];
     assert_eq!((m.card, m.token, m.combo), (Card::Forward, Token::N(3), Some(Card::Left)));
     // A combo token without a combo card is refused on the combo field.
-    assert_eq!(FlagDash.check_order(&s1, "white-2", &orders("token = 3")).unwrap_err()[0].field, "combo");
+    assert_eq!(check_order(&s1, "white-2", &orders("token = 3")).unwrap_err()[0].field, "combo");
     // With only combo tokens left, the default adds a free combo card (not the other move's Flag).
     let mut s4 = s1.clone();
     s4.seats[1].tokens = vec![Token::N(3), Token::N(6), Token::Spy];
     let d = FlagDash.default_order(&s4, "white-2");
     assert_eq!(d, orders("token = 3\ncombo = \"back\""));
-    assert_eq!(FlagDash.check_order(&s4, "white-2", &d), Ok(()));
+    assert_eq!(check_order(&s4, "white-2", &d), Ok(()));
 }
 
 /// Answers the spy's question of the opponent with the default (the other team's first seat).
@@ -920,8 +925,8 @@ fn spy_target(s: &State) -> State {
     let role = engine::spy_asked(s).unwrap();
     assert!(engine::spy_target_asked(s, &role));
     let o = FlagDash.default_order(s, &role);
-    assert_eq!(FlagDash.check_order(s, &role, &o), Ok(()));
-    FlagDash.resolve(s, &[(role, o)].into(), &mut Ctx::new([0; 32])).unwrap()
+    assert_eq!(check_order(s, &role, &o), Ok(()));
+    resolve_orders(&FlagDash, s, &[(role, o)].into(), &mut Ctx::new([0; 32])).unwrap()
 }
 
 /// Everything an order form for `role` carries into the signed text, which is published with the
@@ -955,8 +960,8 @@ fn the_spy_form_holds_no_plan_still_face_down() {
         .map(|(r, t)| (r.to_string(), orders(&t)))
         .collect()
     };
-    let a = FlagDash.resolve(&s, &others("move2 = { card = \"left\", token = 2, try = [\"runner\"] }"), &mut Ctx::new([0; 32])).unwrap();
-    let b = FlagDash.resolve(&s, &others("move2 = { card = \"back\", token = 5, try = [\"defender\", \"runner\"] }"), &mut Ctx::new([0; 32])).unwrap();
+    let a = resolve_orders(&FlagDash, &s, &others("move2 = { card = \"left\", token = 2, try = [\"runner\"] }"), &mut Ctx::new([0; 32])).unwrap();
+    let b = resolve_orders(&FlagDash, &s, &others("move2 = { card = \"back\", token = 5, try = [\"defender\", \"runner\"] }"), &mut Ctx::new([0; 32])).unwrap();
     assert_eq!(form_text(&a, "white-2"), form_text(&b, "white-2"), "the spy's question of the opponent");
     let (a, b) = (spy_target(&a), spy_target(&b));
     assert_eq!(engine::spy_asked(&a).as_deref(), Some("white-2"));
@@ -983,7 +988,7 @@ fn a_spy_pause_is_reported_as_the_spy_question() {
             .into_iter()
             .map(|(r, t)| (r.to_string(), orders(&t)))
             .collect();
-    let s1 = FlagDash.resolve(&s, &map, &mut Ctx::new([0; 32])).unwrap();
+    let s1 = resolve_orders(&FlagDash, &s, &map, &mut Ctx::new([0; 32])).unwrap();
     let text = section(&s1, "white-2");
     assert!(text.contains("Phase 2, move 1 (the spy's question)"), "{text}");
     let s1 = spy_target(&s1);
@@ -992,8 +997,9 @@ fn a_spy_pause_is_reported_as_the_spy_question() {
     assert!(text.contains("THE ROUND SO FAR (it stopped for the spy's question)"), "{text}");
     assert!(!text.contains("a tie"), "{text}");
     // A round stopped for a same-team tie (white-1 and white-2 both #1, no tie_first) says tie.
-    let s2 = FlagDash
-        .resolve(&new_game(&[]), &[("white-1", idle(1, 2)), ("white-2", idle(1, 4)), ("red-1", idle(1, 2)), ("red-2", idle(4, 2))]
+    let s2 = resolve_orders(
+        &FlagDash,
+        &new_game(&[]), &[("white-1", idle(1, 2)), ("white-2", idle(1, 4)), ("red-1", idle(1, 2)), ("red-2", idle(4, 2))]
             .into_iter()
             .map(|(r, t)| (r.to_string(), orders(&t)))
             .collect(), &mut Ctx::new([0; 32]))
@@ -1018,7 +1024,7 @@ fn example_f_secret_tunnel_and_walls_from_behind() {
     put(&mut s, "Purple", "f7");
     let red1 = "move1 = { card = \"forward\", token = 1, try = [\"runner\"] }\n\
                 move2 = { card = \"push\", token = 2, try = [\"runner\"] }\nsecret_tunnel = true";
-    assert!(FlagDash.check_order(&new_game(&[]), "red-1", &orders(red1)).is_err(), "no secret tunnel on the basic board");
+    assert!(check_order(&new_game(&[]), "red-1", &orders(red1)).is_err(), "no secret tunnel on the basic board");
     let s1 = resolve(&s, &[("white-1", idle(1, 2)), ("white-2", idle(1, 2)), ("red-1", red1.into()), ("red-2", idle(3, 4).replace("token = 3", "token = 5"))]);
     assert_eq!(s1.chars[ch(&s1, "Purple")].at, sq("j2"), "{:#?}", s1.log);
     assert!(has(&s1.log, "Purple takes the secret tunnel f6 -> j2"));
@@ -1081,17 +1087,17 @@ fn secret_layout_is_a_sealed_step_of_both_teams() {
         }
         p => panic!("{p:?}"),
     }
-    assert_eq!(FlagDash.check_order(&s, "white-1", &FlagDash.default_order(&s, "white-1")), Ok(()));
-    assert!(FlagDash.check_order(&s, "white-2", &FlagDash.default_order(&s, "white-1")).is_err(), "only the first seat");
-    let bad = |o: &str| FlagDash.check_order(&s, "white-1", &orders(o)).unwrap_err()[0].field.clone();
+    assert_eq!(check_order(&s, "white-1", &FlagDash.default_order(&s, "white-1")), Ok(()));
+    assert!(check_order(&s, "white-2", &FlagDash.default_order(&s, "white-1")).is_err(), "only the first seat");
+    let bad = |o: &str| check_order(&s, "white-1", &orders(o)).unwrap_err()[0].field.clone();
     let ok = "flag = \"b1\"\ncharacters = { Green = \"a5\", Orange = \"i5\", Black = \"b2\" }\ntunnels = [\"b1\", \"h4\"]";
-    assert_eq!(FlagDash.check_order(&s, "white-1", &orders(ok)), Ok(()));
+    assert_eq!(check_order(&s, "white-1", &orders(ok)), Ok(()));
     assert_eq!(bad(&ok.replace("a5", "a6")), "characters.Green", "row 6 is Red's half");
     assert_eq!(bad(&ok.replace("Orange = \"i5\", ", "")), "characters");
     assert_eq!(bad(&ok.replace("b2", "a5")), "characters");
     assert_eq!(bad(&ok.replace("\"h4\"]", "\"h4\", \"h3\"]")), "tunnels");
     let map: BTreeMap<String, Orders> = [("white-1".to_string(), orders(ok)), ("red-1".to_string(), FlagDash.default_order(&s, "red-1"))].into();
-    let s1 = FlagDash.resolve(&s, &map, &mut Ctx::new([0; 32])).unwrap();
+    let s1 = resolve_orders(&FlagDash, &s, &map, &mut Ctx::new([0; 32])).unwrap();
     assert_eq!(s1.stage, Stage::Plan);
     assert_eq!(s1.flags.white, FlagAt::Space(sq("b1")));
     assert_eq!(s1.chars[ch(&s1, "Orange")].at, sq("i5"));
@@ -1122,7 +1128,7 @@ fn view_texts_are_short_on_the_alternate_board() {
     let mut players = Ctx::new([3; 32]);
     while let Pending::Orders(asks) = FlagDash.pending(&s) {
         let o: BTreeMap<String, Orders> = asks.iter().map(|a| (a.role.clone(), FlagDash.bot_order(&s, &a.role, &mut players))).collect();
-        s = FlagDash.resolve(&s, &o, &mut Ctx::new([1; 32])).unwrap();
+        s = resolve_orders(&FlagDash, &s, &o, &mut Ctx::new([1; 32])).unwrap();
         for r in FlagDash.roles(&s) {
             walk(&FlagDash.view(&s, &r));
         }

@@ -8,30 +8,18 @@ use crate::dice::Ctx;
 use crate::text::{count, plural, wrap};
 use crate::game::Outcome;
 
-/// Where the engine's dice and messages go: the step's [`Ctx`] in play, scripted dice in tests.
-pub trait Table {
-    /// Rolls a d6 for the stated purpose (logged).
-    fn d6(&mut self, why: &str) -> u32;
-    /// A public event.
-    fn say(&mut self, text: String);
-    /// An event only `side` sees.
-    fn tell(&mut self, side: Side, text: String);
-}
-
 /// Columns of an event's text: the report puts it after "  - " and indents its continuation lines
 /// under the text, so every line stays within 92 columns like the rest of the report.
 pub const EVENT_WIDTH: usize = 88;
 
-impl Table for Ctx {
-    fn d6(&mut self, why: &str) -> u32 {
-        Ctx::d6(self, why)
-    }
-    fn say(&mut self, text: String) {
-        Ctx::say(self, wrap(&text, EVENT_WIDTH))
-    }
-    fn tell(&mut self, side: Side, text: String) {
-        Ctx::tell(self, &[side.role()], wrap(&text, EVENT_WIDTH))
-    }
+/// A public event, wrapped to [`EVENT_WIDTH`].
+pub fn say(ctx: &mut Ctx, text: String) {
+    ctx.say(wrap(&text, EVENT_WIDTH))
+}
+
+/// An event only `side` sees, wrapped to [`EVENT_WIDTH`].
+pub fn tell(ctx: &mut Ctx, side: Side, text: String) {
+    ctx.tell(&[side.role()], wrap(&text, EVENT_WIDTH))
 }
 
 /// A direct answer to the pending question, from this step's order file.
@@ -104,14 +92,14 @@ enum Flow {
 
 /// Runs the turn sequence from the current stage, using `direct` for the pending question only,
 /// until a question is left in `s.question` or the game is over.
-pub fn run(s: &mut State, t: &mut dyn Table, mut direct: Option<Direct>) {
+pub fn run(s: &mut State, ctx: &mut Ctx, mut direct: Option<Direct>) {
     s.question = None;
     loop {
         let flow = match s.stage.clone() {
             Stage::Over => return,
-            Stage::Command => command_phase(s, t),
-            Stage::Movement { side, second } => movement(s, t, side, second, &mut direct),
-            Stage::Combat(c) => combat(s, t, c, &mut direct),
+            Stage::Command => command_phase(s, ctx),
+            Stage::Movement { side, second } => movement(s, ctx, side, second, &mut direct),
+            Stage::Combat(c) => combat(s, ctx, c, &mut direct),
         };
         if let Flow::Ask(q) = flow {
             s.question = Some(q);
@@ -122,12 +110,12 @@ pub fn run(s: &mut State, t: &mut dyn Table, mut direct: Option<Direct>) {
 
 /// §6: the sides with a corps that can take a command are asked for cards; if neither has one, the
 /// round's movement is skipped (no initiative roll) and the combat phase begins.
-fn command_phase(s: &mut State, t: &mut dyn Table) -> Flow {
+fn command_phase(s: &mut State, ctx: &mut Ctx) -> Flow {
     // A side whose only possible command is its army commander's is asked too: he is never forced,
     // but may be played.
     let sides: Vec<Side> = Side::ALL.into_iter().filter(|&x| rules::card_counts(s, x).1 > 0).collect();
     if sides.is_empty() {
-        t.say(format!(
+        say(ctx, format!(
             "Turn {}, round {}: neither side has a corps that can take a command; the combat phase begins (§6).",
             s.turn, s.round
         ));
@@ -155,15 +143,15 @@ pub fn describe_commands(s: &State, side: Side, cmds: &[Command]) -> String {
 /// §7 with the cards both sides chose (§6): each side rolls a die, the higher has the initiative
 /// and the cards are revealed; on a tie the round ends at once, no command is carried out, and a
 /// played Lee or Meade returns to the hand unused without the opponent being told (§7).
-pub fn apply_commands(s: &mut State, t: &mut dyn Table, cmds: Sides<Vec<Command>>) {
+pub fn apply_commands(s: &mut State, ctx: &mut Ctx, cmds: Sides<Vec<Command>>) {
     for side in Side::ALL {
         let mine = cmds.get(side);
         if !mine.is_empty() {
-            t.tell(side, format!("You play: {}.", describe_commands(s, side, mine)));
+            tell(ctx, side, format!("You play: {}.", describe_commands(s, side, mine)));
         }
     }
-    let c = t.d6(&format!("Confederate initiative, turn {} round {}", s.turn, s.round));
-    let u = t.d6(&format!("Union initiative, turn {} round {}", s.turn, s.round));
+    let c = ctx.d6(&format!("Confederate initiative, turn {} round {}", s.turn, s.round));
+    let u = ctx.d6(&format!("Union initiative, turn {} round {}", s.turn, s.round));
     let winner = match c.cmp(&u) {
         std::cmp::Ordering::Greater => Some(Side::Confederate),
         std::cmp::Ordering::Less => Some(Side::Union),
@@ -171,24 +159,24 @@ pub fn apply_commands(s: &mut State, t: &mut dyn Table, cmds: Sides<Vec<Command>
     };
     s.last_initiative = Some(InitiativeRoll { turn: s.turn, round: s.round, confederate: c, union: u, winner });
     let Some(w) = winner else {
-        t.say(format!(
+        say(ctx, format!(
             "Initiative tie ({c} to {u}): the round ends, no command is carried out, the combat phase begins (§7)."
         ));
         for side in Side::ALL {
             if cmds.get(side).iter().any(|x| rules::is_army_half(s, side, x.card, x.upper)) {
                 let name = &s.scenario.army(side).army_commander;
-                t.tell(side, format!("{name} returns to your hand unused; your opponent is not told (§7)."));
+                tell(ctx, side, format!("{name} returns to your hand unused; your opponent is not told (§7)."));
             }
         }
         s.this_round.plans = Sides::default();
         s.stage = Stage::Combat(Combat::default());
         return;
     };
-    t.say(format!("The {} player has the initiative (Confederate {c}, Union {u}) (§7).", w.name()));
+    say(ctx, format!("The {} player has the initiative (Confederate {c}, Union {u}) (§7).", w.name()));
     for side in Side::ALL {
         let mine = cmds.get(side);
         if !mine.is_empty() {
-            t.say(format!("{} {} revealed: {}.", side.name(), if mine.len() == 1 { "card" } else { "cards" }, describe_commands(s, side, mine)));
+            say(ctx, format!("{} {} revealed: {}.", side.name(), if mine.len() == 1 { "card" } else { "cards" }, describe_commands(s, side, mine)));
         }
         if mine.iter().any(|x| rules::is_army_half(s, side, x.card, x.upper)) {
             *s.army_used.get_mut(side) = true;
@@ -202,7 +190,7 @@ pub fn apply_commands(s: &mut State, t: &mut dyn Table, cmds: Sides<Vec<Command>
 /// §8: a side's movement phase. Commanded corps move in the order of the cards played, each along
 /// its planned road(s); a corps with a command and no plan makes the player be asked. Lee's or
 /// Meade's corps may move twice. A non-initiative corps that vacated or defended cannot move.
-fn movement(s: &mut State, t: &mut dyn Table, side: Side, second: bool, direct: &mut Option<Direct>) -> Flow {
+fn movement(s: &mut State, ctx: &mut Ctx, side: Side, second: bool, direct: &mut Option<Direct>) -> Flow {
     if let Some(e) = s.this_round.entry.clone() {
         let holder = side.other();
         let options = rules::vacate_options(s, &e.to, holder, &e.from);
@@ -210,7 +198,7 @@ fn movement(s: &mut State, t: &mut dyn Table, side: Side, second: bool, direct: 
             Some(Direct::Vacate(v)) => v,
             _ => match standing_vacate(s.standing.get(holder), s, holder, &e.to, &options) {
                 Some(v) => {
-                    t.tell(holder, format!("Your standing orders answer for {}.", e.to));
+                    tell(ctx, holder, format!("Your standing orders answer for {}.", e.to));
                     v
                 }
                 None => {
@@ -219,13 +207,13 @@ fn movement(s: &mut State, t: &mut dyn Table, side: Side, second: bool, direct: 
             },
         };
         s.this_round.entry = None;
-        resolve_entry(s, t, &e, choice, !second);
+        resolve_entry(s, ctx, &e, choice, !second);
     }
     loop {
         let cmds = s.this_round.commands.get(side).clone();
         let Some(c) = cmds.iter().map(|x| x.corps).find(|c| !s.this_round.finished.contains(c)) else {
             if second {
-                end_round(s, t);
+                end_round(s, ctx);
             } else {
                 s.stage = Stage::Movement { side: side.other(), second: true };
             }
@@ -236,7 +224,7 @@ fn movement(s: &mut State, t: &mut dyn Table, side: Side, second: bool, direct: 
         let had_plan = s.this_round.plans.get(side).get(&c).is_some_and(|p| !p.is_empty());
         if s.this_round.locked.contains(&c) {
             if had_plan {
-                t.tell(side, format!("Your {} vacated or defended this round and cannot move (§8).", s.short(c)));
+                tell(ctx, side, format!("Your {} vacated or defended this round and cannot move (§8).", s.short(c)));
             }
             s.this_round.finished.push(c);
             continue;
@@ -254,21 +242,21 @@ fn movement(s: &mut State, t: &mut dyn Table, side: Side, second: bool, direct: 
             None => return Flow::Ask(Question::Move { side, corps: c }),
             Some(p) if p.is_empty() => {
                 if taken == 0 {
-                    t.say(format!("{} stays in {from}.", s.label(c)));
+                    say(ctx, format!("{} stays in {from}.", s.label(c)));
                 }
                 s.this_round.finished.push(c);
             }
             Some(p) => {
                 let to = p[0].clone();
                 if !s.scenario.adjacent(&from, &to) {
-                    t.tell(side, format!("Your planned move of {} to {to} is not possible from {from}; you are asked again.", s.short(c)));
+                    tell(ctx, side, format!("Your planned move of {} to {to} is not possible from {from}; you are asked again.", s.short(c)));
                     s.this_round.plans.get_mut(side).remove(&c);
                     continue;
                 }
                 s.this_round.plans.get_mut(side).get_mut(&c).expect("plan").remove(0);
                 *s.this_round.steps.entry(c).or_insert(0) += 1;
                 s.this_round.moved_any = true;
-                if step_into(s, t, c, &from, &to, !second) {
+                if step_into(s, ctx, c, &from, &to, !second) {
                     return Flow::Next;
                 }
             }
@@ -280,16 +268,16 @@ fn movement(s: &mut State, t: &mut dyn Table, side: Side, second: bool, direct: 
 /// just enters. Into an enemy-held town that the enemy already defends against this side, it
 /// stops on the road, advancing (the decision is final). Otherwise the enemy must vacate or defend:
 /// with nowhere to vacate to it defends; else the entry waits for the decision (returns true).
-fn step_into(s: &mut State, t: &mut dyn Table, c: usize, from: &str, to: &str, initiative_phase: bool) -> bool {
+fn step_into(s: &mut State, ctx: &mut Ctx, c: usize, from: &str, to: &str, initiative_phase: bool) -> bool {
     let side = s.corps[c].side;
     let holders = s.in_town(side.other(), to);
     if holders.is_empty() {
-        t.say(format!("{} moves from {from} to {to}.", s.label(c)));
-        place(s, t, c, to);
+        say(ctx, format!("{} moves from {from} to {to}.", s.label(c)));
+        place(s, ctx, c, to);
         return false;
     }
     if s.advancing_on(to).iter().any(|&x| s.corps[x].side == side) {
-        t.say(format!(
+        say(ctx, format!(
             "{} moves from {from} toward {to}, which the {} already defends: it stops on the road, advancing on {to} (§8).",
             s.label(c),
             side.other().army()
@@ -297,16 +285,16 @@ fn step_into(s: &mut State, t: &mut dyn Table, c: usize, from: &str, to: &str, i
         advance(s, c, from, to);
         return false;
     }
-    t.say(format!("{} moves from {from} into {to}, held by {} {} Corps.", s.label(c), side.other().name(), s.ids(&holders)));
+    say(ctx, format!("{} moves from {from} into {to}, held by {} {} Corps.", s.label(c), side.other().name(), s.ids(&holders)));
     let e = Entry { mover: c, from: from.to_string(), to: to.to_string() };
     if rules::vacate_options(s, to, side.other(), from).is_empty() {
-        t.say(format!(
+        say(ctx, format!(
             "The {} {} Corps in {to} {} no town to vacate to and must defend it (§8).",
             side.other().name(),
             s.ids(&holders),
             if holders.len() == 1 { "has" } else { "have" }
         ));
-        resolve_entry(s, t, &e, VacateChoice::Defend, initiative_phase);
+        resolve_entry(s, ctx, &e, VacateChoice::Defend, initiative_phase);
         return false;
     }
     s.this_round.entry = Some(e);
@@ -324,12 +312,12 @@ fn advance(s: &mut State, c: usize, from: &str, to: &str) {
 /// on the town, and moves no further this round. Vacate: the holders leave for their towns and the
 /// mover enters. During the initiative player's movement the holders (non-initiative corps) cannot
 /// move for the rest of the round either way.
-fn resolve_entry(s: &mut State, t: &mut dyn Table, e: &Entry, choice: VacateChoice, lock: bool) {
+fn resolve_entry(s: &mut State, ctx: &mut Ctx, e: &Entry, choice: VacateChoice, lock: bool) {
     let holder = s.corps[e.mover].side.other();
     let holders = s.in_town(holder, &e.to);
     match choice {
         VacateChoice::Defend => {
-            t.say(format!(
+            say(ctx, format!(
                 "The {} defends {} ({} Corps): {} stops on the road from {}, advancing (§8).",
                 holder.army(),
                 e.to,
@@ -341,10 +329,10 @@ fn resolve_entry(s: &mut State, t: &mut dyn Table, e: &Entry, choice: VacateChoi
         }
         VacateChoice::Vacate(dests) => {
             for (c, d) in &dests {
-                t.say(format!("{} vacates {} for {d} (§8).", s.label(*c), e.to));
-                place(s, t, *c, d);
+                say(ctx, format!("{} vacates {} for {d} (§8).", s.label(*c), e.to));
+                place(s, ctx, *c, d);
             }
-            place(s, t, e.mover, &e.to);
+            place(s, ctx, e.mover, &e.to);
         }
     }
     if lock {
@@ -354,25 +342,25 @@ fn resolve_entry(s: &mut State, t: &mut dyn Table, e: &Entry, choice: VacateChoi
 
 /// §8: after the non-initiative player's movement, a new round begins if any corps moved;
 /// otherwise the combat phase begins.
-fn end_round(s: &mut State, t: &mut dyn Table) {
+fn end_round(s: &mut State, ctx: &mut Ctx) {
     if s.this_round.moved_any {
         s.round += 1;
         s.this_round = Round::default();
         s.stage = Stage::Command;
     } else {
-        t.say("No corps moved this round: the combat phase begins (§8).".to_string());
+        say(ctx, "No corps moved this round: the combat phase begins (§8).".to_string());
         s.stage = Stage::Combat(Combat::default());
     }
 }
 
 /// Puts corps `c` in `town`; a Confederate corps entering a town scores its points the first time
 /// (§4: each town once, never lost).
-fn place(s: &mut State, t: &mut dyn Table, c: usize, town: &str) {
+fn place(s: &mut State, ctx: &mut Ctx, c: usize, town: &str) {
     s.corps[c].at = Location::Town { town: town.to_string() };
     let pts = s.scenario.points(town);
     if s.corps[c].side == Side::Confederate && pts > 0 && !s.scored.iter().any(|x| x == town) {
         s.scored.push(town.to_string());
-        t.say(format!(
+        say(ctx, format!(
             "The Confederates enter {town} for the first time and score {} (total {}) (§4).",
             plural(pts, "point"),
             s.points()
@@ -480,9 +468,9 @@ fn who(attacking: bool) -> &'static str {
 }
 
 /// Rolls the dice of a firing (§9 1-2).
-fn roll_fire(t: &mut dyn Table, side: Side, attacking: bool, town: &str, plan: FirePlan) -> FireResult {
+fn roll_fire(ctx: &mut Ctx, side: Side, attacking: bool, town: &str, plan: FirePlan) -> FireResult {
     let rolls: Vec<u32> = (1..=plan.dice)
-        .map(|i| t.d6(&format!("{} {}'s fire at {town}, die {i} of {}", side.name(), who(attacking), plan.dice)))
+        .map(|i| ctx.d6(&format!("{} {}'s fire at {town}, die {i} of {}", side.name(), who(attacking), plan.dice)))
         .collect();
     FireResult::new(side, attacking, town, plan, rolls)
 }
@@ -644,11 +632,11 @@ pub fn narrate(s: &State, o: &CombatOutcome) -> String {
 }
 
 /// Says a combat outcome and moves its corps: a corps entering a town may score it (§4).
-fn carry_out(s: &mut State, t: &mut dyn Table, o: &CombatOutcome) {
-    t.say(narrate(s, o));
+fn carry_out(s: &mut State, ctx: &mut Ctx, o: &CombatOutcome) {
+    say(ctx, narrate(s, o));
     match o {
-        CombatOutcome::EntersEmpty { corps, town } | CombatOutcome::Enters { corps, town } => place(s, t, *corps, town),
-        CombatOutcome::Returns { corps, to } | CombatOutcome::Retreats { corps, to, .. } => place(s, t, *corps, to),
+        CombatOutcome::EntersEmpty { corps, town } | CombatOutcome::Enters { corps, town } => place(s, ctx, *corps, town),
+        CombatOutcome::Returns { corps, to } | CombatOutcome::Retreats { corps, to, .. } => place(s, ctx, *corps, to),
         CombatOutcome::Casualty { corps, .. } | CombatOutcome::CannotReturn { corps, .. } | CombatOutcome::CannotRetreat { corps, .. } => {
             s.corps[*corps].at = Location::Eliminated
         }
@@ -659,41 +647,41 @@ fn carry_out(s: &mut State, t: &mut dyn Table, o: &CombatOutcome) {
 /// §9: the combat phase. The Confederate player orders the towns (asked when there are several
 /// and no standing list decides); at each town the defender fires, then the attacker, and the
 /// comparison is carried out (casualty, return or retreat, and the winners entering the town).
-fn combat(s: &mut State, t: &mut dyn Table, mut c: Combat, direct: &mut Option<Direct>) -> Flow {
+fn combat(s: &mut State, ctx: &mut Ctx, mut c: Combat, direct: &mut Option<Direct>) -> Flow {
     if !c.started {
         c.started = true;
         c.towns = rules::combat_towns(s);
         if c.towns.is_empty() {
-            t.say(format!("Turn {} combat phase: no corps is advancing on a town, so there is no combat.", s.turn));
+            say(ctx, format!("Turn {} combat phase: no corps is advancing on a town, so there is no combat.", s.turn));
         } else {
-            t.say(format!("Turn {} combat phase: combat at {}.", s.turn, c.towns.join(", ")));
+            say(ctx, format!("Turn {} combat phase: combat at {}.", s.turn, c.towns.join(", ")));
         }
     }
     let mut asked = None;
     if !c.ordered {
-        asked = order_combats(s, t, &mut c, direct).err();
+        asked = order_combats(s, ctx, &mut c, direct).err();
     }
     while asked.is_none() && c.index < c.towns.len() {
-        asked = town_step(s, t, &mut c, direct).err();
+        asked = town_step(s, ctx, &mut c, direct).err();
     }
     if let Some(q) = asked {
         s.stage = Stage::Combat(c);
         return Flow::Ask(q);
     }
-    end_turn(s, t);
+    end_turn(s, ctx);
     Flow::Next
 }
 
 /// §9: the Confederate player's order of several combats, from this step's answer or the
 /// standing list; else the question.
-fn order_combats(s: &State, t: &mut dyn Table, c: &mut Combat, direct: &mut Option<Direct>) -> Result<(), Question> {
+fn order_combats(s: &State, ctx: &mut Ctx, c: &mut Combat, direct: &mut Option<Direct>) -> Result<(), Question> {
     if c.towns.len() > 1 {
         let order = match direct.take() {
             Some(Direct::CombatOrder(o)) => o,
             _ => standing_combat_order(s.standing.get(Side::Confederate), &c.towns)
                 .ok_or_else(|| Question::CombatOrder { towns: c.towns.clone() })?,
         };
-        t.say(format!("The Confederate player resolves the combats in this order: {} (§9).", order.join(", ")));
+        say(ctx, format!("The Confederate player resolves the combats in this order: {} (§9).", order.join(", ")));
         c.towns = order;
     }
     c.ordered = true;
@@ -702,7 +690,7 @@ fn order_combats(s: &State, t: &mut dyn Table, c: &mut Combat, direct: &mut Opti
 
 /// Carries out the next step of the combat at the current town (§9 1-3), or the question it
 /// waits for.
-fn town_step(s: &mut State, t: &mut dyn Table, c: &mut Combat, direct: &mut Option<Direct>) -> Result<(), Question> {
+fn town_step(s: &mut State, ctx: &mut Ctx, c: &mut Combat, direct: &mut Option<Direct>) -> Result<(), Question> {
     let town = c.towns[c.index].clone();
     let next_town = |c: &mut Combat| {
         c.index += 1;
@@ -714,37 +702,37 @@ fn town_step(s: &mut State, t: &mut dyn Table, c: &mut Combat, direct: &mut Opti
     };
     if b.defenders.is_empty() {
         for &corps in &b.attackers {
-            carry_out(s, t, &CombatOutcome::EntersEmpty { corps, town: town.clone() });
+            carry_out(s, ctx, &CombatOutcome::EntersEmpty { corps, town: town.clone() });
         }
         next_town(c);
         return Ok(());
     }
     match c.step.clone() {
         CombatStep::DefenderFire => {
-            carry_out(s, t, &CombatOutcome::Engaged(b.clone()));
+            carry_out(s, ctx, &CombatOutcome::Engaged(b.clone()));
             let (side, strength) = (b.defender(), s.strength(&b.defenders));
             let plan = choose_fire(s, side, &town, false, strength, s.scenario.rules.defender_divisor, None, direct)?;
-            let fire = roll_fire(t, side, false, &town, plan);
+            let fire = roll_fire(ctx, side, false, &town, plan);
             c.step = CombatStep::AttackerFire { defender_hits: fire.hits };
-            carry_out(s, t, &CombatOutcome::Fired(fire));
+            carry_out(s, ctx, &CombatOutcome::Fired(fire));
         }
         CombatStep::AttackerFire { defender_hits } => {
             let (side, strength, divisor) = (b.attacker, s.strength(&b.attackers), s.scenario.attack_divisor(b.roads));
             let plan = choose_fire(s, side, &town, true, strength, divisor, Some(defender_hits), direct)?;
-            let fire = roll_fire(t, side, true, &town, plan);
+            let fire = roll_fire(ctx, side, true, &town, plan);
             let (attacker_hits, result) = (fire.hits, rules::compare(fire.hits, defender_hits));
-            carry_out(s, t, &CombatOutcome::Fired(fire));
-            carry_out(s, t, &CombatOutcome::Compared { town, attacker_hits, defender_hits, result });
+            carry_out(s, ctx, &CombatOutcome::Fired(fire));
+            carry_out(s, ctx, &CombatOutcome::Compared { town, attacker_hits, defender_hits, result });
             c.step = CombatStep::Result { result, casualty_pending: costs_a_corps(result) };
         }
         CombatStep::Result { result, casualty_pending: true } => {
             let removed = casualty(s, &b, result, direct)?;
-            carry_out(s, t, &removed);
+            carry_out(s, ctx, &removed);
             c.step = CombatStep::Result { result, casualty_pending: false };
         }
         CombatStep::Result { result, casualty_pending: false } => {
             for o in aftermath(s, &b, result, direct)? {
-                carry_out(s, t, &o);
+                carry_out(s, ctx, &o);
             }
             next_town(c);
         }
@@ -764,11 +752,11 @@ fn result_text(r: CombatResult) -> &'static str {
 /// §10: the turn ends. The game ends after the last turn's combat phase; by our reading it also
 /// ends at the end of any turn in which the Confederates have the points they need, since points
 /// are never lost (§4) and the result can no longer change.
-fn end_turn(s: &mut State, t: &mut dyn Table) {
+fn end_turn(s: &mut State, ctx: &mut Ctx) {
     let p = s.points();
     let need = s.scenario.rules.victory_points;
     let last = s.scenario.rules.last_turn;
-    t.say(format!("Turn {} ends. Confederate points: {p} of the {need} needed.", s.turn));
+    say(ctx, format!("Turn {} ends. Confederate points: {p} of the {need} needed.", s.turn));
     let outcome = if p >= need {
         Some(Outcome {
             winner: Some(Side::Confederate.role().into()),
@@ -784,7 +772,7 @@ fn end_turn(s: &mut State, t: &mut dyn Table) {
     };
     match outcome {
         Some(o) => {
-            t.say(format!("Game over. {}.", o.summary));
+            say(ctx, format!("Game over. {}.", o.summary));
             s.outcome = Some(o);
             s.stage = Stage::Over;
             s.question = None;

@@ -27,7 +27,7 @@ mod tests;
 use std::collections::BTreeMap;
 
 use crate::dice::Ctx;
-use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Outcome, Pending, Publication, Tally};
+use crate::game::{Ask, Game, GameError, OptionReader, OrderProblem, Orders, Outcome, Pending, Publication, Tally};
 use scenario::Scenario;
 use side::{Side, Sides};
 use state::{Corps, Location, Question, Round, Stage, State};
@@ -44,20 +44,9 @@ fn side_of(role: &str) -> Option<Side> {
 
 /// Reads `--option` values: only `optional-fire` (`true`/`false`) exists.
 fn optional_fire(options: &BTreeMap<String, String>) -> Result<bool, GameError> {
-    let mut on = false;
-    for (k, v) in options {
-        match k.as_str() {
-            "optional-fire" => {
-                on = crate::game::bool_option(k, v)?
-            }
-            _ => {
-                return Err(GameError::Option {
-                    key: k.clone(),
-                    message: "unknown option; Gettysburg Campaign has only optional-fire=true|false".into(),
-                });
-            }
-        }
-    }
+    let mut r = OptionReader::new(options);
+    let on = r.bool("optional-fire", false);
+    r.finish("unknown option; Gettysburg Campaign has only optional-fire=true|false")?;
     Ok(on)
 }
 
@@ -91,23 +80,14 @@ pub fn initial_state(scenario: Scenario, optional_fire: bool) -> State {
         last_initiative: None,
         outcome: None,
     };
-    engine::run(&mut s, &mut NoTable, None);
+    // Setup rolls no die and keeps no event: the first stage only asks for commands.
+    engine::run(&mut s, &mut Ctx::scripted(&[]), None);
     s
-}
-
-/// Setup never rolls dice nor logs: the first stage only asks for commands.
-struct NoTable;
-
-impl engine::Table for NoTable {
-    fn d6(&mut self, why: &str) -> u32 {
-        unreachable!("setup rolls no die ({why})")
-    }
-    fn say(&mut self, _: String) {}
-    fn tell(&mut self, _: Side, _: String) {}
 }
 
 impl Game for GettysburgCampaign {
     type State = State;
+    type Checked = orders::Parsed;
 
     fn rules(&self) -> &'static str {
         "gettysburg-campaign"
@@ -176,14 +156,14 @@ impl Game for GettysburgCampaign {
         }
     }
 
-    fn check_order(&self, s: &State, role: &str, orders: &Orders) -> Result<(), Vec<OrderProblem>> {
+    fn check_order(&self, s: &State, role: &str, orders: &Orders) -> Result<orders::Parsed, Vec<OrderProblem>> {
         let Some(side) = side_of(role) else {
             return Err(vec![OrderProblem::new("", format!("\"{role}\" is not a role of this game"))]);
         };
-        orders::parse(s, side, orders).map(|_| ())
+        orders::parse(s, side, orders)
     }
 
-    fn resolve(&self, state: &State, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<State, GameError> {
+    fn resolve(&self, state: &State, orders: BTreeMap<String, orders::Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
         resolve_with(state, orders, ctx)
     }
 
@@ -234,33 +214,20 @@ pub fn initiative_tied(before: &State, after: &State) -> bool {
             .is_some_and(|r| (r.turn, r.round) == (before.turn, before.round) && r.winner.is_none())
 }
 
-/// [`Game::resolve`] over any [`engine::Table`] (tests use scripted dice): stores each asked side's
-/// standing orders and planned moves, applies the answers, and runs on.
+/// [`Game::resolve`] (tests give a [`Ctx::scripted`] for their dice): stores each asked side's
+/// standing orders and planned moves (checked by the core, [`crate::game::check_all`]), applies
+/// the answers, and runs on.
 ///
-/// Errors: [`GameError::Orders`] if orders are missing, unasked or fail the check (the core checks
-/// first); [`GameError::Other`] if the game is over.
-pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, t: &mut dyn engine::Table) -> Result<State, GameError> {
+/// Errors: [`GameError::Over`]; [`GameError::Missing`] if an asked side's orders are missing
+/// (the core never lets that happen).
+pub fn resolve_with(state: &State, mut orders: BTreeMap<String, orders::Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
     let mut s = state.clone();
     let Some(q) = s.question.clone() else {
-        return Err(GameError::Other("the game is over; nothing to resolve".into()));
+        return Err(GameError::Over);
     };
-    for role in orders.keys() {
-        if !q.sides().iter().any(|x| x.role() == role) {
-            return Err(GameError::Orders { role: role.clone(), field: String::new(), message: "no orders are asked of this role now".into() });
-        }
-    }
     let mut parsed = Vec::new();
     for side in q.sides() {
-        let o = orders.get(side.role()).ok_or_else(|| GameError::Orders {
-            role: side.role().into(),
-            field: String::new(),
-            message: "orders missing".into(),
-        })?;
-        let p = orders::parse(&s, side, o).map_err(|probs| GameError::Orders {
-            role: side.role().into(),
-            field: probs[0].field.clone(),
-            message: probs[0].message.clone(),
-        })?;
+        let p = orders.remove(side.role()).ok_or_else(|| GameError::Missing { role: side.role().into() })?;
         parsed.push((side, p));
     }
     let mut cmds: Sides<Vec<state::Command>> = Sides::default();
@@ -269,10 +236,10 @@ pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, t: &mut dy
         if p.standing_given {
             let changes = forms::standing_changes(s.standing.get(side), &p.standing);
             if changes.is_empty() {
-                t.tell(side, "Your standing orders are unchanged.".to_string());
+                engine::tell(ctx, side, "Your standing orders are unchanged.".to_string());
             }
             for c in changes {
-                t.tell(side, format!("Standing orders changed: {c}"));
+                engine::tell(ctx, side, format!("Standing orders changed: {c}"));
             }
         }
         *s.standing.get_mut(side) = p.standing;
@@ -285,8 +252,8 @@ pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, t: &mut dy
         }
     }
     if matches!(q, Question::Command { .. }) {
-        engine::apply_commands(&mut s, t, cmds);
+        engine::apply_commands(&mut s, ctx, cmds);
     }
-    engine::run(&mut s, t, direct);
+    engine::run(&mut s, ctx, direct);
     Ok(s)
 }

@@ -28,7 +28,7 @@ use super::rules;
 use super::scenario::army_key;
 use super::side::Side;
 use super::state::{Command, FirePolicy, Question, Stage, Standing, State};
-use crate::game::{OrderProblem, Orders};
+use crate::game::{OrderProblem, Orders, Problems};
 
 /// A checked order: what to store and what answers the pending question.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -43,14 +43,6 @@ pub struct Parsed {
     pub standing_given: bool,
     /// The direct answer to the pending question, if the file gives one.
     pub direct: Option<Direct>,
-}
-
-struct Problems(Vec<OrderProblem>);
-
-impl Problems {
-    fn add(&mut self, field: impl Into<String>, message: impl Into<String>) {
-        self.0.push(OrderProblem::new(field, message));
-    }
 }
 
 /// Strings from a string or an array of strings.
@@ -116,7 +108,7 @@ fn current_commands(s: &State, side: Side) -> Vec<Command> {
 /// Errors: every problem found, each naming its field (`cards`, `moves.I`, `standing.defend`, ...)
 /// and saying what is accepted.
 pub fn parse(s: &State, side: Side, orders: &Orders) -> Result<Parsed, Vec<OrderProblem>> {
-    let mut p = Problems(Vec::new());
+    let mut p = Problems::new();
     let Some(q) = s.question.as_ref().filter(|q| q.sides().contains(&side)) else {
         return Err(vec![OrderProblem::new("", format!("nothing is asked of the {} player now", side.name()))]);
     };
@@ -142,11 +134,7 @@ pub fn parse(s: &State, side: Side, orders: &Orders) -> Result<Parsed, Vec<Order
     let direct = parse_direct(s, side, q, orders, &mut p);
     let given = Given { orders, standing: &standing, plans: &plans, direct: &direct };
     check_answered(s, side, q, &given, &mut p);
-    if p.0.is_empty() {
-        Ok(Parsed { commands, plans, standing, standing_given, direct })
-    } else {
-        Err(p.0)
-    }
+    p.finish(Parsed { commands, plans, standing, standing_given, direct })
 }
 
 /// A problem for each field of `orders` that question `q` does not take.
@@ -182,7 +170,7 @@ fn check_answered(s: &State, side: Side, q: &Question, g: &Given, p: &mut Proble
             }
         }
         Question::Move { corps, .. } => {
-            if !g.plans.contains_key(corps) && !p.0.iter().any(|x| x.field.starts_with("moves")) {
+            if !g.plans.contains_key(corps) && !p.iter().any(|x| x.field.starts_with("moves")) {
                 let id = &s.corps[*corps].id;
                 p.add(format!("moves.{id}"), format!("missing: give a move for {id} Corps, or \"stay\""));
             }
@@ -237,7 +225,7 @@ fn check_retreats(s: &State, standing: &Standing, direct: &Option<Direct>, town:
 fn parse_cards(s: &State, side: Side, orders: &Orders, p: &mut Problems) -> Option<Vec<Command>> {
     let army = s.scenario.army(side);
     let key = army_key(&army.army_commander);
-    let before = p.0.len();
+    let before = p.len();
     let names = match orders.get("cards") {
         None => return None,
         Some(v) => match v.as_array().and_then(|_| strings(v)) {
@@ -259,10 +247,10 @@ fn parse_cards(s: &State, side: Side, orders: &Orders, p: &mut Problems) -> Opti
     if !army_played && orders.contains_key(&key) {
         p.add(&key, format!("you name a corps for {} but do not play his card half", army.army_commander));
     }
-    if p.0.len() == before && !rules::legal_count(s, side, &cmds) {
+    if p.len() == before && !rules::legal_count(s, side, &cmds) {
         p.add("cards", count_problem(s, side));
     }
-    (p.0.len() == before).then_some(cmds)
+    (p.len() == before).then_some(cmds)
 }
 
 /// The command one card half named in `cards` gives (§6), or its problem (field, message);
@@ -501,7 +489,7 @@ fn per_corps(s: &State, owner: Side, corps: &[usize], v: &Value, options: &[Stri
         }
         Value::Table(t) => {
             let mut out = Vec::new();
-            let before = p.0.len();
+            let before = p.len();
             for (id, to) in t {
                 let f = format!("{field}.{id}");
                 let Some(c) = s.corps_named(owner, id).filter(|c| corps.contains(c)) else {
@@ -521,10 +509,10 @@ fn per_corps(s: &State, owner: Side, corps: &[usize], v: &Value, options: &[Stri
                     None => p.add(&f, "must be a town"),
                 }
             }
-            if p.0.len() == before && out.len() != corps.len() {
+            if p.len() == before && out.len() != corps.len() {
                 p.add(field, format!("give a town for each of {} Corps", s.ids(corps)));
             }
-            (p.0.len() == before).then_some(out)
+            (p.len() == before).then_some(out)
         }
         _ => {
             p.add(field, format!("must be a town, or a table of towns by corps, e.g. {{ {} = \"{}\" }}", s.corps[corps[0]].id, options[0]));

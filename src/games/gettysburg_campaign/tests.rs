@@ -1,45 +1,39 @@
 //! Tests of the Gettysburg Campaign rules (one or more per rulebook paragraph, named for it), the
 //! rulebook's examples, and generic random play (legality, determinism, round trips, secrecy).
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
-use super::engine::{self, CombatOutcome, Direct, Table};
+use super::engine::{self, CombatOutcome, Direct};
 use super::rules::{self, FirePlan};
 use super::side::Side;
 use super::state::{Combat, CombatResult, Location, Question, Stage, State};
 use super::*;
-use crate::game::{Game, Pending, Publication};
+use crate::game::{Game, Pending, Publication, check_all, resolve_orders};
 
 // ---------------------------------------------------------------------------------------------
 // Helpers
 
-/// Scripted dice and the messages logged, so rule tests decide every roll.
-struct Dice {
-    rolls: VecDeque<u32>,
+/// What a step run on a [`Ctx::scripted`] logged (rule tests decide every roll): the public
+/// events and each side's own, their wrapped lines joined again.
+struct Log {
     public: Vec<String>,
     private: Vec<(Side, String)>,
 }
 
-impl Dice {
-    fn new(rolls: &[u32]) -> Dice {
-        Dice { rolls: rolls.iter().copied().collect(), public: Vec::new(), private: Vec::new() }
+impl Log {
+    fn of(ctx: Ctx) -> Log {
+        let mut log = Log { public: Vec::new(), private: Vec::new() };
+        for e in ctx.into_events() {
+            let text = e.text.replace('\n', " ");
+            match e.to.first().and_then(|r| Side::from_role(r)) {
+                Some(side) => log.private.push((side, text)),
+                None => log.public.push(text),
+            }
+        }
+        log
     }
     fn said(&self, part: &str) -> bool {
         self.public.iter().any(|e| e.contains(part))
-    }
-}
-
-impl Table for Dice {
-    fn d6(&mut self, why: &str) -> u32 {
-        let v = self.rolls.pop_front().unwrap_or_else(|| panic!("no scripted die left for: {why}"));
-        self.public.push(format!("{why}: rolled {v}"));
-        v
-    }
-    fn say(&mut self, text: String) {
-        self.public.push(text);
-    }
-    fn tell(&mut self, side: Side, text: String) {
-        self.private.push((side, text));
     }
 }
 
@@ -86,16 +80,16 @@ fn advancing(s: &mut State, side: Side, id: &str, from: &str, to: &str) {
 fn restart(s: &mut State, stage: Stage) {
     s.stage = stage;
     s.question = None;
-    engine::run(s, &mut Dice::new(&[]), None);
+    engine::run(s, &mut Ctx::scripted(&[]), None);
 }
 
 /// Runs the combat phase from its start with scripted dice.
-fn combat(s: &mut State, rolls: &[u32]) -> Dice {
+fn combat(s: &mut State, rolls: &[u32]) -> Log {
     s.stage = Stage::Combat(Combat::default());
     s.question = None;
-    let mut d = Dice::new(rolls);
+    let mut d = Ctx::scripted(rolls);
     engine::run(s, &mut d, None);
-    d
+    Log::of(d)
 }
 
 fn ord(text: &str) -> crate::game::Orders {
@@ -104,7 +98,7 @@ fn ord(text: &str) -> crate::game::Orders {
 
 /// Resolves the pending step with the given orders (TOML text of `[orders]`) and scripted dice;
 /// every scripted die must be used.
-fn step(s: &State, orders: &[(&str, &str)], rolls: &[u32]) -> (State, Dice) {
+fn step(s: &State, orders: &[(&str, &str)], rolls: &[u32]) -> (State, Log) {
     let g = GettysburgCampaign;
     let mut map = BTreeMap::new();
     for (role, text) in orders {
@@ -114,12 +108,12 @@ fn step(s: &State, orders: &[(&str, &str)], rolls: &[u32]) -> (State, Dice) {
         }
         map.insert(role.to_string(), o);
     }
-    let mut d = Dice::new(rolls);
-    let next = resolve_with(s, &map, &mut d).expect("resolves");
-    assert!(d.rolls.is_empty(), "unused scripted dice: {:?}", d.rolls);
+    let mut d = Ctx::scripted(rolls);
+    let next = resolve_with(s, check_all(&g, s, &map).expect("checks"), &mut d).expect("resolves");
+    assert!(d.script_left().is_empty(), "unused scripted dice: {:?}", d.script_left());
     let back: State = serde_json::from_str(&crate::game::canonical(&next)).expect("state parses");
     assert_eq!(back, next, "state round-trips through JSON");
-    (next, d)
+    (next, Log::of(d))
 }
 
 fn problems(s: &State, role: &str, text: &str) -> Vec<crate::game::OrderProblem> {
@@ -287,8 +281,9 @@ fn s5_s6_no_corps_able_to_take_a_command_means_combat_without_initiative() {
     s.stage = Stage::Command;
     s.question = None;
     // Only combat dice: defender I (5): 1 automatic, 0 dice; attacker III (3): 3 dice.
-    let mut d = Dice::new(&[1, 1, 1]);
+    let mut d = Ctx::scripted(&[1, 1, 1]);
     engine::run(&mut s, &mut d, None);
+    let d = Log::of(d);
     assert!(d.said("neither side has a corps that can take a command"));
     assert!(!d.said("initiative"));
     assert!(d.said("the attack fails"));
@@ -1236,8 +1231,8 @@ fn random_game_of(seed: u8, optional: bool, nmr: bool, policy: &str) -> (State, 
         let seed32 = [seed ^ (steps as u8), steps as u8, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7];
         let mut c1 = Ctx::new(seed32);
         let mut c2 = Ctx::new(seed32);
-        let n1 = g.resolve(&s, &orders, &mut c1).expect("resolves");
-        let n2 = g.resolve(&s, &orders, &mut c2).expect("resolves");
+        let n1 = resolve_orders(&g, &s, &orders, &mut c1).expect("resolves");
+        let n2 = resolve_orders(&g, &s, &orders, &mut c2).expect("resolves");
         assert_eq!(n1, n2, "deterministic state");
         assert_eq!(c1.events(), c2.events(), "deterministic events");
         c1.events().iter().for_each(|e| assert_counts_agree(&e.text));
@@ -1309,7 +1304,7 @@ fn opponent_secrets_do_not_change_a_view_during_random_play() {
         }
         let Pending::Orders(asks) = g.pending(&s) else { return };
         let orders = asks.iter().map(|a| (a.role.clone(), g.bot_order(&s, &a.role, &mut bots))).collect();
-        s = g.resolve(&s, &orders, &mut Ctx::new([steps; 32])).unwrap();
+        s = resolve_orders(&g, &s, &orders, &mut Ctx::new([steps; 32])).unwrap();
     }
 }
 

@@ -12,23 +12,6 @@ use super::state::{Activation, Company, DayResult, Side, State, Token};
 use crate::dice::Ctx;
 use crate::game::Outcome;
 
-/// Where draws and messages go: the step's [`Ctx`] in play, scripted draws in tests.
-pub trait Table {
-    /// Draws an index in `0..n`, logged as a draw whose sentence `text` writes from the index.
-    fn draw(&mut self, n: u32, text: &dyn Fn(u32) -> String) -> u32;
-    /// A public event.
-    fn say(&mut self, text: String);
-}
-
-impl Table for Ctx {
-    fn draw(&mut self, n: u32, text: &dyn Fn(u32) -> String) -> u32 {
-        Ctx::draw_told(self, n, text)
-    }
-    fn say(&mut self, text: String) {
-        Ctx::say(self, text)
-    }
-}
-
 /// Symbols on success-bag tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Symbol {
@@ -74,12 +57,12 @@ pub fn success_tokens(sc: &Scenario) -> Vec<Symbol> {
 
 /// Pulls `n` tokens without replacement from the full success bag (tokens go back after every
 /// attack, Player Activations: Shoot and Melee), each pull a logged draw.
-pub fn pull(sc: &Scenario, t: &mut dyn Table, n: u32, why: &str) -> Tally {
+pub fn pull(sc: &Scenario, ctx: &mut Ctx, n: u32, why: &str) -> Tally {
     let mut left = success_tokens(sc);
     let mut tally = Tally::default();
     for k in 0..n.min(left.len() as u32) {
         let names: Vec<&'static str> = left.iter().map(|s| s.name()).collect();
-        let i = t.draw(left.len() as u32, &|i| format!("{why}, token {} of {n}: {}.", k + 1, names[i as usize])) as usize;
+        let i = ctx.draw_told(left.len() as u32, &|i| format!("{why}, token {} of {n}: {}.", k + 1, names[i as usize])) as usize;
         match left.remove(i) {
             Symbol::UnionSuccess => tally.union_success += 1,
             Symbol::UnionFlame => tally.union_flame += 1,
@@ -94,27 +77,27 @@ pub fn pull(sc: &Scenario, t: &mut dyn Table, n: u32, why: &str) -> Tally {
 // ---------------------------------------------------------------------------------------------
 // Movement
 
-fn move_company(s: &mut State, t: &mut dyn Table, i: usize, path: &[Space]) {
+fn move_company(s: &mut State, ctx: &mut Ctx, i: usize, path: &[Space]) {
     if let Some(&end) = path.last() {
         let from = s.companies[i].at.map(|p| p.name()).unwrap_or_default();
         s.companies[i].at = Some(end);
         let names: Vec<String> = path.iter().map(|p| p.name()).collect();
-        t.say(format!("{} moves from {from} to {}.", s.label(i), names.join(" then ")));
+        ctx.say(format!("{} moves from {from} to {}.", s.label(i), names.join(" then ")));
     }
 }
 
 /// Carries out a checked plan (Player Activations). A company removed by return fire or a
 /// counter-hit makes no move after its attack.
 /// Returns what the attack's pull showed, if there was one.
-pub fn execute(s: &mut State, t: &mut dyn Table, i: usize, plan: &Plan) -> Option<Tally> {
+pub fn execute(s: &mut State, ctx: &mut Ctx, i: usize, plan: &Plan) -> Option<Tally> {
     if plan.action() == "pass" {
-        t.say(format!("{} passes.", s.label(i)));
+        ctx.say(format!("{} passes.", s.label(i)));
         return None;
     }
-    move_company(s, t, i, &plan.before);
-    let tally = plan.attack.and_then(|a| attack(s, t, i, a));
+    move_company(s, ctx, i, &plan.before);
+    let tally = plan.attack.and_then(|a| attack(s, ctx, i, a));
     if s.companies[i].at.is_some() {
-        move_company(s, t, i, &plan.after);
+        move_company(s, ctx, i, &plan.after);
     }
     tally
 }
@@ -123,24 +106,24 @@ pub fn execute(s: &mut State, t: &mut dyn Table, i: usize, plan: &Plan) -> Optio
 // Attacks
 
 /// Pulls the tokens of an attack and applies the result; returns what the pull showed.
-pub fn attack(s: &mut State, t: &mut dyn Table, i: usize, a: Attack) -> Option<Tally> {
+pub fn attack(s: &mut State, ctx: &mut Ctx, i: usize, a: Attack) -> Option<Tally> {
     let d = match (s.companies[i].at, s.companies[a.target].at) {
         (Some(p), Some(q)) => p.distance(q),
         _ => return None,
     };
     let n = a.tokens;
-    t.say(match a.kind {
+    ctx.say(match a.kind {
         AttackKind::Shoot => format!("{} shoots at {} at distance {d}, pulling {n} tokens.", s.label(i), s.label(a.target)),
         AttackKind::Melee => format!("{} melees {}, pulling {n} tokens.", s.label(i), s.label(a.target)),
     });
-    let tally = pull(&s.scenario.clone(), t, a.tokens, &format!("Success bag, company {}'s {}", s.companies[i].letter, if a.kind == AttackKind::Shoot { "shot" } else { "melee" }));
-    t.say(format!(
+    let tally = pull(&s.scenario.clone(), ctx, a.tokens, &format!("Success bag, company {}'s {}", s.companies[i].letter, if a.kind == AttackKind::Shoot { "shot" } else { "melee" }));
+    ctx.say(format!(
         "Pulled: successes {} First Minnesota, {} Confederate; flames {} First Minnesota, {} Confederate.",
         tally.union_success, tally.confederate_success, tally.union_flame, tally.confederate_flame
     ));
     match a.kind {
-        AttackKind::Shoot => apply_shot(s, t, i, a.target, d, tally),
-        AttackKind::Melee => apply_melee(s, t, i, a.target, tally),
+        AttackKind::Shoot => apply_shot(s, ctx, i, a.target, d, tally),
+        AttackKind::Melee => apply_melee(s, ctx, i, a.target, tally),
     }
     Some(tally)
 }
@@ -150,30 +133,30 @@ pub fn attack(s: &mut State, t: &mut dyn Table, i: usize, a: Attack) -> Option<T
 /// Confederate successes are at least `d`; two or more flames of a side overheat its gun marker,
 /// hit or not. Against a target without a gun marker every Confederate symbol is ignored.
 /// Both hits land together (interpretation: the return fire is not prevented by the shot).
-pub fn apply_shot(s: &mut State, t: &mut dyn Table, i: usize, target: usize, d: u32, tally: Tally) {
+pub fn apply_shot(s: &mut State, ctx: &mut Ctx, i: usize, target: usize, d: u32, tally: Tally) {
     let armed = s.companies[target].gun;
     let hit = tally.union_success >= d;
     let back = armed && tally.confederate_success >= d;
     if tally.union_flame >= 2 && s.companies[i].gun {
         s.companies[i].gun = false;
-        t.say(format!("Two or more First Minnesota flames: company {}'s gun marker overheats and is removed.", s.companies[i].letter));
+        ctx.say(format!("Two or more First Minnesota flames: company {}'s gun marker overheats and is removed.", s.companies[i].letter));
     }
     if armed && tally.confederate_flame >= 2 {
         s.companies[target].gun = false;
-        t.say(format!("Two or more Confederate flames: {}'s gun marker overheats and is removed.", s.label(target)));
+        ctx.say(format!("Two or more Confederate flames: {}'s gun marker overheats and is removed.", s.label(target)));
     }
     if !armed {
-        t.say(format!("{} has no gun marker: the Confederate results are ignored.", s.label(target)));
+        ctx.say(format!("{} has no gun marker: the Confederate results are ignored.", s.label(target)));
     }
-    t.say(if hit { format!("The shot hits {}.", s.label(target)) } else { "The shot misses.".into() });
+    ctx.say(if hit { format!("The shot hits {}.", s.label(target)) } else { "The shot misses.".into() });
     if back {
-        t.say(format!("Return fire hits {}.", s.label(i)));
+        ctx.say(format!("Return fire hits {}.", s.label(i)));
     }
     if hit {
-        damage(s, t, target, false);
+        damage(s, ctx, target, false);
     }
     if back {
-        damage(s, t, i, false);
+        damage(s, ctx, i, false);
     }
 }
 
@@ -181,18 +164,18 @@ pub fn apply_shot(s: &mut State, t: &mut dyn Table, i: usize, target: usize, d: 
 /// least the target's Str; the counter-attack hits when Confederate successes are at least the
 /// attacker's own Str. Interpretation: flames mean nothing in melee (no shot is fired), and both
 /// results are judged on the Str before either hit.
-pub fn apply_melee(s: &mut State, t: &mut dyn Table, i: usize, target: usize, tally: Tally) {
+pub fn apply_melee(s: &mut State, ctx: &mut Ctx, i: usize, target: usize, tally: Tally) {
     let hit = tally.union_success >= s.companies[target].str;
     let back = tally.confederate_success >= s.companies[i].str;
-    t.say(if hit { format!("The charge hits {}.", s.label(target)) } else { "The charge fails to hit.".into() });
+    ctx.say(if hit { format!("The charge hits {}.", s.label(target)) } else { "The charge fails to hit.".into() });
     if back {
-        t.say(format!("The counter-attack hits {}.", s.label(i)));
+        ctx.say(format!("The counter-attack hits {}.", s.label(i)));
     }
     if hit {
-        damage(s, t, target, true);
+        damage(s, ctx, target, true);
     }
     if back {
-        damage(s, t, i, false);
+        damage(s, ctx, i, false);
     }
 }
 
@@ -200,16 +183,16 @@ pub fn apply_melee(s: &mut State, t: &mut dyn Table, i: usize, target: usize, ta
 /// silent): colors whose company falls pass to the nearest company of the same side (ties by
 /// letter), except that a Confederate colors company falling to a First Minnesota melee loses its
 /// colors to the First Minnesota (they are taken).
-pub fn damage(s: &mut State, t: &mut dyn Table, i: usize, melee: bool) {
+pub fn damage(s: &mut State, ctx: &mut Ctx, i: usize, melee: bool) {
     let c = &mut s.companies[i];
     c.str = c.str.saturating_sub(1);
     if c.str > 0 {
         let msg = format!("{} is down to Str {}.", s.label(i), s.companies[i].str);
-        t.say(msg);
+        ctx.say(msg);
         return;
     }
     let fell = c.at.take();
-    t.say(format!("{} is out of the fight (Str 0) and leaves the map.", s.label(i)));
+    ctx.say(format!("{} is out of the fight (Str 0) and leaves the map.", s.label(i)));
     if !s.companies[i].colors {
         return;
     }
@@ -217,14 +200,14 @@ pub fn damage(s: &mut State, t: &mut dyn Table, i: usize, melee: bool) {
     let side = s.companies[i].side;
     if side == Side::Confederate && melee {
         s.colors_taken = true;
-        t.say("The Confederate colors are taken: \"Throw down that flag, or I'll run you through.\"".into());
+        ctx.say("The Confederate colors are taken: \"Throw down that flag, or I'll run you through.\"");
         return;
     }
     let Some(p) = fell else { return };
     let heir = s.active(side).into_iter().min_by_key(|&j| (s.companies[j].at.map_or(u32::MAX, |q| q.distance(p)), s.companies[j].letter.clone()));
     if let Some(j) = heir {
         s.companies[j].colors = true;
-        t.say(format!("The {} colors pass to {}.", side.name(), s.label(j)));
+        ctx.say(format!("The {} colors pass to {}.", side.name(), s.label(j)));
     }
 }
 
@@ -324,19 +307,19 @@ pub fn confederate_destination(s: &State, i: usize) -> Option<Space> {
 
 /// A Confederate company's activation: it moves as [`confederate_destination`] says; entering an
 /// objective space it breaks through and leaves the map. It never attacks.
-pub fn confederate_activation(s: &mut State, t: &mut dyn Table, i: usize) {
+pub fn confederate_activation(s: &mut State, ctx: &mut Ctx, i: usize) {
     let Some(to) = confederate_destination(s, i) else { return };
     let from = s.companies[i].at.expect("on the map");
     if to == from {
-        t.say(format!("{} holds at {} (no way forward).", s.label(i), from.name()));
+        ctx.say(format!("{} holds at {} (no way forward).", s.label(i), from.name()));
         return;
     }
     s.companies[i].at = Some(to);
-    t.say(format!("{} advances from {} to {}.", s.label(i), from.name(), to.name()));
+    ctx.say(format!("{} advances from {} to {}.", s.label(i), from.name(), to.name()));
     if s.scenario.objective().contains(&to) {
         s.companies[i].at = None;
         s.companies[i].broke_through = true;
-        t.say(format!("{} breaks through the line at {} ({} of {}).", s.label(i), to.name(), s.breakthroughs(), s.scenario.rules.breakthrough));
+        ctx.say(format!("{} breaks through the line at {} ({} of {}).", s.label(i), to.name(), s.breakthroughs(), s.scenario.rules.breakthrough));
     }
 }
 
@@ -365,12 +348,12 @@ pub fn activated(s: &State, token: &Token, side: Side) -> Option<usize> {
 /// the game; otherwise a letter goes to the top row, a colors token to the bottom row. A colors
 /// token is never removed, even when neither side holds colors (interpretation: the three colors
 /// tokens are what ends a round, so a round always ends).
-fn pull_token(s: &mut State, t: &mut dyn Table) {
+fn pull_token(s: &mut State, ctx: &mut Ctx) {
     let names: Vec<String> = s.bag.iter().map(|x| x.name()).collect();
     let (round, n) = (s.round, s.bag.len());
-    let i = t.draw(n as u32, &|i| format!("Round {round}: the {} token is pulled from the activation bag ({n} in it).", names[i as usize])) as usize;
+    let i = ctx.draw_told(n as u32, &|i| format!("Round {round}: the {} token is pulled from the activation bag ({n} in it).", names[i as usize])) as usize;
     let token = s.bag.remove(i);
-    let f = t.draw(2, &|i| {
+    let f = ctx.draw_told(2, &|i| {
         if i == 0 {
             "It lies First Minnesota side up: the First Minnesota activates first.".into()
         } else {
@@ -381,7 +364,7 @@ fn pull_token(s: &mut State, t: &mut dyn Table) {
     match &token {
         Token::Letter(l) => {
             if activated(s, &token, Side::Union).is_none() && activated(s, &token, Side::Confederate).is_none() {
-                t.say(format!("Neither side has a company {l} any more: the token is removed from the game."));
+                ctx.say(format!("Neither side has a company {l} any more: the token is removed from the game."));
                 super::summary::line(s, format!("Round {}: the letter {l} token is removed from the game (no company {l} left).", s.round));
                 s.removed.push(token);
                 return;
@@ -395,7 +378,7 @@ fn pull_token(s: &mut State, t: &mut dyn Table) {
 }
 
 /// Round Structure 3: every token not removed goes back into the bag.
-fn reset_bag(s: &mut State, t: &mut dyn Table) {
+fn reset_bag(s: &mut State, ctx: &mut Ctx) {
     let mut bag = all_tokens(&s.companies);
     for r in &s.removed {
         if let Some(k) = bag.iter().position(|x| x == r) {
@@ -405,7 +388,7 @@ fn reset_bag(s: &mut State, t: &mut dyn Table) {
     s.bag = bag;
     s.letters_row.clear();
     s.colors_row = 0;
-    t.say(format!("The third colors token is resolved: round {} ends and the bag is reset.", s.round));
+    ctx.say(format!("The third colors token is resolved: round {} ends and the bag is reset.", s.round));
     super::summary::line(s, format!("Round {} ends: the bag is reset.", s.round));
     s.round += 1;
 }
@@ -477,8 +460,8 @@ pub fn start_day(scenario: Scenario, carried: Option<&[Company]>) -> (Vec<Compan
     (companies, bag)
 }
 
-fn finish_day(s: &mut State, t: &mut dyn Table, won: bool, summary: String) {
-    t.say(summary.clone());
+fn finish_day(s: &mut State, ctx: &mut Ctx, won: bool, summary: String) {
+    ctx.say(summary.clone());
     super::summary::line(s, summary.clone());
     let lost = s.str_lost();
     s.days.push(DayResult { name: s.scenario.name.clone(), won, summary, str_lost: lost, men_lost: lost * s.scenario.rules.men_per_str });
@@ -496,7 +479,7 @@ fn finish_day(s: &mut State, t: &mut dyn Table, won: bool, summary: String) {
             s.colors_row = 0;
             s.round = 1;
             s.colors_taken = false;
-        t.say(format!("The campaign goes on: {}.", s.scenario.title));
+        ctx.say(format!("The campaign goes on: {}.", s.scenario.title));
         return;
     }
     let all_won = s.days.iter().all(|d| d.won);
@@ -516,24 +499,24 @@ fn finish_day(s: &mut State, t: &mut dyn Table, won: bool, summary: String) {
 
 /// Runs rounds from where the state stands, using `direct` for the company being asked, until a
 /// First Minnesota activation has no answer (`s.asking` is set) or the game is over.
-pub fn run(s: &mut State, t: &mut dyn Table, mut direct: Option<Plan>) {
+pub fn run(s: &mut State, ctx: &mut Ctx, mut direct: Option<Plan>) {
     loop {
         if s.outcome.is_some() {
             return;
         }
         if let Some((won, summary)) = day_over(s) {
-            finish_day(s, t, won, summary);
+            finish_day(s, ctx, won, summary);
             continue;
         }
         let Some(act) = s.current.clone() else {
-            pull_token(s, t);
+            pull_token(s, ctx);
             continue;
         };
         let next = [act.first, act.first.other()].into_iter().find(|x| !act.done.contains(x));
         let Some(side) = next else {
             s.current = None;
             if act.token == Token::Colors && s.colors_row >= 3 {
-                reset_bag(s, t);
+                reset_bag(s, ctx);
             }
             continue;
         };
@@ -543,14 +526,14 @@ pub fn run(s: &mut State, t: &mut dyn Table, mut direct: Option<Plan>) {
             }
         };
         let Some(i) = activated(s, &act.token, side) else {
-            t.say(format!("The {} side has no company for the {} token and does not activate.", side.name(), act.token.name()));
+            ctx.say(format!("The {} side has no company for the {} token and does not activate.", side.name(), act.token.name()));
             super::summary::part(s, format!("no {} company", side.name()));
             mark(s);
             continue;
         };
         if side == Side::Confederate {
             let before = super::summary::Before::of(s);
-            confederate_activation(s, t, i);
+            confederate_activation(s, ctx, i);
             let text = super::summary::confederate(&before, s, i);
             super::summary::part(s, text);
             mark(s);
@@ -568,7 +551,7 @@ pub fn run(s: &mut State, t: &mut dyn Table, mut direct: Option<Plan>) {
         };
         s.asking = None;
         let before = super::summary::Before::of(s);
-        let tally = execute(s, t, i, &plan);
+        let tally = execute(s, ctx, i, &plan);
         let text = super::summary::union(&before, s, i, &plan, tally, source);
         super::summary::part(s, text);
         mark(s);

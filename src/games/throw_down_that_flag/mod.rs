@@ -28,7 +28,7 @@ mod tests;
 use std::collections::BTreeMap;
 
 use crate::dice::Ctx;
-use crate::game::{Ask, Game, GameError, OrderProblem, Orders, Pending, Publication, Tally};
+use crate::game::{Ask, Game, GameError, OptionReader, OrderProblem, Orders, Pending, Publication, Tally};
 use scenario::Scenario;
 use state::{ROLE, State};
 
@@ -51,27 +51,13 @@ pub fn shipped(name: &str) -> Option<&'static str> {
 
 /// The options: (scenario name, campaign).
 fn read_options(options: &BTreeMap<String, String>) -> Result<(Option<String>, bool), GameError> {
-    let mut name = None;
-    let mut campaign = false;
-    for (k, v) in options {
-        match k.as_str() {
-            "scenario" => {
-                if shipped(v.trim()).is_none() {
-                    return Err(GameError::Option { key: k.clone(), message: "july-2 or july-3".into() });
-                }
-                name = Some(v.trim().to_string());
-            }
-            "campaign" => {
-                campaign = crate::game::bool_option(k, v)?
-            }
-            _ => {
-                return Err(GameError::Option {
-                    key: k.clone(),
-                    message: "unknown option; Throw Down That Flag has scenario=july-2|july-3 and campaign=true|false".into(),
-                });
-            }
-        }
+    let mut r = OptionReader::new(options);
+    let name = r.value("scenario").map(str::to_string);
+    if name.as_deref().is_some_and(|n| shipped(n).is_none()) {
+        r.refuse("scenario", "july-2 or july-3");
     }
+    let campaign = r.bool("campaign", false);
+    r.finish("unknown option; Throw Down That Flag has scenario=july-2|july-3 and campaign=true|false")?;
     Ok((name, campaign))
 }
 
@@ -107,6 +93,7 @@ fn opening_ask() -> &'static str {
 
 impl Game for ThrowDownThatFlag {
     type State = State;
+    type Checked = orders::Parsed;
 
     fn rules(&self) -> &'static str {
         "throw-down-that-flag"
@@ -194,14 +181,14 @@ impl Game for ThrowDownThatFlag {
         forms::standing_help(s)
     }
 
-    fn check_order(&self, s: &State, role: &str, o: &Orders) -> Result<(), Vec<OrderProblem>> {
+    fn check_order(&self, s: &State, role: &str, o: &Orders) -> Result<orders::Parsed, Vec<OrderProblem>> {
         if role != ROLE {
             return Err(vec![OrderProblem::new("", format!("\"{role}\" is not a role of this game (union)"))]);
         }
-        check(s, o).map(|_| ())
+        check(s, o)
     }
 
-    fn resolve(&self, s: &State, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<State, GameError> {
+    fn resolve(&self, s: &State, orders: BTreeMap<String, orders::Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
         resolve_with(s, orders, ctx)
     }
 
@@ -269,18 +256,18 @@ pub fn check(s: &State, o: &Orders) -> Result<orders::Parsed, Vec<OrderProblem>>
     orders::parse(s, o)
 }
 
-/// [`Game::resolve`] over any [`engine::Table`] (tests use scripted draws).
+/// [`Game::resolve`] (tests give a [`Ctx::scripted`] for their draws), with the order
+/// checked by the core ([`crate::game::check_all`]).
 ///
-/// Errors: [`GameError::Orders`] if the order is missing or fails the check.
-pub fn resolve_with(state: &State, orders: &BTreeMap<String, Orders>, t: &mut dyn engine::Table) -> Result<State, GameError> {
+/// Errors: [`GameError::Missing`] if the order is missing (the core never lets that happen).
+pub fn resolve_with(state: &State, mut orders: BTreeMap<String, orders::Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
     let mut s = state.clone();
-    let o = orders.get(ROLE).ok_or_else(|| GameError::Orders { role: ROLE.into(), field: String::new(), message: "orders missing".into() })?;
-    let p = check(&s, o).map_err(|probs| GameError::Orders { role: ROLE.into(), field: probs[0].field.clone(), message: probs[0].message.clone() })?;
+    let p = orders.remove(ROLE).ok_or_else(|| GameError::Missing { role: ROLE.into() })?;
     for line in &p.changes {
-        t.say(line.clone());
+        ctx.say(line.clone());
     }
     s.standing = p.standing;
     s.summary.clear();
-    engine::run(&mut s, t, p.direct);
+    engine::run(&mut s, ctx, p.direct);
     Ok(s)
 }

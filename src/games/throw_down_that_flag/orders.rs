@@ -22,7 +22,7 @@ use toml::Value;
 use super::rules::{self, Attack, AttackKind, Plan};
 use super::hex::Space;
 use super::state::{MoveRule, Side, Standing, State};
-use crate::game::{OrderProblem, Orders};
+use crate::game::{OrderProblem, Orders, Problems};
 
 /// A checked order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -40,10 +40,6 @@ pub struct Parsed {
 /// Default range of a standing shot when `range` is not given.
 pub const DEFAULT_RANGE: u32 = 2;
 
-fn problem(field: impl Into<String>, message: impl Into<String>) -> OrderProblem {
-    OrderProblem::new(field, message)
-}
-
 fn space(s: &State, v: &Value) -> Option<Space> {
     v.as_str().and_then(|n| s.scenario.space(n))
 }
@@ -54,13 +50,13 @@ fn count(v: &Value, max: u32) -> Option<u32> {
 
 /// Checks `orders` for the pending ask.
 pub fn parse(s: &State, orders: &Orders) -> Result<Parsed, Vec<OrderProblem>> {
-    let mut probs = Vec::new();
+    let mut probs = Problems::new();
     let Some(i) = s.asking.filter(|_| s.outcome.is_none()) else {
-        return Err(vec![problem("", "nothing is asked now")]);
+        return Err(vec![OrderProblem::new("", "nothing is asked now")]);
     };
     for k in orders.keys() {
         if !["action", "path", "target", "tokens", "standing"].contains(&k.as_str()) {
-            probs.push(problem(k, format!("unknown field `{k}`; accepted: action, path, target, tokens, standing")));
+            probs.add(k, format!("unknown field `{k}`; accepted: action, path, target, tokens, standing"));
         }
     }
     let mut standing = s.standing.clone();
@@ -72,22 +68,22 @@ pub fn parse(s: &State, orders: &Orders) -> Result<Parsed, Vec<OrderProblem>> {
     if !orders.contains_key("action") {
         for k in ["path", "target", "tokens"] {
             if orders.contains_key(k) {
-                probs.push(problem(k, "give `action` too"));
+                probs.add(k, "give `action` too");
             }
         }
         if probs.is_empty() {
             let mut after = s.clone();
             after.standing = standing.clone();
             if standing_plan(&after, i).is_none_or(|p| rules::check_plan(&after, i, &p).is_err()) {
-                probs.push(problem(
+                probs.add(
                     "action",
                     format!("missing: company {} must be told what to do (action = \"pass\" at least)", s.companies[i].letter),
-                ));
+                );
             }
         }
     }
     if !probs.is_empty() {
-        return Err(probs);
+        return Err(probs.into_vec());
     }
     let changes = if standing_given { standing_changes(&s.standing, &standing) } else { Vec::new() };
     Ok(Parsed { standing, standing_given, changes, direct })
@@ -106,9 +102,9 @@ fn is_word(v: &Value, word: &str) -> bool {
 /// Merges a sent `[orders.standing]` into `standing`, entry by entry: each company's table (or
 /// `all`) changes only the fields it gives; `FIELD = "delete"` removes one field, `KEY = "delete"`
 /// the whole entry. An entry left with no field is removed.
-fn merge_standing(s: &State, v: &Value, standing: &mut BTreeMap<String, Standing>, probs: &mut Vec<OrderProblem>) {
+fn merge_standing(s: &State, v: &Value, standing: &mut BTreeMap<String, Standing>, probs: &mut Problems) {
     let Some(t) = v.as_table() else {
-        probs.push(problem("standing", "must be a table of company letters (or `all`) to tables"));
+        probs.add("standing", "must be a table of company letters (or `all`) to tables");
         return;
     };
     let mut seen = std::collections::BTreeSet::new();
@@ -116,11 +112,11 @@ fn merge_standing(s: &State, v: &Value, standing: &mut BTreeMap<String, Standing
         let field = format!("standing.{k}");
         let key = if k.trim().eq_ignore_ascii_case("all") { "all".to_string() } else { k.trim().to_ascii_uppercase() };
         if !seen.insert(key.clone()) {
-            probs.push(problem(field, format!("company {key} is given twice (letters are case-insensitive)")));
+            probs.add(field, format!("company {key} is given twice (letters are case-insensitive)"));
             continue;
         }
         if key != "all" && !s.companies.iter().any(|c| c.side == Side::Union && c.letter == key) {
-            probs.push(problem(field, "not a First Minnesota company letter (or `all`)"));
+            probs.add(field, "not a First Minnesota company letter (or `all`)");
             continue;
         }
         if is_word(body, DELETE) {
@@ -128,10 +124,10 @@ fn merge_standing(s: &State, v: &Value, standing: &mut BTreeMap<String, Standing
             continue;
         }
         if body.as_table().is_some_and(|b| b.is_empty()) {
-            probs.push(problem(
+            probs.add(
                 field,
                 format!("an empty table changes nothing (a sent table changes only the fields it gives); to delete the entry write {k} = \"delete\" in [orders.standing]"),
-            ));
+            );
             continue;
         }
         let mut entry = standing.get(&key).cloned().unwrap_or_default();
@@ -146,9 +142,9 @@ fn merge_standing(s: &State, v: &Value, standing: &mut BTreeMap<String, Standing
 }
 
 /// Applies one entry's fields to `st`; false (with problems) when a field is wrong.
-fn parse_standing(s: &State, field: &str, v: &Value, st: &mut Standing, probs: &mut Vec<OrderProblem>) -> bool {
+fn parse_standing(s: &State, field: &str, v: &Value, st: &mut Standing, probs: &mut Problems) -> bool {
     let Some(t) = v.as_table() else {
-        probs.push(problem(field, "must be a table, e.g. { move = \"nearest\", shoot = 6, melee = 8 }, or \"delete\""));
+        probs.add(field, "must be a table, e.g. { move = \"nearest\", shoot = 6, melee = 8 }, or \"delete\"");
         return false;
     };
     let max = s.scenario.rules.max_tokens;
@@ -169,20 +165,20 @@ fn parse_standing(s: &State, field: &str, v: &Value, st: &mut Standing, probs: &
                 match value {
                     Some(n) if k == "melee" => st.melee = n,
                     Some(n) => st.shoot = n,
-                    None => probs.push(problem(f, format!("tokens to pull: a whole number 1 to {limit}, \"off\" or \"delete\""))),
+                    None => probs.add(f, format!("tokens to pull: a whole number 1 to {limit}, \"off\" or \"delete\"")),
                 }
             }
             "range" if delete => st.range = None,
             "range" => match count(x, max) {
-                Some(1) => probs.push(problem(
+                Some(1) => probs.add(
                     f,
                     format!(
                         "1 can never shoot: a company next to a Confederate company may not shoot (Player Activations, \
                          Shoot), so a target is at least 2 away; give 2 to {max}"
                     ),
-                )),
+                ),
                 Some(n) => st.range = Some(n),
-                None => probs.push(problem(f, format!("a distance 2 to {max}, or \"delete\""))),
+                None => probs.add(f, format!("a distance 2 to {max}, or \"delete\"")),
             },
             "move" if delete => st.movement = None,
             "move" => match x.as_str().map(|m| m.trim().to_ascii_lowercase()) {
@@ -191,21 +187,21 @@ fn parse_standing(s: &State, field: &str, v: &Value, st: &mut Standing, probs: &
                 Some(m) if m == "ask" => st.movement = Some(MoveRule::Ask),
                 Some(m) => match s.scenario.space(&m) {
                     Some(p) => st.movement = Some(MoveRule::To(p)),
-                    None => probs.push(problem(f, "\"nearest\", \"hold\", \"ask\", a space of the map such as \"E4\", or \"delete\"")),
+                    None => probs.add(f, "\"nearest\", \"hold\", \"ask\", a space of the map such as \"E4\", or \"delete\""),
                 },
-                None => probs.push(problem(f, "\"nearest\", \"hold\", \"ask\", a space of the map such as \"E4\", or \"delete\"")),
+                None => probs.add(f, "\"nearest\", \"hold\", \"ask\", a space of the map such as \"E4\", or \"delete\""),
             },
-            _ => probs.push(problem(f, "unknown key; accepted: melee, shoot, range, move")),
+            _ => probs.add(f, "unknown key; accepted: melee, shoot, range, move"),
         }
     }
     probs.len() == before
 }
 
-fn parse_plan(s: &State, i: usize, orders: &Orders, probs: &mut Vec<OrderProblem>) -> Option<Plan> {
+fn parse_plan(s: &State, i: usize, orders: &Orders, probs: &mut Problems) -> Option<Plan> {
     let before = probs.len();
     let action = orders.get("action").and_then(|v| v.as_str()).map(|a| a.trim().to_ascii_lowercase()).unwrap_or_default();
     if !rules::ACTIONS.contains(&action.as_str()) {
-        probs.push(problem("action", format!("one of {}", rules::ACTIONS.join(", "))));
+        probs.add("action", format!("one of {}", rules::ACTIONS.join(", ")));
         return None;
     }
     let path: Vec<Space> = match orders.get("path") {
@@ -219,7 +215,7 @@ fn parse_plan(s: &State, i: usize, orders: &Orders, probs: &mut Vec<OrderProblem
             match items {
                 Some(p) => p,
                 None => {
-                    probs.push(problem("path", "a list of spaces of the map, e.g. [\"E4\", \"E5\"]"));
+                    probs.add("path", "a list of spaces of the map, e.g. [\"E4\", \"E5\"]");
                     Vec::new()
                 }
             }
@@ -244,7 +240,7 @@ fn parse_plan(s: &State, i: usize, orders: &Orders, probs: &mut Vec<OrderProblem
             (true, _) => "one space",
             (false, _) => "no space",
         };
-        probs.push(problem("path", format!("`{action}` moves {spaces}")));
+        probs.add("path", format!("`{action}` moves {spaces}"));
     }
     let mut attack = None;
     if let Some(kind) = attack_kind {
@@ -253,13 +249,13 @@ fn parse_plan(s: &State, i: usize, orders: &Orders, probs: &mut Vec<OrderProblem
         let tokens = orders.get("tokens").and_then(|v| count(v, limit));
         match (target, tokens) {
             (Some(target), Some(tokens)) => attack = Some(Attack { kind, target, tokens }),
-            (None, _) => probs.push(problem("target", "the letter of a Confederate company on the map")),
-            (_, None) => probs.push(problem("tokens", format!("tokens to pull: 1 to {limit}"))),
+            (None, _) => probs.add("target", "the letter of a Confederate company on the map"),
+            (_, None) => probs.add("tokens", format!("tokens to pull: 1 to {limit}")),
         }
     } else {
         for k in ["target", "tokens"] {
             if orders.contains_key(k) {
-                probs.push(problem(k, format!("`{action}` has no attack")));
+                probs.add(k, format!("`{action}` has no attack"));
             }
         }
     }
@@ -272,7 +268,7 @@ fn parse_plan(s: &State, i: usize, orders: &Orders, probs: &mut Vec<OrderProblem
         Plan { before: Vec::new(), attack, after: path }
     };
     if let Err((f, m)) = rules::check_plan(s, i, &plan) {
-        probs.push(problem(f, m));
+        probs.add(f, m);
         return None;
     }
     Some(plan)

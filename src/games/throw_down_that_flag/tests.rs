@@ -1,39 +1,22 @@
 //! Rule tests for Throw Down That Flag, one or more per rule (named for the rulebook section),
 //! with scripted draws so every pull is decided by the test.
 
-use std::collections::{BTreeMap, VecDeque};
+use std::collections::BTreeMap;
 
-use super::engine::{self, Attack, AttackKind, Plan, Table, Tally};
+use super::engine::{self, Attack, AttackKind, Plan, Tally};
 use super::hex::Space;
 use super::state::{Side, State, Token};
 use super::*;
-use crate::game::{Game, Pending};
+use crate::game::{Game, Pending, resolve_orders};
 
-/// Scripted draws (each returns the next queued index) and the messages logged.
-struct Script {
-    draws: VecDeque<u32>,
-    said: Vec<String>,
+/// The texts a [`Ctx::scripted`] logged (rule tests script every draw), in order.
+fn texts(c: &Ctx) -> Vec<String> {
+    c.events().iter().map(|e| e.text.clone()).collect()
 }
 
-impl Script {
-    fn new(draws: &[u32]) -> Script {
-        Script { draws: draws.iter().copied().collect(), said: Vec::new() }
-    }
-    fn said(&self, part: &str) -> bool {
-        self.said.iter().any(|e| e.contains(part))
-    }
-}
-
-impl Table for Script {
-    fn draw(&mut self, n: u32, text: &dyn Fn(u32) -> String) -> u32 {
-        let v = self.draws.pop_front().unwrap_or_else(|| panic!("no scripted draw left after: {:?}", self.said.last()));
-        assert!(v < n, "scripted draw {v} out of 0..{n} for {}", text(0));
-        self.said.push(text(v));
-        v
-    }
-    fn say(&mut self, text: String) {
-        self.said.push(text);
-    }
+/// True when some text `c` logged contains `part`.
+fn said(c: &Ctx, part: &str) -> bool {
+    c.events().iter().any(|e| e.text.contains(part))
 }
 
 fn sp(n: &str) -> Space {
@@ -84,7 +67,7 @@ fn shoot_hits_when_successes_equal_the_distance() {
     let mut s = board(&[("A", "E2", 3)], &[("B", "E4", 3)]);
     let (a, b) = (idx(&s, Side::Union, "A"), idx(&s, Side::Confederate, "B"));
     assert_eq!(sp("E2").distance(sp("E4")), 2);
-    let mut t = Script::new(&[]);
+    let mut t = Ctx::scripted(&[]);
     engine::apply_shot(&mut s, &mut t, a, b, 2, tally(2, 0, 1, 0));
     assert_eq!(s.companies[b].str, 2, "two successes at distance 2 hit");
     assert_eq!(s.companies[a].str, 3, "one Confederate success at distance 2 does not");
@@ -97,7 +80,7 @@ fn shoot_hits_when_successes_equal_the_distance() {
 fn shoot_both_sides_overheat_in_one_pull_hit_or_not() {
     let mut s = board(&[("A", "E2", 3)], &[("B", "E5", 3)]);
     let (a, b) = (idx(&s, Side::Union, "A"), idx(&s, Side::Confederate, "B"));
-    let mut t = Script::new(&[]);
+    let mut t = Ctx::scripted(&[]);
     engine::apply_shot(&mut s, &mut t, a, b, 3, tally(0, 2, 0, 3));
     assert!(!s.companies[a].gun && !s.companies[b].gun);
     assert_eq!((s.companies[a].str, s.companies[b].str), (3, 3), "neither shot hit");
@@ -110,11 +93,11 @@ fn shoot_a_company_without_gun_marker_ignores_confederate_results() {
     let mut s = board(&[("A", "E2", 3)], &[("B", "E4", 3)]);
     let (a, b) = (idx(&s, Side::Union, "A"), idx(&s, Side::Confederate, "B"));
     s.companies[b].gun = false;
-    let mut t = Script::new(&[]);
+    let mut t = Ctx::scripted(&[]);
     engine::apply_shot(&mut s, &mut t, a, b, 2, tally(0, 0, 5, 4));
     assert_eq!(s.companies[a].str, 3, "no return fire");
     assert!(s.companies[a].gun, "a Confederate flame cannot overheat the shooter's gun");
-    assert!(t.said("no gun marker"));
+    assert!(said(&t, "no gun marker"));
 }
 
 #[test]
@@ -132,7 +115,7 @@ fn shoot_is_forbidden_next_to_an_enemy_and_with_no_gun() {
 fn melee_against_str_2_needs_two_successes() {
     let mut s = board(&[("A", "E2", 3)], &[("B", "E3", 2)]);
     let (a, b) = (idx(&s, Side::Union, "A"), idx(&s, Side::Confederate, "B"));
-    let mut t = Script::new(&[]);
+    let mut t = Ctx::scripted(&[]);
     engine::apply_melee(&mut s, &mut t, a, b, tally(1, 3, 2, 3));
     assert_eq!(s.companies[b].str, 2, "one success does not hit Str 2");
     assert_eq!(s.companies[a].str, 3, "two Confederate successes do not hit Str 3");
@@ -147,7 +130,7 @@ fn melee_taking_the_colors_company_captures_the_colors() {
     let mut s = board(&[("A", "E2", 3)], &[("B", "E3", 1), ("C", "G6", 2)]);
     let (a, b) = (idx(&s, Side::Union, "A"), idx(&s, Side::Confederate, "B"));
     assert!(s.companies[b].colors);
-    engine::apply_melee(&mut s, &mut Script::new(&[]), a, b, tally(1, 0, 0, 0));
+    engine::apply_melee(&mut s, &mut Ctx::scripted(&[]), a, b, tally(1, 0, 0, 0));
     assert!(s.colors_taken);
     assert_eq!(s.companies[b].at, None);
     assert_eq!(s.colors_of(Side::Confederate), None, "taken colors do not pass on");
@@ -157,7 +140,7 @@ fn melee_taking_the_colors_company_captures_the_colors() {
 fn colors_lost_to_fire_pass_to_the_nearest_company() {
     let mut s = board(&[("A", "E2", 3)], &[("B", "E4", 1), ("C", "G6", 2), ("D", "F5", 2)]);
     let (a, b) = (idx(&s, Side::Union, "A"), idx(&s, Side::Confederate, "B"));
-    engine::apply_shot(&mut s, &mut Script::new(&[]), a, b, 2, tally(2, 0, 0, 0));
+    engine::apply_shot(&mut s, &mut Ctx::scripted(&[]), a, b, 2, tally(2, 0, 0, 0));
     assert!(!s.colors_taken);
     assert_eq!(s.colors_of(Side::Confederate), Some(idx(&s, Side::Confederate, "D")));
 }
@@ -191,9 +174,9 @@ fn move_that_ends_back_on_its_starting_space_is_a_pass() {
 fn colors_passing_name_the_side_of_the_heir() {
     let mut s = board(&[("A", "E2", 3)], &[("B", "E4", 1), ("C", "G6", 2), ("D", "F5", 2)]);
     let (a, b) = (idx(&s, Side::Union, "A"), idx(&s, Side::Confederate, "B"));
-    let mut t = Script::new(&[]);
+    let mut t = Ctx::scripted(&[]);
     engine::apply_shot(&mut s, &mut t, a, b, 2, tally(2, 0, 0, 0));
-    assert!(t.said("The Confederate colors pass to Confederate company D."), "{:?}", t.said);
+    assert!(said(&t, "The Confederate colors pass to Confederate company D."), "{:?}", texts(&t));
 }
 
 #[test]
@@ -201,7 +184,7 @@ fn one_breakthrough_is_told_in_the_singular() {
     let mut s = board(&[("A", "A5", 3)], &[("C", "E3", 3)]);
     s.scenario.rules.breakthrough = 1;
     let c = idx(&s, Side::Confederate, "C");
-    engine::confederate_activation(&mut s, &mut Script::new(&[]), c);
+    engine::confederate_activation(&mut s, &mut Ctx::scripted(&[]), c);
     let (won, text) = engine::day_over(&s).expect("over");
     assert!(!won);
     assert!(text.contains("1 Confederate company broke through"), "{text}");
@@ -217,11 +200,11 @@ fn round_letter_with_no_company_on_one_side_skips_that_side() {
     s.standing.insert("all".into(), state::Standing { movement: Some(state::MoveRule::Hold), ..Default::default() });
     let c = s.bag.iter().position(|t| *t == Token::Letter("C".into())).unwrap() as u32;
     // Pull letter C, First Minnesota face (0) first; then stop on an unscripted draw.
-    let mut t = Script::new(&[c, 0]);
+    let mut t = Ctx::scripted(&[c, 0]);
     let before = s.companies[idx(&s, Side::Confederate, "C")].at;
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine::run(&mut s, &mut t, None)));
     assert!(r.is_err(), "ran out of scripted draws at the next pull");
-    assert!(t.said("The First Minnesota side has no company for the letter C token"));
+    assert!(said(&t, "The First Minnesota side has no company for the letter C token"));
     assert_ne!(s.companies[idx(&s, Side::Confederate, "C")].at, before, "the Confederate company C advanced");
 }
 
@@ -232,7 +215,7 @@ fn round_token_removed_when_neither_side_has_the_letter() {
     let c = idx(&s, Side::Confederate, "C");
     s.companies[c].at = None; // company C of the 11th Alabama is gone; the First Minnesota has none
     let k = s.bag.iter().position(|t| *t == Token::Letter("C".into())).unwrap() as u32;
-    let mut t = Script::new(&[k, 1]);
+    let mut t = Ctx::scripted(&[k, 1]);
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine::run(&mut s, &mut t, None)));
     assert_eq!(s.removed, vec![Token::Letter("C".into())]);
     assert!(!s.letters_row.contains(&"C".to_string()));
@@ -245,12 +228,12 @@ fn round_colors_activate_three_times_then_the_bag_resets() {
     s.standing.insert("all".into(), state::Standing { movement: Some(state::MoveRule::Hold), ..Default::default() });
     let n = s.bag.len() as u32;
     // The colors tokens sit at the end of the sorted bag: pull the last token three times.
-    let mut t = Script::new(&[n - 1, 1, n - 2, 1, n - 3, 1]);
+    let mut t = Ctx::scripted(&[n - 1, 1, n - 2, 1, n - 3, 1]);
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine::run(&mut s, &mut t, None)));
-    let colors_moves = t.said.iter().filter(|e| e.contains("Confederate company C advances")).count();
-    assert_eq!(colors_moves, 3, "the Confederate colors company activated three times: {:?}", t.said);
-    assert_eq!(t.said.iter().filter(|e| e.contains("First Minnesota company H passes")).count(), 3);
-    assert!(t.said("the bag is reset"));
+    let colors_moves = texts(&t).iter().filter(|e| e.contains("Confederate company C advances")).count();
+    assert_eq!(colors_moves, 3, "the Confederate colors company activated three times: {:?}", texts(&t));
+    assert_eq!(texts(&t).iter().filter(|e| e.contains("First Minnesota company H passes")).count(), 3);
+    assert!(said(&t, "the bag is reset"));
     assert_eq!(s.round, 2);
     assert_eq!(s.bag.len() as u32, n, "every token is back");
     assert_eq!(s.colors_row, 0);
@@ -261,10 +244,10 @@ fn round_face_decides_who_activates_first() {
     let mut s = july2();
     s.standing.insert("all".into(), state::Standing { movement: Some(state::MoveRule::Hold), ..Default::default() });
     let a = s.bag.iter().position(|t| *t == Token::Letter("A".into())).unwrap() as u32;
-    let mut t = Script::new(&[a, 1]);
+    let mut t = Ctx::scripted(&[a, 1]);
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine::run(&mut s, &mut t, None)));
-    let conf = t.said.iter().position(|e| e.contains("Confederate company A advances")).unwrap();
-    let union = t.said.iter().position(|e| e.contains("First Minnesota company A passes")).unwrap();
+    let conf = texts(&t).iter().position(|e| e.contains("Confederate company A advances")).unwrap();
+    let union = texts(&t).iter().position(|e| e.contains("First Minnesota company A passes")).unwrap();
     assert!(conf < union);
     assert_eq!(s.letters_row, vec!["A".to_string()]);
 }
@@ -300,7 +283,7 @@ fn confederate_passes_through_but_does_not_end_on_a_confederate() {
 fn confederate_breaks_through_on_the_objective() {
     let mut s = board(&[("A", "A5", 3)], &[("C", "E3", 3)]);
     let c = idx(&s, Side::Confederate, "C");
-    let mut t = Script::new(&[]);
+    let mut t = Ctx::scripted(&[]);
     engine::confederate_activation(&mut s, &mut t, c);
     assert!(s.companies[c].broke_through && s.companies[c].at.is_none());
     assert_eq!(s.breakthroughs(), 1);
@@ -312,7 +295,7 @@ fn the_report_follows_the_confederate_colors_off_the_field() {
     let mut s = board(&[("A", "A5", 3)], &[("C", "E3", 3), ("B", "G6", 2)]);
     assert_eq!(super::view::view(&s)["enemy_colors"], "company C at E3");
     let c = idx(&s, Side::Confederate, "C");
-    let mut t = Script::new(&[]);
+    let mut t = Ctx::scripted(&[]);
     engine::confederate_activation(&mut s, &mut t, c);
     assert!(s.companies[c].broke_through);
     assert!(super::view::view(&s)["enemy_colors"].is_null());
@@ -333,12 +316,12 @@ fn standing_orders_answer_and_the_engine_asks_only_when_they_do_not() {
     }
     let o = orders(&text);
     let mut ctx = Ctx::new([3; 32]);
-    let s1 = g.resolve(&s, &o, &mut ctx).unwrap();
+    let s1 = resolve_orders(&g, &s, &o, &mut ctx).unwrap();
     let Pending::Orders(asks) = g.pending(&s1) else { panic!("over") };
     assert_eq!(asks[0].kind, "activation");
     assert_eq!(s1.companies[s1.asking.unwrap()].letter, "H", "only H lacks an order that answers");
     // A direct answer is used for H, and play runs on.
-    let s2 = g.resolve(&s1, &orders("action = \"move\"\npath = [\"F3\"]"), &mut ctx).unwrap();
+    let s2 = resolve_orders(&g, &s1, &orders("action = \"move\"\npath = [\"F3\"]"), &mut ctx).unwrap();
     assert!(s2.companies[idx(&s2, Side::Union, "H")].at.is_some());
     assert!(ctx.events().iter().any(|e| e.text.contains("First Minnesota company H moves from F2 to F3")));
 }
@@ -347,7 +330,7 @@ fn standing_orders_answer_and_the_engine_asks_only_when_they_do_not() {
 fn standing_order_ask_leaves_one_company_out_of_all() {
     let g = ThrowDownThatFlag;
     let o = orders("[standing.all]\nmove = \"hold\"\n[standing.H]\nmove = \"ask\"\n");
-    let s1 = g.resolve(&july2(), &o, &mut Ctx::new([3; 32])).unwrap();
+    let s1 = resolve_orders(&g, &july2(), &o, &mut Ctx::new([3; 32])).unwrap();
     assert_eq!(s1.companies[s1.asking.expect("asked")].letter, "H");
     // An order that gives no action while H's standing order asks is refused, naming `action`.
     let probs = g.check_order(&s1, "union", &Orders::new()).unwrap_err();
@@ -360,7 +343,7 @@ fn activation_form_does_not_copy_the_standing_orders() {
     // orders instead of copying the player's state into the signed text.
     let g = ThrowDownThatFlag;
     let o = orders("[standing.all]\nmove = \"hold\"\nshoot = 5\n[standing.H]\nmove = \"ask\"\n");
-    let s1 = g.resolve(&july2(), &o, &mut Ctx::new([3; 32])).unwrap();
+    let s1 = resolve_orders(&g, &july2(), &o, &mut Ctx::new([3; 32])).unwrap();
     assert!(s1.asking.is_some());
     let Pending::Orders(asks) = g.pending(&s1) else { panic!("over") };
     let body = toml::to_string(&g.default_order(&s1, "union")).unwrap();
@@ -378,7 +361,7 @@ fn standing_orders_letters_are_case_insensitive_and_not_given_twice() {
     let probs = g.check_order(&july2(), "union", &toml::from_str("standing = {A = {move = \"hold\"}, a = {move = \"ask\"}}").unwrap()).unwrap_err();
     assert!(probs.iter().any(|p| p.message.contains("twice")), "{probs:?}");
     let o = orders("[standing.ALL]\nmove = \"hold\"\n");
-    let s1 = g.resolve(&july2(), &o, &mut Ctx::new([3; 32])).unwrap();
+    let s1 = resolve_orders(&g, &july2(), &o, &mut Ctx::new([3; 32])).unwrap();
     assert!(s1.standing.contains_key("all"), "{:?}", s1.standing.keys().collect::<Vec<_>>());
 }
 
@@ -431,7 +414,7 @@ fn scenario_option_and_campaign_carry_the_survivors() {
     s.companies[b].str = 0;
     s.companies[b].at = None;
     s.round = 5;
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine::run(&mut s, &mut Script::new(&[]), None)));
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine::run(&mut s, &mut Ctx::scripted(&[]), None)));
     assert_eq!(s.scenario.name, "july-3");
     assert_eq!(s.days.len(), 1);
     assert!(s.days[0].won);
@@ -480,9 +463,9 @@ fn campaign_plays_july_2_then_july_3_in_one_game() {
     // Whole-campaign outcome names both days when the regiment survives July 2.
     let mut s = g.setup(JULY_2, &opts).unwrap();
     s.round = 5;
-    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine::run(&mut s, &mut Script::new(&[]), None)));
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| engine::run(&mut s, &mut Ctx::scripted(&[]), None)));
     s.round = 5;
-    engine::run(&mut s, &mut Script::new(&[]), None);
+    engine::run(&mut s, &mut Ctx::scripted(&[]), None);
     let o = s.outcome.expect("over");
     assert!(o.summary.contains("july-2 won, july-3 won"), "{}", o.summary);
     assert_eq!(o.winner.as_deref(), Some("union"));
@@ -508,14 +491,14 @@ fn standing_orders_merge_field_by_field_and_say_what_changed() {
     let g = ThrowDownThatFlag;
     let mut s = july2();
     let run = |s: &State, text: &str| {
-        let mut t = Script::new(&[]);
+        let mut t = Ctx::scripted(&[]);
         let p = check(s, &orders(text)["union"]).unwrap();
         let mut after = s.clone();
         after.standing = p.standing;
         for l in p.changes {
             t.say(l);
         }
-        (after, t.said)
+        (after, texts(&t))
     };
     let (s1, said) = run(&s, "[standing.all]\nmelee = 8\nshoot = 6\nmove = \"nearest\"\n");
     assert_eq!(said, ["Standing orders, all companies: new: melee 8 tokens, shoot 6 tokens, move nearest."]);
@@ -572,12 +555,30 @@ fn an_activation_is_told_in_one_short_line() {
     let plan = Plan { attack: Some(Attack { kind: AttackKind::Shoot, target: b, tokens: 2 }), ..Plan::default() };
     let before = summary::Before::of(&s);
     // The bag's first tokens are First Minnesota successes.
-    let mut t = Script::new(&[0, 0]);
+    let mut t = Ctx::scripted(&[0, 0]);
     let tally = engine::execute(&mut s, &mut t, a, &plan);
     assert_eq!(
         summary::union(&before, &s, a, &plan, tally, "standing order"),
         "your A (standing order) shoots at Confederate B (distance 2), 2 tokens: successes 2:0, flames 0:0, a hit \
          (Confederate B down to Str 2)"
     );
-    assert!(t.said.contains(&"Success bag, company A's shot, token 1 of 2: a First Minnesota success.".to_string()), "{:?}", t.said);
+    assert!(texts(&t).contains(&"Success bag, company A's shot, token 1 of 2: a First Minnesota success.".to_string()), "{:?}", texts(&t));
+}
+
+#[test]
+fn the_core_checks_the_asked_roles_and_their_orders_once_before_resolving() {
+    use crate::game::{GameError, Outcome, check_all};
+    let (g, s) = (ThrowDownThatFlag, july2());
+    let ok = orders("");
+    assert_eq!(check_all(&g, &s, &ok).map(|c| c.into_keys().collect::<Vec<_>>()), Ok(vec!["union".to_string()]));
+    assert_eq!(check_all(&g, &s, &BTreeMap::new()).unwrap_err(), GameError::Missing { role: "union".into() });
+    let mut extra = ok.clone();
+    extra.insert("confederate".into(), Orders::new());
+    assert_eq!(check_all(&g, &s, &extra).unwrap_err(), GameError::NotAsked { role: "confederate".into() });
+    let e = check_all(&g, &s, &orders("action = \"pass\"")).unwrap_err();
+    assert!(matches!(&e, GameError::Orders { role, field, .. } if role == "union" && field == "action"), "{e}");
+    let mut over = s.clone();
+    over.outcome = Some(Outcome { winner: None, summary: "over".into() });
+    assert_eq!(check_all(&g, &over, &ok).unwrap_err(), GameError::Over);
+    assert_eq!(GameError::Over.to_string(), "the game is over; nothing to resolve");
 }
