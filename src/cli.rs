@@ -430,19 +430,31 @@ fn one_line(e: &anyhow::Error) -> String {
 }
 
 /// `pbem adjudicate DIR` without `--mail`: it reads no mail, but does not resolve a step of a game
-/// named by a piped message still waiting in `ROOT/.mail/spool/` (the cron line takes it in).
+/// named by a piped message still waiting in `ROOT/.mail/spool/` (the cron line takes it in). The
+/// spool is read when a step is about to be resolved (not for an idle game), so a message spooled
+/// meanwhile is seen; a spool that cannot be read holds the step and is the game's error.
 /// `peek`: for a sweep, the game's due index as read by [`crate::mail::cron::peek_games`].
 fn adjudicate_plain(dir: &Path, clock: pipeline::Clock, peek: Option<Option<crate::due::Idle>>) -> crate::error::Result<pipeline::Adjudicated> {
     let root = dir.parent().unwrap_or(Path::new("."));
-    let spooled = crate::mail::intake::spooled_games(root)?;
     let spool = crate::mail::intake::state_dir(root).join("spool");
-    let mut check = |gf: &crate::model::GameFile, _: &crate::model::Opening| {
-        if spooled.contains(&gf.id) { Err(format!("a message with orders for it waits in {} (the cron line, `pbem adjudicate --all ROOT --mail CONFIG`, takes it in)", spool.display())) } else { Ok(()) }
+    let mut unreadable = None;
+    let mut check = |gf: &crate::model::GameFile, _: &crate::model::Opening| match crate::mail::intake::spooled_games(root) {
+        Ok(spooled) if spooled.contains(&gf.id) => Err(format!("a message with orders for it waits in {} (the cron line, `pbem adjudicate --all ROOT --mail CONFIG`, takes it in)", spool.display())),
+        Ok(_) => Ok(()),
+        Err(e) => {
+            let why = e.to_string();
+            unreadable = Some(e);
+            Err(why)
+        }
     };
-    if let Some(idle) = peek {
-        return pipeline::adjudicate_peeked(dir, clock, &mut Entropy::Os, &mut check, idle);
+    let done = match peek {
+        Some(idle) => pipeline::adjudicate_peeked(dir, clock, &mut Entropy::Os, &mut check, idle),
+        None => pipeline::adjudicate_with(dir, clock, &mut Entropy::Os, &mut check),
+    };
+    match unreadable {
+        Some(e) => Err(e),
+        None => done,
     }
-    pipeline::adjudicate_with(dir, clock, &mut Entropy::Os, &mut check)
 }
 
 /// The seat named `role` in the game at `dir`, matched without regard to case ("Union" is
@@ -811,7 +823,7 @@ fn cmd_adjudicate(dirs: Vec<PathBuf>, all: Option<PathBuf>, mail: Option<PathBuf
     let mut failed = 0;
     if let Some(root) = all {
         // Two folders with one game id (a backup copy): neither is adjudicated.
-        let (peeked, duplicates) = crate::mail::cron::peek_games(&pipeline::games_under(&root)?, t.now());
+        let (peeked, duplicates) = crate::mail::cron::peek_games(&crate::mail::cron::game_folders(&root)?, t.now());
         for (id, copies) in &duplicates {
             let names: Vec<String> = copies.iter().map(|d| d.display().to_string()).collect();
             eprintln!("pbem: game {id} is held by more than one folder ({}): not adjudicated; remove all but one", names.join(", "));

@@ -4,24 +4,37 @@
 //! `adjudicate` writes the file (temp + rename, no fsync: it is only a hint) each time it leaves
 //! a game with nothing due. The next sweep trusts it only while everything it was computed from
 //! is unchanged, each checked with one `stat`: the same `game.toml` (size and modification
-//! time) and newest record (size and modification time), no record after it, and no first
-//! receipt (`receipts/N/ROLE-1.toml`) of a role it still awaited, the only ways a step becomes due
-//! before its deadline. On any doubt (missing, unreadable, another format, anything changed, the
-//! clock before the newest record or receipt it saw, the deadline reached) the game is loaded and
-//! adjudicated as without the index, which then rewrites it. So the index can make a sweep
-//! faster, never a due game wait. It also keeps the game's id and the open step's deadline, so
-//! that the cron run finds game ids held by two folders and skips the mail of an idle game
-//! (nothing new to mail, no reminder due) without reading `game.toml` ([`peek`]). One file per game (not one per root): games are written by
-//! different processes under their own locks, and a sweep reads each game's file once.
+//! time) and newest record (size and modification time), no record after it, and the open
+//! step's receipts folder (`receipts/N/`) still absent or with the same size and modification
+//! time, the only ways a step becomes due before its deadline. A folder's modification time
+//! comes from the kernel's coarse clock (and some file systems keep whole seconds), so a file
+//! added within the same tick as the stamp was taken would leave it unchanged: a folder stamp
+//! newer than [`FRESH_NS`] before the index was written is not trusted (the game is loaded, and
+//! once it has been quiet that long the index holds). On any doubt (missing, unreadable, another
+//! format, anything changed, the clock before the newest record or receipt it saw, the deadline
+//! reached) the game is loaded and adjudicated as without the index, which then rewrites it. So
+//! the index can make a sweep faster, never a due game wait. It also keeps the game's id and the
+//! open step's deadline, so that the cron run finds game ids held by two folders and skips the
+//! mail of an idle game (nothing new to mail, no reminder due) without reading `game.toml`
+//! ([`peek`]). One file per game (not one per root): games are written by different processes
+//! under their own locks, and a sweep reads each game's file once, with one `read`.
 
+use std::io::Read;
 use std::path::Path;
-use std::time::UNIX_EPOCH;
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use chrono::{DateTime, Utc};
 
 use crate::store::GameDir;
 
-const MAGIC: &str = "pbem-due 3";
+const MAGIC: &str = "pbem-due 4";
+
+/// A folder stamp taken less than this before the index was written is not trusted (two
+/// seconds: the coarse clock's tick, and file systems that keep whole seconds).
+pub const FRESH_NS: u128 = 2_000_000_000;
+
+/// The largest index (and [`read_small`] file) read: one `read` of a buffer this size.
+const SMALL: usize = 4096;
 
 /// What the index says about a game, when it still holds.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -50,11 +63,39 @@ pub fn path(dir: &GameDir) -> std::path::PathBuf {
     dir.root.join(".due")
 }
 
-/// Size and modification time (ns) of a file, as the index records them; `None` if absent.
-fn stamp(path: &Path) -> Option<(u64, u128)> {
-    let m = std::fs::metadata(path).ok()?;
-    let t = m.modified().ok()?.duration_since(UNIX_EPOCH).ok()?.as_nanos();
-    Some((m.len(), t))
+/// Size and modification time (ns) of a file or folder, as the index records them.
+type Stamp = (u64, u128);
+
+/// The stamp of `path`: `Ok(None)` if it does not exist, `Err` if it cannot be looked at.
+fn probe(path: &Path) -> Result<Option<Stamp>, ()> {
+    match std::fs::metadata(path) {
+        Ok(m) => m.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map(|t| Some((m.len(), t.as_nanos()))).ok_or(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(_) => Err(()),
+    }
+}
+
+/// The stamp of `path`; `None` if absent or unreadable.
+fn stamp(path: &Path) -> Option<Stamp> {
+    probe(path).ok().flatten()
+}
+
+/// The text of a small file (at most 4 KiB) in one `read`, without a `stat`: `None` if it cannot be
+/// read, is larger, or is not UTF-8. For the per-game files a sweep reads (the index, the cron
+/// run's `mailed/` marks), where a slower fallback is always safe.
+pub fn read_small(path: &Path) -> Option<String> {
+    let mut buf = [0u8; SMALL];
+    let mut f = std::fs::File::open(path).ok()?;
+    // One read returns what a regular file holds (a file written meanwhile is replaced by a
+    // rename, so it is read whole, old or new); a full buffer means a larger file.
+    let n = loop {
+        match f.read(&mut buf) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Ok(n) if n < SMALL => break n,
+            _ => return None,
+        }
+    };
+    String::from_utf8(buf[..n].to_vec()).ok()
 }
 
 /// The index's fields, in file order.
@@ -65,8 +106,10 @@ struct Entry {
     /// The open step (receipts are filed by step, which host control records part from the
     /// record number).
     step: u64,
-    record_stamp: (u64, u128),
-    game_stamp: (u64, u128),
+    record_stamp: Stamp,
+    game_stamp: Stamp,
+    /// The open step's receipts folder (`None`: it did not exist).
+    receipts_stamp: Option<Stamp>,
     /// Unix seconds at which the open step is due by time (`None`: never by time).
     until: Option<i64>,
     /// Unix seconds of the open step's deadline (reminders are due before it).
@@ -75,15 +118,19 @@ struct Entry {
     /// "clock behind" refusal).
     not_before: i64,
     over: bool,
+    /// Roles of the open step with no receipt then (for a host reading the file; the receipts
+    /// folder's stamp is what is checked).
     awaited: Vec<String>,
+    /// When the index was written (ns since the Unix epoch, this machine's clock).
+    written: u128,
 }
-
 impl Entry {
     fn text(&self) -> String {
         let never = |t: Option<i64>| t.map_or("never".to_string(), |u| u.to_string());
         let (until, deadline) = (never(self.until), never(self.deadline));
+        let receipts = self.receipts_stamp.map_or("none".to_string(), |(l, t)| format!("{l} {t}"));
         format!(
-            "{MAGIC}\nid {}\nrecord {} {} {}\nstep {}\ngame {} {}\nuntil {until}\ndeadline {deadline}\nnot_before {}\nover {}\nawaited {}\nend\n",
+            "{MAGIC}\nid {}\nrecord {} {} {}\nstep {}\ngame {} {}\nreceipts {receipts}\nuntil {until}\ndeadline {deadline}\nnot_before {}\nover {}\nawaited {}\nwritten {}\nend\n",
             self.id,
             self.record,
             self.record_stamp.0,
@@ -93,7 +140,8 @@ impl Entry {
             self.game_stamp.1,
             self.not_before,
             u8::from(self.over),
-            self.awaited.join(" ")
+            self.awaited.join(" "),
+            self.written
         )
     }
 
@@ -104,9 +152,10 @@ impl Entry {
         }
         let mut field = |name: &str| lines.next()?.strip_prefix(name)?.strip_prefix(' ').map(str::to_string);
         let id = field("id")?;
-        let record: Vec<String> = field("record")?.split(' ').map(str::to_string).collect();
+        let record = field("record")?;
         let step = field("step")?.parse().ok()?;
-        let game: Vec<String> = field("game")?.split(' ').map(str::to_string).collect();
+        let game = field("game")?;
+        let receipts = field("receipts")?;
         let until = field("until")?;
         let deadline = field("deadline")?;
         let not_before = field("not_before")?.parse().ok()?;
@@ -116,25 +165,33 @@ impl Entry {
             _ => return None,
         };
         let awaited = field("awaited")?.split(' ').filter(|s| !s.is_empty()).map(str::to_string).collect();
+        let written = field("written")?.parse().ok()?;
         if lines.next()? != "end" || lines.next().is_some() {
             return None;
         }
-        let [n, rl, rt] = record.as_slice() else { return None };
-        let [gl, gt] = game.as_slice() else { return None };
+        let (n, record_stamp) = record.split_once(' ')?;
         let time = |t: String| if t == "never" { Some(None) } else { t.parse().ok().map(Some) };
         Some(Entry {
             id,
             record: n.parse().ok()?,
             step,
-            record_stamp: (rl.parse().ok()?, rt.parse().ok()?),
-            game_stamp: (gl.parse().ok()?, gt.parse().ok()?),
+            record_stamp: parse_stamp(record_stamp)?,
+            game_stamp: parse_stamp(&game)?,
+            receipts_stamp: if receipts == "none" { None } else { Some(parse_stamp(&receipts)?) },
             until: time(until)?,
             deadline: time(deadline)?,
             not_before,
             over,
             awaited,
+            written,
         })
     }
+}
+
+/// `SIZE MTIME_NS`.
+fn parse_stamp(text: &str) -> Option<Stamp> {
+    let (l, t) = text.split_once(' ')?;
+    Some((l.parse().ok()?, t.parse().ok()?))
 }
 
 /// The game in `dir` is idle at `now` by its index: nothing can be due, so it need not be
@@ -146,26 +203,28 @@ pub fn idle(dir: &GameDir, now: DateTime<Utc>) -> Option<Idle> {
 /// One read of the index: the game's id (what a cron run needs to find a game held by two
 /// folders) and whether it is idle at `now` ([`idle`]).
 pub fn peek(dir: &GameDir, now: DateTime<Utc>) -> Peek {
-    let Some(e) = std::fs::read_to_string(path(dir)).ok().and_then(|t| Entry::parse(&t)) else { return Peek::default() };
+    let Some(e) = read_small(&path(dir)).and_then(|t| Entry::parse(&t)) else { return Peek::default() };
     if stamp(&dir.game_file()) != Some(e.game_stamp) {
         return Peek::default();
     }
     Peek { id: Some(e.id.clone()), idle: still_idle(dir, e, now) }
 }
 
+/// The checks of [`idle`] after `game.toml`'s: the clock, then one `stat` each of the newest
+/// record, the next one (absent) and the open step's receipts folder.
 fn still_idle(dir: &GameDir, e: Entry, now: DateTime<Utc>) -> Option<Idle> {
     let secs = now.timestamp();
     if secs < e.not_before || e.until.is_some_and(|u| secs >= u) {
         return None;
     }
-    if stamp(&dir.record(e.record))? != e.record_stamp {
+    // A folder stamp from the same clock tick as the index could miss a receipt filed after it.
+    if !e.over && e.receipts_stamp.is_some_and(|(_, t)| t.saturating_add(FRESH_NS) > e.written) {
         return None;
     }
-    if std::fs::symlink_metadata(dir.record(e.record + 1)).is_ok() {
+    if stamp(&dir.record(e.record))? != e.record_stamp || probe(&dir.record(e.record + 1)) != Ok(None) {
         return None;
     }
-    let receipts = dir.receipts(e.step);
-    if !e.over && e.awaited.iter().any(|role| std::fs::symlink_metadata(receipts.join(format!("{role}-1.toml"))).is_ok()) {
+    if !e.over && probe(&dir.receipts(e.step)) != Ok(e.receipts_stamp) {
         return None;
     }
     Some(Idle { id: e.id, record: e.record, deadline: e.deadline, over: e.over })
@@ -196,24 +255,33 @@ pub struct Waiting<'a> {
 /// ignored; a role name that could not be written on one line leaves the index out.
 pub fn write(dir: &GameDir, w: &Waiting<'_>) {
     if std::iter::once(&w.id).chain(&w.awaited).any(|r| r.is_empty() || r.contains(char::is_whitespace)) {
-        return;
+        return forget(dir);
     }
-    let (Some(game_stamp), Some(record_stamp)) = (stamp(&dir.game_file()), stamp(&dir.record(w.record))) else { return };
+    let (Some(game_stamp), Some(record_stamp)) = (stamp(&dir.game_file()), stamp(&dir.record(w.record))) else { return forget(dir) };
+    let Ok(receipts_stamp) = (if w.over { Ok(None) } else { probe(&dir.receipts(w.step)) }) else { return forget(dir) };
+    // Read after the stamps, so that a stamp is fresh when its tick may not be over ([`FRESH_NS`]).
+    let Ok(written) = SystemTime::now().duration_since(UNIX_EPOCH) else { return forget(dir) };
     let e = Entry {
         id: w.id.to_string(),
         record: w.record,
         step: w.step,
         record_stamp,
         game_stamp,
+        receipts_stamp,
         until: if w.over { None } else { w.until.map(|t| t.timestamp()) },
         deadline: if w.over { None } else { w.deadline.map(|t| t.timestamp()) },
         not_before: w.newest.map_or(0, |t| t.timestamp() + 1),
         over: w.over,
         awaited: w.awaited.iter().map(|r| r.to_string()).collect(),
+        written: written.as_nanos(),
     };
+    let text = e.text();
+    if text.len() >= SMALL {
+        return forget(dir);
+    }
     let path = path(dir);
     let tmp = dir.root.join(".due.tmp");
-    if std::fs::write(&tmp, e.text()).is_ok() && std::fs::rename(&tmp, &path).is_err() {
+    if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, &path).is_err() {
         let _ = std::fs::remove_file(&tmp);
     }
 }
@@ -228,22 +296,28 @@ pub fn forget(dir: &GameDir) {
 mod tests {
     use super::*;
 
-    #[test]
-    fn entry_round_trips_and_rejects_damage() {
-        let e = Entry {
+    fn entry() -> Entry {
+        Entry {
             id: "g1".into(),
             record: 3,
             step: 2,
             record_stamp: (10, 20),
             game_stamp: (30, 40),
+            receipts_stamp: Some((50, 60)),
             until: Some(99),
             deadline: Some(90),
             not_before: 5,
             over: false,
             awaited: vec!["union".into(), "confederate".into()],
-        };
+            written: 70,
+        }
+    }
+
+    #[test]
+    fn entry_round_trips_and_rejects_damage() {
+        let e = entry();
         assert_eq!(Entry::parse(&e.text()), Some(e.clone()));
-        let never = Entry { until: None, deadline: None, awaited: vec![], over: true, ..e.clone() };
+        let never = Entry { until: None, deadline: None, awaited: vec![], over: true, receipts_stamp: None, ..e.clone() };
         assert_eq!(Entry::parse(&never.text()), Some(never));
         let text = e.text();
         for cut in 0..text.len() - 1 {
@@ -251,6 +325,70 @@ mod tests {
         }
         assert_eq!(Entry::parse(&text.replace("until 99", "until x")), None);
         assert_eq!(Entry::parse(&text.replace("deadline 90", "deadline")), None);
-        assert_eq!(Entry::parse(&text.replace("pbem-due 3", "pbem-due 2")), None);
+        assert_eq!(Entry::parse(&text.replace("receipts 50 60", "receipts 50")), None);
+        assert_eq!(Entry::parse(&text.replace("written 70", "written")), None);
+        assert_eq!(Entry::parse(&text.replace("pbem-due 4", "pbem-due 3")), None);
+    }
+
+    /// A game folder with record 0 and `receipts/000001/`, and an index of it written `age_ns`
+    /// after the receipts folder's modification time.
+    fn game_with_receipts(age_ns: u128) -> (tempfile::TempDir, GameDir, Entry) {
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = GameDir::new(tmp.path());
+        std::fs::create_dir_all(dir.receipts(1)).unwrap();
+        std::fs::create_dir_all(dir.record(0).parent().unwrap()).unwrap();
+        std::fs::write(dir.game_file(), "id = \"g1\"\n").unwrap();
+        std::fs::write(dir.record(0), "{}").unwrap();
+        let receipts_stamp = stamp(&dir.receipts(1));
+        let written = receipts_stamp.unwrap().1 + age_ns;
+        let e = Entry {
+            record: 0,
+            step: 1,
+            record_stamp: stamp(&dir.record(0)).unwrap(),
+            game_stamp: stamp(&dir.game_file()).unwrap(),
+            receipts_stamp,
+            until: None,
+            deadline: None,
+            not_before: 0,
+            written,
+            ..entry()
+        };
+        (tmp, dir, e)
+    }
+
+    #[test]
+    fn a_receipts_folder_stamp_from_the_index_tick_is_not_trusted() {
+        let now = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        // The control: a folder quiet for longer than FRESH_NS before the index was written.
+        let (_tmp, dir, old) = game_with_receipts(FRESH_NS);
+        assert!(still_idle(&dir, old.clone(), now).is_some());
+        // Written within FRESH_NS of the folder's last change: a receipt filed in the same clock
+        // tick would not change the stamp, so the game is loaded.
+        let (_tmp2, dir2, fresh) = game_with_receipts(FRESH_NS - 1);
+        assert_eq!(still_idle(&dir2, fresh, now), None);
+        // The folder removed, or a receipt filed (a new stamp), or a record after the newest.
+        std::fs::write(dir.receipts(1).join("union-1.toml"), "").unwrap();
+        let t = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_nanos(7);
+        std::fs::File::open(dir.receipts(1)).unwrap().set_modified(t).unwrap();
+        assert_eq!(still_idle(&dir, old.clone(), now), None);
+        let none = Entry { receipts_stamp: None, ..old.clone() };
+        assert_eq!(still_idle(&dir, none, now), None, "a folder the index saw absent is there");
+        let (_tmp3, dir3, e3) = game_with_receipts(FRESH_NS);
+        std::fs::write(dir3.record(1), "{}").unwrap();
+        assert_eq!(still_idle(&dir3, e3, now), None);
+    }
+
+    #[test]
+    fn read_small_reads_whole_small_files_only() {
+        let tmp = tempfile::tempdir().unwrap();
+        let f = tmp.path().join("f");
+        std::fs::write(&f, "12\n").unwrap();
+        assert_eq!(read_small(&f).as_deref(), Some("12\n"));
+        std::fs::write(&f, "x".repeat(SMALL)).unwrap();
+        assert_eq!(read_small(&f), None);
+        std::fs::write(&f, "x".repeat(SMALL - 1)).unwrap();
+        assert_eq!(read_small(&f).map(|t| t.len()), Some(SMALL - 1));
+        assert_eq!(read_small(&tmp.path().join("missing")), None);
+        assert_eq!(read_small(tmp.path()), None, "a folder");
     }
 }

@@ -1192,14 +1192,15 @@ pub fn games_under(root: &Path) -> Result<Vec<PathBuf>> {
     if !root.is_dir() {
         return Err(Error::input(root, "no such folder (the root of the games to adjudicate)"));
     }
-    // A folder whose game.toml cannot even be looked at (permission denied) is listed too, so
-    // that reading it fails loudly instead of the game silently not being there.
-    Ok(store::list(root)?
-        .into_iter()
-        .filter(|n| !n.starts_with('.'))
-        .map(|n| root.join(n))
-        .filter(|p| p.is_dir() && p.join("game.toml").try_exists().map_or(true, |there| there && !p.join("game.toml").is_dir()))
-        .collect())
+    Ok(store::list(root)?.into_iter().filter(|n| !n.starts_with('.')).map(|n| root.join(n)).filter(|p| p.is_dir() && holds_game(p)).collect())
+}
+
+/// The folder `dir` holds a game: it has a `game.toml` that is not a folder. A folder whose
+/// game.toml cannot even be looked at (permission denied) holds one too, so that reading it fails
+/// loudly instead of the game silently not being there.
+pub fn holds_game(dir: &Path) -> bool {
+    let file = dir.join("game.toml");
+    file.try_exists().map_or(true, |there| there && !file.is_dir())
 }
 
 /// A plain-text status of the game in `dir`: step, awaited roles, deadline, receipts.

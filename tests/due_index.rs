@@ -39,7 +39,7 @@ fn an_idle_sweep_writes_the_index_and_the_same_lines_come_from_it() {
     let g = new_game(&root, "g1", 24);
     let first = sweep(&root, IDLE);
     assert!(first.contains("g1: nothing due"), "{first}");
-    assert!(index(&g).starts_with("pbem-due 3\n"), "{}", index(&g));
+    assert!(index(&g).starts_with("pbem-due 4\n"), "{}", index(&g));
     // From the index: the same line, and the game is not loaded (a state it would refuse is not read).
     let state = g.join("states").join("000000.json");
     let kept = std::fs::read(&state).unwrap();
@@ -219,5 +219,82 @@ fn a_sweep_resolves_many_due_games_and_prints_them_in_order() {
     assert_eq!(lines.len(), names.len(), "{out}");
     for (line, n) in lines.iter().zip(&names) {
         assert!(line.starts_with(&root.join(n).display().to_string()) && line.contains("resolved step(s) 1"), "{out}");
+    }
+}
+
+/// Sets the modification time of `path` `secs` seconds back (a folder quiet for that long).
+fn age(path: &Path, secs: u64) {
+    let m = std::fs::metadata(path).unwrap().modified().unwrap();
+    std::fs::File::open(path).unwrap().set_modified(m - std::time::Duration::from_secs(secs)).unwrap();
+}
+
+/// The index's `receipts` line: the open step's receipts folder's size and modification time.
+fn receipts_stamp(game: &Path) -> (u64, u128) {
+    let text = index(game);
+    let line = text.lines().find_map(|l| l.strip_prefix("receipts ")).unwrap();
+    let (l, t) = line.split_once(' ').unwrap();
+    (l.parse().unwrap(), t.parse().unwrap())
+}
+
+/// With a receipt in, the index stands on the receipts folder's stamp: trusted once the folder
+/// has been quiet for a while, and a receipt filed after it makes the game due.
+#[test]
+fn a_receipt_filed_after_the_index_makes_the_game_due() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    let g = new_game(&root, "g1", 24);
+    submit(&g, "union", 1, "2026-07-01T12:40:00Z");
+    age(&g.join("receipts/000001"), 10);
+    assert!(sweep(&root, "2026-07-01T12:45:00Z").contains("g1: nothing due"));
+    // From the index (the state it would refuse is not read).
+    let state = g.join("states").join("000000.json");
+    let kept = std::fs::read(&state).unwrap();
+    std::fs::write(&state, b"{}").unwrap();
+    assert!(sweep(&root, "2026-07-01T12:46:00Z").contains("g1: nothing due"));
+    std::fs::write(&state, kept).unwrap();
+    submit(&g, "confederate", 1, "2026-07-01T12:50:00Z");
+    let out = sweep(&root, "2026-07-01T12:55:00Z");
+    assert!(out.contains("g1: resolved step(s) 1"), "{out}");
+}
+
+/// A receipt filed in the same tick of the kernel's coarse clock as the index was written leaves
+/// the folder's modification time as the index saw it: such a fresh stamp is not trusted.
+#[test]
+fn a_receipt_filed_in_the_index_clock_tick_makes_the_game_due() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    let g = new_game(&root, "g1", 24);
+    submit(&g, "union", 1, "2026-07-01T12:40:00Z");
+    assert!(sweep(&root, "2026-07-01T12:45:00Z").contains("g1: nothing due"));
+    let (_, seen) = receipts_stamp(&g);
+    submit(&g, "confederate", 1, "2026-07-01T12:50:00Z");
+    // The tick had not moved on: the folder's time is the one the index recorded (and its size
+    // the same, as on ext4 for a few files).
+    let folder = g.join("receipts/000001");
+    let t = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(seen as u64);
+    std::fs::File::open(&folder).unwrap().set_modified(t).unwrap();
+    assert_eq!(std::fs::metadata(&folder).unwrap().len(), receipts_stamp(&g).0, "the same size (else the stamp tells anyway)");
+    let out = sweep(&root, "2026-07-01T12:55:00Z");
+    assert!(out.contains("g1: resolved step(s) 1"), "{out}");
+}
+
+/// The sweep lists the root by the entries' file types: folders without a game file, files and
+/// hidden folders are no games, a symbolic link to a game folder is one.
+#[test]
+fn a_sweep_takes_only_game_folders() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    new_game(&root, "g1", 24);
+    new_game(&tmp.path().join("elsewhere"), "g2", 24);
+    std::fs::create_dir_all(root.join("notes")).unwrap();
+    std::fs::create_dir_all(root.join("odd").join("game.toml")).unwrap();
+    std::fs::write(root.join("README"), "games\n").unwrap();
+    std::fs::create_dir_all(root.join(".trash")).unwrap();
+    std::os::unix::fs::symlink(tmp.path().join("elsewhere").join("g2"), root.join("g2")).unwrap();
+    for _ in 0..2 {
+        let out = sweep(&root, IDLE);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines.len(), 2, "{out}");
+        assert!(lines[0].ends_with("g1: nothing due") && lines[1].ends_with("g2: nothing due"), "{out}");
     }
 }

@@ -83,7 +83,7 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
     let now = clock.now();
     let mut out = CronRun::default();
     let sources = intake::config_sources(cfg);
-    let mut todo: Vec<PathBuf> = pipeline::games_under(root)?;
+    let mut todo: Vec<PathBuf> = game_folders(root)?;
     let mut runs: BTreeMap<PathBuf, GameRun> = BTreeMap::new();
     let (mut peeked, mut duplicates) = (BTreeMap::new(), BTreeMap::new());
     for pass in 1..=MAX_PASSES {
@@ -93,6 +93,7 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
         if pass == 1 {
             // After the intake (an order taken in can make a game due); ids do not change.
             (peeked, duplicates) = peek_games(&todo, now);
+            todo.retain(|d| peeked.contains_key(d));
         }
         let waiting = Mutex::new(Waiting { root, sources: &sources, max: cfg.intake.max_message_bytes, held, before, named: BTreeMap::new() });
         let run_one = |dir: &PathBuf, entropy: &mut Entropy| {
@@ -228,18 +229,46 @@ impl Arrivals {
     }
 }
 
-/// Each game's due index read once at `now` ([`due::peek`]): what it says of the game, and every
-/// game id held by more than one folder, with the folders (the id from the index, else from
-/// `game.toml`; a game that cannot be read fails on its own when adjudicated).
+/// The folders directly under `root` that may hold a game, sorted: each name not starting with
+/// `.` that the listing's own file type shows to be a folder (no `stat` each; a symbolic link is
+/// followed). [`peek_games`] keeps the games among them, the folders [`pipeline::games_under`] lists.
+pub fn game_folders(root: &Path) -> Result<Vec<PathBuf>> {
+    let rd = match std::fs::read_dir(root) {
+        Ok(rd) => rd,
+        Err(e) if root.is_dir() => return Err(store::io(root, e)),
+        Err(_) => return Err(Error::input(root, "no such folder (the root of the games to adjudicate)")),
+    };
+    let mut dirs = Vec::new();
+    for entry in rd {
+        let entry = entry.map_err(|e| store::io(root, e))?;
+        let Some(name) = entry.file_name().to_str().filter(|n| !n.starts_with('.')).map(str::to_string) else { continue };
+        let kind = entry.file_type().map_err(|e| store::io(&root.join(&name), e))?;
+        if kind.is_dir() || kind.is_symlink() && root.join(&name).is_dir() {
+            dirs.push(root.join(name));
+        }
+    }
+    dirs.sort();
+    Ok(dirs)
+}
+
+/// Each game's due index read once at `now` ([`due::peek`]): what it says of each game among the
+/// folders (the folders that hold no game are left out), and every game id held by more than
+/// one folder, with the folders (the id from the index, else from `game.toml`; a game that
+/// cannot be read fails on its own when adjudicated).
 pub type Peeked = (BTreeMap<PathBuf, Option<due::Idle>>, BTreeMap<String, Vec<PathBuf>>);
 
-/// See [`Peeked`]; also the plain sweep's (`adjudicate --all` without `--mail`).
+/// See [`Peeked`]; also the plain sweep's (`adjudicate --all` without `--mail`). `dirs` as
+/// [`game_folders`] lists them: a folder whose index holds has a `game.toml` (its `stat` was
+/// checked); of the others, those without one are no game ([`pipeline::holds_game`]).
 pub fn peek_games(dirs: &[PathBuf], now: DateTime<Utc>) -> Peeked {
     let mut by_id: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
     let mut idle = BTreeMap::new();
     for dir in dirs {
         let gd = store::GameDir::new(dir);
         let p = due::peek(&gd, now);
+        if p.id.is_none() && !pipeline::holds_game(dir) {
+            continue;
+        }
         if let Some(id) = p.id.or_else(|| pipeline::read_game_file(&gd).ok().map(|gf| gf.id)) {
             by_id.entry(id).or_default().push(dir.clone());
         }
@@ -254,7 +283,7 @@ pub fn peek_games(dirs: &[PathBuf], now: DateTime<Utc>) -> Peeked {
 /// the hours before the deadline).
 fn nothing_to_mail(dir: &Path, idle: &due::Idle, cfg: &HostConfig, now: DateTime<Utc>) -> bool {
     let root = dir.parent().unwrap_or(Path::new("."));
-    let mailed = std::fs::read_to_string(mailed_path(root, &idle.id)).ok().and_then(|t| t.trim().parse::<u64>().ok());
+    let mailed = due::read_small(&mailed_path(root, &idle.id)).and_then(|t| t.trim().parse::<u64>().ok());
     if mailed.is_none_or(|m| m < idle.record) {
         return false;
     }
