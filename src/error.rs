@@ -38,6 +38,9 @@ pub enum Error {
     /// A request lacks a setting it needs (nothing was done).
     #[error("{0}")]
     Missing(Missing),
+    /// A mail could not be built, queued or sent for a reason of the game's or host's setup.
+    #[error("{0}")]
+    Mail(MailProblem),
     /// A game simulated in memory (`pbem simulate`) went wrong: which game, and how (a bug in
     /// the game or its built-in players).
     #[error("{0}")]
@@ -149,6 +152,26 @@ impl Error {
     pub fn setting(setting: Setting, message: impl Into<String>) -> Self {
         Error::Setting { setting, message: message.into() }
     }
+}
+
+/// Why a mail could not be built, queued or sent ([`Error::Mail`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MailProblem {
+    /// An address (a seat's, the host's) that is not a mail address.
+    #[error("{address:?} is not a mail address: {why}")]
+    Address { address: String, why: String },
+    /// The mail with this id could not be put together.
+    #[error("cannot build mail {id}: {why}")]
+    Build { id: String, why: String },
+    /// A mail id the outbox cannot file (only letters, digits and a few marks make a file name).
+    #[error("bad outbox id {0:?}")]
+    OutboxId(String),
+    /// The TLS setup for the SMTP server `host` failed.
+    #[error("TLS setup for {host}: {why}")]
+    Tls { host: String, why: String },
+    /// The SMTP `user`'s password is neither in a file nor in the environment variable `var`.
+    #[error("SMTP user {user}: set the password in the environment variable {var} (or password_file)")]
+    Password { user: String, var: String },
 }
 
 /// What an audit found wrong ([`Error::Audit`]): the file (and line) it is about, which check
