@@ -432,7 +432,8 @@ fn one_line(e: &anyhow::Error) -> String {
 }
 
 /// A library error as the command line words it: a refused or missing setting names the flag
-/// that gives it (the library speaks of settings, not flags); any other error as it displays.
+/// that gives it (the library speaks of settings, not flags), a clock behind the game adds that
+/// `--now` would do; any other error as it displays.
 fn flag_line(e: &Error) -> String {
     match e {
         Error::Setting { setting: Setting::GameId(id), message } => format!("game id {id:?}: {message} (set it with --id)"),
@@ -441,6 +442,7 @@ fn flag_line(e: &Error) -> String {
         Error::Missing(Missing::Seats { roles, given }) => format!("this game needs exactly one --player for each role: {}", Missing::roles_got(roles, given)),
         Error::Missing(Missing::AbandonReason) => "pbem end --abandon needs --reason (it goes into the last record)".to_string(),
         Error::Missing(Missing::SeatChange) => "pbem seat: give --email, --key or both".to_string(),
+        Error::ClockBehind(m) => format!("{m} (or pass --now)"),
         e => e.to_string(),
     }
 }
@@ -824,7 +826,7 @@ fn cmd_submit(dir: PathBuf, files: Vec<PathBuf>, t: Option<String>) -> Result<Ex
             Err(e) => {
                 match e {
                     // Not about the file: nothing was checked, nothing stored.
-                    crate::error::Error::ClockBehind(m) => eprintln!("pbem: not submitted: {m}"),
+                    crate::error::Error::ClockBehind(m) => eprintln!("pbem: not submitted: {m} (or pass --now)"),
                     e => eprintln!("pbem: rejected {}", flag_line(&e)),
                 }
                 failed += 1;
@@ -866,7 +868,7 @@ fn cmd_adjudicate(dirs: Vec<PathBuf>, all: Option<PathBuf>, mail: Option<PathBuf
             Err(crate::error::Error::Locked(_)) if quiet => {}
             Err(crate::error::Error::Locked(p)) => println!("{}: skipped, locked by another run", p.display()),
             Err(e) => {
-                eprintln!("pbem: {}: {e}", d.display());
+                eprintln!("pbem: {}: {}", d.display(), flag_line(&e));
                 failed += 1;
             }
         }

@@ -541,7 +541,7 @@ fn check_clock_received<'a>(g: &Loaded, receipts: impl Iterator<Item = (&'a str,
 
 fn clock_behind(g: &Loaded, now: DateTime<Utc>, what: &str, t: DateTime<Utc>) -> Error {
     Error::ClockBehind(format!(
-        "refusing to act on game {}: the clock says {}, before {what} ({}); fix the clock (or pass --now)",
+        "refusing to act on game {}: the clock says {}, before {what} ({}); fix the clock",
         g.gf.id,
         timestamp(now),
         timestamp(t)

@@ -82,3 +82,19 @@ fn simulate_and_demo_name_their_flags() {
     let out = tmp.path().display().to_string();
     fails_with(&["demo", "--out", &out, "--seed", &"0".repeat(64)], &format!("{out}: already exists and is not empty; choose a new --out"));
 }
+
+#[test]
+fn a_clock_behind_the_game_is_refused_with_the_flag_that_would_do() {
+    let tmp = tempfile::tempdir().unwrap();
+    let t = tmp.path();
+    pbem().args(strs(&new_args(t, "g1", &[]))).assert().success();
+    let g = t.join("g1").display().to_string();
+    let early = "2026-06-30T12:00:00Z";
+    let line = format!("refusing to act on game g1: the clock says {early}, before its record 0 ({START}); fix the clock (or pass --now)");
+    fails_with(&["pause", &g, "--reason", "r", "--now", early], &line);
+    fails_with(&["adjudicate", &g, "--now", early], &format!("{g}: {line}"));
+    let form = t.join("union.toml");
+    pbem().args(["form", &g, "--role", "union", "-o"]).arg(&form).args(["--now", START]).assert().success();
+    let out = pbem().args(["submit", &g]).arg(&form).args(["--now", early]).output().unwrap();
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), format!("pbem: not submitted: {line}\n"));
+}
