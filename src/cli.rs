@@ -8,6 +8,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow, bail};
 use clap::{Parser, Subcommand};
 
+use crate::error::{Error, Missing, Setting};
 use crate::model::{Deadlines, NmrMode, NmrPolicy, Seat};
 use crate::pipeline::{self, Entropy, NewGame};
 use crate::{audit, control, demo, orderfile, report, sig, store};
@@ -414,11 +415,12 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// The error and its causes on one line, leaving out a cause whose text the message already holds.
+/// The error and its causes on one line, leaving out a cause whose text the message already holds;
+/// the library's errors as [`flag_line`] words them.
 fn one_line(e: &anyhow::Error) -> String {
     let mut out = String::new();
     for cause in e.chain() {
-        let text = cause.to_string();
+        let text = cause.downcast_ref::<Error>().map_or_else(|| cause.to_string(), flag_line);
         if !out.contains(&text) {
             if !out.is_empty() {
                 out.push_str(": ");
@@ -427,6 +429,43 @@ fn one_line(e: &anyhow::Error) -> String {
         }
     }
     out
+}
+
+/// A library error as the command line words it: a refused or missing setting names the flag
+/// that gives it (the library speaks of settings, not flags), a clock behind the game adds that
+/// `--now` would do; any other error as it displays.
+fn flag_line(e: &Error) -> String {
+    match e {
+        Error::Setting { setting: Setting::GameId(id), message } => format!("game id {id:?}: {message} (set it with --id)"),
+        Error::Setting { setting: Setting::DemoFolder(out), message } => format!("{}: {message}; choose a new --out", out.display()),
+        Error::Setting { setting, message } => format!("{}: {message}", flag(setting)),
+        Error::Missing(Missing::Seats { roles, given }) => format!("this game needs exactly one --player for each role: {}", Missing::roles_got(roles, given)),
+        Error::Missing(Missing::AbandonReason) => "pbem end --abandon needs --reason (it goes into the last record)".to_string(),
+        Error::Missing(Missing::SeatChange) => "pbem seat: give --email, --key or both".to_string(),
+        Error::ClockBehind(m) => format!("{m} (or pass --now)"),
+        e => e.to_string(),
+    }
+}
+
+/// The flag (with the value given) that gives `setting`.
+fn flag(setting: &Setting) -> String {
+    match setting {
+        Setting::Deadline { kind, hours } => format!("--deadline {kind}={hours}"),
+        Setting::GameId(id) => format!("--id {id}"),
+        Setting::SeatKey { role } => format!("--player {role}"),
+        Setting::TimeZone { role } => format!("--time-zone {role}"),
+        Setting::Reason => "--reason".to_string(),
+        Setting::SeatRole(role) => format!("--role {role}"),
+        Setting::NewKey => "--key".to_string(),
+        Setting::Email(e) => format!("--email {e:?}"),
+        Setting::Option { key, value } => format!("--option {key}={value}"),
+        Setting::Rules(r) => format!("--rules {r}"),
+        Setting::Policy(p) => format!("--policy {p}"),
+        Setting::Games(n) => format!("--games {n}"),
+        Setting::Scenario(s) => format!("--scenario {s}"),
+        Setting::Picture(p) => format!("--picture {}", p.display()),
+        Setting::DemoFolder(p) => format!("--out {}", p.display()),
+    }
 }
 
 /// `pbem adjudicate DIR` without `--mail`: it reads no mail, but does not resolve a step of a game
@@ -799,8 +838,8 @@ fn cmd_submit(dir: PathBuf, files: Vec<PathBuf>, t: Option<String>) -> Result<Ex
             Err(e) => {
                 match e {
                     // Not about the file: nothing was checked, nothing stored.
-                    crate::error::Error::ClockBehind(m) => eprintln!("pbem: not submitted: {m}"),
-                    e => eprintln!("pbem: rejected {e}"),
+                    crate::error::Error::ClockBehind(m) => eprintln!("pbem: not submitted: {m} (or pass --now)"),
+                    e => eprintln!("pbem: rejected {}", flag_line(&e)),
                 }
                 failed += 1;
             }
@@ -841,7 +880,7 @@ fn cmd_adjudicate(dirs: Vec<PathBuf>, all: Option<PathBuf>, mail: Option<PathBuf
             Err(crate::error::Error::Locked(_)) if quiet => {}
             Err(crate::error::Error::Locked(p)) => println!("{}: skipped, locked by another run", p.display()),
             Err(e) => {
-                eprintln!("pbem: {}: {e}", d.display());
+                eprintln!("pbem: {}: {}", d.display(), flag_line(&e));
                 failed += 1;
             }
         }
@@ -933,7 +972,7 @@ fn cmd_publish(dir: Option<PathBuf>, all: Option<PathBuf>, out: PathBuf) -> Resu
             Ok(p) => println!("{}: published {}", d.display(), p.describe()),
             Err(e) => {
                 failed += 1;
-                eprintln!("pbem: {}: not published: {e}", d.display());
+                eprintln!("pbem: {}: not published: {}", d.display(), flag_line(&e));
             }
         }
     }
@@ -947,7 +986,7 @@ fn cmd_publish(dir: Option<PathBuf>, all: Option<PathBuf>, out: PathBuf) -> Resu
 fn cmd_simulate(rules: String, scenario: Option<String>, options: Vec<String>, games: u32, policy: Option<String>, seed: Option<String>, jobs: Option<u16>) -> Result<ExitCode> {
     let seed = seed_arg(seed, || [0; 32])?;
     let opts = key_values(&options, "--option")?;
-    let s = crate::simulate::run(&rules, scenario.as_deref(), &opts, games, policy.as_deref(), seed, jobs.map_or(0, usize::from), true).map_err(|e| anyhow!(e))?;
+    let s = crate::simulate::run(&rules, scenario.as_deref(), &opts, games, policy.as_deref(), seed, jobs.map_or(0, usize::from), true)?;
     let given: Vec<String> = opts.iter().map(|(k, v)| format!("{k}={v}")).collect();
     println!(
         "{rules}, scenario {}, options {}, policy {}, {} games, seed {}",

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use chrono::{DateTime, Utc};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Missing, Result, Setting};
 use crate::game::{Outcome, Publication};
 use crate::model::{Control, ControlAction, GameFile, Opening, Record, SeatChange};
 use crate::pipeline::{self, Clock, Loaded};
@@ -80,7 +80,7 @@ pub fn apply(dir: &Path, req: Request, reason: &str, clock: impl Into<Clock>) ->
     };
     pipeline::check_clock_receipts(&g, &pipeline::read_receipts(&g.dir, op.step)?, now)?;
     if reason.contains('\n') || reason.len() > 500 {
-        return Err(Error::Usage("--reason: one line of at most 500 characters".into()));
+        return Err(Error::setting(Setting::Reason, "one line of at most 500 characters"));
     }
     let n = g.record.index + 1;
     let action = match &req {
@@ -125,7 +125,7 @@ pub fn apply(dir: &Path, req: Request, reason: &str, clock: impl Into<Clock>) ->
         Request::Resume => rec.opening = Some(resumed(&op, now).ok_or_else(|| Error::Refused(format!("game {} is not paused", g.gf.id)))?),
         Request::Abandon => {
             if reason.trim().is_empty() {
-                return Err(Error::Usage("pbem end --abandon needs --reason (it goes into the last record)".into()));
+                return Err(Error::Missing(Missing::AbandonReason));
             }
             rec.opening = None;
             rec.outcome = Some(abandoned(reason));
@@ -181,7 +181,7 @@ fn check_seat_holder(g: &Loaded, gf: &GameFile, changed: &crate::model::Seat) ->
         body(a) == body(b)
     };
     if same_key(&changed.key, &gf.host_key) {
-        return Err(Error::Usage(format!("--key: that is the host's key; seat {} needs its player's own key", changed.role)));
+        return Err(Error::setting(Setting::NewKey, format!("that is the host's key; seat {} needs its player's own key", changed.role)));
     }
     let team = g.game.team(&g.state, &changed.role)?;
     for other in gf.seats.iter().filter(|s| s.role != changed.role) {
@@ -206,18 +206,18 @@ fn change_seat(g: &Loaded, gf: &mut GameFile, role: &str, email: Option<String>,
         .seats
         .iter_mut()
         .find(|s| s.role == role)
-        .ok_or_else(|| Error::Usage(format!("--role {role}: no such seat; seats: {}", roles.join(", "))))?;
+        .ok_or_else(|| Error::setting(Setting::SeatRole(role.to_string()), format!("no such seat; seats: {}", roles.join(", "))))?;
     if email.is_none() && key.is_none() {
-        return Err(Error::Usage("pbem seat: give --email, --key or both".into()));
+        return Err(Error::Missing(Missing::SeatChange));
     }
     if let Some(e) = email {
         if e.trim().is_empty() || e.contains(char::is_whitespace) || !e.contains('@') {
-            return Err(Error::Usage(format!("--email {e:?}: not an address")));
+            return Err(Error::setting(Setting::Email(e), "not an address"));
         }
         seat.email = e;
     }
     if let Some(k) = key {
-        let pk = sig::public_key_line(k.trim()).map_err(|e| Error::Usage(format!("--key: {e}")))?;
+        let pk = sig::public_key_line(k.trim()).map_err(|e| Error::setting(Setting::NewKey, e.to_string()))?;
         seat.key = pk.to_openssh().map_err(|e| Error::Key(e.to_string()))?;
     }
     let changed = seat.clone();

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use crate::commit;
 use crate::dice::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Setting};
 use crate::model::{Deadlines, Seat};
 use crate::orderfile::{self, Header};
 use crate::pipeline::{self, Entropy, NewGame};
@@ -55,7 +55,7 @@ pub fn run_with_scenario(
 ) -> Result<DemoSummary> {
     let game = pipeline::rules(rules)?;
     if out.exists() && std::fs::read_dir(out).map_err(|e| store::io(out, e))?.next().is_some() {
-        return Err(Error::input(out, "already exists and is not empty; choose a new --out"));
+        return Err(Error::setting(Setting::DemoFolder(out.to_path_buf()), "already exists and is not empty"));
     }
     let text = pipeline::scenario_text(game, scenario)?;
     let setup = game.setup(&text, &options).map_err(|e| match scenario {
@@ -79,12 +79,12 @@ pub fn run_with_scenario(
     pipeline::create(&dir, new, now, &mut entropy)?;
     players.write_keys()?;
     let mut orders = 0u64;
-    let max_steps = 10_000;
+    let max_steps: u32 = 10_000;
     loop {
         let g = pipeline::load(&dir)?;
         let Some(op) = g.record.opening.clone() else { break };
-        if op.step > max_steps {
-            return Err(Error::Usage(format!("demo: no end after {max_steps} steps")));
+        if op.step > u64::from(max_steps) {
+            return Err(Error::Game(crate::game::GameError::NoEnd { steps: max_steps }));
         }
         now += chrono::Duration::minutes(30);
         let files = players.sign_orders(&g, &op)?;
@@ -115,7 +115,7 @@ fn demo_seats(roles: &[String], seed: &[u8; 32]) -> Result<(BTreeMap<String, ssh
         seats.push(Seat {
             role: role.clone(),
             email: format!("{role}@example.org"),
-            key: key.public_key().to_openssh().map_err(|e| Error::Usage(e.to_string()))?,
+            key: key.public_key().to_openssh().map_err(|e| Error::Key(e.to_string()))?,
             time_zone: None,
         });
         keys.insert(role.clone(), key);

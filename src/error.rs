@@ -30,6 +30,21 @@ pub enum Error {
     /// A command-line usage problem (unknown rules, bad role, bad time).
     #[error("{0}")]
     Usage(String),
+    /// A value given for one of the caller's settings is refused: which setting (with the value
+    /// given) and why. Shown as `SETTING: message` in the library's own terms; the command line
+    /// names its flag instead (`cli::flag_line`).
+    #[error("{setting}: {message}")]
+    Setting { setting: Setting, message: String },
+    /// A request lacks a setting it needs (nothing was done).
+    #[error("{0}")]
+    Missing(Missing),
+    /// A mail could not be built, queued or sent for a reason of the game's or host's setup.
+    #[error("{0}")]
+    Mail(MailProblem),
+    /// A game simulated in memory (`pbem simulate`) went wrong: which game, and how (a bug in
+    /// the game or its built-in players).
+    #[error("{0}")]
+    Simulation(String),
     /// A well-formed request the game's present state refuses (the game is over, already paused
     /// or not paused, the deadline or seat already as asked): nothing was done; the message says why.
     #[error("{0}")]
@@ -44,6 +59,119 @@ pub enum Error {
     /// A picture of the board could not be drawn (`picture::png`).
     #[error("picture: {0}")]
     Picture(String),
+}
+
+/// A setting the caller gave ([`Error::Setting`]), with the value given, in the library's terms.
+/// The command line shows each as the flag that gave it (`cli::flag_line`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Setting {
+    /// The deadline for a kind of step: the kind and the hours given.
+    Deadline { kind: String, hours: u32 },
+    /// The new game's id.
+    GameId(String),
+    /// The key given for a new game's seat of `role`.
+    SeatKey { role: String },
+    /// The time zone given for a new game's seat of `role`.
+    TimeZone { role: String },
+    /// A host control's reason (it goes into the record).
+    Reason,
+    /// The seat a seat change is for.
+    SeatRole(String),
+    /// A seat change's new key.
+    NewKey,
+    /// A seat change's new address.
+    Email(String),
+    /// A judge's option `key=value` (in a new game's options or its `game.toml`).
+    Option { key: String, value: String },
+    /// The rules (a game's id) to simulate.
+    Rules(String),
+    /// A built-in player's policy.
+    Policy(String),
+    /// How many games to simulate.
+    Games(usize),
+    /// A scenario: a file or the name of a scenario shipped with the game.
+    Scenario(String),
+    /// The file to draw a picture into.
+    Picture(PathBuf),
+    /// The folder a demo game is written into.
+    DemoFolder(PathBuf),
+}
+
+impl std::fmt::Display for Setting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Setting::Deadline { kind, hours } => write!(f, "deadline of {hours} hours for {kind} steps"),
+            Setting::GameId(id) => write!(f, "game id {id:?}"),
+            Setting::SeatKey { role } => write!(f, "key of seat {role}"),
+            Setting::TimeZone { role } => write!(f, "time zone of seat {role}"),
+            Setting::Reason => write!(f, "reason"),
+            Setting::SeatRole(role) => write!(f, "seat {role}"),
+            Setting::NewKey => write!(f, "new key"),
+            Setting::Email(e) => write!(f, "address {e:?}"),
+            Setting::Option { key, value } => write!(f, "option {key}={value}"),
+            Setting::Rules(r) => write!(f, "rules {r}"),
+            Setting::Policy(p) => write!(f, "policy {p}"),
+            Setting::Games(n) => write!(f, "{n} games"),
+            Setting::Scenario(s) => write!(f, "scenario {s}"),
+            Setting::Picture(p) => write!(f, "picture {}", p.display()),
+            Setting::DemoFolder(p) => write!(f, "demo folder {}", p.display()),
+        }
+    }
+}
+
+/// What a request lacks ([`Error::Missing`]). The command line words each with its flags.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Missing {
+    /// A new game needs exactly one seat for each of `roles`; these were `given`.
+    Seats { roles: Vec<String>, given: Vec<String> },
+    /// Abandoning a game needs a reason.
+    AbandonReason,
+    /// A seat change needs a new address, a new key or both.
+    SeatChange,
+}
+
+impl std::fmt::Display for Missing {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Missing::Seats { roles, given } => write!(f, "this game needs exactly one seat for each role: {}", Missing::roles_got(roles, given)),
+            Missing::AbandonReason => write!(f, "abandoning a game needs a reason (it goes into the last record)"),
+            Missing::SeatChange => write!(f, "a seat change needs a new address, a new key or both"),
+        }
+    }
+}
+
+impl Missing {
+    /// `A, B (got: C)` (`none` when nothing was given): the roles wanted and given.
+    pub fn roles_got(roles: &[String], given: &[String]) -> String {
+        format!("{} (got: {})", roles.join(", "), if given.is_empty() { "none".to_string() } else { given.join(", ") })
+    }
+}
+
+impl Error {
+    /// An [`Error::Setting`]: `setting` refused, with why.
+    pub fn setting(setting: Setting, message: impl Into<String>) -> Self {
+        Error::Setting { setting, message: message.into() }
+    }
+}
+
+/// Why a mail could not be built, queued or sent ([`Error::Mail`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum MailProblem {
+    /// An address (a seat's, the host's) that is not a mail address.
+    #[error("{address:?} is not a mail address: {why}")]
+    Address { address: String, why: String },
+    /// The mail with this id could not be put together.
+    #[error("cannot build mail {id}: {why}")]
+    Build { id: String, why: String },
+    /// A mail id the outbox cannot file (only letters, digits and a few marks make a file name).
+    #[error("bad outbox id {0:?}")]
+    OutboxId(String),
+    /// The TLS setup for the SMTP server `host` failed.
+    #[error("TLS setup for {host}: {why}")]
+    Tls { host: String, why: String },
+    /// The SMTP `user`'s password is neither in a file nor in the environment variable `var`.
+    #[error("SMTP user {user}: set the password in the environment variable {var} (or password_file)")]
+    Password { user: String, var: String },
 }
 
 /// What an audit found wrong ([`Error::Audit`]): the file (and line) it is about, which check
@@ -186,3 +314,40 @@ impl Error {
 
 /// Shorthand result type.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The library words every setting in its own terms: no command-line flag in any of them.
+    #[test]
+    fn settings_and_missing_ones_name_no_flag() {
+        let s = |x: &str| x.to_string();
+        let settings = [
+            Setting::Deadline { kind: s("move"), hours: 0 },
+            Setting::GameId(s("a b")),
+            Setting::SeatKey { role: s("union") },
+            Setting::TimeZone { role: s("union") },
+            Setting::Reason,
+            Setting::SeatRole(s("meade")),
+            Setting::NewKey,
+            Setting::Email(s("x")),
+            Setting::Option { key: s("press"), value: s("some") },
+            Setting::Rules(s("chess")),
+            Setting::Policy(s("reckless")),
+            Setting::Games(0),
+            Setting::Scenario(s("bogus")),
+            Setting::Picture(PathBuf::from("b.gif")),
+            Setting::DemoFolder(PathBuf::from("out")),
+        ];
+        let missing = [Missing::Seats { roles: vec![s("a"), s("b")], given: vec![] }, Missing::AbandonReason, Missing::SeatChange];
+        let errors = settings.into_iter().map(|st| Error::setting(st, "refused")).chain(missing.into_iter().map(Error::Missing));
+        for e in errors {
+            let text = e.to_string();
+            assert!(!text.contains("--") && !text.contains("pbem "), "{text}");
+        }
+        let e = Error::setting(Setting::Deadline { kind: s("move"), hours: 0 }, "deadline hours must be at least 1");
+        assert_eq!(e.to_string(), "deadline of 0 hours for move steps: deadline hours must be at least 1");
+        assert_eq!(Error::Missing(Missing::Seats { roles: vec![s("a"), s("b")], given: vec![] }).to_string(), "this game needs exactly one seat for each role: a, b (got: none)");
+    }
+}

@@ -3,7 +3,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Setting};
 use crate::model::GameFile;
 
 /// The options the judge reads itself, not the game's rules (taken out before `Game::setup`).
@@ -29,18 +29,18 @@ impl Press {
     /// The game's setting: `press` in its options, else team for Flag Dash and all otherwise.
     pub fn of(gf: &GameFile) -> Result<Press> {
         match gf.options.get("press") {
-            Some(v) => Press::parse(v).map_err(Error::Usage),
+            Some(v) => Press::parse(v),
             None if gf.rules == "flag-dash" => Ok(Press::Team),
             None => Ok(Press::All),
         }
     }
-    /// `none`, `team` or `all`.
-    pub fn parse(v: &str) -> std::result::Result<Press, String> {
+    /// `none`, `team` or `all`; else [`Error::Setting`] for the option `press`.
+    pub fn parse(v: &str) -> Result<Press> {
         match v {
             "none" => Ok(Press::None),
             "team" => Ok(Press::Team),
             "all" => Ok(Press::All),
-            other => Err(format!("--option press={other}: want press=none, press=team or press=all")),
+            other => Err(Error::setting(Setting::Option { key: "press".into(), value: other.into() }, "want press=none, press=team or press=all")),
         }
     }
     /// The word the host wrote.
@@ -56,7 +56,7 @@ impl Press {
 /// Checks the judge's own options given to `pbem new` (the game checks the rest).
 pub fn check_options(options: &BTreeMap<String, String>) -> Result<()> {
     if let Some(v) = options.get("press") {
-        Press::parse(v).map_err(Error::Usage)?;
+        Press::parse(v)?;
     }
     Ok(())
 }

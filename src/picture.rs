@@ -12,7 +12,7 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, Result, Setting};
 
 /// The one font every picture uses (embedded below, never a system font).
 pub const FONT: &str = "DejaVu Sans";
@@ -289,13 +289,13 @@ pub fn common(views: &[Value]) -> Value {
 /// Writes the picture `svg` to `path`: the SVG text for a name ending in `.svg`, a PNG for
 /// `.png` (atomically: a file already there is replaced whole or not at all).
 ///
-/// Errors: [`Error::Usage`] for another ending, [`Error::Picture`], [`Error::Io`].
+/// Errors: [`Error::Setting`] for another ending, [`Error::Picture`], [`Error::Io`].
 pub fn write(path: &Path, svg: &str) -> Result<()> {
     let ext = path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase());
     match ext.as_deref() {
         Some("svg") => crate::store::write_atomic(path, svg.as_bytes()),
         Some("png") => crate::store::write_atomic(path, &png(svg)?),
-        _ => Err(Error::Usage(format!("--picture {}: the name must end in .svg or .png", path.display()))),
+        _ => Err(Error::setting(Setting::Picture(path.to_path_buf()), "the name must end in .svg or .png")),
     }
 }
 

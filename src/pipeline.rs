@@ -10,7 +10,7 @@ use rand_chacha::rand_core::{Rng, SeedableRng};
 
 use crate::commit::{self, NMR_NONCE};
 use crate::dice::Ctx;
-use crate::error::{Error, Result};
+use crate::error::{Error, Missing, Result, Setting};
 use crate::game::{DynGame, Orders, Outcome, Pending, Publication};
 use crate::model::{self, Control, ControlAction, GameFile, LateReveal, Opening, Receipt, Record, Resolution, Revealed, Seat, SignedOrder, WithheldUntil};
 use crate::nonces::{self, Brief, NonceIndex};
@@ -308,10 +308,11 @@ pub fn check_deadlines(d: &model::Deadlines, kinds: &[&str]) -> Result<()> {
     }
     for (k, h) in &d.kinds {
         if !kinds.contains(&k.as_str()) {
-            return Err(Error::Usage(format!("--deadline {k}={h}: this game has no step kind {k:?}; kinds: {}", kinds.join(", "))));
+            let message = format!("this game has no step kind {k:?}; kinds: {}", kinds.join(", "));
+            return Err(Error::setting(Setting::Deadline { kind: k.clone(), hours: *h }, message));
         }
         if *h == 0 {
-            return Err(Error::Usage(format!("--deadline {k}={h}: deadline hours must be at least 1")));
+            return Err(Error::setting(Setting::Deadline { kind: k.clone(), hours: *h }, "deadline hours must be at least 1"));
         }
     }
     Ok(())
@@ -337,7 +338,7 @@ fn check_new(game: &dyn DynGame, dir: &Path, new: &NewGame) -> Result<CheckedNew
         None => dir.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string(),
     };
     if !valid_id(&id) {
-        return Err(Error::Usage(format!("game id {id:?}: use 1-64 letters, digits, '-', '_' or '.' (set it with --id)")));
+        return Err(Error::setting(Setting::GameId(id), "use 1-64 letters, digits, '-', '_' or '.'"));
     }
     let scenario = scenario_text(game, new.scenario.as_deref())?;
     crate::options::check_options(&new.options)?;
@@ -353,21 +354,17 @@ fn check_new(game: &dyn DynGame, dir: &Path, new: &NewGame) -> Result<CheckedNew
 
 /// Exactly one seat for each of `roles`, each with a key pbem accepts and a known time zone.
 fn check_seats(seats: &[Seat], roles: &[String]) -> Result<()> {
-    let mut given: Vec<&str> = seats.iter().map(|s| s.role.as_str()).collect();
+    let mut given: Vec<String> = seats.iter().map(|s| s.role.clone()).collect();
     given.sort();
-    let mut want: Vec<&str> = roles.iter().map(String::as_str).collect();
+    let mut want = roles.to_vec();
     want.sort();
     if given != want {
-        return Err(Error::Usage(format!(
-            "this game needs exactly one --player for each role: {} (got: {})",
-            want.join(", "),
-            if given.is_empty() { "none".to_string() } else { given.join(", ") }
-        )));
+        return Err(Error::Missing(Missing::Seats { roles: want, given }));
     }
     for s in seats {
-        sig::public_key_line(&s.key).map_err(|e| Error::Usage(format!("--player {}: {e}", s.role)))?;
+        sig::public_key_line(&s.key).map_err(|e| Error::setting(Setting::SeatKey { role: s.role.clone() }, e.to_string()))?;
         if let Some(z) = &s.time_zone {
-            crate::when::parse_zone(z).map_err(|e| Error::Usage(format!("--time-zone {}: {e}", s.role)))?;
+            crate::when::parse_zone(z).map_err(|e| Error::setting(Setting::TimeZone { role: s.role.clone() }, e.to_string()))?;
         }
     }
     Ok(())
@@ -544,7 +541,7 @@ fn check_clock_received<'a>(g: &Loaded, receipts: impl Iterator<Item = (&'a str,
 
 fn clock_behind(g: &Loaded, now: DateTime<Utc>, what: &str, t: DateTime<Utc>) -> Error {
     Error::ClockBehind(format!(
-        "refusing to act on game {}: the clock says {}, before {what} ({}); fix the clock (or pass --now)",
+        "refusing to act on game {}: the clock says {}, before {what} ({}); fix the clock",
         g.gf.id,
         timestamp(now),
         timestamp(t)

@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use crate::commit;
+use crate::error::{Error, Result, Setting};
 use crate::game::DynGame;
 pub use crate::game::{Played, play_out};
 
@@ -88,8 +89,9 @@ impl Summary {
 /// one of the game's built-in policies (`None`: its default). Draws a progress bar on standard
 /// error when it is a terminal and `progress` is set.
 ///
-/// Errors: a message naming the flag for an unknown game, policy or scenario, or a scenario or
-/// option the game refuses; a game that goes wrong names its number.
+/// Errors: [`Error::Setting`] for an unknown game, policy or scenario, no games, or a scenario
+/// the game refuses; [`Error::Game`] for options it refuses; [`Error::Simulation`] for a game that
+/// goes wrong, naming its number.
 #[allow(clippy::too_many_arguments)]
 pub fn run(
     rules: &str,
@@ -100,36 +102,43 @@ pub fn run(
     seed: [u8; 32],
     jobs: usize,
     progress: bool,
-) -> Result<Summary, String> {
-    let g = crate::games::by_rules(rules).ok_or_else(|| format!("--rules {rules}: one of {}", crate::games::rules_ids().join(", ")))?;
+) -> Result<Summary> {
+    let g = crate::games::by_rules(rules)
+        .ok_or_else(|| Error::setting(Setting::Rules(rules.to_string()), format!("one of {}", crate::games::rules_ids().join(", "))))?;
     let policy = match policy {
         None => g.policies()[0],
-        Some(p) => g.policies().iter().copied().find(|q| *q == p).ok_or_else(|| format!("--policy {p}: {} has {}", g.title(), g.policies().join(", ")))?,
+        Some(p) => g
+            .policies()
+            .iter()
+            .copied()
+            .find(|q| *q == p)
+            .ok_or_else(|| Error::setting(Setting::Policy(p.to_string()), format!("{} has {}", g.title(), g.policies().join(", "))))?,
     };
     if games == 0 {
-        return Err("--games 0: play at least one game".to_string());
+        return Err(Error::setting(Setting::Games(0), "play at least one game"));
     }
     let text = scenario_text(g, scenario)?;
     let start = g.setup(&text, options).map_err(|e| match scenario {
-        Some(sc) => format!("--scenario {sc}: {e}"),
-        None => e.to_string(),
+        Some(sc) => Error::setting(Setting::Scenario(sc.to_string()), e.to_string()),
+        None => Error::Game(e),
     })?;
-    let sides = g.sides(&start).map_err(|e| e.to_string())?;
-    let played = play_many(g, &start, policy, games, seed, jobs, progress)?;
+    let sides = g.sides(&start)?;
+    let played = play_many(g, &start, policy, games, seed, jobs, progress).map_err(Error::Simulation)?;
     Ok(Summary { policy, ..Summary::of(&sides, &played) })
 }
 
 /// The scenario's text: a shipped name first, then a file; `None` is the game's default.
-fn scenario_text(g: &dyn DynGame, scenario: Option<&str>) -> Result<String, String> {
+fn scenario_text(g: &dyn DynGame, scenario: Option<&str>) -> Result<String> {
     let Some(name) = scenario else { return Ok(g.default_scenario().to_string()) };
     if let Some((_, t)) = g.scenarios().iter().find(|(n, _)| *n == name.trim()) {
         return Ok(t.to_string());
     }
     if std::path::Path::new(name).is_file() {
-        return std::fs::read_to_string(name).map_err(|e| format!("--scenario {name}: {e}"));
+        return std::fs::read_to_string(name).map_err(|e| Error::setting(Setting::Scenario(name.to_string()), e.to_string()));
     }
     let names: Vec<&str> = g.scenarios().iter().map(|(n, _)| *n).collect();
-    Err(format!("--scenario {name}: no such file, nor a scenario shipped with {}: {}", g.title(), names.join(", ")))
+    let message = format!("no such file, nor a scenario shipped with {}: {}", g.title(), names.join(", "));
+    Err(Error::setting(Setting::Scenario(name.to_string()), message))
 }
 
 /// The threads `--jobs 0` means: one per core.
@@ -176,6 +185,14 @@ mod tests {
         BTreeMap::new()
     }
 
+    /// The setting an [`Error::Setting`] refuses and why; panics on any other error.
+    fn refused(e: Error) -> (Setting, String) {
+        match e {
+            Error::Setting { setting, message } => (setting, message),
+            e => panic!("not a refused setting: {e:?}"),
+        }
+    }
+
     #[test]
     fn simulation_is_reproducible_and_checks_its_arguments() {
         let a = run("throw-down-that-flag", Some("july-3"), &none(), 6, Some("naive"), [1; 32], 0, false).unwrap();
@@ -187,10 +204,12 @@ mod tests {
         assert_eq!(a.games, 6);
         assert!(a.describe().contains("| union |"), "{}", a.describe());
         let e = run("throw-down-that-flag", Some("july-3"), &none(), 1, Some("reckless"), [1; 32], 0, false).unwrap_err();
-        assert_eq!(e, "--policy reckless: Throw Down That Flag has sensible, naive");
+        assert_eq!(refused(e), (Setting::Policy("reckless".into()), "Throw Down That Flag has sensible, naive".into()));
         let e = run("gettysburg-campaign", None, &none(), 1, Some("reckless"), [1; 32], 0, false).unwrap_err();
-        assert_eq!(e, "--policy reckless: Gettysburg Campaign has sensible, naive");
-        assert!(run("chess", None, &none(), 1, None, [1; 32], 0, false).unwrap_err().starts_with("--rules chess: one of"));
+        assert_eq!(refused(e), (Setting::Policy("reckless".into()), "Gettysburg Campaign has sensible, naive".into()));
+        let (setting, message) = refused(run("chess", None, &none(), 1, None, [1; 32], 0, false).unwrap_err());
+        assert_eq!(setting, Setting::Rules("chess".into()));
+        assert!(message.starts_with("one of "), "{message}");
     }
 
     /// Every game of a few runs, one line each, hashed: pinned so that a speed-up cannot change a
@@ -236,16 +255,18 @@ mod tests {
     #[test]
     fn simulation_refuses_zero_games() {
         let e = run("throw-down-that-flag", Some("july-2"), &none(), 0, None, [1; 32], 0, false).unwrap_err();
-        assert!(e.contains("--games 0"), "{e}");
+        assert_eq!(refused(e), (Setting::Games(0), "play at least one game".into()));
     }
 
     #[test]
-    fn simulation_names_the_scenario_flag_and_the_shipped_names() {
+    fn simulation_names_the_scenario_and_the_shipped_names() {
         let e = run("throw-down-that-flag", Some("bogus"), &none(), 1, None, [1; 32], 0, false).unwrap_err();
-        assert_eq!(e, "--scenario bogus: no such file, nor a scenario shipped with Throw Down That Flag: july-2, july-3");
+        let shipped = "no such file, nor a scenario shipped with Throw Down That Flag: july-2, july-3";
+        assert_eq!(refused(e), (Setting::Scenario("bogus".into()), shipped.into()));
         let bad = BTreeMap::from([("players".to_string(), "5".to_string())]);
         let e = run("flag-dash", None, &bad, 1, None, [1; 32], 0, false).unwrap_err();
-        assert_eq!(e, "option players: 2, 3 or 4");
+        assert!(matches!(e, Error::Game(crate::game::GameError::Option { ref key, .. }) if key == "players"), "{e:?}");
+        assert_eq!(e.to_string(), "option players: 2, 3 or 4");
     }
 
     #[test]
@@ -258,7 +279,7 @@ mod tests {
         assert_eq!(from_file, run("throw-down-that-flag", Some("july-3"), &none(), 4, None, [2; 32], 0, false).unwrap());
         std::fs::write(&path, "title = \"broken\"\n").unwrap();
         let e = run("throw-down-that-flag", Some(p), &none(), 1, None, [1; 32], 0, false).unwrap_err();
-        assert!(e.starts_with(&format!("--scenario {p}:")), "{e}");
+        assert_eq!(refused(e).0, Setting::Scenario(p.to_string()));
     }
 
     #[test]

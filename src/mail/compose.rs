@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use lettre::message::header::{ContentType, Header, HeaderName, HeaderValue};
 use lettre::message::{Attachment, Mailbox, MultiPart, MultiPartKind, SinglePart};
 
-use crate::error::{Error, Result};
+use crate::error::{Error, MailProblem, Result};
 
 /// A mail ready for the outbox: its id (also in its `Message-ID`), envelope and bytes.
 #[derive(Debug, Clone)]
@@ -66,7 +66,7 @@ impl Header for AutoSubmitted {
 }
 
 fn mailbox(s: &str) -> Result<Mailbox> {
-    s.parse::<Mailbox>().map_err(|e| Error::Usage(format!("{s:?} is not a mail address: {e}")))
+    s.parse::<Mailbox>().map_err(|e| Error::Mail(MailProblem::Address { address: s.to_string(), why: e.to_string() }))
 }
 
 /// Formats a draft into a message (Message-ID `<ID@domain of From>`).
@@ -100,7 +100,7 @@ pub fn build(d: Draft<'_>) -> Result<Outgoing> {
         }
         b.multipart(mp)
     }
-    .map_err(|e| Error::Usage(format!("cannot build mail {}: {e}", d.id)))?;
+    .map_err(|e| Error::Mail(MailProblem::Build { id: d.id.clone(), why: e.to_string() }))?;
     let env = msg.envelope();
     Ok(Outgoing {
         id: d.id,

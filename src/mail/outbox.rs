@@ -23,7 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use super::compose::Outgoing;
 use super::transport::{Failure, Transport};
-use crate::error::{Error, Result};
+use crate::error::{Error, MailProblem, Result};
 use crate::store;
 
 /// An outbox folder.
@@ -107,7 +107,7 @@ impl Outbox {
     /// Queues a mail unless one with the same id is queued or was sent; true if queued now.
     pub fn queue(&self, m: &Outgoing, now: chrono::DateTime<chrono::Utc>) -> Result<bool> {
         if !valid_id(&m.id) {
-            return Err(Error::Usage(format!("bad outbox id {:?}", m.id)));
+            return Err(Error::Mail(MailProblem::OutboxId(m.id.clone())));
         }
         if self.knows(&m.id) {
             return Ok(false);

@@ -12,7 +12,7 @@ use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
 use lettre::{Address, SendmailTransport, SmtpTransport, Transport as _};
 
 use super::config::{Security, TransportConfig};
-use crate::error::{Error, Result};
+use crate::error::{Error, MailProblem, Result};
 
 /// Why a message was not handed over.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -250,7 +250,7 @@ pub fn from_config(c: &TransportConfig) -> Result<Option<Box<dyn Transport>>> {
                     let pem = crate::store::read(ca)?;
                     b = b.add_root_certificate(Certificate::from_pem(&pem).map_err(|e| Error::input(ca, format!("not a PEM certificate: {e}")))?);
                 }
-                b.build_rustls().map_err(|e| Error::Usage(format!("TLS setup for {host}: {e}")))
+                b.build_rustls().map_err(|e| Error::Mail(MailProblem::Tls { host: host.clone(), why: e.to_string() }))
             };
             let port = port.unwrap_or(match security {
                 Security::Starttls => 587,
@@ -268,7 +268,7 @@ pub fn from_config(c: &TransportConfig) -> Result<Option<Box<dyn Transport>>> {
                     (Some(f), _) => crate::store::read_text(f)?.lines().next().unwrap_or("").to_string(),
                     (None, env) => {
                         let var = env.clone().unwrap_or_else(|| "PBEM_SMTP_PASSWORD".into());
-                        std::env::var(&var).map_err(|_| Error::Usage(format!("SMTP user {u}: set the password in the environment variable {var} (or password_file)")))?
+                        std::env::var(&var).map_err(|_| Error::Mail(MailProblem::Password { user: u.clone(), var: var.clone() }))?
                     }
                 };
                 b = b.credentials(Credentials::new(u.clone(), pass));

@@ -122,7 +122,7 @@ impl Game for ThrowDownThatFlag {
         {
             return Err(GameError::Option {
                 key: "scenario".into(),
-                message: format!("the scenario is \"{}\"; choose the day with --scenario {n}", sc.name),
+                message: format!("the scenario is \"{}\"; choose the day by the scenario {n}", sc.name),
             });
         }
         let next = if campaign {
