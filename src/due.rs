@@ -3,17 +3,22 @@
 //!
 //! `adjudicate` writes the file (temp + rename, no fsync: it is only a hint) each time it leaves
 //! a game with nothing due. The next sweep trusts it only while everything it was computed from
-//! is unchanged, each checked with one `stat`: the same `game.toml` (size and modification
-//! time) and newest record (size and modification time), no record after it, and the open
-//! step's receipts folder (`receipts/N/`) still absent or with the same size and modification
-//! time, the only ways a step becomes due before its deadline. A folder's modification time
-//! comes from the kernel's coarse clock (and some file systems keep whole seconds), so a file
-//! added within the same tick as the stamp was taken would leave it unchanged: a folder stamp
-//! newer than [`FRESH_NS`] before the index was written is not trusted (the game is loaded, and
-//! once it has been quiet that long the index holds). On any doubt (missing, unreadable, another
-//! format, anything changed, the clock before the newest record or receipt it saw, the deadline
-//! reached) the game is loaded and adjudicated as without the index, which then rewrites it. So
-//! the index can make a sweep faster, never a due game wait. It also keeps the game's id and the
+//! is unchanged, each checked with one `stat`: the same `game.toml` (size and change time) and
+//! newest record (size and change time), no record after it, and the open step's receipts folder
+//! (`receipts/N/`) still absent or with the same size and change time, the only ways a step
+//! becomes due before its deadline. The change time (ctime), not the modification time: every
+//! change that moves the latter moves it too, and unlike the latter no tool can set it back
+//! (`touch -d`, `cp -a`, `rsync -a` restore modification times). It comes from the kernel's
+//! coarse clock (and some file systems keep whole seconds), so a file added within the same tick
+//! as the stamp was taken would leave it unchanged: a folder stamp newer than [`FRESH_NS`] before
+//! the index was written is not trusted (the game is loaded, and once it has been quiet that long
+//! the index holds). The index itself is only believed where it can be bounded: written no later
+//! than now (with [`FRESH_NS`] of slack), an open step with a deadline, and due by time (`until`)
+//! at that deadline, or, only when the game file's grace hours or `--nmr wait` say so, later or
+//! never (then `game.toml` is read to check). On any doubt (missing, unreadable, another format,
+//! anything changed, the clock before the newest record or receipt it saw, the deadline reached)
+//! the game is loaded and adjudicated as without the index, which then rewrites it. So the index
+//! can make a sweep faster, never a due game wait. It also keeps the game's id and the
 //! open step's deadline, so that the cron run finds game ids held by two folders and skips the
 //! mail of an idle game (nothing new to mail, no reminder due) without reading `game.toml`
 //! ([`peek`]). One file per game (not one per root): games are written by different processes
@@ -27,10 +32,11 @@ use chrono::{DateTime, Utc};
 
 use crate::store::GameDir;
 
-const MAGIC: &str = "pbem-due 4";
+const MAGIC: &str = "pbem-due 5";
 
 /// A folder stamp taken less than this before the index was written is not trusted (two
-/// seconds: the coarse clock's tick, and file systems that keep whole seconds).
+/// seconds: the coarse clock's tick, and file systems that keep whole seconds); nor is an index
+/// written more than this after now (this machine's clock).
 pub const FRESH_NS: u128 = 2_000_000_000;
 
 /// The largest index (and [`read_small`] file) read: one `read` of a buffer this size.
@@ -63,13 +69,21 @@ pub fn path(dir: &GameDir) -> std::path::PathBuf {
     dir.root.join(".due")
 }
 
-/// Size and modification time (ns) of a file or folder, as the index records them.
+/// Size and change time (ctime, ns since the Unix epoch) of a file or folder, as the index
+/// records them.
 type Stamp = (u64, u128);
+
+/// The change time of `m` in ns since the Unix epoch (`None` before it).
+fn ctime_ns(m: &std::fs::Metadata) -> Option<u128> {
+    use std::os::unix::fs::MetadataExt;
+    let secs = u128::try_from(m.ctime()).ok()?;
+    Some(secs * 1_000_000_000 + u128::try_from(m.ctime_nsec()).ok()?)
+}
 
 /// The stamp of `path`: `Ok(None)` if it does not exist, `Err` if it cannot be looked at.
 fn probe(path: &Path) -> Result<Option<Stamp>, ()> {
     match std::fs::metadata(path) {
-        Ok(m) => m.modified().ok().and_then(|t| t.duration_since(UNIX_EPOCH).ok()).map(|t| Some((m.len(), t.as_nanos()))).ok_or(()),
+        Ok(m) => ctime_ns(&m).map(|t| Some((m.len(), t))).ok_or(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
         Err(_) => Err(()),
     }
@@ -188,7 +202,7 @@ impl Entry {
     }
 }
 
-/// `SIZE MTIME_NS`.
+/// `SIZE CTIME_NS`.
 fn parse_stamp(text: &str) -> Option<Stamp> {
     let (l, t) = text.split_once(' ')?;
     Some((l.parse().ok()?, t.parse().ok()?))
@@ -214,7 +228,7 @@ pub fn peek(dir: &GameDir, now: DateTime<Utc>) -> Peek {
 /// record, the next one (absent) and the open step's receipts folder.
 fn still_idle(dir: &GameDir, e: Entry, now: DateTime<Utc>) -> Option<Idle> {
     let secs = now.timestamp();
-    if secs < e.not_before || e.until.is_some_and(|u| secs >= u) {
+    if secs < e.not_before || e.until.is_some_and(|u| secs >= u) || !plausible(&e) {
         return None;
     }
     // A folder stamp from the same clock tick as the index could miss a receipt filed after it.
@@ -227,7 +241,35 @@ fn still_idle(dir: &GameDir, e: Entry, now: DateTime<Utc>) -> Option<Idle> {
     if !e.over && probe(&dir.receipts(e.step)) != Ok(e.receipts_stamp) {
         return None;
     }
+    if !e.over && e.until != e.deadline && e.until != until_by_game_file(dir, e.deadline?)? {
+        return None;
+    }
     Some(Idle { id: e.id, record: e.record, deadline: e.deadline, over: e.over })
+}
+
+/// What a stale or hand-made index may say wrongly, checked without a system call beyond the
+/// clock: written after now, an open step without a deadline, due by time before it, or a game
+/// over that still waits for a step.
+fn plausible(e: &Entry) -> bool {
+    let Ok(now) = SystemTime::now().duration_since(UNIX_EPOCH) else { return false };
+    if e.written > now.as_nanos().saturating_add(FRESH_NS) {
+        return false;
+    }
+    match (e.over, e.deadline) {
+        (true, d) => d.is_none() && e.until.is_none() && e.receipts_stamp.is_none(),
+        (false, None) => false,
+        (false, Some(d)) => e.until.is_none_or(|u| u >= d),
+    }
+}
+
+/// When a step with `deadline` (Unix seconds) is due by time by the game file's NMR policy and
+/// grace hours, as `adjudicate` reckons it (`Some(None)`: never, `--nmr wait`); `None` if the
+/// game file cannot be read. Read only for an index whose `until` is not its deadline.
+fn until_by_game_file(dir: &GameDir, deadline: i64) -> Option<Option<i64>> {
+    let text = std::fs::read_to_string(dir.game_file()).ok()?;
+    let gf: crate::model::GameFile = toml::from_str(&text).ok()?;
+    let grace = i64::from(gf.deadlines.grace_hours) * 3600;
+    Some((gf.nmr.policy != crate::model::NmrMode::Wait).then(|| deadline.saturating_add(grace)))
 }
 
 /// What the game is waiting for, for [`write`].
@@ -327,8 +369,11 @@ mod tests {
         assert_eq!(Entry::parse(&text.replace("deadline 90", "deadline")), None);
         assert_eq!(Entry::parse(&text.replace("receipts 50 60", "receipts 50")), None);
         assert_eq!(Entry::parse(&text.replace("written 70", "written")), None);
-        assert_eq!(Entry::parse(&text.replace("pbem-due 4", "pbem-due 3")), None);
+        assert_eq!(Entry::parse(&text.replace("pbem-due 5", "pbem-due 4")), None);
     }
+
+    /// The deadline of the index [`game_with_receipts`] makes (after the tests' `now`).
+    const LATER: i64 = 1_900_000_000;
 
     /// A game folder with record 0 and `receipts/000001/`, and an index of it written `age_ns`
     /// after the receipts folder's modification time.
@@ -347,8 +392,8 @@ mod tests {
             record_stamp: stamp(&dir.record(0)).unwrap(),
             game_stamp: stamp(&dir.game_file()).unwrap(),
             receipts_stamp,
-            until: None,
-            deadline: None,
+            until: Some(LATER),
+            deadline: Some(LATER),
             not_before: 0,
             written,
             ..entry()
@@ -376,6 +421,27 @@ mod tests {
         let (_tmp3, dir3, e3) = game_with_receipts(FRESH_NS);
         std::fs::write(dir3.record(1), "{}").unwrap();
         assert_eq!(still_idle(&dir3, e3, now), None);
+    }
+
+    #[test]
+    fn an_index_that_cannot_be_bounded_is_not_trusted() {
+        let now = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let (_tmp, dir, e) = game_with_receipts(FRESH_NS);
+        assert!(still_idle(&dir, e.clone(), now).is_some(), "the control");
+        let far = Entry { written: e.written + 3_600_000_000_000, ..e.clone() };
+        assert_eq!(still_idle(&dir, far, now), None, "written an hour from now");
+        let never = Entry { until: None, deadline: None, ..e.clone() };
+        assert_eq!(still_idle(&dir, never, now), None, "an open step without a deadline");
+        let early = Entry { until: Some(LATER - 1), ..e.clone() };
+        assert_eq!(still_idle(&dir, early, now), None, "due by time before the deadline");
+        // Later than the deadline, or never: only the game file's grace or `--nmr wait` says so.
+        std::fs::write(dir.game_file(), "").unwrap();
+        let later = |until| Entry { until, game_stamp: stamp(&dir.game_file()).unwrap(), ..e.clone() };
+        // (Here the game file does not say so: it cannot be read as one.)
+        assert_eq!(still_idle(&dir, later(Some(LATER + 3600)), now), None, "no grace hours in the game file");
+        assert_eq!(still_idle(&dir, later(None), now), None, "no `--nmr wait` in the game file");
+        let over = Entry { over: true, ..e.clone() };
+        assert_eq!(still_idle(&dir, over, now), None, "over, yet with a deadline and receipts");
     }
 
     #[test]

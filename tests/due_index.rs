@@ -5,7 +5,7 @@
 #[path = "mail/common.rs"]
 mod common;
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 use common::*;
@@ -39,7 +39,7 @@ fn an_idle_sweep_writes_the_index_and_the_same_lines_come_from_it() {
     let g = new_game(&root, "g1", 24);
     let first = sweep(&root, IDLE);
     assert!(first.contains("g1: nothing due"), "{first}");
-    assert!(index(&g).starts_with("pbem-due 4\n"), "{}", index(&g));
+    assert!(index(&g).starts_with("pbem-due 5\n"), "{}", index(&g));
     // From the index: the same line, and the game is not loaded (a state it would refuse is not read).
     let state = g.join("states").join("000000.json");
     let kept = std::fs::read(&state).unwrap();
@@ -71,10 +71,19 @@ fn the_deadline_makes_the_game_due_despite_the_index() {
     assert!(out.contains("g1: resolved step(s) 1"), "{out}");
 }
 
-/// An index saying "not due for a year", as a stale or forged one might.
+/// An index saying "not due for a year" (deadline and due time), as a stale one might: the
+/// newest record's deadline is not read, its stamp tells whether it changed.
 fn far_future(game: &Path) -> String {
-    let text = index(game);
-    text.lines().map(|l| if l.starts_with("until ") { "until 1830000000".to_string() } else { l.to_string() }).collect::<Vec<_>>().join("\n") + "\n"
+    edited(game, &[("until", "1830000000"), ("deadline", "1830000000")])
+}
+
+/// The index of `game` with the lines of the given fields replaced.
+fn edited(game: &Path, fields: &[(&str, &str)]) -> String {
+    let line = |l: &str| match fields.iter().find(|(f, _)| l.split_once(' ').is_some_and(|(name, _)| name == *f)) {
+        Some((f, v)) => format!("{f} {v}"),
+        None => l.to_string(),
+    };
+    index(game).lines().map(line).collect::<Vec<_>>().join("\n") + "\n"
 }
 
 #[test]
@@ -222,18 +231,17 @@ fn a_sweep_resolves_many_due_games_and_prints_them_in_order() {
     }
 }
 
-/// Sets the modification time of `path` `secs` seconds back (a folder quiet for that long).
-fn age(path: &Path, secs: u64) {
-    let m = std::fs::metadata(path).unwrap().modified().unwrap();
-    std::fs::File::open(path).unwrap().set_modified(m - std::time::Duration::from_secs(secs)).unwrap();
+/// Waits until the game's folders have been quiet for longer than [`pbem::due::FRESH_NS`] (their
+/// change time cannot be set back, so only waiting makes a stamp old enough to be trusted).
+fn quiet() {
+    std::thread::sleep(std::time::Duration::from_nanos(pbem::due::FRESH_NS as u64 + 200_000_000));
 }
 
-/// The index's `receipts` line: the open step's receipts folder's size and modification time.
-fn receipts_stamp(game: &Path) -> (u64, u128) {
-    let text = index(game);
-    let line = text.lines().find_map(|l| l.strip_prefix("receipts ")).unwrap();
-    let (l, t) = line.split_once(' ').unwrap();
-    (l.parse().unwrap(), t.parse().unwrap())
+/// The stamp of `path` as the index keeps it: size and change time (ns).
+fn stamp(path: &Path) -> (u64, u128) {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::metadata(path).unwrap();
+    (m.len(), m.ctime() as u128 * 1_000_000_000 + m.ctime_nsec() as u128)
 }
 
 /// With a receipt in, the index stands on the receipts folder's stamp: trusted once the folder
@@ -244,7 +252,7 @@ fn a_receipt_filed_after_the_index_makes_the_game_due() {
     let root = tmp.path().join("games");
     let g = new_game(&root, "g1", 24);
     submit(&g, "union", 1, "2026-07-01T12:40:00Z");
-    age(&g.join("receipts/000001"), 10);
+    quiet();
     assert!(sweep(&root, "2026-07-01T12:45:00Z").contains("g1: nothing due"));
     // From the index (the state it would refuse is not read).
     let state = g.join("states").join("000000.json");
@@ -258,7 +266,7 @@ fn a_receipt_filed_after_the_index_makes_the_game_due() {
 }
 
 /// A receipt filed in the same tick of the kernel's coarse clock as the index was written leaves
-/// the folder's modification time as the index saw it: such a fresh stamp is not trusted.
+/// the folder's change time as the index saw it: such a fresh stamp is not trusted.
 #[test]
 fn a_receipt_filed_in_the_index_clock_tick_makes_the_game_due() {
     let tmp = tempfile::tempdir().unwrap();
@@ -266,16 +274,89 @@ fn a_receipt_filed_in_the_index_clock_tick_makes_the_game_due() {
     let g = new_game(&root, "g1", 24);
     submit(&g, "union", 1, "2026-07-01T12:40:00Z");
     assert!(sweep(&root, "2026-07-01T12:45:00Z").contains("g1: nothing due"));
-    let (_, seen) = receipts_stamp(&g);
     submit(&g, "confederate", 1, "2026-07-01T12:50:00Z");
-    // The tick had not moved on: the folder's time is the one the index recorded (and its size
-    // the same, as on ext4 for a few files).
-    let folder = g.join("receipts/000001");
-    let t = std::time::UNIX_EPOCH + std::time::Duration::from_nanos(seen as u64);
-    std::fs::File::open(&folder).unwrap().set_modified(t).unwrap();
-    assert_eq!(std::fs::metadata(&folder).unwrap().len(), receipts_stamp(&g).0, "the same size (else the stamp tells anyway)");
+    // The tick had not moved on: the index shows the folder's stamp as it is now, the last
+    // receipt in (its `written` time stays the sweep's, less than FRESH_NS later).
+    let (size, time) = stamp(&g.join("receipts/000001"));
+    std::fs::write(g.join(".due"), edited(&g, &[("receipts", &format!("{size} {time}"))])).unwrap();
     let out = sweep(&root, "2026-07-01T12:55:00Z");
     assert!(out.contains("g1: resolved step(s) 1"), "{out}");
+}
+
+/// Setting the receipts folder's modification time back (`touch -d`, or a restore by `cp -a` or
+/// `rsync -a`) after the last order came in does not hide it: the index stamps the change time.
+#[test]
+fn a_receipts_folder_with_its_modification_time_set_back_still_makes_the_game_due() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    let g = new_game(&root, "g1", 24);
+    submit(&g, "union", 1, "2026-07-01T12:40:00Z");
+    quiet();
+    assert!(sweep(&root, "2026-07-01T12:45:00Z").contains("g1: nothing due"));
+    let folder = g.join("receipts/000001");
+    let before = std::fs::metadata(&folder).unwrap().modified().unwrap();
+    submit(&g, "confederate", 1, "2026-07-01T12:50:00Z");
+    std::fs::File::open(&folder).unwrap().set_modified(before).unwrap();
+    let out = sweep(&root, "2026-07-01T12:55:00Z");
+    assert!(out.contains("g1: resolved step(s) 1"), "{out}");
+}
+
+/// A game whose step is due at its deadline (no grace, NMR defaults), its deadline passed.
+fn past_deadline(root: &Path) -> PathBuf {
+    let g = new_game(root, "g1", 24);
+    assert!(sweep(root, IDLE).contains("g1: nothing due"));
+    g
+}
+
+/// A hand-made index cannot hold a due game: not one written in the future, nor one whose open
+/// step has no deadline, or is due by time later than its deadline (or never) where the game
+/// file's grace hours and NMR policy do not say so.
+#[test]
+fn a_forged_index_never_holds_a_due_game() {
+    let far = "99999999999999999999";
+    let forgeries: [&[(&str, &str)]; 4] = [
+        &[("until", "never"), ("deadline", "never"), ("written", far)],
+        &[("until", "never")],
+        &[("until", "1830000000")],
+        &[("until", "1830000000"), ("deadline", "1830000000"), ("written", far)],
+    ];
+    for fields in forgeries {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("games");
+        let g = past_deadline(&root);
+        std::fs::write(g.join(".due"), edited(&g, fields)).unwrap();
+        let out = sweep(&root, "2027-06-09T00:00:00Z");
+        assert!(out.contains("g1: resolved step(s) 1"), "{fields:?}: {out}");
+    }
+}
+
+/// Where the game file says so, the index's due time after the deadline (grace hours) or never
+/// (`--nmr wait`) is believed: such games are still skipped by an idle sweep.
+#[test]
+fn grace_hours_and_nmr_wait_keep_the_index_trusted() {
+    use pbem::model::{Deadlines, NmrMode, NmrPolicy, Seat};
+    for (grace, policy) in [(5, NmrMode::Defaults), (0, NmrMode::Wait)] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("games");
+        let g = root.join("g1");
+        let seats = ["confederate", "union"]
+            .iter()
+            .map(|r| Seat { role: r.to_string(), email: email(r).to_string(), key: key(r).public_key().to_openssh().unwrap(), time_zone: None })
+            .collect();
+        let deadlines = Deadlines { default_hours: 24, grace_hours: grace, ..Default::default() };
+        let new = pipeline::NewGame { id: Some("g1".into()), rules: "gettysburg-campaign".into(), scenario: None, options: Default::default(), seats, deadlines, nmr: NmrPolicy { policy, bot_after: 0 } };
+        pipeline::create(&g, new, pipeline::parse_time(T0).unwrap(), &mut Entropy::seeded([3; 32])).unwrap();
+        // Past the deadline, within the grace hours (or waiting for orders for ever).
+        let now = "2026-07-02T13:00:00Z";
+        assert!(sweep(&root, now).contains("g1: nothing due"), "{grace} {policy:?}");
+        let field = |f: &str| index(&g).lines().find_map(|l| l.strip_prefix(f).map(str::to_string)).unwrap();
+        assert_ne!(field("until "), field("deadline "), "{grace} {policy:?}: due by time after the deadline, or never");
+        let state = g.join("states").join("000000.json");
+        let kept = std::fs::read(&state).unwrap();
+        std::fs::write(&state, b"{}").unwrap();
+        assert!(sweep(&root, now).contains("g1: nothing due"), "from the index: {grace} {policy:?}");
+        std::fs::write(&state, kept).unwrap();
+    }
 }
 
 /// The sweep lists the root by the entries' file types: folders without a game file, files and
