@@ -934,6 +934,11 @@ fn cmd_report(dir: PathBuf, role: Option<String>, step: Option<u64>, picture: Op
 /// `pbem audit`.
 fn cmd_audit(dir: Option<PathBuf>, receipts: Vec<PathBuf>, reports: Vec<PathBuf>, templates: Option<&Path>, jobs: usize) -> Result<ExitCode> {
     let dir = dir.ok_or_else(|| anyhow!("give a game directory or --all ROOT"))?;
+    if let Err(e) = std::fs::metadata(&dir)
+        && e.kind() == std::io::ErrorKind::NotFound
+    {
+        bail!("{}: no such game directory or public copy (file not found)", dir.display());
+    }
     if dir.is_file() {
         // A public copy as one archive: unpacked into a temporary folder and audited
         // there, failures naming the file inside the archive.

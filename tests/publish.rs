@@ -86,6 +86,17 @@ fn the_public_copy_holds_only_public_files_and_audits_as_an_archive() {
     assert!(!err.contains("pbem-public-"), "no temporary path in the message: {err}");
 }
 
+/// A mistyped archive (or folder) name is said to be missing, not to be no game directory.
+#[test]
+fn auditing_a_missing_archive_says_it_does_not_exist() {
+    let tmp = tempfile::tempdir().unwrap();
+    let missing = tmp.path().join("nosuch.tar");
+    let err = pbem().arg("audit").arg(&missing).assert().code(1).get_output().stderr.clone();
+    let err = String::from_utf8(err).unwrap();
+    assert!(err.contains(&format!("{}: no such game directory or public copy (file not found)", missing.display())), "{err}");
+    assert!(!err.contains("game.toml"), "{err}");
+}
+
 /// The example game's newest record (regenerating the example changes its length).
 fn last_record() -> u64 {
     (0..).take_while(|n| example().join(format!("records/{n:06}.json")).is_file()).count() as u64 - 1
