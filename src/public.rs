@@ -100,34 +100,55 @@ impl Unpacked {
 /// The name every unpacked public copy's temporary folder starts with.
 const TEMP_PREFIX: &str = "pbem-public-";
 
+/// How long a temporary folder without a `.lock` is left alone before [`sweep_stale`] takes it
+/// for abandoned (a day: far longer than making one takes).
+const ABANDONED: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
 /// Removes the temporary folders of public copies whose unpacking run has ended without removing
 /// them (killed, or interrupted by a signal): a folder whose `.lock` nobody holds. A folder
-/// still being made has no `.lock` yet (it is put in place already locked) and is left alone,
-/// as is anything that cannot be read or removed (another user's).
-pub fn sweep_stale(temp: &Path) {
+/// still being made has no `.lock` yet (it is put in place already locked) and is left alone
+/// until it has been unchanged for [`ABANDONED`] (a run killed while making it, or a folder of an
+/// older pbem): then it goes too if it belongs to `owner` (the user id of this run's files).
+/// Anything that cannot be read or removed (another user's) is left alone.
+pub fn sweep_stale(temp: &Path, owner: u32) {
     let Ok(list) = std::fs::read_dir(temp) else { return };
     for e in list.flatten() {
         let dir = e.path();
         if !e.file_name().to_string_lossy().starts_with(TEMP_PREFIX) || !e.file_type().is_ok_and(|t| t.is_dir()) {
             continue;
         }
-        let Ok(lock) = std::fs::File::open(dir.join(".lock")) else { continue };
-        if lock.try_lock().is_ok() {
+        let stale = match std::fs::File::open(dir.join(".lock")) {
+            Ok(lock) => lock.try_lock().is_ok(),
+            Err(_) => abandoned(&dir, owner),
+        };
+        if stale {
             let _ = std::fs::remove_dir_all(&dir);
         }
     }
 }
 
+/// `dir` belongs to `owner` and has not changed for [`ABANDONED`].
+fn abandoned(dir: &Path, owner: u32) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(m) = std::fs::symlink_metadata(dir) else { return false };
+    let age = m.modified().ok().and_then(|t| t.elapsed().ok());
+    m.uid() == owner && age.is_some_and(|a| a > ABANDONED)
+}
+
 /// A fresh temporary folder for an unpacked copy, its `.lock` held (made under another name,
-/// locked, then renamed into place, so a sweep never sees it unlocked); stale ones swept first.
+/// locked, then renamed into place, so a sweep never sees it unlocked); stale ones of the same
+/// owner as it are swept then.
 fn locked_tempdir() -> Result<(tempfile::TempDir, std::fs::File)> {
+    use std::os::unix::fs::MetadataExt;
     let temp = std::env::temp_dir();
-    sweep_stale(&temp);
     let tmp = tempfile::Builder::new().prefix(TEMP_PREFIX).tempdir_in(&temp).map_err(|e| store::io(&temp, e))?;
     let (making, lock) = (tmp.path().join(".lock.new"), tmp.path().join(".lock"));
     let f = std::fs::File::create(&making).map_err(|e| store::io(&making, e))?;
     f.lock().map_err(|e| store::io(&making, e))?;
     std::fs::rename(&making, &lock).map_err(|e| store::io(&lock, e))?;
+    if let Ok(m) = std::fs::metadata(tmp.path()) {
+        sweep_stale(&temp, m.uid());
+    }
     Ok((tmp, f))
 }
 

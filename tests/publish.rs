@@ -332,11 +332,17 @@ fn an_archive_is_listed_before_anything_is_unpacked_and_no_temporary_folder_outl
     audit(&bomb).failure().stderr(predicates::str::contains("g/notes.txt: not a file of a public copy"));
     assert_eq!(fs::read_dir(&temp).unwrap().count(), 0, "nothing was unpacked");
     // A folder a killed audit left (its lock held by nobody) goes with the next audit; one being
-    // made (no lock in place yet) stays; the audit's own folder goes when it ends.
+    // made (no lock in place yet) stays, unless unchanged for over a day (a run killed while
+    // making it, or an older pbem's); the audit's own folder goes when it ends.
     let stale = temp.join("pbem-public-stale");
     fs::create_dir_all(stale.join("g/records")).unwrap();
     fs::write(stale.join(".lock"), "").unwrap();
     fs::create_dir(temp.join("pbem-public-making")).unwrap();
+    let old = temp.join("pbem-public-old");
+    fs::create_dir_all(old.join("g/records")).unwrap();
+    fs::write(old.join(".lock.new"), "").unwrap();
+    let two_days = std::time::SystemTime::now() - std::time::Duration::from_secs(48 * 3600);
+    fs::File::open(&old).unwrap().set_modified(two_days).unwrap();
     let a = tmp.path().join("a.tar");
     pbem().arg("public").arg(example()).arg("--out").arg(&a).assert().success();
     audit(&a).success();
