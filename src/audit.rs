@@ -247,7 +247,8 @@ fn check_host_sig(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str
 /// Checks receipts a player holds (as mailed to them, each with its `.sig` beside it) against
 /// the game in `dir`: each is signed by the game's host key, is in the game's `receipts/`
 /// byte for byte, and, once its step is resolved, the order used for its role is that receipt's
-/// or a later one, never an older one or an NMR. This is what shows a host that dropped a
+/// or a later one, never an older one or an NMR (see `check_used_key` for a key that changed
+/// meanwhile: a `warning:` line). This is what shows a host that dropped a
 /// player's newer order: the game's own files alone cannot. Returns one line per receipt.
 ///
 /// Errors: [`Error::Audit`] naming the receipt file and what is wrong.
@@ -298,7 +299,7 @@ pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>>
                 return Err(fail(AuditCheck::HeldReceipt, f, format!("record {n} used receipt {seq} of {} in step {}, older than this receipt {}: a newer order was dropped", r.role, r.step, r.seq)));
             }
             Some((n, Some(seq))) => {
-                check_used_key(&gd, &hist, f, &r, *n, *seq)?;
+                out.extend(check_used_key(&gd, &hist, f, &r, *n, *seq)?);
                 format!("{}: receipt {} of {} in step {} is in the game; record {n} used receipt {seq}", f.display(), r.seq, r.role, r.step)
             }
         };
@@ -308,35 +309,39 @@ pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>>
 }
 
 /// A later order of the held receipt `r`'s role that record `n` used (receipt `seq`) was signed
-/// under the seat key in force when it was received; when that is another key than the one `r`
-/// was issued under, the host changed the seat's key while the step was open (perhaps to put in
-/// an order of its own and change it back): that fails, naming the seat changes.
-fn check_used_key(gd: &GameDir, hist: &history::History, f: &Path, r: &Receipt, n: u64, seq: u64) -> Result<()> {
+/// under the seat key in force when it was received. When that is another key than the one `r`
+/// was issued under while the key in force at the resolution is `r`'s again, the host swapped a
+/// key in and back (to put in an order of its own): that fails, naming the seat changes. A key
+/// that changed and stayed changed (the player asked for a new key, or the seat changed hands)
+/// is announced in every report: a `warning:` line naming it and its seat changes, and a pass.
+/// `Ok(None)` when the key did not change.
+fn check_used_key(gd: &GameDir, hist: &history::History, f: &Path, r: &Receipt, n: u64, seq: u64) -> Result<Option<String>> {
     if seq == r.seq {
-        return Ok(());
+        return Ok(None);
     }
     let path = gd.receipts(r.step).join(format!("{}-{seq}.toml", r.role));
     let used: Receipt = toml::from_str(&store::read_text(&path)?).map_err(|e| fail(AuditCheck::HeldReceipt, &path, format!("not a receipt: {}", e.message().trim())))?;
     let key_after = |record: &str| hist.by_hash.get(record).and_then(|&k| hist.seat_key(k, &r.role));
     let (held, then) = (key_after(&r.record), key_after(&used.record));
     if held == then {
-        return Ok(());
+        return Ok(None);
     }
+    // The records before `n` stood while the step was open: the last of them has the key in
+    // force when the step was resolved.
+    let at_resolution = hist.seat_key(n.saturating_sub(1), &r.role);
     let changes: Vec<String> = hist.key_changes_during(r.step, &r.role).iter().map(u64::to_string).collect();
-    Err(fail(
-        AuditCheck::HeldReceipt,
-        f,
-        format!(
-            "record {n} used receipt {seq} of {role} in step {step}, an order signed with seat key {} while this receipt was issued under key {}: \
-             the host changed {role}'s key while step {step} was open (seat change record(s) {}). If you did not change your key and send \
-             that order yourself, it is not yours",
-            then.unwrap_or_else(|| "?".into()),
-            held.unwrap_or_else(|| "?".into()),
-            if changes.is_empty() { "none found".into() } else { changes.join(", ") },
-            role = r.role,
-            step = r.step,
-        ),
-    ))
+    let (role, step) = (&r.role, r.step);
+    let what = format!(
+        "record {n} used receipt {seq} of {role} in step {step}, an order signed with seat key {} while this receipt was issued under key {}: \
+         the host changed {role}'s key while step {step} was open (seat change record(s) {})",
+        then.unwrap_or_else(|| "?".into()),
+        held.clone().unwrap_or_else(|| "?".into()),
+        if changes.is_empty() { "none found".into() } else { changes.join(", ") },
+    );
+    if at_resolution == held {
+        return Err(fail(AuditCheck::HeldReceipt, f, format!("{what} and back to this receipt's key before the step was resolved: an order put in under a key swapped in for a moment is not yours")));
+    }
+    Ok(Some(format!("warning: {}: {what}. If you did not change your key and send that order yourself, it is not yours", f.display())))
 }
 
 /// The most a kept report may weigh: a report is a few kilobytes; a whole saved mail with its
