@@ -454,6 +454,7 @@ fn flag(setting: &Setting) -> String {
         Setting::GameId(id) => format!("--id {id}"),
         Setting::SeatKey { role } => format!("--player {role}"),
         Setting::TimeZone { role } => format!("--time-zone {role}"),
+        Setting::SeatEmail { role } => format!("--player {role}"),
         Setting::Reason => "--reason".to_string(),
         Setting::SeatRole(role) => format!("--role {role}"),
         Setting::NewKey => "--key".to_string(),

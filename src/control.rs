@@ -174,29 +174,12 @@ fn move_deadline(op: &Opening, m: DeadlineMove, now: DateTime<Utc>) -> Result<Op
 
 /// A seat's new holder may not hold the host's key (the host could then sign that seat's
 /// orders), nor share an address or key with a seat of another team (that address would get the
-/// other team's plans and press, and one player would play both sides).
+/// other team's plans and press, and one player would play both sides: [`pipeline::check_sides`]).
 fn check_seat_holder(g: &Loaded, gf: &GameFile, changed: &crate::model::Seat) -> Result<()> {
-    let same_key = |a: &str, b: &str| {
-        let body = |k: &str| k.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
-        body(a) == body(b)
-    };
-    if same_key(&changed.key, &gf.host_key) {
+    if pipeline::same_key(&changed.key, &gf.host_key) {
         return Err(Error::setting(Setting::NewKey, format!("that is the host's key; seat {} needs its player's own key", changed.role)));
     }
-    let team = g.game.team(&g.state, &changed.role)?;
-    for other in gf.seats.iter().filter(|s| s.role != changed.role) {
-        let shared = if other.email.eq_ignore_ascii_case(&changed.email) {
-            "address"
-        } else if same_key(&other.key, &changed.key) {
-            "key"
-        } else {
-            continue;
-        };
-        if g.game.team(&g.state, &other.role)? != team {
-            return Err(Error::Usage(format!("seat {} would share its {shared} with seat {} of another side: one player may not hold both", changed.role, other.role)));
-        }
-    }
-    Ok(())
+    pipeline::check_sides(g.game, &g.state, &gf.seats, Some(&changed.role))
 }
 
 /// Changes `role`'s seat in `gf`; the change as the record keeps it (with the old game.toml).
@@ -211,8 +194,8 @@ fn change_seat(g: &Loaded, gf: &mut GameFile, role: &str, email: Option<String>,
         return Err(Error::Missing(Missing::SeatChange));
     }
     if let Some(e) = email {
-        if e.trim().is_empty() || e.contains(char::is_whitespace) || !e.contains('@') {
-            return Err(Error::setting(Setting::Email(e), "not an address"));
+        if let Err(why) = crate::mail::compose::check_seat_address(&e) {
+            return Err(Error::setting(Setting::Email(e), why));
         }
         seat.email = e;
     }

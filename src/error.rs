@@ -73,6 +73,8 @@ pub enum Setting {
     SeatKey { role: String },
     /// The time zone given for a new game's seat of `role`.
     TimeZone { role: String },
+    /// The address given for a new game's seat of `role`.
+    SeatEmail { role: String },
     /// A host control's reason (it goes into the record).
     Reason,
     /// The seat a seat change is for.
@@ -104,6 +106,7 @@ impl std::fmt::Display for Setting {
             Setting::GameId(id) => write!(f, "game id {id:?}"),
             Setting::SeatKey { role } => write!(f, "key of seat {role}"),
             Setting::TimeZone { role } => write!(f, "time zone of seat {role}"),
+            Setting::SeatEmail { role } => write!(f, "address of seat {role}"),
             Setting::Reason => write!(f, "reason"),
             Setting::SeatRole(role) => write!(f, "seat {role}"),
             Setting::NewKey => write!(f, "new key"),
@@ -328,6 +331,7 @@ mod tests {
             Setting::GameId(s("a b")),
             Setting::SeatKey { role: s("union") },
             Setting::TimeZone { role: s("union") },
+            Setting::SeatEmail { role: s("union") },
             Setting::Reason,
             Setting::SeatRole(s("meade")),
             Setting::NewKey,

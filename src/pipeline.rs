@@ -362,9 +362,42 @@ fn check_seats(seats: &[Seat], roles: &[String]) -> Result<()> {
         return Err(Error::Missing(Missing::Seats { roles: want, given }));
     }
     for s in seats {
+        crate::mail::compose::check_seat_address(&s.email).map_err(|e| Error::setting(Setting::SeatEmail { role: s.role.clone() }, format!("{:?}: {e}", s.email)))?;
         sig::public_key_line(&s.key).map_err(|e| Error::setting(Setting::SeatKey { role: s.role.clone() }, e.to_string()))?;
         if let Some(z) = &s.time_zone {
             crate::when::parse_zone(z).map_err(|e| Error::setting(Setting::TimeZone { role: s.role.clone() }, e.to_string()))?;
+        }
+    }
+    Ok(())
+}
+
+/// Whether two OpenSSH public key lines hold the same key (their comments aside).
+pub fn same_key(a: &str, b: &str) -> bool {
+    let body = |k: &str| k.split_whitespace().take(2).collect::<Vec<_>>().join(" ");
+    body(a) == body(b)
+}
+
+/// Refuses two seats of different sides (teams, in a game without teams each seat its own) that
+/// share an address ([`crate::mail::compose::same_address`]) or a key: one player would hold both,
+/// and in Flag Dash get the other team's plans. With `only`, just the pairs with that seat (a
+/// seat change). Seats of one team may share them (one player holding two seats of a side).
+pub fn check_sides(game: &dyn DynGame, state: &str, seats: &[Seat], only: Option<&str>) -> Result<()> {
+    for (i, a) in seats.iter().enumerate() {
+        for b in &seats[i + 1..] {
+            if only.is_some_and(|r| a.role != r && b.role != r) {
+                continue;
+            }
+            let shared = if crate::mail::compose::same_address(&a.email, &b.email) {
+                "address"
+            } else if same_key(&a.key, &b.key) {
+                "key"
+            } else {
+                continue;
+            };
+            if game.team(state, &a.role)? != game.team(state, &b.role)? {
+                let (changed, other) = if only == Some(b.role.as_str()) { (b, a) } else { (a, b) };
+                return Err(Error::Usage(format!("seat {} would share its {shared} with seat {} of another side: one player may not hold both", changed.role, other.role)));
+            }
         }
     }
     Ok(())

@@ -36,7 +36,7 @@ pub fn teammates(g: &pipeline::Loaded, role: &str) -> Result<Vec<String>> {
 pub fn on_other_team(g: &pipeline::Loaded, role: &str, email: &str) -> Result<bool> {
     let teams = teams(g)?;
     let mine = teams.get(role);
-    Ok(g.gf.seats.iter().any(|s| s.email.eq_ignore_ascii_case(email) && teams.get(&s.role) != mine))
+    Ok(g.gf.seats.iter().any(|s| crate::mail::compose::same_address(&s.email, email) && teams.get(&s.role) != mine))
 }
 
 /// One teammate's accepted plan for the open step.

@@ -360,6 +360,43 @@ mod found {
         seat_fails(&t, &["--role", "union", "--key", lee.to_str().unwrap()], "of another side");
     }
 
+    /// `pbem new` of a Flag Dash game in `t` with these `ROLE:EMAIL:KEY` seats (keys by name in
+    /// `t`, made on first use) and extra arguments.
+    fn new_flag_dash(t: &Table, id: &str, seats: &[&str], extra: &[&str]) -> assert_cmd::assert::Assert {
+        let mut cmd = pbem();
+        cmd.arg("new").arg(t.path().join(id)).args(["--rules", "flag-dash", "--now", START]).args(extra);
+        for s in seats {
+            let (front, key) = s.rsplit_once(':').unwrap();
+            if !t.path().join(format!("{key}.pub")).exists() {
+                keygen(t.path(), key);
+            }
+            cmd.arg("--player").arg(format!("{front}:{}", t.path().join(format!("{key}.pub")).display()));
+        }
+        cmd.assert()
+    }
+
+    #[test]
+    fn new_and_seat_take_only_an_address_the_mailer_can_send_to() {
+        let t = Table::new();
+        let seats = |w1: &'static str| [w1, "white-2:w2@ex.org:w2", "red-1:r1@ex.org:r1", "red-2:r2@ex.org:r2"];
+        // A trailing dot: the mailer refuses it, so every later mail run would fail.
+        for bad in ["white-1:w1@ex.org.:w1", "white-1:w1@:w1", "white-1:<w1@ex.org>:w1"] {
+            new_flag_dash(&t, "f", &seats(bad), &[]).failure().stderr(predicate::str::contains("--player white-1").and(predicate::str::contains("w1@")));
+            assert!(!t.path().join("f").join("game.toml").exists());
+        }
+        new_flag_dash(&t, "f", &seats("white-1:w1@ex.org.:w1"), &[]).failure().stderr(predicate::str::contains("not a mail address"));
+        new_flag_dash(&t, "f", &seats("white-1:w1@ex.org:w1"), &[]).success();
+        for bad in ["w2@ex.org.", "meade@ex..org", "Meade <meade@example.org>"] {
+            seat_fails(&t, &["--role", "union", "--email", bad], "--email");
+        }
+        seat_fails(&t, &["--role", "union", "--email", "meade@example.org."], "not a mail address");
+        // The other side's address with a trailing dot or in another case is still its address.
+        let g = t.path().join("f");
+        for other in ["W2@EX.ORG", "w2@ex.org"] {
+            pbem().arg("seat").arg(&g).args(["--role", "red-1", "--email", other, "--now", "2026-07-01T13:00:00Z"]).assert().failure().stderr(predicate::str::contains("of another side"));
+        }
+    }
+
     #[test]
     fn a_seat_change_killed_before_its_record_is_undone_and_after_it_finished() {
         let t = Table::new();

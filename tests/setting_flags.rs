@@ -62,7 +62,7 @@ fn host_controls_name_the_flags_of_refused_and_missing_settings() {
     let now = "2026-07-01T13:00:00Z";
     fails_with(&["seat", &g, "--role", "meade", "--email", "a@b.c", "--now", now], "--role meade: no such seat; seats: confederate, union");
     fails_with(&["seat", &g, "--role", "union", "--now", now], "pbem seat: give --email, --key or both");
-    fails_with(&["seat", &g, "--role", "union", "--email", "nobody", "--now", now], "--email \"nobody\": not an address");
+    fails_with(&["seat", &g, "--role", "union", "--email", "nobody", "--now", now], "--email \"nobody\": not a mail address: Invalid input");
     let long = "x".repeat(501);
     fails_with(&["pause", &g, "--reason", &long, "--now", now], "--reason: one line of at most 500 characters");
     fails_with(&["end", &g, "--abandon", "--reason", " ", "--now", now], "pbem end --abandon needs --reason (it goes into the last record)");

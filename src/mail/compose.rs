@@ -69,6 +69,24 @@ fn mailbox(s: &str) -> Result<Mailbox> {
     s.parse::<Mailbox>().map_err(|e| Error::Mail(MailProblem::Address { address: s.to_string(), why: e.to_string() }))
 }
 
+/// Checks a seat's address (`pbem new --player`, `pbem seat --email`) with the parser the mailer
+/// uses, so an address taken in is one its mail can go to (`w2@ex.org.`, with its trailing dot,
+/// is not): a bare address, without a name or `<>`. The error says why.
+pub fn check_seat_address(s: &str) -> std::result::Result<(), String> {
+    let m = s.parse::<Mailbox>().map_err(|e| format!("not a mail address: {e}"))?;
+    if m.name.is_some() || m.email.to_string() != s {
+        return Err("give the bare address (name@domain), without a name or <>".into());
+    }
+    Ok(())
+}
+
+/// Whether two seat addresses reach one mailbox as far as pbem can tell: the same address in any
+/// letter case, with or without a trailing dot (most MTAs deliver `a@ex.org.` to `a@ex.org`).
+pub fn same_address(a: &str, b: &str) -> bool {
+    let plain = |s: &str| s.parse::<Mailbox>().map_or_else(|_| s.trim().to_string(), |m| m.email.to_string()).trim_end_matches('.').to_ascii_lowercase();
+    plain(a) == plain(b)
+}
+
 /// Formats a draft into a message (Message-ID `<ID@domain of From>`).
 pub fn build(d: Draft<'_>) -> Result<Outgoing> {
     let from = mailbox(d.from)?;
@@ -147,4 +165,23 @@ fn attachment_type(name: &str) -> ContentType {
         return ContentType::TEXT_PLAIN;
     };
     ContentType::parse(kind).expect("valid MIME type")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn seat_addresses_are_what_the_mailer_sends_to_and_compare_as_one_mailbox() {
+        assert!(check_seat_address("w2@ex.org").is_ok());
+        // What the mailer refuses, and a name or <> or space around an address (bare ones only).
+        for bad in ["w2@ex.org.", "w2@", "w2", ""] {
+            assert!(check_seat_address(bad).is_err() && mailbox(bad).is_err(), "{bad:?}");
+        }
+        for bad in ["<w2@ex.org>", "W <w2@ex.org>", " w2@ex.org"] {
+            assert!(check_seat_address(bad).is_err(), "{bad:?}");
+        }
+        assert!(same_address("w2@ex.org.", "W2@Ex.Org") && same_address("W <w2@ex.org>", "w2@ex.org"));
+        assert!(!same_address("w2@ex.org", "w1@ex.org") && !same_address("w2@ex.org", "w2@ex.org.uk"));
+    }
 }

@@ -240,8 +240,8 @@ pub(super) fn mail_plans(dir: &Path, receipts: &[&Receipt], sender: &str, outbox
         let mut told = Vec::new();
         for mate in team::teammates(&g, &rc.role)? {
             let email = &g.gf.seat(&mate).expect("seat").email;
-            let own = g.gf.seat(&rc.role).is_some_and(|s| s.email.eq_ignore_ascii_case(email));
-            if own || email.eq_ignore_ascii_case(sender) || team::on_other_team(&g, &rc.role, email)? {
+            let own = g.gf.seat(&rc.role).is_some_and(|s| compose::same_address(&s.email, email));
+            if own || compose::same_address(email, sender) || team::on_other_team(&g, &rc.role, email)? {
                 continue;
             }
             let mail = compose::build(Draft {

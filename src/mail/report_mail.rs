@@ -90,7 +90,7 @@ pub fn new_holder_plans(dir: &store::GameDir, rec: &Record, role: &str) -> Resul
     }
     let mut plans = Vec::new();
     for mate in crate::team::teammates(&g, role)? {
-        if !g.gf.seat(&mate).is_some_and(|s| s.email.eq_ignore_ascii_case(&email)) {
+        if !g.gf.seat(&mate).is_some_and(|s| super::compose::same_address(&s.email, &email)) {
             plans.extend(crate::team::plan_of(&g, &mate)?);
         }
     }
