@@ -348,6 +348,7 @@ fn check_new(game: &dyn DynGame, dir: &Path, new: &NewGame) -> Result<CheckedNew
     })?;
     let roles = game.roles(&state)?;
     check_seats(&new.seats, &roles)?;
+    check_sides(game, &state, &new.seats, None)?;
     check_deadlines(&new.deadlines, game.ask_kinds())?;
     Ok(CheckedNew { id, scenario, state, roles })
 }

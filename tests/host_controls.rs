@@ -398,6 +398,33 @@ mod found {
     }
 
     #[test]
+    fn new_refuses_one_address_or_key_on_both_flag_dash_teams() {
+        let t = Table::new();
+        let other_side = "would share its";
+        // The same address (in any case) or key on white-1 and red-1: refused, nothing made.
+        for red1 in ["red-1:w1@ex.org:r1", "red-1:W1@Ex.Org:r1", "red-1:r1@ex.org:w1"] {
+            let seats = ["white-1:w1@ex.org:w1", "white-2:w2@ex.org:w2", red1, "red-2:r2@ex.org:r2"];
+            new_flag_dash(&t, "f", &seats, &[]).failure().stderr(predicate::str::contains(other_side).and(predicate::str::contains("of another side")));
+            assert!(!t.path().join("f").join("game.toml").exists(), "{red1}");
+        }
+        // One person holding both seats of one team (players=3) stays allowed.
+        let seats = ["white-1:w1@ex.org:w1", "white-2:W1@ex.org:w1", "red-1:r1@ex.org:r1", "red-2:r2@ex.org:r2"];
+        new_flag_dash(&t, "f", &seats, &["--option", "players=3"]).success();
+        // Two sides of a game without teams are two sides too.
+        pbem()
+            .arg("new")
+            .arg(t.path().join("g2"))
+            .args(["--rules", "gettysburg-campaign", "--now", START])
+            .arg("--player")
+            .arg(format!("confederate:lee@example.org:{}", t.path().join("conf-g1.pub").display()))
+            .arg("--player")
+            .arg(format!("union:LEE@example.org:{}", t.path().join("union-g1.pub").display()))
+            .assert()
+            .failure()
+            .stderr(predicate::str::contains("seat confederate would share its address with seat union of another side"));
+    }
+
+    #[test]
     fn a_seat_change_killed_before_its_record_is_undone_and_after_it_finished() {
         let t = Table::new();
         let g = t.game();
