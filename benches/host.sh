@@ -60,12 +60,13 @@ printf 'from = "judge <judge@example.net>"\n[transport]\nkind = "none"\n' >"$CFG
 if [ ! -f "$ROOT/.complete" ]; then
   echo "building $ROOT ($GAMES games; kept for the next run)..." >&2
   rm -rf "$ROOT"; mkdir -p "$ROOT/games" "$ROOT/keys"
-  ssh-keygen -q -t ed25519 -N '' -C bench -f "$ROOT/keys/player"
+  ssh-keygen -q -t ed25519 -N '' -C bench -f "$ROOT/keys/player"   # signs the union orders
+  ssh-keygen -q -t ed25519 -N '' -C bench -f "$ROOT/keys/conf"     # one key may not hold both sides
   seq 1 "$GAMES" | P=$P R=$ROOT DUE=$DUE NOW=$NOW xargs -P 2 -I{} sh -c '
     h=72; [ {} -le "$DUE" ] && h=1
     "$P" new --rules gettysburg-campaign --id g{} --deadline-hours $h --now "$NOW" \
       --player union:union-{}@example.org:"$R/keys/player.pub" \
-      --player confederate:conf-{}@example.org:"$R/keys/player.pub" "$R/games/g{}" >/dev/null 2>&1 ||
+      --player confederate:conf-{}@example.org:"$R/keys/conf.pub" "$R/games/g{}" >/dev/null 2>&1 ||
       { echo "pbem new failed for game {}" >&2; exit 255; }'
   # The first --mail run queues every game's opening reports (each with its PNG picture): part
   # of building the root, not of the idle sweep timed below.
@@ -115,7 +116,7 @@ t=$(ns); "$P" adjudicate --all "$COPY/due" --quiet --now "$LATE" >/dev/null; DUE
 t=$(ns); "$P" intake --root "$COPY/intake" --maildir "$COPY/maildir" --config "$CFG" --quiet --now 2026-07-01T12:10:00Z >/dev/null 2>&1 || true; INTAKE_NS=$(( $(ns) - t ))
 # Submit: BATCH orders for one game in one run (each a fresh nonce), then each order's cost
 mkdir -p "$COPY/batch"; B=$COPY/batch/g
-"$P" new --rules gettysburg-campaign --id gb --now "$NOW" --player union:u@example.org:"$K.pub" --player confederate:c@example.org:"$K.pub" "$B" >/dev/null
+"$P" new --rules gettysburg-campaign --id gb --now "$NOW" --player union:u@example.org:"$K.pub" --player confederate:c@example.org:"$ROOT/keys/conf.pub" "$B" >/dev/null
 files=()
 for i in $(seq 1 "$BATCH"); do f=$COPY/batch/o$i.toml; "$P" form --role union "$B" >"$f"; "$P" sign --key "$K" "$f" >/dev/null; files+=("$f"); done
 t=$(ns); "$P" submit --now 2026-07-01T12:10:00Z "$B" "${files[@]}" >/dev/null; SUBMIT_NS=$(( $(ns) - t ))

@@ -49,16 +49,19 @@ fn bench(rules: &str, runs: usize) {
     println!("  audit of a whole game: median {:?}", median(audits));
 
     // One step's adjudication: a fresh game, NMR past the deadline for step 1 only.
-    let key = pipeline::key_from_seed(&[9; 32], "bench");
-    let pk = key.public_key().to_openssh().unwrap();
     let mut one = Vec::new();
     for i in 0..runs {
         let dir = tmp.path().join(format!("one-{rules}-{i}"));
         let game = pipeline::rules(rules).unwrap();
         let roles = game.roles(&game.setup(game.default_scenario(), &Default::default()).unwrap()).unwrap();
+        // A key of its own for each seat (one key may not hold two sides).
         let seats = roles
             .iter()
-            .map(|r| pbem::model::Seat { role: r.clone(), email: format!("{r}@example.org"), key: pk.clone(), time_zone: None })
+            .enumerate()
+            .map(|(n, r)| {
+                let key = pipeline::key_from_seed(&[9 + n as u8; 32], r).public_key().to_openssh().unwrap();
+                pbem::model::Seat { role: r.clone(), email: format!("{r}@example.org"), key, time_zone: None }
+            })
             .collect();
         let new = pipeline::NewGame {
             id: Some(format!("bench-{rules}-{i}")),
