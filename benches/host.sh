@@ -112,6 +112,9 @@ MAIL_NS=$(median_ns 5 "$P" adjudicate --all "$ROOT/games" --quiet --now "$IDLE" 
 # Due steps: on a copy (made now, timed later; nothing deleted in between).
 COPY=$DIR/run-$$; mkdir -p "$COPY"
 cp -a "$ROOT/games" "$COPY/due"; cp -a "$ROOT/games" "$COPY/intake"; cp -a "$MD" "$COPY/maildir"
+# Write the copies out first: a durable commit is one syncfs, which would otherwise also flush
+# the gigabytes just copied (on a real host, whatever else is writing to the file system).
+sync
 t=$(ns); "$P" adjudicate --all "$COPY/due" --quiet --now "$LATE" >/dev/null; DUE_NS=$(( $(ns) - t ))
 t=$(ns); "$P" intake --root "$COPY/intake" --maildir "$COPY/maildir" --config "$CFG" --quiet --now 2026-07-01T12:10:00Z >/dev/null 2>&1 || true; INTAKE_NS=$(( $(ns) - t ))
 # Submit: BATCH orders for one game in one run (each a fresh nonce), then each order's cost
