@@ -16,6 +16,9 @@ pub struct Games {
     broken: Vec<(PathBuf, Option<String>, String)>,
     /// Game ids held by more than one folder (a backup copy inside ROOT), with every folder.
     duplicates: BTreeMap<String, Vec<PathBuf>>,
+    /// Every seat address in lower case, with the spelling of its first seat (games by id): a
+    /// sender is looked up once, not by a scan of every seat of every game for each message.
+    by_email: BTreeMap<String, String>,
 }
 
 impl Games {
@@ -40,7 +43,11 @@ impl Games {
                 duplicates.insert(id, dirs.into_iter().map(|(d, _)| d).collect());
             }
         }
-        Ok(Games { by_id, broken, duplicates })
+        let mut by_email = BTreeMap::new();
+        for s in by_id.values().flat_map(|(_, gf): &(PathBuf, GameFile)| &gf.seats) {
+            by_email.entry(s.email.to_ascii_lowercase()).or_insert_with(|| s.email.clone());
+        }
+        Ok(Games { by_id, broken, duplicates, by_email })
     }
     /// Game folders whose `game.toml` could not be read, each with its error.
     pub fn broken(&self) -> impl Iterator<Item = (&PathBuf, &str)> {
@@ -66,12 +73,12 @@ impl Games {
     }
     /// True if `email` is a seat's address in any game.
     pub fn knows_sender(&self, email: &str) -> bool {
-        self.by_id.values().any(|(_, gf)| gf.seats.iter().any(|s| s.email.eq_ignore_ascii_case(email)))
+        self.by_email.contains_key(&email.to_ascii_lowercase())
     }
     /// `email` as a seat registered it (the first such seat, games by id): replies go to that
     /// spelling, never to the sender's own or under a display name the sender chose.
     pub fn registered(&self, email: &str) -> Option<&str> {
-        self.by_id.values().flat_map(|(_, gf)| &gf.seats).find(|s| s.email.eq_ignore_ascii_case(email)).map(|s| s.email.as_str())
+        self.by_email.get(&email.to_ascii_lowercase()).map(String::as_str)
     }
     /// Every game, sorted by id.
     pub fn iter(&self) -> impl Iterator<Item = &(PathBuf, GameFile)> {
