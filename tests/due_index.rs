@@ -244,16 +244,31 @@ fn stamp(path: &Path) -> (u64, u128) {
     (m.len(), m.ctime() as u128 * 1_000_000_000 + m.ctime_nsec() as u128)
 }
 
-/// With a receipt in, the index stands on the receipts folder's stamp: trusted once the folder
-/// has been quiet for a while, and a receipt filed after it makes the game due.
-#[test]
-fn a_receipt_filed_after_the_index_makes_the_game_due() {
+/// A 24-hour game g1 with union's order in (the first sweep, with the folder quiet first when
+/// `wait`, says nothing is due): the folder, its root and the game.
+fn union_in(wait: bool) -> (tempfile::TempDir, PathBuf, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("games");
     let g = new_game(&root, "g1", 24);
     submit(&g, "union", 1, "2026-07-01T12:40:00Z");
-    quiet();
+    if wait {
+        quiet();
+    }
     assert!(sweep(&root, "2026-07-01T12:45:00Z").contains("g1: nothing due"));
+    (tmp, root, g)
+}
+
+/// The next sweep resolves g1's step 1.
+fn resolves_step_1(root: &Path) {
+    let out = sweep(root, "2026-07-01T12:55:00Z");
+    assert!(out.contains("g1: resolved step(s) 1"), "{out}");
+}
+
+/// With a receipt in, the index stands on the receipts folder's stamp: trusted once the folder
+/// has been quiet for a while, and a receipt filed after it makes the game due.
+#[test]
+fn a_receipt_filed_after_the_index_makes_the_game_due() {
+    let (_tmp, root, g) = union_in(true);
     // From the index (the state it would refuse is not read).
     let state = g.join("states").join("000000.json");
     let kept = std::fs::read(&state).unwrap();
@@ -261,44 +276,32 @@ fn a_receipt_filed_after_the_index_makes_the_game_due() {
     assert!(sweep(&root, "2026-07-01T12:46:00Z").contains("g1: nothing due"));
     std::fs::write(&state, kept).unwrap();
     submit(&g, "confederate", 1, "2026-07-01T12:50:00Z");
-    let out = sweep(&root, "2026-07-01T12:55:00Z");
-    assert!(out.contains("g1: resolved step(s) 1"), "{out}");
+    resolves_step_1(&root);
 }
 
 /// A receipt filed in the same tick of the kernel's coarse clock as the index was written leaves
 /// the folder's change time as the index saw it: such a fresh stamp is not trusted.
 #[test]
 fn a_receipt_filed_in_the_index_clock_tick_makes_the_game_due() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("games");
-    let g = new_game(&root, "g1", 24);
-    submit(&g, "union", 1, "2026-07-01T12:40:00Z");
-    assert!(sweep(&root, "2026-07-01T12:45:00Z").contains("g1: nothing due"));
+    let (_tmp, root, g) = union_in(false);
     submit(&g, "confederate", 1, "2026-07-01T12:50:00Z");
     // The tick had not moved on: the index shows the folder's stamp as it is now, the last
     // receipt in (its `written` time stays the sweep's, less than FRESH_NS later).
     let (size, time) = stamp(&g.join("receipts/000001"));
     std::fs::write(g.join(".due"), edited(&g, &[("receipts", &format!("{size} {time}"))])).unwrap();
-    let out = sweep(&root, "2026-07-01T12:55:00Z");
-    assert!(out.contains("g1: resolved step(s) 1"), "{out}");
+    resolves_step_1(&root);
 }
 
 /// Setting the receipts folder's modification time back (`touch -d`, or a restore by `cp -a` or
 /// `rsync -a`) after the last order came in does not hide it: the index stamps the change time.
 #[test]
 fn a_receipts_folder_with_its_modification_time_set_back_still_makes_the_game_due() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("games");
-    let g = new_game(&root, "g1", 24);
-    submit(&g, "union", 1, "2026-07-01T12:40:00Z");
-    quiet();
-    assert!(sweep(&root, "2026-07-01T12:45:00Z").contains("g1: nothing due"));
+    let (_tmp, root, g) = union_in(true);
     let folder = g.join("receipts/000001");
     let before = std::fs::metadata(&folder).unwrap().modified().unwrap();
     submit(&g, "confederate", 1, "2026-07-01T12:50:00Z");
     std::fs::File::open(&folder).unwrap().set_modified(before).unwrap();
-    let out = sweep(&root, "2026-07-01T12:55:00Z");
-    assert!(out.contains("g1: resolved step(s) 1"), "{out}");
+    resolves_step_1(&root);
 }
 
 /// A game whose step is due at its deadline (no grace, NMR defaults), its deadline passed.
