@@ -162,7 +162,13 @@ pub fn read_text(path: &Path) -> Result<String> {
 /// Writes `bytes` to `path` atomically (temp file in the same folder, fsync, rename), creating
 /// parent folders as needed. A file in a game's `host/` folder (see [`host_folder`]) is the
 /// host's alone: written with mode 0600, and the folders made for it 0700.
+///
+/// While a [`Batch`] is open on this thread, the file is written the same way but without its
+/// fsyncs, and the batch's [`Batch::sync`] makes it durable.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    if batch::defer(path) {
+        return write_unsynced(path, bytes);
+    }
     let private = host_folder(path).is_some();
     if let Some(parent) = path.parent() {
         make_dirs(parent, private)?;
@@ -216,6 +222,69 @@ fn write_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
         return Err(io(path, e));
     }
     Ok(())
+}
+
+pub use batch::Batch;
+
+/// Group commit: many writes made durable by one sync (intake's mails).
+mod batch {
+    use std::cell::RefCell;
+    use std::path::{Path, PathBuf};
+
+    use crate::error::Result;
+
+    thread_local! {
+        /// The files written on this thread since the open batch last synced (`None`: no batch).
+        static WRITTEN: RefCell<Option<Vec<PathBuf>>> = const { RefCell::new(None) };
+    }
+
+    /// Records `path` as written in the open batch; `false` when no batch is open.
+    pub(super) fn defer(path: &Path) -> bool {
+        WRITTEN.with(|w| w.borrow_mut().as_mut().map(|v| v.push(path.to_path_buf())).is_some())
+    }
+
+    /// A group commit on this thread: while it is open, [`super::write_atomic`] renames each file
+    /// into place without its two fsyncs, and [`Batch::sync`] makes every file written since
+    /// durable with one sync. [`super::write_all_durable`] still syncs at once (it is a barrier
+    /// before a commit point, and it makes the batch's earlier files durable too on Linux).
+    ///
+    /// What a commit point written in a batch protects must wait for the batch's sync: intake
+    /// files a mail away (and marks it seen) only after the sync that made its receipt and reply
+    /// durable, and sends nothing before. A killed run loses nothing a run without a batch would
+    /// keep (every file is renamed into place whole, in the same order); a power loss before the
+    /// sync may lose the batch's files, and then the mails they answer are still waiting and are
+    /// handled again (a resent order gets its receipt back). Dropping the batch ends it without
+    /// a sync. Batches do not nest: opening one inside another returns `None`.
+    pub struct Batch(());
+
+    impl Batch {
+        /// Opens a batch on this thread, or `None` if one is open already.
+        pub fn open() -> Option<Batch> {
+            WRITTEN.with(|w| {
+                let mut w = w.borrow_mut();
+                if w.is_some() {
+                    return None;
+                }
+                *w = Some(Vec::new());
+                Some(Batch(()))
+            })
+        }
+
+        /// Makes every file written in the batch since its last sync durable (one `syncfs` on
+        /// Linux). Errors: the sync's, naming a file.
+        pub fn sync(&mut self) -> Result<()> {
+            let written = WRITTEN.with(|w| w.borrow_mut().as_mut().map(std::mem::take).unwrap_or_default());
+            // A file renamed or removed since (a sent mail) needs no sync of its own.
+            let present: Vec<&Path> = written.iter().map(PathBuf::as_path).filter(|p| p.exists()).collect();
+            super::sync_together(present.into_iter())
+        }
+    }
+
+    impl Drop for Batch {
+        fn drop(&mut self) {
+            WRITTEN.with(|w| *w.borrow_mut() = None);
+        }
+    }
 }
 
 /// Makes the given files (and their folder entries) durable: on Linux one `syncfs` of their file
@@ -324,4 +393,29 @@ pub fn list(dir: &Path) -> Result<Vec<String>> {
     }
     names.sort();
     Ok(names)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_batch_writes_whole_files_and_does_not_nest() {
+        let tmp = tempfile::tempdir().unwrap();
+        let a = tmp.path().join("a").join("x.txt");
+        let mut batch = Batch::open().expect("no batch open yet");
+        assert!(Batch::open().is_none(), "batches do not nest");
+        write_atomic(&a, b"one").unwrap();
+        write_atomic(&a, b"two").unwrap();
+        assert_eq!(fs::read(&a).unwrap(), b"two");
+        // A file removed before the sync is skipped, not an error.
+        let gone = tmp.path().join("gone.txt");
+        write_atomic(&gone, b"x").unwrap();
+        fs::remove_file(&gone).unwrap();
+        batch.sync().unwrap();
+        drop(batch);
+        assert!(Batch::open().is_some(), "the batch ended when dropped");
+        let names: Vec<String> = list(&tmp.path().join("a")).unwrap();
+        assert_eq!(names, vec!["x.txt".to_string()], "no temp file left");
+    }
 }

@@ -177,6 +177,30 @@ fn a_run_killed_before_the_move_neither_loses_nor_repeats() {
 }
 
 #[test]
+fn the_same_bytes_twice_in_one_run_are_handled_once() {
+    // A run files its messages away only after one sync for many of them (a group commit): the
+    // second copy, delivered twice by the MTA, must still be seen as the same message.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let maildir = tmp.path().join("Maildir");
+    let msg = expand(&game, &std::fs::read(corpus().join("plain-attachment.eml")).unwrap());
+    deliver(&maildir, "m1", &msg);
+    deliver(&maildir, "m2", &msg);
+    let run = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    assert_eq!(run.len(), 2);
+    let (first, second) = if run[0].reply.is_some() { (&run[0], &run[1]) } else { (&run[1], &run[0]) };
+    assert_eq!(first.orders[0].receipt.as_ref().unwrap().seq, 1);
+    assert!(second.reason.contains("already handled"), "{second:?}");
+    assert!(second.orders.is_empty() && second.reply.is_none());
+    assert_eq!(Outbox::under(&root).pending().unwrap().len(), 1);
+    for m in ["m1", "m2"] {
+        assert!(maildir.join("done").join(m).is_file(), "{m} filed");
+    }
+    assert_eq!(std::fs::read_dir(root.join(".mail").join("seen")).unwrap().count(), 1);
+}
+
+#[test]
 fn two_intakes_at_once_one_waits_for_the_next_run() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("turns");
