@@ -872,8 +872,16 @@ fn cmd_adjudicate(dirs: Vec<PathBuf>, all: Option<PathBuf>, mail: Option<PathBuf
         let doubled: Vec<&PathBuf> = duplicates.values().flatten().collect();
         games.extend(peeked.into_iter().filter(|(d, _)| !doubled.contains(&d)).map(|(d, p)| (d, Some(p))));
     }
-    // Different games on every core (each under its own lock); lines in the games' order.
+    // Different games on every core (each under its own lock); lines in the games' order. One
+    // group commit (`store::Batch`): each step syncs once before its record, and the records are
+    // made durable together at the end instead of by two fsyncs each.
+    let batch = crate::store::Batch::open();
     let results = crate::par::map(&games, |(d, peek)| adjudicate_plain(d, t, peek.clone()));
+    if let Err(e) = crate::store::sync_batch() {
+        eprintln!("pbem: {e}");
+        failed += 1;
+    }
+    drop(batch);
     for ((d, _), result) in games.iter().zip(results) {
         match result {
             Ok(a) if quiet && a.held.is_none() => {}

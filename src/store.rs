@@ -198,6 +198,10 @@ pub fn write_all_durable(files: &[(PathBuf, Vec<u8>)]) -> Result<()> {
     for (path, bytes) in files {
         write_unsynced(path, bytes)?;
     }
+    if batch::is_open() {
+        let paths: Vec<&Path> = files.iter().map(|(p, _)| p.as_path()).collect();
+        return batch::sync_pending(&paths);
+    }
     sync_together(files.iter().map(|(p, _)| p.as_path()))
 }
 
@@ -224,65 +228,89 @@ fn write_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
-pub use batch::Batch;
+pub use batch::{Batch, sync_batch};
 
-/// Group commit: many writes made durable by one sync (intake's mails).
+/// Group commit: many writes made durable by one sync (intake's mails, a sweep's steps).
 mod batch {
-    use std::cell::RefCell;
     use std::path::{Path, PathBuf};
+    use std::sync::Mutex;
 
     use crate::error::Result;
 
-    thread_local! {
-        /// The files written on this thread since the open batch last synced (`None`: no batch).
-        static WRITTEN: RefCell<Option<Vec<PathBuf>>> = const { RefCell::new(None) };
+    /// The files written since the open batch last synced (`None`: no batch).
+    static WRITTEN: Mutex<Option<Vec<PathBuf>>> = Mutex::new(None);
+
+    fn written() -> std::sync::MutexGuard<'static, Option<Vec<PathBuf>>> {
+        WRITTEN.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Records `path` as written in the open batch; `false` when no batch is open.
     pub(super) fn defer(path: &Path) -> bool {
-        WRITTEN.with(|w| w.borrow_mut().as_mut().map(|v| v.push(path.to_path_buf())).is_some())
+        written().as_mut().map(|v| v.push(path.to_path_buf())).is_some()
     }
 
-    /// A group commit on this thread: while it is open, [`super::write_atomic`] renames each file
-    /// into place without its two fsyncs, and [`Batch::sync`] makes every file written since
-    /// durable with one sync. [`super::write_all_durable`] still syncs at once (it is a barrier
-    /// before a commit point, and it makes the batch's earlier files durable too on Linux).
+    /// A group commit in this process: while it is open, [`super::write_atomic`] (on any thread)
+    /// renames each file into place without its two fsyncs, and [`Batch::sync`] makes every file
+    /// written since durable with one `syncfs`. [`super::write_all_durable`], the barrier before
+    /// a commit point, still syncs at once, and its sync makes the batch's earlier files durable
+    /// too: so what is on disk after a power loss is always everything written before some
+    /// barrier, in order (a record is never durable without the files it names, nor without the
+    /// records before it).
     ///
     /// What a commit point written in a batch protects must wait for the batch's sync: intake
     /// files a mail away (and marks it seen) only after the sync that made its receipt and reply
-    /// durable, and sends nothing before. A killed run loses nothing a run without a batch would
-    /// keep (every file is renamed into place whole, in the same order); a power loss before the
-    /// sync may lose the batch's files, and then the mails they answer are still waiting and are
-    /// handled again (a resent order gets its receipt back). Dropping the batch ends it without
-    /// a sync. Batches do not nest: opening one inside another returns `None`.
+    /// durable, and a cron run sends no mail before its sweep's sync. A killed run loses nothing
+    /// a run without a batch would keep (every file is renamed into place whole, in the same
+    /// order); a power loss before the sync may lose the batch's newest files, and then the mails
+    /// they answer are still waiting and the steps they resolved are still open: they are done
+    /// again. Linux only (it rests on `syncfs` flushing the whole file system); elsewhere
+    /// [`Batch::open`] opens none and every file keeps its own fsyncs. Dropping the batch ends it
+    /// without a sync. Batches do not nest: opening one inside another returns `None`.
     pub struct Batch(());
 
     impl Batch {
-        /// Opens a batch on this thread, or `None` if one is open already.
+        /// Opens a batch, or `None` if one is open already (or off Linux).
         pub fn open() -> Option<Batch> {
-            WRITTEN.with(|w| {
-                let mut w = w.borrow_mut();
-                if w.is_some() {
-                    return None;
-                }
-                *w = Some(Vec::new());
-                Some(Batch(()))
-            })
+            if !cfg!(target_os = "linux") {
+                return None;
+            }
+            let mut w = written();
+            if w.is_some() {
+                return None;
+            }
+            *w = Some(Vec::new());
+            Some(Batch(()))
         }
 
-        /// Makes every file written in the batch since its last sync durable (one `syncfs` on
-        /// Linux). Errors: the sync's, naming a file.
+        /// Makes every file written in the batch since its last sync durable (one `syncfs`).
+        /// Errors: the sync's, naming a file.
         pub fn sync(&mut self) -> Result<()> {
-            let written = WRITTEN.with(|w| w.borrow_mut().as_mut().map(std::mem::take).unwrap_or_default());
-            // A file renamed or removed since (a sent mail) needs no sync of its own.
-            let present: Vec<&Path> = written.iter().map(PathBuf::as_path).filter(|p| p.exists()).collect();
-            super::sync_together(present.into_iter())
+            sync_pending(&[])
         }
+    }
+
+    /// Makes the files written in the open batch durable, whoever opened it (nothing when none
+    /// is open: every file then had its own fsyncs). Errors: the sync's, naming a file.
+    pub fn sync_batch() -> Result<()> {
+        sync_pending(&[])
+    }
+
+    /// Makes `also` and the open batch's files durable together.
+    pub(super) fn sync_pending(also: &[&Path]) -> Result<()> {
+        let pending = written().as_mut().map(std::mem::take).unwrap_or_default();
+        // A file renamed or removed since (a sent mail) needs no sync of its own.
+        let present = pending.iter().map(PathBuf::as_path).filter(|p| p.exists());
+        super::sync_together(also.iter().copied().chain(present))
+    }
+
+    /// Whether a batch is open.
+    pub(super) fn is_open() -> bool {
+        written().is_some()
     }
 
     impl Drop for Batch {
         fn drop(&mut self) {
-            WRITTEN.with(|w| *w.borrow_mut() = None);
+            *written() = None;
         }
     }
 }
@@ -400,11 +428,13 @@ mod tests {
     use super::*;
 
     #[test]
+    #[cfg(target_os = "linux")]
     fn a_batch_writes_whole_files_and_does_not_nest() {
         let tmp = tempfile::tempdir().unwrap();
         let a = tmp.path().join("a").join("x.txt");
         let mut batch = Batch::open().expect("no batch open yet");
         assert!(Batch::open().is_none(), "batches do not nest");
+        // (One test holds the process's batch: no other test in this binary opens one.)
         write_atomic(&a, b"one").unwrap();
         write_atomic(&a, b"two").unwrap();
         assert_eq!(fs::read(&a).unwrap(), b"two");

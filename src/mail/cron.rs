@@ -80,6 +80,10 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
     }
     let clock = clock.into();
     let lock = intake::lock_root(root, true)?;
+    // One group commit for the run (`store::Batch`): the intake files its mail away after its
+    // own syncs; each step syncs once before its record; the records and the queued mail are
+    // made durable together below, before anything is published or sent.
+    let batch = crate::store::Batch::open();
     let now = clock.now();
     let mut out = CronRun::default();
     let sources = intake::config_sources(cfg);
@@ -137,6 +141,8 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
         }
         out.games.push(g);
     }
+    crate::store::sync_batch()?;
+    drop(batch);
     drop(lock);
     // The site before the mail that links to it; from the public copies alone, so without locks.
     if let Some(site) = &cfg.publish.out {

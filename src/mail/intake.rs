@@ -208,10 +208,10 @@ pub fn run_locked(root: &Path, sources: &[Source], cfg: &HostConfig, now: DateTi
     }
     folders.sort();
     folders.dedup();
-    let mut batch = Filing::open();
-    let taken = take_in(root, &folders, cfg, now, &mut out, &mut batch);
+    let mut filing = Filing::open();
+    let taken = take_in(root, &folders, cfg, now, &mut out, &mut filing);
     // Whatever stopped the run, the messages handled before it are filed away.
-    let filed = batch.finish();
+    let filed = filing.finish();
     taken.and(filed)?;
     Ok(out)
 }
@@ -254,7 +254,8 @@ const FILING_BATCH: usize = 64;
 /// message leaves `new/` only once everything it caused is on disk, as when every file had its
 /// own fsyncs, for two syncs a batch instead of ten fsyncs a message.
 struct Filing {
-    batch: Option<store::Batch>,
+    /// The batch this intake opened (`None` inside a cron run's batch, or off Linux).
+    _batch: Option<store::Batch>,
     waiting: Vec<ToFile>,
     /// The hashes of the messages waiting here: the same bytes again in this run are not handled twice.
     hashes: BTreeSet<String>,
@@ -274,7 +275,7 @@ struct ToFile {
 
 impl Filing {
     fn open() -> Filing {
-        Filing { batch: store::Batch::open(), waiting: Vec::new(), hashes: BTreeSet::new() }
+        Filing { _batch: store::Batch::open(), waiting: Vec::new(), hashes: BTreeSet::new() }
     }
 
     /// Whether a message with these bytes was handled in this run (and waits to be filed).
@@ -307,11 +308,9 @@ impl Filing {
         self.sync()
     }
 
+    /// Syncs the open batch: this run's own, or the cron run's it is part of.
     fn sync(&mut self) -> Result<()> {
-        match &mut self.batch {
-            Some(b) => b.sync(),
-            None => Ok(()),
-        }
+        store::sync_batch()
     }
 
     /// Files away what waits and ends the batch.
