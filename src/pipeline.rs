@@ -506,11 +506,45 @@ fn parse_problem(path: &Path, p: orderfile::ParseProblem) -> Error {
 /// Reads an order file (signature appended or in `FILE.sig`), checks it is for this game and a
 /// seat, and verifies the signature with that seat's key.
 pub fn read_signed_order(path: &Path, gf: &GameFile) -> Result<Verified> {
-    let raw = read_order_file(path)?;
+    verify_order(&OrderInput::file(path), gf)
+}
+
+/// An order to submit: a file (its signature appended or in `FILE.sig`), or the bytes of one as
+/// received (by mail) with the detached signature that came with it; `path` names it in every
+/// message either way.
+#[derive(Debug, Clone)]
+pub struct OrderInput {
+    /// The order file, or the name its bytes go by in messages.
+    pub path: PathBuf,
+    /// The bytes and detached signature received (`None`: read `path` and `path.sig`).
+    pub given: Option<(Vec<u8>, Option<String>)>,
+}
+
+impl OrderInput {
+    /// The order file at `path`.
+    pub fn file(path: &Path) -> OrderInput {
+        OrderInput { path: path.to_path_buf(), given: None }
+    }
+}
+
+/// [`read_signed_order`] of an [`OrderInput`]. Given bytes are held to the same limit as a file
+/// ([`MAX_ORDER_FILE_BYTES`]).
+fn verify_order(input: &OrderInput, gf: &GameFile) -> Result<Verified> {
+    let path = input.path.as_path();
+    let raw = match &input.given {
+        Some((raw, _)) if raw.len() as u64 > MAX_ORDER_FILE_BYTES => return Err(Error::input(path, format!("too large for an order file: {} bytes, the limit is {MAX_ORDER_FILE_BYTES}", raw.len()))),
+        Some((raw, _)) => std::borrow::Cow::Borrowed(raw.as_slice()),
+        None => std::borrow::Cow::Owned(read_order_file(path)?),
+    };
     let normalized = sig::normalize(&raw).map_err(|e| Error::input(path, e.to_string()))?;
     let (body, appended) = sig::split_appended(&normalized);
     let sig_file = sig_path(path);
-    let detached = if appended.is_none() && sig_file.exists() { Some(read_sig_file(&sig_file)?) } else { None };
+    let detached = match &input.given {
+        _ if appended.is_some() => None,
+        Some((_, given)) => given.clone(),
+        None if sig_file.exists() => Some(read_sig_file(&sig_file)?),
+        None => None,
+    };
     if appended.is_none() && detached.is_none() {
         return Err(Error::input(path, format!("not signed: no appended SSH signature and no {} (sign it with `pbem sign --key KEY FILE`)", sig_file.display())));
     }
@@ -587,7 +621,7 @@ fn clock_behind(g: &Loaded, now: DateTime<Utc>, what: &str, t: DateTime<Utc>) ->
 /// a host-signed receipt; rejected ones store nothing. Refused while the clock is behind the newest record
 /// ([`check_clock`]).
 pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepted> {
-    submit_in(g, &mut Intake::default(), path, now)
+    submit_in(g, &mut Intake::default(), &OrderInput::file(path), now)
 }
 
 /// What the orders of one `submit` share, read once: the nonce index (kept up to date as orders
@@ -623,9 +657,10 @@ fn order_field_error(path: &Path, text: &str, field: &str, message: String) -> E
 }
 
 /// [`submit_one`] with what the batch's orders share.
-fn submit_in(g: &Loaded, intake: &mut Intake, path: &Path, now: DateTime<Utc>) -> Result<Accepted> {
+fn submit_in(g: &Loaded, intake: &mut Intake, input: &OrderInput, now: DateTime<Utc>) -> Result<Accepted> {
     check_clock(g, now)?;
-    let v = read_signed_order(path, &g.gf)?;
+    let path = input.path.as_path();
+    let v = verify_order(input, &g.gf)?;
     let (step, asked) = check_order_header(g, &v, path)?;
     let h = &v.file.header;
     let ending = v.file.ending;
@@ -798,6 +833,12 @@ pub(crate) fn lock_waiting(dir: &GameDir) -> Result<std::fs::File> {
 /// Submits order files to the game in `dir`; one result per file, in order.
 /// The clock is read once the lock is held ([`Clock`]).
 pub fn submit(dir: &Path, files: &[PathBuf], clock: impl Into<Clock>) -> Result<Vec<Result<Accepted>>> {
+    let inputs: Vec<OrderInput> = files.iter().map(|f| OrderInput::file(f)).collect();
+    submit_inputs(dir, &inputs, clock)
+}
+
+/// [`submit`] of orders given as files or as bytes received ([`OrderInput`]).
+pub fn submit_inputs(dir: &Path, files: &[OrderInput], clock: impl Into<Clock>) -> Result<Vec<Result<Accepted>>> {
     let gd = GameDir::new(dir);
     let _lock = lock_waiting(&gd)?;
     finish_seat_change(&gd)?;

@@ -208,6 +208,12 @@ pub fn run_locked(root: &Path, sources: &[Source], cfg: &HostConfig, now: DateTi
     }
     folders.sort();
     folders.dedup();
+    // Earlier versions copied each order into `ROOT/.mail/tmp/` to submit it; a killed run could
+    // leave copies there. Orders are now submitted from memory, and this run holds the lock.
+    let old_copies = state_dir(root).join("tmp");
+    if old_copies.is_dir() {
+        std::fs::remove_dir_all(&old_copies).map_err(|e| store::io(&old_copies, e))?;
+    }
     let mut filing = Filing::open();
     let taken = take_in(root, &folders, cfg, now, &mut out, &mut filing);
     // Whatever stopped the run, the messages handled before it are filed away.
@@ -674,17 +680,10 @@ fn submit_found(f: &Found, games: &Games, now: DateTime<Utc>) -> Result<std::res
         }
     };
     let bytes = signed_bytes(f, gf, &header.role, &mut r);
-    let tmp = tempdir(dir.parent().unwrap_or(dir))?;
-    let file = tmp.path.join(safe_name(&f.name));
-    // Scratch copies for `submit` in a private folder removed right after: nothing to make
-    // durable (submit stores what it accepts with its own commit).
-    std::fs::write(&file, bytes).map_err(|e| store::io(&file, e))?;
-    if let Some(s) = &f.detached {
-        let sig = pipeline::sig_path(&file);
-        std::fs::write(&sig, s.as_bytes()).map_err(|e| store::io(&sig, e))?;
-    }
-    let res = pipeline::submit(dir, std::slice::from_ref(&file), now).and_then(|mut v| v.pop().expect("one result per file"));
-    drop(tmp);
+    // Submitted from memory; the name only stands in messages, where `describe` puts the label.
+    let file = state_dir(dir.parent().unwrap_or(dir)).join("tmp").join(safe_name(&f.name));
+    let input = pipeline::OrderInput { path: file.clone(), given: Some((bytes.to_vec(), f.detached.clone())) };
+    let res = pipeline::submit_inputs(dir, std::slice::from_ref(&input), now).and_then(|mut v| v.pop().expect("one result per file"));
     match res {
         Ok(a) => {
             r.warnings = a.warnings;
@@ -800,79 +799,6 @@ fn safe_name(n: &str) -> String {
     let s: String = n.chars().map(|c| if c.is_ascii_alphanumeric() || c == '.' || c == '-' || c == '_' { c } else { '_' }).collect();
     let s = s.trim_start_matches('.').to_string();
     if s.is_empty() || s.ends_with(".sig") { "orders.toml".into() } else { s }
-}
-
-/// A private folder for the copy of one order while it is submitted: `ROOT/.mail/tmp/NAME/`
-/// (inside the mail state folder, the host's alone), removed when dropped. `NAME.lock` beside
-/// it is locked while the folder is in use, so a folder left by a killed run (its lock free) is
-/// removed by the next call, and one in use by a concurrent run is not.
-struct TempDir {
-    path: PathBuf,
-    lock_path: PathBuf,
-    _lock: std::fs::File,
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        std::fs::remove_dir_all(&self.path).ok();
-        std::fs::remove_file(&self.lock_path).ok();
-    }
-}
-
-fn tempdir(root: &Path) -> Result<TempDir> {
-    let base = state_dir(root).join("tmp");
-    store::make_dirs(&base, true)?;
-    remove_stale_temps(&base)?;
-    loop {
-        let name = format!("{}-{}", std::process::id(), &hex::encode(crate::commit::fresh_32())[..12]);
-        let lock_path = base.join(format!("{name}.lock"));
-        let lock = std::fs::File::options().write(true).create_new(true).open(&lock_path).map_err(|e| store::io(&lock_path, e))?;
-        lock.lock().map_err(|e| store::io(&lock_path, e))?;
-        // A cleaner that took the lock between its creation and ours has removed the file: the
-        // folder would not be guarded, so start again with a new name.
-        if !same_file(&lock, &lock_path) {
-            continue;
-        }
-        let path = base.join(&name);
-        store::make_dirs(&path, true)?;
-        return Ok(TempDir { path, lock_path, _lock: lock });
-    }
-}
-
-/// Removes the temp folders of `base` that no live run holds (a run killed while submitting).
-fn remove_stale_temps(base: &Path) -> Result<()> {
-    let names = store::list(base)?;
-    for name in &names {
-        let path = base.join(name);
-        if let Some(stem) = name.strip_suffix(".lock") {
-            let Ok(f) = std::fs::File::options().write(true).open(&path) else { continue };
-            if f.try_lock().is_ok() {
-                std::fs::remove_dir_all(base.join(stem)).ok();
-                std::fs::remove_file(&path).ok();
-            }
-        } else if !names.contains(&format!("{name}.lock")) && !base.join(format!("{name}.lock")).exists() {
-            // Its lock is made before it and removed after it: a folder without one is left over.
-            std::fs::remove_dir_all(&path).ok();
-        }
-    }
-    Ok(())
-}
-
-/// Whether the open file `f` is still the file at `path`.
-fn same_file(f: &std::fs::File, path: &Path) -> bool {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        match (f.metadata(), std::fs::metadata(path)) {
-            (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
-            _ => false,
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        let _ = f;
-        path.exists()
-    }
 }
 
 #[cfg(test)]
