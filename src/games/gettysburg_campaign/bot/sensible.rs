@@ -69,12 +69,17 @@ fn beats(attacker: &[f64], defender: &[f64], margin: i64) -> f64 {
 }
 
 /// The chance that an attack of `att` strength along one road makes `def` strength retreat (§9,
-/// the plain rule of fire).
+/// the plain rule of fire). Each is worked out once per thread (by the divisors and strengths).
 fn attack_chance(s: &State, att: u32, def: u32) -> f64 {
-    let plain = |x: u32, div: u32| FirePlan { automatic: x / div, dice: x % div };
-    let a = hit_chances(plain(att, s.scenario.attack_divisor(1)));
-    let d = hit_chances(plain(def, s.scenario.rules.defender_divisor));
-    beats(&a, &d, 1)
+    thread_local! {
+        static KNOWN: std::cell::RefCell<std::collections::BTreeMap<[u32; 4], f64>> = Default::default();
+    }
+    let (ad, dd) = (s.scenario.attack_divisor(1), s.scenario.rules.defender_divisor);
+    let work = || {
+        let plain = |x: u32, div: u32| FirePlan { automatic: x / div, dice: x % div };
+        beats(&hit_chances(plain(att, ad)), &hit_chances(plain(def, dd)), 1)
+    };
+    KNOWN.with_borrow_mut(|k| *k.entry([ad, dd, att, def]).or_insert_with(work))
 }
 
 /// The map by town index and the board as it stands, for the look-ahead of both sides (thousands
@@ -105,8 +110,26 @@ struct Graph {
 impl Graph {
     fn new(s: &State) -> Self {
         let towns = &s.scenario.map.towns;
-        let adj: Vec<Vec<usize>> = towns.iter().map(|t| s.scenario.neighbors(&t.name).iter().map(|n| s.scenario.town_rank(n)).collect()).collect();
+        // Each town's neighbours in map order, as `Scenario::neighbors` lists them.
+        let mut adj = vec![Vec::new(); towns.len()];
+        for [a, b] in &s.scenario.map.roads {
+            if let (Some(i), Some(j)) = (towns.iter().position(|t| t.name == *a), towns.iter().position(|t| t.name == *b)) {
+                adj[i].push(j);
+                adj[j].push(i);
+            }
+        }
+        adj.iter_mut().for_each(|v: &mut Vec<usize>| {
+            v.sort_unstable();
+            v.dedup();
+        });
         let points: Vec<u32> = towns.iter().map(|t| unscored(s, &t.name)).collect();
+        // [`strength_at`] for the Union in every town, in one pass over the corps.
+        let mut union = vec![0; towns.len()];
+        for c in s.corps.iter().filter(|c| c.side == Side::Union) {
+            if let Location::Town { town } = &c.at && let Some(i) = towns.iter().position(|t| t.name == *town) {
+                union[i] += c.strength;
+            }
+        }
         let max_att = s.corps.iter().map(|c| c.strength).max().unwrap_or(0);
         let max_def = s.corps.iter().filter(|c| c.side == Side::Union).map(|c| c.strength).sum::<u32>();
         let odds = (0..(max_att as usize + 1) * (max_def as usize + 1)).map(|_| std::cell::Cell::new(f64::NAN)).collect();
@@ -115,7 +138,7 @@ impl Graph {
             bits: threat::Bits::new(&adj, &points),
             adj,
             points,
-            union: towns.iter().map(|t| strength_at(s, Side::Union, &t.name)).collect(),
+            union,
             odds,
             max_def,
             roads: towns.iter().map(|_| Default::default()).collect(),
