@@ -12,6 +12,8 @@
 
 use toml::Value;
 
+mod threat;
+
 use super::{plan_value, shuffled, steps_left, strs, Rng};
 use crate::game::Orders;
 use crate::games::gettysburg_campaign::forms::default_order;
@@ -67,17 +69,22 @@ fn beats(attacker: &[f64], defender: &[f64], margin: i64) -> f64 {
 }
 
 /// The chance that an attack of `att` strength along one road makes `def` strength retreat (§9,
-/// the plain rule of fire).
+/// the plain rule of fire). Each is worked out once per thread (by the divisors and strengths).
 fn attack_chance(s: &State, att: u32, def: u32) -> f64 {
-    let plain = |x: u32, div: u32| FirePlan { automatic: x / div, dice: x % div };
-    let a = hit_chances(plain(att, s.scenario.attack_divisor(1)));
-    let d = hit_chances(plain(def, s.scenario.rules.defender_divisor));
-    beats(&a, &d, 1)
+    thread_local! {
+        static KNOWN: std::cell::RefCell<std::collections::BTreeMap<[u32; 4], f64>> = Default::default();
+    }
+    let (ad, dd) = (s.scenario.attack_divisor(1), s.scenario.rules.defender_divisor);
+    let work = || {
+        let plain = |x: u32, div: u32| FirePlan { automatic: x / div, dice: x % div };
+        beats(&hit_chances(plain(att, ad)), &hit_chances(plain(def, dd)), 1)
+    };
+    KNOWN.with_borrow_mut(|k| *k.entry([ad, dd, att, def]).or_insert_with(work))
 }
 
 /// The map by town index and the board as it stands, for the look-ahead of both sides (thousands
 /// of positions per order), built once per order; it remembers what it has worked out (attack
-/// chances, road distances, threats), all of it fixed while the order is chosen.
+/// chances, road distances), all of it fixed while the order is chosen.
 struct Graph {
     /// Town names in map order.
     names: Vec<String>,
@@ -87,35 +94,67 @@ struct Graph {
     points: Vec<u32>,
     /// Strength of the Union corps in each town ([`strength_at`]).
     union: Vec<u32>,
-    /// [`attack_chance`] by (attacking, defending strength), as worked out so far.
-    odds: std::cell::RefCell<std::collections::BTreeMap<(u32, u32), f64>>,
+    /// [`attack_chance`] by attacking strength × `max_def + 1` + defending strength, as worked
+    /// out so far (NaN: not yet).
+    odds: Vec<std::cell::Cell<f64>>,
+    /// The most defending strength in `odds`: all the Union's.
+    max_def: u32,
     /// Roads from each town to every town, through any town.
     roads: Vec<std::cell::OnceCell<Vec<u32>>>,
     /// Roads from each town to every town, through towns free of Union corps.
     free_roads: Vec<std::cell::OnceCell<Vec<u32>>>,
-    /// [`threat`] by the Union strength in each town followed by the Confederate corps' towns.
-    threats: std::cell::RefCell<std::collections::HashMap<Vec<u32>, f64>>,
+    /// The map as town sets, for the Union's threat search.
+    bits: threat::Bits,
 }
 
 impl Graph {
     fn new(s: &State) -> Self {
         let towns = &s.scenario.map.towns;
-        let adj = towns.iter().map(|t| s.scenario.neighbors(&t.name).iter().map(|n| s.scenario.town_rank(n)).collect()).collect();
+        // Each town's neighbours in map order, as `Scenario::neighbors` lists them.
+        let mut adj = vec![Vec::new(); towns.len()];
+        for [a, b] in &s.scenario.map.roads {
+            if let (Some(i), Some(j)) = (towns.iter().position(|t| t.name == *a), towns.iter().position(|t| t.name == *b)) {
+                adj[i].push(j);
+                adj[j].push(i);
+            }
+        }
+        adj.iter_mut().for_each(|v: &mut Vec<usize>| {
+            v.sort_unstable();
+            v.dedup();
+        });
+        let points: Vec<u32> = towns.iter().map(|t| unscored(s, &t.name)).collect();
+        // [`strength_at`] for the Union in every town, in one pass over the corps.
+        let mut union = vec![0; towns.len()];
+        for c in s.corps.iter().filter(|c| c.side == Side::Union) {
+            if let Location::Town { town } = &c.at && let Some(i) = towns.iter().position(|t| t.name == *town) {
+                union[i] += c.strength;
+            }
+        }
+        let max_att = s.corps.iter().map(|c| c.strength).max().unwrap_or(0);
+        let max_def = s.corps.iter().filter(|c| c.side == Side::Union).map(|c| c.strength).sum::<u32>();
+        let odds = (0..(max_att as usize + 1) * (max_def as usize + 1)).map(|_| std::cell::Cell::new(f64::NAN)).collect();
         Graph {
             names: towns.iter().map(|t| t.name.clone()).collect(),
+            bits: threat::Bits::new(&adj, &points),
             adj,
-            points: towns.iter().map(|t| unscored(s, &t.name)).collect(),
-            union: towns.iter().map(|t| strength_at(s, Side::Union, &t.name)).collect(),
-            odds: Default::default(),
+            points,
+            union,
+            odds,
+            max_def,
             roads: towns.iter().map(|_| Default::default()).collect(),
             free_roads: towns.iter().map(|_| Default::default()).collect(),
-            threats: Default::default(),
         }
     }
 
     /// [`attack_chance`], each pair of strengths worked out once.
     fn attack_chance(&self, s: &State, att: u32, def: u32) -> f64 {
-        *self.odds.borrow_mut().entry((att, def)).or_insert_with(|| attack_chance(s, att, def))
+        let Some(cell) = self.odds.get(att as usize * (self.max_def as usize + 1) + def as usize).filter(|_| def <= self.max_def) else {
+            return attack_chance(s, att, def);
+        };
+        if cell.get().is_nan() {
+            cell.set(attack_chance(s, att, def));
+        }
+        cell.get()
     }
 
     /// Roads from town `from` to every town, through any town, worked out once.
@@ -256,92 +295,6 @@ fn positions(s: &State) -> Vec<Option<usize>> {
         .collect()
 }
 
-/// How much the Confederates threaten with the corps at `pos`: for each unscored town, its points
-/// times the best chance a Confederate corps has to take it (1 if no Union corps holds it, else
-/// the odds of its attack), discounted per road; towns the Union holds block the roads through them.
-/// Worked out once per board (the Union strength by town and the Confederates' towns).
-fn threat(s: &State, g: &Graph, pos: &[Option<usize>]) -> f64 {
-    let mut held = vec![0u32; g.adj.len()];
-    for (c, p) in pos.iter().enumerate() {
-        if let Some(i) = p && s.corps[c].side == Side::Union {
-            held[*i] += s.corps[c].strength;
-        }
-    }
-    let mut key = held.clone();
-    key.extend((0..s.corps.len()).filter(|&c| s.corps[c].side == Side::Confederate).map(|c| pos[c].map_or(u32::MAX, |i| i as u32)));
-    if let Some(v) = g.threats.borrow().get(&key) {
-        return *v;
-    }
-    let mut best = vec![0.0f64; g.adj.len()];
-    let (mut d, mut queue) = (Vec::new(), std::collections::VecDeque::new());
-    for (c, corps) in s.corps.iter().enumerate() {
-        if corps.side != Side::Confederate {
-            continue;
-        }
-        let Some(at) = pos[c] else { continue };
-        g.distances_into(at, &|t| held[t] == 0, &mut d, &mut queue);
-        for i in 0..g.adj.len() {
-            if d[i] == u32::MAX || d[i] == 0 || g.points[i] == 0 {
-                continue;
-            }
-            let odds = if held[i] == 0 { 1.0 } else { g.attack_chance(s, corps.strength, held[i]) };
-            best[i] = best[i].max(odds * DISTANCE_DISCOUNT.powi(d[i] as i32 - 1));
-        }
-    }
-    let v = g.points.iter().zip(best).map(|(&p, b)| p as f64 * b).sum();
-    g.threats.borrow_mut().insert(key, v);
-    v
-}
-
-/// The ways Union corps `c` may use `steps` moves: stay, or roads through towns free of
-/// Confederate corps.
-fn union_routes(s: &State, c: usize, steps: u32) -> Vec<Vec<String>> {
-    let mut out = vec![Vec::new()];
-    let Some(at) = s.town_of(c) else { return out };
-    let free = |t: &str| s.in_town(Side::Confederate, t).is_empty();
-    for n in s.scenario.neighbors(at).into_iter().filter(|n| free(n)) {
-        if steps > 1 {
-            for m in s.scenario.neighbors(&n).into_iter().filter(|m| free(m) && m != at) {
-                out.push(vec![n.clone(), m]);
-            }
-        }
-        out.push(vec![n]);
-    }
-    out
-}
-
-/// The Union's best plans for play `sel`: every combination of its corps' routes, scored by how
-/// much it lowers the Confederate threat (a move that changes nothing is not made).
-fn union_plans(s: &State, g: &Graph, sel: &[Command]) -> (Vec<Vec<String>>, f64) {
-    let base = positions(s);
-    let now = threat(s, g, &base);
-    let routes: Vec<Vec<Vec<String>>> = sel.iter().map(|x| union_routes(s, x.corps, rules::allowed_steps(s, Side::Union, sel, x.corps))).collect();
-    // Where each route ends, by town index (None: the corps stays).
-    let ends: Vec<Vec<Option<usize>>> = routes.iter().map(|r| r.iter().map(|p| p.last().map(|t| s.scenario.town_rank(t))).collect()).collect();
-    let mut pick = vec![0; sel.len()];
-    let (mut best, mut best_gain) = (pick.clone(), 0.0f64);
-    let mut pos = base.clone();
-    loop {
-        pos.copy_from_slice(&base);
-        let mut moved = 0;
-        for (k, x) in sel.iter().enumerate() {
-            if let Some(end) = ends[k][pick[k]] {
-                pos[x.corps] = Some(end);
-                moved += 1;
-            }
-        }
-        let gain = now - threat(s, g, &pos) - 0.001 * moved as f64;
-        if gain > best_gain + 1e-9 {
-            (best, best_gain) = (pick.clone(), gain);
-        }
-        // The next combination (odometer order).
-        let Some(k) = (0..sel.len()).find(|&k| pick[k] + 1 < routes[k].len()) else { break };
-        pick[k] += 1;
-        pick[..k].iter_mut().for_each(|p| *p = 0);
-    }
-    (best.iter().enumerate().map(|(k, &i)| routes[k][i].clone()).collect(), best_gain)
-}
-
 /// Picks the play with the most gain (ties at random); the army commander costs a little before
 /// the last turn, so he is kept for a move that matters.
 fn choose_cards(s: &State, side: Side, rng: Rng) -> Vec<(Command, Vec<String>)> {
@@ -352,7 +305,7 @@ fn choose_cards(s: &State, side: Side, rng: Rng) -> Vec<(Command, Vec<String>)> 
     for k in 0..all.len() {
         let sel = &all[(start + k) % all.len()];
         let (plans, mut gain) = match side {
-            Side::Union => union_plans(s, graph.get_or_init(|| Graph::new(s)), sel),
+            Side::Union => threat::union_plans(s, graph.get_or_init(|| Graph::new(s)), sel),
             Side::Confederate => {
                 let mut g = 0.0;
                 let mut plans = Vec::new();
@@ -381,7 +334,7 @@ fn plan_for(s: &State, side: Side, c: usize, steps: u32, rng: Rng) -> Vec<String
         Side::Confederate => Plan::new(s, &Graph::new(s), c).best(steps, rng).0,
         Side::Union => {
             let cmd = s.this_round.commands.get(side).iter().find(|x| x.corps == c).cloned();
-            cmd.map(|x| union_plans(s, &Graph::new(s), &[x]).0.remove(0).into_iter().take(steps as usize).collect()).unwrap_or_default()
+            cmd.map(|x| threat::union_plans(s, &Graph::new(s), &[x]).0.remove(0).into_iter().take(steps as usize).collect()).unwrap_or_default()
         }
     }
 }

@@ -1,0 +1,228 @@
+//! The Union's threat search for the `sensible` player: every combination of its corps' routes
+//! for a play of cards, each scored by the Confederate threat it leaves ([`Threat::of`]), on town
+//! sets as bit words (maps of up to 64 towns) so that one board costs a few hundred instructions
+//! and no allocation.
+
+use super::{Graph, DISTANCE_DISCOUNT};
+use crate::games::gettysburg_campaign::rules;
+use crate::games::gettysburg_campaign::side::Side;
+use crate::games::gettysburg_campaign::state::{Command, Location, State};
+
+/// The map as town sets of one 64-bit word (town `i` is bit `i`) when it has at most 64 towns,
+/// with the tables the threat needs, built once per order.
+pub(super) struct Bits {
+    /// Each town's neighbours as a set (empty: the map is too big for one word).
+    adj: Vec<u64>,
+    /// The towns still worth points to the Confederates.
+    points: u64,
+    /// `DISTANCE_DISCOUNT` to the power of 0, 1, 2, ... (one per possible road distance).
+    discount: Vec<f64>,
+}
+
+impl Bits {
+    pub(super) fn new(adj: &[Vec<usize>], points: &[u32]) -> Self {
+        let n = adj.len();
+        // black_box: the same run-time `powi` as a distance known only at run time.
+        let discount = (0..n.max(1) as i32).map(|k| DISTANCE_DISCOUNT.powi(std::hint::black_box(k))).collect();
+        if n > 64 {
+            return Bits { adj: Vec::new(), points: 0, discount };
+        }
+        let set = |v: &mut dyn Iterator<Item = usize>| v.fold(0u64, |w, i| w | 1 << i);
+        Bits {
+            adj: adj.iter().map(|ns| set(&mut ns.iter().copied())).collect(),
+            points: set(&mut (0..n).filter(|&i| points[i] > 0)),
+            discount,
+        }
+    }
+}
+
+/// Room to work out threats in, reused from board to board.
+pub(super) struct Threat {
+    /// The Confederate corps that stand somewhere: (town, strength), in corps order.
+    conf: Vec<(usize, u32)>,
+    /// The best chance, discounted, of taking each town.
+    best: Vec<f64>,
+    /// Road distances and a queue, for maps too big for [`Bits`].
+    roads: Vec<u32>,
+    queue: std::collections::VecDeque<usize>,
+}
+
+impl Threat {
+    /// For boards where the Confederates stand at `pos` (see [`super::positions`]).
+    pub(super) fn new(s: &State, g: &Graph, pos: &[Option<usize>]) -> Self {
+        let conf = (0..s.corps.len()).filter(|&c| s.corps[c].side == Side::Confederate).filter_map(|c| Some((pos[c]?, s.corps[c].strength))).collect();
+        Threat { conf, best: vec![0.0; g.adj.len()], roads: Vec::new(), queue: Default::default() }
+    }
+
+    /// How much the Confederates threaten with the Union strength by town `held`: for each
+    /// unscored town, its points times the best chance a Confederate corps has to take it (1 if no
+    /// Union corps holds it, else the odds of its attack), discounted per road; towns the Union
+    /// holds block the roads through them.
+    pub(super) fn of(&mut self, s: &State, g: &Graph, held: &[u32]) -> f64 {
+        self.best.fill(0.0);
+        let open = if g.bits.adj.is_empty() { 0 } else { held.iter().enumerate().fold(0u64, |w, (i, &h)| w | u64::from(h == 0) << i) };
+        for k in 0..self.conf.len() {
+            if g.bits.adj.is_empty() {
+                self.by_queue(s, g, held, self.conf[k]);
+            } else {
+                self.by_bits(s, g, held, open, self.conf[k]);
+            }
+        }
+        g.points.iter().zip(&self.best).map(|(&p, &b)| p as f64 * b).sum()
+    }
+
+    /// [`Threat::of`] for one Confederate corps of `strength` at `at`: breadth first, a whole
+    /// road distance at a time, on one-word town sets (`open`: the towns free of Union corps).
+    fn by_bits(&mut self, s: &State, g: &Graph, held: &[u32], open: u64, (at, strength): (usize, u32)) {
+        let b = &g.bits;
+        // Only `at` and towns free of Union corps lead on.
+        let open = open | 1 << at;
+        let (mut seen, mut frontier) = (1u64 << at, 1u64 << at);
+        for d in 0.. {
+            let mut next = 0;
+            let mut f = frontier & open;
+            while f != 0 {
+                next |= b.adj[f.trailing_zeros() as usize];
+                f &= f - 1;
+            }
+            next &= !seen;
+            if next == 0 {
+                break;
+            }
+            seen |= next;
+            let mut x = next & b.points;
+            while x != 0 {
+                let i = x.trailing_zeros() as usize;
+                x &= x - 1;
+                let odds = if held[i] == 0 { 1.0 } else { g.attack_chance(s, strength, held[i]) };
+                self.best[i] = self.best[i].max(odds * b.discount[d]);
+            }
+            frontier = next;
+        }
+    }
+
+    /// [`Threat::by_bits`] by road distances from a queue, for any map.
+    fn by_queue(&mut self, s: &State, g: &Graph, held: &[u32], (at, strength): (usize, u32)) {
+        g.distances_into(at, &|t| held[t] == 0, &mut self.roads, &mut self.queue);
+        for (i, &d) in self.roads.iter().enumerate() {
+            if d == u32::MAX || d == 0 || g.points[i] == 0 {
+                continue;
+            }
+            let odds = if held[i] == 0 { 1.0 } else { g.attack_chance(s, strength, held[i]) };
+            self.best[i] = self.best[i].max(odds * g.bits.discount[d as usize - 1]);
+        }
+    }
+}
+
+/// One way a Union corps may use its moves: the towns it passes (`len` of them, 0: it stays).
+#[derive(Clone, Copy)]
+struct Route {
+    towns: [usize; 2],
+    len: usize,
+}
+
+impl Route {
+    fn end(&self) -> Option<usize> {
+        self.len.checked_sub(1).map(|k| self.towns[k])
+    }
+}
+
+/// The ways Union corps `c` may use `steps` moves: stay, or roads through towns free of
+/// Confederate corps (`conf_free`), in map order of the first town, two moves before one.
+fn union_routes(s: &State, g: &Graph, conf_free: &[bool], c: usize, steps: u32) -> Vec<Route> {
+    let mut out = vec![Route { towns: [0; 2], len: 0 }];
+    let Some(at) = s.town_of(c).map(|t| s.scenario.town_rank(t)) else { return out };
+    for &n in g.adj[at].iter().filter(|&&n| conf_free[n]) {
+        if steps > 1 {
+            for &m in g.adj[n].iter().filter(|&&m| conf_free[m] && m != at) {
+                out.push(Route { towns: [n, m], len: 2 });
+            }
+        }
+        out.push(Route { towns: [n, 0], len: 1 });
+    }
+    out
+}
+
+/// The Union's best plans for play `sel`: every combination of its corps' routes, scored by how
+/// much it lowers the Confederate threat (a move that changes nothing is not made); the first
+/// best combination in odometer order wins.
+pub(super) fn union_plans(s: &State, g: &Graph, sel: &[Command]) -> (Vec<Vec<String>>, f64) {
+    let base = super::positions(s);
+    let mut threat = Threat::new(s, g, &base);
+    let mut held = vec![0u32; g.adj.len()];
+    for (c, p) in base.iter().enumerate() {
+        if let Some(i) = p && s.corps[c].side == Side::Union {
+            held[*i] += s.corps[c].strength;
+        }
+    }
+    let now = threat.of(s, g, &held);
+    let mut conf_free = vec![true; g.adj.len()];
+    for corps in s.corps.iter().filter(|x| x.side == Side::Confederate) {
+        if let Location::Town { town } = &corps.at {
+            conf_free[s.scenario.town_rank(town)] = false;
+        }
+    }
+    let routes: Vec<Vec<Route>> = sel.iter().map(|x| union_routes(s, g, &conf_free, x.corps, rules::allowed_steps(s, Side::Union, sel, x.corps))).collect();
+    let mut pick = vec![0; sel.len()];
+    let (mut best, mut best_gain) = (pick.clone(), 0.0f64);
+    let mut board = held.clone();
+    loop {
+        board.copy_from_slice(&held);
+        let mut moved = 0;
+        for (k, x) in sel.iter().enumerate() {
+            if let (Some(end), Some(from)) = (routes[k][pick[k]].end(), base[x.corps]) {
+                let strength = s.corps[x.corps].strength;
+                board[from] -= strength;
+                board[end] += strength;
+                moved += 1;
+            }
+        }
+        let gain = now - threat.of(s, g, &board) - 0.001 * moved as f64;
+        if gain > best_gain + 1e-9 {
+            (best, best_gain) = (pick.clone(), gain);
+        }
+        // The next combination (odometer order).
+        let Some(k) = (0..sel.len()).find(|&k| pick[k] + 1 < routes[k].len()) else { break };
+        pick[k] += 1;
+        pick[..k].iter_mut().for_each(|p| *p = 0);
+    }
+    let names = |r: &Route| r.towns[..r.len].iter().map(|&t| g.names[t].clone()).collect();
+    (best.iter().enumerate().map(|(k, &i)| names(&routes[k][i])).collect(), best_gain)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::games::gettysburg_campaign::{initial_state, scenario::Scenario, DEFAULT_SCENARIO};
+
+    /// Both ways of working out a threat (one-word town sets, a queue for big maps) give the same
+    /// figure to the bit, on many boards of the shipped map; and a lone corps one road from an
+    /// open town worth points threatens all of them.
+    #[test]
+    fn the_threat_is_the_same_by_town_sets_and_by_queue() {
+        let s = initial_state(Scenario::parse(DEFAULT_SCENARIO).unwrap(), false);
+        let g = Graph::new(&s);
+        assert!(!g.bits.adj.is_empty());
+        let n = g.adj.len();
+        let mut t = Threat::new(&s, &g, &super::super::positions(&s));
+        let mut x = 7u64;
+        for _ in 0..2000 {
+            let mut held = vec![0u32; n];
+            for _ in 0..4 {
+                x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+                held[(x >> 33) as usize % n] += (x >> 20) as u32 % 5;
+            }
+            let by_bits = t.of(&s, &g, &held);
+            t.best.fill(0.0);
+            for k in 0..t.conf.len() {
+                t.by_queue(&s, &g, &held, t.conf[k]);
+            }
+            let by_queue: f64 = g.points.iter().zip(&t.best).map(|(&p, &b)| p as f64 * b).sum();
+            assert_eq!(by_bits.to_bits(), by_queue.to_bits(), "{held:?}");
+        }
+        let conf = t.conf[0];
+        t.conf = vec![conf];
+        let worth: f64 = g.adj[conf.0].iter().map(|&i| g.points[i] as f64).sum();
+        assert!(t.of(&s, &g, &vec![0; n]) >= worth && worth > 0.0);
+    }
+}
