@@ -7,11 +7,13 @@
 
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
+use std::sync::Arc;
 
-use super::{Audit, keys_for_step, verify_once};
+use super::{Audit, ReadReceipt, verify_once};
 use crate::commit;
 use crate::dice::{Ctx, Event};
 use crate::game::Orders;
+use crate::history::ReadRecord;
 use crate::model::{LateReveal, Record, Resolution};
 use crate::pipeline::{self, NS_ORDERS, NS_RECEIPT, NS_RECORD, sig_path};
 use crate::report;
@@ -78,20 +80,14 @@ impl Audit {
 
     /// Checks every receipt's host signature on every core, remembering the good ones (the
     /// checks in order meet each again, and check a bad one themselves).
-    pub(super) fn verify_receipts_ahead(&self) {
+    pub(super) fn verify_receipts_ahead(&self, loaded: &[crate::error::Result<Vec<ReadReceipt>>]) {
         if !self.ahead_on() {
             return;
         }
-        let mut files = Vec::new();
-        for step in 1..=self.hist.open_step {
-            let dir = self.gd.receipts(step);
-            for name in store::list(&dir).unwrap_or_default().into_iter().filter(|n| n.ends_with(".toml")) {
-                files.push(dir.join(name));
-            }
-        }
-        crate::par::map_on(&files, self.jobs, |f| {
-            if let (Ok(bytes), Ok(armored)) = (store::read(f), store::read_text(&sig_path(f))) {
-                let _ = verify_once(&self.host, NS_RECEIPT, &bytes, &armored);
+        let files: Vec<&ReadReceipt> = loaded.iter().filter_map(|r| r.as_ref().ok()).flatten().collect();
+        crate::par::map_on(&files, self.jobs, |r| {
+            if let Ok(armored) = store::read_text(&sig_path(&r.path)) {
+                let _ = verify_once(&self.host, NS_RECEIPT, &r.bytes, &armored);
             }
         });
     }
@@ -107,13 +103,13 @@ impl Audit {
         // The record before the run too: its state is where the run's first step starts.
         let read: Vec<u64> = (run.start().saturating_sub(1)..=*run.end()).collect();
         let records = crate::par::map_on(&read, self.jobs, |&n| self.record_ahead(n));
-        let records: BTreeMap<u64, (Vec<u8>, Record)> = read.into_iter().zip(records).filter_map(|(n, r)| Some((n, r?))).collect();
+        let records: BTreeMap<u64, Arc<ReadRecord>> = read.into_iter().zip(records).filter_map(|(n, r)| Some((n, r?))).collect();
         if !self.has_states {
             return;
         }
         let todo: Vec<u64> = run.filter(|n| records.contains_key(n)).collect();
         let done = crate::par::map_on(&todo, self.jobs, |&n| {
-            let (bytes, rec) = &records[&n];
+            let (bytes, rec) = (&records[&n].bytes, &records[&n].record);
             let replayed = match &rec.resolution {
                 Some(res) => match self.replay_ahead(n, res, records.get(&(n.wrapping_sub(1)))) {
                     Some(r) => Some(r),
@@ -137,22 +133,20 @@ impl Audit {
 
     /// Record `n` read, its host signature and its orders' signatures checked (the good ones
     /// remembered); `None` if it is missing, not host-signed or not a record.
-    fn record_ahead(&self, n: u64) -> Option<(Vec<u8>, Record)> {
-        let path = self.gd.record(n);
-        let bytes = store::read(&path).ok()?;
-        let armored = store::read_text(&sig_path(&path)).ok()?;
-        verify_once(&self.host, NS_RECORD, &bytes, &armored).ok()?;
-        let rec: Record = serde_json::from_slice(&bytes).ok()?;
-        if let Some(res) = rec.resolution.as_ref().filter(|_| n >= 1 && (n as usize) <= self.hist.files.len()) {
+    fn record_ahead(&self, n: u64) -> Option<Arc<ReadRecord>> {
+        let read = self.hist.records.get(n as usize)?;
+        let armored = store::read_text(&sig_path(&self.gd.record(n))).ok()?;
+        verify_once(&self.host, NS_RECORD, &read.bytes, &armored).ok()?;
+        if let Some(res) = read.record.resolution.as_ref().filter(|_| n >= 1 && (n as usize) <= self.hist.files.len()) {
             self.verify_orders_ahead(n, res);
         }
-        Some((bytes, rec))
+        Some(read.clone())
     }
 
     /// The signatures of record `n`'s orders (withheld ones as revealed or kept by the host),
     /// with the seat keys the checks in order use.
     fn verify_orders_ahead(&self, n: u64, res: &Resolution) {
-        let Ok(keys) = keys_for_step(&self.gd, &self.hist, n - 1, res.step) else { return };
+        let Ok(keys) = self.keys_for_step(n - 1, res.step) else { return };
         for o in &res.orders {
             let signed = if o.withheld { self.revealed(res.step, &o.role).and_then(|r| Some((r.text?, r.signature?))) } else { o.text.clone().zip(o.signature.clone()) };
             if let (Some((text, signature)), Some(key)) = (signed, keys.get(&o.role)) {
@@ -177,8 +171,8 @@ impl Audit {
     }
 
     /// Record `n`'s step (`res`) replayed from the stored state after the record before (`prev`).
-    fn replay_ahead(&self, n: u64, res: &Resolution, prev: Option<&(Vec<u8>, Record)>) -> Option<Replayed> {
-        let before = self.stored_state(n.checked_sub(1)?, &prev?.1)?;
+    fn replay_ahead(&self, n: u64, res: &Resolution, prev: Option<&Arc<ReadRecord>>) -> Option<Replayed> {
+        let before = self.stored_state(n.checked_sub(1)?, &prev?.record)?;
         let mut orders = BTreeMap::new();
         for o in &res.orders {
             let given = if o.withheld { self.revealed(res.step, &o.role)?.orders } else { o.orders.clone() };
