@@ -621,6 +621,9 @@ struct Audit {
     secret_from: Option<u64>,
     /// The full events of the step being checked (the record holds only the public ones).
     events: Vec<crate::dice::Event>,
+    /// What the game waits for in the replayed state, once the step of the record being checked
+    /// has asked (the record's opening or outcome is checked against it).
+    pending: Option<Pending>,
     sum: AuditSummary,
     /// The threads to use (0: one per core; 1: every check in order on this thread).
     jobs: usize,
@@ -684,6 +687,7 @@ impl Audit {
             outstanding: BTreeMap::new(),
             secret_from: None,
             events: Vec::new(),
+            pending: None,
             sum: AuditSummary::default(),
             jobs,
             ahead: ahead::Ahead::default(),
@@ -801,6 +805,7 @@ impl Audit {
         let read = self.read_checked_record(n)?;
         let (bytes, rec) = (&read.bytes, &read.record);
         let prev = self.prev.take();
+        self.pending = None;
         match prev.as_deref().map(|p| (&p.sha256, &p.record)) {
             None => {
                 // Its setup hash was checked with the history (through any seat changes since).
@@ -914,7 +919,9 @@ impl Audit {
             None => self.check_unreplayed_record(&st, rec)?,
             Some((full, source)) => {
                 let publication = self.replay_step(&st, &full, &source)?;
-                let over = matches!(self.game.pending(&self.state)?, Pending::Over(_));
+                let pending = self.game.pending(&self.state)?;
+                let over = matches!(pending, Pending::Over(_));
+                self.pending = Some(pending);
                 check_publication(&st.rpath, rec, res, publication, over, &mut self.outstanding)?;
             }
         }
@@ -1037,7 +1044,11 @@ impl Audit {
         }
         // A host control's opening or outcome was checked against the record before it.
         if rec.control.is_none() {
-            check_next(&rpath, bytes, want_step, rec, self.game.pending(&self.state)?)?;
+            let pending = match self.pending.take() {
+                Some(p) => p,
+                None => self.game.pending(&self.state)?,
+            };
+            check_next(&rpath, bytes, want_step, rec, pending)?;
         }
         let gf_then = &self.hist.files[n as usize];
         for s in gf_then.seats.iter().filter(|_| self.has_states) {
@@ -1045,7 +1056,8 @@ impl Audit {
             let want = match self.ahead.report(n, &s.role, &self.state, &self.events, bytes) {
                 Some(done) => done,
                 None => {
-                    rendered = report::render(&self.env, self.game, gf_then, rec, &self.events, &self.state, &s.role)?;
+                    let pinned = report::Pinned { record: rec, sha256: &self.hist.records[n as usize].sha256 };
+                    rendered = report::render_pinned(&self.env, self.game, gf_then, pinned, &self.events, &self.state, &s.role)?;
                     rendered.as_str()
                 }
             };

@@ -102,23 +102,30 @@ impl Audit {
         }
         // The record before the run too: its state is where the run's first step starts.
         let read: Vec<u64> = (run.start().saturating_sub(1)..=*run.end()).collect();
-        let records = crate::par::map_on(&read, self.jobs, |&n| self.record_ahead(n));
-        let records: BTreeMap<u64, Arc<ReadRecord>> = read.into_iter().zip(records).filter_map(|(n, r)| Some((n, r?))).collect();
+        // Each record with the stored state after it (read once: the step after it starts there).
+        let records = crate::par::map_on(&read, self.jobs, |&n| {
+            let r = self.record_ahead(n)?;
+            let state = if self.has_states { self.stored_state(n, &r.record) } else { None };
+            Some((r, state))
+        });
+        let records: BTreeMap<u64, (Arc<ReadRecord>, Option<String>)> = read.into_iter().zip(records).filter_map(|(n, r)| Some((n, r?))).collect();
         if !self.has_states {
             return;
         }
         let todo: Vec<u64> = run.filter(|n| records.contains_key(n)).collect();
         let done = crate::par::map_on(&todo, self.jobs, |&n| {
-            let (bytes, rec) = (&records[&n].bytes, &records[&n].record);
+            let (read, state) = &records[&n];
+            let (bytes, rec) = (&read.bytes, &read.record);
+            let before = records.get(&(n.wrapping_sub(1))).and_then(|(_, s)| s.as_ref());
             let replayed = match &rec.resolution {
-                Some(res) => match self.replay_ahead(n, res, records.get(&(n.wrapping_sub(1)))) {
+                Some(res) => match self.replay_ahead(res, before) {
                     Some(r) => Some(r),
                     None => return (None, None),
                 },
                 None => None,
             };
             let events = replayed.as_ref().map_or_else(Vec::new, |r| r.events.clone());
-            let rendered = self.render_ahead(n, rec, bytes, events);
+            let rendered = state.as_ref().and_then(|state| self.render_ahead(n, rec, bytes, state, events));
             (replayed, rendered)
         });
         for (n, (replayed, rendered)) in todo.into_iter().zip(done) {
@@ -170,9 +177,9 @@ impl Audit {
         (pipeline::state_commitment(&self.gf.id, n, self.state_key.as_ref()?, &text) == rec.state).then_some(text)
     }
 
-    /// Record `n`'s step (`res`) replayed from the stored state after the record before (`prev`).
-    fn replay_ahead(&self, n: u64, res: &Resolution, prev: Option<&Arc<ReadRecord>>) -> Option<Replayed> {
-        let before = self.stored_state(n.checked_sub(1)?, &prev?.record)?;
+    /// A record's step (`res`) replayed from the stored state after the record before (`before`).
+    fn replay_ahead(&self, res: &Resolution, before: Option<&String>) -> Option<Replayed> {
+        let before = before?.clone();
         let mut orders = BTreeMap::new();
         for o in &res.orders {
             let given = if o.withheld { self.revealed(res.step, &o.role)?.orders } else { o.orders.clone() };
@@ -184,14 +191,15 @@ impl Audit {
         Some(Replayed { before, orders, seed, after, events: ctx.into_events() })
     }
 
-    /// Record `n`'s reports (`rec`, read as `bytes`) for every seat then, from the stored state
+    /// Record `n`'s reports (`rec`, read as `bytes`) for every seat then, from the stored `state`
     /// after it and the step's `events`.
-    fn render_ahead(&self, n: u64, rec: &Record, bytes: &[u8], events: Vec<Event>) -> Option<Rendered> {
-        let state = self.stored_state(n, rec)?;
+    fn render_ahead(&self, n: u64, rec: &Record, bytes: &[u8], state: &str, events: Vec<Event>) -> Option<Rendered> {
+        let state = state.to_string();
         let gf = self.hist.files.get(n as usize)?;
         let mut texts = BTreeMap::new();
         for s in &gf.seats {
-            let text = unless_panics(|| report::render(&self.env, self.game, gf, rec, &events, &state, &s.role))?.ok()?;
+            let pinned = report::Pinned { record: rec, sha256: &self.hist.records.get(n as usize)?.sha256 };
+            let text = unless_panics(|| report::render_pinned(&self.env, self.game, gf, pinned, &events, &state, &s.role))?.ok()?;
             texts.insert(s.role.clone(), text);
         }
         Some(Rendered { state, events, bytes: bytes.to_vec(), texts })
