@@ -253,14 +253,18 @@ fn check_host_sig(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str
 ///
 /// Errors: [`Error::Audit`] naming the receipt file and what is wrong.
 pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>> {
+    if files.is_empty() {
+        // Nothing held to check (what the game's own files say, the audit checks).
+        return Ok(Vec::new());
+    }
     let gd = GameDir::new(dir);
     let gf = pipeline::read_game_file(&gd)?;
     let host = sig::public_key_line(&gf.host_key).map_err(|e| fail(AuditCheck::HeldReceipt, &gd.game_file(), format!("host_key: {e}")))?;
     let last = gd.last_record()?.unwrap_or(0);
     let hist = history::read(&gd, last, &store::read(&gd.game_file())?, &store::read(&gd.scenario_file())?)?;
     let mut used: BTreeMap<(u64, String), (u64, Option<u64>)> = BTreeMap::new();
-    for n in 1..=last {
-        let rec = pipeline::read_record(&gd, n)?;
+    for (n, rec) in hist.records.iter().map(|r| &r.record).enumerate().skip(1) {
+        let n = n as u64;
         if let Some(res) = &rec.resolution {
             for o in &res.orders {
                 used.insert((res.step, o.role.clone()), (n, o.seq));
@@ -499,16 +503,15 @@ fn check_deadline(path: &Path, bytes: &[u8], gf: &GameFile, op: &Opening) -> Res
 
 /// Every receipt of `step` was issued while the step was open: at or after `opened`, and, once
 /// the step is resolved, at or before the time `resolved` gives with the record that resolved it.
-fn check_receipt_times(gd: &GameDir, step: u64, opened: DateTime<Utc>, resolved: Option<(DateTime<Utc>, u64)>) -> Result<()> {
-    for (path, r) in pipeline::read_receipts(gd, step).map_err(|e| Error::from(AuditFailure::from_error(AuditCheck::Receipt, e)))? {
-        let bytes = store::read(&path)?;
-        let t = time_of(&path, &bytes, "received", &r.received)?;
+fn check_receipt_times(receipts: &[ReadReceipt], step: u64, opened: DateTime<Utc>, resolved: Option<(DateTime<Utc>, u64)>) -> Result<()> {
+    for ReadReceipt { path, bytes, receipt: r } in receipts {
+        let t = time_of(path, bytes, "received", &r.received)?;
         if t < opened {
-            return Err(fail_field(AuditCheck::Times, &path, &bytes, "received", &r.received, format!("is before step {step} opened ({})", pipeline::timestamp(opened))));
+            return Err(fail_field(AuditCheck::Times, path, bytes, "received", &r.received, format!("is before step {step} opened ({})", pipeline::timestamp(opened))));
         }
         if let Some((res, n)) = resolved
             && t > res {
-                return Err(fail_field(AuditCheck::Times, &path, &bytes, "received", &r.received, format!(
+                return Err(fail_field(AuditCheck::Times, path, bytes, "received", &r.received, format!(
                     "is after step {step} was resolved in record {n} ({}): an order accepted too late",
                     pipeline::timestamp(res)
                 )));
@@ -519,8 +522,9 @@ fn check_receipt_times(gd: &GameDir, step: u64, opened: DateTime<Utc>, resolved:
 
 /// The times of record `n` resolving the step `opening` opened: resolved no earlier than opened,
 /// an NMR only once the deadline and grace had passed (and never under the `wait` policy), the
-/// next step opened when this one was resolved, and every receipt of the step in between.
-fn check_times(gd: &GameDir, gf: &GameFile, n: u64, bytes: &[u8], rec: &Record, opening: &Opening, res: &Resolution) -> Result<()> {
+/// next step opened when this one was resolved. Returns when the step opened and was resolved
+/// (every receipt of the step must lie in between: [`check_receipt_times`]).
+fn check_times(gd: &GameDir, gf: &GameFile, n: u64, bytes: &[u8], rec: &Record, opening: &Opening, res: &Resolution) -> Result<(DateTime<Utc>, DateTime<Utc>)> {
     let rpath = gd.record(n);
     let opened = pipeline::parse_time(&opening.opened).map_err(|e| fail(AuditCheck::Times, &gd.record(n - 1), e))?;
     let resolved = time_of(&rpath, bytes, "resolution.resolved", &res.resolved)?;
@@ -550,7 +554,7 @@ fn check_times(gd: &GameDir, gf: &GameFile, n: u64, bytes: &[u8], rec: &Record, 
                 res.resolved
             )));
         }
-    check_receipt_times(gd, res.step, opened, Some((resolved, n)))
+    Ok((opened, resolved))
 }
 
 /// The host's files of a step no record reached: a host seed or sealed orders of a step after
@@ -600,8 +604,8 @@ struct Audit {
     has_states: bool,
     /// The replayed state after the record last checked (before record 0: the setup).
     state: String,
-    /// The record last checked, with its bytes: the next one chains to it.
-    prev: Option<(Vec<u8>, Record)>,
+    /// The record last checked, as read: the next one chains to it.
+    prev: Option<std::sync::Arc<history::ReadRecord>>,
     /// Steps each role has missed so far, as the NMR policy counts them.
     misses: BTreeMap<String, u32>,
     /// Late reveals by (step, role), from every record (checked where they stand).
@@ -617,11 +621,17 @@ struct Audit {
     secret_from: Option<u64>,
     /// The full events of the step being checked (the record holds only the public ones).
     events: Vec<crate::dice::Event>,
+    /// What the game waits for in the replayed state, once the step of the record being checked
+    /// has asked (the record's opening or outcome is checked against it).
+    pending: Option<Pending>,
     sum: AuditSummary,
     /// The threads to use (0: one per core; 1: every check in order on this thread).
     jobs: usize,
     /// What was worked out ahead on every core for the records being checked.
     ahead: ahead::Ahead,
+    /// Every receipt of each step a record opened, read once and checked in place (host
+    /// signature, numbering) by [`Audit::check_step_files`].
+    receipts: BTreeMap<u64, Vec<ReadReceipt>>,
 }
 
 /// The step a record resolves, as its checks need it.
@@ -677,12 +687,15 @@ impl Audit {
             outstanding: BTreeMap::new(),
             secret_from: None,
             events: Vec::new(),
+            pending: None,
             sum: AuditSummary::default(),
             jobs,
             ahead: ahead::Ahead::default(),
+            receipts: BTreeMap::new(),
         };
-        audit.verify_receipts_ahead();
-        audit.check_step_files()?;
+        let loaded: Vec<Result<Vec<ReadReceipt>>> = (1..=audit.hist.open_step).map(|step| read_step_receipts(&audit.gd, step)).collect();
+        audit.verify_receipts_ahead(&loaded);
+        audit.check_step_files(loaded)?;
         audit.check_folders()?;
         let options = crate::team::rules_options(&audit.gf.options);
         audit.state = game.setup(&scenario, &options).map_err(|e| fail(AuditCheck::Setup, &audit.gd.scenario_file(), e))?;
@@ -708,8 +721,8 @@ impl Audit {
         // or a host control after it) and the setup in force then (checked last, so that an edited
         // record is reported by the checks of the record itself).
         for step in 1..=self.hist.open_step {
-            for (path, r) in pipeline::read_receipts(&self.gd, step)? {
-                self.hist.check_receipt(step, &r.record, &r.setup).map_err(|e| fail(AuditCheck::History, &path, e))?;
+            for ReadReceipt { path, receipt: r, .. } in self.receipts_of(step)?.iter() {
+                self.hist.check_receipt(step, &r.record, &r.setup).map_err(|e| fail(AuditCheck::History, path, e))?;
             }
         }
         Ok(self.sum)
@@ -717,8 +730,9 @@ impl Audit {
 
     /// Receipts exist only for steps a record opened (one for a later step shows a history cut
     /// short, or receipts made up); no host file of a step no record reached; every receipt of
-    /// an opened step in its place.
-    fn check_step_files(&self) -> Result<()> {
+    /// an opened step (`loaded`: as read, step 1 first) in its place, each kept for the checks
+    /// that meet it again.
+    fn check_step_files(&mut self, loaded: Vec<Result<Vec<ReadReceipt>>>) -> Result<()> {
         let open_step = self.hist.open_step;
         for name in store::list(&self.gd.root.join("receipts"))? {
             if name.parse::<u64>().is_ok_and(|s| s > open_step) {
@@ -726,8 +740,10 @@ impl Audit {
             }
         }
         check_host_leftovers(&self.gd, self.last, self.hist.last_resolved, open_step)?;
-        for step in 1..=open_step {
-            check_receipts(&self.gd, &self.gf.id, step, &self.host)?;
+        for (step, read) in (1..=open_step).zip(loaded) {
+            let receipts = read.map_err(receipt_failure)?;
+            check_receipts(&receipts, &self.gf.id, step, &self.host)?;
+            self.receipts.insert(step, receipts);
         }
         Ok(())
     }
@@ -751,14 +767,12 @@ impl Audit {
     /// returns the state key the last record reveals, if it does.
     fn read_reveals(&mut self) -> Option<String> {
         let mut revealed_key = None;
-        for n in 0..=self.last {
-            if let Ok(r) = pipeline::read_record(&self.gd, n) {
-                for l in r.reveals {
-                    self.reveal_map.insert((l.step, l.role.clone()), (l, n));
-                }
-                if n == self.last {
-                    revealed_key = r.state_key;
-                }
+        for (n, r) in self.hist.records.iter().map(|r| &r.record).enumerate() {
+            for l in &r.reveals {
+                self.reveal_map.insert((l.step, l.role.clone()), (l.clone(), n as u64));
+            }
+            if n as u64 == self.last {
+                revealed_key = r.state_key.clone();
             }
         }
         revealed_key
@@ -788,23 +802,25 @@ impl Audit {
     /// the step it resolves (or its host control), and, while replaying, what it commits to.
     fn check_record(&mut self, n: u64) -> Result<()> {
         let rpath = self.gd.record(n);
-        let (bytes, rec) = self.read_checked_record(n)?;
+        let read = self.read_checked_record(n)?;
+        let (bytes, rec) = (&read.bytes, &read.record);
         let prev = self.prev.take();
-        match &prev {
+        self.pending = None;
+        match prev.as_deref().map(|p| (&p.sha256, &p.record)) {
             None => {
                 // Its setup hash was checked with the history (through any seat changes since).
                 if rec.prev.is_some() || rec.resolution.is_some() || !rec.reveals.is_empty() || rec.control.is_some() {
                     return Err(fail(AuditCheck::Record, &rpath, "record 0 must have no predecessor, resolution, reveals or host control"));
                 }
             }
-            Some((pbytes, prec)) => {
-                if rec.prev.as_deref() != Some(&commit::sha256_hex(pbytes)) {
+            Some((phash, prec)) => {
+                if rec.prev.as_deref() != Some(phash.as_str()) {
                     return Err(fail(AuditCheck::HashChain, &rpath, format!("hash chain broken: prev does not match record {}", n - 1)));
                 }
                 if rec.control.is_some() {
-                    self.check_control_record(&rpath, &rec, prec)?;
+                    self.check_control_record(&rpath, rec, prec)?;
                 } else {
-                    self.check_step(n, &bytes, &rec, prec)?;
+                    self.check_step(n, bytes, rec, prec)?;
                 }
             }
         }
@@ -812,7 +828,7 @@ impl Audit {
         // control keeps the step open as it was.
         let want_step = match (&rec.resolution, &prev) {
             (Some(r), _) => r.step + 1,
-            (None, Some((_, p))) if rec.control.is_some() => p.opening.as_ref().map_or(0, |o| o.step),
+            (None, Some(p)) if rec.control.is_some() => p.record.opening.as_ref().map_or(0, |o| o.step),
             (None, _) => 1,
         };
         // The state key is revealed by the record that ends the game, and by no other.
@@ -820,23 +836,24 @@ impl Audit {
             return Err(fail(AuditCheck::Commitment, &rpath, if rec.outcome.is_some() { "ends the game without revealing the state key" } else { "reveals the state key before the game is over" }));
         }
         if self.secret_from.is_none() {
-            self.check_replayed(n, &bytes, &rec, want_step)?;
+            self.check_replayed(n, bytes, rec, want_step)?;
         } else if rec.opening.as_ref().is_some_and(|op| op.step != want_step) || rec.opening.is_some() == rec.outcome.is_some() {
             return Err(fail(AuditCheck::Record, &rpath, format!("must either open step {want_step} or state the outcome")));
         }
-        self.prev = Some((bytes, rec));
+        self.prev = Some(read);
         Ok(())
     }
 
     /// Record `n` read and checked on its own: host-signed, a record in canonical form, of this
     /// game with this index, its opening's deadline as `game.toml` sets it (and, for the last
     /// record, the open step's receipts issued since it opened).
-    fn read_checked_record(&self, n: u64) -> Result<(Vec<u8>, Record)> {
+    fn read_checked_record(&self, n: u64) -> Result<std::sync::Arc<history::ReadRecord>> {
         let rpath = self.gd.record(n);
-        let bytes = store::read(&rpath).map_err(|_| fail(AuditCheck::Missing, &rpath, "missing (deleted record?)"))?;
-        check_host_sig(&rpath, &bytes, &self.host, NS_RECORD)?;
-        let rec: Record = serde_json::from_slice(&bytes).map_err(|e| fail(AuditCheck::Record, &rpath, format!("not a record: {e}")))?;
-        if model::record_bytes(&rec) != bytes {
+        // Read (and found to be a record) with the history.
+        let read = self.hist.records.get(n as usize).cloned().ok_or_else(|| fail(AuditCheck::Missing, &rpath, "missing (deleted record?)"))?;
+        let (bytes, rec) = (&read.bytes, &read.record);
+        check_host_sig(&rpath, bytes, &self.host, NS_RECORD)?;
+        if model::record_bytes(rec) != *bytes {
             return Err(fail(AuditCheck::Record, &rpath, "not in canonical form"));
         }
         if rec.index != n || rec.game != self.gf.id {
@@ -846,14 +863,14 @@ impl Audit {
             // A host control keeps its step's opening, perhaps with another deadline (checked with
             // the control).
             let opened = match &rec.control {
-                None => check_deadline(&rpath, &bytes, &self.gf, op)?,
-                Some(_) => time_of(&rpath, &bytes, "opening.opened", &op.opened)?,
+                None => check_deadline(&rpath, bytes, &self.gf, op)?,
+                Some(_) => time_of(&rpath, bytes, "opening.opened", &op.opened)?,
             };
             if n == self.last {
-                check_receipt_times(&self.gd, op.step, opened, None)?;
+                check_receipt_times(&self.receipts_of(op.step).map_err(receipt_failure)?, op.step, opened, None)?;
             }
         }
-        Ok((bytes, rec))
+        Ok(read)
     }
 
     /// A host control record after `prec`: as SPEC.md "Host controls" allows, revealing only what
@@ -884,7 +901,7 @@ impl Audit {
         if let Some(since) = &opening.paused {
             return Err(fail(AuditCheck::Record, &rpath, format!("resolves step {} while the host had paused the game (since {since}, record {})", res.step, n - 1)));
         }
-        let keys = keys_for_step(&self.gd, &self.hist, n - 1, res.step)?;
+        let keys = self.keys_for_step(n - 1, res.step)?;
         if res.step != opening.step {
             return Err(fail(AuditCheck::Record, &rpath, format!("resolves step {} but step {} was open", res.step, opening.step)));
         }
@@ -894,14 +911,17 @@ impl Audit {
         if asked != revealed {
             return Err(fail(AuditCheck::Record, &rpath, format!("orders revealed for {revealed:?}, but step {} asked {asked:?}", res.step)));
         }
-        check_times(&self.gd, &self.gf, n, bytes, rec, opening, res)?;
+        let (opened, resolved) = check_times(&self.gd, &self.gf, n, bytes, rec, opening, res)?;
+        check_receipt_times(&self.receipts_of(res.step).map_err(receipt_failure)?, res.step, opened, Some((resolved, n)))?;
         check_withheld_marks(&rpath, res)?;
         let st = Step { n, rpath, opening, res, keys, host_seed };
         match self.join_reveals(&st)? {
             None => self.check_unreplayed_record(&st, rec)?,
             Some((full, source)) => {
                 let publication = self.replay_step(&st, &full, &source)?;
-                let over = matches!(self.game.pending(&self.state)?, Pending::Over(_));
+                let pending = self.game.pending(&self.state)?;
+                let over = matches!(pending, Pending::Over(_));
+                self.pending = Some(pending);
                 check_publication(&st.rpath, rec, res, publication, over, &mut self.outstanding)?;
             }
         }
@@ -1024,7 +1044,11 @@ impl Audit {
         }
         // A host control's opening or outcome was checked against the record before it.
         if rec.control.is_none() {
-            check_next(&rpath, bytes, want_step, rec, self.game.pending(&self.state)?)?;
+            let pending = match self.pending.take() {
+                Some(p) => p,
+                None => self.game.pending(&self.state)?,
+            };
+            check_next(&rpath, bytes, want_step, rec, pending)?;
         }
         let gf_then = &self.hist.files[n as usize];
         for s in gf_then.seats.iter().filter(|_| self.has_states) {
@@ -1032,7 +1056,8 @@ impl Audit {
             let want = match self.ahead.report(n, &s.role, &self.state, &self.events, bytes) {
                 Some(done) => done,
                 None => {
-                    rendered = report::render(&self.env, self.game, gf_then, rec, &self.events, &self.state, &s.role)?;
+                    let pinned = report::Pinned { record: rec, sha256: &self.hist.records[n as usize].sha256 };
+                    rendered = report::render_pinned(&self.env, self.game, gf_then, pinned, &self.events, &self.state, &s.role)?;
                     rendered.as_str()
                 }
             };
@@ -1088,31 +1113,60 @@ fn check_withheld_marks(rpath: &Path, res: &Resolution) -> Result<()> {
     Ok(())
 }
 
-/// The seat keys that orders of `step` are checked with: each role's key in force when the host
-/// issued the receipt it used (the record the receipt names), else after record `before`.
-fn keys_for_step(gd: &GameDir, hist: &history::History, before: u64, step: u64) -> Result<BTreeMap<String, ssh_key::PublicKey>> {
-    let receipts = pipeline::latest_receipts(gd, step)?;
-    let mut keys = BTreeMap::new();
-    for s in &hist.files[before as usize].seats {
-        let gf = receipts.get(&s.role).and_then(|r| hist.file_at(&r.record)).unwrap_or(&hist.files[before as usize]);
-        let line = gf.seat(&s.role).map_or(s.key.as_str(), |x| x.key.as_str());
-        let k = sig::public_key_line(line).map_err(|e| fail(AuditCheck::Setup, &gd.game_file(), format!("seat {}: {e}", s.role)))?;
-        keys.insert(s.role.clone(), k);
-    }
-    Ok(keys)
+/// The newest receipt of each role among a step's `receipts` (sorted by role and number), by role
+/// (as `pipeline::latest_receipts` gives them).
+fn latest(receipts: &[ReadReceipt]) -> BTreeMap<String, Receipt> {
+    receipts.iter().map(|r| (r.receipt.role.clone(), r.receipt.clone())).collect()
+}
+
+/// An error reading a step's receipts as the receipt check's failure.
+fn receipt_failure(e: Error) -> Error {
+    AuditFailure::from_error(AuditCheck::Receipt, e).into()
 }
 
 impl Audit {
+    /// The seat keys that orders of `step` are checked with: each role's key in force when the
+    /// host issued the receipt it used (the record the receipt names), else after record `before`.
+    fn keys_for_step(&self, before: u64, step: u64) -> Result<BTreeMap<String, ssh_key::PublicKey>> {
+        let (gd, hist) = (&self.gd, &self.hist);
+        let receipts = latest(&self.receipts_of(step)?);
+        let mut keys = BTreeMap::new();
+        for s in &hist.files[before as usize].seats {
+            let gf = receipts.get(&s.role).and_then(|r| hist.file_at(&r.record)).unwrap_or(&hist.files[before as usize]);
+            let line = gf.seat(&s.role).map_or(s.key.as_str(), |x| x.key.as_str());
+            let k = sig::public_key_line(line).map_err(|e| fail(AuditCheck::Setup, &gd.game_file(), format!("seat {}: {e}", s.role)))?;
+            keys.insert(s.role.clone(), k);
+        }
+        Ok(keys)
+    }
+
+    /// The receipts of `step` as read once (host-signed, checked in place by [`check_receipts`]);
+    /// read again only for a step no record opened.
+    fn receipts_of(&self, step: u64) -> Result<std::borrow::Cow<'_, [ReadReceipt]>> {
+        match self.receipts.get(&step) {
+            Some(v) => Ok(std::borrow::Cow::Borrowed(v.as_slice())),
+            None => Ok(std::borrow::Cow::Owned(read_step_receipts(&self.gd, step)?)),
+        }
+    }
+
     /// The receipt an order of `role` in the step `st` names (`seq`, commitment `c`): present,
     /// host-signed, matching, and the newest of that role for the step (`receipts`).
     fn check_order_receipt(&self, st: &Step<'_>, role: &str, seq: u64, c: &str, receipts: &BTreeMap<String, Receipt>) -> Result<()> {
         let (n, res) = (st.n, st.res);
         let rp = self.gd.receipts(res.step).join(format!("{role}-{seq}.toml"));
-        let rb = store::read(&rp).map_err(|e| fail_read(AuditCheck::Receipt, &rp, e))?;
-        check_host_sig(&rp, &rb, &self.host, NS_RECEIPT)?;
-        let r: Receipt = toml::from_str(std::str::from_utf8(&rb).unwrap_or("")).map_err(|e: toml::de::Error| fail(AuditCheck::Receipt, &rp, format!("not a receipt: {}", e.message().trim())))?;
+        let read;
+        let (rb, r) = match self.receipts.get(&res.step).and_then(|rs| rs.iter().find(|r| r.path == rp)) {
+            // Read with its step's receipts, its host signature checked then.
+            Some(known) => (&known.bytes, known.receipt.clone()),
+            None => {
+                read = store::read(&rp).map_err(|e| fail_read(AuditCheck::Receipt, &rp, e))?;
+                check_host_sig(&rp, &read, &self.host, NS_RECEIPT)?;
+                let r: Receipt = toml::from_str(std::str::from_utf8(&read).unwrap_or("")).map_err(|e: toml::de::Error| fail(AuditCheck::Receipt, &rp, format!("not a receipt: {}", e.message().trim())))?;
+                (&read, r)
+            }
+        };
         if r.commitment != c {
-            return Err(fail_field(AuditCheck::Receipt, &rp, &rb, "commitment", &r.commitment, format!("is not the commitment of the order of {role} that record {n} used ({c})")));
+            return Err(fail_field(AuditCheck::Receipt, &rp, rb, "commitment", &r.commitment, format!("is not the commitment of the order of {role} that record {n} used ({c})")));
         }
         if r.seq != seq || r.role != role || r.step != res.step {
             return Err(fail(AuditCheck::Receipt, &rp, format!("is the receipt of {} for step {}, number {}, not of the order of {role} record {n} used", r.role, r.step, r.seq)));
@@ -1163,7 +1217,7 @@ impl Audit {
     /// every nonce is known, the step seed.
     fn check_unreplayed(&mut self, st: &Step<'_>) -> Result<()> {
         let (rpath, res) = (&st.rpath, st.res);
-        let receipts = pipeline::latest_receipts(&self.gd, res.step)?;
+        let receipts = latest(&self.receipts_of(res.step)?);
         let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
         let mut all_known = true;
         for o in &res.orders {
@@ -1217,7 +1271,7 @@ impl Audit {
     /// game says of publishing the step's orders.
     fn replay_step(&mut self, st: &Step<'_>, full: &[Revealed], source: &BTreeMap<String, PathBuf>) -> Result<Publication> {
         let res = st.res;
-        let receipts = pipeline::latest_receipts(&self.gd, res.step)?;
+        let receipts = latest(&self.receipts_of(res.step)?);
         let mut orders: BTreeMap<String, Orders> = BTreeMap::new();
         let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
         for o in full {
@@ -1343,21 +1397,46 @@ fn check_publication(
     Ok(())
 }
 
-/// Every receipt of `step`: host-signed, for this game and step, numbered 1, 2, ... per role.
-fn check_receipts(gd: &GameDir, game: &str, step: u64, host: &ssh_key::PublicKey) -> Result<()> {
+/// A receipt as the audit reads it, once: its path, bytes and what they say.
+#[derive(Clone)]
+struct ReadReceipt {
+    path: PathBuf,
+    bytes: Vec<u8>,
+    receipt: Receipt,
+}
+
+/// Every receipt of `step`, sorted by role and number, with the errors of
+/// `pipeline::read_receipts`.
+fn read_step_receipts(gd: &GameDir, step: u64) -> Result<Vec<ReadReceipt>> {
+    let mut out = Vec::new();
+    let rdir = gd.receipts(step);
+    for name in store::list(&rdir)?.into_iter().filter(|n| n.ends_with(".toml")) {
+        let path = rdir.join(&name);
+        let text = store::read_text(&path)?;
+        let receipt = model::parse_receipt(&path, &text)?;
+        out.push(ReadReceipt { path, bytes: text.into_bytes(), receipt });
+    }
+    out.sort_by(|a, b| (&a.receipt.role, a.receipt.seq).cmp(&(&b.receipt.role, b.receipt.seq)));
+    Ok(out)
+}
+
+/// Every receipt of `step` (`receipts`): host-signed, for this game and step, numbered 1, 2, ...
+/// per role.
+fn check_receipts(receipts: &[ReadReceipt], game: &str, step: u64, host: &ssh_key::PublicKey) -> Result<()> {
     let mut next: BTreeMap<String, u64> = BTreeMap::new();
     let mut commitments: BTreeMap<(String, String), u64> = BTreeMap::new();
-    for (path, r) in pipeline::read_receipts(gd, step).map_err(|e| Error::from(AuditFailure::from_error(AuditCheck::Receipt, e)))? {
-        check_host_sig(&path, &store::read(&path)?, host, NS_RECEIPT)?;
+    for ReadReceipt { path, bytes, receipt: r } in receipts {
+        let path = path.as_path();
+        check_host_sig(path, bytes, host, NS_RECEIPT)?;
         let want = next.entry(r.role.clone()).or_insert(1);
         let name = format!("{}-{}.toml", r.role, r.seq);
         if r.game != game || r.step != step || r.seq != *want || path.file_name().and_then(|n| n.to_str()) != Some(&name) {
-            return Err(fail(AuditCheck::Receipt, &path, format!("receipt out of place: expected {}-{want}.toml of step {step} of game {game}", r.role)));
+            return Err(fail(AuditCheck::Receipt, path, format!("receipt out of place: expected {}-{want}.toml of step {step} of game {game}", r.role)));
         }
         // The same order accepted twice would let a host bring back a superseded order as the
         // newest (and choose between their nonces); `submit` refuses such a resend.
         if let Some(first) = commitments.insert((r.role.clone(), r.commitment.clone()), r.seq) {
-            return Err(fail(AuditCheck::Receipt, &path, format!("has the commitment of receipt {first}: the same order accepted twice (a superseded order brought back?)")));
+            return Err(fail(AuditCheck::Receipt, path, format!("has the commitment of receipt {first}: the same order accepted twice (a superseded order brought back?)")));
         }
         *want += 1;
     }

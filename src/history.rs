@@ -30,8 +30,21 @@ fn fail(path: &Path, what: impl std::fmt::Display) -> Error {
     AuditFailure::new(AuditCheck::History, path, what.to_string()).into()
 }
 
+/// A record as the history read it: its bytes, their SHA-256 (hex) and what they say. The
+/// audit checks each from these, without reading the file again.
+pub struct ReadRecord {
+    /// The file's bytes.
+    pub bytes: Vec<u8>,
+    /// Their SHA-256, hex: what the next record's `prev` and a receipt's `record` name.
+    pub sha256: String,
+    /// The record they hold.
+    pub record: Record,
+}
+
 /// The setup of a game record by record.
 pub struct History {
+    /// Every record, 0..=last, as read.
+    pub records: Vec<std::sync::Arc<ReadRecord>>,
     /// Record index by the SHA-256 of its file.
     pub by_hash: BTreeMap<String, u64>,
     /// The setup hash in force after each record.
@@ -101,11 +114,11 @@ pub fn read(gd: &GameDir, last: u64, gf_bytes: &[u8], scenario: &[u8]) -> Result
     for n in 0..=last {
         let p = gd.record(n);
         let bytes = store::read(&p).map_err(|_| fail(&p, "missing (deleted record?)"))?;
-        let rec: Record = serde_json::from_slice(&bytes).map_err(|e| fail(&p, format!("not a record: {e}")))?;
-        recs.push((commit::sha256_hex(&bytes), rec));
+        let record: Record = serde_json::from_slice(&bytes).map_err(|e| fail(&p, format!("not a record: {e}")))?;
+        recs.push(std::sync::Arc::new(ReadRecord { sha256: commit::sha256_hex(&bytes), bytes, record }));
     }
     let mut texts: Vec<(Vec<u8>, std::path::PathBuf)> = Vec::new();
-    for (n, (_, rec)) in recs.iter().enumerate() {
+    for (n, rec) in recs.iter().map(|r| &r.record).enumerate() {
         if let Some(c) = rec.control.as_ref().filter(|c| c.action == ControlAction::Seat) {
             let s = c.seat.as_ref().ok_or_else(|| fail(&gd.record(n as u64), "control: a seat change without control.seat"))?;
             texts.push((s.before.clone().into_bytes(), gd.record(n as u64)));
@@ -117,24 +130,25 @@ pub fn read(gd: &GameDir, last: u64, gf_bytes: &[u8], scenario: &[u8]) -> Result
         let text = std::str::from_utf8(t).map_err(|_| fail(path, "game.toml text is not UTF-8"))?;
         files.push(toml::from_str::<GameFile>(text).map_err(|e| fail(path, format!("not a game file: {}", e.message().trim())))?);
     }
-    if recs[0].1.setup.as_deref() != Some(&pipeline::setup_hash(&texts[0].0, scenario)) {
+    // The setup hash of each text, computed once (every record after it shares it).
+    let hashes: Vec<String> = texts.iter().map(|(t, _)| pipeline::setup_hash(t, scenario)).collect();
+    if recs[0].record.setup.as_deref() != Some(&hashes[0]) {
         return Err(if texts.len() == 1 {
             setup_changed(&gd.record(0))
         } else {
             fail(&texts[0].1, "control.seat.before: is not the game.toml whose setup record 0 names")
         });
     }
-    let mut h = History { by_hash: BTreeMap::new(), setups: Vec::new(), files: Vec::new(), spans: BTreeMap::new(), open_step: 0, last_resolved: 0 };
+    let mut h = History { records: Vec::new(), by_hash: BTreeMap::new(), setups: Vec::new(), files: Vec::new(), spans: BTreeMap::new(), open_step: 0, last_resolved: 0 };
     let mut cur = 0;
-    for (n, (hash, rec)) in recs.iter().enumerate() {
+    for (n, (hash, rec)) in recs.iter().map(|r| (&r.sha256, &r.record)).enumerate() {
         let rpath = gd.record(n as u64);
         let seat = rec.control.as_ref().filter(|c| c.action == ControlAction::Seat).and_then(|c| c.seat.as_ref());
         if n > 0 && rec.setup.is_some() != seat.is_some() {
             return Err(fail(&rpath, "setup: only record 0 and a seat change carry a setup hash"));
         }
         if let Some(s) = seat {
-            let want = pipeline::setup_hash(&texts[cur + 1].0, scenario);
-            if rec.setup.as_deref() != Some(&want) {
+            if rec.setup.as_deref() != Some(&hashes[cur + 1]) {
                 return Err(fail(&rpath, if cur + 2 == texts.len() {
                     "setup: names another setup than game.toml and scenario.toml (was game.toml changed without a seat record?)"
                 } else {
@@ -154,7 +168,7 @@ pub fn read(gd: &GameDir, last: u64, gf_bytes: &[u8], scenario: &[u8]) -> Result
             }
             cur += 1;
         }
-        h.setups.push(pipeline::setup_hash(&texts[cur].0, scenario));
+        h.setups.push(hashes[cur].clone());
         h.files.push(files[cur].clone());
         h.by_hash.insert(hash.clone(), n as u64);
         if let Some(op) = &rec.opening {
@@ -169,6 +183,7 @@ pub fn read(gd: &GameDir, last: u64, gf_bytes: &[u8], scenario: &[u8]) -> Result
     if cur + 1 != texts.len() {
         return Err(fail(&gd.game_file(), "is not the game.toml the last seat change names"));
     }
+    h.records = recs;
     Ok(h)
 }
 

@@ -490,9 +490,13 @@ mod tests {
 
 /// One receipt file. Errors: unreadable, or not a receipt (with the line).
 pub fn read_receipt(path: &std::path::Path) -> crate::error::Result<Receipt> {
-    let text = crate::store::read_text(path)?;
-    toml::from_str(&text).map_err(|e: toml::de::Error| crate::error::Error::Input {
-        line: e.span().map(|s| crate::orderfile::line_of(&text, s.start)),
+    parse_receipt(path, &crate::store::read_text(path)?)
+}
+
+/// The receipt in `text`, read from `path`. Errors: not a receipt (with the line).
+pub fn parse_receipt(path: &std::path::Path, text: &str) -> crate::error::Result<Receipt> {
+    toml::from_str(text).map_err(|e: toml::de::Error| crate::error::Error::Input {
+        line: e.span().map(|s| crate::orderfile::line_of(text, s.start)),
         file: path.to_path_buf(),
         field: None,
         message: format!("not a receipt: {}", e.message().trim()),

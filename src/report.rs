@@ -144,6 +144,30 @@ pub fn render(
     state: &str,
     role: &str,
 ) -> Result<String> {
+    let sha256 = crate::commit::sha256_hex(&crate::model::record_bytes(record));
+    render_pinned(env, game, gf, Pinned { record, sha256: &sha256 }, events, state, role)
+}
+
+/// A record with the SHA-256 (hex) of its file, its canonical bytes: what a report pins.
+#[derive(Clone, Copy)]
+pub struct Pinned<'a> {
+    /// The record.
+    pub record: &'a Record,
+    /// The SHA-256 of `model::record_bytes(record)`, hex (the caller has it already: the audit).
+    pub sha256: &'a str,
+}
+
+/// [`render`] for a record whose file's hash the caller has.
+pub fn render_pinned(
+    env: &Environment<'_>,
+    game: &dyn DynGame,
+    gf: &GameFile,
+    pinned: Pinned<'_>,
+    events: &[crate::dice::Event],
+    state: &str,
+    role: &str,
+) -> Result<String> {
+    let record = pinned.record;
     let view = game.view(state, role)?;
     let events: Vec<String> = events
         .iter()
@@ -156,7 +180,7 @@ pub fn render(
         .flat_map(|r| r.orders.iter())
         .map(|o| ReceiptLine { role: o.role.clone(), seq: o.seq, commitment: o.commitment.clone() })
         .collect();
-    let pin = pin_block(gf, record);
+    let pin = pin_block(gf, record, pinned.sha256);
     let form = match &record.opening {
         Some(op) => order_form(game, gf, op, state, role, "", None)?,
         None => None,
@@ -203,8 +227,7 @@ pub const PIN_HEAD: &str = "KEEP THIS REPORT";
 /// The block a player keeps: game id, record index, whether the record ends the game, and the
 /// SHA-256 of the record file (its canonical bytes, as written and as the audit reads them).
 /// Lines stay under 76 characters and hold no `=`, so that a saved mail keeps them unbroken.
-fn pin_block(gf: &GameFile, record: &Record) -> String {
-    let hash = crate::commit::sha256_hex(&crate::model::record_bytes(record));
+fn pin_block(gf: &GameFile, record: &Record, hash: &str) -> String {
     let over = if record.outcome.is_some() { "yes, the game ended with this record" } else { "no, the game goes on" };
     format!(
         "{PIN_HEAD}\n  `pbem audit GAME --report FILE` checks that the game still holds this\n  \

@@ -7,11 +7,13 @@
 
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
+use std::sync::Arc;
 
-use super::{Audit, keys_for_step, verify_once};
+use super::{Audit, ReadReceipt, verify_once};
 use crate::commit;
 use crate::dice::{Ctx, Event};
 use crate::game::Orders;
+use crate::history::ReadRecord;
 use crate::model::{LateReveal, Record, Resolution};
 use crate::pipeline::{self, NS_ORDERS, NS_RECEIPT, NS_RECORD, sig_path};
 use crate::report;
@@ -78,20 +80,14 @@ impl Audit {
 
     /// Checks every receipt's host signature on every core, remembering the good ones (the
     /// checks in order meet each again, and check a bad one themselves).
-    pub(super) fn verify_receipts_ahead(&self) {
+    pub(super) fn verify_receipts_ahead(&self, loaded: &[crate::error::Result<Vec<ReadReceipt>>]) {
         if !self.ahead_on() {
             return;
         }
-        let mut files = Vec::new();
-        for step in 1..=self.hist.open_step {
-            let dir = self.gd.receipts(step);
-            for name in store::list(&dir).unwrap_or_default().into_iter().filter(|n| n.ends_with(".toml")) {
-                files.push(dir.join(name));
-            }
-        }
-        crate::par::map_on(&files, self.jobs, |f| {
-            if let (Ok(bytes), Ok(armored)) = (store::read(f), store::read_text(&sig_path(f))) {
-                let _ = verify_once(&self.host, NS_RECEIPT, &bytes, &armored);
+        let files: Vec<&ReadReceipt> = loaded.iter().filter_map(|r| r.as_ref().ok()).flatten().collect();
+        crate::par::map_on(&files, self.jobs, |r| {
+            if let Ok(armored) = store::read_text(&sig_path(&r.path)) {
+                let _ = verify_once(&self.host, NS_RECEIPT, &r.bytes, &armored);
             }
         });
     }
@@ -106,23 +102,30 @@ impl Audit {
         }
         // The record before the run too: its state is where the run's first step starts.
         let read: Vec<u64> = (run.start().saturating_sub(1)..=*run.end()).collect();
-        let records = crate::par::map_on(&read, self.jobs, |&n| self.record_ahead(n));
-        let records: BTreeMap<u64, (Vec<u8>, Record)> = read.into_iter().zip(records).filter_map(|(n, r)| Some((n, r?))).collect();
+        // Each record with the stored state after it (read once: the step after it starts there).
+        let records = crate::par::map_on(&read, self.jobs, |&n| {
+            let r = self.record_ahead(n)?;
+            let state = if self.has_states { self.stored_state(n, &r.record) } else { None };
+            Some((r, state))
+        });
+        let records: BTreeMap<u64, (Arc<ReadRecord>, Option<String>)> = read.into_iter().zip(records).filter_map(|(n, r)| Some((n, r?))).collect();
         if !self.has_states {
             return;
         }
         let todo: Vec<u64> = run.filter(|n| records.contains_key(n)).collect();
         let done = crate::par::map_on(&todo, self.jobs, |&n| {
-            let (bytes, rec) = &records[&n];
+            let (read, state) = &records[&n];
+            let (bytes, rec) = (&read.bytes, &read.record);
+            let before = records.get(&(n.wrapping_sub(1))).and_then(|(_, s)| s.as_ref());
             let replayed = match &rec.resolution {
-                Some(res) => match self.replay_ahead(n, res, records.get(&(n.wrapping_sub(1)))) {
+                Some(res) => match self.replay_ahead(res, before) {
                     Some(r) => Some(r),
                     None => return (None, None),
                 },
                 None => None,
             };
             let events = replayed.as_ref().map_or_else(Vec::new, |r| r.events.clone());
-            let rendered = self.render_ahead(n, rec, bytes, events);
+            let rendered = state.as_ref().and_then(|state| self.render_ahead(n, rec, bytes, state, events));
             (replayed, rendered)
         });
         for (n, (replayed, rendered)) in todo.into_iter().zip(done) {
@@ -137,22 +140,20 @@ impl Audit {
 
     /// Record `n` read, its host signature and its orders' signatures checked (the good ones
     /// remembered); `None` if it is missing, not host-signed or not a record.
-    fn record_ahead(&self, n: u64) -> Option<(Vec<u8>, Record)> {
-        let path = self.gd.record(n);
-        let bytes = store::read(&path).ok()?;
-        let armored = store::read_text(&sig_path(&path)).ok()?;
-        verify_once(&self.host, NS_RECORD, &bytes, &armored).ok()?;
-        let rec: Record = serde_json::from_slice(&bytes).ok()?;
-        if let Some(res) = rec.resolution.as_ref().filter(|_| n >= 1 && (n as usize) <= self.hist.files.len()) {
+    fn record_ahead(&self, n: u64) -> Option<Arc<ReadRecord>> {
+        let read = self.hist.records.get(n as usize)?;
+        let armored = store::read_text(&sig_path(&self.gd.record(n))).ok()?;
+        verify_once(&self.host, NS_RECORD, &read.bytes, &armored).ok()?;
+        if let Some(res) = read.record.resolution.as_ref().filter(|_| n >= 1 && (n as usize) <= self.hist.files.len()) {
             self.verify_orders_ahead(n, res);
         }
-        Some((bytes, rec))
+        Some(read.clone())
     }
 
     /// The signatures of record `n`'s orders (withheld ones as revealed or kept by the host),
     /// with the seat keys the checks in order use.
     fn verify_orders_ahead(&self, n: u64, res: &Resolution) {
-        let Ok(keys) = keys_for_step(&self.gd, &self.hist, n - 1, res.step) else { return };
+        let Ok(keys) = self.keys_for_step(n - 1, res.step) else { return };
         for o in &res.orders {
             let signed = if o.withheld { self.revealed(res.step, &o.role).and_then(|r| Some((r.text?, r.signature?))) } else { o.text.clone().zip(o.signature.clone()) };
             if let (Some((text, signature)), Some(key)) = (signed, keys.get(&o.role)) {
@@ -176,9 +177,9 @@ impl Audit {
         (pipeline::state_commitment(&self.gf.id, n, self.state_key.as_ref()?, &text) == rec.state).then_some(text)
     }
 
-    /// Record `n`'s step (`res`) replayed from the stored state after the record before (`prev`).
-    fn replay_ahead(&self, n: u64, res: &Resolution, prev: Option<&(Vec<u8>, Record)>) -> Option<Replayed> {
-        let before = self.stored_state(n.checked_sub(1)?, &prev?.1)?;
+    /// A record's step (`res`) replayed from the stored state after the record before (`before`).
+    fn replay_ahead(&self, res: &Resolution, before: Option<&String>) -> Option<Replayed> {
+        let before = before?.clone();
         let mut orders = BTreeMap::new();
         for o in &res.orders {
             let given = if o.withheld { self.revealed(res.step, &o.role)?.orders } else { o.orders.clone() };
@@ -190,14 +191,15 @@ impl Audit {
         Some(Replayed { before, orders, seed, after, events: ctx.into_events() })
     }
 
-    /// Record `n`'s reports (`rec`, read as `bytes`) for every seat then, from the stored state
+    /// Record `n`'s reports (`rec`, read as `bytes`) for every seat then, from the stored `state`
     /// after it and the step's `events`.
-    fn render_ahead(&self, n: u64, rec: &Record, bytes: &[u8], events: Vec<Event>) -> Option<Rendered> {
-        let state = self.stored_state(n, rec)?;
+    fn render_ahead(&self, n: u64, rec: &Record, bytes: &[u8], state: &str, events: Vec<Event>) -> Option<Rendered> {
+        let state = state.to_string();
         let gf = self.hist.files.get(n as usize)?;
         let mut texts = BTreeMap::new();
         for s in &gf.seats {
-            let text = unless_panics(|| report::render(&self.env, self.game, gf, rec, &events, &state, &s.role))?.ok()?;
+            let pinned = report::Pinned { record: rec, sha256: &self.hist.records.get(n as usize)?.sha256 };
+            let text = unless_panics(|| report::render_pinned(&self.env, self.game, gf, pinned, &events, &state, &s.role))?.ok()?;
             texts.insert(s.role.clone(), text);
         }
         Some(Rendered { state, events, bytes: bytes.to_vec(), texts })
