@@ -116,7 +116,7 @@ pub fn attack(s: &mut State, ctx: &mut Ctx, i: usize, a: Attack) -> Option<Tally
         AttackKind::Shoot => format!("{} shoots at {} at distance {d}, pulling {n} tokens.", s.label(i), s.label(a.target)),
         AttackKind::Melee => format!("{} melees {}, pulling {n} tokens.", s.label(i), s.label(a.target)),
     });
-    let tally = pull(&s.scenario.clone(), ctx, a.tokens, &format!("Success bag, company {}'s {}", s.companies[i].letter, if a.kind == AttackKind::Shoot { "shot" } else { "melee" }));
+    let tally = pull(&s.scenario, ctx, a.tokens, &format!("Success bag, company {}'s {}", s.companies[i].letter, if a.kind == AttackKind::Shoot { "shot" } else { "melee" }));
     ctx.say(format!(
         "Pulled: successes {} First Minnesota, {} Confederate; flames {} First Minnesota, {} Confederate.",
         tally.union_success, tally.confederate_success, tally.union_flame, tally.confederate_flame
@@ -247,7 +247,7 @@ fn objective_field_with(s: &State, occ: &[Option<usize>]) -> Vec<u32> {
         }
     }
     while let Some(p) = q.pop_front() {
-        for n in p.neighbors(c, r) {
+        for n in p.neighbors_iter(c, r) {
             if d[idx(n)] == u32::MAX && !blocked(n) {
                 d[idx(n)] = d[idx(p)] + 1;
                 q.push_back(n);
@@ -284,7 +284,7 @@ pub fn confederate_destination(s: &State, i: usize) -> Option<Space> {
         if steps >= s.scenario.rules.confederate_move {
             continue;
         }
-        for n in p.neighbors(c, r) {
+        for n in p.neighbors_iter(c, r) {
             if seen[idx(n)] != u32::MAX {
                 continue;
             }
