@@ -3,7 +3,9 @@
 //! where the state stands until a First Minnesota activation needs an answer that neither this
 //! step's order nor a standing order gives, or the game ends.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 use super::hex::Space;
 pub use super::rules::{ACTIONS, Attack, AttackKind, Plan, Tally, check_melee, check_path, check_plan, check_shoot, cols_rows, enemy_next_to};
@@ -229,18 +231,49 @@ pub fn occupancy(s: &State) -> Vec<Option<usize>> {
 
 /// Steps to the nearest objective space for every space, moving through Confederate companies but
 /// never through a First Minnesota company (`u32::MAX` when cut off).
-pub fn objective_field(s: &State) -> Vec<u32> {
+pub fn objective_field(s: &State) -> Rc<Vec<u32>> {
     objective_field_with(s, &occupancy(s))
 }
 
-/// [`objective_field`] with the board's [`occupancy`] at hand.
-fn objective_field_with(s: &State, occ: &[Option<usize>]) -> Vec<u32> {
-    let (c, r) = cols_rows(s);
+/// What an [`objective_field`] is a function of: the map's size, the objective spaces and the
+/// spaces a First Minnesota company blocks.
+#[derive(PartialEq)]
+struct FieldInputs {
+    columns: u32,
+    rows: u32,
+    objective: Vec<Space>,
+    blocked: Vec<bool>,
+}
+
+thread_local! {
+    /// The last [`objective_field`] worked out on this thread, with its inputs: the field changes
+    /// only when a First Minnesota company moves or falls, and is asked for at every Confederate
+    /// activation and every plan of the built-in player.
+    static LAST_FIELD: RefCell<Option<(FieldInputs, Rc<Vec<u32>>)>> = const { RefCell::new(None) };
+}
+
+/// [`objective_field`] with the board's [`occupancy`] at hand (the last one kept, see [`LAST_FIELD`]).
+fn objective_field_with(s: &State, occ: &[Option<usize>]) -> Rc<Vec<u32>> {
+    let (columns, rows) = cols_rows(s);
+    let blocked = occ.iter().map(|o| o.is_some_and(|j| s.companies[j].side == Side::Union)).collect();
+    let inputs = FieldInputs { columns, rows, objective: s.scenario.objective(), blocked };
+    let hit = LAST_FIELD.with_borrow(|last| last.as_ref().filter(|(k, _)| *k == inputs).map(|(_, f)| f.clone()));
+    if let Some(field) = hit {
+        return field;
+    }
+    let field = Rc::new(search_objective_field(&inputs));
+    LAST_FIELD.set(Some((inputs, field.clone())));
+    field
+}
+
+/// The breadth-first search of [`objective_field`].
+fn search_objective_field(f: &FieldInputs) -> Vec<u32> {
+    let (c, r) = (f.columns, f.rows);
     let idx = |p: Space| (p.row * c + p.col) as usize;
-    let blocked = |p: Space| occ[idx(p)].is_some_and(|j| s.companies[j].side == Side::Union);
+    let blocked = |p: Space| f.blocked[idx(p)];
     let mut d = vec![u32::MAX; (c * r) as usize];
     let mut q = VecDeque::with_capacity((c * r) as usize);
-    for o in s.scenario.objective() {
+    for &o in &f.objective {
         if o.col < c && o.row < r && !blocked(o) && d[idx(o)] == u32::MAX {
             d[idx(o)] = 0;
             q.push_back(o);
@@ -420,7 +453,7 @@ pub(super) fn day_over(s: &State) -> Option<(bool, String)> {
 }
 
 /// The state of a new day: companies, a full bag, round 1.
-pub fn start_day(scenario: Scenario, carried: Option<&[Company]>) -> (Vec<Company>, Vec<Token>) {
+pub fn start_day(scenario: &Scenario, carried: Option<&[Company]>) -> (Vec<Company>, Vec<Token>) {
     let mut companies = Vec::new();
     for (side, list) in [(Side::Union, &scenario.union), (Side::Confederate, &scenario.confederate)] {
         for c in list {
@@ -470,7 +503,7 @@ fn finish_day(s: &mut State, ctx: &mut Ctx, won: bool, summary: String) {
     if let Some(next) = s.next.take()
         && !s.active(Side::Union).is_empty()
     {
-            let (companies, bag) = start_day(next.clone(), Some(&s.companies));
+            let (companies, bag) = start_day(&next, Some(&s.companies));
             s.scenario = next;
             s.companies = companies;
             s.bag = bag;
