@@ -429,27 +429,25 @@ fn reset_bag(s: &mut State, ctx: &mut Ctx) {
 /// The day's end, if reached: (won, summary).
 pub(super) fn day_over(s: &State) -> Option<(bool, String)> {
     let r = &s.scenario.rules;
+    let none_left = |side: Side| !s.companies.iter().any(|c| c.side == side && c.at.is_some());
+    let n = s.breakthroughs();
+    let (won, why) = if n >= r.breakthrough {
+        let companies = if n == 1 { "company" } else { "companies" };
+        (false, format!("defeat, {n} Confederate {companies} broke through"))
+    } else if none_left(Side::Union) {
+        (false, "defeat, the First Minnesota is shattered".to_string())
+    } else if s.colors_taken && r.colors_win {
+        (true, "victory, the Confederate colors are taken".to_string())
+    } else if none_left(Side::Confederate) {
+        (true, "victory, no Confederate company is left on the field".to_string())
+    } else if s.round > r.rounds {
+        (true, format!("victory, the line held for {} rounds", r.rounds))
+    } else {
+        return None;
+    };
     let lost = s.str_lost();
     let men = lost * r.men_per_str;
-    let tail = format!("casualties {lost} Str (about {men} men)");
-    if s.breakthroughs() >= r.breakthrough {
-        let n = s.breakthroughs();
-        let companies = if n == 1 { "company" } else { "companies" };
-        return Some((false, format!("{}: defeat, {n} Confederate {companies} broke through; {tail}", s.scenario.name)));
-    }
-    if s.active(Side::Union).is_empty() {
-        return Some((false, format!("{}: defeat, the First Minnesota is shattered; {tail}", s.scenario.name)));
-    }
-    if s.colors_taken && r.colors_win {
-        return Some((true, format!("{}: victory, the Confederate colors are taken; {tail}", s.scenario.name)));
-    }
-    if s.active(Side::Confederate).is_empty() {
-        return Some((true, format!("{}: victory, no Confederate company is left on the field; {tail}", s.scenario.name)));
-    }
-    if s.round > r.rounds {
-        return Some((true, format!("{}: victory, the line held for {} rounds; {tail}", s.scenario.name, r.rounds)));
-    }
-    None
+    Some((won, format!("{}: {why}; casualties {lost} Str (about {men} men)", s.scenario.name)))
 }
 
 /// The state of a new day: companies, a full bag, round 1.

@@ -200,7 +200,7 @@ impl State {
 
     /// The company of `side` holding its colors, if on the map.
     pub fn colors_of(&self, side: Side) -> Option<usize> {
-        self.active(side).into_iter().find(|&i| self.companies[i].colors)
+        self.companies.iter().position(|c| c.side == side && c.at.is_some() && c.colors)
     }
 
     /// Enemy companies next to company `i`.
