@@ -15,7 +15,8 @@ thread_local! {
 }
 
 /// While a `Trial` lives, moves carried out on this thread write no account: every line and every
-/// reason why a move cannot be carried out is left empty, unformatted. The built-in player tries
+/// reason why a move cannot be carried out is left empty, unformatted, and no step goes into the
+/// round's trail (the picture's paths). The built-in player tries
 /// thousands of moves a step only to score the board after them; what a move does to the board,
 /// and whether it can be carried out, is the same either way. A real step never runs inside one
 /// (its account is built from the same decisions, with every text).
@@ -614,9 +615,8 @@ fn chase(s: &mut State, ch: usize, wanted: &[Dir], lines: &mut Vec<String>) {
             if from.step(d).dist(at) <= from.dist(at) || s.chars[j].trapped {
                 continue;
             }
-            let mut sim = s.clone();
-            if let Ok(l) = move_char(&mut sim, j, d) {
-                *s = sim;
+            // A move that cannot be made changes nothing (see `move_char`).
+            if let Ok(l) = move_char(s, j, d) {
                 match wanted.get(k) {
                     Some(w) if *w != d => lines.push(tell!(
                         "Cats chase {l} ({} instead of the plan's {}, which does not move it away)",
@@ -745,10 +745,8 @@ fn lasso(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<(
             why.push(tell!("{} is not in {name}'s row or column with a space between", s.chars[j].name));
             continue;
         };
-        let mut sim = s.clone();
-        match move_char(&mut sim, j, d) {
+        match move_char(s, j, d) {
             Ok(l) => {
-                *s = sim;
                 lines.push(tell!("Lasso: {name} pulls {l}"));
                 return Ok(());
             }
@@ -844,7 +842,7 @@ fn jump(s: &mut State, ch: usize, d: Dir) -> Result<String, String> {
         return Err(tell!("{name} cannot jump {}: {land} is not free", d.key()));
     }
     s.chars[ch].at = land;
-    s.trail.push((name.clone(), p, land));
+    mark_trail(s, ch, p, land);
     let trap = spring_trap(s, ch);
     Ok(tell!("Jump: {name} {p} -> {land}{trap}"))
 }
@@ -909,31 +907,40 @@ fn open_step(s: &State, p: Sq, q: Sq) -> Result<(), String> {
 /// not onto characters; a team flag lying in the way is passed over to the space beyond, which
 /// counts as one space.
 ///
-/// Errors: why the space cannot be entered.
+/// Errors: why the space cannot be entered; `s` is then unchanged.
 pub fn move_char(s: &mut State, i: usize, d: Dir) -> Result<String, String> {
     let p = s.chars[i].at;
     let q = p.step(d);
-    let name = s.chars[i].name.clone();
+    let name = |s: &State| s.chars[i].name.clone();
     if s.chars[i].trapped {
-        return Err(tell!("{name} is trapped on {p}"));
+        return Err(tell!("{} is trapped on {p}", name(s)));
     }
-    open_step(s, p, q).map_err(|e| tell!("{name} cannot move {} from {p}: {e}", d.key()))?;
+    open_step(s, p, q).map_err(|e| tell!("{} cannot move {} from {p}: {e}", name(s), d.key()))?;
     let (land, over) = match s.flag_lying_at(q) {
         Some(t) => {
             let q2 = q.step(d);
-            open_step(s, q, q2).map_err(|e| tell!("{name} cannot pass over the {} flag on {q}: {e}", t.name()))?;
+            open_step(s, q, q2).map_err(|e| tell!("{} cannot pass over the {} flag on {q}: {e}", name(s), t.name()))?;
             if let Some(t2) = s.flag_lying_at(q2) {
-                return Err(tell!("{name} cannot pass over the {} flag on {q}: the {} flag lies on {q2}", t.name(), t2.name()));
+                return Err(tell!("{} cannot pass over the {} flag on {q}: the {} flag lies on {q2}", name(s), t.name(), t2.name()));
             }
             (q2, tell!(" over the {} flag", t.name()))
         }
         None => (q, String::new()),
     };
     s.chars[i].at = land;
-    s.trail.push((name.clone(), p, land));
+    mark_trail(s, i, p, land);
     let carry = s.carried_by(i).map(|t| tell!(" carrying the {} flag", t.name())).unwrap_or_default();
     let trap = spring_trap(s, i);
-    Ok(tell!("{name} {p} -> {land}{over}{carry}{trap}"))
+    Ok(tell!("{} {p} -> {land}{over}{carry}{trap}", name(s)))
+}
+
+/// Keeps character `i`'s step from `from` to `to` in the round's trail (nothing in a [`Trial`],
+/// which has no account).
+fn mark_trail(s: &mut State, i: usize, from: Sq, to: Sq) {
+    if !in_trial() {
+        let name = s.chars[i].name.clone();
+        s.trail.push((name, from, to));
+    }
 }
 
 /// Uses the tunnel under `ch` to reach the tunnel at `to` (Flag Dash, Using Tunnels): not while
@@ -993,7 +1000,7 @@ pub fn use_tunnel(s: &mut State, ch: usize, to: Sq, bump: Option<Dir>, lines: &m
         return Err(tell!("the tunnel at {to} is still blocked after bumping"));
     }
     s.chars[ch].at = to;
-    s.trail.push((name.clone(), at, to));
+    mark_trail(s, ch, at, to);
     let trap = spring_trap(s, ch);
     lines.push(tell!("{name} takes the tunnel {at} -> {to}{trap}"));
     Ok(())
