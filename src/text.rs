@@ -3,7 +3,36 @@
 
 /// Breaks `text` into lines of at most `width` columns at spaces (greedy, first fit; runs of
 /// whitespace count as one space; a word longer than `width` gets a line of its own, unbroken).
+///
+/// Printable ASCII (every report and form line the games write) is wrapped here directly, with
+/// textwrap's first-fit rule and without its allocations per word (reports and prompts are
+/// wrapped for every step a simulation plays); any other text goes through textwrap. Both give
+/// the same lines (`tests::ascii_wraps_as_textwrap_does`).
 pub fn wrap_lines(text: &str, width: usize) -> Vec<String> {
+    if !text.bytes().all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace()) {
+        return wrap_lines_textwrap(text, width);
+    }
+    let mut lines = Vec::new();
+    let mut line = String::with_capacity(text.len().min(width));
+    // The width of the line so far with one space after each word (textwrap's measure).
+    let mut used = 0;
+    for word in text.split_ascii_whitespace() {
+        if !line.is_empty() && used + word.len() > width {
+            lines.push(std::mem::replace(&mut line, String::with_capacity(width)));
+            used = 0;
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+        used += word.len() + 1;
+    }
+    lines.push(line);
+    lines
+}
+
+/// [`wrap_lines`] by textwrap (any text).
+fn wrap_lines_textwrap(text: &str, width: usize) -> Vec<String> {
     let words = text.split_whitespace().collect::<Vec<_>>().join(" ");
     let options = textwrap::Options::new(width)
         .break_words(false)
@@ -37,5 +66,35 @@ mod tests {
         assert_eq!(wrap_lines("aa bb  cc\tdd", 5), ["aa bb", "cc dd"]);
         assert_eq!(wrap_lines("a verylongword b", 4), ["a", "verylongword", "b"]);
         assert!(wrap_lines("  ", 10).iter().all(|l| l.is_empty()));
+    }
+
+    /// The direct wrapping of ASCII text gives textwrap's lines: words of every length, runs of
+    /// every kind of whitespace, every width from 0 up (a fixed pseudo-random sample).
+    #[test]
+    fn ascii_wraps_as_textwrap_does() {
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut next = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let gaps = [" ", "  ", "\t", "\n", " \r\n ", "\x0c"];
+        for _ in 0..3000 {
+            let mut text = String::new();
+            for _ in 0..next(14) {
+                if next(3) == 0 {
+                    text.push_str(gaps[next(gaps.len() as u64) as usize]);
+                }
+                let len = 1 + next(12) as usize;
+                text.extend((0..len).map(|_| (b'!' + next(94) as u8) as char));
+                text.push_str(gaps[next(gaps.len() as u64) as usize]);
+            }
+            let width = next(40) as usize;
+            assert_eq!(wrap_lines(&text, width), wrap_lines_textwrap(&text, width), "{text:?} at width {width}");
+        }
+        assert_eq!(wrap_lines("", 5), wrap_lines_textwrap("", 5));
+        assert_eq!(wrap_lines("a\u{b}b", 5), wrap_lines_textwrap("a\u{b}b", 5), "vertical tab: through textwrap");
+        assert_eq!(wrap_lines("caf\u{e9} au lait", 4), ["caf\u{e9}", "au", "lait"]);
     }
 }

@@ -4,11 +4,11 @@
 //! (carry the opposing flag home, else close in on it; collect character flags; keep the defender
 //! near its own flag) and plans the best card with the two best alternatives as fallbacks.
 
-use super::engine::{carry_out, run_dir};
+use super::engine::{Trial, carry_out};
 use super::asked::reset_only;
 use super::forms::default_plan;
 use super::layout::{Dir, Rect, Sq, Team};
-use super::orders::{parse, parse_try, plan_orders};
+use super::orders::{Step, parse, parse_try, plan_orders, try_with};
 use super::state::{Card, Effect, MovePlan, Plan, Stage, State, Token};
 use crate::game::Orders;
 
@@ -54,21 +54,28 @@ struct Cand {
     score: i32,
 }
 
+/// One alternative the player tries: its text (as the plan writes it), the character it selects
+/// and its written steps (what [`parse_try`] reads from the text).
+struct Variant {
+    text: String,
+    who: usize,
+    steps: Vec<Step>,
+}
+
 /// Candidate alternatives for character `who`: plain, with one boost first, and through each tunnel.
-fn variants(s: &State, who: usize, team: Team) -> Vec<String> {
+fn variants(s: &State, who: usize) -> Vec<Variant> {
     let c = &s.chars[who];
-    let mut v = vec![c.name.clone()];
+    let mut v = vec![Variant { text: c.name.clone(), who, steps: Vec::new() }];
     if c.boosts > 0 {
         for d in Dir::ALL {
-            v.push(format!("{}: boost {}", c.name, d.key()));
+            v.push(Variant { text: format!("{}: boost {}", c.name, d.key()), who, steps: vec![Step::Boost(d)] });
         }
     }
     if s.tunnels.contains(&c.at) {
         for t in s.tunnels.iter().filter(|t| **t != c.at) {
-            v.push(format!("{}: tunnel {t}", c.name));
+            v.push(Variant { text: format!("{}: tunnel {t}", c.name), who, steps: vec![Step::Tunnel { to: *t, bump: None }] });
         }
     }
-    let _ = run_dir(team, Card::Forward);
     v
 }
 
@@ -78,6 +85,7 @@ fn evaluate(s: &State, role: &str, mp: &MovePlan, text: &str) -> Option<(State, 
     let t = parse_try(s, role, mp, text).ok()?;
     let mut sim = s.clone();
     let mut lines = Vec::new();
+    let _trial = Trial::begin();
     carry_out(&mut sim, role, mp, &t, false, &mut lines).ok()?;
     let played = sim.played.entry(role.to_string()).or_default();
     played.push(mp.card);
@@ -92,18 +100,23 @@ fn evaluate(s: &State, role: &str, mp: &MovePlan, text: &str) -> Option<(State, 
 struct Scratch<'a> {
     base: &'a State,
     work: State,
+    /// The (empty, [`Trial`]) lines of the last try, kept for their room.
+    lines: Vec<String>,
 }
 
 impl<'a> Scratch<'a> {
     fn new(base: &'a State) -> Self {
-        Scratch { base, work: base.clone() }
+        Scratch { base, work: base.clone(), lines: Vec::new() }
     }
 
     /// The [`score`] [`evaluate`] gives (the same, without the copy).
-    fn score(&mut self, role: &str, mp: &MovePlan, text: &str, team: Team) -> Option<i32> {
-        let t = parse_try(self.base, role, mp, text).ok()?;
-        let mut lines = Vec::new();
-        let done = carry_out(&mut self.work, role, mp, &t, false, &mut lines).is_ok();
+    fn score(&mut self, role: &str, mp: &MovePlan, v: &Variant, team: Team) -> Option<i32> {
+        let t = try_with(mp, v.who, &v.steps);
+        debug_assert_eq!(t, parse_try(self.base, role, mp, &v.text), "the variant reads as written");
+        let t = t.ok()?;
+        self.lines.clear();
+        let _trial = Trial::begin();
+        let done = carry_out(&mut self.work, role, mp, &t, false, &mut self.lines).is_ok();
         let sc = done.then(|| score(&self.work, team));
         self.reset();
         sc
@@ -151,7 +164,7 @@ fn best_move(s: &State, role: &str, token: Token, used: &[Card], rng: Rng) -> Op
         }
     }
     let mut best: Option<Cand> = None;
-    let movable = s.movable(role);
+    let tried: Vec<Variant> = s.movable(role).into_iter().flat_map(|who| variants(s, who)).collect();
     let mut scratch = Scratch::new(s);
     for (card, combo) in shapes {
         let copies: Vec<Option<Card>> = if card == Card::Copy {
@@ -161,18 +174,16 @@ fn best_move(s: &State, role: &str, token: Token, used: &[Card], rng: Rng) -> Op
         };
         for copy in copies {
             let mp = MovePlan { card, token, combo, copy, tries: Vec::new(), spy_on: None };
-            let mut scored: Vec<(i32, String)> = Vec::new();
-            for &who in &movable {
-                for text in variants(s, who, team) {
-                    if let Some(sc) = scratch.score(role, &mp, &text, team) {
-                        scored.push((sc + rng(4) as i32, text));
-                    }
+            let mut scored: Vec<(i32, &str)> = Vec::new();
+            for v in &tried {
+                if let Some(sc) = scratch.score(role, &mp, v, team) {
+                    scored.push((sc + rng(4) as i32, &v.text));
                 }
             }
             scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
             let Some(top) = scored.first() else { continue };
             if best.as_ref().is_none_or(|b| top.0 > b.score) {
-                let tries: Vec<String> = scored.iter().take(3).map(|x| x.1.clone()).collect();
+                let tries: Vec<String> = scored.iter().take(3).map(|x| x.1.to_string()).collect();
                 best = Some(Cand { plan: MovePlan { tries, ..mp }, score: top.0 });
             }
         }

@@ -9,6 +9,46 @@ use super::state::{Card, Effect, FlagAt, Mode, MovePlan, Plan, Stage, State, Tok
 use crate::dice::Ctx;
 use crate::game::Outcome;
 
+thread_local! {
+    /// Whether this thread carries out moves only to score them (see [`Trial`]).
+    static TRIAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// While a `Trial` lives, moves carried out on this thread write no account: every line and every
+/// reason why a move cannot be carried out is left empty, unformatted, and no step goes into the
+/// round's trail (the picture's paths). The built-in player tries
+/// thousands of moves a step only to score the board after them; what a move does to the board,
+/// and whether it can be carried out, is the same either way. A real step never runs inside one
+/// (its account is built from the same decisions, with every text).
+pub struct Trial {
+    was: bool,
+}
+
+impl Trial {
+    /// Starts a trial on this thread (ended when the value is dropped).
+    pub fn begin() -> Self {
+        Trial { was: TRIAL.replace(true) }
+    }
+}
+
+impl Drop for Trial {
+    fn drop(&mut self) {
+        TRIAL.set(self.was);
+    }
+}
+
+/// Whether this thread is in a [`Trial`].
+fn in_trial() -> bool {
+    TRIAL.get()
+}
+
+/// The account's text, as `format!`; empty (nothing formatted) in a [`Trial`].
+macro_rules! tell {
+    ($($arg:tt)*) => {
+        if in_trial() { String::new() } else { format!($($arg)*) }
+    };
+}
+
 /// Logs a public event and keeps it in the round's account. A long text is wrapped into one
 /// event of several lines (so every report line stays under 100 characters), each continuation
 /// indented as far as the text's first line, so that it reads under its text, never as an item of
@@ -463,7 +503,7 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lenient: boo
     if s.chars[ch].trapped {
         // Character Abilities, Trap: only a reset token selects, and so frees, a trapped character.
         if !selectable(s, mp, ch) {
-            return Err(format!("{} is trapped; only a reset token (#7) can select it", s.chars[ch].name));
+            return Err(tell!("{} is trapped; only a reset token (#7) can select it", s.chars[ch].name));
         }
         lines.push(escape_trap(s, ch, ""));
     }
@@ -501,7 +541,7 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lenient: boo
                     *s = state;
                     lines.truncate(n);
                     tunnel_used = used;
-                    lines.push(format!("{} is not carried out (fully or not at all): {e}", card.title()));
+                    lines.push(tell!("{} is not carried out (fully or not at all): {e}", card.title()));
                 }
             }
             this_move.push(card);
@@ -528,15 +568,15 @@ fn step(s: &mut State, role: &str, mp: &MovePlan, t: &Try, k: usize, this_move: 
     match &t.steps[k] {
         Step::Boost(d) => {
             if s.chars[ch].boosts == 0 {
-                return Err(format!("{} has no boost (only boosts from earlier moves can be used)", s.chars[ch].name));
+                return Err(tell!("{} has no boost (only boosts from earlier moves can be used)", s.chars[ch].name));
             }
             let l = move_char(s, ch, *d)?;
             s.chars[ch].boosts -= 1;
-            lines.push(format!("boost: {l}"));
+            lines.push(tell!("boost: {l}"));
         }
         Step::Tunnel { to, bump } => {
             if *tunnel_used {
-                return Err(format!("{} already used a tunnel in this move", s.chars[ch].name));
+                return Err(tell!("{} already used a tunnel in this move", s.chars[ch].name));
             }
             use_tunnel(s, ch, *to, *bump, lines)?;
             *tunnel_used = true;
@@ -550,7 +590,7 @@ fn step(s: &mut State, role: &str, mp: &MovePlan, t: &Try, k: usize, this_move: 
     }
     if s.chars[ch].trapped {
         // Trapped: the character stays; the rest of its move is not carried out (our reading).
-        lines.push(format!("{} is trapped, so the rest of the move is not carried out", s.chars[ch].name));
+        lines.push(tell!("{} is trapped, so the rest of the move is not carried out", s.chars[ch].name));
         return Ok(true);
     }
     Ok(false)
@@ -575,24 +615,23 @@ fn chase(s: &mut State, ch: usize, wanted: &[Dir], lines: &mut Vec<String>) {
             if from.step(d).dist(at) <= from.dist(at) || s.chars[j].trapped {
                 continue;
             }
-            let mut sim = s.clone();
-            if let Ok(l) = move_char(&mut sim, j, d) {
-                *s = sim;
+            // A move that cannot be made changes nothing (see `move_char`).
+            if let Ok(l) = move_char(s, j, d) {
                 match wanted.get(k) {
-                    Some(w) if *w != d => lines.push(format!(
+                    Some(w) if *w != d => lines.push(tell!(
                         "Cats chase {l} ({} instead of the plan's {}, which does not move it away)",
                         d.key(),
                         w.key()
                     )),
-                    _ => lines.push(format!("Cats chase {l}")),
+                    _ => lines.push(tell!("Cats chase {l}")),
                 }
                 done = true;
                 break;
             }
         }
         if !done {
-            let plan = wanted.get(k).map(|w| format!(" (not even {} as the plan asks)", w.key())).unwrap_or_default();
-            lines.push(format!("Cats chase {}, who cannot move away{plan}", s.chars[j].name));
+            let plan = wanted.get(k).map(|w| tell!(" (not even {} as the plan asks)", w.key())).unwrap_or_default();
+            lines.push(tell!("Cats chase {}, who cannot move away{plan}", s.chars[j].name));
         }
     }
 }
@@ -604,7 +643,7 @@ fn play(s: &mut State, role: &str, ch: usize, card: Card, copy: Option<Card>, th
     if card == Card::Copy {
         let target = copy.expect("copy checked");
         if !s.played.get(role).is_some_and(|p| p.contains(&target)) && !this_move.contains(&target) {
-            return Err(format!("Copy: {} has not been played this round", target.title()));
+            return Err(tell!("Copy: {} has not been played this round", target.title()));
         }
     }
     apply_card(s, ch, acting(card, copy), a, lines)
@@ -618,13 +657,13 @@ pub fn apply_card(s: &mut State, ch: usize, card: Card, a: &Arg, lines: &mut Vec
         c if c.is_run() => {
             let d = run_dir(s.chars[ch].team, c);
             let l = move_char(s, ch, d)?;
-            lines.push(format!("{}: {l}", c.title()));
+            lines.push(tell!("{}: {l}", c.title()));
             Ok(())
         }
         Card::Flag => flag_action(s, ch, a, lines),
         Card::Push => push(s, ch, a, lines),
         Card::Jump | Card::Trap | Card::Lasso | Card::Dig => ability_card(s, ch, card, a, lines),
-        c => Err(format!("{} is not available in this game", c.title())),
+        c => Err(tell!("{} is not available in this game", c.title())),
     }
 }
 
@@ -632,7 +671,7 @@ pub fn apply_card(s: &mut State, ch: usize, card: Card, a: &Arg, lines: &mut Vec
 fn ability_card(s: &mut State, ch: usize, card: Card, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
     let c = &s.chars[ch];
     if !s.abilities || !c.is_runner() || c.ability.and_then(Card::of_ability) != Some(card) {
-        return Err(format!("{} is not {}'s ability (abilities are the runners' only)", card.title(), c.name));
+        return Err(tell!("{} is not {}'s ability (abilities are the runners' only)", card.title(), c.name));
     }
     match (card, a) {
         (Card::Jump, _) => jump_card(s, ch, a, lines),
@@ -640,7 +679,7 @@ fn ability_card(s: &mut State, ch: usize, card: Card, a: &Arg, lines: &mut Vec<S
         (Card::Lasso, _) => lasso(s, ch, a, lines),
         (Card::Dig, Arg::Remove(q)) => dig_remove(s, ch, *q, lines),
         (Card::Dig, _) => dig_place(s, ch, a, lines),
-        _ => Err(format!("{} cannot be resolved here", card.title())),
+        _ => Err(tell!("{} cannot be resolved here", card.title())),
     }
 }
 
@@ -667,12 +706,12 @@ fn jump_card(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Resu
 fn place_trap(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
     let name = s.chars[ch].name.clone();
     if s.chars[ch].supply == 0 {
-        return Err(format!("{name} has no trap token left"));
+        return Err(tell!("{name} has no trap token left"));
     }
     let Some(q) = trap_space(s, ch, a) else { return Err("no free space up to two spaces away for the trap".into()) };
     s.chars[ch].supply -= 1;
     s.traps.push((q, name.clone()));
-    lines.push(format!("Trap: {name} places a trap on {q}"));
+    lines.push(tell!("Trap: {name} places a trap on {q}"));
     Ok(())
 }
 
@@ -699,18 +738,16 @@ fn lasso(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<(
     for j in lasso_targets(s, ch, a) {
         let q = s.chars[j].at;
         if j == ch {
-            why.push(format!("{name} cannot lasso itself"));
+            why.push(tell!("{name} cannot lasso itself"));
             continue;
         }
         let Some(d) = pull_dir(at, q) else {
-            why.push(format!("{} is not in {name}'s row or column with a space between", s.chars[j].name));
+            why.push(tell!("{} is not in {name}'s row or column with a space between", s.chars[j].name));
             continue;
         };
-        let mut sim = s.clone();
-        match move_char(&mut sim, j, d) {
+        match move_char(s, j, d) {
             Ok(l) => {
-                *s = sim;
-                lines.push(format!("Lasso: {name} pulls {l}"));
+                lines.push(tell!("Lasso: {name} pulls {l}"));
                 return Ok(());
             }
             Err(e) => why.push(e),
@@ -746,10 +783,10 @@ fn pull_dir(at: Sq, q: Sq) -> Option<Dir> {
 fn dig_remove(s: &mut State, ch: usize, q: Sq, lines: &mut Vec<String>) -> Result<(), String> {
     let name = s.chars[ch].name.clone();
     if q.dist(s.chars[ch].at) != 1 || !s.tunnels.contains(&q) {
-        return Err(format!("no tunnel next to {name} on {q}"));
+        return Err(tell!("no tunnel next to {name} on {q}"));
     }
     s.tunnels.retain(|t| *t != q);
-    lines.push(format!("Dig: {name} removes the tunnel on {q}"));
+    lines.push(tell!("Dig: {name} removes the tunnel on {q}"));
     Ok(())
 }
 
@@ -757,12 +794,12 @@ fn dig_remove(s: &mut State, ch: usize, q: Sq, lines: &mut Vec<String>) -> Resul
 fn dig_place(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
     let name = s.chars[ch].name.clone();
     if s.chars[ch].supply == 0 {
-        return Err(format!("{name} has no tunnel token left"));
+        return Err(tell!("{name} has no tunnel token left"));
     }
     let Some(q) = dig_space(s, ch, a) else { return Err("no free space next to the runner for a tunnel".into()) };
     s.chars[ch].supply -= 1;
     s.tunnels.push(q);
-    lines.push(format!("Dig: {name} places a tunnel on {q}"));
+    lines.push(tell!("Dig: {name} places a tunnel on {q}"));
     Ok(())
 }
 
@@ -789,25 +826,25 @@ fn jump(s: &mut State, ch: usize, d: Dir) -> Result<String, String> {
     let land = match (wall, body) {
         (true, None) => q,
         (false, Some(_)) => q.step(d),
-        (true, Some(_)) => return Err(format!("{name} cannot jump {}: a wall and a character", d.key())),
-        (false, None) => return Err(format!("{name} has no wall or character to jump {}", d.key())),
+        (true, Some(_)) => return Err(tell!("{name} cannot jump {}: a wall and a character", d.key())),
+        (false, None) => return Err(tell!("{name} has no wall or character to jump {}", d.key())),
     };
     if wall && !s.in_play(q) {
-        return Err(format!("{name} cannot jump {} off the board", d.key()));
+        return Err(tell!("{name} cannot jump {} off the board", d.key()));
     }
     if body.is_some() && s.layout.wall_between(q, land) {
-        return Err(format!("{name} cannot jump {}: a wall right beyond", d.key()));
+        return Err(tell!("{name} cannot jump {}: a wall right beyond", d.key()));
     }
     if !s.in_play(land) {
-        return Err(format!("{name} cannot jump {}: the landing space is off the board or out of play", d.key()));
+        return Err(tell!("{name} cannot jump {}: the landing space is off the board or out of play", d.key()));
     }
     if s.char_at(land).is_some() || s.flag_lying_at(land).is_some() {
-        return Err(format!("{name} cannot jump {}: {land} is not free", d.key()));
+        return Err(tell!("{name} cannot jump {}: {land} is not free", d.key()));
     }
     s.chars[ch].at = land;
-    s.trail.push((name.clone(), p, land));
+    mark_trail(s, ch, p, land);
     let trap = spring_trap(s, ch);
-    Ok(format!("Jump: {name} {p} -> {land}{trap}"))
+    Ok(tell!("Jump: {name} {p} -> {land}{trap}"))
 }
 
 /// Can `mp`'s token select character `i`? Not a trapped one, unless it is the reset token
@@ -829,7 +866,7 @@ fn escape_trap(s: &mut State, i: usize, why: &str) -> String {
             s.chars[o].supply += 1;
         }
     }
-    format!("{} escapes the trap on {at}{why}; the trap returns to its owner", s.chars[i].name)
+    tell!("{} escapes the trap on {at}{why}; the trap returns to its owner", s.chars[i].name)
 }
 
 /// A character entering a trap space is trapped, unless it placed the trap, which then returns to
@@ -846,7 +883,7 @@ fn spring_trap(s: &mut State, i: usize) -> String {
         " and picks up its trap".to_string()
     } else {
         s.chars[i].trapped = true;
-        format!(", into {owner}'s trap: trapped")
+        tell!(", into {owner}'s trap: trapped")
     }
 }
 
@@ -855,13 +892,13 @@ fn open_step(s: &State, p: Sq, q: Sq) -> Result<(), String> {
     if !s.in_play(q) {
         let l = &s.layout;
         let on_grid = q.c >= 0 && q.r >= 0 && q.c < l.columns && q.r < l.rows;
-        return Err(if on_grid { format!("{q} is out of play") } else { format!("{p} is on the edge of the board") });
+        return Err(if on_grid { tell!("{q} is out of play") } else { tell!("{p} is on the edge of the board") });
     }
     if s.layout.wall_blocks(p, q) {
-        return Err(format!("a wall lies between {p} and {q}"));
+        return Err(tell!("a wall lies between {p} and {q}"));
     }
     if let Some(j) = s.char_at(q) {
-        return Err(format!("{} stands on {q}", s.chars[j].name));
+        return Err(tell!("{} stands on {q}", s.chars[j].name));
     }
     Ok(())
 }
@@ -870,31 +907,40 @@ fn open_step(s: &State, p: Sq, q: Sq) -> Result<(), String> {
 /// not onto characters; a team flag lying in the way is passed over to the space beyond, which
 /// counts as one space.
 ///
-/// Errors: why the space cannot be entered.
+/// Errors: why the space cannot be entered; `s` is then unchanged.
 pub fn move_char(s: &mut State, i: usize, d: Dir) -> Result<String, String> {
     let p = s.chars[i].at;
     let q = p.step(d);
-    let name = s.chars[i].name.clone();
+    let name = |s: &State| s.chars[i].name.clone();
     if s.chars[i].trapped {
-        return Err(format!("{name} is trapped on {p}"));
+        return Err(tell!("{} is trapped on {p}", name(s)));
     }
-    open_step(s, p, q).map_err(|e| format!("{name} cannot move {} from {p}: {e}", d.key()))?;
+    open_step(s, p, q).map_err(|e| tell!("{} cannot move {} from {p}: {e}", name(s), d.key()))?;
     let (land, over) = match s.flag_lying_at(q) {
         Some(t) => {
             let q2 = q.step(d);
-            open_step(s, q, q2).map_err(|e| format!("{name} cannot pass over the {} flag on {q}: {e}", t.name()))?;
+            open_step(s, q, q2).map_err(|e| tell!("{} cannot pass over the {} flag on {q}: {e}", name(s), t.name()))?;
             if let Some(t2) = s.flag_lying_at(q2) {
-                return Err(format!("{name} cannot pass over the {} flag on {q}: the {} flag lies on {q2}", t.name(), t2.name()));
+                return Err(tell!("{} cannot pass over the {} flag on {q}: the {} flag lies on {q2}", name(s), t.name(), t2.name()));
             }
-            (q2, format!(" over the {} flag", t.name()))
+            (q2, tell!(" over the {} flag", t.name()))
         }
         None => (q, String::new()),
     };
     s.chars[i].at = land;
-    s.trail.push((name.clone(), p, land));
-    let carry = s.carried_by(i).map(|t| format!(" carrying the {} flag", t.name())).unwrap_or_default();
+    mark_trail(s, i, p, land);
+    let carry = s.carried_by(i).map(|t| tell!(" carrying the {} flag", t.name())).unwrap_or_default();
     let trap = spring_trap(s, i);
-    Ok(format!("{name} {p} -> {land}{over}{carry}{trap}"))
+    Ok(tell!("{} {p} -> {land}{over}{carry}{trap}", name(s)))
+}
+
+/// Keeps character `i`'s step from `from` to `to` in the round's trail (nothing in a [`Trial`],
+/// which has no account).
+fn mark_trail(s: &mut State, i: usize, from: Sq, to: Sq) {
+    if !in_trial() {
+        let name = s.chars[i].name.clone();
+        s.trail.push((name, from, to));
+    }
 }
 
 /// Uses the tunnel under `ch` to reach the tunnel at `to` (Flag Dash, Using Tunnels): not while
@@ -908,13 +954,13 @@ pub fn use_tunnel(s: &mut State, ch: usize, to: Sq, bump: Option<Dir>, lines: &m
     let at = s.chars[ch].at;
     let name = s.chars[ch].name.clone();
     if !s.tunnels.contains(&at) {
-        return Err(format!("{name} is not on a tunnel ({at})"));
+        return Err(tell!("{name} is not on a tunnel ({at})"));
     }
     if let Some(t) = s.carried_by(ch) {
-        return Err(format!("{name} holds the {} flag and may not use tunnels", t.name()));
+        return Err(tell!("{name} holds the {} flag and may not use tunnels", t.name()));
     }
     if !s.tunnels.contains(&to) || to == at {
-        return Err(format!("{to} is not another tunnel"));
+        return Err(tell!("{to} is not another tunnel"));
     }
     for t in s.tunnels.clone() {
         if t == at || (s.char_at(t).is_none() && s.flag_lying_at(t).is_none()) {
@@ -924,7 +970,7 @@ pub fn use_tunnel(s: &mut State, ch: usize, to: Sq, bump: Option<Dir>, lines: &m
         // selects it, so it cannot be bumped: its tunnel is not a destination.
         if let Some(j) = s.char_at(t).filter(|&j| s.chars[j].trapped) {
             if t == to {
-                return Err(format!("{} on the tunnel at {t} is trapped and cannot be bumped, so {t} is not a destination", s.chars[j].name));
+                return Err(tell!("{} on the tunnel at {t} is trapped and cannot be bumped, so {t} is not a destination", s.chars[j].name));
             }
             continue;
         }
@@ -937,26 +983,26 @@ pub fn use_tunnel(s: &mut State, ch: usize, to: Sq, bump: Option<Dir>, lines: &m
                 if let Some(j) = s.char_at(t) {
                     s.chars[j].at = q;
                     let trap = spring_trap(s, j);
-                    lines.push(format!("{} is bumped off the tunnel at {t} to {q}{trap}", s.chars[j].name));
+                    lines.push(tell!("{} is bumped off the tunnel at {t} to {q}{trap}", s.chars[j].name));
                 } else if let Some(f) = s.flag_lying_at(t) {
                     *s.flags.get_mut(f) = FlagAt::Space(q);
-                    lines.push(format!("the {} flag is bumped off the tunnel at {t} to {q}", f.name()));
+                    lines.push(tell!("the {} flag is bumped off the tunnel at {t} to {q}", f.name()));
                 }
                 done = true;
                 break;
             }
         }
         if !done && t == to {
-            return Err(format!("the piece on the tunnel at {t} cannot be bumped (no free space next to it), so {t} is not a destination"));
+            return Err(tell!("the piece on the tunnel at {t} cannot be bumped (no free space next to it), so {t} is not a destination"));
         }
     }
     if s.char_at(to).is_some() || s.flag_lying_at(to).is_some() {
-        return Err(format!("the tunnel at {to} is still blocked after bumping"));
+        return Err(tell!("the tunnel at {to} is still blocked after bumping"));
     }
     s.chars[ch].at = to;
-    s.trail.push((name.clone(), at, to));
+    mark_trail(s, ch, at, to);
     let trap = spring_trap(s, ch);
-    lines.push(format!("{name} takes the tunnel {at} -> {to}{trap}"));
+    lines.push(tell!("{name} takes the tunnel {at} -> {to}{trap}"));
     Ok(())
 }
 
@@ -965,13 +1011,13 @@ fn take(s: &mut State, ch: usize, lines: &mut Vec<String>) -> Result<(), String>
     let opp = c.team.other();
     let q = s.flag_space(opp);
     if q.dist(c.at) != 1 {
-        return Err(format!("the {} flag ({q}) is not next to {}", opp.name(), c.name));
+        return Err(tell!("the {} flag ({q}) is not next to {}", opp.name(), c.name));
     }
     let from = match s.flags.get(opp) {
-        FlagAt::Carried(n) => format!(" from {n}"),
-        FlagAt::Space(q) => format!(" on {q}"),
+        FlagAt::Carried(n) => tell!(" from {n}"),
+        FlagAt::Space(q) => tell!(" on {q}"),
     };
-    lines.push(format!("Flag: {} takes the {} flag{from}", c.name, opp.name()));
+    lines.push(tell!("Flag: {} takes the {} flag{from}", c.name, opp.name()));
     *s.flags.get_mut(opp) = FlagAt::Carried(c.name.clone());
     Ok(())
 }
@@ -979,25 +1025,25 @@ fn take(s: &mut State, ch: usize, lines: &mut Vec<String>) -> Result<(), String>
 fn collect(s: &mut State, ch: usize, j: usize, lines: &mut Vec<String>) -> Result<(), String> {
     let (c, o) = (&s.chars[ch], &s.chars[j]);
     if o.team == c.team || c.at.dist(o.at) != 1 || s.layout.wall_between(c.at, o.at) {
-        return Err(format!("{} is not an opponent next to {} without a wall between", o.name, c.name));
+        return Err(tell!("{} is not an opponent next to {} without a wall between", o.name, c.name));
     }
     if c.holds.contains(&o.name) {
-        return Err(format!("{} already holds a character flag of {}", c.name, o.name));
+        return Err(tell!("{} already holds a character flag of {}", c.name, o.name));
     }
     if o.flags_left == 0 {
-        return Err(format!("both of {}'s character flags are already taken", o.name));
+        return Err(tell!("both of {}'s character flags are already taken", o.name));
     }
     let on = o.name.clone();
     s.chars[j].flags_left -= 1;
     s.chars[ch].holds.push(on.clone());
-    lines.push(format!("Flag: {} collects a character flag of {on}", s.chars[ch].name));
+    lines.push(tell!("Flag: {} collects a character flag of {on}", s.chars[ch].name));
     Ok(())
 }
 
 /// The Flag card (Flag Dash, Action Cards, Flag; 2-Player Rules for passing).
 fn flag_action(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
     if !s.chars[ch].is_runner() {
-        return Err(format!("{} is a defender; the Flag card's actions are a runner's", s.chars[ch].name));
+        return Err(tell!("{} is a defender; the Flag card's actions are a runner's", s.chars[ch].name));
     }
     match a {
         Arg::Take => take(s, ch, lines),
@@ -1008,7 +1054,7 @@ fn flag_action(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Re
             let give = flags_to_pass(s, ch, *j, which)?;
             s.chars[ch].holds.retain(|h| !give.contains(h));
             s.chars[*j].holds.extend(give.iter().cloned());
-            lines.push(format!("Flag: {} passes the character flags of {} to {}", s.chars[ch].name, give.join(", "), s.chars[*j].name));
+            lines.push(tell!("Flag: {} passes the character flags of {} to {}", s.chars[ch].name, give.join(", "), s.chars[*j].name));
             Ok(())
         }
         Arg::Auto => auto_flag(s, ch, lines),
@@ -1021,15 +1067,15 @@ fn give_flag(s: &mut State, ch: usize, j: usize, lines: &mut Vec<String>) -> Res
     let (name, team, at) = (&s.chars[ch].name, s.chars[ch].team, s.chars[ch].at);
     let o = &s.chars[j];
     if s.carried_by(ch) != Some(team.other()) {
-        return Err(format!("{name} does not carry the {} flag", team.other().name()));
+        return Err(tell!("{name} does not carry the {} flag", team.other().name()));
     }
     if j == ch {
-        return Err(format!("{name} cannot give the flag to itself"));
+        return Err(tell!("{name} cannot give the flag to itself"));
     }
     if o.team != team || o.at.dist(at) != 1 {
-        return Err(format!("{} is not a teammate next to {name}", o.name));
+        return Err(tell!("{} is not a teammate next to {name}", o.name));
     }
-    lines.push(format!("Flag: {name} gives the {} flag to {}", team.other().name(), o.name));
+    lines.push(tell!("Flag: {name} gives the {} flag to {}", team.other().name(), o.name));
     *s.flags.get_mut(team.other()) = FlagAt::Carried(o.name.clone());
     Ok(())
 }
@@ -1038,12 +1084,12 @@ fn give_flag(s: &mut State, ch: usize, j: usize, lines: &mut Vec<String>) -> Res
 fn drop_flag(s: &mut State, ch: usize, q: Sq, lines: &mut Vec<String>) -> Result<(), String> {
     let (name, team, at) = (&s.chars[ch].name, s.chars[ch].team, s.chars[ch].at);
     if s.carried_by(ch) != Some(team.other()) {
-        return Err(format!("{name} does not carry the {} flag", team.other().name()));
+        return Err(tell!("{name} does not carry the {} flag", team.other().name()));
     }
     if q.dist(at) != 1 || !s.in_play(q) || s.char_at(q).is_some() || s.flag_lying_at(q).is_some() {
-        return Err(format!("{q} is not a free space next to {name}"));
+        return Err(tell!("{q} is not a free space next to {name}"));
     }
-    lines.push(format!("Flag: {name} drops the {} flag on {q}", team.other().name()));
+    lines.push(tell!("Flag: {name} drops the {} flag on {q}", team.other().name()));
     *s.flags.get_mut(team.other()) = FlagAt::Space(q);
     Ok(())
 }
@@ -1057,10 +1103,10 @@ fn flags_to_pass(s: &State, ch: usize, j: usize, which: &[usize]) -> Result<Vec<
     let (name, team, at) = (&s.chars[ch].name, s.chars[ch].team, s.chars[ch].at);
     let o = &s.chars[j];
     if j == ch {
-        return Err(format!("{name} cannot pass character flags to itself"));
+        return Err(tell!("{name} cannot pass character flags to itself"));
     }
     if s.mode != Mode::TwoBasic || o.team != team || !o.is_runner() || o.at.dist(at) != 1 {
-        return Err(format!("{} is not your other runner next to {name}", o.name));
+        return Err(tell!("{} is not your other runner next to {name}", o.name));
     }
     let lacks = |h: &String| !o.holds.contains(h);
     let give: Vec<String> = if which.is_empty() {
@@ -1070,17 +1116,17 @@ fn flags_to_pass(s: &State, ch: usize, j: usize, which: &[usize]) -> Result<Vec<
         for &k in which {
             let n = &s.chars[k].name;
             if !s.chars[ch].holds.contains(n) {
-                return Err(format!("{name} holds no character flag of {n}"));
+                return Err(tell!("{name} holds no character flag of {n}"));
             }
             if !lacks(n) {
-                return Err(format!("{} already holds a character flag of {n}", o.name));
+                return Err(tell!("{} already holds a character flag of {n}", o.name));
             }
             v.push(n.clone());
         }
         v
     };
     if give.is_empty() {
-        return Err(format!("{name} has no character flag {} lacks", o.name));
+        return Err(tell!("{name} has no character flag {} lacks", o.name));
     }
     Ok(give)
 }
@@ -1101,7 +1147,7 @@ fn auto_flag(s: &mut State, ch: usize, lines: &mut Vec<String>) -> Result<(), St
             }
         }
     }
-    Err(format!("no flag action: {}", why.join("; ")))
+    Err(tell!("no flag action: {}", why.join("; ")))
 }
 
 /// The Push card (Flag Dash, Action Cards, Push): an adjacent character not across a wall moves
@@ -1132,7 +1178,7 @@ fn push(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<()
         }
     }
     if why.is_empty() {
-        why.push(format!("no opponent next to {}", s.chars[ch].name));
+        why.push(tell!("no opponent next to {}", s.chars[ch].name));
     }
     Err(why.join("; "))
 }
@@ -1140,17 +1186,17 @@ fn push(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<()
 fn push_one(s: &mut State, ch: usize, j: usize, path: &[Dir], lines: &mut Vec<String>) -> Result<(), String> {
     let (c, o) = (&s.chars[ch], &s.chars[j]);
     if j == ch {
-        return Err(format!("{} cannot push itself", c.name));
+        return Err(tell!("{} cannot push itself", c.name));
     }
     if c.at.dist(o.at) != 1 || s.layout.wall_between(c.at, o.at) {
-        return Err(format!("{} is not next to {} without a wall between", o.name, c.name));
+        return Err(tell!("{} is not next to {} without a wall between", o.name, c.name));
     }
     let team = c.team;
     let from = o.at;
     let mut dropped = None;
     if o.team != team && s.carried_by(j) == Some(team) {
         *s.flags.get_mut(team) = FlagAt::Space(from);
-        dropped = Some(format!("{} drops the {} flag on {from}", o.name, team.name()));
+        dropped = Some(tell!("{} drops the {} flag on {from}", o.name, team.name()));
     }
     let mut moved = Vec::new();
     let pusher = s.chars[ch].at;
@@ -1161,13 +1207,13 @@ fn push_one(s: &mut State, ch: usize, j: usize, path: &[Dir], lines: &mut Vec<St
         // push takes it farther from the pusher (our reading of "away"), so it never ends closer to
         // it or back next to it.
         if s.chars[j].at.dist(pusher) <= before {
-            return Err(format!("{} would not be pushed away from {}: {} does not take it farther (Push: \"away\")", s.chars[j].name, s.chars[ch].name, d.key()));
+            return Err(tell!("{} would not be pushed away from {}: {} does not take it farther (Push: \"away\")", s.chars[j].name, s.chars[ch].name, d.key()));
         }
         if s.chars[j].trapped {
             break;
         }
     }
-    lines.push(format!("Push: {} pushes {}", s.chars[ch].name, moved.join(", then ")));
+    lines.push(tell!("Push: {} pushes {}", s.chars[ch].name, moved.join(", then ")));
     lines.extend(dropped);
     Ok(())
 }
@@ -1179,12 +1225,12 @@ pub fn winner(s: &State) -> Option<(Team, String)> {
         let y = x.other();
         let q = s.flag_space(x);
         if s.layout.territory.get(y).contains(q) {
-            return Some((y, format!("the {} flag reached {q}, in Team {}'s territory", x.name(), y.name())));
+            return Some((y, tell!("the {} flag reached {q}, in Team {}'s territory", x.name(), y.name())));
         }
     }
     for c in &s.chars {
         if c.is_runner() && s.chars.iter().filter(|o| o.team != c.team).all(|o| c.holds.contains(&o.name)) {
-            return Some((c.team, format!("{} holds a character flag of every opposing character", c.name)));
+            return Some((c.team, tell!("{} holds a character flag of every opposing character", c.name)));
         }
     }
     None

@@ -206,7 +206,7 @@ pub fn initial_state(layout: Layout, o: &Options) -> Result<State, GameError> {
     Ok(State {
         tunnels: layout.tunnels.clone(),
         flags: Teams { white: FlagAt::Space(layout.flags.white), red: FlagAt::Space(layout.flags.red) },
-        layout,
+        layout: std::sync::Arc::new(layout),
         mode: o.mode,
         abilities: o.abilities,
         traps: Vec::new(),

@@ -193,6 +193,20 @@ pub fn parse_try(s: &State, role: &str, mp: &MovePlan, text: &str) -> Result<Try
         steps.retain(|x| *x != Step::NoCard);
         return Ok(Try { who, steps, chase, no_card: true });
     }
+    normalized(mp, who, steps, chase)
+}
+
+/// The alternative that selects character `who` with the written steps `written` (boosts and
+/// tunnels: no card, combo, cats or `no card` step), normalized for `mp`: what [`parse_try`]
+/// gives for the text naming that character and those steps, without reading any text (the
+/// built-in player tries the same few alternatives with every card).
+pub fn try_with(mp: &MovePlan, who: usize, written: &[Step]) -> Result<Try, String> {
+    normalized(mp, who, written.to_vec(), Vec::new())
+}
+
+/// The alternative after its card steps are filled in and checked ([`fill_cards`],
+/// [`check_card_order`]).
+fn normalized(mp: &MovePlan, who: usize, mut steps: Vec<Step>, chase: Vec<Dir>) -> Result<Try, String> {
     fill_cards(mp, &mut steps)?;
     check_card_order(mp, &steps)?;
     Ok(Try { who, steps, chase, no_card: false })

@@ -2,6 +2,7 @@
 //! round stands. Everything serializes in a fixed order (Vec, BTreeMap), never a HashMap.
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -323,8 +324,8 @@ pub enum Stage {
 /// The game state.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct State {
-    /// The board.
-    pub layout: Layout,
+    /// The board (shared, not copied, by the copies of a state: it never changes in a game).
+    pub layout: Arc<Layout>,
     /// Players and seats.
     pub mode: Mode,
     /// Character abilities in use.

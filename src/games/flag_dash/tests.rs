@@ -492,7 +492,7 @@ fn three_character_flags_win() {
 #[test]
 fn round_limit_is_a_draw() {
     let mut s = cleared(&[]);
-    s.layout.round_limit = 1;
+    std::sync::Arc::make_mut(&mut s.layout).round_limit = 1;
     let s1 = resolve(&s, &[("white-1", idle(1, 2)), ("white-2", idle(1, 2)), ("red-1", idle(1, 2)), ("red-2", idle(3, 2).replace("token = 3", "token = 4"))]);
     let o = s1.outcome.unwrap();
     assert_eq!(o.winner, None);

@@ -3,7 +3,9 @@
 //! where the state stands until a First Minnesota activation needs an answer that neither this
 //! step's order nor a standing order gives, or the game ends.
 
+use std::cell::RefCell;
 use std::collections::VecDeque;
+use std::rc::Rc;
 
 use super::hex::Space;
 pub use super::rules::{ACTIONS, Attack, AttackKind, Plan, Tally, check_melee, check_path, check_plan, check_shoot, cols_rows, enemy_next_to};
@@ -116,7 +118,7 @@ pub fn attack(s: &mut State, ctx: &mut Ctx, i: usize, a: Attack) -> Option<Tally
         AttackKind::Shoot => format!("{} shoots at {} at distance {d}, pulling {n} tokens.", s.label(i), s.label(a.target)),
         AttackKind::Melee => format!("{} melees {}, pulling {n} tokens.", s.label(i), s.label(a.target)),
     });
-    let tally = pull(&s.scenario.clone(), ctx, a.tokens, &format!("Success bag, company {}'s {}", s.companies[i].letter, if a.kind == AttackKind::Shoot { "shot" } else { "melee" }));
+    let tally = pull(&s.scenario, ctx, a.tokens, &format!("Success bag, company {}'s {}", s.companies[i].letter, if a.kind == AttackKind::Shoot { "shot" } else { "melee" }));
     ctx.say(format!(
         "Pulled: successes {} First Minnesota, {} Confederate; flames {} First Minnesota, {} Confederate.",
         tally.union_success, tally.confederate_success, tally.union_flame, tally.confederate_flame
@@ -229,25 +231,56 @@ pub fn occupancy(s: &State) -> Vec<Option<usize>> {
 
 /// Steps to the nearest objective space for every space, moving through Confederate companies but
 /// never through a First Minnesota company (`u32::MAX` when cut off).
-pub fn objective_field(s: &State) -> Vec<u32> {
+pub fn objective_field(s: &State) -> Rc<Vec<u32>> {
     objective_field_with(s, &occupancy(s))
 }
 
-/// [`objective_field`] with the board's [`occupancy`] at hand.
-fn objective_field_with(s: &State, occ: &[Option<usize>]) -> Vec<u32> {
-    let (c, r) = cols_rows(s);
+/// What an [`objective_field`] is a function of: the map's size, the objective spaces and the
+/// spaces a First Minnesota company blocks.
+#[derive(PartialEq)]
+struct FieldInputs {
+    columns: u32,
+    rows: u32,
+    objective: Vec<Space>,
+    blocked: Vec<bool>,
+}
+
+thread_local! {
+    /// The last [`objective_field`] worked out on this thread, with its inputs: the field changes
+    /// only when a First Minnesota company moves or falls, and is asked for at every Confederate
+    /// activation and every plan of the built-in player.
+    static LAST_FIELD: RefCell<Option<(FieldInputs, Rc<Vec<u32>>)>> = const { RefCell::new(None) };
+}
+
+/// [`objective_field`] with the board's [`occupancy`] at hand (the last one kept, see [`LAST_FIELD`]).
+fn objective_field_with(s: &State, occ: &[Option<usize>]) -> Rc<Vec<u32>> {
+    let (columns, rows) = cols_rows(s);
+    let blocked = occ.iter().map(|o| o.is_some_and(|j| s.companies[j].side == Side::Union)).collect();
+    let inputs = FieldInputs { columns, rows, objective: s.scenario.objective(), blocked };
+    let hit = LAST_FIELD.with_borrow(|last| last.as_ref().filter(|(k, _)| *k == inputs).map(|(_, f)| f.clone()));
+    if let Some(field) = hit {
+        return field;
+    }
+    let field = Rc::new(search_objective_field(&inputs));
+    LAST_FIELD.set(Some((inputs, field.clone())));
+    field
+}
+
+/// The breadth-first search of [`objective_field`].
+fn search_objective_field(f: &FieldInputs) -> Vec<u32> {
+    let (c, r) = (f.columns, f.rows);
     let idx = |p: Space| (p.row * c + p.col) as usize;
-    let blocked = |p: Space| occ[idx(p)].is_some_and(|j| s.companies[j].side == Side::Union);
+    let blocked = |p: Space| f.blocked[idx(p)];
     let mut d = vec![u32::MAX; (c * r) as usize];
     let mut q = VecDeque::with_capacity((c * r) as usize);
-    for o in s.scenario.objective() {
+    for &o in &f.objective {
         if o.col < c && o.row < r && !blocked(o) && d[idx(o)] == u32::MAX {
             d[idx(o)] = 0;
             q.push_back(o);
         }
     }
     while let Some(p) = q.pop_front() {
-        for n in p.neighbors(c, r) {
+        for n in p.neighbors_iter(c, r) {
             if d[idx(n)] == u32::MAX && !blocked(n) {
                 d[idx(n)] = d[idx(p)] + 1;
                 q.push_back(n);
@@ -284,7 +317,7 @@ pub fn confederate_destination(s: &State, i: usize) -> Option<Space> {
         if steps >= s.scenario.rules.confederate_move {
             continue;
         }
-        for n in p.neighbors(c, r) {
+        for n in p.neighbors_iter(c, r) {
             if seen[idx(n)] != u32::MAX {
                 continue;
             }
@@ -396,31 +429,29 @@ fn reset_bag(s: &mut State, ctx: &mut Ctx) {
 /// The day's end, if reached: (won, summary).
 pub(super) fn day_over(s: &State) -> Option<(bool, String)> {
     let r = &s.scenario.rules;
+    let none_left = |side: Side| !s.companies.iter().any(|c| c.side == side && c.at.is_some());
+    let n = s.breakthroughs();
+    let (won, why) = if n >= r.breakthrough {
+        let companies = if n == 1 { "company" } else { "companies" };
+        (false, format!("defeat, {n} Confederate {companies} broke through"))
+    } else if none_left(Side::Union) {
+        (false, "defeat, the First Minnesota is shattered".to_string())
+    } else if s.colors_taken && r.colors_win {
+        (true, "victory, the Confederate colors are taken".to_string())
+    } else if none_left(Side::Confederate) {
+        (true, "victory, no Confederate company is left on the field".to_string())
+    } else if s.round > r.rounds {
+        (true, format!("victory, the line held for {} rounds", r.rounds))
+    } else {
+        return None;
+    };
     let lost = s.str_lost();
     let men = lost * r.men_per_str;
-    let tail = format!("casualties {lost} Str (about {men} men)");
-    if s.breakthroughs() >= r.breakthrough {
-        let n = s.breakthroughs();
-        let companies = if n == 1 { "company" } else { "companies" };
-        return Some((false, format!("{}: defeat, {n} Confederate {companies} broke through; {tail}", s.scenario.name)));
-    }
-    if s.active(Side::Union).is_empty() {
-        return Some((false, format!("{}: defeat, the First Minnesota is shattered; {tail}", s.scenario.name)));
-    }
-    if s.colors_taken && r.colors_win {
-        return Some((true, format!("{}: victory, the Confederate colors are taken; {tail}", s.scenario.name)));
-    }
-    if s.active(Side::Confederate).is_empty() {
-        return Some((true, format!("{}: victory, no Confederate company is left on the field; {tail}", s.scenario.name)));
-    }
-    if s.round > r.rounds {
-        return Some((true, format!("{}: victory, the line held for {} rounds; {tail}", s.scenario.name, r.rounds)));
-    }
-    None
+    Some((won, format!("{}: {why}; casualties {lost} Str (about {men} men)", s.scenario.name)))
 }
 
 /// The state of a new day: companies, a full bag, round 1.
-pub fn start_day(scenario: Scenario, carried: Option<&[Company]>) -> (Vec<Company>, Vec<Token>) {
+pub fn start_day(scenario: &Scenario, carried: Option<&[Company]>) -> (Vec<Company>, Vec<Token>) {
     let mut companies = Vec::new();
     for (side, list) in [(Side::Union, &scenario.union), (Side::Confederate, &scenario.confederate)] {
         for c in list {
@@ -470,7 +501,7 @@ fn finish_day(s: &mut State, ctx: &mut Ctx, won: bool, summary: String) {
     if let Some(next) = s.next.take()
         && !s.active(Side::Union).is_empty()
     {
-            let (companies, bag) = start_day(next.clone(), Some(&s.companies));
+            let (companies, bag) = start_day(&next, Some(&s.companies));
             s.scenario = next;
             s.companies = companies;
             s.bag = bag;

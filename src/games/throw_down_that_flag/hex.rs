@@ -53,6 +53,11 @@ impl Space {
     /// The neighbours inside a `columns` x `rows` map, in a fixed order (left, right, then the row
     /// toward the Union line, then the row away from it, each left to right).
     pub fn neighbors(self, columns: u32, rows: u32) -> Vec<Space> {
+        self.neighbors_iter(columns, rows).collect()
+    }
+
+    /// [`Space::neighbors`] one by one, with nothing allocated (the path searches).
+    pub fn neighbors_iter(self, columns: u32, rows: u32) -> impl Iterator<Item = Space> {
         let (c, r) = (self.col as i64, self.row as i64);
         let shift = r & 1; // odd rows (zero-based) are shifted right
         let cand = [
@@ -64,9 +69,8 @@ impl Space {
             (c + shift, r + 1),
         ];
         cand.into_iter()
-            .filter(|&(x, y)| x >= 0 && y >= 0 && x < columns as i64 && y < rows as i64)
+            .filter(move |&(x, y)| x >= 0 && y >= 0 && x < columns as i64 && y < rows as i64)
             .map(|(x, y)| Space { col: x as u32, row: y as u32 })
-            .collect()
     }
 
     /// True when the two spaces are next to each other.

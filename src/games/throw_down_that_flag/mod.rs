@@ -64,10 +64,10 @@ fn read_options(options: &BTreeMap<String, String>) -> Result<(Option<String>, b
 /// The state at the start of `scenario` (and of the campaign's next day, if any), run up to the
 /// first question. Setup pulls no token: the first pull happens in the first resolution.
 pub fn initial_state(scenario: Scenario, next: Option<Scenario>) -> State {
-    let (companies, bag) = engine::start_day(scenario.clone(), None);
+    let (companies, bag) = engine::start_day(&scenario, None);
     State {
-        scenario,
-        next,
+        scenario: std::sync::Arc::new(scenario),
+        next: next.map(std::sync::Arc::new),
         days: Vec::new(),
         companies,
         bag,

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use super::hex::Space;
 use super::scenario::Scenario;
+use std::sync::Arc;
 use crate::game::Outcome;
 
 /// A side: the First Minnesota (role `union`) or the Confederates (moved by the engine).
@@ -146,10 +147,11 @@ pub struct DayResult {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct State {
-    /// The day being played.
-    pub scenario: Scenario,
+    /// The day being played (shared, not copied, by the copies of a state: it never changes
+    /// within a day).
+    pub scenario: Arc<Scenario>,
     /// Campaign games: the day still to come (July 3), played with the survivors.
-    pub next: Option<Scenario>,
+    pub next: Option<Arc<Scenario>>,
     /// Days already finished in this game.
     pub days: Vec<DayResult>,
     /// Every company: First Minnesota first, then Confederates, in scenario order.
@@ -198,7 +200,7 @@ impl State {
 
     /// The company of `side` holding its colors, if on the map.
     pub fn colors_of(&self, side: Side) -> Option<usize> {
-        self.active(side).into_iter().find(|&i| self.companies[i].colors)
+        self.companies.iter().position(|c| c.side == side && c.at.is_some() && c.colors)
     }
 
     /// Enemy companies next to company `i`.

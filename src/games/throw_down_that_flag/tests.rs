@@ -182,7 +182,7 @@ fn colors_passing_name_the_side_of_the_heir() {
 #[test]
 fn one_breakthrough_is_told_in_the_singular() {
     let mut s = board(&[("A", "A5", 3)], &[("C", "E3", 3)]);
-    s.scenario.rules.breakthrough = 1;
+    std::sync::Arc::make_mut(&mut s.scenario).rules.breakthrough = 1;
     let c = idx(&s, Side::Confederate, "C");
     engine::confederate_activation(&mut s, &mut Ctx::scripted(&[]), c);
     let (won, text) = engine::day_over(&s).expect("over");
