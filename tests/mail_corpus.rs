@@ -201,23 +201,6 @@ fn the_same_bytes_twice_in_one_run_are_handled_once() {
 }
 
 #[test]
-fn order_copies_an_older_version_left_are_removed() {
-    // Orders are submitted from memory; earlier versions copied each into ROOT/.mail/tmp/, and a
-    // killed run left the copy there (a sealed order, outside any game).
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    let game = new_game(&root, "g1", 72);
-    let left = root.join(".mail").join("tmp").join("4242-0123456789ab");
-    std::fs::create_dir_all(&left).unwrap();
-    std::fs::write(left.join("orders.toml"), "sealed").unwrap();
-    let maildir = tmp.path().join("Maildir");
-    deliver(&maildir, "m1", &expand(&game, &std::fs::read(corpus().join("plain-attachment.eml")).unwrap()));
-    let run = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
-    assert_eq!(run[0].orders[0].receipt.as_ref().unwrap().seq, 1);
-    assert!(!root.join(".mail").join("tmp").exists(), "the old copies are gone");
-}
-
-#[test]
 fn two_intakes_at_once_one_waits_for_the_next_run() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("turns");
