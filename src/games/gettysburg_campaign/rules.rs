@@ -150,10 +150,13 @@ fn all_selections(k: &PlayKey) -> Vec<Vec<Command>> {
     out
 }
 
+/// [`card_counts`] and [`legal_selections`] of one [`PlayKey`].
+type Plays = ((usize, usize), Vec<Vec<Command>>);
+
 /// [`card_counts`] and [`legal_selections`] for what they depend on, worked out once per
 /// [`PlayKey`] on this thread (the same few come back at every order and order check).
-fn plays(s: &State, side: Side) -> std::rc::Rc<((usize, usize), Vec<Vec<Command>>)> {
-    type Cache = std::collections::HashMap<PlayKey, std::rc::Rc<((usize, usize), Vec<Vec<Command>>)>>;
+fn plays(s: &State, side: Side) -> std::rc::Rc<Plays> {
+    type Cache = std::collections::HashMap<PlayKey, std::rc::Rc<Plays>>;
     thread_local! {
         /// Only looked up, never listed; emptied when it grows past a few thousand.
         static PLAYS: std::cell::RefCell<Cache> = std::cell::RefCell::new(Cache::new());
