@@ -85,25 +85,57 @@ pub fn half_corps(s: &State, side: Side, card: usize, upper: bool) -> Option<usi
     (0..s.corps.len()).find(|&c| s.corps[c].side == side && s.corps[c].commander.eq_ignore_ascii_case(name))
 }
 
+/// What [`all_selections`] depends on, worked out from a state: how many cards may be played,
+/// each card's halves (upper, lower) as the army commander's (`None`) or the corps it names, the
+/// side's corps, those of them able to take a command, and whether the army commander is used.
+#[derive(Clone, PartialEq, Eq, Hash)]
+struct PlayKey {
+    limit: usize,
+    halves: Vec<[Option<Option<usize>>; 2]>,
+    corps: Vec<usize>,
+    free: Vec<bool>,
+    army_used: bool,
+}
+
+impl PlayKey {
+    fn new(s: &State, side: Side) -> Self {
+        let army = s.scenario.army(side);
+        let half = |card, upper| if is_army_half(s, side, card, upper) { None } else { Some(half_corps(s, side, card, upper)) };
+        let corps = s.corps_of(side);
+        PlayKey {
+            limit: army.cards_to_play as usize,
+            halves: (0..army.cards.len()).map(|card| [half(card, true), half(card, false)]).collect(),
+            free: corps.iter().map(|&c| command_block(s, c).is_none()).collect(),
+            corps,
+            army_used: *s.army_used.get(side),
+        }
+    }
+
+    /// Whether the half (`card`, `upper`) names the army commander.
+    fn army(&self, card: usize, upper: bool) -> bool {
+        self.halves[card][usize::from(!upper)].is_none()
+    }
+}
+
 /// Every way `side` may play cards this command phase, of any size up to its cards to play: each
 /// card at most once with one half up, every commanded corps able to take a command and commanded
 /// once, the army commander's half only while unused, commanding any one such corps (§6).
-fn all_selections(s: &State, side: Side) -> Vec<Vec<Command>> {
-    let limit = s.scenario.army(side).cards_to_play as usize;
-    let ncards = s.scenario.army(side).cards.len();
+fn all_selections(k: &PlayKey) -> Vec<Vec<Command>> {
     let mut out = vec![Vec::new()];
-    for card in 0..ncards {
+    for (card, halves) in k.halves.iter().enumerate() {
         let mut next = Vec::new();
         for sel in out {
-            if sel.len() < limit {
-                for upper in [true, false] {
-                    let corps: Vec<usize> = if is_army_half(s, side, card, upper) {
-                        if *s.army_used.get(side) { vec![] } else { s.corps_of(side) }
-                    } else {
-                        half_corps(s, side, card, upper).into_iter().collect()
+            if sel.len() < k.limit {
+                for (upper, half) in [(true, halves[0]), (false, halves[1])] {
+                    let corps: Vec<usize> = match half {
+                        None if k.army_used => vec![],
+                        None => k.corps.clone(),
+                        Some(named) => named.into_iter().collect(),
                     };
                     for c in corps {
-                        if command_block(s, c).is_none() && !sel.iter().any(|x: &Command| x.corps == c) {
+                        // A corps named on a card is always one of the side's.
+                        let free = k.corps.iter().position(|&x| x == c).is_some_and(|i| k.free[i]);
+                        if free && !sel.iter().any(|x: &Command| x.corps == c) {
                             let mut more = sel.clone();
                             more.push(Command { card, upper, corps: c });
                             next.push(more);
@@ -118,6 +150,38 @@ fn all_selections(s: &State, side: Side) -> Vec<Vec<Command>> {
     out
 }
 
+/// [`card_counts`] and [`legal_selections`] of one [`PlayKey`].
+type Plays = ((usize, usize), Vec<Vec<Command>>);
+
+/// [`card_counts`] and [`legal_selections`] for what they depend on, worked out once per
+/// [`PlayKey`] on this thread (the same few come back at every order and order check).
+fn plays(s: &State, side: Side) -> std::rc::Rc<Plays> {
+    type Cache = std::collections::HashMap<PlayKey, std::rc::Rc<Plays>>;
+    thread_local! {
+        /// Only looked up, never listed; emptied when it grows past a few thousand.
+        static PLAYS: std::cell::RefCell<Cache> = std::cell::RefCell::new(Cache::new());
+    }
+    let key = PlayKey::new(s, side);
+    if let Some(hit) = PLAYS.with_borrow(|m| m.get(&key).cloned()) {
+        return hit;
+    }
+    let all = all_selections(&key);
+    let army = |sel: &[Command]| sel.iter().any(|x| key.army(x.card, x.upper));
+    let free = all.iter().filter(|x| !army(x)).map(Vec::len).max().unwrap_or(0);
+    let counts = (free, all.iter().map(Vec::len).max().unwrap_or(0));
+    let fits = |sel: &[Command]| sel.len() == counts.1 || (sel.len() == counts.0 && !army(sel));
+    let mut legal: Vec<Vec<Command>> = all.into_iter().filter(|x| fits(x)).collect();
+    legal.sort_by_key(|sel| (army(sel), sel.iter().map(|x| (x.card, !x.upper, x.corps)).collect::<Vec<_>>()));
+    let done = std::rc::Rc::new((counts, legal));
+    PLAYS.with_borrow_mut(|m| {
+        if m.len() >= 4096 {
+            m.clear();
+        }
+        m.insert(key, done.clone());
+    });
+    done
+}
+
 /// True when `sel` plays the army commander's half (Lee, Meade).
 pub fn plays_army(s: &State, side: Side, sel: &[Command]) -> bool {
     sel.iter().any(|x| is_army_half(s, side, x.card, x.upper))
@@ -128,13 +192,7 @@ pub fn plays_army(s: &State, side: Side, sel: &[Command]) -> bool {
 /// is never forced), so `compulsory` is the most cards playable without him and `most` the most
 /// with him. A play is legal with `most` cards, or with `compulsory` cards without him.
 pub fn card_counts(s: &State, side: Side) -> (usize, usize) {
-    counts_of(s, side, &all_selections(s, side))
-}
-
-/// [`card_counts`] from every way `side` may play ([`all_selections`]).
-fn counts_of(s: &State, side: Side, all: &[Vec<Command>]) -> (usize, usize) {
-    let free = all.iter().filter(|x| !plays_army(s, side, x)).map(Vec::len).max().unwrap_or(0);
-    (free, all.iter().map(Vec::len).max().unwrap_or(0))
+    plays(s, side).0
 }
 
 /// Whether `sel` has a legal number of cards, given [`card_counts`]' `(free, most)`.
@@ -156,14 +214,7 @@ pub fn legal_count(s: &State, side: Side, sel: &[Command]) -> bool {
 /// commander first, then by card and half (upper before lower) and corps. The first is the NMR
 /// default, so the default never plays Lee or Meade.
 pub fn legal_selections(s: &State, side: Side) -> Vec<Vec<Command>> {
-    let all = all_selections(s, side);
-    let counts = counts_of(s, side, &all);
-    let mut all: Vec<Vec<Command>> = all.into_iter().filter(|x| fits_count(s, side, x, counts)).collect();
-    all.sort_by_key(|sel| {
-        let army = plays_army(s, side, sel);
-        (army, sel.iter().map(|x| (x.card, !x.upper, x.corps)).collect::<Vec<_>>())
-    });
-    all
+    plays(s, side).1.clone()
 }
 
 /// Moves corps `c` may make this round under `commands` (§8): 2 for the army commander's corps,

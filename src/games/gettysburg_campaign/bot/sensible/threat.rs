@@ -59,15 +59,32 @@ impl Threat {
     /// Union corps holds it, else the odds of its attack), discounted per road; towns the Union
     /// holds block the roads through them.
     pub(super) fn of(&mut self, s: &State, g: &Graph, held: &[u32]) -> f64 {
+        self.unless(s, g, held, |_| false).expect("never given up")
+    }
+
+    /// [`Threat::of`], or `None` as soon as the threat of some of the Confederate corps makes
+    /// `hopeless` true. The threat of some corps is never more than that of all of them, to the
+    /// bit (each town's best chance is a maximum over the corps, summed in the same order, and
+    /// rounding keeps order), so `hopeless` may rely on the whole threat being at least as big.
+    pub(super) fn unless(&mut self, s: &State, g: &Graph, held: &[u32], hopeless: impl Fn(f64) -> bool) -> Option<f64> {
         self.best.fill(0.0);
         let open = if g.bits.adj.is_empty() { 0 } else { held.iter().enumerate().fold(0u64, |w, (i, &h)| w | u64::from(h == 0) << i) };
-        for k in 0..self.conf.len() {
+        let n = self.conf.len();
+        for k in 0..n {
             if g.bits.adj.is_empty() {
                 self.by_queue(s, g, held, self.conf[k]);
             } else {
                 self.by_bits(s, g, held, open, self.conf[k]);
             }
+            if k + 1 < n && hopeless(self.sum(g)) {
+                return None;
+            }
         }
+        Some(self.sum(g))
+    }
+
+    /// The threat of the corps worked out so far.
+    fn sum(&self, g: &Graph) -> f64 {
         g.points.iter().zip(&self.best).map(|(&p, &b)| p as f64 * b).sum()
     }
 
@@ -143,6 +160,23 @@ fn union_routes(s: &State, g: &Graph, conf_free: &[bool], c: usize, steps: u32) 
     out
 }
 
+/// `routes` without those that end where an earlier one does (all of them but the first when the
+/// corps stands nowhere, `placed` false). Combinations whose corps end in the same towns make the
+/// same board and the same number of moves, so the same gain, and the first of them in odometer
+/// order (the one of each corps' first route to its end) is the only one that can be picked.
+fn first_per_end(routes: Vec<Route>, placed: bool) -> Vec<Route> {
+    let mut ends = Vec::with_capacity(routes.len());
+    let mut out = Vec::with_capacity(routes.len());
+    for r in routes {
+        let end = if placed { r.end() } else { None };
+        if !ends.contains(&end) {
+            ends.push(end);
+            out.push(r);
+        }
+    }
+    out
+}
+
 /// The Union's best plans for play `sel`: every combination of its corps' routes, scored by how
 /// much it lowers the Confederate threat (a move that changes nothing is not made); the first
 /// best combination in odometer order wins.
@@ -163,6 +197,7 @@ pub(super) fn union_plans(s: &State, g: &Graph, sel: &[Command]) -> (Vec<Vec<Str
         }
     }
     let routes: Vec<Vec<Route>> = sel.iter().map(|x| union_routes(s, g, &conf_free, x.corps, rules::allowed_steps(s, Side::Union, sel, x.corps))).collect();
+    let routes: Vec<Vec<Route>> = sel.iter().zip(routes).map(|(x, r)| first_per_end(r, base[x.corps].is_some())).collect();
     let mut pick = vec![0; sel.len()];
     let (mut best, mut best_gain) = (pick.clone(), 0.0f64);
     let mut board = held.clone();
@@ -177,8 +212,10 @@ pub(super) fn union_plans(s: &State, g: &Graph, sel: &[Command]) -> (Vec<Vec<Str
                 moved += 1;
             }
         }
-        let gain = now - threat.of(s, g, &board) - 0.001 * moved as f64;
-        if gain > best_gain + 1e-9 {
+        // A board whose threat so far already leaves no gain over the best cannot be picked.
+        let cost = 0.001 * moved as f64;
+        let gain = threat.unless(s, g, &board, |t| now - t - cost <= best_gain + 1e-9).map(|t| now - t - cost);
+        if let Some(gain) = gain && gain > best_gain + 1e-9 {
             (best, best_gain) = (pick.clone(), gain);
         }
         // The next combination (odometer order).
