@@ -145,13 +145,20 @@ fn every_corpus_message_has_its_expected_outcome() {
     assert!(problems.is_empty(), "{} problem(s):\n{}", problems.len(), problems.join("\n"));
 }
 
-#[test]
-fn a_run_killed_before_the_move_neither_loses_nor_repeats() {
+/// A game `g1` under `TMP/turns`, an empty Maildir `TMP/Maildir`, and the corpus's plain order
+/// mail for the game's union seat: (the temp folder, root, Maildir, message).
+fn one_game_and_its_order_mail() -> (tempfile::TempDir, PathBuf, PathBuf, Vec<u8>) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("turns");
     let game = new_game(&root, "g1", 72);
     let maildir = tmp.path().join("Maildir");
     let msg = expand(&game, &std::fs::read(corpus().join("plain-attachment.eml")).unwrap());
+    (tmp, root, maildir, msg)
+}
+
+#[test]
+fn a_run_killed_before_the_move_neither_loses_nor_repeats() {
+    let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();
     deliver(&maildir, "m1", &msg);
     let first = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     let reply = first[0].reply.clone().unwrap();
@@ -180,11 +187,7 @@ fn a_run_killed_before_the_move_neither_loses_nor_repeats() {
 fn the_same_bytes_twice_in_one_run_are_handled_once() {
     // A run files its messages away only after one sync for many of them (a group commit): the
     // second copy, delivered twice by the MTA, must still be seen as the same message.
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    let game = new_game(&root, "g1", 72);
-    let maildir = tmp.path().join("Maildir");
-    let msg = expand(&game, &std::fs::read(corpus().join("plain-attachment.eml")).unwrap());
+    let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();
     deliver(&maildir, "m1", &msg);
     deliver(&maildir, "m2", &msg);
     let run = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
