@@ -124,6 +124,28 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
         }
         todo = again;
     }
+    queue_mail(root, runs, &peeked, cfg, now, &mut out);
+    crate::store::sync_batch()?;
+    drop(batch);
+    drop(lock);
+    // The site before the mail that links to it; from the public copies alone, so without locks.
+    if let Some(site) = &cfg.publish.out {
+        for g in out.games.iter().filter(|g| !g.failed && !g.skip_mail) {
+            let dir = root.join(&g.game);
+            if let Some(line) = publish_game(&dir, site) {
+                out.published.push(line);
+            }
+        }
+    }
+    if let Some(t) = super::transport::from_config(&cfg.transport)? {
+        out.flushed = Some(Outbox::under(root).flush(t.as_ref(), now)?);
+    }
+    Ok(out)
+}
+
+/// Queues each game's new reports (none for a game its index showed idle with nothing to mail)
+/// and puts its line in `out`; a game whose mail cannot be queued says so in its line.
+fn queue_mail(root: &Path, runs: BTreeMap<PathBuf, GameRun>, peeked: &BTreeMap<PathBuf, Option<due::Idle>>, cfg: &HostConfig, now: DateTime<Utc>, out: &mut CronRun) {
     let outbox = Outbox::under(root);
     for (dir, mut g) in runs {
         let idle = peeked.get(&dir).and_then(Option::as_ref);
@@ -141,22 +163,6 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
         }
         out.games.push(g);
     }
-    crate::store::sync_batch()?;
-    drop(batch);
-    drop(lock);
-    // The site before the mail that links to it; from the public copies alone, so without locks.
-    if let Some(site) = &cfg.publish.out {
-        for g in out.games.iter().filter(|g| !g.failed && !g.skip_mail) {
-            let dir = root.join(&g.game);
-            if let Some(line) = publish_game(&dir, site) {
-                out.published.push(line);
-            }
-        }
-    }
-    if let Some(t) = super::transport::from_config(&cfg.transport)? {
-        out.flushed = Some(outbox.flush(t.as_ref(), now)?);
-    }
-    Ok(out)
 }
 
 /// One intake pass over every source and the spool, in one arrival order; returns the games
