@@ -455,6 +455,22 @@ pub fn record_bytes(r: &Record) -> Vec<u8> {
     s.into_bytes()
 }
 
+
+/// One receipt file. Errors: unreadable, or not a receipt (with the line).
+pub fn read_receipt(path: &std::path::Path) -> crate::error::Result<Receipt> {
+    parse_receipt(path, &crate::store::read_text(path)?)
+}
+
+/// The receipt in `text`, read from `path`. Errors: not a receipt (with the line).
+pub fn parse_receipt(path: &std::path::Path, text: &str) -> crate::error::Result<Receipt> {
+    toml::from_str(text).map_err(|e: toml::de::Error| crate::error::Error::Input {
+        line: e.span().map(|s| crate::orderfile::line_of(text, s.start)),
+        file: path.to_path_buf(),
+        field: None,
+        message: format!("not a receipt: {}", e.message().trim()),
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -486,19 +502,4 @@ mod tests {
         let kept = Revealed { withheld_until: WithheldUntil::GameEnd, ..r };
         assert!(serde_json::to_string(&kept).unwrap().ends_with(r#""withheld":true,"withheld_until":"game-end"}"#));
     }
-}
-
-/// One receipt file. Errors: unreadable, or not a receipt (with the line).
-pub fn read_receipt(path: &std::path::Path) -> crate::error::Result<Receipt> {
-    parse_receipt(path, &crate::store::read_text(path)?)
-}
-
-/// The receipt in `text`, read from `path`. Errors: not a receipt (with the line).
-pub fn parse_receipt(path: &std::path::Path, text: &str) -> crate::error::Result<Receipt> {
-    toml::from_str(text).map_err(|e: toml::de::Error| crate::error::Error::Input {
-        line: e.span().map(|s| crate::orderfile::line_of(text, s.start)),
-        file: path.to_path_buf(),
-        field: None,
-        message: format!("not a receipt: {}", e.message().trim()),
-    })
 }
