@@ -180,7 +180,7 @@ fn best_move(s: &State, role: &str, token: Token, used: &[Card], rng: Rng) -> Op
                     scored.push((sc + rng(4) as i32, &v.text));
                 }
             }
-            scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+            scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
             let Some(top) = scored.first() else { continue };
             if best.as_ref().is_none_or(|b| top.0 > b.score) {
                 let tries: Vec<String> = scored.iter().take(3).map(|x| x.1.to_string()).collect();

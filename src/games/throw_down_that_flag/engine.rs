@@ -64,7 +64,7 @@ pub fn pull(sc: &Scenario, ctx: &mut Ctx, n: u32, why: &str) -> Tally {
     let mut tally = Tally::default();
     for k in 0..n.min(left.len() as u32) {
         let names: Vec<&'static str> = left.iter().map(|s| s.name()).collect();
-        let i = ctx.draw_told(left.len() as u32, &|i| format!("{why}, token {} of {n}: {}.", k + 1, names[i as usize])) as usize;
+        let i = ctx.draw_told(left.len() as u32, |i| format!("{why}, token {} of {n}: {}.", k + 1, names[i as usize])) as usize;
         match left.remove(i) {
             Symbol::UnionSuccess => tally.union_success += 1,
             Symbol::UnionFlame => tally.union_flame += 1,
@@ -384,9 +384,9 @@ pub fn activated(s: &State, token: &Token, side: Side) -> Option<usize> {
 fn pull_token(s: &mut State, ctx: &mut Ctx) {
     let names: Vec<String> = s.bag.iter().map(|x| x.name()).collect();
     let (round, n) = (s.round, s.bag.len());
-    let i = ctx.draw_told(n as u32, &|i| format!("Round {round}: the {} token is pulled from the activation bag ({n} in it).", names[i as usize])) as usize;
+    let i = ctx.draw_told(n as u32, |i| format!("Round {round}: the {} token is pulled from the activation bag ({n} in it).", names[i as usize])) as usize;
     let token = s.bag.remove(i);
-    let f = ctx.draw_told(2, &|i| {
+    let f = ctx.draw_told(2, |i| {
         if i == 0 {
             "It lies First Minnesota side up: the First Minnesota activates first.".into()
         } else {
