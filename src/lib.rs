@@ -14,6 +14,7 @@ pub mod game;
 pub mod history;
 pub mod games;
 pub mod mail;
+pub mod memo;
 pub mod model;
 pub mod nonces;
 pub mod options;

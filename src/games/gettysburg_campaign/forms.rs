@@ -26,25 +26,13 @@ pub fn fire_text(p: rules::FirePlan) -> String {
 /// The plain-English question for `side` (the ask's prompt), wrapped at 94 columns so that it
 /// stays under 100 when indented in a report or commented out in a form.
 pub fn prompt(s: &State, side: Side, q: &Question) -> String {
-    let text = prompt_text(s, side, q);
-    if let Some(done) = WRAPPED.with_borrow(|m| m.get(&text).cloned()) {
-        return done;
-    }
-    let done = wrap(&text, 94);
-    WRAPPED.with_borrow_mut(|m| {
-        if m.len() >= 4096 {
-            m.clear();
-        }
-        m.insert(text, done.clone());
-    });
-    done
+    WRAPPED.with(|m| m.get_or(prompt_text(s, side, q), |text| wrap(text, 94)))
 }
 
 thread_local! {
     /// Prompts already wrapped on this thread, by their text: the same few hundred come back in
     /// game after game of `pbem simulate`, and wrapping cost more than the rest of a step's ask.
-    /// Only looked up, never listed; emptied when it grows past a few thousand.
-    static WRAPPED: std::cell::RefCell<std::collections::HashMap<String, String>> = std::cell::RefCell::new(std::collections::HashMap::new());
+    static WRAPPED: crate::memo::Memo<String, String> = crate::memo::Memo::new();
 }
 
 fn prompt_text(s: &State, side: Side, q: &Question) -> String {

@@ -156,30 +156,22 @@ type Plays = ((usize, usize), Vec<Vec<Command>>);
 /// [`card_counts`] and [`legal_selections`] for what they depend on, worked out once per
 /// [`PlayKey`] on this thread (the same few come back at every order and order check).
 fn plays(s: &State, side: Side) -> std::rc::Rc<Plays> {
-    type Cache = std::collections::HashMap<PlayKey, std::rc::Rc<Plays>>;
     thread_local! {
-        /// Only looked up, never listed; emptied when it grows past a few thousand.
-        static PLAYS: std::cell::RefCell<Cache> = std::cell::RefCell::new(Cache::new());
+        static PLAYS: crate::memo::Memo<PlayKey, std::rc::Rc<Plays>> = crate::memo::Memo::new();
     }
-    let key = PlayKey::new(s, side);
-    if let Some(hit) = PLAYS.with_borrow(|m| m.get(&key).cloned()) {
-        return hit;
-    }
-    let all = all_selections(&key);
+    PLAYS.with(|m| m.get_or(PlayKey::new(s, side), |key| std::rc::Rc::new(work_out_plays(key))))
+}
+
+/// [`card_counts`] and [`legal_selections`] of `key`, worked out.
+fn work_out_plays(key: &PlayKey) -> Plays {
+    let all = all_selections(key);
     let army = |sel: &[Command]| sel.iter().any(|x| key.army(x.card, x.upper));
     let free = all.iter().filter(|x| !army(x)).map(Vec::len).max().unwrap_or(0);
     let counts = (free, all.iter().map(Vec::len).max().unwrap_or(0));
     let fits = |sel: &[Command]| sel.len() == counts.1 || (sel.len() == counts.0 && !army(sel));
     let mut legal: Vec<Vec<Command>> = all.into_iter().filter(|x| fits(x)).collect();
     legal.sort_by_key(|sel| (army(sel), sel.iter().map(|x| (x.card, !x.upper, x.corps)).collect::<Vec<_>>()));
-    let done = std::rc::Rc::new((counts, legal));
-    PLAYS.with_borrow_mut(|m| {
-        if m.len() >= 4096 {
-            m.clear();
-        }
-        m.insert(key, done.clone());
-    });
-    done
+    (counts, legal)
 }
 
 /// True when `sel` plays the army commander's half (Lee, Meade).
