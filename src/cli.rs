@@ -473,8 +473,9 @@ fn flag(setting: &Setting) -> String {
 /// named by a piped message still waiting in `ROOT/.mail/spool/` (the cron line takes it in). The
 /// spool is read when a step is about to be resolved (not for an idle game), so a message spooled
 /// meanwhile is seen; a spool that cannot be read holds the step and is the game's error.
-/// `peek`: for a sweep, the game's due index as read by [`crate::mail::cron::peek_games`].
-fn adjudicate_plain(dir: &Path, clock: pipeline::Clock, peek: Option<Option<crate::due::Idle>>) -> crate::error::Result<pipeline::Adjudicated> {
+/// `peek`: for a sweep, the game's due index as read by [`crate::mail::cron::peek_games`]; its
+/// record then waits in `group` ([`pipeline::adjudicate_sweep`]).
+fn adjudicate_plain(dir: &Path, clock: pipeline::Clock, peek: Option<Option<crate::due::Idle>>, group: &crate::store::Group) -> crate::error::Result<pipeline::Adjudicated> {
     let root = dir.parent().unwrap_or(Path::new("."));
     let spool = crate::mail::intake::state_dir(root).join("spool");
     let mut unreadable = None;
@@ -488,7 +489,7 @@ fn adjudicate_plain(dir: &Path, clock: pipeline::Clock, peek: Option<Option<crat
         }
     };
     let done = match peek {
-        Some(idle) => pipeline::adjudicate_peeked(dir, clock, &mut Entropy::Os, &mut check, idle),
+        Some(idle) => pipeline::adjudicate_peeked(dir, clock, &mut Entropy::Os, &mut check, idle, group),
         None => pipeline::adjudicate_with(dir, clock, &mut Entropy::Os, &mut check),
     };
     match unreadable {
@@ -875,9 +876,11 @@ fn cmd_adjudicate(dirs: Vec<PathBuf>, all: Option<PathBuf>, mail: Option<PathBuf
     // Different games on every core (each under its own lock); lines in the games' order. One
     // group commit (`store::Batch`): each step syncs once before its record, and the records are
     // made durable together at the end instead of by two fsyncs each.
+    // A swept game's record waits in `group` for one sync of every step's files (then the batch's).
     let batch = crate::store::Batch::open();
-    let results = crate::par::map(&games, |(d, peek)| adjudicate_plain(d, t, peek.clone()));
-    if let Err(e) = crate::store::sync_batch() {
+    let group = crate::store::Group::new();
+    let results = crate::par::map(&games, |(d, peek)| adjudicate_plain(d, t, peek.clone(), &group));
+    if let Err(e) = group.flush().and_then(|()| crate::store::sync_batch()) {
         eprintln!("pbem: {e}");
         failed += 1;
     }

@@ -245,7 +245,7 @@ fn open_next(
 /// the public ones). A run killed before the record leaves the step to be redone.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn commit_record(
-    mut files: Vec<(PathBuf, Vec<u8>)>,
+    files: Vec<(PathBuf, Vec<u8>)>,
     dir: &GameDir,
     gf: &GameFile,
     game: &dyn DynGame,
@@ -254,6 +254,22 @@ pub(crate) fn commit_record(
     state: &str,
     key: &ssh_key::PrivateKey,
 ) -> Result<()> {
+    stage_record(files, dir, gf, game, rec, events, state, key)?.commit()
+}
+
+/// [`commit_record`] up to its sync: every file written, the record left waiting
+/// ([`store::Staged`]).
+#[allow(clippy::too_many_arguments)]
+fn stage_record(
+    mut files: Vec<(PathBuf, Vec<u8>)>,
+    dir: &GameDir,
+    gf: &GameFile,
+    game: &dyn DynGame,
+    rec: &Record,
+    events: &[crate::dice::Event],
+    state: &str,
+    key: &ssh_key::PrivateKey,
+) -> Result<store::Staged> {
     // Every report is rendered before anything is written: a template that fails (e.g. an
     // override without the pin block) leaves the game as it was.
     let env = report::shared_environment(report::override_dir())?;
@@ -266,8 +282,7 @@ pub(crate) fn commit_record(
     let path = dir.record(rec.index);
     let bytes = model::record_bytes(rec);
     files.push((sig_path(&path), sig::sign(key, NS_RECORD, &bytes)?.into_bytes()));
-    store::write_all_durable(&files)?;
-    store::write_atomic(&path, &bytes)
+    store::stage(&files, store::CommitPoint::new(path, bytes))
 }
 
 /// Hash binding the setup (game file and scenario bytes) into record 0.
@@ -977,7 +992,7 @@ pub fn adjudicate(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy) ->
 /// [`adjudicate`], asking `may_resolve` before resolving each due step (a step it refuses stays
 /// open, and `held` says why). The clock is read once the game's lock is held ([`Clock`]).
 pub fn adjudicate_with(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>) -> Result<Adjudicated> {
-    adjudicate_game(dir, clock.into(), entropy, may_resolve, Sweep::Off)
+    adjudicate_game(dir, clock.into(), entropy, may_resolve, Sweep::Off, None)
 }
 
 /// How [`adjudicate_game`] uses the due index.
@@ -990,19 +1005,64 @@ enum Sweep {
 
 /// [`adjudicate_with`] for a sweep of every game under a root (`adjudicate --all`, the cron
 /// run): a game its due index (`DIR/.due`, [`crate::due`]) shows idle is not loaded, not even
-/// locked, and the index is rewritten each time the game is left with nothing due. The same
+/// locked, and the index is rewritten each time the game is left with nothing due. The record of
+/// the last step resolved waits in `group` (holding the game's lock) for the sweep's one sync:
+/// the caller must [`store::Group::flush`] it before anything reads the game. Otherwise the same
 /// result as [`adjudicate_with`], faster.
-pub fn adjudicate_sweep(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>) -> Result<Adjudicated> {
-    adjudicate_game(dir, clock.into(), entropy, may_resolve, Sweep::Index)
+pub fn adjudicate_sweep(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>, group: &store::Group) -> Result<Adjudicated> {
+    adjudicate_game(dir, clock.into(), entropy, may_resolve, Sweep::Index, Some(group))
 }
 
 /// [`adjudicate_sweep`] with the due index already read by the caller at the clock's time
 /// ([`crate::due::peek`]; the cron run reads it once for the game's id and this).
-pub fn adjudicate_peeked(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>, idle: Option<crate::due::Idle>) -> Result<Adjudicated> {
-    adjudicate_game(dir, clock.into(), entropy, may_resolve, Sweep::Peeked(idle))
+pub fn adjudicate_peeked(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>, idle: Option<crate::due::Idle>, group: &store::Group) -> Result<Adjudicated> {
+    adjudicate_game(dir, clock.into(), entropy, may_resolve, Sweep::Peeked(idle), Some(group))
 }
 
-fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>, sweep: Sweep) -> Result<Adjudicated> {
+/// The due index of a game left with nothing due, owned so that it can wait for the record it
+/// stamps ([`crate::due::write`]).
+struct IndexLater {
+    dir: GameDir,
+    id: String,
+    record: u64,
+    step: u64,
+    until: Option<DateTime<Utc>>,
+    deadline: Option<DateTime<Utc>>,
+    newest: Option<DateTime<Utc>>,
+    over: bool,
+    awaited: Vec<String>,
+}
+
+impl IndexLater {
+    fn over(g: &Loaded) -> IndexLater {
+        IndexLater { dir: g.dir.clone(), id: g.gf.id.clone(), record: g.record.index, step: 0, until: None, deadline: None, newest: record_time(&g.record), over: true, awaited: vec![] }
+    }
+
+    fn write(&self) {
+        let awaited = self.awaited.iter().map(String::as_str).collect();
+        let w = crate::due::Waiting { id: &self.id, record: self.record, step: self.step, until: self.until, deadline: self.deadline, newest: self.newest, over: self.over, awaited };
+        crate::due::write(&self.dir, &w);
+    }
+}
+
+/// Leaves a game with nothing due: its waiting record (if a step was resolved in a group) goes
+/// to the group with the game's lock and the due index to write after it; else the index now.
+fn leave(group: Option<&store::Group>, staged: Option<store::Staged>, lock: std::fs::File, index: Option<IndexLater>) {
+    match (group, staged) {
+        (Some(group), Some(mut staged)) => {
+            staged.point.hold = Some(lock);
+            staged.point.then = index.map(|i| Box::new(move || i.write()) as Box<dyn FnOnce() + Send>);
+            group.add(staged);
+        }
+        _ => {
+            if let Some(i) = index {
+                i.write();
+            }
+        }
+    }
+}
+
+fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>, sweep: Sweep, group: Option<&store::Group>) -> Result<Adjudicated> {
     let gd = GameDir::new(dir);
     let indexed = !matches!(sweep, Sweep::Off);
     // Nothing is written for an idle game, so reading the clock before the lock is harmless here.
@@ -1014,41 +1074,39 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
     if let Some(idle) = idle {
         return Ok(Adjudicated { over: idle.over, ..Default::default() });
     }
-    let _lock = gd.lock()?;
+    let lock = gd.lock()?;
     finish_seat_change(&gd)?;
     let now = clock.now();
     let mut done = Adjudicated::default();
+    // A step resolved in a group: the game as it stands after it, and its record not yet written.
+    let mut carried: Option<(Loaded, store::Staged)> = None;
     loop {
-        let g = load(dir)?;
+        let (g, staged) = match carried.take() {
+            Some((g, staged)) => (g, Some(staged)),
+            None => (load(dir)?, None),
+        };
         check_clock(&g, now)?;
         let Some(opening) = g.record.opening.clone() else {
             done.over = true;
-            if indexed {
-                let w = crate::due::Waiting { id: &g.gf.id, record: g.record.index, step: 0, until: None, deadline: None, newest: record_time(&g.record), over: true, awaited: vec![] };
-                crate::due::write(&gd, &w);
-            }
+            leave(group, staged, lock, indexed.then(|| IndexLater::over(&g)));
             return Ok(done);
         };
         if let Some(since) = &opening.paused {
             done.paused = Some(since.clone());
+            leave(group, staged, lock, None);
             return Ok(done);
         }
-        let all = read_receipts(&g.dir, opening.step)?;
-        check_clock_receipts(&g, &all, now)?;
-        let newest = all.iter().filter_map(|(_, r)| parse_time(&r.received).ok()).chain(record_time(&g.record)).max();
-        let receipts: BTreeMap<String, Receipt> = all.into_iter().map(|(_, r)| (r.role.clone(), r)).collect();
-        let all_in = opening.asks.iter().all(|a| receipts.contains_key(&a.role));
-        let grace = chrono::Duration::hours(g.gf.deadlines.grace_hours as i64);
-        let deadline = parse_time(&opening.deadline)?;
-        let due_at = deadline + grace;
-        let overdue = now >= due_at;
-        if !all_in && (!overdue || g.gf.nmr.policy == model::NmrMode::Wait) {
-            let until = (g.gf.nmr.policy != model::NmrMode::Wait).then_some(due_at);
-            let awaited = opening.asks.iter().map(|a| a.role.as_str()).filter(|r| !receipts.contains_key(*r)).collect();
-            if indexed {
-                crate::due::write(&gd, &crate::due::Waiting { id: &g.gf.id, record: g.record.index, step: opening.step, until, deadline: Some(deadline), newest, over: false, awaited });
+        let receipts = match waiting_for(&g, &opening, now)? {
+            Due::Not(index) => {
+                leave(group, staged, lock, index.filter(|_| indexed));
+                return Ok(done);
             }
-            return Ok(done);
+            Due::Now(receipts) => receipts,
+        };
+        // Due again at once: the record that waits goes first (the next step reads it).
+        if let Some(staged) = staged {
+            staged.commit()?;
+            continue;
         }
         // An end the players asked for whose record a crash left unwritten ends the game here.
         if end_by_players(&g, now)?.is_some() {
@@ -1059,18 +1117,59 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
             done.held = Some((opening.step, why));
             return Ok(done);
         }
-        let rec = resolve_step(&g, &opening, &receipts, now, entropy)?;
-        for o in &rec.resolution.as_ref().expect("resolution").orders {
+        let r = resolve_step(&g, &opening, &receipts, now, entropy)?;
+        for o in &r.rec.resolution.as_ref().expect("resolution").orders {
             if o.seq.is_none() {
                 done.nmr.push((opening.step, o.role.clone()));
             }
         }
         done.resolved.push(opening.step);
+        match group {
+            Some(_) => carried = Some((Loaded { record: r.rec, state: r.state, ..g }, r.staged)),
+            None => r.staged.commit()?,
+        }
     }
 }
 
-/// Resolves the opened step of `g` with the given receipts and commits the new record.
-fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Receipt>, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<Record> {
+/// Whether the open step is due: its receipts by role, or the due index of a game left waiting.
+enum Due {
+    Now(BTreeMap<String, Receipt>),
+    Not(Option<IndexLater>),
+}
+
+/// Whether the open step `opening` of `g` is due at `now`: every asked role has a receipt, or
+/// the deadline and the game file's grace hours have passed (unless the NMR policy is to wait).
+fn waiting_for(g: &Loaded, opening: &Opening, now: DateTime<Utc>) -> Result<Due> {
+    let all = read_receipts(&g.dir, opening.step)?;
+    check_clock_receipts(g, &all, now)?;
+    let newest = all.iter().filter_map(|(_, r)| parse_time(&r.received).ok()).chain(record_time(&g.record)).max();
+    let receipts: BTreeMap<String, Receipt> = all.into_iter().map(|(_, r)| (r.role.clone(), r)).collect();
+    let all_in = opening.asks.iter().all(|a| receipts.contains_key(&a.role));
+    let grace = chrono::Duration::hours(g.gf.deadlines.grace_hours as i64);
+    let deadline = parse_time(&opening.deadline)?;
+    let due_at = deadline + grace;
+    let overdue = now >= due_at;
+    if all_in || (overdue && g.gf.nmr.policy != model::NmrMode::Wait) {
+        return Ok(Due::Now(receipts));
+    }
+    let until = (g.gf.nmr.policy != model::NmrMode::Wait).then_some(due_at);
+    let awaited = opening.asks.iter().map(|a| a.role.clone()).filter(|r| !receipts.contains_key(r)).collect();
+    let index = IndexLater { dir: g.dir.clone(), id: g.gf.id.clone(), record: g.record.index, step: opening.step, until, deadline: Some(deadline), newest, over: false, awaited };
+    Ok(Due::Not(Some(index)))
+}
+
+/// A step resolved, its record not yet written.
+struct Resolved {
+    rec: Record,
+    /// The state after the step.
+    state: String,
+    /// Its files written, the record waiting for them to be durable.
+    staged: store::Staged,
+}
+
+/// Resolves the opened step of `g` with the given receipts and writes every file of the new
+/// record but the record itself (the caller commits it).
+fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Receipt>, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<Resolved> {
     let step = opening.step;
     let host_seed = read_host_seed(g, opening)?;
     // First the nonces (an NMR contributes the placeholder), then the seed, then NMR orders, since
@@ -1113,8 +1212,8 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
         opening: next_open,
         outcome,
     };
-    commit_record(files, &g.dir, &g.gf, g.game, &rec, &events, &state, &host_key(&g.dir)?)?;
-    Ok(rec)
+    let staged = stage_record(files, &g.dir, &g.gf, g.game, &rec, &events, &state, &host_key(&g.dir)?)?;
+    Ok(Resolved { rec, state, staged })
 }
 
 /// The host seed of the opened step, checked against the commitment the opening published.

@@ -198,11 +198,149 @@ pub fn write_all_durable(files: &[(PathBuf, Vec<u8>)]) -> Result<()> {
     for (path, bytes) in files {
         write_unsynced(path, bytes)?;
     }
+    make_durable(&files.iter().map(|(p, _)| p.as_path()).collect::<Vec<_>>())
+}
+
+/// Makes files already written by [`write_unsynced`] durable: with a batch open, together with
+/// the batch's pending files (a barrier), else by [`sync_together`].
+fn make_durable(paths: &[&Path]) -> Result<()> {
     if batch::is_open() {
-        let paths: Vec<&Path> = files.iter().map(|(p, _)| p.as_path()).collect();
-        return batch::sync_pending(&paths);
+        return batch::sync_pending(paths);
     }
-    sync_together(files.iter().map(|(p, _)| p.as_path()))
+    sync_together(paths.iter().copied())
+}
+
+/// A commit point (a record, a receipt) that names files written before it: written with
+/// [`write_atomic`] once they are durable ([`Staged::commit`], [`Group::flush`]).
+pub struct CommitPoint {
+    /// Where the commit point goes.
+    pub path: PathBuf,
+    /// Its bytes.
+    pub bytes: Vec<u8>,
+    /// Held until the point is written, then dropped (the game's lock: no other run may see the
+    /// game between its files and its commit point).
+    pub hold: Option<File>,
+    /// Run once the point is written (e.g. the due index, which stamps the new record).
+    pub then: Option<Box<dyn FnOnce() + Send>>,
+}
+
+impl CommitPoint {
+    /// A commit point with nothing held and nothing to run after it.
+    pub fn new(path: PathBuf, bytes: Vec<u8>) -> CommitPoint {
+        CommitPoint { path, bytes, hold: None, then: None }
+    }
+
+    fn write(self) -> Result<()> {
+        write_atomic(&self.path, &self.bytes)?;
+        if let Some(then) = self.then {
+            then();
+        }
+        Ok(())
+    }
+}
+
+/// Files written (renamed into place whole, not yet synced) and the commit point that waits for
+/// them ([`stage`]).
+pub struct Staged {
+    paths: Vec<PathBuf>,
+    /// The commit point.
+    pub point: CommitPoint,
+}
+
+/// Writes `files` as [`write_all_durable`] does but without its sync, and returns them with the
+/// commit point that must wait until they are durable. Dropping the result leaves the files
+/// without a commit point, like a run killed before it (the step or order is redone or was never
+/// accepted). Errors: a write's, naming its file.
+pub fn stage(files: &[(PathBuf, Vec<u8>)], point: CommitPoint) -> Result<Staged> {
+    for (path, bytes) in files {
+        write_unsynced(path, bytes)?;
+    }
+    Ok(Staged { paths: files.iter().map(|(p, _)| p.clone()).collect(), point })
+}
+
+impl Staged {
+    /// Makes the files durable (one sync), then writes the commit point.
+    pub fn commit(self) -> Result<()> {
+        make_durable(&self.paths.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
+        self.point.write()
+    }
+}
+
+/// Commit points sharing one sync (a sweep's steps): each step's files are written at once and
+/// its record waits here, holding the game's lock, until [`Group::flush`] makes every waiting
+/// step's files durable with one sync and then writes their records in the order they came.
+/// A run killed or a sync failed before that leaves those steps without records, to be redone
+/// by the next run (their files are overwritten then); nothing else sees them meanwhile, since
+/// each game stays locked. At most [`Group::MAX`] wait (each holds a lock file open): the one
+/// that fills the group flushes it.
+#[derive(Default)]
+pub struct Group {
+    waiting: std::sync::Mutex<GroupState>,
+}
+
+#[derive(Default)]
+struct GroupState {
+    staged: Vec<Staged>,
+    /// A flush that failed since the last [`Group::flush`] returned (its steps were not committed).
+    failed: Option<Error>,
+}
+
+impl Group {
+    /// How many commit points wait at most (each holds its game's lock file open).
+    pub const MAX: usize = 128;
+
+    /// An empty group.
+    pub fn new() -> Group {
+        Group::default()
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, GroupState> {
+        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Adds a staged commit; flushes the group when it is full (an error of that flush is
+    /// returned by the next [`Group::flush`]).
+    pub fn add(&self, staged: Staged) {
+        let full = {
+            let mut s = self.state();
+            s.staged.push(staged);
+            s.staged.len() >= Group::MAX
+        };
+        if full {
+            let staged = std::mem::take(&mut self.state().staged);
+            if let Err(e) = flush_staged(staged) {
+                self.state().failed.get_or_insert(e);
+            }
+        }
+    }
+
+    /// One sync for the files of every waiting commit, then their commit points, in order (with
+    /// a batch open, those are made durable by the batch's next sync). Errors: the sync's or a
+    /// write's, or one from a flush [`Group::add`] made since the last call, naming a file.
+    /// Dropping a group with commits waiting discards them, as a killed run would.
+    pub fn flush(&self) -> Result<()> {
+        let staged = std::mem::take(&mut self.state().staged);
+        let result = flush_staged(staged);
+        match (self.state().failed.take(), result) {
+            (Some(e), _) | (None, Err(e)) => Err(e),
+            (None, Ok(())) => Ok(()),
+        }
+    }
+}
+
+fn flush_staged(staged: Vec<Staged>) -> Result<()> {
+    if staged.is_empty() {
+        return Ok(());
+    }
+    let paths: Vec<&Path> = staged.iter().flat_map(|s| s.paths.iter().map(PathBuf::as_path)).collect();
+    make_durable(&paths)?;
+    let mut first_error = None;
+    for s in staged {
+        if let Err(e) = s.point.write() {
+            first_error.get_or_insert(e);
+        }
+    }
+    first_error.map_or(Ok(()), Err)
 }
 
 /// Temp file + rename with no fsync (made durable by [`sync_together`]).
@@ -426,6 +564,39 @@ pub fn list(dir: &Path) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_group_writes_each_commit_point_after_its_files_and_holds_until_then() {
+        let tmp = tempfile::tempdir().unwrap();
+        let game = GameDir::new(tmp.path());
+        let group = Group::new();
+        let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let staged = |n: u32| {
+            let files = vec![(tmp.path().join(format!("state{n}")), b"s".to_vec())];
+            stage(&files, CommitPoint::new(tmp.path().join(format!("record{n}")), b"r".to_vec())).unwrap()
+        };
+        let mut first = staged(1);
+        first.point.hold = Some(game.lock().unwrap());
+        let flag = ran.clone();
+        first.point.then = Some(Box::new(move || flag.store(true, std::sync::atomic::Ordering::SeqCst)));
+        group.add(first);
+        // The files are in place, the commit point waits, and the game stays locked meanwhile.
+        assert!(tmp.path().join("state1").is_file() && !tmp.path().join("record1").exists());
+        assert!(matches!(game.lock(), Err(Error::Locked(_))));
+        assert!(!ran.load(std::sync::atomic::Ordering::SeqCst));
+        group.flush().unwrap();
+        assert_eq!(fs::read(tmp.path().join("record1")).unwrap(), b"r");
+        assert!(ran.load(std::sync::atomic::Ordering::SeqCst));
+        drop(game.lock().expect("released after its record"));
+        // A full group flushes itself; a staged commit dropped leaves no commit point.
+        for n in 0..Group::MAX as u32 {
+            group.add(staged(100 + n));
+        }
+        assert!(tmp.path().join("record100").is_file() && tmp.path().join(format!("record{}", 99 + Group::MAX)).is_file());
+        drop(staged(2));
+        assert!(tmp.path().join("state2").is_file() && !tmp.path().join("record2").exists());
+        group.flush().unwrap();
+    }
 
     #[test]
     #[cfg(target_os = "linux")]

@@ -382,3 +382,53 @@ fn a_sweep_takes_only_game_folders() {
         assert!(lines[0].ends_with("g1: nothing due") && lines[1].ends_with("g2: nothing due"), "{out}");
     }
 }
+
+/// Every file under `dir` (relative path and bytes), in order, leaving out lock and index files.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut out = Vec::new();
+    let mut todo = vec![dir.to_path_buf()];
+    while let Some(d) = todo.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            if p.is_dir() {
+                todo.push(p);
+            } else if name != ".lock" && name != ".due" {
+                out.push((p.strip_prefix(dir).unwrap().display().to_string(), std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+/// A sweep writes its steps' records after one sync of all their files (`store::Group`): the
+/// games come out byte for byte as when each is adjudicated on its own with the same entropy, every
+/// lock is released, and each game's due index stamps its new record.
+#[test]
+fn a_sweeps_shared_commit_gives_the_same_games_as_one_by_one() {
+    use pbem::mail::{HostConfig, cron};
+    let tmp = tempfile::tempdir().unwrap();
+    let (swept, alone) = (tmp.path().join("swept"), tmp.path().join("alone"));
+    let names: Vec<String> = (1..=5).map(|i| format!("g{i}")).collect();
+    for n in &names {
+        new_game(&swept, n, 1);
+        new_game(&alone, n, 1);
+    }
+    let later = pipeline::parse_time("2026-07-01T14:00:00Z").unwrap();
+    let cfg = HostConfig::queue_only("judge <judge@example.net>");
+    let r = cron::run(&swept, &cfg, later, &mut Entropy::seeded([7; 32])).unwrap();
+    assert!(r.games.iter().all(|g| g.summary.contains("resolved step(s) 1")), "{r:?}");
+    let mut e = Entropy::seeded([7; 32]);
+    for n in &names {
+        pipeline::adjudicate(&alone.join(n), later, &mut e).unwrap();
+    }
+    for n in &names {
+        let (a, b) = (tree(&swept.join(n)), tree(&alone.join(n)));
+        assert!(a.iter().any(|(p, _)| p.ends_with("000001.json")), "{n}: no record 1");
+        assert_eq!(a.iter().map(|(p, _)| p).collect::<Vec<_>>(), b.iter().map(|(p, _)| p).collect::<Vec<_>>(), "{n}");
+        assert!(a == b, "{n}: a file differs");
+        drop(pbem::store::GameDir::new(&swept.join(n)).lock().expect("the lock is released"));
+        assert!(index(&swept.join(n)).contains("\nrecord 1 "), "{}", index(&swept.join(n)));
+    }
+}

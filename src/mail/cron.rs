@@ -81,9 +81,11 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
     let clock = clock.into();
     let lock = intake::lock_root(root, true)?;
     // One group commit for the run (`store::Batch`): the intake files its mail away after its
-    // own syncs; each step syncs once before its record; the records and the queued mail are
-    // made durable together below, before anything is published or sent.
+    // own syncs; the steps of a pass share one sync before their records (`store::Group`, flushed
+    // at the end of each pass, before the next intake reads the games); the records and the
+    // queued mail are made durable together below, before anything is published or sent.
     let batch = crate::store::Batch::open();
+    let group = crate::store::Group::new();
     let now = clock.now();
     let mut out = CronRun::default();
     let sources = intake::config_sources(cfg);
@@ -103,7 +105,7 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
         let run_one = |dir: &PathBuf, entropy: &mut Entropy| {
             let mut check = |gf: &GameFile, _: &crate::model::Opening| waiting.lock().unwrap_or_else(|p| p.into_inner()).hold_reason(gf);
             let peek = if pass == 1 { peeked.get(dir).cloned() } else { None };
-            game_run(dir, &duplicates, now, entropy, &mut check, peek)
+            game_run(dir, &duplicates, now, entropy, &mut check, peek, &group)
         };
         // Different games on every core (each under its own lock), unless the entropy is a seeded
         // stream (tests, demos), whose draws must come in the games' order.
@@ -111,6 +113,8 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
             Entropy::Os => crate::par::map(&todo, |dir| run_one(dir, &mut Entropy::Os)),
             _ => todo.iter().map(|dir| run_one(dir, entropy)).collect(),
         };
+        // The steps' records (one sync for all their files) before the next pass reads the games.
+        group.flush()?;
         let mut again = Vec::new();
         for (dir, g) in todo.into_iter().zip(results) {
             if g.held_for_arrivals && pass < MAX_PASSES {
@@ -313,6 +317,7 @@ fn game_run(
     entropy: &mut Entropy,
     may_resolve: &mut pipeline::ResolveCheck<'_>,
     peek: Option<Option<due::Idle>>,
+    group: &crate::store::Group,
 ) -> GameRun {
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
     let mut g = GameRun { game: name, ..Default::default() };
@@ -325,8 +330,8 @@ fn game_run(
     }
     // Refused when the clock is behind the game's newest record or receipt.
     let result = match peek {
-        Some(idle) => pipeline::adjudicate_peeked(dir, now, entropy, may_resolve, idle),
-        None => pipeline::adjudicate_sweep(dir, now, entropy, may_resolve),
+        Some(idle) => pipeline::adjudicate_peeked(dir, now, entropy, may_resolve, idle, group),
+        None => pipeline::adjudicate_sweep(dir, now, entropy, may_resolve, group),
     };
     match result {
         Ok(a) => {
