@@ -96,7 +96,7 @@ impl Svg {
     /// A blank `width` x `height` picture on paper, titled `title` (the SVG `<title>`).
     pub fn new(width: u32, height: u32, title: &str) -> Svg {
         let mut svg = Svg { width: width.max(1), height: height.max(1), body: String::new() };
-        let _ = write!(svg.body, "<title>{}</title>\n", esc(title));
+        let _ = writeln!(svg.body, "<title>{}</title>", esc(title));
         svg.rect(0.0, 0.0, width as f64, height as f64, colour::PAPER, None);
         svg
     }

@@ -1226,11 +1226,14 @@ fn read_host_seed(g: &Loaded, opening: &Opening) -> Result<[u8; 32]> {
     Ok(host_seed)
 }
 
+/// Each role's order nonce, by role.
+type Nonces = BTreeMap<String, [u8; 32]>;
+
 /// Each asked role's newest sealed order (by `receipts`) revealed, or an NMR placeholder with
 /// empty orders, and the nonces the step seed is derived from (an NMR's is [`NMR_NONCE`]).
-fn reveal_orders(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Receipt>) -> Result<(Vec<Revealed>, BTreeMap<String, [u8; 32]>)> {
+fn reveal_orders(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Receipt>) -> Result<(Vec<Revealed>, Nonces)> {
     let mut revealed = Vec::new();
-    let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
+    let mut nonces = Nonces::new();
     for ask in &opening.asks {
         let role = &ask.role;
         let mut o = Revealed {

@@ -349,7 +349,7 @@ fn parse_armored(armored: &str) -> Result<(SshSig, String), SigError> {
 fn not_base64(data: &str) -> Option<(usize, char)> {
     data.split('\n').enumerate().find_map(|(i, l)| {
         l.chars()
-            .find(|c| !c.is_whitespace() && !(c.is_ascii_alphanumeric() || matches!(c, '+' | '/' | '=')))
+            .find(|c| !c.is_whitespace() && !c.is_ascii_alphanumeric() && !matches!(c, '+' | '/' | '='))
             .map(|c| (i + 1, c))
     })
 }

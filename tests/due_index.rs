@@ -428,7 +428,7 @@ fn a_sweeps_shared_commit_gives_the_same_games_as_one_by_one() {
         assert!(a.iter().any(|(p, _)| p.ends_with("000001.json")), "{n}: no record 1");
         assert_eq!(a.iter().map(|(p, _)| p).collect::<Vec<_>>(), b.iter().map(|(p, _)| p).collect::<Vec<_>>(), "{n}");
         assert!(a == b, "{n}: a file differs");
-        drop(pbem::store::GameDir::new(&swept.join(n)).lock().expect("the lock is released"));
+        drop(pbem::store::GameDir::new(swept.join(n)).lock().expect("the lock is released"));
         assert!(index(&swept.join(n)).contains("\nrecord 1 "), "{}", index(&swept.join(n)));
     }
 }

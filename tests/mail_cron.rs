@@ -239,7 +239,7 @@ fn a_seat_moved_to_another_address_is_told_at_both() {
     let all = sent(&out);
     let new = all.iter().map(|(_, m)| m).find(|m| m.to == ["hancock@example.org"]).unwrap();
     assert!(new.subject.contains("notice from the host") && new.text.contains("the host changed the seat of union: address hancock@example.org"), "{}", new.text);
-    let old = all.iter().map(|(_, m)| m).filter(|m| m.to == ["meade@example.org"]).last().unwrap();
+    let old = all.iter().map(|(_, m)| m).rfind(|m| m.to == ["meade@example.org"]).unwrap();
     assert!(old.subject.contains("your seat union now belongs to another address") && old.text.contains("go to hancock@example.org"), "{}: {}", old.subject, old.text);
     // Told once.
     assert!(cron::run(&root, &cfg, at("2026-07-01T13:10:00Z"), &mut e).unwrap().queued.is_empty());

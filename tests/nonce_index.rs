@@ -42,7 +42,8 @@ fn a_reused_nonce_is_refused_whatever_became_of_the_index() {
     assert!(text.starts_with("pbem-nonces 1\n") && text.contains(" union-1 ") && text.contains(" confederate-1 "), "{text}");
     // Another text with union's nonce: a replay, refused with the index as written...
     let replay = order(&g, "union", 1, "replay.toml", &|s| format!("# second thoughts\n{s}"));
-    let damages: [(&str, &dyn Fn(&Path)); 5] = [
+    type Damage<'a> = (&'a str, &'a dyn Fn(&Path));
+    let damages: [Damage; 5] = [
         ("as written", &|_| {}),
         ("deleted", &|p| std::fs::remove_file(p).unwrap()),
         ("garbage", &|p| std::fs::write(p, b"\xff\x00 not an index").unwrap()),
