@@ -347,23 +347,27 @@ fn flush_staged(staged: Vec<Staged>) -> Result<()> {
 fn write_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
+    static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
     let private = host_folder(path).is_some();
     let parent = path.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
-    make_dirs(parent, private)?;
     let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let tmp = parent.join(format!(".{name}.{}.{}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
+    let tmp = parent.join(format!(".{name}.{}.{}.tmp", PID.get_or_init(std::process::id), COUNTER.fetch_add(1, Ordering::Relaxed)));
     let mut options = File::options();
     options.write(true).create_new(true);
     #[cfg(unix)]
     if private {
         std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
     }
-    let written = options.open(&tmp).and_then(|mut f| f.write_all(bytes)).and_then(|()| fs::rename(&tmp, path));
-    if let Err(e) = written {
+    // The folders are made only when missing (most writes go into folders that exist).
+    let opened = match options.open(&tmp) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => make_dirs(parent, private).and_then(|()| options.open(&tmp).map_err(|e| io(path, e))),
+        other => other.map_err(|e| io(path, e)),
+    };
+    let written = opened.and_then(|mut f| f.write_all(bytes).and_then(|()| fs::rename(&tmp, path)).map_err(|e| io(path, e)));
+    if written.is_err() {
         let _ = fs::remove_file(&tmp);
-        return Err(io(path, e));
     }
-    Ok(())
+    written
 }
 
 pub use batch::{Batch, sync_batch};
@@ -436,7 +440,8 @@ mod batch {
     /// Makes `also` and the open batch's files durable together.
     pub(super) fn sync_pending(also: &[&Path]) -> Result<()> {
         let pending = written().as_mut().map(std::mem::take).unwrap_or_default();
-        // A file renamed or removed since (a sent mail) needs no sync of its own.
+        // A file renamed or removed since (a sent mail) needs no sync of its own (looked for
+        // lazily: on Linux the first one present is all `sync_together` needs).
         let present = pending.iter().map(PathBuf::as_path).filter(|p| p.exists());
         super::sync_together(also.iter().copied().chain(present))
     }
@@ -456,10 +461,10 @@ mod batch {
 /// Makes the given files (and their folder entries) durable: on Linux one `syncfs` of their file
 /// system (one journal commit instead of an fsync per file and folder); elsewhere an fsync of
 /// each file and each folder they are in.
-pub fn sync_together<'a>(paths: impl Iterator<Item = &'a Path>) -> Result<()> {
-    let paths: Vec<&Path> = paths.collect();
+/// On Linux only the first path is looked at (the iterator is not run further).
+pub fn sync_together<'a>(mut paths: impl Iterator<Item = &'a Path>) -> Result<()> {
     #[cfg(target_os = "linux")]
-    if let Some(first) = paths.first() {
+    if let Some(first) = paths.next() {
         use std::os::fd::AsRawFd;
         let f = File::open(first).map_err(|e| io(first, e))?;
         // SAFETY: syncfs only reads the descriptor, which `f` keeps open for the call.
@@ -469,7 +474,7 @@ pub fn sync_together<'a>(paths: impl Iterator<Item = &'a Path>) -> Result<()> {
         return Ok(());
     }
     let mut dirs: Vec<&Path> = Vec::new();
-    for p in &paths {
+    for p in paths {
         File::open(p).and_then(|f| f.sync_all()).map_err(|e| io(p, e))?;
         if let Some(d) = p.parent().filter(|d| !dirs.contains(d)) {
             dirs.push(d);
