@@ -163,7 +163,7 @@ pub fn view(s: &State, role: &str) -> Value {
         .or_else(|| super::engine::layout_asked(s).into_iter().find(|r| r == role));
     let question = asked.filter(|r| r == role).map(|_| prompt(s, role));
     let spied: Vec<String> = s.spied.values().map(|t| wrap(t, 94).join("\n")).collect();
-    json!({
+    let mut v = json!({
         "title": s.layout.title,
         "role": role,
         "team": me.team.name(),
@@ -173,7 +173,6 @@ pub fn view(s: &State, role: &str) -> Value {
         "phase_text": phase_text(s),
         "round": s.round,
         "board": board_lines(s),
-        "characters": chars,
         "flags": { "white": flag_text(s, Team::White), "red": flag_text(s, Team::Red) },
         "territory": { "white": territory_text(s, Team::White), "red": territory_text(s, Team::Red) },
         "tunnels": s.tunnels.iter().map(|q| q.to_string()).collect::<Vec<_>>().join(" "),
@@ -181,15 +180,19 @@ pub fn view(s: &State, role: &str) -> Value {
             "entrance": st.entrance.to_string(), "white": st.exits.white.to_string(), "red": st.exits.red.to_string(),
         })),
         "tiebreak": s.tiebreak.name(),
-        "seats": seats,
         "log": if matches!(s.stage, Stage::Move { .. }) { s.log.as_slice() } else { &[] },
         "paused_for": paused_for(s),
-        "team_plans": team_plans,
         "question": question,
         "spied": spied,
         "traps": s.traps.iter().map(|(q, o)| format!("{q} ({o})")).collect::<Vec<_>>().join(", "),
-        "board_data": board_data(s),
-    })
+    });
+    // Values built here are moved in (`json!` would copy each by serializing it again).
+    let map = v.as_object_mut().expect("an object");
+    map.insert("characters".into(), Value::Array(chars));
+    map.insert("seats".into(), Value::Array(seats));
+    map.insert("team_plans".into(), Value::Array(team_plans));
+    map.insert("board_data".into(), board_data(s));
+    v
 }
 
 /// Where the game stands, in a line.

@@ -46,7 +46,7 @@ pub fn view(s: &State, side: Side) -> Value {
         .flat_map(|q| q.sides().into_iter().map(move |x| json!({ "role": x.role(), "kind": q.kind() })))
         .collect();
     let other = side.other();
-    json!({
+    let mut v = json!({
         "role": side.role(),
         "side": side.name(),
         "title": s.scenario.title,
@@ -57,9 +57,6 @@ pub fn view(s: &State, side: Side) -> Value {
         "phase_text": phase_text,
         "optional_fire": s.optional_fire,
         "points": { "scored": s.points(), "needed": s.scenario.rules.victory_points, "towns": s.scored },
-        "towns": towns(s),
-        "corps": corps(s),
-        "hand": hand(s, side),
         "cards_to_play": army.cards_to_play,
         "army_commander": { "name": army.army_commander, "used": s.army_used.get(side) },
         "opponent": {
@@ -70,14 +67,20 @@ pub fn view(s: &State, side: Side) -> Value {
         },
         "initiative_player": s.this_round.initiative.map(|x| x.role()),
         "commands": { "confederate": revealed(Side::Confederate), "union": revealed(Side::Union) },
-        "planned_moves": planned_moves(s, side),
-        "standing": standing_list(s.standing.get(side)),
         "standing_orders": s.standing.get(side),
-        "question": question,
-        "waiting_for": waiting,
         "initiative": s.last_initiative,
         "game_over": s.outcome,
-    })
+    });
+    // Values built here are moved in (`json!` would copy each by serializing it again).
+    let map = v.as_object_mut().expect("an object");
+    map.insert("towns".into(), Value::Array(towns(s)));
+    map.insert("corps".into(), Value::Array(corps(s)));
+    map.insert("hand".into(), Value::Array(hand(s, side)));
+    map.insert("planned_moves".into(), Value::from(planned_moves(s, side)));
+    map.insert("standing".into(), Value::from(standing_list(s.standing.get(side))));
+    map.insert("question".into(), question.unwrap_or(Value::Null));
+    map.insert("waiting_for".into(), Value::Array(waiting));
+    v
 }
 
 /// A corps as a counter on the map: "Union VI Corps (Sedgwick, strength 4)".

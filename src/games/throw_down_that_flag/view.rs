@@ -92,7 +92,7 @@ pub fn view(s: &State) -> Value {
     let standing = standing_lines(s);
     let mut bag: Vec<String> = s.bag.iter().map(|t| t.name()).collect();
     bag.dedup();
-    json!({
+    let mut v = json!({
         "title": s.scenario.title,
         "scenario": s.scenario.name,
         "round": s.round,
@@ -110,8 +110,6 @@ pub fn view(s: &State) -> Value {
         "objective": s.scenario.objective().iter().map(|p| p.name()).collect::<Vec<_>>(),
         "landmarks": s.scenario.map.landmarks,
         "hex": s.scenario.map.picture,
-        "union": list(Side::Union),
-        "confederate": list(Side::Confederate),
         "letters_row": s.letters_row,
         "colors_row": s.colors_row,
         "bag_size": s.bag.len(),
@@ -131,5 +129,10 @@ pub fn view(s: &State) -> Value {
         "next_day": s.next.as_ref().map(|n| n.title.clone()),
         "question": s.asking.filter(|_| s.outcome.is_none()).map(|_| json!({ "kind": "activation", "prompt": prompt(s) })),
         "game_over": s.outcome,
-    })
+    });
+    // Values built here are moved in (`json!` would copy each by serializing it again).
+    let map = v.as_object_mut().expect("an object");
+    map.insert("union".into(), Value::Array(list(Side::Union)));
+    map.insert("confederate".into(), Value::Array(list(Side::Confederate)));
+    v
 }
