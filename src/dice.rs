@@ -186,7 +186,7 @@ impl Ctx {
         });
     }
 
-    /// The events logged so far, in order.
+    /// The events logged so far, in order (none for a [`Ctx::quiet`] context).
     pub fn events(&self) -> &[Event] {
         &self.events
     }
@@ -216,6 +216,21 @@ pub fn first_underived_roll(seed: [u8; 32], events: &[Event]) -> Option<(usize, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quiet_context_rolls_the_same_and_keeps_no_events() {
+        let (mut loud, mut quiet) = (Ctx::new([3; 32]), Ctx::quiet([3; 32]));
+        for c in [&mut loud, &mut quiet] {
+            c.say("said");
+            c.tell(&["union"], "told");
+        }
+        assert_eq!(loud.d6("a"), quiet.d6("a"));
+        assert_eq!(loud.draw(9, "b", |i| i.to_string()), quiet.draw(9, "b", |i| i.to_string()));
+        assert_eq!(loud.draw_told(5, |i| i.to_string()), quiet.draw_told(5, |i| i.to_string()));
+        assert_eq!(loud.below(1000), quiet.below(1000));
+        assert_eq!(loud.events().len(), 5);
+        assert!(quiet.events().is_empty() && quiet.is_quiet() && !loud.is_quiet());
+    }
 
     #[test]
     fn below_is_in_range_and_deterministic() {
