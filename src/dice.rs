@@ -46,12 +46,25 @@ pub struct Ctx {
     /// The values rolls and draws return instead of the generator's ([`Ctx::scripted`]).
     script: Option<VecDeque<u32>>,
     events: Vec<Event>,
+    /// Keeps no events ([`Ctx::quiet`]).
+    quiet: bool,
 }
 
 impl Ctx {
     /// A context whose generator is seeded with the 32-byte step seed.
     pub fn new(seed: [u8; 32]) -> Self {
-        Ctx { rng: ChaCha20Rng::from_seed(seed), script: None, events: Vec::new() }
+        Ctx { rng: ChaCha20Rng::from_seed(seed), script: None, events: Vec::new(), quiet: false }
+    }
+
+    /// A context like [`Ctx::new`] that keeps no events (nothing is formatted for them): for
+    /// `pbem simulate`, which reads only the states. The same values are rolled and drawn.
+    pub fn quiet(seed: [u8; 32]) -> Self {
+        Ctx { quiet: true, ..Ctx::new(seed) }
+    }
+
+    /// True for a [`Ctx::quiet`] context: a game may skip writing the texts of its events.
+    pub fn is_quiet(&self) -> bool {
+        self.quiet
     }
 
     /// A context whose rolls and draws return `values` in order instead of the generator's: a
@@ -63,7 +76,7 @@ impl Ctx {
     /// A roll or draw that finds the script used up, or a value out of its range, panics: a
     /// mistake in the test (or a setup that rolls).
     pub fn scripted(values: &[u32]) -> Self {
-        Ctx { rng: ChaCha20Rng::from_seed([0; 32]), script: Some(values.iter().copied().collect()), events: Vec::new() }
+        Ctx { rng: ChaCha20Rng::from_seed([0; 32]), script: Some(values.iter().copied().collect()), events: Vec::new(), quiet: false }
     }
 
     /// The scripted values not used yet (empty for a context that is not scripted).
@@ -104,6 +117,9 @@ impl Ctx {
             Some(v) => v,
             None => self.below(sides) + 1,
         };
+        if self.quiet {
+            return value;
+        }
         self.events.push(Event {
             to: Vec::new(),
             roll: Some(Roll { sides, value }),
@@ -120,6 +136,9 @@ impl Ctx {
     /// Draws an index in `0..n` (a token from a bag of `n`) and logs it; `what` names the drawn item.
     pub fn draw(&mut self, n: u32, why: &str, what: impl Fn(u32) -> String) -> u32 {
         let i = self.draw_index(n, || why.to_string());
+        if self.quiet {
+            return i;
+        }
         self.events.push(Event {
             to: Vec::new(),
             roll: Some(Roll { sides: n, value: i + 1 }),
@@ -132,6 +151,9 @@ impl Ctx {
     /// the index drawn (for a game that tells its draws in sentences of its own).
     pub fn draw_told(&mut self, n: u32, text: impl Fn(u32) -> String) -> u32 {
         let i = self.draw_index(n, || text(0));
+        if self.quiet {
+            return i;
+        }
         self.events.push(Event { to: Vec::new(), roll: Some(Roll { sides: n, value: i + 1 }), text: text(i) });
         i
     }
@@ -146,11 +168,17 @@ impl Ctx {
 
     /// Logs a public event.
     pub fn say(&mut self, text: impl Into<String>) {
+        if self.quiet {
+            return;
+        }
         self.events.push(Event { to: Vec::new(), roll: None, text: text.into() });
     }
 
     /// Logs an event only the given roles may see.
     pub fn tell(&mut self, roles: &[&str], text: impl Into<String>) {
+        if self.quiet {
+            return;
+        }
         self.events.push(Event {
             to: roles.iter().map(|r| r.to_string()).collect(),
             roll: None,
@@ -158,7 +186,7 @@ impl Ctx {
         });
     }
 
-    /// The events logged so far, in order.
+    /// The events logged so far, in order (none for a [`Ctx::quiet`] context).
     pub fn events(&self) -> &[Event] {
         &self.events
     }
@@ -188,6 +216,21 @@ pub fn first_underived_roll(seed: [u8; 32], events: &[Event]) -> Option<(usize, 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_quiet_context_rolls_the_same_and_keeps_no_events() {
+        let (mut loud, mut quiet) = (Ctx::new([3; 32]), Ctx::quiet([3; 32]));
+        for c in [&mut loud, &mut quiet] {
+            c.say("said");
+            c.tell(&["union"], "told");
+        }
+        assert_eq!(loud.d6("a"), quiet.d6("a"));
+        assert_eq!(loud.draw(9, "b", |i| i.to_string()), quiet.draw(9, "b", |i| i.to_string()));
+        assert_eq!(loud.draw_told(5, |i| i.to_string()), quiet.draw_told(5, |i| i.to_string()));
+        assert_eq!(loud.below(1000), quiet.below(1000));
+        assert_eq!(loud.events().len(), 5);
+        assert!(quiet.events().is_empty() && quiet.is_quiet() && !loud.is_quiet());
+    }
 
     #[test]
     fn below_is_in_range_and_deterministic() {

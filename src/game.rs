@@ -43,6 +43,16 @@ pub enum Pending {
     Over(Outcome),
 }
 
+impl Pending {
+    /// The asked roles in order, or the outcome ([`Game::pending_roles`]).
+    pub fn roles(self) -> Result<Vec<String>, Outcome> {
+        match self {
+            Pending::Orders(asks) => Ok(asks.into_iter().map(|a| a.role).collect()),
+            Pending::Over(o) => Err(o),
+        }
+    }
+}
+
 /// When the orders of a resolved step may stand in the public record (SPEC.md "Withheld
 /// orders"). The core publishes everything still withheld once the game is over, whatever the
 /// game says about the last step.
@@ -299,6 +309,13 @@ pub trait Game: Send + Sync {
 
     /// Whose orders are awaited next, or the outcome.
     fn pending(&self, state: &Self::State) -> Pending;
+
+    /// The roles [`Game::pending`] asks, in its order, or its outcome: the same answer without
+    /// the prompts, for [`play_out`], which never reads them. A game whose prompts cost much to
+    /// write overrides it (and must keep it equal to `pending`; `play_out` checks in debug builds).
+    fn pending_roles(&self, state: &Self::State) -> Result<Vec<String>, Outcome> {
+        self.pending(state).roles()
+    }
 
     /// A legal order for `role`'s pending ask: the prefilled form and the NMR default.
     fn default_order(&self, state: &Self::State, role: &str) -> Orders;
@@ -597,27 +614,30 @@ pub struct Played {
 /// within 100,000 steps.
 pub fn play_out<G: Game + ?Sized>(g: &G, start: G::State, policy: &str, seed: [u8; 32]) -> Result<Played, GameError> {
     let mut s = start;
-    let mut dice = Ctx::new(seed);
-    let mut bots = Ctx::new(commit::step_seed("pbem-simulate-players", 0, &seed, std::iter::empty()));
+    // Quiet: the events of a simulated game are never read, so none are written.
+    let mut dice = Ctx::quiet(seed);
+    let mut bots = Ctx::quiet(commit::step_seed("pbem-simulate-players", 0, &seed, std::iter::empty()));
     let (mut steps, mut finished, mut clock) = (0u32, 0u32, g.tally(&s).clock);
     loop {
-        let asks = match g.pending(&s) {
-            Pending::Over(o) => {
+        let asked = g.pending_roles(&s);
+        debug_assert_eq!(asked, g.pending(&s).roles(), "pending_roles differs from pending");
+        let roles = match asked {
+            Err(o) => {
                 let t = g.tally(&s);
                 return Ok(Played { winner: o.winner, length: finished + t.clock, unit: t.unit, steps, figures: t.figures });
             }
-            Pending::Orders(asks) => asks,
+            Ok(roles) => roles,
         };
         let mut orders: BTreeMap<String, G::Checked> = BTreeMap::new();
-        for a in asks {
-            let o = g.policy_order(&s, &a.role, policy, &mut bots);
-            match g.check_order(&s, &a.role, &o) {
+        for role in roles {
+            let o = g.policy_order(&s, &role, policy, &mut bots);
+            match g.check_order(&s, &role, &o) {
                 Ok(c) => {
-                    orders.insert(a.role, c);
+                    orders.insert(role, c);
                 }
                 Err(problems) => {
                     let why: Vec<String> = problems.iter().map(|p| format!("{}: {}", p.field, p.message)).collect();
-                    return Err(GameError::BuiltinOrderRejected { step: steps + 1, role: a.role, problems: why.join("; ") });
+                    return Err(GameError::BuiltinOrderRejected { step: steps + 1, role, problems: why.join("; ") });
                 }
             }
         }

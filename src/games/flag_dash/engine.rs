@@ -52,8 +52,12 @@ macro_rules! tell {
 /// Logs a public event and keeps it in the round's account. A long text is wrapped into one
 /// event of several lines (so every report line stays under 100 characters), each continuation
 /// indented as far as the text's first line, so that it reads under its text, never as an item of
-/// its own (the report puts a bullet before the first line only).
+/// its own (the report puts a bullet before the first line only). A quiet context (`pbem
+/// simulate`, which reads neither) gets nothing, nor does the account.
 pub fn say(s: &mut State, ctx: &mut Ctx, text: String) {
+    if ctx.is_quiet() {
+        return;
+    }
     let indent = " ".repeat(text.len() - text.trim_start().len());
     let lines: Vec<String> = crate::text::wrap_lines(&text, 88 - indent.len()).into_iter().map(|l| format!("{indent}{l}")).collect();
     let event = lines.join("\n");

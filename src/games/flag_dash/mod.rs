@@ -269,24 +269,31 @@ impl Game for FlagDash {
     }
 
     fn pending(&self, s: &State) -> Pending {
-        if let Some(o) = &s.outcome {
-            return Pending::Over(o.clone());
+        match self.pending_roles(s) {
+            Err(o) => Pending::Over(o),
+            Ok(roles) => Pending::Orders(roles.into_iter().map(|r| Ask { prompt: forms::prompt(s, &r), role: r, kind: asked_kind(s).into() }).collect()),
         }
-        let (roles, kind) = match s.stage {
-            Stage::Plan => (self.roles(s), "plan"),
-            Stage::Layout => (engine::layout_asked(s), "layout"),
+    }
+
+    fn pending_roles(&self, s: &State) -> Result<Vec<String>, Outcome> {
+        if let Some(o) = &s.outcome {
+            return Err(o.clone());
+        }
+        let roles = match s.stage {
+            Stage::Plan => self.roles(s),
+            Stage::Layout => engine::layout_asked(s),
             Stage::Move { .. } => match engine::spy_asked(s) {
-                Some(r) => (vec![r], "spy"),
-                None => (engine::tie_asked(s).into_iter().collect(), "tie-order"),
+                Some(r) => vec![r],
+                None => engine::tie_asked(s).into_iter().collect(),
             },
-            Stage::Over => (Vec::new(), ""),
+            Stage::Over => Vec::new(),
         };
         if roles.is_empty() {
-            return Pending::Over(Outcome { winner: None, summary: "the game stopped without a question (corrupt state)".into() });
+            return Err(Outcome { winner: None, summary: "the game stopped without a question (corrupt state)".into() });
         }
-        let mut asks: Vec<Ask> = roles.into_iter().map(|r| Ask { prompt: forms::prompt(s, &r), role: r, kind: kind.into() }).collect();
-        asks.sort_by(|a, b| a.role.cmp(&b.role));
-        Pending::Orders(asks)
+        let mut roles = roles;
+        roles.sort();
+        Ok(roles)
     }
 
     fn default_order(&self, s: &State, role: &str) -> Orders {
@@ -335,6 +342,17 @@ impl Game for FlagDash {
     /// another's face-down action cards and priority tokens at any time" (Flag Dash, Playing).
     fn teammates_see_plans(&self) -> bool {
         true
+    }
+}
+
+/// The kind of the question of `s`'s stage (while orders are asked).
+fn asked_kind(s: &State) -> &'static str {
+    match s.stage {
+        Stage::Plan => "plan",
+        Stage::Layout => "layout",
+        Stage::Move { .. } if engine::spy_asked(s).is_some() => "spy",
+        Stage::Move { .. } => "tie-order",
+        Stage::Over => "",
     }
 }
 

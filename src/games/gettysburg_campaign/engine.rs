@@ -12,14 +12,18 @@ use crate::game::Outcome;
 /// under the text, so every line stays within 92 columns like the rest of the report.
 pub const EVENT_WIDTH: usize = 88;
 
-/// A public event, wrapped to [`EVENT_WIDTH`].
+/// A public event, wrapped to [`EVENT_WIDTH`] (not wrapped for a quiet context, which keeps none).
 pub fn say(ctx: &mut Ctx, text: String) {
-    ctx.say(wrap(&text, EVENT_WIDTH))
+    if !ctx.is_quiet() {
+        ctx.say(wrap(&text, EVENT_WIDTH))
+    }
 }
 
-/// An event only `side` sees, wrapped to [`EVENT_WIDTH`].
+/// An event only `side` sees, wrapped to [`EVENT_WIDTH`] (not wrapped for a quiet context).
 pub fn tell(ctx: &mut Ctx, side: Side, text: String) {
-    ctx.tell(&[side.role()], wrap(&text, EVENT_WIDTH))
+    if !ctx.is_quiet() {
+        ctx.tell(&[side.role()], wrap(&text, EVENT_WIDTH))
+    }
 }
 
 /// A direct answer to the pending question, from this step's order file.

@@ -66,7 +66,7 @@ pub fn initial_state(scenario: Scenario, optional_fire: bool) -> State {
         }
     }
     let mut s = State {
-        scenario,
+        scenario: std::sync::Arc::new(scenario),
         optional_fire,
         turn: 1,
         round: 1,
@@ -142,6 +142,13 @@ impl Game for GettysburgCampaign {
                     .collect(),
             ),
             None => Pending::Over(Outcome { winner: None, summary: "the game stopped without a question (corrupt state)".into() }),
+        }
+    }
+
+    fn pending_roles(&self, s: &State) -> Result<Vec<String>, Outcome> {
+        match (&s.outcome, &s.question) {
+            (None, Some(q)) => Ok(q.sides().into_iter().map(|side| side.role().to_string()).collect()),
+            _ => self.pending(s).roles(),
         }
     }
 

@@ -13,8 +13,9 @@ use crate::game::Outcome;
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct State {
-    /// The scenario the game was set up from.
-    pub scenario: Scenario,
+    /// The scenario the game was set up from (shared: it never changes, and a step's copy of the
+    /// state need not copy it; it serializes as the scenario itself).
+    pub scenario: std::sync::Arc<Scenario>,
     /// Whether the optional firing rule (§9) is in use (`--option optional-fire=true`).
     pub optional_fire: bool,
     /// The current turn, from 1 (§5).

@@ -18,7 +18,7 @@ use super::{plan_value, shuffled, steps_left, strs, Rng};
 use crate::game::Orders;
 use crate::games::gettysburg_campaign::forms::default_order;
 use crate::games::gettysburg_campaign::rules::{self, FirePlan};
-use crate::games::gettysburg_campaign::scenario::army_key;
+use crate::games::gettysburg_campaign::scenario::{army_key, Scenario};
 use crate::games::gettysburg_campaign::side::Side;
 use crate::games::gettysburg_campaign::state::{Command, FirePolicy, Location, Question, Standing, State};
 
@@ -363,8 +363,28 @@ fn preference(s: &State, side: Side, town: &str, own: bool, live: bool) -> Vec<S
 /// worth points and vacates the others toward its preferred neighbours, the Confederates defend
 /// wherever they stand; casualties weakest first; retreats chosen for the enemy; under the
 /// optional rule the Union fires by the plain rule and the Confederates are asked (they choose
-/// with the defender's hits known).
-fn wanted(s: &State, side: Side) -> Standing {
+/// with the defender's hits known). What the map alone decides comes from [`by_map`].
+fn wanted(s: &State, side: Side) -> (std::rc::Rc<Standing>, Vec<String>, Option<FirePolicy>) {
+    let mut mine = s.corps_of(side);
+    mine.sort_by_key(|&c| (s.corps[c].strength, c));
+    let casualties = mine.iter().map(|&c| s.corps[c].id.clone()).collect();
+    let fire = s.optional_fire.then_some(if side == Side::Union { FirePolicy::Never } else { FirePolicy::Ask });
+    (by_map(s, side), casualties, fire)
+}
+
+/// The part of [`wanted`] the scenario alone decides (defend, vacate, retreat, combat order),
+/// worked out once per scenario and side on each thread: game after game of `pbem simulate` shares
+/// one scenario. The memo keeps the scenario it was worked out for alive, so the same address is
+/// the same scenario.
+fn by_map(s: &State, side: Side) -> std::rc::Rc<Standing> {
+    type Known = Vec<(Side, std::sync::Arc<Scenario>, std::rc::Rc<Standing>)>;
+    thread_local! {
+        static KNOWN: std::cell::RefCell<Known> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let hit = KNOWN.with_borrow(|k| k.iter().find(|(x, sc, _)| *x == side && std::sync::Arc::ptr_eq(sc, &s.scenario)).map(|(_, _, st)| st.clone()));
+    if let Some(st) = hit {
+        return st;
+    }
     let mut st = Standing::default();
     for t in &s.scenario.map.towns {
         if side == Side::Confederate || t.points > 0 {
@@ -374,24 +394,23 @@ fn wanted(s: &State, side: Side) -> Standing {
         }
         st.retreat.insert(t.name.clone(), preference(s, side, &t.name, false, false));
     }
-    let mut mine = s.corps_of(side);
-    mine.sort_by_key(|&c| (s.corps[c].strength, c));
-    st.casualties = mine.iter().map(|&c| s.corps[c].id.clone()).collect();
     if side == Side::Confederate {
         st.combat_order = s.scenario.map.towns.iter().map(|t| t.name.clone()).collect();
     }
-    if s.optional_fire {
-        st.optional_fire = Some(if side == Side::Union { FirePolicy::Never } else { FirePolicy::Ask });
-    }
+    let st = std::rc::Rc::new(st);
+    KNOWN.with_borrow_mut(|k| {
+        k.retain(|(x, _, _)| *x != side);
+        k.push((side, s.scenario.clone(), st.clone()));
+    });
     st
 }
 
 /// `[orders.standing]` that turns the stored standing orders into [`wanted`] ones, naming only
 /// what changes (tables merge per town; README "Gettysburg Campaign orders"); None if nothing does.
 fn standing_update(s: &State, side: Side) -> Option<toml::Table> {
-    let (old, new) = (s.standing.get(side), wanted(s, side));
+    let (old, (new, casualties, fire)) = (s.standing.get(side), wanted(s, side));
     let mut t = toml::Table::new();
-    for (key, a, b) in [("defend", &old.defend, &new.defend), ("casualties", &old.casualties, &new.casualties), ("combat_order", &old.combat_order, &new.combat_order)] {
+    for (key, a, b) in [("defend", &old.defend, &new.defend), ("casualties", &old.casualties, &casualties), ("combat_order", &old.combat_order, &new.combat_order)] {
         if a != b {
             t.insert(key.into(), strs(b));
         }
@@ -412,7 +431,7 @@ fn standing_update(s: &State, side: Side) -> Option<toml::Table> {
             t.insert(key.into(), Value::Table(entries));
         }
     }
-    if old.optional_fire != new.optional_fire && let Some(f) = new.optional_fire {
+    if old.optional_fire != fire && let Some(f) = fire {
         let word = if f == FirePolicy::Never { "never" } else { "ask" };
         t.insert("optional_fire".into(), Value::String(word.into()));
     }

@@ -83,9 +83,22 @@ impl Threat {
         Some(self.sum(g))
     }
 
-    /// The threat of the corps worked out so far.
+    /// The threat of the corps worked out so far: each town's points times its best chance, in
+    /// town order. On one-word town sets only the towns worth points are added: the others add
+    /// `+0.0`, which changes no sum (at most the sign of a zero one, which no comparison sees).
     fn sum(&self, g: &Graph) -> f64 {
-        g.points.iter().zip(&self.best).map(|(&p, &b)| p as f64 * b).sum()
+        if g.bits.adj.is_empty() {
+            return g.points.iter().zip(&self.best).map(|(&p, &b)| p as f64 * b).sum();
+        }
+        let mut x = g.bits.points;
+        std::iter::from_fn(|| {
+            (x != 0).then(|| {
+                let i = x.trailing_zeros() as usize;
+                x &= x - 1;
+                g.points[i] as f64 * self.best[i]
+            })
+        })
+        .sum()
     }
 
     /// [`Threat::of`] for one Confederate corps of `strength` at `at`: breadth first, a whole
