@@ -863,7 +863,7 @@ fn cmd_adjudicate(dirs: Vec<PathBuf>, all: Option<PathBuf>, mail: Option<PathBuf
     let mut failed = 0;
     if let Some(root) = all {
         // Two folders with one game id (a backup copy): neither is adjudicated.
-        let (peeked, duplicates) = crate::mail::cron::peek_games(&crate::mail::cron::game_folders(&root)?, t.now());
+        let (peeked, duplicates) = crate::mail::cron::peek_games(&root, &crate::mail::cron::game_folders(&root)?, t.now());
         for (id, copies) in &duplicates {
             let names: Vec<String> = copies.iter().map(|d| d.display().to_string()).collect();
             eprintln!("pbem: game {id} is held by more than one folder ({}): not adjudicated; remove all but one", names.join(", "));
