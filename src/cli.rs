@@ -475,6 +475,10 @@ fn flag(setting: &Setting) -> String {
 /// meanwhile is seen; a spool that cannot be read holds the step and is the game's error.
 /// `peek`: for a sweep, the game's due index as read by [`crate::mail::cron::peek_games`].
 fn adjudicate_plain(dir: &Path, clock: pipeline::Clock, peek: Option<Option<crate::due::Idle>>) -> crate::error::Result<pipeline::Adjudicated> {
+    if let Some(Some(idle)) = &peek {
+        // Idle by its index: nothing is read, locked or resolved (as `adjudicate_peeked` does).
+        return Ok(pipeline::Adjudicated { over: idle.over, ..Default::default() });
+    }
     let root = dir.parent().unwrap_or(Path::new("."));
     let spool = crate::mail::intake::state_dir(root).join("spool");
     let mut unreadable = None;

@@ -366,8 +366,11 @@ pub struct RootIndex {
     old: String,
     /// Each line of `old` as (start, end of the folder name, end), sorted by name.
     lines: Vec<(usize, usize, usize)>,
-    /// The lines of the file to write: (folder name, the line), from `old` or made new.
-    new: Vec<(String, Option<String>, (usize, usize))>,
+    /// The lines of the file to write, in the order peeked: a line of `old` (its start and end)
+    /// or one made new (`None`, the line).
+    new: Vec<(Option<(usize, usize)>, Option<String>)>,
+    /// Some line of `old` was not kept as it is, or a line was made new.
+    changed: bool,
 }
 
 impl RootIndex {
@@ -376,7 +379,7 @@ impl RootIndex {
         let old = std::fs::read(root.join(ROOT_INDEX)).ok().and_then(|b| String::from_utf8(b).ok()).unwrap_or_default();
         let lines = root_lines(&old).unwrap_or_default();
         let old = if lines.is_empty() { String::new() } else { old };
-        RootIndex { root: root.to_path_buf(), at: At::open(root), old, lines, new: Vec::new() }
+        RootIndex { root: root.to_path_buf(), at: At::open(root), old, lines, new: Vec::new(), changed: false }
     }
 
     /// [`peek`] for the game folder `dir` directly under the root: from its line when every stamp
@@ -388,10 +391,11 @@ impl RootIndex {
             let (a, _, c) = self.lines[i];
             if let Some(e) = from_line(at, dir, name, &self.old[a..c], now) {
                 let idle = Idle { id: e.id.clone(), record: e.record, deadline: e.deadline, over: e.over };
-                self.new.push((name.to_string(), None, (a, c)));
+                self.new.push((Some((a, c)), None));
                 return Peek { id: Some(e.id), idle: Some(idle) };
             }
         }
+        self.changed = true;
         let game = at.probe(name, "game.toml");
         let (p, e) = peek_entry(&GameDir::new(dir), now);
         if let (Some(e), Ok(Some(g))) = (e, game)
@@ -399,30 +403,43 @@ impl RootIndex {
             && let Ok(Some(r)) = at.probe(name, &record_rel(e.record))
             && (r.1, r.2) == e.record_stamp
         {
-            self.new.push((name.to_string(), Some(root_line(name, g.0, r.0, &e)), (0, 0)));
+            self.new.push((None, Some(root_line(name, g.0, r.0, &e))));
         }
         p
     }
 
     /// Writes `ROOT/.due-index` with the lines of the games peeked, if they differ from the file
     /// read (best effort, like [`write`]: a file that cannot be written is a slower next sweep).
-    pub fn save(mut self) {
-        self.new.sort_by(|a, b| a.0.cmp(&b.0));
-        let mut text = String::with_capacity(self.old.len().max(64));
+    pub fn save(self) {
+        let RootIndex { root, old, lines, mut new, changed, .. } = self;
+        // Every line of the file kept as it was, and no other: nothing to write.
+        if !changed && new.len() == lines.len() {
+            return;
+        }
+        new.sort_by_cached_key(|p| piece(&old, p).split(' ').next().unwrap_or_default().to_string());
+        let mut text = String::with_capacity(old.len().max(64));
         text.push_str(ROOT_MAGIC);
         text.push('\n');
-        for (_, line, (a, c)) in &self.new {
-            text.push_str(line.as_deref().unwrap_or(&self.old[*a..*c]));
+        for p in &new {
+            text.push_str(piece(&old, p));
             text.push('\n');
         }
         text.push_str("end\n");
-        if text == self.old || self.new.is_empty() && self.old.is_empty() {
+        if text == old || new.is_empty() && old.is_empty() {
             return;
         }
-        let tmp = self.root.join(format!("{ROOT_INDEX}.{}.tmp", std::process::id()));
-        if std::fs::write(&tmp, text).is_err() || std::fs::rename(&tmp, self.root.join(ROOT_INDEX)).is_err() {
+        let tmp = root.join(format!("{ROOT_INDEX}.{}.tmp", std::process::id()));
+        if std::fs::write(&tmp, text).is_err() || std::fs::rename(&tmp, root.join(ROOT_INDEX)).is_err() {
             let _ = std::fs::remove_file(&tmp);
         }
+    }
+}
+
+/// A line of the root index to write: kept from the file read (`old`), or made new.
+fn piece<'a>(old: &'a str, p: &'a (Option<(usize, usize)>, Option<String>)) -> &'a str {
+    match p {
+        (Some((a, c)), _) => &old[*a..*c],
+        (None, made) => made.as_deref().unwrap_or_default(),
     }
 }
 
