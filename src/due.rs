@@ -21,8 +21,18 @@
 //! can make a sweep faster, never a due game wait. It also keeps the game's id and the
 //! open step's deadline, so that the cron run finds game ids held by two folders and skips the
 //! mail of an idle game (nothing new to mail, no reminder due) without reading `game.toml`
-//! ([`peek`]). One file per game (not one per root): games are written by different processes
-//! under their own locks, and a sweep reads each game's file once, with one `read`.
+//! ([`peek`]). One file per game: games are written by different processes under their own
+//! locks, each its own `DIR/.due`.
+//!
+//! A sweep reads them through the root index `ROOT/.due-index` ([`RootIndex`]): one file holding,
+//! for each game, the `DIR/.due` a sweep last found holding, with the game folder's name and the
+//! inodes of `game.toml` and the newest record. It is read once (one `read` for every game); an
+//! idle game then costs the four `stat`s above, each an `fstatat` relative to the root folder
+//! (a short path, no walk from `/`), and neither its `DIR/.due` nor anything else is opened. A
+//! line is made only from a `DIR/.due` that held in full, and trusted only while all its stamps
+//! and inodes hold, so it can say nothing its `DIR/.due` could not; any doubt falls back to
+//! `DIR/.due`, and from there to loading the game. The sweep rewrites the root index (temp file
+//! and rename, no fsync) only when a line changed.
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -366,9 +376,8 @@ pub struct RootIndex {
     old: String,
     /// Each line of `old` as (start, end of the folder name, end), sorted by name.
     lines: Vec<(usize, usize, usize)>,
-    /// The lines of the file to write, in the order peeked: a line of `old` (its start and end)
-    /// or one made new (`None`, the line).
-    new: Vec<(Option<(usize, usize)>, Option<String>)>,
+    /// The lines of the file to write, in the order peeked.
+    new: Vec<Piece>,
     /// Some line of `old` was not kept as it is, or a line was made new.
     changed: bool,
 }
@@ -391,7 +400,7 @@ impl RootIndex {
             let (a, _, c) = self.lines[i];
             if let Some(e) = from_line(at, dir, name, &self.old[a..c], now) {
                 let idle = Idle { id: e.id.clone(), record: e.record, deadline: e.deadline, over: e.over };
-                self.new.push((Some((a, c)), None));
+                self.new.push(Piece::Kept(a, c));
                 return Peek { id: Some(e.id), idle: Some(idle) };
             }
         }
@@ -403,7 +412,7 @@ impl RootIndex {
             && let Ok(Some(r)) = at.probe(name, &record_rel(e.record))
             && (r.1, r.2) == e.record_stamp
         {
-            self.new.push((None, Some(root_line(name, g.0, r.0, &e))));
+            self.new.push(Piece::Made(root_line(name, g.0, r.0, &e)));
         }
         p
     }
@@ -435,11 +444,19 @@ impl RootIndex {
     }
 }
 
-/// A line of the root index to write: kept from the file read (`old`), or made new.
-fn piece<'a>(old: &'a str, p: &'a (Option<(usize, usize)>, Option<String>)) -> &'a str {
+/// A line of the root index to write.
+enum Piece {
+    /// Kept from the file read: its start and end there.
+    Kept(usize, usize),
+    /// Made new.
+    Made(String),
+}
+
+/// The text of a line to write (`old`: the file read).
+fn piece<'a>(old: &'a str, p: &'a Piece) -> &'a str {
     match p {
-        (Some((a, c)), _) => &old[*a..*c],
-        (None, made) => made.as_deref().unwrap_or_default(),
+        Piece::Kept(a, c) => &old[*a..*c],
+        Piece::Made(line) => line,
     }
 }
 
