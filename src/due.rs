@@ -731,6 +731,24 @@ mod tests {
     }
 
     #[test]
+    fn root_lines_round_trip_and_a_damaged_file_is_none() {
+        let e = Entry { awaited: vec![], ..entry() };
+        let line = root_line("g1", 7, 8, &e);
+        assert_eq!(parse_root_line(&line), Some(("g1", 7, 8, e.clone())));
+        let over = Entry { over: true, until: None, deadline: None, receipts_stamp: None, ..e.clone() };
+        assert_eq!(parse_root_line(&root_line("g1", 7, 8, &over)).map(|l| l.3), Some(over));
+        assert_eq!(parse_root_line(&line.replace(" 3 2 ", " x 2 ")), None, "not a number");
+        assert_eq!(parse_root_line(&format!("{line} 9")), None, "a field too many");
+        let two = format!("{ROOT_MAGIC}\n{line}\n{}\nend\n", root_line("g2", 1, 2, &e));
+        assert_eq!(root_lines(&two).map(|l| l.len()), Some(2));
+        let swapped = format!("{ROOT_MAGIC}\n{}\n{line}\nend\n", root_line("g2", 1, 2, &e));
+        assert_eq!(root_lines(&swapped), None, "out of order");
+        assert_eq!(root_lines(&format!("{ROOT_MAGIC}\n{line}\n{line}\nend\n")), None, "twice");
+        assert_eq!(root_lines(&two[..two.len() - 4]), None, "truncated");
+        assert_eq!(root_lines(&two.replace("pbem-due-index 1", "pbem-due-index 2")), None);
+    }
+
+    #[test]
     fn read_small_reads_whole_small_files_only() {
         let tmp = tempfile::tempdir().unwrap();
         let f = tmp.path().join("f");
