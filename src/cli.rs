@@ -476,6 +476,10 @@ fn flag(setting: &Setting) -> String {
 /// `peek`: for a sweep, the game's due index as read by [`crate::mail::cron::peek_games`]; its
 /// record then waits in `group` ([`pipeline::adjudicate_sweep`]).
 fn adjudicate_plain(dir: &Path, clock: pipeline::Clock, peek: Option<Option<crate::due::Idle>>, group: &crate::store::Group) -> crate::error::Result<pipeline::Adjudicated> {
+    if let Some(Some(idle)) = &peek {
+        // Idle by its index: nothing is read, locked or resolved (as `adjudicate_peeked` does).
+        return Ok(pipeline::Adjudicated { over: idle.over, ..Default::default() });
+    }
     let root = dir.parent().unwrap_or(Path::new("."));
     let spool = crate::mail::intake::state_dir(root).join("spool");
     let mut unreadable = None;
@@ -864,7 +868,7 @@ fn cmd_adjudicate(dirs: Vec<PathBuf>, all: Option<PathBuf>, mail: Option<PathBuf
     let mut failed = 0;
     if let Some(root) = all {
         // Two folders with one game id (a backup copy): neither is adjudicated.
-        let (peeked, duplicates) = crate::mail::cron::peek_games(&crate::mail::cron::game_folders(&root)?, t.now());
+        let (peeked, duplicates) = crate::mail::cron::peek_games(&root, &crate::mail::cron::game_folders(&root)?, t.now());
         for (id, copies) in &duplicates {
             let names: Vec<String> = copies.iter().map(|d| d.display().to_string()).collect();
             eprintln!("pbem: game {id} is held by more than one folder ({}): not adjudicated; remove all but one", names.join(", "));

@@ -21,11 +21,21 @@
 //! can make a sweep faster, never a due game wait. It also keeps the game's id and the
 //! open step's deadline, so that the cron run finds game ids held by two folders and skips the
 //! mail of an idle game (nothing new to mail, no reminder due) without reading `game.toml`
-//! ([`peek`]). One file per game (not one per root): games are written by different processes
-//! under their own locks, and a sweep reads each game's file once, with one `read`.
+//! ([`peek`]). One file per game: games are written by different processes under their own
+//! locks, each its own `DIR/.due`.
+//!
+//! A sweep reads them through the root index `ROOT/.due-index` ([`RootIndex`]): one file holding,
+//! for each game, the `DIR/.due` a sweep last found holding, with the game folder's name and the
+//! inodes of `game.toml` and the newest record. It is read once (one `read` for every game); an
+//! idle game then costs the four `stat`s above, each an `fstatat` relative to the root folder
+//! (a short path, no walk from `/`), and neither its `DIR/.due` nor anything else is opened. A
+//! line is made only from a `DIR/.due` that held in full, and trusted only while all its stamps
+//! and inodes hold, so it can say nothing its `DIR/.due` could not; any doubt falls back to
+//! `DIR/.due`, and from there to loading the game. The sweep rewrites the root index (temp file
+//! and rename, no fsync) only when a line changed.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use chrono::{DateTime, Utc};
@@ -217,22 +227,25 @@ pub fn idle(dir: &GameDir, now: DateTime<Utc>) -> Option<Idle> {
 /// One read of the index: the game's id (what a cron run needs to find a game held by two
 /// folders) and whether it is idle at `now` ([`idle`]).
 pub fn peek(dir: &GameDir, now: DateTime<Utc>) -> Peek {
-    let Some(e) = read_small(&path(dir)).and_then(|t| Entry::parse(&t)) else { return Peek::default() };
+    peek_entry(dir, now).0
+}
+
+/// [`peek`], and the index itself when it shows the game idle.
+fn peek_entry(dir: &GameDir, now: DateTime<Utc>) -> (Peek, Option<Entry>) {
+    let Some(e) = read_small(&path(dir)).and_then(|t| Entry::parse(&t)) else { return (Peek::default(), None) };
     if stamp(&dir.game_file()) != Some(e.game_stamp) {
-        return Peek::default();
+        return (Peek::default(), None);
     }
-    Peek { id: Some(e.id.clone()), idle: still_idle(dir, e, now) }
+    let (id, kept) = (Some(e.id.clone()), e.clone());
+    let idle = still_idle(dir, e, now);
+    let entry = idle.is_some().then_some(kept);
+    (Peek { id, idle }, entry)
 }
 
 /// The checks of [`idle`] after `game.toml`'s: the clock, then one `stat` each of the newest
 /// record, the next one (absent) and the open step's receipts folder.
 fn still_idle(dir: &GameDir, e: Entry, now: DateTime<Utc>) -> Option<Idle> {
-    let secs = now.timestamp();
-    if secs < e.not_before || e.until.is_some_and(|u| secs >= u) || !plausible(&e) {
-        return None;
-    }
-    // A folder stamp from the same clock tick as the index could miss a receipt filed after it.
-    if !e.over && e.receipts_stamp.is_some_and(|(_, t)| t.saturating_add(FRESH_NS) > e.written) {
+    if !bounded(&e, now) {
         return None;
     }
     if stamp(&dir.record(e.record))? != e.record_stamp || probe(&dir.record(e.record + 1)) != Ok(None) {
@@ -241,10 +254,28 @@ fn still_idle(dir: &GameDir, e: Entry, now: DateTime<Utc>) -> Option<Idle> {
     if !e.over && probe(&dir.receipts(e.step)) != Ok(e.receipts_stamp) {
         return None;
     }
+    grace_holds(dir, &e)?;
+    Some(Idle { id: e.id, record: e.record, deadline: e.deadline, over: e.over })
+}
+
+/// The checks of an index that need no file: the clock not behind the game, not yet due by
+/// time, [`plausible`], and a receipts folder stamp older than [`FRESH_NS`] before the index.
+fn bounded(e: &Entry, now: DateTime<Utc>) -> bool {
+    let secs = now.timestamp();
+    if secs < e.not_before || e.until.is_some_and(|u| secs >= u) || !plausible(e) {
+        return false;
+    }
+    // A folder stamp from the same clock tick as the index could miss a receipt filed after it.
+    e.over || e.receipts_stamp.is_none_or(|(_, t)| t.saturating_add(FRESH_NS) <= e.written)
+}
+
+/// An index due by time later than its deadline (or never) holds only if the game file's grace
+/// hours or `--nmr wait` say so (then `game.toml` is read).
+fn grace_holds(dir: &GameDir, e: &Entry) -> Option<()> {
     if !e.over && e.until != e.deadline && e.until != until_by_game_file(dir, e.deadline?)? {
         return None;
     }
-    Some(Idle { id: e.id, record: e.record, deadline: e.deadline, over: e.over })
+    Some(())
 }
 
 /// What a stale or hand-made index may say wrongly, checked without a system call beyond the
@@ -270,6 +301,261 @@ fn until_by_game_file(dir: &GameDir, deadline: i64) -> Option<Option<i64>> {
     let gf: crate::model::GameFile = toml::from_str(&text).ok()?;
     let grace = i64::from(gf.deadlines.grace_hours) * 3600;
     Some((gf.nmr.policy != crate::model::NmrMode::Wait).then(|| deadline.saturating_add(grace)))
+}
+
+/// The root index's file name: `ROOT/.due-index`.
+pub const ROOT_INDEX: &str = ".due-index";
+
+const ROOT_MAGIC: &str = "pbem-due-index 1";
+
+/// Inode, size and change time (ns) of a file: a [`Stamp`] that also tells one file from
+/// another (a root index line names its folder, and folders can be renamed or swapped).
+type Ident = (u64, u64, u128);
+
+/// Files of the games under one root, looked at relative to the root folder: one `fstatat` each,
+/// with a short path (`g1/game.toml`) instead of a walk from `/`.
+struct At {
+    root: std::fs::File,
+    path: Vec<u8>,
+}
+
+impl At {
+    fn open(root: &Path) -> Option<At> {
+        Some(At { root: std::fs::File::open(root).ok()?, path: Vec::with_capacity(64) })
+    }
+
+    /// The identity of `NAME/REL`: `Ok(None)` if it does not exist, `Err` if it cannot be
+    /// looked at (as [`probe`]).
+    fn probe(&mut self, name: &str, rel: &str) -> Result<Option<Ident>, ()> {
+        use std::os::fd::AsRawFd;
+        self.path.clear();
+        self.path.extend_from_slice(name.as_bytes());
+        self.path.push(b'/');
+        self.path.extend_from_slice(rel.as_bytes());
+        self.path.push(0);
+        let c = std::ffi::CStr::from_bytes_with_nul(&self.path).map_err(|_| ())?;
+        // SAFETY: `st` is a plain C struct fstatat fills in; `c` is a NUL-terminated path.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        if unsafe { libc::fstatat(self.root.as_raw_fd(), c.as_ptr(), &mut st, 0) } != 0 {
+            let e = std::io::Error::last_os_error();
+            return if e.kind() == std::io::ErrorKind::NotFound { Ok(None) } else { Err(()) };
+        }
+        #[allow(clippy::unnecessary_cast)] // the field types differ between platforms
+        let (secs, nsec) = (st.st_ctime as i64, st.st_ctime_nsec as i64);
+        let ctime = u128::try_from(secs).ok().zip(u128::try_from(nsec).ok()).ok_or(())?;
+        #[allow(clippy::unnecessary_cast)]
+        Ok(Some((st.st_ino as u64, st.st_size as u64, ctime.0 * 1_000_000_000 + ctime.1)))
+    }
+}
+
+/// `records/NNNNNN.json` and `receipts/NNNNNN`, relative to a game folder (as [`GameDir`]).
+fn record_rel(n: u64) -> String {
+    format!("records/{n:06}.json")
+}
+fn receipts_rel(step: u64) -> String {
+    format!("receipts/{step:06}")
+}
+
+/// The due index of every game under a root in one file, `ROOT/.due-index`, so that a sweep
+/// reads one file for all its games and looks at each idle game with four `fstatat`s relative to
+/// the root folder (`game.toml`, the newest record, the next record, the open step's receipts
+/// folder), no `open` or `read` of its `DIR/.due`.
+///
+/// Each line is a game's `DIR/.due` as a sweep found it holding (the same fields, stamps and
+/// checks, [`bounded`]), with the folder's name and the inode of its `game.toml` and newest
+/// record (a folder renamed or swapped with another has other files). A line is only ever taken
+/// from a `DIR/.due` that held in full at the time ([`peek`]), and is trusted only while every
+/// stamp is unchanged, so it says no more than that file did: on any doubt (a line missing,
+/// unreadable, a stamp changed) the game falls back to its own `DIR/.due` (and, failing that, is
+/// loaded). The file is a hint: written by temp file and rename without fsync, after a sweep
+/// whose lines differ from it; a damaged or unknown file is ignored as a whole and rewritten.
+pub struct RootIndex {
+    root: PathBuf,
+    at: Option<At>,
+    /// The file as read (empty when missing or in doubt).
+    old: String,
+    /// Each line of `old` as (start, end of the folder name, end), sorted by name.
+    lines: Vec<(usize, usize, usize)>,
+    /// The lines of the file to write, in the order peeked.
+    new: Vec<Piece>,
+    /// Some line of `old` was not kept as it is, or a line was made new.
+    changed: bool,
+}
+
+impl RootIndex {
+    /// Reads `ROOT/.due-index` (one read of the whole file), and opens the root folder.
+    pub fn read(root: &Path) -> RootIndex {
+        let old = std::fs::read(root.join(ROOT_INDEX)).ok().and_then(|b| String::from_utf8(b).ok()).unwrap_or_default();
+        let lines = root_lines(&old).unwrap_or_default();
+        let old = if lines.is_empty() { String::new() } else { old };
+        RootIndex { root: root.to_path_buf(), at: At::open(root), old, lines, new: Vec::new(), changed: false }
+    }
+
+    /// [`peek`] for the game folder `dir` directly under the root: from its line when every stamp
+    /// holds, else from `DIR/.due` (and its line is made anew when that holds).
+    pub fn peek(&mut self, dir: &Path, now: DateTime<Utc>) -> Peek {
+        let name = dir.file_name().and_then(|n| n.to_str()).filter(|n| plain_name(n) && dir.parent() == Some(self.root.as_path()));
+        let (Some(name), Some(at)) = (name, self.at.as_mut()) else { return peek(&GameDir::new(dir), now) };
+        if let Ok(i) = self.lines.binary_search_by(|&(a, b, _)| self.old[a..b].cmp(name)) {
+            let (a, _, c) = self.lines[i];
+            if let Some(e) = from_line(at, dir, name, &self.old[a..c], now) {
+                let idle = Idle { id: e.id.clone(), record: e.record, deadline: e.deadline, over: e.over };
+                self.new.push(Piece::Kept(a, c));
+                return Peek { id: Some(e.id), idle: Some(idle) };
+            }
+        }
+        self.changed = true;
+        let game = at.probe(name, "game.toml");
+        let (p, e) = peek_entry(&GameDir::new(dir), now);
+        if let (Some(e), Ok(Some(g))) = (e, game)
+            && (g.1, g.2) == e.game_stamp
+            && let Ok(Some(r)) = at.probe(name, &record_rel(e.record))
+            && (r.1, r.2) == e.record_stamp
+        {
+            self.new.push(Piece::Made(root_line(name, g.0, r.0, &e)));
+        }
+        p
+    }
+
+    /// Writes `ROOT/.due-index` with the lines of the games peeked, if they differ from the file
+    /// read (best effort, like [`write`]: a file that cannot be written is a slower next sweep).
+    pub fn save(self) {
+        let RootIndex { root, old, lines, mut new, changed, .. } = self;
+        // Every line of the file kept as it was, and no other: nothing to write.
+        if !changed && new.len() == lines.len() {
+            return;
+        }
+        new.sort_by_cached_key(|p| piece(&old, p).split(' ').next().unwrap_or_default().to_string());
+        let mut text = String::with_capacity(old.len().max(64));
+        text.push_str(ROOT_MAGIC);
+        text.push('\n');
+        for p in &new {
+            text.push_str(piece(&old, p));
+            text.push('\n');
+        }
+        text.push_str("end\n");
+        if text == old || new.is_empty() && old.is_empty() {
+            return;
+        }
+        let tmp = root.join(format!("{ROOT_INDEX}.{}.tmp", std::process::id()));
+        if std::fs::write(&tmp, text).is_err() || std::fs::rename(&tmp, root.join(ROOT_INDEX)).is_err() {
+            let _ = std::fs::remove_file(&tmp);
+        }
+    }
+}
+
+/// A line of the root index to write.
+enum Piece {
+    /// Kept from the file read: its start and end there.
+    Kept(usize, usize),
+    /// Made new.
+    Made(String),
+}
+
+/// The text of a line to write (`old`: the file read).
+fn piece<'a>(old: &'a str, p: &'a Piece) -> &'a str {
+    match p {
+        Piece::Kept(a, c) => &old[*a..*c],
+        Piece::Made(line) => line,
+    }
+}
+
+/// A folder name a root index line can hold: not empty, no whitespace or control characters.
+fn plain_name(name: &str) -> bool {
+    !name.is_empty() && !name.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+/// The lines of a root index file, `None` if it is not one (header, `end`, names in order).
+fn root_lines(text: &str) -> Option<Vec<(usize, usize, usize)>> {
+    let body = text.strip_prefix(ROOT_MAGIC)?.strip_prefix('\n')?.strip_suffix("end\n")?;
+    let mut at = ROOT_MAGIC.len() + 1;
+    let mut lines: Vec<(usize, usize, usize)> = Vec::new();
+    for line in body.split_terminator('\n') {
+        let name_end = at + line.find(' ')?;
+        if let Some(&(a, b, _)) = lines.last()
+            && text[a..b] >= text[at..name_end]
+        {
+            return None;
+        }
+        lines.push((at, name_end, at + line.len()));
+        at += line.len() + 1;
+    }
+    Some(lines)
+}
+
+/// A root index line: `NAME GAME_INO RECORD_INO` and the fields of the game's `DIR/.due`.
+fn root_line(name: &str, game_ino: u64, record_ino: u64, e: &Entry) -> String {
+    let never = |t: Option<i64>| t.map_or("-".to_string(), |u| u.to_string());
+    let receipts = e.receipts_stamp.map_or("-".to_string(), |(l, t)| format!("{l}:{t}"));
+    format!(
+        "{name} {game_ino} {record_ino} {} {} {} {} {} {} {} {receipts} {} {} {} {} {}",
+        e.id,
+        e.record,
+        e.step,
+        e.record_stamp.0,
+        e.record_stamp.1,
+        e.game_stamp.0,
+        e.game_stamp.1,
+        never(e.until),
+        never(e.deadline),
+        e.not_before,
+        u8::from(e.over),
+        e.written
+    )
+}
+
+/// Reads a [`root_line`] back: its inodes and the entry (`None` if it is not one).
+fn parse_root_line(line: &str) -> Option<(&str, u64, u64, Entry)> {
+    let f: Vec<&str> = line.split(' ').collect();
+    let [name, game_ino, record_ino, id, record, step, rl, rt, gl, gt, receipts, until, deadline, not_before, over, written] = f[..] else { return None };
+    let num = |t: &str| t.parse::<u64>().ok();
+    let ns = |t: &str| t.parse::<u128>().ok();
+    let time = |t: &str| if t == "-" { Some(None) } else { t.parse().ok().map(Some) };
+    let receipts_stamp = match receipts {
+        "-" => None,
+        r => r.split_once(':').and_then(|(l, t)| Some((num(l)?, ns(t)?))).map(Some)?,
+    };
+    let over = match over {
+        "0" => false,
+        "1" => true,
+        _ => return None,
+    };
+    let e = Entry {
+        id: id.to_string(),
+        record: num(record)?,
+        step: num(step)?,
+        record_stamp: (num(rl)?, ns(rt)?),
+        game_stamp: (num(gl)?, ns(gt)?),
+        receipts_stamp,
+        until: time(until)?,
+        deadline: time(deadline)?,
+        not_before: not_before.parse().ok()?,
+        over,
+        awaited: Vec::new(),
+        written: ns(written)?,
+    };
+    (plain_name(name) && plain_name(id)).then_some((name, num(game_ino)?, num(record_ino)?, e))
+}
+
+/// The entry of a root index line when it still holds for the game `dir` (named `name` under
+/// the root) at `now`: the checks of [`still_idle`] and `game.toml`'s, each file by its identity.
+fn from_line(at: &mut At, dir: &Path, name: &str, line: &str, now: DateTime<Utc>) -> Option<Entry> {
+    let (n, game_ino, record_ino, e) = parse_root_line(line)?;
+    if n != name || !bounded(&e, now) {
+        return None;
+    }
+    let same = |got: Result<Option<Ident>, ()>, ino: u64, s: Stamp| got == Ok(Some((ino, s.0, s.1)));
+    if !same(at.probe(name, "game.toml"), game_ino, e.game_stamp) || !same(at.probe(name, &record_rel(e.record)), record_ino, e.record_stamp) {
+        return None;
+    }
+    if at.probe(name, &record_rel(e.record + 1)) != Ok(None) {
+        return None;
+    }
+    if !e.over && at.probe(name, &receipts_rel(e.step)).map(|o| o.map(|(_, l, t)| (l, t))) != Ok(e.receipts_stamp) {
+        return None;
+    }
+    grace_holds(&GameDir::new(dir), &e)?;
+    Some(e)
 }
 
 /// What the game is waiting for, for [`write`].
@@ -442,6 +728,24 @@ mod tests {
         assert_eq!(still_idle(&dir, later(None), now), None, "no `--nmr wait` in the game file");
         let over = Entry { over: true, ..e.clone() };
         assert_eq!(still_idle(&dir, over, now), None, "over, yet with a deadline and receipts");
+    }
+
+    #[test]
+    fn root_lines_round_trip_and_a_damaged_file_is_none() {
+        let e = Entry { awaited: vec![], ..entry() };
+        let line = root_line("g1", 7, 8, &e);
+        assert_eq!(parse_root_line(&line), Some(("g1", 7, 8, e.clone())));
+        let over = Entry { over: true, until: None, deadline: None, receipts_stamp: None, ..e.clone() };
+        assert_eq!(parse_root_line(&root_line("g1", 7, 8, &over)).map(|l| l.3), Some(over));
+        assert_eq!(parse_root_line(&line.replace(" 3 2 ", " x 2 ")), None, "not a number");
+        assert_eq!(parse_root_line(&format!("{line} 9")), None, "a field too many");
+        let two = format!("{ROOT_MAGIC}\n{line}\n{}\nend\n", root_line("g2", 1, 2, &e));
+        assert_eq!(root_lines(&two).map(|l| l.len()), Some(2));
+        let swapped = format!("{ROOT_MAGIC}\n{}\n{line}\nend\n", root_line("g2", 1, 2, &e));
+        assert_eq!(root_lines(&swapped), None, "out of order");
+        assert_eq!(root_lines(&format!("{ROOT_MAGIC}\n{line}\n{line}\nend\n")), None, "twice");
+        assert_eq!(root_lines(&two[..two.len() - 4]), None, "truncated");
+        assert_eq!(root_lines(&two.replace("pbem-due-index 1", "pbem-due-index 2")), None);
     }
 
     #[test]

@@ -432,3 +432,155 @@ fn a_sweeps_shared_commit_gives_the_same_games_as_one_by_one() {
         assert!(index(&swept.join(n)).contains("\nrecord 1 "), "{}", index(&swept.join(n)));
     }
 }
+
+/// `ROOT/.due-index`, the index of every game under a root.
+fn root_index(root: &Path) -> String {
+    std::fs::read_to_string(root.join(".due-index")).unwrap()
+}
+
+/// The root index with the line of each game in `names` saying nothing is due for two years (its
+/// due time and deadline), as a stale or hand-made line might: only its stamps can tell.
+fn root_far_future(root: &Path, names: &[&str]) -> String {
+    let line = |l: &str| {
+        let mut f: Vec<String> = l.split(' ').map(str::to_string).collect();
+        if names.contains(&f[0].as_str()) && f.len() == 16 {
+            f[11] = "1830000000".into();
+            f[12] = "1830000000".into();
+        }
+        f.join(" ")
+    };
+    root_index(root).lines().map(line).collect::<Vec<_>>().join("\n") + "\n"
+}
+
+fn pbem() -> Command {
+    Command::cargo_bin("pbem").unwrap()
+}
+
+#[test]
+fn a_sweep_skips_idle_games_by_the_root_index_alone() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    let g = new_game(&root, "g1", 24);
+    let first = sweep(&root, IDLE);
+    assert!(!root.join(".due-index").exists() || !root_index(&root).contains("\ng1 "), "a game loaded this sweep has no line yet");
+    assert_eq!(sweep(&root, IDLE), first);
+    assert!(root_index(&root).starts_with("pbem-due-index 1\ng1 "), "{}", root_index(&root));
+    // Neither the game's own index nor its state is read for an idle game now.
+    std::fs::remove_file(g.join(".due")).unwrap();
+    let state = g.join("states").join("000000.json");
+    let kept = std::fs::read(&state).unwrap();
+    std::fs::write(&state, b"{}").unwrap();
+    assert_eq!(sweep(&root, IDLE), first);
+    std::fs::write(&state, kept).unwrap();
+    // Its deadline still makes it due.
+    assert!(sweep(&root, "2026-07-02T12:00:00Z").contains("g1: resolved step(s) 1"));
+}
+
+/// Each case: every line of the root index says nothing is due for two years, the games' own
+/// indexes are gone, and one change outdates a line; the deadlines have passed, so a sweep that
+/// does not trust the line loads the game and resolves its step.
+#[test]
+fn a_stale_root_index_line_never_holds_a_due_game() {
+    let changes = ["nothing", "pbem submit", "pbem intake", "game file edited", "newer record", "folders swapped", "record replaced"];
+    for change in changes {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("games");
+        let (g1, g2) = (new_game(&root, "g1", 24), new_game(&root, "g2", 48));
+        sweep(&root, IDLE);
+        sweep(&root, IDLE);
+        let mut changed = vec!["g1"];
+        match change {
+            "nothing" => changed.clear(),
+            "pbem submit" => {
+                let text = form(&g1, "union", 1, &|s| s);
+                let file = tmp.path().join("union.toml");
+                std::fs::write(&file, format!("{text}{}", sign("union", &text))).unwrap();
+                pbem().args(["submit", "--now", "2026-07-01T12:40:00Z"]).arg(&g1).arg(&file).assert().success();
+            }
+            "pbem intake" => {
+                let md = tmp.path().join("Maildir");
+                for sub in ["new", "cur", "tmp"] {
+                    std::fs::create_dir_all(md.join(sub)).unwrap();
+                }
+                std::fs::write(md.join("new").join("1.host:2,"), order_mail(&g1, "union", 1)).unwrap();
+                let cfg = tmp.path().join("pbem-mail.toml");
+                std::fs::write(&cfg, "from = \"judge <judge@example.net>\"\n[transport]\nkind = \"none\"\n").unwrap();
+                pbem().args(["intake", "--now", "2026-07-01T12:40:00Z", "--root"]).arg(&root).arg("--maildir").arg(&md).arg("--config").arg(&cfg).assert().success();
+                assert!(g1.join("receipts").join("000001").is_dir(), "the order was taken in");
+            }
+            "game file edited" => {
+                let f = g1.join("game.toml");
+                let text = std::fs::read_to_string(&f).unwrap();
+                std::fs::write(&f, text + "# edited by hand\n").unwrap();
+            }
+            "newer record" => {
+                pipeline::adjudicate(&g1, pipeline::parse_time("2026-07-02T12:00:00Z").unwrap(), &mut Entropy::seeded([1; 32])).unwrap();
+            }
+            "folders swapped" => {
+                // Each line now names a folder holding the other game.
+                std::fs::rename(&g1, root.join("tmp")).unwrap();
+                std::fs::rename(&g2, &g1).unwrap();
+                std::fs::rename(root.join("tmp"), &g2).unwrap();
+                changed.push("g2");
+            }
+            _ => {
+                // The newest record rewritten in place (its folder unchanged).
+                let r = g1.join("records").join("000000.json");
+                let text = std::fs::read_to_string(&r).unwrap();
+                std::fs::write(&r, format!("{text} ")).unwrap();
+            }
+        }
+        std::fs::write(root.join(".due-index"), root_far_future(&root, &["g1", "g2"])).unwrap();
+        for g in [&g1, &g2] {
+            let _ = std::fs::remove_file(g.join(".due"));
+        }
+        let out = pbem().args(["adjudicate", "--all"]).arg(&root).args(["--now", "2026-07-03T13:00:00Z"]).output().unwrap();
+        let out = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+        for name in ["g1", "g2"] {
+            let line = out.lines().find(|l| l.contains(&format!("{name}:"))).unwrap_or_default();
+            if changed.contains(&name) {
+                // Loaded: resolved (or refused for the record changed by hand), never "nothing due".
+                assert!(!line.contains("nothing due") && !line.is_empty(), "{change}: {out}");
+            } else {
+                assert!(line.contains("nothing due"), "{change}: the control, an unchanged line is trusted: {out}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_damaged_root_index_is_ignored_and_rewritten() {
+    for damage in ["garbage", "truncated", "out of order", "directory", "other folder"] {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("games");
+        new_game(&root, "g1", 24);
+        new_game(&root, "g2", 24);
+        sweep(&root, IDLE);
+        sweep(&root, IDLE);
+        let good = root_far_future(&root, &["g1", "g2"]);
+        let file = root.join(".due-index");
+        match damage {
+            "garbage" => std::fs::write(&file, b"\xff\x00 not an index").unwrap(),
+            "truncated" => std::fs::write(&file, &good.as_bytes()[..good.len() - 5]).unwrap(),
+            "out of order" => {
+                let mut lines: Vec<&str> = good.lines().collect();
+                lines.swap(1, 2);
+                std::fs::write(&file, lines.join("\n") + "\n").unwrap();
+            }
+            "directory" => {
+                std::fs::remove_file(&file).unwrap();
+                std::fs::create_dir(&file).unwrap();
+            }
+            _ => std::fs::write(&file, good.replace("\ng2 ", "\ng3 ")).unwrap(),
+        }
+        let out = sweep(&root, "2026-07-03T13:00:00Z");
+        // A line names its folder: g2's, moved to a g3 that does not exist, is not g2's (and g1's,
+        // intact, is trusted: the control).
+        let g1_held = damage == "other folder";
+        assert!(out.contains("g1: nothing due") == g1_held && out.contains("g2: resolved step(s)"), "{damage}: {out}");
+        if damage != "directory" {
+            sweep(&root, "2026-07-03T13:05:00Z");
+            assert!(root_index(&root).starts_with("pbem-due-index 1\ng1 "), "{damage}: rewritten: {}", root_index(&root));
+        }
+    }
+}

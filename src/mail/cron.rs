@@ -98,7 +98,7 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
         let held = take_in(root, &sources, cfg, now, &lock, &mut out)?;
         if pass == 1 {
             // After the intake (an order taken in can make a game due); ids do not change.
-            (peeked, duplicates) = peek_games(&todo, now);
+            (peeked, duplicates) = peek_games(root, &todo, now);
             todo.retain(|d| peeked.contains_key(d));
         }
         let waiting = Mutex::new(Waiting { root, sources: &sources, max: cfg.intake.max_message_bytes, held, before, named: BTreeMap::new() });
@@ -276,22 +276,26 @@ pub type Peeked = (BTreeMap<PathBuf, Option<due::Idle>>, BTreeMap<String, Vec<Pa
 /// See [`Peeked`]; also the plain sweep's (`adjudicate --all` without `--mail`). `dirs` as
 /// [`game_folders`] lists them: a folder whose index holds has a `game.toml` (its `stat` was
 /// checked); of the others, those without one are no game ([`pipeline::holds_game`]).
-pub fn peek_games(dirs: &[PathBuf], now: DateTime<Utc>) -> Peeked {
+/// The index of every game under `root` (`ROOT/.due-index`, [`due::RootIndex`]) is read once
+/// and rewritten when what it says changed.
+pub fn peek_games(root: &Path, dirs: &[PathBuf], now: DateTime<Utc>) -> Peeked {
     let mut by_id: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
-    let mut idle = BTreeMap::new();
+    let mut idle = Vec::with_capacity(dirs.len());
+    let mut index = due::RootIndex::read(root);
     for dir in dirs {
-        let gd = store::GameDir::new(dir);
-        let p = due::peek(&gd, now);
+        let p = index.peek(dir, now);
         if p.id.is_none() && !pipeline::holds_game(dir) {
             continue;
         }
-        if let Some(id) = p.id.or_else(|| pipeline::read_game_file(&gd).ok().map(|gf| gf.id)) {
+        if let Some(id) = p.id.or_else(|| pipeline::read_game_file(&store::GameDir::new(dir)).ok().map(|gf| gf.id)) {
             by_id.entry(id).or_default().push(dir.clone());
         }
-        idle.insert(dir.clone(), p.idle);
+        idle.push((dir.clone(), p.idle));
     }
+    index.save();
     by_id.retain(|_, dirs| dirs.len() > 1);
-    (idle, by_id)
+    // In the folders' order already: built in one pass, without a search each.
+    (idle.into_iter().collect(), by_id)
 }
 
 /// True when [`queue_game_mail`] would queue nothing for a game its index shows idle: the
