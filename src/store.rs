@@ -102,16 +102,22 @@ impl GameDir {
         Ok(n)
     }
 
-    /// Takes the game's exclusive lock without waiting; [`Error::Locked`] if another run holds it.
-    /// The lock is released when the returned file is dropped (or the process dies).
+    /// Takes the game's exclusive lock without waiting for another run; [`Error::Locked`] if one
+    /// holds it. The lock is released when the returned file is dropped (or the process dies).
+    /// A lock found held is tried again a few times over ~50 ms: a child process this process
+    /// starts shares its open files from fork to exec, and so keeps a lock this process has just
+    /// released for that moment.
     pub fn lock(&self) -> Result<File> {
         let path = self.lock_file();
-        let f = File::options().create(true).truncate(false).write(true).open(&path).map_err(|e| io(&path, e))?;
-        match f.try_lock() {
-            Ok(()) => Ok(f),
-            Err(fs::TryLockError::WouldBlock) => Err(Error::Locked(self.root.clone())),
-            Err(fs::TryLockError::Error(e)) => Err(io(&path, e)),
+        for _ in 0..5 {
+            let f = File::options().create(true).truncate(false).write(true).open(&path).map_err(|e| io(&path, e))?;
+            match f.try_lock() {
+                Ok(()) => return Ok(f),
+                Err(fs::TryLockError::WouldBlock) => std::thread::sleep(std::time::Duration::from_millis(10)),
+                Err(fs::TryLockError::Error(e)) => return Err(io(&path, e)),
+            }
         }
+        Err(Error::Locked(self.root.clone()))
     }
 }
 
