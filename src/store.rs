@@ -228,6 +228,15 @@ fn write_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
     Ok(())
 }
 
+/// Makes a file changed in place (appended to, e.g. the mail log) durable: with a [`Batch`] open,
+/// by the batch's next sync; else now (with its folder, as [`sync_together`]).
+pub fn written_in_place(path: &Path) -> Result<()> {
+    if batch::defer(path) {
+        return Ok(());
+    }
+    sync_together(std::iter::once(path))
+}
+
 pub use batch::{Batch, sync_batch};
 
 /// Group commit: many writes made durable by one sync (intake's mails, a sweep's steps).

@@ -165,10 +165,9 @@ fn a_run_killed_before_the_move_neither_loses_nor_repeats() {
     // Killed after the submit and the reply, before the seen mark and the rename: the message is
     // still in new/. The rerun resubmits harmlessly and queues no second reply.
     std::fs::rename(maildir.join("done").join("m1"), maildir.join("new").join("m1")).unwrap();
-    let seen = root.join(".mail").join("seen");
-    for e in std::fs::read_dir(&seen).unwrap() {
-        std::fs::remove_file(e.unwrap().path()).unwrap();
-    }
+    let log = root.join(".mail").join("log");
+    let kept: String = std::fs::read_to_string(&log).unwrap().lines().filter(|l| !l.starts_with("seen ")).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&log, kept).unwrap();
     let again = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     assert_eq!(again[0].disposition, Disposition::Done);
     assert_eq!(again[0].reply.as_deref(), Some(reply.as_str()));
@@ -200,7 +199,7 @@ fn the_same_bytes_twice_in_one_run_are_handled_once() {
     for m in ["m1", "m2"] {
         assert!(maildir.join("done").join(m).is_file(), "{m} filed");
     }
-    assert_eq!(std::fs::read_dir(root.join(".mail").join("seen")).unwrap().count(), 1);
+    assert_eq!(seen_marks(&root), 1);
 }
 
 #[test]
@@ -431,4 +430,25 @@ fn a_message_that_once_crashed_intake_is_answered_and_the_next_one_is_handled() 
     assert!(handled[1].orders[0].receipt.is_some(), "{handled:?}");
     assert_eq!(newest_union_commitment(&game), good_c);
     assert!(std::fs::read_dir(maildir.join("new")).unwrap().next().is_none(), "every message left new/");
+}
+
+/// How many messages the mail log marks seen.
+fn seen_marks(root: &Path) -> usize {
+    std::fs::read_to_string(root.join(".mail").join("log")).unwrap().lines().filter(|l| l.starts_with("seen ")).count()
+}
+
+#[test]
+fn a_message_marked_seen_by_an_older_version_is_not_handled_again() {
+    // Older versions marked each handled message by a file `ROOT/.mail/seen/HASH`; an upgraded
+    // host must still honour them (the log holds only marks written since).
+    let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();
+    let seen = root.join(".mail").join("seen");
+    std::fs::create_dir_all(&seen).unwrap();
+    std::fs::write(seen.join(pbem::commit::sha256_hex(&msg)), "2026-07-01T12:00:00Z\n").unwrap();
+    deliver(&maildir, "m1", &msg);
+    let run = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    assert!(run[0].reason.contains("already handled"), "{:?}", run[0]);
+    assert!(run[0].orders.is_empty() && run[0].reply.is_none());
+    assert!(maildir.join("done").join("m1").is_file());
+    assert!(Outbox::under(&root).pending().unwrap().is_empty());
 }

@@ -6,8 +6,8 @@
 //!   `MAILDIR/failed/` only after its reply is queued; a run killed before that leaves it in
 //!   `new/`/`cur/` and the next run handles it again, which is harmless: a resubmitted order gets
 //!   its receipt back ("already received") and the reply has the same id, so it is queued once;
-//! - `ROOT/.mail/seen/HASH` records each handled message by the SHA-256 of its bytes (written
-//!   before the move), so the same bytes are never handled twice;
+//! - the mail log `ROOT/.mail/log` (`super::log`) marks each handled message seen by the
+//!   SHA-256 of its bytes (appended before the move), so the same bytes are never handled twice;
 //! - a run's messages are one group commit (`Filing`): their receipts, replies and ledgers are
 //!   made durable by one sync a batch of messages, and only then are they marked seen and moved;
 //! - messages from an mbox or standard input are first delivered into the spool Maildir
@@ -29,7 +29,7 @@
 //! the registered addresses of the seats whose keys signed its orders, and without such an order
 //! it goes to `failed/` unanswered. Delivery reports are never read for orders nor answered,
 //! automatic mail never answered, and replies to one address are capped per hour
-//! (`ROOT/.mail/replies/`).
+//! (counted in the mail log).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -40,6 +40,7 @@ use chrono::{DateTime, Utc};
 use super::compose::{self, Draft, Outgoing, stable_id};
 use super::config::HostConfig;
 use super::extract::{self, Extracted, Found};
+use super::log::MailLog;
 use super::outbox::Outbox;
 use super::reply::{ReplyLedger, how_to_send, place, reply_body, reply_subject};
 pub use super::config::state_dir;
@@ -214,7 +215,7 @@ pub fn run_locked(root: &Path, sources: &[Source], cfg: &HostConfig, now: DateTi
     if old_copies.is_dir() {
         std::fs::remove_dir_all(&old_copies).map_err(|e| store::io(&old_copies, e))?;
     }
-    let mut filing = Filing::open();
+    let mut filing = Filing::open(&state_dir(root));
     let taken = take_in(root, &folders, cfg, now, &mut out, &mut filing);
     // Whatever stopped the run, the messages handled before it are filed away.
     let filed = filing.finish();
@@ -264,6 +265,8 @@ const FILING_BATCH: usize = 64;
 struct Filing {
     /// The batch this intake opened (`None` inside a cron run's batch, or off Linux).
     _batch: Option<store::Batch>,
+    /// Seen marks and the reply ledger.
+    log: MailLog,
     waiting: Vec<ToFile>,
     /// The hashes of the messages waiting here: the same bytes again in this run are not handled twice.
     hashes: BTreeSet<String>,
@@ -271,8 +274,8 @@ struct Filing {
 
 /// A handled message, to be marked seen and filed away.
 struct ToFile {
-    seen: PathBuf,
-    seen_text: String,
+    hash: String,
+    now: DateTime<Utc>,
     maildir: PathBuf,
     path: PathBuf,
     name: String,
@@ -282,8 +285,8 @@ struct ToFile {
 }
 
 impl Filing {
-    fn open() -> Filing {
-        Filing { _batch: store::Batch::open(), waiting: Vec::new(), hashes: BTreeSet::new() }
+    fn open(state: &Path) -> Filing {
+        Filing { _batch: store::Batch::open(), log: MailLog::new(state), waiting: Vec::new(), hashes: BTreeSet::new() }
     }
 
     /// Whether a message with these bytes was handled in this run (and waits to be filed).
@@ -306,7 +309,7 @@ impl Filing {
     fn file_waiting(&mut self) -> Result<()> {
         self.sync()?;
         for f in std::mem::take(&mut self.waiting) {
-            store::write_atomic(&f.seen, f.seen_text.as_bytes())?;
+            self.log.mark_seen(&f.hash, f.now)?;
             file_away(&f.maildir, &f.path, &f.name, f.disposition, &f.reason)?;
             if f.marker.exists() {
                 std::fs::remove_file(&f.marker).ok();
@@ -406,11 +409,12 @@ fn handle_file(root: &Path, maildir: &Path, path: &Path, name: &str, games: &Gam
         store::read(path)?
     };
     let hash = crate::commit::sha256_hex(&raw);
-    let seen = state_dir(root).join("seen").join(&hash);
-    let mut h = guard(name, || Ok(if (filing.has(&hash) || seen.exists()) && !too_large {
+    let seen = filing.has(&hash) || filing.log.seen(&hash)?;
+    let log = &filing.log;
+    let mut h = guard(name, || Ok(if seen && !too_large {
         Handled { name: name.into(), disposition: Disposition::Done, reason: "already handled (same bytes): not processed again".into(), orders: vec![], reply: None }
     } else if too_large {
-        let reply = too_large_reply(&raw, size, games, outbox, cfg, now, &hash)?;
+        let reply = too_large_reply(&raw, size, games, log, cfg, now, &hash)?;
         let queued = match &reply {
             Some(r) => {
                 outbox.queue(r, now)?;
@@ -426,7 +430,7 @@ fn handle_file(root: &Path, maildir: &Path, path: &Path, name: &str, games: &Gam
             reply: queued,
         }
     } else {
-        match handle(&raw, &hash, name, games, outbox, cfg, now) {
+        match handle(&raw, &hash, name, games, (outbox, log), cfg, now) {
             Ok(h) => h,
             // A disk problem stops the run (the message stays for the next); anything else is
             // about this message alone, which must not hold up the ones behind it.
@@ -436,20 +440,19 @@ fn handle_file(root: &Path, maildir: &Path, path: &Path, name: &str, games: &Gam
     }))?;
     h.name = name.to_string();
     if h.disposition != Disposition::Retry {
-        let seen_text = format!("{}\n", crate::pipeline::timestamp(now));
-        let f = ToFile { seen, seen_text, maildir: maildir.into(), path: path.into(), name: name.into(), disposition: h.disposition, reason: h.reason.clone(), marker };
+        let f = ToFile { hash: hash.clone(), now, maildir: maildir.into(), path: path.into(), name: name.into(), disposition: h.disposition, reason: h.reason.clone(), marker };
         filing.add(&hash, f);
     }
     Ok(h)
 }
 
-fn too_large_reply(head: &[u8], size: u64, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>, hash: &str) -> Result<Option<Outgoing>> {
+fn too_large_reply(head: &[u8], size: u64, games: &Games, log: &MailLog, cfg: &HostConfig, now: DateTime<Utc>, hash: &str) -> Result<Option<Outgoing>> {
     let Some(ex) = extract::extract(head, &|_, _| None) else { return Ok(None) };
     let Some(from) = ex.from.as_deref() else { return Ok(None) };
     // Never to a stranger, a bounce, automatic mail, or an address over the reply cap; to the
     // address as the seat registered it.
     let id = stable_id(&["reply", hash]);
-    let ledger = ReplyLedger::new(outbox, cfg);
+    let ledger = ReplyLedger::new(log, cfg);
     let Some(to) = games.registered(from).map(str::to_string) else { return Ok(None) };
     if ex.bounce.is_some() || ex.automatic.is_some() || !ledger.allows(from, &id, now)? {
         return Ok(None);
@@ -479,8 +482,9 @@ fn seat_key(games: &Games, game: &str, role: &str) -> Option<ssh_key::PublicKey>
     sig::public_key_line(&gf.seat(role)?.key).ok()
 }
 
-/// Handles one message's bytes: submits its orders and queues the reply.
-pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
+/// Handles one message's bytes: submits its orders and queues the reply in `outbox`, counting it
+/// in `log`.
+fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, log): (&Outbox, &MailLog), cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
     let key_for = |game: &str, role: &str| seat_key(games, game, role);
     let failed = |reason: &str| Handled { name: name.into(), disposition: Disposition::Failed, reason: reason.into(), orders: vec![], reply: None };
     let Some(ex) = extract::extract(raw, &key_for) else {
@@ -551,7 +555,7 @@ pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox
     let asker = super::commands::Asker { addrs: &addrs, from: &from, hash };
     let mut extra = super::commands::answer(&parsed, &asker, games, outbox, cfg, now)?;
     extra.text.push_str(&plans_mailed(&results, games, &from, outbox, cfg, now)?);
-    let ctx = Ctx { hash, name, games, outbox, cfg, now };
+    let ctx = Ctx { hash, name, games, outbox, log, cfg, now };
     answer(&ex, results, counted, known, to, cc, extra, &ctx)
 }
 
@@ -581,6 +585,7 @@ struct Ctx<'a> {
     name: &'a str,
     games: &'a Games,
     outbox: &'a Outbox,
+    log: &'a MailLog,
     cfg: &'a HostConfig,
     now: DateTime<Utc>,
 }
@@ -590,10 +595,10 @@ struct Ctx<'a> {
 /// were accepted.
 #[allow(clippy::too_many_arguments)]
 fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: bool, to: Vec<(String, String)>, cc: Vec<String>, extra: super::commands::Answers, ctx: &Ctx<'_>) -> Result<Handled> {
-    let Ctx { hash, name, games, outbox, cfg, now } = *ctx;
+    let Ctx { hash, name, games, outbox, log, cfg, now } = *ctx;
     let from = ex.from.clone().unwrap_or_default();
     let id = stable_id(&["reply", hash]);
-    let ledger = ReplyLedger::new(outbox, cfg);
+    let ledger = ReplyLedger::new(log, cfg);
     let (mut to_ok, mut over) = (Vec::new(), Vec::new());
     for (display, addr) in to {
         if ledger.allows(&addr, &id, now)? { to_ok.push((display, addr)) } else { over.push(addr) }
