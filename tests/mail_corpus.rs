@@ -452,3 +452,45 @@ fn a_message_marked_seen_by_an_older_version_is_not_handled_again() {
     assert!(maildir.join("done").join("m1").is_file());
     assert!(Outbox::under(&root).pending().unwrap().is_empty());
 }
+
+#[test]
+fn a_message_handled_again_after_a_kill_is_answered_as_a_first_acceptance() {
+    // Killed after the order's receipt was written but before the reply and the seen mark were
+    // durable: the rerun finds its own receipt again, which must not read "already received".
+    for cut_took_line in [false, true] {
+        let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();
+        deliver(&maildir, "m1", &msg);
+        let first = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+        let id = first[0].reply.clone().unwrap();
+        let text = queued(&root, &id).text;
+        assert!(text.contains("ACCEPTED") && !text.contains("already received"), "{text}");
+        let queue = Outbox::under(&root).dir.join("queue");
+        std::fs::remove_file(queue.join(format!("{id}.eml"))).unwrap();
+        std::fs::remove_file(queue.join(format!("{id}.toml"))).unwrap();
+        std::fs::rename(maildir.join("done").join("m1"), maildir.join("new").join("m1")).unwrap();
+        // Without the seen mark and the reply's count; with `cut_took_line`, killed right after
+        // the receipt, before the log noted which message took it.
+        let log = root.join(".mail").join("log");
+        let keep = |l: &str| !l.starts_with("seen ") && !l.starts_with("reply ") && !(cut_took_line && l.starts_with("took "));
+        let kept: String = std::fs::read_to_string(&log).unwrap().lines().filter(|l| keep(l)).map(|l| format!("{l}\n")).collect();
+        std::fs::write(&log, kept).unwrap();
+        let again = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+        assert_eq!(again[0].reply.as_deref(), Some(id.as_str()));
+        assert_eq!(again[0].orders[0].receipt.as_ref().unwrap().seq, 1, "the same receipt");
+        assert_eq!(queued(&root, &id).text, text, "answered as the first time (cut_took_line = {cut_took_line})");
+    }
+}
+
+#[test]
+fn a_resend_in_another_message_still_reads_already_received() {
+    let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();
+    deliver(&maildir, "m1", &msg);
+    intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    // The same order in a new message (other bytes): a resend, told so.
+    let mut other = b"X-Resent: yes\r\n".to_vec();
+    other.extend_from_slice(&msg);
+    deliver(&maildir, "m2", &other);
+    let run = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    let text = queued(&root, run[0].reply.as_deref().unwrap()).text;
+    assert!(text.contains("already received as receipt 1"), "{text}");
+}

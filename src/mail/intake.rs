@@ -239,7 +239,7 @@ fn take_in(root: &Path, folders: &[PathBuf], cfg: &HostConfig, now: DateTime<Utc
                 Some(g) => g,
                 slot => slot.insert(Games::load(root)?),
             };
-            handle_file(root, &folder, &path, &name, games, &outbox, cfg, now, filing)?
+            handle_file(&folder, &path, &name, games, &outbox, cfg, now, filing)?
         };
         if h.disposition == Disposition::Retry {
             blocked.extend(keys.iter().cloned());
@@ -392,7 +392,7 @@ fn guard(name: &str, handling: impl FnOnce() -> Result<Handled>) -> Result<Handl
 }
 
 #[allow(clippy::too_many_arguments)]
-fn handle_file(root: &Path, maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>, filing: &mut Filing) -> Result<Handled> {
+fn handle_file(maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>, filing: &mut Filing) -> Result<Handled> {
     let marker = path.with_file_name(format!("{name}.toolarge"));
     let size = match std::fs::read_to_string(&marker) {
         // A spooled head: the marker holds the size of the message it was cut from.
@@ -430,6 +430,7 @@ fn handle_file(root: &Path, maildir: &Path, path: &Path, name: &str, games: &Gam
             reply: queued,
         }
     } else {
+        log.note_got(&hash)?;
         match handle(&raw, &hash, name, games, (outbox, log), cfg, now) {
             Ok(h) => h,
             // A disk problem stops the run (the message stays for the next); anything else is
@@ -511,7 +512,7 @@ fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, log): (&Ou
     }
     let mut results = Vec::new();
     for f in &ex.orders {
-        match submit_found(f, games, now)? {
+        match submit_found(f, games, (log, hash), now)? {
             Ok(r) => results.push(r),
             Err(why) => return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: format!("{why}; left for the next run"), orders: vec![], reply: None }),
         }
@@ -670,9 +671,9 @@ fn receipt_attachments(results: &[OrderResult], games: &Games) -> Vec<(String, V
     attachments
 }
 
-/// Submits one found order; `Err(why)` when it must wait for a later run (its game stayed
+/// Submits one found order of message `hash` (noted in `log`); `Err(why)` when it must wait for a later run (its game stayed
 /// locked, the clock is behind the game, or an unreadable game folder may be the game it names).
-fn submit_found(f: &Found, games: &Games, now: DateTime<Utc>) -> Result<std::result::Result<OrderResult, String>> {
+fn submit_found(f: &Found, games: &Games, (log, hash): (&MailLog, &str), now: DateTime<Utc>) -> Result<std::result::Result<OrderResult, String>> {
     let mut r = OrderResult { label: f.label.clone(), game: None, role: None, receipt: None, warnings: vec![], error: None, format_problem: false, seat_email: None, fresh: false };
     let Some((body, header)) = read_header(f, &mut r) else { return Ok(Ok(r)) };
     r.game = Some(header.game.clone());
@@ -693,14 +694,19 @@ fn submit_found(f: &Found, games: &Games, now: DateTime<Utc>) -> Result<std::res
     let res = pipeline::submit_inputs(dir, std::slice::from_ref(&input), now).and_then(|mut v| v.pop().expect("one result per file"));
     match res {
         Ok(a) => {
-            r.warnings = a.warnings;
+            // A receipt an earlier, killed handling of this very message took: answered as then.
+            let again_here = a.resent && log.took_here(hash, &a.receipt)?;
+            if !a.resent {
+                log.note_took(hash, &a.receipt)?;
+            }
+            r.warnings = if again_here { pipeline::acceptance_warnings(&a.receipt) } else { a.warnings };
             if let Some(how) = &a.ended {
                 r.warnings.push(format!("this order ended the game: {how} Every seat's final report follows."));
             } else if a.ending.draw == Some(true) {
                 r.warnings.push("your draw offer stands until you send orders without `draw = true`; the game is drawn once every seat's newest order says `draw = true`".into());
             }
+            r.fresh = !a.resent || again_here;
             r.receipt = Some(a.receipt);
-            r.fresh = !a.resent;
         }
         Err(Error::Locked(_)) => return Ok(Err(format!("game {} was busy", gf.id))),
         Err(Error::ClockBehind(m)) => return Ok(Err(m)),

@@ -4,7 +4,14 @@
 //! ```text
 //! seen HASH TIME          a message with these bytes (SHA-256) was handled at TIME
 //! reply ADDR TIME ID      reply ID went to the address whose SHA-256 (lowercase) is ADDR
+//! got HASH                the handling of message HASH starts
+//! took HASH GAME STEP ROLE SEQ   message HASH got receipt SEQ of ROLE for STEP of GAME
 //! ```
+//!
+//! `got` and `took` let a message handled again after a kill (its reply was not yet durable) be
+//! answered as the first time: a resent order whose receipt this very message took, or (killed
+//! between the receipt and its `took` line) that no message took and this message was the last
+//! to start, is a first acceptance, not "already received".
 //!
 //! Each record is one line appended with `O_APPEND` (one `write`), made durable by the sync of
 //! the group commit it is part of (`intake::Filing`), so it costs no file of its own. The log is
@@ -22,6 +29,7 @@ use std::path::{Path, PathBuf};
 use chrono::{DateTime, Utc};
 
 use crate::error::Result;
+use crate::model::Receipt;
 use crate::{pipeline, store};
 
 /// `ROOT/.mail/log` under the mail state folder `state`.
@@ -49,6 +57,10 @@ struct Loaded {
     /// Whether the folders of older versions exist (`seen/`, `replies/`).
     old_seen: bool,
     old_replies: bool,
+    /// Per receipt (game, step, role, seq), the message that took it.
+    took: BTreeMap<(String, u64, String, u64), String>,
+    /// The message whose handling started last (`got`), as read.
+    last_got: Option<String>,
     /// The file does not end with a newline (a torn last line): the next append starts one.
     torn: bool,
 }
@@ -83,6 +95,12 @@ impl MailLog {
                 // The time must read whole: a line cut short and then ended by a later append is no mark.
                 ["seen", hash, time] if is_hash(hash) && pipeline::parse_time(time).is_ok() => {
                     l.seen.insert(hash.to_string());
+                }
+                ["got", hash] if is_hash(hash) => l.last_got = Some(hash.to_string()),
+                ["took", hash, game, step, role, seq] if is_hash(hash) => {
+                    if let (Ok(step), Ok(seq)) = (step.parse(), seq.parse()) {
+                        l.took.insert((game.to_string(), step, role.to_string(), seq), hash.to_string());
+                    }
                 }
                 ["reply", addr, time, id] if is_hash(addr) => {
                     if let Ok(t) = pipeline::parse_time(time) {
@@ -121,6 +139,30 @@ impl MailLog {
         })
     }
 
+    /// Notes that the handling of message `hash` starts.
+    pub(super) fn note_got(&self, hash: &str) -> Result<()> {
+        self.with(|l| self.append(l, &format!("got {hash}")))
+    }
+
+    /// Notes that message `hash` took receipt `rc` (a new order accepted).
+    pub(super) fn note_took(&self, hash: &str, rc: &Receipt) -> Result<()> {
+        self.with(|l| {
+            l.took.insert(receipt_key(rc), hash.to_string());
+            self.append(l, &format!("took {hash} {} {} {} {}", rc.game, rc.step, rc.role, rc.seq))
+        })
+    }
+
+    /// Whether receipt `rc`, found again for a resent order, was taken by an earlier, killed
+    /// handling of this same message `hash` (see the module docs).
+    pub(super) fn took_here(&self, hash: &str, rc: &Receipt) -> Result<bool> {
+        self.with(|l| {
+            Ok(match l.took.get(&receipt_key(rc)) {
+                Some(h) => h == hash,
+                None => l.last_got.as_deref() == Some(hash),
+            })
+        })
+    }
+
     /// The replies to `addr` in the hour before `now` (time, id), oldest first.
     pub(super) fn recent_replies(&self, addr: &str, now: DateTime<Utc>) -> Result<Vec<(DateTime<Utc>, String)>> {
         let key = address_key(addr);
@@ -152,6 +194,10 @@ pub(super) fn seen_on_disk(state: &Path, hash: &str) -> Result<bool> {
         return Ok(true);
     }
     MailLog::new(state).seen(hash)
+}
+
+fn receipt_key(rc: &Receipt) -> (String, u64, String, u64) {
+    (rc.game.clone(), rc.step, rc.role.clone(), rc.seq)
 }
 
 fn is_hash(s: &str) -> bool {
