@@ -494,3 +494,22 @@ fn a_resend_in_another_message_still_reads_already_received() {
     let text = queued(&root, run[0].reply.as_deref().unwrap()).text;
     assert!(text.contains("already received as receipt 1"), "{text}");
 }
+
+#[test]
+fn intake_removes_the_temp_files_a_killed_run_left_in_the_mail_folders() {
+    let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();
+    // A run killed in the middle of writing a reply to the outbox (its process is gone).
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let queue = Outbox::under(&root).dir.join("queue");
+    std::fs::create_dir_all(&queue).unwrap();
+    let stale = queue.join(format!(".x.eml.{dead}.0.tmp"));
+    std::fs::write(&stale, "half a mail").unwrap();
+    let other = queue.join(".keep-me");
+    std::fs::write(&other, "not ours").unwrap();
+    deliver(&maildir, "m1", &msg);
+    intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    assert!(!stale.exists(), "the dead run's temp file is removed");
+    assert!(other.exists(), "other files stay");
+}

@@ -237,7 +237,12 @@ fn take_in(root: &Path, folders: &[PathBuf], cfg: &HostConfig, now: DateTime<Utc
         } else {
             let games = match &mut games {
                 Some(g) => g,
-                slot => slot.insert(Games::load(root)?),
+                slot => {
+                    // A run killed mid-write leaves temp files in the folders intake writes;
+                    // this run holds the root lock (read only when there is mail).
+                    remove_stale_mail_temps(root)?;
+                    slot.insert(Games::load(root)?)
+                }
             };
             handle_file(&folder, &path, &name, games, &outbox, cfg, now, filing)?
         };
@@ -247,6 +252,16 @@ fn take_in(root: &Path, folders: &[PathBuf], cfg: &HostConfig, now: DateTime<Utc
         }
         out.handled.push(h);
         filing.now_and_then()?;
+    }
+    Ok(())
+}
+
+/// Removes what killed runs left half-written in the mail state folders that intake writes
+/// (`ROOT/.mail`, the outbox queue, the spool, the press-sent ledger) ([`store::remove_stale_temps`]).
+fn remove_stale_mail_temps(root: &Path) -> Result<()> {
+    let state = state_dir(root);
+    for d in [state.clone(), Outbox::under(root).dir.join("queue"), state.join("spool").join("new"), state.join("press-sent")] {
+        store::remove_stale_temps(&d)?;
     }
     Ok(())
 }
