@@ -761,6 +761,16 @@ fn check_resend(g: &Loaded, index: &NonceIndex, v: &Verified, path: &Path, step:
     }
 }
 
+/// The warning for an order accepted without a nonce.
+const NO_NONCE: &str = "no nonce: this order adds no randomness to the step seed, and its public commitment can be \
+     matched by guessing orders until the step resolves; `pbem sign` fills a fresh nonce";
+
+/// The warnings an order got when it was accepted as receipt `rc` (what a resend that must read
+/// as that first acceptance shows again).
+pub fn acceptance_warnings(rc: &Receipt) -> Vec<String> {
+    if rc.nonce { vec![] } else { vec![NO_NONCE.to_string()] }
+}
+
 /// The nonce of `v`: none (accepted, with a warning), or 64 hex digits not all zeros and not
 /// used before in the game (`index`). Returns it, if it parses, and the warnings.
 fn check_nonce(index: &NonceIndex, v: &Verified, path: &Path) -> Result<(Option<[u8; 32]>, Vec<String>)> {
@@ -768,11 +778,7 @@ fn check_nonce(index: &NonceIndex, v: &Verified, path: &Path) -> Result<(Option<
     let nonce = commit::parse_32(&h.nonce);
     let mut warnings = Vec::new();
     if h.nonce.is_empty() {
-        warnings.push(
-            "no nonce: this order adds no randomness to the step seed, and its public commitment can be \
-             matched by guessing orders until the step resolves; `pbem sign` fills a fresh nonce"
-                .to_string(),
-        );
+        warnings.push(NO_NONCE.to_string());
     } else if nonce == Some(NMR_NONCE) {
         // The placeholder of an NMR: it would pass for randomness while adding none.
         return Err(order_field_error(path, &v.text, "pbem.nonce", "a nonce of zeros is no randomness; leave it empty for `pbem sign` to fill, or write 64 random hex digits".into()));

@@ -376,6 +376,73 @@ fn write_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
     written
 }
 
+/// How old a temp file of `atomic-write-file` (`.NAME.XXXXXX`, no process id in it) must be to
+/// be taken for a leftover of a killed run: a write in progress lasts milliseconds.
+const STALE_TEMP_SECS: u64 = 600;
+
+/// Removes from `folder` the temp files a killed run left: ours (`.NAME.PID.N.tmp`, see
+/// `write_unsynced`) whose process is not alive, and `atomic-write-file`'s (`.NAME.XXXXXX`, six
+/// letters or digits) older than ten minutes. Other files are left alone, and so is the temp file
+/// of a live process. Returns how many were removed; nothing when the folder does not exist.
+/// Cheap (one listing): call it where the folder's writer holds its lock.
+pub fn remove_stale_temps(folder: &Path) -> Result<usize> {
+    let mut removed = 0;
+    for name in list(folder)?.into_iter().filter(|n| n.starts_with('.')) {
+        let p = folder.join(&name);
+        let stale = match our_temp_pid(&name) {
+            Some(pid) => pid != std::process::id() && !process_alive(pid),
+            None => library_temp(&name) && fs::symlink_metadata(&p).ok().and_then(|m| m.modified().ok()).and_then(|t| t.elapsed().ok()).is_some_and(|age| age.as_secs() >= STALE_TEMP_SECS),
+        };
+        if stale && fs::symlink_metadata(&p).is_ok_and(|m| m.is_file()) {
+            match fs::remove_file(&p) {
+                Ok(()) => removed += 1,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => return Err(io(&p, e)),
+            }
+        }
+    }
+    Ok(removed)
+}
+
+/// The process id in a temp name of ours, `.NAME.PID.N.tmp`.
+fn our_temp_pid(name: &str) -> Option<u32> {
+    let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
+    let mut parts = rest.rsplitn(3, '.');
+    let (n, pid, target) = (parts.next()?, parts.next()?, parts.next()?);
+    (!target.is_empty() && !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some(())?;
+    pid.parse().ok()
+}
+
+/// Whether `name` is shaped as `atomic-write-file`'s temp name, `.NAME.XXXXXX`.
+fn library_temp(name: &str) -> bool {
+    name.strip_prefix('.').and_then(|r| r.rsplit_once('.')).is_some_and(|(target, x)| !target.is_empty() && x.len() == 6 && x.bytes().all(|b| b.is_ascii_alphanumeric()))
+}
+
+/// Whether a process with id `pid` is alive (off Unix: assumed so, nothing is removed).
+fn process_alive(pid: u32) -> bool {
+    #[cfg(unix)]
+    {
+        let Ok(pid) = libc::pid_t::try_from(pid) else { return true };
+        // SAFETY: signal 0 only checks that the process exists and may be signalled.
+        let r = unsafe { libc::kill(pid, 0) };
+        r == 0 || std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = pid;
+        true
+    }
+}
+
+/// Makes a file changed in place (appended to, e.g. the mail log) durable: with a [`Batch`] open,
+/// by the batch's next sync; else now (with its folder, as [`sync_together`]).
+pub fn written_in_place(path: &Path) -> Result<()> {
+    if batch::defer(path) {
+        return Ok(());
+    }
+    sync_together(std::iter::once(path))
+}
+
 pub use batch::{Batch, sync_batch};
 
 /// Group commit: many writes made durable by one sync (intake's mails, a sweep's steps).
@@ -607,6 +674,37 @@ mod tests {
         drop(staged(2));
         assert!(tmp.path().join("state2").is_file() && !tmp.path().join("record2").exists());
         group.flush().unwrap();
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn stale_temps_of_dead_processes_go_and_others_stay() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let me = std::process::id();
+        let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+        for (name, aged) in [
+            (format!(".state.json.{dead}.3.tmp"), false),
+            (format!(".state.json.{me}.4.tmp"), false),
+            (".game.toml.Ab3xYz".to_string(), true),
+            (".game.toml.Qr5tUv".to_string(), false),
+            (".due".to_string(), true),
+            (".lock".to_string(), true),
+            ("notes.1.2.tmp".to_string(), true),
+        ] {
+            let f = File::create(d.join(&name)).unwrap();
+            if aged {
+                f.set_modified(old).unwrap();
+            }
+        }
+        assert_eq!(remove_stale_temps(d).unwrap(), 2);
+        let left = list(d).unwrap();
+        assert!(!left.contains(&format!(".state.json.{dead}.3.tmp")) && !left.contains(&".game.toml.Ab3xYz".to_string()), "{left:?}");
+        assert_eq!(left.len(), 5, "{left:?}");
+        assert_eq!(remove_stale_temps(&d.join("absent")).unwrap(), 0);
     }
 
     #[test]

@@ -165,10 +165,9 @@ fn a_run_killed_before_the_move_neither_loses_nor_repeats() {
     // Killed after the submit and the reply, before the seen mark and the rename: the message is
     // still in new/. The rerun resubmits harmlessly and queues no second reply.
     std::fs::rename(maildir.join("done").join("m1"), maildir.join("new").join("m1")).unwrap();
-    let seen = root.join(".mail").join("seen");
-    for e in std::fs::read_dir(&seen).unwrap() {
-        std::fs::remove_file(e.unwrap().path()).unwrap();
-    }
+    let log = root.join(".mail").join("log");
+    let kept: String = std::fs::read_to_string(&log).unwrap().lines().filter(|l| !l.starts_with("seen ")).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&log, kept).unwrap();
     let again = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     assert_eq!(again[0].disposition, Disposition::Done);
     assert_eq!(again[0].reply.as_deref(), Some(reply.as_str()));
@@ -200,7 +199,7 @@ fn the_same_bytes_twice_in_one_run_are_handled_once() {
     for m in ["m1", "m2"] {
         assert!(maildir.join("done").join(m).is_file(), "{m} filed");
     }
-    assert_eq!(std::fs::read_dir(root.join(".mail").join("seen")).unwrap().count(), 1);
+    assert_eq!(seen_marks(&root), 1);
 }
 
 #[test]
@@ -431,4 +430,86 @@ fn a_message_that_once_crashed_intake_is_answered_and_the_next_one_is_handled() 
     assert!(handled[1].orders[0].receipt.is_some(), "{handled:?}");
     assert_eq!(newest_union_commitment(&game), good_c);
     assert!(std::fs::read_dir(maildir.join("new")).unwrap().next().is_none(), "every message left new/");
+}
+
+/// How many messages the mail log marks seen.
+fn seen_marks(root: &Path) -> usize {
+    std::fs::read_to_string(root.join(".mail").join("log")).unwrap().lines().filter(|l| l.starts_with("seen ")).count()
+}
+
+#[test]
+fn a_message_marked_seen_by_an_older_version_is_not_handled_again() {
+    // Older versions marked each handled message by a file `ROOT/.mail/seen/HASH`; an upgraded
+    // host must still honour them (the log holds only marks written since).
+    let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();
+    let seen = root.join(".mail").join("seen");
+    std::fs::create_dir_all(&seen).unwrap();
+    std::fs::write(seen.join(pbem::commit::sha256_hex(&msg)), "2026-07-01T12:00:00Z\n").unwrap();
+    deliver(&maildir, "m1", &msg);
+    let run = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    assert!(run[0].reason.contains("already handled"), "{:?}", run[0]);
+    assert!(run[0].orders.is_empty() && run[0].reply.is_none());
+    assert!(maildir.join("done").join("m1").is_file());
+    assert!(Outbox::under(&root).pending().unwrap().is_empty());
+}
+
+#[test]
+fn a_message_handled_again_after_a_kill_is_answered_as_a_first_acceptance() {
+    // Killed after the order's receipt was written but before the reply and the seen mark were
+    // durable: the rerun finds its own receipt again, which must not read "already received".
+    for cut_took_line in [false, true] {
+        let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();
+        deliver(&maildir, "m1", &msg);
+        let first = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+        let id = first[0].reply.clone().unwrap();
+        let text = queued(&root, &id).text;
+        assert!(text.contains("ACCEPTED") && !text.contains("already received"), "{text}");
+        let queue = Outbox::under(&root).dir.join("queue");
+        std::fs::remove_file(queue.join(format!("{id}.eml"))).unwrap();
+        std::fs::remove_file(queue.join(format!("{id}.toml"))).unwrap();
+        std::fs::rename(maildir.join("done").join("m1"), maildir.join("new").join("m1")).unwrap();
+        // Without the seen mark and the reply's count; with `cut_took_line`, killed right after
+        // the receipt, before the log noted which message took it.
+        let log = root.join(".mail").join("log");
+        let keep = |l: &str| !l.starts_with("seen ") && !l.starts_with("reply ") && !(cut_took_line && l.starts_with("took "));
+        let kept: String = std::fs::read_to_string(&log).unwrap().lines().filter(|l| keep(l)).map(|l| format!("{l}\n")).collect();
+        std::fs::write(&log, kept).unwrap();
+        let again = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+        assert_eq!(again[0].reply.as_deref(), Some(id.as_str()));
+        assert_eq!(again[0].orders[0].receipt.as_ref().unwrap().seq, 1, "the same receipt");
+        assert_eq!(queued(&root, &id).text, text, "answered as the first time (cut_took_line = {cut_took_line})");
+    }
+}
+
+#[test]
+fn a_resend_in_another_message_still_reads_already_received() {
+    let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();
+    deliver(&maildir, "m1", &msg);
+    intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    // The same order in a new message (other bytes): a resend, told so.
+    let mut other = b"X-Resent: yes\r\n".to_vec();
+    other.extend_from_slice(&msg);
+    deliver(&maildir, "m2", &other);
+    let run = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    let text = queued(&root, run[0].reply.as_deref().unwrap()).text;
+    assert!(text.contains("already received as receipt 1"), "{text}");
+}
+
+#[test]
+fn intake_removes_the_temp_files_a_killed_run_left_in_the_mail_folders() {
+    let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();
+    // A run killed in the middle of writing a reply to the outbox (its process is gone).
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let queue = Outbox::under(&root).dir.join("queue");
+    std::fs::create_dir_all(&queue).unwrap();
+    let stale = queue.join(format!(".x.eml.{dead}.0.tmp"));
+    std::fs::write(&stale, "half a mail").unwrap();
+    let other = queue.join(".keep-me");
+    std::fs::write(&other, "not ours").unwrap();
+    deliver(&maildir, "m1", &msg);
+    intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    assert!(!stale.exists(), "the dead run's temp file is removed");
+    assert!(other.exists(), "other files stay");
 }

@@ -6,8 +6,8 @@
 //!   `MAILDIR/failed/` only after its reply is queued; a run killed before that leaves it in
 //!   `new/`/`cur/` and the next run handles it again, which is harmless: a resubmitted order gets
 //!   its receipt back ("already received") and the reply has the same id, so it is queued once;
-//! - `ROOT/.mail/seen/HASH` records each handled message by the SHA-256 of its bytes (written
-//!   before the move), so the same bytes are never handled twice;
+//! - the mail log `ROOT/.mail/log` (`super::log`) marks each handled message seen by the
+//!   SHA-256 of its bytes (appended before the move), so the same bytes are never handled twice;
 //! - a run's messages are one group commit (`Filing`): their receipts, replies and ledgers are
 //!   made durable by one sync a batch of messages, and only then are they marked seen and moved;
 //! - messages from an mbox or standard input are first delivered into the spool Maildir
@@ -29,7 +29,7 @@
 //! the registered addresses of the seats whose keys signed its orders, and without such an order
 //! it goes to `failed/` unanswered. Delivery reports are never read for orders nor answered,
 //! automatic mail never answered, and replies to one address are capped per hour
-//! (`ROOT/.mail/replies/`).
+//! (counted in the mail log).
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
@@ -40,6 +40,7 @@ use chrono::{DateTime, Utc};
 use super::compose::{self, Draft, Outgoing, stable_id};
 use super::config::HostConfig;
 use super::extract::{self, Extracted, Found};
+use super::log::MailLog;
 use super::outbox::Outbox;
 use super::reply::{ReplyLedger, how_to_send, place, reply_body, reply_subject};
 pub use super::config::state_dir;
@@ -214,7 +215,7 @@ pub fn run_locked(root: &Path, sources: &[Source], cfg: &HostConfig, now: DateTi
     if old_copies.is_dir() {
         std::fs::remove_dir_all(&old_copies).map_err(|e| store::io(&old_copies, e))?;
     }
-    let mut filing = Filing::open();
+    let mut filing = Filing::open(&state_dir(root));
     let taken = take_in(root, &folders, cfg, now, &mut out, &mut filing);
     // Whatever stopped the run, the messages handled before it are filed away.
     let filed = filing.finish();
@@ -236,9 +237,14 @@ fn take_in(root: &Path, folders: &[PathBuf], cfg: &HostConfig, now: DateTime<Utc
         } else {
             let games = match &mut games {
                 Some(g) => g,
-                slot => slot.insert(Games::load(root)?),
+                slot => {
+                    // A run killed mid-write leaves temp files in the folders intake writes;
+                    // this run holds the root lock (read only when there is mail).
+                    remove_stale_mail_temps(root)?;
+                    slot.insert(Games::load(root)?)
+                }
             };
-            handle_file(root, &folder, &path, &name, games, &outbox, cfg, now, filing)?
+            handle_file(&folder, &path, &name, games, &outbox, cfg, now, filing)?
         };
         if h.disposition == Disposition::Retry {
             blocked.extend(keys.iter().cloned());
@@ -246,6 +252,16 @@ fn take_in(root: &Path, folders: &[PathBuf], cfg: &HostConfig, now: DateTime<Utc
         }
         out.handled.push(h);
         filing.now_and_then()?;
+    }
+    Ok(())
+}
+
+/// Removes what killed runs left half-written in the mail state folders that intake writes
+/// (`ROOT/.mail`, the outbox queue, the spool, the press-sent ledger) ([`store::remove_stale_temps`]).
+fn remove_stale_mail_temps(root: &Path) -> Result<()> {
+    let state = state_dir(root);
+    for d in [state.clone(), Outbox::under(root).dir.join("queue"), state.join("spool").join("new"), state.join("press-sent")] {
+        store::remove_stale_temps(&d)?;
     }
     Ok(())
 }
@@ -264,6 +280,8 @@ const FILING_BATCH: usize = 64;
 struct Filing {
     /// The batch this intake opened (`None` inside a cron run's batch, or off Linux).
     _batch: Option<store::Batch>,
+    /// Seen marks and the reply ledger.
+    log: MailLog,
     waiting: Vec<ToFile>,
     /// The hashes of the messages waiting here: the same bytes again in this run are not handled twice.
     hashes: BTreeSet<String>,
@@ -271,8 +289,8 @@ struct Filing {
 
 /// A handled message, to be marked seen and filed away.
 struct ToFile {
-    seen: PathBuf,
-    seen_text: String,
+    hash: String,
+    now: DateTime<Utc>,
     maildir: PathBuf,
     path: PathBuf,
     name: String,
@@ -282,8 +300,8 @@ struct ToFile {
 }
 
 impl Filing {
-    fn open() -> Filing {
-        Filing { _batch: store::Batch::open(), waiting: Vec::new(), hashes: BTreeSet::new() }
+    fn open(state: &Path) -> Filing {
+        Filing { _batch: store::Batch::open(), log: MailLog::new(state), waiting: Vec::new(), hashes: BTreeSet::new() }
     }
 
     /// Whether a message with these bytes was handled in this run (and waits to be filed).
@@ -306,7 +324,7 @@ impl Filing {
     fn file_waiting(&mut self) -> Result<()> {
         self.sync()?;
         for f in std::mem::take(&mut self.waiting) {
-            store::write_atomic(&f.seen, f.seen_text.as_bytes())?;
+            self.log.mark_seen(&f.hash, f.now)?;
             file_away(&f.maildir, &f.path, &f.name, f.disposition, &f.reason)?;
             if f.marker.exists() {
                 std::fs::remove_file(&f.marker).ok();
@@ -389,7 +407,7 @@ fn guard(name: &str, handling: impl FnOnce() -> Result<Handled>) -> Result<Handl
 }
 
 #[allow(clippy::too_many_arguments)]
-fn handle_file(root: &Path, maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>, filing: &mut Filing) -> Result<Handled> {
+fn handle_file(maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>, filing: &mut Filing) -> Result<Handled> {
     let marker = path.with_file_name(format!("{name}.toolarge"));
     let size = match std::fs::read_to_string(&marker) {
         // A spooled head: the marker holds the size of the message it was cut from.
@@ -406,11 +424,12 @@ fn handle_file(root: &Path, maildir: &Path, path: &Path, name: &str, games: &Gam
         store::read(path)?
     };
     let hash = crate::commit::sha256_hex(&raw);
-    let seen = state_dir(root).join("seen").join(&hash);
-    let mut h = guard(name, || Ok(if (filing.has(&hash) || seen.exists()) && !too_large {
+    let seen = filing.has(&hash) || filing.log.seen(&hash)?;
+    let log = &filing.log;
+    let mut h = guard(name, || Ok(if seen && !too_large {
         Handled { name: name.into(), disposition: Disposition::Done, reason: "already handled (same bytes): not processed again".into(), orders: vec![], reply: None }
     } else if too_large {
-        let reply = too_large_reply(&raw, size, games, outbox, cfg, now, &hash)?;
+        let reply = too_large_reply(&raw, size, games, log, cfg, now, &hash)?;
         let queued = match &reply {
             Some(r) => {
                 outbox.queue(r, now)?;
@@ -426,7 +445,8 @@ fn handle_file(root: &Path, maildir: &Path, path: &Path, name: &str, games: &Gam
             reply: queued,
         }
     } else {
-        match handle(&raw, &hash, name, games, outbox, cfg, now) {
+        log.note_got(&hash)?;
+        match handle(&raw, &hash, name, games, (outbox, log), cfg, now) {
             Ok(h) => h,
             // A disk problem stops the run (the message stays for the next); anything else is
             // about this message alone, which must not hold up the ones behind it.
@@ -436,20 +456,19 @@ fn handle_file(root: &Path, maildir: &Path, path: &Path, name: &str, games: &Gam
     }))?;
     h.name = name.to_string();
     if h.disposition != Disposition::Retry {
-        let seen_text = format!("{}\n", crate::pipeline::timestamp(now));
-        let f = ToFile { seen, seen_text, maildir: maildir.into(), path: path.into(), name: name.into(), disposition: h.disposition, reason: h.reason.clone(), marker };
+        let f = ToFile { hash: hash.clone(), now, maildir: maildir.into(), path: path.into(), name: name.into(), disposition: h.disposition, reason: h.reason.clone(), marker };
         filing.add(&hash, f);
     }
     Ok(h)
 }
 
-fn too_large_reply(head: &[u8], size: u64, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>, hash: &str) -> Result<Option<Outgoing>> {
+fn too_large_reply(head: &[u8], size: u64, games: &Games, log: &MailLog, cfg: &HostConfig, now: DateTime<Utc>, hash: &str) -> Result<Option<Outgoing>> {
     let Some(ex) = extract::extract(head, &|_, _| None) else { return Ok(None) };
     let Some(from) = ex.from.as_deref() else { return Ok(None) };
     // Never to a stranger, a bounce, automatic mail, or an address over the reply cap; to the
     // address as the seat registered it.
     let id = stable_id(&["reply", hash]);
-    let ledger = ReplyLedger::new(outbox, cfg);
+    let ledger = ReplyLedger::new(log, cfg);
     let Some(to) = games.registered(from).map(str::to_string) else { return Ok(None) };
     if ex.bounce.is_some() || ex.automatic.is_some() || !ledger.allows(from, &id, now)? {
         return Ok(None);
@@ -479,8 +498,9 @@ fn seat_key(games: &Games, game: &str, role: &str) -> Option<ssh_key::PublicKey>
     sig::public_key_line(&gf.seat(role)?.key).ok()
 }
 
-/// Handles one message's bytes: submits its orders and queues the reply.
-pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
+/// Handles one message's bytes: submits its orders and queues the reply in `outbox`, counting it
+/// in `log`.
+fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, log): (&Outbox, &MailLog), cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
     let key_for = |game: &str, role: &str| seat_key(games, game, role);
     let failed = |reason: &str| Handled { name: name.into(), disposition: Disposition::Failed, reason: reason.into(), orders: vec![], reply: None };
     let Some(ex) = extract::extract(raw, &key_for) else {
@@ -507,7 +527,7 @@ pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox
     }
     let mut results = Vec::new();
     for f in &ex.orders {
-        match submit_found(f, games, now)? {
+        match submit_found(f, games, (log, hash), now)? {
             Ok(r) => results.push(r),
             Err(why) => return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: format!("{why}; left for the next run"), orders: vec![], reply: None }),
         }
@@ -551,7 +571,7 @@ pub fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, outbox: &Outbox
     let asker = super::commands::Asker { addrs: &addrs, from: &from, hash };
     let mut extra = super::commands::answer(&parsed, &asker, games, outbox, cfg, now)?;
     extra.text.push_str(&plans_mailed(&results, games, &from, outbox, cfg, now)?);
-    let ctx = Ctx { hash, name, games, outbox, cfg, now };
+    let ctx = Ctx { hash, name, games, outbox, log, cfg, now };
     answer(&ex, results, counted, known, to, cc, extra, &ctx)
 }
 
@@ -581,6 +601,7 @@ struct Ctx<'a> {
     name: &'a str,
     games: &'a Games,
     outbox: &'a Outbox,
+    log: &'a MailLog,
     cfg: &'a HostConfig,
     now: DateTime<Utc>,
 }
@@ -590,10 +611,10 @@ struct Ctx<'a> {
 /// were accepted.
 #[allow(clippy::too_many_arguments)]
 fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: bool, to: Vec<(String, String)>, cc: Vec<String>, extra: super::commands::Answers, ctx: &Ctx<'_>) -> Result<Handled> {
-    let Ctx { hash, name, games, outbox, cfg, now } = *ctx;
+    let Ctx { hash, name, games, outbox, log, cfg, now } = *ctx;
     let from = ex.from.clone().unwrap_or_default();
     let id = stable_id(&["reply", hash]);
-    let ledger = ReplyLedger::new(outbox, cfg);
+    let ledger = ReplyLedger::new(log, cfg);
     let (mut to_ok, mut over) = (Vec::new(), Vec::new());
     for (display, addr) in to {
         if ledger.allows(&addr, &id, now)? { to_ok.push((display, addr)) } else { over.push(addr) }
@@ -665,9 +686,9 @@ fn receipt_attachments(results: &[OrderResult], games: &Games) -> Vec<(String, V
     attachments
 }
 
-/// Submits one found order; `Err(why)` when it must wait for a later run (its game stayed
+/// Submits one found order of message `hash` (noted in `log`); `Err(why)` when it must wait for a later run (its game stayed
 /// locked, the clock is behind the game, or an unreadable game folder may be the game it names).
-fn submit_found(f: &Found, games: &Games, now: DateTime<Utc>) -> Result<std::result::Result<OrderResult, String>> {
+fn submit_found(f: &Found, games: &Games, (log, hash): (&MailLog, &str), now: DateTime<Utc>) -> Result<std::result::Result<OrderResult, String>> {
     let mut r = OrderResult { label: f.label.clone(), game: None, role: None, receipt: None, warnings: vec![], error: None, format_problem: false, seat_email: None, fresh: false };
     let Some((body, header)) = read_header(f, &mut r) else { return Ok(Ok(r)) };
     r.game = Some(header.game.clone());
@@ -688,14 +709,19 @@ fn submit_found(f: &Found, games: &Games, now: DateTime<Utc>) -> Result<std::res
     let res = pipeline::submit_inputs(dir, std::slice::from_ref(&input), now).and_then(|mut v| v.pop().expect("one result per file"));
     match res {
         Ok(a) => {
-            r.warnings = a.warnings;
+            // A receipt an earlier, killed handling of this very message took: answered as then.
+            let again_here = a.resent && log.took_here(hash, &a.receipt)?;
+            if !a.resent {
+                log.note_took(hash, &a.receipt)?;
+            }
+            r.warnings = if again_here { pipeline::acceptance_warnings(&a.receipt) } else { a.warnings };
             if let Some(how) = &a.ended {
                 r.warnings.push(format!("this order ended the game: {how} Every seat's final report follows."));
             } else if a.ending.draw == Some(true) {
                 r.warnings.push("your draw offer stands until you send orders without `draw = true`; the game is drawn once every seat's newest order says `draw = true`".into());
             }
+            r.fresh = !a.resent || again_here;
             r.receipt = Some(a.receipt);
-            r.fresh = !a.resent;
         }
         Err(Error::Locked(_)) => return Ok(Err(format!("game {} was busy", gf.id))),
         Err(Error::ClockBehind(m)) => return Ok(Err(m)),

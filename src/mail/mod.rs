@@ -2,9 +2,10 @@
 //! (`outbox`, `transport`), configured by the host's `pbem-mail.toml` (`config`); `cron` is the
 //! one run a crontab line makes (`pbem adjudicate --all ROOT --mail CONFIG`).
 //!
-//! State lives beside the games, in `ROOT/.mail/`: `outbox/` (queue and sent ledger), `seen/`
-//! (hashes of handled messages), `spool/` (messages taken from an mbox or standard input), `replies/` (replies per address
-//! in the last hour), `tmp/` (an order being checked),
+//! State lives beside the games, in `ROOT/.mail/`: `outbox/` (queue and sent ledger), `log`
+//! (hashes of handled messages and replies per address: `log`; older versions kept them in `seen/`
+//! and `replies/`), `spool/` (messages taken from an mbox or standard input), `press-sent/`
+//! (relayed press per address in the last hour),
 //! `mailed/` (per game, the newest record whose reports were queued).
 
 pub mod cli;
@@ -15,6 +16,7 @@ pub mod cron;
 pub mod extract;
 mod games;
 pub mod intake;
+mod log;
 pub mod outbox;
 mod press;
 pub mod remind;

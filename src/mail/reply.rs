@@ -1,12 +1,13 @@
 //! What the judge answers a message: the reply's subject and text, and the cap on replies to one
-//! address per hour (`ROOT/.mail/replies/`).
+//! address per hour (kept in the mail log, `ROOT/.mail/log`).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
 use super::config::HostConfig;
 use super::extract::Extracted;
+use super::log::MailLog;
 use super::outbox::Outbox;
 use crate::error::Result;
 use crate::model::Receipt;
@@ -68,41 +69,50 @@ pub fn shorten(line: &str) -> String {
 }
 
 
-/// How many replies went to each address in the last hour: `ROOT/.mail/replies/HASH` (the
-/// SHA-256 of the lowercase address) holds one line `TIME REPLY-ID` per reply. A reply queued
-/// again (the same message handled again after a kill) counts once.
-pub(super) struct ReplyLedger {
-    dir: PathBuf,
+/// How many replies went to each address in the last hour. Replies are counted in the mail log
+/// (`ROOT/.mail/log`, [`super::log`]); relayed press in `ROOT/.mail/press-sent/HASH` (the SHA-256
+/// of the lowercase address), one line `TIME ID` per mail. A reply queued again (the same message
+/// handled again after a kill) counts once.
+pub(super) struct ReplyLedger<'a> {
+    kept: Kept<'a>,
     max: u32,
 }
 
-impl ReplyLedger {
-    pub(super) fn new(outbox: &Outbox, cfg: &HostConfig) -> ReplyLedger {
-        ReplyLedger { dir: outbox.dir.with_file_name("replies"), max: cfg.intake.max_replies_per_hour }
+/// Where a ledger is kept.
+enum Kept<'a> {
+    Log(&'a MailLog),
+    Files(PathBuf),
+}
+
+/// The lines `TIME ID` of a ledger file (older versions' `replies/HASH`, `press-sent/HASH`),
+/// unreadable lines dropped; nothing when it does not exist.
+pub(super) fn read_ledger_file(p: &Path) -> Result<Vec<(DateTime<Utc>, String)>> {
+    let text = match std::fs::read_to_string(p) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(store::io(p, e)),
+    };
+    Ok(text.lines().filter_map(|l| l.split_once(' ')).filter_map(|(t, id)| Some((pipeline::parse_time(t).ok()?, id.trim().to_string()))).collect())
+}
+
+impl<'a> ReplyLedger<'a> {
+    /// The ledger of replies to messages, kept in the mail log.
+    pub(super) fn new(log: &'a MailLog, cfg: &HostConfig) -> ReplyLedger<'a> {
+        ReplyLedger { kept: Kept::Log(log), max: cfg.intake.max_replies_per_hour }
     }
     /// The ledger of relayed press (`ROOT/.mail/press-sent/`), with the same cap but apart from
     /// the replies': press others send can never use up the replies a player's own orders get.
-    pub(super) fn for_press(outbox: &Outbox, cfg: &HostConfig) -> ReplyLedger {
-        ReplyLedger { dir: outbox.dir.with_file_name("press-sent"), max: cfg.intake.max_replies_per_hour }
+    pub(super) fn for_press(outbox: &Outbox, cfg: &HostConfig) -> ReplyLedger<'static> {
+        ReplyLedger { kept: Kept::Files(outbox.dir.with_file_name("press-sent")), max: cfg.intake.max_replies_per_hour }
     }
-    pub(super) fn path(&self, addr: &str) -> PathBuf {
-        self.dir.join(crate::commit::sha256_hex(addr.trim().to_ascii_lowercase().as_bytes()))
-    }
-    /// The replies of the hour before `now` (`TIME ID`), oldest first; unreadable lines are dropped.
+    /// The replies of the hour before `now` (`TIME ID`), oldest first.
     pub(super) fn recent(&self, addr: &str, now: DateTime<Utc>) -> Result<Vec<(DateTime<Utc>, String)>> {
-        let p = self.path(addr);
-        let text = match std::fs::read_to_string(&p) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-            Err(e) => return Err(store::io(&p, e)),
+        let dir = match &self.kept {
+            Kept::Log(log) => return log.recent_replies(addr, now),
+            Kept::Files(dir) => dir,
         };
         let hour_ago = now - chrono::Duration::hours(1);
-        Ok(text
-            .lines()
-            .filter_map(|l| l.split_once(' '))
-            .filter_map(|(t, id)| Some((pipeline::parse_time(t).ok()?, id.trim().to_string())))
-            .filter(|(t, _)| *t > hour_ago)
-            .collect())
+        Ok(read_ledger_file(&dir.join(super::log::address_key(addr)))?.into_iter().filter(|(t, _)| *t > hour_ago).collect())
     }
     /// True when reply `id` may go to `addr` (it is under the cap, or was counted already).
     pub(super) fn allows(&self, addr: &str, id: &str, now: DateTime<Utc>) -> Result<bool> {
@@ -118,9 +128,13 @@ impl ReplyLedger {
         if recent.iter().any(|(_, i)| i == id) {
             return Ok(());
         }
+        let dir = match &self.kept {
+            Kept::Log(log) => return log.record_reply(addr, id, now),
+            Kept::Files(dir) => dir,
+        };
         recent.push((now, id.to_string()));
         let text: String = recent.iter().map(|(t, i)| format!("{} {i}\n", pipeline::timestamp(*t))).collect();
-        store::write_atomic(&self.path(addr), text.as_bytes())
+        store::write_atomic(&dir.join(super::log::address_key(addr)), text.as_bytes())
     }
     pub(super) fn over_cap(&self, addrs: &[String]) -> String {
         format!("{} had {} replies in the last hour already (max_replies_per_hour = {})", addrs.join(", "), self.max, self.max)

@@ -110,13 +110,16 @@ fn natural_cmp(a: &str, b: &str) -> std::cmp::Ordering {
 
 /// Delivers `raw` into the spool Maildir as `new/SECONDS.SEQUENCE.HASH` (the intake time `now`,
 /// the message's place in its mbox, the SHA-256 of its bytes) unless a message with those bytes
-/// is already waiting there or was handled (`.mail/seen/HASH`); returns the name, or `None`.
+/// is already waiting there or was handled (marked seen in `.mail/log`); returns the name, or `None`.
 /// `too_large`: the real size of a message of which `raw` is only the head, written first to
 /// the marker `new/NAME.toolarge`.
 pub(super) fn spool_in(spool: &Path, raw: &[u8], now: DateTime<Utc>, seq: u32, too_large: Option<u64>) -> Result<Option<String>> {
     let hash = crate::commit::sha256_hex(raw);
-    let seen = spool.parent().map(|state| state.join("seen").join(&hash));
-    if seen.is_some_and(|p| p.exists()) || store::list(&spool.join("new"))?.iter().any(|n| n.ends_with(&format!(".{hash}"))) {
+    let seen = match spool.parent() {
+        Some(state) => super::log::seen_on_disk(state, &hash)?,
+        None => false,
+    };
+    if seen || store::list(&spool.join("new"))?.iter().any(|n| n.ends_with(&format!(".{hash}"))) {
         return Ok(None);
     }
     let name = format!("{:011}.{seq:06}.{hash}", now.timestamp().max(0));

@@ -1,0 +1,250 @@
+//! The mail state log `ROOT/.mail/log`: intake's seen marks and reply ledger as one append-only
+//! file instead of a file per message and per address.
+//!
+//! ```text
+//! seen HASH TIME          a message with these bytes (SHA-256) was handled at TIME
+//! reply ADDR TIME ID      reply ID went to the address whose SHA-256 (lowercase) is ADDR
+//! got HASH                the handling of message HASH starts
+//! took HASH GAME STEP ROLE SEQ   message HASH got receipt SEQ of ROLE for STEP of GAME
+//! ```
+//!
+//! `got` and `took` let a message handled again after a kill (its reply was not yet durable) be
+//! answered as the first time: a resent order whose receipt this very message took, or (killed
+//! between the receipt and its `took` line) that no message took and this message was the last
+//! to start, is a first acceptance, not "already received".
+//!
+//! Each record is one line appended with `O_APPEND` (one `write`), made durable by the sync of
+//! the group commit it is part of (`intake::Filing`), so it costs no file of its own. The log is
+//! read once per run (lazily: an idle cron run reads nothing) while the root's intake lock is
+//! held, and kept in memory. A line that cannot be read (a torn last line after a kill or a power
+//! loss) is ignored, and the next append starts a fresh line after it. The files of older pbem
+//! versions, `seen/HASH` and `replies/ADDR`, are still honoured, so an upgraded host loses
+//! nothing; they are read only where they exist.
+
+use std::cell::RefCell;
+use std::collections::{BTreeMap, HashSet};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Utc};
+
+use crate::error::Result;
+use crate::model::Receipt;
+use crate::{pipeline, store};
+
+/// `ROOT/.mail/log` under the mail state folder `state`.
+pub(super) fn path(state: &Path) -> PathBuf {
+    state.join("log")
+}
+
+/// The SHA-256 (hex) of an address as the reply ledger keys it: trimmed, lowercase.
+pub(super) fn address_key(addr: &str) -> String {
+    crate::commit::sha256_hex(addr.trim().to_ascii_lowercase().as_bytes())
+}
+
+/// The log of one mail state folder, read into memory on first use (see the module docs).
+pub(super) struct MailLog {
+    state: PathBuf,
+    loaded: RefCell<Option<Loaded>>,
+}
+
+/// What the log holds.
+#[derive(Default)]
+struct Loaded {
+    seen: HashSet<String>,
+    /// Per address key, each reply's time and id, in log order.
+    replies: BTreeMap<String, Vec<(DateTime<Utc>, String)>>,
+    /// Whether the folders of older versions exist (`seen/`, `replies/`).
+    old_seen: bool,
+    old_replies: bool,
+    /// Per receipt (game, step, role, seq), the message that took it.
+    took: BTreeMap<(String, u64, String, u64), String>,
+    /// The message whose handling started last (`got`), as read.
+    last_got: Option<String>,
+    /// The file does not end with a newline (a torn last line): the next append starts one.
+    torn: bool,
+}
+
+impl MailLog {
+    /// The log of the mail state folder `state` (`ROOT/.mail`); nothing is read yet.
+    pub(super) fn new(state: &Path) -> MailLog {
+        MailLog { state: state.to_path_buf(), loaded: RefCell::new(None) }
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&mut Loaded) -> Result<T>) -> Result<T> {
+        let mut slot = self.loaded.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(self.load()?);
+        }
+        f(slot.as_mut().expect("just loaded"))
+    }
+
+    fn load(&self) -> Result<Loaded> {
+        let p = path(&self.state);
+        let bytes = match std::fs::read(&p) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
+            Err(e) => return Err(store::io(&p, e)),
+        };
+        let mut l = Loaded { old_seen: self.state.join("seen").is_dir(), old_replies: self.state.join("replies").is_dir(), torn: !bytes.is_empty() && !bytes.ends_with(b"\n"), ..Loaded::default() };
+        // Only whole lines count: a torn last line is not one.
+        let whole = &bytes[..bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1)];
+        for line in String::from_utf8_lossy(whole).lines() {
+            let f: Vec<&str> = line.split(' ').collect();
+            match f.as_slice() {
+                // The time must read whole: a line cut short and then ended by a later append is no mark.
+                ["seen", hash, time] if is_hash(hash) && pipeline::parse_time(time).is_ok() => {
+                    l.seen.insert(hash.to_string());
+                }
+                ["got", hash] if is_hash(hash) => l.last_got = Some(hash.to_string()),
+                ["took", hash, game, step, role, seq] if is_hash(hash) => {
+                    if let (Ok(step), Ok(seq)) = (step.parse(), seq.parse()) {
+                        l.took.insert((game.to_string(), step, role.to_string(), seq), hash.to_string());
+                    }
+                }
+                ["reply", addr, time, id] if is_hash(addr) => {
+                    if let Ok(t) = pipeline::parse_time(time) {
+                        l.replies.entry(addr.to_string()).or_default().push((t, id.to_string()));
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(l)
+    }
+
+    /// Appends one line to the log (a fresh line first after a torn one); registered with the
+    /// open batch so its sync makes it durable.
+    fn append(&self, l: &mut Loaded, line: &str) -> Result<()> {
+        let p = path(&self.state);
+        let text = if l.torn { format!("\n{line}\n") } else { format!("{line}\n") };
+        let mut f = std::fs::File::options().create(true).append(true).open(&p).map_err(|e| store::io(&p, e))?;
+        f.write_all(text.as_bytes()).map_err(|e| store::io(&p, e))?;
+        l.torn = false;
+        store::written_in_place(&p)
+    }
+
+    /// Whether a message with the bytes of SHA-256 `hash` was handled (marked seen).
+    pub(super) fn seen(&self, hash: &str) -> Result<bool> {
+        self.with(|l| Ok(l.seen.contains(hash) || (l.old_seen && self.state.join("seen").join(hash).exists())))
+    }
+
+    /// Marks the message of SHA-256 `hash` handled at `now`.
+    pub(super) fn mark_seen(&self, hash: &str, now: DateTime<Utc>) -> Result<()> {
+        self.with(|l| {
+            if l.seen.insert(hash.to_string()) {
+                self.append(l, &format!("seen {hash} {}", pipeline::timestamp(now)))?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Notes that the handling of message `hash` starts.
+    pub(super) fn note_got(&self, hash: &str) -> Result<()> {
+        self.with(|l| self.append(l, &format!("got {hash}")))
+    }
+
+    /// Notes that message `hash` took receipt `rc` (a new order accepted).
+    pub(super) fn note_took(&self, hash: &str, rc: &Receipt) -> Result<()> {
+        self.with(|l| {
+            l.took.insert(receipt_key(rc), hash.to_string());
+            self.append(l, &format!("took {hash} {} {} {} {}", rc.game, rc.step, rc.role, rc.seq))
+        })
+    }
+
+    /// Whether receipt `rc`, found again for a resent order, was taken by an earlier, killed
+    /// handling of this same message `hash` (see the module docs).
+    pub(super) fn took_here(&self, hash: &str, rc: &Receipt) -> Result<bool> {
+        self.with(|l| {
+            Ok(match l.took.get(&receipt_key(rc)) {
+                Some(h) => h == hash,
+                None => l.last_got.as_deref() == Some(hash),
+            })
+        })
+    }
+
+    /// The replies to `addr` in the hour before `now` (time, id), oldest first.
+    pub(super) fn recent_replies(&self, addr: &str, now: DateTime<Utc>) -> Result<Vec<(DateTime<Utc>, String)>> {
+        let key = address_key(addr);
+        let hour_ago = now - chrono::Duration::hours(1);
+        self.with(|l| {
+            let mut out = if l.old_replies { super::reply::read_ledger_file(&self.state.join("replies").join(&key))? } else { Vec::new() };
+            out.extend(l.replies.get(&key).into_iter().flatten().cloned());
+            out.retain(|(t, _)| *t > hour_ago);
+            out.sort_by_key(|(t, _)| *t);
+            Ok(out)
+        })
+    }
+
+    /// Counts reply `id` to `addr` at `now`.
+    pub(super) fn record_reply(&self, addr: &str, id: &str, now: DateTime<Utc>) -> Result<()> {
+        let key = address_key(addr);
+        self.with(|l| {
+            self.append(l, &format!("reply {key} {} {id}", pipeline::timestamp(now)))?;
+            l.replies.entry(key).or_default().push((now, id.to_string()));
+            Ok(())
+        })
+    }
+}
+
+/// Whether the log at `state` or an older version's `seen/HASH` marks the message `hash` as
+/// handled: read whole, without the lock (appends are whole lines; a torn one is ignored).
+pub(super) fn seen_on_disk(state: &Path, hash: &str) -> Result<bool> {
+    if state.join("seen").join(hash).exists() {
+        return Ok(true);
+    }
+    MailLog::new(state).seen(hash)
+}
+
+fn receipt_key(rc: &Receipt) -> (String, u64, String, u64) {
+    (rc.game.clone(), rc.step, rc.role.clone(), rc.seq)
+}
+
+fn is_hash(s: &str) -> bool {
+    s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn t(s: &str) -> DateTime<Utc> {
+        pipeline::parse_time(s).unwrap()
+    }
+
+    #[test]
+    fn marks_and_replies_survive_a_reread_and_a_torn_line_is_ignored() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (h1, h2) = ("a".repeat(64), "b".repeat(64));
+        let log = MailLog::new(tmp.path());
+        assert!(!log.seen(&h1).unwrap());
+        log.mark_seen(&h1, t("2026-07-01T12:00:00Z")).unwrap();
+        log.record_reply("P1@Ex.org ", "r1", t("2026-07-01T12:00:00Z")).unwrap();
+        // A kill in the middle of a line: it is ignored, and the next line starts fresh.
+        std::fs::OpenOptions::new().append(true).open(path(tmp.path())).unwrap().write_all(format!("seen {h2} 2026").as_bytes()).unwrap();
+        let again = MailLog::new(tmp.path());
+        assert!(again.seen(&h1).unwrap() && !again.seen(&h2).unwrap());
+        let recent = again.recent_replies("p1@ex.org", t("2026-07-01T12:30:00Z")).unwrap();
+        assert_eq!(recent, vec![(t("2026-07-01T12:00:00Z"), "r1".to_string())]);
+        assert!(again.recent_replies("p1@ex.org", t("2026-07-01T13:00:01Z")).unwrap().is_empty(), "an hour later");
+        again.mark_seen(&h2, t("2026-07-01T12:31:00Z")).unwrap();
+        let third = MailLog::new(tmp.path());
+        assert!(third.seen(&h1).unwrap() && third.seen(&h2).unwrap());
+    }
+
+    #[test]
+    fn the_files_of_older_versions_still_count() {
+        let tmp = tempfile::tempdir().unwrap();
+        let h = "c".repeat(64);
+        std::fs::create_dir_all(tmp.path().join("seen")).unwrap();
+        std::fs::write(tmp.path().join("seen").join(&h), "2026-07-01T12:00:00Z\n").unwrap();
+        std::fs::create_dir_all(tmp.path().join("replies")).unwrap();
+        std::fs::write(tmp.path().join("replies").join(address_key("p1@ex.org")), "2026-07-01T12:00:00Z old\n").unwrap();
+        let log = MailLog::new(tmp.path());
+        assert!(log.seen(&h).unwrap());
+        assert!(seen_on_disk(tmp.path(), &h).unwrap());
+        log.record_reply("p1@ex.org", "new", t("2026-07-01T12:10:00Z")).unwrap();
+        let ids: Vec<String> = log.recent_replies("p1@ex.org", t("2026-07-01T12:20:00Z")).unwrap().into_iter().map(|(_, i)| i).collect();
+        assert_eq!(ids, vec!["old".to_string(), "new".to_string()]);
+    }
+}
