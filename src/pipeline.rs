@@ -1123,6 +1123,7 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
             done.held = Some((opening.step, why));
             return Ok(done);
         }
+        remove_stale_temps(&g, opening.step);
         let r = resolve_step(&g, &opening, &receipts, now, entropy)?;
         for o in &r.rec.resolution.as_ref().expect("resolution").orders {
             if o.seq.is_none() {
@@ -1134,6 +1135,18 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
             Some(_) => carried = Some((Loaded { record: r.rec, state: r.state, ..g }, r.staged)),
             None => r.staged.commit()?,
         }
+    }
+}
+
+/// Removes the temp files killed runs left in the folders that resolving `step` of `g` writes and
+/// that its orders were written to (`store::remove_stale_temps`): once a step, under the game's
+/// lock; best effort (a folder that cannot be listed is left as it is).
+fn remove_stale_temps(g: &Loaded, step: u64) {
+    let next = g.record.index + 1;
+    let files = [g.dir.state(next), g.dir.record(next), g.dir.host_seed(step + 1), g.dir.withheld(step, "x"), g.dir.report(next, "x")];
+    let folders = files.iter().filter_map(|f| f.parent().map(Path::to_path_buf)).chain([g.dir.receipts(step), g.dir.sealed(step)]);
+    for folder in folders {
+        let _ = store::remove_stale_temps(&folder);
     }
 }
 

@@ -584,3 +584,30 @@ fn a_damaged_root_index_is_ignored_and_rewritten() {
         }
     }
 }
+
+/// A step resolved removes the temp files a killed run left in the game folders it writes and in
+/// its orders' folders (a process that is gone), and leaves a live process's alone.
+#[test]
+fn a_resolved_step_removes_the_temp_files_of_killed_runs() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    let g = new_game(&root, "g1", 1);
+    // A process id that is not alive: a child that has exited and been reaped.
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let live = std::process::id();
+    let dead_temps = [g.join(format!("states/.000001.json.{dead}.3.tmp")), g.join(format!("records/.000001.json.{dead}.4.tmp")), g.join(format!("receipts/000001/.union-1.toml.{dead}.0.tmp"))];
+    for t in &dead_temps {
+        std::fs::create_dir_all(t.parent().unwrap()).unwrap();
+        std::fs::write(t, b"half").unwrap();
+    }
+    let kept = g.join(format!("states/.000009.json.{live}.1.tmp"));
+    std::fs::write(&kept, b"in progress").unwrap();
+    let out = sweep(&root, "2026-07-01T14:00:00Z");
+    assert!(out.contains("resolved step(s) 1"), "{out}");
+    for t in &dead_temps {
+        assert!(!t.exists(), "{} left", t.display());
+    }
+    assert!(kept.exists(), "a live process's temp file was removed");
+}
