@@ -278,7 +278,8 @@ impl Staged {
 /// A run killed or a sync failed before that leaves those steps without records, to be redone
 /// by the next run (their files are overwritten then); nothing else sees them meanwhile, since
 /// each game stays locked. At most [`Group::MAX`] wait (each holds a lock file open): the one
-/// that fills the group flushes it.
+/// that fills the group flushes it, as does one added once the oldest has waited
+/// [`Group::MAX_WAIT`] (so a sweep's slow steps do not keep early games locked long).
 #[derive(Default)]
 pub struct Group {
     waiting: std::sync::Mutex<GroupState>,
@@ -287,6 +288,8 @@ pub struct Group {
 #[derive(Default)]
 struct GroupState {
     staged: Vec<Staged>,
+    /// When the oldest waiting commit came.
+    since: Option<std::time::Instant>,
     /// A flush that failed since the last [`Group::flush`] returned (its steps were not committed).
     failed: Option<Error>,
 }
@@ -294,6 +297,10 @@ struct GroupState {
 impl Group {
     /// How many commit points wait at most (each holds its game's lock file open).
     pub const MAX: usize = 128;
+
+    /// How long the oldest commit point waits at most (its game stays locked meanwhile, and an
+    /// order for it waits up to a few seconds for the lock): one second.
+    pub const MAX_WAIT: std::time::Duration = std::time::Duration::from_secs(1);
 
     /// An empty group.
     pub fn new() -> Group {
@@ -304,16 +311,24 @@ impl Group {
         self.waiting.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Adds a staged commit; flushes the group when it is full (an error of that flush is
-    /// returned by the next [`Group::flush`]).
+    /// Every waiting commit, leaving the group empty.
+    fn take(&self) -> Vec<Staged> {
+        let mut s = self.state();
+        s.since = None;
+        std::mem::take(&mut s.staged)
+    }
+
+    /// Adds a staged commit; flushes the group when it is full or its oldest commit has waited
+    /// [`Group::MAX_WAIT`] (an error of that flush is returned by the next [`Group::flush`]).
     pub fn add(&self, staged: Staged) {
         let full = {
             let mut s = self.state();
             s.staged.push(staged);
-            s.staged.len() >= Group::MAX
+            let since = *s.since.get_or_insert_with(std::time::Instant::now);
+            s.staged.len() >= Group::MAX || since.elapsed() >= Group::MAX_WAIT
         };
         if full {
-            let staged = std::mem::take(&mut self.state().staged);
+            let staged = self.take();
             if let Err(e) = flush_staged(staged) {
                 self.state().failed.get_or_insert(e);
             }
@@ -325,7 +340,7 @@ impl Group {
     /// write's, or one from a flush [`Group::add`] made since the last call, naming a file.
     /// Dropping a group with commits waiting discards them, as a killed run would.
     pub fn flush(&self) -> Result<()> {
-        let staged = std::mem::take(&mut self.state().staged);
+        let staged = self.take();
         let result = flush_staged(staged);
         match (self.state().failed.take(), result) {
             (Some(e), _) | (None, Err(e)) => Err(e),
