@@ -168,7 +168,7 @@ impl MailLog {
         let key = address_key(addr);
         let hour_ago = now - chrono::Duration::hours(1);
         self.with(|l| {
-            let mut out = if l.old_replies { super::reply::read_ledger_file(&self.state.join("replies").join(&key))? } else { Vec::new() };
+            let mut out = if l.old_replies { read_ledger_file(&self.state.join("replies").join(&key))? } else { Vec::new() };
             out.extend(l.replies.get(&key).into_iter().flatten().cloned());
             out.retain(|(t, _)| *t > hour_ago);
             out.sort_by_key(|(t, _)| *t);
@@ -202,6 +202,17 @@ fn receipt_key(rc: &Receipt) -> (String, u64, String, u64) {
 
 fn is_hash(s: &str) -> bool {
     s.len() == 64 && s.bytes().all(|b| b.is_ascii_hexdigit())
+}
+
+/// The lines `TIME ID` of a ledger file (older versions' `replies/HASH`, `press-sent/HASH`),
+/// unreadable lines dropped; nothing when it does not exist.
+pub(super) fn read_ledger_file(p: &Path) -> Result<Vec<(DateTime<Utc>, String)>> {
+    let text = match std::fs::read_to_string(p) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
+        Err(e) => return Err(store::io(p, e)),
+    };
+    Ok(text.lines().filter_map(|l| l.split_once(' ')).filter_map(|(t, id)| Some((pipeline::parse_time(t).ok()?, id.trim().to_string()))).collect())
 }
 
 #[cfg(test)]

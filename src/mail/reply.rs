@@ -1,7 +1,7 @@
 //! What the judge answers a message: the reply's subject and text, and the cap on replies to one
 //! address per hour (kept in the mail log, `ROOT/.mail/log`).
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
 
@@ -84,16 +84,6 @@ enum Kept<'a> {
     Files(PathBuf),
 }
 
-/// The lines `TIME ID` of a ledger file (older versions' `replies/HASH`, `press-sent/HASH`),
-/// unreadable lines dropped; nothing when it does not exist.
-pub(super) fn read_ledger_file(p: &Path) -> Result<Vec<(DateTime<Utc>, String)>> {
-    let text = match std::fs::read_to_string(p) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
-        Err(e) => return Err(store::io(p, e)),
-    };
-    Ok(text.lines().filter_map(|l| l.split_once(' ')).filter_map(|(t, id)| Some((pipeline::parse_time(t).ok()?, id.trim().to_string()))).collect())
-}
 
 impl<'a> ReplyLedger<'a> {
     /// The ledger of replies to messages, kept in the mail log.
@@ -112,7 +102,7 @@ impl<'a> ReplyLedger<'a> {
             Kept::Files(dir) => dir,
         };
         let hour_ago = now - chrono::Duration::hours(1);
-        Ok(read_ledger_file(&dir.join(super::log::address_key(addr)))?.into_iter().filter(|(t, _)| *t > hour_ago).collect())
+        Ok(super::log::read_ledger_file(&dir.join(super::log::address_key(addr)))?.into_iter().filter(|(t, _)| *t > hour_ago).collect())
     }
     /// True when reply `id` may go to `addr` (it is under the cap, or was counted already).
     pub(super) fn allows(&self, addr: &str, id: &str, now: DateTime<Utc>) -> Result<bool> {
