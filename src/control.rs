@@ -230,7 +230,7 @@ fn commit(g: &Loaded, gf: &GameFile, rec: &Record, game_toml: Option<String>) ->
     if let Some(text) = &game_toml {
         store::write_atomic(&next, text.as_bytes())?;
     }
-    pipeline::commit_record(Vec::new(), &g.dir, gf, g.game, rec, &[], &g.state, &pipeline::host_key(&g.dir)?)?;
+    pipeline::stage_record(Vec::new(), &g.dir, gf, g.game, rec, &[], &g.state, &pipeline::host_key(&g.dir)?)?.commit()?;
     if let Some(text) = &game_toml {
         store::write_atomic(&g.dir.game_file(), text.as_bytes())?;
         std::fs::remove_file(&next).map_err(|e| store::io(&next, e))?;

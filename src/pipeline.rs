@@ -240,27 +240,12 @@ fn open_next(
 }
 
 /// Writes `files` (the host seed of the step it opens, withheld orders), state, reports and the
-/// record's signature, makes them durable together, and then writes the record (the commit
-/// point) for record `rec.index`; `events` is the step's full event list (the record holds only
-/// the public ones). A run killed before the record leaves the step to be redone.
+/// record's signature for record `rec.index`, and returns them with the record (the commit point)
+/// left waiting ([`store::Staged`]): its `commit` makes them durable together and then writes the
+/// record; a sweep lets it wait in a [`store::Group`]. `events` is the step's full event list (the
+/// record holds only the public ones). A run killed before the record leaves the step to be redone.
 #[allow(clippy::too_many_arguments)]
-pub(crate) fn commit_record(
-    files: Vec<(PathBuf, Vec<u8>)>,
-    dir: &GameDir,
-    gf: &GameFile,
-    game: &dyn DynGame,
-    rec: &Record,
-    events: &[crate::dice::Event],
-    state: &str,
-    key: &ssh_key::PrivateKey,
-) -> Result<()> {
-    stage_record(files, dir, gf, game, rec, events, state, key)?.commit()
-}
-
-/// [`commit_record`] up to its sync: every file written, the record left waiting
-/// ([`store::Staged`]).
-#[allow(clippy::too_many_arguments)]
-fn stage_record(
+pub(crate) fn stage_record(
     mut files: Vec<(PathBuf, Vec<u8>)>,
     dir: &GameDir,
     gf: &GameFile,
@@ -482,7 +467,7 @@ pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entrop
         opening,
         outcome,
     };
-    commit_record(files, &gd, &gf, game, &rec, &[], &state, &key)?;
+    stage_record(files, &gd, &gf, game, &rec, &[], &state, &key)?.commit()?;
     Ok(gf)
 }
 
@@ -1553,7 +1538,7 @@ pub fn end_by_players(g: &Loaded, now: DateTime<Utc>) -> Result<Option<Record>> 
         opening: None,
         outcome: Some(outcome),
     };
-    commit_record(Vec::new(), &g.dir, &g.gf, g.game, &rec, &[], &g.state, &host_key(&g.dir)?)?;
+    stage_record(Vec::new(), &g.dir, &g.gf, g.game, &rec, &[], &g.state, &host_key(&g.dir)?)?.commit()?;
     Ok(Some(rec))
 }
 
