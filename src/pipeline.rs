@@ -487,6 +487,9 @@ pub struct Accepted {
     /// Set by [`submit`] when this order ended the game (a resignation, the last draw offer):
     /// the outcome's summary.
     pub ended: Option<String>,
+    /// The receipt file's bytes and its signature's, as written (`None` for a resend: read them
+    /// from `path`). With [`submit_grouped`] the file may not be written yet.
+    pub signed: Option<(Vec<u8>, Vec<u8>)>,
 }
 
 /// An order file read and verified, not yet checked against the game.
@@ -632,9 +635,17 @@ struct Intake {
     setup: Option<String>,
     record: Option<String>,
     key: Option<ssh_key::PrivateKey>,
+    /// The receipts of the orders accepted, waiting for one sync of all their files (at the end
+    /// of the batch, or in a group: [`submit_grouped`]).
+    staged: Vec<store::Staged>,
 }
 
 impl Intake {
+    /// Writes the waiting receipts now (one sync for all their files).
+    fn commit_staged(&mut self) -> Result<()> {
+        store::commit_all(std::mem::take(&mut self.staged))
+    }
+
     fn index(&mut self, g: &Loaded, step: u64) -> Result<&mut NonceIndex> {
         if self.index.is_none() {
             self.index = Some(NonceIndex::load(&g.dir, step)?);
@@ -670,9 +681,14 @@ fn submit_in(g: &Loaded, intake: &mut Intake, input: &OrderInput, now: DateTime<
     let index = intake.index(g, step)?;
     let last_seq = match check_resend(g, index, &v, path, step, &commitment, now)? {
         Resend::Fresh { last_seq } => last_seq,
-        Resend::Again { receipt, path } => {
+        Resend::Again { path } => {
+            // Accepted earlier in this batch: its receipt, waiting, is written first.
+            if intake.staged.iter().any(|s| s.point.path == path) {
+                intake.commit_staged()?;
+            }
+            let receipt = model::read_receipt(&path)?;
             let warnings = vec![format!("already received as receipt {}: nothing changed", receipt.seq)];
-            return Ok(Accepted { receipt, path, warnings, resent: true, ending, ended: None });
+            return Ok(Accepted { receipt, path, warnings, resent: true, ending, ended: None, signed: None });
         }
     };
     let (nonce, warnings) = check_nonce(index, &v, path)?;
@@ -680,8 +696,8 @@ fn submit_in(g: &Loaded, intake: &mut Intake, input: &OrderInput, now: DateTime<
     if !ending.resign && asked {
         check_legal(g, &v, path)?;
     }
-    let (receipt, rpath) = store_accepted(g, intake, &v, step, last_seq + 1, commitment, nonce, now)?;
-    Ok(Accepted { receipt, path: rpath, warnings, resent: false, ending, ended: None })
+    let (receipt, rpath, signed) = store_accepted(g, intake, &v, step, last_seq + 1, commitment, nonce, now)?;
+    Ok(Accepted { receipt, path: rpath, warnings, resent: false, ending, ended: None, signed: Some(signed) })
 }
 
 /// The header and ending of the verified order `v` (read from `path`) against the open step:
@@ -724,8 +740,8 @@ fn check_order_header(g: &Loaded, v: &Verified, path: &Path) -> Result<(u64, boo
 enum Resend {
     /// A new order; its role's newest receipt of the step so far is number `last_seq` (0: none).
     Fresh { last_seq: u64 },
-    /// The same signed text as the order in force: its receipt and receipt file.
-    Again { receipt: Receipt, path: PathBuf },
+    /// The same signed text as the order in force: its receipt file.
+    Again { path: PathBuf },
 }
 
 /// The order `v` (with `commitment`) against the receipts of `step` in the nonce index: refused
@@ -739,8 +755,7 @@ fn check_resend(g: &Loaded, index: &NonceIndex, v: &Verified, path: &Path, step:
     match receipts.iter().find(|b| b.commitment == commitment) {
         None => Ok(Resend::Fresh { last_seq }),
         Some(r) if r.seq == last_seq => {
-            let rpath = g.dir.receipts(step).join(format!("{}-{}.toml", r.role, r.seq));
-            Ok(Resend::Again { receipt: model::read_receipt(&rpath)?, path: rpath })
+            Ok(Resend::Again { path: g.dir.receipts(step).join(format!("{}-{}.toml", r.role, r.seq)) })
         }
         Some(r) => Err(order_field_error(path, &v.text, "pbem.nonce", format!("this order was received before as receipt {} and later replaced; resending it is refused (sign a fresh form)", r.seq))),
     }
@@ -790,9 +805,11 @@ fn check_legal(g: &Loaded, v: &Verified, path: &Path) -> Result<()> {
 
 /// Stores the accepted order `v` as receipt `seq` of `step`: its sealed copy, the signatures and
 /// the nonce index made durable together, then the host-signed receipt, the commit point (a
-/// sealed order without its receipt was never accepted). Returns the receipt and its file.
+/// sealed order without its receipt was never accepted); the receipt waits in `intake`, so that
+/// one sync serves a batch's orders ([`submit_grouped`]). Returns the receipt, its file, and the
+/// file's bytes and signature.
 #[allow(clippy::too_many_arguments)]
-fn store_accepted(g: &Loaded, intake: &mut Intake, v: &Verified, step: u64, seq: u64, commitment: String, nonce: Option<[u8; 32]>, now: DateTime<Utc>) -> Result<(Receipt, PathBuf)> {
+fn store_accepted(g: &Loaded, intake: &mut Intake, v: &Verified, step: u64, seq: u64, commitment: String, nonce: Option<[u8; 32]>, now: DateTime<Utc>) -> Result<(Receipt, PathBuf, (Vec<u8>, Vec<u8>))> {
     let h = &v.file.header;
     let name = format!("{}-{seq}", h.role);
     let sealed = g.dir.sealed(step).join(format!("{name}.txt"));
@@ -811,7 +828,8 @@ fn store_accepted(g: &Loaded, intake: &mut Intake, v: &Verified, step: u64, seq:
     let rpath = g.dir.receipts(step).join(format!("{name}.toml"));
     let bytes = toml::to_string(&receipt).expect("receipt serializes").into_bytes();
     let key = cached(&mut intake.key, || host_key(&g.dir))?;
-    files.push((sig_path(&rpath), sig::sign(&key, NS_RECEIPT, &bytes)?.into_bytes()));
+    let signature = sig::sign(&key, NS_RECEIPT, &bytes)?.into_bytes();
+    files.push((sig_path(&rpath), signature.clone()));
     // The nonce index with this order in it goes into the same durable commit: a crash before the
     // receipt leaves it naming a receipt that is absent, which makes the next submit rebuild it.
     let mut index = intake.index(g, step)?.clone();
@@ -819,10 +837,9 @@ fn store_accepted(g: &Loaded, intake: &mut Intake, v: &Verified, step: u64, seq:
     if let Some(text) = index.text() {
         files.push((nonces::path(&g.dir), text.into_bytes()));
     }
-    store::write_all_durable(&files)?;
-    store::write_atomic(&rpath, &bytes)?;
+    intake.staged.push(store::stage(&files, store::CommitPoint::new(rpath.clone(), bytes.clone()))?);
     intake.index = Some(index);
-    Ok((receipt, rpath))
+    Ok((receipt, rpath, (bytes, signature)))
 }
 
 /// Waits up to a few seconds for the game's lock (a cron adjudication is short).
@@ -845,8 +862,21 @@ pub fn submit(dir: &Path, files: &[PathBuf], clock: impl Into<Clock>) -> Result<
 
 /// [`submit`] of orders given as files or as bytes received ([`OrderInput`]).
 pub fn submit_inputs(dir: &Path, files: &[OrderInput], clock: impl Into<Clock>) -> Result<Vec<Result<Accepted>>> {
+    submit_grouped(dir, files, clock, None)
+}
+
+/// [`submit_inputs`], whose accepted orders share one sync before their receipts; with a `group`
+/// (intake), the receipts of the orders accepted wait in it,
+/// with the game's lock, for one sync shared with other games' and messages' orders
+/// ([`store::Group`]), instead of one sync each. The caller must flush the group before the
+/// replies naming those receipts are made durable and before anything else reads the game's
+/// receipts; a group holding this game's lock is flushed first.
+pub fn submit_grouped(dir: &Path, files: &[OrderInput], clock: impl Into<Clock>, group: Option<&store::Group>) -> Result<Vec<Result<Accepted>>> {
     let gd = GameDir::new(dir);
-    let _lock = lock_waiting(&gd)?;
+    if let Some(group) = group.filter(|gr| gr.holds_under(&gd.root)) {
+        group.flush()?;
+    }
+    let lock = lock_waiting(&gd)?;
     finish_seat_change(&gd)?;
     let now = clock.into().now();
     let mut g = load(dir)?;
@@ -855,16 +885,23 @@ pub fn submit_inputs(dir: &Path, files: &[OrderInput], clock: impl Into<Clock>) 
     for f in files {
         let mut res = submit_in(&g, &mut intake, f, now);
         // A resignation or a draw offer may end the game at once (its record written here, under
-        // the lock); later files are then refused as for any game that is over.
+        // the lock, after the receipts it reads); later files are then refused as for any game
+        // that is over.
         if let Ok(a) = &mut res
             && (a.ending.resign || a.ending.draw == Some(true))
-            && let Some(rec) = end_by_players(&g, now)?
         {
-            a.ended = rec.outcome.map(|o| o.summary);
-            g = load(dir)?;
-            intake = Intake::default();
+            intake.commit_staged()?;
+            if let Some(rec) = end_by_players(&g, now)? {
+                a.ended = rec.outcome.map(|o| o.summary);
+                g = load(dir)?;
+                intake = Intake::default();
+            }
         }
         out.push(res);
+    }
+    match group {
+        Some(group) => group.add_all(std::mem::take(&mut intake.staged), lock),
+        None => intake.commit_staged()?,
     }
     Ok(out)
 }

@@ -335,6 +335,23 @@ impl Group {
         }
     }
 
+    /// Adds the staged commits of one game in order, the last holding `lock` (the game's), which is
+    /// released at once when there are none.
+    pub fn add_all(&self, mut staged: Vec<Staged>, lock: File) {
+        if let Some(last) = staged.last_mut() {
+            last.point.hold = Some(lock);
+        }
+        for s in staged {
+            self.add(s);
+        }
+    }
+
+    /// Whether a commit point waits under the folder `dir` (a game's: its lock is then held here,
+    /// and its files are not all written).
+    pub fn holds_under(&self, dir: &Path) -> bool {
+        self.state().staged.iter().any(|s| s.point.path.starts_with(dir))
+    }
+
     /// One sync for the files of every waiting commit, then their commit points, in order (with
     /// a batch open, those are made durable by the batch's next sync). Errors: the sync's or a
     /// write's, or one from a flush [`Group::add`] made since the last call, naming a file.
@@ -347,6 +364,13 @@ impl Group {
             (None, Ok(())) => Ok(()),
         }
     }
+}
+
+/// Commits staged writes together: one sync for all their files, then each commit point in
+/// order. Errors: the sync's or a write's, naming a file (the points after a failed sync are not
+/// written).
+pub fn commit_all(staged: Vec<Staged>) -> Result<()> {
+    flush_staged(staged)
 }
 
 fn flush_staged(staged: Vec<Staged>) -> Result<()> {

@@ -78,9 +78,14 @@ fn hand_played_step_with_ssh_keygen_and_pbem_sign() {
     pbem().arg("sign").arg("--key").arg(t.key("union")).arg(&uf).arg("--append").assert().success();
     pbem().arg("submit").arg(t.game()).arg(&cf).arg(&uf).args(["--now", "2026-07-01T13:00:00Z"]).assert().success()
         .stdout(predicate::str::contains("accepted").count(2));
-    // Sending the same file again is harmless: the receipt in force comes back.
+    // Sending the same file again is harmless: the receipt in force comes back, also when it is
+    // given twice in one batch (whose receipts share one sync, written after it).
     pbem().arg("submit").arg(t.game()).arg(&cf).args(["--now", "2026-07-01T13:01:00Z"]).assert().success()
         .stderr(predicate::str::contains("already received as receipt 1"));
+    let again = t.form("union", "union-2.toml");
+    pbem().arg("sign").arg("--key").arg(t.key("union")).arg(&again).arg("--append").assert().success();
+    pbem().arg("submit").arg(t.game()).arg(&again).arg(&again).args(["--now", "2026-07-01T13:01:30Z"]).assert().success()
+        .stderr(predicate::str::contains("already received as receipt 2"));
     // Another text reusing a nonce already used is a replay (signed with ssh-keygen, which keeps
     // the nonce; `pbem sign` would draw a fresh one).
     let text = std::fs::read_to_string(&cf).unwrap();

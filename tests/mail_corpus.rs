@@ -495,6 +495,29 @@ fn a_resend_in_another_message_still_reads_already_received() {
     assert!(text.contains("already received as receipt 1"), "{text}");
 }
 
+/// The receipts of a run's orders wait for one sync shared by the run's messages
+/// (`pipeline::submit_grouped`): the reply still carries each receipt as written, a later message
+/// of the same run for the same game finds it (a resend is told so, with the same receipt), and
+/// every receipt is on disk when the run ends.
+#[test]
+fn in_one_run_a_receipt_that_waits_is_attached_found_by_a_resend_and_written() {
+    let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();
+    deliver(&maildir, "m1", &msg);
+    let mut other = b"X-Resent: yes\r\n".to_vec();
+    other.extend_from_slice(&msg);
+    deliver(&maildir, "m2", &other);
+    let run = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    assert_eq!(run.len(), 2, "{run:?}");
+    let rc = run[0].orders[0].receipt.clone().expect("accepted");
+    let file = root.join("g1").join("receipts").join(format!("{:06}", rc.step)).join(format!("{}-{}.toml", rc.role, rc.seq));
+    let first = queued(&root, run[0].reply.as_deref().unwrap());
+    let attached = first.files.iter().find(|(n, _)| n.starts_with("receipt-g1-") && n.ends_with(".toml")).expect("receipt attached");
+    assert_eq!(attached.1, std::fs::read(&file).unwrap(), "the receipt attached is the one written");
+    let second = queued(&root, run[1].reply.as_deref().unwrap()).text;
+    assert!(second.contains(&format!("already received as receipt {}", rc.seq)), "{second}");
+    assert_eq!(run[1].orders[0].receipt.as_ref().map(|r| r.seq), Some(rc.seq));
+}
+
 #[test]
 fn intake_removes_the_temp_files_a_killed_run_left_in_the_mail_folders() {
     let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();

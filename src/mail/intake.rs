@@ -282,6 +282,9 @@ struct Filing {
     _batch: Option<store::Batch>,
     /// Seen marks and the reply ledger.
     log: MailLog,
+    /// The receipts of the orders accepted, waiting for the next sync with their games' locks
+    /// ([`pipeline::submit_grouped`]).
+    group: store::Group,
     waiting: Vec<ToFile>,
     /// The hashes of the messages waiting here: the same bytes again in this run are not handled twice.
     hashes: BTreeSet<String>,
@@ -301,7 +304,7 @@ struct ToFile {
 
 impl Filing {
     fn open(state: &Path) -> Filing {
-        Filing { _batch: store::Batch::open(), log: MailLog::new(state), waiting: Vec::new(), hashes: BTreeSet::new() }
+        Filing { _batch: store::Batch::open(), log: MailLog::new(state), group: store::Group::new(), waiting: Vec::new(), hashes: BTreeSet::new() }
     }
 
     /// Whether a message with these bytes was handled in this run (and waits to be filed).
@@ -334,8 +337,10 @@ impl Filing {
         self.sync()
     }
 
-    /// Syncs the open batch: this run's own, or the cron run's it is part of.
+    /// Writes the waiting receipts (one sync for their files), then syncs the open batch: this
+    /// run's own, or the cron run's it is part of.
     fn sync(&mut self) -> Result<()> {
+        self.group.flush()?;
         store::sync_batch()
     }
 
@@ -446,7 +451,7 @@ fn handle_file(maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &
         }
     } else {
         log.note_got(&hash)?;
-        match handle(&raw, &hash, name, games, (outbox, log), cfg, now) {
+        match handle(&raw, &hash, name, games, (outbox, log, &filing.group), cfg, now) {
             Ok(h) => h,
             // A disk problem stops the run (the message stays for the next); anything else is
             // about this message alone, which must not hold up the ones behind it.
@@ -500,7 +505,7 @@ fn seat_key(games: &Games, game: &str, role: &str) -> Option<ssh_key::PublicKey>
 
 /// Handles one message's bytes: submits its orders and queues the reply in `outbox`, counting it
 /// in `log`.
-fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, log): (&Outbox, &MailLog), cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
+fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, log, group): (&Outbox, &MailLog, &store::Group), cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
     let key_for = |game: &str, role: &str| seat_key(games, game, role);
     let failed = |reason: &str| Handled { name: name.into(), disposition: Disposition::Failed, reason: reason.into(), orders: vec![], reply: None };
     let Some(ex) = extract::extract(raw, &key_for) else {
@@ -527,7 +532,7 @@ fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, log): (&Ou
     }
     let mut results = Vec::new();
     for f in &ex.orders {
-        match submit_found(f, games, (log, hash), now)? {
+        match submit_found(f, games, (log, hash, group), now)? {
             Ok(r) => results.push(r),
             Err(why) => return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: format!("{why}; left for the next run"), orders: vec![], reply: None }),
         }
@@ -568,16 +573,20 @@ fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, log): (&Ou
     let vouched: Vec<String> = results.iter().filter(|r| r.fresh).filter_map(|r| r.seat_email.clone()).collect();
     let addrs = if known { vec![from.clone()] } else { seats.iter().filter(|s| vouched.iter().any(|v| v.eq_ignore_ascii_case(s))).cloned().collect() };
     let parsed = super::commands::parse(&ex.subject, &ex.text);
+    if !parsed.commands.is_empty() {
+        // A command reads the games as they stand: with the receipts still waiting written.
+        group.flush()?;
+    }
     let asker = super::commands::Asker { addrs: &addrs, from: &from, hash };
     let mut extra = super::commands::answer(&parsed, &asker, games, outbox, cfg, now)?;
-    extra.text.push_str(&plans_mailed(&results, games, &from, outbox, cfg, now)?);
+    extra.text.push_str(&plans_mailed(&results, games, &from, (outbox, group), cfg, now)?);
     let ctx = Ctx { hash, name, games, outbox, log, cfg, now };
     answer(&ex, results, counted, known, to, cc, extra, &ctx)
 }
 
 /// Mails each accepted plan to the seat's teammates where the rules let them see it (Flag Dash);
 /// returns the lines the reply tells the sender.
-fn plans_mailed(results: &[OrderResult], games: &Games, from: &str, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>) -> Result<String> {
+fn plans_mailed(results: &[OrderResult], games: &Games, from: &str, (outbox, group): (&Outbox, &store::Group), cfg: &HostConfig, now: DateTime<Utc>) -> Result<String> {
     let mut by_game: BTreeMap<&str, Vec<&Receipt>> = BTreeMap::new();
     for rc in results.iter().filter_map(|r| r.receipt.as_ref()) {
         by_game.entry(rc.game.as_str()).or_default().push(rc);
@@ -587,6 +596,10 @@ fn plans_mailed(results: &[OrderResult], games: &Games, from: &str, outbox: &Out
         let Some((dir, gf)) = games.get(id) else { continue };
         if !pipeline::rules(&gf.rules).is_ok_and(|g| g.teammates_see_plans()) {
             continue;
+        }
+        // The plans are read from the game's receipts: those still waiting are written first.
+        if group.holds_under(dir) {
+            group.flush()?;
         }
         for line in super::press::mail_plans(dir, &receipts, from, outbox, cfg, now)? {
             text.push_str(&format!("Note: {line}.\n"));
@@ -674,10 +687,13 @@ fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: boo
 /// The receipts of the accepted orders, each `receipt-GAME-STEP-ROLE-SEQ.toml` with its `.sig`.
 fn receipt_attachments(results: &[OrderResult], games: &Games) -> Vec<(String, Vec<u8>)> {
     let mut attachments = Vec::new();
-    for rc in results.iter().filter_map(|r| r.receipt.as_ref()) {
+    for r in results {
+        let Some(rc) = &r.receipt else { continue };
         let Some((dir, _)) = games.get(&rc.game) else { continue };
         let p = store::GameDir::new(dir).receipts(rc.step).join(format!("{}-{}.toml", rc.role, rc.seq));
-        if let (Ok(t), Ok(s)) = (store::read(&p), store::read(&pipeline::sig_path(&p))) {
+        // A receipt accepted now may still wait for its group's sync: its bytes are at hand.
+        let signed = r.signed.clone().map(Ok).unwrap_or_else(|| Ok::<_, Error>((store::read(&p)?, store::read(&pipeline::sig_path(&p))?)));
+        if let Ok((t, s)) = signed {
             let base = format!("receipt-{}-{}-{}-{}.toml", rc.game, rc.step, rc.role, rc.seq);
             attachments.push((base.clone(), t));
             attachments.push((format!("{base}.sig"), s));
@@ -688,8 +704,8 @@ fn receipt_attachments(results: &[OrderResult], games: &Games) -> Vec<(String, V
 
 /// Submits one found order of message `hash` (noted in `log`); `Err(why)` when it must wait for a later run (its game stayed
 /// locked, the clock is behind the game, or an unreadable game folder may be the game it names).
-fn submit_found(f: &Found, games: &Games, (log, hash): (&MailLog, &str), now: DateTime<Utc>) -> Result<std::result::Result<OrderResult, String>> {
-    let mut r = OrderResult { label: f.label.clone(), game: None, role: None, receipt: None, warnings: vec![], error: None, format_problem: false, seat_email: None, fresh: false };
+fn submit_found(f: &Found, games: &Games, (log, hash, group): (&MailLog, &str, &store::Group), now: DateTime<Utc>) -> Result<std::result::Result<OrderResult, String>> {
+    let mut r = OrderResult { label: f.label.clone(), game: None, role: None, receipt: None, signed: None, warnings: vec![], error: None, format_problem: false, seat_email: None, fresh: false };
     let Some((body, header)) = read_header(f, &mut r) else { return Ok(Ok(r)) };
     r.game = Some(header.game.clone());
     r.role = Some(header.role.clone());
@@ -706,7 +722,7 @@ fn submit_found(f: &Found, games: &Games, (log, hash): (&MailLog, &str), now: Da
     // Submitted from memory; the name only stands in messages, where `describe` puts the label.
     let file = state_dir(dir.parent().unwrap_or(dir)).join("tmp").join(safe_name(&f.name));
     let input = pipeline::OrderInput { path: file.clone(), given: Some((bytes.to_vec(), f.detached.clone())) };
-    let res = pipeline::submit_inputs(dir, std::slice::from_ref(&input), now).and_then(|mut v| v.pop().expect("one result per file"));
+    let res = pipeline::submit_grouped(dir, std::slice::from_ref(&input), now, Some(group)).and_then(|mut v| v.pop().expect("one result per file"));
     match res {
         Ok(a) => {
             // A receipt an earlier, killed handling of this very message took: answered as then.
@@ -722,6 +738,7 @@ fn submit_found(f: &Found, games: &Games, (log, hash): (&MailLog, &str), now: Da
             }
             r.fresh = !a.resent || again_here;
             r.receipt = Some(a.receipt);
+            r.signed = a.signed;
         }
         Err(Error::Locked(_)) => return Ok(Err(format!("game {} was busy", gf.id))),
         Err(Error::ClockBehind(m)) => return Ok(Err(m)),

@@ -46,6 +46,9 @@ pub struct OrderResult {
     pub role: Option<String>,
     /// The receipt, when accepted.
     pub receipt: Option<Receipt>,
+    /// The receipt file's bytes and its signature's, when accepted now (it may not be written
+    /// yet: [`crate::pipeline::submit_grouped`]).
+    pub signed: Option<(Vec<u8>, Vec<u8>)>,
     /// Warnings that came with an acceptance.
     pub warnings: Vec<String>,
     /// Why it was refused.
