@@ -274,8 +274,12 @@ const FILING_BATCH: usize = 64;
 /// messages are written without fsyncs and made durable by one sync; only then is each message
 /// marked seen and moved to `done/` or `failed/` (renames, made durable by a second sync). So a
 /// message leaves `new/` only once everything it caused is on disk, as when every file had its
-/// own fsyncs: each accepted order keeps its one barrier before its receipt, and a batch adds two
-/// syncs, where a message used to cost ten fsyncs more. The moves themselves are renames in the
+/// own fsyncs. The accepted orders share their barrier too: each order's sealed copy, signatures
+/// and nonce index are written at once and its receipt waits in `group` (holding its game's
+/// lock) until the batch's first sync, which first makes their files durable with one sync and
+/// then writes the receipts ([`store::Group`]); a later message for a game whose receipt waits,
+/// a command, or a teammate's plan mail flushes the group first. So a batch of messages costs
+/// three syncs, where each order used to cost one and each message ten fsyncs more. The moves themselves are renames in the
 /// Maildir, made durable by no sync of ours (as before): the seen mark is what a rerun trusts.
 struct Filing {
     /// The batch this intake opened (`None` inside a cron run's batch, or off Linux).
