@@ -417,3 +417,30 @@ fn an_order_for_an_unknown_game_waiting_on_a_broken_folder_holds_back_only_itsel
     assert_eq!(h[0].disposition, Disposition::Retry, "{got:?}");
     assert!(h[1].orders[0].receipt.is_some() && h[2].orders[0].receipt.is_some(), "{got:?}");
 }
+
+/// A cron run on the real clock reads it for each game once that game is locked: an order that
+/// `pbem submit` files while the run is busy with other games (here: taking in mail for a game
+/// that stays locked) is newer than the run's start, and is no clock that went back.
+#[test]
+fn an_order_submitted_while_the_run_is_busy_elsewhere_is_no_clock_jump() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let g1 = new_game(&root, "g1", 1);
+    let g2 = new_game(&root, "g2", 1);
+    let cfg = config(tmp.path());
+    // g2 stays busy, so the run's intake waits 5 s for it; g1 is long past its deadline.
+    deliver(tmp.path(), "1782907200.M1P1.host", &order_mail(&g2, "union", 1));
+    let busy = std::fs::File::options().create(true).truncate(false).write(true).open(g2.join(".lock")).unwrap();
+    busy.try_lock().unwrap();
+    let run = cron(&root, &cfg, None);
+    std::thread::sleep(Duration::from_millis(2500));
+    let f = tmp.path().join("confederate-1.toml");
+    let text = form(&g1, "confederate", 1, &|s| s);
+    std::fs::write(&f, format!("{text}{}", sign("confederate", &text))).unwrap();
+    pipeline::submit(&g1, &[f], Clock::System).unwrap().pop().unwrap().unwrap();
+    let (ok, out, err) = finish(run);
+    drop(busy);
+    assert!(ok && !err.contains("refusing to act"), "{out}\n{err}");
+    let used = record(&g1, 1).expect("g1's step resolved").resolution.unwrap();
+    assert!(used.orders.iter().any(|o| o.role == "confederate" && o.seq == Some(1)), "the order submitted meanwhile counts:\n{out}");
+}

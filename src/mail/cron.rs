@@ -95,7 +95,7 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
     for pass in 1..=MAX_PASSES {
         // What waits before the pass begins: whatever arrives after this is new.
         let before = Arrivals::now(root, &sources);
-        let held = take_in(root, &sources, cfg, now, &lock, &mut out)?;
+        let held = take_in(root, &sources, cfg, clock, &lock, &mut out)?;
         if pass == 1 {
             // After the intake (an order taken in can make a game due); ids do not change.
             (peeked, duplicates) = peek_games(root, &todo, now);
@@ -105,7 +105,7 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
         let run_one = |dir: &PathBuf, entropy: &mut Entropy| {
             let mut check = |gf: &GameFile, _: &crate::model::Opening| waiting.lock().unwrap_or_else(|p| p.into_inner()).hold_reason(gf);
             let peek = if pass == 1 { peeked.get(dir).cloned() } else { None };
-            game_run(dir, &duplicates, now, entropy, &mut check, peek, &group)
+            game_run(dir, &duplicates, clock, entropy, &mut check, peek, &group)
         };
         // Different games on every core (each under its own lock), unless the entropy is a seeded
         // stream (tests, demos), whose draws must come in the games' order.
@@ -171,8 +171,8 @@ fn queue_mail(root: &Path, runs: BTreeMap<PathBuf, GameRun>, peeked: &BTreeMap<P
 
 /// One intake pass over every source and the spool, in one arrival order; returns the games
 /// named by messages left waiting.
-fn take_in(root: &Path, sources: &[Source], cfg: &HostConfig, now: DateTime<Utc>, lock: &intake::RootLock, out: &mut CronRun) -> Result<BTreeSet<String>> {
-    let r = intake::run_locked(root, sources, cfg, now, lock)?;
+fn take_in(root: &Path, sources: &[Source], cfg: &HostConfig, clock: Clock, lock: &intake::RootLock, out: &mut CronRun) -> Result<BTreeSet<String>> {
+    let r = intake::run_locked(root, sources, cfg, clock, lock)?;
     out.intake.extend(r.handled);
     out.intake_errors.extend(r.errors.iter().map(ToString::to_string));
     Ok(r.held_games)
@@ -317,7 +317,7 @@ fn nothing_to_mail(dir: &Path, idle: &due::Idle, cfg: &HostConfig, now: DateTime
 fn game_run(
     dir: &Path,
     duplicates: &BTreeMap<String, Vec<PathBuf>>,
-    now: DateTime<Utc>,
+    clock: Clock,
     entropy: &mut Entropy,
     may_resolve: &mut pipeline::ResolveCheck<'_>,
     peek: Option<Option<due::Idle>>,
@@ -334,8 +334,8 @@ fn game_run(
     }
     // Refused when the clock is behind the game's newest record or receipt.
     let result = match peek {
-        Some(idle) => pipeline::adjudicate_peeked(dir, now, entropy, may_resolve, idle, group),
-        None => pipeline::adjudicate_sweep(dir, now, entropy, may_resolve, group),
+        Some(idle) => pipeline::adjudicate_peeked(dir, clock, entropy, may_resolve, idle, group),
+        None => pipeline::adjudicate_sweep(dir, clock, entropy, may_resolve, group),
     };
     match result {
         Ok(a) => {

@@ -154,7 +154,7 @@ pub fn run(root: &Path, source: &Source, cfg: &HostConfig, clock: impl Into<Cloc
     }
     let lock = lock_root(root, piped)?;
     let sources = if piped { config_sources(cfg) } else { vec![source.clone()] };
-    let mut r = run_locked(root, &sources, cfg, clock.now(), &lock)?;
+    let mut r = run_locked(root, &sources, cfg, clock, &lock)?;
     match r.errors.pop() {
         // From a pipe, a config source that cannot be read is the cron run's to report: the
         // piped message itself is safe in the spool.
@@ -188,7 +188,8 @@ pub fn config_sources(cfg: &HostConfig) -> Vec<Source> {
 /// held by two folders, or is behind the clock), every later message naming one of its games
 /// waits too, so an older order is never taken after a newer one of the same seat; messages for
 /// other games go on, whoever sent them.
-pub fn run_locked(root: &Path, sources: &[Source], cfg: &HostConfig, now: DateTime<Utc>, _lock: &RootLock) -> Result<IntakeRun> {
+pub fn run_locked(root: &Path, sources: &[Source], cfg: &HostConfig, clock: Clock, _lock: &RootLock) -> Result<IntakeRun> {
+    let now = clock.now();
     let spool = state_dir(root).join("spool");
     let mut out = IntakeRun::default();
     let mut folders = Vec::new();
@@ -215,7 +216,7 @@ pub fn run_locked(root: &Path, sources: &[Source], cfg: &HostConfig, now: DateTi
     if old_copies.is_dir() {
         std::fs::remove_dir_all(&old_copies).map_err(|e| store::io(&old_copies, e))?;
     }
-    let mut filing = Filing::open(&state_dir(root));
+    let mut filing = Filing::open(&state_dir(root), clock);
     let taken = take_in(root, &folders, cfg, now, &mut out, &mut filing);
     // Whatever stopped the run, the messages handled before it are filed away.
     let filed = filing.finish();
@@ -286,6 +287,9 @@ struct Filing {
     _batch: Option<store::Batch>,
     /// Seen marks and the reply ledger.
     log: MailLog,
+    /// The run's clock: an order is stamped with its time once its game is locked (a receipt a
+    /// concurrent `pbem submit` wrote meanwhile is not taken for a clock that went back).
+    clock: Clock,
     /// The receipts of the orders accepted, waiting for the next sync with their games' locks
     /// ([`pipeline::submit_grouped`]).
     group: store::Group,
@@ -307,8 +311,8 @@ struct ToFile {
 }
 
 impl Filing {
-    fn open(state: &Path) -> Filing {
-        Filing { _batch: store::Batch::open(), log: MailLog::new(state), group: store::Group::new(), waiting: Vec::new(), hashes: BTreeSet::new() }
+    fn open(state: &Path, clock: Clock) -> Filing {
+        Filing { _batch: store::Batch::open(), log: MailLog::new(state), clock, group: store::Group::new(), waiting: Vec::new(), hashes: BTreeSet::new() }
     }
 
     /// Whether a message with these bytes was handled in this run (and waits to be filed).
@@ -455,7 +459,7 @@ fn handle_file(maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &
         }
     } else {
         log.note_got(&hash)?;
-        match handle(&raw, &hash, name, games, (outbox, log, &filing.group), cfg, now) {
+        match handle(&raw, &hash, name, games, (outbox, log, &filing.group, filing.clock), cfg, now) {
             Ok(h) => h,
             // A disk problem stops the run (the message stays for the next); anything else is
             // about this message alone, which must not hold up the ones behind it.
@@ -509,7 +513,7 @@ fn seat_key(games: &Games, game: &str, role: &str) -> Option<ssh_key::PublicKey>
 
 /// Handles one message's bytes: submits its orders and queues the reply in `outbox`, counting it
 /// in `log`.
-fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, log, group): (&Outbox, &MailLog, &store::Group), cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
+fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, log, group, clock): (&Outbox, &MailLog, &store::Group, Clock), cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
     let key_for = |game: &str, role: &str| seat_key(games, game, role);
     let failed = |reason: &str| Handled { name: name.into(), disposition: Disposition::Failed, reason: reason.into(), orders: vec![], reply: None };
     let Some(ex) = extract::extract(raw, &key_for) else {
@@ -536,7 +540,7 @@ fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, log, group
     }
     let mut results = Vec::new();
     for f in &ex.orders {
-        match submit_found(f, games, (log, hash, group), now)? {
+        match submit_found(f, games, (log, hash, group), clock)? {
             Ok(r) => results.push(r),
             Err(why) => return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: format!("{why}; left for the next run"), orders: vec![], reply: None }),
         }
@@ -708,7 +712,7 @@ fn receipt_attachments(results: &[OrderResult], games: &Games) -> Vec<(String, V
 
 /// Submits one found order of message `hash` (noted in `log`); `Err(why)` when it must wait for a later run (its game stayed
 /// locked, the clock is behind the game, or an unreadable game folder may be the game it names).
-fn submit_found(f: &Found, games: &Games, (log, hash, group): (&MailLog, &str, &store::Group), now: DateTime<Utc>) -> Result<std::result::Result<OrderResult, String>> {
+fn submit_found(f: &Found, games: &Games, (log, hash, group): (&MailLog, &str, &store::Group), clock: Clock) -> Result<std::result::Result<OrderResult, String>> {
     let mut r = OrderResult { label: f.label.clone(), game: None, role: None, receipt: None, signed: None, warnings: vec![], error: None, format_problem: false, seat_email: None, fresh: false };
     let Some((body, header)) = read_header(f, &mut r) else { return Ok(Ok(r)) };
     r.game = Some(header.game.clone());
@@ -726,7 +730,7 @@ fn submit_found(f: &Found, games: &Games, (log, hash, group): (&MailLog, &str, &
     // Submitted from memory; the name only stands in messages, where `describe` puts the label.
     let file = state_dir(dir.parent().unwrap_or(dir)).join("tmp").join(safe_name(&f.name));
     let input = pipeline::OrderInput { path: file.clone(), given: Some((bytes.to_vec(), f.detached.clone())) };
-    let res = pipeline::submit_grouped(dir, std::slice::from_ref(&input), now, Some(group)).and_then(|mut v| v.pop().expect("one result per file"));
+    let res = pipeline::submit_grouped(dir, std::slice::from_ref(&input), clock, Some(group)).and_then(|mut v| v.pop().expect("one result per file"));
     match res {
         Ok(a) => {
             // A receipt an earlier, killed handling of this very message took: answered as then.
