@@ -611,3 +611,24 @@ fn a_resolved_step_removes_the_temp_files_of_killed_runs() {
     }
     assert!(kept.exists(), "a live process's temp file was removed");
 }
+
+/// A cron run that queues mail removes the temp files a run killed while queueing left in the
+/// outbox queue (a process that is gone).
+#[test]
+fn a_cron_run_that_queues_mail_removes_the_temp_files_a_killed_run_left_in_the_queue() {
+    use pbem::mail::{HostConfig, cron};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    new_game(&root, "g1", 24);
+    let mut child = std::process::Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    child.wait().unwrap();
+    let queue = root.join(".mail").join("outbox").join("queue");
+    std::fs::create_dir_all(&queue).unwrap();
+    let left = queue.join(format!(".pbem-report-x.eml.{dead}.0.tmp"));
+    std::fs::write(&left, b"half a mail").unwrap();
+    let cfg = HostConfig::queue_only("judge <judge@example.net>");
+    let r = cron::run(&root, &cfg, pipeline::parse_time(IDLE).unwrap(), &mut Entropy::seeded([9; 32])).unwrap();
+    assert_eq!(r.queued.len(), 2, "the opening reports: {r:?}");
+    assert!(!left.exists(), "the killed run's temp file is left in the queue");
+}

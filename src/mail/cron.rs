@@ -167,6 +167,10 @@ fn queue_mail(root: &Path, runs: BTreeMap<PathBuf, GameRun>, peeked: &BTreeMap<P
         }
         out.games.push(g);
     }
+    if !out.queued.is_empty() {
+        // A run killed while queueing left its temp files in the queue (this run holds the root lock).
+        let _ = crate::store::remove_stale_temps(&outbox.dir.join("queue"));
+    }
 }
 
 /// One intake pass over every source and the spool, in one arrival order; returns the games
