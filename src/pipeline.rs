@@ -489,8 +489,11 @@ pub struct Accepted {
     pub ended: Option<String>,
     /// The receipt file's bytes and its signature's, as written (`None` for a resend: read them
     /// from `path`). With [`submit_grouped`] the file may not be written yet.
-    pub signed: Option<(Vec<u8>, Vec<u8>)>,
+    pub signed: Option<SignedFile>,
 }
+
+/// A file's bytes and its signature file's bytes.
+pub type SignedFile = (Vec<u8>, Vec<u8>);
 
 /// An order file read and verified, not yet checked against the game.
 pub struct Verified {
@@ -809,7 +812,7 @@ fn check_legal(g: &Loaded, v: &Verified, path: &Path) -> Result<()> {
 /// one sync serves a batch's orders ([`submit_grouped`]). Returns the receipt, its file, and the
 /// file's bytes and signature.
 #[allow(clippy::too_many_arguments)]
-fn store_accepted(g: &Loaded, intake: &mut Intake, v: &Verified, step: u64, seq: u64, commitment: String, nonce: Option<[u8; 32]>, now: DateTime<Utc>) -> Result<(Receipt, PathBuf, (Vec<u8>, Vec<u8>))> {
+fn store_accepted(g: &Loaded, intake: &mut Intake, v: &Verified, step: u64, seq: u64, commitment: String, nonce: Option<[u8; 32]>, now: DateTime<Utc>) -> Result<(Receipt, PathBuf, SignedFile)> {
     let h = &v.file.header;
     let name = format!("{}-{seq}", h.role);
     let sealed = g.dir.sealed(step).join(format!("{name}.txt"));

@@ -295,10 +295,13 @@ fn positions(s: &State) -> Vec<Option<usize>> {
         .collect()
 }
 
+/// A card played and the units it names.
+type Play = (Command, Vec<String>);
+
 /// Picks the play with the most gain (ties at random); the army commander costs a little before
 /// the last turn, so he is kept for a move that matters.
-fn choose_cards(s: &State, side: Side, rng: Rng) -> Vec<(Command, Vec<String>)> {
-    let mut best: Option<(f64, Vec<(Command, Vec<String>)>)> = None;
+fn choose_cards(s: &State, side: Side, rng: Rng) -> Vec<Play> {
+    let mut best: Option<(f64, Vec<Play>)> = None;
     let all = rules::legal_selections(s, side);
     let start = rng(all.len().max(1) as u32) as usize;
     let graph = std::cell::OnceCell::new();
