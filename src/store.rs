@@ -290,8 +290,26 @@ struct GroupState {
     staged: Vec<Staged>,
     /// When the oldest waiting commit came.
     since: Option<std::time::Instant>,
-    /// A flush that failed since the last [`Group::flush`] returned (its steps were not committed).
-    failed: Option<Error>,
+    /// The first flush that failed (a file it named, and why): its commits were not written, so
+    /// every later flush fails too and the run stops before it reports them done.
+    failed: Option<(PathBuf, String)>,
+}
+
+impl GroupState {
+    /// The error every flush returns once one failed.
+    fn broken(&self) -> Option<Error> {
+        let (path, why) = self.failed.clone()?;
+        Some(io(&path, std::io::Error::other(format!("an earlier group sync failed, so what waited for it was not written: {why}"))))
+    }
+
+    /// Remembers the first failed flush.
+    fn fail(&mut self, e: &Error) {
+        let path = match e {
+            Error::Io { path, .. } => path.clone(),
+            _ => PathBuf::new(),
+        };
+        self.failed.get_or_insert((path, e.to_string()));
+    }
 }
 
 impl Group {
@@ -319,7 +337,7 @@ impl Group {
     }
 
     /// Adds a staged commit; flushes the group when it is full or its oldest commit has waited
-    /// [`Group::MAX_WAIT`] (an error of that flush is returned by the next [`Group::flush`]).
+    /// [`Group::MAX_WAIT`] (an error of that flush is returned by every later [`Group::flush`]).
     pub fn add(&self, staged: Staged) {
         let full = {
             let mut s = self.state();
@@ -328,10 +346,7 @@ impl Group {
             s.staged.len() >= Group::MAX || since.elapsed() >= Group::MAX_WAIT
         };
         if full {
-            let staged = self.take();
-            if let Err(e) = flush_staged(staged) {
-                self.state().failed.get_or_insert(e);
-            }
+            let _ = self.flush();
         }
     }
 
@@ -354,15 +369,19 @@ impl Group {
 
     /// One sync for the files of every waiting commit, then their commit points, in order (with
     /// a batch open, those are made durable by the batch's next sync). Errors: the sync's or a
-    /// write's, or one from a flush [`Group::add`] made since the last call, naming a file.
-    /// Dropping a group with commits waiting discards them, as a killed run would.
+    /// write's, naming a file; once one flush failed, every later one fails (its commits are
+    /// dropped, as a killed run's: the caller must not report them done). Dropping a group with
+    /// commits waiting discards them the same way.
     pub fn flush(&self) -> Result<()> {
         let staged = self.take();
-        let result = flush_staged(staged);
-        match (self.state().failed.take(), result) {
-            (Some(e), _) | (None, Err(e)) => Err(e),
-            (None, Ok(())) => Ok(()),
+        if let Some(e) = self.state().broken() {
+            return Err(e);
         }
+        let result = flush_staged(staged);
+        if let Err(e) = &result {
+            self.state().fail(e);
+        }
+        result
     }
 }
 

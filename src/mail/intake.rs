@@ -31,6 +31,7 @@
 //! automatic mail never answered, and replies to one address are capped per hour
 //! (counted in the mail log).
 
+use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet};
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -216,7 +217,7 @@ pub fn run_locked(root: &Path, sources: &[Source], cfg: &HostConfig, clock: Cloc
     if old_copies.is_dir() {
         std::fs::remove_dir_all(&old_copies).map_err(|e| store::io(&old_copies, e))?;
     }
-    let mut filing = Filing::open(&state_dir(root), clock);
+    let mut filing = Filing::open(root, clock);
     let taken = take_in(root, &folders, cfg, now, &mut out, &mut filing);
     // Whatever stopped the run, the messages handled before it are filed away.
     let filed = filing.finish();
@@ -287,6 +288,12 @@ struct Filing {
     _batch: Option<store::Batch>,
     /// Seen marks and the reply ledger.
     log: MailLog,
+    /// The replies to the messages handled, queued only once the receipts they attach are on
+    /// disk: a reply queued before a run killed could write its receipt would stay queued (by
+    /// its id) beside the different receipt the next run writes.
+    replies: RefCell<Vec<(Outgoing, DateTime<Utc>)>>,
+    /// The outbox the replies go to.
+    outbox: Outbox,
     /// The run's clock: an order is stamped with its time once its game is locked (a receipt a
     /// concurrent `pbem submit` wrote meanwhile is not taken for a clock that went back).
     clock: Clock,
@@ -311,8 +318,10 @@ struct ToFile {
 }
 
 impl Filing {
-    fn open(state: &Path, clock: Clock) -> Filing {
-        Filing { _batch: store::Batch::open(), log: MailLog::new(state), clock, group: store::Group::new(), waiting: Vec::new(), hashes: BTreeSet::new() }
+    fn open(root: &Path, clock: Clock) -> Filing {
+        let state = state_dir(root);
+        let (log, outbox) = (MailLog::new(&state), Outbox::under(root));
+        Filing { _batch: store::Batch::open(), log, replies: RefCell::new(Vec::new()), outbox, clock, group: store::Group::new(), waiting: Vec::new(), hashes: BTreeSet::new() }
     }
 
     /// Whether a message with these bytes was handled in this run (and waits to be filed).
@@ -345,10 +354,18 @@ impl Filing {
         self.sync()
     }
 
-    /// Writes the waiting receipts (one sync for their files), then syncs the open batch: this
-    /// run's own, or the cron run's it is part of.
+    /// Writes the waiting receipts (one sync for their files) and makes them durable, then queues
+    /// the waiting replies, then syncs the open batch: this run's own, or the cron run's it is
+    /// part of.
     fn sync(&mut self) -> Result<()> {
         self.group.flush()?;
+        let replies = std::mem::take(&mut *self.replies.borrow_mut());
+        if !replies.is_empty() {
+            store::sync_batch()?;
+            for (reply, now) in replies {
+                self.outbox.queue(&reply, now)?;
+            }
+        }
         store::sync_batch()
     }
 
@@ -459,7 +476,7 @@ fn handle_file(maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &
         }
     } else {
         log.note_got(&hash)?;
-        match handle(&raw, &hash, name, games, (outbox, log, &filing.group, filing.clock), cfg, now) {
+        match handle(&raw, &hash, name, games, (outbox, &*filing), cfg, now) {
             Ok(h) => h,
             // A disk problem stops the run (the message stays for the next); anything else is
             // about this message alone, which must not hold up the ones behind it.
@@ -513,7 +530,8 @@ fn seat_key(games: &Games, game: &str, role: &str) -> Option<ssh_key::PublicKey>
 
 /// Handles one message's bytes: submits its orders and queues the reply in `outbox`, counting it
 /// in `log`.
-fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, log, group, clock): (&Outbox, &MailLog, &store::Group, Clock), cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
+fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, filing): (&Outbox, &Filing), cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
+    let (log, group, clock) = (&filing.log, &filing.group, filing.clock);
     let key_for = |game: &str, role: &str| seat_key(games, game, role);
     let failed = |reason: &str| Handled { name: name.into(), disposition: Disposition::Failed, reason: reason.into(), orders: vec![], reply: None };
     let Some(ex) = extract::extract(raw, &key_for) else {
@@ -588,7 +606,7 @@ fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, log, group
     let asker = super::commands::Asker { addrs: &addrs, from: &from, hash };
     let mut extra = super::commands::answer(&parsed, &asker, games, outbox, cfg, now)?;
     extra.text.push_str(&plans_mailed(&results, games, &from, (outbox, group), cfg, now)?);
-    let ctx = Ctx { hash, name, games, outbox, log, cfg, now };
+    let ctx = Ctx { hash, name, games, log, replies: &filing.replies, cfg, now };
     answer(&ex, results, counted, known, to, cc, extra, &ctx)
 }
 
@@ -621,8 +639,9 @@ struct Ctx<'a> {
     hash: &'a str,
     name: &'a str,
     games: &'a Games,
-    outbox: &'a Outbox,
     log: &'a MailLog,
+    /// Where the reply waits to be queued ([`Filing::replies`]).
+    replies: &'a RefCell<Vec<(Outgoing, DateTime<Utc>)>>,
     cfg: &'a HostConfig,
     now: DateTime<Utc>,
 }
@@ -632,7 +651,7 @@ struct Ctx<'a> {
 /// were accepted.
 #[allow(clippy::too_many_arguments)]
 fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: bool, to: Vec<(String, String)>, cc: Vec<String>, extra: super::commands::Answers, ctx: &Ctx<'_>) -> Result<Handled> {
-    let Ctx { hash, name, games, outbox, log, cfg, now } = *ctx;
+    let Ctx { hash, name, games, log, cfg, now, .. } = *ctx;
     let from = ex.from.clone().unwrap_or_default();
     let id = stable_id(&["reply", hash]);
     let ledger = ReplyLedger::new(log, cfg);
@@ -681,7 +700,9 @@ fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: boo
         in_reply_to: ex.message_id.clone(),
         date: now,
     })?;
-    outbox.queue(&reply, now)?;
+    // Queued once the receipts it attaches are on disk (`Filing::sync`).
+    let reply_id = reply.id.clone();
+    ctx.replies.borrow_mut().push((reply, now));
     for a in to_ok.iter().map(|(_, a)| a).chain(cc.iter()) {
         ledger.record(a, &id, now)?;
     }
@@ -689,7 +710,7 @@ fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: boo
     if !over.is_empty() {
         reason.push_str(&format!("; {}", ledger.over_cap(&over)));
     }
-    Ok(Handled { name: name.into(), disposition: Disposition::Done, reason, orders: results, reply: Some(reply.id) })
+    Ok(Handled { name: name.into(), disposition: Disposition::Done, reason, orders: results, reply: Some(reply_id) })
 }
 
 /// The receipts of the accepted orders, each `receipt-GAME-STEP-ROLE-SEQ.toml` with its `.sig`.
