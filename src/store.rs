@@ -735,6 +735,24 @@ mod tests {
     }
 
     #[test]
+    fn once_a_group_flush_failed_every_later_one_fails() {
+        let tmp = tempfile::tempdir().unwrap();
+        let group = Group::new();
+        let dir = tmp.path().join("gone");
+        let files = vec![(dir.join("state"), b"s".to_vec())];
+        group.add(stage(&files, CommitPoint::new(dir.join("record"), b"r".to_vec())).unwrap());
+        // The files it was to make durable are gone: the sync cannot open them.
+        fs::remove_dir_all(&dir).unwrap();
+        assert!(group.flush().is_err());
+        assert!(!dir.join("record").exists(), "no commit point after a failed sync");
+        // Later commits are dropped too, and the error stays: the run must stop, not go on.
+        let ok = vec![(tmp.path().join("state2"), b"s".to_vec())];
+        group.add(stage(&ok, CommitPoint::new(tmp.path().join("record2"), b"r".to_vec())).unwrap());
+        assert!(group.flush().is_err());
+        assert!(!tmp.path().join("record2").exists());
+    }
+
+    #[test]
     #[cfg(unix)]
     fn stale_temps_of_dead_processes_go_and_others_stay() {
         let tmp = tempfile::tempdir().unwrap();
