@@ -280,8 +280,10 @@ const FILING_BATCH: usize = 64;
 /// and nonce index are written at once and its receipt waits in `group` (holding its game's
 /// lock) until the batch's first sync, which first makes their files durable with one sync and
 /// then writes the receipts ([`store::Group`]); a later message for a game whose receipt waits,
-/// a command, or a teammate's plan mail flushes the group first. So a batch of messages costs
-/// three syncs, where each order used to cost one and each message ten fsyncs more. The moves themselves are renames in the
+/// a command, or a teammate's plan mail flushes the group first. The replies wait too, and are
+/// queued only once the receipts they attach are durable (a reply queued before a kill would
+/// otherwise stay, by its id, beside the different receipt the next run writes). So a batch of
+/// messages costs four syncs, where each order used to cost one and each message ten fsyncs more. The moves themselves are renames in the
 /// Maildir, made durable by no sync of ours (as before): the seen mark is what a rerun trusts.
 struct Filing {
     /// The batch this intake opened (`None` inside a cron run's batch, or off Linux).
