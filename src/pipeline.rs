@@ -524,12 +524,16 @@ pub struct OrderInput {
     pub path: PathBuf,
     /// The bytes and detached signature received (`None`: read `path` and `path.sig`).
     pub given: Option<(Vec<u8>, Option<String>)>,
+    /// Receipts (step, role, seq) that the same message took when an interrupted run handled it
+    /// before (intake's mail log): resending one of them is answered with it even when a later
+    /// order has replaced it since, as that run would have answered.
+    pub taken: Vec<(u64, String, u64)>,
 }
 
 impl OrderInput {
     /// The order file at `path`.
     pub fn file(path: &Path) -> OrderInput {
-        OrderInput { path: path.to_path_buf(), given: None }
+        OrderInput { path: path.to_path_buf(), given: None, taken: Vec::new() }
     }
 }
 
@@ -682,7 +686,7 @@ fn submit_in(g: &Loaded, intake: &mut Intake, input: &OrderInput, now: DateTime<
     // a resend of a superseded order is refused (it would silently replace the newer one).
     let commitment = hex::encode(commit::order_commitment(&g.gf.id, step, &h.role, v.text.as_bytes()));
     let index = intake.index(g, step)?;
-    let last_seq = match check_resend(g, index, &v, path, step, &commitment, now)? {
+    let last_seq = match check_resend(g, index, (&v, &input.taken), path, step, &commitment, now)? {
         Resend::Fresh { last_seq } => last_seq,
         Resend::Again { path } => {
             // Accepted earlier in this batch: its receipt, waiting, is written first.
@@ -749,7 +753,7 @@ enum Resend {
 
 /// The order `v` (with `commitment`) against the receipts of `step` in the nonce index: refused
 /// while the clock is behind the newest of them, or when it resends a superseded order.
-fn check_resend(g: &Loaded, index: &NonceIndex, v: &Verified, path: &Path, step: u64, commitment: &str, now: DateTime<Utc>) -> Result<Resend> {
+fn check_resend(g: &Loaded, index: &NonceIndex, (v, taken): (&Verified, &[(u64, String, u64)]), path: &Path, step: u64, commitment: &str, now: DateTime<Utc>) -> Result<Resend> {
     let role = &v.file.header.role;
     let all = index.receipts(step);
     check_clock_received(g, all.iter().map(|b| (b.received.as_str(), b.seq, b.role.as_str(), step)), now)?;
@@ -757,7 +761,7 @@ fn check_resend(g: &Loaded, index: &NonceIndex, v: &Verified, path: &Path, step:
     let last_seq = receipts.last().map_or(0, |b| b.seq);
     match receipts.iter().find(|b| b.commitment == commitment) {
         None => Ok(Resend::Fresh { last_seq }),
-        Some(r) if r.seq == last_seq => {
+        Some(r) if r.seq == last_seq || taken.iter().any(|(s, role, seq)| (*s, role, *seq) == (step, &r.role, r.seq)) => {
             Ok(Resend::Again { path: g.dir.receipts(step).join(format!("{}-{}.toml", r.role, r.seq)) })
         }
         Some(r) => Err(order_field_error(path, &v.text, "pbem.nonce", format!("this order was received before as receipt {} and later replaced; resending it is refused (sign a fresh form)", r.seq))),
@@ -1169,7 +1173,7 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
 fn remove_stale_temps(g: &Loaded, step: u64) {
     let next = g.record.index + 1;
     let files = [g.dir.state(next), g.dir.record(next), g.dir.host_seed(step + 1), g.dir.withheld(step, "x"), g.dir.report(next, "x")];
-    let folders = files.iter().filter_map(|f| f.parent().map(Path::to_path_buf)).chain([g.dir.receipts(step), g.dir.sealed(step)]);
+    let folders = files.iter().filter_map(|f| f.parent().map(Path::to_path_buf)).chain([g.dir.receipts(step), g.dir.sealed(step), g.dir.root.join("host")]);
     for folder in folders {
         let _ = store::remove_stale_temps(&folder);
     }

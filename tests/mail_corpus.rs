@@ -481,6 +481,40 @@ fn a_message_handled_again_after_a_kill_is_answered_as_a_first_acceptance() {
     }
 }
 
+/// A run killed after its batch's receipts were written but before its replies were queued: a
+/// message whose order a later message of that batch replaced is answered as it was then, with its
+/// receipt, not refused as a resend of a replaced order (its own earlier handling took it).
+#[test]
+fn a_message_whose_receipt_a_later_one_replaced_before_a_kill_is_answered_as_then() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let maildir = tmp.path().join("Maildir");
+    deliver(&maildir, "m1", &order_mail(&game, "union", 1));
+    deliver(&maildir, "m2", &order_mail(&game, "union", 2));
+    let first = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    let ids: Vec<String> = first.iter().map(|h| h.reply.clone().unwrap()).collect();
+    let texts: Vec<String> = ids.iter().map(|id| queued(&root, id).text).collect();
+    assert!(texts.iter().all(|t| t.contains("ACCEPTED")), "{texts:?}");
+    // As a kill leaves it: receipts written, no reply queued, nothing marked seen or filed.
+    let queue = Outbox::under(&root).dir.join("queue");
+    for id in &ids {
+        std::fs::remove_file(queue.join(format!("{id}.eml"))).unwrap();
+        std::fs::remove_file(queue.join(format!("{id}.toml"))).unwrap();
+    }
+    for m in ["m1", "m2"] {
+        std::fs::rename(maildir.join("done").join(m), maildir.join("new").join(m)).unwrap();
+    }
+    let log = root.join(".mail").join("log");
+    let kept: String = std::fs::read_to_string(&log).unwrap().lines().filter(|l| !l.starts_with("seen ") && !l.starts_with("reply ")).map(|l| format!("{l}\n")).collect();
+    std::fs::write(&log, kept).unwrap();
+    let again = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    for (i, h) in again.iter().enumerate() {
+        assert_eq!(h.orders[0].receipt.as_ref().map(|r| r.seq), Some(i as u64 + 1), "{h:?}");
+        assert_eq!(queued(&root, &ids[i]).text, texts[i], "message {} answered as then", i + 1);
+    }
+}
+
 #[test]
 fn a_resend_in_another_message_still_reads_already_received() {
     let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();

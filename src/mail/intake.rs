@@ -752,7 +752,8 @@ fn submit_found(f: &Found, games: &Games, (log, hash, group): (&MailLog, &str, &
     let bytes = signed_bytes(f, gf, &header.role, &mut r);
     // Submitted from memory; the name only stands in messages, where `describe` puts the label.
     let file = state_dir(dir.parent().unwrap_or(dir)).join("tmp").join(safe_name(&f.name));
-    let input = pipeline::OrderInput { path: file.clone(), given: Some((bytes.to_vec(), f.detached.clone())) };
+    let taken = log.taken_by(hash, &gf.id)?;
+    let input = pipeline::OrderInput { path: file.clone(), given: Some((bytes.to_vec(), f.detached.clone())), taken };
     let res = pipeline::submit_grouped(dir, std::slice::from_ref(&input), clock, Some(group)).and_then(|mut v| v.pop().expect("one result per file"));
     match res {
         Ok(a) => {

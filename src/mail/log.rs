@@ -152,8 +152,13 @@ impl MailLog {
         })
     }
 
-    /// Whether receipt `rc`, found again for a resent order, was taken by an earlier, killed
-    /// handling of this same message `hash` (see the module docs).
+    /// The receipts of `game` (step, role, seq) that the message of SHA-256 `hash` took when it
+    /// was handled before (a run killed before it was filed away).
+    pub(super) fn taken_by(&self, hash: &str, game: &str) -> Result<Vec<(u64, String, u64)>> {
+        self.with(|l| Ok(l.took.iter().filter(|((g, ..), h)| g == game && h.as_str() == hash).map(|((_, step, role, seq), _)| (*step, role.clone(), *seq)).collect()))
+    }
+
+    /// Whether the receipt `rc` was taken by the message of SHA-256 `hash` (see the module docs).
     pub(super) fn took_here(&self, hash: &str, rc: &Receipt) -> Result<bool> {
         self.with(|l| {
             Ok(match l.took.get(&receipt_key(rc)) {
