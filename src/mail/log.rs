@@ -11,7 +11,9 @@
 //! `got` and `took` let a message handled again after a kill (its reply was not yet durable) be
 //! answered as the first time: a resent order whose receipt this very message took, or (killed
 //! between the receipt and its `took` line) that no message took and this message was the last
-//! to start, is a first acceptance, not "already received".
+//! to start, is a first acceptance, not "already received"; and one whose receipt this message
+//! took is answered with it even when a later order of the killed batch has replaced it since
+//! (`pipeline::OrderInput::taken`), not refused as a resend of a replaced order.
 //!
 //! Each record is one line appended with `O_APPEND` (one `write`), made durable by the sync of
 //! the group commit it is part of (`intake::Filing`), so it costs no file of its own. The log is
