@@ -490,7 +490,12 @@ fn a_message_whose_receipt_a_later_one_replaced_before_a_kill_is_answered_as_the
     let root = tmp.path().join("turns");
     let game = new_game(&root, "g1", 72);
     let maildir = tmp.path().join("Maildir");
-    deliver(&maildir, "m1", &order_mail(&game, "union", 1));
+    // m1 and a resend of it in other bytes (m1b), then m2, which replaces them.
+    let m1 = order_mail(&game, "union", 1);
+    let mut m1b = b"X-Resent: yes\n".to_vec();
+    m1b.extend_from_slice(&m1);
+    deliver(&maildir, "m1", &m1);
+    deliver(&maildir, "m1b", &m1b);
     deliver(&maildir, "m2", &order_mail(&game, "union", 2));
     let first = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     let ids: Vec<String> = first.iter().map(|h| h.reply.clone().unwrap()).collect();
@@ -502,15 +507,16 @@ fn a_message_whose_receipt_a_later_one_replaced_before_a_kill_is_answered_as_the
         std::fs::remove_file(queue.join(format!("{id}.eml"))).unwrap();
         std::fs::remove_file(queue.join(format!("{id}.toml"))).unwrap();
     }
-    for m in ["m1", "m2"] {
+    for m in ["m1", "m1b", "m2"] {
         std::fs::rename(maildir.join("done").join(m), maildir.join("new").join(m)).unwrap();
     }
     let log = root.join(".mail").join("log");
     let kept: String = std::fs::read_to_string(&log).unwrap().lines().filter(|l| !l.starts_with("seen ") && !l.starts_with("reply ")).map(|l| format!("{l}\n")).collect();
     std::fs::write(&log, kept).unwrap();
     let again = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
-    for (i, h) in again.iter().enumerate() {
-        assert_eq!(h.orders[0].receipt.as_ref().map(|r| r.seq), Some(i as u64 + 1), "{h:?}");
+    assert!(texts[1].contains("already received as receipt 1"), "{}", texts[1]);
+    for (i, (h, seq)) in again.iter().zip([1, 1, 2]).enumerate() {
+        assert_eq!(h.orders[0].receipt.as_ref().map(|r| r.seq), Some(seq), "{h:?}");
         assert_eq!(queued(&root, &ids[i]).text, texts[i], "message {} answered as then", i + 1);
     }
 }

@@ -759,7 +759,9 @@ fn submit_found(f: &Found, games: &Games, (log, hash, group): (&MailLog, &str, &
         Ok(a) => {
             // A receipt an earlier, killed handling of this very message took: answered as then.
             let again_here = a.resent && log.took_here(hash, &a.receipt)?;
-            if !a.resent {
+            if a.resent {
+                log.note_saw(hash, &a.receipt)?;
+            } else {
                 log.note_took(hash, &a.receipt)?;
             }
             r.warnings = if again_here { pipeline::acceptance_warnings(&a.receipt) } else { a.warnings };

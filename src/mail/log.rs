@@ -6,13 +6,15 @@
 //! reply ADDR TIME ID      reply ID went to the address whose SHA-256 (lowercase) is ADDR
 //! got HASH                the handling of message HASH starts
 //! took HASH GAME STEP ROLE SEQ   message HASH got receipt SEQ of ROLE for STEP of GAME
+//! saw HASH GAME STEP ROLE SEQ    message HASH was answered with that receipt as a resend
 //! ```
 //!
 //! `got` and `took` let a message handled again after a kill (its reply was not yet durable) be
 //! answered as the first time: a resent order whose receipt this very message took, or (killed
 //! between the receipt and its `took` line) that no message took and this message was the last
 //! to start, is a first acceptance, not "already received"; and one whose receipt this message
-//! took is answered with it even when a later order of the killed batch has replaced it since
+//! took, or was answered with as a resend (`saw HASH GAME STEP ROLE SEQ`), is answered with it
+//! even when a later order of the killed batch has replaced it since
 //! (`pipeline::OrderInput::taken`), not refused as a resend of a replaced order.
 //!
 //! Each record is one line appended with `O_APPEND` (one `write`), made durable by the sync of
@@ -24,7 +26,7 @@
 //! nothing; they are read only where they exist.
 
 use std::cell::RefCell;
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -61,6 +63,8 @@ struct Loaded {
     old_replies: bool,
     /// Per receipt (game, step, role, seq), the message that took it.
     took: BTreeMap<(String, u64, String, u64), String>,
+    /// Per message, the receipts it was answered with as a resend (`saw`).
+    saw: BTreeSet<(String, String, u64, String, u64)>,
     /// The message whose handling started last (`got`), as read.
     last_got: Option<String>,
     /// The file does not end with a newline (a torn last line): the next append starts one.
@@ -99,6 +103,11 @@ impl MailLog {
                     l.seen.insert(hash.to_string());
                 }
                 ["got", hash] if is_hash(hash) => l.last_got = Some(hash.to_string()),
+                ["saw", hash, game, step, role, seq] if is_hash(hash) => {
+                    if let (Ok(step), Ok(seq)) = (step.parse(), seq.parse()) {
+                        l.saw.insert((hash.to_string(), game.to_string(), step, role.to_string(), seq));
+                    }
+                }
                 ["took", hash, game, step, role, seq] if is_hash(hash) => {
                     if let (Ok(step), Ok(seq)) = (step.parse(), seq.parse()) {
                         l.took.insert((game.to_string(), step, role.to_string(), seq), hash.to_string());
@@ -147,6 +156,16 @@ impl MailLog {
     }
 
     /// Notes that message `hash` took receipt `rc` (a new order accepted).
+    /// Notes that the message of SHA-256 `hash` was answered with receipt `rc` as a resend.
+    pub(super) fn note_saw(&self, hash: &str, rc: &Receipt) -> Result<()> {
+        self.with(|l| {
+            if l.saw.insert((hash.to_string(), rc.game.clone(), rc.step, rc.role.clone(), rc.seq)) {
+                self.append(l, &format!("saw {hash} {} {} {} {}", rc.game, rc.step, rc.role, rc.seq))?;
+            }
+            Ok(())
+        })
+    }
+
     pub(super) fn note_took(&self, hash: &str, rc: &Receipt) -> Result<()> {
         self.with(|l| {
             l.took.insert(receipt_key(rc), hash.to_string());
@@ -154,10 +173,15 @@ impl MailLog {
         })
     }
 
-    /// The receipts of `game` (step, role, seq) that the message of SHA-256 `hash` took when it
-    /// was handled before (a run killed before it was filed away).
+    /// The receipts of `game` (step, role, seq) that the message of SHA-256 `hash` took, or was
+    /// answered with as a resend, when it was handled before (a run killed before it was filed
+    /// away).
     pub(super) fn taken_by(&self, hash: &str, game: &str) -> Result<Vec<(u64, String, u64)>> {
-        self.with(|l| Ok(l.took.iter().filter(|((g, ..), h)| g == game && h.as_str() == hash).map(|((_, step, role, seq), _)| (*step, role.clone(), *seq)).collect()))
+        self.with(|l| {
+            let took = l.took.iter().filter(|((g, ..), h)| g == game && h.as_str() == hash).map(|((_, step, role, seq), _)| (*step, role.clone(), *seq));
+            let saw = l.saw.iter().filter(|(h, g, ..)| h == hash && g == game).map(|(_, _, step, role, seq)| (*step, role.clone(), *seq));
+            Ok(took.chain(saw).collect())
+        })
     }
 
     /// Whether the receipt `rc` was taken by the message of SHA-256 `hash` (see the module docs).
