@@ -260,7 +260,7 @@ pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>>
     let gd = GameDir::new(dir);
     let gf = pipeline::read_game_file(&gd)?;
     let host = sig::public_key_line(&gf.host_key).map_err(|e| fail(AuditCheck::HeldReceipt, &gd.game_file(), format!("host_key: {e}")))?;
-    let last = gd.last_record()?.unwrap_or(0);
+    let last = gd.last_contiguous_record()?.unwrap_or(0);
     let hist = history::read(&gd, last, &store::read(&gd.game_file())?, &store::read(&gd.scenario_file())?)?;
     let mut used: BTreeMap<(u64, String), (u64, Option<u64>)> = BTreeMap::new();
     for (n, rec) in hist.records.iter().map(|r| &r.record).enumerate().skip(1) {
@@ -363,7 +363,7 @@ const KEPT_REPORT_LIMIT: u64 = 4 << 20;
 pub fn check_kept_reports(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>> {
     let gd = GameDir::new(dir);
     let gf = pipeline::read_game_file(&gd)?;
-    let last = gd.last_record()?.ok_or_else(|| fail(AuditCheck::Missing, &gd.record(0), "missing: no records"))?;
+    let last = gd.last_contiguous_record()?.ok_or_else(|| fail(AuditCheck::Missing, &gd.record(0), "missing: no records"))?;
     let mut out = Vec::new();
     // A file may hold several reports (a reply quoting an older one): each is checked.
     let mut pins = Vec::new();
@@ -667,7 +667,7 @@ impl Audit {
         let env = report::shared_environment(templates)?;
         let gf_bytes = store::read(&gd.game_file())?;
         let scenario = store::read_text(&gd.scenario_file())?;
-        let last = gd.last_record()?.ok_or_else(|| fail(AuditCheck::Missing, &gd.record(0), "missing: no records"))?;
+        let last = gd.last_contiguous_record()?.ok_or_else(|| fail(AuditCheck::Missing, &gd.record(0), "missing: no records"))?;
         check_inventory(&gd, last, &host)?;
         let hist = history::read(&gd, last, &gf_bytes, scenario.as_bytes())?;
         let mut audit = Audit {

@@ -90,16 +90,45 @@ impl GameDir {
         self.root.join(".lock")
     }
 
+    /// The numbers of the record files present in `DIR/records/` (`NNNNNN.json` as [`GameDir::record`]
+    /// names them), ascending, from one listing of the folder (temp files and signatures are skipped).
+    pub fn record_numbers(&self) -> Result<Vec<u64>> {
+        let mut ns: Vec<u64> = list(&self.root.join("records"))?
+            .iter()
+            .filter_map(|name| name.strip_suffix(".json"))
+            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+            .filter_map(|n| n.parse().ok().filter(|&k: &u64| n6(k) == n))
+            .collect();
+        ns.sort_unstable();
+        Ok(ns)
+    }
+
     /// The index of the newest record (records are numbered from 0 with no gaps), or `None` if the
     /// directory holds no game.
+    ///
+    /// Errors: [`Error::Input`] naming the first missing record when a later one exists (a record
+    /// deleted or lost): the game stops there, so that no step is written over the records after
+    /// the gap; restoring the record (or the audit, which names it too) is the way on.
     pub fn last_record(&self) -> Result<Option<u64>> {
-        let mut n = None;
-        let mut i = 0;
-        while self.record(i).exists() {
-            n = Some(i);
-            i += 1;
+        let ns = self.record_numbers()?;
+        match first_gap(&ns) {
+            Some(missing) => Err(Error::input(
+                self.record(missing),
+                format!("missing (deleted record?): later records exist up to {}; restore it before the game goes on", n6(ns[ns.len() - 1])),
+            )),
+            None => Ok(ns.last().copied()),
         }
-        Ok(n)
+    }
+
+    /// The newest record of the unbroken run from record 0, ignoring records after a gap (the
+    /// audit names the gap itself, as its own finding), or `None` if record 0 is missing.
+    pub fn last_contiguous_record(&self) -> Result<Option<u64>> {
+        let ns = self.record_numbers()?;
+        Ok(match first_gap(&ns) {
+            Some(0) => None,
+            Some(missing) => Some(missing - 1),
+            None => ns.last().copied(),
+        })
     }
 
     /// Takes the game's exclusive lock without waiting for another run; [`Error::Locked`] if one
@@ -119,6 +148,11 @@ impl GameDir {
         }
         Err(Error::Locked(self.root.clone()))
     }
+}
+
+/// The first number missing from ascending record numbers `ns` that has a later one present.
+fn first_gap(ns: &[u64]) -> Option<u64> {
+    ns.iter().enumerate().find(|&(i, &n)| n != i as u64).map(|(i, _)| i as u64)
 }
 
 /// Wraps an I/O error with its path.
@@ -700,6 +734,25 @@ pub fn list(dir: &Path) -> Result<Vec<String>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn record_numbers_skip_other_names_and_a_gap_stops_the_game() {
+        let tmp = tempfile::tempdir().unwrap();
+        let game = GameDir::new(tmp.path());
+        assert_eq!(game.last_record().unwrap(), None);
+        fs::create_dir(tmp.path().join("records")).unwrap();
+        for name in ["000000.json", "000000.json.sig", "000001.json", ".000002.json.77.0.tmp", "0000002.json", "x.json", "000003.json.sig"] {
+            fs::write(tmp.path().join("records").join(name), "").unwrap();
+        }
+        assert_eq!(game.record_numbers().unwrap(), vec![0, 1]);
+        assert_eq!(game.last_record().unwrap(), Some(1));
+        fs::write(game.record(3), "").unwrap();
+        let e = game.last_record().unwrap_err().to_string();
+        assert!(e.contains("000002.json") && e.contains("later records exist up to 000003"), "{e}");
+        assert_eq!(game.last_contiguous_record().unwrap(), Some(1));
+        fs::remove_file(game.record(0)).unwrap();
+        assert_eq!(game.last_contiguous_record().unwrap(), None);
+    }
 
     #[test]
     fn a_group_writes_each_commit_point_after_its_files_and_holds_until_then() {

@@ -1349,3 +1349,26 @@ fn a_withheld_copy_left_by_an_interrupted_run_is_cleared_and_a_stray_one_fails_t
     std::fs::write(&stray, "{}\n").unwrap();
     audit_fails(&g, &format!("000001-{role}.json: holds withheld orders of {role} in step 1, but record"));
 }
+
+#[test]
+fn a_game_with_a_record_missing_in_the_middle_goes_no_further() {
+    // A record lost from the middle of the chain (deleted, or a bad restore): the next step would
+    // be written in the gap and later ones over the records after it, so every command that would
+    // load the game to go on refuses, naming the missing record, and nothing after it changes.
+    let (_t, g) = demo_game();
+    let gap = g.join("records").join("000010.json");
+    std::fs::remove_file(&gap).unwrap();
+    let after: Vec<_> = (11..14).map(|n| std::fs::read(g.join("records").join(format!("{n:06}.json"))).unwrap()).collect();
+    let late = ["--now", "2026-08-01T00:00:00Z"];
+    for cmd in [&["adjudicate"][..], &["status"][..]] {
+        pbem().args(cmd).arg(&g).args(late).assert().failure()
+            .stderr(predicate::str::contains("000010.json"))
+            .stderr(predicate::str::contains("later records exist up to"));
+    }
+    assert!(!gap.exists());
+    for (i, bytes) in after.iter().enumerate() {
+        assert_eq!(&std::fs::read(g.join("records").join(format!("{:06}.json", 11 + i))).unwrap(), bytes);
+    }
+    // The audit names the same gap as its own finding.
+    audit_fails(&g, "missing (deleted record?): later records exist");
+}
