@@ -410,7 +410,7 @@ pub fn check_sides(game: &dyn DynGame, state: &str, seats: &[Seat], only: Option
 /// (README "What is public").
 fn write_host_files(gd: &GameDir, key: &ssh_key::PrivateKey, entropy: &mut Entropy) -> Result<[u8; 32]> {
     let host_dir = gd.host_key().parent().expect("host dir").to_path_buf();
-    for private in [host_dir, gd.root.join("states"), gd.root.join("reports")] {
+    for private in [host_dir, gd.states(), gd.root.join("reports")] {
         std::fs::create_dir_all(&private).map_err(|e| store::io(&private, e))?;
         #[cfg(unix)]
         {
@@ -420,7 +420,7 @@ fn write_host_files(gd: &GameDir, key: &ssh_key::PrivateKey, entropy: &mut Entro
     }
     sig::write_private_key(&gd.host_key(), key)?;
     // Its public half is in game.toml; the copy in host/ is the host's like the rest of host/.
-    store::make_private(&gd.root.join("host").join("host_key.pub"))?;
+    store::make_private(&gd.host().join("host_key.pub"))?;
     // The secret salt of every record's state commitment, revealed by the last record.
     let state_key = entropy.bytes32();
     store::write_atomic(&gd.state_key(), format!("{}\n", hex::encode(state_key)).as_bytes())?;
@@ -916,7 +916,7 @@ pub fn submit_grouped(dir: &Path, files: &[OrderInput], clock: impl Into<Clock>,
 /// Where `pbem seat` keeps the new `game.toml` (host only) while it writes the seat change's
 /// record, the commit point.
 pub fn pending_game_file(dir: &GameDir) -> PathBuf {
-    dir.root.join("host").join("game.toml.next")
+    dir.host().join("game.toml.next")
 }
 
 /// Finishes or undoes a seat change that a killed `pbem seat` left half done; called with the
@@ -938,7 +938,7 @@ pub fn finish_seat_change(dir: &GameDir) -> Result<()> {
         store::write_atomic(&dir.game_file(), &text)?;
     } else {
         let _ = std::fs::remove_file(dir.state(last + 1));
-        let _ = std::fs::remove_dir_all(dir.root.join("reports").join(format!("{:06}", last + 1)));
+        let _ = std::fs::remove_dir_all(dir.reports(last + 1));
     }
     std::fs::remove_file(&next).map_err(|e| store::io(&next, e))
 }
@@ -1171,9 +1171,8 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
 /// that its orders were written to (`store::remove_stale_temps`): once a step, under the game's
 /// lock; best effort (a folder that cannot be listed is left as it is).
 fn remove_stale_temps(g: &Loaded, step: u64) {
-    let next = g.record.index + 1;
-    let files = [g.dir.state(next), g.dir.record(next), g.dir.host_seed(step + 1), g.dir.withheld(step, "x"), g.dir.report(next, "x")];
-    let folders = files.iter().filter_map(|f| f.parent().map(Path::to_path_buf)).chain([g.dir.receipts(step), g.dir.sealed(step), g.dir.root.join("host")]);
+    let d = &g.dir;
+    let folders = [d.states(), d.records(), d.host_seeds(), d.withheld_folder(), d.reports(g.record.index + 1), d.receipts(step), d.sealed(step), d.host()];
     for folder in folders {
         let _ = store::remove_stale_temps(&folder);
     }

@@ -47,21 +47,33 @@ impl GameDir {
     pub fn scenario_file(&self) -> PathBuf {
         self.root.join("scenario.toml")
     }
+    /// `DIR/records/`.
+    pub fn records(&self) -> PathBuf {
+        self.root.join("records")
+    }
     /// `DIR/records/NNNNNN.json`.
     pub fn record(&self, n: u64) -> PathBuf {
-        self.root.join("records").join(format!("{}.json", n6(n)))
+        self.records().join(format!("{}.json", n6(n)))
+    }
+    /// `DIR/states/`.
+    pub fn states(&self) -> PathBuf {
+        self.root.join("states")
     }
     /// `DIR/states/NNNNNN.json`.
     pub fn state(&self, n: u64) -> PathBuf {
-        self.root.join("states").join(format!("{}.json", n6(n)))
+        self.states().join(format!("{}.json", n6(n)))
     }
     /// `DIR/receipts/NNNNNN/`.
     pub fn receipts(&self, step: u64) -> PathBuf {
         self.root.join("receipts").join(n6(step))
     }
+    /// `DIR/reports/NNNNNN/`: the reports after record N.
+    pub fn reports(&self, n: u64) -> PathBuf {
+        self.root.join("reports").join(n6(n))
+    }
     /// `DIR/reports/NNNNNN/ROLE.txt`.
     pub fn report(&self, n: u64, role: &str) -> PathBuf {
-        self.root.join("reports").join(n6(n)).join(format!("{role}.txt"))
+        self.reports(n).join(format!("{role}.txt"))
     }
     /// `DIR/host/host_key`.
     pub fn host_key(&self) -> PathBuf {
@@ -72,9 +84,17 @@ impl GameDir {
     pub fn state_key(&self) -> PathBuf {
         self.root.join("host").join("state_key.hex")
     }
+    /// `DIR/host/`: the host's secrets (mode 0700).
+    pub fn host(&self) -> PathBuf {
+        self.root.join("host")
+    }
+    /// `DIR/host/seeds/`.
+    pub fn host_seeds(&self) -> PathBuf {
+        self.host().join("seeds")
+    }
     /// `DIR/host/seeds/NNNNNN.hex`: the host seed of step N (host only until revealed).
     pub fn host_seed(&self, step: u64) -> PathBuf {
-        self.root.join("host").join("seeds").join(format!("{}.hex", n6(step)))
+        self.host_seeds().join(format!("{}.hex", n6(step)))
     }
     /// `DIR/host/sealed/NNNNNN/`.
     pub fn sealed(&self, step: u64) -> PathBuf {
@@ -83,7 +103,11 @@ impl GameDir {
     /// `DIR/host/withheld/NNNNNN-ROLE.json`: orders withheld from record N's public text until the
     /// game says they may be published.
     pub fn withheld(&self, step: u64, role: &str) -> PathBuf {
-        self.root.join("host").join("withheld").join(format!("{}-{role}.json", n6(step)))
+        self.withheld_folder().join(format!("{}-{role}.json", n6(step)))
+    }
+    /// `DIR/host/withheld/`.
+    pub fn withheld_folder(&self) -> PathBuf {
+        self.host().join("withheld")
     }
     /// `DIR/.lock`.
     pub fn lock_file(&self) -> PathBuf {
@@ -93,7 +117,7 @@ impl GameDir {
     /// The numbers of the record files present in `DIR/records/` (`NNNNNN.json` as [`GameDir::record`]
     /// names them), ascending, from one listing of the folder (temp files and signatures are skipped).
     pub fn record_numbers(&self) -> Result<Vec<u64>> {
-        let mut ns: Vec<u64> = list(&self.root.join("records"))?
+        let mut ns: Vec<u64> = list(&self.records())?
             .iter()
             .filter_map(|name| name.strip_suffix(".json"))
             .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
