@@ -404,7 +404,8 @@ fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
 
 /// A sweep writes its steps' records after one sync of all their files (`store::Group`): the
 /// games come out byte for byte as when each is adjudicated on its own with the same entropy, every
-/// lock is released, and each game's due index stamps its new record.
+/// lock is released, and each game's due index stamps its new record; and the mails it queues are
+/// the same bytes as when each game's are queued on its own.
 #[test]
 fn a_sweeps_shared_commit_gives_the_same_games_as_one_by_one() {
     use pbem::mail::{HostConfig, cron};
@@ -430,6 +431,16 @@ fn a_sweeps_shared_commit_gives_the_same_games_as_one_by_one() {
         assert!(a == b, "{n}: a file differs");
         drop(pbem::store::GameDir::new(swept.join(n)).lock().expect("the lock is released"));
         assert!(index(&swept.join(n)).contains("\nrecord 1 "), "{}", index(&swept.join(n)));
+    }
+    // The report mails, composed by the run on every core, are those queued game by game.
+    let outbox = pbem::mail::Outbox::under(&alone);
+    let queued: Vec<String> = names.iter().flat_map(|n| cron::queue_game_mail(&alone.join(n), &cfg, &outbox, later).unwrap()).collect();
+    assert_eq!(r.queued, queued);
+    assert!(queued.len() >= 10, "{queued:?}");
+    for part in ["outbox", "mailed"] {
+        let (a, b) = (tree(&swept.join(".mail").join(part)), tree(&alone.join(".mail").join(part)));
+        assert_eq!(a.iter().map(|(p, _)| p).collect::<Vec<_>>(), b.iter().map(|(p, _)| p).collect::<Vec<_>>(), "{part}");
+        assert!(a == b, "{part}: a file differs");
     }
 }
 

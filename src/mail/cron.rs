@@ -148,22 +148,28 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
 }
 
 /// Queues each game's new reports (none for a game its index showed idle with nothing to mail)
-/// and puts its line in `out`; a game whose mail cannot be queued says so in its line.
+/// and puts its line in `out`; a game whose mail cannot be queued says so in its line. The
+/// games' mails are composed on every core (each report mail draws a picture of the board, most
+/// of a due step's cost): each game writes only its own mails and mark, and the outbox sends by
+/// name, so the order they are written in changes nothing; the lines keep the games' order.
 fn queue_mail(root: &Path, runs: BTreeMap<PathBuf, GameRun>, peeked: &BTreeMap<PathBuf, Option<due::Idle>>, cfg: &HostConfig, now: DateTime<Utc>, out: &mut CronRun) {
     let outbox = Outbox::under(root);
-    for (dir, mut g) in runs {
-        let idle = peeked.get(&dir).and_then(Option::as_ref);
-        let unchanged = idle.is_some_and(|i| g.adjudicated.resolved.is_empty() && nothing_to_mail(&dir, i, cfg, now));
-        if !g.skip_mail && !unchanged {
-            match queue_game_mail(&dir, cfg, &outbox, now) {
-                Ok(ids) => out.queued.extend(ids),
-                // Said once: a game that cannot be read fails here the same way.
-                Err(e) if g.failed && g.summary == e.to_string() => {}
-                Err(e) => {
-                    g.summary.push_str(&format!("; mail not queued: {e}"));
-                    g.failed = true;
-                }
+    let runs: Vec<(PathBuf, GameRun)> = runs.into_iter().collect();
+    let queued = crate::par::map(&runs, |(dir, g)| {
+        let idle = peeked.get(dir).and_then(Option::as_ref);
+        let unchanged = idle.is_some_and(|i| g.adjudicated.resolved.is_empty() && nothing_to_mail(dir, i, cfg, now));
+        (!g.skip_mail && !unchanged).then(|| queue_game_mail(dir, cfg, &outbox, now))
+    });
+    for ((_, mut g), result) in runs.into_iter().zip(queued) {
+        match result {
+            Some(Ok(ids)) => out.queued.extend(ids),
+            // Said once: a game that cannot be read fails here the same way.
+            Some(Err(e)) if g.failed && g.summary == e.to_string() => {}
+            Some(Err(e)) => {
+                g.summary.push_str(&format!("; mail not queued: {e}"));
+                g.failed = true;
             }
+            None => {}
         }
         out.games.push(g);
     }
