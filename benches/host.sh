@@ -111,11 +111,16 @@ MAIL_NS=$(median_ns 5 "$P" adjudicate --all "$ROOT/games" --quiet --now "$IDLE" 
 
 # Due steps: on a copy (made now, timed later; nothing deleted in between).
 COPY=$DIR/run-$$; mkdir -p "$COPY"
-cp -a "$ROOT/games" "$COPY/due"; cp -a "$ROOT/games" "$COPY/intake"; cp -a "$MD" "$COPY/maildir"
+cp -a "$ROOT/games" "$COPY/due"; cp -a "$ROOT/games" "$COPY/cron"; cp -a "$ROOT/games" "$COPY/intake"; cp -a "$MD" "$COPY/maildir"
 # Write the copies out first: a durable commit is one syncfs, which would otherwise also flush
 # the gigabytes just copied (on a real host, whatever else is writing to the file system).
 sync
 t=$(ns); "$P" adjudicate --all "$COPY/due" --quiet --now "$LATE" >/dev/null; DUE_NS=$(( $(ns) - t ))
+# The same steps in a cron run (`--mail`): each step's report mails, each with a PNG of the board.
+QUEUE=$COPY/cron/.mail/outbox/queue; emls() { find "$QUEUE" -name '*.eml' 2>/dev/null | wc -l; }
+Q0=$(emls)
+t=$(ns); "$P" adjudicate --all "$COPY/cron" --quiet --now "$LATE" --mail "$CFG" >/dev/null; CRON_NS=$(( $(ns) - t ))
+CRON_MAILS=$(( $(emls) - Q0 ))
 t=$(ns); "$P" intake --root "$COPY/intake" --maildir "$COPY/maildir" --config "$CFG" --quiet --now 2026-07-01T12:10:00Z >/dev/null 2>&1 || true; INTAKE_NS=$(( $(ns) - t ))
 # Submit: BATCH orders for one game in one run (each a fresh nonce), then each order's cost
 mkdir -p "$COPY/batch"; B=$COPY/batch/g
@@ -145,6 +150,7 @@ row --- --- ---
 row "idle sweep, per game ($GAMES games)" "$(us "$IDLE_NS" "$GAMES") µs" "100,000 games: $(awk -v n="$IDLE_NS" -v g="$GAMES" 'BEGIN { printf "%.2f s", n / g * 100000 / 1e9 }') (goal ≤ 1 s); $(ratio "$(us "$IDLE_NS" "$GAMES")" "$(us "$TRUE_NS")") of a process start"
 row "idle sweep with --mail, per game" "$(us "$MAIL_NS" "$GAMES") µs" "$(ratio "$MAIL_NS" "$IDLE_NS") of the sweep without mail"
 row "$DUE due steps among $GAMES games" "$(us "$DUE_NS" 1000) ms" "$(us "$DUE_NS" "$DUE") µs a step = $(ratio "$(us "$DUE_NS" "$DUE")" "$FSYNC") fsync'd renames"
+row "the same in a cron run (--mail, $CRON_MAILS mails)" "$(us "$CRON_NS" 1000) ms" "$(ratio "$CRON_NS" "$DUE_NS") of the sweep without mail; $(us "$(( CRON_NS - DUE_NS ))" "$CRON_MAILS") µs a report mail more"
 row "intake of $MAILS order mails, per mail" "$(us "$INTAKE_NS" "$MAILS") µs" "$(ratio "$(us "$INTAKE_NS" "$MAILS")" "$FSYNC") fsync'd renames, $(ratio "$(us "$INTAKE_NS" "$MAILS")" "$VERIFY") Ed25519 verifies"
 row "submit, per order in a batch of $BATCH" "$(us "$SUBMIT_NS" "$BATCH") µs" "$(ratio "$(us "$SUBMIT_NS" "$BATCH")" "$FSYNC") fsync'd renames"
 row "audit of the example game ($STEPS steps)" "$(us "$AUDIT_NS" 1000) ms" "$(ratio "$(us "$AUDIT_NS")" "$VERIFY") Ed25519 verifies"
