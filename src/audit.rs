@@ -443,14 +443,14 @@ pub fn audit(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
 /// [`audit`] on at most `jobs` threads (0: one per core). The result, and the first failure
 /// named, are the same whatever `jobs`; with 1 every check is done in order on this thread.
 pub fn audit_on(dir: &Path, templates: Option<&Path>, jobs: usize) -> Result<AuditSummary> {
-    let gf = pipeline::read_game_file(&GameDir::new(dir))?;
     let here = env!("CARGO_PKG_VERSION");
-    audit_game(dir, templates, jobs).map_err(|e| match e {
-        Error::Audit(mut f) if gf.pbem != here => {
-            f.made_by = Some(gf.pbem.clone());
+    // `game.toml` is read again only for a failure (the audit reads it first of all).
+    audit_game(dir, templates, jobs).map_err(|e| match (e, pipeline::read_game_file(&GameDir::new(dir))) {
+        (Error::Audit(mut f), Ok(gf)) if gf.pbem != here => {
+            f.made_by = Some(gf.pbem);
             Error::Audit(f)
         }
-        e => e,
+        (e, _) => e,
     })
 }
 
@@ -1560,6 +1560,20 @@ mod tests {
         std::fs::write(sig_path(&r5), sig::sign(&key, NS_RECORD, &std::fs::read(&r5).unwrap()).unwrap()).unwrap();
         first(&r5);
         first(&edit("receipts/000003/union-1.toml", "\n", " \n"));
+    }
+
+    #[test]
+    fn a_failed_audit_of_a_game_made_by_another_version_names_that_version() {
+        let tmp = tempfile::tempdir().unwrap();
+        let game = example(tmp.path());
+        let gf = game.join("game.toml");
+        let text = std::fs::read_to_string(&gf).unwrap();
+        let line = text.lines().find(|l| l.starts_with("pbem = ")).unwrap();
+        std::fs::write(&gf, text.replacen(line, "pbem = \"0.0.1\"", 1)).unwrap();
+        match audit_on(&game, None, 1) {
+            Err(Error::Audit(f)) => assert_eq!(f.made_by.as_deref(), Some("0.0.1"), "{f}"),
+            other => panic!("not an audit failure: {other:?}"),
+        }
     }
 
     #[test]
