@@ -103,6 +103,7 @@ struct Queue {
 }
 
 impl Queue {
+    /// The records `run`, none taken yet.
     fn new(run: &RangeInclusive<u64>) -> Self {
         let slots = run.clone().map(|_| (Mutex::new(None), Condvar::new())).collect();
         Queue { first: *run.start(), last: *run.end(), next: AtomicU64::new(*run.start()), stop: AtomicBool::new(false), slots }
@@ -241,6 +242,7 @@ impl Shared {
         unless_panics(|| self.work_out(n)).unwrap_or_default()
     }
 
+    /// [`Shared::work`], a panic not caught.
     fn work_out(&self, n: u64) -> Ahead {
         let Some(read) = self.record_ahead(n) else { return Ahead::default() };
         let rec = &read.record;
