@@ -443,14 +443,14 @@ pub fn audit(dir: &Path, templates: Option<&Path>) -> Result<AuditSummary> {
 /// [`audit`] on at most `jobs` threads (0: one per core). The result, and the first failure
 /// named, are the same whatever `jobs`; with 1 every check is done in order on this thread.
 pub fn audit_on(dir: &Path, templates: Option<&Path>, jobs: usize) -> Result<AuditSummary> {
-    let gf = pipeline::read_game_file(&GameDir::new(dir))?;
     let here = env!("CARGO_PKG_VERSION");
-    audit_game(dir, templates, jobs).map_err(|e| match e {
-        Error::Audit(mut f) if gf.pbem != here => {
-            f.made_by = Some(gf.pbem.clone());
+    // `game.toml` is read again only for a failure (the audit reads it first of all).
+    audit_game(dir, templates, jobs).map_err(|e| match (e, pipeline::read_game_file(&GameDir::new(dir))) {
+        (Error::Audit(mut f), Ok(gf)) if gf.pbem != here => {
+            f.made_by = Some(gf.pbem);
             Error::Audit(f)
         }
-        e => e,
+        (e, _) => e,
     })
 }
 
@@ -599,7 +599,7 @@ struct Audit {
     /// The last record's index.
     last: u64,
     /// The setup in force record by record.
-    hist: history::History,
+    hist: std::sync::Arc<history::History>,
     /// True when `states/` and `reports/` are there (the host's copy, not a public one).
     has_states: bool,
     /// The replayed state after the record last checked (before record 0: the setup).
@@ -609,7 +609,7 @@ struct Audit {
     /// Steps each role has missed so far, as the NMR policy counts them.
     misses: BTreeMap<String, u32>,
     /// Late reveals by (step, role), from every record (checked where they stand).
-    reveal_map: BTreeMap<(u64, String), (LateReveal, u64)>,
+    reveal_map: std::sync::Arc<RevealMap>,
     /// The key of the state commitments: the host's own, or the one the last record reveals once
     /// the game is over. `None` (a public copy of a game still going on): not checked yet.
     state_key: Option<[u8; 32]>,
@@ -631,7 +631,7 @@ struct Audit {
     ahead: ahead::Ahead,
     /// Every receipt of each step a record opened, read once and checked in place (host
     /// signature, numbering) by [`Audit::check_step_files`].
-    receipts: BTreeMap<u64, Vec<ReadReceipt>>,
+    receipts: std::sync::Arc<StepReceipts>,
 }
 
 /// The step a record resolves, as its checks need it.
@@ -677,12 +677,12 @@ impl Audit {
             host,
             env,
             last,
-            hist,
+            hist: std::sync::Arc::new(hist),
             has_states: false,
             state: String::new(),
             prev: None,
             misses: BTreeMap::new(),
-            reveal_map: BTreeMap::new(),
+            reveal_map: Default::default(),
             state_key: None,
             outstanding: BTreeMap::new(),
             secret_from: None,
@@ -691,7 +691,7 @@ impl Audit {
             sum: AuditSummary::default(),
             jobs,
             ahead: ahead::Ahead::default(),
-            receipts: BTreeMap::new(),
+            receipts: Default::default(),
         };
         let loaded: Vec<Result<Vec<ReadReceipt>>> = (1..=audit.hist.open_step).map(|step| read_step_receipts(&audit.gd, step)).collect();
         audit.verify_receipts_ahead(&loaded);
@@ -709,13 +709,8 @@ impl Audit {
     /// then every receipt against the history.
     fn run(mut self) -> Result<AuditSummary> {
         for first in (0..=self.last).step_by(ahead::RUN as usize) {
-            let last = (first + ahead::RUN - 1).min(self.last);
-            self.work_ahead(first..=last);
-            for n in first..=last {
-                self.check_record(n)?;
-            }
+            self.check_run(first..=(first + ahead::RUN - 1).min(self.last))?;
         }
-        self.ahead = ahead::Ahead::default();
         self.sum.secret = self.secret_from.map(|first| (first, self.last));
         // Every receipt names a record that stood while its step was open (the one that opened it
         // or a host control after it) and the setup in force then (checked last, so that an edited
@@ -740,11 +735,13 @@ impl Audit {
             }
         }
         check_host_leftovers(&self.gd, self.last, self.hist.last_resolved, open_step)?;
+        let mut all = StepReceipts::new();
         for (step, read) in (1..=open_step).zip(loaded) {
             let receipts = read.map_err(receipt_failure)?;
             check_receipts(&receipts, &self.gf.id, step, &self.host)?;
-            self.receipts.insert(step, receipts);
+            all.insert(step, receipts);
         }
+        self.receipts = std::sync::Arc::new(all);
         Ok(())
     }
 
@@ -766,15 +763,16 @@ impl Audit {
     /// Collects the late reveals of every record readable (each is checked where it stands);
     /// returns the state key the last record reveals, if it does.
     fn read_reveals(&mut self) -> Option<String> {
-        let mut revealed_key = None;
+        let (mut revealed_key, mut map) = (None, RevealMap::new());
         for (n, r) in self.hist.records.iter().map(|r| &r.record).enumerate() {
             for l in &r.reveals {
-                self.reveal_map.insert((l.step, l.role.clone()), (l.clone(), n as u64));
+                map.insert((l.step, l.role.clone()), (l.clone(), n as u64));
             }
             if n as u64 == self.last {
                 revealed_key = r.state_key.clone();
             }
         }
+        self.reveal_map = std::sync::Arc::new(map);
         revealed_key
     }
 
@@ -918,8 +916,7 @@ impl Audit {
         match self.join_reveals(&st)? {
             None => self.check_unreplayed_record(&st, rec)?,
             Some((full, source)) => {
-                let publication = self.replay_step(&st, &full, &source)?;
-                let pending = self.game.pending(&self.state)?;
+                let (publication, pending) = self.replay_step(&st, &full, &source)?;
                 let over = matches!(pending, Pending::Over(_));
                 self.pending = Some(pending);
                 check_publication(&st.rpath, rec, res, publication, over, &mut self.outstanding)?;
@@ -1053,7 +1050,7 @@ impl Audit {
         let gf_then = &self.hist.files[n as usize];
         for s in gf_then.seats.iter().filter(|_| self.has_states) {
             let rendered;
-            let want = match self.ahead.report(n, &s.role, &self.state, &self.events, bytes) {
+            let want = match self.ahead.report(&s.role, &self.state, &self.events, bytes) {
                 Some(done) => done,
                 None => {
                     let pinned = report::Pinned { record: rec, sha256: &self.hist.records[n as usize].sha256 };
@@ -1124,29 +1121,44 @@ fn receipt_failure(e: Error) -> Error {
     AuditFailure::from_error(AuditCheck::Receipt, e).into()
 }
 
+/// Every receipt of each step a record opened, as read (step 1 first).
+type StepReceipts = BTreeMap<u64, Vec<ReadReceipt>>;
+
+/// Late reveals by (step, role), with the record that reveals each.
+type RevealMap = BTreeMap<(u64, String), (LateReveal, u64)>;
+
+/// The seat keys that orders of `step` are checked with: each role's key in force when the host
+/// issued the receipt it used (the record the receipt names), else after record `before`.
+fn keys_for_step(gd: &GameDir, hist: &history::History, all: &StepReceipts, before: u64, step: u64) -> Result<BTreeMap<String, ssh_key::PublicKey>> {
+    let receipts = latest(&receipts_of(gd, all, step)?);
+    let mut keys = BTreeMap::new();
+    for s in &hist.files[before as usize].seats {
+        let gf = receipts.get(&s.role).and_then(|r| hist.file_at(&r.record)).unwrap_or(&hist.files[before as usize]);
+        let line = gf.seat(&s.role).map_or(s.key.as_str(), |x| x.key.as_str());
+        let k = sig::public_key_line(line).map_err(|e| fail(AuditCheck::Setup, &gd.game_file(), format!("seat {}: {e}", s.role)))?;
+        keys.insert(s.role.clone(), k);
+    }
+    Ok(keys)
+}
+
+/// The receipts of `step` as read once (`all`), or read now for a step no record opened.
+fn receipts_of<'a>(gd: &GameDir, all: &'a StepReceipts, step: u64) -> Result<std::borrow::Cow<'a, [ReadReceipt]>> {
+    match all.get(&step) {
+        Some(v) => Ok(std::borrow::Cow::Borrowed(v.as_slice())),
+        None => Ok(std::borrow::Cow::Owned(read_step_receipts(gd, step)?)),
+    }
+}
+
 impl Audit {
-    /// The seat keys that orders of `step` are checked with: each role's key in force when the
-    /// host issued the receipt it used (the record the receipt names), else after record `before`.
+    /// The seat keys that orders of `step` are checked with ([`keys_for_step`]).
     fn keys_for_step(&self, before: u64, step: u64) -> Result<BTreeMap<String, ssh_key::PublicKey>> {
-        let (gd, hist) = (&self.gd, &self.hist);
-        let receipts = latest(&self.receipts_of(step)?);
-        let mut keys = BTreeMap::new();
-        for s in &hist.files[before as usize].seats {
-            let gf = receipts.get(&s.role).and_then(|r| hist.file_at(&r.record)).unwrap_or(&hist.files[before as usize]);
-            let line = gf.seat(&s.role).map_or(s.key.as_str(), |x| x.key.as_str());
-            let k = sig::public_key_line(line).map_err(|e| fail(AuditCheck::Setup, &gd.game_file(), format!("seat {}: {e}", s.role)))?;
-            keys.insert(s.role.clone(), k);
-        }
-        Ok(keys)
+        keys_for_step(&self.gd, &self.hist, &self.receipts, before, step)
     }
 
     /// The receipts of `step` as read once (host-signed, checked in place by [`check_receipts`]);
-    /// read again only for a step no record opened.
+    /// read again only for a step no record opened ([`receipts_of`]).
     fn receipts_of(&self, step: u64) -> Result<std::borrow::Cow<'_, [ReadReceipt]>> {
-        match self.receipts.get(&step) {
-            Some(v) => Ok(std::borrow::Cow::Borrowed(v.as_slice())),
-            None => Ok(std::borrow::Cow::Owned(read_step_receipts(&self.gd, step)?)),
-        }
+        receipts_of(&self.gd, &self.receipts, step)
     }
 
     /// The receipt an order of `role` in the step `st` names (`seq`, commitment `c`): present,
@@ -1268,25 +1280,26 @@ impl Audit {
     /// Checks every order of the step `st` (`full`: withheld ones joined with their reveal, each
     /// read from `source[role]`) and replays the step from the state: signatures, receipts,
     /// commitments, legality, the step seed, NMR orders, and the public events. Returns what the
-    /// game says of publishing the step's orders.
-    fn replay_step(&mut self, st: &Step<'_>, full: &[Revealed], source: &BTreeMap<String, PathBuf>) -> Result<Publication> {
+    /// game says of publishing the step's orders, and what it waits for after the step.
+    fn replay_step(&mut self, st: &Step<'_>, full: &[Revealed], source: &BTreeMap<String, PathBuf>) -> Result<(Publication, Pending)> {
         let res = st.res;
         let receipts = latest(&self.receipts_of(res.step)?);
-        let mut orders: BTreeMap<String, Orders> = BTreeMap::new();
+        let orders: BTreeMap<String, Orders> = full.iter().map(|o| (o.role.clone(), o.orders.clone())).collect();
+        // Resolved ahead from this very state with these orders: the game checked each of them.
+        let legal = self.ahead.resolved_from(&self.state, &orders);
         let mut nonces: BTreeMap<String, [u8; 32]> = BTreeMap::new();
         for o in full {
-            let nonce = self.check_replayed_order(st, o, &source[&o.role], &receipts)?;
-            orders.insert(o.role.clone(), o.orders.clone());
+            let nonce = self.check_replayed_order(st, o, &source[&o.role], &receipts, legal)?;
             nonces.insert(o.role.clone(), nonce);
         }
         let seed = self.check_step_seed(st, &nonces)?;
         self.check_nmr_orders(st, full, &seed)?;
         model::count_misses(&mut self.misses, res);
-        let (after, events) = match self.ahead.replayed(st.n, &self.state, &orders, &seed) {
-            Some(done) => done,
+        let (after, events, answers) = match self.ahead.replayed(&self.state, &orders, &seed) {
+            Some((after, events, publication, pending)) => (after, events, Some((publication, pending))),
             None => {
                 let mut ctx = Ctx::new(seed);
-                (self.game.resolve(&self.state, &orders, &mut ctx)?, ctx.into_events())
+                (self.game.resolve(&self.state, &orders, &mut ctx)?, ctx.into_events(), None)
             }
         };
         self.events = events;
@@ -1294,15 +1307,19 @@ impl Audit {
         if replayed != res.events {
             return Err(fail(AuditCheck::Replay, &st.rpath, different_events(res.step, &res.events, &replayed)));
         }
-        let publication = self.game.publication(&self.state, &after)?;
+        let answers = match answers {
+            Some(done) => done,
+            None => (self.game.publication(&self.state, &after)?, self.game.pending(&after)?),
+        };
         self.state = after;
-        Ok(publication)
+        Ok(answers)
     }
 
     /// One order `o` of the step `st` being replayed (its text read from `opath`): an NMR without
     /// a receipt, or a signed order with its receipt, legal in the state, matching the host's
-    /// sealed copy, with a nonce not used before. Returns its nonce.
-    fn check_replayed_order(&mut self, st: &Step<'_>, o: &Revealed, opath: &Path, receipts: &BTreeMap<String, Receipt>) -> Result<[u8; 32]> {
+    /// sealed copy, with a nonce not used before (`legal`: the game's check of it already passed
+    /// in this state). Returns its nonce.
+    fn check_replayed_order(&mut self, st: &Step<'_>, o: &Revealed, opath: &Path, receipts: &BTreeMap<String, Receipt>, legal: bool) -> Result<[u8; 32]> {
         let (n, res) = (st.n, st.res);
         match (&o.seq, &o.commitment, &o.text, &o.signature) {
             (None, None, None, None) => {
@@ -1317,7 +1334,7 @@ impl Audit {
             (Some(seq), Some(c), Some(text), Some(signature)) => {
                 self.check_order_receipt(st, &o.role, *seq, c, receipts)?;
                 let f = self.check_order_text(st, &o.role, c, text, signature, &o.orders, opath)?;
-                if let Err(p) = self.game.check_order(&self.state, &o.role, &f.orders)? {
+                if let Some(p) = if legal { None } else { self.game.check_order(&self.state, &o.role, &f.orders)?.err() } {
                     return Err(fail(AuditCheck::Order, opath, format!("order of {} is illegal: {}: {}", o.role, p[0].field, p[0].message)));
                 }
                 let sealed = self.gd.sealed(res.step).join(format!("{}-{seq}.txt", o.role));
@@ -1513,10 +1530,14 @@ mod tests {
     fn working_ahead_names_the_same_first_failure_as_checking_in_order() {
         let tmp = tempfile::tempdir().unwrap();
         let game = example(tmp.path());
+        // One thread, every core, and more threads than cores (helpers and the checking thread
+        // taking records in turn).
         let both = || {
-            let (one, two) = (audit_on(&game, None, 1), audit_on(&game, None, 2));
-            assert_eq!(format!("{one:?}"), format!("{two:?}"));
-            two
+            let one = audit_on(&game, None, 1);
+            for jobs in [0, 2, 5] {
+                assert_eq!(format!("{one:?}"), format!("{:?}", audit_on(&game, None, jobs)), "--jobs {jobs}");
+            }
+            one
         };
         let clean = both().unwrap();
         assert_eq!((clean.records, clean.reports, clean.states.len()), (15, 30, 15));
@@ -1539,6 +1560,20 @@ mod tests {
         std::fs::write(sig_path(&r5), sig::sign(&key, NS_RECORD, &std::fs::read(&r5).unwrap()).unwrap()).unwrap();
         first(&r5);
         first(&edit("receipts/000003/union-1.toml", "\n", " \n"));
+    }
+
+    #[test]
+    fn a_failed_audit_of_a_game_made_by_another_version_names_that_version() {
+        let tmp = tempfile::tempdir().unwrap();
+        let game = example(tmp.path());
+        let gf = game.join("game.toml");
+        let text = std::fs::read_to_string(&gf).unwrap();
+        let line = text.lines().find(|l| l.starts_with("pbem = ")).unwrap();
+        std::fs::write(&gf, text.replacen(line, "pbem = \"0.0.1\"", 1)).unwrap();
+        match audit_on(&game, None, 1) {
+            Err(Error::Audit(f)) => assert_eq!(f.made_by.as_deref(), Some("0.0.1"), "{f}"),
+            other => panic!("not an audit failure: {other:?}"),
+        }
     }
 
     #[test]

@@ -507,13 +507,23 @@ fn parse<S: DeserializeOwned + 'static>(state: &str) -> Result<std::rc::Rc<S>, G
         return Ok(s);
     }
     let parsed: std::rc::Rc<S> = std::rc::Rc::new(serde_json::from_str(state).map_err(|e| GameError::CorruptState(e.to_string()))?);
+    remember(state, parsed.clone());
+    Ok(parsed)
+}
+
+/// Keeps `parsed` as the state of the text `state` (see [`Parsed`]): what [`parse`] gives for
+/// it, or the state a resolution just made, whose canonical text is `state` (every field of a
+/// state is written and read back as it is, so it is what parsing that text would give; not
+/// parsing it again saves the step's every later question about the new state that parse).
+fn remember<S: 'static>(state: &str, parsed: std::rc::Rc<S>) {
+    let ty = std::any::TypeId::of::<S>();
     PARSED.with_borrow_mut(|v| {
+        v.retain(|(t, text, _)| !(*t == ty && **text == *state));
         if v.len() >= 4 {
             v.remove(0);
         }
-        v.push((ty, std::rc::Rc::from(state), parsed.clone()));
+        v.push((ty, std::rc::Rc::from(state), parsed));
     });
-    Ok(parsed)
 }
 
 impl<G: Game> DynGame for G
@@ -536,7 +546,10 @@ where
         Game::scenarios(self)
     }
     fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<String, GameError> {
-        Ok(canonical(&Game::setup(self, scenario, options)?))
+        let state = Game::setup(self, scenario, options)?;
+        let text = canonical(&state);
+        remember(&text, std::rc::Rc::new(state));
+        Ok(text)
     }
     fn publication(&self, before: &str, after: &str) -> Result<Publication, GameError> {
         Ok(Game::publication(self, &*parse::<G::State>(before)?, &*parse::<G::State>(after)?))
@@ -560,7 +573,10 @@ where
         Ok(Game::check_order(self, &*parse::<G::State>(state)?, role, orders).map(|_| ()))
     }
     fn resolve(&self, state: &str, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<String, GameError> {
-        Ok(canonical(&resolve_orders(self, &*parse::<G::State>(state)?, orders, ctx)?))
+        let after = resolve_orders(self, &*parse::<G::State>(state)?, orders, ctx)?;
+        let text = canonical(&after);
+        remember(&text, std::rc::Rc::new(after));
+        Ok(text)
     }
     fn view(&self, state: &str, role: &str) -> Result<serde_json::Value, GameError> {
         Ok(Game::view(self, &*parse::<G::State>(state)?, role))

@@ -15,7 +15,8 @@ pub fn map<T: Sync, R: Send>(items: &[T], f: impl Fn(&T) -> R + Sync) -> Vec<R> 
     map_on(items, 0, f)
 }
 
-/// [`map`] on at most `jobs` threads (0: one per core); with one, on this thread.
+/// [`map`] on at most `jobs` threads (0: one per core), this one among them; with one, on this
+/// thread alone.
 pub fn map_on<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -> R + Sync) -> Vec<R> {
     let n = if jobs == 0 { workers(items.len()) } else { workers(items.len().min(jobs)) };
     if n <= 1 {
@@ -23,17 +24,19 @@ pub fn map_on<T: Sync, R: Send>(items: &[T], jobs: usize, f: impl Fn(&T) -> R + 
     }
     let next = AtomicUsize::new(0);
     let slots: Vec<Mutex<Option<R>>> = items.iter().map(|_| Mutex::new(None)).collect();
-    std::thread::scope(|s| {
-        for _ in 0..n {
-            s.spawn(|| {
-                loop {
-                    let i = next.fetch_add(1, Ordering::Relaxed);
-                    let Some(item) = items.get(i) else { break };
-                    let r = f(item);
-                    *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
-                }
-            });
+    let work = || {
+        loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(item) = items.get(i) else { break };
+            let r = f(item);
+            *slots[i].lock().unwrap_or_else(|p| p.into_inner()) = Some(r);
         }
+    };
+    std::thread::scope(|s| {
+        for _ in 1..n {
+            s.spawn(work);
+        }
+        work();
     });
     slots.into_iter().map(|m| m.into_inner().unwrap_or_else(|p| p.into_inner()).expect("every item was run")).collect()
 }

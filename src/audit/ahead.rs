@@ -1,36 +1,45 @@
-//! The audit's work done ahead on every core, a run of records at a time: every signature
-//! checked, each step replayed from the host's stored state before it, and each record's reports
-//! rendered. Each result is kept with its exact inputs, and the checks in order (`Audit`) take
-//! it only where they would compute it from the very same inputs (all of it is deterministic),
-//! so what an audit finds, and the first failure it reports, are what the checks in order alone
-//! give; they compute anything not worked out ahead themselves.
+//! The audit's work done ahead on every core while the checks in order go on: for each record,
+//! its signatures checked, its step replayed from the host's stored state before it, and its
+//! reports rendered, the records handed out in order to the threads (the checking thread takes
+//! one itself when it reaches a record no thread has taken yet). Each result is kept with its
+//! exact inputs, and the checks in order (`Audit`) take it only where they would compute it from
+//! the very same inputs (all of it is deterministic), so what an audit finds, and the first
+//! failure it reports, are what the checks in order alone give; they compute anything not worked
+//! out ahead themselves.
 
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex};
 
-use super::{Audit, ReadReceipt, verify_once};
+use super::{Audit, ReadReceipt, RevealMap, StepReceipts, keys_for_step, verify_once};
 use crate::commit;
 use crate::dice::{Ctx, Event};
-use crate::game::Orders;
-use crate::history::ReadRecord;
+use crate::game::{DynGame, Orders, Pending, Publication};
+use crate::history::{History, ReadRecord};
 use crate::model::{LateReveal, Record, Resolution};
 use crate::pipeline::{self, NS_ORDERS, NS_RECEIPT, NS_RECORD, sig_path};
 use crate::report;
-use crate::store;
+use crate::store::{self, GameDir};
 
 /// Records worked out ahead at a time (their states and reports are held until checked).
 pub(super) const RUN: u64 = 64;
 
 /// A step replayed ahead: from the state `before`, with `orders` and the step `seed`, the game
-/// gave the state `after` and the `events`.
+/// gave the state `after`, the `events`, and said `publication` of the step and `pending` after.
 struct Replayed {
     before: String,
     orders: BTreeMap<String, Orders>,
     seed: [u8; 32],
     after: String,
     events: Vec<Event>,
+    publication: Publication,
+    pending: Pending,
 }
+
+/// What the game gave for a step replayed ahead: the state after, the events, the step's
+/// publication and what the game waits for after it.
+pub(super) type Outcome = (String, Vec<Event>, Publication, Pending);
 
 /// A record's reports rendered ahead (by role) from the `state` after it, the step's `events`
 /// and the record's `bytes`.
@@ -41,25 +50,35 @@ struct Rendered {
     texts: BTreeMap<String, String>,
 }
 
-/// What was worked out ahead for the records of the current run, by record index.
+/// What was worked out ahead for one record.
 #[derive(Default)]
 pub(super) struct Ahead {
-    replayed: BTreeMap<u64, Replayed>,
-    rendered: BTreeMap<u64, Rendered>,
+    replayed: Option<Replayed>,
+    rendered: Option<Rendered>,
 }
 
 impl Ahead {
-    /// The state after, and the events of, record `n`'s step, if it was replayed ahead from the
-    /// state `before` with these `orders` and `seed`.
-    pub(super) fn replayed(&mut self, n: u64, before: &str, orders: &BTreeMap<String, Orders>, seed: &[u8; 32]) -> Option<(String, Vec<Event>)> {
-        let r = self.replayed.remove(&n)?;
-        (r.before == before && &r.orders == orders && &r.seed == seed).then_some((r.after, r.events))
+    /// What the game gave for the step of the record being checked, if it was replayed ahead
+    /// from the state `before` with these `orders` and `seed`.
+    pub(super) fn replayed(&mut self, before: &str, orders: &BTreeMap<String, Orders>, seed: &[u8; 32]) -> Option<Outcome> {
+        if !self.resolved_from(before, orders) {
+            return None;
+        }
+        let r = self.replayed.take()?;
+        (&r.seed == seed).then_some((r.after, r.events, r.publication, r.pending))
     }
 
-    /// `role`'s report of record `n` (read as `bytes`), if it was rendered ahead from this
-    /// `state` and these `events`.
-    pub(super) fn report(&self, n: u64, role: &str, state: &str, events: &[Event], bytes: &[u8]) -> Option<&str> {
-        let r = self.rendered.get(&n)?;
+    /// Whether the step of the record being checked was resolved ahead from the state `before`
+    /// with these `orders`: then the game's check of each of them in that state passed
+    /// (`game::check_all`, before every resolution).
+    pub(super) fn resolved_from(&self, before: &str, orders: &BTreeMap<String, Orders>) -> bool {
+        self.replayed.as_ref().is_some_and(|r| r.before == before && &r.orders == orders)
+    }
+
+    /// `role`'s report of the record being checked (read as `bytes`), if it was rendered ahead
+    /// from this `state` and these `events`.
+    pub(super) fn report(&self, role: &str, state: &str, events: &[Event], bytes: &[u8]) -> Option<&str> {
+        let r = self.rendered.as_ref()?;
         (r.state == state && r.events == events && r.bytes == bytes).then(|| r.texts.get(role).map(String::as_str)).flatten()
     }
 }
@@ -71,17 +90,102 @@ fn unless_panics<T>(f: impl FnOnce() -> T) -> Option<T> {
     std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).ok()
 }
 
+/// The records of one run, handed out in order to the threads; each result waits in its
+/// record's slot until the checks in order take it.
+struct Queue {
+    first: u64,
+    last: u64,
+    /// The next record no thread has taken.
+    next: AtomicU64,
+    /// Set once the checks in order are done (or failed): no record is taken after it.
+    stop: AtomicBool,
+    slots: Vec<(Mutex<Option<Ahead>>, Condvar)>,
+}
+
+impl Queue {
+    /// The records `run`, none taken yet.
+    fn new(run: &RangeInclusive<u64>) -> Self {
+        let slots = run.clone().map(|_| (Mutex::new(None), Condvar::new())).collect();
+        Queue { first: *run.start(), last: *run.end(), next: AtomicU64::new(*run.start()), stop: AtomicBool::new(false), slots }
+    }
+
+    /// The next record no thread has taken, taken now.
+    fn claim(&self) -> Option<u64> {
+        if self.stop.load(Ordering::Relaxed) {
+            return None;
+        }
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        (n <= self.last).then_some(n)
+    }
+
+    /// Works record `n` out and leaves it in its slot.
+    fn put(&self, n: u64, shared: &Shared) {
+        let (slot, ready) = &self.slots[(n - self.first) as usize];
+        let done = shared.work(n);
+        *slot.lock().unwrap_or_else(|p| p.into_inner()) = Some(done);
+        ready.notify_all();
+    }
+
+    /// Takes records and works them out until none is left (a helper thread).
+    fn serve(&self, shared: &Shared) {
+        while let Some(n) = self.claim() {
+            self.put(n, shared);
+        }
+    }
+
+    /// Record `n`'s work: done on this thread if no thread has taken it yet; else, while it is
+    /// not ready, the next records no thread has taken are worked out here, then it is waited for.
+    fn take(&self, n: u64, shared: &Shared) -> Ahead {
+        if self.next.compare_exchange(n, n + 1, Ordering::Relaxed, Ordering::Relaxed).is_ok() {
+            return shared.work(n);
+        }
+        let (slot, ready) = &self.slots[(n - self.first) as usize];
+        loop {
+            if let Some(d) = slot.lock().unwrap_or_else(|p| p.into_inner()).take() {
+                return d;
+            }
+            match self.claim() {
+                Some(k) => self.put(k, shared),
+                None => break,
+            }
+        }
+        let mut done = slot.lock().unwrap_or_else(|p| p.into_inner());
+        loop {
+            if let Some(d) = done.take() {
+                return d;
+            }
+            done = ready.wait(done).unwrap_or_else(|p| p.into_inner());
+        }
+    }
+}
+
+/// What the work ahead reads: the game as [`Audit::open`] read it, shared with the threads and
+/// never changed while they run.
+pub(super) struct Shared {
+    gd: GameDir,
+    id: String,
+    game: &'static dyn DynGame,
+    host: ssh_key::PublicKey,
+    env: Arc<minijinja::Environment<'static>>,
+    hist: Arc<History>,
+    reveal_map: Arc<RevealMap>,
+    receipts: Arc<StepReceipts>,
+    state_key: Option<[u8; 32]>,
+    has_states: bool,
+}
+
 impl Audit {
-    /// Whether work is done ahead: asked for more than one thread, or by default on a machine
-    /// of more than one core.
-    fn ahead_on(&self) -> bool {
-        self.jobs > 1 || (self.jobs == 0 && crate::par::workers(usize::MAX) > 1)
+    /// The threads that work ahead besides this one: `None` when nothing is worked out ahead
+    /// (one thread asked for, or by default on a machine of one core).
+    fn helpers(&self) -> Option<usize> {
+        let on = self.jobs > 1 || (self.jobs == 0 && crate::par::workers(usize::MAX) > 1);
+        on.then(|| crate::par::workers(if self.jobs == 0 { usize::MAX } else { self.jobs }) - 1)
     }
 
     /// Checks every receipt's host signature on every core, remembering the good ones (the
     /// checks in order meet each again, and check a bad one themselves).
     pub(super) fn verify_receipts_ahead(&self, loaded: &[crate::error::Result<Vec<ReadReceipt>>]) {
-        if !self.ahead_on() {
+        if self.helpers().is_none() {
             return;
         }
         let files: Vec<&ReadReceipt> = loaded.iter().filter_map(|r| r.as_ref().ok()).flatten().collect();
@@ -92,50 +196,70 @@ impl Audit {
         });
     }
 
-    /// Works out records `run` ahead (what was kept for the run before is dropped): each
-    /// record's signatures, then, on the host's copy, each step replayed and each record's
-    /// reports rendered.
-    pub(super) fn work_ahead(&mut self, run: RangeInclusive<u64>) {
-        self.ahead = Ahead::default();
-        if !self.ahead_on() {
-            return;
+    /// Checks the records `run` in order ([`Audit::check_record`]) while the other threads work
+    /// the next ones out ahead.
+    pub(super) fn check_run(&mut self, run: RangeInclusive<u64>) -> crate::error::Result<()> {
+        let Some(helpers) = self.helpers() else {
+            return run.into_iter().try_for_each(|n| self.check_record(n));
+        };
+        let shared = self.shared();
+        let queue = Queue::new(&run);
+        std::thread::scope(|s| {
+            for _ in 0..helpers {
+                s.spawn(|| queue.serve(&shared));
+            }
+            let checked = run.into_iter().try_for_each(|n| {
+                self.ahead = queue.take(n, &shared);
+                self.check_record(n)
+            });
+            queue.stop.store(true, Ordering::Relaxed);
+            self.ahead = Ahead::default();
+            checked
+        })
+    }
+
+    /// What the work ahead reads, shared.
+    fn shared(&self) -> Shared {
+        Shared {
+            gd: self.gd.clone(),
+            id: self.gf.id.clone(),
+            game: self.game,
+            host: self.host.clone(),
+            env: self.env.clone(),
+            hist: self.hist.clone(),
+            reveal_map: self.reveal_map.clone(),
+            receipts: self.receipts.clone(),
+            state_key: self.state_key,
+            has_states: self.has_states,
         }
-        // The record before the run too: its state is where the run's first step starts.
-        let read: Vec<u64> = (run.start().saturating_sub(1)..=*run.end()).collect();
-        // Each record with the stored state after it (read once: the step after it starts there).
-        let records = crate::par::map_on(&read, self.jobs, |&n| {
-            let r = self.record_ahead(n)?;
-            let state = if self.has_states { self.stored_state(n, &r.record) } else { None };
-            Some((r, state))
-        });
-        let records: BTreeMap<u64, (Arc<ReadRecord>, Option<String>)> = read.into_iter().zip(records).filter_map(|(n, r)| Some((n, r?))).collect();
-        if !self.has_states {
-            return;
-        }
-        let todo: Vec<u64> = run.filter(|n| records.contains_key(n)).collect();
-        let done = crate::par::map_on(&todo, self.jobs, |&n| {
-            let (read, state) = &records[&n];
-            let (bytes, rec) = (&read.bytes, &read.record);
-            let before = records.get(&(n.wrapping_sub(1))).and_then(|(_, s)| s.as_ref());
-            let replayed = match &rec.resolution {
-                Some(res) => match self.replay_ahead(res, before) {
+    }
+}
+
+impl Shared {
+    /// Record `n` worked out ahead: its signatures checked (the good ones remembered), and, on
+    /// the host's copy, its step replayed and its reports rendered. A panic leaves it undone.
+    fn work(&self, n: u64) -> Ahead {
+        unless_panics(|| self.work_out(n)).unwrap_or_default()
+    }
+
+    /// [`Shared::work`], a panic not caught.
+    fn work_out(&self, n: u64) -> Ahead {
+        let Some(read) = self.record_ahead(n) else { return Ahead::default() };
+        let rec = &read.record;
+        let Some(state) = self.has_states.then(|| self.stored_state(n, rec)).flatten() else { return Ahead::default() };
+        let replayed = match &rec.resolution {
+            Some(res) => {
+                let before = n.checked_sub(1).and_then(|p| self.stored_state(p, &self.hist.records.get(p as usize)?.record));
+                match self.replay_ahead(res, before) {
                     Some(r) => Some(r),
-                    None => return (None, None),
-                },
-                None => None,
-            };
-            let events = replayed.as_ref().map_or_else(Vec::new, |r| r.events.clone());
-            let rendered = state.as_ref().and_then(|state| self.render_ahead(n, rec, bytes, state, events));
-            (replayed, rendered)
-        });
-        for (n, (replayed, rendered)) in todo.into_iter().zip(done) {
-            if let Some(r) = replayed {
-                self.ahead.replayed.insert(n, r);
+                    None => return Ahead::default(),
+                }
             }
-            if let Some(r) = rendered {
-                self.ahead.rendered.insert(n, r);
-            }
-        }
+            None => None,
+        };
+        let events = replayed.as_ref().map_or_else(Vec::new, |r| r.events.clone());
+        let rendered = self.render_ahead(n, rec, &read.bytes, state, events);
+        Ahead { replayed, rendered }
     }
 
     /// Record `n` read, its host signature and its orders' signatures checked (the good ones
@@ -153,7 +277,7 @@ impl Audit {
     /// The signatures of record `n`'s orders (withheld ones as revealed or kept by the host),
     /// with the seat keys the checks in order use.
     fn verify_orders_ahead(&self, n: u64, res: &Resolution) {
-        let Ok(keys) = self.keys_for_step(n - 1, res.step) else { return };
+        let Ok(keys) = keys_for_step(&self.gd, &self.hist, &self.receipts, n - 1, res.step) else { return };
         for o in &res.orders {
             let signed = if o.withheld { self.revealed(res.step, &o.role).and_then(|r| Some((r.text?, r.signature?))) } else { o.text.clone().zip(o.signature.clone()) };
             if let (Some((text, signature)), Some(key)) = (signed, keys.get(&o.role)) {
@@ -174,12 +298,12 @@ impl Audit {
     /// The stored state after record `n` (`rec`), if it matches the record's commitment.
     fn stored_state(&self, n: u64, rec: &Record) -> Option<String> {
         let text = store::read_text(&self.gd.state(n)).ok()?;
-        (pipeline::state_commitment(&self.gf.id, n, self.state_key.as_ref()?, &text) == rec.state).then_some(text)
+        (pipeline::state_commitment(&self.id, n, self.state_key.as_ref()?, &text) == rec.state).then_some(text)
     }
 
     /// A record's step (`res`) replayed from the stored state after the record before (`before`).
-    fn replay_ahead(&self, res: &Resolution, before: Option<&String>) -> Option<Replayed> {
-        let before = before?.clone();
+    fn replay_ahead(&self, res: &Resolution, before: Option<String>) -> Option<Replayed> {
+        let before = before?;
         let mut orders = BTreeMap::new();
         for o in &res.orders {
             let given = if o.withheld { self.revealed(res.step, &o.role)?.orders } else { o.orders.clone() };
@@ -188,13 +312,14 @@ impl Audit {
         let seed = commit::parse_32(&res.seed)?;
         let mut ctx = Ctx::new(seed);
         let after = unless_panics(|| self.game.resolve(&before, &orders, &mut ctx))?.ok()?;
-        Some(Replayed { before, orders, seed, after, events: ctx.into_events() })
+        let publication = unless_panics(|| self.game.publication(&before, &after))?.ok()?;
+        let pending = unless_panics(|| self.game.pending(&after))?.ok()?;
+        Some(Replayed { before, orders, seed, after, events: ctx.into_events(), publication, pending })
     }
 
     /// Record `n`'s reports (`rec`, read as `bytes`) for every seat then, from the stored `state`
     /// after it and the step's `events`.
-    fn render_ahead(&self, n: u64, rec: &Record, bytes: &[u8], state: &str, events: Vec<Event>) -> Option<Rendered> {
-        let state = state.to_string();
+    fn render_ahead(&self, n: u64, rec: &Record, bytes: &[u8], state: String, events: Vec<Event>) -> Option<Rendered> {
         let gf = self.hist.files.get(n as usize)?;
         let mut texts = BTreeMap::new();
         for s in &gf.seats {
