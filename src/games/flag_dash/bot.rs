@@ -8,7 +8,7 @@ use super::engine::{Trial, carry_out};
 use super::asked::reset_only;
 use super::forms::default_plan;
 use super::layout::{Dir, Rect, Sq, Team};
-use super::orders::{Step, parse, parse_try, plan_orders, try_with};
+use super::orders::{Step, Try, parse, parse_try, plan_orders, try_with, try_with_in};
 use super::state::{Card, Effect, MovePlan, Plan, Stage, State, Token};
 use crate::game::Orders;
 
@@ -28,8 +28,7 @@ pub fn score(s: &State, team: Team) -> i32 {
     }
     let opp = team.other();
     let mut v = 0;
-    let carrier = (0..s.chars.len()).find(|&i| s.carried_by(i) == Some(opp));
-    match carrier {
+    match s.carrier(opp) {
         Some(i) => v += 300 - 12 * dist_to(s.chars[i].at, s.layout.territory.get(team)),
         None => {
             let f = s.flag_space(opp);
@@ -43,7 +42,7 @@ pub fn score(s: &State, team: Team) -> i32 {
             v -= 2 * c.at.dist(s.flag_space(team));
         }
     }
-    if let Some(i) = (0..s.chars.len()).find(|&i| s.carried_by(i) == Some(team)) {
+    if let Some(i) = s.carrier(team) {
         v -= 200 - 10 * dist_to(s.chars[i].at, s.layout.territory.get(opp));
     }
     v
@@ -52,6 +51,8 @@ pub fn score(s: &State, team: Team) -> i32 {
 struct Cand {
     plan: MovePlan,
     score: i32,
+    /// The alternative planned first (its place in the list tried).
+    first: usize,
 }
 
 /// One alternative the player tries: its text (as the plan writes it), the character it selects
@@ -79,22 +80,6 @@ fn variants(s: &State, who: usize) -> Vec<Variant> {
     v
 }
 
-/// `s` after `role` carries out alternative `text` of `mp` (as if nobody else moved), and its
-/// [`score`] for the seat's team.
-fn evaluate(s: &State, role: &str, mp: &MovePlan, text: &str) -> Option<(State, i32)> {
-    let t = parse_try(s, role, mp, text).ok()?;
-    let mut sim = s.clone();
-    let mut lines = Vec::new();
-    let _trial = Trial::begin();
-    carry_out(&mut sim, role, mp, &t, false, &mut lines).ok()?;
-    let played = sim.played.entry(role.to_string()).or_default();
-    played.push(mp.card);
-    played.extend(mp.combo);
-    let team = sim.seat(role)?.team;
-    let sc = score(&sim, team);
-    Some((sim, sc))
-}
-
 /// A board to try many moves on: one copy of `base`, put back after each try (only what carrying
 /// out a move changes), so that a try costs no copy of the whole state.
 struct Scratch<'a> {
@@ -102,24 +87,39 @@ struct Scratch<'a> {
     work: State,
     /// The (empty, [`Trial`]) lines of the last try, kept for their room.
     lines: Vec<String>,
+    /// The last alternative tried, kept for its room.
+    t: Try,
 }
 
 impl<'a> Scratch<'a> {
     fn new(base: &'a State) -> Self {
-        Scratch { base, work: base.clone(), lines: Vec::new() }
+        Scratch { base, work: base.clone(), lines: Vec::new(), t: Try { who: 0, steps: Vec::new(), chase: Vec::new(), no_card: false } }
     }
 
-    /// The [`score`] [`evaluate`] gives (the same, without the copy).
+    /// The [`score`] of the board after `role` carries out alternative `v` of `mp` (as if nobody
+    /// else moved); `None` when it cannot be carried out.
     fn score(&mut self, role: &str, mp: &MovePlan, v: &Variant, team: Team) -> Option<i32> {
-        let t = try_with(mp, v.who, &v.steps);
-        debug_assert_eq!(t, parse_try(self.base, role, mp, &v.text), "the variant reads as written");
-        let t = t.ok()?;
+        let read = try_with_in(mp, v.who, &v.steps, &mut self.t);
+        debug_assert_eq!(read.clone().map(|_| self.t.clone()), parse_try(self.base, role, mp, &v.text), "the variant reads as written");
+        read.ok()?;
         self.lines.clear();
         let _trial = Trial::begin();
-        let done = carry_out(&mut self.work, role, mp, &t, false, &mut self.lines).is_ok();
+        let done = carry_out(&mut self.work, role, mp, &self.t, false, &mut self.lines).is_ok();
         let sc = done.then(|| score(&self.work, team));
         self.reset();
         sc
+    }
+
+    /// The board after `role` carries out alternative `v` of `mp` and the move's cards count as
+    /// played; `None` when it cannot be carried out.
+    fn after(mut self, role: &str, mp: &MovePlan, v: &Variant) -> Option<State> {
+        let t = try_with(mp, v.who, &v.steps).ok()?;
+        let _trial = Trial::begin();
+        carry_out(&mut self.work, role, mp, &t, false, &mut self.lines).ok()?;
+        let played = self.work.played.entry(role.to_string()).or_default();
+        played.push(mp.card);
+        played.extend(mp.combo);
+        Some(self.work)
     }
 
     /// Puts the board back as `base` is: the pieces, flags, tunnels, traps, outcome and trail.
@@ -174,22 +174,23 @@ fn best_move(s: &State, role: &str, token: Token, used: &[Card], rng: Rng) -> Op
         };
         for copy in copies {
             let mp = MovePlan { card, token, combo, copy, tries: Vec::new(), spy_on: None };
-            let mut scored: Vec<(i32, &str)> = Vec::new();
-            for v in &tried {
+            // Score and place in `tried`, best first (ties: by text).
+            let mut scored: Vec<(i32, usize)> = Vec::new();
+            for (k, v) in tried.iter().enumerate() {
                 if let Some(sc) = scratch.score(role, &mp, v, team) {
-                    scored.push((sc + rng(4) as i32, &v.text));
+                    scored.push((sc + rng(4) as i32, k));
                 }
             }
-            scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
-            let Some(top) = scored.first() else { continue };
-            if best.as_ref().is_none_or(|b| top.0 > b.score) {
-                let tries: Vec<String> = scored.iter().take(3).map(|x| x.1.to_string()).collect();
-                best = Some(Cand { plan: MovePlan { tries, ..mp }, score: top.0 });
+            scored.sort_by(|a, b| b.0.cmp(&a.0).then(tried[a.1].text.cmp(&tried[b.1].text)));
+            let Some(&(top, first)) = scored.first() else { continue };
+            if best.as_ref().is_none_or(|b| top > b.score) {
+                let tries: Vec<String> = scored.iter().take(3).map(|x| tried[x.1].text.clone()).collect();
+                best = Some(Cand { plan: MovePlan { tries, ..mp }, score: top, first });
             }
         }
     }
-    let plan = best?.plan;
-    let (after, _) = evaluate(s, role, &plan, &plan.tries[0])?;
+    let Cand { plan, first, .. } = best?;
+    let after = scratch.after(role, &plan, &tried[first])?;
     Some((plan, after))
 }
 
@@ -226,9 +227,9 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
             Some((mp, after)) => {
                 used.push(mp.card);
                 used.extend(mp.combo);
-                sim.played = after.played.clone();
-                sim.chars = after.chars.clone();
-                sim.flags = after.flags.clone();
+                sim.played = after.played;
+                sim.chars = after.chars;
+                sim.flags = after.flags;
                 moves.push(mp);
             }
             None => {

@@ -1,7 +1,7 @@
 //! Phase 2 and 3: the move order, carrying out each revealed move, boosts, tunnels, the game end,
 //! cleanup. Every function is a pure change of [`State`]; what happens is told through [`Ctx`].
 
-use super::layout::{Dir, Sq, Team};
+use super::layout::{Dir, Sq, Team, Teams};
 pub use super::asked::{layout_asked, order, spy_asked, spy_target_asked, tie_asked};
 use super::orders::{Arg, Step, Try, acting, parse_try};
 use super::layout::Ability;
@@ -46,6 +46,16 @@ fn in_trial() -> bool {
 macro_rules! tell {
     ($($arg:tt)*) => {
         if in_trial() { String::new() } else { format!($($arg)*) }
+    };
+}
+
+/// [`say`] with the text as `format!` writes it, formatted only when a context keeps events
+/// (not for a quiet one).
+macro_rules! say {
+    ($s:expr, $ctx:expr, $($arg:tt)*) => {
+        if !$ctx.is_quiet() {
+            say($s, $ctx, format!($($arg)*));
+        }
     };
 }
 
@@ -115,7 +125,7 @@ pub fn apply_plans(s: &mut State, ctx: &mut Ctx, plans: Vec<(String, Plan)>) {
         s.plans.insert(role, plan);
     }
     let r = s.round;
-    say(s, ctx, format!("Round {r}: every plan is in."));
+    say!(s, ctx, "Round {r}: every plan is in.");
     enter_move(s, ctx, 1);
 }
 
@@ -129,7 +139,7 @@ fn enter_move(s: &mut State, ctx: &mut Ctx, mv: u8) {
             None => parts.push(format!("{} none (reset token only)", seat.role)),
         }
     }
-    say(s, ctx, format!("Move {mv}: tokens revealed: {}.", parts.join(", ")));
+    say!(s, ctx, "Move {mv}: tokens revealed: {}.", parts.join(", "));
     // Character Abilities, Spy: the spy names the opponent after the tokens are revealed, at its
     // own step; with a single opponent seat (the 2-player basic game) there is nothing to ask.
     s.spied.clear();
@@ -168,7 +178,7 @@ pub fn apply_spy(s: &mut State, ctx: &mut Ctx, role: &str, mv: u8, m: MovePlan) 
     *old = MovePlan { spy_on, ..m.clone() };
     s.spied.remove(role);
     let extra = if changed { " and changes its card (face down)" } else { "" };
-    say(s, ctx, format!("{role} discards the spy token for good, replaces it with {}{extra}.", m.token.title()));
+    say!(s, ctx, "{role} discards the spy token for good, replaces it with {}{extra}.", m.token.title());
 }
 
 /// Runs Phase 2 and 3 from where the state stands until plans or a tie answer are needed, or the
@@ -180,7 +190,7 @@ pub fn run(s: &mut State, ctx: &mut Ctx) {
         }
         let Ok(order) = order(s, mv) else { return };
         let tb = s.tiebreak.name();
-        say(s, ctx, format!("Move {mv} order: {} (tiebreak marker: {tb}).", order.join(", ")));
+        say!(s, ctx, "Move {mv} order: {} (tiebreak marker: {tb}).", order.join(", "));
         for role in order {
             resolve_move(s, ctx, &role, mv);
             s.last_mover = s.seat(&role).map(|x| x.team);
@@ -230,7 +240,7 @@ fn secret_tunnel(s: &mut State, ctx: &mut Ctx) {
                 let trap = spring_trap(s, i);
                 format!("{name} takes the secret tunnel {} -> {exit}{trap}", st.entrance)
             };
-            say(s, ctx, format!("End of Phase 2 ({}): {text}.", seat.role));
+            say!(s, ctx, "End of Phase 2 ({}): {text}.", seat.role);
         }
     }
 }
@@ -244,7 +254,7 @@ fn cleanup(s: &mut State, ctx: &mut Ctx) {
         s.tiebreak = t;
     }
     let tb = s.tiebreak.name();
-    say(s, ctx, format!("Cleanup: cards return to hand; Team {tb} moved last and takes the tiebreak marker."));
+    say!(s, ctx, "Cleanup: cards return to hand; Team {tb} moved last and takes the tiebreak marker.");
     s.round += 1;
     if s.round > s.layout.round_limit {
         let limit = s.layout.round_limit;
@@ -308,17 +318,50 @@ pub enum Fulfilled {
     InPart,
 }
 
-/// The alternative of a move that is carried out, on a copy of the state.
+/// The alternative of a move that is carried out (on the state [`choose_alternative`] was given).
 #[derive(Debug, Clone)]
 pub struct Carried {
     /// Its place in the move's `try` list (0-based).
     pub k: usize,
     /// Fully or in part.
     pub how: Fulfilled,
-    /// The state after it (the round's account not yet told).
-    pub state: State,
     /// What happened, a line per step.
     pub lines: Vec<String>,
+}
+
+/// What carrying out a move may change on the board: where each character stands, its boosts,
+/// character flags, trap and supply, the team flags, tunnels, traps, the outcome and the trail.
+/// Kept to put a move that cannot be carried out back, without a copy of the whole state.
+struct Board {
+    chars: Vec<(Sq, u8, u8, Vec<String>, bool, u8)>,
+    flags: Teams<FlagAt>,
+    tunnels: Vec<Sq>,
+    traps: Vec<(Sq, String)>,
+    outcome: Option<Outcome>,
+    trail: usize,
+}
+
+impl Board {
+    fn of(s: &State) -> Self {
+        let chars = s.chars.iter().map(|c| (c.at, c.boosts, c.flags_left, c.holds.clone(), c.trapped, c.supply)).collect();
+        let (flags, tunnels, traps, outcome) = (s.flags.clone(), s.tunnels.clone(), s.traps.clone(), s.outcome.clone());
+        Board { chars, flags, tunnels, traps, outcome, trail: s.trail.len() }
+    }
+
+    /// Puts `s` back as it was (`self` is kept for the next time).
+    fn put_back(&self, s: &mut State) {
+        for (c, (at, boosts, flags_left, holds, trapped, supply)) in s.chars.iter_mut().zip(&self.chars) {
+            (c.at, c.boosts, c.flags_left, c.trapped, c.supply) = (*at, *boosts, *flags_left, *trapped, *supply);
+            if c.holds != *holds {
+                c.holds.clone_from(holds);
+            }
+        }
+        s.flags.clone_from(&self.flags);
+        s.tunnels.clone_from(&self.tunnels);
+        s.traps.clone_from(&self.traps);
+        s.outcome.clone_from(&self.outcome);
+        s.trail.truncate(self.trail);
+    }
 }
 
 /// What a revealed move does, decided before anything is told (see [`resolve_move`]).
@@ -337,8 +380,9 @@ pub struct MoveChoice {
 }
 
 /// Decides which alternative of `role`'s move `mp` is carried out (the order of [`resolve_move`]),
-/// each tried on a copy of `s`.
-pub fn choose_alternative(s: &State, role: &str, mp: &MovePlan) -> MoveChoice {
+/// each tried on `s` and put back when it is not the one: `s` is left as the one carried out
+/// leaves it (the round's account not yet told), or as it was when none is.
+pub fn choose_alternative(s: &mut State, role: &str, mp: &MovePlan) -> MoveChoice {
     let mut skipped = Vec::new();
     let mut tries = Vec::new();
     for (k, text) in mp.tries.iter().enumerate() {
@@ -348,19 +392,24 @@ pub fn choose_alternative(s: &State, role: &str, mp: &MovePlan) -> MoveChoice {
         }
     }
     let mut not_fully = Vec::new();
+    let board = Board::of(s);
+    #[cfg(debug_assertions)]
+    let whole = s.clone();
     for how in [Fulfilled::Fully, Fulfilled::InPart] {
         for (k, t) in &tries {
-            let mut state = s.clone();
             let mut lines = Vec::new();
-            match carry_out(&mut state, role, mp, t, how == Fulfilled::InPart, &mut lines) {
-                Ok(n) if how == Fulfilled::Fully || n > 0 => {
-                    let carried = Carried { k: *k, how, state, lines };
-                    return MoveChoice { skipped, not_fully, selected: Some(t.clone()), carried: Some(carried) };
-                }
-                Ok(_) => {}
+            let done = carry_out(s, role, mp, t, how == Fulfilled::InPart, &mut lines);
+            if matches!(done, Ok(n) if how == Fulfilled::Fully || n > 0) {
+                let carried = Carried { k: *k, how, lines };
+                return MoveChoice { skipped, not_fully, selected: Some(t.clone()), carried: Some(carried) };
+            }
+            board.put_back(s);
+            #[cfg(debug_assertions)]
+            debug_assert!(*s == whole, "a move changed the board beyond what Board puts back");
+            match done {
                 // Flag Dash, Using Boosts: "fully resolve ... (if possible) or not at all".
                 Err(e) if how == Fulfilled::Fully => not_fully.push((*k, e)),
-                Err(_) => {}
+                _ => {}
             }
         }
     }
@@ -368,28 +417,25 @@ pub fn choose_alternative(s: &State, role: &str, mp: &MovePlan) -> MoveChoice {
     MoveChoice { skipped, not_fully, carried: None, selected }
 }
 
-/// Tells the move's reveal and its alternatives, and takes the state the one carried out left (or,
-/// when none is, carries out what the token does all the same).
+/// Tells the move's reveal and its alternatives (the one carried out already is, on `s`), or, when
+/// none is, carries out what the token does all the same.
 fn tell_choice(s: &mut State, ctx: &mut Ctx, role: &str, mp: &MovePlan, choice: MoveChoice) {
     let MoveChoice { skipped, not_fully, carried, selected } = choice;
     let text = |k: usize| &mp.tries[k];
-    let carried = carried.map(|c| {
-        *s = c.state;
-        (c.k, c.how, c.lines)
-    });
-    say(s, ctx, format!("{role} reveals {}.", describe(mp)));
+    let carried = carried.map(|c| (c.k, c.how, c.lines));
+    say!(s, ctx, "{role} reveals {}.", describe(mp));
     for (k, e) in skipped {
-        say(s, ctx, format!("  alternative {} \"{}\" skipped: {e}", k + 1, text(k)));
+        say!(s, ctx, "  alternative {} \"{}\" skipped: {e}", k + 1, text(k));
     }
     for (k, e) in not_fully {
-        say(s, ctx, format!("  alternative {} \"{}\" cannot be carried out fully: {e}", k + 1, text(k)));
+        say!(s, ctx, "  alternative {} \"{}\" cannot be carried out fully: {e}", k + 1, text(k));
     }
     match carried {
         Some((k, how, lines)) => {
             let how = if how == Fulfilled::InPart { " in part (each card fully or not at all)" } else { "" };
-            say(s, ctx, format!("  alternative {} \"{}\" carried out{how}:", k + 1, text(k)));
+            say!(s, ctx, "  alternative {} \"{}\" carried out{how}:", k + 1, text(k));
             for l in lines {
-                say(s, ctx, format!("    {l}"));
+                say!(s, ctx, "    {l}");
             }
         }
         None => none_carried_out(s, ctx, mp, selected.as_ref()),
@@ -401,7 +447,7 @@ fn tell_choice(s: &mut State, ctx: &mut Ctx, role: &str, mp: &MovePlan, choice: 
 fn none_carried_out(s: &mut State, ctx: &mut Ctx, mp: &MovePlan, selected: Option<&Try>) {
     let selected_who = selected.map(|t| t.who);
     let stays = selected_who.map(|i| format!(": {} stays on {}", s.chars[i].name, s.chars[i].at)).unwrap_or_default();
-    say(s, ctx, format!("  no alternative could be carried out, so none of it is (fully or not at all){stays}"));
+    say!(s, ctx, "  no alternative could be carried out, so none of it is (fully or not at all){stays}");
     // Character Abilities, Trap: "trapped there until a player plays their reset priority token
     // and selects the trapped character in Phase 2. Then, the trapped character escapes and
     // proceeds with the Move Characters step." Selecting it with #7 is what frees it; carrying
@@ -409,7 +455,7 @@ fn none_carried_out(s: &mut State, ctx: &mut Ctx, mp: &MovePlan, selected: Optio
     // (The selected character is the first alternative's that could select it.)
     if let Some(i) = selected_who.filter(|&i| s.chars[i].trapped) {
         let text = escape_trap(s, i, " all the same (the reset token selected it; Character Abilities, Trap)");
-        say(s, ctx, format!("  {text}"));
+        say!(s, ctx, "  {text}");
     }
     // Character Abilities, Crazy Cat Lady: the cats chase with the cat token whether or not the
     // card can be resolved.
@@ -418,7 +464,7 @@ fn none_carried_out(s: &mut State, ctx: &mut Ctx, mp: &MovePlan, selected: Optio
         chase(s, t.who, &t.chase, &mut lines);
         check_win(s, &mut lines);
         for l in lines {
-            say(s, ctx, format!("  {l}"));
+            say!(s, ctx, "  {l}");
         }
     }
 }
@@ -485,15 +531,12 @@ fn check_win(s: &mut State, lines: &mut Vec<String>) -> bool {
 }
 
 /// The card steps of `t` grouped: for each card (the played card with all its repeats, the combo
-/// card), the range of step indices from its first to its last resolution.
-fn card_units(t: &Try) -> Vec<(usize, usize)> {
-    let mut units = Vec::new();
-    let cards: Vec<usize> = (0..t.steps.len()).filter(|&i| matches!(t.steps[i], Step::Card(_))).collect();
-    if let (Some(&a), Some(&b)) = (cards.first(), cards.last()) {
-        units.push((a, b));
-    }
-    units.extend(t.steps.iter().position(|x| matches!(x, Step::Combo(_))).map(|i| (i, i)));
-    units
+/// card), the range of step indices from its first to its last resolution. (An array, not a
+/// list: the built-in player carries out thousands of alternatives a step.)
+fn card_units(t: &Try) -> [Option<(usize, usize)>; 2] {
+    let is_card = |x: &Step| matches!(x, Step::Card(_));
+    let cards = t.steps.iter().position(is_card).zip(t.steps.iter().rposition(is_card));
+    [cards, t.steps.iter().position(|x| matches!(x, Step::Combo(_))).map(|i| (i, i))]
 }
 
 /// Carries out one alternative on `s` (a scratch copy); stops early when the game is won. With
@@ -516,18 +559,21 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lenient: boo
         chase(s, ch, &t.chase, lines);
     }
     let units = card_units(t);
-    // Cards of this move resolved so far, in order (what a Copy in it may copy besides earlier moves).
-    let mut this_move: Vec<Card> = Vec::new();
+    // Cards of this move resolved so far, in order (what a Copy in it may copy besides earlier
+    // moves): one per unit, so at most two.
+    let mut this_move = [Card::Copy; 2];
+    let mut n_this = 0;
     let mut carried = 0;
     let mut i = 0;
     while i < t.steps.len() {
-        if let Some(&(a, b)) = units.iter().find(|u| u.0 == i) {
+        let this_move_so_far = &this_move[..n_this];
+        if let Some(&(a, b)) = units.iter().flatten().find(|u| u.0 == i) {
             let card = if matches!(t.steps[a], Step::Combo(_)) { mp.combo.expect("combo step has a combo card") } else { mp.card };
             // Only a lenient run goes back to before a card that cannot be carried out.
             let before = lenient.then(|| (s.clone(), lines.len(), tunnel_used));
             let mut unit = || -> Result<bool, String> {
                 for k in a..=b {
-                    if step(s, role, mp, t, k, &this_move, &mut tunnel_used, lines)? {
+                    if step(s, role, mp, t, k, this_move_so_far, &mut tunnel_used, lines)? {
                         return Ok(true);
                     }
                 }
@@ -548,11 +594,12 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lenient: boo
                     lines.push(tell!("{} is not carried out (fully or not at all): {e}", card.title()));
                 }
             }
-            this_move.push(card);
+            this_move[n_this] = card;
+            n_this += 1;
             i = b + 1;
             continue;
         }
-        if step(s, role, mp, t, i, &this_move, &mut tunnel_used, lines)? {
+        if step(s, role, mp, t, i, this_move_so_far, &mut tunnel_used, lines)? {
             return Ok(carried);
         }
         i += 1;
@@ -933,7 +980,7 @@ pub fn move_char(s: &mut State, i: usize, d: Dir) -> Result<String, String> {
     };
     s.chars[i].at = land;
     mark_trail(s, i, p, land);
-    let carry = s.carried_by(i).map(|t| tell!(" carrying the {} flag", t.name())).unwrap_or_default();
+    let carry = if in_trial() { String::new() } else { s.carried_by(i).map(|t| format!(" carrying the {} flag", t.name())).unwrap_or_default() };
     let trap = spring_trap(s, i);
     Ok(tell!("{} {p} -> {land}{over}{carry}{trap}", name(s)))
 }
@@ -1170,15 +1217,19 @@ fn push(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<()
     };
     let mut why = Vec::new();
     for (j, path) in candidates {
-        let mut sim = s.clone();
-        let mut l = Vec::new();
-        match push_one(&mut sim, ch, j, &path, &mut l) {
-            Ok(()) => {
-                *s = sim;
-                lines.extend(l);
-                return Ok(());
+        let before = Board::of(s);
+        #[cfg(debug_assertions)]
+        let whole = s.clone();
+        let n = lines.len();
+        match push_one(s, ch, j, &path, lines) {
+            Ok(()) => return Ok(()),
+            Err(e) => {
+                before.put_back(s);
+                #[cfg(debug_assertions)]
+                debug_assert!(*s == whole, "a push changed the board beyond what Board puts back");
+                lines.truncate(n);
+                why.push(e)
             }
-            Err(e) => why.push(e),
         }
     }
     if why.is_empty() {
@@ -1232,8 +1283,13 @@ pub fn winner(s: &State) -> Option<(Team, String)> {
             return Some((y, tell!("the {} flag reached {q}, in Team {}'s territory", x.name(), y.name())));
         }
     }
+    // A flag of every opponent is as many flags as opponents (their names differ), so a runner
+    // holding fewer has no name to compare: the common case, checked after every step of every
+    // move the built-in player tries.
+    let opponents = |t: Team| s.chars.iter().filter(move |o| o.team != t);
+    let counts = Teams { white: opponents(Team::White).count(), red: opponents(Team::Red).count() };
     for c in &s.chars {
-        if c.is_runner() && s.chars.iter().filter(|o| o.team != c.team).all(|o| c.holds.contains(&o.name)) {
+        if c.is_runner() && c.holds.len() >= *counts.get(c.team) && opponents(c.team).all(|o| c.holds.contains(&o.name)) {
             return Some((c.team, tell!("{} holds a character flag of every opposing character", c.name)));
         }
     }
@@ -1281,7 +1337,8 @@ mod tests {
         let mut s = cleared(&[]);
         let green = put(&mut s, "Green", "d4");
         let mp = plan(Card::Forward, Token::N(1), None, &["runner: boost n", "nobody", "runner", "defender"]);
-        let c = choose_alternative(&s, "white-1", &mp);
+        let mut after = s.clone();
+        let c = choose_alternative(&mut after, "white-1", &mp);
         assert_eq!(c.skipped.len(), 1);
         assert_eq!(c.skipped[0].0, 1);
         assert!(c.skipped[0].1.contains("\"nobody\" is not runner"), "{:?}", c.skipped);
@@ -1290,10 +1347,13 @@ mod tests {
         assert!(c.not_fully[0].1.contains("has no boost"), "{:?}", c.not_fully);
         let carried = c.carried.expect("carried out");
         assert_eq!((carried.k, carried.how), (2, Fulfilled::Fully));
-        assert_eq!(carried.state.chars[green].at, sq("d5"));
+        assert_eq!(after.chars[green].at, sq("d5"));
         assert_eq!(carried.lines, ["Run forward: Green d4 -> d5"]);
         assert_eq!(c.selected.map(|t| t.who), Some(green));
-        assert_eq!(s.chars[green].at, sq("d4"), "decided on a copy");
+        // Only the move carried out changed the board: the boost tried first was put back.
+        s.chars[green].at = sq("d5");
+        s.trail.push(("Green".into(), sq("d4"), sq("d5")));
+        assert_eq!(after, s, "only the alternative carried out changes the state");
     }
 
     /// Using Boosts: "fully ... or not at all" per action card: with no alternative carried out
@@ -1303,11 +1363,11 @@ mod tests {
         let mut s = cleared(&[]);
         let green = put(&mut s, "Green", "d4");
         let mp = plan(Card::Forward, Token::N(3), Some(Card::Flag), &["runner"]);
-        let c = choose_alternative(&s, "white-1", &mp);
+        let c = choose_alternative(&mut s, "white-1", &mp);
         assert_eq!(c.not_fully.len(), 1, "no flag action next to d5");
         let carried = c.carried.expect("carried out in part");
         assert_eq!((carried.k, carried.how), (0, Fulfilled::InPart));
-        assert_eq!(carried.state.chars[green].at, sq("d5"));
+        assert_eq!(s.chars[green].at, sq("d5"));
         assert!(carried.lines[1].starts_with("Flag is not carried out (fully or not at all)"), "{:?}", carried.lines);
     }
 
@@ -1318,13 +1378,15 @@ mod tests {
         let mut s = cleared(&[]);
         let green = put(&mut s, "Green", "d4");
         let mp = plan(Card::Flag, Token::N(2), None, &["runner", "defender"]);
-        let c = choose_alternative(&s, "white-1", &mp);
+        let before = s.clone();
+        let c = choose_alternative(&mut s, "white-1", &mp);
         assert!(c.carried.is_none());
+        assert_eq!(s, before, "nothing carried out, nothing changed");
         assert_eq!(c.not_fully.iter().map(|x| x.0).collect::<Vec<_>>(), [0, 1]);
         assert_eq!(c.selected.map(|t| t.who), Some(green));
         // A trapped character is selected only by a reset token (Character Abilities, Trap).
         s.chars[green].trapped = true;
-        let c = choose_alternative(&s, "white-1", &mp);
+        let c = choose_alternative(&mut s, "white-1", &mp);
         assert_eq!(c.selected.map(|t| t.who), s.char_named("Black"));
     }
 

@@ -201,7 +201,21 @@ pub fn parse_try(s: &State, role: &str, mp: &MovePlan, text: &str) -> Result<Try
 /// gives for the text naming that character and those steps, without reading any text (the
 /// built-in player tries the same few alternatives with every card).
 pub fn try_with(mp: &MovePlan, who: usize, written: &[Step]) -> Result<Try, String> {
-    normalized(mp, who, written.to_vec(), Vec::new())
+    // Room for the card and combo steps normalizing adds, so that it adds them without growing.
+    let mut t = Try { who, steps: Vec::with_capacity(written.len() + card_times(mp.token) + 1), chase: Vec::new(), no_card: false };
+    try_with_in(mp, who, written, &mut t)?;
+    Ok(t)
+}
+
+/// [`try_with`] written into `t`, whose room is kept (the built-in player tries thousands of
+/// alternatives a step); `t` is that alternative when this returns `Ok`.
+pub fn try_with_in(mp: &MovePlan, who: usize, written: &[Step], t: &mut Try) -> Result<(), String> {
+    (t.who, t.no_card) = (who, false);
+    t.chase.clear();
+    t.steps.clear();
+    t.steps.extend_from_slice(written);
+    fill_cards(mp, &mut t.steps)?;
+    check_card_order(mp, &t.steps)
 }
 
 /// The alternative after its card steps are filled in and checked ([`fill_cards`],

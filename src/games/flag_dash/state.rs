@@ -382,11 +382,27 @@ impl State {
         self.chars.iter().position(|c| c.at == q)
     }
 
+    /// Index of the character named `name` as the state writes names (a flag's carrier, a trap's
+    /// owner): the exact name first, the cheap look-up every move's win check makes; else as
+    /// [`State::char_named`] finds it (names are unique in any case, so both agree).
+    pub fn char_written(&self, name: &str) -> Option<usize> {
+        self.chars.iter().position(|c| c.name == name).or_else(|| self.char_named(name))
+    }
+
     /// Where team `t`'s flag is now (its carrier's space when carried).
     pub fn flag_space(&self, t: Team) -> Sq {
         match self.flags.get(t) {
             FlagAt::Space(q) => *q,
-            FlagAt::Carried(n) => self.chars[self.char_named(n).expect("carrier exists")].at,
+            FlagAt::Carried(n) => self.chars[self.char_written(n).expect("carrier exists")].at,
+        }
+    }
+
+    /// The character carrying team `t`'s flag (the first whose name the flag names, as
+    /// [`State::carried_by`] reads it).
+    pub fn carrier(&self, t: Team) -> Option<usize> {
+        match self.flags.get(t) {
+            FlagAt::Carried(n) => self.chars.iter().position(|c| c.name == *n),
+            FlagAt::Space(_) => None,
         }
     }
 
