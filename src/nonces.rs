@@ -2,13 +2,18 @@
 //! receipt's role, seq, commitment and time), so that `submit` checks a nonce's freshness and
 //! the open step's receipts without reading every sealed order and receipt of the game.
 //!
-//! `submit` writes it with each receipt, in the same durable commit (before the receipt, the
-//! commit point). It is trusted only while its checksum holds and it names exactly the receipt
-//! files on disk (a listing of `receipts/` and of each step's folder; no file is read). On any
-//! doubt (missing, unreadable, another format, damaged, a receipt it lacks or one it names that
-//! is absent: an order cut off by a crash before its receipt, receipts written by an older pbem or
-//! restored from a backup) it is rebuilt from the sealed orders and the receipts, as `submit` read
-//! them before. It is host-side (`host/`), never published nor audited.
+//! One line an order, each with its own checksum, appended (`O_APPEND`, one `write` for a whole
+//! batch of orders) before the batch's receipts: the line goes into the same durable commit as
+//! the order's sealed copy, and the receipt, the commit point, is written only after it. So a
+//! `submit` of a batch writes the index once, and never rewrites what is there. It is trusted
+//! only while every line's checksum holds and it names exactly the receipt files on disk (a
+//! listing of `receipts/` and of each step's folder; no file is read); a torn last line (a
+//! power loss mid-append) is left out, and then the listing decides. On any doubt (missing,
+//! unreadable, another format, damaged, a receipt it lacks or one it names that is absent: an
+//! order cut off by a crash before its receipt, receipts written by an older pbem or restored
+//! from a backup) it is rebuilt from the sealed orders and the receipts, as `submit` read them
+//! before, and the next write replaces the file whole (temp file and rename) instead of
+//! appending. It is host-side (`host/`), never published nor audited.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -18,7 +23,10 @@ use crate::model::Receipt;
 use crate::store::{self, GameDir};
 use crate::{commit, orderfile};
 
-const MAGIC: &str = "pbem-nonces 1";
+const MAGIC: &str = "pbem-nonces 2";
+
+/// How many hex digits of a line's SHA-256 end it (its checksum).
+const CHECK_HEX: usize = 16;
 
 /// What the index keeps of a receipt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -49,6 +57,19 @@ struct Entry {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct NonceIndex {
     entries: Vec<Entry>,
+    /// How many of `entries` the file holds exactly as they would be written (appending the rest
+    /// brings it up to date); `None` when the file must be replaced whole (rebuilt, torn, damaged,
+    /// missing, or an entry that cannot be written on one line).
+    on_file: Option<usize>,
+}
+
+/// What brings the index file up to date ([`NonceIndex::update`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Update {
+    /// Lines to append to the file as it is.
+    Append(Vec<u8>),
+    /// The whole file, to replace it.
+    Replace(Vec<u8>),
 }
 
 /// `DIR/host/nonces`.
@@ -76,7 +97,7 @@ impl NonceIndex {
     /// cannot be read.
     pub fn load(dir: &GameDir, open: u64) -> Result<NonceIndex> {
         let disk = on_disk(dir)?;
-        if let Some(idx) = std::fs::read_to_string(path(dir)).ok().and_then(|t| NonceIndex::parse(&t))
+        if let Some(idx) = std::fs::read(path(dir)).ok().and_then(|t| NonceIndex::parse(&t))
             && idx.entries.iter().map(|e| (e.step, e.name.clone())).collect::<BTreeSet<_>>() == disk
             && idx.entries.len() == disk.len()
             && idx.entries.iter().all(|e| e.step != open || e.brief.is_some())
@@ -105,7 +126,7 @@ impl NonceIndex {
             };
             entries.push(Entry { step: *step, name: name.clone(), nonce, brief });
         }
-        Ok(NonceIndex { entries })
+        Ok(NonceIndex { entries, on_file: None })
     }
 
     /// A nonce of an order ever accepted in this game.
@@ -126,56 +147,79 @@ impl NonceIndex {
         self.entries.push(Entry { step: receipt.step, name: format!("{}-{}", receipt.role, receipt.seq), nonce, brief: Some(brief) });
     }
 
-    /// The file's text; `None` when a field could not be written on one line (then no index is
-    /// kept, and every submit reads the files).
-    pub fn text(&self) -> Option<String> {
-        let word = |s: &str| !s.is_empty() && !s.contains(char::is_whitespace);
-        let mut body = format!("{MAGIC}\n");
-        for e in &self.entries {
-            let nonce = e.nonce.map_or("-".to_string(), hex::encode);
-            if !word(&e.name) {
-                return None;
-            }
-            body.push_str(&format!("{} {} {nonce}", e.step, e.name));
-            if let Some(b) = &e.brief {
-                if !(word(&b.role) && word(&b.commitment) && word(&b.received)) {
-                    return None;
-                }
-                body.push_str(&format!(" {} {} {} {}", b.role, b.seq, b.commitment, b.received));
-            }
-            body.push('\n');
-        }
-        let sum = commit::sha256_hex(body.as_bytes());
-        Some(format!("{body}sha256 {sum}\n"))
-    }
-
-    fn parse(text: &str) -> Option<NonceIndex> {
-        let (body, last) = text.strip_suffix('\n')?.rsplit_once('\n').map(|(b, l)| (format!("{b}\n"), l))?;
-        if last.strip_prefix("sha256 ")? != commit::sha256_hex(body.as_bytes()) {
+    /// What to write so that the file holds every entry: the new entries' lines to append, or
+    /// the whole file when it cannot be appended to; `None` when it is up to date, or when an
+    /// entry cannot be written on one line (then the file is left to be rebuilt by the next
+    /// `submit`, which reads the files). Call [`NonceIndex::written`] once it is written.
+    pub fn update(&self) -> Option<Update> {
+        let from = self.on_file.unwrap_or(0);
+        if self.on_file == Some(self.entries.len()) {
             return None;
         }
-        let mut lines = body.lines();
+        let mut text = if self.on_file.is_some() { String::new() } else { format!("{MAGIC}\n") };
+        for e in &self.entries[from..] {
+            text.push_str(&line(e)?);
+        }
+        Some(if self.on_file.is_some() { Update::Append(text.into_bytes()) } else { Update::Replace(text.into_bytes()) })
+    }
+
+    /// Notes that [`NonceIndex::update`]'s bytes were written.
+    pub fn written(&mut self) {
+        self.on_file = Some(self.entries.len());
+    }
+
+    /// The index as the file's bytes hold it: `None` when it is not one (another format, a line
+    /// damaged). A last line without its newline (torn by a power loss) is left out, and the
+    /// index then cannot be appended to.
+    fn parse(bytes: &[u8]) -> Option<NonceIndex> {
+        let whole = bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1);
+        let text = std::str::from_utf8(&bytes[..whole]).ok()?;
+        let mut lines = text.lines();
         if lines.next()? != MAGIC {
             return None;
         }
-        let mut entries = Vec::new();
-        for line in lines {
-            let f: Vec<&str> = line.split(' ').collect();
-            let nonce = match *f.get(2)? {
-                "-" => None,
-                n => Some(commit::parse_32(n)?),
-            };
-            let brief = match f.as_slice() {
-                [_, _, _] => None,
-                [_, _, _, role, seq, commitment, received] => {
-                    Some(Brief { role: role.to_string(), seq: seq.parse().ok()?, commitment: commitment.to_string(), received: received.to_string() })
-                }
-                _ => return None,
-            };
-            entries.push(Entry { step: f[0].parse().ok()?, name: f[1].to_string(), nonce, brief });
-        }
-        Some(NonceIndex { entries })
+        let entries = lines.map(parse_line).collect::<Option<Vec<Entry>>>()?;
+        let on_file = (whole == bytes.len()).then_some(entries.len());
+        Some(NonceIndex { entries, on_file })
     }
+}
+
+/// An entry's line, ending with its checksum and a newline; `None` when a field is empty or
+/// holds a space.
+fn line(e: &Entry) -> Option<String> {
+    let word = |s: &str| !s.is_empty() && !s.contains(char::is_whitespace);
+    let nonce = e.nonce.map_or("-".to_string(), hex::encode);
+    if !word(&e.name) {
+        return None;
+    }
+    let mut body = format!("{} {} {nonce}", e.step, e.name);
+    if let Some(b) = &e.brief {
+        if !(word(&b.role) && word(&b.commitment) && word(&b.received)) {
+            return None;
+        }
+        body.push_str(&format!(" {} {} {} {}", b.role, b.seq, b.commitment, b.received));
+    }
+    let sum = commit::sha256_hex(body.as_bytes());
+    Some(format!("{body} {}\n", &sum[..CHECK_HEX]))
+}
+
+/// One line (without its newline), `None` unless its checksum holds and its fields read.
+fn parse_line(l: &str) -> Option<Entry> {
+    let (body, sum) = l.rsplit_once(' ')?;
+    if sum.len() != CHECK_HEX || commit::sha256_hex(body.as_bytes())[..CHECK_HEX] != *sum {
+        return None;
+    }
+    let f: Vec<&str> = body.split(' ').collect();
+    let nonce = match *f.get(2)? {
+        "-" => None,
+        n => Some(commit::parse_32(n)?),
+    };
+    let brief = match f.as_slice() {
+        [_, _, _] => None,
+        [_, _, _, role, seq, commitment, received] => Some(Brief { role: role.to_string(), seq: seq.parse().ok()?, commitment: commitment.to_string(), received: received.to_string() }),
+        _ => return None,
+    };
+    Some(Entry { step: f[0].parse().ok()?, name: f[1].to_string(), nonce, brief })
 }
 
 #[cfg(test)]
@@ -183,22 +227,36 @@ mod tests {
     use super::*;
 
     #[test]
-    fn text_round_trips_and_damage_is_refused() {
+    fn lines_are_appended_and_damage_or_a_torn_line_is_caught() {
         let brief = Brief { role: "union".into(), seq: 2, commitment: "ab".repeat(32), received: "2026-07-01T12:00:00Z".into() };
-        let idx = NonceIndex {
-            entries: vec![
-                Entry { step: 1, name: "union-1".into(), nonce: Some([7; 32]), brief: None },
-                Entry { step: 2, name: "union-2".into(), nonce: None, brief: Some(brief) },
-            ],
-        };
-        let text = idx.text().unwrap();
-        assert_eq!(NonceIndex::parse(&text), Some(idx.clone()));
-        assert_eq!(NonceIndex::parse(&NonceIndex::default().text().unwrap()), Some(NonceIndex::default()));
-        for cut in 0..text.len() - 1 {
-            assert_eq!(NonceIndex::parse(&text[..cut]), None, "cut at {cut}");
+        let mut idx = NonceIndex { entries: vec![Entry { step: 1, name: "union-1".into(), nonce: Some([7; 32]), brief: None }], on_file: None };
+        let Some(Update::Replace(mut file)) = idx.update() else { panic!("a new index is written whole") };
+        idx.written();
+        assert_eq!(idx.update(), None, "up to date");
+        idx.entries.push(Entry { step: 2, name: "union-2".into(), nonce: None, brief: Some(brief) });
+        let Some(Update::Append(more)) = idx.update() else { panic!("the new entry is appended") };
+        assert_eq!(more.iter().filter(|b| **b == b'\n').count(), 1, "one line");
+        file.extend_from_slice(&more);
+        idx.written();
+        assert_eq!(NonceIndex::parse(&file), Some(idx.clone()));
+        let empty = NonceIndex { entries: vec![], on_file: Some(0) };
+        assert_eq!(NonceIndex::parse(format!("{MAGIC}\n").as_bytes()), Some(empty));
+        // Cut anywhere: either refused, or the whole lines before the cut, never to be appended to.
+        let first_line = file.iter().position(|b| *b == b'\n').unwrap() + 1;
+        for cut in 0..file.len() - 1 {
+            match NonceIndex::parse(&file[..cut]) {
+                None => assert!(cut < first_line, "cut at {cut}"),
+                Some(p) => {
+                    assert!(p.on_file.is_none() || file[cut - 1] == b'\n', "cut at {cut}");
+                    assert!(idx.entries.starts_with(&p.entries) && p.entries.len() < 2, "cut at {cut}");
+                }
+            }
         }
         // A changed nonce with the checksum left as it was.
-        assert_eq!(NonceIndex::parse(&text.replace(&"07".repeat(32), &"08".repeat(32))), None);
+        let text = String::from_utf8(file).unwrap();
+        assert_eq!(NonceIndex::parse(text.replace(&"07".repeat(32), &"08".repeat(32)).as_bytes()), None);
         assert!(idx.used(&[7; 32]) && !idx.used(&[8; 32]));
+        // An older format is not read (it is rebuilt, then replaced).
+        assert_eq!(NonceIndex::parse(b"pbem-nonces 1\nsha256 00\n"), None);
     }
 }

@@ -648,9 +648,27 @@ struct Intake {
 }
 
 impl Intake {
-    /// Writes the waiting receipts now (one sync for all their files).
-    fn commit_staged(&mut self) -> Result<()> {
+    /// Writes the waiting receipts now (one sync for all their files and the nonce index).
+    fn commit_staged(&mut self, g: &Loaded) -> Result<()> {
+        self.write_index(g)?;
         store::commit_all(std::mem::take(&mut self.staged))
+    }
+
+    /// Brings the nonce index file up to date with the orders accepted (one append for the
+    /// batch, or the file replaced whole after a rebuild), before any of their receipts: it is
+    /// made durable by the sync before them ([`store::Staged::also`]). A crash before a receipt
+    /// leaves the index naming a receipt that is absent, which makes the next submit rebuild it.
+    fn write_index(&mut self, g: &Loaded) -> Result<()> {
+        let (Some(index), Some(first)) = (self.index.as_mut(), self.staged.first_mut()) else { return Ok(()) };
+        let p = nonces::path(&g.dir);
+        match index.update() {
+            None => return Ok(()),
+            Some(nonces::Update::Append(lines)) => store::append_unsynced(&p, &lines)?,
+            Some(nonces::Update::Replace(text)) => store::write_unsynced(&p, &text)?,
+        }
+        index.written();
+        first.also(p);
+        Ok(())
     }
 
     fn index(&mut self, g: &Loaded, step: u64) -> Result<&mut NonceIndex> {
@@ -691,7 +709,7 @@ fn submit_in(g: &Loaded, intake: &mut Intake, input: &OrderInput, now: DateTime<
         Resend::Again { path } => {
             // Accepted earlier in this batch: its receipt, waiting, is written first.
             if intake.staged.iter().any(|s| s.point.path == path) {
-                intake.commit_staged()?;
+                intake.commit_staged(g)?;
             }
             let receipt = model::read_receipt(&path)?;
             let warnings = vec![format!("already received as receipt {}: nothing changed", receipt.seq)];
@@ -811,9 +829,10 @@ fn check_legal(g: &Loaded, v: &Verified, path: &Path) -> Result<()> {
 }
 
 /// Stores the accepted order `v` as receipt `seq` of `step`: its sealed copy, the signatures and
-/// the nonce index made durable together, then the host-signed receipt, the commit point (a
-/// sealed order without its receipt was never accepted); the receipt waits in `intake`, so that
-/// one sync serves a batch's orders ([`submit_grouped`]). Returns the receipt, its file, and the
+/// the nonce index (written for the whole batch by [`Intake::write_index`]) made durable
+/// together, then the host-signed receipt, the commit point (a sealed order without its receipt
+/// was never accepted); the receipt waits in `intake`, so that one sync serves a batch's orders
+/// ([`submit_grouped`]). Returns the receipt, its file, and the
 /// file's bytes and signature.
 #[allow(clippy::too_many_arguments)]
 fn store_accepted(g: &Loaded, intake: &mut Intake, v: &Verified, step: u64, seq: u64, commitment: String, nonce: Option<[u8; 32]>, now: DateTime<Utc>) -> Result<(Receipt, PathBuf, SignedFile)> {
@@ -837,15 +856,10 @@ fn store_accepted(g: &Loaded, intake: &mut Intake, v: &Verified, step: u64, seq:
     let key = cached(&mut intake.key, || host_key(&g.dir))?;
     let signature = sig::sign(&key, NS_RECEIPT, &bytes)?.into_bytes();
     files.push((sig_path(&rpath), signature.clone()));
-    // The nonce index with this order in it goes into the same durable commit: a crash before the
-    // receipt leaves it naming a receipt that is absent, which makes the next submit rebuild it.
-    let mut index = intake.index(g, step)?.clone();
-    index.add(&receipt, nonce);
-    if let Some(text) = index.text() {
-        files.push((nonces::path(&g.dir), text.into_bytes()));
-    }
-    intake.staged.push(store::stage(&files, store::CommitPoint::new(rpath.clone(), bytes.clone()))?);
-    intake.index = Some(index);
+    let staged = store::stage(&files, store::CommitPoint::new(rpath.clone(), bytes.clone()))?;
+    // In the index once its files are written (a write that failed stores nothing).
+    intake.index(g, step)?.add(&receipt, nonce);
+    intake.staged.push(staged);
     Ok((receipt, rpath, (bytes, signature)))
 }
 
@@ -897,7 +911,7 @@ pub fn submit_grouped(dir: &Path, files: &[OrderInput], clock: impl Into<Clock>,
         if let Ok(a) = &mut res
             && (a.ending.resign || a.ending.draw == Some(true))
         {
-            intake.commit_staged()?;
+            intake.commit_staged(&g)?;
             if let Some(rec) = end_by_players(&g, now)? {
                 a.ended = rec.outcome.map(|o| o.summary);
                 g = load(dir)?;
@@ -907,8 +921,11 @@ pub fn submit_grouped(dir: &Path, files: &[OrderInput], clock: impl Into<Clock>,
         out.push(res);
     }
     match group {
-        Some(group) => group.add_all(std::mem::take(&mut intake.staged), lock),
-        None => intake.commit_staged()?,
+        Some(group) => {
+            intake.write_index(&g)?;
+            group.add_all(std::mem::take(&mut intake.staged), lock);
+        }
+        None => intake.commit_staged(&g)?,
     }
     Ok(out)
 }

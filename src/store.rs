@@ -323,6 +323,12 @@ pub fn stage(files: &[(PathBuf, Vec<u8>)], point: CommitPoint) -> Result<Staged>
 }
 
 impl Staged {
+    /// Adds a file already written (appended to with [`append_unsynced`], or written with
+    /// [`write_unsynced`]) to those made durable before the commit point.
+    pub fn also(&mut self, path: PathBuf) {
+        self.paths.push(path);
+    }
+
     /// Makes the files durable (one sync), then writes the commit point.
     pub fn commit(self) -> Result<()> {
         make_durable(&self.paths.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
@@ -465,8 +471,22 @@ fn flush_staged(staged: Vec<Staged>) -> Result<()> {
     first_error.map_or(Ok(()), Err)
 }
 
-/// Temp file + rename with no fsync (made durable by [`sync_together`]).
-fn write_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
+/// Appends `bytes` to the file at `path` (created if missing, mode as [`write_atomic`]) with one
+/// `write` in append mode and no fsync: made durable by the sync before a commit point
+/// ([`Staged::also`]). A power loss may leave the last line torn: its readers must ignore one.
+pub fn append_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
+    let mut options = File::options();
+    options.create(true).append(true);
+    #[cfg(unix)]
+    if host_folder(path).is_some() {
+        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    }
+    options.open(path).and_then(|mut f| f.write_all(bytes)).map_err(|e| io(path, e))
+}
+
+/// Temp file + rename with no fsync (made durable by [`sync_together`], e.g. through
+/// [`Staged::also`]).
+pub fn write_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();

@@ -98,7 +98,7 @@ fn sendmail_refusing_keeps_the_mail_queued_until_a_later_run() {
     let log = tmp.path().join("LOG");
     assert!(sent_messages(&log).is_empty());
     let queue = root.join(".mail").join("outbox").join("queue");
-    let queued = || std::fs::read_dir(&queue).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "eml")).count();
+    let queued = || std::fs::read_dir(&queue).unwrap().filter(|e| e.as_ref().unwrap().path().extension().is_some_and(|x| x == "mail")).count();
     assert_eq!(queued(), 2, "both receipts wait in the queue");
     // The cron run once sendmail works again: both steps' orders are in, so it resolves the
     // step and mails both receipts and both reports, each once.

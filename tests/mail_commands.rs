@@ -44,12 +44,15 @@ fn intake(root: &Path, md: &Path, cfg: &Path, now: &str) -> String {
     String::from_utf8(out.get_output().stdout.clone()).unwrap()
 }
 
+/// The bytes of every mail in the outbox queue, by id.
+fn queued_raw(root: &Path) -> Vec<Vec<u8>> {
+    let outbox = pbem::mail::Outbox::under(root);
+    outbox.pending().unwrap().iter().map(|id| outbox.queued_message(id).unwrap().unwrap()).collect()
+}
+
 /// Every mail in the outbox queue.
 fn queued(root: &Path) -> Vec<Mail> {
-    let q = root.join(".mail/outbox/queue");
-    let mut names: Vec<PathBuf> = std::fs::read_dir(&q).map(|d| d.map(|e| e.unwrap().path()).collect()).unwrap_or_default();
-    names.sort();
-    names.iter().filter(|p| p.extension().is_some_and(|x| x == "eml")).map(|p| read_mail(&std::fs::read(p).unwrap())).collect()
+    queued_raw(root).iter().map(|b| read_mail(b)).collect()
 }
 
 fn to(mails: &[Mail], addr: &str) -> Vec<Mail> {
@@ -329,8 +332,7 @@ fn press_shows_control_characters_as_escapes_status_counts_from_the_runs_now_and
     let raw = format!("From: \"evil@evil.com\" <MEADE@Example.org>\nTo: judge@example.net\nSubject: hello\nMessage-ID: <ctl@example.org>\nContent-Type: text/plain; charset=utf-8\nContent-Transfer-Encoding: 8bit\n\n{body}");
     deliver(&md, "1", raw.as_bytes());
     intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
-    let q = root.join(".mail/outbox/queue");
-    let raws: Vec<String> = std::fs::read_dir(&q).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|x| x == "eml")).map(|p| std::fs::read_to_string(p).unwrap()).collect();
+    let raws: Vec<String> = queued_raw(&root).into_iter().map(|b| String::from_utf8(b).unwrap()).collect();
     let reply = raws.iter().find(|r| r.contains("Subject: Re: hello")).expect("the reply");
     assert!(reply.contains("\r\nTo: meade@example.org\r\n") && !reply.contains("evil"), "{reply}");
     let reply = read_mail(reply.as_bytes());

@@ -61,7 +61,7 @@ fn deliver(maildir: &Path, name: &str, bytes: &[u8]) {
 }
 
 fn queued(root: &Path, id: &str) -> Mail {
-    read_mail(&std::fs::read(Outbox::under(root).dir.join("queue").join(format!("{id}.eml"))).unwrap())
+    read_mail(&Outbox::under(root).queued_message(id).unwrap().unwrap())
 }
 
 #[test]
@@ -113,7 +113,7 @@ fn every_corpus_message_has_its_expected_outcome() {
             (Some(id), "") => bad(format!("a reply {id} was queued, want none")),
             (None, want) => bad(format!("no reply, want one to {want}")),
             (Some(id), want) => {
-                let raw = std::fs::read_to_string(Outbox::under(&root).dir.join("queue").join(format!("{id}.eml"))).unwrap();
+                let raw = String::from_utf8(Outbox::under(&root).queued_message(id).unwrap().unwrap()).unwrap();
                 if !raw.contains("Auto-Submitted: auto-replied\r\n") {
                     bad("the reply lacks Auto-Submitted: auto-replied".into());
                 }
@@ -465,8 +465,7 @@ fn a_message_handled_again_after_a_kill_is_answered_as_a_first_acceptance() {
         let text = queued(&root, &id).text;
         assert!(text.contains("ACCEPTED") && !text.contains("already received"), "{text}");
         let queue = Outbox::under(&root).dir.join("queue");
-        std::fs::remove_file(queue.join(format!("{id}.eml"))).unwrap();
-        std::fs::remove_file(queue.join(format!("{id}.toml"))).unwrap();
+        std::fs::remove_file(queue.join(format!("{id}.mail"))).unwrap();
         std::fs::rename(maildir.join("done").join("m1"), maildir.join("new").join("m1")).unwrap();
         // Without the seen mark and the reply's count; with `cut_took_line`, killed right after
         // the receipt, before the log noted which message took it.
@@ -504,8 +503,7 @@ fn a_message_whose_receipt_a_later_one_replaced_before_a_kill_is_answered_as_the
     // As a kill leaves it: receipts written, no reply queued, nothing marked seen or filed.
     let queue = Outbox::under(&root).dir.join("queue");
     for id in &ids {
-        std::fs::remove_file(queue.join(format!("{id}.eml"))).unwrap();
-        std::fs::remove_file(queue.join(format!("{id}.toml"))).unwrap();
+        std::fs::remove_file(queue.join(format!("{id}.mail"))).unwrap();
     }
     for m in ["m1", "m1b", "m2"] {
         std::fs::rename(maildir.join("done").join(m), maildir.join("new").join(m)).unwrap();

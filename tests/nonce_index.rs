@@ -5,6 +5,7 @@
 #[path = "mail/common.rs"]
 mod common;
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
@@ -39,7 +40,7 @@ fn a_reused_nonce_is_refused_whatever_became_of_the_index() {
     let before_union = std::fs::read(index(&g)).unwrap();
     accepted(&g, &order(&g, "union", 1, "u1.toml", &|s| s), "2026-07-01T12:11:00Z");
     let text = std::fs::read_to_string(index(&g)).unwrap();
-    assert!(text.starts_with("pbem-nonces 1\n") && text.contains(" union-1 ") && text.contains(" confederate-1 "), "{text}");
+    assert!(text.starts_with("pbem-nonces 2\n") && text.contains(" union-1 ") && text.contains(" confederate-1 "), "{text}");
     // Another text with union's nonce: a replay, refused with the index as written...
     let replay = order(&g, "union", 1, "replay.toml", &|s| format!("# second thoughts\n{s}"));
     type Damage<'a> = (&'a str, &'a dyn Fn(&Path));
@@ -105,4 +106,32 @@ fn the_index_carries_over_steps_and_a_nonce_of_an_earlier_step_stays_used() {
 fn asked(game: &Path, role: &str) -> bool {
     let g = pbem::pipeline::load(game).unwrap();
     g.record.opening.as_ref().is_some_and(|o| o.asks.iter().any(|a| a.role == role))
+}
+
+/// The index is appended to (one line an order, the file kept), not rewritten with every order;
+/// a torn last line (a power loss mid-append) is left out, and the file is then replaced whole.
+#[test]
+fn orders_are_appended_to_the_index_and_a_torn_line_makes_it_replaced() {
+    use std::os::unix::fs::MetadataExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let g = new_game(&tmp.path().join("games"), "g1", 24);
+    accepted(&g, &order(&g, "confederate", 1, "c1.toml", &|s| s), "2026-07-01T12:10:00Z");
+    let inode = std::fs::metadata(index(&g)).unwrap().ino();
+    let before = std::fs::read_to_string(index(&g)).unwrap();
+    // Two orders in one batch: one append of two lines after what was there.
+    let (u1, u2) = (order(&g, "union", 1, "u1.toml", &|s| s), order(&g, "union", 2, "u2.toml", &|s| s));
+    let out = Command::cargo_bin("pbem").unwrap().arg("submit").arg(&g).arg(&u1).arg(&u2).args(["--now", "2026-07-01T12:11:00Z"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let after = std::fs::read_to_string(index(&g)).unwrap();
+    assert_eq!(std::fs::metadata(index(&g)).unwrap().ino(), inode, "appended in place, not replaced");
+    assert!(after.starts_with(&before) && after[before.len()..].lines().count() == 2, "{after}");
+    // A torn last line: the replay of union's first order is still refused, and the next order
+    // replaces the file with whole lines only.
+    std::fs::OpenOptions::new().append(true).open(index(&g)).unwrap().write_all(b"1 union-9 ").unwrap();
+    let replay = order(&g, "union", 1, "replay.toml", &|s| format!("# again\n{s}"));
+    assert!(String::from_utf8_lossy(&submit(&g, &replay, "2026-07-01T12:12:00Z").stderr).contains("this nonce was already used"));
+    accepted(&g, &order(&g, "union", 3, "u3.toml", &|s| s), "2026-07-01T12:13:00Z");
+    let text = std::fs::read_to_string(index(&g)).unwrap();
+    assert!(!text.contains("union-9") && text.ends_with('\n') && text.lines().count() == 5, "{text}");
+    assert!(text.starts_with("pbem-nonces 2\n") && text.contains(" union-3 "), "{text}");
 }

@@ -285,6 +285,18 @@ const FILING_BATCH: usize = 64;
 /// otherwise stay, by its id, beside the different receipt the next run writes). So a batch of
 /// messages costs four syncs, where each order used to cost one and each message ten fsyncs more. The moves themselves are renames in the
 /// Maildir, made durable by no sync of ours (as before): the seen mark is what a rerun trusts.
+///
+/// The order of writes and syncs, per batch of messages (a kill anywhere leaves a prefix of it):
+/// 1. per message: `got` in the mail log; per accepted order, its sealed copy and signature and
+///    the receipt's signature (temp file + rename each), then, per game and message, the nonce
+///    index's new lines (one append) before the game's lock waits in `group`; `took`/`saw` and
+///    `reply` lines in the log;
+/// 2. sync 1 (`group.flush`): everything above durable; then each waiting receipt (the commit
+///    point of its order, renamed into place) and the game's lock released;
+/// 3. sync 2: the receipts durable; then each reply queued, one file `outbox/queue/ID.mail`;
+/// 4. sync 3: the replies durable; then per message its `seen` line and its move to `done/` or
+///    `failed/` (a rename);
+/// 5. sync 4: the seen marks durable.
 struct Filing {
     /// The batch this intake opened (`None` inside a cron run's batch, or off Linux).
     _batch: Option<store::Batch>,
@@ -371,9 +383,12 @@ impl Filing {
         store::sync_batch()
     }
 
-    /// Files away what waits and ends the batch.
+    /// Files away what waits, then compacts the mail log once it is large (every line of the
+    /// run is durable by then), and ends the batch.
     fn finish(mut self) -> Result<()> {
-        self.file_waiting()
+        self.file_waiting()?;
+        self.log.compact(self.clock.now(), super::log::COMPACT_BYTES)?;
+        Ok(())
     }
 }
 

@@ -24,6 +24,10 @@
 //! loss) is ignored, and the next append starts a fresh line after it. The files of older pbem
 //! versions, `seen/HASH` and `replies/ADDR`, are still honoured, so an upgraded host loses
 //! nothing; they are read only where they exist.
+//!
+//! Once it passes [`COMPACT_BYTES`], an intake run ends by rewriting it without what no later
+//! run reads ([`MailLog::compact`]: the `got` and `saw` lines of messages marked seen, reply
+//! lines over a day old), atomically and durably.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -218,6 +222,89 @@ impl MailLog {
     }
 }
 
+/// The log is compacted at the end of an intake run once it passes this many bytes
+/// ([`MailLog::compact`]).
+pub(super) const COMPACT_BYTES: u64 = 1 << 20;
+
+/// How long reply lines are kept by a compaction: the cap counts the last hour; a day leaves room
+/// for a clock set back.
+const KEEP_REPLIES_HOURS: i64 = 24;
+
+impl MailLog {
+    /// Rewrites the log without the lines no later run reads, when it is larger than `min_bytes`
+    /// and a quarter of it or more would go: `got` and `saw` lines of messages marked seen (a
+    /// seen message is never handled again), but the last `got` line (the message that started
+    /// last, [`MailLog::took_here`]); `reply` lines more than a day old (the cap counts
+    /// an hour); lines that cannot be read. Every `seen` line stays (an mbox taken again is skipped
+    /// by them), and every `took` line (see [`kept_lines`]). Written to a temp file, synced,
+    /// renamed over the log and the folder
+    /// synced, whatever batch is open: a kill or a power loss leaves the old log or the new one,
+    /// each holding every line a later run needs. Call it under the root's intake lock, with
+    /// nothing of the run's left to append. Returns whether it rewrote the log.
+    pub(super) fn compact(&self, now: DateTime<Utc>, min_bytes: u64) -> Result<bool> {
+        let p = path(&self.state);
+        let bytes = match std::fs::read(&p) {
+            Ok(b) if b.len() as u64 > min_bytes => b,
+            Ok(_) => return Ok(false),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
+            Err(e) => return Err(store::io(&p, e)),
+        };
+        let whole = &bytes[..bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1)];
+        let text = String::from_utf8_lossy(whole);
+        let kept = kept_lines(&text, now);
+        if kept.len() * 4 > bytes.len() * 3 {
+            return Ok(false);
+        }
+        write_durable(&p, kept.as_bytes())?;
+        *self.loaded.borrow_mut() = None;
+        Ok(true)
+    }
+}
+
+/// The lines of the log's `text` that a compaction keeps ([`MailLog::compact`]).
+fn kept_lines(text: &str, now: DateTime<Utc>) -> String {
+    let seen: HashSet<&str> = text.lines().filter_map(|l| l.strip_prefix("seen ")).filter_map(|r| r.split(' ').next()).collect();
+    let lines: Vec<&str> = text.lines().collect();
+    let last_got = lines.iter().rposition(|l| l.starts_with("got "));
+    let since = now - chrono::Duration::hours(KEEP_REPLIES_HOURS);
+    let mut out = String::new();
+    for (i, line) in lines.iter().enumerate() {
+        let f: Vec<&str> = line.split(' ').collect();
+        let keep = match f.as_slice() {
+            ["seen", hash, time] => is_hash(hash) && pipeline::parse_time(time).is_ok(),
+            ["got", hash] => is_hash(hash) && (Some(i) == last_got || !seen.contains(hash)),
+            // Which message took a receipt tells a later resend of it in other bytes apart from a
+            // killed first handling ([`MailLog::took_here`]): kept.
+            ["took", hash, _, _, _, _] => is_hash(hash),
+            ["saw", hash, _, _, _, _] => is_hash(hash) && !seen.contains(hash),
+            ["reply", addr, time, _] => is_hash(addr) && pipeline::parse_time(time).is_ok_and(|t| t > since),
+            _ => false,
+        };
+        if keep {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// Replaces the file at `p` with `bytes` durably in this order: a temp file beside it written
+/// and fsynced, renamed over it, the folder fsynced (no open batch defers it).
+fn write_durable(p: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = p.parent().unwrap_or(Path::new("."));
+    let tmp = dir.join(format!(".log.{}.0.tmp", std::process::id()));
+    let mut options = std::fs::File::options();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+    let written = options.open(&tmp).and_then(|mut f| f.write_all(bytes).and_then(|()| f.sync_all())).and_then(|()| std::fs::rename(&tmp, p));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&tmp);
+        return Err(store::io(p, e));
+    }
+    std::fs::File::open(dir).and_then(|d| d.sync_all()).map_err(|e| store::io(dir, e))
+}
+
 /// Whether the log at `state` or an older version's `seen/HASH` marks the message `hash` as
 /// handled: read whole, without the lock (appends are whole lines; a torn one is ignored).
 pub(super) fn seen_on_disk(state: &Path, hash: &str) -> Result<bool> {
@@ -288,5 +375,63 @@ mod tests {
         log.record_reply("p1@ex.org", "new", t("2026-07-01T12:10:00Z")).unwrap();
         let ids: Vec<String> = log.recent_replies("p1@ex.org", t("2026-07-01T12:20:00Z")).unwrap().into_iter().map(|(_, i)| i).collect();
         assert_eq!(ids, vec!["old".to_string(), "new".to_string()]);
+    }
+
+    fn receipt(game: &str, seq: u64) -> Receipt {
+        Receipt { game: game.into(), step: 1, role: "union".into(), seq, commitment: "c".into(), received: "t".into(), nonce: true, setup: "s".into(), record: "r".into() }
+    }
+
+    /// What a later run asks of the log about messages `hashes`, receipts `rcs` and address `addr`.
+    fn answers(state: &Path, hashes: &[&String], rcs: &[Receipt], now: DateTime<Utc>) -> Vec<String> {
+        let log = MailLog::new(state);
+        let mut out = vec![format!("{:?}", log.recent_replies("p1@ex.org", now).unwrap())];
+        for h in hashes {
+            // A seen message is not handled again: what it took is asked only of the others.
+            let seen = log.seen(h).unwrap();
+            let taken = if seen { vec![] } else { log.taken_by(h, "g1").unwrap() };
+            out.push(format!("{} seen {seen} taken {taken:?}", &h[..4]));
+            for rc in rcs {
+                out.push(format!("{} took_here {} {}", &h[..4], rc.seq, log.took_here(h, rc).unwrap()));
+            }
+        }
+        out
+    }
+
+    /// A compaction drops what no later run reads and changes no answer: a message re-handled
+    /// after a kill (got, took or saw, not yet seen) is answered as before.
+    #[test]
+    fn a_compaction_keeps_every_answer_a_later_run_gets() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b, c, d) = ("a".repeat(64), "b".repeat(64), "c".repeat(64), "d".repeat(64));
+        let (r1, r2, r3) = (receipt("g1", 1), receipt("g1", 2), receipt("g1", 3));
+        let log = MailLog::new(tmp.path());
+        // a: took r1, answered, seen. b: a resend of it in other bytes, seen. c: took r2 and was
+        // killed before it was seen; d started last and was killed before its receipt's line.
+        log.note_got(&a).unwrap();
+        log.note_took(&a, &r1).unwrap();
+        log.record_reply("p1@ex.org", "old", t("2026-06-01T12:00:00Z")).unwrap();
+        log.mark_seen(&a, t("2026-06-01T12:00:00Z")).unwrap();
+        log.note_got(&b).unwrap();
+        log.note_saw(&b, &r1).unwrap();
+        log.mark_seen(&b, t("2026-07-01T11:00:00Z")).unwrap();
+        log.note_got(&c).unwrap();
+        log.note_took(&c, &r2).unwrap();
+        log.note_saw(&c, &r1).unwrap();
+        log.record_reply("p1@ex.org", "new", t("2026-07-01T11:50:00Z")).unwrap();
+        log.note_got(&d).unwrap();
+        let now = t("2026-07-01T12:00:00Z");
+        let hashes = [&a, &b, &c, &d];
+        let before = answers(tmp.path(), &hashes, &[r1.clone(), r2.clone(), r3.clone()], now);
+        let size = std::fs::metadata(path(tmp.path())).unwrap().len();
+        assert!(!log.compact(now, size).unwrap(), "not larger than the limit");
+        assert!(log.compact(now, 0).unwrap());
+        let text = std::fs::read_to_string(path(tmp.path())).unwrap();
+        assert_eq!(answers(tmp.path(), &hashes, &[r1, r2, r3], now), before, "{text}");
+        assert!(!text.contains(&format!("got {a}")) && !text.contains(&format!("saw {b}")) && !text.contains(" old\n"), "{text}");
+        assert!(text.ends_with(&format!("got {d}\n")) && text.contains(&format!("saw {c}")), "{text}");
+        // Appends go on after it; a second compaction finds too little to drop.
+        log.mark_seen(&c, now).unwrap();
+        assert!(MailLog::new(tmp.path()).seen(&c).unwrap());
+        assert!(!log.compact(now, 0).unwrap());
     }
 }

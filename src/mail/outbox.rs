@@ -5,8 +5,12 @@
 //! twice (same id) is queued once.
 //!
 //! ```text
-//! OUTBOX/queue/ID.eml   the message (written first)
-//! OUTBOX/queue/ID.toml  envelope (written last: the commit point of queueing)
+//! OUTBOX/queue/ID.mail  the envelope on its first line (`pbem-envelope QUEUED FROM TO...`),
+//!                       then the message: one file, written whole by one rename (the commit
+//!                       point of queueing)
+//! OUTBOX/queue/ID.eml   the message, and
+//! OUTBOX/queue/ID.toml  its envelope (written last), as older versions queued a mail, and as
+//!                       one is still queued when an address would not fit on the line
 //! OUTBOX/queue/ID.error the last transport error, if a send failed
 //! OUTBOX/sent/ID        when it was accepted (a ledger of sent ids)
 //! OUTBOX/dead/ID.eml, ID.toml, ID.reason   refused for good (a 5xx reply), or not accepted
@@ -73,6 +77,33 @@ pub struct DeadLetter {
     pub reason: String,
 }
 
+/// The first word of a queue file's envelope line (`ID.mail`).
+const ENVELOPE_LINE: &str = "pbem-envelope";
+
+impl Envelope {
+    /// The envelope's line (with its newline), or `None` when a field is empty or holds a space
+    /// or a control character (then the mail is queued as `ID.eml` and `ID.toml`).
+    fn line(&self) -> Option<String> {
+        let word = |s: &str| !s.is_empty() && !s.chars().any(|c| c.is_whitespace() || c.is_control());
+        let fields = [&self.queued, &self.from].into_iter().chain(&self.to);
+        (word(&self.id) && fields.clone().all(|f| word(f)) && !self.to.is_empty()).then(|| format!("{ENVELOPE_LINE} {}\n", fields.map(String::as_str).collect::<Vec<_>>().join(" ")))
+    }
+
+    /// Reads an `ID.mail` file's bytes: its envelope and the message.
+    fn split(id: &str, bytes: &[u8], path: &Path) -> Result<(Envelope, Vec<u8>)> {
+        let bad = || Error::input(path, "not a queued mail: its first line is not `pbem-envelope QUEUED FROM TO...`");
+        let end = bytes.iter().position(|b| *b == b'\n').ok_or_else(bad)?;
+        let line = std::str::from_utf8(&bytes[..end]).map_err(|_| bad())?;
+        let f: Vec<&str> = line.split(' ').collect();
+        let [ENVELOPE_LINE, queued, from, to @ ..] = f.as_slice() else { return Err(bad()) };
+        if to.is_empty() {
+            return Err(bad());
+        }
+        let env = Envelope { id: id.to_string(), from: from.to_string(), to: to.iter().map(|t| t.to_string()).collect(), queued: queued.to_string() };
+        Ok((env, bytes[end + 1..].to_vec()))
+    }
+}
+
 fn valid_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
 }
@@ -92,9 +123,12 @@ impl Outbox {
     pub fn dead_dir(&self) -> PathBuf {
         self.dir.join("dead")
     }
+    fn mail_path(&self, id: &str) -> PathBuf {
+        self.queue_dir().join(format!("{id}.mail"))
+    }
     /// True if a mail with this id was ever queued (and is still queued, was sent or refused).
     pub fn knows(&self, id: &str) -> bool {
-        self.queue_dir().join(format!("{id}.toml")).exists() || self.sent_path(id).exists() || self.dead_dir().join(format!("{id}.toml")).exists()
+        self.mail_path(id).exists() || self.queue_dir().join(format!("{id}.toml")).exists() || self.sent_path(id).exists() || self.dead_dir().join(format!("{id}.toml")).exists()
     }
     /// Ids of the mails in `dead/`, by name.
     pub fn dead(&self) -> Result<Vec<String>> {
@@ -113,14 +147,45 @@ impl Outbox {
             return Ok(false);
         }
         let q = self.queue_dir();
-        store::write_atomic(&q.join(format!("{}.eml", m.id)), &m.bytes)?;
         let env = Envelope { id: m.id.clone(), from: m.from.clone(), to: m.to.clone(), queued: crate::pipeline::timestamp(now) };
+        if let Some(line) = env.line() {
+            let mut bytes = line.into_bytes();
+            bytes.extend_from_slice(&m.bytes);
+            store::write_atomic(&self.mail_path(&m.id), &bytes)?;
+            return Ok(true);
+        }
+        store::write_atomic(&q.join(format!("{}.eml", m.id)), &m.bytes)?;
         store::write_atomic(&q.join(format!("{}.toml", m.id)), toml::to_string(&env).expect("envelope serializes").as_bytes())?;
         Ok(true)
     }
     /// Ids waiting in the queue, oldest name first.
     pub fn pending(&self) -> Result<Vec<String>> {
-        Ok(store::list(&self.queue_dir())?.into_iter().filter_map(|n| n.strip_suffix(".toml").map(str::to_string)).collect())
+        let mut ids: Vec<String> = store::list(&self.queue_dir())?.into_iter().filter(|n| !n.starts_with('.')).filter_map(|n| n.strip_suffix(".toml").or_else(|| n.strip_suffix(".mail")).map(str::to_string)).collect();
+        ids.sort();
+        ids.dedup();
+        Ok(ids)
+    }
+
+    /// The envelope and the bytes of queued mail `id`, in either form of the queue.
+    fn read_queued(&self, id: &str) -> Result<(Envelope, Vec<u8>)> {
+        let q = self.queue_dir();
+        let mail = self.mail_path(id);
+        match std::fs::read(&mail) {
+            Ok(bytes) => return Envelope::split(id, &bytes, &mail),
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(store::io(&mail, e)),
+            Err(_) => {}
+        }
+        let meta = q.join(format!("{id}.toml"));
+        let env: Envelope = toml::from_str(&store::read_text(&meta)?).map_err(|e| Error::input(&meta, e.to_string()))?;
+        Ok((env, store::read(&q.join(format!("{id}.eml")))?))
+    }
+
+    /// The message of queued mail `id` as it will be sent (`None` when none is queued by that id).
+    pub fn queued_message(&self, id: &str) -> Result<Option<Vec<u8>>> {
+        if !self.pending()?.iter().any(|p| p == id) {
+            return Ok(None);
+        }
+        Ok(Some(self.read_queued(id)?.1))
     }
     /// Sends every queued mail through `t`. A mail whose send fails for now stays queued (its
     /// error in `ID.error`) and is tried again by the next flush; one refused for good moves to
@@ -160,9 +225,7 @@ impl Outbox {
         let q = self.queue_dir();
         let meta = q.join(format!("{id}.toml"));
         let eml = q.join(format!("{id}.eml"));
-        let text = store::read_text(&meta)?;
-        let env: Envelope = toml::from_str(&text).map_err(|e| Error::input(&meta, e.to_string()))?;
-        let bytes = store::read(&eml)?;
+        let (env, bytes) = self.read_queued(id)?;
         let e = match t.send(&env.id, &env.from, &env.to, &bytes) {
             Ok(()) => {
                 store::write_atomic(&self.sent_path(id), format!("{}\n", crate::pipeline::timestamp(now)).as_bytes())?;
@@ -170,6 +233,7 @@ impl Outbox {
                 remove(&eml)?;
                 remove(&q.join(format!("{id}.error")))?;
                 remove(&meta)?;
+                remove(&self.mail_path(id))?;
                 out.sent.push(id.to_string());
                 return Ok(());
             }
@@ -193,11 +257,21 @@ impl Outbox {
     }
 
     /// Moves a queued mail to `dead/` with its reason: the reason first, then the envelope (the
-    /// commit point: the mail leaves the queue), then the message.
+    /// commit point: the mail leaves the queue), then the message. A mail queued as one file
+    /// (`ID.mail`) is written to `dead/` as `ID.eml` and then `ID.toml`, and then removed from the queue.
     fn bury(&self, env: &Envelope, reason: &str, now: chrono::DateTime<chrono::Utc>, out: &mut Flushed) -> Result<()> {
         let (q, dead) = (self.queue_dir(), self.dead_dir());
         store::make_dirs(&dead, true)?;
         store::write_atomic(&dead.join(format!("{}.reason", env.id)), format!("{}: {reason}\n", crate::pipeline::timestamp(now)).as_bytes())?;
+        if self.mail_path(&env.id).exists() {
+            let (env, bytes) = self.read_queued(&env.id)?;
+            store::write_atomic(&dead.join(format!("{}.eml", env.id)), &bytes)?;
+            store::write_atomic(&dead.join(format!("{}.toml", env.id)), toml::to_string(&env).expect("envelope serializes").as_bytes())?;
+            remove(&self.mail_path(&env.id))?;
+            remove(&q.join(format!("{}.error", env.id)))?;
+            out.dead.push(DeadLetter { id: env.id.clone(), to: env.to.clone(), reason: reason.to_string() });
+            return Ok(());
+        }
         for ext in ["toml", "eml"] {
             let from = q.join(format!("{}.{ext}", env.id));
             std::fs::rename(&from, dead.join(format!("{}.{ext}", env.id))).map_err(|e| store::io(&from, e))?;
@@ -213,10 +287,13 @@ impl Outbox {
     fn finish_interrupted(&self) -> Result<()> {
         let q = self.queue_dir();
         for id in self.pending()? {
-            if self.was_sent(&id) {
+            // Sent, or (queued as one file) written to `dead/` whole: what is left in the queue goes.
+            let buried = self.mail_path(&id).exists() && self.dead_dir().join(format!("{id}.toml")).exists();
+            if self.was_sent(&id) || buried {
                 remove(&q.join(format!("{id}.eml")))?;
                 remove(&q.join(format!("{id}.error")))?;
                 remove(&q.join(format!("{id}.toml")))?;
+                remove(&self.mail_path(&id))?;
             }
         }
         for name in store::list(&q)? {
@@ -241,5 +318,56 @@ fn remove(p: &Path) -> Result<()> {
         Ok(()) => Ok(()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
         Err(e) => Err(store::io(p, e)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use super::*;
+    use crate::mail::transport::SendError;
+
+    /// Keeps what it was given.
+    #[derive(Default)]
+    struct Recorder(RefCell<Vec<(String, String, Vec<String>, Vec<u8>)>>);
+
+    impl Transport for Recorder {
+        fn send(&self, id: &str, from: &str, to: &[String], bytes: &[u8]) -> std::result::Result<(), SendError> {
+            self.0.borrow_mut().push((id.into(), from.into(), to.to_vec(), bytes.to_vec()));
+            Ok(())
+        }
+    }
+
+    fn mail(id: &str, to: &[&str]) -> Outgoing {
+        Outgoing { id: id.into(), from: "judge@example.net".into(), to: to.iter().map(|t| t.to_string()).collect(), bytes: format!("Subject: {id}\r\n\r\nbody\nline\r\n").into_bytes() }
+    }
+
+    #[test]
+    fn a_mail_is_queued_as_one_file_and_an_older_queue_is_still_sent() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outbox = Outbox { dir: tmp.path().join("outbox") };
+        let now = crate::pipeline::parse_time("2026-07-01T12:00:00Z").unwrap();
+        let new = mail("new-1", &["a@example.org", "b@example.org"]);
+        assert!(outbox.queue(&new, now).unwrap());
+        assert_eq!(store::list(&outbox.queue_dir()).unwrap(), ["new-1.mail"], "one file a mail");
+        assert!(!outbox.queue(&new, now).unwrap(), "queued once");
+        // An address that does not fit on the line: the two files, as older versions wrote.
+        let odd = mail("odd-1", &["\"a b\"@example.org"]);
+        assert!(outbox.queue(&odd, now).unwrap());
+        // As an older pbem left it.
+        let old = mail("old-1", &["c@example.org"]);
+        std::fs::write(outbox.queue_dir().join("old-1.eml"), &old.bytes).unwrap();
+        std::fs::write(outbox.queue_dir().join("old-1.toml"), "id = \"old-1\"\nfrom = \"judge@example.net\"\nto = [\"c@example.org\"]\nqueued = \"2026-07-01T11:00:00Z\"\n").unwrap();
+        assert_eq!(outbox.pending().unwrap(), ["new-1", "odd-1", "old-1"]);
+        assert_eq!(outbox.queued_message("new-1").unwrap(), Some(new.bytes.clone()));
+        let sent = Recorder::default();
+        let f = outbox.flush(&sent, now).unwrap();
+        assert_eq!(f.sent, ["new-1", "odd-1", "old-1"]);
+        let got = sent.0.into_inner();
+        for (m, g) in [&new, &odd, &old].into_iter().zip(&got) {
+            assert_eq!((&g.0, &g.1, &g.2, &g.3), (&m.id, &m.from, &m.to, &m.bytes), "byte for byte");
+        }
+        assert!(store::list(&outbox.queue_dir()).unwrap().is_empty() && outbox.knows("new-1") && outbox.was_sent("old-1"));
     }
 }
