@@ -305,10 +305,11 @@ fn choose_cards(s: &State, side: Side, rng: Rng) -> Vec<Play> {
     let all = rules::legal_selections(s, side);
     let start = rng(all.len().max(1) as u32) as usize;
     let graph = std::cell::OnceCell::new();
+    let mut search = None;
     for k in 0..all.len() {
         let sel = &all[(start + k) % all.len()];
         let (plans, mut gain) = match side {
-            Side::Union => threat::union_plans(s, graph.get_or_init(|| Graph::new(s)), sel),
+            Side::Union => search.get_or_insert_with(|| threat::Search::new(s, graph.get_or_init(|| Graph::new(s)))).plans(sel),
             Side::Confederate => {
                 let mut g = 0.0;
                 let mut plans = Vec::new();
@@ -337,7 +338,7 @@ fn plan_for(s: &State, side: Side, c: usize, steps: u32, rng: Rng) -> Vec<String
         Side::Confederate => Plan::new(s, &Graph::new(s), c).best(steps, rng).0,
         Side::Union => {
             let cmd = s.this_round.commands.get(side).iter().find(|x| x.corps == c).cloned();
-            cmd.map(|x| threat::union_plans(s, &Graph::new(s), &[x]).0.remove(0).into_iter().take(steps as usize).collect()).unwrap_or_default()
+            cmd.map(|x| threat::Search::new(s, &Graph::new(s)).plans(&[x]).0.remove(0).into_iter().take(steps as usize).collect()).unwrap_or_default()
         }
     }
 }

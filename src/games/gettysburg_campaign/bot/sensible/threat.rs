@@ -190,54 +190,172 @@ fn first_per_end(routes: Vec<Route>, placed: bool) -> Vec<Route> {
     out
 }
 
-/// The Union's best plans for play `sel`: every combination of its corps' routes, scored by how
-/// much it lowers the Confederate threat (a move that changes nothing is not made); the first
-/// best combination in odometer order wins.
-pub(super) fn union_plans(s: &State, g: &Graph, sel: &[Command]) -> (Vec<Vec<String>>, f64) {
-    let base = super::positions(s);
-    let mut threat = Threat::new(s, g, &base);
-    let mut held = vec![0u32; g.adj.len()];
-    for (c, p) in base.iter().enumerate() {
-        if let Some(i) = p && s.corps[c].side == Side::Union {
-            held[*i] += s.corps[c].strength;
+/// What the threat of one board is known to be: exactly, or at least (its search gave up).
+#[derive(Clone, Copy)]
+enum Known {
+    Exactly(f64),
+    AtLeast(f64),
+}
+
+/// The threat of every board scored in one order's search, by the board (the Union strength in
+/// each town): plays of cards that command some of the same corps score many of the same boards.
+/// Boards are kept end to end in one list and found by an open-addressing table of their
+/// positions, so a new board costs no allocation of its own. Only looked up, never listed.
+struct Boards {
+    /// Towns a board has.
+    width: usize,
+    /// Every board kept, `width` values each.
+    held: Vec<u32>,
+    /// What is known of each board's threat, in the order kept.
+    known: Vec<Known>,
+    /// Positions in `known` plus one (0: empty), by hash; a power of two long.
+    slots: Vec<u32>,
+}
+
+impl Boards {
+    fn new(width: usize) -> Self {
+        Boards { width, held: Vec::new(), known: Vec::new(), slots: vec![0; 1024] }
+    }
+
+    /// The slot of `board`: where it is kept, or the empty slot where it belongs.
+    fn slot(&self, board: &[u32]) -> usize {
+        let mask = self.slots.len() - 1;
+        let mut h = 0u64;
+        for &x in board {
+            h = (h.rotate_left(5) ^ u64::from(x)).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+        }
+        let mut i = (h >> 32) as usize & mask;
+        loop {
+            let at = self.slots[i] as usize;
+            if at == 0 || self.held[(at - 1) * self.width..at * self.width] == *board {
+                return i;
+            }
+            i = (i + 1) & mask;
         }
     }
-    let now = threat.of(s, g, &held);
-    let mut conf_free = vec![true; g.adj.len()];
-    for corps in s.corps.iter().filter(|x| x.side == Side::Confederate) {
-        if let Location::Town { town } = &corps.at {
-            conf_free[s.scenario.town_rank(town)] = false;
+
+    fn get(&self, board: &[u32]) -> Option<Known> {
+        let at = self.slots[self.slot(board)] as usize;
+        (at > 0).then(|| self.known[at - 1])
+    }
+
+    fn put(&mut self, board: &[u32], known: Known) {
+        let i = self.slot(board);
+        if self.slots[i] > 0 {
+            self.known[self.slots[i] as usize - 1] = known;
+            return;
+        }
+        self.held.extend_from_slice(board);
+        self.known.push(known);
+        self.slots[i] = self.known.len() as u32;
+        if self.known.len() * 2 > self.slots.len() {
+            self.grow();
         }
     }
-    let routes: Vec<Vec<Route>> = sel.iter().map(|x| union_routes(s, g, &conf_free, x.corps, rules::allowed_steps(s, Side::Union, sel, x.corps))).collect();
-    let routes: Vec<Vec<Route>> = sel.iter().zip(routes).map(|(x, r)| first_per_end(r, base[x.corps].is_some())).collect();
-    let mut pick = vec![0; sel.len()];
-    let (mut best, mut best_gain) = (pick.clone(), 0.0f64);
-    let mut board = held.clone();
-    loop {
-        board.copy_from_slice(&held);
-        let mut moved = 0;
-        for (k, x) in sel.iter().enumerate() {
-            if let (Some(end), Some(from)) = (routes[k][pick[k]].end(), base[x.corps]) {
-                let strength = s.corps[x.corps].strength;
-                board[from] -= strength;
-                board[end] += strength;
-                moved += 1;
+
+    /// Twice the slots, every board placed again.
+    fn grow(&mut self) {
+        self.slots = vec![0; self.slots.len() * 2];
+        for k in 0..self.known.len() {
+            let i = self.slot(&self.held[k * self.width..(k + 1) * self.width]);
+            self.slots[i] = k as u32 + 1;
+        }
+    }
+}
+
+/// The Union's search for one order: what every play of cards shares (where the corps stand,
+/// the Union strength by town, the threat now, the towns free of Confederate corps) and the
+/// boards scored so far.
+pub(super) struct Search<'a> {
+    s: &'a State,
+    g: &'a Graph,
+    base: Vec<Option<usize>>,
+    threat: Threat,
+    held: Vec<u32>,
+    now: f64,
+    conf_free: Vec<bool>,
+    boards: Boards,
+}
+
+impl<'a> Search<'a> {
+    pub(super) fn new(s: &'a State, g: &'a Graph) -> Self {
+        let base = super::positions(s);
+        let mut threat = Threat::new(s, g, &base);
+        let mut held = vec![0u32; g.adj.len()];
+        for (c, p) in base.iter().enumerate() {
+            if let Some(i) = p && s.corps[c].side == Side::Union {
+                held[*i] += s.corps[c].strength;
             }
         }
+        let now = threat.of(s, g, &held);
+        let mut conf_free = vec![true; g.adj.len()];
+        for corps in s.corps.iter().filter(|x| x.side == Side::Confederate) {
+            if let Location::Town { town } = &corps.at {
+                conf_free[s.scenario.town_rank(town)] = false;
+            }
+        }
+        Search { s, g, base, threat, boards: Boards::new(held.len()), held, now, conf_free }
+    }
+
+    /// The gain of `board` with `moved` corps moved, if it is more than `best_gain`: from the
+    /// boards scored before, else scored now (given up as soon as it cannot be) and kept.
+    fn gain_over(&mut self, board: &[u32], moved: usize, best_gain: f64) -> Option<f64> {
+        let (s, g, now) = (self.s, self.g, self.now);
         // A board whose threat so far already leaves no gain over the best cannot be picked.
         let cost = 0.001 * moved as f64;
-        let gain = threat.unless(s, g, &board, |t| now - t - cost <= best_gain + 1e-9).map(|t| now - t - cost);
-        if let Some(gain) = gain && gain > best_gain + 1e-9 {
-            (best, best_gain) = (pick.clone(), gain);
-        }
-        // The next combination (odometer order).
-        let Some(k) = (0..sel.len()).find(|&k| pick[k] + 1 < routes[k].len()) else { break };
-        pick[k] += 1;
-        pick[..k].iter_mut().for_each(|p| *p = 0);
+        let hopeless = |t: f64| now - t - cost <= best_gain + 1e-9;
+        let t = match self.boards.get(board) {
+            Some(Known::Exactly(t)) => t,
+            Some(Known::AtLeast(t)) if hopeless(t) => return None,
+            _ => match self.threat.unless(s, g, board, hopeless) {
+                Some(t) => {
+                    self.boards.put(board, Known::Exactly(t));
+                    t
+                }
+                None => {
+                    self.boards.put(board, Known::AtLeast(self.threat.sum(g)));
+                    return None;
+                }
+            },
+        };
+        let gain = now - t - cost;
+        (gain > best_gain + 1e-9).then_some(gain)
     }
-    let names = |r: &Route| r.towns[..r.len].iter().map(|&t| g.names[t].clone()).collect();
-    (best.iter().enumerate().map(|(k, &i)| names(&routes[k][i])).collect(), best_gain)
+
+    /// The Union's best plans for play `sel`: every combination of its corps' routes, scored by
+    /// how much it lowers the Confederate threat (a move that changes nothing is not made); the
+    /// first best combination in odometer order wins.
+    pub(super) fn plans(&mut self, sel: &[Command]) -> (Vec<Vec<String>>, f64) {
+        let (s, g) = (self.s, self.g);
+        let routes: Vec<Vec<Route>> = sel
+            .iter()
+            .map(|x| first_per_end(union_routes(s, g, &self.conf_free, x.corps, rules::allowed_steps(s, Side::Union, sel, x.corps)), self.base[x.corps].is_some()))
+            .collect();
+        let mut pick = vec![0; sel.len()];
+        let (mut best, mut best_gain) = (pick.clone(), 0.0f64);
+        let mut board = self.held.clone();
+        loop {
+            board.copy_from_slice(&self.held);
+            let mut moved = 0;
+            for (k, x) in sel.iter().enumerate() {
+                if let (Some(end), Some(from)) = (routes[k][pick[k]].end(), self.base[x.corps]) {
+                    let strength = s.corps[x.corps].strength;
+                    board[from] -= strength;
+                    board[end] += strength;
+                    moved += 1;
+                }
+            }
+            if let Some(gain) = self.gain_over(&board, moved, best_gain) {
+                (best, best_gain) = (pick.clone(), gain);
+            }
+            // The next combination (odometer order).
+            let Some(k) = (0..sel.len()).find(|&k| pick[k] + 1 < routes[k].len()) else { break };
+            pick[k] += 1;
+            pick[..k].iter_mut().for_each(|p| *p = 0);
+        }
+        let names = |r: &Route| r.towns[..r.len].iter().map(|&t| g.names[t].clone()).collect();
+        (best.iter().enumerate().map(|(k, &i)| names(&routes[k][i])).collect(), best_gain)
+    }
 }
 
 #[cfg(test)]
