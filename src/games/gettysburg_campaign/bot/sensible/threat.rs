@@ -9,30 +9,29 @@ use crate::games::gettysburg_campaign::side::Side;
 use crate::games::gettysburg_campaign::state::{Command, Location, State};
 
 /// The map as town sets of one 64-bit word (town `i` is bit `i`) when it has at most 64 towns,
-/// with the tables the threat needs, built once per order.
+/// with the discounts the threat needs, built once per scenario.
 pub(super) struct Bits {
     /// Each town's neighbours as a set (empty: the map is too big for one word).
     adj: Vec<u64>,
-    /// The towns still worth points to the Confederates.
-    points: u64,
     /// `DISTANCE_DISCOUNT` to the power of 0, 1, 2, ... (one per possible road distance).
     discount: Vec<f64>,
 }
 
 impl Bits {
-    pub(super) fn new(adj: &[Vec<usize>], points: &[u32]) -> Self {
+    pub(super) fn new(adj: &[Vec<usize>]) -> Self {
         let n = adj.len();
         // black_box: the same run-time `powi` as a distance known only at run time.
         let discount = (0..n.max(1) as i32).map(|k| DISTANCE_DISCOUNT.powi(std::hint::black_box(k))).collect();
         if n > 64 {
-            return Bits { adj: Vec::new(), points: 0, discount };
+            return Bits { adj: Vec::new(), discount };
         }
         let set = |v: &mut dyn Iterator<Item = usize>| v.fold(0u64, |w, i| w | 1 << i);
-        Bits {
-            adj: adj.iter().map(|ns| set(&mut ns.iter().copied())).collect(),
-            points: set(&mut (0..n).filter(|&i| points[i] > 0)),
-            discount,
-        }
+        Bits { adj: adj.iter().map(|ns| set(&mut ns.iter().copied())).collect(), discount }
+    }
+
+    /// True when the map fits one word.
+    pub(super) fn fits(&self) -> bool {
+        !self.adj.is_empty()
     }
 }
 
@@ -90,7 +89,7 @@ impl Threat {
         if g.bits.adj.is_empty() {
             return g.points.iter().zip(&self.best).map(|(&p, &b)| p as f64 * b).sum();
         }
-        let mut x = g.bits.points;
+        let mut x = g.scoring;
         std::iter::from_fn(|| {
             (x != 0).then(|| {
                 let i = x.trailing_zeros() as usize;
@@ -120,7 +119,7 @@ impl Threat {
                 break;
             }
             seen |= next;
-            let mut x = next & b.points;
+            let mut x = next & g.scoring;
             while x != 0 {
                 let i = x.trailing_zeros() as usize;
                 x &= x - 1;
