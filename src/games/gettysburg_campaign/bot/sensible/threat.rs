@@ -196,31 +196,81 @@ enum Known {
     AtLeast(f64),
 }
 
-/// A hasher for the one-word keys of [`Search::boards`] (never listed, so its order is no output's).
-#[derive(Default)]
-struct WordHasher(u64);
+/// The threat of every board scored in one order's search, by the board (the Union strength in
+/// each town): plays of cards that command some of the same corps score many of the same boards.
+/// Boards are kept end to end in one list and found by an open-addressing table of their
+/// positions, so a new board costs no allocation of its own; the caller hashes a board as it
+/// makes it ([`town_weight`]). Only looked up, never listed.
+struct Boards {
+    /// Towns a board has.
+    width: usize,
+    /// Every board kept, `width` values each.
+    held: Vec<u32>,
+    /// What is known of each board's threat, in the order kept.
+    known: Vec<Known>,
+    /// Each board's hash, in the order kept.
+    hashes: Vec<u64>,
+    /// Positions in `known` plus one (0: empty), by hash; a power of two long.
+    slots: Vec<u32>,
+}
 
-impl std::hash::Hasher for WordHasher {
-    fn finish(&self) -> u64 {
-        self.0
+impl Boards {
+    fn new(width: usize) -> Self {
+        Boards { width, held: Vec::new(), known: Vec::new(), hashes: Vec::new(), slots: vec![0; 1024] }
     }
 
-    fn write(&mut self, bytes: &[u8]) {
-        bytes.iter().for_each(|&b| self.write_u64(u64::from(b)));
+    /// The slot of `board` (hashed `h`): where it is kept, or the empty slot where it belongs.
+    fn slot(&self, board: &[u32], h: u64) -> usize {
+        let mask = self.slots.len() - 1;
+        let mut i = (h.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as usize & mask;
+        loop {
+            let at = self.slots[i] as usize;
+            if at == 0 || self.held[(at - 1) * self.width..at * self.width] == *board {
+                return i;
+            }
+            i = (i + 1) & mask;
+        }
     }
 
-    fn write_u64(&mut self, x: u64) {
-        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    fn get(&self, board: &[u32], h: u64) -> Option<Known> {
+        let at = self.slots[self.slot(board, h)] as usize;
+        (at > 0).then(|| self.known[at - 1])
     }
 
-    fn write_u128(&mut self, x: u128) {
-        self.write_u64(x as u64);
-        self.write_u64((x >> 64) as u64);
+    fn put(&mut self, board: &[u32], h: u64, known: Known) {
+        let i = self.slot(board, h);
+        if self.slots[i] > 0 {
+            self.known[self.slots[i] as usize - 1] = known;
+            return;
+        }
+        self.held.extend_from_slice(board);
+        self.known.push(known);
+        self.slots[i] = self.known.len() as u32;
+        self.hashes.push(h);
+        if self.known.len() * 2 > self.slots.len() {
+            self.grow();
+        }
+    }
+
+    /// Twice the slots, every board placed again.
+    fn grow(&mut self) {
+        self.slots = vec![0; self.slots.len() * 2];
+        for k in 0..self.known.len() {
+            let i = self.slot(&self.held[k * self.width..(k + 1) * self.width], self.hashes[k]);
+            self.slots[i] = k as u32 + 1;
+        }
     }
 }
 
-/// Bits a Union corps's end town takes in a board's key (town + 1; 0: it did not move).
-const END_BITS: usize = 6;
+/// Town `i`'s weight in a board's hash: the hash of a board is the sum of each town's Union
+/// strength times its weight (wrapping), so moving a corps changes it by two products.
+fn town_weight(i: usize) -> u64 {
+    // splitmix64 of the town's index.
+    let mut z = (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
 
 /// The Union's search for one order: what every play of cards shares (where the corps stand,
 /// the Union strength by town, the threat now, the towns free of Confederate corps) and the
@@ -235,10 +285,12 @@ pub(super) struct Search<'a> {
     conf_free: Vec<bool>,
     /// Each corps' routes by its moves (1 or 2), as [`first_per_end`] keeps them, once found.
     routes: Vec<[Option<std::rc::Rc<[Route]>>; 2]>,
-    /// The threat of every board scored so far, by the Union moves that make it (from the same
-    /// board, the same moves make the same board): plays of cards that command some of the same
-    /// corps score many of the same boards. None: too many corps or towns for one key.
-    boards: Option<std::collections::HashMap<u128, Known, std::hash::BuildHasherDefault<WordHasher>>>,
+    /// Each town's weight in a board's hash ([`town_weight`]) and the hash of `held`.
+    weights: Vec<u64>,
+    held_hash: u64,
+    /// The threat of every board scored so far: plays of cards that command some of the same
+    /// corps, and corps of one strength that stand together, make many of the same boards.
+    boards: Boards,
 }
 
 impl<'a> Search<'a> {
@@ -258,9 +310,10 @@ impl<'a> Search<'a> {
                 conf_free[s.scenario.town_rank(town)] = false;
             }
         }
-        let fits = g.adj.len() < (1 << END_BITS) - 1 && s.corps.len() * END_BITS <= 128;
         let routes = vec![[None, None]; s.corps.len()];
-        Search { s, g, base, threat, held, now, conf_free, routes, boards: fits.then(Default::default) }
+        let weights: Vec<u64> = (0..held.len()).map(town_weight).collect();
+        let held_hash = held.iter().zip(&weights).fold(0u64, |h, (&x, &w)| h.wrapping_add(u64::from(x).wrapping_mul(w)));
+        Search { s, g, base, threat, boards: Boards::new(held.len()), held, now, conf_free, routes, weights, held_hash }
     }
 
     /// The routes of corps `c` with `steps` moves (1 or 2; [`union_routes`], [`first_per_end`]).
@@ -273,20 +326,18 @@ impl<'a> Search<'a> {
 
     /// The gain of `board` with `moved` corps moved, if it is more than `best_gain`: from the
     /// boards scored before, else scored now (given up as soon as it cannot be) and kept.
-    fn gain_over(&mut self, board: &[u32], key: u128, moved: usize, best_gain: f64) -> Option<f64> {
+    fn gain_over(&mut self, board: &[u32], hash: u64, moved: usize, best_gain: f64) -> Option<f64> {
         let (s, g, now) = (self.s, self.g, self.now);
         // A board whose threat so far already leaves no gain over the best cannot be picked.
         let cost = 0.001 * moved as f64;
         let hopeless = |t: f64| now - t - cost <= best_gain + 1e-9;
-        let t = match self.boards.as_ref().and_then(|b| b.get(&key)) {
-            Some(Known::Exactly(t)) => *t,
-            Some(Known::AtLeast(t)) if hopeless(*t) => return None,
+        let t = match self.boards.get(board, hash) {
+            Some(Known::Exactly(t)) => t,
+            Some(Known::AtLeast(t)) if hopeless(t) => return None,
             _ => {
                 let t = self.threat.unless(s, g, board, hopeless);
                 let known = t.map_or_else(|| Known::AtLeast(self.threat.sum(g)), Known::Exactly);
-                if let Some(b) = self.boards.as_mut() {
-                    b.insert(key, known);
-                }
+                self.boards.put(board, hash, known);
                 t?
             }
         };
@@ -305,18 +356,17 @@ impl<'a> Search<'a> {
         let mut board = self.held.clone();
         loop {
             board.copy_from_slice(&self.held);
-            let (mut moved, mut key) = (0, 0u128);
+            let (mut moved, mut hash) = (0, self.held_hash);
             for (k, x) in sel.iter().enumerate() {
                 if let (Some(end), Some(from)) = (routes[k][pick[k]].end(), self.base[x.corps]) {
                     let strength = s.corps[x.corps].strength;
                     board[from] -= strength;
                     board[end] += strength;
                     moved += 1;
-                    // Read only when every corps fits in the key ([`Search::new`]).
-                    key |= (end as u128 + 1).checked_shl((x.corps * END_BITS) as u32).unwrap_or(0);
+                    hash = hash.wrapping_add(u64::from(strength).wrapping_mul(self.weights[end].wrapping_sub(self.weights[from])));
                 }
             }
-            if let Some(gain) = self.gain_over(&board, key, moved, best_gain) {
+            if let Some(gain) = self.gain_over(&board, hash, moved, best_gain) {
                 (best, best_gain) = (pick.clone(), gain);
             }
             // The next combination (odometer order).
