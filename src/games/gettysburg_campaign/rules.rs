@@ -205,8 +205,20 @@ pub fn legal_count(s: &State, side: Side, sel: &[Command]) -> bool {
 /// The legal plays of `side` (see [`card_counts`]), in a fixed order: plays without the army
 /// commander first, then by card and half (upper before lower) and corps. The first is the NMR
 /// default, so the default never plays Lee or Meade.
-pub fn legal_selections(s: &State, side: Side) -> Vec<Vec<Command>> {
-    plays(s, side).1.clone()
+pub fn legal_selections(s: &State, side: Side) -> Selections {
+    Selections(plays(s, side))
+}
+
+/// The legal plays of [`legal_selections`], shared with this thread's memo of them (read as a
+/// slice of plays).
+pub struct Selections(std::rc::Rc<Plays>);
+
+impl std::ops::Deref for Selections {
+    type Target = [Vec<Command>];
+
+    fn deref(&self) -> &[Vec<Command>] {
+        &self.0.1
+    }
 }
 
 /// Moves corps `c` may make this round under `commands` (§8): 2 for the army commander's corps,
