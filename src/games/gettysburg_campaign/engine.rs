@@ -12,17 +12,19 @@ use crate::game::Outcome;
 /// under the text, so every line stays within 92 columns like the rest of the report.
 pub const EVENT_WIDTH: usize = 88;
 
-/// A public event, wrapped to [`EVENT_WIDTH`] (not wrapped for a quiet context, which keeps none).
-pub fn say(ctx: &mut Ctx, text: String) {
+/// A public event, written by `text` and wrapped to [`EVENT_WIDTH`] (neither for a quiet
+/// context, which keeps none).
+pub fn say(ctx: &mut Ctx, text: impl FnOnce() -> String) {
     if !ctx.is_quiet() {
-        ctx.say(wrap(&text, EVENT_WIDTH))
+        ctx.say(wrap(&text(), EVENT_WIDTH))
     }
 }
 
-/// An event only `side` sees, wrapped to [`EVENT_WIDTH`] (not wrapped for a quiet context).
-pub fn tell(ctx: &mut Ctx, side: Side, text: String) {
+/// An event only `side` sees, written by `text` and wrapped to [`EVENT_WIDTH`] (neither for a
+/// quiet context).
+pub fn tell(ctx: &mut Ctx, side: Side, text: impl FnOnce() -> String) {
     if !ctx.is_quiet() {
-        ctx.tell(&[side.role()], wrap(&text, EVENT_WIDTH))
+        ctx.tell(&[side.role()], wrap(&text(), EVENT_WIDTH))
     }
 }
 
@@ -119,7 +121,7 @@ fn command_phase(s: &mut State, ctx: &mut Ctx) -> Flow {
     // but may be played.
     let sides: Vec<Side> = Side::ALL.into_iter().filter(|&x| rules::card_counts(s, x).1 > 0).collect();
     if sides.is_empty() {
-        say(ctx, format!(
+        say(ctx, || format!(
             "Turn {}, round {}: neither side has a corps that can take a command; the combat phase begins (§6).",
             s.turn, s.round
         ));
@@ -151,7 +153,7 @@ pub fn apply_commands(s: &mut State, ctx: &mut Ctx, cmds: Sides<Vec<Command>>) {
     for side in Side::ALL {
         let mine = cmds.get(side);
         if !mine.is_empty() {
-            tell(ctx, side, format!("You play: {}.", describe_commands(s, side, mine)));
+            tell(ctx, side, || format!("You play: {}.", describe_commands(s, side, mine)));
         }
     }
     let c = ctx.d6(&format!("Confederate initiative, turn {} round {}", s.turn, s.round));
@@ -163,24 +165,24 @@ pub fn apply_commands(s: &mut State, ctx: &mut Ctx, cmds: Sides<Vec<Command>>) {
     };
     s.last_initiative = Some(InitiativeRoll { turn: s.turn, round: s.round, confederate: c, union: u, winner });
     let Some(w) = winner else {
-        say(ctx, format!(
+        say(ctx, || format!(
             "Initiative tie ({c} to {u}): the round ends, no command is carried out, the combat phase begins (§7)."
         ));
         for side in Side::ALL {
             if cmds.get(side).iter().any(|x| rules::is_army_half(s, side, x.card, x.upper)) {
                 let name = &s.scenario.army(side).army_commander;
-                tell(ctx, side, format!("{name} returns to your hand unused; your opponent is not told (§7)."));
+                tell(ctx, side, || format!("{name} returns to your hand unused; your opponent is not told (§7)."));
             }
         }
         s.this_round.plans = Sides::default();
         s.stage = Stage::Combat(Combat::default());
         return;
     };
-    say(ctx, format!("The {} player has the initiative (Confederate {c}, Union {u}) (§7).", w.name()));
+    say(ctx, || format!("The {} player has the initiative (Confederate {c}, Union {u}) (§7).", w.name()));
     for side in Side::ALL {
         let mine = cmds.get(side);
         if !mine.is_empty() {
-            say(ctx, format!("{} {} revealed: {}.", side.name(), if mine.len() == 1 { "card" } else { "cards" }, describe_commands(s, side, mine)));
+            say(ctx, || format!("{} {} revealed: {}.", side.name(), if mine.len() == 1 { "card" } else { "cards" }, describe_commands(s, side, mine)));
         }
         if mine.iter().any(|x| rules::is_army_half(s, side, x.card, x.upper)) {
             *s.army_used.get_mut(side) = true;
@@ -202,7 +204,7 @@ fn movement(s: &mut State, ctx: &mut Ctx, side: Side, second: bool, direct: &mut
             Some(Direct::Vacate(v)) => v,
             _ => match standing_vacate(s.standing.get(holder), s, holder, &e.to, &options) {
                 Some(v) => {
-                    tell(ctx, holder, format!("Your standing orders answer for {}.", e.to));
+                    tell(ctx, holder, || format!("Your standing orders answer for {}.", e.to));
                     v
                 }
                 None => {
@@ -228,7 +230,7 @@ fn movement(s: &mut State, ctx: &mut Ctx, side: Side, second: bool, direct: &mut
         let had_plan = s.this_round.plans.get(side).get(&c).is_some_and(|p| !p.is_empty());
         if s.this_round.locked.contains(&c) {
             if had_plan {
-                tell(ctx, side, format!("Your {} vacated or defended this round and cannot move (§8).", s.short(c)));
+                tell(ctx, side, || format!("Your {} vacated or defended this round and cannot move (§8).", s.short(c)));
             }
             s.this_round.finished.push(c);
             continue;
@@ -246,14 +248,14 @@ fn movement(s: &mut State, ctx: &mut Ctx, side: Side, second: bool, direct: &mut
             None => return Flow::Ask(Question::Move { side, corps: c }),
             Some(p) if p.is_empty() => {
                 if taken == 0 {
-                    say(ctx, format!("{} stays in {from}.", s.label(c)));
+                    say(ctx, || format!("{} stays in {from}.", s.label(c)));
                 }
                 s.this_round.finished.push(c);
             }
             Some(p) => {
                 let to = p[0].clone();
                 if !s.scenario.adjacent(&from, &to) {
-                    tell(ctx, side, format!("Your planned move of {} to {to} is not possible from {from}; you are asked again.", s.short(c)));
+                    tell(ctx, side, || format!("Your planned move of {} to {to} is not possible from {from}; you are asked again.", s.short(c)));
                     s.this_round.plans.get_mut(side).remove(&c);
                     continue;
                 }
@@ -276,12 +278,12 @@ fn step_into(s: &mut State, ctx: &mut Ctx, c: usize, from: &str, to: &str, initi
     let side = s.corps[c].side;
     let holders = s.in_town(side.other(), to);
     if holders.is_empty() {
-        say(ctx, format!("{} moves from {from} to {to}.", s.label(c)));
+        say(ctx, || format!("{} moves from {from} to {to}.", s.label(c)));
         place(s, ctx, c, to);
         return false;
     }
     if s.advancing_on(to).iter().any(|&x| s.corps[x].side == side) {
-        say(ctx, format!(
+        say(ctx, || format!(
             "{} moves from {from} toward {to}, which the {} already defends: it stops on the road, advancing on {to} (§8).",
             s.label(c),
             side.other().army()
@@ -289,10 +291,10 @@ fn step_into(s: &mut State, ctx: &mut Ctx, c: usize, from: &str, to: &str, initi
         advance(s, c, from, to);
         return false;
     }
-    say(ctx, format!("{} moves from {from} into {to}, held by {} {} Corps.", s.label(c), side.other().name(), s.ids(&holders)));
+    say(ctx, || format!("{} moves from {from} into {to}, held by {} {} Corps.", s.label(c), side.other().name(), s.ids(&holders)));
     let e = Entry { mover: c, from: from.to_string(), to: to.to_string() };
     if rules::vacate_options(s, to, side.other(), from).is_empty() {
-        say(ctx, format!(
+        say(ctx, || format!(
             "The {} {} Corps in {to} {} no town to vacate to and must defend it (§8).",
             side.other().name(),
             s.ids(&holders),
@@ -321,7 +323,7 @@ fn resolve_entry(s: &mut State, ctx: &mut Ctx, e: &Entry, choice: VacateChoice, 
     let holders = s.in_town(holder, &e.to);
     match choice {
         VacateChoice::Defend => {
-            say(ctx, format!(
+            say(ctx, || format!(
                 "The {} defends {} ({} Corps): {} stops on the road from {}, advancing (§8).",
                 holder.army(),
                 e.to,
@@ -333,7 +335,7 @@ fn resolve_entry(s: &mut State, ctx: &mut Ctx, e: &Entry, choice: VacateChoice, 
         }
         VacateChoice::Vacate(dests) => {
             for (c, d) in &dests {
-                say(ctx, format!("{} vacates {} for {d} (§8).", s.label(*c), e.to));
+                say(ctx, || format!("{} vacates {} for {d} (§8).", s.label(*c), e.to));
                 place(s, ctx, *c, d);
             }
             place(s, ctx, e.mover, &e.to);
@@ -352,7 +354,7 @@ fn end_round(s: &mut State, ctx: &mut Ctx) {
         s.this_round = Round::default();
         s.stage = Stage::Command;
     } else {
-        say(ctx, "No corps moved this round: the combat phase begins (§8).".to_string());
+        say(ctx, || "No corps moved this round: the combat phase begins (§8).".to_string());
         s.stage = Stage::Combat(Combat::default());
     }
 }
@@ -364,7 +366,7 @@ fn place(s: &mut State, ctx: &mut Ctx, c: usize, town: &str) {
     let pts = s.scenario.points(town);
     if s.corps[c].side == Side::Confederate && pts > 0 && !s.scored.iter().any(|x| x == town) {
         s.scored.push(town.to_string());
-        say(ctx, format!(
+        say(ctx, || format!(
             "The Confederates enter {town} for the first time and score {} (total {}) (§4).",
             plural(pts, "point"),
             s.points()
@@ -637,7 +639,7 @@ pub fn narrate(s: &State, o: &CombatOutcome) -> String {
 
 /// Says a combat outcome and moves its corps: a corps entering a town may score it (§4).
 fn carry_out(s: &mut State, ctx: &mut Ctx, o: &CombatOutcome) {
-    say(ctx, narrate(s, o));
+    say(ctx, || narrate(s, o));
     match o {
         CombatOutcome::EntersEmpty { corps, town } | CombatOutcome::Enters { corps, town } => place(s, ctx, *corps, town),
         CombatOutcome::Returns { corps, to } | CombatOutcome::Retreats { corps, to, .. } => place(s, ctx, *corps, to),
@@ -656,9 +658,9 @@ fn combat(s: &mut State, ctx: &mut Ctx, mut c: Combat, direct: &mut Option<Direc
         c.started = true;
         c.towns = rules::combat_towns(s);
         if c.towns.is_empty() {
-            say(ctx, format!("Turn {} combat phase: no corps is advancing on a town, so there is no combat.", s.turn));
+            say(ctx, || format!("Turn {} combat phase: no corps is advancing on a town, so there is no combat.", s.turn));
         } else {
-            say(ctx, format!("Turn {} combat phase: combat at {}.", s.turn, c.towns.join(", ")));
+            say(ctx, || format!("Turn {} combat phase: combat at {}.", s.turn, c.towns.join(", ")));
         }
     }
     let mut asked = None;
@@ -685,7 +687,7 @@ fn order_combats(s: &State, ctx: &mut Ctx, c: &mut Combat, direct: &mut Option<D
             _ => standing_combat_order(s.standing.get(Side::Confederate), &c.towns)
                 .ok_or_else(|| Question::CombatOrder { towns: c.towns.clone() })?,
         };
-        say(ctx, format!("The Confederate player resolves the combats in this order: {} (§9).", order.join(", ")));
+        say(ctx, || format!("The Confederate player resolves the combats in this order: {} (§9).", order.join(", ")));
         c.towns = order;
     }
     c.ordered = true;
@@ -760,7 +762,7 @@ fn end_turn(s: &mut State, ctx: &mut Ctx) {
     let p = s.points();
     let need = s.scenario.rules.victory_points;
     let last = s.scenario.rules.last_turn;
-    say(ctx, format!("Turn {} ends. Confederate points: {p} of the {need} needed.", s.turn));
+    say(ctx, || format!("Turn {} ends. Confederate points: {p} of the {need} needed.", s.turn));
     let outcome = if p >= need {
         Some(Outcome {
             winner: Some(Side::Confederate.role().into()),
@@ -776,7 +778,7 @@ fn end_turn(s: &mut State, ctx: &mut Ctx) {
     };
     match outcome {
         Some(o) => {
-            say(ctx, format!("Game over. {}.", o.summary));
+            say(ctx, || format!("Game over. {}.", o.summary));
             s.outcome = Some(o);
             s.stage = Stage::Over;
             s.question = None;

@@ -393,7 +393,7 @@ pub fn default_order(s: &State, side: Side) -> Orders {
     let Some(q) = s.question.as_ref().filter(|q| q.sides().contains(&side)) else { return o };
     match q {
         Question::Command { .. } => {
-            let sel = rules::legal_selections(s, side).into_iter().next().unwrap_or_default();
+            let sel = rules::legal_selections(s, side).first().cloned().unwrap_or_default();
             let army = s.scenario.army(side);
             let names: Vec<String> = sel.iter().map(|x| army.cards[x.card].half(x.upper).to_string()).collect();
             o.insert("cards".into(), strs(&names));

@@ -240,13 +240,14 @@ pub fn resolve_with(state: &State, mut orders: BTreeMap<String, orders::Parsed>,
     let mut cmds: Sides<Vec<state::Command>> = Sides::default();
     let mut direct = None;
     for (side, p) in parsed {
-        if p.standing_given {
+        // The changes are told only to a context that keeps events.
+        if p.standing_given && !ctx.is_quiet() {
             let changes = forms::standing_changes(s.standing.get(side), &p.standing);
             if changes.is_empty() {
-                engine::tell(ctx, side, "Your standing orders are unchanged.".to_string());
+                engine::tell(ctx, side, || "Your standing orders are unchanged.".to_string());
             }
             for c in changes {
-                engine::tell(ctx, side, format!("Standing orders changed: {c}"));
+                engine::tell(ctx, side, || format!("Standing orders changed: {c}"));
             }
         }
         *s.standing.get_mut(side) = p.standing;

@@ -37,8 +37,9 @@ pub struct Parsed {
     pub commands: Option<Vec<Command>>,
     /// Planned moves by corps index (empty = stay).
     pub plans: BTreeMap<usize, Vec<String>>,
-    /// The side's standing orders after this file's changes.
-    pub standing: Standing,
+    /// The side's standing orders after this file's changes (the stored ones, shared, when the
+    /// file changes none).
+    pub standing: std::sync::Arc<Standing>,
     /// Whether the file gave `[orders.standing]`.
     pub standing_given: bool,
     /// The direct answer to the pending question, if the file gives one.
@@ -114,7 +115,7 @@ pub fn parse(s: &State, side: Side, orders: &Orders) -> Result<Parsed, Vec<Order
     };
     unknown_fields(s, side, q, orders, &mut p);
     let (standing, standing_given) = match orders.get("standing") {
-        Some(v) => (parse_standing(s, side, v, &mut p), true),
+        Some(v) => (std::sync::Arc::new(parse_standing(s, side, v, &mut p)), true),
         None => (s.standing.get(side).clone(), false),
     };
     let commands = match q {
@@ -596,7 +597,7 @@ fn merge_table(stored: &mut BTreeMap<String, Vec<String>>, given: BTreeMap<Strin
 /// (`vacate`, `retreat`) is merged entry by entry ([`merge_table`]). A town newly listed under
 /// `defend` leaves the stored `vacate` table, and the other way round.
 fn parse_standing(s: &State, side: Side, v: &Value, p: &mut Problems) -> Standing {
-    let mut st = s.standing.get(side).clone();
+    let mut st = Standing::clone(s.standing.get(side));
     let Some(t) = v.as_table() else {
         p.add("standing", "must be a table");
         return st;

@@ -73,6 +73,22 @@ pub fn command_block(s: &State, c: usize) -> Option<String> {
     }
 }
 
+/// True when corps `c` can take a command: [`command_block`] is None (without writing why not).
+fn can_take_command(s: &State, c: usize) -> bool {
+    debug_assert_eq!(can_take_command_now(s, c), command_block(s, c).is_none());
+    can_take_command_now(s, c)
+}
+
+fn can_take_command_now(s: &State, c: usize) -> bool {
+    match &s.corps[c].at {
+        Location::Eliminated | Location::Advancing { .. } => false,
+        Location::Town { town } => {
+            let side = s.corps[c].side;
+            !s.corps.iter().any(|e| e.side != side && matches!(&e.at, Location::Advancing { to, .. } if to == town))
+        }
+    }
+}
+
 /// True when the half (`card`, `upper`) of `side` names its army commander (Lee, Meade).
 pub fn is_army_half(s: &State, side: Side, card: usize, upper: bool) -> bool {
     let a = s.scenario.army(side);
@@ -105,7 +121,7 @@ impl PlayKey {
         PlayKey {
             limit: army.cards_to_play as usize,
             halves: (0..army.cards.len()).map(|card| [half(card, true), half(card, false)]).collect(),
-            free: corps.iter().map(|&c| command_block(s, c).is_none()).collect(),
+            free: corps.iter().map(|&c| can_take_command(s, c)).collect(),
             corps,
             army_used: *s.army_used.get(side),
         }
@@ -205,8 +221,20 @@ pub fn legal_count(s: &State, side: Side, sel: &[Command]) -> bool {
 /// The legal plays of `side` (see [`card_counts`]), in a fixed order: plays without the army
 /// commander first, then by card and half (upper before lower) and corps. The first is the NMR
 /// default, so the default never plays Lee or Meade.
-pub fn legal_selections(s: &State, side: Side) -> Vec<Vec<Command>> {
-    plays(s, side).1.clone()
+pub fn legal_selections(s: &State, side: Side) -> Selections {
+    Selections(plays(s, side))
+}
+
+/// The legal plays of [`legal_selections`], shared with this thread's memo of them (read as a
+/// slice of plays).
+pub struct Selections(std::rc::Rc<Plays>);
+
+impl std::ops::Deref for Selections {
+    type Target = [Vec<Command>];
+
+    fn deref(&self) -> &[Vec<Command>] {
+        &self.0.1
+    }
 }
 
 /// Moves corps `c` may make this round under `commands` (§8): 2 for the army commander's corps,

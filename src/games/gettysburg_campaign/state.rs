@@ -28,8 +28,9 @@ pub struct State {
     pub army_used: Sides<bool>,
     /// Towns that have given the Confederates their points, in the order scored (§4).
     pub scored: Vec<String>,
-    /// Each side's standing answers (secret from the other side).
-    pub standing: Sides<Standing>,
+    /// Each side's standing answers (secret from the other side); shared by a step's copies of
+    /// the state until one changes (most steps change neither; serializes as the orders themselves).
+    pub standing: Sides<std::sync::Arc<Standing>>,
     /// What has happened in the current round.
     pub this_round: Round,
     /// Where the turn sequence stands.

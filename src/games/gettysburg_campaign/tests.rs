@@ -521,9 +521,9 @@ fn move_and_combat_forms_list_no_standing_orders() {
     // §8 and §9 asks: their forms carry no standing order either.
     let secret = ["defend Washington", "casualties III, II", "retreat from Frederick to Leesburg"];
     let set = |s: &mut State| {
-        s.standing.union.defend = vec!["Washington".into()];
-        s.standing.confederate.casualties = vec!["III".into(), "II".into()];
-        s.standing.confederate.retreat.insert("Frederick".into(), vec!["Leesburg".into()]);
+        std::sync::Arc::make_mut(&mut s.standing.union).defend = vec!["Washington".into()];
+        std::sync::Arc::make_mut(&mut s.standing.confederate).casualties = vec!["III".into(), "II".into()];
+        std::sync::Arc::make_mut(&mut s.standing.confederate).retreat.insert("Frederick".into(), vec!["Leesburg".into()]);
     };
     let mut s = fresh();
     set(&mut s);
@@ -783,8 +783,8 @@ fn s9_attack_along_three_roads_fires_four_hits_and_one_die() {
     // Defender XI + XII (4): 4 dice; attacker: 4 automatic + 1 die. The Union loses by 4:
     // it removes a corps (standing list), the other retreats; every road but York's and
     // Westminster's and Frederick's carries an attacker.
-    s.standing.union.casualties = vec!["XII".into()];
-    s.standing.confederate.retreat.insert("Gettysburg".into(), vec!["York".into()]);
+    std::sync::Arc::make_mut(&mut s.standing.union).casualties = vec!["XII".into()];
+    std::sync::Arc::make_mut(&mut s.standing.confederate).retreat.insert("Gettysburg".into(), vec!["York".into()]);
     let d = combat(&mut s, &[1, 1, 1, 1, 1]);
     assert!(d.said("4 automatic hits and 1 die -> 4 hits"));
     assert_eq!(s.corps[idx(&s, Side::Union, "XII")].at, Location::Eliminated);
@@ -959,7 +959,7 @@ fn s9_the_confederate_player_orders_several_combats() {
     assert_eq!(s2.corps[idx(&s2, Side::Confederate, "II")].at, town("Leesburg"));
     // A standing list that names all but one town decides without asking.
     let mut s3 = s.clone();
-    s3.standing.confederate.combat_order = vec!["Gettysburg".into()];
+    std::sync::Arc::make_mut(&mut s3.standing.confederate).combat_order = vec!["Gettysburg".into()];
     let d = combat(&mut s3, &[1, 1, 1, 1, 1, 1, 1, 1]);
     assert!(d.said("in this order: Gettysburg, Frederick"));
 }
@@ -1027,14 +1027,14 @@ fn s9_the_side_two_hits_behind_removes_a_corps_it_chooses() {
     );
     let removed = |corps, loser| Ok(CombatOutcome::Casualty { corps, loser, town: "Gettysburg".into() });
     assert_eq!(repulsed(&s, Some(Direct::Casualty(iii))), removed(iii, Side::Confederate));
-    s.standing.confederate.casualties = vec!["VI".into(), "II".into()];
+    std::sync::Arc::make_mut(&mut s.standing.confederate).casualties = vec!["VI".into(), "II".into()];
     assert_eq!(repulsed(&s, Some(Direct::Casualty(vi))), removed(ii, Side::Confederate), "not a candidate: the standing list");
     assert_eq!(engine::casualty(&s, &b, CombatResult::DefenderRouted, &mut None), Err(Question::Casualty {
         side: Side::Union,
         town: "Gettysburg".into(),
         candidates: vec![v, vi]
     }));
-    s.standing.union.casualties = vec!["V".into()];
+    std::sync::Arc::make_mut(&mut s.standing.union).casualties = vec!["V".into()];
     assert_eq!(engine::casualty(&s, &b, CombatResult::DefenderRouted, &mut None), removed(v, Side::Union));
     s.corps[v].at = Location::Eliminated;
     let b = engine::battle(&s, "Gettysburg").expect("a combat");
@@ -1091,7 +1091,7 @@ fn s9_beaten_defenders_retreat_where_the_attacker_says_and_the_attackers_enter()
     assert!(options.contains(&"York".to_string()) && !options.contains(&"Hagerstown".to_string()));
     let answer = Direct::Retreat(vec![(xi, "York".into()), (xii, "Hagerstown".into())]);
     assert!(engine::retreats(&s, &b, &mut Some(answer.clone())).is_err(), "Hagerstown is along the attacker's road");
-    s.standing.confederate.retreat.insert("Gettysburg".into(), vec!["Westminster".into()]);
+    std::sync::Arc::make_mut(&mut s.standing.confederate).retreat.insert("Gettysburg".into(), vec!["Westminster".into()]);
     assert_eq!(engine::retreats(&s, &b, &mut Some(answer)), Ok(vec![(xi, Some("York".into())), (xii, Some("Westminster".into()))]));
 }
 
@@ -1121,8 +1121,8 @@ fn s9_optional_fire_defender_chooses_first_and_attacker_sees_its_result() {
 fn s9_optional_fire_standing_policies_answer() {
     let mut s = board(&[("I", "Hagerstown")], &[("VI", "Gettysburg"), ("XI", "Gettysburg")]);
     s.optional_fire = true;
-    s.standing.union.optional_fire = Some(state::FirePolicy::Always);
-    s.standing.confederate.optional_fire = Some(state::FirePolicy::Never);
+    std::sync::Arc::make_mut(&mut s.standing.union).optional_fire = Some(state::FirePolicy::Always);
+    std::sync::Arc::make_mut(&mut s.standing.confederate).optional_fire = Some(state::FirePolicy::Never);
     advancing(&mut s, Side::Confederate, "I", "Hagerstown", "Gettysburg");
     // Union 6 -> 5 dice; Confederate 5 along 1 road -> 1 automatic.
     let d = combat(&mut s, &[1, 1, 1, 1, 1]);
@@ -1162,8 +1162,8 @@ fn view_hides_the_opponents_plans_and_standing_orders() {
     let before = g.view(&s, "confederate");
     let mut other = s.clone();
     other.this_round.plans.union.clear();
-    other.standing.union.defend = vec!["Washington".into()];
-    other.standing.union.casualties = vec!["XI".into()];
+    std::sync::Arc::make_mut(&mut other.standing.union).defend = vec!["Washington".into()];
+    std::sync::Arc::make_mut(&mut other.standing.union).casualties = vec!["XI".into()];
     assert_eq!(g.view(&other, "confederate"), before);
     assert_ne!(g.view(&other, "union"), g.view(&s, "union"), "the union sees its own");
     assert!(before["question"].is_null());

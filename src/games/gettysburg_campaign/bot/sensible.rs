@@ -82,32 +82,21 @@ fn attack_chance(s: &State, att: u32, def: u32) -> f64 {
     KNOWN.with_borrow_mut(|k| *k.entry([ad, dd, att, def]).or_insert_with(work))
 }
 
-/// The map by town index and the board as it stands, for the look-ahead of both sides (thousands
-/// of positions per order), built once per order; it remembers what it has worked out (attack
-/// chances, road distances), all of it fixed while the order is chosen.
-struct Graph {
+/// What the map alone gives the look-ahead: town names and roads by town index, the roads as
+/// town sets, and road distances once asked. Worked out once per scenario on each thread (game
+/// after game of `pbem simulate` shares one scenario), read through [`Graph`].
+struct MapTables {
     /// Town names in map order.
     names: Vec<String>,
     /// Each town's neighbours, by index, in map order.
     adj: Vec<Vec<usize>>,
-    /// Points each town would still give the Confederates ([`unscored`]).
-    points: Vec<u32>,
-    /// Strength of the Union corps in each town ([`strength_at`]).
-    union: Vec<u32>,
-    /// [`attack_chance`] by attacking strength × `max_def + 1` + defending strength, as worked
-    /// out so far (NaN: not yet).
-    odds: Vec<std::cell::Cell<f64>>,
-    /// The most defending strength in `odds`: all the Union's.
-    max_def: u32,
     /// Roads from each town to every town, through any town.
     roads: Vec<std::cell::OnceCell<Vec<u32>>>,
-    /// Roads from each town to every town, through towns free of Union corps.
-    free_roads: Vec<std::cell::OnceCell<Vec<u32>>>,
     /// The map as town sets, for the Union's threat search.
     bits: threat::Bits,
 }
 
-impl Graph {
+impl MapTables {
     fn new(s: &State) -> Self {
         let towns = &s.scenario.map.towns;
         // Each town's neighbours in map order, as `Scenario::neighbors` lists them.
@@ -122,6 +111,62 @@ impl Graph {
             v.sort_unstable();
             v.dedup();
         });
+        MapTables {
+            names: towns.iter().map(|t| t.name.clone()).collect(),
+            bits: threat::Bits::new(&adj),
+            adj,
+            roads: towns.iter().map(|_| Default::default()).collect(),
+        }
+    }
+
+    /// The tables of `s`'s scenario, remembered on this thread for the last scenario asked (the
+    /// memo keeps that scenario alive, so the same address is the same scenario).
+    fn of(s: &State) -> std::rc::Rc<MapTables> {
+        type Known = Option<(std::sync::Arc<Scenario>, std::rc::Rc<MapTables>)>;
+        thread_local! {
+            static KNOWN: std::cell::RefCell<Known> = const { std::cell::RefCell::new(None) };
+        }
+        KNOWN.with_borrow_mut(|k| match k {
+            Some((sc, m)) if std::sync::Arc::ptr_eq(sc, &s.scenario) => m.clone(),
+            _ => k.insert((s.scenario.clone(), std::rc::Rc::new(MapTables::new(s)))).1.clone(),
+        })
+    }
+}
+
+/// The map ([`MapTables`], which a `Graph` reads as its own fields) and the board as it stands,
+/// for the look-ahead of both sides (thousands of positions per order), built once per order; it
+/// remembers what it has worked out (attack chances, road distances), all of it fixed while the
+/// order is chosen.
+struct Graph {
+    /// The scenario's map.
+    map: std::rc::Rc<MapTables>,
+    /// Points each town would still give the Confederates ([`unscored`]).
+    points: Vec<u32>,
+    /// The towns still worth points, as a town set (empty when the map is too big for one word).
+    scoring: u64,
+    /// Strength of the Union corps in each town ([`strength_at`]).
+    union: Vec<u32>,
+    /// [`attack_chance`] by attacking strength × `max_def + 1` + defending strength, as worked
+    /// out so far (NaN: not yet).
+    odds: Vec<std::cell::Cell<f64>>,
+    /// The most defending strength in `odds`: all the Union's.
+    max_def: u32,
+    /// Roads from each town to every town, through towns free of Union corps.
+    free_roads: Vec<std::cell::OnceCell<Vec<u32>>>,
+}
+
+impl std::ops::Deref for Graph {
+    type Target = MapTables;
+
+    fn deref(&self) -> &MapTables {
+        &self.map
+    }
+}
+
+impl Graph {
+    fn new(s: &State) -> Self {
+        let map = MapTables::of(s);
+        let towns = &s.scenario.map.towns;
         let points: Vec<u32> = towns.iter().map(|t| unscored(s, &t.name)).collect();
         // [`strength_at`] for the Union in every town, in one pass over the corps.
         let mut union = vec![0; towns.len()];
@@ -133,17 +178,8 @@ impl Graph {
         let max_att = s.corps.iter().map(|c| c.strength).max().unwrap_or(0);
         let max_def = s.corps.iter().filter(|c| c.side == Side::Union).map(|c| c.strength).sum::<u32>();
         let odds = (0..(max_att as usize + 1) * (max_def as usize + 1)).map(|_| std::cell::Cell::new(f64::NAN)).collect();
-        Graph {
-            names: towns.iter().map(|t| t.name.clone()).collect(),
-            bits: threat::Bits::new(&adj, &points),
-            adj,
-            points,
-            union,
-            odds,
-            max_def,
-            roads: towns.iter().map(|_| Default::default()).collect(),
-            free_roads: towns.iter().map(|_| Default::default()).collect(),
-        }
+        let scoring = if map.bits.fits() { (0..towns.len()).filter(|&i| points[i] > 0).fold(0u64, |w, i| w | 1 << i) } else { 0 };
+        Graph { free_roads: towns.iter().map(|_| Default::default()).collect(), map, points, scoring, union, odds, max_def }
     }
 
     /// [`attack_chance`], each pair of strengths worked out once.
@@ -305,10 +341,11 @@ fn choose_cards(s: &State, side: Side, rng: Rng) -> Vec<Play> {
     let all = rules::legal_selections(s, side);
     let start = rng(all.len().max(1) as u32) as usize;
     let graph = std::cell::OnceCell::new();
+    let mut search = None;
     for k in 0..all.len() {
         let sel = &all[(start + k) % all.len()];
         let (plans, mut gain) = match side {
-            Side::Union => threat::union_plans(s, graph.get_or_init(|| Graph::new(s)), sel),
+            Side::Union => search.get_or_insert_with(|| threat::Search::new(s, graph.get_or_init(|| Graph::new(s)))).plans(sel),
             Side::Confederate => {
                 let mut g = 0.0;
                 let mut plans = Vec::new();
@@ -337,7 +374,7 @@ fn plan_for(s: &State, side: Side, c: usize, steps: u32, rng: Rng) -> Vec<String
         Side::Confederate => Plan::new(s, &Graph::new(s), c).best(steps, rng).0,
         Side::Union => {
             let cmd = s.this_round.commands.get(side).iter().find(|x| x.corps == c).cloned();
-            cmd.map(|x| threat::union_plans(s, &Graph::new(s), &[x]).0.remove(0).into_iter().take(steps as usize).collect()).unwrap_or_default()
+            cmd.map(|x| threat::Search::new(s, &Graph::new(s)).plans(&[x]).0.remove(0).into_iter().take(steps as usize).collect()).unwrap_or_default()
         }
     }
 }

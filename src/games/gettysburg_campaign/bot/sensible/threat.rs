@@ -9,30 +9,29 @@ use crate::games::gettysburg_campaign::side::Side;
 use crate::games::gettysburg_campaign::state::{Command, Location, State};
 
 /// The map as town sets of one 64-bit word (town `i` is bit `i`) when it has at most 64 towns,
-/// with the tables the threat needs, built once per order.
+/// with the discounts the threat needs, built once per scenario.
 pub(super) struct Bits {
     /// Each town's neighbours as a set (empty: the map is too big for one word).
     adj: Vec<u64>,
-    /// The towns still worth points to the Confederates.
-    points: u64,
     /// `DISTANCE_DISCOUNT` to the power of 0, 1, 2, ... (one per possible road distance).
     discount: Vec<f64>,
 }
 
 impl Bits {
-    pub(super) fn new(adj: &[Vec<usize>], points: &[u32]) -> Self {
+    pub(super) fn new(adj: &[Vec<usize>]) -> Self {
         let n = adj.len();
         // black_box: the same run-time `powi` as a distance known only at run time.
         let discount = (0..n.max(1) as i32).map(|k| DISTANCE_DISCOUNT.powi(std::hint::black_box(k))).collect();
         if n > 64 {
-            return Bits { adj: Vec::new(), points: 0, discount };
+            return Bits { adj: Vec::new(), discount };
         }
         let set = |v: &mut dyn Iterator<Item = usize>| v.fold(0u64, |w, i| w | 1 << i);
-        Bits {
-            adj: adj.iter().map(|ns| set(&mut ns.iter().copied())).collect(),
-            points: set(&mut (0..n).filter(|&i| points[i] > 0)),
-            discount,
-        }
+        Bits { adj: adj.iter().map(|ns| set(&mut ns.iter().copied())).collect(), discount }
+    }
+
+    /// True when the map fits one word.
+    pub(super) fn fits(&self) -> bool {
+        !self.adj.is_empty()
     }
 }
 
@@ -90,7 +89,7 @@ impl Threat {
         if g.bits.adj.is_empty() {
             return g.points.iter().zip(&self.best).map(|(&p, &b)| p as f64 * b).sum();
         }
-        let mut x = g.bits.points;
+        let mut x = g.scoring;
         std::iter::from_fn(|| {
             (x != 0).then(|| {
                 let i = x.trailing_zeros() as usize;
@@ -120,7 +119,7 @@ impl Threat {
                 break;
             }
             seen |= next;
-            let mut x = next & b.points;
+            let mut x = next & g.scoring;
             while x != 0 {
                 let i = x.trailing_zeros() as usize;
                 x &= x - 1;
@@ -190,54 +189,194 @@ fn first_per_end(routes: Vec<Route>, placed: bool) -> Vec<Route> {
     out
 }
 
-/// The Union's best plans for play `sel`: every combination of its corps' routes, scored by how
-/// much it lowers the Confederate threat (a move that changes nothing is not made); the first
-/// best combination in odometer order wins.
-pub(super) fn union_plans(s: &State, g: &Graph, sel: &[Command]) -> (Vec<Vec<String>>, f64) {
-    let base = super::positions(s);
-    let mut threat = Threat::new(s, g, &base);
-    let mut held = vec![0u32; g.adj.len()];
-    for (c, p) in base.iter().enumerate() {
-        if let Some(i) = p && s.corps[c].side == Side::Union {
-            held[*i] += s.corps[c].strength;
+/// What the threat of one board is known to be: exactly, or at least (its search gave up).
+#[derive(Clone, Copy)]
+enum Known {
+    Exactly(f64),
+    AtLeast(f64),
+}
+
+/// The threat of every board scored in one order's search, by the board (the Union strength in
+/// each town): plays of cards that command some of the same corps score many of the same boards.
+/// Boards are kept end to end in one list and found by an open-addressing table of their
+/// positions, so a new board costs no allocation of its own; the caller hashes a board as it
+/// makes it ([`town_weight`]). Only looked up, never listed.
+struct Boards {
+    /// Towns a board has.
+    width: usize,
+    /// Every board kept, `width` values each.
+    held: Vec<u32>,
+    /// What is known of each board's threat, in the order kept.
+    known: Vec<Known>,
+    /// Each board's hash, in the order kept.
+    hashes: Vec<u64>,
+    /// Positions in `known` plus one (0: empty), by hash; a power of two long.
+    slots: Vec<u32>,
+}
+
+impl Boards {
+    fn new(width: usize) -> Self {
+        Boards { width, held: Vec::new(), known: Vec::new(), hashes: Vec::new(), slots: vec![0; 1024] }
+    }
+
+    /// The slot of `board` (hashed `h`): where it is kept, or the empty slot where it belongs.
+    fn slot(&self, board: &[u32], h: u64) -> usize {
+        let mask = self.slots.len() - 1;
+        let mut i = (h.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as usize & mask;
+        loop {
+            let at = self.slots[i] as usize;
+            if at == 0 || self.held[(at - 1) * self.width..at * self.width] == *board {
+                return i;
+            }
+            i = (i + 1) & mask;
         }
     }
-    let now = threat.of(s, g, &held);
-    let mut conf_free = vec![true; g.adj.len()];
-    for corps in s.corps.iter().filter(|x| x.side == Side::Confederate) {
-        if let Location::Town { town } = &corps.at {
-            conf_free[s.scenario.town_rank(town)] = false;
+
+    fn get(&self, board: &[u32], h: u64) -> Option<Known> {
+        let at = self.slots[self.slot(board, h)] as usize;
+        (at > 0).then(|| self.known[at - 1])
+    }
+
+    fn put(&mut self, board: &[u32], h: u64, known: Known) {
+        let i = self.slot(board, h);
+        if self.slots[i] > 0 {
+            self.known[self.slots[i] as usize - 1] = known;
+            return;
+        }
+        self.held.extend_from_slice(board);
+        self.known.push(known);
+        self.slots[i] = self.known.len() as u32;
+        self.hashes.push(h);
+        if self.known.len() * 2 > self.slots.len() {
+            self.grow();
         }
     }
-    let routes: Vec<Vec<Route>> = sel.iter().map(|x| union_routes(s, g, &conf_free, x.corps, rules::allowed_steps(s, Side::Union, sel, x.corps))).collect();
-    let routes: Vec<Vec<Route>> = sel.iter().zip(routes).map(|(x, r)| first_per_end(r, base[x.corps].is_some())).collect();
-    let mut pick = vec![0; sel.len()];
-    let (mut best, mut best_gain) = (pick.clone(), 0.0f64);
-    let mut board = held.clone();
-    loop {
-        board.copy_from_slice(&held);
-        let mut moved = 0;
-        for (k, x) in sel.iter().enumerate() {
-            if let (Some(end), Some(from)) = (routes[k][pick[k]].end(), base[x.corps]) {
-                let strength = s.corps[x.corps].strength;
-                board[from] -= strength;
-                board[end] += strength;
-                moved += 1;
+
+    /// Twice the slots, every board placed again.
+    fn grow(&mut self) {
+        self.slots = vec![0; self.slots.len() * 2];
+        for k in 0..self.known.len() {
+            let i = self.slot(&self.held[k * self.width..(k + 1) * self.width], self.hashes[k]);
+            self.slots[i] = k as u32 + 1;
+        }
+    }
+}
+
+/// Town `i`'s weight in a board's hash: the hash of a board is the sum of each town's Union
+/// strength times its weight (wrapping), so moving a corps changes it by two products.
+fn town_weight(i: usize) -> u64 {
+    // splitmix64 of the town's index.
+    let mut z = (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// The Union's search for one order: what every play of cards shares (where the corps stand,
+/// the Union strength by town, the threat now, the towns free of Confederate corps) and the
+/// boards scored so far.
+pub(super) struct Search<'a> {
+    s: &'a State,
+    g: &'a Graph,
+    base: Vec<Option<usize>>,
+    threat: Threat,
+    held: Vec<u32>,
+    now: f64,
+    conf_free: Vec<bool>,
+    /// Each corps' routes by its moves (1 or 2), as [`first_per_end`] keeps them, once found.
+    routes: Vec<[Option<std::rc::Rc<[Route]>>; 2]>,
+    /// Each town's weight in a board's hash ([`town_weight`]) and the hash of `held`.
+    weights: Vec<u64>,
+    held_hash: u64,
+    /// The threat of every board scored so far: plays of cards that command some of the same
+    /// corps, and corps of one strength that stand together, make many of the same boards.
+    boards: Boards,
+}
+
+impl<'a> Search<'a> {
+    pub(super) fn new(s: &'a State, g: &'a Graph) -> Self {
+        let base = super::positions(s);
+        let mut threat = Threat::new(s, g, &base);
+        let mut held = vec![0u32; g.adj.len()];
+        for (c, p) in base.iter().enumerate() {
+            if let Some(i) = p && s.corps[c].side == Side::Union {
+                held[*i] += s.corps[c].strength;
             }
         }
+        let now = threat.of(s, g, &held);
+        let mut conf_free = vec![true; g.adj.len()];
+        for corps in s.corps.iter().filter(|x| x.side == Side::Confederate) {
+            if let Location::Town { town } = &corps.at {
+                conf_free[s.scenario.town_rank(town)] = false;
+            }
+        }
+        let routes = vec![[None, None]; s.corps.len()];
+        let weights: Vec<u64> = (0..held.len()).map(town_weight).collect();
+        let held_hash = held.iter().zip(&weights).fold(0u64, |h, (&x, &w)| h.wrapping_add(u64::from(x).wrapping_mul(w)));
+        Search { s, g, base, threat, boards: Boards::new(held.len()), held, now, conf_free, routes, weights, held_hash }
+    }
+
+    /// The routes of corps `c` with `steps` moves (1 or 2; [`union_routes`], [`first_per_end`]).
+    fn routes(&mut self, c: usize, steps: u32) -> std::rc::Rc<[Route]> {
+        let (s, g) = (self.s, self.g);
+        let (conf_free, placed) = (&self.conf_free, self.base[c].is_some());
+        let cell = &mut self.routes[c][(steps.clamp(1, 2) - 1) as usize];
+        cell.get_or_insert_with(|| first_per_end(union_routes(s, g, conf_free, c, steps), placed).into()).clone()
+    }
+
+    /// The gain of `board` with `moved` corps moved, if it is more than `best_gain`: from the
+    /// boards scored before, else scored now (given up as soon as it cannot be) and kept.
+    fn gain_over(&mut self, board: &[u32], hash: u64, moved: usize, best_gain: f64) -> Option<f64> {
+        let (s, g, now) = (self.s, self.g, self.now);
         // A board whose threat so far already leaves no gain over the best cannot be picked.
         let cost = 0.001 * moved as f64;
-        let gain = threat.unless(s, g, &board, |t| now - t - cost <= best_gain + 1e-9).map(|t| now - t - cost);
-        if let Some(gain) = gain && gain > best_gain + 1e-9 {
-            (best, best_gain) = (pick.clone(), gain);
-        }
-        // The next combination (odometer order).
-        let Some(k) = (0..sel.len()).find(|&k| pick[k] + 1 < routes[k].len()) else { break };
-        pick[k] += 1;
-        pick[..k].iter_mut().for_each(|p| *p = 0);
+        let hopeless = |t: f64| now - t - cost <= best_gain + 1e-9;
+        let t = match self.boards.get(board, hash) {
+            Some(Known::Exactly(t)) => t,
+            Some(Known::AtLeast(t)) if hopeless(t) => return None,
+            _ => {
+                let t = self.threat.unless(s, g, board, hopeless);
+                let known = t.map_or_else(|| Known::AtLeast(self.threat.sum(g)), Known::Exactly);
+                self.boards.put(board, hash, known);
+                t?
+            }
+        };
+        let gain = now - t - cost;
+        (gain > best_gain + 1e-9).then_some(gain)
     }
-    let names = |r: &Route| r.towns[..r.len].iter().map(|&t| g.names[t].clone()).collect();
-    (best.iter().enumerate().map(|(k, &i)| names(&routes[k][i])).collect(), best_gain)
+
+    /// The Union's best plans for play `sel`: every combination of its corps' routes, scored by
+    /// how much it lowers the Confederate threat (a move that changes nothing is not made); the
+    /// first best combination in odometer order wins.
+    pub(super) fn plans(&mut self, sel: &[Command]) -> (Vec<Vec<String>>, f64) {
+        let (s, g) = (self.s, self.g);
+        let routes: Vec<std::rc::Rc<[Route]>> = sel.iter().map(|x| self.routes(x.corps, rules::allowed_steps(s, Side::Union, sel, x.corps))).collect();
+        let mut pick = vec![0; sel.len()];
+        let (mut best, mut best_gain) = (pick.clone(), 0.0f64);
+        let mut board = self.held.clone();
+        loop {
+            board.copy_from_slice(&self.held);
+            let (mut moved, mut hash) = (0, self.held_hash);
+            for (k, x) in sel.iter().enumerate() {
+                if let (Some(end), Some(from)) = (routes[k][pick[k]].end(), self.base[x.corps]) {
+                    let strength = s.corps[x.corps].strength;
+                    board[from] -= strength;
+                    board[end] += strength;
+                    moved += 1;
+                    hash = hash.wrapping_add(u64::from(strength).wrapping_mul(self.weights[end].wrapping_sub(self.weights[from])));
+                }
+            }
+            if let Some(gain) = self.gain_over(&board, hash, moved, best_gain) {
+                (best, best_gain) = (pick.clone(), gain);
+            }
+            // The next combination (odometer order).
+            let Some(k) = (0..sel.len()).find(|&k| pick[k] + 1 < routes[k].len()) else { break };
+            pick[k] += 1;
+            pick[..k].iter_mut().for_each(|p| *p = 0);
+        }
+        let names = |r: &Route| r.towns[..r.len].iter().map(|&t| g.names[t].clone()).collect();
+        (best.iter().enumerate().map(|(k, &i)| names(&routes[k][i])).collect(), best_gain)
+    }
 }
 
 #[cfg(test)]
