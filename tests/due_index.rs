@@ -626,7 +626,7 @@ fn a_resolved_step_removes_the_temp_files_of_killed_runs() {
 /// A cron run that queues mail removes the temp files a run killed while queueing left in the
 /// outbox queue (a process that is gone).
 #[test]
-fn a_cron_run_that_queues_mail_removes_the_temp_files_a_killed_run_left_in_the_queue() {
+fn a_cron_run_that_queues_mail_removes_the_temp_files_a_killed_run_left_in_the_queue_and_marks() {
     use pbem::mail::{HostConfig, cron};
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("games");
@@ -642,4 +642,24 @@ fn a_cron_run_that_queues_mail_removes_the_temp_files_a_killed_run_left_in_the_q
     let r = cron::run(&root, &cfg, pipeline::parse_time(IDLE).unwrap(), &mut Entropy::seeded([9; 32])).unwrap();
     assert_eq!(r.queued.len(), 2, "the opening reports: {r:?}");
     assert!(!left.exists(), "the killed run's temp file is left in the queue");
+    // Killed after queueing, while writing the game's mailed mark: the next run queues nothing
+    // new (the mails are known) but removes the mark's temp file, and a file transport's folder
+    // loses the temp file of a message a killed run was writing (atomic-write-file's, once old).
+    let mailed = root.join(".mail").join("mailed");
+    std::fs::remove_file(mailed.join("g1")).unwrap();
+    let mark_left = mailed.join(format!(".g1.{dead}.0.tmp"));
+    std::fs::write(&mark_left, b"0").unwrap();
+    let sent = tmp.path().join("sent");
+    std::fs::create_dir_all(&sent).unwrap();
+    let sent_left = sent.join(".pbem-report-x.eml.AbC123");
+    let old = std::time::SystemTime::now() - std::time::Duration::from_secs(3600);
+    std::fs::File::create(&sent_left).unwrap().set_modified(old).unwrap();
+    let mut cfg = cfg;
+    cfg.transport = pbem::mail::config::TransportConfig::File { dir: sent.clone() };
+    let r = cron::run(&root, &cfg, pipeline::parse_time(IDLE).unwrap(), &mut Entropy::seeded([9; 32])).unwrap();
+    assert!(r.queued.is_empty(), "{r:?}");
+    assert!(!mark_left.exists(), "the killed run's temp file is left among the mailed marks");
+    assert!(mailed.join("g1").exists());
+    assert!(!sent_left.exists(), "the killed run's temp file is left in the file transport's folder");
+    assert_eq!(std::fs::read_dir(&sent).unwrap().count(), 2, "the two reports sent");
 }

@@ -160,6 +160,7 @@ fn queue_mail(root: &Path, runs: BTreeMap<PathBuf, GameRun>, peeked: &BTreeMap<P
         let unchanged = idle.is_some_and(|i| g.adjudicated.resolved.is_empty() && nothing_to_mail(dir, i, cfg, now));
         (!g.skip_mail && !unchanged).then(|| queue_game_mail(dir, cfg, &outbox, now))
     });
+    let composed = queued.iter().any(Option::is_some);
     for ((_, mut g), result) in runs.into_iter().zip(queued) {
         match result {
             Some(Ok(ids)) => out.queued.extend(ids),
@@ -173,9 +174,11 @@ fn queue_mail(root: &Path, runs: BTreeMap<PathBuf, GameRun>, peeked: &BTreeMap<P
         }
         out.games.push(g);
     }
-    if !out.queued.is_empty() {
-        // A run killed while queueing left its temp files in the queue (this run holds the root lock).
+    if composed {
+        // A run killed while queueing left its temp files in the queue and among the mailed marks
+        // (this run holds the root lock); an idle run lists neither.
         let _ = crate::store::remove_stale_temps(&outbox.dir.join("queue"));
+        let _ = crate::store::remove_stale_temps(&intake::state_dir(root).join("mailed"));
     }
 }
 

@@ -69,6 +69,11 @@ pub struct FileTransport {
 }
 
 impl Transport for FileTransport {
+    /// Removes the temp files a run killed while writing a message left in the folder.
+    fn check(&self) -> std::result::Result<(), SendError> {
+        let _ = crate::store::remove_stale_temps(&self.dir);
+        Ok(())
+    }
     fn send(&self, id: &str, _from: &str, _to: &[String], bytes: &[u8]) -> std::result::Result<(), SendError> {
         // The mails hold private reports: the folder is the host's alone, like ROOT/.mail.
         std::fs::create_dir_all(&self.dir).map_err(|e| SendError::message(format!("{}: {e}", self.dir.display())))?;
