@@ -130,3 +130,47 @@ fn a_piped_message_left_waiting_is_taken_in_by_the_next_cron_run() {
     pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", "2026-07-01T13:00:00Z"]).assert().success();
     assert!(game.join("receipts").join("000001").join("union-1.toml").is_file());
 }
+
+/// A run killed while sendmail reads a message (here: a report mail, over 100 KB with its
+/// picture, more than a pipe holds) must not leave sendmail with half of it: sendmail delivers
+/// whatever it read once its input ends, so the player would get a cut mail (found by tester T8).
+/// The message is sendmail's input as a whole file, which outlives the run.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_run_killed_while_sendmail_reads_never_hands_it_half_a_mail() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    new_game(&root, "g1", 72);
+    // The opening reports queued, not sent.
+    pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(config(tmp.path(), "kind = \"none\"")).args(["--now", "2026-07-01T12:05:00Z"]).assert().success();
+    let outbox = pbem::mail::Outbox::under(&root);
+    let ids = outbox.pending().unwrap();
+    let queued: Vec<Vec<u8>> = ids.iter().map(|id| outbox.queued_message(id).unwrap().unwrap()).collect();
+    assert!(queued.iter().all(|m| m.len() > 70_000), "report mails larger than a pipe holds");
+    // A sendmail that says it has started, then waits a second before it reads its input.
+    let (started, out) = (tmp.path().join("STARTED"), tmp.path().join("OUT"));
+    let script = tmp.path().join("slow-sendmail");
+    std::fs::write(&script, format!("#!/bin/sh\ntouch '{}'\nsleep 1\ncat > '{}'\n", started.display(), out.display())).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cfg = tmp.path().join("sendmail.toml");
+    std::fs::write(&cfg, format!("from = \"Judge <judge@example.net>\"\n[transport]\nkind = \"sendmail\"\ncommand = \"{}\"\n", script.display())).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin!("pbem");
+    let mut run = std::process::Command::new(bin).args(["adjudicate", "--quiet", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", "2026-07-01T12:06:00Z"]).spawn().unwrap();
+    let t = std::time::Instant::now();
+    while !started.exists() && t.elapsed() < std::time::Duration::from_secs(30) {
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert!(started.exists(), "sendmail never ran");
+    run.kill().unwrap();
+    run.wait().unwrap();
+    let t = std::time::Instant::now();
+    while (!out.exists() || std::fs::read(&out).unwrap().len() < queued[0].len().min(queued[1].len())) && t.elapsed() < std::time::Duration::from_secs(10) {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(200));
+    let got = std::fs::read(&out).unwrap();
+    assert!(queued.contains(&got), "sendmail was handed {} bytes, not one of the queued mails ({} and {} bytes)", got.len(), queued[0].len(), queued[1].len());
+    // Not marked sent: the next run sends it again (a duplicate is allowed, a cut mail is not).
+    assert_eq!(outbox.pending().unwrap(), ids);
+}

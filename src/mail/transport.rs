@@ -9,7 +9,7 @@ use std::error::Error as _;
 use lettre::address::Envelope;
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
-use lettre::{Address, SendmailTransport, SmtpTransport, Transport as _};
+use lettre::{Address, SmtpTransport, Transport as _};
 
 use super::config::{Security, TransportConfig};
 use crate::error::{Error, MailProblem, Result};
@@ -97,8 +97,67 @@ pub enum Lettre {
     /// SMTP, with the server as `host:port`, its timeout in seconds and the login user (named in
     /// its errors).
     Smtp(Box<SmtpTransport>, Server),
-    /// sendmail, with the command it runs (named in its errors).
-    Sendmail(SendmailTransport, String),
+    /// sendmail, with the command it runs and its name in errors ([`sendmail`]).
+    Sendmail(std::ffi::OsString, String),
+}
+
+/// The sendmail run when the config names none (found on the PATH, as lettre's default).
+const SENDMAIL: &str = "sendmail";
+
+/// Hands `bytes` to the local sendmail as `PROGRAM -i -f FROM -- TO...` (the interface every MTA's
+/// sendmail takes); `Ok` when it exits 0, else its error output. On Linux the message is the
+/// child's standard input as a whole in-memory file (`memfd_create`), not a pipe: if this process
+/// is killed while sendmail runs, sendmail still reads the whole message, where from a pipe it
+/// would read an end of input mid-message and deliver what came before it (an empty or cut mail;
+/// found by tester T8). Elsewhere a pipe, as lettre does.
+fn sendmail(program: &std::ffi::OsStr, env: &Envelope, bytes: &[u8]) -> std::result::Result<(), String> {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    let mut c = Command::new(program);
+    c.arg("-i");
+    if let Some(from) = env.from() {
+        c.arg("-f").arg(from.to_string());
+    }
+    c.arg("--").args(env.to().iter().map(ToString::to_string)).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let child = match whole_file(bytes) {
+        Some(file) => c.stdin(Stdio::from(file)).spawn().map_err(|e| e.to_string())?,
+        None => {
+            let _guard = PipeErrorsNotFatal::new();
+            let mut child = c.stdin(Stdio::piped()).spawn().map_err(|e| e.to_string())?;
+            child.stdin.take().map(|mut i| i.write_all(bytes)).transpose().map_err(|e| e.to_string())?;
+            child
+        }
+    };
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    if out.status.success() {
+        return Ok(());
+    }
+    let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
+    Err(if said.is_empty() { format!("it exited with {}", out.status) } else { said })
+}
+
+/// `bytes` in an in-memory file read from its start (Linux); `None` elsewhere or if one cannot be
+/// made (then a pipe carries the message).
+fn whole_file(bytes: &[u8]) -> Option<std::fs::File> {
+    #[cfg(target_os = "linux")]
+    {
+        use std::io::{Seek, Write};
+        use std::os::fd::FromRawFd;
+        // SAFETY: the name is a NUL-terminated literal.
+        let fd = unsafe { libc::memfd_create(c"pbem-mail".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return None;
+        }
+        // SAFETY: `fd` was just made and nothing else owns it.
+        let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+        f.write_all(bytes).and_then(|()| f.rewind()).ok()?;
+        Some(f)
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = bytes;
+        None
+    }
 }
 
 /// What an SMTP error names: the server, the timeout, the login.
@@ -116,10 +175,7 @@ impl Transport for Lettre {
         let env = envelope(from, to).map_err(|m| SendError { message: m, kind: Failure::Permanent })?;
         match self {
             Lettre::Smtp(t, server) => t.send_raw(&env, bytes).map(|_| ()).map_err(|e| smtp_error(&e, server, false)),
-            Lettre::Sendmail(t, command) => {
-                let _guard = PipeErrorsNotFatal::new();
-                t.send_raw(&env, bytes).map_err(|e| SendError::message(format!("sendmail ({command}) failed: {}", without_os_error(&e.to_string()))))
-            }
+            Lettre::Sendmail(program, command) => sendmail(program, &env, bytes).map_err(|e| SendError::message(format!("sendmail ({command}) failed: {}", without_os_error(&e)))),
         }
     }
     fn check(&self) -> std::result::Result<(), SendError> {
@@ -245,8 +301,8 @@ pub fn from_config(c: &TransportConfig) -> Result<Option<Box<dyn Transport>>> {
         TransportConfig::None => None,
         TransportConfig::File { dir } => Some(Box::new(FileTransport { dir: dir.clone() })),
         TransportConfig::Sendmail { command } => Some(Box::new(match command {
-            Some(c) => Lettre::Sendmail(SendmailTransport::new_with_command(c), c.clone()),
-            None => Lettre::Sendmail(SendmailTransport::new(), "sendmail on the PATH".into()),
+            Some(c) => Lettre::Sendmail(c.into(), c.clone()),
+            None => Lettre::Sendmail(SENDMAIL.into(), "sendmail on the PATH".into()),
         })),
         TransportConfig::Smtp { host, port, security, user, password_env, password_file, ca_file, timeout_secs } => {
             let tls_params = || -> Result<TlsParameters> {
