@@ -202,6 +202,12 @@ impl Outbox {
         }
         self.finish_interrupted()?;
         let todo = self.pending()?;
+        if !todo.is_empty() {
+            // A run killed while writing a sent mark or a dead letter left its temp file there
+            // (this run holds the outbox lock; a flush with nothing to send lists neither).
+            let _ = store::remove_stale_temps(&self.dir.join("sent"));
+            let _ = store::remove_stale_temps(&self.dead_dir());
+        }
         if !todo.is_empty()
             && let Err(e) = t.check()
         {
@@ -341,6 +347,30 @@ mod tests {
 
     fn mail(id: &str, to: &[&str]) -> Outgoing {
         Outgoing { id: id.into(), from: "judge@example.net".into(), to: to.iter().map(|t| t.to_string()).collect(), bytes: format!("Subject: {id}\r\n\r\nbody\nline\r\n").into_bytes() }
+    }
+
+    #[test]
+    fn a_flush_removes_the_temp_files_killed_runs_left_in_sent_and_dead() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outbox = Outbox { dir: tmp.path().join("outbox") };
+        let now = crate::pipeline::parse_time("2026-07-01T12:00:00Z").unwrap();
+        let (sent, dead) = (outbox.dir.join("sent"), outbox.dead_dir());
+        std::fs::create_dir_all(&sent).unwrap();
+        std::fs::create_dir_all(&dead).unwrap();
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let gone = child.id();
+        child.wait().unwrap();
+        let library = sent.join(".pbem-reply-x.AbC123");
+        std::fs::File::create(&library).unwrap().set_modified(std::time::SystemTime::now() - std::time::Duration::from_secs(3600)).unwrap();
+        let ours = dead.join(format!(".pbem-reply-y.reason.{gone}.0.tmp"));
+        std::fs::write(&ours, "half").unwrap();
+        // Nothing to send: nothing listed.
+        outbox.flush(&Recorder::default(), now).unwrap();
+        assert!(library.exists() && ours.exists());
+        assert!(outbox.queue(&mail("m-1", &["a@example.org"]), now).unwrap());
+        outbox.flush(&Recorder::default(), now).unwrap();
+        assert!(!library.exists() && !ours.exists(), "the killed runs' temp files are left");
+        assert!(outbox.was_sent("m-1"));
     }
 
     #[test]
