@@ -334,9 +334,12 @@ mod tests {
     use super::*;
     use crate::mail::transport::SendError;
 
+    /// One mail handed over: id, sender, recipients, bytes.
+    type Handed = (String, String, Vec<String>, Vec<u8>);
+
     /// Keeps what it was given.
     #[derive(Default)]
-    struct Recorder(RefCell<Vec<(String, String, Vec<String>, Vec<u8>)>>);
+    struct Recorder(RefCell<Vec<Handed>>);
 
     impl Transport for Recorder {
         fn send(&self, id: &str, from: &str, to: &[String], bytes: &[u8]) -> std::result::Result<(), SendError> {

@@ -116,7 +116,7 @@ fn sendmail(program: &std::ffi::OsStr, env: &Envelope, bytes: &[u8]) -> std::res
     let mut c = Command::new(program);
     c.arg("-i");
     if let Some(from) = env.from() {
-        c.arg("-f").arg(from.to_string());
+        c.arg("-f").arg(from);
     }
     c.arg("--").args(env.to().iter().map(ToString::to_string)).stdout(Stdio::piped()).stderr(Stdio::piped());
     let child = match whole_file(bytes) {
