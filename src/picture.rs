@@ -338,10 +338,26 @@ fn options() -> &'static resvg::usvg::Options<'static> {
 }
 
 /// The SVG document `svg` drawn as a PNG (resvg, the embedded font only: the same bytes on any
-/// machine).
+/// machine). The last picture drawn on this thread is kept and given again for the same SVG:
+/// the seats of a game that hides nothing on the board see the same picture, and a step's report
+/// mails are composed one after another on one thread, so each step draws it once, not once a
+/// seat (drawing and compressing is ~25 ms, most of a report mail's cost).
 ///
 /// Errors: [`Error::Picture`] if the SVG cannot be read or is too large to draw.
 pub fn png(svg: &str) -> Result<Vec<u8>> {
+    thread_local! {
+        static LAST: std::cell::RefCell<Option<(String, Vec<u8>)>> = const { std::cell::RefCell::new(None) };
+    }
+    if let Some(png) = LAST.with(|l| l.borrow().as_ref().filter(|(s, _)| s == svg).map(|(_, p)| p.clone())) {
+        return Ok(png);
+    }
+    let png = draw_png(svg)?;
+    LAST.with(|l| *l.borrow_mut() = Some((svg.to_string(), png.clone())));
+    Ok(png)
+}
+
+/// [`png`] without the kept picture.
+fn draw_png(svg: &str) -> Result<Vec<u8>> {
     let tree = resvg::usvg::Tree::from_str(svg, options()).map_err(|e| Error::Picture(format!("SVG: {e}")))?;
     let size = tree.size().to_int_size();
     if size.width() > 8000 || size.height() > 8000 {
@@ -405,9 +421,14 @@ mod tests {
         let svg = s.finish();
         let a = png(&svg).unwrap();
         assert_eq!(a, png(&svg).unwrap());
+        assert_eq!(a, draw_png(&svg).unwrap(), "the kept picture is the one drawn anew");
         assert_eq!(&a[1..4], b"PNG");
-        let blank = png(&Svg::new(120, 40, "t").finish()).unwrap();
+        let blank_svg = Svg::new(120, 40, "t").finish();
+        let blank = png(&blank_svg).unwrap();
         assert_ne!(a, blank, "the text was drawn (the embedded font was found)");
+        // Another picture in between: each SVG still gets its own.
+        assert_eq!(png(&svg).unwrap(), a);
+        assert_eq!(png(&blank_svg).unwrap(), blank);
     }
 
     #[test]
