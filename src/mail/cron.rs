@@ -293,7 +293,7 @@ pub struct Folders {
     root: PathBuf,
     text: String,
     /// Each name's start and end in `text`.
-    names: Vec<(usize, usize)>,
+    names: Vec<(u32, u32)>,
 }
 
 impl Folders {
@@ -309,7 +309,7 @@ impl Folders {
 
     /// The name of folder `i`.
     pub fn name(&self, i: usize) -> &str {
-        self.names.get(i).map_or("", |&(a, b)| &self.text[a..b])
+        self.names.get(i).map_or("", |&(a, b)| &self.text[a as usize..b as usize])
     }
 
     /// The path of folder `i` (`ROOT/NAME`).
@@ -334,13 +334,20 @@ pub fn game_folders(root: &Path) -> Result<Folders> {
         let Some(name) = os.to_str().filter(|n| !n.starts_with('.')) else { continue };
         let kind = entry.file_type().map_err(|e| store::io(&root.join(name), e))?;
         if kind.is_dir() || kind.is_symlink() && root.join(name).is_dir() {
-            f.text.push_str(name);
-            f.names.push((f.text.len() - name.len(), f.text.len()));
+            let Some(at) = append(&mut f.text, name) else { return Err(Error::input(root, "too many game folders to list (over 4 GB of names)")) };
+            f.names.push(at);
         }
     }
     let Folders { text, names, .. } = &mut f;
-    names.sort_unstable_by(|&(a, b), &(c, d)| text[a..b].cmp(&text[c..d]));
+    names.sort_unstable_by(|&(a, b), &(c, d)| text[a as usize..b as usize].cmp(&text[c as usize..d as usize]));
     Ok(f)
+}
+
+/// Appends `s` to `text`: its start and end there (`None`, and nothing appended, past 4 GB).
+fn append(text: &mut String, s: &str) -> Option<(u32, u32)> {
+    let at = (u32::try_from(text.len()).ok()?, u32::try_from(text.len() + s.len()).ok()?);
+    text.push_str(s);
+    Some(at)
 }
 
 /// Each game's due index read once at `now` ([`due::peek`]), compactly (one small record a
@@ -351,19 +358,24 @@ pub fn game_folders(root: &Path) -> Result<Folders> {
 pub struct Peeked {
     /// The folders that hold a game: game `i` is folder `i`.
     folders: Folders,
+    /// The games' ids, one after another.
     ids: String,
     games: Vec<PeekedGame>,
     duplicates: BTreeMap<String, Vec<PathBuf>>,
 }
 
-/// One game of [`Peeked`].
+/// One game of [`Peeked`] (32 bytes on a 64-bit machine).
 struct PeekedGame {
     /// Its id's start and end in `ids` (`None`: unknown).
-    id: Option<(usize, usize)>,
-    /// What its index says, when it shows the game idle.
-    idle: Option<IdleAt>,
+    id: Option<(u32, u32)>,
+    /// The index shows the game idle: then [`IdleAt`]'s fields follow.
+    idle: bool,
+    over: bool,
     /// Its id is held by another folder too.
     doubled: bool,
+    record: u64,
+    /// The open step's deadline (`i64::MIN`: none).
+    deadline: i64,
 }
 
 /// What the due index says of an idle game ([`due::Idle`] without its id).
@@ -400,12 +412,13 @@ impl Peeked {
 
     /// The id of game `i` ("" when unknown).
     pub fn id(&self, i: usize) -> &str {
-        self.games.get(i).and_then(|g| g.id).map_or("", |(a, b)| &self.ids[a..b])
+        self.games.get(i).and_then(|g| g.id).map_or("", |(a, b)| &self.ids[a as usize..b as usize])
     }
 
     /// What the index says of game `i` when it shows it idle.
     pub fn idle_at(&self, i: usize) -> Option<IdleAt> {
-        self.games.get(i).and_then(|g| g.idle)
+        let g = self.games.get(i).filter(|g| g.idle)?;
+        Some(IdleAt { record: g.record, deadline: (g.deadline != i64::MIN).then_some(g.deadline), over: g.over })
     }
 
     /// The index's word on game `i` for [`pipeline::adjudicate_peeked`].
@@ -444,23 +457,21 @@ impl Peeked {
 /// and rewritten when what it says changed.
 pub fn peek_games(root: &Path, mut folders: Folders, now: DateTime<Utc>) -> Peeked {
     let mut index = due::RootIndex::read(root);
-    let (mut ids, mut games, mut kept) = (String::new(), Vec::with_capacity(folders.len()), Vec::with_capacity(folders.len()));
+    let (mut ids, mut games, mut kept) = (String::new(), Vec::with_capacity(folders.len()), 0);
     for k in 0..folders.len() {
-        let name = folders.name(k);
-        let p = index.peek(name, now);
+        let p = index.peek(folders.name(k), now);
         if p.id.is_none() && !pipeline::holds_game(&folders.dir(k)) {
             continue;
         }
-        let id = p.id.or_else(|| pipeline::read_game_file(&store::GameDir::new(&folders.dir(k))).ok().map(|gf| gf.id)).map(|id| {
-            ids.push_str(&id);
-            (ids.len() - id.len(), ids.len())
-        });
-        let idle = p.idle.map(|t| IdleAt { record: t.record, deadline: t.deadline, over: t.over });
-        games.push(PeekedGame { id, idle, doubled: false });
-        kept.push(folders.names[k]);
+        let id = p.id.or_else(|| pipeline::read_game_file(&store::GameDir::new(&folders.dir(k))).ok().map(|gf| gf.id)).and_then(|id| append(&mut ids, &id));
+        let (record, deadline, over) = p.idle.as_ref().map_or((0, None, false), |t| (t.record, t.deadline, t.over));
+        games.push(PeekedGame { id, idle: p.idle.is_some(), over, doubled: false, record, deadline: deadline.unwrap_or(i64::MIN) });
+        // The folders that hold no game are left out: game `i` is folder `i`.
+        folders.names[kept] = folders.names[k];
+        kept += 1;
     }
     index.save();
-    folders.names = kept;
+    folders.names.truncate(kept);
     let mut peeked = Peeked { folders, ids, games, duplicates: BTreeMap::new() };
     // Games by id (a stable sort: each id's folders in their order), then each run of one id.
     let mut by_id: Vec<usize> = (0..peeked.len()).filter(|&i| peeked.games[i].id.is_some()).collect();
