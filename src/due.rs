@@ -491,7 +491,7 @@ impl RootIndex {
         let in_order = self.last.as_deref().is_none_or(|l| l < name);
         let (true, true, Some(at)) = (plain, in_order, self.at.as_mut()) else {
             self.changed |= plain;
-            return peek(&GameDir::new(&self.root.join(name)), now);
+            return peek(&GameDir::new(self.root.join(name)), now);
         };
         self.last.get_or_insert_with(String::new).replace_range(.., name);
         while let Some(old) = self.old.as_mut() {
@@ -520,7 +520,7 @@ impl RootIndex {
         }
         self.changed = true;
         let game = at.probe(name, "game.toml");
-        let (p, e) = peek_entry(&GameDir::new(&self.root.join(name)), now);
+        let (p, e) = peek_entry(&GameDir::new(self.root.join(name)), now);
         if let (Some(e), Ok(Some(g))) = (e, game)
             && (g.1, g.2) == e.game_stamp
             && let Ok(Some(r)) = at.probe(name, &record_rel(e.record))
@@ -648,7 +648,7 @@ fn from_line(at: &mut At, root: &Path, name: &str, line: &str, now: DateTime<Utc
         return None;
     }
     if !e.over && e.until != e.deadline {
-        grace_holds(&GameDir::new(&root.join(name)), &e)?;
+        grace_holds(&GameDir::new(root.join(name)), &e)?;
     }
     Some(e)
 }
@@ -856,7 +856,7 @@ mod tests {
         let lines = names
             .iter()
             .map(|name| {
-                let dir = GameDir::new(&tmp.path().join(name));
+                let dir = GameDir::new(tmp.path().join(name));
                 std::fs::create_dir_all(dir.record(0).parent().unwrap()).unwrap();
                 std::fs::write(dir.game_file(), format!("id = \"{name}\"\n")).unwrap();
                 std::fs::write(dir.record(0), "{}").unwrap();

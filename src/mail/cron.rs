@@ -463,7 +463,7 @@ pub fn peek_games(root: &Path, mut folders: Folders, now: DateTime<Utc>) -> Peek
         if p.id.is_none() && !pipeline::holds_game(&folders.dir(k)) {
             continue;
         }
-        let id = p.id.or_else(|| pipeline::read_game_file(&store::GameDir::new(&folders.dir(k))).ok().map(|gf| gf.id)).and_then(|id| append(&mut ids, &id));
+        let id = p.id.or_else(|| pipeline::read_game_file(&store::GameDir::new(folders.dir(k))).ok().map(|gf| gf.id)).and_then(|id| append(&mut ids, &id));
         let (record, deadline, over) = p.idle.as_ref().map_or((0, None, false), |t| (t.record, t.deadline, t.over));
         games.push(PeekedGame { id, idle: p.idle.is_some(), over, doubled: false, record, deadline: deadline.unwrap_or(i64::MIN) });
         // The folders that hold no game are left out: game `i` is folder `i`.
