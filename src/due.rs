@@ -381,6 +381,9 @@ pub struct RootIndex {
     old: Option<OldIndex>,
     /// The lines of the file to write, in the order peeked.
     new: Vec<Piece>,
+    /// The lines made new, one after another, each with its newline (a sweep that remakes every
+    /// line holds one text, not a string a game).
+    made: String,
     /// Some line of the file read was not kept as it is, or a line was made new.
     changed: bool,
     /// The name of the game peeked last (`None` before the first).
@@ -479,7 +482,7 @@ impl RootIndex {
     /// Opens `ROOT/.due-index` (checked whole in one streamed pass, [`whole`]) and the root
     /// folder.
     pub fn read(root: &Path) -> RootIndex {
-        RootIndex { root: root.to_path_buf(), at: At::open(root), old: OldIndex::open(&root.join(ROOT_INDEX)), new: Vec::new(), changed: false, last: None }
+        RootIndex { root: root.to_path_buf(), at: At::open(root), old: OldIndex::open(&root.join(ROOT_INDEX)), new: Vec::new(), made: String::new(), changed: false, last: None }
     }
 
     /// [`peek`] for the game folder `name` directly under the root: from its line when every
@@ -526,7 +529,10 @@ impl RootIndex {
             && let Ok(Some(r)) = at.probe(name, &record_rel(e.record))
             && (r.1, r.2) == e.record_stamp
         {
-            self.new.push(Piece::Made(root_line(name, g.0, r.0, &e)));
+            let start = self.made.len();
+            self.made.push_str(&root_line(name, g.0, r.0, &e));
+            self.made.push('\n');
+            self.new.push(Piece::Made(start, self.made.len()));
         }
         p
     }
@@ -534,7 +540,7 @@ impl RootIndex {
     /// Writes `ROOT/.due-index` with the lines of the games peeked, if they differ from the file
     /// read (best effort, like [`write`]: a file that cannot be written is a slower next sweep).
     pub fn save(self) {
-        let RootIndex { root, old, new, changed, .. } = self;
+        let RootIndex { root, old, new, made, changed, .. } = self;
         // Every line of the file kept as it was, and no other: nothing to write.
         let left = old.as_ref().is_some_and(|o| o.name().is_some());
         if !changed && !left || new.is_empty() && old.is_none() {
@@ -550,7 +556,7 @@ impl RootIndex {
                 match (p, &old) {
                     (Piece::Kept(a, b), Some(old)) => old.copy(*a, *b, &mut w, &mut buf)?,
                     (Piece::Kept(..), None) => return Err(std::io::ErrorKind::NotFound.into()),
-                    (Piece::Made(line), _) => writeln!(w, "{line}")?,
+                    (Piece::Made(a, b), _) => w.write_all(&made.as_bytes()[*a..*b])?,
                 }
             }
             w.write_all(b"end\n")?;
@@ -567,8 +573,8 @@ enum Piece {
     /// Kept from the file read: the bytes from one offset to another there (whole lines, their
     /// newlines included).
     Kept(u64, u64),
-    /// Made new (without its newline).
-    Made(String),
+    /// Made new: its start and end in [`RootIndex`]'s `made` (its newline included).
+    Made(usize, usize),
 }
 
 /// A folder name a root index line can hold: not empty, no whitespace or control characters.
