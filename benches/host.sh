@@ -3,25 +3,33 @@
 # measured in the same run (benches/limits.rs: Ed25519 verify, SHA-256, an fsync'd rename; and
 # /bin/true for a process start). Whole-process timings, medians. Nothing here asserts a time.
 #
-#   benches/host.sh [--games N] [--due N] [--mails N] [--batch N] [--dir DIR] [--pbem BINARY] [--no-cargo-bench]
+#   benches/host.sh [--games N] [--due N] [--mails N] [--batch N] [--dir DIR] [--pbem BINARY]
+#                   [--no-cargo-bench] [--fast] [--idle-only]
 #
 # --pbem times that binary instead of building target/release/pbem (e.g. main's, for "before");
 # --no-cargo-bench skips the cargo bench targets (the limits other than /bin/true, and one step).
 #
-# --games 100000 is the issue's large root. Roots are built once with real `pbem new` runs (two at
-# a time) and kept in DIR (default target/bench-host): the fast path for a second run of the same
-# size is to reuse them (about 25 ms per game to build, so 100,000 games take ~40 minutes once).
+# --games 100000 is the issue's large root. Roots are built once and kept in DIR (default
+# target/bench-host); a second run of the same size reuses them. By default with real `pbem new`
+# runs (two at a time, about 25 ms a game: 100,000 games take ~40 minutes once). --fast (the
+# way to build 100,000) makes the same games with `cargo bench --bench roots` (benches/roots.rs:
+# `pipeline::create` in one process on every core, one sync per 2,000 games: ~2 ms of CPU a game)
+# and marks their opening reports mailed instead of composing them (a PNG picture each); the
+# first two idle sweeps then write every game's due index and the root index, as on a real host.
+# --idle-only gives the idle sweeps' rows only (time and peak RSS, with and without --mail): the
+# other figures work on three copies of the root (3 × ~10 GB at 100,000 games).
 # Timed runs work on copies made first, and nothing is deleted right before a timing (an ext4
-# disk slows for a while after mass deletions).
+# disk slows for a while after mass deletions). Peak RSS is /usr/bin/time's %M (the largest
+# resident set of the process, in KB); the goal is ≤ 50 MB at 100,000 games.
 set -euo pipefail
-GAMES=1000 DUE=100 MAILS=200 BATCH=200 CARGO_BENCH=1 P=
+GAMES=1000 DUE=100 MAILS=200 BATCH=200 CARGO_BENCH=1 P= FAST=0 IDLE_ONLY=0
 DIR=$(cd "$(dirname "$0")/.." && pwd)/target/bench-host
 while [ $# -gt 0 ]; do
   case $1 in
     --games) GAMES=$2; shift;; --due) DUE=$2; shift;; --mails) MAILS=$2; shift;;
     --batch) BATCH=$2; shift;; --dir) DIR=$2; shift;; --no-cargo-bench) CARGO_BENCH=0;;
-    --pbem) P=$(realpath "$2"); shift;;
-    *) echo "usage: $0 [--games N] [--due N] [--mails N] [--batch N] [--dir DIR] [--no-cargo-bench]" >&2; exit 2;;
+    --pbem) P=$(realpath "$2"); shift;; --fast) FAST=1;; --idle-only) IDLE_ONLY=1;;
+    *) echo "usage: $0 [--games N] [--due N] [--mails N] [--batch N] [--dir DIR] [--pbem BINARY] [--no-cargo-bench] [--fast] [--idle-only]" >&2; exit 2;;
   esac
   shift
 done
@@ -62,23 +70,28 @@ if [ ! -f "$ROOT/.complete" ]; then
   rm -rf "$ROOT"; mkdir -p "$ROOT/games" "$ROOT/keys"
   ssh-keygen -q -t ed25519 -N '' -C bench -f "$ROOT/keys/player"   # signs the union orders
   ssh-keygen -q -t ed25519 -N '' -C bench -f "$ROOT/keys/conf"     # one key may not hold both sides
-  seq 1 "$GAMES" | P=$P R=$ROOT DUE=$DUE NOW=$NOW xargs -P 2 -I{} sh -c '
-    h=72; [ {} -le "$DUE" ] && h=1
-    "$P" new --rules gettysburg-campaign --id g{} --deadline-hours $h --now "$NOW" \
-      --player union:union-{}@example.org:"$R/keys/player.pub" \
-      --player confederate:conf-{}@example.org:"$R/keys/conf.pub" "$R/games/g{}" >/dev/null 2>&1 ||
-      { echo "pbem new failed for game {}" >&2; exit 255; }'
-  # The first --mail run queues every game's opening reports (each with its PNG picture): part
-  # of building the root, not of the idle sweep timed below.
-  echo "queueing the opening reports of $GAMES games..." >&2
-  "$P" adjudicate --all "$ROOT/games" --quiet --now "$IDLE" --mail "$CFG" >/dev/null 2>&1 || true
+  if [ "$FAST" = 1 ]; then
+    # The same games in one process; their opening reports marked mailed (see the top).
+    cargo bench --locked -q --bench roots -- "$ROOT/games" "$GAMES" "$DUE" "$NOW" "$ROOT/keys/player.pub" "$ROOT/keys/conf.pub"
+  else
+    seq 1 "$GAMES" | P=$P R=$ROOT DUE=$DUE NOW=$NOW xargs -P 2 -I{} sh -c '
+      h=72; [ {} -le "$DUE" ] && h=1
+      "$P" new --rules gettysburg-campaign --id g{} --deadline-hours $h --now "$NOW" \
+        --player union:union-{}@example.org:"$R/keys/player.pub" \
+        --player confederate:conf-{}@example.org:"$R/keys/conf.pub" "$R/games/g{}" >/dev/null 2>&1 ||
+        { echo "pbem new failed for game {}" >&2; exit 255; }'
+    # The first --mail run queues every game's opening reports (each with its PNG picture): part
+    # of building the root, not of the idle sweep timed below.
+    echo "queueing the opening reports of $GAMES games..." >&2
+    "$P" adjudicate --all "$ROOT/games" --quiet --now "$IDLE" --mail "$CFG" >/dev/null 2>&1 || true
+  fi
   touch "$ROOT/.complete"
 fi
 K=$ROOT/keys/player
 
 # a Maildir of MAILS order mails (one signed union order to each of the first MAILS games)
 MD=$ROOT/maildir-$MAILS
-if [ ! -d "$MD/new" ]; then
+if [ "$IDLE_ONLY" = 0 ] && [ ! -d "$MD/new" ]; then
   mkdir -p "$MD.part/new" "$MD.part/cur" "$MD.part/tmp" "$ROOT/orders"
   for i in $(seq 1 "$MAILS"); do
     o=$ROOT/orders/g$i.toml
@@ -93,12 +106,19 @@ echo "measuring limits..." >&2
 LIMITS="ed25519_verify nan us
 sha256 nan GB/s
 fsync_rename nan us"
-[ "$CARGO_BENCH" = 1 ] && LIMITS=$(cargo bench --locked -q --bench limits 2>/dev/null)
+[ "$CARGO_BENCH" = 1 ] && [ "$IDLE_ONLY" = 0 ] && LIMITS=$(cargo bench --locked -q --bench limits 2>/dev/null)
 VERIFY=$(awk '/^ed25519_verify/ { print $2 }' <<<"$LIMITS")
 SHA=$(awk '/^sha256/ { print $2 }' <<<"$LIMITS")
 FSYNC=$(awk '/^fsync_rename/ { print $2 }' <<<"$LIMITS")
 TRUE_NS=$(batch_ns /bin/true)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f×", a / b }'; }
+# the peak resident set (KB) of one run of a command, by /usr/bin/time (empty without it)
+peak_kb() {
+  local t; t=$(mktemp)
+  /usr/bin/time -o "$t" -f %M "$@" >/dev/null 2>&1 || true
+  tail -1 "$t"; rm -f "$t"
+}
+mb() { awk -v k="$1" 'BEGIN { if (k == "") print "n/a"; else printf "%.1f MB", k / 1024 }'; }
 
 # --- figures ---
 echo "timing..." >&2
@@ -108,6 +128,23 @@ START=$(batch_ns "$P" --version)
 IDLE_NS=$(median_ns 5 "$P" adjudicate --all "$ROOT/games" --quiet --now "$IDLE")
 "$P" adjudicate --all "$ROOT/games" --quiet --now "$IDLE" --mail "$CFG" >/dev/null 2>&1 || true
 MAIL_NS=$(median_ns 5 "$P" adjudicate --all "$ROOT/games" --quiet --now "$IDLE" --mail "$CFG")
+PEAK=$(peak_kb "$P" adjudicate --all "$ROOT/games" --quiet --now "$IDLE")
+PEAK_MAIL=$(peak_kb "$P" adjudicate --all "$ROOT/games" --quiet --now "$IDLE" --mail "$CFG")
+idle_rows() {
+  row "idle sweep, per game ($GAMES games)" "$(us "$IDLE_NS" "$GAMES") µs" "100,000 games: $(awk -v n="$IDLE_NS" -v g="$GAMES" 'BEGIN { printf "%.2f s", n / g * 100000 / 1e9 }') (goal ≤ 1 s); $(ratio "$(us "$IDLE_NS" "$GAMES")" "$(us "$TRUE_NS")") of a process start"
+  row "idle sweep with --mail, per game" "$(us "$MAIL_NS" "$GAMES") µs" "$(ratio "$MAIL_NS" "$IDLE_NS") of the sweep without mail"
+  row "peak RSS, idle sweep ($GAMES games)" "$(mb "$PEAK")" "goal ≤ 50 MB at 100,000 games"
+  row "peak RSS, idle sweep with --mail" "$(mb "$PEAK_MAIL")" "goal ≤ 50 MB at 100,000 games"
+}
+if [ "$IDLE_ONLY" = 1 ]; then
+  echo
+  echo "pbem $("$P" --version | awk '{print $2}'), $(nproc) cores, $GAMES games, $(date -u +%Y-%m-%d), idle sweeps only"
+  echo
+  row figure measured "ratio to its limit"
+  row --- --- ---
+  idle_rows
+  exit 0
+fi
 
 # Due steps: on a copy (made now, timed later; nothing deleted in between).
 COPY=$DIR/run-$$; mkdir -p "$COPY"
@@ -147,8 +184,7 @@ echo "limits: Ed25519 verify $VERIFY µs, SHA-256 $SHA GB/s, fsync'd rename $FSY
 echo
 row figure measured "ratio to its limit"
 row --- --- ---
-row "idle sweep, per game ($GAMES games)" "$(us "$IDLE_NS" "$GAMES") µs" "100,000 games: $(awk -v n="$IDLE_NS" -v g="$GAMES" 'BEGIN { printf "%.2f s", n / g * 100000 / 1e9 }') (goal ≤ 1 s); $(ratio "$(us "$IDLE_NS" "$GAMES")" "$(us "$TRUE_NS")") of a process start"
-row "idle sweep with --mail, per game" "$(us "$MAIL_NS" "$GAMES") µs" "$(ratio "$MAIL_NS" "$IDLE_NS") of the sweep without mail"
+idle_rows
 row "$DUE due steps among $GAMES games" "$(us "$DUE_NS" 1000) ms" "$(us "$DUE_NS" "$DUE") µs a step = $(ratio "$(us "$DUE_NS" "$DUE")" "$FSYNC") fsync'd renames"
 row "the same in a cron run (--mail, $CRON_MAILS mails)" "$(us "$CRON_NS" 1000) ms" "$(ratio "$CRON_NS" "$DUE_NS") of the sweep without mail; $(us "$(( CRON_NS - DUE_NS ))" "$CRON_MAILS") µs a report mail more"
 row "intake of $MAILS order mails, per mail" "$(us "$INTAKE_NS" "$MAILS") µs" "$(ratio "$(us "$INTAKE_NS" "$MAILS")" "$FSYNC") fsync'd renames, $(ratio "$(us "$INTAKE_NS" "$MAILS")" "$VERIFY") Ed25519 verifies"

@@ -863,19 +863,23 @@ fn cmd_adjudicate(dirs: Vec<PathBuf>, all: Option<PathBuf>, mail: Option<PathBuf
         return crate::mail::cli::cron(root, cfg, clock(&t)?, quiet);
     }
     let t = clock(&t)?;
-    // Games named on the command line are loaded; those of `--all` are swept (due index).
-    let mut games: Vec<(PathBuf, Option<Option<crate::due::Idle>>)> = dirs.into_iter().map(|d| (d, None)).collect();
     let mut failed = 0;
-    if let Some(root) = all {
-        // Two folders with one game id (a backup copy): neither is adjudicated.
-        let (peeked, duplicates) = crate::mail::cron::peek_games(&root, &crate::mail::cron::game_folders(&root)?, t.now());
-        for (id, copies) in &duplicates {
+    // Games named on the command line are loaded; those of `--all` are swept (due index): a game
+    // its index shows idle is not loaded at all (its line is known), nor one whose id two
+    // folders hold (a backup copy: neither is adjudicated).
+    let swept = match &all {
+        Some(root) => Some(crate::mail::cron::peek_games(root, crate::mail::cron::game_folders(root)?, t.now())),
+        None => None,
+    };
+    let mut games: Vec<(PathBuf, Option<Option<crate::due::Idle>>)> = dirs.into_iter().map(|d| (d, None)).collect();
+    let named = games.len();
+    if let Some(p) = &swept {
+        for (id, copies) in p.duplicates() {
             let names: Vec<String> = copies.iter().map(|d| d.display().to_string()).collect();
             eprintln!("pbem: game {id} is held by more than one folder ({}): not adjudicated; remove all but one", names.join(", "));
             failed += 1;
         }
-        let doubled: Vec<&PathBuf> = duplicates.values().flatten().collect();
-        games.extend(peeked.into_iter().filter(|(d, _)| !doubled.contains(&d)).map(|(d, p)| (d, Some(p))));
+        games.extend((0..p.len()).filter(|&i| !p.doubled(i) && p.idle_at(i).is_none()).map(|i| (p.dir(i), Some(None))));
     }
     // Different games on every core (each under its own lock); lines in the games' order. One
     // group commit (`store::Batch`): each step syncs once before its record, and the records are
@@ -889,15 +893,22 @@ fn cmd_adjudicate(dirs: Vec<PathBuf>, all: Option<PathBuf>, mail: Option<PathBuf
         failed += 1;
     }
     drop(batch);
-    for ((d, _), result) in games.iter().zip(results) {
-        match result {
-            Ok(a) if quiet && a.held.is_none() => {}
-            Ok(a) => println!("{}: {}", d.display(), a.summary()),
-            Err(crate::error::Error::Locked(_)) if quiet => {}
-            Err(crate::error::Error::Locked(p)) => println!("{}: skipped, locked by another run", p.display()),
-            Err(e) => {
-                eprintln!("pbem: {}: {}", d.display(), flag_line(&e));
-                failed += 1;
+    // The lines: the games named, then every swept game in the folders' order.
+    let mut loaded = games.iter().map(|(d, _)| d).zip(results);
+    for (d, result) in loaded.by_ref().take(named) {
+        adjudicate_line(d, result, quiet, &mut failed);
+    }
+    for i in 0..swept.as_ref().map_or(0, |p| p.len()) {
+        let Some(p) = &swept else { break };
+        match p.idle_at(i) {
+            _ if p.doubled(i) => {}
+            // Idle: nothing was read, locked or resolved (as `adjudicate_peeked` does).
+            Some(_) if quiet => {}
+            Some(idle) => adjudicate_line(&p.dir(i), Ok(pipeline::Adjudicated { over: idle.over, ..Default::default() }), quiet, &mut failed),
+            None => {
+                if let Some((d, result)) = loaded.next() {
+                    adjudicate_line(d, result, quiet, &mut failed);
+                }
             }
         }
     }
@@ -905,6 +916,20 @@ fn cmd_adjudicate(dirs: Vec<PathBuf>, all: Option<PathBuf>, mail: Option<PathBuf
         return Ok(ExitCode::from(1));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the line of one game `adjudicate` ran (counting a failure in `failed`).
+fn adjudicate_line(d: &Path, result: crate::error::Result<pipeline::Adjudicated>, quiet: bool, failed: &mut usize) {
+    match result {
+        Ok(a) if quiet && a.held.is_none() => {}
+        Ok(a) => println!("{}: {}", d.display(), a.summary()),
+        Err(crate::error::Error::Locked(_)) if quiet => {}
+        Err(crate::error::Error::Locked(p)) => println!("{}: skipped, locked by another run", p.display()),
+        Err(e) => {
+            eprintln!("pbem: {}: {}", d.display(), flag_line(&e));
+            *failed += 1;
+        }
+    }
 }
 
 /// `pbem intake`.

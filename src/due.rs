@@ -369,50 +369,170 @@ fn receipts_rel(step: u64) -> String {
 /// unreadable, a stamp changed) the game falls back to its own `DIR/.due` (and, failing that, is
 /// loaded). The file is a hint: written by temp file and rename without fsync, after a sweep
 /// whose lines differ from it; a damaged or unknown file is ignored as a whole and rewritten.
+///
+/// The file is never held in memory whole (at 100,000 games it is ~14 MB): it is checked whole
+/// in one streamed pass, then read line by line in step with the games, which come in the
+/// order of their names as the lines do; the file to write is the runs of lines kept (byte
+/// ranges of the file read, copied from it) and the lines made new.
 pub struct RootIndex {
     root: PathBuf,
     at: Option<At>,
-    /// The file as read (empty when missing or in doubt).
-    old: String,
-    /// Each line of `old` as (start, end of the folder name, end), sorted by name.
-    lines: Vec<(usize, usize, usize)>,
+    /// The file read, when it was whole ([`OldIndex::open`]).
+    old: Option<OldIndex>,
     /// The lines of the file to write, in the order peeked.
     new: Vec<Piece>,
-    /// Some line of `old` was not kept as it is, or a line was made new.
+    /// The lines made new, one after another, each with its newline (a sweep that remakes every
+    /// line holds one text, not a string a game).
+    made: String,
+    /// Some line of the file read was not kept as it is, or a line was made new.
     changed: bool,
+    /// The name of the game peeked last (`None` before the first).
+    last: Option<String>,
+}
+
+/// Buffer of the streamed reads and the copy of kept lines.
+const CHUNK: usize = 64 * 1024;
+
+/// `ROOT/.due-index` as read: line by line, the current line held.
+struct OldIndex {
+    lines: std::io::BufReader<std::fs::File>,
+    /// The current line, without its newline (`end` at the end of the file).
+    line: String,
+    /// Where the current line begins and where the next one does.
+    at: u64,
+    next: u64,
+}
+
+impl OldIndex {
+    /// The file at `path` when it is a whole root index ([`whole`]), at its first line.
+    fn open(path: &Path) -> Option<OldIndex> {
+        use std::io::{Seek, SeekFrom};
+        let mut lines = std::io::BufReader::with_capacity(CHUNK, std::fs::File::open(path).ok()?);
+        if !whole(&mut lines) {
+            return None;
+        }
+        lines.seek(SeekFrom::Start(0)).ok()?;
+        let mut old = OldIndex { lines, line: String::new(), at: 0, next: 0 };
+        old.advance();
+        old.advance();
+        Some(old)
+    }
+
+    /// Moves to the next line (a read that fails ends the file there: the index is rewritten).
+    fn advance(&mut self) {
+        use std::io::BufRead;
+        self.line.clear();
+        self.at = self.next;
+        match self.lines.read_line(&mut self.line) {
+            Ok(n) if n > 0 && self.line.ends_with('\n') => {
+                self.next += n as u64;
+                self.line.pop();
+            }
+            _ => self.line.replace_range(.., "end"),
+        }
+    }
+
+    /// The current line's folder name (`None` at the end).
+    fn name(&self) -> Option<&str> {
+        (self.line != "end").then(|| self.line.split(' ').next().unwrap_or_default())
+    }
+
+    /// Appends bytes `a..b` of the file to `w`.
+    fn copy(&self, a: u64, b: u64, w: &mut impl std::io::Write, buf: &mut [u8]) -> std::io::Result<()> {
+        use std::os::unix::fs::FileExt;
+        let mut at = a;
+        while at < b {
+            let n = usize::try_from(b - at).unwrap_or(usize::MAX).min(buf.len());
+            self.lines.get_ref().read_exact_at(&mut buf[..n], at)?;
+            w.write_all(&buf[..n])?;
+            at += n as u64;
+        }
+        Ok(())
+    }
+}
+
+/// True when `r` reads as a whole root index: the header, lines each naming a folder in
+/// increasing order, `end` and nothing after it (one pass, one line held at a time).
+fn whole(r: &mut impl std::io::BufRead) -> bool {
+    let mut line = String::new();
+    let mut prev: Option<String> = None;
+    let mut next = |line: &mut String| {
+        line.clear();
+        matches!(r.read_line(line), Ok(n) if n > 0 && line.ends_with('\n')).then(|| line.pop())
+    };
+    if next(&mut line).is_none() || line != ROOT_MAGIC {
+        return false;
+    }
+    loop {
+        if next(&mut line).is_none() {
+            return false;
+        }
+        if line == "end" {
+            return next(&mut line).is_none() && line.is_empty();
+        }
+        let Some((name, _)) = line.split_once(' ') else { return false };
+        if prev.as_deref().is_some_and(|p| p >= name) {
+            return false;
+        }
+        prev = Some(name.to_string());
+    }
 }
 
 impl RootIndex {
-    /// Reads `ROOT/.due-index` (one read of the whole file), and opens the root folder.
+    /// Opens `ROOT/.due-index` (checked whole in one streamed pass, [`whole`]) and the root
+    /// folder.
     pub fn read(root: &Path) -> RootIndex {
-        let old = std::fs::read(root.join(ROOT_INDEX)).ok().and_then(|b| String::from_utf8(b).ok()).unwrap_or_default();
-        let lines = root_lines(&old).unwrap_or_default();
-        let old = if lines.is_empty() { String::new() } else { old };
-        RootIndex { root: root.to_path_buf(), at: At::open(root), old, lines, new: Vec::new(), changed: false }
+        RootIndex { root: root.to_path_buf(), at: At::open(root), old: OldIndex::open(&root.join(ROOT_INDEX)), new: Vec::new(), made: String::new(), changed: false, last: None }
     }
 
-    /// [`peek`] for the game folder `dir` directly under the root: from its line when every stamp
-    /// holds, else from `DIR/.due` (and its line is made anew when that holds).
-    pub fn peek(&mut self, dir: &Path, now: DateTime<Utc>) -> Peek {
-        let name = dir.file_name().and_then(|n| n.to_str()).filter(|n| plain_name(n) && dir.parent() == Some(self.root.as_path()));
-        let (Some(name), Some(at)) = (name, self.at.as_mut()) else { return peek(&GameDir::new(dir), now) };
-        if let Ok(i) = self.lines.binary_search_by(|&(a, b, _)| self.old[a..b].cmp(name)) {
-            let (a, _, c) = self.lines[i];
-            if let Some(e) = from_line(at, dir, name, &self.old[a..c], now) {
-                let idle = Idle { id: e.id.clone(), record: e.record, deadline: e.deadline, over: e.over };
-                self.new.push(Piece::Kept(a, c));
-                return Peek { id: Some(e.id), idle: Some(idle) };
+    /// [`peek`] for the game folder `name` directly under the root: from its line when every
+    /// stamp holds, else from `DIR/.due` (and its line is made anew when that holds). Names
+    /// come in increasing order (as the cron run's `game_folders` lists them); a name
+    /// out of order is peeked from its `DIR/.due` and left out of the file.
+    pub fn peek(&mut self, name: &str, now: DateTime<Utc>) -> Peek {
+        let plain = plain_name(name) && !name.contains('/');
+        let in_order = self.last.as_deref().is_none_or(|l| l < name);
+        let (true, true, Some(at)) = (plain, in_order, self.at.as_mut()) else {
+            self.changed |= plain;
+            return peek(&GameDir::new(self.root.join(name)), now);
+        };
+        self.last.get_or_insert_with(String::new).replace_range(.., name);
+        while let Some(old) = self.old.as_mut() {
+            match old.name().map(|n| n.cmp(name)) {
+                // A line of a folder not peeked (gone, or no game now): left out.
+                Some(std::cmp::Ordering::Less) => {
+                    self.changed = true;
+                    old.advance();
+                }
+                Some(std::cmp::Ordering::Equal) => {
+                    let held = from_line(at, &self.root, name, &old.line, now);
+                    let (a, b) = (old.at, old.next);
+                    old.advance();
+                    if let Some(e) = held {
+                        match self.new.last_mut() {
+                            Some(Piece::Kept(_, end)) if *end == a => *end = b,
+                            _ => self.new.push(Piece::Kept(a, b)),
+                        }
+                        let idle = Idle { id: e.id.clone(), record: e.record, deadline: e.deadline, over: e.over };
+                        return Peek { id: Some(e.id), idle: Some(idle) };
+                    }
+                    break;
+                }
+                _ => break,
             }
         }
         self.changed = true;
         let game = at.probe(name, "game.toml");
-        let (p, e) = peek_entry(&GameDir::new(dir), now);
+        let (p, e) = peek_entry(&GameDir::new(self.root.join(name)), now);
         if let (Some(e), Ok(Some(g))) = (e, game)
             && (g.1, g.2) == e.game_stamp
             && let Ok(Some(r)) = at.probe(name, &record_rel(e.record))
             && (r.1, r.2) == e.record_stamp
         {
-            self.new.push(Piece::Made(root_line(name, g.0, r.0, &e)));
+            let start = self.made.len();
+            self.made.push_str(&root_line(name, g.0, r.0, &e));
+            self.made.push('\n');
+            self.new.push(Piece::Made(start, self.made.len()));
         }
         p
     }
@@ -420,67 +540,46 @@ impl RootIndex {
     /// Writes `ROOT/.due-index` with the lines of the games peeked, if they differ from the file
     /// read (best effort, like [`write`]: a file that cannot be written is a slower next sweep).
     pub fn save(self) {
-        let RootIndex { root, old, lines, mut new, changed, .. } = self;
+        let RootIndex { root, old, new, made, changed, .. } = self;
         // Every line of the file kept as it was, and no other: nothing to write.
-        if !changed && new.len() == lines.len() {
-            return;
-        }
-        new.sort_by_cached_key(|p| piece(&old, p).split(' ').next().unwrap_or_default().to_string());
-        let mut text = String::with_capacity(old.len().max(64));
-        text.push_str(ROOT_MAGIC);
-        text.push('\n');
-        for p in &new {
-            text.push_str(piece(&old, p));
-            text.push('\n');
-        }
-        text.push_str("end\n");
-        if text == old || new.is_empty() && old.is_empty() {
+        let left = old.as_ref().is_some_and(|o| o.name().is_some());
+        if !changed && !left || new.is_empty() && old.is_none() {
             return;
         }
         let tmp = root.join(format!("{ROOT_INDEX}.{}.tmp", std::process::id()));
-        if std::fs::write(&tmp, text).is_err() || std::fs::rename(&tmp, root.join(ROOT_INDEX)).is_err() {
+        let write = || -> std::io::Result<()> {
+            use std::io::Write;
+            let mut w = std::io::BufWriter::with_capacity(CHUNK, std::fs::File::create(&tmp)?);
+            let mut buf = vec![0u8; CHUNK];
+            writeln!(w, "{ROOT_MAGIC}")?;
+            for p in &new {
+                match (p, &old) {
+                    (Piece::Kept(a, b), Some(old)) => old.copy(*a, *b, &mut w, &mut buf)?,
+                    (Piece::Kept(..), None) => return Err(std::io::ErrorKind::NotFound.into()),
+                    (Piece::Made(a, b), _) => w.write_all(&made.as_bytes()[*a..*b])?,
+                }
+            }
+            w.write_all(b"end\n")?;
+            w.flush()
+        };
+        if write().is_err() || std::fs::rename(&tmp, root.join(ROOT_INDEX)).is_err() {
             let _ = std::fs::remove_file(&tmp);
         }
     }
 }
 
-/// A line of the root index to write.
+/// A line (or a run of lines) of the root index to write.
 enum Piece {
-    /// Kept from the file read: its start and end there.
-    Kept(usize, usize),
-    /// Made new.
-    Made(String),
-}
-
-/// The text of a line to write (`old`: the file read).
-fn piece<'a>(old: &'a str, p: &'a Piece) -> &'a str {
-    match p {
-        Piece::Kept(a, c) => &old[*a..*c],
-        Piece::Made(line) => line,
-    }
+    /// Kept from the file read: the bytes from one offset to another there (whole lines, their
+    /// newlines included).
+    Kept(u64, u64),
+    /// Made new: its start and end in [`RootIndex`]'s `made` (its newline included).
+    Made(usize, usize),
 }
 
 /// A folder name a root index line can hold: not empty, no whitespace or control characters.
 fn plain_name(name: &str) -> bool {
     !name.is_empty() && !name.chars().any(|c| c.is_whitespace() || c.is_control())
-}
-
-/// The lines of a root index file, `None` if it is not one (header, `end`, names in order).
-fn root_lines(text: &str) -> Option<Vec<(usize, usize, usize)>> {
-    let body = text.strip_prefix(ROOT_MAGIC)?.strip_prefix('\n')?.strip_suffix("end\n")?;
-    let mut at = ROOT_MAGIC.len() + 1;
-    let mut lines: Vec<(usize, usize, usize)> = Vec::new();
-    for line in body.split_terminator('\n') {
-        let name_end = at + line.find(' ')?;
-        if let Some(&(a, b, _)) = lines.last()
-            && text[a..b] >= text[at..name_end]
-        {
-            return None;
-        }
-        lines.push((at, name_end, at + line.len()));
-        at += line.len() + 1;
-    }
-    Some(lines)
 }
 
 /// A root index line: `NAME GAME_INO RECORD_INO` and the fields of the game's `DIR/.due`.
@@ -537,9 +636,9 @@ fn parse_root_line(line: &str) -> Option<(&str, u64, u64, Entry)> {
     (plain_name(name) && plain_name(id)).then_some((name, num(game_ino)?, num(record_ino)?, e))
 }
 
-/// The entry of a root index line when it still holds for the game `dir` (named `name` under
-/// the root) at `now`: the checks of [`still_idle`] and `game.toml`'s, each file by its identity.
-fn from_line(at: &mut At, dir: &Path, name: &str, line: &str, now: DateTime<Utc>) -> Option<Entry> {
+/// The entry of a root index line when it still holds for the game folder `name` under `root`
+/// at `now`: the checks of [`still_idle`] and `game.toml`'s, each file by its identity.
+fn from_line(at: &mut At, root: &Path, name: &str, line: &str, now: DateTime<Utc>) -> Option<Entry> {
     let (n, game_ino, record_ino, e) = parse_root_line(line)?;
     if n != name || !bounded(&e, now) {
         return None;
@@ -554,7 +653,9 @@ fn from_line(at: &mut At, dir: &Path, name: &str, line: &str, now: DateTime<Utc>
     if !e.over && at.probe(name, &receipts_rel(e.step)).map(|o| o.map(|(_, l, t)| (l, t))) != Ok(e.receipts_stamp) {
         return None;
     }
-    grace_holds(&GameDir::new(dir), &e)?;
+    if !e.over && e.until != e.deadline {
+        grace_holds(&GameDir::new(root.join(name)), &e)?;
+    }
     Some(e)
 }
 
@@ -731,7 +832,7 @@ mod tests {
     }
 
     #[test]
-    fn root_lines_round_trip_and_a_damaged_file_is_none() {
+    fn root_lines_round_trip_and_a_damaged_file_is_not_whole() {
         let e = Entry { awaited: vec![], ..entry() };
         let line = root_line("g1", 7, 8, &e);
         assert_eq!(parse_root_line(&line), Some(("g1", 7, 8, e.clone())));
@@ -740,12 +841,74 @@ mod tests {
         assert_eq!(parse_root_line(&line.replace(" 3 2 ", " x 2 ")), None, "not a number");
         assert_eq!(parse_root_line(&format!("{line} 9")), None, "a field too many");
         let two = format!("{ROOT_MAGIC}\n{line}\n{}\nend\n", root_line("g2", 1, 2, &e));
-        assert_eq!(root_lines(&two).map(|l| l.len()), Some(2));
+        let whole = |t: &str| whole(&mut t.as_bytes());
+        assert!(whole(&two), "{two}");
         let swapped = format!("{ROOT_MAGIC}\n{}\n{line}\nend\n", root_line("g2", 1, 2, &e));
-        assert_eq!(root_lines(&swapped), None, "out of order");
-        assert_eq!(root_lines(&format!("{ROOT_MAGIC}\n{line}\n{line}\nend\n")), None, "twice");
-        assert_eq!(root_lines(&two[..two.len() - 4]), None, "truncated");
-        assert_eq!(root_lines(&two.replace("pbem-due-index 1", "pbem-due-index 2")), None);
+        assert!(!whole(&swapped), "out of order");
+        assert!(!whole(&format!("{ROOT_MAGIC}\n{line}\n{line}\nend\n")), "twice");
+        assert!(!whole(&two[..two.len() - 4]), "truncated");
+        assert!(!whole(&two[..two.len() - 1]), "no newline after end");
+        assert!(!whole(&format!("{two}x")), "something after end");
+        assert!(!whole(&format!("{ROOT_MAGIC}\n{line}\ng3\nend\n")), "a line without fields");
+        assert!(!whole(&two.replace("pbem-due-index 1", "pbem-due-index 2")));
+        assert!(whole(&format!("{ROOT_MAGIC}\nend\n")), "no games");
+    }
+
+    /// A root with game folders `names` (each with `game.toml` and record 0) and the root index
+    /// line of each, idle until [`LATER`].
+    fn root_of(names: &[&str]) -> (tempfile::TempDir, Vec<String>) {
+        let tmp = tempfile::tempdir().unwrap();
+        let mut at = At::open(tmp.path()).unwrap();
+        let lines = names
+            .iter()
+            .map(|name| {
+                let dir = GameDir::new(tmp.path().join(name));
+                std::fs::create_dir_all(dir.record(0).parent().unwrap()).unwrap();
+                std::fs::write(dir.game_file(), format!("id = \"{name}\"\n")).unwrap();
+                std::fs::write(dir.record(0), "{}").unwrap();
+                let (g, r) = (at.probe(name, "game.toml").unwrap().unwrap(), at.probe(name, &record_rel(0)).unwrap().unwrap());
+                let e = Entry { id: name.to_string(), record: 0, record_stamp: (r.1, r.2), game_stamp: (g.1, g.2), receipts_stamp: None, until: Some(LATER), deadline: Some(LATER), not_before: 0, awaited: vec![], written: 1, ..entry() };
+                root_line(name, g.0, r.0, &e)
+            })
+            .collect();
+        (tmp, lines)
+    }
+
+    #[test]
+    fn the_root_index_is_read_in_step_with_the_games_and_rewritten_from_its_kept_lines() {
+        let now = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let (tmp, lines) = root_of(&["a", "b", "c", "d"]);
+        let file = tmp.path().join(ROOT_INDEX);
+        let text = |lines: &[&String]| format!("{ROOT_MAGIC}\n{}end\n", lines.iter().map(|l| format!("{l}\n")).collect::<String>());
+        // A line of a folder that is gone ("0gone", before every game), and none for "c".
+        let gone = lines[0].replacen("a ", "0gone ", 1);
+        std::fs::write(&file, text(&[&gone, &lines[0], &lines[1], &lines[3]])).unwrap();
+        let mut index = RootIndex::read(tmp.path());
+        for name in ["a", "b", "c", "d"] {
+            let p = index.peek(name, now);
+            assert_eq!(p.idle.is_some(), name != "c", "{name}: only the games with a line are idle by it");
+        }
+        index.save();
+        // The gone folder's line is left out, the kept lines are copied byte for byte ("c" has no
+        // `DIR/.due` to make its line from).
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), text(&[&lines[0], &lines[1], &lines[3]]));
+        // Read again for the games with a line, every line holds: nothing is written (the same file).
+        let ino = |f: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(f).unwrap());
+        let before = ino(&file);
+        let mut index = RootIndex::read(tmp.path());
+        for name in ["a", "b", "d"] {
+            index.peek(name, now);
+        }
+        index.save();
+        assert_eq!(ino(&file), before, "rewritten though nothing changed");
+        // A name out of order is peeked from its own index only, and left out of the file.
+        let mut index = RootIndex::read(tmp.path());
+        for name in ["b", "a", "d"] {
+            let p = index.peek(name, now);
+            assert_eq!(p.idle.is_some(), name != "a", "{name}");
+        }
+        index.save();
+        assert_eq!(std::fs::read_to_string(&file).unwrap(), text(&[&lines[1], &lines[3]]));
     }
 
     #[test]

@@ -6,6 +6,7 @@
 //! before queueing its mails queues them next time (each mail's id is fixed by game, record and
 //! role, so none is queued twice). A game first seen by a mail run gets only its newest reports.
 
+use std::borrow::Cow;
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -23,24 +24,36 @@ use crate::model::{GameFile, Record};
 use crate::pipeline::{self, Clock, Entropy};
 use crate::{due, store};
 
-/// What a cron run did to one game.
+/// What a cron run did to one game: its line. Small (a game its index showed idle has a
+/// summary that borrows a constant), as a run over 100,000 games keeps one for each.
 #[derive(Debug, Default)]
 pub struct GameRun {
-    /// The game id.
+    /// The game's folder name.
     pub game: String,
     /// One line: resolved steps, NMR, skipped, refused...
-    pub summary: String,
+    pub summary: Cow<'static, str>,
     /// True when the game could not be handled (an error, not a lock).
     pub failed: bool,
     /// A due step was not resolved because orders for it may still wait to be taken in
     /// (shown even with `--quiet`).
     pub held: bool,
-    /// A step waits because mail arrived while this run adjudicated (it takes mail in again).
-    pub held_for_arrivals: bool,
     /// No reports are queued for it (its id is held by two folders).
     pub skip_mail: bool,
-    /// What adjudication did, over every pass of the run.
-    pub adjudicated: pipeline::Adjudicated,
+}
+
+/// The summary of a game its index shows idle: what [`pipeline::Adjudicated::summary`] says of
+/// a game with nothing done (a constant: no line is built for each idle game).
+pub fn idle_summary(over: bool) -> &'static str {
+    if over { "nothing due; game over" } else { "nothing due" }
+}
+
+/// A game loaded by the run: its line, what adjudication did over every pass, and whether a
+/// step waits because mail arrived while this run adjudicated (it takes mail in again).
+#[derive(Debug, Default)]
+struct Loaded {
+    line: GameRun,
+    adjudicated: pipeline::Adjudicated,
+    held_for_arrivals: bool,
 }
 
 /// What one cron run did.
@@ -89,46 +102,51 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
     let now = clock.now();
     let mut out = CronRun::default();
     let sources = intake::config_sources(cfg);
-    let mut todo: Vec<PathBuf> = game_folders(root)?;
-    let mut runs: BTreeMap<PathBuf, GameRun> = BTreeMap::new();
-    let (mut peeked, mut duplicates) = (BTreeMap::new(), BTreeMap::new());
+    let folders = game_folders(root)?;
+    // What waits before the first pass begins: whatever arrives after this is new.
+    let before = Arrivals::now(root, &sources);
+    let held = take_in(root, &sources, cfg, clock, &lock, &mut out)?;
+    // After the intake (an order taken in can make a game due); ids do not change. A game its
+    // index shows idle is not loaded at all (nothing would be done to it); nor is one whose id
+    // two folders hold.
+    let peeked = peek_games(root, folders, now);
+    let mut todo: Vec<usize> = (0..peeked.len()).filter(|&i| !peeked.doubled(i) && peeked.idle_at(i).is_none()).collect();
+    let mut runs: BTreeMap<usize, Loaded> = BTreeMap::new();
+    let mut first = Some((before, held));
     for pass in 1..=MAX_PASSES {
-        // What waits before the pass begins: whatever arrives after this is new.
-        let before = Arrivals::now(root, &sources);
-        let held = take_in(root, &sources, cfg, clock, &lock, &mut out)?;
-        if pass == 1 {
-            // After the intake (an order taken in can make a game due); ids do not change.
-            (peeked, duplicates) = peek_games(root, &todo, now);
-            todo.retain(|d| peeked.contains_key(d));
-        }
+        let (before, held) = match first.take() {
+            Some(taken) => taken,
+            None => (Arrivals::now(root, &sources), take_in(root, &sources, cfg, clock, &lock, &mut out)?),
+        };
         let waiting = Mutex::new(Waiting { root, sources: &sources, max: cfg.intake.max_message_bytes, held, before, named: BTreeMap::new() });
-        let run_one = |dir: &PathBuf, entropy: &mut Entropy| {
+        let run_one = |&i: &usize, entropy: &mut Entropy| {
             let mut check = |gf: &GameFile, _: &crate::model::Opening| waiting.lock().unwrap_or_else(|p| p.into_inner()).hold_reason(gf);
-            let peek = if pass == 1 { peeked.get(dir).cloned() } else { None };
-            game_run(dir, &duplicates, clock, entropy, &mut check, peek, &group)
+            // The first pass read the index already (it did not show the game idle).
+            let peek = (pass == 1).then_some(None);
+            game_run(&peeked.dir(i), clock, entropy, &mut check, peek, &group)
         };
         // Different games on every core (each under its own lock), unless the entropy is a seeded
         // stream (tests, demos), whose draws must come in the games' order.
-        let results: Vec<GameRun> = match entropy {
-            Entropy::Os => crate::par::map(&todo, |dir| run_one(dir, &mut Entropy::Os)),
-            _ => todo.iter().map(|dir| run_one(dir, entropy)).collect(),
+        let results: Vec<Loaded> = match entropy {
+            Entropy::Os => crate::par::map(&todo, |i| run_one(i, &mut Entropy::Os)),
+            _ => todo.iter().map(|i| run_one(i, entropy)).collect(),
         };
         // The steps' records (one sync for all their files) before the next pass reads the games.
         group.flush()?;
         let mut again = Vec::new();
-        for (dir, g) in todo.into_iter().zip(results) {
+        for (i, g) in todo.into_iter().zip(results) {
             if g.held_for_arrivals && pass < MAX_PASSES {
-                again.push(dir.clone());
+                again.push(i);
             }
-            let prev = runs.remove(&dir);
-            runs.insert(dir, merge_runs(prev, g));
+            let prev = runs.remove(&i);
+            runs.insert(i, merge_runs(prev, g));
         }
         if again.is_empty() {
             break;
         }
         todo = again;
     }
-    queue_mail(root, runs, &peeked, cfg, now, &mut out);
+    queue_mail(root, &peeked, runs, cfg, now, &mut out);
     crate::store::sync_batch()?;
     drop(batch);
     drop(lock);
@@ -152,22 +170,34 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
 /// games' mails are composed on every core (each report mail draws a picture of the board, most
 /// of a due step's cost): each game writes only its own mails and mark, and the outbox sends by
 /// name, so the order they are written in changes nothing; the lines keep the games' order.
-fn queue_mail(root: &Path, runs: BTreeMap<PathBuf, GameRun>, peeked: &BTreeMap<PathBuf, Option<due::Idle>>, cfg: &HostConfig, now: DateTime<Utc>, out: &mut CronRun) {
+/// `runs`: the games loaded, by their index in `peeked` (every other game was idle or doubled).
+fn queue_mail(root: &Path, peeked: &Peeked, mut runs: BTreeMap<usize, Loaded>, cfg: &HostConfig, now: DateTime<Utc>, out: &mut CronRun) {
     let outbox = Outbox::under(root);
-    let runs: Vec<(PathBuf, GameRun)> = runs.into_iter().collect();
-    let queued = crate::par::map(&runs, |(dir, g)| {
-        let idle = peeked.get(dir).and_then(Option::as_ref);
-        let unchanged = idle.is_some_and(|i| g.adjudicated.resolved.is_empty() && nothing_to_mail(dir, i, cfg, now));
-        (!g.skip_mail && !unchanged).then(|| queue_game_mail(dir, cfg, &outbox, now))
+    // Which games have mail to queue (each idle game's mark read on every core), then their mail.
+    let all: Vec<usize> = (0..peeked.len()).collect();
+    let wanted = crate::par::map(&all, |&i| match (peeked.idle_at(i), peeked.doubled(i)) {
+        (_, true) => false,
+        (Some(idle), false) => !nothing_to_mail(root, peeked.id(i), &idle, cfg, now),
+        (None, false) => runs.get(&i).is_some_and(|g| !g.line.skip_mail),
     });
-    let composed = queued.iter().any(Option::is_some);
-    for ((_, mut g), result) in runs.into_iter().zip(queued) {
+    drop(all);
+    let to_mail: Vec<usize> = wanted.iter().enumerate().filter_map(|(i, &w)| w.then_some(i)).collect();
+    drop(wanted);
+    let composed = !to_mail.is_empty();
+    let mut queued = to_mail.iter().copied().zip(crate::par::map(&to_mail, |&i| queue_game_mail(&peeked.dir(i), cfg, &outbox, now))).peekable();
+    out.games.reserve_exact(peeked.len());
+    for i in 0..peeked.len() {
+        let mut g = match runs.remove(&i) {
+            Some(run) => run.line,
+            None => peeked.unloaded_run(i),
+        };
+        let result = queued.next_if(|(k, _)| *k == i).map(|(_, r)| r);
         match result {
             Some(Ok(ids)) => out.queued.extend(ids),
             // Said once: a game that cannot be read fails here the same way.
             Some(Err(e)) if g.failed && g.summary == e.to_string() => {}
             Some(Err(e)) => {
-                g.summary.push_str(&format!("; mail not queued: {e}"));
+                g.summary.to_mut().push_str(&format!("; mail not queued: {e}"));
                 g.failed = true;
             }
             None => {}
@@ -258,65 +288,211 @@ impl Arrivals {
     }
 }
 
+/// The folders directly under a root that may hold a game, by name, in the names' order
+/// ([`game_folders`]): every name in one text, so that a root of 100,000 games costs a few
+/// bytes a game, not a path each.
+#[derive(Debug, Default)]
+pub struct Folders {
+    root: PathBuf,
+    text: String,
+    /// Each name's start and end in `text`.
+    names: Vec<(u32, u32)>,
+}
+
+impl Folders {
+    /// How many folders.
+    pub fn len(&self) -> usize {
+        self.names.len()
+    }
+
+    /// True when there is none.
+    pub fn is_empty(&self) -> bool {
+        self.names.is_empty()
+    }
+
+    /// The name of folder `i`.
+    pub fn name(&self, i: usize) -> &str {
+        self.names.get(i).map_or("", |&(a, b)| &self.text[a as usize..b as usize])
+    }
+
+    /// The path of folder `i` (`ROOT/NAME`).
+    pub fn dir(&self, i: usize) -> PathBuf {
+        self.root.join(self.name(i))
+    }
+}
+
 /// The folders directly under `root` that may hold a game, sorted: each name not starting with
 /// `.` that the listing's own file type shows to be a folder (no `stat` each; a symbolic link is
 /// followed). [`peek_games`] keeps the games among them, the folders [`pipeline::games_under`] lists.
-pub fn game_folders(root: &Path) -> Result<Vec<PathBuf>> {
+pub fn game_folders(root: &Path) -> Result<Folders> {
     let rd = match std::fs::read_dir(root) {
         Ok(rd) => rd,
         Err(e) if root.is_dir() => return Err(store::io(root, e)),
         Err(_) => return Err(Error::input(root, "no such folder (the root of the games to adjudicate)")),
     };
-    let mut dirs = Vec::new();
+    let mut f = Folders { root: root.to_path_buf(), ..Folders::default() };
     for entry in rd {
         let entry = entry.map_err(|e| store::io(root, e))?;
-        let Some(name) = entry.file_name().to_str().filter(|n| !n.starts_with('.')).map(str::to_string) else { continue };
-        let kind = entry.file_type().map_err(|e| store::io(&root.join(&name), e))?;
-        if kind.is_dir() || kind.is_symlink() && root.join(&name).is_dir() {
-            dirs.push(root.join(name));
+        let os = entry.file_name();
+        let Some(name) = os.to_str().filter(|n| !n.starts_with('.')) else { continue };
+        let kind = entry.file_type().map_err(|e| store::io(&root.join(name), e))?;
+        if kind.is_dir() || kind.is_symlink() && root.join(name).is_dir() {
+            let Some(at) = append(&mut f.text, name) else { return Err(Error::input(root, "too many game folders to list (over 4 GB of names)")) };
+            f.names.push(at);
         }
     }
-    dirs.sort();
-    Ok(dirs)
+    let Folders { text, names, .. } = &mut f;
+    names.sort_unstable_by(|&(a, b), &(c, d)| text[a as usize..b as usize].cmp(&text[c as usize..d as usize]));
+    Ok(f)
 }
 
-/// Each game's due index read once at `now` ([`due::peek`]): what it says of each game among the
-/// folders (the folders that hold no game are left out), and every game id held by more than
-/// one folder, with the folders (the id from the index, else from `game.toml`; a game that
-/// cannot be read fails on its own when adjudicated).
-pub type Peeked = (BTreeMap<PathBuf, Option<due::Idle>>, BTreeMap<String, Vec<PathBuf>>);
+/// Appends `s` to `text`: its start and end there (`None`, and nothing appended, past 4 GB).
+fn append(text: &mut String, s: &str) -> Option<(u32, u32)> {
+    let at = (u32::try_from(text.len()).ok()?, u32::try_from(text.len() + s.len()).ok()?);
+    text.push_str(s);
+    Some(at)
+}
 
-/// See [`Peeked`]; also the plain sweep's (`adjudicate --all` without `--mail`). `dirs` as
+/// Each game's due index read once at `now` ([`due::peek`]), compactly (one small record a
+/// game, the ids in one text): what it says of each game among the folders (the folders that
+/// hold no game are left out), and every game id held by more than one folder, with the folders
+/// (the id from the index, else from `game.toml`; a game that cannot be read fails on its own
+/// when adjudicated).
+pub struct Peeked {
+    /// The folders that hold a game: game `i` is folder `i`.
+    folders: Folders,
+    /// The games' ids, one after another.
+    ids: String,
+    games: Vec<PeekedGame>,
+    duplicates: BTreeMap<String, Vec<PathBuf>>,
+}
+
+/// One game of [`Peeked`] (32 bytes on a 64-bit machine).
+struct PeekedGame {
+    /// Its id's start and end in `ids` (`None`: unknown).
+    id: Option<(u32, u32)>,
+    /// The index shows the game idle: then [`IdleAt`]'s fields follow.
+    idle: bool,
+    over: bool,
+    /// Its id is held by another folder too.
+    doubled: bool,
+    record: u64,
+    /// The open step's deadline (`i64::MIN`: none).
+    deadline: i64,
+}
+
+/// What the due index says of an idle game ([`due::Idle`] without its id).
+#[derive(Debug, Clone, Copy)]
+pub struct IdleAt {
+    /// Index of the newest record.
+    pub record: u64,
+    /// The open step's deadline, Unix seconds (`None` once the game is over).
+    pub deadline: Option<i64>,
+    /// The game is over.
+    pub over: bool,
+}
+
+impl Peeked {
+    /// How many games.
+    pub fn len(&self) -> usize {
+        self.games.len()
+    }
+
+    /// True when there is none.
+    pub fn is_empty(&self) -> bool {
+        self.games.is_empty()
+    }
+
+    /// The folder of game `i`.
+    pub fn dir(&self, i: usize) -> PathBuf {
+        self.folders.dir(i)
+    }
+
+    /// The folder name of game `i`.
+    pub fn name(&self, i: usize) -> &str {
+        self.folders.name(i)
+    }
+
+    /// The id of game `i` ("" when unknown).
+    pub fn id(&self, i: usize) -> &str {
+        self.games.get(i).and_then(|g| g.id).map_or("", |(a, b)| &self.ids[a as usize..b as usize])
+    }
+
+    /// What the index says of game `i` when it shows it idle.
+    pub fn idle_at(&self, i: usize) -> Option<IdleAt> {
+        let g = self.games.get(i).filter(|g| g.idle)?;
+        Some(IdleAt { record: g.record, deadline: (g.deadline != i64::MIN).then_some(g.deadline), over: g.over })
+    }
+
+    /// The index's word on game `i` for [`pipeline::adjudicate_peeked`].
+    pub fn idle(&self, i: usize) -> Option<due::Idle> {
+        self.idle_at(i).map(|t| due::Idle { id: self.id(i).to_string(), record: t.record, deadline: t.deadline, over: t.over })
+    }
+
+    /// True when the id of game `i` is held by more than one folder (it is not adjudicated).
+    pub fn doubled(&self, i: usize) -> bool {
+        self.games.get(i).is_some_and(|g| g.doubled)
+    }
+
+    /// Every game id held by more than one folder, with the folders.
+    pub fn duplicates(&self) -> &BTreeMap<String, Vec<PathBuf>> {
+        &self.duplicates
+    }
+
+    /// The cron run's line of game `i` when it was not loaded: its id doubled, or idle.
+    fn unloaded_run(&self, i: usize) -> GameRun {
+        let game = self.name(i).to_string();
+        match self.duplicates.get(self.id(i)).filter(|_| self.doubled(i)) {
+            Some(dirs) => {
+                let all: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
+                let summary = format!("not adjudicated: game {} is held by more than one folder ({}); remove all but one", self.id(i), all.join(", "));
+                GameRun { game, summary: summary.into(), failed: true, skip_mail: true, ..Default::default() }
+            }
+            None => GameRun { game, summary: idle_summary(self.idle_at(i).is_some_and(|t| t.over)).into(), ..Default::default() },
+        }
+    }
+}
+
+/// See [`Peeked`]; also the plain sweep's (`adjudicate --all` without `--mail`). `folders` as
 /// [`game_folders`] lists them: a folder whose index holds has a `game.toml` (its `stat` was
 /// checked); of the others, those without one are no game ([`pipeline::holds_game`]).
 /// The index of every game under `root` (`ROOT/.due-index`, [`due::RootIndex`]) is read once
 /// and rewritten when what it says changed.
-pub fn peek_games(root: &Path, dirs: &[PathBuf], now: DateTime<Utc>) -> Peeked {
-    let mut by_id: BTreeMap<String, Vec<PathBuf>> = BTreeMap::new();
-    let mut idle = Vec::with_capacity(dirs.len());
+pub fn peek_games(root: &Path, mut folders: Folders, now: DateTime<Utc>) -> Peeked {
     let mut index = due::RootIndex::read(root);
-    for dir in dirs {
-        let p = index.peek(dir, now);
-        if p.id.is_none() && !pipeline::holds_game(dir) {
+    let (mut ids, mut games, mut kept) = (String::new(), Vec::with_capacity(folders.len()), 0);
+    for k in 0..folders.len() {
+        let p = index.peek(folders.name(k), now);
+        if p.id.is_none() && !pipeline::holds_game(&folders.dir(k)) {
             continue;
         }
-        if let Some(id) = p.id.or_else(|| pipeline::read_game_file(&store::GameDir::new(dir)).ok().map(|gf| gf.id)) {
-            by_id.entry(id).or_default().push(dir.clone());
-        }
-        idle.push((dir.clone(), p.idle));
+        let id = p.id.or_else(|| pipeline::read_game_file(&store::GameDir::new(folders.dir(k))).ok().map(|gf| gf.id)).and_then(|id| append(&mut ids, &id));
+        let (record, deadline, over) = p.idle.as_ref().map_or((0, None, false), |t| (t.record, t.deadline, t.over));
+        games.push(PeekedGame { id, idle: p.idle.is_some(), over, doubled: false, record, deadline: deadline.unwrap_or(i64::MIN) });
+        // The folders that hold no game are left out: game `i` is folder `i`.
+        folders.names[kept] = folders.names[k];
+        kept += 1;
     }
     index.save();
-    by_id.retain(|_, dirs| dirs.len() > 1);
-    // In the folders' order already: built in one pass, without a search each.
-    (idle.into_iter().collect(), by_id)
+    folders.names.truncate(kept);
+    let mut peeked = Peeked { folders, ids, games, duplicates: BTreeMap::new() };
+    // Games by id (a stable sort: each id's folders in their order), then each run of one id.
+    let mut by_id: Vec<usize> = (0..peeked.len()).filter(|&i| peeked.games[i].id.is_some()).collect();
+    by_id.sort_by(|&x, &y| peeked.id(x).cmp(peeked.id(y)));
+    let doubled: Vec<&[usize]> = by_id.chunk_by(|&x, &y| peeked.id(x) == peeked.id(y)).filter(|same| same.len() > 1).collect();
+    let duplicates = doubled.iter().map(|same| (peeked.id(same[0]).to_string(), same.iter().map(|&i| peeked.dir(i)).collect())).collect();
+    for &i in doubled.iter().copied().flatten() {
+        peeked.games[i].doubled = true;
+    }
+    peeked.duplicates = duplicates;
+    peeked
 }
 
-/// True when [`queue_game_mail`] would queue nothing for a game its index shows idle: the
-/// newest record's reports were queued, and no reminder can be due (none configured, or outside
-/// the hours before the deadline).
-fn nothing_to_mail(dir: &Path, idle: &due::Idle, cfg: &HostConfig, now: DateTime<Utc>) -> bool {
-    let root = dir.parent().unwrap_or(Path::new("."));
-    let mailed = due::read_small(&mailed_path(root, &idle.id)).and_then(|t| t.trim().parse::<u64>().ok());
+/// True when [`queue_game_mail`] would queue nothing for the game `id` its index shows idle:
+/// the newest record's reports were queued, and no reminder can be due (none configured, or
+/// outside the hours before the deadline).
+fn nothing_to_mail(root: &Path, id: &str, idle: &IdleAt, cfg: &HostConfig, now: DateTime<Utc>) -> bool {
+    let mailed = due::read_small(&mailed_path(root, id)).and_then(|t| t.trim().parse::<u64>().ok());
     if mailed.is_none_or(|m| m < idle.record) {
         return false;
     }
@@ -325,26 +501,11 @@ fn nothing_to_mail(dir: &Path, idle: &due::Idle, cfg: &HostConfig, now: DateTime
     idle.over || hours == 0 || idle.deadline.is_none_or(|d| secs >= d || secs < d - hours)
 }
 
-/// Adjudicates one game for the cron run (a game two folders hold, or one that cannot be read,
-/// is reported and left alone). `peek`: the game's due index as [`peek_games`] read it.
-fn game_run(
-    dir: &Path,
-    duplicates: &BTreeMap<String, Vec<PathBuf>>,
-    clock: Clock,
-    entropy: &mut Entropy,
-    may_resolve: &mut pipeline::ResolveCheck<'_>,
-    peek: Option<Option<due::Idle>>,
-    group: &crate::store::Group,
-) -> GameRun {
+/// Adjudicates one game for the cron run (a game that cannot be read is reported and left
+/// alone). `peek`: the game's due index as [`peek_games`] read it.
+fn game_run(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve: &mut pipeline::ResolveCheck<'_>, peek: Option<Option<due::Idle>>, group: &crate::store::Group) -> Loaded {
     let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
-    let mut g = GameRun { game: name, ..Default::default() };
-    if let Some((id, dirs)) = duplicates.iter().find(|(_, ds)| ds.iter().any(|d| d == dir)) {
-        let all: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-        g.summary = format!("not adjudicated: game {id} is held by more than one folder ({}); remove all but one", all.join(", "));
-        g.failed = true;
-        g.skip_mail = true;
-        return g;
-    }
+    let mut g = Loaded { line: GameRun { game: name, ..Default::default() }, ..Default::default() };
     // Refused when the clock is behind the game's newest record or receipt.
     let result = match peek {
         Some(idle) => pipeline::adjudicate_peeked(dir, clock, entropy, may_resolve, idle, group),
@@ -352,29 +513,31 @@ fn game_run(
     };
     match result {
         Ok(a) => {
-            g.summary = a.summary();
-            g.held = a.held.is_some();
+            g.line.summary = a.summary().into();
+            g.line.held = a.held.is_some();
             g.held_for_arrivals = a.held.as_ref().is_some_and(|(_, why)| why == ARRIVED);
             g.adjudicated = a;
         }
-        Err(Error::Locked(_)) => g.summary = "skipped, locked by another run".into(),
+        Err(Error::Locked(_)) => g.line.summary = "skipped, locked by another run".into(),
         Err(e) => {
-            g.summary = e.to_string();
-            g.failed = true;
+            g.line.summary = e.to_string().into();
+            g.line.failed = true;
         }
     }
     g
 }
 
 /// The run of a game over several passes: every step resolved, then the last pass's hold.
-fn merge_runs(prev: Option<GameRun>, mut next: GameRun) -> GameRun {
+fn merge_runs(prev: Option<Loaded>, mut next: Loaded) -> Loaded {
     let Some(mut p) = prev else { return next };
     p.adjudicated.resolved.append(&mut next.adjudicated.resolved);
     p.adjudicated.nmr.append(&mut next.adjudicated.nmr);
     p.adjudicated.over = next.adjudicated.over;
     p.adjudicated.held = next.adjudicated.held.take();
-    let summary = if next.failed { next.summary.clone() } else { p.adjudicated.summary() };
-    GameRun { summary, adjudicated: p.adjudicated, ..next }
+    if !next.line.failed {
+        next.line.summary = p.adjudicated.summary().into();
+    }
+    Loaded { adjudicated: p.adjudicated, ..next }
 }
 
 /// Publishes the game in `dir` into `site` if its public copy changed since it was last
@@ -526,8 +689,15 @@ mod tests {
     fn a_game_tried_again_keeps_what_its_first_pass_resolved() {
         let first = pipeline::Adjudicated { resolved: vec![1], nmr: vec![], over: false, held: Some((2, ARRIVED.into())), paused: None };
         let second = pipeline::Adjudicated { resolved: vec![2], nmr: vec![(2, "union".into())], over: false, held: None, paused: None };
-        let run = |a: pipeline::Adjudicated| GameRun { game: "g1".into(), summary: a.summary(), adjudicated: a, ..Default::default() };
+        let run = |a: pipeline::Adjudicated| Loaded { line: GameRun { game: "g1".into(), summary: a.summary().into(), ..Default::default() }, adjudicated: a, ..Default::default() };
         let merged = merge_runs(Some(run(first)), run(second));
-        assert_eq!(merged.summary, "resolved step(s) 1, 2; NMR: union in step 2");
+        assert_eq!(merged.line.summary, "resolved step(s) 1, 2; NMR: union in step 2");
+    }
+
+    #[test]
+    fn the_idle_summary_is_what_adjudication_says_of_a_game_with_nothing_done() {
+        for over in [false, true] {
+            assert_eq!(idle_summary(over), pipeline::Adjudicated { over, ..Default::default() }.summary());
+        }
     }
 }
