@@ -174,3 +174,37 @@ fn a_run_killed_while_sendmail_reads_never_hands_it_half_a_mail() {
     // Not marked sent: the next run sends it again (a duplicate is allowed, a cut mail is not).
     assert_eq!(outbox.pending().unwrap(), ids);
 }
+
+/// A mail moved to `dead/` needs the host: `pbem intake` says so and exits 1, as the cron run does
+/// (README "Mail that cannot be sent"); from a `.forward` pipe it exits 0, since a failure status
+/// would make the MTA bounce or retry the message just taken in (found by tester T10).
+#[test]
+fn an_intake_run_that_moves_mail_to_dead_exits_1_except_from_a_pipe() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    new_game(&root, "g1", 72);
+    pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(config(tmp.path(), "kind = \"none\"")).args(["--now", "2026-07-01T12:05:00Z"]).assert().success();
+    let sendmail = fake_sendmail(tmp.path());
+    std::fs::write(tmp.path().join("DOWN"), b"").unwrap();
+    let cfg = config(tmp.path(), &format!("kind = \"sendmail\"\ncommand = \"{}\"", sendmail.display()));
+    let md = tmp.path().join("Maildir");
+    for sub in ["new", "cur", "tmp"] {
+        std::fs::create_dir_all(md.join(sub)).unwrap();
+    }
+    // Six days on, still refused for now: both opening reports are given up (dead after 5 days).
+    let late = ["--now", "2026-07-07T12:05:00Z"];
+    let out = pbem().args(["intake", "--quiet", "--root"]).arg(&root).arg("--maildir").arg(&md).arg("--config").arg(&cfg).args(late).assert().code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert_eq!(stderr.matches("never tried again").count(), 2, "{stderr}");
+    // Put back as README says, and given up again by a piped intake: told, but exit 0.
+    let (dead, queue) = (root.join(".mail/outbox/dead"), root.join(".mail/outbox/queue"));
+    for e in std::fs::read_dir(&dead).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "eml" || x == "toml") {
+            std::fs::rename(&p, queue.join(p.file_name().unwrap())).unwrap();
+        }
+    }
+    let out = pbem().args(["intake", "--stdin", "--quiet", "--root"]).arg(&root).arg("--config").arg(&cfg).args(late).write_stdin(b"From: x@example.org\n\nhello\n".to_vec()).assert().success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert_eq!(stderr.matches("never tried again").count(), 2, "{stderr}");
+}

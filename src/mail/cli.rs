@@ -71,10 +71,12 @@ pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdi
         }
     }
     let queued = handled.iter().filter(|h| h.reply.is_some()).count();
-    flush(root, &cfg, clock.now(), queued, quiet)?;
-    // A message in failed/ is kept with its reason for the host: not an error of this run (and
-    // for a `.forward` pipe a failure status would make the MTA bounce or retry a handled message).
-    Ok(ExitCode::SUCCESS)
+    let dead = flush(root, &cfg, clock.now(), queued, quiet)?;
+    // A message in failed/ is kept with its reason for the host: not an error of this run. A mail
+    // moved to `dead/` needs the host, as in the cron run (README "Mail that cannot be sent"),
+    // except from a `.forward` pipe: there a failure status would make the MTA bounce or retry
+    // the message just taken in.
+    Ok(if dead > 0 && !stdin { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// Where a message ended up, as `intake` and the cron run print it.
@@ -87,18 +89,19 @@ fn disposition_word(d: Disposition) -> &'static str {
 }
 
 /// Sends what the outbox holds through the configured transport (nothing for `kind = "none"`)
-/// and prints what happened ([`print_flush`]); false when something went wrong.
-pub fn flush(root: &Path, cfg: &HostConfig, now: DateTime<Utc>, queued: usize, quiet: bool) -> Result<bool> {
+/// and prints what happened ([`print_flush`]); returns how many mails it moved to `dead/`.
+pub fn flush(root: &Path, cfg: &HostConfig, now: DateTime<Utc>, queued: usize, quiet: bool) -> Result<usize> {
     let outbox = super::Outbox::under(root);
     let Some(t) = super::transport::from_config(&cfg.transport)? else {
         let n = outbox.pending()?.len();
         if n > 0 && !quiet {
             println!("outbox: {n} mail(s) queued in {} (transport: none)", outbox.dir.display());
         }
-        return Ok(true);
+        return Ok(0);
     };
     let f = outbox.flush(t.as_ref(), now)?;
-    Ok(print_flush(&outbox, &f, queued, quiet))
+    print_flush(&outbox, &f, queued, quiet);
+    Ok(f.dead.len())
 }
 
 /// Prints what a flush did: each problem on stderr in one line (a server that cannot be reached
