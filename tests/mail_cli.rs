@@ -131,6 +131,15 @@ fn a_piped_message_left_waiting_is_taken_in_by_the_next_cron_run() {
     assert!(game.join("receipts").join("000001").join("union-1.toml").is_file());
 }
 
+/// A game `g1` under `TMP/turns` whose opening reports are queued, not sent (transport none).
+fn openings_queued() -> (tempfile::TempDir, std::path::PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    new_game(&root, "g1", 72);
+    pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(config(tmp.path(), "kind = \"none\"")).args(["--now", "2026-07-01T12:05:00Z"]).assert().success();
+    (tmp, root)
+}
+
 /// A run killed while sendmail reads a message (here: a report mail, over 100 KB with its
 /// picture, more than a pipe holds) must not leave sendmail with half of it: sendmail delivers
 /// whatever it read once its input ends, so the player would get a cut mail (found by tester T8).
@@ -138,11 +147,7 @@ fn a_piped_message_left_waiting_is_taken_in_by_the_next_cron_run() {
 #[cfg(target_os = "linux")]
 #[test]
 fn a_run_killed_while_sendmail_reads_never_hands_it_half_a_mail() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    new_game(&root, "g1", 72);
-    // The opening reports queued, not sent.
-    pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(config(tmp.path(), "kind = \"none\"")).args(["--now", "2026-07-01T12:05:00Z"]).assert().success();
+    let (tmp, root) = openings_queued();
     let outbox = pbem::mail::Outbox::under(&root);
     let ids = outbox.pending().unwrap();
     let queued: Vec<Vec<u8>> = ids.iter().map(|id| outbox.queued_message(id).unwrap().unwrap()).collect();
@@ -180,10 +185,7 @@ fn a_run_killed_while_sendmail_reads_never_hands_it_half_a_mail() {
 /// would make the MTA bounce or retry the message just taken in (found by tester T10).
 #[test]
 fn an_intake_run_that_moves_mail_to_dead_exits_1_except_from_a_pipe() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    new_game(&root, "g1", 72);
-    pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(config(tmp.path(), "kind = \"none\"")).args(["--now", "2026-07-01T12:05:00Z"]).assert().success();
+    let (tmp, root) = openings_queued();
     let sendmail = fake_sendmail(tmp.path());
     std::fs::write(tmp.path().join("DOWN"), b"").unwrap();
     let cfg = config(tmp.path(), &format!("kind = \"sendmail\"\ncommand = \"{}\"", sendmail.display()));
