@@ -388,6 +388,17 @@ pub trait Game: Send + Sync {
         let _ = policy;
         self.bot_order(state, role, ctx)
     }
+
+    /// The order of built-in policy `policy` for `role`, already checked: what
+    /// [`Game::check_order`] makes of [`Game::policy_order`], drawing the same choices from `ctx`.
+    /// [`play_out`] calls it for every order, so a game whose orders cost much to write as text and
+    /// read back overrides it with a typed path (default: that round trip).
+    ///
+    /// Errors: the problems [`Game::check_order`] finds (an override must find the same ones).
+    fn policy_checked(&self, state: &Self::State, role: &str, policy: &str, ctx: &mut Ctx) -> Result<Self::Checked, Vec<OrderProblem>> {
+        let o = self.policy_order(state, role, policy, ctx);
+        self.check_order(state, role, &o)
+    }
 }
 
 /// The core's check of a step's orders before [`Game::resolve`]: the game is not over, exactly
@@ -623,7 +634,7 @@ pub struct Played {
 }
 
 /// Plays one game from `start` to its end: every asked role's order comes from
-/// [`Game::policy_order`] with `policy` (and must pass [`Game::check_order`]). The game's rolls
+/// [`Game::policy_checked`] with `policy` (the built-in order, which must pass its check). The game's rolls
 /// come from one stream seeded by `seed`, the players' choices from another derived from it.
 ///
 /// Errors: a built-in order that fails its check, a resolution error, or a game that does not end
@@ -646,8 +657,7 @@ pub fn play_out<G: Game + ?Sized>(g: &G, start: G::State, policy: &str, seed: [u
         };
         let mut orders: BTreeMap<String, G::Checked> = BTreeMap::new();
         for role in roles {
-            let o = g.policy_order(&s, &role, policy, &mut bots);
-            match g.check_order(&s, &role, &o) {
+            match g.policy_checked(&s, &role, policy, &mut bots) {
                 Ok(c) => {
                     orders.insert(role, c);
                 }
