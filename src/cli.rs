@@ -28,7 +28,8 @@ pub struct Cli {
     command: Command,
 }
 
-/// `--templates`, on the commands that render reports (new, adjudicate, audit, demo).
+// `--templates`, on the commands that render reports (new, adjudicate, audit, demo). A plain
+// comment: a doc comment would become the help text of the commands it is flattened into.
 #[derive(clap::Args, Debug, Clone)]
 struct Templates {
     /// Report templates overriding the built-in ones (same relative names as `templates/`, e.g.
@@ -38,366 +39,478 @@ struct Templates {
     folder: Option<PathBuf>,
 }
 
+/// A command's arguments, made only when the command line names that command. clap builds the
+/// arguments of every subcommand before it parses; deferred, a run builds those of its own
+/// command alone, which is a third of the instructions of starting `pbem` (issue 11: a cron sweep
+/// and every piped mail start a process). Help, completions and man pages build them all as before.
+#[derive(Debug)]
+struct Deferred<T>(T);
+
+impl<T: clap::FromArgMatches> clap::FromArgMatches for Deferred<T> {
+    fn from_arg_matches(m: &clap::ArgMatches) -> Result<Self, clap::Error> {
+        T::from_arg_matches(m).map(Deferred)
+    }
+    fn update_from_arg_matches(&mut self, m: &clap::ArgMatches) -> Result<(), clap::Error> {
+        self.0.update_from_arg_matches(m)
+    }
+}
+
+impl<T: clap::Args> clap::Args for Deferred<T> {
+    fn augment_args(cmd: clap::Command) -> clap::Command {
+        cmd.defer(T::augment_args)
+    }
+    fn augment_args_for_update(cmd: clap::Command) -> clap::Command {
+        cmd.defer(T::augment_args_for_update)
+    }
+    fn group_id() -> Option<clap::Id> {
+        T::group_id()
+    }
+}
+
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Create a game: seats with each player's OpenSSH public key, scenario, options, deadlines.
-    New {
-        /// The game directory to create (its name is the game id unless --id is given).
-        dir: PathBuf,
-        /// Rules id: gettysburg-campaign, flag-dash or throw-down-that-flag.
-        #[arg(long)]
-        rules: String,
-        /// A shipped scenario's name (e.g. july-3, alternate) or a scenario TOML file (default: the
-        /// game's first shipped scenario).
-        #[arg(long)]
-        scenario: Option<PathBuf>,
-        /// Game option K=V (repeatable), e.g. optional-fire=true; press=none|team|all: whom players may send press to by mail (default team for Flag Dash, all otherwise).
-        #[arg(long = "option", value_name = "K=V")]
-        options: Vec<String>,
-        /// A seat: ROLE:EMAIL:PUBKEY, PUBKEY being a .pub file or the key line (repeatable).
-        #[arg(long = "player", value_name = "ROLE:EMAIL:PUBKEY", required = true)]
-        players: Vec<String>,
-        /// A seat's time zone, ROLE=ZONE with an IANA name (repeatable), e.g.
-        /// union=America/New_York: that player's reports, forms and mails show deadlines in it
-        /// (default UTC).
-        #[arg(long = "time-zone", value_name = "ROLE=ZONE")]
-        time_zones: Vec<String>,
-        /// Game id (default: the directory's name).
-        #[arg(long)]
-        id: Option<String>,
-        /// Hours players have for each step.
-        #[arg(long, default_value_t = 72)]
-        deadline_hours: u32,
-        /// Deadline hours for one kind of step, KIND=HOURS (repeatable), e.g. retreat=24.
-        #[arg(long = "deadline", value_name = "KIND=HOURS")]
-        deadlines: Vec<String>,
-        /// Hours after a deadline before missing orders count as NMR.
-        #[arg(long, default_value_t = 0)]
-        grace_hours: u32,
-        /// What missing orders become once the deadline (and grace) has passed: `defaults` (the
-        /// game's documented NMR orders), `wait` (never resolve without them), or `bot` (defaults,
-        /// then the built-in player after --bot-after missed steps in a row).
-        #[arg(long, default_value = "defaults", value_parser = ["defaults", "wait", "bot"])]
-        nmr: String,
-        /// With --nmr bot: consecutive missed steps before the built-in player takes the seat
-        /// (default 2).
-        #[arg(long)]
-        bot_after: Option<u32>,
-        #[command(flatten)]
-        templates: Templates,
-        /// The current time (RFC 3339), for tests; default: the clock.
-        #[arg(long, hide = true)]
-        now: Option<String>,
-    },
+    New(Deferred<NewArgs>),
     /// Current step, whose orders are awaited, the deadline and the receipts so far; given a
     /// folder of games (or --all ROOT), one line per game.
-    Status {
-        /// The game directory, or a root folder holding games.
-        dir: PathBuf,
-        /// DIR is a root: list every game under it (also chosen when DIR has no game.toml).
-        #[arg(long)]
-        all: bool,
-        /// The current time (RFC 3339), for tests; default: the clock.
-        #[arg(long, hide = true)]
-        now: Option<String>,
-    },
+    Status(Deferred<StatusArgs>),
     /// Replace a player or change a seat's address or key (a host-signed record; announced in
     /// every player's next report).
-    Seat {
-        /// The game directory.
-        dir: PathBuf,
-        /// The seat's role.
-        #[arg(long)]
-        role: String,
-        /// The seat's new address.
-        #[arg(long)]
-        email: Option<String>,
-        /// The seat's new public key: a .pub file or the key line.
-        #[arg(long)]
-        key: Option<String>,
-        /// Why (goes into the record).
-        #[arg(long, default_value = "")]
-        reason: String,
-        /// The current time (RFC 3339), for tests; default: the clock.
-        #[arg(long, hide = true)]
-        now: Option<String>,
-    },
+    Seat(Deferred<SeatArgs>),
     /// Move the open step's deadline (a host-signed record).
-    Deadline {
-        /// The game directory.
-        dir: PathBuf,
-        /// Later by this long: e.g. 48h, 3d, 90m.
-        #[arg(long, conflicts_with = "to", required_unless_present = "to")]
-        extend: Option<String>,
-        /// To this time (RFC 3339, e.g. 2026-12-24T18:00:00Z).
-        #[arg(long)]
-        to: Option<String>,
-        /// Why (goes into the record).
-        #[arg(long, default_value = "")]
-        reason: String,
-        /// The current time (RFC 3339), for tests; default: the clock.
-        #[arg(long, hide = true)]
-        now: Option<String>,
-    },
+    Deadline(Deferred<DeadlineArgs>),
     /// Pause the game: nothing is resolved and no NMR falls until `pbem resume` (a host-signed record).
-    Pause {
-        /// The game directory.
-        dir: PathBuf,
-        /// Why (goes into the record and the reports).
-        #[arg(long)]
-        reason: String,
-        /// The current time (RFC 3339), for tests; default: the clock.
-        #[arg(long, hide = true)]
-        now: Option<String>,
-    },
+    Pause(Deferred<PauseArgs>),
     /// Resume a paused game: the deadline moves on by the time paused (a host-signed record).
-    Resume {
-        /// The game directory.
-        dir: PathBuf,
-        /// Why (goes into the record).
-        #[arg(long, default_value = "")]
-        reason: String,
-        /// The current time (RFC 3339), for tests; default: the clock.
-        #[arg(long, hide = true)]
-        now: Option<String>,
-    },
+    Resume(Deferred<ResumeArgs>),
     /// End a game without a result (a host-signed last record that reveals the state key and
     /// every withheld order).
-    End {
-        /// The game directory.
-        dir: PathBuf,
-        /// Abandon the game (the only way the host ends one; players resign or agree a draw by order).
-        #[arg(long, required = true)]
-        abandon: bool,
-        /// Why (goes into the last record).
-        #[arg(long)]
-        reason: String,
-        /// The current time (RFC 3339), for tests; default: the clock.
-        #[arg(long, hide = true)]
-        now: Option<String>,
-    },
+    End(Deferred<EndArgs>),
     /// Print a ready-to-edit order form for a role's pending step (with a fresh nonce).
-    Form {
-        /// The game directory.
-        dir: PathBuf,
-        /// The role.
-        #[arg(long)]
-        role: String,
-        /// Write the form to this file instead of standard output.
-        #[arg(long, short)]
-        output: Option<PathBuf>,
-        /// The current time (RFC 3339), for tests; default: the clock.
-        #[arg(long, hide = true)]
-        now: Option<String>,
-    },
+    Form(Deferred<FormArgs>),
     /// Sign an order file with your OpenSSH key (namespace pbem-orders), like
     /// `ssh-keygen -Y sign -n pbem-orders`: normalizes the file, puts a fresh nonce of this machine in it, writes FILE.sig.
-    Sign {
-        /// The key: a private key file (Ed25519, ECDSA, RSA of 2048+ bits; e.g. ~/.ssh/id_ed25519),
-        /// a security key's file (id_ed25519_sk), or a .pub file whose private half is in
-        /// ssh-agent. A passphrase comes from PBEM_PASSPHRASE, else ssh-agent or ssh-keygen asks
-        /// on the terminal.
-        #[arg(long)]
-        key: PathBuf,
-        /// The order file.
-        file: PathBuf,
-        /// Append the armored signature to the file instead of writing FILE.sig (for pasting into mail).
-        #[arg(long)]
-        append: bool,
-    },
+    Sign(Deferred<SignArgs>),
     /// Verify an order file's signature (appended or FILE.sig) against a public key or the game's seat.
-    Verify {
-        /// The order file.
-        file: PathBuf,
-        /// An OpenSSH public key file or line.
-        #[arg(long, conflicts_with = "game")]
-        key: Option<String>,
-        /// Use the key of the seat the file names in this game.
-        #[arg(long)]
-        game: Option<PathBuf>,
-    },
+    Verify(Deferred<VerifyArgs>),
     /// Check signed order files and store each accepted one sealed, with a receipt.
-    Submit {
-        /// The game directory.
-        dir: PathBuf,
-        /// Order files (signature appended or beside as FILE.sig).
-        #[arg(required = true)]
-        files: Vec<PathBuf>,
-        /// The current time (RFC 3339), for tests; default: the clock.
-        #[arg(long, hide = true)]
-        now: Option<String>,
-    },
+    Submit(Deferred<SubmitArgs>),
     /// Resolve every step whose orders are all in or whose deadline has passed (safe from cron).
-    Adjudicate {
-        /// Game directories.
-        #[arg(required_unless_present = "all")]
-        dirs: Vec<PathBuf>,
-        /// Every game under this root (each folder with a game.toml).
-        #[arg(long, value_name = "ROOT")]
-        all: Option<PathBuf>,
-        /// Host mail config for a cron run: take mail in, adjudicate, mail reports, send the outbox.
-        #[arg(long, value_name = "FILE", requires = "all")]
-        mail: Option<PathBuf>,
-        /// The current time (RFC 3339), for tests; default: the clock.
-        #[arg(long, hide = true)]
-        now: Option<String>,
-        /// Print only problems, one line each, and nothing when all went well (for cron, which
-        /// mails any output).
-        #[arg(long, short)]
-        quiet: bool,
-        #[command(flatten)]
-        templates: Templates,
-    },
+    Adjudicate(Deferred<AdjudicateArgs>),
     /// Take mail in (Maildir, mbox or one message on stdin): submit the signed orders in each
     /// message to the game they name under ROOT and queue a reply (sent if a transport is configured).
-    Intake {
-        /// The folder of games (`ROOT/<game>/game.toml`); mail state goes to ROOT/.mail/.
-        #[arg(long)]
-        root: PathBuf,
-        /// A Maildir (handled messages move to its done/ or failed/). Without --maildir, --mbox
-        /// or --stdin: the Maildir and mbox of the config's [intake].
-        #[arg(long, conflicts_with_all = ["mbox", "stdin"])]
-        maildir: Option<PathBuf>,
-        /// An mbox file (left unchanged; each message is taken once).
-        #[arg(long, conflicts_with = "stdin")]
-        mbox: Option<PathBuf>,
-        /// One message on standard input (for a .forward or procmail pipe).
-        #[arg(long)]
-        stdin: bool,
-        /// Host mail config (default: ROOT/pbem-mail.toml).
-        #[arg(long, value_name = "FILE")]
-        config: Option<PathBuf>,
-        /// The current time (RFC 3339), for tests; default: the clock.
-        #[arg(long, hide = true)]
-        now: Option<String>,
-        /// Print only problems, one line each, and nothing when all went well.
-        #[arg(long, short)]
-        quiet: bool,
-    },
+    Intake(Deferred<IntakeArgs>),
     /// Print a player's text report (default: the newest).
-    Report {
-        /// The game directory.
-        dir: PathBuf,
-        /// The role (without it, --picture draws what every seat sees: the observer's picture).
-        #[arg(long, required_unless_present = "picture")]
-        role: Option<String>,
-        /// The report of this record (0 = the opening report; default: the newest).
-        #[arg(long)]
-        step: Option<u64>,
-        /// Also write a picture of the board as the role sees it to FILE (.svg or .png).
-        #[arg(long, value_name = "FILE")]
-        picture: Option<PathBuf>,
-    },
+    Report(Deferred<ReportArgs>),
     /// Check every signature, commitment, seed and the hash chain, and replay every step.
-    Audit {
-        /// The game directory, or a public copy as made by `pbem public` (a tar archive).
-        #[arg(required_unless_present = "all", conflicts_with = "all")]
-        dir: Option<PathBuf>,
-        /// Audit every game under this root (each folder with a game.toml): one line per game
-        /// and a summary; exit status 1 if any fails (a host's nightly check).
-        #[arg(long, value_name = "ROOT", conflicts_with_all = ["receipts", "reports"])]
-        all: Option<PathBuf>,
-        /// A receipt you hold (as mailed, with its .sig beside it): it must be in the game, and
-        /// the order used for its step no older than it. Repeatable.
-        #[arg(long = "receipt", value_name = "FILE")]
-        receipts: Vec<PathBuf>,
-        /// A report you kept (its text, or the whole mail as saved): the game must still hold the
-        /// record it follows, with the hash it gives, and, if it says the game ended there, end
-        /// there. Keep the newest: it pins every record before it too. Repeatable.
-        #[arg(long = "report", value_name = "FILE")]
-        reports: Vec<PathBuf>,
-        /// Threads checking a game (default: one per core); 1 checks everything in order on one
-        /// thread. What is found, and the first failure named, are the same whatever N.
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-        jobs: Option<u16>,
-        #[command(flatten)]
-        templates: Templates,
-    },
+    Audit(Deferred<AuditArgs>),
     /// Write the public copy of a game (game.toml, scenario.toml, records/, receipts/; nothing
     /// secret) as one tar archive that `pbem audit FILE` checks.
-    Public {
-        /// The game directory.
-        dir: PathBuf,
-        /// The archive to write (replaced atomically).
-        #[arg(long, value_name = "FILE")]
-        out: PathBuf,
-    },
+    Public(Deferred<PublicArgs>),
     /// Write the static web site of a game, or of every game under a root, from its public copy
     /// only: an index of the games, a page per step, the public copy to download.
-    Publish {
-        /// The game directory.
-        #[arg(required_unless_present = "all", conflicts_with = "all")]
-        dir: Option<PathBuf>,
-        /// Publish every game under this root (each folder with a game.toml).
-        #[arg(long, value_name = "ROOT")]
-        all: Option<PathBuf>,
-        /// The site's folder (made if missing; files of other games in it are kept).
-        #[arg(long, value_name = "SITE")]
-        out: PathBuf,
-    },
+    Publish(Deferred<PublishArgs>),
     /// Play many games in memory with the built-in players: per side, win rate, mean length and
     /// mean steps (balancing a reconstruction).
-    Simulate {
-        /// Rules id.
-        #[arg(long, default_value = "throw-down-that-flag")]
-        rules: String,
-        /// A shipped scenario's name or a scenario file (a reconstruction being balanced);
-        /// default: the game's first.
-        #[arg(long)]
-        scenario: Option<String>,
-        /// Game option K=V (repeatable), e.g. optional-fire=true, players=2, campaign=true.
-        #[arg(long = "option", value_name = "K=V")]
-        options: Vec<String>,
-        /// Games to play.
-        #[arg(long, default_value_t = 1000)]
-        games: u32,
-        /// Built-in policy (default: the game's built-in player; gettysburg-campaign and throw-down-that-flag: sensible or naive).
-        #[arg(long)]
-        policy: Option<String>,
-        /// 64 hex digits (default: all zero, so runs are reproducible).
-        #[arg(long)]
-        seed: Option<String>,
-        /// Threads playing games (default: one per core); the table is the same whatever N.
-        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
-        jobs: Option<u16>,
-    },
+    Simulate(Deferred<SimulateArgs>),
     /// Play a whole game with built-in players through the real files and commands.
-    Demo {
-        /// Rules id.
-        #[arg(long, default_value = "gettysburg-campaign")]
-        rules: String,
-        /// Output folder (default: turns/demo-RULES-SEED).
-        #[arg(long)]
-        out: Option<PathBuf>,
-        /// 64 hex digits; the same seed gives a byte-identical game (default: random).
-        #[arg(long)]
-        seed: Option<String>,
-        /// A shipped scenario's name or a scenario TOML file (default: the game's first).
-        #[arg(long)]
-        scenario: Option<PathBuf>,
-        /// Game option K=V (repeatable).
-        #[arg(long = "option", value_name = "K=V")]
-        options: Vec<String>,
-        #[command(flatten)]
-        templates: Templates,
-    },
+    Demo(Deferred<DemoArgs>),
     /// Print a shell completion script: `pbem completions bash > ~/.local/share/bash-completion/completions/pbem`.
-    Completions {
-        /// The shell.
-        shell: clap_complete::Shell,
-    },
+    Completions(Deferred<CompletionsArgs>),
     /// Write roff man pages (pbem.1 and one per command, e.g. pbem-sign.1) into a folder.
-    Man {
-        /// The folder (made if missing), e.g. ~/.local/share/man/man1.
-        dir: PathBuf,
-    },
+    Man(Deferred<ManArgs>),
+}
+
+// `pbem new`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct NewArgs {
+    /// The game directory to create (its name is the game id unless --id is given).
+    dir: PathBuf,
+    /// Rules id: gettysburg-campaign, flag-dash or throw-down-that-flag.
+    #[arg(long)]
+    rules: String,
+    /// A shipped scenario's name (e.g. july-3, alternate) or a scenario TOML file (default: the
+    /// game's first shipped scenario).
+    #[arg(long)]
+    scenario: Option<PathBuf>,
+    /// Game option K=V (repeatable), e.g. optional-fire=true; press=none|team|all: whom players may send press to by mail (default team for Flag Dash, all otherwise).
+    #[arg(long = "option", value_name = "K=V")]
+    options: Vec<String>,
+    /// A seat: ROLE:EMAIL:PUBKEY, PUBKEY being a .pub file or the key line (repeatable).
+    #[arg(long = "player", value_name = "ROLE:EMAIL:PUBKEY", required = true)]
+    players: Vec<String>,
+    /// A seat's time zone, ROLE=ZONE with an IANA name (repeatable), e.g.
+    /// union=America/New_York: that player's reports, forms and mails show deadlines in it
+    /// (default UTC).
+    #[arg(long = "time-zone", value_name = "ROLE=ZONE")]
+    time_zones: Vec<String>,
+    /// Game id (default: the directory's name).
+    #[arg(long)]
+    id: Option<String>,
+    /// Hours players have for each step.
+    #[arg(long, default_value_t = 72)]
+    deadline_hours: u32,
+    /// Deadline hours for one kind of step, KIND=HOURS (repeatable), e.g. retreat=24.
+    #[arg(long = "deadline", value_name = "KIND=HOURS")]
+    deadlines: Vec<String>,
+    /// Hours after a deadline before missing orders count as NMR.
+    #[arg(long, default_value_t = 0)]
+    grace_hours: u32,
+    /// What missing orders become once the deadline (and grace) has passed: `defaults` (the
+    /// game's documented NMR orders), `wait` (never resolve without them), or `bot` (defaults,
+    /// then the built-in player after --bot-after missed steps in a row).
+    #[arg(long, default_value = "defaults", value_parser = ["defaults", "wait", "bot"])]
+    nmr: String,
+    /// With --nmr bot: consecutive missed steps before the built-in player takes the seat
+    /// (default 2).
+    #[arg(long)]
+    bot_after: Option<u32>,
+    #[command(flatten)]
+    templates: Templates,
+    /// The current time (RFC 3339), for tests; default: the clock.
+    #[arg(long, hide = true)]
+    now: Option<String>,
+}
+
+// `pbem status`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct StatusArgs {
+    /// The game directory, or a root folder holding games.
+    dir: PathBuf,
+    /// DIR is a root: list every game under it (also chosen when DIR has no game.toml).
+    #[arg(long)]
+    all: bool,
+    /// The current time (RFC 3339), for tests; default: the clock.
+    #[arg(long, hide = true)]
+    now: Option<String>,
+}
+
+// `pbem seat`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct SeatArgs {
+    /// The game directory.
+    dir: PathBuf,
+    /// The seat's role.
+    #[arg(long)]
+    role: String,
+    /// The seat's new address.
+    #[arg(long)]
+    email: Option<String>,
+    /// The seat's new public key: a .pub file or the key line.
+    #[arg(long)]
+    key: Option<String>,
+    /// Why (goes into the record).
+    #[arg(long, default_value = "")]
+    reason: String,
+    /// The current time (RFC 3339), for tests; default: the clock.
+    #[arg(long, hide = true)]
+    now: Option<String>,
+}
+
+// `pbem deadline`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct DeadlineArgs {
+    /// The game directory.
+    dir: PathBuf,
+    /// Later by this long: e.g. 48h, 3d, 90m.
+    #[arg(long, conflicts_with = "to", required_unless_present = "to")]
+    extend: Option<String>,
+    /// To this time (RFC 3339, e.g. 2026-12-24T18:00:00Z).
+    #[arg(long)]
+    to: Option<String>,
+    /// Why (goes into the record).
+    #[arg(long, default_value = "")]
+    reason: String,
+    /// The current time (RFC 3339), for tests; default: the clock.
+    #[arg(long, hide = true)]
+    now: Option<String>,
+}
+
+// `pbem pause`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct PauseArgs {
+    /// The game directory.
+    dir: PathBuf,
+    /// Why (goes into the record and the reports).
+    #[arg(long)]
+    reason: String,
+    /// The current time (RFC 3339), for tests; default: the clock.
+    #[arg(long, hide = true)]
+    now: Option<String>,
+}
+
+// `pbem resume`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct ResumeArgs {
+    /// The game directory.
+    dir: PathBuf,
+    /// Why (goes into the record).
+    #[arg(long, default_value = "")]
+    reason: String,
+    /// The current time (RFC 3339), for tests; default: the clock.
+    #[arg(long, hide = true)]
+    now: Option<String>,
+}
+
+// `pbem end`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct EndArgs {
+    /// The game directory.
+    dir: PathBuf,
+    /// Abandon the game (the only way the host ends one; players resign or agree a draw by order).
+    #[arg(long, required = true)]
+    abandon: bool,
+    /// Why (goes into the last record).
+    #[arg(long)]
+    reason: String,
+    /// The current time (RFC 3339), for tests; default: the clock.
+    #[arg(long, hide = true)]
+    now: Option<String>,
+}
+
+// `pbem form`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct FormArgs {
+    /// The game directory.
+    dir: PathBuf,
+    /// The role.
+    #[arg(long)]
+    role: String,
+    /// Write the form to this file instead of standard output.
+    #[arg(long, short)]
+    output: Option<PathBuf>,
+    /// The current time (RFC 3339), for tests; default: the clock.
+    #[arg(long, hide = true)]
+    now: Option<String>,
+}
+
+// `pbem sign`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct SignArgs {
+    /// The key: a private key file (Ed25519, ECDSA, RSA of 2048+ bits; e.g. ~/.ssh/id_ed25519),
+    /// a security key's file (id_ed25519_sk), or a .pub file whose private half is in
+    /// ssh-agent. A passphrase comes from PBEM_PASSPHRASE, else ssh-agent or ssh-keygen asks
+    /// on the terminal.
+    #[arg(long)]
+    key: PathBuf,
+    /// The order file.
+    file: PathBuf,
+    /// Append the armored signature to the file instead of writing FILE.sig (for pasting into mail).
+    #[arg(long)]
+    append: bool,
+}
+
+// `pbem verify`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct VerifyArgs {
+    /// The order file.
+    file: PathBuf,
+    /// An OpenSSH public key file or line.
+    #[arg(long, conflicts_with = "game")]
+    key: Option<String>,
+    /// Use the key of the seat the file names in this game.
+    #[arg(long)]
+    game: Option<PathBuf>,
+}
+
+// `pbem submit`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct SubmitArgs {
+    /// The game directory.
+    dir: PathBuf,
+    /// Order files (signature appended or beside as FILE.sig).
+    #[arg(required = true)]
+    files: Vec<PathBuf>,
+    /// The current time (RFC 3339), for tests; default: the clock.
+    #[arg(long, hide = true)]
+    now: Option<String>,
+}
+
+// `pbem adjudicate`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct AdjudicateArgs {
+    /// Game directories.
+    #[arg(required_unless_present = "all")]
+    dirs: Vec<PathBuf>,
+    /// Every game under this root (each folder with a game.toml).
+    #[arg(long, value_name = "ROOT")]
+    all: Option<PathBuf>,
+    /// Host mail config for a cron run: take mail in, adjudicate, mail reports, send the outbox.
+    #[arg(long, value_name = "FILE", requires = "all")]
+    mail: Option<PathBuf>,
+    /// The current time (RFC 3339), for tests; default: the clock.
+    #[arg(long, hide = true)]
+    now: Option<String>,
+    /// Print only problems, one line each, and nothing when all went well (for cron, which
+    /// mails any output).
+    #[arg(long, short)]
+    quiet: bool,
+    #[command(flatten)]
+    templates: Templates,
+}
+
+// `pbem intake`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct IntakeArgs {
+    /// The folder of games (`ROOT/<game>/game.toml`); mail state goes to ROOT/.mail/.
+    #[arg(long)]
+    root: PathBuf,
+    /// A Maildir (handled messages move to its done/ or failed/). Without --maildir, --mbox
+    /// or --stdin: the Maildir and mbox of the config's [intake].
+    #[arg(long, conflicts_with_all = ["mbox", "stdin"])]
+    maildir: Option<PathBuf>,
+    /// An mbox file (left unchanged; each message is taken once).
+    #[arg(long, conflicts_with = "stdin")]
+    mbox: Option<PathBuf>,
+    /// One message on standard input (for a .forward or procmail pipe).
+    #[arg(long)]
+    stdin: bool,
+    /// Host mail config (default: ROOT/pbem-mail.toml).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// The current time (RFC 3339), for tests; default: the clock.
+    #[arg(long, hide = true)]
+    now: Option<String>,
+    /// Print only problems, one line each, and nothing when all went well.
+    #[arg(long, short)]
+    quiet: bool,
+}
+
+// `pbem report`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct ReportArgs {
+    /// The game directory.
+    dir: PathBuf,
+    /// The role (without it, --picture draws what every seat sees: the observer's picture).
+    #[arg(long, required_unless_present = "picture")]
+    role: Option<String>,
+    /// The report of this record (0 = the opening report; default: the newest).
+    #[arg(long)]
+    step: Option<u64>,
+    /// Also write a picture of the board as the role sees it to FILE (.svg or .png).
+    #[arg(long, value_name = "FILE")]
+    picture: Option<PathBuf>,
+}
+
+// `pbem audit`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct AuditArgs {
+    /// The game directory, or a public copy as made by `pbem public` (a tar archive).
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    dir: Option<PathBuf>,
+    /// Audit every game under this root (each folder with a game.toml): one line per game
+    /// and a summary; exit status 1 if any fails (a host's nightly check).
+    #[arg(long, value_name = "ROOT", conflicts_with_all = ["receipts", "reports"])]
+    all: Option<PathBuf>,
+    /// A receipt you hold (as mailed, with its .sig beside it): it must be in the game, and
+    /// the order used for its step no older than it. Repeatable.
+    #[arg(long = "receipt", value_name = "FILE")]
+    receipts: Vec<PathBuf>,
+    /// A report you kept (its text, or the whole mail as saved): the game must still hold the
+    /// record it follows, with the hash it gives, and, if it says the game ended there, end
+    /// there. Keep the newest: it pins every record before it too. Repeatable.
+    #[arg(long = "report", value_name = "FILE")]
+    reports: Vec<PathBuf>,
+    /// Threads checking a game (default: one per core); 1 checks everything in order on one
+    /// thread. What is found, and the first failure named, are the same whatever N.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
+    #[command(flatten)]
+    templates: Templates,
+}
+
+// `pbem public`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct PublicArgs {
+    /// The game directory.
+    dir: PathBuf,
+    /// The archive to write (replaced atomically).
+    #[arg(long, value_name = "FILE")]
+    out: PathBuf,
+}
+
+// `pbem publish`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct PublishArgs {
+    /// The game directory.
+    #[arg(required_unless_present = "all", conflicts_with = "all")]
+    dir: Option<PathBuf>,
+    /// Publish every game under this root (each folder with a game.toml).
+    #[arg(long, value_name = "ROOT")]
+    all: Option<PathBuf>,
+    /// The site's folder (made if missing; files of other games in it are kept).
+    #[arg(long, value_name = "SITE")]
+    out: PathBuf,
+}
+
+// `pbem simulate`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct SimulateArgs {
+    /// Rules id.
+    #[arg(long, default_value = "throw-down-that-flag")]
+    rules: String,
+    /// A shipped scenario's name or a scenario file (a reconstruction being balanced);
+    /// default: the game's first.
+    #[arg(long)]
+    scenario: Option<String>,
+    /// Game option K=V (repeatable), e.g. optional-fire=true, players=2, campaign=true.
+    #[arg(long = "option", value_name = "K=V")]
+    options: Vec<String>,
+    /// Games to play.
+    #[arg(long, default_value_t = 1000)]
+    games: u32,
+    /// Built-in policy (default: the game's built-in player; gettysburg-campaign and throw-down-that-flag: sensible or naive).
+    #[arg(long)]
+    policy: Option<String>,
+    /// 64 hex digits (default: all zero, so runs are reproducible).
+    #[arg(long)]
+    seed: Option<String>,
+    /// Threads playing games (default: one per core); the table is the same whatever N.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u16).range(1..))]
+    jobs: Option<u16>,
+}
+
+// `pbem demo`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct DemoArgs {
+    /// Rules id.
+    #[arg(long, default_value = "gettysburg-campaign")]
+    rules: String,
+    /// Output folder (default: turns/demo-RULES-SEED).
+    #[arg(long)]
+    out: Option<PathBuf>,
+    /// 64 hex digits; the same seed gives a byte-identical game (default: random).
+    #[arg(long)]
+    seed: Option<String>,
+    /// A shipped scenario's name or a scenario TOML file (default: the game's first).
+    #[arg(long)]
+    scenario: Option<PathBuf>,
+    /// Game option K=V (repeatable).
+    #[arg(long = "option", value_name = "K=V")]
+    options: Vec<String>,
+    #[command(flatten)]
+    templates: Templates,
+}
+
+// `pbem completions`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct CompletionsArgs {
+    /// The shell.
+    shell: clap_complete::Shell,
+}
+
+// `pbem man`'s arguments (a plain comment: a doc comment would replace its help text).
+#[derive(clap::Args, Debug)]
+struct ManArgs {
+    /// The folder (made if missing), e.g. ~/.local/share/man/man1.
+    dir: PathBuf,
 }
 
 impl Command {
     /// The `--templates` folder of the commands that render reports.
     fn templates(&self) -> Option<PathBuf> {
         match self {
-            Command::New { templates, .. } | Command::Adjudicate { templates, .. } | Command::Audit { templates, .. } | Command::Demo { templates, .. } => templates.folder.clone(),
+            Command::New(Deferred(NewArgs { templates, .. })) | Command::Adjudicate(Deferred(AdjudicateArgs { templates, .. })) | Command::Audit(Deferred(AuditArgs { templates, .. })) | Command::Demo(Deferred(DemoArgs { templates, .. })) => templates.folder.clone(),
             _ => None,
         }
     }
@@ -642,28 +755,28 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     let templates = cli.command.templates();
     report::set_override(templates.clone());
     match cli.command {
-        Command::New { dir, rules, scenario, options, players, time_zones, id, deadline_hours, deadlines, grace_hours, nmr, bot_after, now: t, .. } => cmd_new(dir, rules, scenario, options, players, time_zones, id, deadline_hours, deadlines, grace_hours, nmr, bot_after, t),
-        Command::Status { dir, all, now: t } => cmd_status(dir, all, t),
-        Command::Seat { dir, role, email, key, reason, now: t } => cmd_seat(dir, role, email, key, reason, t),
-        Command::Deadline { dir, extend, to, reason, now: t } => cmd_deadline(dir, extend, to, reason, t),
-        Command::Pause { dir, reason, now: t } => host_control(&dir, control::Request::Pause, &reason, &t),
-        Command::Resume { dir, reason, now: t } => host_control(&dir, control::Request::Resume, &reason, &t),
-        Command::End { dir, reason, now: t, .. } => host_control(&dir, control::Request::Abandon, &reason, &t),
-        Command::Form { dir, role, output, now: t } => cmd_form(dir, role, output, t),
-        Command::Sign { key, file, append } => cmd_sign(key, file, append),
-        Command::Verify { file, key, game } => cmd_verify(file, key, game),
-        Command::Submit { dir, files, now: t } => cmd_submit(dir, files, t),
-        Command::Adjudicate { dirs, all, mail, now: t, quiet, .. } => cmd_adjudicate(dirs, all, mail, t, quiet),
-        Command::Intake { root, maildir, mbox, stdin, config, now: t, quiet } => cmd_intake(root, maildir, mbox, stdin, config, t, quiet),
-        Command::Report { dir, role, step, picture } => cmd_report(dir, role, step, picture),
-        Command::Audit { all: Some(root), jobs, .. } => audit_all(&root, templates.as_deref(), jobs.map_or(0, usize::from)),
-        Command::Audit { dir, receipts, reports, jobs, .. } => cmd_audit(dir, receipts, reports, templates.as_deref(), jobs.map_or(0, usize::from)),
-        Command::Public { dir, out } => cmd_public(dir, out),
-        Command::Publish { dir, all, out } => cmd_publish(dir, all, out),
-        Command::Simulate { rules, scenario, options, games, policy, seed, jobs } => cmd_simulate(rules, scenario, options, games, policy, seed, jobs),
-        Command::Completions { shell } => cmd_completions(shell),
-        Command::Man { dir } => cmd_man(dir),
-        Command::Demo { rules, out, seed, scenario, options, .. } => cmd_demo(rules, out, seed, scenario, options),
+        Command::New(Deferred(NewArgs { dir, rules, scenario, options, players, time_zones, id, deadline_hours, deadlines, grace_hours, nmr, bot_after, now: t, .. })) => cmd_new(dir, rules, scenario, options, players, time_zones, id, deadline_hours, deadlines, grace_hours, nmr, bot_after, t),
+        Command::Status(Deferred(StatusArgs { dir, all, now: t })) => cmd_status(dir, all, t),
+        Command::Seat(Deferred(SeatArgs { dir, role, email, key, reason, now: t })) => cmd_seat(dir, role, email, key, reason, t),
+        Command::Deadline(Deferred(DeadlineArgs { dir, extend, to, reason, now: t })) => cmd_deadline(dir, extend, to, reason, t),
+        Command::Pause(Deferred(PauseArgs { dir, reason, now: t })) => host_control(&dir, control::Request::Pause, &reason, &t),
+        Command::Resume(Deferred(ResumeArgs { dir, reason, now: t })) => host_control(&dir, control::Request::Resume, &reason, &t),
+        Command::End(Deferred(EndArgs { dir, reason, now: t, .. })) => host_control(&dir, control::Request::Abandon, &reason, &t),
+        Command::Form(Deferred(FormArgs { dir, role, output, now: t })) => cmd_form(dir, role, output, t),
+        Command::Sign(Deferred(SignArgs { key, file, append })) => cmd_sign(key, file, append),
+        Command::Verify(Deferred(VerifyArgs { file, key, game })) => cmd_verify(file, key, game),
+        Command::Submit(Deferred(SubmitArgs { dir, files, now: t })) => cmd_submit(dir, files, t),
+        Command::Adjudicate(Deferred(AdjudicateArgs { dirs, all, mail, now: t, quiet, .. })) => cmd_adjudicate(dirs, all, mail, t, quiet),
+        Command::Intake(Deferred(IntakeArgs { root, maildir, mbox, stdin, config, now: t, quiet })) => cmd_intake(root, maildir, mbox, stdin, config, t, quiet),
+        Command::Report(Deferred(ReportArgs { dir, role, step, picture })) => cmd_report(dir, role, step, picture),
+        Command::Audit(Deferred(AuditArgs { all: Some(root), jobs, .. })) => audit_all(&root, templates.as_deref(), jobs.map_or(0, usize::from)),
+        Command::Audit(Deferred(AuditArgs { dir, receipts, reports, jobs, .. })) => cmd_audit(dir, receipts, reports, templates.as_deref(), jobs.map_or(0, usize::from)),
+        Command::Public(Deferred(PublicArgs { dir, out })) => cmd_public(dir, out),
+        Command::Publish(Deferred(PublishArgs { dir, all, out })) => cmd_publish(dir, all, out),
+        Command::Simulate(Deferred(SimulateArgs { rules, scenario, options, games, policy, seed, jobs })) => cmd_simulate(rules, scenario, options, games, policy, seed, jobs),
+        Command::Completions(Deferred(CompletionsArgs { shell })) => cmd_completions(shell),
+        Command::Man(Deferred(ManArgs { dir })) => cmd_man(dir),
+        Command::Demo(Deferred(DemoArgs { rules, out, seed, scenario, options, .. })) => cmd_demo(rules, out, seed, scenario, options),
     }
 }
 

@@ -59,6 +59,15 @@ fn help_documents_exit_codes_and_shows_options_only_where_they_act() {
         predicate::str::contains("Exit status:").and(predicate::str::contains("2   usage error")).and(predicate::str::contains("75  try again later")),
     );
     pbem().arg("--bogus").assert().code(2);
+    let top = String::from_utf8(pbem().arg("--help").output().unwrap().stdout).unwrap();
+    for c in COMMANDS {
+        // Each command's help opens with its own text, the one `pbem --help` lists for it (the
+        // commands' arguments are built lazily, and a doc comment on an argument struct would
+        // take that place).
+        let listed = top.lines().find_map(|l| l.trim_start().strip_prefix(c).filter(|r| r.starts_with("  ")).map(str::trim)).unwrap();
+        let own = pbem().args([c, "--help"]).output().unwrap().stdout;
+        assert!(String::from_utf8(own).unwrap().starts_with(listed), "{c} --help does not open with {listed:?}");
+    }
     for c in COMMANDS {
         let out = pbem().args([c, "--help"]).output().unwrap();
         assert!(out.status.success(), "{c}");
