@@ -833,7 +833,12 @@ fn seed_arg(seed: Option<String>, default: fn() -> [u8; 32]) -> Result<[u8; 32]>
 /// `pbem status`.
 fn cmd_status(dir: PathBuf, all: bool, t: Option<String>) -> Result<ExitCode> {
     if all || !dir.join("game.toml").exists() && dir.is_dir() && !pipeline::games_under(&dir)?.is_empty() {
-        print!("{}", pipeline::status_all(&dir, now(&t)?)?);
+        let (table, unreadable) = pipeline::status_all(&dir, now(&t)?)?;
+        print!("{table}");
+        if unreadable > 0 {
+            // A monitoring script sees a broken game by the status, as with `audit --all`.
+            return Ok(ExitCode::from(1));
+        }
     } else {
         print!("{}", pipeline::status_at(&dir, now(&t)?)?);
         warn_exposed_host(&dir);

@@ -1500,8 +1500,8 @@ fn steps_resolved(g: &Loaded) -> Result<u64> {
 
 /// One line per game under `root` (`pbem status --all ROOT`): id, rules, step, the seats still
 /// awaited, the deadline and the time left at `now`, paused or over. A game that cannot be read
-/// gets a line saying why.
-pub fn status_all(root: &Path, now: DateTime<Utc>) -> Result<String> {
+/// gets a line saying why, after the table. Returns the text and how many games cannot be read.
+pub fn status_all(root: &Path, now: DateTime<Utc>) -> Result<(String, usize)> {
     let mut rows = vec![["GAME".to_string(), "RULES".into(), "STEP".into(), "AWAITING".into(), "DEADLINE".into(), "LEFT".into()]];
     let mut notes = Vec::new();
     for dir in games_under(root)? {
@@ -1520,11 +1520,11 @@ pub fn status_all(root: &Path, now: DateTime<Utc>) -> Result<String> {
     if rows.len() == 1 {
         out.push_str("(no games)\n");
     }
-    for n in notes {
-        out.push_str(&n);
+    for n in &notes {
+        out.push_str(n);
         out.push('\n');
     }
-    Ok(out)
+    Ok((out, notes.len()))
 }
 
 /// The `status --all` row of one game.

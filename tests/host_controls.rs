@@ -272,6 +272,12 @@ fn status_lists_every_game_under_a_root() {
     // --all says it outright; a game folder still gets its own status.
     pbem().arg("status").arg("--all").arg(t.path()).assert().success().stdout(predicate::str::contains("g2 "));
     pbem().arg("status").arg(t.game()).assert().success().stdout(predicate::str::contains("game g1"));
+    // A game that cannot be read gets its line, and the status says so to a monitoring script.
+    std::fs::write(t.path().join("g2/game.toml"), "id = \"g2\"\nrules = ").unwrap();
+    let out = pbem().arg("status").arg("--all").arg(t.path()).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert!(text.contains("g1 ") && text.contains("g2: cannot be read"), "{text}");
 }
 
 /// Answers every awaited seat of g1 at `now` (forms edited by `edit`), signed with the seat's key.
