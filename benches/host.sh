@@ -112,6 +112,8 @@ SHA=$(awk '/^sha256/ { print $2 }' <<<"$LIMITS")
 FSYNC=$(awk '/^fsync_rename/ { print $2 }' <<<"$LIMITS")
 TRUE_NS=$(batch_ns /bin/true)
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f×", a / b }'; }
+# a / b as a percentage, for figures far below what they are compared with
+pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f%%", 100 * a / b }'; }
 # the peak resident set (KB) of one run of a command, by /usr/bin/time (empty without it)
 peak_kb() {
   local t; t=$(mktemp)
@@ -131,7 +133,7 @@ MAIL_NS=$(median_ns 5 "$P" adjudicate --all "$ROOT/games" --quiet --now "$IDLE" 
 PEAK=$(peak_kb "$P" adjudicate --all "$ROOT/games" --quiet --now "$IDLE")
 PEAK_MAIL=$(peak_kb "$P" adjudicate --all "$ROOT/games" --quiet --now "$IDLE" --mail "$CFG")
 idle_rows() {
-  row "idle sweep, per game ($GAMES games)" "$(us "$IDLE_NS" "$GAMES") µs" "100,000 games: $(awk -v n="$IDLE_NS" -v g="$GAMES" 'BEGIN { printf "%.2f s", n / g * 100000 / 1e9 }') (goal ≤ 1 s); $(ratio "$(us "$IDLE_NS" "$GAMES")" "$(us "$TRUE_NS")") of a process start"
+  row "idle sweep, per game ($GAMES games)" "$(us "$IDLE_NS" "$GAMES") µs" "100,000 games: $(awk -v n="$IDLE_NS" -v g="$GAMES" 'BEGIN { printf "%.2f s", n / g * 100000 / 1e9 }') (goal ≤ 1 s); $(pct "$(us "$IDLE_NS" "$GAMES")" "$(us "$TRUE_NS")") of a process start"
   row "idle sweep with --mail, per game" "$(us "$MAIL_NS" "$GAMES") µs" "$(ratio "$MAIL_NS" "$IDLE_NS") of the sweep without mail"
   row "peak RSS, idle sweep ($GAMES games)" "$(mb "$PEAK")" "goal ≤ 50 MB at 100,000 games"
   row "peak RSS, idle sweep with --mail" "$(mb "$PEAK_MAIL")" "goal ≤ 50 MB at 100,000 games"
