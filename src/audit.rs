@@ -648,6 +648,18 @@ struct Step<'a> {
     host_seed: [u8; 32],
 }
 
+/// `(a(), b())`, `a` on a thread of its own when `two` (a panic in it is passed on here).
+fn beside<A: Send, B>(two: bool, a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
+    if !two {
+        return (a(), b());
+    }
+    std::thread::scope(|s| {
+        let first = s.spawn(a);
+        let second = b();
+        (first.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), second)
+    })
+}
+
 fn audit_game(dir: &Path, templates: Option<&Path>, jobs: usize) -> Result<AuditSummary> {
     Audit::open(dir, templates, jobs)?.run()
 }
@@ -664,12 +676,18 @@ impl Audit {
         for s in &gf.seats {
             sig::public_key_line(&s.key).map_err(|e| fail(AuditCheck::Setup, &gd.game_file(), format!("seat {}: {e}", s.role)))?;
         }
-        let env = report::shared_environment(templates)?;
         let gf_bytes = store::read(&gd.game_file())?;
         let scenario = store::read_text(&gd.scenario_file())?;
-        let last = gd.last_contiguous_record()?.ok_or_else(|| fail(AuditCheck::Missing, &gd.record(0), "missing: no records"))?;
-        check_inventory(&gd, last, &host)?;
-        let hist = history::read(&gd, last, &gf_bytes, scenario.as_bytes())?;
+        let options = crate::team::rules_options(&gf.options);
+        // The templates compiled and the game set up on a thread of their own meanwhile (when
+        // working ahead); a failure of theirs is still met where it was.
+        let ((env, setup), read) = beside(ahead::works_ahead(jobs), || (report::shared_environment(templates), game.setup(&scenario, &options)), || -> Result<(u64, history::History)> {
+            let last = gd.last_contiguous_record()?.ok_or_else(|| fail(AuditCheck::Missing, &gd.record(0), "missing: no records"))?;
+            check_inventory(&gd, last, &host)?;
+            Ok((last, history::read_on(&gd, last, &gf_bytes, scenario.as_bytes(), jobs)?))
+        });
+        let env = env?;
+        let (last, hist) = read?;
         let mut audit = Audit {
             gd,
             gf,
@@ -693,12 +711,10 @@ impl Audit {
             ahead: ahead::Ahead::default(),
             receipts: Default::default(),
         };
-        let loaded: Vec<Result<Vec<ReadReceipt>>> = (1..=audit.hist.open_step).map(|step| read_step_receipts(&audit.gd, step)).collect();
-        audit.verify_receipts_ahead(&loaded);
+        let loaded = audit.read_receipts();
         audit.check_step_files(loaded)?;
         audit.check_folders()?;
-        let options = crate::team::rules_options(&audit.gf.options);
-        audit.state = game.setup(&scenario, &options).map_err(|e| fail(AuditCheck::Setup, &audit.gd.scenario_file(), e))?;
+        audit.state = setup.map_err(|e| fail(AuditCheck::Setup, &audit.gd.scenario_file(), e))?;
         let revealed_key = audit.read_reveals();
         audit.state_key = audit.read_state_key(revealed_key)?;
         audit.sum.states_unchecked = audit.state_key.is_none();
@@ -1027,13 +1043,16 @@ impl Audit {
     /// the opening or outcome (`want_step`), and every report byte for byte.
     fn check_replayed(&mut self, n: u64, bytes: &[u8], rec: &Record, want_step: u64) -> Result<()> {
         let rpath = self.gd.record(n);
-        if let Some(key) = &self.state_key
+        // Worked out ahead: this very state text is the stored one, found to match the record's
+        // commitment (the two checks below pass as they would here).
+        let stored_ahead = self.ahead.stored_state_is(&self.state);
+        if let Some(key) = self.state_key.as_ref().filter(|_| !stored_ahead)
             && pipeline::state_commitment(&self.gf.id, n, key, &self.state) != rec.state
         {
             return Err(fail(AuditCheck::Commitment, &rpath, "replayed state does not match the record's state commitment"));
         }
         let spath = self.gd.state(n);
-        if self.has_states {
+        if self.has_states && !stored_ahead {
             let have = store::read(&spath).map_err(|e| fail_read(AuditCheck::Replay, &spath, e))?;
             if have != self.state.as_bytes() {
                 return Err(differs(&spath, &have, &self.state, "the state"));
@@ -1050,18 +1069,21 @@ impl Audit {
         let gf_then = &self.hist.files[n as usize];
         for s in gf_then.seats.iter().filter(|_| self.has_states) {
             let rendered;
-            let want = match self.ahead.report(&s.role, &self.state, &self.events, bytes) {
+            // Rendered ahead, and found there to be the stored report byte for byte, or not.
+            let (want, stored) = match self.ahead.report(&s.role, &self.state, &self.events, bytes) {
                 Some(done) => done,
                 None => {
                     let pinned = report::Pinned { record: rec, sha256: &self.hist.records[n as usize].sha256 };
                     rendered = report::render_pinned(&self.env, self.game, gf_then, pinned, &self.events, &self.state, &s.role)?;
-                    rendered.as_str()
+                    (rendered.as_str(), false)
                 }
             };
             let rp = self.gd.report(n, &s.role);
-            let have = store::read(&rp).map_err(|e| fail_read(AuditCheck::Replay, &rp, e))?;
-            if have != want.as_bytes() {
-                return Err(differs(&rp, &have, want, "the report"));
+            if !stored {
+                let have = store::read(&rp).map_err(|e| fail_read(AuditCheck::Replay, &rp, e))?;
+                if have != want.as_bytes() {
+                    return Err(differs(&rp, &have, want, "the report"));
+                }
             }
             self.sum.reports += 1;
         }
