@@ -239,8 +239,16 @@ fn verify_once(key: &ssh_key::PublicKey, ns: &str, bytes: &[u8], armored: &str) 
 
 /// Verifies the host signature beside `path` over the file's bytes ([`verify_once`]).
 fn check_host_sig(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str) -> Result<()> {
+    check_host_sig_read(path, bytes, host, ns, None)
+}
+
+/// [`check_host_sig`], the signature file's text `read` already (else read now).
+fn check_host_sig_read(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str, read: Option<&str>) -> Result<()> {
     let sp = sig_path(path);
-    let armored = store::read_text(&sp).map_err(|e| fail_read(AuditCheck::Signature, &sp, e))?;
+    let armored = match read {
+        Some(text) => std::borrow::Cow::Borrowed(text),
+        None => std::borrow::Cow::Owned(store::read_text(&sp).map_err(|e| fail_read(AuditCheck::Signature, &sp, e))?),
+    };
     verify_once(host, ns, bytes, &armored).map_err(|e| fail(AuditCheck::Signature, path, format!("host signature: {e}")))
 }
 
@@ -504,7 +512,7 @@ fn check_deadline(path: &Path, bytes: &[u8], gf: &GameFile, op: &Opening) -> Res
 /// Every receipt of `step` was issued while the step was open: at or after `opened`, and, once
 /// the step is resolved, at or before the time `resolved` gives with the record that resolved it.
 fn check_receipt_times(receipts: &[ReadReceipt], step: u64, opened: DateTime<Utc>, resolved: Option<(DateTime<Utc>, u64)>) -> Result<()> {
-    for ReadReceipt { path, bytes, receipt: r } in receipts {
+    for ReadReceipt { path, bytes, receipt: r, .. } in receipts {
         let t = time_of(path, bytes, "received", &r.received)?;
         if t < opened {
             return Err(fail_field(AuditCheck::Times, path, bytes, "received", &r.received, format!("is before step {step} opened ({})", pipeline::timestamp(opened))));
@@ -866,7 +874,7 @@ impl Audit {
         // Read (and found to be a record) with the history.
         let read = self.hist.records.get(n as usize).cloned().ok_or_else(|| fail(AuditCheck::Missing, &rpath, "missing (deleted record?)"))?;
         let (bytes, rec) = (&read.bytes, &read.record);
-        check_host_sig(&rpath, bytes, &self.host, NS_RECORD)?;
+        check_host_sig_read(&rpath, bytes, &self.host, NS_RECORD, self.ahead.record_sig())?;
         if model::record_bytes(rec) != *bytes {
             return Err(fail(AuditCheck::Record, &rpath, "not in canonical form"));
         }
@@ -1436,12 +1444,14 @@ fn check_publication(
     Ok(())
 }
 
-/// A receipt as the audit reads it, once: its path, bytes and what they say.
+/// A receipt as the audit reads it, once: its path, bytes and what they say, and the text of
+/// its host signature file if it could be read then (else read again where it is checked).
 #[derive(Clone)]
 struct ReadReceipt {
     path: PathBuf,
     bytes: Vec<u8>,
     receipt: Receipt,
+    armored: Option<String>,
 }
 
 /// Every receipt of `step`, sorted by role and number, with the errors of
@@ -1453,7 +1463,8 @@ fn read_step_receipts(gd: &GameDir, step: u64) -> Result<Vec<ReadReceipt>> {
         let path = rdir.join(&name);
         let text = store::read_text(&path)?;
         let receipt = model::parse_receipt(&path, &text)?;
-        out.push(ReadReceipt { path, bytes: text.into_bytes(), receipt });
+        let armored = store::read_text(&sig_path(&path)).ok();
+        out.push(ReadReceipt { path, bytes: text.into_bytes(), receipt, armored });
     }
     out.sort_by(|a, b| (&a.receipt.role, a.receipt.seq).cmp(&(&b.receipt.role, b.receipt.seq)));
     Ok(out)
@@ -1464,9 +1475,9 @@ fn read_step_receipts(gd: &GameDir, step: u64) -> Result<Vec<ReadReceipt>> {
 fn check_receipts(receipts: &[ReadReceipt], game: &str, step: u64, host: &ssh_key::PublicKey) -> Result<()> {
     let mut next: BTreeMap<String, u64> = BTreeMap::new();
     let mut commitments: BTreeMap<(String, String), u64> = BTreeMap::new();
-    for ReadReceipt { path, bytes, receipt: r } in receipts {
+    for ReadReceipt { path, bytes, receipt: r, armored } in receipts {
         let path = path.as_path();
-        check_host_sig(path, bytes, host, NS_RECEIPT)?;
+        check_host_sig_read(path, bytes, host, NS_RECEIPT, armored.as_deref())?;
         let want = next.entry(r.role.clone()).or_insert(1);
         let name = format!("{}-{}.toml", r.role, r.seq);
         if r.game != game || r.step != step || r.seq != *want || path.file_name().and_then(|n| n.to_str()) != Some(&name) {

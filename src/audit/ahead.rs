@@ -54,11 +54,18 @@ struct Rendered {
 /// What was worked out ahead for one record.
 #[derive(Default)]
 pub(super) struct Ahead {
+    /// The text of the record's host signature file, as read (and checked) ahead.
+    record_sig: Option<String>,
     replayed: Option<Replayed>,
     rendered: Option<Rendered>,
 }
 
 impl Ahead {
+    /// The text of the host signature file of the record being checked, if read ahead.
+    pub(super) fn record_sig(&self) -> Option<&str> {
+        self.record_sig.as_deref()
+    }
+
     /// What the game gave for the step of the record being checked, if it was replayed ahead
     /// from the state `before` with these `orders` and `seed`.
     pub(super) fn replayed(&mut self, before: &str, orders: &BTreeMap<String, Orders>, seed: &[u8; 32]) -> Option<Outcome> {
@@ -206,8 +213,8 @@ impl Audit {
         crate::par::map_on(&steps, if ahead { self.jobs } else { 1 }, |&step| {
             let read = read_step_receipts(&self.gd, step);
             for r in read.iter().flatten().filter(|_| ahead) {
-                if let Ok(armored) = store::read_text(&sig_path(&r.path)) {
-                    let _ = verify_once(&self.host, NS_RECEIPT, &r.bytes, &armored);
+                if let Some(armored) = &r.armored {
+                    let _ = verify_once(&self.host, NS_RECEIPT, &r.bytes, armored);
                 }
             }
             read
@@ -265,34 +272,35 @@ impl Shared {
 
     /// [`Shared::work`], a panic not caught.
     fn work_out(&self, n: u64) -> Ahead {
-        let Some(read) = self.record_ahead(n) else { return Ahead::default() };
+        let Some((read, armored)) = self.record_ahead(n) else { return Ahead::default() };
+        let record_sig = Some(armored);
         let rec = &read.record;
-        let Some(state) = self.has_states.then(|| self.stored_state(n, rec)).flatten() else { return Ahead::default() };
+        let Some(state) = self.has_states.then(|| self.stored_state(n, rec)).flatten() else { return Ahead { record_sig, ..Ahead::default() } };
         let replayed = match &rec.resolution {
             Some(res) => {
                 let before = n.checked_sub(1).and_then(|p| self.stored_state(p, &self.hist.records.get(p as usize)?.record));
                 match self.replay_ahead(res, before) {
                     Some(r) => Some(r),
-                    None => return Ahead::default(),
+                    None => return Ahead { record_sig, ..Ahead::default() },
                 }
             }
             None => None,
         };
         let events = replayed.as_ref().map_or_else(Vec::new, |r| r.events.clone());
         let rendered = self.render_ahead(n, rec, &read.bytes, state, events);
-        Ahead { replayed, rendered }
+        Ahead { record_sig, replayed, rendered }
     }
 
-    /// Record `n` read, its host signature and its orders' signatures checked (the good ones
-    /// remembered); `None` if it is missing, not host-signed or not a record.
-    fn record_ahead(&self, n: u64) -> Option<Arc<ReadRecord>> {
+    /// Record `n` read, its host signature (returned) and its orders' signatures checked (the
+    /// good ones remembered); `None` if it is missing, not host-signed or not a record.
+    fn record_ahead(&self, n: u64) -> Option<(Arc<ReadRecord>, String)> {
         let read = self.hist.records.get(n as usize)?;
         let armored = store::read_text(&sig_path(&self.gd.record(n))).ok()?;
         verify_once(&self.host, NS_RECORD, &read.bytes, &armored).ok()?;
         if let Some(res) = read.record.resolution.as_ref().filter(|_| n >= 1 && (n as usize) <= self.hist.files.len()) {
             self.verify_orders_ahead(n, res);
         }
-        Some(read.clone())
+        Some((read.clone(), armored))
     }
 
     /// The signatures of record `n`'s orders (withheld ones as revealed or kept by the host),
