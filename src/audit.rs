@@ -239,8 +239,16 @@ fn verify_once(key: &ssh_key::PublicKey, ns: &str, bytes: &[u8], armored: &str) 
 
 /// Verifies the host signature beside `path` over the file's bytes ([`verify_once`]).
 fn check_host_sig(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str) -> Result<()> {
+    check_host_sig_read(path, bytes, host, ns, None)
+}
+
+/// [`check_host_sig`], the signature file's text `read` already (else read now).
+fn check_host_sig_read(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str, read: Option<&str>) -> Result<()> {
     let sp = sig_path(path);
-    let armored = store::read_text(&sp).map_err(|e| fail_read(AuditCheck::Signature, &sp, e))?;
+    let armored = match read {
+        Some(text) => std::borrow::Cow::Borrowed(text),
+        None => std::borrow::Cow::Owned(store::read_text(&sp).map_err(|e| fail_read(AuditCheck::Signature, &sp, e))?),
+    };
     verify_once(host, ns, bytes, &armored).map_err(|e| fail(AuditCheck::Signature, path, format!("host signature: {e}")))
 }
 
@@ -504,7 +512,7 @@ fn check_deadline(path: &Path, bytes: &[u8], gf: &GameFile, op: &Opening) -> Res
 /// Every receipt of `step` was issued while the step was open: at or after `opened`, and, once
 /// the step is resolved, at or before the time `resolved` gives with the record that resolved it.
 fn check_receipt_times(receipts: &[ReadReceipt], step: u64, opened: DateTime<Utc>, resolved: Option<(DateTime<Utc>, u64)>) -> Result<()> {
-    for ReadReceipt { path, bytes, receipt: r } in receipts {
+    for ReadReceipt { path, bytes, receipt: r, .. } in receipts {
         let t = time_of(path, bytes, "received", &r.received)?;
         if t < opened {
             return Err(fail_field(AuditCheck::Times, path, bytes, "received", &r.received, format!("is before step {step} opened ({})", pipeline::timestamp(opened))));
@@ -648,6 +656,18 @@ struct Step<'a> {
     host_seed: [u8; 32],
 }
 
+/// `(a(), b())`, `a` on a thread of its own when `two` (a panic in it is passed on here).
+fn beside<A: Send, B>(two: bool, a: impl FnOnce() -> A + Send, b: impl FnOnce() -> B) -> (A, B) {
+    if !two {
+        return (a(), b());
+    }
+    std::thread::scope(|s| {
+        let first = s.spawn(a);
+        let second = b();
+        (first.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), second)
+    })
+}
+
 fn audit_game(dir: &Path, templates: Option<&Path>, jobs: usize) -> Result<AuditSummary> {
     Audit::open(dir, templates, jobs)?.run()
 }
@@ -664,12 +684,18 @@ impl Audit {
         for s in &gf.seats {
             sig::public_key_line(&s.key).map_err(|e| fail(AuditCheck::Setup, &gd.game_file(), format!("seat {}: {e}", s.role)))?;
         }
-        let env = report::shared_environment(templates)?;
         let gf_bytes = store::read(&gd.game_file())?;
         let scenario = store::read_text(&gd.scenario_file())?;
-        let last = gd.last_contiguous_record()?.ok_or_else(|| fail(AuditCheck::Missing, &gd.record(0), "missing: no records"))?;
-        check_inventory(&gd, last, &host)?;
-        let hist = history::read(&gd, last, &gf_bytes, scenario.as_bytes())?;
+        let options = crate::team::rules_options(&gf.options);
+        // The templates compiled and the game set up on a thread of their own meanwhile (when
+        // working ahead); a failure of theirs is still met where it was.
+        let ((env, setup), read) = beside(ahead::works_ahead(jobs), || (report::shared_environment(templates), game.setup(&scenario, &options)), || -> Result<(u64, history::History)> {
+            let last = gd.last_contiguous_record()?.ok_or_else(|| fail(AuditCheck::Missing, &gd.record(0), "missing: no records"))?;
+            check_inventory(&gd, last, &host)?;
+            Ok((last, history::read_on(&gd, last, &gf_bytes, scenario.as_bytes(), jobs)?))
+        });
+        let env = env?;
+        let (last, hist) = read?;
         let mut audit = Audit {
             gd,
             gf,
@@ -693,12 +719,10 @@ impl Audit {
             ahead: ahead::Ahead::default(),
             receipts: Default::default(),
         };
-        let loaded: Vec<Result<Vec<ReadReceipt>>> = (1..=audit.hist.open_step).map(|step| read_step_receipts(&audit.gd, step)).collect();
-        audit.verify_receipts_ahead(&loaded);
+        let loaded = audit.read_receipts();
         audit.check_step_files(loaded)?;
         audit.check_folders()?;
-        let options = crate::team::rules_options(&audit.gf.options);
-        audit.state = game.setup(&scenario, &options).map_err(|e| fail(AuditCheck::Setup, &audit.gd.scenario_file(), e))?;
+        audit.state = setup.map_err(|e| fail(AuditCheck::Setup, &audit.gd.scenario_file(), e))?;
         let revealed_key = audit.read_reveals();
         audit.state_key = audit.read_state_key(revealed_key)?;
         audit.sum.states_unchecked = audit.state_key.is_none();
@@ -850,7 +874,7 @@ impl Audit {
         // Read (and found to be a record) with the history.
         let read = self.hist.records.get(n as usize).cloned().ok_or_else(|| fail(AuditCheck::Missing, &rpath, "missing (deleted record?)"))?;
         let (bytes, rec) = (&read.bytes, &read.record);
-        check_host_sig(&rpath, bytes, &self.host, NS_RECORD)?;
+        check_host_sig_read(&rpath, bytes, &self.host, NS_RECORD, self.ahead.record_sig())?;
         if model::record_bytes(rec) != *bytes {
             return Err(fail(AuditCheck::Record, &rpath, "not in canonical form"));
         }
@@ -1027,13 +1051,16 @@ impl Audit {
     /// the opening or outcome (`want_step`), and every report byte for byte.
     fn check_replayed(&mut self, n: u64, bytes: &[u8], rec: &Record, want_step: u64) -> Result<()> {
         let rpath = self.gd.record(n);
-        if let Some(key) = &self.state_key
+        // Worked out ahead: this very state text is the stored one, found to match the record's
+        // commitment (the two checks below pass as they would here).
+        let stored_ahead = self.ahead.stored_state_is(&self.state);
+        if let Some(key) = self.state_key.as_ref().filter(|_| !stored_ahead)
             && pipeline::state_commitment(&self.gf.id, n, key, &self.state) != rec.state
         {
             return Err(fail(AuditCheck::Commitment, &rpath, "replayed state does not match the record's state commitment"));
         }
         let spath = self.gd.state(n);
-        if self.has_states {
+        if self.has_states && !stored_ahead {
             let have = store::read(&spath).map_err(|e| fail_read(AuditCheck::Replay, &spath, e))?;
             if have != self.state.as_bytes() {
                 return Err(differs(&spath, &have, &self.state, "the state"));
@@ -1050,18 +1077,21 @@ impl Audit {
         let gf_then = &self.hist.files[n as usize];
         for s in gf_then.seats.iter().filter(|_| self.has_states) {
             let rendered;
-            let want = match self.ahead.report(&s.role, &self.state, &self.events, bytes) {
+            // Rendered ahead, and found there to be the stored report byte for byte, or not.
+            let (want, stored) = match self.ahead.report(&s.role, &self.state, &self.events, bytes) {
                 Some(done) => done,
                 None => {
                     let pinned = report::Pinned { record: rec, sha256: &self.hist.records[n as usize].sha256 };
                     rendered = report::render_pinned(&self.env, self.game, gf_then, pinned, &self.events, &self.state, &s.role)?;
-                    rendered.as_str()
+                    (rendered.as_str(), false)
                 }
             };
             let rp = self.gd.report(n, &s.role);
-            let have = store::read(&rp).map_err(|e| fail_read(AuditCheck::Replay, &rp, e))?;
-            if have != want.as_bytes() {
-                return Err(differs(&rp, &have, want, "the report"));
+            if !stored {
+                let have = store::read(&rp).map_err(|e| fail_read(AuditCheck::Replay, &rp, e))?;
+                if have != want.as_bytes() {
+                    return Err(differs(&rp, &have, want, "the report"));
+                }
             }
             self.sum.reports += 1;
         }
@@ -1414,12 +1444,14 @@ fn check_publication(
     Ok(())
 }
 
-/// A receipt as the audit reads it, once: its path, bytes and what they say.
+/// A receipt as the audit reads it, once: its path, bytes and what they say, and the text of
+/// its host signature file if it could be read then (else read again where it is checked).
 #[derive(Clone)]
 struct ReadReceipt {
     path: PathBuf,
     bytes: Vec<u8>,
     receipt: Receipt,
+    armored: Option<String>,
 }
 
 /// Every receipt of `step`, sorted by role and number, with the errors of
@@ -1431,7 +1463,8 @@ fn read_step_receipts(gd: &GameDir, step: u64) -> Result<Vec<ReadReceipt>> {
         let path = rdir.join(&name);
         let text = store::read_text(&path)?;
         let receipt = model::parse_receipt(&path, &text)?;
-        out.push(ReadReceipt { path, bytes: text.into_bytes(), receipt });
+        let armored = store::read_text(&sig_path(&path)).ok();
+        out.push(ReadReceipt { path, bytes: text.into_bytes(), receipt, armored });
     }
     out.sort_by(|a, b| (&a.receipt.role, a.receipt.seq).cmp(&(&b.receipt.role, b.receipt.seq)));
     Ok(out)
@@ -1442,9 +1475,9 @@ fn read_step_receipts(gd: &GameDir, step: u64) -> Result<Vec<ReadReceipt>> {
 fn check_receipts(receipts: &[ReadReceipt], game: &str, step: u64, host: &ssh_key::PublicKey) -> Result<()> {
     let mut next: BTreeMap<String, u64> = BTreeMap::new();
     let mut commitments: BTreeMap<(String, String), u64> = BTreeMap::new();
-    for ReadReceipt { path, bytes, receipt: r } in receipts {
+    for ReadReceipt { path, bytes, receipt: r, armored } in receipts {
         let path = path.as_path();
-        check_host_sig(path, bytes, host, NS_RECEIPT)?;
+        check_host_sig_read(path, bytes, host, NS_RECEIPT, armored.as_deref())?;
         let want = next.entry(r.role.clone()).or_insert(1);
         let name = format!("{}-{}.toml", r.role, r.seq);
         if r.game != game || r.step != step || r.seq != *want || path.file_name().and_then(|n| n.to_str()) != Some(&name) {

@@ -105,18 +105,27 @@ impl History {
     }
 }
 
-/// Reads records 0..=`last` and follows the setup from record 0 to `game.toml` (`gf_bytes`)
-/// through every seat change: each keeps the `game.toml` before it, whose setup hash must be the
-/// one in force, and its own `setup` is that of the next text (the next change's, or `game.toml`),
-/// which differs from the one before only in that seat.
+/// [`read_on`] on every core.
 pub fn read(gd: &GameDir, last: u64, gf_bytes: &[u8], scenario: &[u8]) -> Result<History> {
-    let mut recs = Vec::new();
-    for n in 0..=last {
-        let p = gd.record(n);
-        let bytes = store::read(&p).map_err(|_| fail(&p, "missing (deleted record?)"))?;
-        let record: Record = serde_json::from_slice(&bytes).map_err(|e| fail(&p, format!("not a record: {e}")))?;
-        recs.push(std::sync::Arc::new(ReadRecord { sha256: commit::sha256_hex(&bytes), bytes, record }));
-    }
+    read_on(gd, last, gf_bytes, scenario, 0)
+}
+
+/// Record `n` read, hashed and parsed.
+fn read_record(gd: &GameDir, n: u64) -> Result<std::sync::Arc<ReadRecord>> {
+    let p = gd.record(n);
+    let bytes = store::read(&p).map_err(|_| fail(&p, "missing (deleted record?)"))?;
+    let record: Record = serde_json::from_slice(&bytes).map_err(|e| fail(&p, format!("not a record: {e}")))?;
+    Ok(std::sync::Arc::new(ReadRecord { sha256: commit::sha256_hex(&bytes), bytes, record }))
+}
+
+/// Reads records 0..=`last` (on at most `jobs` threads, 0: every core; the first record in order
+/// that fails is the error, whatever the threads) and follows the setup from record 0 to
+/// `game.toml` (`gf_bytes`) through every seat change: each keeps the `game.toml` before it, whose
+/// setup hash must be the one in force, and its own `setup` is that of the next text (the next
+/// change's, or `game.toml`), which differs from the one before only in that seat.
+pub fn read_on(gd: &GameDir, last: u64, gf_bytes: &[u8], scenario: &[u8], jobs: usize) -> Result<History> {
+    let numbers: Vec<u64> = (0..=last).collect();
+    let recs = crate::par::map_on(&numbers, jobs, |&n| read_record(gd, n)).into_iter().collect::<Result<Vec<_>>>()?;
     let mut texts: Vec<(Vec<u8>, std::path::PathBuf)> = Vec::new();
     for (n, rec) in recs.iter().map(|r| &r.record).enumerate() {
         if let Some(c) = rec.control.as_ref().filter(|c| c.action == ControlAction::Seat) {

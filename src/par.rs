@@ -5,9 +5,12 @@
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// How many workers: the machine's cores (1 if unknown), never more than `jobs`.
+/// How many workers: the machine's cores (1 if unknown), never more than `jobs`. The cores are
+/// counted once a process (the standard library reads the cgroup's quota files each time).
 pub fn workers(jobs: usize) -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get()).min(jobs).max(1)
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    let cores = *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    cores.min(jobs).max(1)
 }
 
 /// `items.iter().map(f)`, run on [`workers`] threads; results in the order of `items`.

@@ -12,7 +12,7 @@ use std::ops::RangeInclusive;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-use super::{Audit, ReadReceipt, RevealMap, StepReceipts, keys_for_step, verify_once};
+use super::{Audit, ReadReceipt, RevealMap, StepReceipts, keys_for_step, read_step_receipts, verify_once};
 use crate::commit;
 use crate::dice::{Ctx, Event};
 use crate::game::{DynGame, Orders, Pending, Publication};
@@ -41,23 +41,31 @@ struct Replayed {
 /// publication and what the game waits for after it.
 pub(super) type Outcome = (String, Vec<Event>, Publication, Pending);
 
-/// A record's reports rendered ahead (by role) from the `state` after it, the step's `events`
-/// and the record's `bytes`.
+/// A record's reports rendered ahead (by role) from the `state` after it (the stored one,
+/// matching the record's commitment), the step's `events` and the record's `bytes`; with each,
+/// whether the stored report holds exactly its bytes.
 struct Rendered {
     state: String,
     events: Vec<Event>,
     bytes: Vec<u8>,
-    texts: BTreeMap<String, String>,
+    texts: BTreeMap<String, (String, bool)>,
 }
 
 /// What was worked out ahead for one record.
 #[derive(Default)]
 pub(super) struct Ahead {
+    /// The text of the record's host signature file, as read (and checked) ahead.
+    record_sig: Option<String>,
     replayed: Option<Replayed>,
     rendered: Option<Rendered>,
 }
 
 impl Ahead {
+    /// The text of the host signature file of the record being checked, if read ahead.
+    pub(super) fn record_sig(&self) -> Option<&str> {
+        self.record_sig.as_deref()
+    }
+
     /// What the game gave for the step of the record being checked, if it was replayed ahead
     /// from the state `before` with these `orders` and `seed`.
     pub(super) fn replayed(&mut self, before: &str, orders: &BTreeMap<String, Orders>, seed: &[u8; 32]) -> Option<Outcome> {
@@ -76,10 +84,16 @@ impl Ahead {
     }
 
     /// `role`'s report of the record being checked (read as `bytes`), if it was rendered ahead
-    /// from this `state` and these `events`.
-    pub(super) fn report(&self, role: &str, state: &str, events: &[Event], bytes: &[u8]) -> Option<&str> {
+    /// from this `state` and these `events`, and whether the stored report is exactly it.
+    pub(super) fn report(&self, role: &str, state: &str, events: &[Event], bytes: &[u8]) -> Option<(&str, bool)> {
         let r = self.rendered.as_ref()?;
-        (r.state == state && r.events == events && r.bytes == bytes).then(|| r.texts.get(role).map(String::as_str)).flatten()
+        (r.state == state && r.events == events && r.bytes == bytes).then(|| r.texts.get(role).map(|(t, same)| (t.as_str(), *same))).flatten()
+    }
+
+    /// Whether `state` is the stored state after the record being checked, as read ahead and
+    /// found to match the record's state commitment.
+    pub(super) fn stored_state_is(&self, state: &str) -> bool {
+        self.rendered.as_ref().is_some_and(|r| r.state == state)
     }
 }
 
@@ -172,28 +186,39 @@ pub(super) struct Shared {
     receipts: Arc<StepReceipts>,
     state_key: Option<[u8; 32]>,
     has_states: bool,
+    /// The stored states after records `states_from..`, each read and checked once (a record's
+    /// state is the next record's state before).
+    states_from: u64,
+    states: Vec<std::sync::OnceLock<Option<String>>>,
+}
+
+/// Whether `--jobs` `jobs` works ahead: more than one thread asked for, or by default on a
+/// machine of more than one core.
+pub(super) fn works_ahead(jobs: usize) -> bool {
+    jobs > 1 || (jobs == 0 && crate::par::workers(usize::MAX) > 1)
 }
 
 impl Audit {
-    /// The threads that work ahead besides this one: `None` when nothing is worked out ahead
-    /// (one thread asked for, or by default on a machine of one core).
+    /// The threads that work ahead besides this one: `None` when nothing is worked out ahead.
     fn helpers(&self) -> Option<usize> {
-        let on = self.jobs > 1 || (self.jobs == 0 && crate::par::workers(usize::MAX) > 1);
-        on.then(|| crate::par::workers(if self.jobs == 0 { usize::MAX } else { self.jobs }) - 1)
+        works_ahead(self.jobs).then(|| crate::par::workers(if self.jobs == 0 { usize::MAX } else { self.jobs }) - 1)
     }
 
-    /// Checks every receipt's host signature on every core, remembering the good ones (the
-    /// checks in order meet each again, and check a bad one themselves).
-    pub(super) fn verify_receipts_ahead(&self, loaded: &[crate::error::Result<Vec<ReadReceipt>>]) {
-        if self.helpers().is_none() {
-            return;
-        }
-        let files: Vec<&ReadReceipt> = loaded.iter().filter_map(|r| r.as_ref().ok()).flatten().collect();
-        crate::par::map_on(&files, self.jobs, |r| {
-            if let Ok(armored) = store::read_text(&sig_path(&r.path)) {
-                let _ = verify_once(&self.host, NS_RECEIPT, &r.bytes, &armored);
+    /// Every opened step's receipts as read (step 1 first), each step's read on every core when
+    /// working ahead, with every receipt's host signature checked there, the good ones
+    /// remembered (the checks in order meet each again, and check a bad one themselves).
+    pub(super) fn read_receipts(&self) -> Vec<crate::error::Result<Vec<ReadReceipt>>> {
+        let steps: Vec<u64> = (1..=self.hist.open_step).collect();
+        let ahead = self.helpers().is_some();
+        crate::par::map_on(&steps, if ahead { self.jobs } else { 1 }, |&step| {
+            let read = read_step_receipts(&self.gd, step);
+            for r in read.iter().flatten().filter(|_| ahead) {
+                if let Some(armored) = &r.armored {
+                    let _ = verify_once(&self.host, NS_RECEIPT, &r.bytes, armored);
+                }
             }
-        });
+            read
+        })
     }
 
     /// Checks the records `run` in order ([`Audit::check_record`]) while the other threads work
@@ -202,7 +227,7 @@ impl Audit {
         let Some(helpers) = self.helpers() else {
             return run.into_iter().try_for_each(|n| self.check_record(n));
         };
-        let shared = self.shared();
+        let shared = self.shared(&run);
         let queue = Queue::new(&run);
         std::thread::scope(|s| {
             for _ in 0..helpers {
@@ -218,8 +243,9 @@ impl Audit {
         })
     }
 
-    /// What the work ahead reads, shared.
-    fn shared(&self) -> Shared {
+    /// What the work ahead of the records `run` reads, shared.
+    fn shared(&self, run: &RangeInclusive<u64>) -> Shared {
+        let states_from = run.start().saturating_sub(1);
         Shared {
             gd: self.gd.clone(),
             id: self.gf.id.clone(),
@@ -231,6 +257,8 @@ impl Audit {
             receipts: self.receipts.clone(),
             state_key: self.state_key,
             has_states: self.has_states,
+            states_from,
+            states: (states_from..=*run.end()).map(|_| std::sync::OnceLock::new()).collect(),
         }
     }
 }
@@ -244,34 +272,35 @@ impl Shared {
 
     /// [`Shared::work`], a panic not caught.
     fn work_out(&self, n: u64) -> Ahead {
-        let Some(read) = self.record_ahead(n) else { return Ahead::default() };
+        let Some((read, armored)) = self.record_ahead(n) else { return Ahead::default() };
+        let record_sig = Some(armored);
         let rec = &read.record;
-        let Some(state) = self.has_states.then(|| self.stored_state(n, rec)).flatten() else { return Ahead::default() };
+        let Some(state) = self.has_states.then(|| self.stored_state(n, rec)).flatten() else { return Ahead { record_sig, ..Ahead::default() } };
         let replayed = match &rec.resolution {
             Some(res) => {
                 let before = n.checked_sub(1).and_then(|p| self.stored_state(p, &self.hist.records.get(p as usize)?.record));
                 match self.replay_ahead(res, before) {
                     Some(r) => Some(r),
-                    None => return Ahead::default(),
+                    None => return Ahead { record_sig, ..Ahead::default() },
                 }
             }
             None => None,
         };
         let events = replayed.as_ref().map_or_else(Vec::new, |r| r.events.clone());
         let rendered = self.render_ahead(n, rec, &read.bytes, state, events);
-        Ahead { replayed, rendered }
+        Ahead { record_sig, replayed, rendered }
     }
 
-    /// Record `n` read, its host signature and its orders' signatures checked (the good ones
-    /// remembered); `None` if it is missing, not host-signed or not a record.
-    fn record_ahead(&self, n: u64) -> Option<Arc<ReadRecord>> {
+    /// Record `n` read, its host signature (returned) and its orders' signatures checked (the
+    /// good ones remembered); `None` if it is missing, not host-signed or not a record.
+    fn record_ahead(&self, n: u64) -> Option<(Arc<ReadRecord>, String)> {
         let read = self.hist.records.get(n as usize)?;
         let armored = store::read_text(&sig_path(&self.gd.record(n))).ok()?;
         verify_once(&self.host, NS_RECORD, &read.bytes, &armored).ok()?;
         if let Some(res) = read.record.resolution.as_ref().filter(|_| n >= 1 && (n as usize) <= self.hist.files.len()) {
             self.verify_orders_ahead(n, res);
         }
-        Some(read.clone())
+        Some((read.clone(), armored))
     }
 
     /// The signatures of record `n`'s orders (withheld ones as revealed or kept by the host),
@@ -295,8 +324,17 @@ impl Shared {
         }
     }
 
-    /// The stored state after record `n` (`rec`), if it matches the record's commitment.
+    /// The stored state after record `n` (`rec`), if it matches the record's commitment; read
+    /// and checked once for a record of the run.
     fn stored_state(&self, n: u64, rec: &Record) -> Option<String> {
+        match n.checked_sub(self.states_from).and_then(|i| self.states.get(i as usize)) {
+            Some(cell) => cell.get_or_init(|| self.read_stored_state(n, rec)).clone(),
+            None => self.read_stored_state(n, rec),
+        }
+    }
+
+    /// [`Shared::stored_state`], read and checked now.
+    fn read_stored_state(&self, n: u64, rec: &Record) -> Option<String> {
         let text = store::read_text(&self.gd.state(n)).ok()?;
         (pipeline::state_commitment(&self.id, n, self.state_key.as_ref()?, &text) == rec.state).then_some(text)
     }
@@ -325,7 +363,8 @@ impl Shared {
         for s in &gf.seats {
             let pinned = report::Pinned { record: rec, sha256: &self.hist.records.get(n as usize)?.sha256 };
             let text = unless_panics(|| report::render_pinned(&self.env, self.game, gf, pinned, &events, &state, &s.role))?.ok()?;
-            texts.insert(s.role.clone(), text);
+            let stored = store::read(&self.gd.report(n, &s.role)).is_ok_and(|b| b == text.as_bytes());
+            texts.insert(s.role.clone(), (text, stored));
         }
         Some(Rendered { state, events, bytes: bytes.to_vec(), texts })
     }
