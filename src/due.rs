@@ -242,6 +242,44 @@ fn peek_entry(dir: &GameDir, now: DateTime<Utc>) -> (Peek, Option<Entry>) {
     (Peek { id, idle }, entry)
 }
 
+/// A stamp of what the public copy of the game in `dir` is made from, for the cron run's
+/// `[publish]`: a site published when the stamp was taken needs no new look while the stamp is
+/// the same. It holds the newest record and open step by the game's `DIR/.due` (trusted only
+/// when that record is still the newest), and the inode, size and change time of `game.toml`,
+/// `scenario.toml`, the `records/` and `receipts/` folders and the open step's receipts folder:
+/// a record or step added, a receipt filed or a file of these replaced changes one of them
+/// (pbem writes by rename; change times no tool sets back). `None` when in doubt: no `.due`, a
+/// newer record, a file that cannot be looked at (then the site is checked in full).
+///
+/// Take it before reading the public copy, so that a change made meanwhile makes it differ.
+/// Returns the game's id (by the same `.due`) and the stamp.
+pub fn public_stamp(dir: &GameDir) -> Option<(String, String)> {
+    let e = Entry::parse(&read_small(&path(dir))?)?;
+    if ident(&dir.record(e.record)).ok()?.is_none() || ident(&dir.record(e.record + 1)) != Ok(None) {
+        return None;
+    }
+    let mut text = format!("record {} step {}", e.record, e.step);
+    let open = dir.receipts(e.step);
+    let receipts = open.parent()?;
+    for p in [&dir.game_file(), &dir.scenario_file(), &dir.records(), receipts, &open] {
+        match ident(p).ok()? {
+            Some((ino, len, t)) => text.push_str(&format!(" {ino}:{len}:{t}")),
+            None => text.push_str(" -"),
+        }
+    }
+    Some((e.id, text))
+}
+
+/// The [`Ident`] of `path`: `Ok(None)` if it does not exist, `Err` if it cannot be looked at.
+fn ident(path: &Path) -> Result<Option<Ident>, ()> {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::symlink_metadata(path) {
+        Ok(m) => ctime_ns(&m).map(|t| Some((m.ino(), m.len(), t))).ok_or(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(_) => Err(()),
+    }
+}
+
 /// The checks of [`idle`] after `game.toml`'s: the clock, then one `stat` each of the newest
 /// record, the next one (absent) and the open step's receipts folder.
 fn still_idle(dir: &GameDir, e: Entry, now: DateTime<Utc>) -> Option<Idle> {

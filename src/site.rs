@@ -82,6 +82,11 @@ fn render(env: &Environment<'_>, name: &str, ctx: minijinja::Value) -> Result<St
 }
 
 /// A game id usable as a folder of the site (no `.`, `..` or hidden name).
+/// The index page of game `id` in `site` (`None` for an id that cannot name a folder).
+pub fn game_index(site: &Path, id: &str) -> Option<PathBuf> {
+    folder_name(id).ok().map(|f| site.join(f).join("index.html"))
+}
+
 fn folder_name(id: &str) -> Result<&str> {
     let ok = !id.is_empty() && !id.starts_with('.') && id.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
     if ok { Ok(id) } else { Err(Error::Usage(format!("game id {id:?} cannot name a folder of the site"))) }

@@ -208,12 +208,28 @@ fn the_cron_run_publishes_the_site_and_reports_link_to_it() {
     assert!(site.join("index.html").is_file() && site.join("g1/step-0.html").is_file() && site.join("g1/g1.tar").is_file());
     assert!(sent(&out).iter().all(|(_, m)| m.text.contains("https://games.example.net/pbem/g1/step-0.html")), "every report links to its page");
 
-    // Nothing new: nothing published again.
+    // Nothing new: nothing published again, and the game's files are not read (its mark holds).
     let r = cron::run(&root, &cfg, at("2026-07-01T12:10:00Z"), &mut e).unwrap();
     assert!(r.published.is_empty(), "{r:?}");
+    let mark = root.join(".mail/published/g1");
+    assert!(std::fs::read_to_string(&mark).unwrap().contains(&site.display().to_string()));
+    // The game's page gone from the site, or the mark damaged: checked in full, published again
+    // if the site needs it, and marked again.
+    std::fs::remove_file(site.join("g1/index.html")).unwrap();
+    let r = cron::run(&root, &cfg, at("2026-07-01T12:11:00Z"), &mut e).unwrap();
+    assert_eq!(r.published.len(), 1, "{r:?}");
+    std::fs::write(&mark, "pbem-published 1\n").unwrap();
+    let r = cron::run(&root, &cfg, at("2026-07-01T12:12:00Z"), &mut e).unwrap();
+    assert!(r.published.is_empty(), "{r:?}");
+    assert!(std::fs::read_to_string(&mark).unwrap().contains("record 0"));
+
+    // One order in: its receipt is public, so the site changes though no step was resolved.
+    deliver(tmp.path(), "u1", &order_mail(&game, "union", 1));
+    let r = cron::run(&root, &cfg, at("2026-07-01T12:15:00Z"), &mut e).unwrap();
+    assert_eq!(r.published.len(), 1, "{r:?}");
+    assert!(cron::run(&root, &cfg, at("2026-07-01T12:20:00Z"), &mut e).unwrap().published.is_empty());
 
     // A step resolved: its page is there before the mail that links to it goes out.
-    deliver(tmp.path(), "u1", &order_mail(&game, "union", 1));
     deliver(tmp.path(), "c1", &order_mail(&game, "confederate", 1));
     let r = cron::run(&root, &cfg, at("2026-07-02T03:00:00Z"), &mut e).unwrap();
     assert_eq!(r.published.len(), 1, "{r:?}");

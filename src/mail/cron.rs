@@ -150,14 +150,10 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
     crate::store::sync_batch()?;
     drop(batch);
     drop(lock);
-    // The site before the mail that links to it; from the public copies alone, so without locks.
+    // The site before the mail that links to it; from the public copies alone, so without the
+    // root lock.
     if let Some(site) = &cfg.publish.out {
-        for g in out.games.iter().filter(|g| !g.failed && !g.skip_mail) {
-            let dir = root.join(&g.game);
-            if let Some(line) = publish_game(&dir, site) {
-                out.published.push(line);
-            }
-        }
+        out.published = publish_games(root, site, &out.games)?;
     }
     if let Some(t) = super::transport::from_config(&cfg.transport)? {
         out.flushed = Some(Outbox::under(root).flush(t.as_ref(), now)?);
@@ -540,10 +536,57 @@ fn merge_runs(prev: Option<Loaded>, mut next: Loaded) -> Loaded {
     Loaded { adjudicated: p.adjudicated, ..next }
 }
 
-/// Publishes the game in `dir` into `site` if its public copy changed since it was last
-/// published there: `None` when nothing changed, else the line to print and whether it failed.
-fn publish_game(dir: &Path, site: &Path) -> Option<(String, bool)> {
-    match crate::site::publish_if_changed(dir, site) {
+/// Publishes into `site` every game of `games` (not failed, not skipped) whose public copy
+/// changed since it was last published there; returns a line for each published or failed.
+///
+/// Runs under `ROOT/.mail/publish.lock` (two overlapping cron runs publish one after the other,
+/// so a mark never stands for a site the other run overwrote). A game whose
+/// [`due::public_stamp`] equals its mark `ROOT/.mail/published/FOLDER` (this pbem, this site,
+/// that stamp), and whose pages are there, is not read at all; any other is checked in full
+/// ([`crate::site::publish_if_changed`]) and, unless that fails, marked with the stamp taken
+/// before. A mark is a hint (written without a sync): lost, the game is checked in full again.
+fn publish_games(root: &Path, site: &Path, games: &[GameRun]) -> Result<Vec<(String, bool)>> {
+    let state = intake::state_dir(root);
+    let path = state.join("publish.lock");
+    let lock = std::fs::File::options().create(true).truncate(false).write(true).open(&path).map_err(|e| store::io(&path, e))?;
+    lock.lock().map_err(|e| store::io(&path, e))?;
+    let marks = state.join("published");
+    std::fs::create_dir_all(&marks).map_err(|e| store::io(&marks, e))?;
+    let _ = store::remove_stale_temps(&marks);
+    let site_index = site.join("index.html").is_file();
+    let mut lines = Vec::new();
+    for g in games.iter().filter(|g| !g.failed && !g.skip_mail) {
+        if let Some(line) = publish_game(root, &marks, &g.game, site, site_index) {
+            lines.push(line);
+        }
+    }
+    Ok(lines)
+}
+
+/// Publishes the game in folder `name` into `site` if its public copy changed since it was last
+/// published there (by its mark in `marks`, else in full): `None` when nothing changed, else
+/// the line to print and whether it failed.
+fn publish_game(root: &Path, marks: &Path, name: &str, site: &Path, site_index: bool) -> Option<(String, bool)> {
+    let dir = root.join(name);
+    let mark = marks.join(name);
+    let stamp = due::public_stamp(&store::GameDir::new(&dir)).map(|(id, s)| (format!("pbem-published 1\n{}\n{}\n{id}\n{s}\n", env!("CARGO_PKG_VERSION"), site.display()), id));
+    if let Some((st, id)) = &stamp
+        && site_index
+        && due::read_small(&mark).as_ref() == Some(st)
+        && crate::site::game_index(site, id).is_some_and(|p| p.is_file())
+    {
+        return None;
+    }
+    let result = crate::site::publish_if_changed(&dir, site);
+    match (&result, &stamp) {
+        (Ok(_), Some((st, _))) => {
+            let _ = store::write_unsynced(&mark, st.as_bytes());
+        }
+        _ => {
+            let _ = std::fs::remove_file(&mark);
+        }
+    }
+    match result {
         Ok(None) => None,
         Ok(Some(p)) => Some((format!("published {}", p.describe()), false)),
         Err(e) => Some((format!("{}: not published: {e}", dir.display()), true)),
