@@ -324,6 +324,11 @@ impl Game for FlagDash {
         bot::order(s, role, &mut |n| ctx.below(n))
     }
 
+    /// The built-in order checked as typed (a plan is not written as TOML and read back).
+    fn policy_checked(&self, s: &State, role: &str, _policy: &str, ctx: &mut Ctx) -> Result<Parsed, Vec<OrderProblem>> {
+        bot::checked(s, role, &mut |n| ctx.below(n))
+    }
+
     /// Rounds (a draw at the round limit counts the limit).
     fn tally(&self, s: &State) -> Tally {
         Tally { clock: s.round.min(s.layout.round_limit), unit: "rounds", figures: Vec::new() }
