@@ -365,6 +365,8 @@ fn asked_kind(s: &State) -> &'static str {
 /// question or the end. `orders` are the asked seats' orders, checked by the core
 /// ([`crate::game::check_all`]), taken in the seats' names' order (the order of the asks).
 pub fn resolve_with(state: &State, orders: BTreeMap<String, Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
+    // A quiet context keeps no account: its lines are not even formatted (the state is the same).
+    let _untold = ctx.is_quiet().then(engine::Untold::begin);
     let mut s = state.clone();
     let mut plans = Vec::new();
     let mut setups = Vec::new();
