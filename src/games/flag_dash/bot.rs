@@ -8,7 +8,7 @@ use super::engine::{Trial, carry_out};
 use super::asked::reset_only;
 use super::forms::default_plan;
 use super::layout::{Dir, Rect, Sq, Team};
-use super::orders::{Parsed, Step, Try, parse, parse_try, plan_orders, plan_passes, try_with, try_with_in};
+use super::orders::{FillKey, Parsed, Step, Try, check_card_order, fill_in, fill_key, parse, parse_try, plan_orders, plan_passes, try_with};
 use super::state::{Card, Effect, MovePlan, Plan, Stage, State, Token};
 use crate::game::{OrderProblem, Orders};
 
@@ -89,24 +89,33 @@ struct Scratch<'a> {
     work: State,
     /// The (empty, [`Trial`]) lines of the last try, kept for their room.
     lines: Vec<String>,
-    /// The last alternative tried, kept for its room.
-    t: Try,
+    /// Each alternative tried (by its place in the list tried) as last filled in: for moves of
+    /// which [`FillKey`], and whether it could be. Every card with one token fills alike, so each
+    /// is filled once a move, not once a card.
+    read: Vec<(Option<FillKey>, Try, bool)>,
 }
 
 impl<'a> Scratch<'a> {
-    fn new(base: &'a State) -> Self {
-        Scratch { base, work: base.clone(), lines: Vec::new(), t: Try { who: 0, steps: Vec::new(), chase: Vec::new(), no_card: false } }
+    fn new(base: &'a State, variants: usize) -> Self {
+        let empty = (None, Try { who: 0, steps: Vec::new(), chase: Vec::new(), no_card: false }, false);
+        Scratch { base, work: base.clone(), lines: Vec::new(), read: vec![empty; variants] }
     }
 
-    /// The [`score`] of the board after `role` carries out alternative `v` of `mp` (as if nobody
-    /// else moved); `None` when it cannot be carried out.
-    fn score(&mut self, role: &str, mp: &MovePlan, v: &Variant, team: Team) -> Option<i32> {
-        let read = try_with_in(mp, v.who, &v.steps, &mut self.t);
-        debug_assert_eq!(read.clone().map(|_| self.t.clone()), parse_try(self.base, role, mp, &v.text), "the variant reads as written");
+    /// The [`score`] of the board after `role` carries out alternative `v` (place `k` in the list
+    /// tried) of `mp` (as if nobody else moved); `None` when it cannot be carried out.
+    fn score(&mut self, role: &str, mp: &MovePlan, k: usize, v: &Variant, team: Team) -> Option<i32> {
+        let key = fill_key(mp);
+        let (at, t, filled) = &mut self.read[k];
+        if *at != Some(key) {
+            *filled = fill_in(mp, v.who, &v.steps, t).is_ok();
+            *at = Some(key);
+        }
+        let read = if *filled { check_card_order(mp, &t.steps) } else { Err(String::new()) };
+        debug_assert_eq!(read.is_ok().then(|| t.clone()), parse_try(self.base, role, mp, &v.text).ok(), "the variant reads as written");
         read.ok()?;
         self.lines.clear();
         let _trial = Trial::begin();
-        let done = carry_out(&mut self.work, role, mp, &self.t, false, &mut self.lines).is_ok();
+        let done = carry_out(&mut self.work, role, mp, t, false, &mut self.lines).is_ok();
         let sc = done.then(|| score(&self.work, team));
         self.reset();
         sc
@@ -167,7 +176,7 @@ fn best_move(s: &State, role: &str, token: Token, used: &[Card], rng: Rng) -> Op
     }
     let mut best: Option<Cand> = None;
     let tried: Vec<Variant> = s.movable(role).into_iter().flat_map(|who| variants(s, who)).collect();
-    let mut scratch = Scratch::new(s);
+    let mut scratch = Scratch::new(s, tried.len());
     // Kept for their room: every card tried scores into the same list.
     let mut scored: Vec<(i32, usize)> = Vec::with_capacity(tried.len());
     let played: &[Card] = s.played.get(role).map_or(&[], Vec::as_slice);
@@ -179,7 +188,7 @@ fn best_move(s: &State, role: &str, token: Token, used: &[Card], rng: Rng) -> Op
             // Score and place in `tried`, best first (ties: by text).
             scored.clear();
             for (k, v) in tried.iter().enumerate() {
-                if let Some(sc) = scratch.score(role, &mp, v, team) {
+                if let Some(sc) = scratch.score(role, &mp, k, v, team) {
                     scored.push((sc + rng(4) as i32, k));
                 }
             }

@@ -210,6 +210,23 @@ pub fn try_with(mp: &MovePlan, who: usize, written: &[Step]) -> Result<Try, Stri
 /// [`try_with`] written into `t`, whose room is kept (the built-in player tries thousands of
 /// alternatives a step); `t` is that alternative when this returns `Ok`.
 pub fn try_with_in(mp: &MovePlan, who: usize, written: &[Step], t: &mut Try) -> Result<(), String> {
+    fill_in(mp, who, written, t)?;
+    check_card_order(mp, &t.steps)
+}
+
+/// What [`fill_in`] reads of a move: how many times the card resolves, whether a combo card
+/// comes, and whether it comes first (a Copy of the combo card). Moves with the same key fill the
+/// same written steps alike.
+pub type FillKey = (usize, bool, bool);
+
+/// The [`FillKey`] of `mp`.
+pub fn fill_key(mp: &MovePlan) -> FillKey {
+    (card_times(mp.token), mp.combo.is_some(), mp.card == Card::Copy && mp.copy.is_some() && mp.copy == mp.combo)
+}
+
+/// [`try_with_in`] without [`check_card_order`]: the written steps with the card steps filled in
+/// ([`fill_cards`]), which depends only on `mp`'s [`fill_key`].
+pub fn fill_in(mp: &MovePlan, who: usize, written: &[Step], t: &mut Try) -> Result<(), String> {
     (t.who, t.no_card) = (who, false);
     t.chase.clear();
     t.steps.clear();
@@ -224,10 +241,10 @@ pub fn try_with_in(mp: &MovePlan, who: usize, written: &[Step], t: &mut Try) -> 
         t.steps.extend(std::iter::repeat_n(Step::Card(Arg::Auto), card_times(mp.token)));
         t.steps.extend(combo.filter(|_| !copy_of_combo));
         debug_assert_eq!(Ok(&t.steps), { let mut w = written.to_vec(); fill_cards(mp, &mut w).map(|_| w) }.as_ref(), "the cards filled in as fill_cards does");
+        Ok(())
     } else {
-        fill_cards(mp, &mut t.steps)?;
+        fill_cards(mp, &mut t.steps)
     }
-    check_card_order(mp, &t.steps)
 }
 
 /// The alternative after its card steps are filled in and checked ([`fill_cards`],
@@ -333,7 +350,7 @@ fn fill_cards(mp: &MovePlan, steps: &mut Vec<Step>) -> Result<(), String> {
 
 /// Checks where the card steps of a normalized alternative stand: nothing between the repeats of
 /// the played card, and a Copy after the card it copies.
-fn check_card_order(mp: &MovePlan, steps: &[Step]) -> Result<(), String> {
+pub fn check_card_order(mp: &MovePlan, steps: &[Step]) -> Result<(), String> {
     // Boosts come before or after a card's resolution, not between the repeats of one card
     // (Flag Dash, Using Boosts: "before or after resolving any action card").
     let first = steps.iter().position(|x| matches!(x, Step::Card(_))).expect("a card step");
