@@ -8,9 +8,9 @@ use super::engine::{Trial, carry_out};
 use super::asked::reset_only;
 use super::forms::default_plan;
 use super::layout::{Dir, Rect, Sq, Team};
-use super::orders::{Step, Try, parse, parse_try, plan_orders, try_with, try_with_in};
+use super::orders::{FillKey, Parsed, Step, Try, check_card_order, fill_in, fill_key, parse, parse_try, plan_orders, plan_passes, try_with};
 use super::state::{Card, Effect, MovePlan, Plan, Stage, State, Token};
-use crate::game::Orders;
+use crate::game::{OrderProblem, Orders};
 
 /// A source of bot randomness: a value in `0..n`.
 pub type Rng<'a> = &'a mut dyn FnMut(u32) -> u32;
@@ -49,10 +49,12 @@ pub fn score(s: &State, team: Team) -> i32 {
 }
 
 struct Cand {
-    plan: MovePlan,
+    mp: MovePlan,
     score: i32,
-    /// The alternative planned first (its place in the list tried).
-    first: usize,
+    /// The places in the list tried of the (up to three) best alternatives, best first.
+    tries: [usize; 3],
+    /// How many of `tries` there are.
+    n: usize,
 }
 
 /// One alternative the player tries: its text (as the plan writes it), the character it selects
@@ -87,24 +89,33 @@ struct Scratch<'a> {
     work: State,
     /// The (empty, [`Trial`]) lines of the last try, kept for their room.
     lines: Vec<String>,
-    /// The last alternative tried, kept for its room.
-    t: Try,
+    /// Each alternative tried (by its place in the list tried) as last filled in: for moves of
+    /// which [`FillKey`], and whether it could be. Every card with one token fills alike, so each
+    /// is filled once a move, not once a card.
+    read: Vec<(Option<FillKey>, Try, bool)>,
 }
 
 impl<'a> Scratch<'a> {
-    fn new(base: &'a State) -> Self {
-        Scratch { base, work: base.clone(), lines: Vec::new(), t: Try { who: 0, steps: Vec::new(), chase: Vec::new(), no_card: false } }
+    fn new(base: &'a State, variants: usize) -> Self {
+        let empty = (None, Try { who: 0, steps: Vec::new(), chase: Vec::new(), no_card: false }, false);
+        Scratch { base, work: base.clone(), lines: Vec::new(), read: vec![empty; variants] }
     }
 
-    /// The [`score`] of the board after `role` carries out alternative `v` of `mp` (as if nobody
-    /// else moved); `None` when it cannot be carried out.
-    fn score(&mut self, role: &str, mp: &MovePlan, v: &Variant, team: Team) -> Option<i32> {
-        let read = try_with_in(mp, v.who, &v.steps, &mut self.t);
-        debug_assert_eq!(read.clone().map(|_| self.t.clone()), parse_try(self.base, role, mp, &v.text), "the variant reads as written");
+    /// The [`score`] of the board after `role` carries out alternative `v` (place `k` in the list
+    /// tried) of `mp` (as if nobody else moved); `None` when it cannot be carried out.
+    fn score(&mut self, role: &str, mp: &MovePlan, k: usize, v: &Variant, team: Team) -> Option<i32> {
+        let key = fill_key(mp);
+        let (at, t, filled) = &mut self.read[k];
+        if *at != Some(key) {
+            *filled = fill_in(mp, v.who, &v.steps, t).is_ok();
+            *at = Some(key);
+        }
+        let read = if *filled { check_card_order(mp, &t.steps) } else { Err(String::new()) };
+        debug_assert_eq!(read.is_ok().then(|| t.clone()), parse_try(self.base, role, mp, &v.text).ok(), "the variant reads as written");
         read.ok()?;
         self.lines.clear();
         let _trial = Trial::begin();
-        let done = carry_out(&mut self.work, role, mp, &self.t, false, &mut self.lines).is_ok();
+        let done = carry_out(&mut self.work, role, mp, t, false, &mut self.lines).is_ok();
         let sc = done.then(|| score(&self.work, team));
         self.reset();
         sc
@@ -165,32 +176,37 @@ fn best_move(s: &State, role: &str, token: Token, used: &[Card], rng: Rng) -> Op
     }
     let mut best: Option<Cand> = None;
     let tried: Vec<Variant> = s.movable(role).into_iter().flat_map(|who| variants(s, who)).collect();
-    let mut scratch = Scratch::new(s);
+    let mut scratch = Scratch::new(s, tried.len());
+    // Kept for their room: every card tried scores into the same list.
+    let mut scored: Vec<(i32, usize)> = Vec::with_capacity(tried.len());
+    let played: &[Card] = s.played.get(role).map_or(&[], Vec::as_slice);
     for (card, combo) in shapes {
-        let copies: Vec<Option<Card>> = if card == Card::Copy {
-            s.played.get(role).map(|p| p.iter().copied().filter(|c| *c != Card::Copy).map(Some).collect()).unwrap_or_default()
-        } else {
-            vec![None]
-        };
-        for copy in copies {
+        // A Copy card is tried as a copy of each card played this round (not a Copy); another once.
+        let copies: Vec<Option<Card>> = if card == Card::Copy { played.iter().filter(|c| **c != Card::Copy).map(|c| Some(*c)).collect() } else { Vec::new() };
+        for copy in copies.into_iter().chain((card != Card::Copy).then_some(None)) {
             let mp = MovePlan { card, token, combo, copy, tries: Vec::new(), spy_on: None };
             // Score and place in `tried`, best first (ties: by text).
-            let mut scored: Vec<(i32, usize)> = Vec::new();
+            scored.clear();
             for (k, v) in tried.iter().enumerate() {
-                if let Some(sc) = scratch.score(role, &mp, v, team) {
+                if let Some(sc) = scratch.score(role, &mp, k, v, team) {
                     scored.push((sc + rng(4) as i32, k));
                 }
             }
             scored.sort_by(|a, b| b.0.cmp(&a.0).then(tried[a.1].text.cmp(&tried[b.1].text)));
-            let Some(&(top, first)) = scored.first() else { continue };
+            let Some(&(top, _)) = scored.first() else { continue };
             if best.as_ref().is_none_or(|b| top > b.score) {
-                let tries: Vec<String> = scored.iter().take(3).map(|x| tried[x.1].text.clone()).collect();
-                best = Some(Cand { plan: MovePlan { tries, ..mp }, score: top, first });
+                let mut tries = [0; 3];
+                let n = scored.len().min(3);
+                for (t, x) in tries.iter_mut().zip(&scored) {
+                    *t = x.1;
+                }
+                best = Some(Cand { mp, score: top, tries, n });
             }
         }
     }
-    let Cand { plan, first, .. } = best?;
-    let after = scratch.after(role, &plan, &tried[first])?;
+    let Cand { mp, tries, n, .. } = best?;
+    let plan = MovePlan { tries: tries[..n].iter().map(|&k| tried[k].text.clone()).collect(), ..mp };
+    let after = scratch.after(role, &plan, &tried[tries[0]])?;
     Some((plan, after))
 }
 
@@ -272,4 +288,18 @@ pub fn order(s: &State, role: &str, rng: Rng) -> Orders {
         Ok(_) => o,
         Err(_) => super::forms::default_order(s, role),
     }
+}
+
+/// [`order`] already checked: what [`parse`] makes of it, drawing the same choices from `rng`. A
+/// round's plan is checked as typed ([`plan_passes`]), not written as TOML and read back.
+///
+/// Errors: the problems [`parse`] finds in the order (only where even the default order fails).
+pub fn checked(s: &State, role: &str, rng: Rng) -> Result<Parsed, Vec<OrderProblem>> {
+    if s.stage != Stage::Plan || s.seat(role).is_none() {
+        return parse(s, role, &order(s, role, rng));
+    }
+    let p = plan(s, role, rng);
+    let passes = plan_passes(s, role, &p);
+    debug_assert_eq!(passes, parse(s, role, &plan_orders(&p)) == Ok(Parsed::Plan(p.clone())), "plan_passes agrees with parse");
+    if passes { Ok(Parsed::Plan(p)) } else { parse(s, role, &super::forms::default_order(s, role)) }
 }

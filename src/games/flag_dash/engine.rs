@@ -10,9 +10,16 @@ use crate::dice::Ctx;
 use crate::game::Outcome;
 
 thread_local! {
-    /// Whether this thread carries out moves only to score them (see [`Trial`]).
-    static TRIAL: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+    /// How much this thread leaves untold: [`TOLD`], [`UNTOLD`] or [`TRIAL_LEVEL`].
+    static TRIAL: std::cell::Cell<u8> = const { std::cell::Cell::new(TOLD) };
 }
+
+/// Every text written (a real step told to its players).
+const TOLD: u8 = 0;
+/// The account's lines and reasons left empty (see [`Untold`]).
+const UNTOLD: u8 = 1;
+/// As [`UNTOLD`], and no trail or outcome text either (see [`Trial`]).
+const TRIAL_LEVEL: u8 = 2;
 
 /// While a `Trial` lives, moves carried out on this thread write no account: every line and every
 /// reason why a move cannot be carried out is left empty, unformatted, and no step goes into the
@@ -21,13 +28,13 @@ thread_local! {
 /// and whether it can be carried out, is the same either way. A real step never runs inside one
 /// (its account is built from the same decisions, with every text).
 pub struct Trial {
-    was: bool,
+    was: u8,
 }
 
 impl Trial {
     /// Starts a trial on this thread (ended when the value is dropped).
     pub fn begin() -> Self {
-        Trial { was: TRIAL.replace(true) }
+        Trial { was: TRIAL.replace(TRIAL_LEVEL) }
     }
 }
 
@@ -37,15 +44,46 @@ impl Drop for Trial {
     }
 }
 
-/// Whether this thread is in a [`Trial`].
-fn in_trial() -> bool {
-    TRIAL.get()
+/// While an `Untold` lives, a step resolved on this thread formats none of its account's lines
+/// (nor why a move cannot be carried out), as in a [`Trial`], but makes exactly the state a told
+/// step makes (trail and outcome included): for a step whose events nobody reads (a quiet
+/// [`Ctx`], `pbem simulate`), whose account is not kept either ([`say`]).
+pub struct Untold {
+    was: u8,
 }
 
-/// The account's text, as `format!`; empty (nothing formatted) in a [`Trial`].
+impl Untold {
+    /// Starts leaving the account untold on this thread (until the value is dropped); within a
+    /// [`Trial`], the trial goes on.
+    pub fn begin() -> Self {
+        let was = TRIAL.get();
+        TRIAL.set(was.max(UNTOLD));
+        Untold { was }
+    }
+}
+
+impl Drop for Untold {
+    fn drop(&mut self) {
+        TRIAL.set(self.was);
+    }
+}
+
+/// Whether this thread leaves the account untold ([`Trial`] or [`Untold`]).
+fn in_trial() -> bool {
+    TRIAL.get() != TOLD
+}
+
+/// The account's text, as `format!`; empty (nothing formatted) in a [`Trial`] or [`Untold`].
 macro_rules! tell {
     ($($arg:tt)*) => {
         if in_trial() { String::new() } else { format!($($arg)*) }
+    };
+}
+
+/// A text the state keeps (the outcome's), as `format!`; empty only in a [`Trial`].
+macro_rules! kept {
+    ($($arg:tt)*) => {
+        if TRIAL.get() == TRIAL_LEVEL { String::new() } else { format!($($arg)*) }
     };
 }
 
@@ -988,7 +1026,7 @@ pub fn move_char(s: &mut State, i: usize, d: Dir) -> Result<String, String> {
 /// Keeps character `i`'s step from `from` to `to` in the round's trail (nothing in a [`Trial`],
 /// which has no account).
 fn mark_trail(s: &mut State, i: usize, from: Sq, to: Sq) {
-    if !in_trial() {
+    if TRIAL.get() != TRIAL_LEVEL {
         let name = s.chars[i].name.clone();
         s.trail.push((name, from, to));
     }
@@ -1186,15 +1224,20 @@ fn flags_to_pass(s: &State, ch: usize, j: usize, which: &[usize]) -> Result<Vec<
 /// opponent in layout order.
 fn auto_flag(s: &mut State, ch: usize, lines: &mut Vec<String>) -> Result<(), String> {
     let (team, at) = (s.chars[ch].team, s.chars[ch].at);
-    let mut why = vec![match take(s, ch, lines) {
+    // The reasons, kept only for the account (a trial's are empty, and not listed).
+    let mut why = Vec::new();
+    let quiet = in_trial();
+    match take(s, ch, lines) {
         Ok(()) => return Ok(()),
-        Err(e) => e,
-    }];
+        Err(e) if !quiet => why.push(e),
+        Err(_) => {}
+    }
     for j in 0..s.chars.len() {
         if s.chars[j].team != team && s.chars[j].at.dist(at) == 1 {
             match collect(s, ch, j, lines) {
                 Ok(()) => return Ok(()),
-                Err(e) => why.push(e),
+                Err(e) if !quiet => why.push(e),
+                Err(_) => {}
             }
         }
     }
@@ -1280,17 +1323,21 @@ pub fn winner(s: &State) -> Option<(Team, String)> {
         let y = x.other();
         let q = s.flag_space(x);
         if s.layout.territory.get(y).contains(q) {
-            return Some((y, tell!("the {} flag reached {q}, in Team {}'s territory", x.name(), y.name())));
+            return Some((y, kept!("the {} flag reached {q}, in Team {}'s territory", x.name(), y.name())));
         }
     }
     // A flag of every opponent is as many flags as opponents (their names differ), so a runner
     // holding fewer has no name to compare: the common case, checked after every step of every
     // move the built-in player tries.
+    // Counted only when a runner holds a flag at all (a team's count is the other's opponents).
+    if !s.chars.iter().any(|c| c.is_runner() && !c.holds.is_empty()) && s.chars.iter().any(|c| c.team == Team::White) && s.chars.iter().any(|c| c.team == Team::Red) {
+        return None;
+    }
     let opponents = |t: Team| s.chars.iter().filter(move |o| o.team != t);
     let counts = Teams { white: opponents(Team::White).count(), red: opponents(Team::Red).count() };
     for c in &s.chars {
         if c.is_runner() && c.holds.len() >= *counts.get(c.team) && opponents(c.team).all(|o| c.holds.contains(&o.name)) {
-            return Some((c.team, tell!("{} holds a character flag of every opposing character", c.name)));
+            return Some((c.team, kept!("{} holds a character flag of every opposing character", c.name)));
         }
     }
     None

@@ -324,6 +324,11 @@ impl Game for FlagDash {
         bot::order(s, role, &mut |n| ctx.below(n))
     }
 
+    /// The built-in order checked as typed (a plan is not written as TOML and read back).
+    fn policy_checked(&self, s: &State, role: &str, _policy: &str, ctx: &mut Ctx) -> Result<Parsed, Vec<OrderProblem>> {
+        bot::checked(s, role, &mut |n| ctx.below(n))
+    }
+
     /// Rounds (a draw at the round limit counts the limit).
     fn tally(&self, s: &State) -> Tally {
         Tally { clock: s.round.min(s.layout.round_limit), unit: "rounds", figures: Vec::new() }
@@ -360,6 +365,8 @@ fn asked_kind(s: &State) -> &'static str {
 /// question or the end. `orders` are the asked seats' orders, checked by the core
 /// ([`crate::game::check_all`]), taken in the seats' names' order (the order of the asks).
 pub fn resolve_with(state: &State, orders: BTreeMap<String, Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
+    // A quiet context keeps no account: its lines are not even formatted (the state is the same).
+    let _untold = ctx.is_quiet().then(engine::Untold::begin);
     let mut s = state.clone();
     let mut plans = Vec::new();
     let mut setups = Vec::new();

@@ -210,12 +210,41 @@ pub fn try_with(mp: &MovePlan, who: usize, written: &[Step]) -> Result<Try, Stri
 /// [`try_with`] written into `t`, whose room is kept (the built-in player tries thousands of
 /// alternatives a step); `t` is that alternative when this returns `Ok`.
 pub fn try_with_in(mp: &MovePlan, who: usize, written: &[Step], t: &mut Try) -> Result<(), String> {
+    fill_in(mp, who, written, t)?;
+    check_card_order(mp, &t.steps)
+}
+
+/// What [`fill_in`] reads of a move: how many times the card resolves, whether a combo card
+/// comes, and whether it comes first (a Copy of the combo card). Moves with the same key fill the
+/// same written steps alike.
+pub type FillKey = (usize, bool, bool);
+
+/// The [`FillKey`] of `mp`.
+pub fn fill_key(mp: &MovePlan) -> FillKey {
+    (card_times(mp.token), mp.combo.is_some(), mp.card == Card::Copy && mp.copy.is_some() && mp.copy == mp.combo)
+}
+
+/// [`try_with_in`] without [`check_card_order`]: the written steps with the card steps filled in
+/// ([`fill_cards`]), which depends only on `mp`'s [`fill_key`].
+pub fn fill_in(mp: &MovePlan, who: usize, written: &[Step], t: &mut Try) -> Result<(), String> {
     (t.who, t.no_card) = (who, false);
     t.chase.clear();
     t.steps.clear();
     t.steps.extend_from_slice(written);
-    fill_cards(mp, &mut t.steps)?;
-    check_card_order(mp, &t.steps)
+    if written.iter().all(|x| matches!(x, Step::Boost(_) | Step::Tunnel { .. })) {
+        // What `fill_cards` makes of steps without card or combo steps, without its searches:
+        // the card's resolutions where the steps end, the combo card after them (before them
+        // when the played card is a Copy of the combo card).
+        let combo = mp.combo.map(|_| Step::Combo(Arg::Auto));
+        let copy_of_combo = mp.card == Card::Copy && mp.copy.is_some() && mp.copy == mp.combo;
+        t.steps.extend(combo.clone().filter(|_| copy_of_combo));
+        t.steps.extend(std::iter::repeat_n(Step::Card(Arg::Auto), card_times(mp.token)));
+        t.steps.extend(combo.filter(|_| !copy_of_combo));
+        debug_assert_eq!(Ok(&t.steps), { let mut w = written.to_vec(); fill_cards(mp, &mut w).map(|_| w) }.as_ref(), "the cards filled in as fill_cards does");
+        Ok(())
+    } else {
+        fill_cards(mp, &mut t.steps)
+    }
 }
 
 /// The alternative after its card steps are filled in and checked ([`fill_cards`],
@@ -321,7 +350,7 @@ fn fill_cards(mp: &MovePlan, steps: &mut Vec<Step>) -> Result<(), String> {
 
 /// Checks where the card steps of a normalized alternative stand: nothing between the repeats of
 /// the played card, and a Copy after the card it copies.
-fn check_card_order(mp: &MovePlan, steps: &[Step]) -> Result<(), String> {
+pub fn check_card_order(mp: &MovePlan, steps: &[Step]) -> Result<(), String> {
     // Boosts come before or after a card's resolution, not between the repeats of one card
     // (Flag Dash, Using Boosts: "before or after resolving any action card").
     let first = steps.iter().position(|x| matches!(x, Step::Card(_))).expect("a card step");
@@ -460,6 +489,68 @@ fn move_tries(key: &str, t: &toml::Table) -> Result<Vec<String>, OrderProblem> {
         Some(Value::Array(a)) if !a.is_empty() && a.iter().all(|x| x.is_str()) => Ok(a.iter().map(|x| x.as_str().unwrap_or("").to_string()).collect()),
         _ => Err(OrderProblem::new(format!("{key}.try"), "a list of alternatives, e.g. [\"runner\", \"defender\"]")),
     }
+}
+
+/// Whether `p` passes [`parse_plan`] as [`plan_orders`] writes it, and reads back as itself: the
+/// same checks on the typed plan, without writing and reading TOML (the built-in player checks its
+/// plan of every round so). `false` where [`parse_plan`] would find any problem.
+pub fn plan_passes(s: &State, role: &str, p: &Plan) -> bool {
+    let Some(seat) = s.seat(role) else { return false };
+    if p.moves.len() != if reset_only(s, role) { 1 } else { 2 } {
+        return false;
+    }
+    let (mut used_cards, mut used_tokens) = (Vec::with_capacity(4), Vec::with_capacity(2));
+    for (k, mp) in p.moves.iter().enumerate() {
+        let earlier: Vec<Card> = p.moves[..k].iter().flat_map(|m| [Some(m.card), m.combo]).flatten().collect();
+        if !move_passes(s, role, seat, mp, &earlier, &mut used_cards, &mut used_tokens) {
+            return false;
+        }
+    }
+    if used_tokens.contains(&Token::Spy) {
+        let mut left = seat.tokens.clone();
+        for t in &used_tokens {
+            if let Some(i) = left.iter().position(|x| x == t) {
+                left.remove(i);
+            }
+        }
+        if !left.iter().any(|t| *t != Token::Spy) {
+            return false;
+        }
+    }
+    let tie_ok = match &p.tie_first {
+        None => true,
+        Some(r) => s.mode != Mode::TwoBasic && s.team_roles(seat.team).contains(&r.as_str()),
+    };
+    tie_ok && (!p.secret_tunnel || s.layout.secret_tunnel.is_some())
+}
+
+/// [`parse_move`]'s checks of the typed move `mp` (see [`plan_passes`]): [`move_head`]'s card,
+/// token, combo and copy, no `spy_on`, cards not used twice, and every alternative read.
+fn move_passes(s: &State, role: &str, seat: &Seat, mp: &MovePlan, earlier: &[Card], used_cards: &mut Vec<Card>, used_tokens: &mut Vec<Token>) -> bool {
+    let MovePlan { card, token, combo, copy, .. } = *mp;
+    let have = seat.tokens.iter().filter(|x| **x == token).count();
+    if !seat.cards.contains(&card) || have == 0 || used_tokens.iter().filter(|x| **x == token).count() >= have || mp.spy_on.is_some() {
+        return false;
+    }
+    let combo_ok = match (token.effect() == Effect::Combo, combo) {
+        (true, Some(c)) => seat.cards.contains(&c) && c != card,
+        (is_combo, c) => !is_combo && c.is_none(),
+    };
+    let copy_ok = match (card == Card::Copy || combo == Some(Card::Copy), copy) {
+        (true, Some(c)) => seat.cards.contains(&c) && c != Card::Copy && (earlier.contains(&c) || (combo.is_some() && (c == card || Some(c) == combo))),
+        (needs, c) => !needs && c.is_none(),
+    };
+    if !combo_ok || !copy_ok || mp.tries.is_empty() {
+        return false;
+    }
+    for c in std::iter::once(card).chain(combo) {
+        if used_cards.contains(&c) {
+            return false;
+        }
+        used_cards.push(c);
+    }
+    used_tokens.push(token);
+    mp.tries.iter().all(|x| parse_try(s, role, mp, x).is_ok())
 }
 
 /// Parses and checks `role`'s plan (Flag Dash, Phase 1).

@@ -1214,3 +1214,86 @@ fn a_bare_who_is_who_card_as_the_form_says() {
     let m4 = mp(Card::Forward, 4, None, None, &["runner"]);
     assert_eq!(parse_try(&s, "red-1", &m4, "runner: boost e"), parse_try(&s, "red-1", &m4, "runner: boost e, card, card"));
 }
+
+/// `plan` changed in one way each: what a player could get wrong in a plan (a card or token not in
+/// hand, a combo or copy card missing, wrong or extra, a move too many or too few, `spy_on`, an
+/// empty or unreadable `try`, `tie_first`, `secret_tunnel`).
+fn plan_mutations(plan: &Plan) -> Vec<Plan> {
+    let mut out = Vec::new();
+    let mut with = |f: &dyn Fn(&mut Plan)| {
+        let mut p = plan.clone();
+        f(&mut p);
+        out.push(p);
+    };
+    for k in 0..plan.moves.len() {
+        for c in Card::BASIC.into_iter().chain([Card::Jump, Card::Dig]) {
+            with(&|p| p.moves[k].card = c);
+            with(&|p| p.moves[k].combo = Some(c));
+            with(&|p| p.moves[k].copy = Some(c));
+        }
+        for t in [Token::N(1), Token::N(3), Token::N(5), Token::N(7), Token::Cat3, Token::Spy] {
+            with(&|p| p.moves[k].token = t);
+        }
+        with(&|p| p.moves[k].combo = None);
+        with(&|p| p.moves[k].copy = None);
+        with(&|p| p.moves[k].spy_on = Some("red-1".into()));
+        with(&|p| p.moves[k].tries.clear());
+        with(&|p| p.moves[k].tries.push("nobody".into()));
+        with(&|p| p.moves[k].tries = vec!["runner: card, card, card, card".into()]);
+    }
+    with(&|p| p.moves.truncate(1));
+    with(&|p| p.moves.push(p.moves[0].clone()));
+    for r in [None, Some("white"), Some("white-1"), Some("white-2"), Some("red-1")] {
+        with(&|p| p.tie_first = r.map(str::to_string));
+    }
+    with(&|p| p.secret_tunnel = !p.secret_tunnel);
+    out
+}
+
+/// The built-in player's order checked as typed (`Game::policy_checked`) is exactly what
+/// `check_order` makes of its order as TOML (`policy_order`), drawing the same choices, at every
+/// step of whole games in every mode; and `plan_passes` agrees with `parse_plan` on its plans
+/// changed in every way a plan can go wrong.
+#[test]
+fn the_typed_built_in_order_is_the_checked_toml_order() {
+    let modes: [&[(&str, &str)]; 8] = [
+        &[],
+        &[("players", "3")],
+        &[("players", "2")],
+        &[("players", "2"), ("mode", "advanced")],
+        &[("abilities", "true")],
+        &[("abilities", "true"), ("players", "2")],
+        &[("abilities", "true"), ("players", "3"), ("layout", "secret")],
+        &[("abilities", "true"), ("players", "2"), ("mode", "advanced")],
+    ];
+    let alternate = include_str!("../../../scenarios/flag-dash-alternate.toml");
+    let (mut plans, mut refused) = (0, 0);
+    for (k, kv) in modes.iter().enumerate() {
+        for (g, layout) in [DEFAULT_LAYOUT, alternate].into_iter().enumerate() {
+            let mut s = FlagDash.setup(layout, &opts(kv)).unwrap();
+            let seed = [(10 * k + g) as u8; 32];
+            let (mut typed, mut toml) = (Ctx::quiet(seed), Ctx::quiet(seed));
+            while let Pending::Orders(asks) = FlagDash.pending(&s) {
+                let mut o = BTreeMap::new();
+                for a in asks {
+                    let c = FlagDash.policy_checked(&s, &a.role, "built-in", &mut typed);
+                    let x = FlagDash.policy_order(&s, &a.role, "built-in", &mut toml);
+                    assert_eq!(c, FlagDash.check_order(&s, &a.role, &x), "{kv:?} {}: {x:?}", a.role);
+                    assert_eq!(typed.next_u32(), toml.next_u32(), "the same choices drawn");
+                    if let Ok(orders::Parsed::Plan(p)) = &c {
+                        plans += 1;
+                        for m in plan_mutations(p) {
+                            let read = orders::parse(&s, &a.role, &orders::plan_orders(&m));
+                            let passes = orders::plan_passes(&s, &a.role, &m);
+                            assert_eq!(passes, read == Ok(orders::Parsed::Plan(m.clone())), "{kv:?} {}: {m:?} read as {read:?}", a.role);
+                            refused += usize::from(!passes);
+                        }
+                    }
+                    o.insert(a.role, x);
+                }
+                s = resolve_orders(&FlagDash, &s, &o, &mut Ctx::quiet([1; 32])).unwrap();
+            }
+        }
+    }
+    assert!(plans > 100 && refused > 1000, "{plans} plans, {refused} refused changes");
+}
