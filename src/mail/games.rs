@@ -178,6 +178,11 @@ impl Games {
     pub fn get(&self, id: &str) -> Option<&(PathBuf, GameFile)> {
         self.by_id.get(id)?.loaded().ok()
     }
+    /// The folder of the game with this id, without reading its file (`None` for an id two
+    /// folders hold).
+    pub fn folder(&self, id: &str) -> Option<&PathBuf> {
+        self.by_id.get(id).map(|e| &e.dir)
+    }
     /// True if `email` is a seat's address in any game.
     pub fn knows_sender(&self, email: &str) -> bool {
         self.by_email.contains_key(&email.to_ascii_lowercase())
