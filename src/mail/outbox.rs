@@ -18,8 +18,9 @@
 //! OUTBOX/untold/ID      a dead letter the host has not been told of yet: written before the
 //!                       mail moves to `dead/`, removed once the notice is printed
 //!                       ([`Outbox::told`]); a flush that finds one with its dead letter (a run
-//!                       killed in between) tells it then, so each is told once (twice only if
-//!                       a run is killed between printing the notice and removing the mark)
+//!                       killed in between) tells it then, so each is told once (twice if a
+//!                       run is killed between printing the notice and removing the mark, or
+//!                       another flush starts in that moment: the lock is released by then)
 //! OUTBOX/.lock          one flush at a time
 //! ```
 //!
@@ -69,9 +70,6 @@ pub struct Flushed {
     pub waiting: usize,
     /// True when another run was flushing (nothing was done).
     pub busy: bool,
-    /// The outbox lock, held until the dead letters are told ([`Outbox::told`]) and this is
-    /// dropped: no other flush tells them meanwhile.
-    lock: Option<std::fs::File>,
 }
 
 /// A mail the server refused for good.
@@ -238,7 +236,6 @@ impl Outbox {
             out.waiting = self.pending()?.len();
             return Ok(out);
         }
-        out.lock = Some(lock);
         self.finish_interrupted()?;
         // Dead letters of a run killed before it told them are told by this one.
         out.dead = self.untold()?;
