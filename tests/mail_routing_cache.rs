@@ -144,9 +144,13 @@ fn a_deleted_corrupt_truncated_or_old_cache_is_rebuilt() {
         assert!(answered(&out), "{what}: a seat is answered: {out}");
         assert_eq!(h.cache(), good, "{what}: the cache is written anew");
     }
-    // An unchanged root leaves the cache as it is (not rewritten each run).
+    // An unchanged root leaves the cache as it is (not rewritten each run), even with a game
+    // folder whose file cannot be read (read again each run, never cached).
+    std::fs::create_dir_all(h.root.join("zz-broken")).unwrap();
+    std::fs::write(h.root.join("zz-broken").join("game.toml"), "not [toml").unwrap();
     let ino = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
     let before = ino(&h.cache_path());
+    h.hello("lee@example.org");
     h.hello("lee@example.org");
     assert_eq!(ino(&h.cache_path()), before);
 }

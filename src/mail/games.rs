@@ -107,11 +107,13 @@ impl Games {
         for name in game_folders(root)? {
             let dir = root.join(&name);
             let seen = stamp(&dir);
-            let held = cached.remove(&name).filter(|l| seen.as_ref().is_ok_and(|s| *s == Some((l.ino, l.size, l.ctime))));
-            let entry = match held {
-                Some(line) => Entry { dir, line, file: OnceCell::new() },
-                None => {
-                    changed = true;
+            let old = cached.remove(&name);
+            let holds = old.as_ref().is_some_and(|l| seen.as_ref().is_ok_and(|s| *s == Some((l.ino, l.size, l.ctime))));
+            let entry = match old {
+                Some(line) if holds => Entry { dir, line, file: OnceCell::new() },
+                old => {
+                    // Its line goes (rewritten below, if it can be cached now).
+                    changed |= old.is_some();
                     match pipeline::read_game_file(&store::GameDir::new(&dir)) {
                         Ok(gf) => read_entry(dir, name, seen, gf, began),
                         Err(e) => {
@@ -121,7 +123,10 @@ impl Games {
                     }
                 }
             };
+            // Written only when a line changed: a broken or just-written game file, not cached,
+            // does not make every run rewrite the file.
             if entry.line.ino != 0 {
+                changed |= !holds;
                 lines.push(entry.line.clone());
             }
             found.entry(entry.line.id.clone()).or_default().push(entry);
