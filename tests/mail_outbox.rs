@@ -248,3 +248,29 @@ fn quiet_prints_nothing_when_all_went_well() {
     let sent = s.log.lock().unwrap().iter().filter(|c| c == &"DATA").count();
     assert_eq!(sent, 6, "2 opening reports, 2 receipts, 2 step reports");
 }
+
+#[test]
+fn a_dead_letter_of_a_run_killed_before_it_told_the_host_is_told_by_the_next_run_once() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    new_game(&root, "g1", 72);
+    let s = server(false);
+    let cfg = config(tmp.path(), s.port);
+    queue(&root, "to-nobody", "nobody@example.org", T0);
+    // A flush that moves the mail to dead/ and is killed before it prints anything (its result
+    // dropped untold: the kill point).
+    let host = pbem::mail::HostConfig::load(&cfg).unwrap();
+    let t = pbem::mail::transport::from_config(&host.transport).unwrap().unwrap();
+    let outbox = Outbox::under(&root);
+    let f = outbox.flush(t.as_ref(), pbem::pipeline::parse_time("2026-07-01T12:01:00Z").unwrap()).unwrap();
+    assert_eq!(f.dead.len(), 1);
+    drop(f);
+    assert_eq!(outbox.dead().unwrap(), ["to-nobody"]);
+    let (code, _, stderr) = cron(&root, &cfg, "2026-07-01T12:05:00Z");
+    assert_eq!(code, 1, "the next run tells the host: {stderr}");
+    assert!(stderr.contains("mail to-nobody to nobody@example.org refused") && stderr.contains("550 5.1.1") && stderr.contains("dead"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert_eq!(cron(&root, &cfg, "2026-07-01T12:10:00Z"), (0, String::new(), String::new()), "told once");
+    let tries = s.log.lock().unwrap().iter().filter(|c| c.contains("nobody@")).count();
+    assert_eq!(tries, 1, "never tried again");
+}

@@ -116,6 +116,11 @@ pub fn print_flush(outbox: &Outbox, f: &Flushed, queued: usize, quiet: bool) -> 
     for d in &f.dead {
         eprintln!("outbox: mail {} to {} refused, moved to {} and never tried again: {}", d.id, d.to.join(", "), outbox.dead_dir().join(format!("{}.eml", d.id)).display(), d.reason);
     }
+    // Told (stderr is unbuffered): no later run tells them again. A mark that cannot be removed
+    // only makes the next run tell the letter once more.
+    if let Err(e) = outbox.told(&f.dead) {
+        eprintln!("outbox: {e}");
+    }
     // One line per reason, however many mails it kept back (a greylisting server answers every
     // mail the same).
     let mut by_reason: std::collections::BTreeMap<&str, Vec<&str>> = std::collections::BTreeMap::new();

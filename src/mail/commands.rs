@@ -214,7 +214,7 @@ type Held<'g> = (&'g PathBuf, &'g GameFile, Vec<String>);
 /// The seats the asker holds, by game.
 fn seats_of<'g>(games: &'g Games, addrs: &[String]) -> Vec<Held<'g>> {
     let mine = |e: &str| addrs.iter().any(|a| a.eq_ignore_ascii_case(e));
-    games.iter().filter_map(|(dir, gf)| {
+    games.seated(addrs).into_iter().filter_map(|(dir, gf)| {
         let roles: Vec<String> = gf.seats.iter().filter(|s| mine(&s.email)).map(|s| s.role.clone()).collect();
         (!roles.is_empty()).then_some((dir, gf, roles))
     }).collect()

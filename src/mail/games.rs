@@ -1,16 +1,84 @@
 //! The games under a root, by id, as mail intake routes orders to them: the readable ones, the
-//! folders whose `game.toml` cannot be read, and ids that two folders hold.
+//! folders whose `game.toml` cannot be read, and ids that two folders hold; with the routing
+//! cache `ROOT/.mail/games` that lets a run read only the game files its mail needs.
+//!
+//! The cache holds, for each game folder whose `game.toml` was read, the folder's name, the
+//! file's inode, size and change time (ctime, which no tool sets back: `touch -d`, `cp -a` and
+//! `rsync -a` restore modification times, not it) and what routing needs from it: the game's id
+//! and its seats' addresses. A run lists the root and looks at each `game.toml` with one `stat`;
+//! a folder whose file has the stamp its line holds is taken from the line, every other one (a new,
+//! moved or copied folder, a file edited by hand or by `pbem seat`/`replace`/`leave`, which all
+//! rewrite it) is read as without the cache. A game whose orders are routed is read whole when
+//! first asked for ([`Games::get`]), and must then still have the stamp, id and addresses its
+//! line holds, else its orders wait for the next run. A stamp taken less than
+//! [`crate::due::FRESH_NS`] before the run began is not cached (a change within the clock's tick
+//! leaves the change time as it was), nor is a folder whose `game.toml` cannot be read (it is
+//! read again each run). The file is a hint: written by temp file and rename without fsync,
+//! under the root's intake lock, only when a line changed; it carries its format and a SHA-256
+//! of its body, and a missing, torn, corrupt or older file is ignored whole (every game is read,
+//! and the file written anew). So the cache can make a run faster, never route an order
+//! otherwise than reading every `game.toml` would.
 
+use std::cell::OnceCell;
 use std::collections::BTreeMap;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-use crate::error::Result;
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::error::{Error, Result};
 use crate::model::GameFile;
 use crate::{pipeline, store};
 
+/// The cache's first line starts with this (then a space and the SHA-256 of the body).
+const MAGIC: &str = "pbem-mail-games 1";
+
+/// The cache's file name in the mail state folder.
+const FILE: &str = "games";
+
+/// One game folder as the cache remembers it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+struct Line {
+    /// The folder's name under the root.
+    name: String,
+    /// Inode, size and change time (seconds, nanoseconds) of its `game.toml`.
+    ino: u64,
+    size: u64,
+    ctime: (i64, i64),
+    /// The game's id.
+    id: String,
+    /// Its seats' addresses, in seat order, as the file spells them.
+    emails: Vec<String>,
+}
+
+/// A readable game: its folder, its cache line and its game file, read when first needed.
+struct Entry {
+    dir: PathBuf,
+    line: Line,
+    file: OnceCell<std::result::Result<(PathBuf, GameFile), String>>,
+}
+
+impl Entry {
+    /// The game file: read now if not yet, and checked against the line routing used.
+    fn loaded(&self) -> std::result::Result<&(PathBuf, GameFile), &str> {
+        self.file.get_or_init(|| self.read()).as_ref().map_err(String::as_str)
+    }
+
+    fn read(&self) -> std::result::Result<(PathBuf, GameFile), String> {
+        let gf = pipeline::read_game_file(&store::GameDir::new(&self.dir)).map_err(|e| e.to_string())?;
+        // Read after the stat that matched the line: the same stamp after it means the same file.
+        let now = stamp(&self.dir).ok().flatten();
+        if now.as_ref() != Some(&(self.line.ino, self.line.size, self.line.ctime)) || gf.id != self.line.id || emails(&gf) != self.line.emails {
+            return Err("its game.toml changed while this run was reading mail".into());
+        }
+        Ok((self.dir.clone(), gf))
+    }
+}
+
 /// The games under a root, by id.
 pub struct Games {
-    by_id: BTreeMap<String, (PathBuf, GameFile)>,
+    by_id: BTreeMap<String, Entry>,
     /// Game folders whose `game.toml` could not be read, with the game id when it can still be
     /// read from the file (a line `id = "..."`) and the error.
     broken: Vec<(PathBuf, Option<String>, String)>,
@@ -22,40 +90,83 @@ pub struct Games {
 }
 
 impl Games {
-    /// Reads every `game.toml` under `root`. A game that cannot be read is kept aside in
-    /// [`Games::broken`] (orders that may be for it then wait instead of being refused); an id
-    /// held by two folders is routed to neither ([`Games::duplicate`]).
+    /// The games under `root`, from the routing cache where each `game.toml` is unchanged and by
+    /// reading it where not (then the cache is rewritten; see the module's header). A game that
+    /// cannot be read is kept aside in [`Games::broken`] (orders that may be for it then wait
+    /// instead of being refused); an id held by two folders is routed to neither
+    /// ([`Games::duplicate`]). The caller holds the root's intake lock.
     pub fn load(root: &Path) -> Result<Games> {
-        let mut found: BTreeMap<String, Vec<(PathBuf, GameFile)>> = BTreeMap::new();
+        let began = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
+        let cache_path = super::config::state_dir(root).join(FILE);
+        let read = read_cache(&cache_path);
+        let mut changed = read.is_none();
+        let mut cached = read.unwrap_or_default();
+        let mut found: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
         let mut broken = Vec::new();
-        for dir in pipeline::games_under(root)? {
-            match pipeline::read_game_file(&store::GameDir::new(&dir)) {
-                Ok(gf) => found.entry(gf.id.clone()).or_default().push((dir, gf)),
-                Err(e) => broken.push((dir.clone(), id_of_broken(&dir), e.to_string())),
+        let mut lines = Vec::new();
+        for name in game_folders(root)? {
+            let dir = root.join(&name);
+            let seen = stamp(&dir);
+            let old = cached.remove(&name);
+            let holds = old.as_ref().is_some_and(|l| seen.as_ref().is_ok_and(|s| *s == Some((l.ino, l.size, l.ctime))));
+            let entry = match old {
+                Some(line) if holds => Entry { dir, line, file: OnceCell::new() },
+                old => {
+                    // Its line goes (rewritten below, if it can be cached now).
+                    changed |= old.is_some();
+                    match pipeline::read_game_file(&store::GameDir::new(&dir)) {
+                        Ok(gf) => read_entry(dir, name, seen, gf, began),
+                        Err(e) => {
+                            broken.push((dir.clone(), id_of_broken(&dir), e.to_string()));
+                            continue;
+                        }
+                    }
+                }
+            };
+            // Written only when a line changed: a broken or just-written game file, not cached,
+            // does not make every run rewrite the file.
+            if entry.line.ino != 0 {
+                changed |= !holds;
+                lines.push(entry.line.clone());
             }
+            found.entry(entry.line.id.clone()).or_default().push(entry);
         }
+        if changed || !cached.is_empty() {
+            write_cache(&cache_path, &lines);
+        }
+        Ok(Games::from_found(found, broken))
+    }
+
+    fn from_found(found: BTreeMap<String, Vec<Entry>>, broken: Vec<(PathBuf, Option<String>, String)>) -> Games {
         let mut by_id = BTreeMap::new();
         let mut duplicates = BTreeMap::new();
         for (id, mut dirs) in found {
             if dirs.len() == 1 {
                 by_id.insert(id, dirs.remove(0));
             } else {
-                duplicates.insert(id, dirs.into_iter().map(|(d, _)| d).collect());
+                duplicates.insert(id, dirs.into_iter().map(|e| e.dir).collect());
             }
         }
         let mut by_email = BTreeMap::new();
-        for s in by_id.values().flat_map(|(_, gf): &(PathBuf, GameFile)| &gf.seats) {
-            by_email.entry(s.email.to_ascii_lowercase()).or_insert_with(|| s.email.clone());
+        for email in by_id.values().flat_map(|e: &Entry| &e.line.emails) {
+            by_email.entry(email.to_ascii_lowercase()).or_insert_with(|| email.clone());
         }
-        Ok(Games { by_id, broken, duplicates, by_email })
+        Games { by_id, broken, duplicates, by_email }
     }
+
     /// Game folders whose `game.toml` could not be read, each with its error.
     pub fn broken(&self) -> impl Iterator<Item = (&PathBuf, &str)> {
         self.broken.iter().map(|(d, _, e)| (d, e.as_str()))
     }
     /// An unreadable game folder that may be game `id`: one whose file names that id, or one
-    /// whose id cannot be read at all.
+    /// whose id cannot be read at all; or game `id` itself, when its `game.toml` changed after
+    /// this run looked at it.
     pub fn may_be_broken(&self, id: &str) -> Option<(&PathBuf, &str)> {
+        if let Some(e) = self.by_id.get(id)
+            && let Err(why) = e.loaded()
+        {
+            return Some((&e.dir, why));
+        }
         let named = self.broken.iter().find(|(_, bid, _)| bid.as_deref() == Some(id));
         named.or_else(|| self.broken.iter().find(|(_, bid, _)| bid.is_none())).map(|(d, _, e)| (d, e.as_str()))
     }
@@ -67,9 +178,15 @@ impl Games {
     pub fn duplicates(&self) -> &BTreeMap<String, Vec<PathBuf>> {
         &self.duplicates
     }
-    /// The game with this id (`None` for an id two folders hold).
+    /// The game with this id, its `game.toml` read now if not yet (`None` for an id two folders
+    /// hold, or a game whose file changed since the run looked at it: [`Games::may_be_broken`]).
     pub fn get(&self, id: &str) -> Option<&(PathBuf, GameFile)> {
-        self.by_id.get(id)
+        self.by_id.get(id)?.loaded().ok()
+    }
+    /// The folder of the game with this id, without reading its file (`None` for an id two
+    /// folders hold).
+    pub fn folder(&self, id: &str) -> Option<&PathBuf> {
+        self.by_id.get(id).map(|e| &e.dir)
     }
     /// True if `email` is a seat's address in any game.
     pub fn knows_sender(&self, email: &str) -> bool {
@@ -80,10 +197,86 @@ impl Games {
     pub fn registered(&self, email: &str) -> Option<&str> {
         self.by_email.get(&email.to_ascii_lowercase()).map(String::as_str)
     }
-    /// Every game, sorted by id.
-    pub fn iter(&self) -> impl Iterator<Item = &(PathBuf, GameFile)> {
-        self.by_id.values()
+    /// Every game with a seat at one of `addrs` (any case), sorted by id; only these game files
+    /// are read.
+    pub fn seated(&self, addrs: &[String]) -> Vec<&(PathBuf, GameFile)> {
+        let mine = |e: &String| addrs.iter().any(|a| a.eq_ignore_ascii_case(e));
+        self.by_id.values().filter(|e| e.line.emails.iter().any(mine)).filter_map(|e| e.loaded().ok()).collect()
     }
+}
+
+/// The entry of a game whose file was just read; its line is cached (`ino` not 0) only when its
+/// stamp was taken before the read, is the same after it, and is older than the run by
+/// [`crate::due::FRESH_NS`].
+fn read_entry(dir: PathBuf, name: String, before: std::result::Result<Option<Stamp>, ()>, gf: GameFile, began: u128) -> Entry {
+    let after = stamp(&dir);
+    let old = |s: &Stamp| u128::try_from(s.2.0).ok().zip(u128::try_from(s.2.1).ok()).is_some_and(|(s, n)| s * 1_000_000_000 + n + crate::due::FRESH_NS < began);
+    let (ino, size, ctime) = match (before, after) {
+        (Ok(Some(b)), Ok(Some(a))) if a == b && old(&b) && b.0 != 0 => b,
+        _ => (0, 0, (0, 0)),
+    };
+    let line = Line { name, ino, size, ctime, id: gf.id.clone(), emails: emails(&gf) };
+    let file = OnceCell::from(Ok((dir.clone(), gf)));
+    Entry { dir, line, file }
+}
+
+/// Inode, size and change time of a `game.toml`.
+type Stamp = (u64, u64, (i64, i64));
+
+/// The stamp of `DIR/game.toml`: `Ok(None)` if it is not there, `Err` if it cannot be looked at.
+fn stamp(dir: &Path) -> std::result::Result<Option<Stamp>, ()> {
+    match std::fs::metadata(dir.join("game.toml")) {
+        Ok(m) => Ok(Some((m.ino(), m.len(), (m.ctime(), m.ctime_nsec())))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(_) => Err(()),
+    }
+}
+
+fn emails(gf: &GameFile) -> Vec<String> {
+    gf.seats.iter().map(|s| s.email.clone()).collect()
+}
+
+/// The names of the game folders under `root`, sorted: as [`pipeline::games_under`], with the
+/// folder's type from its directory entry (a `stat` only for a link).
+fn game_folders(root: &Path) -> Result<Vec<String>> {
+    if !root.is_dir() {
+        return Err(Error::input(root, "no such folder (the root of the games to adjudicate)"));
+    }
+    let rd = std::fs::read_dir(root).map_err(|e| store::io(root, e))?;
+    let mut names = Vec::new();
+    for e in rd {
+        let e = e.map_err(|e| store::io(root, e))?;
+        let Some(name) = e.file_name().to_str().map(str::to_string) else { continue };
+        let folder = match e.file_type() {
+            Ok(t) if t.is_symlink() => e.path().is_dir(),
+            Ok(t) => t.is_dir(),
+            Err(_) => e.path().is_dir(),
+        };
+        if !name.starts_with('.') && folder && pipeline::holds_game(&e.path()) {
+            names.push(name);
+        }
+    }
+    names.sort();
+    Ok(names)
+}
+
+/// The cache's lines by folder name; `None` when the file is missing or not whole and current.
+fn read_cache(path: &Path) -> Option<BTreeMap<String, Line>> {
+    let text = std::fs::read_to_string(path).ok()?;
+    let (head, body) = text.split_once('\n')?;
+    if head != format!("{MAGIC} {}", hex::encode(Sha256::digest(body.as_bytes()))) {
+        return None;
+    }
+    let lines: Vec<Line> = serde_json::from_str(body).ok()?;
+    Some(lines.into_iter().map(|l| (l.name.clone(), l)).collect())
+}
+
+/// Writes the cache (temp file and rename, no fsync: a hint, checked whole when read). A file
+/// that cannot be written only makes the next run read every game.
+fn write_cache(path: &Path, lines: &[Line]) {
+    let body = serde_json::to_string(lines).expect("cache lines serialize");
+    let text = format!("{MAGIC} {}\n{body}", hex::encode(Sha256::digest(body.as_bytes())));
+    let _ = store::write_unsynced(path, text.as_bytes());
 }
 
 /// The id of a game folder whose `game.toml` does not parse as a game file, from its line

@@ -298,6 +298,8 @@ const FILING_BATCH: usize = 64;
 ///    `failed/` (a rename);
 /// 5. sync 4: the seen marks durable.
 struct Filing {
+    /// The games' root.
+    root: PathBuf,
     /// The batch this intake opened (`None` inside a cron run's batch, or off Linux).
     _batch: Option<store::Batch>,
     /// Seen marks and the reply ledger.
@@ -335,7 +337,7 @@ impl Filing {
     fn open(root: &Path, clock: Clock) -> Filing {
         let state = state_dir(root);
         let (log, outbox) = (MailLog::new(&state), Outbox::under(root));
-        Filing { _batch: store::Batch::open(), log, replies: RefCell::new(Vec::new()), outbox, clock, group: store::Group::new(), waiting: Vec::new(), hashes: BTreeSet::new() }
+        Filing { root: root.to_path_buf(), _batch: store::Batch::open(), log, replies: RefCell::new(Vec::new()), outbox, clock, group: store::Group::new(), waiting: Vec::new(), hashes: BTreeSet::new() }
     }
 
     /// Whether a message with these bytes was handled in this run (and waits to be filed).
@@ -387,9 +389,21 @@ impl Filing {
     /// run is durable by then), and ends the batch.
     fn finish(mut self) -> Result<()> {
         self.file_waiting()?;
-        self.log.compact(self.clock.now(), super::log::COMPACT_BYTES)?;
+        let games = std::cell::OnceCell::new();
+        let open_step = |id: &str| -> Option<u64> {
+            let dir = store::GameDir::new(games.get_or_init(|| Games::load(&self.root).ok()).as_ref()?.folder(id)?);
+            pipeline::read_record(&dir, dir.last_record().ok()??).ok()?.opening.map(|o| o.step)
+        };
+        let kept = || spool_kept(&state_dir(&self.root).join("spool"));
+        self.log.compact(self.clock.now(), super::log::COMPACT_BYTES, &super::log::Horizon { open_step: &open_step, kept: &kept })?;
         Ok(())
     }
+}
+
+/// The hashes of the messages the spool keeps handled (`done/`, `failed/`; names end `.HASH`).
+fn spool_kept(spool: &Path) -> BTreeSet<String> {
+    let names = ["done", "failed"].iter().flat_map(|d| store::list(&spool.join(d)).unwrap_or_default());
+    names.filter_map(|n| n.rsplit('.').next().filter(|h| h.len() == 64 && h.bytes().all(|b| b.is_ascii_hexdigit())).map(str::to_string)).collect()
 }
 
 /// The game ids that the orders in the message at `path` name, read before it is handled (none

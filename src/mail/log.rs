@@ -26,8 +26,10 @@
 //! nothing; they are read only where they exist.
 //!
 //! Once it passes [`COMPACT_BYTES`], an intake run ends by rewriting it without what no later
-//! run reads ([`MailLog::compact`]: the `got` and `saw` lines of messages marked seen, reply
-//! lines over a day old), atomically and durably.
+//! run reads ([`MailLog::compact`]: the `got` and `saw` lines of messages marked seen, `took` and
+//! `saw` lines of steps already resolved, reply lines over a day old, and `seen` lines over
+//! [`KEEP_SEEN_DAYS`] old of messages the spool no longer keeps), atomically and durably. So the
+//! log holds the last month's mail and what the spool keeps, not all mail ever received.
 
 use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
@@ -230,18 +232,37 @@ pub(super) const COMPACT_BYTES: u64 = 1 << 20;
 /// for a clock set back.
 const KEEP_REPLIES_HOURS: i64 = 24;
 
+/// How long a `seen` line is kept by a compaction (README "The mail log"), unless the spool
+/// still keeps its message: a message handled is moved out of `new/` and `cur/` by the run
+/// that marks it (or, killed before that, by the next run), and an MTA gives up redelivering a
+/// message within days. The same bytes arriving later still are handled again: their orders are
+/// for a step resolved long ago and are refused as such.
+pub(super) const KEEP_SEEN_DAYS: i64 = 30;
+
+/// What a compaction needs to know beyond the log ([`MailLog::compact`]), asked only when the
+/// log is large.
+pub(super) struct Horizon<'a> {
+    /// The open step of a game by id (`None`: unknown, or over; its lines stay).
+    pub open_step: &'a dyn Fn(&str) -> Option<u64>,
+    /// The hashes of the messages the spool keeps in `done/` and `failed/`: an mbox taken again
+    /// finds them by their seen lines, which stay.
+    pub kept: &'a dyn Fn() -> BTreeSet<String>,
+}
+
 impl MailLog {
     /// Rewrites the log without the lines no later run reads, when it is larger than `min_bytes`
     /// and a quarter of it or more would go: `got` and `saw` lines of messages marked seen (a
     /// seen message is never handled again), but the last `got` line (the message that started
-    /// last, [`MailLog::took_here`]); `reply` lines more than a day old (the cap counts
-    /// an hour); lines that cannot be read. Every `seen` line stays (an mbox taken again is skipped
-    /// by them), and every `took` line (see [`kept_lines`]). Written to a temp file, synced,
+    /// last, [`MailLog::took_here`]); `took` and `saw` lines of a step its game has resolved (an
+    /// order for it is refused before any receipt of it is looked up); `reply` lines more than a
+    /// day old (the cap counts an hour); `seen` lines more than [`KEEP_SEEN_DAYS`] old whose
+    /// message the spool does not keep (`horizon.kept`); lines that cannot be read (see
+    /// [`kept_lines`]). Written to a temp file, synced,
     /// renamed over the log and the folder
     /// synced, whatever batch is open: a kill or a power loss leaves the old log or the new one,
     /// each holding every line a later run needs. Call it under the root's intake lock, with
     /// nothing of the run's left to append. Returns whether it rewrote the log.
-    pub(super) fn compact(&self, now: DateTime<Utc>, min_bytes: u64) -> Result<bool> {
+    pub(super) fn compact(&self, now: DateTime<Utc>, min_bytes: u64, horizon: &Horizon<'_>) -> Result<bool> {
         let p = path(&self.state);
         let bytes = match std::fs::read(&p) {
             Ok(b) if b.len() as u64 > min_bytes => b,
@@ -251,7 +272,7 @@ impl MailLog {
         };
         let whole = &bytes[..bytes.iter().rposition(|b| *b == b'\n').map_or(0, |i| i + 1)];
         let text = String::from_utf8_lossy(whole);
-        let kept = kept_lines(&text, now);
+        let kept = kept_lines(&text, now, horizon);
         if kept.len() * 4 > bytes.len() * 3 {
             return Ok(false);
         }
@@ -262,21 +283,30 @@ impl MailLog {
 }
 
 /// The lines of the log's `text` that a compaction keeps ([`MailLog::compact`]).
-fn kept_lines(text: &str, now: DateTime<Utc>) -> String {
+fn kept_lines(text: &str, now: DateTime<Utc>, horizon: &Horizon<'_>) -> String {
     let seen: HashSet<&str> = text.lines().filter_map(|l| l.strip_prefix("seen ")).filter_map(|r| r.split(' ').next()).collect();
     let lines: Vec<&str> = text.lines().collect();
     let last_got = lines.iter().rposition(|l| l.starts_with("got "));
     let since = now - chrono::Duration::hours(KEEP_REPLIES_HOURS);
+    let seen_since = now - chrono::Duration::days(KEEP_SEEN_DAYS);
+    let spooled = std::cell::OnceCell::new();
+    let kept = |hash: &str| spooled.get_or_init(|| (horizon.kept)()).contains(hash);
+    let mut steps: BTreeMap<String, Option<u64>> = BTreeMap::new();
+    // A step of `game` its game has resolved (steps only go forward).
+    let mut resolved = |game: &str, step: &str| -> bool {
+        let open = *steps.entry(game.to_string()).or_insert_with(|| (horizon.open_step)(game));
+        step.parse::<u64>().is_ok_and(|s| open.is_some_and(|o| s < o))
+    };
     let mut out = String::new();
     for (i, line) in lines.iter().enumerate() {
         let f: Vec<&str> = line.split(' ').collect();
         let keep = match f.as_slice() {
-            ["seen", hash, time] => is_hash(hash) && pipeline::parse_time(time).is_ok(),
+            ["seen", hash, time] => is_hash(hash) && pipeline::parse_time(time).is_ok_and(|t| t > seen_since || kept(hash)),
             ["got", hash] => is_hash(hash) && (Some(i) == last_got || !seen.contains(hash)),
             // Which message took a receipt tells a later resend of it in other bytes apart from a
-            // killed first handling ([`MailLog::took_here`]): kept.
-            ["took", hash, _, _, _, _] => is_hash(hash),
-            ["saw", hash, _, _, _, _] => is_hash(hash) && !seen.contains(hash),
+            // killed first handling ([`MailLog::took_here`]): kept while its step is open.
+            ["took", hash, game, step, _, _] => is_hash(hash) && !resolved(game, step),
+            ["saw", hash, game, step, _, _] => is_hash(hash) && !seen.contains(hash) && !resolved(game, step),
             ["reply", addr, time, _] => is_hash(addr) && pipeline::parse_time(time).is_ok_and(|t| t > since),
             _ => false,
         };
@@ -410,7 +440,8 @@ mod tests {
         log.note_got(&a).unwrap();
         log.note_took(&a, &r1).unwrap();
         log.record_reply("p1@ex.org", "old", t("2026-06-01T12:00:00Z")).unwrap();
-        log.mark_seen(&a, t("2026-06-01T12:00:00Z")).unwrap();
+        // (Seen within KEEP_SEEN_DAYS: the other test drops older marks.)
+        log.mark_seen(&a, t("2026-06-20T12:00:00Z")).unwrap();
         log.note_got(&b).unwrap();
         log.note_saw(&b, &r1).unwrap();
         log.mark_seen(&b, t("2026-07-01T11:00:00Z")).unwrap();
@@ -423,8 +454,8 @@ mod tests {
         let hashes = [&a, &b, &c, &d];
         let before = answers(tmp.path(), &hashes, &[r1.clone(), r2.clone(), r3.clone()], now);
         let size = std::fs::metadata(path(tmp.path())).unwrap().len();
-        assert!(!log.compact(now, size).unwrap(), "not larger than the limit");
-        assert!(log.compact(now, 0).unwrap());
+        assert!(!log.compact(now, size, &OPEN).unwrap(), "not larger than the limit");
+        assert!(log.compact(now, 0, &OPEN).unwrap());
         let text = std::fs::read_to_string(path(tmp.path())).unwrap();
         assert_eq!(answers(tmp.path(), &hashes, &[r1, r2, r3], now), before, "{text}");
         assert!(!text.contains(&format!("got {a}")) && !text.contains(&format!("saw {b}")) && !text.contains(" old\n"), "{text}");
@@ -432,6 +463,37 @@ mod tests {
         // Appends go on after it; a second compaction finds too little to drop.
         log.mark_seen(&c, now).unwrap();
         assert!(MailLog::new(tmp.path()).seen(&c).unwrap());
-        assert!(!log.compact(now, 0).unwrap());
+        assert!(!log.compact(now, 0, &OPEN).unwrap());
+    }
+
+    /// Every game's step 1 open; the spool keeps nothing.
+    const OPEN: Horizon<'static> = Horizon { open_step: &|_| Some(1), kept: &BTreeSet::new };
+
+    /// The log is bounded: `seen` lines a month old go unless the spool keeps their message, and
+    /// what messages took or saw of a resolved step goes; what an open step needs stays.
+    #[test]
+    fn a_compaction_drops_old_seen_marks_and_the_lines_of_resolved_steps() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b, c, d) = ("a".repeat(64), "b".repeat(64), "c".repeat(64), "d".repeat(64));
+        let log = MailLog::new(tmp.path());
+        let at = |step: u64, seq: u64| Receipt { step, ..receipt("g1", seq) };
+        // a: a month and a day ago, took a receipt of step 1. b: as old, its message kept in the
+        // spool. c: took one of step 2 (open) and saw one of step 1 a week ago. d: killed, saw step 1.
+        log.note_took(&a, &at(1, 1)).unwrap();
+        log.mark_seen(&a, t("2026-05-31T12:00:00Z")).unwrap();
+        log.mark_seen(&b, t("2026-05-31T12:00:00Z")).unwrap();
+        log.note_took(&c, &at(2, 1)).unwrap();
+        log.note_saw(&c, &at(1, 1)).unwrap();
+        log.mark_seen(&c, t("2026-06-24T12:00:00Z")).unwrap();
+        log.note_saw(&d, &at(1, 1)).unwrap();
+        log.note_got(&d).unwrap();
+        let kept = || BTreeSet::from([b.clone()]);
+        let horizon = Horizon { open_step: &|g| (g == "g1").then_some(2), kept: &kept };
+        assert!(log.compact(t("2026-07-01T12:00:00Z"), 0, &horizon).unwrap());
+        let text = std::fs::read_to_string(path(tmp.path())).unwrap();
+        assert_eq!(text, format!("seen {b} 2026-05-31T12:00:00Z\ntook {c} g1 2 union 1\nseen {c} 2026-06-24T12:00:00Z\ngot {d}\n"));
+        let log = MailLog::new(tmp.path());
+        assert!(!log.seen(&a).unwrap() && log.seen(&b).unwrap() && log.seen(&c).unwrap());
+        assert!(log.took_here(&c, &at(2, 1)).unwrap() && !log.took_here(&d, &at(2, 1)).unwrap());
     }
 }

@@ -15,6 +15,12 @@
 //! OUTBOX/sent/ID        when it was accepted (a ledger of sent ids)
 //! OUTBOX/dead/ID.eml, ID.toml, ID.reason   refused for good (a 5xx reply), or not accepted
 //!                       for GIVE_UP_DAYS: never tried again; the flush that moves it reports it
+//! OUTBOX/untold/ID      a dead letter the host has not been told of yet: written before the
+//!                       mail moves to `dead/`, removed once the notice is printed
+//!                       ([`Outbox::told`]); a flush that finds one with its dead letter (a run
+//!                       killed in between) tells it then, so each is told once (twice if a
+//!                       run is killed between printing the notice and removing the mark, or
+//!                       another flush starts in that moment: the lock is released by then)
 //! OUTBOX/.lock          one flush at a time
 //! ```
 //!
@@ -123,6 +129,36 @@ impl Outbox {
     pub fn dead_dir(&self) -> PathBuf {
         self.dir.join("dead")
     }
+    /// `OUTBOX/untold/`: marks of the dead letters the host has not been told of.
+    fn untold_dir(&self) -> PathBuf {
+        self.dir.join("untold")
+    }
+    /// Notes that the host has been told of `dead` (printed, after the flush that returned them):
+    /// their marks in `untold/` go, and no later flush tells them again.
+    pub fn told(&self, dead: &[DeadLetter]) -> Result<()> {
+        for d in dead {
+            remove(&self.untold_dir().join(&d.id))?;
+        }
+        Ok(())
+    }
+    /// The dead letters a killed run moved to `dead/` without telling the host, by id; a mark
+    /// whose mail never reached `dead/` (killed before that; the mail is still queued) goes.
+    fn untold(&self) -> Result<Vec<DeadLetter>> {
+        let mut out = Vec::new();
+        for id in store::list(&self.untold_dir())?.into_iter().filter(|n| !n.starts_with('.')) {
+            let dead = self.dead_dir();
+            let Ok(text) = std::fs::read_to_string(dead.join(format!("{id}.toml"))) else {
+                remove(&self.untold_dir().join(&id))?;
+                continue;
+            };
+            let to = toml::from_str::<Envelope>(&text).map(|e| e.to).unwrap_or_default();
+            let reason = std::fs::read_to_string(dead.join(format!("{id}.reason"))).unwrap_or_default();
+            // `TIME: REASON`, as `bury` wrote it.
+            let reason = reason.trim_end().split_once(": ").map_or(reason.trim_end(), |(_, r)| r).to_string();
+            out.push(DeadLetter { id, to, reason });
+        }
+        Ok(out)
+    }
     fn mail_path(&self, id: &str) -> PathBuf {
         self.queue_dir().join(format!("{id}.mail"))
     }
@@ -201,6 +237,8 @@ impl Outbox {
             return Ok(out);
         }
         self.finish_interrupted()?;
+        // Dead letters of a run killed before it told them are told by this one.
+        out.dead = self.untold()?;
         let todo = self.pending()?;
         if !todo.is_empty() {
             // A run killed while writing a sent mark or a dead letter left its temp file there
@@ -262,12 +300,14 @@ impl Outbox {
         }
     }
 
-    /// Moves a queued mail to `dead/` with its reason: the reason first, then the envelope (the
-    /// commit point: the mail leaves the queue), then the message. A mail queued as one file
+    /// Moves a queued mail to `dead/` with its reason: its mark in `untold/` first, then the
+    /// reason, then the envelope (the commit point: the mail leaves the queue), then the message. A mail queued as one file
     /// (`ID.mail`) is written to `dead/` as `ID.eml` and then `ID.toml`, and then removed from the queue.
     fn bury(&self, env: &Envelope, reason: &str, now: chrono::DateTime<chrono::Utc>, out: &mut Flushed) -> Result<()> {
         let (q, dead) = (self.queue_dir(), self.dead_dir());
         store::make_dirs(&dead, true)?;
+        // The mark first: from the commit point below until the host is told, it is there.
+        store::write_atomic(&self.untold_dir().join(&env.id), b"")?;
         store::write_atomic(&dead.join(format!("{}.reason", env.id)), format!("{}: {reason}\n", crate::pipeline::timestamp(now)).as_bytes())?;
         if self.mail_path(&env.id).exists() {
             let (env, bytes) = self.read_queued(&env.id)?;
