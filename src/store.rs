@@ -117,14 +117,24 @@ impl GameDir {
     /// The numbers of the record files present in `DIR/records/` (`NNNNNN.json` as [`GameDir::record`]
     /// names them), ascending, from one listing of the folder (temp files and signatures are skipped).
     pub fn record_numbers(&self) -> Result<Vec<u64>> {
-        let mut ns: Vec<u64> = list(&self.records())?
-            .iter()
-            .filter_map(|name| name.strip_suffix(".json"))
-            .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-            .filter_map(|n| n.parse().ok().filter(|&k: &u64| n6(k) == n))
-            .collect();
-        ns.sort_unstable();
-        Ok(ns)
+        Ok(self.record_listing()?.0)
+    }
+
+    /// The numbers of the records in `records/`, sorted, and of their signatures
+    /// (`NNNNNN.json.sig`), sorted: one listing of the folder.
+    fn record_listing(&self) -> Result<(Vec<u64>, Vec<u64>)> {
+        let names = list(&self.records())?;
+        let numbers = |suffix: &str| {
+            let mut ns: Vec<u64> = names
+                .iter()
+                .filter_map(|name| name.strip_suffix(suffix))
+                .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+                .filter_map(|n| n.parse().ok().filter(|&k: &u64| n6(k) == n))
+                .collect();
+            ns.sort_unstable();
+            ns
+        };
+        Ok((numbers(".json"), numbers(".json.sig")))
     }
 
     /// The index of the newest record (records are numbered from 0 with no gaps), or `None` if the
@@ -132,16 +142,24 @@ impl GameDir {
     ///
     /// Errors: [`Error::Input`] naming the first missing record when a later one exists (a record
     /// deleted or lost): the game stops there, so that no step is written over the records after
-    /// the gap; restoring the record (or the audit, which names it too) is the way on.
+    /// the gap; restoring the record (or the audit, which names it too) is the way on. Likewise
+    /// for a record without its host signature `NNNNNN.json.sig` (written before the record,
+    /// which is the step's commit point, so never missing but by loss or deletion): a record
+    /// signed after it would chain to one no audit can check.
     pub fn last_record(&self) -> Result<Option<u64>> {
-        let ns = self.record_numbers()?;
-        match first_gap(&ns) {
-            Some(missing) => Err(Error::input(
+        let (ns, signed) = self.record_listing()?;
+        if let Some(missing) = first_gap(&ns) {
+            return Err(Error::input(
                 self.record(missing),
                 format!("missing (deleted record?): later records exist up to {}; restore it before the game goes on", n6(ns[ns.len() - 1])),
-            )),
-            None => Ok(ns.last().copied()),
+            ));
         }
+        if let Some(&n) = ns.iter().find(|n| signed.binary_search(n).is_err()) {
+            let mut sig = self.record(n).into_os_string();
+            sig.push(".sig");
+            return Err(Error::input(PathBuf::from(sig), "missing (deleted signature?): every record is signed by the host; restore it before the game goes on"));
+        }
+        Ok(ns.last().copied())
     }
 
     /// The newest record of the unbroken run from record 0, ignoring records after a gap (the
@@ -789,6 +807,10 @@ mod tests {
             fs::write(tmp.path().join("records").join(name), "").unwrap();
         }
         assert_eq!(game.record_numbers().unwrap(), vec![0, 1]);
+        // A record without its signature stops the game too.
+        let e = game.last_record().unwrap_err().to_string();
+        assert!(e.contains("000001.json.sig") && e.contains("missing (deleted signature?)"), "{e}");
+        fs::write(tmp.path().join("records/000001.json.sig"), "").unwrap();
         assert_eq!(game.last_record().unwrap(), Some(1));
         fs::write(game.record(3), "").unwrap();
         let e = game.last_record().unwrap_err().to_string();

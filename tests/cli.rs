@@ -1372,3 +1372,22 @@ fn a_game_with_a_record_missing_in_the_middle_goes_no_further() {
     // The audit names the same gap as its own finding.
     audit_fails(&g, "missing (deleted record?): later records exist");
 }
+
+#[test]
+fn a_game_with_a_record_missing_its_signature_goes_no_further() {
+    // The host signature of a record is written before the record: lost or deleted later, every
+    // command that would load the game to go on refuses, naming it (a record signed after it
+    // would chain to one no audit can check); the audit fails on it too.
+    let (_t, g) = demo_game();
+    let sig = g.join("records").join("000010.json.sig");
+    std::fs::remove_file(&sig).unwrap();
+    let late = ["--now", "2026-08-01T00:00:00Z"];
+    for cmd in [&["adjudicate"][..], &["status"][..]] {
+        pbem().args(cmd).arg(&g).args(late).assert().failure()
+            .stderr(predicate::str::contains("000010.json.sig"))
+            .stderr(predicate::str::contains("missing (deleted signature?)"));
+    }
+    assert!(!sig.exists());
+    let out = pbem().arg("audit").arg(&g).output().unwrap();
+    assert!(!out.status.success());
+}
