@@ -461,10 +461,15 @@ fn standing_update(s: &State, side: Side) -> Option<StandingUpdate> {
         combat_order: changed(&old.combat_order, &new.combat_order),
         ..StandingUpdate::default()
     };
-    // A new defend list drops the stored vacate entries of its towns.
-    let kept: BTreeMap<&String, &Vec<String>> = old.vacate.iter().filter(|(k, _)| !new.defend.contains(k)).collect();
-    u.vacate = table_update(kept, &new.vacate);
-    u.retreat = table_update(old.retreat.iter().collect(), &new.retreat);
+    // A new defend list drops the stored vacate entries of its towns. (Most orders change no
+    // table: that is seen without building the entries.)
+    if old.vacate != new.vacate || old.vacate.keys().any(|k| new.defend.contains(k)) {
+        let kept: BTreeMap<&String, &Vec<String>> = old.vacate.iter().filter(|(k, _)| !new.defend.contains(k)).collect();
+        u.vacate = table_update(kept, &new.vacate);
+    }
+    if old.retreat != new.retreat {
+        u.retreat = table_update(old.retreat.iter().collect(), &new.retreat);
+    }
     if old.optional_fire != fire && let Some(f) = fire {
         u.optional_fire = Some(if f == FirePolicy::Never { FirePolicy::Never } else { FirePolicy::Ask });
     }
