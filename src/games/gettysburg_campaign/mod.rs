@@ -205,6 +205,19 @@ impl Game for GettysburgCampaign {
         }
     }
 
+    /// The `sensible` players' order built checked ([`bot::sensible::checked`]), without writing
+    /// it as TOML and reading it back; `naive` and a side not asked take the written way.
+    fn policy_checked(&self, s: &State, role: &str, policy: &str, ctx: &mut Ctx) -> Result<orders::Parsed, Vec<OrderProblem>> {
+        if policy != "naive"
+            && let Some(side) = side_of(role)
+            && let Some(p) = bot::sensible::checked(s, side, &mut |n| ctx.below(n))
+        {
+            return Ok(p);
+        }
+        let o = self.policy_order(s, role, policy, ctx);
+        self.check_order(s, role, &o)
+    }
+
     /// Turns, and the Confederate points scored.
     fn tally(&self, s: &State) -> Tally {
         Tally { clock: s.turn, unit: "turns", figures: vec![("Confederate points", s.points() as f64)] }

@@ -579,8 +579,8 @@ fn town_table(s: &State, v: &Value, f: &str, p: &mut Problems) -> BTreeMap<Strin
 /// Merges a sent town table into the stored one entry by entry: each town given replaces its own
 /// entry, `Town = []` deletes it, the towns not given keep theirs; an empty table (`{}`) clears
 /// every entry.
-fn merge_table(stored: &mut BTreeMap<String, Vec<String>>, given: BTreeMap<String, Vec<String>>, raw: Option<&Value>) {
-    if raw.and_then(Value::as_table).is_some_and(|t| t.is_empty()) {
+fn merge_table(stored: &mut BTreeMap<String, Vec<String>>, given: BTreeMap<String, Vec<String>>) {
+    if given.is_empty() {
         stored.clear();
     }
     for (town, dests) in given {
@@ -592,15 +592,95 @@ fn merge_table(stored: &mut BTreeMap<String, Vec<String>>, given: BTreeMap<Strin
     }
 }
 
+/// The changes an `[orders.standing]` table makes, read (towns and corps ids in their canonical
+/// spelling): each field given, or None. The built-in players give theirs in this form.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StandingUpdate {
+    /// `defend`: replaces the list, and drops its towns from `vacate`.
+    pub defend: Option<Vec<String>>,
+    /// `vacate`: merged by town ([`merge_table`]), its towns then leave `defend`.
+    pub vacate: Option<BTreeMap<String, Vec<String>>>,
+    /// `casualties`: replaces the list.
+    pub casualties: Option<Vec<String>>,
+    /// `retreat`: merged by town.
+    pub retreat: Option<BTreeMap<String, Vec<String>>>,
+    /// `combat_order` (Confederates only): replaces the list.
+    pub combat_order: Option<Vec<String>>,
+    /// `optional_fire`: replaces the choice.
+    pub optional_fire: Option<FirePolicy>,
+}
+
+impl StandingUpdate {
+    /// True when it changes nothing (no field given).
+    pub fn is_empty(&self) -> bool {
+        *self == StandingUpdate::default()
+    }
+
+    /// `stored` with these changes: a list replaces the stored one, a table is merged entry by
+    /// entry ([`merge_table`]); a town newly listed under `defend` leaves `vacate`, and the other
+    /// way round.
+    pub fn apply(self, stored: &Standing) -> Standing {
+        let mut st = stored.clone();
+        if let Some(d) = self.defend {
+            st.vacate.retain(|k, _| !d.contains(k));
+            st.defend = d;
+        }
+        if let Some(va) = self.vacate {
+            merge_table(&mut st.vacate, va);
+            st.defend.retain(|k| !st.vacate.contains_key(k));
+        }
+        if let Some(c) = self.casualties {
+            st.casualties = c;
+        }
+        if let Some(r) = self.retreat {
+            merge_table(&mut st.retreat, r);
+        }
+        if let Some(c) = self.combat_order {
+            st.combat_order = c;
+        }
+        if self.optional_fire.is_some() {
+            st.optional_fire = self.optional_fire;
+        }
+        st
+    }
+
+    /// The `[orders.standing]` table that gives these changes ([`parse`] reads it back as this).
+    pub fn to_table(&self) -> toml::Table {
+        let strs = |v: &[String]| Value::Array(v.iter().map(|x| Value::String(x.clone())).collect());
+        let table = |m: &BTreeMap<String, Vec<String>>| Value::Table(m.iter().map(|(k, v)| (k.clone(), strs(v))).collect());
+        let mut t = toml::Table::new();
+        let lists = [("defend", &self.defend), ("casualties", &self.casualties), ("combat_order", &self.combat_order)];
+        for (key, v) in lists {
+            if let Some(v) = v {
+                t.insert(key.into(), strs(v));
+            }
+        }
+        for (key, m) in [("vacate", &self.vacate), ("retreat", &self.retreat)] {
+            if let Some(m) = m {
+                t.insert(key.into(), table(m));
+            }
+        }
+        if let Some(f) = self.optional_fire {
+            let word = match f {
+                FirePolicy::Never => "never",
+                FirePolicy::Always => "always",
+                FirePolicy::Ask => "ask",
+            };
+            t.insert("optional_fire".into(), Value::String(word.into()));
+        }
+        t
+    }
+}
+
 /// `[orders.standing]`: the side's stored standing orders with this file's changes. A list
 /// (`defend`, `casualties`, `combat_order`) or `optional_fire` replaces the stored one; a table
 /// (`vacate`, `retreat`) is merged entry by entry ([`merge_table`]). A town newly listed under
 /// `defend` leaves the stored `vacate` table, and the other way round.
 fn parse_standing(s: &State, side: Side, v: &Value, p: &mut Problems) -> Standing {
-    let mut st = Standing::clone(s.standing.get(side));
+    let stored = s.standing.get(side);
     let Some(t) = v.as_table() else {
         p.add("standing", "must be a table");
-        return st;
+        return Standing::clone(stored);
     };
     const KEYS: &[&str] = &["defend", "vacate", "casualties", "retreat", "combat_order", "optional_fire"];
     for key in t.keys() {
@@ -608,62 +688,58 @@ fn parse_standing(s: &State, side: Side, v: &Value, p: &mut Problems) -> Standin
             p.add(format!("standing.{key}"), format!("unknown standing order `{key}`; accepted: {}", KEYS.join(", ")));
         }
     }
-    let defend = t.get("defend").map(|v| towns_of(s, v, "standing.defend", p));
-    let vacate = t.get("vacate").map(|v| town_table(s, v, "standing.vacate", p));
-    if let (Some(d), Some(va)) = (&defend, &vacate) {
+    let mut u = StandingUpdate {
+        defend: t.get("defend").map(|v| towns_of(s, v, "standing.defend", p)),
+        vacate: t.get("vacate").map(|v| town_table(s, v, "standing.vacate", p)),
+        ..StandingUpdate::default()
+    };
+    if let (Some(d), Some(va)) = (&u.defend, &u.vacate) {
         for town in d.iter().filter(|x| va.get(*x).is_some_and(|dests| !dests.is_empty())) {
             p.add("standing.defend", format!("{town} is both in defend and in vacate; choose one"));
         }
     }
-    if let Some(d) = defend {
-        st.vacate.retain(|k, _| !d.contains(k));
-        st.defend = d;
-    }
-    if let Some(va) = vacate {
-        merge_table(&mut st.vacate, va, t.get("vacate"));
-        st.defend.retain(|k| !st.vacate.contains_key(k));
-    }
     if let Some(v) = t.get("casualties") {
-        match strings(v) {
-            Some(ids) => {
-                let mut out = Vec::new();
-                for id in ids {
-                    match s.corps_named(side, &id) {
-                        Some(c) => out.push(s.corps[c].id.clone()),
-                        None => p.add("standing.casualties", format!("no {} corps \"{id}\"; your corps: {}", side.name(), s.ids(&s.corps_of(side)))),
-                    }
-                }
-                no_duplicates(&out, "standing.casualties", p);
-                st.casualties = out;
-            }
-            None => p.add("standing.casualties", "must be a list of your corps, e.g. [\"XI\", \"XII\"]"),
-        }
+        u.casualties = Some(standing_casualties(s, side, v, p));
     }
-    if let Some(v) = t.get("retreat") {
-        let given = town_table(s, v, "standing.retreat", p);
-        merge_table(&mut st.retreat, given, Some(v));
-    }
+    u.retreat = t.get("retreat").map(|v| town_table(s, v, "standing.retreat", p));
     if let Some(v) = t.get("combat_order") {
         if side != Side::Confederate {
             p.add("standing.combat_order", "only the Confederate player orders the combats (§9)");
         } else {
-            st.combat_order = towns_of(s, v, "standing.combat_order", p);
+            u.combat_order = Some(towns_of(s, v, "standing.combat_order", p));
         }
     }
     if let Some(v) = t.get("optional_fire") {
         if !s.optional_fire {
             p.add("standing.optional_fire", "this game does not use the optional firing rule (option optional-fire)");
         } else {
-            st.optional_fire = match v.as_str().map(str::trim) {
+            u.optional_fire = match v.as_str().map(str::trim) {
                 Some("never") => Some(FirePolicy::Never),
                 Some("always") => Some(FirePolicy::Always),
                 Some("ask") => Some(FirePolicy::Ask),
                 _ => {
                     p.add("standing.optional_fire", "must be \"never\" (keep automatic hits), \"always\" (roll the most dice) or \"ask\"");
-                    st.optional_fire
+                    None
                 }
             };
         }
     }
-    st
+    u.apply(stored)
+}
+
+/// `standing.casualties`: the side's corps ids in their canonical spelling, each once.
+fn standing_casualties(s: &State, side: Side, v: &Value, p: &mut Problems) -> Vec<String> {
+    let Some(ids) = strings(v) else {
+        p.add("standing.casualties", "must be a list of your corps, e.g. [\"XI\", \"XII\"]");
+        return s.standing.get(side).casualties.clone();
+    };
+    let mut out = Vec::new();
+    for id in ids {
+        match s.corps_named(side, &id) {
+            Some(c) => out.push(s.corps[c].id.clone()),
+            None => p.add("standing.casualties", format!("no {} corps \"{id}\"; your corps: {}", side.name(), s.ids(&s.corps_of(side)))),
+        }
+    }
+    no_duplicates(&out, "standing.casualties", p);
+    out
 }

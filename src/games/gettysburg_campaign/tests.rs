@@ -1308,3 +1308,90 @@ fn opponent_secrets_do_not_change_a_view_during_random_play() {
     }
 }
 
+
+/// The naive player's order for `role`, with standing orders that answer nothing (so that it is
+/// asked the questions they would answer).
+fn answering_nothing(g: &GettysburgCampaign, s: &State, role: &str, ctx: &mut Ctx) -> crate::game::Orders {
+    let mut o = g.policy_order(s, role, "naive", ctx);
+    let mut text = String::from("defend = []\nvacate = {}\nretreat = {}\ncasualties = []\n");
+    if role == "confederate" {
+        text.push_str("combat_order = []\n");
+    }
+    if s.optional_fire {
+        text.push_str("optional_fire = \"ask\"\n");
+    }
+    o.insert("standing".into(), toml::Value::Table(text.parse().unwrap()));
+    o
+}
+
+/// `policy_checked` of `role` at `s`, checked to be what checking the written order (drawing
+/// from the same stream, seeded by `seed` and `step`) gives, drawing as many choices.
+fn built_as_written(s: &State, role: &str, policy: &str, seed: u8, step: u32) -> orders::Parsed {
+    let g = GettysburgCampaign;
+    let bots = || Ctx::quiet(crate::commit::step_seed(role, step as u64, &[seed; 32], std::iter::empty()));
+    let (mut written, mut built) = (bots(), bots());
+    let o = g.policy_order(s, role, policy, &mut written);
+    let checked = g.check_order(s, role, &o).unwrap_or_else(|p| panic!("seed {seed} step {step}: {p:?}\n{o}"));
+    let direct = g.policy_checked(s, role, policy, &mut built).unwrap_or_else(|p| panic!("seed {seed} step {step}: {p:?}"));
+    assert_eq!(direct, checked, "seed {seed} step {step} {role}: built differs from written\n{o}");
+    assert_eq!(built.below(1 << 30), written.below(1 << 30), "seed {seed} step {step} {role}: as many choices drawn");
+    checked
+}
+
+/// `policy_checked` hands back exactly what checking the written order gives, drawing the same
+/// choices, at every step of played games (both policies, with and without the optional rule).
+/// In some games one side plays the naive player's moves and standing orders that answer nothing:
+/// then the questions those would answer are asked too.
+#[test]
+fn the_built_in_order_built_checked_is_the_written_order_checked() {
+    let g = GettysburgCampaign;
+    let (mut asked, mut standing_given) = (BTreeMap::<&str, usize>::new(), 0);
+    for seed in 0..48u8 {
+        let (optional, nmr) = (seed % 2 == 1, ["", "union", "confederate"][seed as usize % 3]);
+        let policy = if seed % 8 == 7 { "naive" } else { "sensible" };
+        let mut options = BTreeMap::new();
+        options.insert("optional-fire".to_string(), optional.to_string());
+        let mut s = g.setup(g.default_scenario(), &options).unwrap();
+        for step in 0..400u32 {
+            let Ok(roles) = g.pending(&s).roles() else { break };
+            let mut orders = BTreeMap::new();
+            for role in roles {
+                let checked = built_as_written(&s, &role, policy, seed, step);
+                *asked.entry(kind(&s)).or_default() += 1;
+                standing_given += checked.standing_given as usize;
+                let mut bots = Ctx::quiet([seed ^ 0x55; 32]);
+                let play = if role == nmr { g.check_order(&s, &role, &answering_nothing(&g, &s, &role, &mut bots)).unwrap() } else { checked };
+                orders.insert(role, play);
+            }
+            s = g.resolve(&s, orders, &mut Ctx::quiet([step as u8 ^ seed; 32])).unwrap();
+        }
+        assert!(g.pending(&s).roles().is_err(), "seed {seed}: the game ends");
+    }
+    // Standing orders were given as well as not, and most kinds of question came up (the others
+    // are in the test below).
+    assert!(asked.len() >= 5 && standing_given > 0, "{asked:?}, standing given {standing_given}");
+}
+
+/// As above, for the questions random play seldom asks: a move (a commanded corps without a
+/// plan) and a casualty of either side.
+#[test]
+fn the_built_in_order_built_checked_answers_moves_and_casualties_as_written() {
+    let s = fresh();
+    let (s, _) = step(&s, &[("confederate", "cards = [\"Longstreet\"]"), ("union", "cards = [\"Reynolds\", \"Hancock\"]\nmoves = { I = \"stay\", II = \"stay\" }")], &[6, 1]);
+    assert_eq!(kind(&s), "move");
+    for policy in ["sensible", "naive"] {
+        assert!(!built_as_written(&s, "confederate", policy, 1, 0).plans.is_empty());
+    }
+    let mut s = board(&[("II", "Hagerstown"), ("III", "Hagerstown")], &[("VI", "Gettysburg"), ("V", "Gettysburg"), ("I", "Gettysburg"), ("II", "Gettysburg")]);
+    advancing(&mut s, Side::Confederate, "II", "Hagerstown", "Gettysburg");
+    advancing(&mut s, Side::Confederate, "III", "Hagerstown", "Gettysburg");
+    combat(&mut s, &[6, 1, 1, 1, 1, 1]);
+    assert_eq!(kind(&s), "casualty");
+    built_as_written(&s, "confederate", "sensible", 2, 0);
+    let mut s = board(&[("I", "Carlisle"), ("II", "Chambersburg")], &[("XI", "Gettysburg"), ("XII", "Gettysburg")]);
+    advancing(&mut s, Side::Confederate, "I", "Carlisle", "Gettysburg");
+    advancing(&mut s, Side::Confederate, "II", "Chambersburg", "Gettysburg");
+    combat(&mut s, &[1, 1, 1, 1, 1]);
+    assert_eq!(kind(&s), "casualty");
+    built_as_written(&s, "union", "sensible", 3, 0);
+}

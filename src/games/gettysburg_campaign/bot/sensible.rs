@@ -10,17 +10,21 @@
 //! holds in strength, and sends beaten Confederates toward towns that score nothing. A little
 //! randomness breaks ties, drawn only from the given source.
 
+use std::collections::BTreeMap;
+
 use toml::Value;
 
 mod threat;
 
 use super::{plan_value, shuffled, steps_left, strs, Rng};
 use crate::game::Orders;
+use crate::games::gettysburg_campaign::engine::{Direct, VacateChoice};
 use crate::games::gettysburg_campaign::forms::default_order;
+use crate::games::gettysburg_campaign::orders::{movable, Parsed, StandingUpdate};
 use crate::games::gettysburg_campaign::rules::{self, FirePlan};
 use crate::games::gettysburg_campaign::scenario::{army_key, Scenario};
 use crate::games::gettysburg_campaign::side::Side;
-use crate::games::gettysburg_campaign::state::{Command, FirePolicy, Location, Question, Standing, State};
+use crate::games::gettysburg_campaign::state::{Command, FirePolicy, Location, Question, Stage, Standing, State};
 
 /// Worth lost per road of distance to a target town.
 const DISTANCE_DISCOUNT: f64 = 0.75;
@@ -445,37 +449,46 @@ fn by_map(s: &State, side: Side) -> std::rc::Rc<Standing> {
     st
 }
 
-/// `[orders.standing]` that turns the stored standing orders into [`wanted`] ones, naming only
-/// what changes (tables merge per town; README "Gettysburg Campaign orders"); None if nothing does.
-fn standing_update(s: &State, side: Side) -> Option<toml::Table> {
+/// The `[orders.standing]` changes that turn the stored standing orders into [`wanted`] ones,
+/// naming only what changes (tables merge per town; README "Gettysburg Campaign orders"); None if
+/// nothing does.
+fn standing_update(s: &State, side: Side) -> Option<StandingUpdate> {
     let (old, (new, casualties, fire)) = (s.standing.get(side), wanted(s, side));
-    let mut t = toml::Table::new();
-    for (key, a, b) in [("defend", &old.defend, &new.defend), ("casualties", &old.casualties, &casualties), ("combat_order", &old.combat_order, &new.combat_order)] {
-        if a != b {
-            t.insert(key.into(), strs(b));
-        }
+    let changed = |a: &Vec<String>, b: &Vec<String>| (a != b).then(|| b.clone());
+    let mut u = StandingUpdate {
+        defend: changed(&old.defend, &new.defend),
+        casualties: changed(&old.casualties, &casualties),
+        combat_order: changed(&old.combat_order, &new.combat_order),
+        ..StandingUpdate::default()
+    };
+    // A new defend list drops the stored vacate entries of its towns. (Most orders change no
+    // table: that is seen without building the entries.)
+    if old.vacate != new.vacate || old.vacate.keys().any(|k| new.defend.contains(k)) {
+        let kept: BTreeMap<&String, &Vec<String>> = old.vacate.iter().filter(|(k, _)| !new.defend.contains(k)).collect();
+        u.vacate = table_update(kept, &new.vacate);
     }
-    // A new defend list drops the stored vacate entries of its towns.
-    let kept: std::collections::BTreeMap<&String, &Vec<String>> = old.vacate.iter().filter(|(k, _)| !new.defend.contains(k)).collect();
-    for (key, a, b) in [("vacate", kept, &new.vacate), ("retreat", old.retreat.iter().collect(), &new.retreat)] {
-        let mut entries = toml::Table::new();
-        for (town, dests) in b {
-            if a.get(town) != Some(&dests) {
-                entries.insert(town.clone(), strs(dests));
-            }
-        }
-        for town in a.keys().filter(|k| !b.contains_key(**k)) {
-            entries.insert((*town).clone(), Value::Array(Vec::new()));
-        }
-        if !entries.is_empty() {
-            t.insert(key.into(), Value::Table(entries));
-        }
+    if old.retreat != new.retreat {
+        u.retreat = table_update(old.retreat.iter().collect(), &new.retreat);
     }
     if old.optional_fire != fire && let Some(f) = fire {
-        let word = if f == FirePolicy::Never { "never" } else { "ask" };
-        t.insert("optional_fire".into(), Value::String(word.into()));
+        u.optional_fire = Some(if f == FirePolicy::Never { FirePolicy::Never } else { FirePolicy::Ask });
     }
-    (!t.is_empty()).then_some(t)
+    (!u.is_empty()).then_some(u)
+}
+
+/// The entries that turn town table `a` into `b`: each town whose entry differs, and `Town = []`
+/// for each town `b` lacks; None if there are none.
+fn table_update(a: BTreeMap<&String, &Vec<String>>, b: &BTreeMap<String, Vec<String>>) -> Option<BTreeMap<String, Vec<String>>> {
+    let mut entries = BTreeMap::new();
+    for (town, dests) in b {
+        if a.get(town) != Some(&dests) {
+            entries.insert(town.clone(), dests.clone());
+        }
+    }
+    for town in a.keys().filter(|k| !b.contains_key(**k)) {
+        entries.insert((*town).clone(), Vec::new());
+    }
+    (!entries.is_empty()).then_some(entries)
 }
 
 /// The firing with the best expected result: as the attacker, knowing the defender's hits, the
@@ -498,16 +511,57 @@ fn choose_fire(s: &State, strength: u32, divisor: u32, defender_hits: Option<u32
     best.automatic
 }
 
+/// What the player decided for its pending question, before it is written as an order: the
+/// standing-order changes and the answer.
+pub(crate) struct Decision {
+    standing: Option<StandingUpdate>,
+    answer: Answer,
+}
+
+/// The answer part of a [`Decision`], by question.
+enum Answer {
+    /// command: the cards played, each with its corps's planned moves.
+    Cards(Vec<Play>),
+    /// move: the planned moves of the corps asked.
+    Move(usize, Vec<String>),
+    /// vacate-or-defend: the town to vacate to, or None to defend (the default order's answer).
+    Vacate(Option<String>),
+    /// retreat: the town the enemy retreats to, or None for the default order's.
+    Retreat(Option<String>),
+    /// fire-option: the automatic hits kept.
+    Fire(u32),
+    /// combat-order, casualty: the default order's answer.
+    Default,
+}
+
+/// The decision for question `q` put to `side`, drawing from `rng`.
+fn decide(s: &State, side: Side, q: &Question, rng: Rng) -> Decision {
+    let standing = standing_update(s, side);
+    let answer = match q {
+        Question::Command { .. } => Answer::Cards(choose_cards(s, side, rng)),
+        Question::Move { corps, .. } => Answer::Move(*corps, plan_for(s, side, *corps, steps_left(s, side, *corps), rng)),
+        Question::VacateOrDefend { town, mover, options, .. } => {
+            let mine = strength_at(s, side, town);
+            let hold = mine >= s.corps[*mover].strength || (side == Side::Union && unscored(s, town) > 0);
+            Answer::Vacate(if hold { None } else { preference(s, side, town, true, true).into_iter().find(|n| options.contains(n)) })
+        }
+        Question::Retreat { town, options, .. } => Answer::Retreat(preference(s, side, town, false, true).into_iter().find(|n| options.contains(n))),
+        Question::FireOption { strength, divisor, defender_hits, .. } => Answer::Fire(choose_fire(s, *strength, *divisor, *defender_hits)),
+        Question::CombatOrder { .. } | Question::Casualty { .. } => Answer::Default,
+    };
+    Decision { standing, answer }
+}
+
 /// A legal order for `side`'s pending question (empty when nothing is asked of it).
 pub fn order(s: &State, side: Side, rng: Rng) -> Orders {
     let Some(q) = s.question.clone().filter(|q| q.sides().contains(&side)) else { return Orders::new() };
+    let d = decide(s, side, &q, rng);
     let mut o = default_order(s, side);
-    if let Some(st) = standing_update(s, side) {
-        o.insert("standing".into(), Value::Table(st));
+    if let Some(st) = &d.standing {
+        o.insert("standing".into(), Value::Table(st.to_table()));
     }
-    match &q {
-        Question::Command { .. } => {
-            let sel = choose_cards(s, side, rng);
+    match d.answer {
+        Answer::Cards(sel) => {
             let army = s.scenario.army(side);
             o.insert("cards".into(), strs(&sel.iter().map(|(x, _)| army.cards[x.card].half(x.upper).to_string()).collect::<Vec<_>>()));
             o.remove(&army_key(&army.army_commander));
@@ -520,29 +574,73 @@ pub fn order(s: &State, side: Side, rng: Rng) -> Orders {
             }
             o.insert("moves".into(), Value::Table(moves));
         }
-        Question::Move { corps, .. } => {
-            let left = steps_left(s, side, *corps);
+        Answer::Move(corps, plan) => {
             let mut moves = toml::Table::new();
-            moves.insert(s.corps[*corps].id.clone(), plan_value(&plan_for(s, side, *corps, left, rng)));
+            moves.insert(s.corps[corps].id.clone(), plan_value(&plan));
             o.insert("moves".into(), Value::Table(moves));
         }
-        Question::VacateOrDefend { town, mover, options, .. } => {
-            let mine = strength_at(s, side, town);
-            let hold = mine >= s.corps[*mover].strength || (side == Side::Union && unscored(s, town) > 0);
-            if !hold && let Some(to) = preference(s, side, town, true, true).into_iter().find(|n| options.contains(n)) {
-                o.insert("decision".into(), Value::String("vacate".into()));
-                o.insert("vacate_to".into(), Value::String(to));
-            }
+        Answer::Vacate(Some(to)) => {
+            o.insert("decision".into(), Value::String("vacate".into()));
+            o.insert("vacate_to".into(), Value::String(to));
         }
-        Question::Retreat { town, options, .. } => {
-            if let Some(to) = preference(s, side, town, false, true).into_iter().find(|n| options.contains(n)) {
-                o.insert("retreat_to".into(), Value::String(to));
-            }
+        Answer::Retreat(Some(to)) => {
+            o.insert("retreat_to".into(), Value::String(to));
         }
-        Question::FireOption { strength, divisor, defender_hits, .. } => {
-            o.insert("automatic_hits".into(), Value::Integer(choose_fire(s, *strength, *divisor, *defender_hits) as i64));
+        Answer::Fire(n) => {
+            o.insert("automatic_hits".into(), Value::Integer(n as i64));
         }
-        Question::CombatOrder { .. } | Question::Casualty { .. } => {}
+        Answer::Vacate(None) | Answer::Retreat(None) | Answer::Default => {}
     }
     o
+}
+
+/// [`order`] already checked: what [`crate::games::gettysburg_campaign::orders::parse`] reads
+/// from it, built without writing it (`pbem simulate`). None when nothing is asked of `side`.
+pub fn checked(s: &State, side: Side, rng: Rng) -> Option<Parsed> {
+    let q = s.question.as_ref().filter(|q| q.sides().contains(&side))?;
+    let d = decide(s, side, q, rng);
+    let stored = s.standing.get(side);
+    let (standing, standing_given) = match d.standing {
+        Some(u) => (std::sync::Arc::new(u.apply(stored)), true),
+        None => (stored.clone(), false),
+    };
+    let mut p = Parsed { commands: None, plans: BTreeMap::new(), standing, standing_given, direct: None };
+    match (d.answer, q) {
+        (Answer::Cards(sel), _) => {
+            let cmds: Vec<Command> = sel.iter().map(|(x, _)| x.clone()).collect();
+            p.plans = movable_plans(s, side, &cmds, sel.into_iter().map(|(x, route)| (x.corps, route)));
+            p.commands = Some(cmds);
+        }
+        (Answer::Move(c, route), _) => {
+            let commands = match s.stage {
+                Stage::Movement { .. } => s.this_round.commands.get(side).clone(),
+                _ => Vec::new(),
+            };
+            p.plans = movable_plans(s, side, &commands, [(c, route)]);
+        }
+        (Answer::Vacate(to), Question::VacateOrDefend { town, .. }) => {
+            let choice = match to {
+                Some(to) => VacateChoice::Vacate(s.in_town(side, town).into_iter().map(|c| (c, to.clone())).collect()),
+                None => VacateChoice::Defend,
+            };
+            p.direct = Some(Direct::Vacate(choice));
+        }
+        (Answer::Retreat(to), Question::Retreat { corps, options, .. }) => {
+            let to = to.unwrap_or_else(|| options[0].clone());
+            p.direct = Some(Direct::Retreat(corps.iter().map(|&c| (c, to.clone())).collect()));
+        }
+        (Answer::Fire(n), _) => p.direct = Some(Direct::Fire(n)),
+        (Answer::Default, Question::CombatOrder { towns }) => p.direct = Some(Direct::CombatOrder(towns.clone())),
+        (Answer::Default, Question::Casualty { candidates, .. }) => p.direct = Some(Direct::Casualty(rules::weakest(s, candidates))),
+        // [`decide`] answers the question asked: no other pair occurs.
+        _ => {}
+    }
+    Some(p)
+}
+
+/// The planned routes by corps that the order's check keeps: those of corps that may still move
+/// under `commands` ([`movable`]; "stay" for another is accepted and ignored).
+fn movable_plans(s: &State, side: Side, commands: &[Command], routes: impl IntoIterator<Item = (usize, Vec<String>)>) -> BTreeMap<usize, Vec<String>> {
+    let can = movable(s, side, commands);
+    routes.into_iter().filter(|(c, _)| can.iter().any(|(x, _, _)| x == c)).collect()
 }
