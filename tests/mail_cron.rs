@@ -295,3 +295,23 @@ fn a_host_controls_report_mail_tells_a_seat_whose_orders_are_in_that_they_are_in
     assert!(union.subject.contains("your orders are in (receipt 1;") && union.text.contains("Your orders for step 1 are in (receipt 1)"), "{}\n{}", union.subject, union.text);
     assert!(conf.subject.contains("orders needed by") && conf.text.contains("are due by"), "{}", conf.subject);
 }
+
+#[test]
+fn a_game_the_host_ended_mails_its_final_reports() {
+    // The host's last record has neither an opening nor a resolution: its time is the control's
+    // (found by tester T12: every cron run failed on it and the players were never told).
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 24);
+    let out = tmp.path().join("sent");
+    let cfg = config(tmp.path(), TransportConfig::File { dir: out.clone() });
+    let mut e = Entropy::seeded([9; 32]);
+    cron::run(&root, &cfg, at("2026-07-01T12:05:00Z"), &mut e).unwrap();
+    pbem::control::apply(&game, pbem::control::Request::Abandon, "the club closed", at("2026-07-01T13:00:00Z")).unwrap();
+    let r = cron::run(&root, &cfg, at("2026-07-01T13:05:00Z"), &mut e).unwrap();
+    assert!(!r.games[0].failed, "{r:?}");
+    assert_eq!(r.queued.len(), 2, "{r:?}");
+    let finals: Vec<_> = sent(&out).into_iter().filter(|(_, m)| m.subject.contains("final result")).collect();
+    assert_eq!(finals.len(), 2);
+    assert!(finals.iter().all(|(_, m)| m.text.contains("the club closed")), "{}", finals[0].1.text);
+}

@@ -196,9 +196,11 @@ pub fn shown_safely(line: &str) -> String {
     line.chars().map(|c| if hidden(c) { format!("\\u{{{:x}}}", c as u32) } else { c.to_string() }).collect()
 }
 
-/// When record `rec` was written: its opening's time, else its resolution's.
+/// When record `rec` was written: its opening's time, else its resolution's, else the host
+/// control's (a game the host ended has neither an opening nor a resolution in its last record).
 pub(super) fn record_time(rec: &Record) -> Result<DateTime<Utc>> {
-    let t = rec.opening.as_ref().map(|o| o.opened.as_str()).or(rec.resolution.as_ref().map(|r| r.resolved.as_str())).unwrap_or_default();
+    let opened = rec.opening.as_ref().map(|o| o.opened.as_str());
+    let t = opened.or(rec.resolution.as_ref().map(|r| r.resolved.as_str())).or(rec.control.as_ref().map(|c| c.at.as_str())).unwrap_or_default();
     pipeline::parse_time(t)
 }
 
