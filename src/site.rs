@@ -82,9 +82,9 @@ fn render(env: &Environment<'_>, name: &str, ctx: minijinja::Value) -> Result<St
 }
 
 /// A game id usable as a folder of the site (no `.`, `..` or hidden name).
-/// The index page of game `id` in `site` (`None` for an id that cannot name a folder).
-pub fn game_index(site: &Path, id: &str) -> Option<PathBuf> {
-    folder_name(id).ok().map(|f| site.join(f).join("index.html"))
+/// The folder of game `id` in `site` (`None` for an id that cannot name a folder).
+pub fn game_folder(site: &Path, id: &str) -> Option<PathBuf> {
+    folder_name(id).ok().map(|f| site.join(f))
 }
 
 fn folder_name(id: &str) -> Result<&str> {

@@ -218,6 +218,11 @@ fn the_cron_run_publishes_the_site_and_reports_link_to_it() {
     std::fs::remove_file(site.join("g1/index.html")).unwrap();
     let r = cron::run(&root, &cfg, at("2026-07-01T12:11:00Z"), &mut e).unwrap();
     assert_eq!(r.published.len(), 1, "{r:?}");
+    // Any page of the game's folder deleted (found by tester T12: only its index was looked at).
+    std::fs::remove_file(site.join("g1/step-0.html")).unwrap();
+    let r = cron::run(&root, &cfg, at("2026-07-01T12:11:30Z"), &mut e).unwrap();
+    assert_eq!(r.published.len(), 1, "{r:?}");
+    assert!(site.join("g1/step-0.html").is_file());
     std::fs::write(&mark, "pbem-published 1\n").unwrap();
     let r = cron::run(&root, &cfg, at("2026-07-01T12:12:00Z"), &mut e).unwrap();
     assert!(r.published.is_empty(), "{r:?}");

@@ -540,11 +540,14 @@ fn merge_runs(prev: Option<Loaded>, mut next: Loaded) -> Loaded {
 /// changed since it was last published there; returns a line for each published or failed.
 ///
 /// Runs under `ROOT/.mail/publish.lock` (two overlapping cron runs publish one after the other,
-/// so a mark never stands for a site the other run overwrote). A game whose
-/// [`due::public_stamp`] equals its mark `ROOT/.mail/published/FOLDER` (this pbem, this site,
-/// that stamp), and whose pages are there, is not read at all; any other is checked in full
-/// ([`crate::site::publish_if_changed`]) and, unless that fails, marked with the stamp taken
-/// before. A mark is a hint (written without a sync): lost, the game is checked in full again.
+/// so a mark never stands for a site the other run overwrote). A game is not read at all when
+/// its mark `ROOT/.mail/published/FOLDER` holds this pbem, this site, its
+/// [`due::public_stamp`] and the stamp of its folder in the site (a page deleted, added or
+/// replaced there, or the folder restored from a copy, changes it), and the site's own index
+/// and stylesheet are there; a game whose mark holds but whose folder in the site changed (or
+/// whose site lost its index) is written again where the bytes differ ([`crate::site::publish`]);
+/// any other game is checked in full ([`crate::site::publish_if_changed`]). Unless that fails,
+/// it is marked anew with the stamp taken before. A mark is a hint (written without a sync): lost, the game is checked in full.
 fn publish_games(root: &Path, site: &Path, games: &[GameRun]) -> Result<Vec<(String, bool)>> {
     let state = intake::state_dir(root);
     let path = state.join("publish.lock");
@@ -553,10 +556,10 @@ fn publish_games(root: &Path, site: &Path, games: &[GameRun]) -> Result<Vec<(Str
     let marks = state.join("published");
     std::fs::create_dir_all(&marks).map_err(|e| store::io(&marks, e))?;
     let _ = store::remove_stale_temps(&marks);
-    let site_index = site.join("index.html").is_file();
+    let whole = site.join("index.html").is_file() && site.join("style.css").is_file();
     let mut lines = Vec::new();
     for g in games.iter().filter(|g| !g.failed && !g.skip_mail) {
-        if let Some(line) = publish_game(root, &marks, &g.game, site, site_index) {
+        if let Some(line) = publish_game(root, &marks.join(&g.game), &g.game, site, whole) {
             lines.push(line);
         }
     }
@@ -564,33 +567,49 @@ fn publish_games(root: &Path, site: &Path, games: &[GameRun]) -> Result<Vec<(Str
 }
 
 /// Publishes the game in folder `name` into `site` if its public copy changed since it was last
-/// published there (by its mark in `marks`, else in full): `None` when nothing changed, else
-/// the line to print and whether it failed.
-fn publish_game(root: &Path, marks: &Path, name: &str, site: &Path, site_index: bool) -> Option<(String, bool)> {
+/// published there (by its `mark` when `whole` says the site's own pages are there, else in
+/// full): `None` when nothing changed, else the line to print and whether it failed.
+fn publish_game(root: &Path, mark: &Path, name: &str, site: &Path, whole: bool) -> Option<(String, bool)> {
     let dir = root.join(name);
-    let mark = marks.join(name);
-    let stamp = due::public_stamp(&store::GameDir::new(&dir)).map(|(id, s)| (format!("pbem-published 1\n{}\n{}\n{id}\n{s}\n", env!("CARGO_PKG_VERSION"), site.display()), id));
-    if let Some((st, id)) = &stamp
-        && site_index
-        && due::read_small(&mark).as_ref() == Some(st)
-        && crate::site::game_index(site, id).is_some_and(|p| p.is_file())
+    let stamp = due::public_stamp(&store::GameDir::new(&dir));
+    let head = |id: &str, s: &str| format!("pbem-published 1\n{}\n{}\n{id}\n{s}\n", env!("CARGO_PKG_VERSION"), site.display());
+    let folder = stamp.as_ref().and_then(|(id, _)| crate::site::game_folder(site, id));
+    if let (Some((id, s)), Some(f)) = (&stamp, &folder)
+        && whole
+        && due::read_small(mark).is_some_and(|m| folder_stamp(f).is_some_and(|fs| m == format!("{}{fs}\n", head(id, s))))
     {
         return None;
     }
-    let result = crate::site::publish_if_changed(&dir, site);
-    match (&result, &stamp) {
-        (Ok(_), Some((st, _))) => {
-            let _ = store::write_unsynced(&mark, st.as_bytes());
-        }
-        _ => {
-            let _ = std::fs::remove_file(&mark);
-        }
+    // The game as last marked, but its pages in the site touched (deleted, replaced, restored
+    // from a copy) or the site's own pages gone: written in full, where the bytes differ.
+    let site_only = stamp.as_ref().is_some_and(|(id, s)| due::read_small(mark).is_some_and(|m| m.starts_with(&head(id, s))));
+    let result = if site_only || !whole {
+        crate::site::publish(&dir, site).map(|p| (p.written > 0).then_some(p))
+    } else {
+        crate::site::publish_if_changed(&dir, site)
+    };
+    // The site's folder of the game as this run left it, with the game's stamp from before.
+    let written = match (&result, &stamp, &folder) {
+        (Ok(_), Some((id, s)), Some(f)) => folder_stamp(f).map(|fs| format!("{}{fs}\n", head(id, s))),
+        _ => None,
+    };
+    match written {
+        Some(text) => drop(store::write_unsynced(mark, text.as_bytes())),
+        None => drop(std::fs::remove_file(mark)),
     }
     match result {
         Ok(None) => None,
         Ok(Some(p)) => Some((format!("published {}", p.describe()), false)),
         Err(e) => Some((format!("{}: not published: {e}", dir.display()), true)),
     }
+}
+
+/// Inode and change time of a game's folder in the site: a file added, removed or renamed in it
+/// changes them, and so does a folder put back from a copy.
+fn folder_stamp(folder: &Path) -> Option<String> {
+    use std::os::unix::fs::MetadataExt;
+    let m = std::fs::symlink_metadata(folder).ok()?;
+    Some(format!("site folder {}:{}:{}", m.ino(), m.ctime(), m.ctime_nsec()))
 }
 
 fn mailed_path(root: &Path, id: &str) -> std::path::PathBuf {
