@@ -156,3 +156,23 @@ fn a_deleted_corrupt_truncated_or_old_cache_is_rebuilt() {
         assert_eq!(id(&h.cache_path()), before);
     }
 }
+
+#[test]
+fn a_cache_with_a_good_checksum_but_wrong_lines_is_dropped_once_a_game_file_disagrees() {
+    // Found by tester T11: a line naming other addresses, its checksum made anew, was believed on
+    // every run (the game's orders waited for good).
+    use sha2::Digest;
+    let mut h = Host::new();
+    let text = h.cache().replace("meade@example.org", "evil1@example.org");
+    let (_, body) = text.split_once('\n').unwrap();
+    std::fs::write(h.cache_path(), format!("pbem-mail-games 1 {}\n{body}", hex::encode(sha2::Sha256::digest(body.as_bytes())))).unwrap();
+    // The order for g1 reads its file, which disagrees with the line: the order waits, the cache goes.
+    let out = h.intake(&order_mail(&h.root.join("g1"), "confederate", 1));
+    assert!(out.contains("changed while this run was reading mail"), "{out}");
+    assert!(!h.cache_path().exists());
+    // The next run reads every game: the order is taken, the seat answered, the stranger not.
+    let out = h.hello("meade@example.org");
+    assert!(out.contains("accepted") && answered(&out), "{out}");
+    assert!(!answered(&h.hello("evil1@example.org")));
+    assert!(h.cache().contains("meade@example.org") && !h.cache().contains("evil1"));
+}

@@ -20,6 +20,7 @@
 //! otherwise than reading every `game.toml` would.
 
 use std::cell::OnceCell;
+use std::rc::Rc;
 use std::collections::BTreeMap;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -57,6 +58,8 @@ struct Entry {
     dir: PathBuf,
     line: Line,
     file: OnceCell<std::result::Result<(PathBuf, GameFile), String>>,
+    /// The cache file the line came from (removed when the line proves wrong).
+    cache: Rc<PathBuf>,
 }
 
 impl Entry {
@@ -69,7 +72,14 @@ impl Entry {
         let gf = pipeline::read_game_file(&store::GameDir::new(&self.dir)).map_err(|e| e.to_string())?;
         // Read after the stat that matched the line: the same stamp after it means the same file.
         let now = stamp(&self.dir).ok().flatten();
-        if now.as_ref() != Some(&(self.line.ino, self.line.size, self.line.ctime)) || gf.id != self.line.id || emails(&gf) != self.line.emails {
+        let same_file = now.as_ref() == Some(&(self.line.ino, self.line.size, self.line.ctime));
+        if !same_file || gf.id != self.line.id || emails(&gf) != self.line.emails {
+            if same_file {
+                // The file is as the line says, yet holds another id or addresses: the cache is
+                // wrong (made by hand, or by another tool), so the next run reads every game
+                // (found by tester T11: a wrong line was believed for good).
+                let _ = std::fs::remove_file(self.cache.as_path());
+            }
             return Err("its game.toml changed while this run was reading mail".into());
         }
         Ok((self.dir.clone(), gf))
@@ -98,6 +108,7 @@ impl Games {
     pub fn load(root: &Path) -> Result<Games> {
         let began = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let cache_path = super::config::state_dir(root).join(FILE);
+        let cache = Rc::new(cache_path.clone());
         let read = read_cache(&cache_path);
         let mut changed = read.is_none();
         let mut cached = read.unwrap_or_default();
@@ -110,12 +121,12 @@ impl Games {
             let old = cached.remove(&name);
             let holds = old.as_ref().is_some_and(|l| seen.as_ref().is_ok_and(|s| *s == Some((l.ino, l.size, l.ctime))));
             let entry = match old {
-                Some(line) if holds => Entry { dir, line, file: OnceCell::new() },
+                Some(line) if holds => Entry { dir, line, file: OnceCell::new(), cache: cache.clone() },
                 old => {
                     // Its line goes (rewritten below, if it can be cached now).
                     changed |= old.is_some();
                     match pipeline::read_game_file(&store::GameDir::new(&dir)) {
-                        Ok(gf) => read_entry(dir, name, seen, gf, began),
+                        Ok(gf) => read_entry(dir, name, seen, gf, began, cache.clone()),
                         Err(e) => {
                             broken.push((dir.clone(), id_of_broken(&dir), e.to_string()));
                             continue;
@@ -208,7 +219,7 @@ impl Games {
 /// The entry of a game whose file was just read; its line is cached (`ino` not 0) only when its
 /// stamp was taken before the read, is the same after it, and is older than the run by
 /// [`crate::due::FRESH_NS`].
-fn read_entry(dir: PathBuf, name: String, before: std::result::Result<Option<Stamp>, ()>, gf: GameFile, began: u128) -> Entry {
+fn read_entry(dir: PathBuf, name: String, before: std::result::Result<Option<Stamp>, ()>, gf: GameFile, began: u128, cache: Rc<PathBuf>) -> Entry {
     let after = stamp(&dir);
     let old = |s: &Stamp| u128::try_from(s.2.0).ok().zip(u128::try_from(s.2.1).ok()).is_some_and(|(s, n)| s * 1_000_000_000 + n + crate::due::FRESH_NS < began);
     let (ino, size, ctime) = match (before, after) {
@@ -217,7 +228,7 @@ fn read_entry(dir: PathBuf, name: String, before: std::result::Result<Option<Sta
     };
     let line = Line { name, ino, size, ctime, id: gf.id.clone(), emails: emails(&gf) };
     let file = OnceCell::from(Ok((dir.clone(), gf)));
-    Entry { dir, line, file }
+    Entry { dir, line, file, cache }
 }
 
 /// Inode, size and change time of a `game.toml`.
