@@ -313,8 +313,10 @@ impl Outbox {
             let (env, bytes) = self.read_queued(&env.id)?;
             store::write_atomic(&dead.join(format!("{}.eml", env.id)), &bytes)?;
             store::write_atomic(&dead.join(format!("{}.toml", env.id)), toml::to_string(&env).expect("envelope serializes").as_bytes())?;
-            remove(&self.mail_path(&env.id))?;
+            // The error first: a run killed between the two leaves nothing in the queue for good
+            // (found by tester T11: an `.error` without its mail stayed).
             remove(&q.join(format!("{}.error", env.id)))?;
+            remove(&self.mail_path(&env.id))?;
             out.dead.push(DeadLetter { id: env.id.clone(), to: env.to.clone(), reason: reason.to_string() });
             return Ok(());
         }
@@ -343,6 +345,13 @@ impl Outbox {
             }
         }
         for name in store::list(&q)? {
+            // An error note whose mail is gone (sent or buried by an older run killed between).
+            if let Some(id) = name.strip_suffix(".error")
+                && !["mail", "eml", "toml"].iter().any(|ext| q.join(format!("{id}.{ext}")).exists())
+            {
+                remove(&q.join(&name))?;
+                continue;
+            }
             let Some(id) = name.strip_suffix(".eml") else { continue };
             if q.join(format!("{id}.toml")).exists() {
                 continue;
@@ -414,6 +423,11 @@ mod tests {
         outbox.flush(&Recorder::default(), now).unwrap();
         assert!(!library.exists() && !ours.exists(), "the killed runs' temp files are left");
         assert!(outbox.was_sent("m-1"));
+        // An error note left without its mail by a run killed while burying it goes too.
+        std::fs::write(outbox.queue_dir().join("m-2.error"), "refused\n").unwrap();
+        assert!(outbox.queue(&mail("m-3", &["a@example.org"]), now).unwrap());
+        outbox.flush(&Recorder::default(), now).unwrap();
+        assert!(!outbox.queue_dir().join("m-2.error").exists());
     }
 
     #[test]
