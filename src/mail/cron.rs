@@ -547,7 +547,8 @@ fn merge_runs(prev: Option<Loaded>, mut next: Loaded) -> Loaded {
 /// and stylesheet are there; a game whose mark holds but whose folder in the site changed (or
 /// whose site lost its index) is written again where the bytes differ ([`crate::site::publish`]);
 /// any other game is checked in full ([`crate::site::publish_if_changed`]). Unless that fails,
-/// it is marked anew with the stamp taken before. A mark is a hint (written without a sync): lost, the game is checked in full.
+/// it is marked anew with the stamp taken before. A mark is a hint (written without a sync):
+/// lost, the game is checked in full.
 fn publish_games(root: &Path, site: &Path, games: &[GameRun]) -> Result<Vec<(String, bool)>> {
     let state = intake::state_dir(root);
     let path = state.join("publish.lock");
