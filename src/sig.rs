@@ -620,7 +620,10 @@ pub fn sign_with_ssh_keygen(path: &Path, public: &PublicKey, namespace: &str, me
             _ => fail(format!("cannot run ssh-keygen: {e}")),
         })?;
     if let Some(mut input) = child.stdin.take() {
-        // A write error means ssh-keygen ended early; its exit status says why.
+        // A write error means ssh-keygen ended early (no such private key); its exit status says
+        // why. Without the guard the write would end pbem by SIGPIPE, with no message of ours
+        // (found by CI: a key only in an absent ssh-agent).
+        let _guard = PipeErrorsNotFatal::new();
         let _ = input.write_all(message);
     }
     let out = child.wait_with_output().map_err(|e| fail(format!("cannot run ssh-keygen: {e}")))?;
@@ -757,6 +760,36 @@ pub fn write_private_key(path: &Path, key: &PrivateKey) -> Result<(), SigError> 
 /// The key's fingerprint as `ssh-keygen -l` prints it: `SHA256:` and unpadded base64.
 pub fn fingerprint(public_key: &PublicKey) -> String {
     public_key.fingerprint(HashAlg::Sha256).to_string()
+}
+
+/// While alive, writing to a pipe whose reader has gone returns an error instead of killing the
+/// process. The binary gives SIGPIPE its default action (so `pbem ... | head` ends quietly), but
+/// a child that exits before reading all its input (ssh-keygen without the key, a sendmail that
+/// refuses a mail) must fail that one call with its message, not end pbem. The previous action
+/// is restored on drop. Process-wide: its callers run on one thread.
+pub(crate) struct PipeErrorsNotFatal {
+    #[cfg(unix)]
+    previous: libc::sighandler_t,
+}
+
+impl PipeErrorsNotFatal {
+    pub(crate) fn new() -> Self {
+        // SAFETY: only swaps the disposition of SIGPIPE; no handler code runs.
+        #[cfg(unix)]
+        return PipeErrorsNotFatal { previous: unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) } };
+        #[cfg(not(unix))]
+        PipeErrorsNotFatal {}
+    }
+}
+
+impl Drop for PipeErrorsNotFatal {
+    fn drop(&mut self) {
+        // SAFETY: restores the disposition saved in `new`.
+        #[cfg(unix)]
+        unsafe {
+            libc::signal(libc::SIGPIPE, self.previous);
+        }
+    }
 }
 
 #[cfg(test)]

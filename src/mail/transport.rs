@@ -122,7 +122,7 @@ fn sendmail(program: &std::ffi::OsStr, env: &Envelope, bytes: &[u8]) -> std::res
     let child = match whole_file(bytes) {
         Some(file) => c.stdin(Stdio::from(file)).spawn().map_err(|e| e.to_string())?,
         None => {
-            let _guard = PipeErrorsNotFatal::new();
+            let _guard = crate::sig::PipeErrorsNotFatal::new();
             let mut child = c.stdin(Stdio::piped()).spawn().map_err(|e| e.to_string())?;
             child.stdin.take().map(|mut i| i.write_all(bytes)).transpose().map_err(|e| e.to_string())?;
             child
@@ -262,36 +262,6 @@ fn without_os_error(s: &str) -> String {
     match s.find(" (os error ") {
         Some(i) if s.ends_with(')') => s[..i].to_string(),
         _ => s.to_string(),
-    }
-}
-
-/// While alive, writing to a pipe whose reader has gone returns an error instead of killing the
-/// process. The binary gives SIGPIPE its default action (so `pbem ... | head` ends quietly), but
-/// a sendmail that exits before reading the whole message must fail that one mail (it stays
-/// queued), not end the cron run. The previous action is restored on drop. Process-wide: the mail
-/// runs are single-threaded.
-struct PipeErrorsNotFatal {
-    #[cfg(unix)]
-    previous: libc::sighandler_t,
-}
-
-impl PipeErrorsNotFatal {
-    fn new() -> Self {
-        // SAFETY: only swaps the disposition of SIGPIPE; no handler code runs.
-        #[cfg(unix)]
-        return PipeErrorsNotFatal { previous: unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) } };
-        #[cfg(not(unix))]
-        PipeErrorsNotFatal {}
-    }
-}
-
-impl Drop for PipeErrorsNotFatal {
-    fn drop(&mut self) {
-        // SAFETY: restores the disposition saved in `new`.
-        #[cfg(unix)]
-        unsafe {
-            libc::signal(libc::SIGPIPE, self.previous);
-        }
     }
 }
 
