@@ -47,6 +47,29 @@ fn deliver(tmp: &Path, name: &str, bytes: &[u8]) {
     std::fs::write(md.join("new").join(name), bytes).unwrap();
 }
 
+
+/// Game g1 under `ROOT/turns`, its opening reports sent by a first cron run (at 12:05) through a
+/// file transport into `out`.
+struct Opened {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    game: PathBuf,
+    out: PathBuf,
+    cfg: HostConfig,
+    e: Entropy,
+}
+
+fn opened() -> Opened {
+    let _tmp = tempfile::tempdir().unwrap();
+    let root = _tmp.path().join("turns");
+    let game = new_game(&root, "g1", 24);
+    let out = _tmp.path().join("sent");
+    let cfg = config(_tmp.path(), TransportConfig::File { dir: out.clone() });
+    let mut e = Entropy::seeded([9; 32]);
+    cron::run(&root, &cfg, at("2026-07-01T12:05:00Z"), &mut e).unwrap();
+    Opened { _tmp, root, game, out, cfg, e }
+}
+
 #[test]
 fn reports_replies_and_reminders_go_out_once() {
     let tmp = tempfile::tempdir().unwrap();
@@ -246,13 +269,7 @@ fn the_cron_run_publishes_the_site_and_reports_link_to_it() {
 
 #[test]
 fn a_seat_moved_to_another_address_is_told_at_both() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    let game = new_game(&root, "g1", 24);
-    let out = tmp.path().join("sent");
-    let cfg = config(tmp.path(), TransportConfig::File { dir: out.clone() });
-    let mut e = Entropy::seeded([9; 32]);
-    cron::run(&root, &cfg, at("2026-07-01T12:05:00Z"), &mut e).unwrap();
+    let Opened { _tmp, root, game, out, cfg, mut e } = opened();
     let req = pbem::control::Request::Seat { role: "union".into(), email: Some("hancock@example.org".into()), key: None };
     pbem::control::apply(&game, req, "Meade left", at("2026-07-01T13:00:00Z")).unwrap();
     let r = cron::run(&root, &cfg, at("2026-07-01T13:05:00Z"), &mut e).unwrap();
@@ -268,28 +285,17 @@ fn a_seat_moved_to_another_address_is_told_at_both() {
 
 #[test]
 fn a_paused_game_sends_no_reminders() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    let game = new_game(&root, "g1", 24);
-    let cfg = config(tmp.path(), TransportConfig::File { dir: tmp.path().join("sent") });
-    let mut e = Entropy::seeded([9; 32]);
-    cron::run(&root, &cfg, at("2026-07-01T12:05:00Z"), &mut e).unwrap();
+    let Opened { _tmp, root, game, out, cfg, mut e } = opened();
     pbem::control::apply(&game, pbem::control::Request::Pause, "away", at("2026-07-01T13:00:00Z")).unwrap();
     // 13 hours later, within the reminder window of the old deadline: only the pause's reports.
     let r = cron::run(&root, &cfg, at("2026-07-02T01:00:00Z"), &mut e).unwrap();
     assert_eq!(r.queued.len(), 2, "{r:?}");
-    assert!(sent(&tmp.path().join("sent")).iter().all(|(_, m)| !m.subject.contains("reminder")));
+    assert!(sent(&out).iter().all(|(_, m)| !m.subject.contains("reminder")));
 }
 
 #[test]
 fn a_host_controls_report_mail_tells_a_seat_whose_orders_are_in_that_they_are_in() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    let game = new_game(&root, "g1", 24);
-    let out = tmp.path().join("sent");
-    let cfg = config(tmp.path(), TransportConfig::File { dir: out.clone() });
-    let mut e = Entropy::seeded([9; 32]);
-    cron::run(&root, &cfg, at("2026-07-01T12:05:00Z"), &mut e).unwrap();
+    let Opened { _tmp: tmp, root, game, out, cfg, mut e } = opened();
     deliver(tmp.path(), "u1", &order_mail(&game, "union", 1));
     cron::run(&root, &cfg, at("2026-07-01T12:30:00Z"), &mut e).unwrap();
     pbem::control::apply(&game, pbem::control::Request::Deadline(pbem::control::DeadlineMove::Extend(chrono::Duration::hours(24))), "holidays", at("2026-07-01T13:00:00Z")).unwrap();
@@ -305,13 +311,7 @@ fn a_host_controls_report_mail_tells_a_seat_whose_orders_are_in_that_they_are_in
 fn a_game_the_host_ended_mails_its_final_reports() {
     // The host's last record has neither an opening nor a resolution: its time is the control's
     // (found by tester T12: every cron run failed on it and the players were never told).
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    let game = new_game(&root, "g1", 24);
-    let out = tmp.path().join("sent");
-    let cfg = config(tmp.path(), TransportConfig::File { dir: out.clone() });
-    let mut e = Entropy::seeded([9; 32]);
-    cron::run(&root, &cfg, at("2026-07-01T12:05:00Z"), &mut e).unwrap();
+    let Opened { _tmp, root, game, out, cfg, mut e } = opened();
     pbem::control::apply(&game, pbem::control::Request::Abandon, "the club closed", at("2026-07-01T13:00:00Z")).unwrap();
     let r = cron::run(&root, &cfg, at("2026-07-01T13:05:00Z"), &mut e).unwrap();
     assert!(!r.games[0].failed, "{r:?}");
