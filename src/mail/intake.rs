@@ -235,7 +235,7 @@ fn take_in(root: &Path, folders: &[PathBuf], cfg: &HostConfig, now: DateTime<Utc
     for (folder, path, name) in arrival_order(folders)? {
         let keys = message_games(&path, cfg.intake.max_message_bytes);
         let h = if keys.iter().any(|k| blocked.contains(k)) {
-            Handled { name, disposition: Disposition::Retry, reason: "left for the next run: an earlier message for the same game waits".into(), orders: vec![], reply: None }
+            Handled { name, disposition: Disposition::Retry, reason: "an earlier message for the same game waits".into(), orders: vec![], reply: None }
         } else {
             let games = match &mut games {
                 Some(g) => g,
@@ -591,7 +591,7 @@ fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, filing): (
     for f in &ex.orders {
         match submit_found(f, games, (log, hash, group), clock)? {
             Ok(r) => results.push(r),
-            Err(why) => return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: format!("{why}; left for the next run"), orders: vec![], reply: None }),
+            Err(why) => return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: why.to_string(), orders: vec![], reply: None }),
         }
     }
     let accepted = results.iter().filter(|r| r.receipt.is_some()).count();
