@@ -490,6 +490,9 @@ pub struct Accepted {
     /// The receipt file's bytes and its signature's, as written (`None` for a resend: read them
     /// from `path`). With [`submit_grouped`] the file may not be written yet.
     pub signed: Option<SignedFile>,
+    /// The registered address of the seat whose key signed the order, as the game stood when
+    /// the order was checked under the game's lock (a seat change just before is seen).
+    pub seat_email: String,
 }
 
 /// A file's bytes and its signature file's bytes.
@@ -713,7 +716,7 @@ fn submit_in(g: &Loaded, intake: &mut Intake, input: &OrderInput, now: DateTime<
             }
             let receipt = model::read_receipt(&path)?;
             let warnings = vec![format!("already received as receipt {}: nothing changed", receipt.seq)];
-            return Ok(Accepted { receipt, path, warnings, resent: true, ending, ended: None, signed: None });
+            return Ok(Accepted { receipt, path, warnings, resent: true, ending, ended: None, signed: None, seat_email: seat_email(g, &h.role) });
         }
     };
     let (nonce, warnings) = check_nonce(index, &v, path)?;
@@ -722,7 +725,13 @@ fn submit_in(g: &Loaded, intake: &mut Intake, input: &OrderInput, now: DateTime<
         check_legal(g, &v, path)?;
     }
     let (receipt, rpath, signed) = store_accepted(g, intake, &v, step, last_seq + 1, commitment, nonce, now)?;
-    Ok(Accepted { receipt, path: rpath, warnings, resent: false, ending, ended: None, signed: Some(signed) })
+    Ok(Accepted { receipt, path: rpath, warnings, resent: false, ending, ended: None, signed: Some(signed), seat_email: seat_email(g, &h.role) })
+}
+
+/// The registered address of `role` in the loaded game (empty if it has no such seat, which a
+/// verified order cannot be for).
+fn seat_email(g: &Loaded, role: &str) -> String {
+    g.gf.seat(role).map(|s| s.email.clone()).unwrap_or_default()
 }
 
 /// The header and ending of the verified order `v` (read from `path`) against the open step:

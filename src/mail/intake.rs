@@ -800,6 +800,9 @@ fn submit_found(f: &Found, games: &Games, (log, hash, group): (&MailLog, &str, &
                 r.warnings.push("your draw offer stands until you send orders without `draw = true`; the game is drawn once every seat's newest order says `draw = true`".into());
             }
             r.fresh = !a.resent || again_here;
+            // The seat as the order was checked under the game's lock: a seat changed since the
+            // games were read (`pbem seat` during this run) answers its new holder.
+            r.seat_email = Some(a.seat_email).filter(|e| !e.is_empty());
             r.receipt = Some(a.receipt);
             r.signed = a.signed;
         }
@@ -910,18 +913,5 @@ fn safe_name(n: &str) -> String {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_panic_while_handling_a_message_fails_that_message_only() {
-        let h = guard("m1", || panic!("index out of bounds")).unwrap();
-        assert_eq!(h.disposition, Disposition::Failed);
-        assert_eq!(h.reason, "pbem failed on this message: index out of bounds; please report it");
-        let n = 3;
-        let h = guard("m2", || panic!("bad {n}")).unwrap();
-        assert_eq!(h.reason, "pbem failed on this message: bad 3; please report it");
-        let ok = guard("m3", || Ok(Handled { name: "m3".into(), disposition: Disposition::Done, reason: "fine".into(), orders: vec![], reply: None })).unwrap();
-        assert_eq!(ok.disposition, Disposition::Done);
-    }
-}
+#[path = "intake_tests.rs"]
+mod tests;

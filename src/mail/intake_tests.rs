@@ -1,0 +1,75 @@
+//! Unit tests of intake: a panic while handling one message, and moments inside one run (a host
+//! control landing between the run reading the games and taking a message in).
+
+use super::*;
+use crate::commit;
+use crate::model::{Deadlines, Seat};
+use crate::pipeline::{self, Entropy, NewGame};
+
+const T0: &str = "2026-07-01T12:00:00Z";
+
+fn key(name: &str) -> ssh_key::PrivateKey {
+    pipeline::key_from_seed(&commit::step_seed("intake-test", 0, &[7; 32], std::iter::once((name, &[0u8; 32]))), name)
+}
+
+/// A Gettysburg game `g1` under `root` with seats lee@ (confederate) and meade@ (union).
+fn new_game(root: &Path) -> PathBuf {
+    let dir = root.join("g1");
+    let seat = |role: &str, email: &str| Seat { role: role.into(), email: email.into(), key: key(role).public_key().to_openssh().unwrap(), time_zone: None };
+    let seats = vec![seat("confederate", "lee@example.org"), seat("union", "meade@example.org")];
+    let new = NewGame { id: Some("g1".into()), rules: "gettysburg-campaign".into(), scenario: None, options: Default::default(), seats, deadlines: Deadlines { default_hours: 72, ..Default::default() }, nmr: Default::default() };
+    pipeline::create(&dir, new, pipeline::parse_time(T0).unwrap(), &mut Entropy::seeded([3; 32])).unwrap();
+    dir
+}
+
+/// A plain-text mail from `from` with the union's current form pasted and signed by `signer`.
+fn order_mail(game: &Path, from: &str, signer: &ssh_key::PrivateKey) -> Vec<u8> {
+    let g = pipeline::load(game).unwrap();
+    let op = g.record.opening.as_ref().unwrap();
+    let nonce = commit::sha256_hex(b"union#1");
+    let form = crate::report::order_form(g.game, &g.gf, op, &g.state, "union", &nonce, None).unwrap().unwrap();
+    let text = sig::normalize(form.as_bytes()).unwrap();
+    let signed = format!("{text}{}", sig::sign(signer, sig::NS_ORDERS, text.as_bytes()).unwrap());
+    format!("From: {from}\nTo: judge@example.net\nSubject: orders\nMessage-ID: <o1@example.org>\nContent-Type: text/plain\n\n{signed}").into_bytes()
+}
+
+#[test]
+fn an_order_from_a_seat_changed_after_the_games_were_read_is_answered_to_its_new_holder() {
+    // Found by a tester (T11 D3): `pbem seat` gave the union seat a new player between the run
+    // reading the games and taking in the new player's order. The order was checked (under the
+    // game's lock) against the new key and accepted, but the reply was worked out from the games
+    // as first read, where the sender held no seat: the message went to failed/ unanswered.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root);
+    let md = tmp.path().join("Maildir");
+    std::fs::create_dir_all(md.join("new")).unwrap();
+    let cfg: HostConfig = toml::from_str("from = \"judge <judge@example.net>\"").unwrap();
+    let now = pipeline::parse_time("2026-07-01T13:00:00Z").unwrap();
+    std::fs::create_dir_all(state_dir(&root)).unwrap();
+    let games = Games::load(&root).unwrap();
+    let newcomer = key("newcomer");
+    let req = crate::control::Request::Seat { role: "union".into(), email: Some("hancock@example.org".into()), key: Some(newcomer.public_key().to_openssh().unwrap()) };
+    crate::control::apply(&game, req, "Meade left", now).unwrap();
+    let path = md.join("new").join("1.M1.host");
+    std::fs::write(&path, order_mail(&game, "hancock@example.org", &newcomer)).unwrap();
+    let mut filing = Filing::open(&root, now.into());
+    let h = handle_file(&md, &path, "1.M1.host", &games, &Outbox::under(&root), &cfg, now, &mut filing).unwrap();
+    assert_eq!(h.disposition, Disposition::Done, "{}", h.reason);
+    assert!(h.orders.iter().all(|o| o.receipt.is_some()), "the order is accepted: {}", h.reason);
+    let replies = filing.replies.borrow();
+    assert_eq!(replies.len(), 1, "the sender is answered");
+    assert_eq!(replies[0].0.to, vec!["hancock@example.org".to_string()], "at the seat's new address only");
+}
+
+#[test]
+fn a_panic_while_handling_a_message_fails_that_message_only() {
+    let h = guard("m1", || panic!("index out of bounds")).unwrap();
+    assert_eq!(h.disposition, Disposition::Failed);
+    assert_eq!(h.reason, "pbem failed on this message: index out of bounds; please report it");
+    let n = 3;
+    let h = guard("m2", || panic!("bad {n}")).unwrap();
+    assert_eq!(h.reason, "pbem failed on this message: bad 3; please report it");
+    let ok = guard("m3", || Ok(Handled { name: "m3".into(), disposition: Disposition::Done, reason: "fine".into(), orders: vec![], reply: None })).unwrap();
+    assert_eq!(ok.disposition, Disposition::Done);
+}
