@@ -134,7 +134,6 @@ pub fn initial_state(layout: Layout, o: &Options) -> Result<State, GameError> {
             }
         }
     }
-    let mut out_columns = Vec::new();
     let mut chars: Vec<Character> = layout
         .characters
         .iter()
@@ -151,58 +150,11 @@ pub fn initial_state(layout: Layout, o: &Options) -> Result<State, GameError> {
             supply: if o.abilities && matches!(c.ability, Some(Ability::Trap | Ability::Dig)) { 2 } else { 0 },
         })
         .collect();
-    // Setup: the players choose their runners, so any character of a team may be its defender.
-    // The chosen one takes the layout's defender place; the layout's defender takes the chosen
-    // one's runner seat and starting space.
-    for team in Team::ALL {
-        let Some(name) = o.defenders.get(team) else { continue };
-        let chosen = chars.iter().position(|c| c.team == team && c.name.eq_ignore_ascii_case(name)).ok_or_else(|| {
-            let names: Vec<&str> = chars.iter().filter(|c| c.team == team).map(|c| c.name.as_str()).collect();
-            opt_err(&format!("{}-defender", team.key()), &format!("{name:?} is not a character of team {}: one of {}", team.key(), names.join(", ")))
-        })?;
-        let defender = chars.iter().position(|c| c.team == team && !c.is_runner()).expect("each team has a defender");
-        if chosen != defender {
-            let (seat, at) = (chars[chosen].seat, chars[chosen].at);
-            chars[chosen].seat = None;
-            chars[chosen].at = chars[defender].at;
-            chars[defender].seat = seat;
-            chars[defender].at = at;
-        }
-    }
+    place_defenders(&mut chars, o)?;
     if o.abilities {
-        // Character Abilities: each runner's card or tokens go to the seat that controls it.
-        for seat in seats.iter_mut() {
-            for c in chars.iter().filter(|c| c.team == seat.team && c.is_runner() && (seat.number == 0 || c.seat == Some(seat.number))) {
-                match c.ability {
-                    Some(Ability::Spy) => seat.tokens.extend([Token::Spy, Token::Spy]),
-                    Some(Ability::Cats) => seat.tokens.extend([Token::Cat3, Token::Cat5]),
-                    Some(a) => seat.cards.extend(Card::of_ability(a)),
-                    None => {}
-                }
-            }
-            seat.tokens.sort_by_key(|t| (t.priority(), t.key()));
-        }
+        give_ability_kits(&mut seats, &chars);
     }
-    if o.mode == Mode::TwoBasic {
-        // 2-Player Rules, Basic: runners on the outer columns step one space inward; those columns
-        // leave play.
-        let last = layout.columns - 1;
-        out_columns = vec![0, last];
-        for c in chars.iter_mut().filter(|c| c.is_runner()) {
-            if c.at.c == 0 {
-                c.at.c = 1;
-            } else if c.at.c == last {
-                c.at.c = last - 1;
-            }
-        }
-        let mut spaces: Vec<_> = chars.iter().map(|c| c.at).chain([layout.flags.white, layout.flags.red]).collect();
-        let n = spaces.len();
-        spaces.sort();
-        spaces.dedup();
-        if spaces.len() != n || spaces.iter().chain(&layout.tunnels).any(|q| out_columns.contains(&q.c)) {
-            return Err(GameError::Scenario("the basic 2-player game needs the outer columns empty after runners step inward".into()));
-        }
-    }
+    let out_columns = if o.mode == Mode::TwoBasic { step_runners_inward(&layout, &mut chars)? } else { Vec::new() };
     Ok(State {
         tunnels: layout.tunnels.clone(),
         flags: Teams { white: FlagAt::Space(layout.flags.white), red: FlagAt::Space(layout.flags.red) },
@@ -225,6 +177,72 @@ pub fn initial_state(layout: Layout, o: &Options) -> Result<State, GameError> {
         last_mover: None,
         outcome: None,
     })
+}
+
+/// Setup: the players choose their runners, so any character of a team may be its defender
+/// (`o.defenders`). The chosen one takes the layout's defender place; the layout's defender takes
+/// the chosen one's runner seat and starting space.
+///
+/// Errors: [`GameError::Option`] (`white-defender` or `red-defender`) when a name is not a
+/// character of its team.
+fn place_defenders(chars: &mut [Character], o: &Options) -> Result<(), GameError> {
+    for team in Team::ALL {
+        let Some(name) = o.defenders.get(team) else { continue };
+        let chosen = chars.iter().position(|c| c.team == team && c.name.eq_ignore_ascii_case(name)).ok_or_else(|| {
+            let names: Vec<&str> = chars.iter().filter(|c| c.team == team).map(|c| c.name.as_str()).collect();
+            opt_err(&format!("{}-defender", team.key()), &format!("{name:?} is not a character of team {}: one of {}", team.key(), names.join(", ")))
+        })?;
+        let defender = chars.iter().position(|c| c.team == team && !c.is_runner()).expect("each team has a defender");
+        if chosen != defender {
+            let (seat, at) = (chars[chosen].seat, chars[chosen].at);
+            chars[chosen].seat = None;
+            chars[chosen].at = chars[defender].at;
+            chars[defender].seat = seat;
+            chars[defender].at = at;
+        }
+    }
+    Ok(())
+}
+
+/// Character Abilities: each runner's card or tokens go to the seat that controls it (a seat of
+/// number 0, the basic 2-player game, controls all its team's runners).
+fn give_ability_kits(seats: &mut [Seat], chars: &[Character]) {
+    for seat in seats.iter_mut() {
+        for c in chars.iter().filter(|c| c.team == seat.team && c.is_runner() && (seat.number == 0 || c.seat == Some(seat.number))) {
+            match c.ability {
+                Some(Ability::Spy) => seat.tokens.extend([Token::Spy, Token::Spy]),
+                Some(Ability::Cats) => seat.tokens.extend([Token::Cat3, Token::Cat5]),
+                Some(a) => seat.cards.extend(Card::of_ability(a)),
+                None => {}
+            }
+        }
+        seat.tokens.sort_by_key(|t| (t.priority(), t.key()));
+    }
+}
+
+/// 2-Player Rules, Basic: runners on the outer columns step one space inward; those columns leave
+/// play. Returns the columns out of play (the first and the last).
+///
+/// Errors: [`GameError::Scenario`] when a piece, flag or tunnel would still be on an outer column,
+/// or two pieces would share a space.
+fn step_runners_inward(layout: &Layout, chars: &mut [Character]) -> Result<Vec<i32>, GameError> {
+    let last = layout.columns - 1;
+    let out_columns = vec![0, last];
+    for c in chars.iter_mut().filter(|c| c.is_runner()) {
+        if c.at.c == 0 {
+            c.at.c = 1;
+        } else if c.at.c == last {
+            c.at.c = last - 1;
+        }
+    }
+    let mut spaces: Vec<_> = chars.iter().map(|c| c.at).chain([layout.flags.white, layout.flags.red]).collect();
+    let n = spaces.len();
+    spaces.sort();
+    spaces.dedup();
+    if spaces.len() != n || spaces.iter().chain(&layout.tunnels).any(|q| out_columns.contains(&q.c)) {
+        return Err(GameError::Scenario("the basic 2-player game needs the outer columns empty after runners step inward".into()));
+    }
+    Ok(out_columns)
 }
 
 impl Game for FlagDash {
