@@ -83,6 +83,17 @@ fn session(conn: TcpStream, log: &Mutex<Vec<String>>) -> std::io::Result<()> {
     }
 }
 
+/// A root with no game, a fake SMTP server (`silent`: one that never answers) and a mail config
+/// for it: the temporary folder (kept while it lives), the root, the server, the config.
+fn bare_root(silent: bool) -> (tempfile::TempDir, PathBuf, Server, PathBuf) {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    std::fs::create_dir_all(&root).unwrap();
+    let s = server(silent);
+    let cfg = config(tmp.path(), s.port);
+    (tmp, root, s, cfg)
+}
+
 fn config(dir: &Path, port: u16) -> PathBuf {
     config_with(dir, port, "")
 }
@@ -159,11 +170,7 @@ fn a_server_that_is_down_is_one_line_however_many_mails_wait() {
 
 #[test]
 fn a_server_that_does_not_answer_is_told_as_a_sentence() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    std::fs::create_dir_all(&root).unwrap();
-    let s = server(true);
-    let cfg = config(tmp.path(), s.port);
+    let (_tmp, root, s, cfg) = bare_root(true);
     queue(&root, "one", "lee@example.org", T0);
     let (code, stdout, stderr) = cron(&root, &cfg, "2026-07-01T12:05:00Z");
     assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");
@@ -172,11 +179,7 @@ fn a_server_that_does_not_answer_is_told_as_a_sentence() {
 
 #[test]
 fn a_mail_refused_for_now_waits_and_ends_after_five_days() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    std::fs::create_dir_all(&root).unwrap();
-    let s = server(false);
-    let cfg = config(tmp.path(), s.port);
+    let (_tmp, root, _server, cfg) = bare_root(false);
     queue(&root, "grey", "grey@example.org", T0);
     let (code, stdout, stderr) = cron(&root, &cfg, "2026-07-01T12:05:00Z");
     assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");
@@ -193,11 +196,7 @@ fn a_mail_refused_for_now_waits_and_ends_after_five_days() {
 
 #[test]
 fn a_greylisting_server_is_one_line_however_many_mails_wait() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    std::fs::create_dir_all(&root).unwrap();
-    let s = server(false);
-    let cfg = config(tmp.path(), s.port);
+    let (_tmp, root, _server, cfg) = bare_root(false);
     for id in ["grey1", "grey2", "grey3"] {
         queue(&root, id, "grey@example.org", T0);
     }
