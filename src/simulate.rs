@@ -141,9 +141,9 @@ fn scenario_text(g: &dyn DynGame, scenario: Option<&str>) -> Result<String> {
     Err(Error::setting(Setting::Scenario(name.to_string()), message))
 }
 
-/// The threads `--jobs 0` means: one per core.
+/// The threads `--jobs 0` means: one per core ([`crate::par::workers`], cores counted once).
 pub fn default_jobs() -> usize {
-    std::thread::available_parallelism().map_or(1, |n| n.get())
+    crate::par::workers(usize::MAX)
 }
 
 /// Plays the games on `jobs` threads (0: one per core), each taking the next game not yet
