@@ -575,15 +575,16 @@ fn publish_game(root: &Path, mark: &Path, name: &str, site: &Path, whole: bool) 
     let stamp = due::public_stamp(&store::GameDir::new(&dir));
     let head = |id: &str, s: &str| format!("pbem-published 1\n{}\n{}\n{id}\n{s}\n", env!("CARGO_PKG_VERSION"), site.display());
     let folder = stamp.as_ref().and_then(|(id, _)| crate::site::game_folder(site, id));
-    if let (Some((id, s)), Some(f)) = (&stamp, &folder)
+    let marked = due::read_small(mark);
+    if let (Some((id, s)), Some(f), Some(m)) = (&stamp, &folder, &marked)
         && whole
-        && due::read_small(mark).is_some_and(|m| folder_stamp(f).is_some_and(|fs| m == format!("{}{fs}\n", head(id, s))))
+        && folder_stamp(f).is_some_and(|fs| *m == format!("{}{fs}\n", head(id, s)))
     {
         return None;
     }
     // The game as last marked, but its pages in the site touched (deleted, replaced, restored
     // from a copy) or the site's own pages gone: written in full, where the bytes differ.
-    let site_only = stamp.as_ref().is_some_and(|(id, s)| due::read_small(mark).is_some_and(|m| m.starts_with(&head(id, s))));
+    let site_only = stamp.as_ref().zip(marked.as_ref()).is_some_and(|((id, s), m)| m.starts_with(&head(id, s)));
     let result = if site_only || !whole {
         crate::site::publish(&dir, site).map(|p| (p.written > 0).then_some(p))
     } else {
