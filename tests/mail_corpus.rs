@@ -33,6 +33,8 @@ struct Case {
     #[serde(default)]
     reply: Vec<String>,
     #[serde(default)]
+    not_in_reply: Vec<String>,
+    #[serde(default)]
     crlf: bool,
 }
 
@@ -131,6 +133,9 @@ fn every_corpus_message_has_its_expected_outcome() {
                     if !m.text.contains(s.as_str()) {
                         bad(format!("reply lacks {s:?}:\n{}", m.text));
                     }
+                }
+                for s in c.not_in_reply.iter().filter(|s| m.text.contains(s.as_str())) {
+                    bad(format!("reply holds {s:?}:\n{}", m.text));
                 }
                 if !c.accepted.is_empty() && !m.attachments.iter().any(|a| a.starts_with("receipt-g1-1-")) {
                     bad(format!("no receipt attached: {:?}", m.attachments));

@@ -573,8 +573,11 @@ fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, filing): (
         // quotes is the judge's own mail. The host reads it in failed/.
         return Ok(failed(&format!("a delivery report ({why}): not read for orders, not answered (check the address it names)")));
     }
-    let Some(from) = ex.from.clone() else {
-        return Ok(failed("no From address: nobody to answer"));
+    // Orders are judged by their signatures, never by `From` (README "Routing"): a message with
+    // no usable From is treated as from an address that holds no seat (its signed orders count and
+    // are answered at their seats' addresses); without orders there is nobody to answer.
+    let Some(from) = ex.from.clone().or_else(|| (!ex.orders.is_empty()).then(String::new)) else {
+        return Ok(failed("no From address and no orders: nobody to answer"));
     };
     // A seat's address is answered as the seat registered it, with no display name: the sender's
     // spelling and name (`r1@ex.org (evil@evil.com)`) are theirs to choose, not the reply's.
@@ -608,7 +611,7 @@ fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, filing): (
         return Ok(Handled {
             name: name.into(),
             disposition: Disposition::Failed,
-            reason: format!("{from} holds no seat in any game here, and no order in the message is validly signed by a seat's key ({counted}): not answered"),
+            reason: format!("{}, and no order in it is validly signed by a seat's key ({counted}): not answered", came_from(&from)),
             orders: results,
             reply: None,
         });
@@ -715,7 +718,7 @@ fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: boo
         body.push_str(&format!("\n{}", super::commands::public_record_note()));
     }
     if !known {
-        body = format!("This message came from {from}, which is not the address of any seat here: the orders in it were judged by their signatures, and this answer goes only to the registered address of the seat. If your address has changed, ask the host to record the new one (`pbem seat GAME --role ROLE --email NEW`): the change goes into the game's signed record and every player's next report.\n\n{body}");
+        body = format!("{}: the orders in it were judged by their signatures, and this answer goes only to the registered address of the seat. If your address has changed, ask the host to record the new one (`pbem seat GAME --role ROLE --email NEW`): the change goes into the game's signed record and every player's next report.\n\n{body}", came_from(&from));
     }
     let mut known_games: Vec<&str> = results.iter().filter_map(|r| r.game.as_deref()).filter(|g| games.get(g).is_some()).collect();
     known_games.sort_unstable();
@@ -744,6 +747,11 @@ fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: boo
     Ok(Handled { name: name.into(), disposition: Disposition::Done, reason, orders: results, reply: Some(reply_id) })
 }
 
+/// Where a message from outside the seats came from, as its reply and the host's output say it.
+fn came_from(from: &str) -> String {
+    if from.is_empty() { "This message has no usable From address".into() } else { format!("This message came from {from}, which is not the address of any seat here") }
+}
+
 /// The receipts of the accepted orders, each `receipt-GAME-STEP-ROLE-SEQ.toml` with its `.sig`.
 fn receipt_attachments(results: &[OrderResult], games: &Games) -> Vec<(String, Vec<u8>)> {
     let mut attachments = Vec::new();
@@ -765,7 +773,7 @@ fn receipt_attachments(results: &[OrderResult], games: &Games) -> Vec<(String, V
 /// Submits one found order of message `hash` (noted in `log`); `Err(why)` when it must wait for a later run (its game stayed
 /// locked, the clock is behind the game, or an unreadable game folder may be the game it names).
 fn submit_found(f: &Found, games: &Games, (log, hash, group): (&MailLog, &str, &store::Group), clock: Clock) -> Result<std::result::Result<OrderResult, String>> {
-    let mut r = OrderResult { label: f.label.clone(), game: None, role: None, receipt: None, signed: None, warnings: vec![], error: None, format_problem: false, seat_email: None, fresh: false };
+    let mut r = OrderResult { label: f.label.clone(), game: None, role: None, receipt: None, signed: None, warnings: vec![], error: None, format_problem: false, seat_email: None, fresh: false, ended_game: false };
     let Some((body, header)) = read_header(f, &mut r) else { return Ok(Ok(r)) };
     r.game = Some(header.game.clone());
     r.role = Some(header.role.clone());
@@ -794,6 +802,7 @@ fn submit_found(f: &Found, games: &Games, (log, hash, group): (&MailLog, &str, &
                 log.note_took(hash, &a.receipt)?;
             }
             r.warnings = if again_here { pipeline::acceptance_warnings(&a.receipt) } else { a.warnings };
+            r.ended_game = a.ended.is_some();
             if let Some(how) = &a.ended {
                 r.warnings.push(format!("this order ended the game: {how} Every seat's final report follows."));
             } else if a.ending.draw == Some(true) {

@@ -63,6 +63,9 @@ pub struct OrderResult {
     /// before): only such an order speaks for its seat's commands in a message from an address
     /// that holds no seat, since every resolved order's signed text is public.
     pub fresh: bool,
+    /// Accepted, this order ended the game (a resignation, the last draw offer): no later order
+    /// can replace it.
+    pub ended_game: bool,
 }
 
 /// At most 60 characters of a line, for a reply.
@@ -177,7 +180,11 @@ pub(super) fn reply_body(ex: &Extracted, results: &[OrderResult], local: &dyn Fn
                 for w in &r.warnings {
                     b.push_str(&format!("   note: {w}\n"));
                 }
-                b.push_str("   The host-signed receipt is attached: keep it (`pbem audit GAME --receipt FILE` shows\n   whether the order used was this one or a later one). A later order for the same step\n   replaces this one.\n");
+                if r.ended_game {
+                    b.push_str("   The host-signed receipt is attached: keep it (`pbem audit GAME --receipt FILE` shows\n   that this order ended the game).\n");
+                } else {
+                    b.push_str("   The host-signed receipt is attached: keep it (`pbem audit GAME --receipt FILE` shows\n   whether the order used was this one or a later one). A later order for the same step\n   replaces this one.\n");
+                }
             }
             (None, Some(e)) => {
                 b.push_str(&format!("{}. {}{what}: REFUSED\n   {}\n", i + 1, r.label, e.replace('\n', "\n   ")));

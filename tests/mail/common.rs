@@ -86,6 +86,7 @@ pub fn artifact(game: &Path, name: &str) -> Vec<u8> {
         "accent" => Box::new(|s| format!("# Signé à Taneytown par le général Meade, ça marche\n{s}")),
         "step2" => Box::new(|s| s.replacen("step = 1", "step = 2", 1)),
         "g9" => Box::new(|s| s.replacen("game = \"g1\"", "game = \"g9\"", 1)),
+        "resign" => Box::new(|s| format!("{}[orders]\nresign = true\n", &s[..s.find("\n[orders]\n").unwrap() + 1])),
         v => panic!("unknown variant {v}"),
     };
     let text = form(game, role, n + if variant.is_empty() { 0 } else { 1000 }, &edit);
