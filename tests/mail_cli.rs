@@ -60,7 +60,7 @@ fn intake_from_a_pipe_answers_through_sendmail_and_nothing_twice() {
     assert!(sent[0].contains("Subject: [pbem g1] Re: orders") && sent[0].contains("Auto-Submitted: auto-replied"), "{}", sent[0]);
     // The same message piped again (a retrying MTA) is not handled twice and sends nothing.
     pbem().args(["intake", "--stdin", "--now", "2026-07-01T13:01:00Z", "--root"]).arg(&root).arg("--config").arg(&cfg).write_stdin(mail).assert().success()
-        .stdout(predicates::str::contains("no new messages"));
+        .stdout(predicates::str::contains("<stdin>: done: the same bytes were taken in before: not handled again"));
     assert_eq!(sent_messages(&log).len(), 1);
     let receipts = std::fs::read_dir(game.join("receipts")).unwrap().count();
     assert!(receipts >= 1);
@@ -209,4 +209,19 @@ fn an_intake_run_that_moves_mail_to_dead_exits_1_except_from_a_pipe() {
     let out = pbem().args(["intake", "--stdin", "--quiet", "--root"]).arg(&root).arg("--config").arg(&cfg).args(late).write_stdin(b"From: x@example.org\n\nhello\n".to_vec()).assert().success();
     let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
     assert_eq!(stderr.matches("never tried again").count(), 2, "{stderr}");
+}
+
+#[test]
+fn the_outbox_line_counts_every_mail_the_run_queued_press_relays_too() {
+    // Found by a tester (tester15 D3): the count held the replies only, so a run that also relayed
+    // press or mailed a teammate's plan said "3 queued, 6 sent", which reads as mail sent twice.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let cfg = config(tmp.path(), &format!("kind = \"file\"\ndir = \"{}\"", tmp.path().join("sent").display()));
+    let mut mail = order_mail(&game, "confederate", 1);
+    mail.extend_from_slice(b"\npress to union\nWe meet at Gettysburg.\nendpress\n");
+    let out = pbem().args(["intake", "--stdin", "--now", "2026-07-01T13:00:00Z", "--root"]).arg(&root).arg("--config").arg(&cfg).write_stdin(mail).assert().success();
+    let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(stdout.contains("outbox: 2 queued in this run, 2 sent, 0 waiting"), "the reply and the press relayed:\n{stdout}");
 }

@@ -125,6 +125,10 @@ fn a_piped_message_waiting_for_the_lock_is_taken_in_before_any_nmr() {
     let (ok, out, err) = finish(run);
     assert!(ok_pipe && ok, "{out_pipe}\n{err_pipe}\n{out}\n{err}");
     assert_eq!(nmr_roles(&game, 1), vec!["confederate".to_string()], "pipe: {out_pipe}\ncron: {out}");
+    // Whichever run got the lock first, the pipe says what became of its message; it never says
+    // there was nothing new, which reads as a duplicate (found by tester15).
+    assert!(out_pipe.contains("accepted") || out_pipe.contains("taken in by another run while this one waited"), "{out_pipe}");
+    assert!(!out_pipe.contains("no new messages"), "{out_pipe}");
 }
 
 #[test]

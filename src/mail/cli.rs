@@ -70,7 +70,7 @@ pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdi
             }
         }
     }
-    let queued = handled.iter().filter(|h| h.reply.is_some()).count();
+    let queued = super::outbox::queued_by_this_process();
     let dead = flush(root, &cfg, clock.now(), queued, quiet)?;
     // A message in failed/ is kept with its reason for the host: not an error of this run. A mail
     // moved to `dead/` needs the host, as in the cron run (README "Mail that cannot be sent"),
@@ -170,7 +170,7 @@ pub fn cron(root: &Path, config: &Path, clock: Clock, quiet: bool) -> Result<Exi
             println!("{line}");
         }
     }
-    let queued = r.queued.len() + r.intake.iter().filter(|h| h.reply.is_some()).count();
+    let queued = super::outbox::queued_by_this_process();
     match &r.flushed {
         Some(f) => failed |= !print_flush(&super::Outbox::under(root), f, queued, quiet),
         None if queued > 0 && !quiet => println!("outbox: {queued} queued in this run (transport: none)"),

@@ -149,18 +149,30 @@ pub fn run(root: &Path, source: &Source, cfg: &HostConfig, clock: impl Into<Cloc
     let clock = clock.into();
     make_state_dir(root)?;
     let piped = matches!(source, Source::Stdin);
-    if piped {
-        // Spooled before waiting: a cron run holding the lock takes it in before resolving.
-        spool_stdin(root, cfg, clock.now())?;
-    }
+    // Spooled before waiting: a cron run holding the lock takes it in before resolving.
+    let spooled = if piped { spool_stdin(root, cfg, clock.now())? } else { None };
     let lock = lock_root(root, piped)?;
     let sources = if piped { config_sources(cfg) } else { vec![source.clone()] };
     let mut r = run_locked(root, &sources, cfg, clock, &lock)?;
+    if piped {
+        r.handled.extend(piped_elsewhere(spooled, &r.handled));
+    }
     match r.errors.pop() {
         // From a pipe, a config source that cannot be read is the cron run's to report: the
         // piped message itself is safe in the spool.
         Some(e) if !piped => Err(e),
         _ => Ok(r.handled),
+    }
+}
+
+/// What became of a piped message this run did not handle: another run took it in while this
+/// one waited for the lock, or the same bytes had been taken in before (`spooled` is `None`).
+fn piped_elsewhere(spooled: Option<String>, handled: &[Handled]) -> Option<Handled> {
+    let done = |name: String, reason: &str| Handled { name, disposition: Disposition::Done, reason: reason.into(), orders: vec![], reply: None };
+    match spooled {
+        Some(name) if handled.iter().any(|h| h.name == name) => None,
+        Some(name) => Some(done(name, "taken in by another run while this one waited (a cron run: its output says what became of it)")),
+        None => Some(done("<stdin>".into(), "the same bytes were taken in before: not handled again")),
     }
 }
 

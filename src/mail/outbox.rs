@@ -114,6 +114,15 @@ fn valid_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= 128 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
 }
 
+/// Mails queued by this process (any outbox): what a run's `outbox:` line counts as "queued in
+/// this run" (replies, reports, reminders, press and teammates' plans alike).
+static QUEUED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// How many mails this process has queued so far ([`Outbox::queue`]).
+pub fn queued_by_this_process() -> usize {
+    QUEUED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 impl Outbox {
     /// The outbox under a games root: `ROOT/.mail/outbox`.
     pub fn under(root: &Path) -> Outbox {
@@ -174,7 +183,8 @@ impl Outbox {
     pub fn was_sent(&self, id: &str) -> bool {
         self.sent_path(id).exists()
     }
-    /// Queues a mail unless one with the same id is queued or was sent; true if queued now.
+    /// Queues a mail unless one with the same id is queued or was sent; true if queued now
+    /// (counted in [`queued_by_this_process`]).
     pub fn queue(&self, m: &Outgoing, now: chrono::DateTime<chrono::Utc>) -> Result<bool> {
         if !valid_id(&m.id) {
             return Err(Error::Mail(MailProblem::OutboxId(m.id.clone())));
@@ -188,10 +198,11 @@ impl Outbox {
             let mut bytes = line.into_bytes();
             bytes.extend_from_slice(&m.bytes);
             store::write_atomic(&self.mail_path(&m.id), &bytes)?;
-            return Ok(true);
+        } else {
+            store::write_atomic(&q.join(format!("{}.eml", m.id)), &m.bytes)?;
+            store::write_atomic(&q.join(format!("{}.toml", m.id)), toml::to_string(&env).expect("envelope serializes").as_bytes())?;
         }
-        store::write_atomic(&q.join(format!("{}.eml", m.id)), &m.bytes)?;
-        store::write_atomic(&q.join(format!("{}.toml", m.id)), toml::to_string(&env).expect("envelope serializes").as_bytes())?;
+        QUEUED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         Ok(true)
     }
     /// Ids waiting in the queue, oldest name first.

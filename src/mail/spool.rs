@@ -13,8 +13,9 @@ use crate::error::{Error, Result};
 use crate::store;
 
 /// Delivers the message on standard input into the spool (over the size limit: its head only,
-/// with its size).
-pub(super) fn spool_stdin(root: &Path, cfg: &HostConfig, now: DateTime<Utc>) -> Result<()> {
+/// with its size); returns its spool name, or `None` when the same bytes wait there already or
+/// were handled before ([`spool_in`]).
+pub(super) fn spool_stdin(root: &Path, cfg: &HostConfig, now: DateTime<Utc>) -> Result<Option<String>> {
     let spool = state_dir(root).join("spool");
     let max = cfg.intake.max_message_bytes;
     let mut raw = Vec::new();
@@ -23,11 +24,10 @@ pub(super) fn spool_stdin(root: &Path, cfg: &HostConfig, now: DateTime<Utc>) -> 
         // Keep the head only (enough to answer) and count the rest without keeping it.
         raw.truncate(HEAD_BYTES);
         let rest = std::io::copy(&mut std::io::stdin(), &mut std::io::sink()).unwrap_or(0);
-        spool_too_large(&spool, &raw, max + 1 + rest, now, 0)?;
+        spool_too_large(&spool, &raw, max + 1 + rest, now, 0)
     } else {
-        spool_in(&spool, &raw, now, 0, None)?;
+        spool_in(&spool, &raw, now, 0, None)
     }
-    Ok(())
 }
 
 /// Splits an mbox into the spool Maildir (each message once, whatever was taken before).
