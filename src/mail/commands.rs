@@ -163,8 +163,8 @@ fn press_head(words: &[&str]) -> Result<(Option<String>, Whom), String> {
 }
 
 
-/// The text of the `help` answer.
-pub fn help_text() -> String {
+/// The text of the `help` answer (`cfg`: where the host publishes the games, if it does).
+pub fn help_text(cfg: &HostConfig) -> String {
     format!(
         "Commands (write each on a line of its own in a plain-text message to the judge, from your
 registered address; GAME may be left out when you play in one game only):
@@ -184,7 +184,7 @@ decides per game whom press may go to (press=none, team or all).
 {}
 {}",
         super::reply::how_to_send(),
-        public_record_note()
+        public_record_note(cfg)
     )
 }
 
@@ -242,7 +242,7 @@ pub(super) fn answer(parsed: &Parsed, asker: &Asker<'_>, games: &Games, outbox: 
     let mut out = Answers::default();
     for (i, c) in parsed.commands.iter().enumerate() {
         let said = match c {
-            Command::Help => Ok(help_text()),
+            Command::Help => Ok(help_text(cfg)),
             Command::Status(g) => match chosen(&seats, g.as_deref()) {
                 Ok(list) => status_text(&list, now),
                 Err(e) => Ok(format!("status: {e}\n")),
@@ -336,6 +336,17 @@ fn press(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn help_says_where_the_host_publishes_the_games_archives() {
+        // Found by tester15: with `[publish] public_url` set, players were still told to ask the
+        // host where the public record is published.
+        let mut cfg = HostConfig::queue_only("judge@example.org");
+        assert!(help_text(&cfg).contains("(or ask the host where they are published)"));
+        cfg.publish.public_url = Some("https://example.org/pbem/".into());
+        let text = help_text(&cfg);
+        assert!(text.contains("(or download it from https://example.org/pbem/GAME/GAME.tar)") && !text.contains("ask the host"), "{text}");
+    }
 
     #[test]
     fn commands_are_whole_lines() {

@@ -727,7 +727,7 @@ fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: boo
     }
     body.push_str(&extra.text);
     if results.iter().any(|r| r.receipt.is_some()) {
-        body.push_str(&format!("\n{}", super::commands::public_record_note()));
+        body.push_str(&format!("\n{}", super::commands::public_record_note(ctx.cfg)));
     }
     if !known {
         body = format!("{}: the orders in it were judged by their signatures, and this answer goes only to the registered address of the seat. If your address has changed, ask the host to record the new one (`pbem seat GAME --role ROLE --email NEW`): the change goes into the game's signed record and every player's next report.\n\n{body}", came_from(&from));

@@ -64,7 +64,7 @@ pub fn report_parts(
     picture_attachment(game, gf, rec.index, state, role, &mut head, &mut attachments);
     let mut body = format!("{head}{text}");
     if rec.outcome.is_some() {
-        body.push_str(&format!("\n{}", public_record_note()));
+        body.push_str(&format!("\n{}", public_record_note(cfg)));
     }
     Ok((body, attachments))
 }
@@ -136,12 +136,19 @@ fn picture_attachment(
 }
 
 /// How a player gets and audits the public record (in the receipt reply, `help` and the final
-/// report mail).
-pub fn public_record_note() -> &'static str {
-    "How to check the game yourself: the public record is the game folder's game.toml,\n\
+/// report mail): where the host publishes the site (`[publish] public_url`), each game's archive
+/// is there too.
+pub fn public_record_note(cfg: &HostConfig) -> String {
+    let where_ = match &cfg.publish.public_url {
+        Some(u) => format!("or download it from {}/GAME/GAME.tar", u.trim_end_matches('/')),
+        None => "or ask the host where they are published".into(),
+    };
+    format!(
+        "How to check the game yourself: the public record is the game folder's game.toml,\n\
 scenario.toml, records/ and receipts/: send the judge a line `public GAME` and it mails them\n\
-as one archive (or ask the host where they are published).\n\
+as one archive ({where_}).\n\
 `pbem audit GAME.tar` (or a folder) replays and checks every step; `--receipt RECEIPT.toml` shows\n\
 that your order was the one used, and `pbem audit DIR --report SAVED.eml` that a report you\n\
 kept still matches the game.\n"
+    )
 }
