@@ -39,14 +39,19 @@ fn public_copy(tmp: &Path) -> PathBuf {
     for f in ["game.toml", "scenario.toml"] {
         fs::copy(src.join(f), dir.join(f)).unwrap();
     }
+    host_key(tmp);
+    dir
+}
+
+/// The example game's host key in `tmp/host_key` (mode 0600, as ssh-keygen wants it).
+fn host_key(tmp: &Path) {
     let key = tmp.join("host_key");
-    fs::copy(src.join("host/host_key"), &key).unwrap();
+    fs::copy(Path::new(EXAMPLE).join("host/host_key"), &key).unwrap();
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         fs::set_permissions(&key, fs::Permissions::from_mode(0o600)).unwrap();
     }
-    dir
 }
 
 fn copy_tree(from: &Path, to: &Path) {
@@ -145,11 +150,8 @@ fn the_python_verifier_passes_the_example_game_and_its_own_vectors() {
     // A public copy (no host/, no reports/) verifies the same, and leaves no file behind.
     let tmp = tempfile::tempdir().unwrap();
     let dir = public_copy(tmp.path());
-    let own_tmp = tmp.path().join("tmp");
-    fs::create_dir(&own_tmp).unwrap();
-    let o = Command::new("python3").arg("verify/pbem_verify.py").arg(&dir).env("TMPDIR", &own_tmp).output().unwrap();
+    let o = verify_in(&dir, &tmp.path().join("tmp"));
     assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(fs::read_dir(&own_tmp).unwrap().count(), 0, "the verifier left files in its temporary folder");
 }
 
 /// One tamper: a name, what it does to a fresh public copy, and the file and words the failure names.
@@ -391,12 +393,7 @@ fn the_python_verifier_reads_a_public_copy_archive() {
     tar::Archive::new(fs::File::open(&tar_file).unwrap()).unpack(&unpacked).unwrap();
     let id = fs::read_dir(&unpacked).unwrap().next().unwrap().unwrap().file_name().into_string().unwrap();
     let game = unpacked.join(&id);
-    fs::copy(Path::new(EXAMPLE).join("host/host_key"), tmp.path().join("host_key")).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        fs::set_permissions(tmp.path().join("host_key"), fs::Permissions::from_mode(0o600)).unwrap();
-    }
+    host_key(tmp.path());
     edit(&game, LAST, "\"value\": 1", "\"value\": 2");
     resign(tmp.path(), &game, LAST, "pbem-record");
     let bad = tmp.path().join("tampered.tar");
