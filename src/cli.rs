@@ -833,10 +833,10 @@ fn seed_arg(seed: Option<String>, default: fn() -> [u8; 32]) -> Result<[u8; 32]>
 /// `pbem status`.
 fn cmd_status(dir: PathBuf, all: bool, t: Option<String>) -> Result<ExitCode> {
     if all || !dir.join("game.toml").exists() && dir.is_dir() && !pipeline::games_under(&dir)?.is_empty() {
-        let (table, unreadable) = pipeline::status_all(&dir, now(&t)?)?;
+        let (table, notes) = pipeline::status_all(&dir, now(&t)?)?;
         print!("{table}");
-        if unreadable > 0 {
-            // A monitoring script sees a broken game by the status, as with `audit --all`.
+        if notes > 0 {
+            // A monitoring script sees a broken or doubled game by the status, as with `audit --all`.
             return Ok(ExitCode::from(1));
         }
     } else {

@@ -1509,15 +1509,24 @@ fn steps_resolved(g: &Loaded) -> Result<u64> {
 
 /// One line per game under `root` (`pbem status --all ROOT`): id, rules, step, the seats still
 /// awaited, the deadline and the time left at `now`, paused or over. A game that cannot be read
-/// gets a line saying why, after the table. Returns the text and how many games cannot be read.
+/// gets a line saying why, after the table, and so does a game id held by more than one folder
+/// (a backup copy inside the root, which `adjudicate` skips: README "Broken or doubled game
+/// folders"). Returns the text and how many such notes it holds (unreadable or doubled games).
 pub fn status_all(root: &Path, now: DateTime<Utc>) -> Result<(String, usize)> {
     let mut rows = vec![["GAME".to_string(), "RULES".into(), "STEP".into(), "AWAITING".into(), "DEADLINE".into(), "LEFT".into()]];
     let mut notes = Vec::new();
+    let mut folders: std::collections::BTreeMap<String, Vec<String>> = Default::default();
     for dir in games_under(root)? {
         match status_row(&dir, now) {
-            Ok(row) => rows.push(row),
+            Ok(row) => {
+                folders.entry(row[0].clone()).or_default().push(dir.display().to_string());
+                rows.push(row);
+            }
             Err(e) => notes.push(format!("{}: cannot be read: {e}", dir.display())),
         }
+    }
+    for (id, dirs) in folders.iter().filter(|(_, d)| d.len() > 1) {
+        notes.push(format!("game {id} is held by more than one folder ({}): not adjudicated; remove all but one", dirs.join(", ")));
     }
     let widths: Vec<usize> = (0..6).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
     let mut out = String::new();

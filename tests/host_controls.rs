@@ -280,6 +280,28 @@ fn status_lists_every_game_under_a_root() {
     assert!(text.contains("g1 ") && text.contains("g2: cannot be read"), "{text}");
 }
 
+/// A game id held by two folders (a backup copy `cp -a g1 g1.bak` inside the root), which
+/// `adjudicate` skips (README "Broken or doubled game folders"): `status --all` lists both rows
+/// and a note naming the id and both folders, and exits 1 as for an unreadable game.
+#[test]
+fn status_all_says_a_game_held_by_two_folders() {
+    let t = Table::new();
+    t.create("g2");
+    let st = std::process::Command::new("cp").arg("-a").arg(t.game()).arg(t.path().join("g1.bak")).status().unwrap();
+    assert!(st.success());
+    let out = pbem().arg("status").arg("--all").arg(t.path()).args(["--now", "2026-07-02T12:00:00Z"]).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(1), "{text}");
+    assert_eq!(text.lines().filter(|l| l.starts_with("g1 ")).count(), 2, "{text}");
+    let (g1, bak) = (t.game().display().to_string(), t.path().join("g1.bak").display().to_string());
+    let note = format!("game g1 is held by more than one folder ({g1}, {bak}): not adjudicated; remove all but one");
+    assert!(text.lines().last() == Some(note.as_str()), "want {note:?} last in:\n{text}");
+    assert!(!text.contains("game g2 is held"), "{text}");
+    // With the copy gone, the status is clean again.
+    std::fs::remove_dir_all(t.path().join("g1.bak")).unwrap();
+    pbem().arg("status").arg("--all").arg(t.path()).assert().success().stdout(predicate::str::contains("more than one folder").not());
+}
+
 /// Answers every awaited seat of g1 at `now` (forms edited by `edit`), signed with the seat's key.
 fn answer_all(t: &Table, now: &str, edit: &dyn Fn(String) -> String) {
     let st = t.run(&["status"]);

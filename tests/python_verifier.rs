@@ -39,14 +39,19 @@ fn public_copy(tmp: &Path) -> PathBuf {
     for f in ["game.toml", "scenario.toml"] {
         fs::copy(src.join(f), dir.join(f)).unwrap();
     }
+    host_key(tmp);
+    dir
+}
+
+/// The example game's host key in `tmp/host_key` (mode 0600, as ssh-keygen wants it).
+fn host_key(tmp: &Path) {
     let key = tmp.join("host_key");
-    fs::copy(src.join("host/host_key"), &key).unwrap();
+    fs::copy(Path::new(EXAMPLE).join("host/host_key"), &key).unwrap();
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
         fs::set_permissions(&key, fs::Permissions::from_mode(0o600)).unwrap();
     }
-    dir
 }
 
 fn copy_tree(from: &Path, to: &Path) {
@@ -145,11 +150,8 @@ fn the_python_verifier_passes_the_example_game_and_its_own_vectors() {
     // A public copy (no host/, no reports/) verifies the same, and leaves no file behind.
     let tmp = tempfile::tempdir().unwrap();
     let dir = public_copy(tmp.path());
-    let own_tmp = tmp.path().join("tmp");
-    fs::create_dir(&own_tmp).unwrap();
-    let o = Command::new("python3").arg("verify/pbem_verify.py").arg(&dir).env("TMPDIR", &own_tmp).output().unwrap();
+    let o = verify_in(&dir, &tmp.path().join("tmp"));
     assert!(o.status.success(), "{}", text(&o));
-    assert_eq!(fs::read_dir(&own_tmp).unwrap().count(), 0, "the verifier left files in its temporary folder");
 }
 
 /// One tamper: a name, what it does to a fresh public copy, and the file and words the failure names.
@@ -360,4 +362,99 @@ fn the_python_verifier_follows_the_host_controls() {
     resign_record_and_rechain(tmp.path(), &g, 4, &old4);
     resign_record_and_rechain(tmp.path(), &g, 5, &old5);
     assert_fails(&g, "a forged resume", rec, "resumed, its deadline later by the time paused");
+}
+
+/// `verify/pbem_verify.py` on `path` with its own temporary folder `tmp` (which it must leave empty).
+fn verify_in(path: &Path, tmp: &Path) -> Output {
+    fs::create_dir_all(tmp).unwrap();
+    let o = Command::new("python3").arg("verify/pbem_verify.py").arg(path).env("TMPDIR", tmp).output().expect("python3 runs");
+    assert_eq!(fs::read_dir(tmp).unwrap().count(), 0, "the verifier left files in its temporary folder: {}", text(&o));
+    o
+}
+
+/// The public copy a game's web page offers (`pbem public`, one tar archive) verifies as its
+/// folder does (README "Checking a game without pbem"); one tampered inside fails naming the
+/// member as `pbem audit` does (`GAME.tar:GAME/records/...`).
+#[test]
+fn the_python_verifier_reads_a_public_copy_archive() {
+    if !have_python() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let tar_file = tmp.path().join("demo.tar");
+    pbem_ok(&["public", "--out", tar_file.to_str().unwrap(), EXAMPLE]);
+    let o = verify_in(&tar_file, &tmp.path().join("tmp"));
+    let out = text(&o);
+    assert!(o.status.success(), "{out}");
+    assert!(out.contains("15 records") && out.contains("24 signed orders") && out.contains("this copy has no states/"), "{out}");
+
+    // Unpacked, a roll changed in the last record and re-signed, packed again.
+    let unpacked = tmp.path().join("x");
+    tar::Archive::new(fs::File::open(&tar_file).unwrap()).unpack(&unpacked).unwrap();
+    let id = fs::read_dir(&unpacked).unwrap().next().unwrap().unwrap().file_name().into_string().unwrap();
+    let game = unpacked.join(&id);
+    host_key(tmp.path());
+    edit(&game, LAST, "\"value\": 1", "\"value\": 2");
+    resign(tmp.path(), &game, LAST, "pbem-record");
+    let bad = tmp.path().join("tampered.tar");
+    let mut b = tar::Builder::new(fs::File::create(&bad).unwrap());
+    b.append_dir_all(&id, &game).unwrap();
+    b.into_inner().unwrap();
+    let o = verify_in(&bad, &tmp.path().join("tmp"));
+    let out = text(&o);
+    assert_eq!(o.status.code(), Some(1), "{out}");
+    let named = format!("FAIL: {}:{id}/{LAST}: resolution.events[0].roll.value", bad.display());
+    assert!(out.starts_with(&named), "want {named:?}, got: {out}");
+}
+
+/// A tar of one `(name, type, size, data)` entry after a plain `g/game.toml`, the name written
+/// as it is (the tar crate's builder refuses `..` and absolute paths).
+fn raw_tar(name: &str, kind: tar::EntryType, size: u64, data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::new();
+    for (name, kind, size, data) in [("g/game.toml", tar::EntryType::Regular, 1, &b"x"[..]), (name, kind, size, data)] {
+        let mut h = tar::Header::new_gnu();
+        h.set_entry_type(kind);
+        h.set_size(size);
+        h.set_mode(0o644);
+        h.as_gnu_mut().unwrap().name[..name.len()].copy_from_slice(name.as_bytes());
+        if kind.is_symlink() || kind.is_hard_link() {
+            h.set_link_name("/etc/passwd").unwrap();
+        }
+        h.set_cksum();
+        out.extend_from_slice(h.as_bytes());
+        out.extend_from_slice(data);
+        out.resize(out.len().div_ceil(512) * 512, 0);
+    }
+    out.resize(out.len() + 1024, 0);
+    out
+}
+
+/// An archive that is no public copy is refused before anything is checked or written outside
+/// its temporary folder: exit 2 (cannot run), naming the archive and the member.
+#[test]
+fn the_python_verifier_refuses_a_bad_archive_with_exit_2() {
+    if !have_python() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let regular = tar::EntryType::Regular;
+    let cases: Vec<(&str, Vec<u8>, &str)> = vec![
+        ("not a tar", b"not a tar at all".to_vec(), "not a tar archive"),
+        ("a symbolic link", raw_tar("g/scenario.toml", tar::EntryType::Symlink, 0, b""), "g/scenario.toml: not a plain file"),
+        ("a hard link", raw_tar("g/scenario.toml", tar::EntryType::Link, 0, b""), "g/scenario.toml: not a plain file"),
+        ("a `..` path", raw_tar("g/../../evil", regular, 1, b"x"), "g/../../evil: a path with `..`"),
+        ("an absolute path", raw_tar("/tmp/evil", regular, 1, b"x"), "/tmp/evil: an absolute path"),
+        ("a second folder", raw_tar("h/game.toml", regular, 1, b"x"), "h/game.toml: outside the game folder g/"),
+        ("a file twice", raw_tar("g/game.toml", regular, 1, b"y"), "g/game.toml: twice in the archive"),
+        ("a tar bomb", raw_tar("g/scenario.toml", regular, 2 << 30, b""), "larger than a public copy may be"),
+    ];
+    for (class, bytes, why) in cases {
+        let file = tmp.path().join("bad.tar");
+        fs::write(&file, bytes).unwrap();
+        let o = verify_in(&file, &tmp.path().join("tmp"));
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(2), "{class}: {out}");
+        assert!(out.contains(&format!("{}: {why}", file.display())), "{class}: want {why:?} in: {out}");
+        assert!(!tmp.path().join("evil").exists() && !Path::new("/tmp/evil").exists(), "{class}");
+    }
 }

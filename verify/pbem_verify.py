@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """pbem_verify: checks a public copy of a pbem game without pbem, from SPEC.md alone.
 
-Usage: python3 pbem_verify.py GAME_DIR      (or: python3 pbem_verify.py --self-test)
+Usage: python3 pbem_verify.py GAME_DIR|GAME.tar      (or: python3 pbem_verify.py --self-test)
 
 GAME_DIR holds game.toml, scenario.toml, records/ and receipts/ (states/ once the game is over;
-host/ and reports/ are not read). Checked, as SPEC.md states them: every record's and receipt's
+host/ and reports/ are not read). GAME.tar is a public copy as `pbem public` writes it (the
+archive a game's web page offers): its one folder is unpacked into a temporary folder, removed
+afterwards, and failures name the file in the archive (`GAME.tar:GAME/records/000003.json`). Checked, as SPEC.md states them: every record's and receipt's
 host signature (with the real `ssh-keygen -Y verify` and an allowed-signers file written from
 game.toml into a temporary folder that is removed afterwards), the hash chain, record 0's setup
 hash (followed through the host's seat changes to game.toml), the host controls (SPEC.md "Host
@@ -17,7 +19,8 @@ default and built-in players' orders, the events themselves, when withheld order
 left to `pbem audit`, which replays every step.
 
 Exit status: 0 and a summary when everything holds; 1 and `FAIL: FILE: FIELD: what` for the first
-failure; 2 for a usage error. Python 3.11+ standard library only.
+failure; 2 when it cannot run (a usage error, no ssh-keygen, an archive that is no tar or holds
+links, absolute or `..` paths, a second folder or more than 1 GiB or a million files). Python 3.11+ standard library only.
 """
 
 import copy
@@ -30,6 +33,7 @@ import shutil
 import struct
 import subprocess
 import sys
+import tarfile
 import tempfile
 
 try:
@@ -983,13 +987,100 @@ def run(root):
         return lines
 
 
+# ---------------------------------------------------------------------------------------------
+# A public copy as one tar archive (`pbem public`)
+# ---------------------------------------------------------------------------------------------
+
+# As pbem's own limits for an archive (src/public.rs): a tar bomb is refused.
+MAX_UNPACKED_BYTES = 1 << 30
+MAX_ENTRIES = 1_000_000
+
+
+class BadArchive(Exception):
+    """An archive that cannot be read as a public copy: the verifier cannot run on it (exit 2)."""
+
+
+def archive_parts(m):
+    """The parts of member `m`'s path (`GAME/records/000003.json`), or BadArchive for what a
+    public copy never holds: a link or any other non-plain file, an absolute or `..` path."""
+    if not (m.isfile() or m.isdir()):
+        raise BadArchive(f"{m.name}: not a plain file or folder (a public copy holds no links or devices)")
+    if m.name.startswith("/"):
+        raise BadArchive(f"{m.name}: an absolute path (a public copy holds one game folder)")
+    parts = [p for p in m.name.split("/") if p not in ("", ".")]
+    if ".." in parts:
+        raise BadArchive(f"{m.name}: a path with `..` (a public copy holds one game folder)")
+    return parts
+
+
+def unpack_public_copy(archive, into):
+    """Unpacks the tar archive `archive` into the folder `into` (each file written anew by this
+    code, never by tarfile's extraction) and returns the name of its one game folder. Raises
+    BadArchive for an archive that is no tar, an unsafe member (`archive_parts`), a file outside
+    one folder, a member twice, or more than MAX_UNPACKED_BYTES or MAX_ENTRIES."""
+    game, seen, total, count = None, set(), 0, 0
+    try:
+        with tarfile.open(archive, mode="r:") as tf:
+            for m in tf:
+                count += 1
+                parts = archive_parts(m)
+                if not parts:
+                    continue
+                if game is None:
+                    game = parts[0]
+                if parts[0] != game or (m.isfile() and len(parts) < 2):
+                    raise BadArchive(f"{m.name}: outside the game folder {game}/ (a public copy holds one folder)")
+                total += max(m.size, 0)
+                if total > MAX_UNPACKED_BYTES or count > MAX_ENTRIES:
+                    raise BadArchive(f"larger than a public copy may be ({MAX_UNPACKED_BYTES} bytes, {MAX_ENTRIES} files)")
+                dest = os.path.join(into, *parts)
+                if m.isdir():
+                    os.makedirs(dest, exist_ok=True)
+                    continue
+                if "/".join(parts) in seen:
+                    raise BadArchive(f"{m.name}: twice in the archive")
+                seen.add("/".join(parts))
+                os.makedirs(os.path.dirname(dest), exist_ok=True)
+                with open(dest, "xb") as out:
+                    out.write(tf.extractfile(m).read())
+    except (tarfile.TarError, EOFError) as e:
+        raise BadArchive(f"not a tar archive, or a damaged one ({e})")
+    except OSError as e:
+        raise BadArchive(f"cannot unpack: {e.strerror or e}")
+    if game is None:
+        raise BadArchive("holds no game folder")
+    return game
+
+
+def check(root, shown):
+    """Checks the game folder `root` and prints the outcome, naming files under `shown` (the
+    folder itself, or `GAME.tar:GAME` for an unpacked archive); returns the exit status."""
+    if not os.path.isfile(os.path.join(root, "game.toml")):
+        print(f"FAIL: {os.path.join(shown, 'game.toml')}: missing (not a game folder?)")
+        return 1
+    try:
+        lines = run(root)
+    except Fail as e:
+        field = f"{e.field}: " if e.field else ""
+        print(f"FAIL: {os.path.join(shown, e.path)}: {field}{e.what}")
+        return 1
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
+        # A shape no check above foresaw: still a failure of the game's files, not a crash.
+        print(f"FAIL: {shown}: malformed game files ({type(e).__name__}: {e})")
+        return 1
+    print("verified: " + lines[0])
+    for line in lines[1:]:
+        print("  " + line)
+    return 0
+
+
 def main(argv):
     if len(argv) == 2 and argv[1] == "--self-test":
         self_test()
         print("self-test passed: RFC 8439 ChaCha20 vectors, SPEC.md hash and dice vectors")
         return 0
     if len(argv) != 2 or argv[1].startswith("-"):
-        print("usage: pbem_verify.py GAME_DIR | --self-test", file=sys.stderr)
+        print("usage: pbem_verify.py GAME_DIR | GAME.tar | --self-test", file=sys.stderr)
         return 2
     if shutil.which("ssh-keygen") is None:
         print("pbem_verify: ssh-keygen (OpenSSH 8.2 or later) is needed to check signatures", file=sys.stderr)
@@ -999,24 +1090,16 @@ def main(argv):
     except AssertionError as e:
         print(f"pbem_verify: self-test failed ({e}): this Python cannot check games", file=sys.stderr)
         return 2
-    root = argv[1]
-    if not os.path.isfile(os.path.join(root, "game.toml")):
-        print(f"FAIL: {os.path.join(root, 'game.toml')}: missing (not a game folder?)")
-        return 1
-    try:
-        lines = run(root)
-    except Fail as e:
-        field = f"{e.field}: " if e.field else ""
-        print(f"FAIL: {os.path.join(root, e.path)}: {field}{e.what}")
-        return 1
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as e:
-        # A shape no check above foresaw: still a failure of the game's files, not a crash.
-        print(f"FAIL: {root}: malformed game files ({type(e).__name__}: {e})")
-        return 1
-    print("verified: " + lines[0])
-    for line in lines[1:]:
-        print("  " + line)
-    return 0
+    target = argv[1]
+    if not os.path.isfile(target):
+        return check(target, target)
+    with tempfile.TemporaryDirectory(prefix="pbem-verify-copy-") as tmp:
+        try:
+            game = unpack_public_copy(target, tmp)
+        except BadArchive as e:
+            print(f"pbem_verify: {target}: {e}", file=sys.stderr)
+            return 2
+        return check(os.path.join(tmp, game), f"{target}:{game}")
 
 
 if __name__ == "__main__":
