@@ -177,14 +177,28 @@ fn public_shape(parts: &[&str]) -> bool {
 /// Errors: [`Error::Input`] naming the archive and the entry.
 pub fn unpack(archive: &Path) -> Result<Unpacked> {
     let open = || std::fs::File::open(archive).map_err(|e| store::io(archive, e));
+    let mut head = [0u8; 6];
+    let n = open()?.read(&mut head).map_err(|e| store::io(archive, e))?;
+    refuse_compressed(&head[..n], archive)?;
     list(open()?, archive)?;
     unpack_reader(open()?, archive)
 }
 
 /// [`unpack`] of an archive held in memory; `name` stands for it in messages.
 pub fn unpack_bytes(bytes: &[u8], name: &Path) -> Result<Unpacked> {
+    refuse_compressed(&bytes[..bytes.len().min(6)], name)?;
     list(bytes, name)?;
     unpack_reader(bytes, name)
+}
+
+/// A compressed archive (`GAME.tar.gz` and the like, by its first bytes) is refused by name: a
+/// public copy is a plain tar, and the tar reader would only say that a header is damaged.
+fn refuse_compressed(head: &[u8], archive: &Path) -> Result<()> {
+    let kind = [(&b"\x1f\x8b"[..], "gzip", "gunzip"), (b"BZh", "bzip2", "bunzip2"), (b"\xfd7zXZ", "xz", "unxz"), (b"\x28\xb5\x2f\xfd", "zstd", "unzstd")];
+    match kind.iter().find(|(magic, _, _)| head.starts_with(magic)) {
+        Some((_, name, tool)) => Err(Error::input(archive, format!("a {name}-compressed archive: pbem reads a plain tar (the public copy as `pbem public` writes it); uncompress it first (`{tool}`)"))),
+        None => Ok(()),
+    }
 }
 
 /// One entry of an archive that may be unpacked: its path inside the game folder's parent split
@@ -309,6 +323,16 @@ mod tests {
         let p = dir.path().join("x.tar");
         std::fs::write(&p, bytes).unwrap();
         unpack(&p).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn a_compressed_archive_is_refused_by_name() {
+        // `pbem audit GAME.tar.gz` said only "numeric field did not have utf-8 text".
+        let gz = [0x1f, 0x8b, 8, 0, 0, 0, 0, 0];
+        let e = unpack_bytes(&gz).err().unwrap();
+        assert!(e.contains("a gzip-compressed archive") && e.contains("`gunzip`"), "{e}");
+        let e = super::unpack_bytes(b"BZh91AY&SY", Path::new("g.tar.bz2")).err().unwrap().to_string();
+        assert!(e.contains("g.tar.bz2") && e.contains("bzip2-compressed"), "{e}");
     }
 
     #[test]
