@@ -82,6 +82,26 @@ fn variants(s: &State, who: usize) -> Vec<Variant> {
     v
 }
 
+/// What the cards of a move may change besides the pieces' spaces, boosts, traps, team flags
+/// and the outcome: character flags (only a Flag card collects or passes them) and tunnels (only a
+/// Dig card places or removes one). A try of a move that may not is put back without comparing
+/// them.
+#[derive(Clone, Copy)]
+struct Touches {
+    holds: bool,
+    tunnels: bool,
+}
+
+impl Touches {
+    /// Anything (a board whose last move is not known).
+    const ALL: Touches = Touches { holds: true, tunnels: true };
+
+    fn of(mp: &MovePlan) -> Touches {
+        let uses = |c: Card| mp.card == c || mp.combo == Some(c) || mp.copy == Some(c);
+        Touches { holds: uses(Card::Flag), tunnels: uses(Card::Dig) }
+    }
+}
+
 /// A board to try many moves on: a copy of `base`, put back after each try (only what carrying
 /// out a move changes), so that a try costs no copy of the whole state. The copy is the plan's,
 /// kept for each of its moves.
@@ -105,7 +125,7 @@ impl<'a> Scratch<'a> {
             work.played.clone_from(&base.played);
         }
         let mut scratch = Scratch { base, work, lines: Vec::new(), read: vec![empty; variants] };
-        scratch.reset();
+        scratch.reset(Touches::ALL);
         scratch
     }
 
@@ -125,7 +145,7 @@ impl<'a> Scratch<'a> {
         let _trial = Trial::begin();
         let done = carry_out(self.work, role, mp, t, false, &mut self.lines).is_ok();
         let sc = done.then(|| score(self.work, team));
-        self.reset();
+        self.reset(Touches::of(mp));
         sc
     }
 
@@ -141,25 +161,28 @@ impl<'a> Scratch<'a> {
         Some(())
     }
 
-    /// Puts the board back as `base` is: the pieces, flags, tunnels, traps, outcome and trail.
-    fn reset(&mut self) {
+    /// Puts the board back as `base` is after a move that may change what `may` says: the pieces,
+    /// flags, tunnels, traps, outcome and trail.
+    fn reset(&mut self, may: Touches) {
         let (w, b) = (&mut *self.work, self.base);
         for (x, y) in w.chars.iter_mut().zip(&b.chars) {
             (x.at, x.boosts, x.flags_left, x.trapped, x.supply) = (y.at, y.boosts, y.flags_left, y.trapped, y.supply);
-            if x.holds != y.holds {
+            if may.holds && x.holds != y.holds {
                 x.holds.clone_from(&y.holds);
             }
         }
         if w.flags != b.flags {
             w.flags = b.flags.clone();
         }
-        if w.tunnels != b.tunnels {
+        if may.tunnels && w.tunnels != b.tunnels {
             w.tunnels.clone_from(&b.tunnels);
         }
         if w.traps != b.traps {
             w.traps.clone_from(&b.traps);
         }
-        w.outcome.clone_from(&b.outcome);
+        if w.outcome.is_some() || b.outcome.is_some() {
+            w.outcome.clone_from(&b.outcome);
+        }
         w.trail.truncate(b.trail.len());
         debug_assert!(*w == *b, "a tried move changed the board beyond what Scratch::reset puts back");
     }

@@ -170,14 +170,16 @@ pub fn apply_plans(s: &mut State, ctx: &mut Ctx, plans: Vec<(String, Plan)>) {
 /// Starts move `mv` of Phase 2: all tokens of that move are revealed at once.
 fn enter_move(s: &mut State, ctx: &mut Ctx, mv: u8) {
     s.stage = Stage::Move { mv };
-    let mut parts = Vec::new();
-    for seat in &s.seats {
-        match s.plans.get(&seat.role).and_then(|p| p.moves.get(mv as usize - 1)) {
-            Some(m) => parts.push(format!("{} {}", seat.role, m.token.title())),
-            None => parts.push(format!("{} none (reset token only)", seat.role)),
+    if !ctx.is_quiet() {
+        let mut parts = Vec::new();
+        for seat in &s.seats {
+            match s.plans.get(&seat.role).and_then(|p| p.moves.get(mv as usize - 1)) {
+                Some(m) => parts.push(format!("{} {}", seat.role, m.token.title())),
+                None => parts.push(format!("{} none (reset token only)", seat.role)),
+            }
         }
+        say!(s, ctx, "Move {mv}: tokens revealed: {}.", parts.join(", "));
     }
-    say!(s, ctx, "Move {mv}: tokens revealed: {}.", parts.join(", "));
     // Character Abilities, Spy: the spy names the opponent after the tokens are revealed, at its
     // own step; with a single opponent seat (the 2-player basic game) there is nothing to ask.
     s.spied.clear();
@@ -531,7 +533,7 @@ fn token_after(s: &mut State, ctx: &mut Ctx, role: &str, token: Token, selected:
             let back: Vec<String> = seat.discarded.iter().map(|t| t.title()).collect();
             seat.tokens.append(&mut seat.discarded);
             seat.tokens.push(token);
-            seat.tokens.sort_by_key(|t| (t.priority(), t.key()));
+            seat.tokens.sort_by_cached_key(|t| (t.priority(), t.key()));
             let text = if back.is_empty() {
                 format!("  {role} takes the reset token back (no other token was discarded)")
             } else {
@@ -1284,14 +1286,25 @@ fn push(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<()
     Err(why.join("; "))
 }
 
-/// [`push_one`], the board put back as it was when the push fails.
+/// [`push_one`], the board put back as it was when the push fails: what a push may change (the
+/// pushed character's space and trap, its trap owner's supply, the traps, the team flags and the
+/// trail; never character flags, tunnels or the outcome).
 fn push_undone(s: &mut State, ch: usize, j: usize, path: &[Dir], lines: &mut Vec<String>) -> Result<(), String> {
-    let before = Board::of(s);
+    let places: Vec<(Sq, bool, u8)> = s.chars.iter().map(|c| (c.at, c.trapped, c.supply)).collect();
+    let (flags, traps, trail) = (s.flags.clone(), (!s.traps.is_empty()).then(|| s.traps.clone()), s.trail.len());
     #[cfg(debug_assertions)]
     let whole = s.clone();
     let n = lines.len();
     push_one(s, ch, j, path, lines).inspect_err(|_| {
-        before.put_back(s);
+        for (c, (at, trapped, supply)) in s.chars.iter_mut().zip(places) {
+            (c.at, c.trapped, c.supply) = (at, trapped, supply);
+        }
+        s.flags = flags;
+        // With no trap on the board, a push places none.
+        if let Some(t) = traps {
+            s.traps = t;
+        }
+        s.trail.truncate(trail);
         #[cfg(debug_assertions)]
         debug_assert!(*s == whole, "a push changed the board beyond what Board puts back");
         lines.truncate(n);
