@@ -208,6 +208,14 @@ fn best_move(s: &State, work: &mut State, role: &str, token: Token, used: &[Card
     }
     let mut best: Option<Cand> = None;
     let tried: Vec<Variant> = s.movable(role).into_iter().flat_map(|who| variants(s, who)).collect();
+    // Each alternative's place when the list is sorted by text (ties of score go by text: the
+    // same order, without comparing texts for each card).
+    let mut by_text: Vec<usize> = (0..tried.len()).collect();
+    by_text.sort_by(|&a, &b| tried[a].text.cmp(&tried[b].text));
+    let mut rank = vec![0; tried.len()];
+    for (r, &k) in by_text.iter().enumerate() {
+        rank[k] = r;
+    }
     let mut scratch = Scratch::new(s, work, tried.len());
     // Kept for their room: every card tried scores into the same list.
     let mut scored: Vec<(i32, usize)> = Vec::with_capacity(tried.len());
@@ -224,7 +232,7 @@ fn best_move(s: &State, work: &mut State, role: &str, token: Token, used: &[Card
                     scored.push((sc + rng(4) as i32, k));
                 }
             }
-            scored.sort_by(|a, b| b.0.cmp(&a.0).then(tried[a.1].text.cmp(&tried[b.1].text)));
+            scored.sort_by(|a, b| b.0.cmp(&a.0).then(rank[a.1].cmp(&rank[b.1])));
             let Some(&(top, _)) = scored.first() else { continue };
             if best.as_ref().is_none_or(|b| top > b.score) {
                 let mut tries = [0; 3];

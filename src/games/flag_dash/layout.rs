@@ -597,6 +597,32 @@ mod tests {
         assert!(!l.wall_between("d6".parse().unwrap(), "d5".parse().unwrap()));
     }
 
+    /// The walls by space ([`Layout::blocks`], derived once) say what the list of walls and the
+    /// sides open from one side say, for every space of every shipped board (and a step from off
+    /// it) and every direction, on a fresh layout and on one whose grid is already built.
+    #[test]
+    fn walls_by_space_agree_with_the_wall_list() {
+        let boards = [super::super::DEFAULT_LAYOUT, include_str!("../../../scenarios/flag-dash-cones.toml"), include_str!("../../../scenarios/flag-dash-alternate.toml")];
+        let mut blocked = 0;
+        for text in boards {
+            let l = Layout::parse(text).unwrap();
+            for r in -1..=l.rows {
+                for c in -1..=l.columns {
+                    let a = Sq { c, r };
+                    for d in Dir::ALL {
+                        let b = a.step(d);
+                        let listed = l.walls.contains(&if a < b { [a, b] } else { [b, a] }) && !l.open_from.contains(&(a, b));
+                        assert_eq!(l.blocks(a, d), listed, "{a:?} {d:?}");
+                        assert_eq!(l.wall_blocks(a, b), listed, "{a:?} {d:?}");
+                        blocked += listed as usize;
+                    }
+                }
+            }
+            assert_eq!(l, Layout::parse(text).unwrap(), "the derived grid does not change what a layout equals");
+        }
+        assert!(blocked > 0, "the shipped boards have walls");
+    }
+
     /// Each check of a layout file names its field (the shipped layout with one edit each).
     #[test]
     fn bad_layouts_name_the_field() {
