@@ -9,7 +9,7 @@ use super::asked::reset_only;
 use super::forms::default_plan;
 use super::layout::{Dir, Rect, Sq, Team};
 use super::orders::{FillKey, Parsed, Step, Try, check_card_order, fill_in, fill_key, parse, parse_try, plan_orders, plan_passes, try_with};
-use super::state::{Card, Effect, MovePlan, Plan, Stage, State, Token};
+use super::state::{Card, Effect, Mode, MovePlan, Plan, Stage, State, Token};
 use crate::game::{OrderProblem, Orders};
 
 /// A source of bot randomness: a value in `0..n`.
@@ -305,7 +305,10 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
         0 => None,
         1 => Some(role.to_string()),
         _ => team.iter().find(|r| **r != role).map(|r| r.to_string()),
-    };
+    }
+    // 2-Player Rules (basic): one seat a team, nobody to tie with; the order check refuses any
+    // (drawn all the same, so that the other games' choices stay as they were).
+    .filter(|_| s.mode != Mode::TwoBasic);
     Plan { moves, tie_first, secret_tunnel: s.layout.secret_tunnel.is_some() }
 }
 
