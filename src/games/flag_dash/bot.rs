@@ -9,7 +9,7 @@ use super::asked::reset_only;
 use super::forms::default_plan;
 use super::layout::{Dir, Rect, Sq, Team};
 use super::orders::{FillKey, Parsed, Step, Try, check_card_order, fill_in, fill_key, parse, parse_try, plan_orders, plan_passes, try_with};
-use super::state::{Card, Effect, MovePlan, Plan, Stage, State, Token};
+use super::state::{Card, Effect, Mode, MovePlan, Plan, Stage, State, Token};
 use crate::game::{OrderProblem, Orders};
 
 /// A source of bot randomness: a value in `0..n`.
@@ -82,11 +82,32 @@ fn variants(s: &State, who: usize) -> Vec<Variant> {
     v
 }
 
-/// A board to try many moves on: one copy of `base`, put back after each try (only what carrying
-/// out a move changes), so that a try costs no copy of the whole state.
+/// What the cards of a move may change besides the pieces' spaces, boosts, traps, team flags
+/// and the outcome: character flags (only a Flag card collects or passes them) and tunnels (only a
+/// Dig card places or removes one). A try of a move that may not is put back without comparing
+/// them.
+#[derive(Clone, Copy)]
+struct Touches {
+    holds: bool,
+    tunnels: bool,
+}
+
+impl Touches {
+    /// Anything (a board whose last move is not known).
+    const ALL: Touches = Touches { holds: true, tunnels: true };
+
+    fn of(mp: &MovePlan) -> Touches {
+        let uses = |c: Card| mp.card == c || mp.combo == Some(c) || mp.copy == Some(c);
+        Touches { holds: uses(Card::Flag), tunnels: uses(Card::Dig) }
+    }
+}
+
+/// A board to try many moves on: a copy of `base`, put back after each try (only what carrying
+/// out a move changes), so that a try costs no copy of the whole state. The copy is the plan's,
+/// kept for each of its moves.
 struct Scratch<'a> {
     base: &'a State,
-    work: State,
+    work: &'a mut State,
     /// The (empty, [`Trial`]) lines of the last try, kept for their room.
     lines: Vec<String>,
     /// Each alternative tried (by its place in the list tried) as last filled in: for moves of
@@ -96,9 +117,16 @@ struct Scratch<'a> {
 }
 
 impl<'a> Scratch<'a> {
-    fn new(base: &'a State, variants: usize) -> Self {
+    /// `work` (a copy of `base` but perhaps for what carrying out a move and counting its cards
+    /// as played change) is put back as `base` is.
+    fn new(base: &'a State, work: &'a mut State, variants: usize) -> Self {
         let empty = (None, Try { who: 0, steps: Vec::new(), chase: Vec::new(), no_card: false }, false);
-        Scratch { base, work: base.clone(), lines: Vec::new(), read: vec![empty; variants] }
+        if work.played != base.played {
+            work.played.clone_from(&base.played);
+        }
+        let mut scratch = Scratch { base, work, lines: Vec::new(), read: vec![empty; variants] };
+        scratch.reset(Touches::ALL);
+        scratch
     }
 
     /// The [`score`] of the board after `role` carries out alternative `v` (place `k` in the list
@@ -115,50 +143,54 @@ impl<'a> Scratch<'a> {
         read.ok()?;
         self.lines.clear();
         let _trial = Trial::begin();
-        let done = carry_out(&mut self.work, role, mp, t, false, &mut self.lines).is_ok();
-        let sc = done.then(|| score(&self.work, team));
-        self.reset();
+        let done = carry_out(self.work, role, mp, t, false, &mut self.lines).is_ok();
+        let sc = done.then(|| score(self.work, team));
+        self.reset(Touches::of(mp));
         sc
     }
 
-    /// The board after `role` carries out alternative `v` of `mp` and the move's cards count as
-    /// played; `None` when it cannot be carried out.
-    fn after(mut self, role: &str, mp: &MovePlan, v: &Variant) -> Option<State> {
+    /// Leaves the work board as it is after `role` carries out alternative `v` of `mp` and the
+    /// move's cards count as played; `None` when it cannot be carried out.
+    fn after(mut self, role: &str, mp: &MovePlan, v: &Variant) -> Option<()> {
         let t = try_with(mp, v.who, &v.steps).ok()?;
         let _trial = Trial::begin();
-        carry_out(&mut self.work, role, mp, &t, false, &mut self.lines).ok()?;
+        carry_out(self.work, role, mp, &t, false, &mut self.lines).ok()?;
         let played = self.work.played.entry(role.to_string()).or_default();
         played.push(mp.card);
         played.extend(mp.combo);
-        Some(self.work)
+        Some(())
     }
 
-    /// Puts the board back as `base` is: the pieces, flags, tunnels, traps, outcome and trail.
-    fn reset(&mut self) {
-        let (w, b) = (&mut self.work, self.base);
+    /// Puts the board back as `base` is after a move that may change what `may` says: the pieces,
+    /// flags, tunnels, traps, outcome and trail.
+    fn reset(&mut self, may: Touches) {
+        let (w, b) = (&mut *self.work, self.base);
         for (x, y) in w.chars.iter_mut().zip(&b.chars) {
             (x.at, x.boosts, x.flags_left, x.trapped, x.supply) = (y.at, y.boosts, y.flags_left, y.trapped, y.supply);
-            if x.holds != y.holds {
+            if may.holds && x.holds != y.holds {
                 x.holds.clone_from(&y.holds);
             }
         }
         if w.flags != b.flags {
             w.flags = b.flags.clone();
         }
-        if w.tunnels != b.tunnels {
+        if may.tunnels && w.tunnels != b.tunnels {
             w.tunnels.clone_from(&b.tunnels);
         }
         if w.traps != b.traps {
             w.traps.clone_from(&b.traps);
         }
-        w.outcome.clone_from(&b.outcome);
+        if w.outcome.is_some() || b.outcome.is_some() {
+            w.outcome.clone_from(&b.outcome);
+        }
         w.trail.truncate(b.trail.len());
         debug_assert!(*w == *b, "a tried move changed the board beyond what Scratch::reset puts back");
     }
 }
 
-/// The best move with `token` from `s`, not using `used` cards; with the board after it.
-fn best_move(s: &State, role: &str, token: Token, used: &[Card], rng: Rng) -> Option<(MovePlan, State)> {
+/// The best move with `token` from `s`, not using `used` cards; `work` (a copy of `s` but perhaps
+/// for an earlier move's changes, see [`Scratch::new`]) is left as the board after it.
+fn best_move(s: &State, work: &mut State, role: &str, token: Token, used: &[Card], rng: Rng) -> Option<MovePlan> {
     let seat = s.seat(role)?;
     let team = seat.team;
     let free: Vec<Card> = seat.cards.iter().copied().filter(|c| !used.contains(c)).collect();
@@ -176,7 +208,15 @@ fn best_move(s: &State, role: &str, token: Token, used: &[Card], rng: Rng) -> Op
     }
     let mut best: Option<Cand> = None;
     let tried: Vec<Variant> = s.movable(role).into_iter().flat_map(|who| variants(s, who)).collect();
-    let mut scratch = Scratch::new(s, tried.len());
+    // Each alternative's place when the list is sorted by text (ties of score go by text: the
+    // same order, without comparing texts for each card).
+    let mut by_text: Vec<usize> = (0..tried.len()).collect();
+    by_text.sort_by(|&a, &b| tried[a].text.cmp(&tried[b].text));
+    let mut rank = vec![0; tried.len()];
+    for (r, &k) in by_text.iter().enumerate() {
+        rank[k] = r;
+    }
+    let mut scratch = Scratch::new(s, work, tried.len());
     // Kept for their room: every card tried scores into the same list.
     let mut scored: Vec<(i32, usize)> = Vec::with_capacity(tried.len());
     let played: &[Card] = s.played.get(role).map_or(&[], Vec::as_slice);
@@ -192,7 +232,7 @@ fn best_move(s: &State, role: &str, token: Token, used: &[Card], rng: Rng) -> Op
                     scored.push((sc + rng(4) as i32, k));
                 }
             }
-            scored.sort_by(|a, b| b.0.cmp(&a.0).then(tried[a.1].text.cmp(&tried[b.1].text)));
+            scored.sort_by(|a, b| b.0.cmp(&a.0).then(rank[a.1].cmp(&rank[b.1])));
             let Some(&(top, _)) = scored.first() else { continue };
             if best.as_ref().is_none_or(|b| top > b.score) {
                 let mut tries = [0; 3];
@@ -206,8 +246,8 @@ fn best_move(s: &State, role: &str, token: Token, used: &[Card], rng: Rng) -> Op
     }
     let Cand { mp, tries, n, .. } = best?;
     let plan = MovePlan { tries: tries[..n].iter().map(|&k| tried[k].text.clone()).collect(), ..mp };
-    let after = scratch.after(role, &plan, &tried[tries[0]])?;
-    Some((plan, after))
+    scratch.after(role, &plan, &tried[tries[0]])?;
+    Some(plan)
 }
 
 /// A whole plan for `role`.
@@ -235,17 +275,19 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
     let mut sim = s.clone();
     sim.log.clear();
     sim.trail.clear();
+    // The board each move is tried on, put back as `sim` is before each.
+    let mut work = sim.clone();
     let mut used: Vec<Card> = Vec::new();
     let mut moves = Vec::new();
     let fallback = default_plan(s, role);
     for (k, &t) in picks.iter().enumerate() {
-        match best_move(&sim, role, t, &used, rng) {
-            Some((mp, after)) => {
+        match best_move(&sim, &mut work, role, t, &used, rng) {
+            Some(mp) => {
                 used.push(mp.card);
                 used.extend(mp.combo);
-                sim.played = after.played;
-                sim.chars = after.chars;
-                sim.flags = after.flags;
+                sim.played.clone_from(&work.played);
+                sim.chars.clone_from(&work.chars);
+                sim.flags.clone_from(&work.flags);
                 moves.push(mp);
             }
             None => {
@@ -263,7 +305,10 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
         0 => None,
         1 => Some(role.to_string()),
         _ => team.iter().find(|r| **r != role).map(|r| r.to_string()),
-    };
+    }
+    // 2-Player Rules (basic): one seat a team, nobody to tie with; the order check refuses any
+    // (drawn all the same, so that the other games' choices stay as they were).
+    .filter(|_| s.mode != Mode::TwoBasic);
     Plan { moves, tie_first, secret_tunnel: s.layout.secret_tunnel.is_some() }
 }
 

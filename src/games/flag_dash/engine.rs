@@ -170,14 +170,16 @@ pub fn apply_plans(s: &mut State, ctx: &mut Ctx, plans: Vec<(String, Plan)>) {
 /// Starts move `mv` of Phase 2: all tokens of that move are revealed at once.
 fn enter_move(s: &mut State, ctx: &mut Ctx, mv: u8) {
     s.stage = Stage::Move { mv };
-    let mut parts = Vec::new();
-    for seat in &s.seats {
-        match s.plans.get(&seat.role).and_then(|p| p.moves.get(mv as usize - 1)) {
-            Some(m) => parts.push(format!("{} {}", seat.role, m.token.title())),
-            None => parts.push(format!("{} none (reset token only)", seat.role)),
+    if !ctx.is_quiet() {
+        let mut parts = Vec::new();
+        for seat in &s.seats {
+            match s.plans.get(&seat.role).and_then(|p| p.moves.get(mv as usize - 1)) {
+                Some(m) => parts.push(format!("{} {}", seat.role, m.token.title())),
+                None => parts.push(format!("{} none (reset token only)", seat.role)),
+            }
         }
+        say!(s, ctx, "Move {mv}: tokens revealed: {}.", parts.join(", "));
     }
-    say!(s, ctx, "Move {mv}: tokens revealed: {}.", parts.join(", "));
     // Character Abilities, Spy: the spy names the opponent after the tokens are revealed, at its
     // own step; with a single opponent seat (the 2-player basic game) there is nothing to ask.
     s.spied.clear();
@@ -531,7 +533,7 @@ fn token_after(s: &mut State, ctx: &mut Ctx, role: &str, token: Token, selected:
             let back: Vec<String> = seat.discarded.iter().map(|t| t.title()).collect();
             seat.tokens.append(&mut seat.discarded);
             seat.tokens.push(token);
-            seat.tokens.sort_by_key(|t| (t.priority(), t.key()));
+            seat.tokens.sort_by_cached_key(|t| (t.priority(), t.key()));
             let text = if back.is_empty() {
                 format!("  {role} takes the reset token back (no other token was discarded)")
             } else {
@@ -774,18 +776,21 @@ fn ability_card(s: &mut State, ch: usize, card: Card, a: &Arg, lines: &mut Vec<S
 
 /// The Jump card: in the direction given, else the first of n, e, s, w that works.
 fn jump_card(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
-    let dirs: Vec<Dir> = match a {
-        Arg::Dir(d) => vec![*d],
-        _ => Dir::ALL.to_vec(),
+    let dirs: &[Dir] = match a {
+        Arg::Dir(d) => std::slice::from_ref(d),
+        _ => &Dir::ALL,
     };
+    // The reasons, kept only for the account (a trial's are empty, and not listed).
     let mut why = Vec::new();
-    for d in dirs {
+    let quiet = in_trial();
+    for &d in dirs {
         match jump(s, ch, d) {
             Ok(l) => {
                 lines.push(l);
                 return Ok(());
             }
-            Err(e) => why.push(e),
+            Err(e) if !quiet => why.push(e),
+            Err(_) => {}
         }
     }
     Err(why.join("; "))
@@ -976,14 +981,16 @@ fn spring_trap(s: &mut State, i: usize) -> String {
     }
 }
 
-/// Can a character or flag enter `q` from the adjacent `p` (on the board, no wall, no character)?
-fn open_step(s: &State, p: Sq, q: Sq) -> Result<(), String> {
+/// Can a character or flag enter `p`'s neighbour in direction `d` (on the board, no wall, no
+/// character)?
+fn open_step(s: &State, p: Sq, d: Dir) -> Result<(), String> {
+    let q = p.step(d);
     if !s.in_play(q) {
         let l = &s.layout;
         let on_grid = q.c >= 0 && q.r >= 0 && q.c < l.columns && q.r < l.rows;
         return Err(if on_grid { tell!("{q} is out of play") } else { tell!("{p} is on the edge of the board") });
     }
-    if s.layout.wall_blocks(p, q) {
+    if s.layout.blocks(p, d) {
         return Err(tell!("a wall lies between {p} and {q}"));
     }
     if let Some(j) = s.char_at(q) {
@@ -1004,11 +1011,11 @@ pub fn move_char(s: &mut State, i: usize, d: Dir) -> Result<String, String> {
     if s.chars[i].trapped {
         return Err(tell!("{} is trapped on {p}", name(s)));
     }
-    open_step(s, p, q).map_err(|e| tell!("{} cannot move {} from {p}: {e}", name(s), d.key()))?;
+    open_step(s, p, d).map_err(|e| tell!("{} cannot move {} from {p}: {e}", name(s), d.key()))?;
     let (land, over) = match s.flag_lying_at(q) {
         Some(t) => {
             let q2 = q.step(d);
-            open_step(s, q, q2).map_err(|e| tell!("{} cannot pass over the {} flag on {q}: {e}", name(s), t.name()))?;
+            open_step(s, q, d).map_err(|e| tell!("{} cannot pass over the {} flag on {q}: {e}", name(s), t.name()))?;
             if let Some(t2) = s.flag_lying_at(q2) {
                 return Err(tell!("{} cannot pass over the {} flag on {q}: the {} flag lies on {q2}", name(s), t.name(), t2.name()));
             }
@@ -1068,7 +1075,7 @@ pub fn use_tunnel(s: &mut State, ch: usize, to: Sq, bump: Option<Dir>, lines: &m
         let mut done = false;
         for d in dirs {
             let q = t.step(d);
-            if open_step(s, t, q).is_ok() && s.flag_lying_at(q).is_none() {
+            if open_step(s, t, d).is_ok() && s.flag_lying_at(q).is_none() {
                 if let Some(j) = s.char_at(t) {
                     s.chars[j].at = q;
                     let trap = spring_trap(s, j);
@@ -1250,35 +1257,58 @@ fn auto_flag(s: &mut State, ch: usize, lines: &mut Vec<String>) -> Result<(), St
 fn push(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
     let at = s.chars[ch].at;
     let team = s.chars[ch].team;
-    let candidates: Vec<(usize, Vec<Dir>)> = match a {
-        Arg::Push(j, path) => vec![(*j, path.clone())],
-        Arg::Auto => (0..s.chars.len())
-            .filter(|&j| s.chars[j].team != team && s.chars[j].at.dist(at) == 1)
-            .filter_map(|j| at.dir_to(s.chars[j].at).map(|d| (j, vec![d])))
-            .collect(),
-        _ => return Err("a flag argument on a Push card".into()),
-    };
-    let mut why = Vec::new();
-    for (j, path) in candidates {
-        let before = Board::of(s);
-        #[cfg(debug_assertions)]
-        let whole = s.clone();
-        let n = lines.len();
-        match push_one(s, ch, j, &path, lines) {
+    // The reasons, kept only for the account (a trial's are empty, and not listed).
+    let (mut why, mut tried) = (Vec::new(), false);
+    let quiet = in_trial();
+    match a {
+        Arg::Push(j, path) => match push_undone(s, ch, *j, path, lines) {
             Ok(()) => return Ok(()),
-            Err(e) => {
-                before.put_back(s);
-                #[cfg(debug_assertions)]
-                debug_assert!(*s == whole, "a push changed the board beyond what Board puts back");
-                lines.truncate(n);
-                why.push(e)
+            Err(e) => (why, tried) = (vec![e], true),
+        },
+        // Each opponent next to the pusher, in layout order, pushed straight away (a push that
+        // fails is put back, so the next is found on the board as it was).
+        Arg::Auto => {
+            for j in 0..s.chars.len() {
+                let Some(d) = Some(s.chars[j].at).filter(|q| s.chars[j].team != team && q.dist(at) == 1).and_then(|q| at.dir_to(q)) else { continue };
+                tried = true;
+                match push_undone(s, ch, j, &[d], lines) {
+                    Ok(()) => return Ok(()),
+                    Err(e) if !quiet => why.push(e),
+                    Err(_) => {}
+                }
             }
         }
+        _ => return Err("a flag argument on a Push card".into()),
     }
-    if why.is_empty() {
-        why.push(tell!("no opponent next to {}", s.chars[ch].name));
+    if !tried {
+        return Err(tell!("no opponent next to {}", s.chars[ch].name));
     }
     Err(why.join("; "))
+}
+
+/// [`push_one`], the board put back as it was when the push fails: what a push may change (the
+/// pushed character's space and trap, its trap owner's supply, the traps, the team flags and the
+/// trail; never character flags, tunnels or the outcome).
+fn push_undone(s: &mut State, ch: usize, j: usize, path: &[Dir], lines: &mut Vec<String>) -> Result<(), String> {
+    let places: Vec<(Sq, bool, u8)> = s.chars.iter().map(|c| (c.at, c.trapped, c.supply)).collect();
+    let (flags, traps, trail) = (s.flags.clone(), (!s.traps.is_empty()).then(|| s.traps.clone()), s.trail.len());
+    #[cfg(debug_assertions)]
+    let whole = s.clone();
+    let n = lines.len();
+    push_one(s, ch, j, path, lines).inspect_err(|_| {
+        for (c, (at, trapped, supply)) in s.chars.iter_mut().zip(places) {
+            (c.at, c.trapped, c.supply) = (at, trapped, supply);
+        }
+        s.flags = flags;
+        // With no trap on the board, a push places none.
+        if let Some(t) = traps {
+            s.traps = t;
+        }
+        s.trail.truncate(trail);
+        #[cfg(debug_assertions)]
+        debug_assert!(*s == whole, "a push changed the board beyond what Board puts back");
+        lines.truncate(n);
+    })
 }
 
 fn push_one(s: &mut State, ch: usize, j: usize, path: &[Dir], lines: &mut Vec<String>) -> Result<(), String> {

@@ -286,6 +286,30 @@ pub struct Layout {
     /// The alternate board's secret tunnel, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub secret_tunnel: Option<SecretTunnel>,
+    /// The walls by space, derived from `walls` and `open_from` on first use (never written).
+    #[serde(skip)]
+    sides: Sides,
+}
+
+/// For each space of a layout (row by row), its sides as bits, derived from the layout's walls
+/// once, the first time a move asks (the built-in player asks thousands of times a step): bit `k`
+/// when a wall lies on side `Dir::ALL[k]`, bit `4 + k` when that wall blocks a character leaving
+/// this way (not open from this side). Equal whatever it holds: the layout's fields decide it.
+#[derive(Clone, Default)]
+struct Sides(std::sync::OnceLock<Vec<u8>>);
+
+impl PartialEq for Sides {
+    fn eq(&self, _: &Sides) -> bool {
+        true
+    }
+}
+
+impl Eq for Sides {}
+
+impl fmt::Debug for Sides {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Sides")
+    }
 }
 
 /// The alternate board's secret tunnel (Alternate Board Setup): the entrance in the centre and each
@@ -396,19 +420,57 @@ impl Layout {
             tunnels,
             open_from,
             secret_tunnel,
+            sides: Sides::default(),
         })
     }
 
     /// True when a wall stops a character moving from `a` to the adjacent `b` (a wall between
     /// them that is not open from `a`'s side).
     pub fn wall_blocks(&self, a: Sq, b: Sq) -> bool {
-        self.wall_between(a, b) && !self.open_from.contains(&(a, b))
+        self.wall_listed(a, b) && !self.open_from.contains(&(a, b))
     }
 
     /// True when a wall lies between the adjacent spaces `a` and `b`.
     pub fn wall_between(&self, a: Sq, b: Sq) -> bool {
+        self.wall_listed(a, b)
+    }
+
+    /// [`Layout::wall_blocks`] from `a` to its neighbour in direction `d`, looked up in the
+    /// walls by space (see [`Sides`]; the built-in player asks this for every step it tries).
+    pub fn blocks(&self, a: Sq, d: Dir) -> bool {
+        if a.c < 0 || a.r < 0 || a.c >= self.columns || a.r >= self.rows {
+            return self.wall_blocks(a, a.step(d));
+        }
+        let sides = self.sides.0.get_or_init(|| self.derive_sides());
+        sides[(a.r * self.columns + a.c) as usize] & (1 << (4 + d as usize)) != 0
+    }
+
+    /// The wall pair `a`, `b` looked up in `walls` (what [`Sides`] is derived from).
+    fn wall_listed(&self, a: Sq, b: Sq) -> bool {
         let k = if a < b { [a, b] } else { [b, a] };
         self.walls.binary_search(&k).is_ok()
+    }
+
+    /// Every space's side bits (see [`Sides`]), from `walls` and `open_from`.
+    fn derive_sides(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity((self.rows * self.columns) as usize);
+        for r in 0..self.rows {
+            for c in 0..self.columns {
+                let a = Sq { c, r };
+                let mut bits = 0u8;
+                for d in Dir::ALL {
+                    let b = a.step(d);
+                    if self.wall_listed(a, b) {
+                        bits |= 1 << d as usize;
+                        if !self.open_from.contains(&(a, b)) {
+                            bits |= 1 << (4 + d as usize);
+                        }
+                    }
+                }
+                v.push(bits);
+            }
+        }
+        v
     }
 }
 
@@ -533,6 +595,32 @@ mod tests {
         assert_eq!(l.tunnels.len(), 4);
         assert!(l.wall_between("b6".parse().unwrap(), "b5".parse().unwrap()));
         assert!(!l.wall_between("d6".parse().unwrap(), "d5".parse().unwrap()));
+    }
+
+    /// The walls by space ([`Layout::blocks`], derived once) say what the list of walls and the
+    /// sides open from one side say, for every space of every shipped board (and a step from off
+    /// it) and every direction, on a fresh layout and on one whose grid is already built.
+    #[test]
+    fn walls_by_space_agree_with_the_wall_list() {
+        let boards = [super::super::DEFAULT_LAYOUT, include_str!("../../../scenarios/flag-dash-cones.toml"), include_str!("../../../scenarios/flag-dash-alternate.toml")];
+        let mut blocked = 0;
+        for text in boards {
+            let l = Layout::parse(text).unwrap();
+            for r in -1..=l.rows {
+                for c in -1..=l.columns {
+                    let a = Sq { c, r };
+                    for d in Dir::ALL {
+                        let b = a.step(d);
+                        let listed = l.walls.contains(&if a < b { [a, b] } else { [b, a] }) && !l.open_from.contains(&(a, b));
+                        assert_eq!(l.blocks(a, d), listed, "{a:?} {d:?}");
+                        assert_eq!(l.wall_blocks(a, b), listed, "{a:?} {d:?}");
+                        blocked += listed as usize;
+                    }
+                }
+            }
+            assert_eq!(l, Layout::parse(text).unwrap(), "the derived grid does not change what a layout equals");
+        }
+        assert!(blocked > 0, "the shipped boards have walls");
     }
 
     /// Each check of a layout file names its field (the shipped layout with one edit each).

@@ -408,7 +408,7 @@ impl State {
 
     /// The team flag lying (not carried) on `q`.
     pub fn flag_lying_at(&self, q: Sq) -> Option<Team> {
-        Team::ALL.into_iter().find(|&t| *self.flags.get(t) == FlagAt::Space(q))
+        Team::ALL.into_iter().find(|&t| matches!(self.flags.get(t), FlagAt::Space(p) if *p == q))
     }
 
     /// The team flag that character `i` carries.

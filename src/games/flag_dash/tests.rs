@@ -1297,3 +1297,25 @@ fn the_typed_built_in_order_is_the_checked_toml_order() {
     }
     assert!(plans > 100 && refused > 1000, "{plans} plans, {refused} refused changes");
 }
+
+/// The built-in player's plan passes the order check as it is planned, in every seating: in the
+/// basic 2-player game it names no seat to move first on a tie (2-Player Rules, Basic: no
+/// teammate; the check refuses any), where it once named its own and fell back to the default plan.
+#[test]
+fn built_in_plans_pass_the_check_in_every_seating() {
+    let modes: [&[(&str, &str)]; 4] = [&[], &[("players", "3")], &[("players", "2")], &[("players", "2"), ("abilities", "true")]];
+    for kv in modes {
+        let s = FlagDash.setup(DEFAULT_LAYOUT, &opts(kv)).unwrap();
+        let mut x: u32 = 12345;
+        let mut rng = |n: u32| {
+            x = x.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            (x >> 8) % n
+        };
+        for _ in 0..30 {
+            for role in FlagDash.roles(&s) {
+                let p = super::bot::plan(&s, &role, &mut rng);
+                assert!(orders::plan_passes(&s, &role, &p), "{kv:?} {role}: {p:?}");
+            }
+        }
+    }
+}
