@@ -66,6 +66,20 @@ impl Threat {
         Threat { conf, best: vec![0.0; g.adj.len()], points, partial: 0.0, roads: Vec::new(), queue: Default::default() }
     }
 
+    /// Puts the Confederate corps that threaten most alone with the Union strength by town
+    /// `held` first, so that [`Threat::unless`] gives up sooner. The order changes no threat: each
+    /// town's best chance is a maximum over the corps.
+    pub(super) fn most_first(&mut self, s: &State, g: &Graph, held: &[u32]) {
+        let all = std::mem::take(&mut self.conf);
+        let mut alone = Vec::with_capacity(all.len());
+        for c in all {
+            self.conf = vec![c];
+            alone.push((self.of(s, g, held), c));
+        }
+        alone.sort_by(|a, b| b.0.total_cmp(&a.0));
+        self.conf = alone.into_iter().map(|a| a.1).collect();
+    }
+
     /// How much the Confederates threaten with the Union strength by town `held`: for each
     /// unscored town, its points times the best chance a Confederate corps has to take it (1 if no
     /// Union corps holds it, else the odds of its attack), discounted per road; towns the Union
@@ -390,6 +404,7 @@ impl<'a> Search<'a> {
                 held[*i] += s.corps[c].strength;
             }
         }
+        threat.most_first(s, g, &held);
         let now = threat.of(s, g, &held);
         let mut conf_free = vec![true; g.adj.len()];
         for corps in s.corps.iter().filter(|x| x.side == Side::Confederate) {
