@@ -549,4 +549,53 @@ mod tests {
         let worth: f64 = g.adj[conf.0].iter().map(|&i| g.points[i] as f64).sum();
         assert!(t.of(&s, &g, &vec![0; n]) >= worth && worth > 0.0);
     }
+
+    /// The figures [`Threat::unless`] hands `hopeless` (running totals) are never more than the
+    /// whole threat; and a [`Combination`] moved back and forth as the odometer does keeps the
+    /// board, hash and open towns that working them out afresh gives, on many boards.
+    #[test]
+    fn running_totals_stay_below_the_threat_and_combinations_match_fresh_boards() {
+        let s = initial_state(Scenario::parse(DEFAULT_SCENARIO).unwrap(), false);
+        let g = Graph::new(&s);
+        let n = g.adj.len();
+        let mut t = Threat::new(&s, &g, &super::super::positions(&s));
+        let weights: Vec<u64> = (0..n).map(town_weight).collect();
+        let fresh = |held: &[u32]| held.iter().zip(&weights).fold(0u64, |h, (&x, &w)| h.wrapping_add(u64::from(x).wrapping_mul(w)));
+        let mut x = 11u64;
+        let mut next = |m: usize| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as usize % m
+        };
+        for _ in 0..500 {
+            let mut held = vec![0u32; n];
+            (0..4).for_each(|_| held[next(n)] += 2 + next(5) as u32);
+            let whole = t.of(&s, &g, &held);
+            let seen = std::cell::RefCell::new(Vec::new());
+            t.unless(&s, &g, &held, None, |p| {
+                seen.borrow_mut().push(p);
+                false
+            });
+            assert!(seen.borrow().iter().all(|&p| p <= whole), "{held:?}");
+            // Moves of 1 strength out of towns that hold some, made and taken back in turn.
+            let from: Vec<usize> = (0..n).filter(|&i| held[i] > 0).collect();
+            let moves: Vec<Move> = (0..6)
+                .map(|_| {
+                    let (f, e) = (from[next(from.len())], next(n));
+                    Move { from: f, end: e, strength: 1, moved: 1, dh: weights[e].wrapping_sub(weights[f]) }
+                })
+                .collect();
+            let mut c = Combination { board: held.clone(), hash: fresh(&held), moved: 0, open: open_towns(&g, &held), bits: true };
+            // At most two moves made at a time (towns hold 2 or more): make one, make the next,
+            // take both back.
+            for (k, m) in moves.iter().enumerate() {
+                c.shift(m, true);
+                assert_eq!((c.hash, c.open), (fresh(&c.board), open_towns(&g, &c.board)));
+                if k % 2 == 1 {
+                    c.shift(m, false);
+                    c.shift(&moves[k - 1], false);
+                    assert_eq!((&c.board, c.hash, c.moved), (&held, fresh(&held), 0));
+                }
+            }
+        }
+    }
 }
