@@ -104,13 +104,33 @@ pub fn half_corps(s: &State, side: Side, card: usize, upper: bool) -> Option<usi
 /// What [`all_selections`] depends on, worked out from a state: how many cards may be played,
 /// each card's halves (upper, lower) as the army commander's (`None`) or the corps it names, the
 /// side's corps, those of them able to take a command, and whether the army commander is used.
-#[derive(Clone, PartialEq, Eq, Hash)]
+#[derive(Clone, PartialEq, Eq)]
 struct PlayKey {
     limit: usize,
     halves: Vec<[Option<Option<usize>>; 2]>,
     corps: Vec<usize>,
     free: Vec<bool>,
     army_used: bool,
+}
+
+/// The memo's hasher is given one word, an FNV-1a of every field (equal keys give equal words),
+/// instead of each element: it is asked at every order and order check of `pbem simulate`.
+impl std::hash::Hash for PlayKey {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let mut h = 0xcbf2_9ce4_8422_2325u64;
+        let mut mix = |x: usize| h = (h ^ x as u64).wrapping_mul(0x100_0000_01b3);
+        mix(self.limit);
+        mix(usize::from(self.army_used));
+        mix(self.halves.len());
+        for half in self.halves.iter().flatten() {
+            // None: the army commander's; Some(None): no corps; Some(Some(c)): corps c.
+            mix(half.map_or(0, |c| c.map_or(1, |c| c + 2)));
+        }
+        mix(self.corps.len());
+        self.corps.iter().for_each(|&c| mix(c));
+        self.free.iter().for_each(|&f| mix(usize::from(f)));
+        state.write_u64(h);
+    }
 }
 
 impl PlayKey {

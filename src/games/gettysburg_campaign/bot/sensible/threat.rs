@@ -35,12 +35,24 @@ impl Bits {
     }
 }
 
+/// The towns where `held` (Union strength by town) is 0, as a town set (0 when the map does not
+/// fit one word).
+fn open_towns(g: &Graph, held: &[u32]) -> u64 {
+    if g.bits.adj.is_empty() { 0 } else { held.iter().enumerate().fold(0u64, |w, (i, &h)| w | u64::from(h == 0) << i) }
+}
+
 /// Room to work out threats in, reused from board to board.
 pub(super) struct Threat {
     /// The Confederate corps that stand somewhere: (town, strength), in corps order.
     conf: Vec<(usize, u32)>,
     /// The best chance, discounted, of taking each town.
     best: Vec<f64>,
+    /// Each town's points as a float (0 for towns worth none), for [`Threat::sum`].
+    points: Vec<f64>,
+    /// The threat of the corps worked out so far, kept as `best` grows (one-word town sets
+    /// only): a running total, so it may differ from [`Threat::sum`] by rounding (see
+    /// [`Threat::at_least`]).
+    partial: f64,
     /// Road distances and a queue, for maps too big for [`Bits`].
     roads: Vec<u32>,
     queue: std::collections::VecDeque<usize>,
@@ -50,7 +62,22 @@ impl Threat {
     /// For boards where the Confederates stand at `pos` (see [`super::positions`]).
     pub(super) fn new(s: &State, g: &Graph, pos: &[Option<usize>]) -> Self {
         let conf = (0..s.corps.len()).filter(|&c| s.corps[c].side == Side::Confederate).filter_map(|c| Some((pos[c]?, s.corps[c].strength))).collect();
-        Threat { conf, best: vec![0.0; g.adj.len()], roads: Vec::new(), queue: Default::default() }
+        let points = g.points.iter().map(|&p| f64::from(p)).collect();
+        Threat { conf, best: vec![0.0; g.adj.len()], points, partial: 0.0, roads: Vec::new(), queue: Default::default() }
+    }
+
+    /// Puts the Confederate corps that threaten most alone with the Union strength by town
+    /// `held` first, so that [`Threat::unless`] gives up sooner. The order changes no threat: each
+    /// town's best chance is a maximum over the corps.
+    pub(super) fn most_first(&mut self, s: &State, g: &Graph, held: &[u32]) {
+        let all = std::mem::take(&mut self.conf);
+        let mut alone = Vec::with_capacity(all.len());
+        for c in all {
+            self.conf = vec![c];
+            alone.push((self.of(s, g, held), c));
+        }
+        alone.sort_by(|a, b| b.0.total_cmp(&a.0));
+        self.conf = alone.into_iter().map(|a| a.1).collect();
     }
 
     /// How much the Confederates threaten with the Union strength by town `held`: for each
@@ -58,16 +85,19 @@ impl Threat {
     /// Union corps holds it, else the odds of its attack), discounted per road; towns the Union
     /// holds block the roads through them.
     pub(super) fn of(&mut self, s: &State, g: &Graph, held: &[u32]) -> f64 {
-        self.unless(s, g, held, |_| false).expect("never given up")
+        self.unless(s, g, held, None, |_| false).expect("never given up")
     }
 
     /// [`Threat::of`], or `None` as soon as the threat of some of the Confederate corps makes
-    /// `hopeless` true. The threat of some corps is never more than that of all of them, to the
-    /// bit (each town's best chance is a maximum over the corps, summed in the same order, and
-    /// rounding keeps order), so `hopeless` may rely on the whole threat being at least as big.
-    pub(super) fn unless(&mut self, s: &State, g: &Graph, held: &[u32], hopeless: impl Fn(f64) -> bool) -> Option<f64> {
+    /// `hopeless` true. `hopeless` is given a figure never more than the whole threat (the threat
+    /// of some corps is never more than that of all of them, to the bit: each town's best chance
+    /// is a maximum over the corps, summed in the same order, and rounding keeps order; and
+    /// [`Threat::at_least`] is below that), so it may rely on the whole threat being at least as
+    /// big. `open`: the towns free of Union corps as a town set ([`open_towns`]), if known.
+    pub(super) fn unless(&mut self, s: &State, g: &Graph, held: &[u32], open: Option<u64>, hopeless: impl Fn(f64) -> bool) -> Option<f64> {
         self.best.fill(0.0);
-        let open = if g.bits.adj.is_empty() { 0 } else { held.iter().enumerate().fold(0u64, |w, (i, &h)| w | u64::from(h == 0) << i) };
+        self.partial = 0.0;
+        let open = open.unwrap_or_else(|| open_towns(g, held));
         let n = self.conf.len();
         for k in 0..n {
             if g.bits.adj.is_empty() {
@@ -75,29 +105,33 @@ impl Threat {
             } else {
                 self.by_bits(s, g, held, open, self.conf[k]);
             }
-            if k + 1 < n && hopeless(self.sum(g)) {
+            if k + 1 < n && hopeless(self.at_least(g)) {
                 return None;
             }
         }
-        Some(self.sum(g))
+        Some(self.sum())
     }
 
     /// The threat of the corps worked out so far: each town's points times its best chance, in
-    /// town order. On one-word town sets only the towns worth points are added: the others add
-    /// `+0.0`, which changes no sum (at most the sign of a zero one, which no comparison sees).
-    fn sum(&self, g: &Graph) -> f64 {
-        if g.bits.adj.is_empty() {
-            return g.points.iter().zip(&self.best).map(|(&p, &b)| p as f64 * b).sum();
+    /// town order (towns worth no points add `+0.0`, which changes no sum but at most the sign of
+    /// a zero one, which no comparison sees).
+    fn sum(&self) -> f64 {
+        let mut t = 0.0;
+        for (p, b) in self.points.iter().zip(&self.best) {
+            t += p * b;
         }
-        let mut x = g.scoring;
-        std::iter::from_fn(|| {
-            (x != 0).then(|| {
-                let i = x.trailing_zeros() as usize;
-                x &= x - 1;
-                g.points[i] as f64 * self.best[i]
-            })
-        })
-        .sum()
+        t
+    }
+
+    /// A figure never more than [`Threat::sum`] of the corps worked out so far, cheaper: the
+    /// running total `partial` less a margin. Both add the same non-negative terms (`partial` in
+    /// pieces), so each is within a relative `k` × 2⁻⁵³ of the exact figure for `k` additions;
+    /// 10⁻⁹ covers a million of them (a 64-town map has 64 per corps).
+    pub(super) fn at_least(&self, g: &Graph) -> f64 {
+        if g.bits.adj.is_empty() {
+            return self.sum();
+        }
+        self.partial * (1.0 - 1e-9)
     }
 
     /// [`Threat::of`] for one Confederate corps of `strength` at `at`: breadth first, a whole
@@ -124,7 +158,11 @@ impl Threat {
                 let i = x.trailing_zeros() as usize;
                 x &= x - 1;
                 let odds = if held[i] == 0 { 1.0 } else { g.attack_chance(s, strength, held[i]) };
-                self.best[i] = self.best[i].max(odds * b.discount[d]);
+                let (old, new) = (self.best[i], odds * b.discount[d]);
+                if new > old {
+                    self.best[i] = new;
+                    self.partial += self.points[i] * (new - old);
+                }
             }
             frontier = next;
         }
@@ -225,7 +263,7 @@ impl Boards {
         let mut i = (h.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as usize & mask;
         loop {
             let at = self.slots[i] as usize;
-            if at == 0 || self.held[(at - 1) * self.width..at * self.width] == *board {
+            if at == 0 || (self.hashes[at - 1] == h && self.held[(at - 1) * self.width..at * self.width] == *board) {
                 return i;
             }
             i = (i + 1) & mask;
@@ -272,6 +310,55 @@ fn town_weight(i: usize) -> u64 {
     z ^ (z >> 31)
 }
 
+/// One route of a commanded corps as a change of the board: `strength` leaves `from` for
+/// `end`, the board's hash changes by `dh` ([`town_weight`]); `moved` 0 (and nothing else) when
+/// the route moves nothing (the corps stays or stands nowhere).
+#[derive(Clone, Copy, Default)]
+struct Move {
+    from: usize,
+    end: usize,
+    strength: u32,
+    moved: usize,
+    dh: u64,
+}
+
+/// The board of one combination of routes, kept as the odometer turns: Union strength by town,
+/// its hash, the corps moved, and the towns free of Union corps ([`open_towns`]).
+struct Combination {
+    board: Vec<u32>,
+    hash: u64,
+    moved: usize,
+    open: u64,
+    /// Whether `open` is kept (the map fits one word).
+    bits: bool,
+}
+
+impl Combination {
+    /// Makes move `m`, or takes it back when not `forth`: back and forth again gives the same
+    /// board, hash and towns, to the bit.
+    fn shift(&mut self, m: &Move, forth: bool) {
+        if m.moved == 0 {
+            return;
+        }
+        if forth {
+            self.board[m.from] -= m.strength;
+            self.board[m.end] += m.strength;
+            self.hash = self.hash.wrapping_add(m.dh);
+            self.moved += 1;
+        } else {
+            self.board[m.from] += m.strength;
+            self.board[m.end] -= m.strength;
+            self.hash = self.hash.wrapping_sub(m.dh);
+            self.moved -= 1;
+        }
+        if self.bits {
+            for t in [m.from, m.end] {
+                self.open = self.open & !(1 << t) | u64::from(self.board[t] == 0) << t;
+            }
+        }
+    }
+}
+
 /// The Union's search for one order: what every play of cards shares (where the corps stand,
 /// the Union strength by town, the threat now, the towns free of Confederate corps) and the
 /// boards scored so far.
@@ -291,6 +378,20 @@ pub(super) struct Search<'a> {
     /// The threat of every board scored so far: plays of cards that command some of the same
     /// corps, and corps of one strength that stand together, make many of the same boards.
     boards: Boards,
+    /// Room for [`Search::plans`], kept from play to play.
+    room: Room,
+}
+
+/// Room for [`Search::plans`]: the board, the routes picked and the best so far, each commanded
+/// corps' routes and their [`Move`]s (those of corps `k` from `first[k]` to `first[k + 1]`).
+#[derive(Default)]
+struct Room {
+    board: Vec<u32>,
+    pick: Vec<usize>,
+    best: Vec<usize>,
+    routes: Vec<std::rc::Rc<[Route]>>,
+    moves: Vec<Move>,
+    first: Vec<usize>,
 }
 
 impl<'a> Search<'a> {
@@ -303,6 +404,7 @@ impl<'a> Search<'a> {
                 held[*i] += s.corps[c].strength;
             }
         }
+        threat.most_first(s, g, &held);
         let now = threat.of(s, g, &held);
         let mut conf_free = vec![true; g.adj.len()];
         for corps in s.corps.iter().filter(|x| x.side == Side::Confederate) {
@@ -313,7 +415,8 @@ impl<'a> Search<'a> {
         let routes = vec![[None, None]; s.corps.len()];
         let weights: Vec<u64> = (0..held.len()).map(town_weight).collect();
         let held_hash = held.iter().zip(&weights).fold(0u64, |h, (&x, &w)| h.wrapping_add(u64::from(x).wrapping_mul(w)));
-        Search { s, g, base, threat, boards: Boards::new(held.len()), held, now, conf_free, routes, weights, held_hash }
+        let room = Default::default();
+        Search { s, g, base, threat, boards: Boards::new(held.len()), held, now, conf_free, routes, weights, held_hash, room }
     }
 
     /// The routes of corps `c` with `steps` moves (1 or 2; [`union_routes`], [`first_per_end`]).
@@ -324,20 +427,20 @@ impl<'a> Search<'a> {
         cell.get_or_insert_with(|| first_per_end(union_routes(s, g, conf_free, c, steps), placed).into()).clone()
     }
 
-    /// The gain of `board` with `moved` corps moved, if it is more than `best_gain`: from the
-    /// boards scored before, else scored now (given up as soon as it cannot be) and kept.
-    fn gain_over(&mut self, board: &[u32], hash: u64, moved: usize, best_gain: f64) -> Option<f64> {
+    /// The gain of board `c` if it is more than `best_gain`: from the boards scored before, else
+    /// scored now (given up as soon as it cannot be) and kept.
+    fn gain_over(&mut self, c: &Combination, best_gain: f64) -> Option<f64> {
         let (s, g, now) = (self.s, self.g, self.now);
         // A board whose threat so far already leaves no gain over the best cannot be picked.
-        let cost = 0.001 * moved as f64;
+        let cost = 0.001 * c.moved as f64;
         let hopeless = |t: f64| now - t - cost <= best_gain + 1e-9;
-        let t = match self.boards.get(board, hash) {
+        let t = match self.boards.get(&c.board, c.hash) {
             Some(Known::Exactly(t)) => t,
             Some(Known::AtLeast(t)) if hopeless(t) => return None,
             _ => {
-                let t = self.threat.unless(s, g, board, hopeless);
-                let known = t.map_or_else(|| Known::AtLeast(self.threat.sum(g)), Known::Exactly);
-                self.boards.put(board, hash, known);
+                let t = self.threat.unless(s, g, &c.board, c.bits.then_some(c.open), hopeless);
+                let known = t.map_or_else(|| Known::AtLeast(self.threat.at_least(g)), Known::Exactly);
+                self.boards.put(&c.board, c.hash, known);
                 t?
             }
         };
@@ -345,37 +448,69 @@ impl<'a> Search<'a> {
         (gain > best_gain + 1e-9).then_some(gain)
     }
 
+    /// `room` made ready for play `sel`: each commanded corps' routes and their moves.
+    fn moves(&mut self, sel: &[Command], room: &mut Room) {
+        let s = self.s;
+        room.routes.clear();
+        room.moves.clear();
+        room.first.clear();
+        for x in sel {
+            let routes = self.routes(x.corps, rules::allowed_steps(s, Side::Union, sel, x.corps));
+            room.first.push(room.moves.len());
+            let strength = s.corps[x.corps].strength;
+            room.moves.extend(routes.iter().map(|r| match (self.base[x.corps], r.end()) {
+                (Some(from), Some(end)) => {
+                    let dh = u64::from(strength).wrapping_mul(self.weights[end].wrapping_sub(self.weights[from]));
+                    Move { from, end, strength, moved: 1, dh }
+                }
+                _ => Move::default(),
+            }));
+            room.routes.push(routes);
+        }
+        room.first.push(room.moves.len());
+    }
+
     /// The Union's best plans for play `sel`: every combination of its corps' routes, scored by
     /// how much it lowers the Confederate threat (a move that changes nothing is not made); the
     /// first best combination in odometer order wins.
     pub(super) fn plans(&mut self, sel: &[Command]) -> (Vec<Vec<String>>, f64) {
-        let (s, g) = (self.s, self.g);
-        let routes: Vec<std::rc::Rc<[Route]>> = sel.iter().map(|x| self.routes(x.corps, rules::allowed_steps(s, Side::Union, sel, x.corps))).collect();
-        let mut pick = vec![0; sel.len()];
-        let (mut best, mut best_gain) = (pick.clone(), 0.0f64);
-        let mut board = self.held.clone();
+        let g = self.g;
+        let mut room = std::mem::take(&mut self.room);
+        self.moves(sel, &mut room);
+        let Room { board, pick, best, routes, moves, first } = &mut room;
+        pick.clear();
+        pick.resize(sel.len(), 0);
+        best.clone_from(pick);
+        let mut best_gain = 0.0f64;
+        // The board of the combination `pick`, kept as the odometer turns: only the corps whose
+        // route changes are moved back and again.
+        board.clone_from(&self.held);
+        let bits = g.bits.fits();
+        let mut c = Combination { open: open_towns(g, board), board: std::mem::take(board), hash: self.held_hash, moved: 0, bits };
+        for k in 0..sel.len() {
+            c.shift(&moves[first[k]], true);
+        }
         loop {
-            board.copy_from_slice(&self.held);
-            let (mut moved, mut hash) = (0, self.held_hash);
-            for (k, x) in sel.iter().enumerate() {
-                if let (Some(end), Some(from)) = (routes[k][pick[k]].end(), self.base[x.corps]) {
-                    let strength = s.corps[x.corps].strength;
-                    board[from] -= strength;
-                    board[end] += strength;
-                    moved += 1;
-                    hash = hash.wrapping_add(u64::from(strength).wrapping_mul(self.weights[end].wrapping_sub(self.weights[from])));
-                }
-            }
-            if let Some(gain) = self.gain_over(&board, hash, moved, best_gain) {
-                (best, best_gain) = (pick.clone(), gain);
+            if let Some(gain) = self.gain_over(&c, best_gain) {
+                best.copy_from_slice(pick);
+                best_gain = gain;
             }
             // The next combination (odometer order).
-            let Some(k) = (0..sel.len()).find(|&k| pick[k] + 1 < routes[k].len()) else { break };
-            pick[k] += 1;
-            pick[..k].iter_mut().for_each(|p| *p = 0);
+            let Some(k) = (0..sel.len()).find(|&k| first[k] + pick[k] + 1 < first[k + 1]) else { break };
+            for j in 0..=k {
+                let next = if j == k { pick[j] + 1 } else { 0 };
+                if next != pick[j] {
+                    c.shift(&moves[first[j] + pick[j]], false);
+                    c.shift(&moves[first[j] + next], true);
+                    pick[j] = next;
+                }
+            }
         }
+        *board = c.board;
         let names = |r: &Route| r.towns[..r.len].iter().map(|&t| g.names[t].clone()).collect();
-        (best.iter().enumerate().map(|(k, &i)| names(&routes[k][i])).collect(), best_gain)
+        let plans = best.iter().enumerate().map(|(k, &i)| names(&routes[k][i])).collect();
+        self.room = room;
+        (plans, best_gain)
     }
 }
 
@@ -413,5 +548,54 @@ mod tests {
         t.conf = vec![conf];
         let worth: f64 = g.adj[conf.0].iter().map(|&i| g.points[i] as f64).sum();
         assert!(t.of(&s, &g, &vec![0; n]) >= worth && worth > 0.0);
+    }
+
+    /// The figures [`Threat::unless`] hands `hopeless` (running totals) are never more than the
+    /// whole threat; and a [`Combination`] moved back and forth as the odometer does keeps the
+    /// board, hash and open towns that working them out afresh gives, on many boards.
+    #[test]
+    fn running_totals_stay_below_the_threat_and_combinations_match_fresh_boards() {
+        let s = initial_state(Scenario::parse(DEFAULT_SCENARIO).unwrap(), false);
+        let g = Graph::new(&s);
+        let n = g.adj.len();
+        let mut t = Threat::new(&s, &g, &super::super::positions(&s));
+        let weights: Vec<u64> = (0..n).map(town_weight).collect();
+        let fresh = |held: &[u32]| held.iter().zip(&weights).fold(0u64, |h, (&x, &w)| h.wrapping_add(u64::from(x).wrapping_mul(w)));
+        let mut x = 11u64;
+        let mut next = |m: usize| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as usize % m
+        };
+        for _ in 0..500 {
+            let mut held = vec![0u32; n];
+            (0..4).for_each(|_| held[next(n)] += 2 + next(5) as u32);
+            let whole = t.of(&s, &g, &held);
+            let seen = std::cell::RefCell::new(Vec::new());
+            t.unless(&s, &g, &held, None, |p| {
+                seen.borrow_mut().push(p);
+                false
+            });
+            assert!(seen.borrow().iter().all(|&p| p <= whole), "{held:?}");
+            // Moves of 1 strength out of towns that hold some, made and taken back in turn.
+            let from: Vec<usize> = (0..n).filter(|&i| held[i] > 0).collect();
+            let moves: Vec<Move> = (0..6)
+                .map(|_| {
+                    let (f, e) = (from[next(from.len())], next(n));
+                    Move { from: f, end: e, strength: 1, moved: 1, dh: weights[e].wrapping_sub(weights[f]) }
+                })
+                .collect();
+            let mut c = Combination { board: held.clone(), hash: fresh(&held), moved: 0, open: open_towns(&g, &held), bits: true };
+            // At most two moves made at a time (towns hold 2 or more): make one, make the next,
+            // take both back.
+            for (k, m) in moves.iter().enumerate() {
+                c.shift(m, true);
+                assert_eq!((c.hash, c.open), (fresh(&c.board), open_towns(&g, &c.board)));
+                if k % 2 == 1 {
+                    c.shift(m, false);
+                    c.shift(&moves[k - 1], false);
+                    assert_eq!((&c.board, c.hash, c.moved), (&held, fresh(&held), 0));
+                }
+            }
+        }
     }
 }
