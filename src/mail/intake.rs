@@ -611,13 +611,7 @@ fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, filing): (
     }
     let accepted = results.iter().filter(|r| r.receipt.is_some()).count();
     let counted = format!("{accepted} of {} order file(s) accepted", results.len());
-    // Who may hear about these orders: the seats whose keys signed them.
-    let mut seats: Vec<String> = Vec::new();
-    for e in results.iter().filter_map(|r| r.seat_email.as_ref()) {
-        if !seats.iter().any(|s| s.eq_ignore_ascii_case(e)) {
-            seats.push(e.clone());
-        }
-    }
+    let seats = signing_seats(&results);
     if !known && seats.is_empty() {
         // Forged or stray mail from outside the games: answering it would be backscatter.
         return Ok(Handled {
@@ -654,6 +648,18 @@ fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, filing): (
     extra.text.push_str(&plans_mailed(&results, games, &from, (outbox, group), cfg, now)?);
     let ctx = Ctx { hash, name, games, log, replies: &filing.replies, cfg, now };
     answer(&ex, results, counted, known, to, cc, extra, &ctx)
+}
+
+/// Who may hear about these orders: the addresses of the seats whose keys signed them, each once
+/// (in any case), in the order of the orders.
+fn signing_seats(results: &[OrderResult]) -> Vec<String> {
+    let mut seats: Vec<String> = Vec::new();
+    for e in results.iter().filter_map(|r| r.seat_email.as_ref()) {
+        if !seats.iter().any(|s| s.eq_ignore_ascii_case(e)) {
+            seats.push(e.clone());
+        }
+    }
+    seats
 }
 
 /// Mails each accepted plan to the seat's teammates where the rules let them see it (Flag Dash);
