@@ -196,6 +196,14 @@ pub fn read_record(dir: &GameDir, n: u64) -> Result<Record> {
     serde_json::from_str(&text).map_err(|e| Error::Input { file: path, line: Some(e.line()), field: None, message: e.to_string() })
 }
 
+/// Reads record `n` for what a new step needs of it ([`model::Trail`]): cheaper than
+/// [`read_record`], which a step calls only for the newest record.
+fn read_trail(dir: &GameDir, n: u64) -> Result<model::Trail> {
+    let path = dir.record(n);
+    let text = store::read_text(&path)?;
+    serde_json::from_str(&text).map_err(|e| Error::Input { file: path, line: Some(e.line()), field: None, message: e.to_string() })
+}
+
 pub(crate) fn host_key(dir: &GameDir) -> Result<ssh_key::PrivateKey> {
     Ok(sig::load_private_key(&dir.host_key(), None)?)
 }
@@ -1382,7 +1390,7 @@ pub fn public_events(events: &[crate::dice::Event]) -> Vec<crate::dice::Event> {
 pub(crate) fn outstanding_reveals(dir: &GameDir, last: u64, publication: Publication, over: bool) -> Result<Vec<LateReveal>> {
     let mut pending: BTreeMap<(u64, String), WithheldUntil> = BTreeMap::new();
     for n in 1..=last {
-        let rec = read_record(dir, n)?;
+        let rec = read_trail(dir, n)?;
         for r in &rec.reveals {
             pending.remove(&(r.step, r.role.clone()));
         }
@@ -1405,8 +1413,8 @@ pub(crate) fn outstanding_reveals(dir: &GameDir, last: u64, publication: Publica
 fn misses_before(dir: &GameDir, last: u64) -> Result<BTreeMap<String, u32>> {
     let mut misses = BTreeMap::new();
     for n in 1..=last {
-        if let Some(res) = read_record(dir, n)?.resolution {
-            model::count_misses(&mut misses, &res);
+        if let Some(res) = read_trail(dir, n)?.resolution {
+            model::count_misses(&mut misses, res.orders.iter().map(|o| (o.role.as_str(), o.seq.is_some())));
         }
     }
     Ok(misses)
