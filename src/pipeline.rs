@@ -265,15 +265,18 @@ pub(crate) fn stage_record(
 ) -> Result<store::Staged> {
     // Every report is rendered before anything is written: a template that fails (e.g. an
     // override without the pin block) leaves the game as it was.
+    // The record's bytes are made and hashed once: every report pins them, the signature signs them.
     let env = report::shared_environment(report::override_dir())?;
+    let bytes = model::record_bytes(rec);
+    let sha256 = commit::sha256_hex(&bytes);
+    let pinned = report::Pinned { record: rec, sha256: &sha256 };
     let mut texts = Vec::new();
     for seat in &gf.seats {
-        texts.push((dir.report(rec.index, &seat.role), report::render(&env, game, gf, rec, events, state, &seat.role)?));
+        texts.push((dir.report(rec.index, &seat.role), report::render_pinned(&env, game, gf, pinned, events, state, &seat.role)?));
     }
     files.push((dir.state(rec.index), state.as_bytes().to_vec()));
     files.extend(texts.into_iter().map(|(path, text)| (path, text.into_bytes())));
     let path = dir.record(rec.index);
-    let bytes = model::record_bytes(rec);
     files.push((sig_path(&path), sig::sign(key, NS_RECORD, &bytes)?.into_bytes()));
     store::stage(&files, store::CommitPoint::new(path, bytes))
 }
