@@ -1324,7 +1324,7 @@ impl Audit {
         }
         let seed = self.check_step_seed(st, &nonces)?;
         self.check_nmr_orders(st, full, &seed)?;
-        model::count_misses(&mut self.misses, res);
+        model::count_misses(&mut self.misses, res.orders.iter().map(|o| (o.role.as_str(), o.seq.is_some())));
         let (after, events, answers) = match self.ahead.replayed(&self.state, &orders, &seed) {
             Some((after, events, publication, pending)) => (after, events, Some((publication, pending))),
             None => {

@@ -265,13 +265,61 @@ impl Revealed {
     }
 }
 
-/// Consecutive missed steps per role, updated with one resolution: an NMR adds one, orders reset
-/// the count to zero. Fold this over records 1..=N to get the counts after record N.
-pub fn count_misses(misses: &mut BTreeMap<String, u32>, res: &Resolution) {
-    for o in &res.orders {
-        let m = misses.entry(o.role.clone()).or_insert(0);
-        *m = if o.seq.is_none() { *m + 1 } else { 0 };
+/// Consecutive missed steps per role, updated with one resolution's orders, each a role and
+/// whether its seat sent orders (a receipt seq): an NMR adds one, orders reset the count to zero.
+/// Fold this over records 1..=N to get the counts after record N.
+pub fn count_misses<'a>(misses: &mut BTreeMap<String, u32>, orders: impl IntoIterator<Item = (&'a str, bool)>) {
+    for (role, sent) in orders {
+        let m = misses.entry(role.to_string()).or_insert(0);
+        *m = if sent { 0 } else { *m + 1 };
     }
+}
+
+/// What a new step needs of each record before it: which withheld orders the record revealed,
+/// and of its resolution each order's role, receipt seq and whether (and how long) it was
+/// withheld. Parsed from a record file without its texts, orders, events and opening (serde
+/// skips them unbuilt), so that going through every earlier record each step stays cheap in a
+/// long game; the fields keep [`Record`]'s names and meaning.
+#[derive(Debug, Deserialize)]
+pub struct Trail {
+    /// The `(step, role)` of each late reveal ([`Record::reveals`]).
+    #[serde(default)]
+    pub reveals: Vec<TrailReveal>,
+    /// The resolution, if any ([`Record::resolution`]).
+    pub resolution: Option<TrailResolution>,
+}
+
+/// A late reveal's step and role ([`LateReveal`]).
+#[derive(Debug, Deserialize)]
+pub struct TrailReveal {
+    /// The step the orders were for.
+    pub step: u64,
+    /// The role.
+    pub role: String,
+}
+
+/// A resolution's step and orders ([`Resolution`]).
+#[derive(Debug, Deserialize)]
+pub struct TrailResolution {
+    /// The step resolved.
+    pub step: u64,
+    /// Each asked role's entry.
+    pub orders: Vec<TrailOrder>,
+}
+
+/// An order's role, receipt seq and withholding ([`Revealed`]).
+#[derive(Debug, Deserialize)]
+pub struct TrailOrder {
+    /// The role.
+    pub role: String,
+    /// Receipt seq used; `None` for NMR.
+    pub seq: Option<u64>,
+    /// Whether the orders were withheld from this record.
+    #[serde(default)]
+    pub withheld: bool,
+    /// Until when they stay withheld.
+    #[serde(default)]
+    pub withheld_until: WithheldUntil,
 }
 
 impl NmrPolicy {

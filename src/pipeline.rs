@@ -196,6 +196,14 @@ pub fn read_record(dir: &GameDir, n: u64) -> Result<Record> {
     serde_json::from_str(&text).map_err(|e| Error::Input { file: path, line: Some(e.line()), field: None, message: e.to_string() })
 }
 
+/// Reads record `n` for what a new step needs of it ([`model::Trail`]): cheaper than
+/// [`read_record`], which a step calls only for the newest record.
+fn read_trail(dir: &GameDir, n: u64) -> Result<model::Trail> {
+    let path = dir.record(n);
+    let text = store::read_text(&path)?;
+    serde_json::from_str(&text).map_err(|e| Error::Input { file: path, line: Some(e.line()), field: None, message: e.to_string() })
+}
+
 pub(crate) fn host_key(dir: &GameDir) -> Result<ssh_key::PrivateKey> {
     Ok(sig::load_private_key(&dir.host_key(), None)?)
 }
@@ -257,15 +265,18 @@ pub(crate) fn stage_record(
 ) -> Result<store::Staged> {
     // Every report is rendered before anything is written: a template that fails (e.g. an
     // override without the pin block) leaves the game as it was.
+    // The record's bytes are made and hashed once: every report pins them, the signature signs them.
     let env = report::shared_environment(report::override_dir())?;
+    let bytes = model::record_bytes(rec);
+    let sha256 = commit::sha256_hex(&bytes);
+    let pinned = report::Pinned { record: rec, sha256: &sha256 };
     let mut texts = Vec::new();
     for seat in &gf.seats {
-        texts.push((dir.report(rec.index, &seat.role), report::render(&env, game, gf, rec, events, state, &seat.role)?));
+        texts.push((dir.report(rec.index, &seat.role), report::render_pinned(&env, game, gf, pinned, events, state, &seat.role)?));
     }
     files.push((dir.state(rec.index), state.as_bytes().to_vec()));
     files.extend(texts.into_iter().map(|(path, text)| (path, text.into_bytes())));
     let path = dir.record(rec.index);
-    let bytes = model::record_bytes(rec);
     files.push((sig_path(&path), sig::sign(key, NS_RECORD, &bytes)?.into_bytes()));
     store::stage(&files, store::CommitPoint::new(path, bytes))
 }
@@ -1249,7 +1260,8 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
     // a built-in player's orders are drawn from a seed derived from the step seed.
     let (mut revealed, nonces) = reveal_orders(g, opening, receipts)?;
     let seed = commit::step_seed(&g.gf.id, step, &host_seed, nonces.iter().map(|(r, n)| (r.as_str(), n)));
-    fill_nmr_orders(g, step, &seed, &mut revealed)?;
+    let before = read_before(&g.dir, g.record.index)?;
+    fill_nmr_orders(g, step, &seed, &before.misses, &mut revealed)?;
     let orders: BTreeMap<String, Orders> = revealed.iter().map(|o| (o.role.clone(), o.orders.clone())).collect();
     let mut ctx = Ctx::new(seed);
     let state = g.game.resolve(&g.state, &orders, &mut ctx)?;
@@ -1260,7 +1272,7 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
     // that ends the game reveals everything.
     let publication = g.game.publication(&g.state, &state)?;
     let over = matches!(g.game.pending(&state)?, Pending::Over(_));
-    let reveals = outstanding_reveals(&g.dir, g.record.index, publication, over)?;
+    let reveals = due_reveals(&g.dir, before.withheld, publication, over)?;
     let mut files = Vec::new();
     withhold_orders(&mut files, g, step, WithheldUntil::for_step(publication, over), &mut revealed)?;
     let (next_open, outcome) = open_next(&mut files, &g.dir, &g.gf, g.game, &state, step + 1, now, entropy)?;
@@ -1335,10 +1347,9 @@ fn reveal_orders(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Rece
     Ok((revealed, nonces))
 }
 
-/// The NMR orders (the game's default or the built-in player's, by the seat's misses so far)
+/// The NMR orders (the game's default or the built-in player's, by the seat's `misses` so far)
 /// of every role in `revealed` that sent none.
-fn fill_nmr_orders(g: &Loaded, step: u64, seed: &[u8; 32], revealed: &mut [Revealed]) -> Result<()> {
-    let misses = if revealed.iter().any(|o| o.seq.is_none()) { misses_before(&g.dir, g.record.index)? } else { BTreeMap::new() };
+fn fill_nmr_orders(g: &Loaded, step: u64, seed: &[u8; 32], misses: &BTreeMap<String, u32>, revealed: &mut [Revealed]) -> Result<()> {
     for o in revealed.iter_mut().filter(|o| o.seq.is_none()) {
         let (orders, kind) = nmr_orders(g.game, &g.gf, &g.state, step, seed, &o.role, misses.get(&o.role).copied().unwrap_or(0))?;
         o.orders = orders;
@@ -1380,17 +1391,37 @@ pub fn public_events(events: &[crate::dice::Event]) -> Vec<crate::dice::Event> {
 /// record whose step the game says `publication` of (`over`: the record ends the game), in step
 /// and role order, read from the host's `host/withheld/` copies.
 pub(crate) fn outstanding_reveals(dir: &GameDir, last: u64, publication: Publication, over: bool) -> Result<Vec<LateReveal>> {
-    let mut pending: BTreeMap<(u64, String), WithheldUntil> = BTreeMap::new();
+    due_reveals(dir, read_before(dir, last)?.withheld, publication, over)
+}
+
+/// What records 1..=`last` tell a new step, gathered in one pass over them ([`read_trail`]).
+struct Before {
+    /// Orders withheld and not yet revealed, by step and role, with how long they stay withheld.
+    withheld: BTreeMap<(u64, String), WithheldUntil>,
+    /// Consecutive missed steps per role ([`model::count_misses`]).
+    misses: BTreeMap<String, u32>,
+}
+
+/// Reads records 1..=`last` for a new step ([`Before`]).
+fn read_before(dir: &GameDir, last: u64) -> Result<Before> {
+    let mut before = Before { withheld: BTreeMap::new(), misses: BTreeMap::new() };
     for n in 1..=last {
-        let rec = read_record(dir, n)?;
+        let rec = read_trail(dir, n)?;
         for r in &rec.reveals {
-            pending.remove(&(r.step, r.role.clone()));
+            before.withheld.remove(&(r.step, r.role.clone()));
         }
         if let Some(res) = rec.resolution {
-            pending.extend(res.orders.iter().filter(|o| o.withheld).map(|o| ((res.step, o.role.clone()), o.withheld_until)));
+            model::count_misses(&mut before.misses, res.orders.iter().map(|o| (o.role.as_str(), o.seq.is_some())));
+            before.withheld.extend(res.orders.iter().filter(|o| o.withheld).map(|o| ((res.step, o.role.clone()), o.withheld_until)));
         }
     }
-    pending
+    Ok(before)
+}
+
+/// Of the orders still `withheld`, those due in a record whose step the game says `publication`
+/// of (`over`: the record ends the game), in step and role order, read from `host/withheld/`.
+fn due_reveals(dir: &GameDir, withheld: BTreeMap<(u64, String), WithheldUntil>, publication: Publication, over: bool) -> Result<Vec<LateReveal>> {
+    withheld
         .into_iter()
         .filter(|(_, until)| until.due(publication, over))
         .map(|((step, role), _)| {
@@ -1399,17 +1430,6 @@ pub(crate) fn outstanding_reveals(dir: &GameDir, last: u64, publication: Publica
             serde_json::from_str(&text).map_err(|e| Error::input(&path, e.to_string()))
         })
         .collect()
-}
-
-/// Consecutive missed steps per role after records 1..=`last` (read from the records).
-fn misses_before(dir: &GameDir, last: u64) -> Result<BTreeMap<String, u32>> {
-    let mut misses = BTreeMap::new();
-    for n in 1..=last {
-        if let Some(res) = read_record(dir, n)?.resolution {
-            model::count_misses(&mut misses, &res);
-        }
-    }
-    Ok(misses)
 }
 
 /// The orders used for a missing `role` under the game's NMR policy, and which kind they are
