@@ -250,6 +250,33 @@ fn best_move(s: &State, work: &mut State, role: &str, token: Token, used: &[Card
     Some(plan)
 }
 
+/// A copy of `s` without the round's account (`log`, `trail`): what the moves are tried on. The
+/// account, tens of lines, is neither copied nor dropped (a plan copies the board twice).
+fn without_account(s: &State) -> State {
+    State {
+        layout: s.layout.clone(),
+        mode: s.mode,
+        abilities: s.abilities,
+        out_columns: s.out_columns.clone(),
+        seats: s.seats.clone(),
+        chars: s.chars.clone(),
+        flags: s.flags.clone(),
+        tunnels: s.tunnels.clone(),
+        traps: s.traps.clone(),
+        tiebreak: s.tiebreak,
+        round: s.round,
+        stage: s.stage.clone(),
+        plans: s.plans.clone(),
+        played: s.played.clone(),
+        spied: s.spied.clone(),
+        tie_answers: s.tie_answers.clone(),
+        log: Vec::new(),
+        trail: Vec::new(),
+        last_mover: s.last_mover,
+        outcome: s.outcome.clone(),
+    }
+}
+
 /// A whole plan for `role`.
 pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
     let Some(seat) = s.seat(role) else { return default_plan(s, role) };
@@ -272,9 +299,7 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
     };
     // The board the moves are tried on, without the round's account (nothing a move reads), so
     // that each of the many copies made of it is cheap.
-    let mut sim = s.clone();
-    sim.log.clear();
-    sim.trail.clear();
+    let mut sim = without_account(s);
     // The board each move is tried on, put back as `sim` is before each.
     let mut work = sim.clone();
     let mut used: Vec<Card> = Vec::new();

@@ -610,7 +610,8 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lenient: boo
         if let Some(&(a, b)) = units.iter().flatten().find(|u| u.0 == i) {
             let card = if matches!(t.steps[a], Step::Combo(_)) { mp.combo.expect("combo step has a combo card") } else { mp.card };
             // Only a lenient run goes back to before a card that cannot be carried out.
-            let before = lenient.then(|| (s.clone(), lines.len(), tunnel_used));
+            // Only what carrying out a move changes ([`Board`]), not the whole state.
+            let before = lenient.then(|| (Board::of(s), lines.len(), tunnel_used));
             let mut unit = || -> Result<bool, String> {
                 for k in a..=b {
                     if step(s, role, mp, t, k, this_move_so_far, &mut tunnel_used, lines)? {
@@ -627,8 +628,8 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lenient: boo
                     }
                 }
                 Err(e) => {
-                    let Some((state, n, used)) = before else { return Err(e) };
-                    *s = state;
+                    let Some((board, n, used)) = before else { return Err(e) };
+                    board.put_back(s);
                     lines.truncate(n);
                     tunnel_used = used;
                     lines.push(tell!("{} is not carried out (fully or not at all): {e}", card.title()));
@@ -914,7 +915,8 @@ fn dig_space(s: &State, ch: usize, a: &Arg) -> Option<Sq> {
 fn jump(s: &mut State, ch: usize, d: Dir) -> Result<String, String> {
     let p = s.chars[ch].at;
     let q = p.step(d);
-    let name = s.chars[ch].name.clone();
+    // The name is read for the account only (a trial formats none: nothing copied).
+    let name = &s.chars[ch].name;
     let wall = s.layout.wall_between(p, q);
     let body = s.char_at(q);
     let land = match (wall, body) {
@@ -938,7 +940,7 @@ fn jump(s: &mut State, ch: usize, d: Dir) -> Result<String, String> {
     s.chars[ch].at = land;
     mark_trail(s, ch, p, land);
     let trap = spring_trap(s, ch);
-    Ok(tell!("Jump: {name} {p} -> {land}{trap}"))
+    Ok(tell!("Jump: {} {p} -> {land}{trap}", s.chars[ch].name))
 }
 
 /// Can `mp`'s token select character `i`? Not a trapped one, unless it is the reset token
@@ -1360,11 +1362,17 @@ pub fn winner(s: &State) -> Option<(Team, String)> {
     // holding fewer has no name to compare: the common case, checked after every step of every
     // move the built-in player tries.
     // Counted only when a runner holds a flag at all (a team's count is the other's opponents).
-    if !s.chars.iter().any(|c| c.is_runner() && !c.holds.is_empty()) && s.chars.iter().any(|c| c.team == Team::White) && s.chars.iter().any(|c| c.team == Team::Red) {
+    // One pass over the characters: whether a runner holds any, and each team's size.
+    let (mut held, mut sizes) = (false, Teams { white: 0, red: 0 });
+    for c in &s.chars {
+        held |= c.is_runner() && !c.holds.is_empty();
+        *sizes.get_mut(c.team) += 1;
+    }
+    if !held && sizes.white > 0 && sizes.red > 0 {
         return None;
     }
     let opponents = |t: Team| s.chars.iter().filter(move |o| o.team != t);
-    let counts = Teams { white: opponents(Team::White).count(), red: opponents(Team::Red).count() };
+    let counts = Teams { white: sizes.red, red: sizes.white };
     for c in &s.chars {
         if c.is_runner() && c.holds.len() >= *counts.get(c.team) && opponents(c.team).all(|o| c.holds.contains(&o.name)) {
             return Some((c.team, kept!("{} holds a character flag of every opposing character", c.name)));
