@@ -1360,15 +1360,17 @@ pub fn winner(s: &State) -> Option<(Team, String)> {
     }
     // A flag of every opponent is as many flags as opponents (their names differ), so a runner
     // holding fewer has no name to compare: the common case, checked after every step of every
-    // move the built-in player tries.
-    // Counted only when a runner holds a flag at all (a team's count is the other's opponents).
-    // One pass over the characters: whether a runner holds any, and each team's size.
-    let (mut held, mut sizes) = (false, Teams { white: 0, red: 0 });
+    // move the built-in player tries. One pass over the characters: the most flags a runner of
+    // each team holds, and each team's size (a team's opponents are the other team).
+    let (mut most, mut sizes) = (Teams { white: 0, red: 0 }, Teams { white: 0, red: 0 });
     for c in &s.chars {
-        held |= c.is_runner() && !c.holds.is_empty();
+        if c.is_runner() {
+            let m = most.get_mut(c.team);
+            *m = (*m).max(c.holds.len());
+        }
         *sizes.get_mut(c.team) += 1;
     }
-    if !held && sizes.white > 0 && sizes.red > 0 {
+    if most.white < sizes.red && most.red < sizes.white {
         return None;
     }
     let opponents = |t: Team| s.chars.iter().filter(move |o| o.team != t);
@@ -1412,6 +1414,46 @@ mod tests {
 
     fn plan(card: Card, token: Token, combo: Option<Card>, tries: &[&str]) -> MovePlan {
         MovePlan { card, token, combo, copy: None, tries: tries.iter().map(|t| t.to_string()).collect(), spy_on: None }
+    }
+
+    /// Flag Dash, Game End: the win check's shortcut (no runner holds as many flags as its team
+    /// has opponents) agrees with the rule read plainly (a runner holding a flag of every
+    /// opposing character) over many boards: random character flags held by anyone (opponents'
+    /// names, own team's, repeats), characters taken off the board (a team may have none).
+    #[test]
+    fn win_check_agrees_with_the_rule_over_many_boards() {
+        let plainly = |s: &State| {
+            s.chars.iter().find(|c| c.is_runner() && s.chars.iter().filter(|o| o.team != c.team).all(|o| c.holds.contains(&o.name))).map(|c| c.team)
+        };
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let mut wins = 0;
+        for k in 0..3000 {
+            let mut s = cleared(&[("players", ["2", "3", "4"][k % 3])]);
+            let names: Vec<String> = s.chars.iter().map(|c| c.name.clone()).collect();
+            for c in &mut s.chars {
+                c.holds = (0..rnd(5)).map(|_| names[rnd(names.len() as u64) as usize].clone()).collect();
+            }
+            match rnd(6) {
+                0 => {
+                    let team = s.chars[rnd(names.len() as u64) as usize].team;
+                    s.chars.retain(|c| c.team != team);
+                }
+                1 => {
+                    s.chars.remove(rnd(names.len() as u64) as usize);
+                }
+                _ => {}
+            }
+            let got = winner(&s).map(|w| w.0);
+            assert_eq!(got, plainly(&s), "board {k}: {:?}", s.chars.iter().map(|c| (&c.name, &c.holds)).collect::<Vec<_>>());
+            wins += got.is_some() as u32;
+        }
+        assert!(wins > 20, "the boards include wins ({wins})");
     }
 
     /// Flag Dash, Move Characters: the first alternative carried out fully wins; the ones that do
