@@ -700,7 +700,7 @@ fn chase(s: &mut State, ch: usize, wanted: &[Dir], lines: &mut Vec<String>) {
     for (k, j) in near.into_iter().take(2).enumerate() {
         let from = s.chars[j].at;
         let mut done = false;
-        let mut dirs = Dir::ALL.to_vec();
+        let mut dirs = Dir::ALL;
         let (ox, oy) = (from.c - at.c, from.r - at.r);
         dirs.sort_by_key(|d| (Some(d) != wanted.get(k), -(d.delta().0 * ox + d.delta().1 * oy)));
         for d in dirs {
@@ -828,21 +828,22 @@ fn trap_space(s: &State, ch: usize, a: &Arg) -> Option<Sq> {
 /// [`lasso_targets`] that can be pulled, one space toward the runner.
 fn lasso(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
     let at = s.chars[ch].at;
-    let name = s.chars[ch].name.clone();
+    // The name is read for the account only (a trial formats none: nothing copied).
+    let name = |s: &State| s.chars[ch].name.clone();
     let mut why = Vec::new();
     for j in lasso_targets(s, ch, a) {
         let q = s.chars[j].at;
         if j == ch {
-            why.push(tell!("{name} cannot lasso itself"));
+            why.push(tell!("{} cannot lasso itself", name(s)));
             continue;
         }
         let Some(d) = pull_dir(at, q) else {
-            why.push(tell!("{} is not in {name}'s row or column with a space between", s.chars[j].name));
+            why.push(tell!("{} is not in {}'s row or column with a space between", s.chars[j].name, name(s)));
             continue;
         };
         match move_char(s, j, d) {
             Ok(l) => {
-                lines.push(tell!("Lasso: {name} pulls {l}"));
+                lines.push(tell!("Lasso: {} pulls {l}", name(s)));
                 return Ok(());
             }
             Err(e) => why.push(e),
