@@ -7,9 +7,9 @@
 use super::engine::{Trial, carry_out};
 use super::asked::reset_only;
 use super::forms::default_plan;
-use super::layout::{Dir, Rect, Sq, Team};
+use super::layout::{Dir, Rect, Sq, Team, Teams};
 use super::orders::{FillKey, Parsed, Step, Try, check_card_order, fill_in, fill_key, parse, parse_try, plan_orders, plan_passes, try_with};
-use super::state::{Card, Effect, Mode, MovePlan, Plan, Stage, State, Token};
+use super::state::{Card, Character, Effect, FlagAt, Mode, MovePlan, Plan, Seat, Stage, State, Token};
 use crate::game::{OrderProblem, Orders};
 
 /// A source of bot randomness: a value in `0..n`.
@@ -250,6 +250,74 @@ fn best_move(s: &State, work: &mut State, role: &str, token: Token, used: &[Card
     Some(plan)
 }
 
+thread_local! {
+    /// The two boards each plan tries its moves on (see [`plan`]), kept from one plan to the next
+    /// on this thread for their room: a plan copies the board into them ([`copy_board`]) rather
+    /// than making and dropping two copies of the whole state (tens of strings and lists each).
+    static BOARDS: std::cell::Cell<Option<Box<(State, State)>>> = const { std::cell::Cell::new(None) };
+}
+
+/// Makes `d` a copy of `s` without the round's account (`log`, `trail`, which no move reads),
+/// reusing `d`'s strings and lists where it has them. Every field is named, so that a field added
+/// to [`State`] cannot be left out.
+fn copy_board(d: &mut State, s: &State) {
+    let State { layout, mode, abilities, out_columns, seats, chars, flags, tunnels, traps, tiebreak, round, stage, plans, played, spied, tie_answers, log: _, trail: _, last_mover, outcome } = s;
+    d.layout.clone_from(layout);
+    (d.mode, d.abilities, d.tiebreak, d.round, d.last_mover) = (*mode, *abilities, *tiebreak, *round, *last_mover);
+    d.out_columns.clone_from(out_columns);
+    copy_seats(&mut d.seats, seats);
+    copy_chars(&mut d.chars, chars);
+    copy_flags(&mut d.flags, flags);
+    d.tunnels.clone_from(tunnels);
+    d.traps.clone_from(traps);
+    d.stage.clone_from(stage);
+    d.plans.clone_from(plans);
+    d.played.clone_from(played);
+    d.spied.clone_from(spied);
+    d.tie_answers.clone_from(tie_answers);
+    d.log.clear();
+    d.trail.clear();
+    d.outcome.clone_from(outcome);
+}
+
+/// Makes `d` a copy of `s`, reusing the room of `d`'s seats.
+fn copy_seats(d: &mut Vec<Seat>, s: &[Seat]) {
+    d.truncate(s.len());
+    for (x, y) in d.iter_mut().zip(s) {
+        let Seat { role, team, number, cards, tokens, discarded } = y;
+        x.role.clone_from(role);
+        (x.team, x.number) = (*team, *number);
+        x.cards.clone_from(cards);
+        x.tokens.clone_from(tokens);
+        x.discarded.clone_from(discarded);
+    }
+    let n = d.len();
+    d.extend_from_slice(&s[n..]);
+}
+
+/// Makes `d` a copy of `s`, reusing the room of `d`'s characters (names, flags held).
+fn copy_chars(d: &mut Vec<Character>, s: &[Character]) {
+    d.truncate(s.len());
+    for (x, y) in d.iter_mut().zip(s) {
+        let Character { name, team, seat, at, boosts, flags_left, holds, ability, trapped, supply } = y;
+        x.name.clone_from(name);
+        x.holds.clone_from(holds);
+        (x.team, x.seat, x.at, x.boosts, x.flags_left, x.ability, x.trapped, x.supply) = (*team, *seat, *at, *boosts, *flags_left, *ability, *trapped, *supply);
+    }
+    let n = d.len();
+    d.extend_from_slice(&s[n..]);
+}
+
+/// Makes `d` a copy of `s`, reusing a carrier's name where both are carried.
+fn copy_flags(d: &mut Teams<FlagAt>, s: &Teams<FlagAt>) {
+    for t in Team::ALL {
+        match (d.get_mut(t), s.get(t)) {
+            (FlagAt::Carried(x), FlagAt::Carried(y)) => x.clone_from(y),
+            (x, y) => *x = y.clone(),
+        }
+    }
+}
+
 /// A whole plan for `role`.
 pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
     let Some(seat) = s.seat(role) else { return default_plan(s, role) };
@@ -270,24 +338,23 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
         }
         p
     };
-    // The board the moves are tried on, without the round's account (nothing a move reads), so
-    // that each of the many copies made of it is cheap.
-    let mut sim = s.clone();
-    sim.log.clear();
-    sim.trail.clear();
+    // The board the moves are tried on (this thread's, see `BOARDS`), without the round's account.
+    let mut boards = BOARDS.take().unwrap_or_else(|| Box::new((s.clone(), s.clone())));
+    let (sim, work) = &mut *boards;
+    copy_board(sim, s);
     // The board each move is tried on, put back as `sim` is before each.
-    let mut work = sim.clone();
+    copy_board(work, s);
     let mut used: Vec<Card> = Vec::new();
     let mut moves = Vec::new();
     let fallback = default_plan(s, role);
     for (k, &t) in picks.iter().enumerate() {
-        match best_move(&sim, &mut work, role, t, &used, rng) {
+        match best_move(sim, work, role, t, &used, rng) {
             Some(mp) => {
                 used.push(mp.card);
                 used.extend(mp.combo);
                 sim.played.clone_from(&work.played);
-                sim.chars.clone_from(&work.chars);
-                sim.flags.clone_from(&work.flags);
+                copy_chars(&mut sim.chars, &work.chars);
+                copy_flags(&mut sim.flags, &work.flags);
                 moves.push(mp);
             }
             None => {
@@ -300,6 +367,7 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
             }
         }
     }
+    BOARDS.set(Some(boards));
     let team = s.team_roles(seat.team);
     let tie_first = match rng(3) {
         0 => None,

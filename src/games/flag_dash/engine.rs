@@ -610,7 +610,8 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lenient: boo
         if let Some(&(a, b)) = units.iter().flatten().find(|u| u.0 == i) {
             let card = if matches!(t.steps[a], Step::Combo(_)) { mp.combo.expect("combo step has a combo card") } else { mp.card };
             // Only a lenient run goes back to before a card that cannot be carried out.
-            let before = lenient.then(|| (s.clone(), lines.len(), tunnel_used));
+            // Only what carrying out a move changes ([`Board`]), not the whole state.
+            let before = lenient.then(|| (Board::of(s), lines.len(), tunnel_used));
             let mut unit = || -> Result<bool, String> {
                 for k in a..=b {
                     if step(s, role, mp, t, k, this_move_so_far, &mut tunnel_used, lines)? {
@@ -627,8 +628,8 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lenient: boo
                     }
                 }
                 Err(e) => {
-                    let Some((state, n, used)) = before else { return Err(e) };
-                    *s = state;
+                    let Some((board, n, used)) = before else { return Err(e) };
+                    board.put_back(s);
                     lines.truncate(n);
                     tunnel_used = used;
                     lines.push(tell!("{} is not carried out (fully or not at all): {e}", card.title()));
@@ -699,7 +700,7 @@ fn chase(s: &mut State, ch: usize, wanted: &[Dir], lines: &mut Vec<String>) {
     for (k, j) in near.into_iter().take(2).enumerate() {
         let from = s.chars[j].at;
         let mut done = false;
-        let mut dirs = Dir::ALL.to_vec();
+        let mut dirs = Dir::ALL;
         let (ox, oy) = (from.c - at.c, from.r - at.r);
         dirs.sort_by_key(|d| (Some(d) != wanted.get(k), -(d.delta().0 * ox + d.delta().1 * oy)));
         for d in dirs {
@@ -827,21 +828,22 @@ fn trap_space(s: &State, ch: usize, a: &Arg) -> Option<Sq> {
 /// [`lasso_targets`] that can be pulled, one space toward the runner.
 fn lasso(s: &mut State, ch: usize, a: &Arg, lines: &mut Vec<String>) -> Result<(), String> {
     let at = s.chars[ch].at;
-    let name = s.chars[ch].name.clone();
+    // The name is read for the account only (a trial formats none: nothing copied).
+    let name = |s: &State| s.chars[ch].name.clone();
     let mut why = Vec::new();
     for j in lasso_targets(s, ch, a) {
         let q = s.chars[j].at;
         if j == ch {
-            why.push(tell!("{name} cannot lasso itself"));
+            why.push(tell!("{} cannot lasso itself", name(s)));
             continue;
         }
         let Some(d) = pull_dir(at, q) else {
-            why.push(tell!("{} is not in {name}'s row or column with a space between", s.chars[j].name));
+            why.push(tell!("{} is not in {}'s row or column with a space between", s.chars[j].name, name(s)));
             continue;
         };
         match move_char(s, j, d) {
             Ok(l) => {
-                lines.push(tell!("Lasso: {name} pulls {l}"));
+                lines.push(tell!("Lasso: {} pulls {l}", name(s)));
                 return Ok(());
             }
             Err(e) => why.push(e),
@@ -914,7 +916,8 @@ fn dig_space(s: &State, ch: usize, a: &Arg) -> Option<Sq> {
 fn jump(s: &mut State, ch: usize, d: Dir) -> Result<String, String> {
     let p = s.chars[ch].at;
     let q = p.step(d);
-    let name = s.chars[ch].name.clone();
+    // The name is read for the account only (a trial formats none: nothing copied).
+    let name = &s.chars[ch].name;
     let wall = s.layout.wall_between(p, q);
     let body = s.char_at(q);
     let land = match (wall, body) {
@@ -938,7 +941,7 @@ fn jump(s: &mut State, ch: usize, d: Dir) -> Result<String, String> {
     s.chars[ch].at = land;
     mark_trail(s, ch, p, land);
     let trap = spring_trap(s, ch);
-    Ok(tell!("Jump: {name} {p} -> {land}{trap}"))
+    Ok(tell!("Jump: {} {p} -> {land}{trap}", s.chars[ch].name))
 }
 
 /// Can `mp`'s token select character `i`? Not a trapped one, unless it is the reset token
@@ -1358,13 +1361,21 @@ pub fn winner(s: &State) -> Option<(Team, String)> {
     }
     // A flag of every opponent is as many flags as opponents (their names differ), so a runner
     // holding fewer has no name to compare: the common case, checked after every step of every
-    // move the built-in player tries.
-    // Counted only when a runner holds a flag at all (a team's count is the other's opponents).
-    if !s.chars.iter().any(|c| c.is_runner() && !c.holds.is_empty()) && s.chars.iter().any(|c| c.team == Team::White) && s.chars.iter().any(|c| c.team == Team::Red) {
+    // move the built-in player tries. One pass over the characters: the most flags a runner of
+    // each team holds, and each team's size (a team's opponents are the other team).
+    let (mut most, mut sizes) = (Teams { white: 0, red: 0 }, Teams { white: 0, red: 0 });
+    for c in &s.chars {
+        if c.is_runner() {
+            let m = most.get_mut(c.team);
+            *m = (*m).max(c.holds.len());
+        }
+        *sizes.get_mut(c.team) += 1;
+    }
+    if most.white < sizes.red && most.red < sizes.white {
         return None;
     }
     let opponents = |t: Team| s.chars.iter().filter(move |o| o.team != t);
-    let counts = Teams { white: opponents(Team::White).count(), red: opponents(Team::Red).count() };
+    let counts = Teams { white: sizes.red, red: sizes.white };
     for c in &s.chars {
         if c.is_runner() && c.holds.len() >= *counts.get(c.team) && opponents(c.team).all(|o| c.holds.contains(&o.name)) {
             return Some((c.team, kept!("{} holds a character flag of every opposing character", c.name)));
@@ -1404,6 +1415,46 @@ mod tests {
 
     fn plan(card: Card, token: Token, combo: Option<Card>, tries: &[&str]) -> MovePlan {
         MovePlan { card, token, combo, copy: None, tries: tries.iter().map(|t| t.to_string()).collect(), spy_on: None }
+    }
+
+    /// Flag Dash, Game End: the win check's shortcut (no runner holds as many flags as its team
+    /// has opponents) agrees with the rule read plainly (a runner holding a flag of every
+    /// opposing character) over many boards: random character flags held by anyone (opponents'
+    /// names, own team's, repeats), characters taken off the board (a team may have none).
+    #[test]
+    fn win_check_agrees_with_the_rule_over_many_boards() {
+        let plainly = |s: &State| {
+            s.chars.iter().find(|c| c.is_runner() && s.chars.iter().filter(|o| o.team != c.team).all(|o| c.holds.contains(&o.name))).map(|c| c.team)
+        };
+        let mut x: u64 = 0x2545_f491_4f6c_dd1d;
+        let mut rnd = |n: u64| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x % n
+        };
+        let mut wins = 0;
+        for k in 0..3000 {
+            let mut s = cleared(&[("players", ["2", "3", "4"][k % 3])]);
+            let names: Vec<String> = s.chars.iter().map(|c| c.name.clone()).collect();
+            for c in &mut s.chars {
+                c.holds = (0..rnd(5)).map(|_| names[rnd(names.len() as u64) as usize].clone()).collect();
+            }
+            match rnd(6) {
+                0 => {
+                    let team = s.chars[rnd(names.len() as u64) as usize].team;
+                    s.chars.retain(|c| c.team != team);
+                }
+                1 => {
+                    s.chars.remove(rnd(names.len() as u64) as usize);
+                }
+                _ => {}
+            }
+            let got = winner(&s).map(|w| w.0);
+            assert_eq!(got, plainly(&s), "board {k}: {:?}", s.chars.iter().map(|c| (&c.name, &c.holds)).collect::<Vec<_>>());
+            wins += got.is_some() as u32;
+        }
+        assert!(wins > 20, "the boards include wins ({wins})");
     }
 
     /// Flag Dash, Move Characters: the first alternative carried out fully wins; the ones that do
