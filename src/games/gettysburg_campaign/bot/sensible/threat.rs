@@ -154,6 +154,8 @@ impl Threat {
             }
             seen |= next;
             let mut x = next & g.scoring;
+            // Once every town worth points is seen, no later road distance changes a chance.
+            let last = g.scoring & !seen == 0;
             while x != 0 {
                 let i = x.trailing_zeros() as usize;
                 x &= x - 1;
@@ -163,6 +165,9 @@ impl Threat {
                     self.best[i] = new;
                     self.partial += self.points[i] * (new - old);
                 }
+            }
+            if last {
+                break;
             }
             frontier = next;
         }
@@ -270,13 +275,16 @@ impl Boards {
         }
     }
 
-    fn get(&self, board: &[u32], h: u64) -> Option<Known> {
-        let at = self.slots[self.slot(board, h)] as usize;
-        (at > 0).then(|| self.known[at - 1])
+    /// What is known of `board` (hashed `h`), and its slot for [`Boards::put`].
+    fn get(&self, board: &[u32], h: u64) -> (Option<Known>, usize) {
+        let i = self.slot(board, h);
+        let at = self.slots[i] as usize;
+        ((at > 0).then(|| self.known[at - 1]), i)
     }
 
-    fn put(&mut self, board: &[u32], h: u64, known: Known) {
-        let i = self.slot(board, h);
+    /// Keeps `known` for `board` (hashed `h`) in slot `i`, which [`Boards::get`] gave for it
+    /// (nothing put in between).
+    fn put(&mut self, board: &[u32], h: u64, i: usize, known: Known) {
         if self.slots[i] > 0 {
             self.known[self.slots[i] as usize - 1] = known;
             return;
@@ -434,13 +442,14 @@ impl<'a> Search<'a> {
         // A board whose threat so far already leaves no gain over the best cannot be picked.
         let cost = 0.001 * c.moved as f64;
         let hopeless = |t: f64| now - t - cost <= best_gain + 1e-9;
-        let t = match self.boards.get(&c.board, c.hash) {
+        let (seen, slot) = self.boards.get(&c.board, c.hash);
+        let t = match seen {
             Some(Known::Exactly(t)) => t,
             Some(Known::AtLeast(t)) if hopeless(t) => return None,
             _ => {
                 let t = self.threat.unless(s, g, &c.board, c.bits.then_some(c.open), hopeless);
                 let known = t.map_or_else(|| Known::AtLeast(self.threat.at_least(g)), Known::Exactly);
-                self.boards.put(&c.board, c.hash, known);
+                self.boards.put(&c.board, c.hash, slot, known);
                 t?
             }
         };
