@@ -481,12 +481,13 @@ impl<'a> Search<'a> {
 
     /// The Union's best plans for play `sel`: every combination of its corps' routes, scored by
     /// how much it lowers the Confederate threat (a move that changes nothing is not made); the
-    /// first best combination in odometer order wins.
-    pub(super) fn plans(&mut self, sel: &[Command]) -> (Vec<Vec<String>>, f64) {
+    /// first best combination in odometer order wins. Gives the gain; [`Search::names`] gives the
+    /// routes (so that the town names are copied only for plays that are kept).
+    pub(super) fn plans(&mut self, sel: &[Command]) -> f64 {
         let g = self.g;
         let mut room = std::mem::take(&mut self.room);
         self.moves(sel, &mut room);
-        let Room { board, pick, best, routes, moves, first } = &mut room;
+        let Room { board, pick, best, moves, first, .. } = &mut room;
         pick.clear();
         pick.resize(sel.len(), 0);
         best.clone_from(pick);
@@ -516,10 +517,15 @@ impl<'a> Search<'a> {
             }
         }
         *board = c.board;
-        let names = |r: &Route| r.towns[..r.len].iter().map(|&t| g.names[t].clone()).collect();
-        let plans = best.iter().enumerate().map(|(k, &i)| names(&routes[k][i])).collect();
         self.room = room;
-        (plans, best_gain)
+        best_gain
+    }
+
+    /// The best routes [`Search::plans`] found last, by commanded corps: the towns each passes.
+    pub(super) fn names(&self) -> Vec<Vec<String>> {
+        let Room { best, routes, .. } = &self.room;
+        let names = |r: &Route| r.towns[..r.len].iter().map(|&t| self.g.names[t].clone()).collect();
+        best.iter().enumerate().map(|(k, &i)| names(&routes[k][i])).collect()
     }
 }
 
