@@ -413,11 +413,11 @@ fn preference(s: &State, side: Side, town: &str, own: bool, live: bool) -> Vec<S
 /// worth points and vacates the others toward its preferred neighbours, the Confederates defend
 /// wherever they stand; casualties weakest first; retreats chosen for the enemy; under the
 /// optional rule the Union fires by the plain rule and the Confederates are asked (they choose
-/// with the defender's hits known). What the map alone decides comes from [`by_map`].
-fn wanted(s: &State, side: Side) -> (std::rc::Rc<Standing>, Vec<String>, Option<FirePolicy>) {
-    let mut mine = s.corps_of(side);
-    mine.sort_by_key(|&c| (s.corps[c].strength, c));
-    let casualties = mine.iter().map(|&c| s.corps[c].id.clone()).collect();
+/// with the defender's hits known). What the map alone decides comes from [`by_map`]. The
+/// casualties are corps indices (their ids are copied only when they change).
+fn wanted(s: &State, side: Side) -> (std::rc::Rc<Standing>, Vec<usize>, Option<FirePolicy>) {
+    let mut casualties = s.corps_of(side);
+    casualties.sort_by_key(|&c| (s.corps[c].strength, c));
     let fire = s.optional_fire.then_some(if side == Side::Union { FirePolicy::Never } else { FirePolicy::Ask });
     (by_map(s, side), casualties, fire)
 }
@@ -463,7 +463,7 @@ fn standing_update(s: &State, side: Side) -> Option<StandingUpdate> {
     let changed = |a: &Vec<String>, b: &Vec<String>| (a != b).then(|| b.clone());
     let mut u = StandingUpdate {
         defend: changed(&old.defend, &new.defend),
-        casualties: changed(&old.casualties, &casualties),
+        casualties: (!old.casualties.iter().eq(casualties.iter().map(|&c| &s.corps[c].id))).then(|| casualties.iter().map(|&c| s.corps[c].id.clone()).collect()),
         combat_order: changed(&old.combat_order, &new.combat_order),
         ..StandingUpdate::default()
     };
