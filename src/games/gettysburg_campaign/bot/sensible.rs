@@ -348,8 +348,9 @@ fn choose_cards(s: &State, side: Side, rng: Rng) -> Vec<Play> {
     let mut search = None;
     for k in 0..all.len() {
         let sel = &all[(start + k) % all.len()];
+        // The Union's routes are named only for a play that is kept.
         let (plans, mut gain) = match side {
-            Side::Union => search.get_or_insert_with(|| threat::Search::new(s, graph.get_or_init(|| Graph::new(s)))).plans(sel),
+            Side::Union => (None, search.get_or_insert_with(|| threat::Search::new(s, graph.get_or_init(|| Graph::new(s)))).plans(sel)),
             Side::Confederate => {
                 let mut g = 0.0;
                 let mut plans = Vec::new();
@@ -359,13 +360,14 @@ fn choose_cards(s: &State, side: Side, rng: Rng) -> Vec<Play> {
                     g += gx;
                     plans.push(p);
                 }
-                (plans, g)
+                (Some(plans), g)
             }
         };
         if rules::plays_army(s, side, sel) && s.turn < s.scenario.rules.last_turn {
             gain -= ARMY_COMMANDER_COST;
         }
         if best.as_ref().is_none_or(|(b, _)| gain > *b + 1e-9) {
+            let plans = plans.unwrap_or_else(|| search.as_ref().map(threat::Search::names).unwrap_or_default());
             best = Some((gain, sel.iter().cloned().zip(plans).collect()));
         }
     }
@@ -378,7 +380,11 @@ fn plan_for(s: &State, side: Side, c: usize, steps: u32, rng: Rng) -> Vec<String
         Side::Confederate => Plan::new(s, &Graph::new(s), c).best(steps, rng).0,
         Side::Union => {
             let cmd = s.this_round.commands.get(side).iter().find(|x| x.corps == c).cloned();
-            cmd.map(|x| threat::Search::new(s, &Graph::new(s)).plans(&[x]).0.remove(0).into_iter().take(steps as usize).collect()).unwrap_or_default()
+            let Some(x) = cmd else { return Vec::new() };
+            let g = Graph::new(s);
+            let mut search = threat::Search::new(s, &g);
+            search.plans(&[x]);
+            search.names().remove(0).into_iter().take(steps as usize).collect()
         }
     }
 }
@@ -407,11 +413,11 @@ fn preference(s: &State, side: Side, town: &str, own: bool, live: bool) -> Vec<S
 /// worth points and vacates the others toward its preferred neighbours, the Confederates defend
 /// wherever they stand; casualties weakest first; retreats chosen for the enemy; under the
 /// optional rule the Union fires by the plain rule and the Confederates are asked (they choose
-/// with the defender's hits known). What the map alone decides comes from [`by_map`].
-fn wanted(s: &State, side: Side) -> (std::rc::Rc<Standing>, Vec<String>, Option<FirePolicy>) {
-    let mut mine = s.corps_of(side);
-    mine.sort_by_key(|&c| (s.corps[c].strength, c));
-    let casualties = mine.iter().map(|&c| s.corps[c].id.clone()).collect();
+/// with the defender's hits known). What the map alone decides comes from [`by_map`]. The
+/// casualties are corps indices (their ids are copied only when they change).
+fn wanted(s: &State, side: Side) -> (std::rc::Rc<Standing>, Vec<usize>, Option<FirePolicy>) {
+    let mut casualties = s.corps_of(side);
+    casualties.sort_by_key(|&c| (s.corps[c].strength, c));
     let fire = s.optional_fire.then_some(if side == Side::Union { FirePolicy::Never } else { FirePolicy::Ask });
     (by_map(s, side), casualties, fire)
 }
@@ -457,7 +463,7 @@ fn standing_update(s: &State, side: Side) -> Option<StandingUpdate> {
     let changed = |a: &Vec<String>, b: &Vec<String>| (a != b).then(|| b.clone());
     let mut u = StandingUpdate {
         defend: changed(&old.defend, &new.defend),
-        casualties: changed(&old.casualties, &casualties),
+        casualties: (!old.casualties.iter().eq(casualties.iter().map(|&c| &s.corps[c].id))).then(|| casualties.iter().map(|&c| s.corps[c].id.clone()).collect()),
         combat_order: changed(&old.combat_order, &new.combat_order),
         ..StandingUpdate::default()
     };

@@ -154,6 +154,8 @@ impl Threat {
             }
             seen |= next;
             let mut x = next & g.scoring;
+            // Once every town worth points is seen, no later road distance changes a chance.
+            let last = g.scoring & !seen == 0;
             while x != 0 {
                 let i = x.trailing_zeros() as usize;
                 x &= x - 1;
@@ -163,6 +165,9 @@ impl Threat {
                     self.best[i] = new;
                     self.partial += self.points[i] * (new - old);
                 }
+            }
+            if last {
+                break;
             }
             frontier = next;
         }
@@ -236,55 +241,65 @@ enum Known {
 
 /// The threat of every board scored in one order's search, by the board (the Union strength in
 /// each town): plays of cards that command some of the same corps score many of the same boards.
-/// Boards are kept end to end in one list and found by an open-addressing table of their
-/// positions, so a new board costs no allocation of its own; the caller hashes a board as it
-/// makes it ([`town_weight`]). Only looked up, never listed.
+/// Each board has a key the caller keeps as it makes the board ([`town_weight`]): the board
+/// itself packed a byte a town when it fits (`packed`: at most 16 towns, at most 255 Union
+/// strength in all), so that equal keys are equal boards; else a hash, and the boards are kept end
+/// to end in one list to compare. Keys are found by an open-addressing table of their positions,
+/// so a new board costs no allocation of its own. Only looked up, never listed.
 struct Boards {
     /// Towns a board has.
     width: usize,
-    /// Every board kept, `width` values each.
+    /// Whether a key is the board itself (nothing else is compared).
+    packed: bool,
+    /// Every board kept, `width` values each (none when `packed`).
     held: Vec<u32>,
     /// What is known of each board's threat, in the order kept.
     known: Vec<Known>,
-    /// Each board's hash, in the order kept.
-    hashes: Vec<u64>,
-    /// Positions in `known` plus one (0: empty), by hash; a power of two long.
+    /// Each board's key, in the order kept.
+    keys: Vec<u128>,
+    /// Positions in `known` plus one (0: empty), by key; a power of two long.
     slots: Vec<u32>,
 }
 
 impl Boards {
-    fn new(width: usize) -> Self {
-        Boards { width, held: Vec::new(), known: Vec::new(), hashes: Vec::new(), slots: vec![0; 1024] }
+    fn new(width: usize, packed: bool) -> Self {
+        Boards { width, packed, held: Vec::new(), known: Vec::new(), keys: Vec::new(), slots: vec![0; 1024] }
     }
 
-    /// The slot of `board` (hashed `h`): where it is kept, or the empty slot where it belongs.
-    fn slot(&self, board: &[u32], h: u64) -> usize {
+    /// The slot of `board` (keyed `key`): where it is kept, or the empty slot where it belongs.
+    fn slot(&self, board: &[u32], key: u128) -> usize {
         let mask = self.slots.len() - 1;
-        let mut i = (h.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 40) as usize & mask;
+        let h = (key as u64 ^ (key >> 64) as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+        let mut i = (h >> 40) as usize & mask;
         loop {
             let at = self.slots[i] as usize;
-            if at == 0 || (self.hashes[at - 1] == h && self.held[(at - 1) * self.width..at * self.width] == *board) {
+            if at == 0 || (self.keys[at - 1] == key && (self.packed || self.held[(at - 1) * self.width..at * self.width] == *board)) {
                 return i;
             }
             i = (i + 1) & mask;
         }
     }
 
-    fn get(&self, board: &[u32], h: u64) -> Option<Known> {
-        let at = self.slots[self.slot(board, h)] as usize;
-        (at > 0).then(|| self.known[at - 1])
+    /// What is known of `board` (keyed `key`), and its slot for [`Boards::put`].
+    fn get(&self, board: &[u32], key: u128) -> (Option<Known>, usize) {
+        let i = self.slot(board, key);
+        let at = self.slots[i] as usize;
+        ((at > 0).then(|| self.known[at - 1]), i)
     }
 
-    fn put(&mut self, board: &[u32], h: u64, known: Known) {
-        let i = self.slot(board, h);
+    /// Keeps `known` for `board` (keyed `key`) in slot `i`, which [`Boards::get`] gave for it
+    /// (nothing put in between).
+    fn put(&mut self, board: &[u32], key: u128, i: usize, known: Known) {
         if self.slots[i] > 0 {
             self.known[self.slots[i] as usize - 1] = known;
             return;
         }
-        self.held.extend_from_slice(board);
+        if !self.packed {
+            self.held.extend_from_slice(board);
+        }
         self.known.push(known);
         self.slots[i] = self.known.len() as u32;
-        self.hashes.push(h);
+        self.keys.push(key);
         if self.known.len() * 2 > self.slots.len() {
             self.grow();
         }
@@ -294,24 +309,40 @@ impl Boards {
     fn grow(&mut self) {
         self.slots = vec![0; self.slots.len() * 2];
         for k in 0..self.known.len() {
-            let i = self.slot(&self.held[k * self.width..(k + 1) * self.width], self.hashes[k]);
+            let board = if self.packed { &[][..] } else { &self.held[k * self.width..(k + 1) * self.width] };
+            let i = self.slot(board, self.keys[k]);
             self.slots[i] = k as u32 + 1;
         }
     }
 }
 
-/// Town `i`'s weight in a board's hash: the hash of a board is the sum of each town's Union
-/// strength times its weight (wrapping), so moving a corps changes it by two products.
-fn town_weight(i: usize) -> u64 {
+/// Whether boards of `towns` towns holding `union` Union strength in all pack into a key a byte a
+/// town ([`Boards`]).
+fn packs(towns: usize, union: u64) -> bool {
+    towns <= 16 && union <= 255
+}
+
+/// Town `i`'s weight in a board's key: the key of a board is the sum of each town's Union
+/// strength times its weight (wrapping), so moving a corps changes it by two products. `packed`
+/// ([`packs`]): byte `i`, so the key is the board itself; else a hash.
+fn town_weight(i: usize, packed: bool) -> u128 {
+    if packed {
+        return 1 << (8 * i);
+    }
     // splitmix64 of the town's index.
     let mut z = (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15);
     z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
     z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    u128::from(z ^ (z >> 31))
+}
+
+/// The key of `board` ([`town_weight`]).
+fn board_key(board: &[u32], weights: &[u128]) -> u128 {
+    board.iter().zip(weights).fold(0u128, |h, (&x, &w)| h.wrapping_add(u128::from(x).wrapping_mul(w)))
 }
 
 /// One route of a commanded corps as a change of the board: `strength` leaves `from` for
-/// `end`, the board's hash changes by `dh` ([`town_weight`]); `moved` 0 (and nothing else) when
+/// `end`, the board's key changes by `dh` ([`town_weight`]); `moved` 0 (and nothing else) when
 /// the route moves nothing (the corps stays or stands nowhere).
 #[derive(Clone, Copy, Default)]
 struct Move {
@@ -319,14 +350,14 @@ struct Move {
     end: usize,
     strength: u32,
     moved: usize,
-    dh: u64,
+    dh: u128,
 }
 
 /// The board of one combination of routes, kept as the odometer turns: Union strength by town,
-/// its hash, the corps moved, and the towns free of Union corps ([`open_towns`]).
+/// its key, the corps moved, and the towns free of Union corps ([`open_towns`]).
 struct Combination {
     board: Vec<u32>,
-    hash: u64,
+    hash: u128,
     moved: usize,
     open: u64,
     /// Whether `open` is kept (the map fits one word).
@@ -372,9 +403,9 @@ pub(super) struct Search<'a> {
     conf_free: Vec<bool>,
     /// Each corps' routes by its moves (1 or 2), as [`first_per_end`] keeps them, once found.
     routes: Vec<[Option<std::rc::Rc<[Route]>>; 2]>,
-    /// Each town's weight in a board's hash ([`town_weight`]) and the hash of `held`.
-    weights: Vec<u64>,
-    held_hash: u64,
+    /// Each town's weight in a board's key ([`town_weight`]) and the key of `held`.
+    weights: Vec<u128>,
+    held_hash: u128,
     /// The threat of every board scored so far: plays of cards that command some of the same
     /// corps, and corps of one strength that stand together, make many of the same boards.
     boards: Boards,
@@ -413,10 +444,12 @@ impl<'a> Search<'a> {
             }
         }
         let routes = vec![[None, None]; s.corps.len()];
-        let weights: Vec<u64> = (0..held.len()).map(town_weight).collect();
-        let held_hash = held.iter().zip(&weights).fold(0u64, |h, (&x, &w)| h.wrapping_add(u64::from(x).wrapping_mul(w)));
+        let union = s.corps.iter().filter(|x| x.side == Side::Union).map(|x| u64::from(x.strength)).sum();
+        let packed = packs(held.len(), union);
+        let weights: Vec<u128> = (0..held.len()).map(|i| town_weight(i, packed)).collect();
+        let held_hash = board_key(&held, &weights);
         let room = Default::default();
-        Search { s, g, base, threat, boards: Boards::new(held.len()), held, now, conf_free, routes, weights, held_hash, room }
+        Search { s, g, base, threat, boards: Boards::new(held.len(), packed), held, now, conf_free, routes, weights, held_hash, room }
     }
 
     /// The routes of corps `c` with `steps` moves (1 or 2; [`union_routes`], [`first_per_end`]).
@@ -434,13 +467,14 @@ impl<'a> Search<'a> {
         // A board whose threat so far already leaves no gain over the best cannot be picked.
         let cost = 0.001 * c.moved as f64;
         let hopeless = |t: f64| now - t - cost <= best_gain + 1e-9;
-        let t = match self.boards.get(&c.board, c.hash) {
+        let (seen, slot) = self.boards.get(&c.board, c.hash);
+        let t = match seen {
             Some(Known::Exactly(t)) => t,
             Some(Known::AtLeast(t)) if hopeless(t) => return None,
             _ => {
                 let t = self.threat.unless(s, g, &c.board, c.bits.then_some(c.open), hopeless);
                 let known = t.map_or_else(|| Known::AtLeast(self.threat.at_least(g)), Known::Exactly);
-                self.boards.put(&c.board, c.hash, known);
+                self.boards.put(&c.board, c.hash, slot, known);
                 t?
             }
         };
@@ -460,7 +494,7 @@ impl<'a> Search<'a> {
             let strength = s.corps[x.corps].strength;
             room.moves.extend(routes.iter().map(|r| match (self.base[x.corps], r.end()) {
                 (Some(from), Some(end)) => {
-                    let dh = u64::from(strength).wrapping_mul(self.weights[end].wrapping_sub(self.weights[from]));
+                    let dh = u128::from(strength).wrapping_mul(self.weights[end].wrapping_sub(self.weights[from]));
                     Move { from, end, strength, moved: 1, dh }
                 }
                 _ => Move::default(),
@@ -472,12 +506,13 @@ impl<'a> Search<'a> {
 
     /// The Union's best plans for play `sel`: every combination of its corps' routes, scored by
     /// how much it lowers the Confederate threat (a move that changes nothing is not made); the
-    /// first best combination in odometer order wins.
-    pub(super) fn plans(&mut self, sel: &[Command]) -> (Vec<Vec<String>>, f64) {
+    /// first best combination in odometer order wins. Gives the gain; [`Search::names`] gives the
+    /// routes (so that the town names are copied only for plays that are kept).
+    pub(super) fn plans(&mut self, sel: &[Command]) -> f64 {
         let g = self.g;
         let mut room = std::mem::take(&mut self.room);
         self.moves(sel, &mut room);
-        let Room { board, pick, best, routes, moves, first } = &mut room;
+        let Room { board, pick, best, moves, first, .. } = &mut room;
         pick.clear();
         pick.resize(sel.len(), 0);
         best.clone_from(pick);
@@ -507,10 +542,15 @@ impl<'a> Search<'a> {
             }
         }
         *board = c.board;
-        let names = |r: &Route| r.towns[..r.len].iter().map(|&t| g.names[t].clone()).collect();
-        let plans = best.iter().enumerate().map(|(k, &i)| names(&routes[k][i])).collect();
         self.room = room;
-        (plans, best_gain)
+        best_gain
+    }
+
+    /// The best routes [`Search::plans`] found last, by commanded corps: the towns each passes.
+    pub(super) fn names(&self) -> Vec<Vec<String>> {
+        let Room { best, routes, .. } = &self.room;
+        let names = |r: &Route| r.towns[..r.len].iter().map(|&t| self.g.names[t].clone()).collect();
+        best.iter().enumerate().map(|(k, &i)| names(&routes[k][i])).collect()
     }
 }
 
@@ -552,21 +592,25 @@ mod tests {
 
     /// The figures [`Threat::unless`] hands `hopeless` (running totals) are never more than the
     /// whole threat; and a [`Combination`] moved back and forth as the odometer does keeps the
-    /// board, hash and open towns that working them out afresh gives, on many boards.
+    /// board, key and open towns that working them out afresh gives, on many boards; a packed key
+    /// (every other board) is the board itself, a byte a town.
     #[test]
     fn running_totals_stay_below_the_threat_and_combinations_match_fresh_boards() {
         let s = initial_state(Scenario::parse(DEFAULT_SCENARIO).unwrap(), false);
         let g = Graph::new(&s);
         let n = g.adj.len();
         let mut t = Threat::new(&s, &g, &super::super::positions(&s));
-        let weights: Vec<u64> = (0..n).map(town_weight).collect();
-        let fresh = |held: &[u32]| held.iter().zip(&weights).fold(0u64, |h, (&x, &w)| h.wrapping_add(u64::from(x).wrapping_mul(w)));
+        let weights_of = |packed| (0..n).map(|i| town_weight(i, packed)).collect::<Vec<u128>>();
+        let unpacked = |key: u128| (0..n).map(|i| (key >> (8 * i)) as u8 as u32).collect::<Vec<u32>>();
         let mut x = 11u64;
         let mut next = |m: usize| {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (x >> 33) as usize % m
         };
-        for _ in 0..500 {
+        for round in 0..500 {
+            let packed = round % 2 == 1;
+            let weights = weights_of(packed);
+            let fresh = |held: &[u32]| board_key(held, &weights);
             let mut held = vec![0u32; n];
             (0..4).for_each(|_| held[next(n)] += 2 + next(5) as u32);
             let whole = t.of(&s, &g, &held);
@@ -590,6 +634,7 @@ mod tests {
             for (k, m) in moves.iter().enumerate() {
                 c.shift(m, true);
                 assert_eq!((c.hash, c.open), (fresh(&c.board), open_towns(&g, &c.board)));
+                assert!(!packed || unpacked(c.hash) == c.board, "{:?}", c.board);
                 if k % 2 == 1 {
                     c.shift(m, false);
                     c.shift(&moves[k - 1], false);
