@@ -383,7 +383,51 @@ fn parse_armored(armored: &str) -> Result<(SshSig, String), SigError> {
     pem.push_str(ARMOR_END);
     pem.push('\n');
     let sig = SshSig::from_pem(&pem).map_err(|e| SigError::BadArmor(e.to_string()))?;
+    let blob = <base64ct::Base64 as base64ct::Encoding>::decode_vec(&b64).map_err(|e| SigError::BadArmor(e.to_string()))?;
+    check_blob_lengths(&blob).map_err(|why| SigError::BadArmor(format!("{why} (was the signature edited?)")))?;
     Ok((sig, pem))
+}
+
+/// Checks every length field of an SSHSIG blob (PROTOCOL.sshsig: the magic `SSHSIG`, a version,
+/// then the strings publickey, namespace, reserved, hash algorithm and signature) against what
+/// follows it, as `ssh-keygen -Y verify` does: each string fits, the public key blob is exactly a
+/// sequence of strings (every key type's fields are), the signature blob exactly its type and its
+/// bytes (and a security key's flags byte and counter), and nothing follows. `ssh-key` decodes
+/// a blob whose nested lengths are wrong (it reads the fields it knows, not the lengths around
+/// them), so a changed length field would otherwise pass.
+fn check_blob_lengths(blob: &[u8]) -> Result<(), String> {
+    let rest = blob.strip_prefix(b"SSHSIG").ok_or("the signature does not start with SSHSIG")?;
+    let rest = rest.get(4..).ok_or("the signature is cut off after its magic")?;
+    let names = ["public key", "namespace", "reserved field", "hash algorithm", "signature"];
+    let mut fields = Vec::new();
+    let mut rest = rest;
+    for name in names {
+        let (field, after) = ssh_string(rest).ok_or_else(|| format!("the signature's {name} field is longer than what follows it"))?;
+        fields.push(field);
+        rest = after;
+    }
+    if !rest.is_empty() {
+        return Err(format!("{} bytes follow the signature's last field", rest.len()));
+    }
+    let mut key = fields[0];
+    while !key.is_empty() {
+        key = ssh_string(key).ok_or("a length inside the signature's public key is wrong")?.1;
+    }
+    let (kind, after) = ssh_string(fields[4]).ok_or("the signature's algorithm field is longer than what follows it")?;
+    let (_, tail) = ssh_string(after).ok_or("the signature's bytes field is longer than what follows it")?;
+    let expected_tail = if kind.starts_with(b"sk-") { 5 } else { 0 };
+    if tail.len() != expected_tail {
+        return Err(format!("the signature's own blob ends with {} unexpected bytes", tail.len()));
+    }
+    Ok(())
+}
+
+/// An SSH `string` (a 32-bit big-endian length, then that many bytes) at the start of `b`: the
+/// bytes and what follows, or `None` when the length runs past the end.
+fn ssh_string(b: &[u8]) -> Option<(&[u8], &[u8])> {
+    let len = u32::from_be_bytes(b.get(..4)?.try_into().ok()?) as usize;
+    let rest = &b[4..];
+    (len <= rest.len()).then(|| rest.split_at(len))
 }
 
 /// The first character of an armored block's data that is neither base64 nor whitespace, with
@@ -837,6 +881,35 @@ impl Drop for PipeErrorsNotFatal {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_signature_with_a_damaged_length_field_is_refused_as_ssh_keygen_refuses_it() {
+        // Found by tester16: `ssh-key` decodes an SSHSIG blob whose nested lengths are wrong (the
+        // public key's, a field's inside it, the signature's), so such a signature verified here
+        // while `ssh-keygen -Y verify` and the Python verifier refused it.
+        use base64ct::Encoding;
+        let key = PrivateKey::from(Ed25519Keypair::from_seed(&[42; 32]));
+        let good = sign(&key, NS_RECORD, b"record\n").unwrap();
+        let (_, pem) = parse_armored(&good).unwrap();
+        let b64: String = pem.lines().filter(|l| !l.starts_with("-----")).collect();
+        let blob = base64ct::Base64::decode_vec(&b64).unwrap();
+        let armor = |b: &[u8]| format!("{ARMOR_BEGIN}\n{}\n{ARMOR_END}\n", base64ct::Base64::encode_string(b));
+        assert!(verify(key.public_key(), NS_RECORD, b"record\n", &armor(&blob)).is_ok());
+        // Offsets: the public key's length (10..14, its high bytes zero), the key bytes' length
+        // inside it (29..33), the signature field's length; and a byte appended.
+        let sig_len_at = 14 + 51 + 4 + 11 + 4 + 4 + 6;
+        for (at, why) in [(11, "public key field"), (30, "inside the signature's public key"), (sig_len_at + 1, "signature field")] {
+            let mut bad = blob.clone();
+            bad[at] ^= 0x03;
+            match verify(key.public_key(), NS_RECORD, b"record\n", &armor(&bad)) {
+                Err(SigError::BadArmor(m)) => assert!(m.contains(why), "{at}: {m}"),
+                other => panic!("{at}: {other:?}"),
+            }
+        }
+        let mut longer = blob.clone();
+        longer.push(0);
+        assert!(matches!(verify(key.public_key(), NS_RECORD, b"record\n", &armor(&longer)), Err(SigError::BadArmor(_))));
+    }
 
     #[test]
     fn an_ed25519_key_signs_the_same_bytes_after_its_first_checked_signature() {
