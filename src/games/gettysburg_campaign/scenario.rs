@@ -93,7 +93,7 @@ pub struct CorpsSetup {
     pub id: String,
     /// The corps commander a card half names, e.g. `"Howard"`.
     pub commander: String,
-    /// Combat strength (§9).
+    /// Combat strength (§9), 1 to [`MAX_STRENGTH`].
     pub strength: u32,
 }
 
@@ -116,6 +116,12 @@ impl Card {
 
 /// Words order files use as values, so no town may be named like them.
 const RESERVED: &[&str] = &["stay", "defend", "vacate"];
+
+/// The largest combat strength a corps may have. The rulebook's are small (§9's example: three
+/// corps of 13 in all), and the built-in players' look-ahead works out every pair of strengths, so
+/// a mistyped `5000000` is refused by its field rather than making a game take hours or exhaust
+/// memory.
+pub const MAX_STRENGTH: u32 = 99;
 
 fn err(field: impl AsRef<str>, message: impl AsRef<str>) -> GameError {
     GameError::Scenario(format!("{}: {}", field.as_ref(), message.as_ref()))
@@ -219,8 +225,8 @@ impl Scenario {
             {
                 return Err(err(format!("{f}.commander"), format!("commander \"{}\" is used twice", c.commander)));
             }
-            if c.strength == 0 {
-                return Err(err(format!("{f}.strength"), "must be at least 1"));
+            if c.strength == 0 || c.strength > MAX_STRENGTH {
+                return Err(err(format!("{f}.strength"), format!("must be between 1 and {MAX_STRENGTH}")));
             }
         }
         if a.cards.is_empty() {

@@ -172,6 +172,11 @@ fn scenario_errors_name_the_field() {
     let zero = DEFAULT_SCENARIO.replacen("attack_divisors = [5, 4, 3]", "attack_divisors = [5, 0, 3]", 1);
     let e = scenario::Scenario::parse(&zero).unwrap_err().to_string();
     assert!(e.contains("rules.attack_divisors[1]"), "{e}");
+    // A mistyped strength made `pbem simulate` abort asking for 800 TB (the look-ahead's table of
+    // attack chances by pairs of strengths).
+    let huge = DEFAULT_SCENARIO.replacen("strength = 5 ", "strength = 5000000 ", 1);
+    let e = scenario::Scenario::parse(&huge).unwrap_err().to_string();
+    assert!(e.contains("confederate.corps[0].strength") && e.contains("between 1 and 99"), "{e}");
 }
 
 #[test]

@@ -137,6 +137,10 @@ impl MapTables {
     }
 }
 
+/// The most pairs of strengths a [`Graph`] keeps attack chances for in a table (8 MB of `f64`;
+/// the shipped scenario needs 6 × 21).
+const ODDS_CELLS: usize = 1 << 20;
+
 /// The map ([`MapTables`], which a `Graph` reads as its own fields) and the board as it stands,
 /// for the look-ahead of both sides (thousands of positions per order), built once per order; it
 /// remembers what it has worked out (attack chances, road distances), all of it fixed while the
@@ -181,7 +185,10 @@ impl Graph {
         }
         let max_att = s.corps.iter().map(|c| c.strength).max().unwrap_or(0);
         let max_def = s.corps.iter().filter(|c| c.side == Side::Union).map(|c| c.strength).sum::<u32>();
-        let odds = (0..(max_att as usize + 1) * (max_def as usize + 1)).map(|_| std::cell::Cell::new(f64::NAN)).collect();
+        // A scenario's strengths are the user's numbers: past a table of `ODDS_CELLS` the chances
+        // are looked up in `attack_chance`'s own memo instead (no allocation that grows with them).
+        let cells = (max_att as usize + 1).saturating_mul(max_def as usize + 1);
+        let odds = if cells <= ODDS_CELLS { (0..cells).map(|_| std::cell::Cell::new(f64::NAN)).collect() } else { Vec::new() };
         let scoring = if map.bits.fits() { (0..towns.len()).filter(|&i| points[i] > 0).fold(0u64, |w, i| w | 1 << i) } else { 0 };
         Graph { free_roads: towns.iter().map(|_| Default::default()).collect(), map, points, scoring, union, odds, max_def }
     }
