@@ -1363,6 +1363,16 @@ pub fn winner(s: &State) -> Option<(Team, String)> {
     // holding fewer has no name to compare: the common case, checked after every step of every
     // move the built-in player tries. One pass over the characters: the most flags a runner of
     // each team holds, and each team's size (a team's opponents are the other team).
+    // First the cheaper bound: the most any runner holds against the smaller team's size (each
+    // team's opponents are at least that many), with no per-team bookkeeping.
+    let (mut top, mut whites) = (0, 0);
+    for c in &s.chars {
+        top = top.max(if c.is_runner() { c.holds.len() } else { 0 });
+        whites += usize::from(c.team == Team::White);
+    }
+    if top < whites.min(s.chars.len() - whites) {
+        return None;
+    }
     let (mut most, mut sizes) = (Teams { white: 0, red: 0 }, Teams { white: 0, red: 0 });
     for c in &s.chars {
         if c.is_runner() {

@@ -260,6 +260,13 @@ pub struct Character {
     pub supply: u8,
 }
 
+/// True when `a` and `b` are the same text: `a == b` compared byte by byte in line, cheaper than
+/// the library comparison's call for names of a few letters (the flag carrier's look-up in every
+/// win check of every move the built-in player tries).
+fn same_name(a: &str, b: &str) -> bool {
+    a.len() == b.len() && a.bytes().zip(b.bytes()).all(|(x, y)| x == y)
+}
+
 impl Character {
     /// True for a runner.
     pub fn is_runner(&self) -> bool {
@@ -386,7 +393,7 @@ impl State {
     /// owner): the exact name first, the cheap look-up every move's win check makes; else as
     /// [`State::char_named`] finds it (names are unique in any case, so both agree).
     pub fn char_written(&self, name: &str) -> Option<usize> {
-        self.chars.iter().position(|c| c.name == name).or_else(|| self.char_named(name))
+        self.chars.iter().position(|c| same_name(&c.name, name)).or_else(|| self.char_named(name))
     }
 
     /// Where team `t`'s flag is now (its carrier's space when carried).
@@ -401,7 +408,7 @@ impl State {
     /// [`State::carried_by`] reads it).
     pub fn carrier(&self, t: Team) -> Option<usize> {
         match self.flags.get(t) {
-            FlagAt::Carried(n) => self.chars.iter().position(|c| c.name == *n),
+            FlagAt::Carried(n) => self.chars.iter().position(|c| same_name(&c.name, n)),
             FlagAt::Space(_) => None,
         }
     }
