@@ -994,7 +994,7 @@ fn cmd_adjudicate(dirs: Vec<PathBuf>, all: Option<PathBuf>, mail: Option<PathBuf
     if let Some(p) = &swept {
         for (id, copies) in p.duplicates() {
             let names: Vec<String> = copies.iter().map(|d| d.display().to_string()).collect();
-            eprintln!("pbem: game {id} is held by more than one folder ({}): not adjudicated; remove all but one", names.join(", "));
+            eprintln!("pbem: {}", pipeline::doubled_game(id, &names));
             failed += 1;
         }
         games.extend((0..p.len()).filter(|&i| !p.doubled(i) && p.idle_at(i).is_none()).map(|i| (p.dir(i), Some(None))));

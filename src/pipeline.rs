@@ -191,15 +191,17 @@ pub fn state_commitment(game: &str, index: u64, key: &[u8; 32], state: &str) -> 
 
 /// Reads and parses record `n`.
 pub fn read_record(dir: &GameDir, n: u64) -> Result<Record> {
-    let path = dir.record(n);
-    let text = store::read_text(&path)?;
-    serde_json::from_str(&text).map_err(|e| Error::Input { file: path, line: Some(e.line()), field: None, message: e.to_string() })
+    read_json(dir.record(n))
 }
 
 /// Reads record `n` for what a new step needs of it ([`model::Trail`]): cheaper than
 /// [`read_record`], which a step calls only for the newest record.
 fn read_trail(dir: &GameDir, n: u64) -> Result<model::Trail> {
-    let path = dir.record(n);
+    read_json(dir.record(n))
+}
+
+/// A JSON file parsed as `T`; a parse error names the file and line.
+fn read_json<T: serde::de::DeserializeOwned>(path: PathBuf) -> Result<T> {
     let text = store::read_text(&path)?;
     serde_json::from_str(&text).map_err(|e| Error::Input { file: path, line: Some(e.line()), field: None, message: e.to_string() })
 }
@@ -1546,7 +1548,7 @@ pub fn status_all(root: &Path, now: DateTime<Utc>) -> Result<(String, usize)> {
         }
     }
     for (id, dirs) in folders.iter().filter(|(_, d)| d.len() > 1) {
-        notes.push(format!("game {id} is held by more than one folder ({}): not adjudicated; remove all but one", dirs.join(", ")));
+        notes.push(doubled_game(id, dirs));
     }
     let widths: Vec<usize> = (0..6).map(|i| rows.iter().map(|r| r[i].chars().count()).max().unwrap_or(0)).collect();
     let mut out = String::new();
@@ -1563,6 +1565,12 @@ pub fn status_all(root: &Path, now: DateTime<Utc>) -> Result<(String, usize)> {
         out.push('\n');
     }
     Ok((out, notes.len()))
+}
+
+/// What `status --all` and `adjudicate --all` say of a game id that more than one folder holds
+/// (README "Broken or doubled game folders").
+pub fn doubled_game(id: &str, dirs: &[String]) -> String {
+    format!("game {id} is held by more than one folder ({}): not adjudicated; remove all but one", dirs.join(", "))
 }
 
 /// The `status --all` row of one game.
