@@ -303,11 +303,13 @@ pub fn sign(private_key: &PrivateKey, namespace: &str, message: &[u8]) -> Result
 /// Never listed, only looked up; the keys are in this process's memory anyway.
 type CheckedKeys = std::collections::BTreeMap<[u8; 64], Option<ed25519_dalek::VerifyingKey>>;
 
+/// The process's [`CheckedKeys`].
 fn ed25519_checked() -> &'static std::sync::Mutex<CheckedKeys> {
     static CHECKED: std::sync::OnceLock<std::sync::Mutex<CheckedKeys>> = std::sync::OnceLock::new();
     CHECKED.get_or_init(Default::default)
 }
 
+/// A key pair's secret half then its public half: the [`CheckedKeys`] key.
 fn pair_bytes(keypair: &Ed25519Keypair) -> [u8; 64] {
     let mut b = [0u8; 64];
     b[..32].copy_from_slice(keypair.private.as_ref());

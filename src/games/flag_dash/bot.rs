@@ -96,6 +96,8 @@ impl Touches {
     /// Anything (a board whose last move is not known).
     const ALL: Touches = Touches { holds: true, tunnels: true };
 
+    /// What the cards of move plan `mp` may change: character flags with a Flag card, tunnels
+    /// with a Dig card.
     fn of(mp: &MovePlan) -> Touches {
         let uses = |c: Card| mp.card == c || mp.combo == Some(c) || mp.copy == Some(c);
         Touches { holds: uses(Card::Flag), tunnels: uses(Card::Dig) }
