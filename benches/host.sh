@@ -156,7 +156,7 @@ cp -a "$ROOT/games" "$COPY/due"; cp -a "$ROOT/games" "$COPY/cron"; cp -a "$ROOT/
 sync
 t=$(ns); "$P" adjudicate --all "$COPY/due" --quiet --now "$LATE" >/dev/null; DUE_NS=$(( $(ns) - t ))
 # The same steps in a cron run (`--mail`): each step's report mails, each with a PNG of the board.
-QUEUE=$COPY/cron/.mail/outbox/queue; emls() { find "$QUEUE" -name '*.eml' 2>/dev/null | wc -l; }
+QUEUE=$COPY/cron/.mail/outbox/queue; emls() { find "$QUEUE" \( -name '*.mail' -o -name '*.eml' \) 2>/dev/null | wc -l; }   # ID.mail, or ID.eml with ID.toml
 Q0=$(emls)
 t=$(ns); "$P" adjudicate --all "$COPY/cron" --quiet --now "$LATE" --mail "$CFG" >/dev/null; CRON_NS=$(( $(ns) - t ))
 CRON_MAILS=$(( $(emls) - Q0 ))
@@ -188,7 +188,9 @@ row figure measured "ratio to its limit"
 row --- --- ---
 idle_rows
 row "$DUE due steps among $GAMES games" "$(us "$DUE_NS" 1000) ms" "$(us "$DUE_NS" "$DUE") µs a step = $(ratio "$(us "$DUE_NS" "$DUE")" "$FSYNC") fsync'd renames"
-row "the same in a cron run (--mail, $CRON_MAILS mails)" "$(us "$CRON_NS" 1000) ms" "$(ratio "$CRON_NS" "$DUE_NS") of the sweep without mail; $(us "$(( CRON_NS - DUE_NS ))" "$CRON_MAILS") µs a report mail more"
+PER_MAIL="no report mail queued"
+[ "$CRON_MAILS" -gt 0 ] && PER_MAIL="$(us "$(( CRON_NS - DUE_NS ))" "$CRON_MAILS") µs a report mail more"
+row "the same in a cron run (--mail, $CRON_MAILS mails)" "$(us "$CRON_NS" 1000) ms" "$(ratio "$CRON_NS" "$DUE_NS") of the sweep without mail; $PER_MAIL"
 row "intake of $MAILS order mails, per mail" "$(us "$INTAKE_NS" "$MAILS") µs" "$(ratio "$(us "$INTAKE_NS" "$MAILS")" "$FSYNC") fsync'd renames, $(ratio "$(us "$INTAKE_NS" "$MAILS")" "$VERIFY") Ed25519 verifies"
 row "submit, per order in a batch of $BATCH" "$(us "$SUBMIT_NS" "$BATCH") µs" "$(ratio "$(us "$SUBMIT_NS" "$BATCH")" "$FSYNC") fsync'd renames"
 row "audit of the example game ($STEPS steps)" "$(us "$AUDIT_NS" 1000) ms" "$(ratio "$(us "$AUDIT_NS")" "$VERIFY") Ed25519 verifies"
