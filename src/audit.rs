@@ -874,7 +874,10 @@ impl Audit {
         // Read (and found to be a record) with the history.
         let read = self.hist.records.get(n as usize).cloned().ok_or_else(|| fail(AuditCheck::Missing, &rpath, "missing (deleted record?)"))?;
         let (bytes, rec) = (&read.bytes, &read.record);
-        check_host_sig_read(&rpath, bytes, &self.host, NS_RECORD, self.ahead.record_sig())?;
+        // Found host-signed ahead: these very bytes, the same key.
+        if !self.ahead.record_signed() {
+            check_host_sig(&rpath, bytes, &self.host, NS_RECORD)?;
+        }
         if model::record_bytes(rec) != *bytes {
             return Err(fail(AuditCheck::Record, &rpath, "not in canonical form"));
         }
@@ -964,7 +967,11 @@ impl Audit {
             return Err(fail(AuditCheck::Seed, &rpath, format!("revealed host seed of step {} does not match its commitment in record {}", res.step, n - 1)));
         }
         let seed_file = self.gd.host_seed(res.step);
-        if let Ok(t) = store::read_text(&seed_file)
+        let seed = match self.ahead.file(&seed_file) {
+            Some(read) => read.and_then(|b| std::str::from_utf8(b).ok()).map(std::borrow::Cow::Borrowed),
+            None => store::read_text(&seed_file).ok().map(std::borrow::Cow::Owned),
+        };
+        if let Some(t) = seed
             && t.trim() != res.host_seed
         {
             return Err(fail(AuditCheck::Seed, &seed_file, format!("differs from the host seed revealed in record {n}")));
@@ -988,7 +995,7 @@ impl Audit {
             if !o.withheld {
                 // A copy of orders this record published: a withheld copy left by an interrupted
                 // run (adjudication removes them), or one put there since.
-                if hp.exists() {
+                if self.ahead.file(&hp) != Some(None) && hp.exists() {
                     return Err(fail(AuditCheck::Publication, &hp, format!("holds withheld orders of {} in step {}, but record {} published them (a copy left by an interrupted run? remove it)", o.role, st.res.step, st.rpath.display())));
                 }
                 full.push(o.clone());
@@ -1368,13 +1375,22 @@ impl Audit {
                     return Err(fail(AuditCheck::Order, opath, format!("order of {} is illegal: {}: {}", o.role, p[0].field, p[0].message)));
                 }
                 let sealed = self.gd.sealed(res.step).join(format!("{}-{seq}.txt", o.role));
-                if sealed.exists() {
-                    // The host's sealed copy (absent from a public copy of the game).
-                    if store::read(&sealed)? != text.as_bytes() {
+                // The host's sealed copy (absent from a public copy of the game), read ahead or now.
+                let kept = match self.ahead.file(&sealed) {
+                    Some(read) => read.map(std::borrow::Cow::Borrowed),
+                    None if sealed.exists() => Some(std::borrow::Cow::Owned(store::read(&sealed)?)),
+                    None => None,
+                };
+                if let Some(kept) = kept {
+                    if *kept != *text.as_bytes() {
                         return Err(fail(AuditCheck::Order, &sealed, format!("differs from the order of {} revealed in record {n}", o.role)));
                     }
                     let sealed_sig = sig_path(&sealed);
-                    if store::read_text(&sealed_sig).ok().as_deref() != Some(signature.as_str()) {
+                    let kept_sig = match self.ahead.file(&sealed_sig) {
+                        Some(read) => read.map(std::borrow::Cow::Borrowed),
+                        None => store::read(&sealed_sig).ok().map(std::borrow::Cow::Owned),
+                    };
+                    if kept_sig.as_deref() != Some(signature.as_bytes()) {
                         return Err(fail(AuditCheck::Order, &sealed_sig, format!("differs from the signature of {}'s order revealed in record {n}", o.role)));
                     }
                 }
@@ -1445,13 +1461,15 @@ fn check_publication(
 }
 
 /// A receipt as the audit reads it, once: its path, bytes and what they say, and the text of
-/// its host signature file if it could be read then (else read again where it is checked).
+/// its host signature file if it could be read then (else read again where it is checked);
+/// `signed`: these bytes were found signed by the host key with that text (working ahead).
 #[derive(Clone)]
 struct ReadReceipt {
     path: PathBuf,
     bytes: Vec<u8>,
     receipt: Receipt,
     armored: Option<String>,
+    signed: bool,
 }
 
 /// Every receipt of `step`, sorted by role and number, with the errors of
@@ -1464,7 +1482,7 @@ fn read_step_receipts(gd: &GameDir, step: u64) -> Result<Vec<ReadReceipt>> {
         let text = store::read_text(&path)?;
         let receipt = model::parse_receipt(&path, &text)?;
         let armored = store::read_text(&sig_path(&path)).ok();
-        out.push(ReadReceipt { path, bytes: text.into_bytes(), receipt, armored });
+        out.push(ReadReceipt { path, bytes: text.into_bytes(), receipt, armored, signed: false });
     }
     out.sort_by(|a, b| (&a.receipt.role, a.receipt.seq).cmp(&(&b.receipt.role, b.receipt.seq)));
     Ok(out)
@@ -1475,9 +1493,11 @@ fn read_step_receipts(gd: &GameDir, step: u64) -> Result<Vec<ReadReceipt>> {
 fn check_receipts(receipts: &[ReadReceipt], game: &str, step: u64, host: &ssh_key::PublicKey) -> Result<()> {
     let mut next: BTreeMap<String, u64> = BTreeMap::new();
     let mut commitments: BTreeMap<(String, String), u64> = BTreeMap::new();
-    for ReadReceipt { path, bytes, receipt: r, armored } in receipts {
+    for ReadReceipt { path, bytes, receipt: r, armored, signed } in receipts {
         let path = path.as_path();
-        check_host_sig_read(path, bytes, host, NS_RECEIPT, armored.as_deref())?;
+        if !signed {
+            check_host_sig_read(path, bytes, host, NS_RECEIPT, armored.as_deref())?;
+        }
         let want = next.entry(r.role.clone()).or_insert(1);
         let name = format!("{}-{}.toml", r.role, r.seq);
         if r.game != game || r.step != step || r.seq != *want || path.file_name().and_then(|n| n.to_str()) != Some(&name) {

@@ -9,6 +9,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
@@ -54,16 +55,28 @@ struct Rendered {
 /// What was worked out ahead for one record.
 #[derive(Default)]
 pub(super) struct Ahead {
-    /// The text of the record's host signature file, as read (and checked) ahead.
-    record_sig: Option<String>,
+    /// The record's bytes as the history holds them were found host-signed by the game's host
+    /// key, with its signature file as read then.
+    record_signed: bool,
+    /// Host files the checks of the record's step read, read ahead: by path, the bytes, or
+    /// `None` where the file is not there (or, for a file the checks only read when it exists,
+    /// could not be read; see [`Shared::step_files`]).
+    files: BTreeMap<PathBuf, Option<Vec<u8>>>,
     replayed: Option<Replayed>,
     rendered: Option<Rendered>,
 }
 
 impl Ahead {
-    /// The text of the host signature file of the record being checked, if read ahead.
-    pub(super) fn record_sig(&self) -> Option<&str> {
-        self.record_sig.as_deref()
+    /// Whether the record being checked (the history's bytes of it) was found signed by the
+    /// host key ahead: then its host signature check passes as it would in order.
+    pub(super) fn record_signed(&self) -> bool {
+        self.record_signed
+    }
+
+    /// The host file `path` of the step being checked as read ahead: `Some(None)` when it was
+    /// not there; `None` when it was not read ahead (read it now).
+    pub(super) fn file(&self, path: &Path) -> Option<Option<&[u8]>> {
+        self.files.get(path).map(Option::as_deref)
     }
 
     /// What the game gave for the step of the record being checked, if it was replayed ahead
@@ -206,15 +219,16 @@ impl Audit {
 
     /// Every opened step's receipts as read (step 1 first), each step's read on every core when
     /// working ahead, with every receipt's host signature checked there, the good ones
-    /// remembered (the checks in order meet each again, and check a bad one themselves).
+    /// remembered and marked `signed` (the checks in order meet each again, and check a bad one
+    /// themselves).
     pub(super) fn read_receipts(&self) -> Vec<crate::error::Result<Vec<ReadReceipt>>> {
         let steps: Vec<u64> = (1..=self.hist.open_step).collect();
         let ahead = self.helpers().is_some();
         crate::par::map_on(&steps, if ahead { self.jobs } else { 1 }, |&step| {
-            let read = read_step_receipts(&self.gd, step);
-            for r in read.iter().flatten().filter(|_| ahead) {
+            let mut read = read_step_receipts(&self.gd, step);
+            for r in read.iter_mut().flatten().filter(|_| ahead) {
                 if let Some(armored) = &r.armored {
-                    let _ = verify_once(&self.host, NS_RECEIPT, &r.bytes, armored);
+                    r.signed = verify_once(&self.host, NS_RECEIPT, &r.bytes, armored).is_ok();
                 }
             }
             read
@@ -272,35 +286,69 @@ impl Shared {
 
     /// [`Shared::work`], a panic not caught.
     fn work_out(&self, n: u64) -> Ahead {
-        let Some((read, armored)) = self.record_ahead(n) else { return Ahead::default() };
-        let record_sig = Some(armored);
+        let Some(read) = self.record_ahead(n) else { return Ahead::default() };
         let rec = &read.record;
-        let Some(state) = self.has_states.then(|| self.stored_state(n, rec)).flatten() else { return Ahead { record_sig, ..Ahead::default() } };
+        let files = rec.resolution.as_ref().map(|res| self.step_files(res)).unwrap_or_default();
+        let signed = Ahead { record_signed: true, files, ..Ahead::default() };
+        let Some(state) = self.has_states.then(|| self.stored_state(n, rec)).flatten() else { return signed };
         let replayed = match &rec.resolution {
             Some(res) => {
                 let before = n.checked_sub(1).and_then(|p| self.stored_state(p, &self.hist.records.get(p as usize)?.record));
                 match self.replay_ahead(res, before) {
                     Some(r) => Some(r),
-                    None => return Ahead { record_sig, ..Ahead::default() },
+                    None => return signed,
                 }
             }
             None => None,
         };
         let events = replayed.as_ref().map_or_else(Vec::new, |r| r.events.clone());
         let rendered = self.render_ahead(n, rec, &read.bytes, state, events);
-        Ahead { record_sig, replayed, rendered }
+        Ahead { replayed, rendered, ..signed }
     }
 
-    /// Record `n` read, its host signature (returned) and its orders' signatures checked (the
-    /// good ones remembered); `None` if it is missing, not host-signed or not a record.
-    fn record_ahead(&self, n: u64) -> Option<(Arc<ReadRecord>, String)> {
+    /// Record `n` read, its host signature and its orders' signatures checked (the good ones
+    /// remembered); `None` if it is missing, not host-signed or not a record.
+    fn record_ahead(&self, n: u64) -> Option<Arc<ReadRecord>> {
         let read = self.hist.records.get(n as usize)?;
         let armored = store::read_text(&sig_path(&self.gd.record(n))).ok()?;
         verify_once(&self.host, NS_RECORD, &read.bytes, &armored).ok()?;
         if let Some(res) = read.record.resolution.as_ref().filter(|_| n >= 1 && (n as usize) <= self.hist.files.len()) {
             self.verify_orders_ahead(n, res);
         }
-        Some((read.clone(), armored))
+        Some(read.clone())
+    }
+
+    /// The host files the checks of the step `res` resolves read, each read as they read it:
+    /// the host seed (`None` if it cannot be read), each sealed order (`None` if it is not
+    /// there; left out if it is there but cannot be read, for the checks to meet that error)
+    /// with its signature (`None` if it cannot be read), and the withheld copy of each published
+    /// order (`None` if it is not there; left out if it is).
+    fn step_files(&self, res: &Resolution) -> BTreeMap<PathBuf, Option<Vec<u8>>> {
+        let mut files = BTreeMap::new();
+        let seed = self.gd.host_seed(res.step);
+        let seed_bytes = store::read(&seed).ok();
+        files.insert(seed, seed_bytes);
+        for o in &res.orders {
+            if !o.withheld {
+                let hp = self.gd.withheld(res.step, &o.role);
+                if !hp.exists() {
+                    files.insert(hp, None);
+                }
+            }
+            let Some(seq) = o.seq else { continue };
+            let sealed = self.gd.sealed(res.step).join(format!("{}-{seq}.txt", o.role));
+            let sealed_sig = sig_path(&sealed);
+            if !sealed.exists() {
+                files.insert(sealed, None);
+                continue;
+            }
+            if let Ok(b) = store::read(&sealed) {
+                files.insert(sealed, Some(b));
+            }
+            let sig_bytes = store::read(&sealed_sig).ok();
+            files.insert(sealed_sig, sig_bytes);
+        }
+        files
     }
 
     /// The signatures of record `n`'s orders (withheld ones as revealed or kept by the host),
