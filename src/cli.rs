@@ -648,7 +648,12 @@ fn clock(arg: &Option<String>) -> Result<pipeline::Clock> {
 /// One line on stderr (not a failure) when the game's `host/`, which holds the host key, unrevealed
 /// seeds and sealed orders, or anything in it can be read by users other than the host.
 fn warn_exposed_host(dir: &Path) {
-    match store::exposed_host_files(dir) {
+    warn_exposed(dir, store::exposed_host_files(dir));
+}
+
+/// Prints the warning of [`warn_exposed_host`] from a walk already made.
+fn warn_exposed(dir: &Path, exposed: crate::error::Result<Vec<PathBuf>>) {
+    match exposed {
         Ok(v) if v.is_empty() => {}
         Ok(v) => {
             let host = dir.join("host");
@@ -1108,8 +1113,19 @@ fn cmd_audit(dir: Option<PathBuf>, receipts: Vec<PathBuf>, reports: Vec<PathBuf>
         }
         return Ok(ExitCode::SUCCESS);
     }
-    warn_exposed_host(&dir);
-    for line in audit_lines(&dir, &receipts, &reports, templates, jobs)? {
+    // The walk of `host/` for its permissions (a few dozen listings and stats) runs beside the
+    // audit unless one thread was asked for; its warning is printed first all the same.
+    let audit = || audit_lines(&dir, &receipts, &reports, templates, jobs);
+    let (exposed, lines) = std::thread::scope(|s| {
+        if jobs == 1 {
+            return (store::exposed_host_files(&dir), audit());
+        }
+        let walk = s.spawn(|| store::exposed_host_files(&dir));
+        let lines = audit();
+        (walk.join().unwrap_or_else(|p| std::panic::resume_unwind(p)), lines)
+    });
+    warn_exposed(&dir, exposed);
+    for line in lines? {
         println!("{line}");
     }
     Ok(ExitCode::SUCCESS)
