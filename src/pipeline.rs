@@ -121,6 +121,28 @@ pub struct Loaded {
     pub record: Record,
     /// The state text after it.
     pub state: String,
+    /// The newest record's bytes as read (hashed for the next record's `prev` only when one is
+    /// made: [`Loaded::record_sha256`]).
+    pub record_bytes: Vec<u8>,
+    /// The host's state key (`host/state_key.hex`) as read, `None` if it could not be read (a
+    /// copy without it; a new record reads it again for its error: [`Loaded::host_state_key`]).
+    pub state_key: Option<[u8; 32]>,
+}
+
+impl Loaded {
+    /// The SHA-256 of the newest record's bytes (64 hex digits): the next record's `prev`.
+    pub fn record_sha256(&self) -> String {
+        commit::sha256_hex(&self.record_bytes)
+    }
+
+    /// The host's state key, which a new record's state commitment takes: as [`load`] read it,
+    /// or read again for the error that it could not be read.
+    fn host_state_key(&self) -> Result<[u8; 32]> {
+        match self.state_key {
+            Some(key) => Ok(key),
+            None => read_state_key(&self.dir),
+        }
+    }
 }
 
 /// Looks up rules by id with an error listing the known ones.
@@ -162,20 +184,19 @@ pub fn load(dir: &Path) -> Result<Loaded> {
     let gf = read_game_file(&dir)?;
     let game = rules(&gf.rules)?;
     let n = dir.last_record()?.ok_or_else(|| Error::input(dir.record(0), "missing: the game has no records"))?;
-    let record = read_record(&dir, n)?;
+    let path = dir.record(n);
+    let text = store::read_text(&path)?;
+    let record: Record = parse_json(&path, &text)?;
     let state = store::read_text(&dir.state(n))?;
     // The host's copy has the key; a copy without it (a finished game published whole) takes it
     // from the last record, where it is revealed.
-    let key = match read_state_key(&dir) {
-        Ok(k) => Some(k),
-        Err(_) => record.state_key.as_deref().and_then(commit::parse_32),
-    };
-    if let Some(key) = key
+    let state_key = read_state_key(&dir).ok();
+    if let Some(key) = state_key.or_else(|| record.state_key.as_deref().and_then(commit::parse_32))
         && state_commitment(&gf.id, n, &key, &state) != record.state
     {
         return Err(Error::input(dir.state(n), format!("state does not match the state commitment in record {n}")));
     }
-    Ok(Loaded { dir, gf, game, record, state })
+    Ok(Loaded { dir, gf, game, record, state, record_bytes: text.into_bytes(), state_key })
 }
 
 /// The game's secret state key, from `host/state_key.hex`.
@@ -203,7 +224,12 @@ fn read_trail(dir: &GameDir, n: u64) -> Result<model::Trail> {
 /// A JSON file parsed as `T`; a parse error names the file and line.
 fn read_json<T: serde::de::DeserializeOwned>(path: PathBuf) -> Result<T> {
     let text = store::read_text(&path)?;
-    serde_json::from_str(&text).map_err(|e| Error::Input { file: path, line: Some(e.line()), field: None, message: e.to_string() })
+    parse_json(&path, &text)
+}
+
+/// Parses `text`, read from `path`, as JSON; an error names the file and line.
+fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| Error::Input { file: path.to_owned(), line: Some(e.line()), field: None, message: e.to_string() })
 }
 
 pub(crate) fn host_key(dir: &GameDir) -> Result<ssh_key::PrivateKey> {
@@ -1152,11 +1178,12 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
     finish_seat_change(&gd)?;
     let now = clock.now();
     let mut done = Adjudicated::default();
-    // A step resolved in a group: the game as it stands after it, and its record not yet written.
-    let mut carried: Option<(Loaded, store::Staged)> = None;
+    // A step just resolved: the game as it stands after it, and (in a group) its record not yet
+    // written.
+    let mut carried: Option<(Loaded, Option<store::Staged>)> = None;
     loop {
         let (g, staged) = match carried.take() {
-            Some((g, staged)) => (g, Some(staged)),
+            Some(carried) => carried,
             None => (load(dir)?, None),
         };
         check_clock(&g, now)?;
@@ -1199,10 +1226,15 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
             }
         }
         done.resolved.push(opening.step);
-        match group {
-            Some(_) => carried = Some((Loaded { record: r.rec, state: r.state, ..g }, r.staged)),
-            None => r.staged.commit()?,
-        }
+        let record_bytes = r.staged.point.bytes.clone();
+        let staged = match group {
+            Some(_) => Some(r.staged),
+            None => {
+                r.staged.commit()?;
+                None
+            }
+        };
+        carried = Some((Loaded { record: r.rec, state: r.state, record_bytes, ..g }, staged));
     }
 }
 
@@ -1278,12 +1310,12 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
     let mut files = Vec::new();
     withhold_orders(&mut files, g, step, WithheldUntil::for_step(publication, over), &mut revealed)?;
     let (next_open, outcome) = open_next(&mut files, &g.dir, &g.gf, g.game, &state, step + 1, now, entropy)?;
-    let state_key = read_state_key(&g.dir)?;
+    let state_key = g.host_state_key()?;
     let rec = Record {
         reveals,
         game: g.gf.id.clone(),
         index: g.record.index + 1,
-        prev: Some(commit::sha256_hex(&store::read(&g.dir.record(g.record.index))?)),
+        prev: Some(g.record_sha256()),
         setup: None,
         control: None,
         resolution: Some(Resolution {
@@ -1630,11 +1662,11 @@ pub fn end_by_players(g: &Loaded, now: DateTime<Utc>) -> Result<Option<Record>> 
     let Some((action, orders)) = players_end(g)? else { return Ok(None) };
     let outcome = players_outcome(g.game, &g.state, action, &orders)?;
     let n = g.record.index + 1;
-    let state_key = read_state_key(&g.dir)?;
+    let state_key = g.host_state_key()?;
     let rec = Record {
         game: g.gf.id.clone(),
         index: n,
-        prev: Some(commit::sha256_hex(&store::read(&g.dir.record(g.record.index))?)),
+        prev: Some(g.record_sha256()),
         setup: None,
         control: Some(Control { action, at: timestamp(now), reason: String::new(), seat: None, orders }),
         resolution: None,
