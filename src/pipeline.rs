@@ -1294,7 +1294,7 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
     // a built-in player's orders are drawn from a seed derived from the step seed.
     let (mut revealed, nonces) = reveal_orders(g, opening, receipts)?;
     let seed = commit::step_seed(&g.gf.id, step, &host_seed, nonces.iter().map(|(r, n)| (r.as_str(), n)));
-    let before = read_before(&g.dir, g.record.index)?;
+    let before = read_before_kept(&g.dir, g.record.index, &g.record_bytes)?;
     fill_nmr_orders(g, step, &seed, &before.misses, &mut revealed)?;
     let orders: BTreeMap<String, Orders> = revealed.iter().map(|o| (o.role.clone(), o.orders.clone())).collect();
     let mut ctx = Ctx::new(seed);
@@ -1439,7 +1439,13 @@ struct Before {
 /// Reads records 1..=`last` for a new step ([`Before`]).
 fn read_before(dir: &GameDir, last: u64) -> Result<Before> {
     let mut before = Before { withheld: BTreeMap::new(), misses: BTreeMap::new() };
-    for n in 1..=last {
+    read_after(dir, &mut before, 1, last)?;
+    Ok(before)
+}
+
+/// Adds what records `from..=last` tell a new step to `before`.
+fn read_after(dir: &GameDir, before: &mut Before, from: u64, last: u64) -> Result<()> {
+    for n in from..=last {
         let rec = read_trail(dir, n)?;
         for r in &rec.reveals {
             before.withheld.remove(&(r.step, r.role.clone()));
@@ -1448,6 +1454,68 @@ fn read_before(dir: &GameDir, last: u64) -> Result<Before> {
             model::count_misses(&mut before.misses, res.orders.iter().map(|o| (o.role.as_str(), o.seq.is_some())));
             before.withheld.extend(res.orders.iter().filter(|o| o.withheld).map(|o| ((res.step, o.role.clone()), o.withheld_until)));
         }
+    }
+    Ok(())
+}
+
+/// How many records a step reads past the kept [`Kept`] before it keeps a newer one: a step
+/// reads at most this many earlier records, and the host writes the hint once this many steps.
+const KEEP_EVERY: u64 = 16;
+
+/// [`Before`] as of one record, kept in `host/trail` ([`GameDir::trail`]) so that a step does not
+/// read every earlier record of a long game. A hint: trusted only for the record whose bytes'
+/// SHA-256 it names (the hash chain commits that record to every one before it); a file that
+/// does not parse or whose checksum line does not match is ignored and the records read.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Kept {
+    /// The record it is as of.
+    record: u64,
+    /// The SHA-256 of that record's bytes (64 hex digits).
+    sha256: String,
+    /// [`Before::withheld`]: step, role and how long.
+    withheld: Vec<(u64, String, WithheldUntil)>,
+    /// [`Before::misses`].
+    misses: BTreeMap<String, u32>,
+}
+
+impl Kept {
+    /// The file's text: the JSON on one line, then its SHA-256 (64 hex digits) on the next.
+    fn text(&self) -> String {
+        let json = serde_json::to_string(self).expect("the kept trail serializes");
+        let sum = commit::sha256_hex(json.as_bytes());
+        format!("{json}\n{sum}\n")
+    }
+
+    /// Parses [`Kept::text`]; `None` for anything else.
+    fn parse(text: &str) -> Option<Kept> {
+        let (json, sum) = text.strip_suffix('\n')?.split_once('\n')?;
+        (commit::sha256_hex(json.as_bytes()) == sum).then(|| serde_json::from_str(json).ok()).flatten()
+    }
+}
+
+/// [`read_before`] for a new step after record `last` (whose bytes are `last_bytes`), starting
+/// from the kept trail where it is as of `last` or an earlier record whose bytes still hash as it
+/// says; keeps a new one once [`KEEP_EVERY`] records were read past it (a hint written without
+/// sync: a failed write is ignored).
+fn read_before_kept(dir: &GameDir, last: u64, last_bytes: &[u8]) -> Result<Before> {
+    let kept = store::read_text(&dir.trail()).ok().and_then(|t| Kept::parse(&t)).filter(|k| k.record >= 1 && k.record <= last);
+    let kept = kept.filter(|k| {
+        let bytes = if k.record == last { Some(last_bytes.to_vec()) } else { store::read(&dir.record(k.record)).ok() };
+        bytes.is_some_and(|b| commit::sha256_hex(&b) == k.sha256)
+    });
+    let (mut before, from) = match kept {
+        Some(k) => (Before { withheld: k.withheld.into_iter().map(|(s, r, u)| ((s, r), u)).collect(), misses: k.misses }, k.record + 1),
+        None => (Before { withheld: BTreeMap::new(), misses: BTreeMap::new() }, 1),
+    };
+    read_after(dir, &mut before, from, last)?;
+    if last + 1 - from >= KEEP_EVERY {
+        let k = Kept {
+            record: last,
+            sha256: commit::sha256_hex(last_bytes),
+            withheld: before.withheld.iter().map(|((s, r), u)| (*s, r.clone(), *u)).collect(),
+            misses: before.misses.clone(),
+        };
+        let _ = store::write_unsynced(&dir.trail(), k.text().as_bytes());
     }
     Ok(before)
 }
