@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 
 use pbem::pipeline::{self, Entropy};
 
+#[path = "support/seats.rs"]
+mod seats;
+
 /// Every file under `dir` by relative path, but the kept trail.
 fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
     let mut out = BTreeMap::new();
@@ -28,16 +31,7 @@ fn files(dir: &Path) -> BTreeMap<PathBuf, Vec<u8>> {
 /// A new two-seat Throw Down That Flag game in `dir`, one-hour deadlines, the built-in player
 /// after `bot_after` missed steps.
 fn create(dir: &Path, bot_after: u32, start: chrono::DateTime<chrono::Utc>) {
-    let game = pipeline::rules("throw-down-that-flag").unwrap();
-    let roles = game.roles(&game.setup(game.default_scenario(), &Default::default()).unwrap()).unwrap();
-    let seats = roles
-        .iter()
-        .enumerate()
-        .map(|(n, r)| {
-            let key = pipeline::key_from_seed(&[9 + n as u8; 32], r).public_key().to_openssh().unwrap();
-            pbem::model::Seat { role: r.clone(), email: format!("{r}@example.org"), key, time_zone: None }
-        })
-        .collect();
+    let seats = seats::seats("throw-down-that-flag");
     let new = pipeline::NewGame {
         id: Some("trail".into()),
         rules: "throw-down-that-flag".into(),
