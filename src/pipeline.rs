@@ -1498,6 +1498,10 @@ impl Kept {
 /// says; keeps a new one once [`KEEP_EVERY`] records were read past it (a hint written without
 /// sync: a failed write is ignored).
 fn read_before_kept(dir: &GameDir, last: u64, last_bytes: &[u8]) -> Result<Before> {
+    if last < KEEP_EVERY {
+        // No trail is kept as of a record before this one: the file is not even looked for.
+        return read_before(dir, last);
+    }
     let kept = store::read_text(&dir.trail()).ok().and_then(|t| Kept::parse(&t)).filter(|k| k.record >= 1 && k.record <= last);
     let kept = kept.filter(|k| {
         let bytes = if k.record == last { Some(last_bytes.to_vec()) } else { store::read(&dir.record(k.record)).ok() };
