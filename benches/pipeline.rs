@@ -6,6 +6,9 @@ use std::time::{Duration, Instant};
 
 use pbem::pipeline::{self, Entropy};
 
+#[path = "../tests/support/seats.rs"]
+mod seats;
+
 fn median(mut v: Vec<Duration>) -> Duration {
     v.sort();
     v[v.len() / 2]
@@ -52,17 +55,7 @@ fn bench(rules: &str, runs: usize) {
     let mut one = Vec::new();
     for i in 0..runs {
         let dir = tmp.path().join(format!("one-{rules}-{i}"));
-        let game = pipeline::rules(rules).unwrap();
-        let roles = game.roles(&game.setup(game.default_scenario(), &Default::default()).unwrap()).unwrap();
-        // A key of its own for each seat (one key may not hold two sides).
-        let seats = roles
-            .iter()
-            .enumerate()
-            .map(|(n, r)| {
-                let key = pipeline::key_from_seed(&[9 + n as u8; 32], r).public_key().to_openssh().unwrap();
-                pbem::model::Seat { role: r.clone(), email: format!("{r}@example.org"), key, time_zone: None }
-            })
-            .collect();
+        let seats = seats::seats(rules);
         let new = pipeline::NewGame {
             id: Some(format!("bench-{rules}-{i}")),
             rules: rules.into(),

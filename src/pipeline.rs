@@ -121,6 +121,28 @@ pub struct Loaded {
     pub record: Record,
     /// The state text after it.
     pub state: String,
+    /// The newest record's bytes as read (hashed for the next record's `prev` only when one is
+    /// made: [`Loaded::record_sha256`]).
+    pub record_bytes: Vec<u8>,
+    /// The host's state key (`host/state_key.hex`) as read, `None` if it could not be read (a
+    /// copy without it; a new record reads it again for its error: [`Loaded::host_state_key`]).
+    pub state_key: Option<[u8; 32]>,
+}
+
+impl Loaded {
+    /// The SHA-256 of the newest record's bytes (64 hex digits): the next record's `prev`.
+    pub fn record_sha256(&self) -> String {
+        commit::sha256_hex(&self.record_bytes)
+    }
+
+    /// The host's state key, which a new record's state commitment takes: as [`load`] read it,
+    /// or read again for the error that it could not be read.
+    fn host_state_key(&self) -> Result<[u8; 32]> {
+        match self.state_key {
+            Some(key) => Ok(key),
+            None => read_state_key(&self.dir),
+        }
+    }
 }
 
 /// Looks up rules by id with an error listing the known ones.
@@ -162,20 +184,19 @@ pub fn load(dir: &Path) -> Result<Loaded> {
     let gf = read_game_file(&dir)?;
     let game = rules(&gf.rules)?;
     let n = dir.last_record()?.ok_or_else(|| Error::input(dir.record(0), "missing: the game has no records"))?;
-    let record = read_record(&dir, n)?;
+    let path = dir.record(n);
+    let text = store::read_text(&path)?;
+    let record: Record = parse_json(&path, &text)?;
     let state = store::read_text(&dir.state(n))?;
     // The host's copy has the key; a copy without it (a finished game published whole) takes it
     // from the last record, where it is revealed.
-    let key = match read_state_key(&dir) {
-        Ok(k) => Some(k),
-        Err(_) => record.state_key.as_deref().and_then(commit::parse_32),
-    };
-    if let Some(key) = key
+    let state_key = read_state_key(&dir).ok();
+    if let Some(key) = state_key.or_else(|| record.state_key.as_deref().and_then(commit::parse_32))
         && state_commitment(&gf.id, n, &key, &state) != record.state
     {
         return Err(Error::input(dir.state(n), format!("state does not match the state commitment in record {n}")));
     }
-    Ok(Loaded { dir, gf, game, record, state })
+    Ok(Loaded { dir, gf, game, record, state, record_bytes: text.into_bytes(), state_key })
 }
 
 /// The game's secret state key, from `host/state_key.hex`.
@@ -203,7 +224,12 @@ fn read_trail(dir: &GameDir, n: u64) -> Result<model::Trail> {
 /// A JSON file parsed as `T`; a parse error names the file and line.
 fn read_json<T: serde::de::DeserializeOwned>(path: PathBuf) -> Result<T> {
     let text = store::read_text(&path)?;
-    serde_json::from_str(&text).map_err(|e| Error::Input { file: path, line: Some(e.line()), field: None, message: e.to_string() })
+    parse_json(&path, &text)
+}
+
+/// Parses `text`, read from `path`, as JSON; an error names the file and line.
+fn parse_json<T: serde::de::DeserializeOwned>(path: &Path, text: &str) -> Result<T> {
+    serde_json::from_str(text).map_err(|e| Error::Input { file: path.to_owned(), line: Some(e.line()), field: None, message: e.to_string() })
 }
 
 pub(crate) fn host_key(dir: &GameDir) -> Result<ssh_key::PrivateKey> {
@@ -1152,11 +1178,12 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
     finish_seat_change(&gd)?;
     let now = clock.now();
     let mut done = Adjudicated::default();
-    // A step resolved in a group: the game as it stands after it, and its record not yet written.
-    let mut carried: Option<(Loaded, store::Staged)> = None;
+    // A step just resolved: the game as it stands after it, and (in a group) its record not yet
+    // written.
+    let mut carried: Option<(Loaded, Option<store::Staged>)> = None;
     loop {
         let (g, staged) = match carried.take() {
-            Some((g, staged)) => (g, Some(staged)),
+            Some(carried) => carried,
             None => (load(dir)?, None),
         };
         check_clock(&g, now)?;
@@ -1199,10 +1226,15 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
             }
         }
         done.resolved.push(opening.step);
-        match group {
-            Some(_) => carried = Some((Loaded { record: r.rec, state: r.state, ..g }, r.staged)),
-            None => r.staged.commit()?,
-        }
+        let record_bytes = r.staged.point.bytes.clone();
+        let staged = match group {
+            Some(_) => Some(r.staged),
+            None => {
+                r.staged.commit()?;
+                None
+            }
+        };
+        carried = Some((Loaded { record: r.rec, state: r.state, record_bytes, ..g }, staged));
     }
 }
 
@@ -1262,7 +1294,7 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
     // a built-in player's orders are drawn from a seed derived from the step seed.
     let (mut revealed, nonces) = reveal_orders(g, opening, receipts)?;
     let seed = commit::step_seed(&g.gf.id, step, &host_seed, nonces.iter().map(|(r, n)| (r.as_str(), n)));
-    let before = read_before(&g.dir, g.record.index)?;
+    let before = read_before_kept(&g.dir, g.record.index, &g.record_bytes)?;
     fill_nmr_orders(g, step, &seed, &before.misses, &mut revealed)?;
     let orders: BTreeMap<String, Orders> = revealed.iter().map(|o| (o.role.clone(), o.orders.clone())).collect();
     let mut ctx = Ctx::new(seed);
@@ -1278,12 +1310,12 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
     let mut files = Vec::new();
     withhold_orders(&mut files, g, step, WithheldUntil::for_step(publication, over), &mut revealed)?;
     let (next_open, outcome) = open_next(&mut files, &g.dir, &g.gf, g.game, &state, step + 1, now, entropy)?;
-    let state_key = read_state_key(&g.dir)?;
+    let state_key = g.host_state_key()?;
     let rec = Record {
         reveals,
         game: g.gf.id.clone(),
         index: g.record.index + 1,
-        prev: Some(commit::sha256_hex(&store::read(&g.dir.record(g.record.index))?)),
+        prev: Some(g.record_sha256()),
         setup: None,
         control: None,
         resolution: Some(Resolution {
@@ -1407,7 +1439,13 @@ struct Before {
 /// Reads records 1..=`last` for a new step ([`Before`]).
 fn read_before(dir: &GameDir, last: u64) -> Result<Before> {
     let mut before = Before { withheld: BTreeMap::new(), misses: BTreeMap::new() };
-    for n in 1..=last {
+    read_after(dir, &mut before, 1, last)?;
+    Ok(before)
+}
+
+/// Adds what records `from..=last` tell a new step to `before`.
+fn read_after(dir: &GameDir, before: &mut Before, from: u64, last: u64) -> Result<()> {
+    for n in from..=last {
         let rec = read_trail(dir, n)?;
         for r in &rec.reveals {
             before.withheld.remove(&(r.step, r.role.clone()));
@@ -1416,6 +1454,72 @@ fn read_before(dir: &GameDir, last: u64) -> Result<Before> {
             model::count_misses(&mut before.misses, res.orders.iter().map(|o| (o.role.as_str(), o.seq.is_some())));
             before.withheld.extend(res.orders.iter().filter(|o| o.withheld).map(|o| ((res.step, o.role.clone()), o.withheld_until)));
         }
+    }
+    Ok(())
+}
+
+/// How many records a step reads past the kept [`Kept`] before it keeps a newer one: a step
+/// reads at most this many earlier records, and the host writes the hint once this many steps.
+const KEEP_EVERY: u64 = 16;
+
+/// [`Before`] as of one record, kept in `host/trail` ([`GameDir::trail`]) so that a step does not
+/// read every earlier record of a long game. A hint: trusted only for the record whose bytes'
+/// SHA-256 it names (the hash chain commits that record to every one before it); a file that
+/// does not parse or whose checksum line does not match is ignored and the records read.
+#[derive(Debug, serde::Serialize, serde::Deserialize)]
+struct Kept {
+    /// The record it is as of.
+    record: u64,
+    /// The SHA-256 of that record's bytes (64 hex digits).
+    sha256: String,
+    /// [`Before::withheld`]: step, role and how long.
+    withheld: Vec<(u64, String, WithheldUntil)>,
+    /// [`Before::misses`].
+    misses: BTreeMap<String, u32>,
+}
+
+impl Kept {
+    /// The file's text: the JSON on one line, then its SHA-256 (64 hex digits) on the next.
+    fn text(&self) -> String {
+        let json = serde_json::to_string(self).expect("the kept trail serializes");
+        let sum = commit::sha256_hex(json.as_bytes());
+        format!("{json}\n{sum}\n")
+    }
+
+    /// Parses [`Kept::text`]; `None` for anything else.
+    fn parse(text: &str) -> Option<Kept> {
+        let (json, sum) = text.strip_suffix('\n')?.split_once('\n')?;
+        (commit::sha256_hex(json.as_bytes()) == sum).then(|| serde_json::from_str(json).ok()).flatten()
+    }
+}
+
+/// [`read_before`] for a new step after record `last` (whose bytes are `last_bytes`), starting
+/// from the kept trail where it is as of `last` or an earlier record whose bytes still hash as it
+/// says; keeps a new one once [`KEEP_EVERY`] records were read past it (a hint written without
+/// sync: a failed write is ignored).
+fn read_before_kept(dir: &GameDir, last: u64, last_bytes: &[u8]) -> Result<Before> {
+    if last < KEEP_EVERY {
+        // No trail is kept as of a record before this one: the file is not even looked for.
+        return read_before(dir, last);
+    }
+    let kept = store::read_text(&dir.trail()).ok().and_then(|t| Kept::parse(&t)).filter(|k| k.record >= 1 && k.record <= last);
+    let kept = kept.filter(|k| {
+        let bytes = if k.record == last { Some(last_bytes.to_vec()) } else { store::read(&dir.record(k.record)).ok() };
+        bytes.is_some_and(|b| commit::sha256_hex(&b) == k.sha256)
+    });
+    let (mut before, from) = match kept {
+        Some(k) => (Before { withheld: k.withheld.into_iter().map(|(s, r, u)| ((s, r), u)).collect(), misses: k.misses }, k.record + 1),
+        None => (Before { withheld: BTreeMap::new(), misses: BTreeMap::new() }, 1),
+    };
+    read_after(dir, &mut before, from, last)?;
+    if last + 1 - from >= KEEP_EVERY {
+        let k = Kept {
+            record: last,
+            sha256: commit::sha256_hex(last_bytes),
+            withheld: before.withheld.iter().map(|((s, r), u)| (*s, r.clone(), *u)).collect(),
+            misses: before.misses.clone(),
+        };
+        let _ = store::write_unsynced(&dir.trail(), k.text().as_bytes());
     }
     Ok(before)
 }
@@ -1630,11 +1734,11 @@ pub fn end_by_players(g: &Loaded, now: DateTime<Utc>) -> Result<Option<Record>> 
     let Some((action, orders)) = players_end(g)? else { return Ok(None) };
     let outcome = players_outcome(g.game, &g.state, action, &orders)?;
     let n = g.record.index + 1;
-    let state_key = read_state_key(&g.dir)?;
+    let state_key = g.host_state_key()?;
     let rec = Record {
         game: g.gf.id.clone(),
         index: n,
-        prev: Some(commit::sha256_hex(&store::read(&g.dir.record(g.record.index))?)),
+        prev: Some(g.record_sha256()),
         setup: None,
         control: Some(Control { action, at: timestamp(now), reason: String::new(), seat: None, orders }),
         resolution: None,

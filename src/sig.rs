@@ -289,17 +289,25 @@ pub fn sign(private_key: &PrivateKey, namespace: &str, message: &[u8]) -> Result
         _ => {}
     }
     let sig = SshSig::sign(private_key, namespace, HashAlg::Sha512, message)?;
-    if let ssh_key::private::KeypairData::Ed25519(keypair) = private_key.key_data() {
-        // Signed the checked way: the key's halves match.
+    // Signed the checked way: the key's halves match.
+    mark_checked(private_key);
+    Ok(sig.to_pem(LineEnding::LF)?)
+}
+
+/// Adds `key`, if it is an Ed25519 key whose halves are known to match, to the [`CheckedKeys`]:
+/// called after `ssh-key` signed with it, or decoded it from a file (its decoding compares the
+/// public half the file holds with the one the secret half makes).
+fn mark_checked(key: &PrivateKey) {
+    if let ssh_key::private::KeypairData::Ed25519(keypair) = key.key_data() {
         ed25519_checked().lock().unwrap_or_else(|e| e.into_inner()).entry(pair_bytes(keypair)).or_insert_with(|| ed25519_dalek::VerifyingKey::from_bytes(keypair.public.as_ref()).ok());
     }
-    Ok(sig.to_pem(LineEnding::LF)?)
 }
 
 /// The Ed25519 keys this process has signed with through `ssh-key`, which checks, at every
 /// signature, that the key's public half is the one its secret half makes (a scalar
-/// multiplication: two thirds of what a signature costs); by the two halves' bytes, with the
-/// public half as a point. A key signs again here without that check ([`sign_ed25519_checked`]).
+/// multiplication: two thirds of what a signature costs), or read from a file with
+/// [`load_private_key`] (whose decoding makes the same check); by the two halves' bytes, with the
+/// public half as a point. A key signs here without that check ([`sign_ed25519_checked`]).
 /// Never listed, only looked up; the keys are in this process's memory anyway.
 type CheckedKeys = std::collections::BTreeMap<[u8; 64], Option<ed25519_dalek::VerifyingKey>>;
 
@@ -610,6 +618,8 @@ pub fn load_private_key(path: &Path, passphrase: Option<&str>) -> Result<Private
         return Err(SigError::SecurityKey { path: path.to_owned(), algorithm: key.algorithm().as_str().to_owned() });
     }
     if !key.is_encrypted() {
+        // Decoded: its halves matched (`ssh-key` compares them), so it signs without a second check.
+        mark_checked(&key);
         return Ok(key);
     }
     let Some(passphrase) = passphrase else {

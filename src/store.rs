@@ -79,6 +79,12 @@ impl GameDir {
     pub fn host_key(&self) -> PathBuf {
         self.root.join("host").join("host_key")
     }
+    /// `DIR/host/trail`: what a new step needs of the records before it, as of one record (a
+    /// hint `pipeline` keeps: trusted only for the record whose bytes' hash it names, rebuilt from
+    /// the records on any doubt).
+    pub fn trail(&self) -> PathBuf {
+        self.root.join("host").join("trail")
+    }
     /// `DIR/host/state_key.hex`: the game's secret state key (SPEC.md "State commitment"), host
     /// only until the last record reveals it.
     pub fn state_key(&self) -> PathBuf {
