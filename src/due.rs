@@ -365,11 +365,29 @@ impl At {
     /// The identity of `NAME/REL`: `Ok(None)` if it does not exist, `Err` if it cannot be
     /// looked at (as [`probe`]).
     fn probe(&mut self, name: &str, rel: &str) -> Result<Option<Ident>, ()> {
-        use std::os::fd::AsRawFd;
         self.path.clear();
         self.path.extend_from_slice(name.as_bytes());
         self.path.push(b'/');
         self.path.extend_from_slice(rel.as_bytes());
+        self.stat()
+    }
+
+    /// [`At::probe`] of `NAME/records/NNNNNN.json` (`ext` `.json`) or `NAME/receipts/NNNNNN`
+    /// (`ext` empty), as [`GameDir`] names them: the path written in place (no text formatted).
+    fn probe_numbered(&mut self, name: &str, folder: &str, n: u64, ext: &str) -> Result<Option<Ident>, ()> {
+        self.path.clear();
+        self.path.extend_from_slice(name.as_bytes());
+        self.path.push(b'/');
+        self.path.extend_from_slice(folder.as_bytes());
+        self.path.push(b'/');
+        push_six_digits(&mut self.path, n);
+        self.path.extend_from_slice(ext.as_bytes());
+        self.stat()
+    }
+
+    /// One `fstatat` of the path in `self.path` (relative to the root folder).
+    fn stat(&mut self) -> Result<Option<Ident>, ()> {
+        use std::os::fd::AsRawFd;
         self.path.push(0);
         let c = std::ffi::CStr::from_bytes_with_nul(&self.path).map_err(|_| ())?;
         // SAFETY: `st` is a plain C struct fstatat fills in; `c` is a NUL-terminated path.
@@ -386,12 +404,16 @@ impl At {
     }
 }
 
-/// `records/NNNNNN.json` and `receipts/NNNNNN`, relative to a game folder (as [`GameDir`]).
-fn record_rel(n: u64) -> String {
-    format!("records/{n:06}.json")
-}
-fn receipts_rel(step: u64) -> String {
-    format!("receipts/{step:06}")
+/// Appends `n` in decimal, zero-padded to six digits (as `format!("{n:06}")`).
+fn push_six_digits(buf: &mut Vec<u8>, n: u64) {
+    let mut digits = [b'0'; 20];
+    let (mut i, mut rest) = (digits.len(), n);
+    while rest > 0 || i > digits.len() - 6 {
+        i -= 1;
+        digits[i] = b'0' + (rest % 10) as u8;
+        rest /= 10;
+    }
+    buf.extend_from_slice(&digits[i..]);
 }
 
 /// The due index of every game under a root in one file, `ROOT/.due-index`, so that a sweep
@@ -493,6 +515,7 @@ impl OldIndex {
 /// increasing order, `end` and nothing after it (one pass, one line held at a time).
 fn whole(r: &mut impl std::io::BufRead) -> bool {
     let mut line = String::new();
+    // The name of the line before (one buffer for the file: `None` before the first line).
     let mut prev: Option<String> = None;
     let mut next = |line: &mut String| {
         line.clear();
@@ -512,7 +535,9 @@ fn whole(r: &mut impl std::io::BufRead) -> bool {
         if prev.as_deref().is_some_and(|p| p >= name) {
             return false;
         }
-        prev = Some(name.to_string());
+        let p = prev.get_or_insert_with(String::new);
+        p.clear();
+        p.push_str(name);
     }
 }
 
@@ -564,7 +589,7 @@ impl RootIndex {
         let (p, e) = peek_entry(&GameDir::new(self.root.join(name)), now);
         if let (Some(e), Ok(Some(g))) = (e, game)
             && (g.1, g.2) == e.game_stamp
-            && let Ok(Some(r)) = at.probe(name, &record_rel(e.record))
+            && let Ok(Some(r)) = at.probe_numbered(name, "records", e.record, ".json")
             && (r.1, r.2) == e.record_stamp
         {
             let start = self.made.len();
@@ -617,7 +642,9 @@ enum Piece {
 
 /// A folder name a root index line can hold: not empty, no whitespace or control characters.
 fn plain_name(name: &str) -> bool {
-    !name.is_empty() && !name.chars().any(|c| c.is_whitespace() || c.is_control())
+    // Printable ASCII without a space, the usual name, is checked a byte at a time.
+    let ascii = |b: u8| b > b' ' && b < 0x7f;
+    !name.is_empty() && (name.bytes().all(ascii) || !name.chars().any(|c| c.is_whitespace() || c.is_control()))
 }
 
 /// A root index line: `NAME GAME_INO RECORD_INO` and the fields of the game's `DIR/.due`.
@@ -643,10 +670,23 @@ fn root_line(name: &str, game_ino: u64, record_ino: u64, e: &Entry) -> String {
 
 /// Reads a [`root_line`] back: its inodes and the entry (`None` if it is not one).
 fn parse_root_line(line: &str) -> Option<(&str, u64, u64, Entry)> {
-    let f: Vec<&str> = line.split(' ').collect();
-    let [name, game_ino, record_ino, id, record, step, rl, rt, gl, gt, receipts, until, deadline, not_before, over, written] = f[..] else { return None };
+    // The 16 fields split in place (no list of them made: this runs once a game a sweep).
+    let mut f = [""; 16];
+    let mut rest = Some(line);
+    for slot in &mut f {
+        let (field, more) = match rest?.as_bytes().iter().position(|&b| b == b' ') {
+            Some(at) => (&rest?[..at], Some(&rest?[at + 1..])),
+            None => (rest?, None),
+        };
+        (*slot, rest) = (field, more);
+    }
+    if rest.is_some() {
+        return None;
+    }
+    let [name, game_ino, record_ino, id, record, step, rl, rt, gl, gt, receipts, until, deadline, not_before, over, written] = f;
     let num = |t: &str| t.parse::<u64>().ok();
-    let ns = |t: &str| t.parse::<u128>().ok();
+    // A change time in ns fits 64 bits until 2554: parsed as such first (a quarter of the cost).
+    let ns = |t: &str| t.parse::<u64>().map(u128::from).or_else(|_| t.parse::<u128>()).ok();
     let time = |t: &str| if t == "-" { Some(None) } else { t.parse().ok().map(Some) };
     let receipts_stamp = match receipts {
         "-" => None,
@@ -682,13 +722,13 @@ fn from_line(at: &mut At, root: &Path, name: &str, line: &str, now: DateTime<Utc
         return None;
     }
     let same = |got: Result<Option<Ident>, ()>, ino: u64, s: Stamp| got == Ok(Some((ino, s.0, s.1)));
-    if !same(at.probe(name, "game.toml"), game_ino, e.game_stamp) || !same(at.probe(name, &record_rel(e.record)), record_ino, e.record_stamp) {
+    if !same(at.probe(name, "game.toml"), game_ino, e.game_stamp) || !same(at.probe_numbered(name, "records", e.record, ".json"), record_ino, e.record_stamp) {
         return None;
     }
-    if at.probe(name, &record_rel(e.record + 1)) != Ok(None) {
+    if at.probe_numbered(name, "records", e.record + 1, ".json") != Ok(None) {
         return None;
     }
-    if !e.over && at.probe(name, &receipts_rel(e.step)).map(|o| o.map(|(_, l, t)| (l, t))) != Ok(e.receipts_stamp) {
+    if !e.over && at.probe_numbered(name, "receipts", e.step, "").map(|o| o.map(|(_, l, t)| (l, t))) != Ok(e.receipts_stamp) {
         return None;
     }
     if !e.over && e.until != e.deadline {
@@ -904,7 +944,7 @@ mod tests {
                 std::fs::create_dir_all(dir.record(0).parent().unwrap()).unwrap();
                 std::fs::write(dir.game_file(), format!("id = \"{name}\"\n")).unwrap();
                 std::fs::write(dir.record(0), "{}").unwrap();
-                let (g, r) = (at.probe(name, "game.toml").unwrap().unwrap(), at.probe(name, &record_rel(0)).unwrap().unwrap());
+                let (g, r) = (at.probe(name, "game.toml").unwrap().unwrap(), at.probe_numbered(name, "records", 0, ".json").unwrap().unwrap());
                 let e = Entry { id: name.to_string(), record: 0, record_stamp: (r.1, r.2), game_stamp: (g.1, g.2), receipts_stamp: None, until: Some(LATER), deadline: Some(LATER), not_before: 0, awaited: vec![], written: 1, ..entry() };
                 root_line(name, g.0, r.0, &e)
             })
@@ -947,6 +987,22 @@ mod tests {
         }
         index.save();
         assert_eq!(std::fs::read_to_string(&file).unwrap(), text(&[&lines[1], &lines[3]]));
+    }
+
+    #[test]
+    fn numbered_paths_are_written_as_game_dir_names_them() {
+        for n in [0, 7, 42, 999_999, 1_000_000, 123_456_789, u64::MAX] {
+            let mut buf = b"x/".to_vec();
+            push_six_digits(&mut buf, n);
+            assert_eq!(buf, format!("x/{n:06}").into_bytes());
+        }
+        let e = Entry { awaited: vec![], ..entry() };
+        let line = root_line("g1", 7, 8, &e);
+        assert_eq!(parse_root_line(&format!("{line} ")), None, "a trailing space: an empty field too many");
+        assert_eq!(parse_root_line(&line.replacen(' ', "  ", 1)), None, "an empty field");
+        assert_eq!(parse_root_line(&line[..line.rfind(' ').unwrap()]), None, "a field too few");
+        let big = Entry { written: u128::from(u64::MAX) + 1, ..e.clone() };
+        assert_eq!(parse_root_line(&root_line("g1", 7, 8, &big)).map(|l| l.3), Some(big), "a time past 64 bits");
     }
 
     #[test]
