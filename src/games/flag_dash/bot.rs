@@ -8,7 +8,7 @@ use super::engine::{Trial, carry_out};
 use super::asked::reset_only;
 use super::forms::default_plan;
 use super::layout::{Dir, Rect, Sq, Team, Teams};
-use super::orders::{FillKey, Parsed, Step, Try, check_card_order, fill_in, fill_key, parse, parse_try, plan_orders, plan_passes, try_with};
+use super::orders::{Arg, FillKey, Parsed, Step, Try, card_times, check_card_order, fill_in, fill_key, parse, parse_try, plan_orders, plan_passes, try_with};
 use super::state::{Card, Character, Effect, FlagAt, Mode, MovePlan, Plan, Seat, Stage, State, Token};
 use crate::game::{OrderProblem, Orders};
 
@@ -129,6 +129,12 @@ struct Scratch<'a> {
     /// which [`FillKey`], and whether it could be. Every card with one token fills alike, so each
     /// is filled once a move, not once a card.
     read: Vec<(Option<FillKey>, Try, bool)>,
+    /// For a combo token: each alternative's written steps and one resolution of the played card,
+    /// tried alone (see [`Scratch::card_fails`]): the cards (a bit each) with which that fails,
+    /// and those with which it does not.
+    first_card: Vec<(u32, u32)>,
+    /// The steps of that try, kept for their room.
+    probe: Try,
 }
 
 impl<'a> Scratch<'a> {
@@ -139,7 +145,8 @@ impl<'a> Scratch<'a> {
         if work.played != base.played {
             work.played.clone_from(&base.played);
         }
-        let mut scratch = Scratch { base, work, lines: Vec::new(), read: vec![empty; variants] };
+        let probe = empty.1.clone();
+        let mut scratch = Scratch { base, work, lines: Vec::new(), read: vec![empty; variants], first_card: vec![(0, 0); variants], probe };
         scratch.reset(Touches::ALL);
         scratch
     }
@@ -159,12 +166,55 @@ impl<'a> Scratch<'a> {
         debug_assert_eq!(read.is_ok(), *filled && check_card_order(mp, &t.steps).is_ok(), "a move without combo passes the card-order check");
         debug_assert_eq!(read.is_ok().then(|| t.clone()), parse_try(self.base, role, mp, &v.text).ok(), "the variant reads as written");
         read.ok()?;
+        if self.card_fails(role, mp, k, v) {
+            #[cfg(debug_assertions)]
+            {
+                let t = self.read[k].1.clone();
+                let _trial = Trial::begin();
+                let whole = carry_out(self.work, role, mp, &t, false, &mut self.lines);
+                self.reset(Touches::of(mp));
+                debug_assert!(whole.is_err(), "a combo move whose played card fails fails whole");
+            }
+            return None;
+        }
+        let t = &self.read[k].1;
         self.lines.clear();
         let _trial = Trial::begin();
         let done = carry_out(self.work, role, mp, t, false, &mut self.lines).is_ok();
         let sc = done.then(|| score(self.work, team));
         self.reset(Touches::of(mp));
         sc
+    }
+
+    /// With a combo card (not a Copy), true when alternative `v` (place `k`) of `mp` surely
+    /// cannot be carried out because its written steps and the played card's resolution cannot:
+    /// they come before the combo card and depend on nothing else of it (Priority Tokens, Combo:
+    /// one card, then the other). The answer is kept for the played card, so that a card that
+    /// cannot be played here is tried once, not once for each combo card.
+    fn card_fails(&mut self, role: &str, mp: &MovePlan, k: usize, v: &Variant) -> bool {
+        if mp.combo.is_none() || mp.card == Card::Copy || mp.copy.is_some() || card_times(mp.token) != 1 {
+            return false;
+        }
+        let bit = 1u32 << (mp.card as u32);
+        let (fails, passes) = self.first_card[k];
+        if fails & bit != 0 || passes & bit != 0 {
+            return fails & bit != 0;
+        }
+        let alone = MovePlan { card: mp.card, token: mp.token, combo: None, copy: None, tries: Vec::new(), spy_on: None };
+        self.probe.who = v.who;
+        self.probe.steps.clear();
+        self.probe.steps.extend_from_slice(&v.steps);
+        self.probe.steps.push(Step::Card(Arg::Auto));
+        debug_assert_eq!(try_with(&alone, v.who, &v.steps).as_ref(), Ok(&self.probe), "the played card alone as written");
+        self.lines.clear();
+        let failed = {
+            let _trial = Trial::begin();
+            carry_out(self.work, role, &alone, &self.probe, false, &mut self.lines).is_err()
+        };
+        self.reset(Touches::of(mp));
+        self.first_card[k].0 |= if failed { bit } else { 0 };
+        self.first_card[k].1 |= if failed { 0 } else { bit };
+        failed
     }
 
     /// Leaves the work board as it is after `role` carries out alternative `v` of `mp` and the
