@@ -57,26 +57,60 @@ struct Cand {
     n: usize,
 }
 
-/// One alternative the player tries: its text (as the plan writes it), the character it selects
-/// and its written steps (what [`parse_try`] reads from the text).
+/// One alternative the player tries: the character it selects, its written steps (what
+/// [`parse_try`] reads from its text) and what its text writes after the character's name (the
+/// text itself is made only for the alternatives a plan keeps, see [`Variant::text`]).
 struct Variant {
-    text: String,
     who: usize,
     steps: Vec<Step>,
+    /// The text after the name: nothing, `": boost DIR"` or `": tunnel SQ"` (at most
+    /// `": tunnel (off the board)"`, 24 bytes), its first `tail_len` bytes.
+    tail: [u8; 32],
+    tail_len: usize,
+}
+
+impl Variant {
+    /// Alternative `steps` of character `who`, whose text ends in `tail` after the name.
+    fn new(who: usize, steps: Vec<Step>, tail: std::fmt::Arguments) -> Self {
+        use std::io::Write;
+        let mut buf = [0; 32];
+        let mut room = &mut buf[..];
+        room.write_fmt(tail).expect("a variant's text after the name fits 32 bytes");
+        let tail_len = 32 - room.len();
+        Variant { who, steps, tail: buf, tail_len }
+    }
+
+    /// The text after the name.
+    fn tail(&self) -> &[u8] {
+        &self.tail[..self.tail_len]
+    }
+
+    /// The alternative as the plan writes it, e.g. `"Green: boost n"`.
+    fn text(&self, s: &State) -> String {
+        let mut t = s.chars[self.who].name.clone();
+        t.push_str(std::str::from_utf8(self.tail()).expect("the tail is written as text"));
+        t
+    }
+
+    /// The order of the two alternatives' texts (as `String`s compare), without making them.
+    fn cmp_text(&self, other: &Variant, s: &State) -> std::cmp::Ordering {
+        let (a, b) = (s.chars[self.who].name.as_bytes(), s.chars[other.who].name.as_bytes());
+        a.iter().chain(self.tail()).cmp(b.iter().chain(other.tail()))
+    }
 }
 
 /// Candidate alternatives for character `who`: plain, with one boost first, and through each tunnel.
 fn variants(s: &State, who: usize) -> Vec<Variant> {
     let c = &s.chars[who];
-    let mut v = vec![Variant { text: c.name.clone(), who, steps: Vec::new() }];
+    let mut v = vec![Variant::new(who, Vec::new(), format_args!(""))];
     if c.boosts > 0 {
         for d in Dir::ALL {
-            v.push(Variant { text: format!("{}: boost {}", c.name, d.key()), who, steps: vec![Step::Boost(d)] });
+            v.push(Variant::new(who, vec![Step::Boost(d)], format_args!(": boost {}", d.key())));
         }
     }
     if s.tunnels.contains(&c.at) {
         for t in s.tunnels.iter().filter(|t| **t != c.at) {
-            v.push(Variant { text: format!("{}: tunnel {t}", c.name), who, steps: vec![Step::Tunnel { to: *t, bump: None }] });
+            v.push(Variant::new(who, vec![Step::Tunnel { to: *t, bump: None }], format_args!(": tunnel {t}")));
         }
     }
     v
@@ -164,7 +198,7 @@ impl<'a> Scratch<'a> {
         // resolutions in a row) always pass the card-order check: it is made only with one.
         let read = if !*filled { Err(String::new()) } else if mp.combo.is_some() { check_card_order(mp, &t.steps) } else { Ok(()) };
         debug_assert_eq!(read.is_ok(), *filled && check_card_order(mp, &t.steps).is_ok(), "a move without combo passes the card-order check");
-        debug_assert_eq!(read.is_ok().then(|| t.clone()), parse_try(self.base, role, mp, &v.text).ok(), "the variant reads as written");
+        debug_assert_eq!(read.is_ok().then(|| t.clone()), parse_try(self.base, role, mp, &v.text(self.base)).ok(), "the variant reads as written");
         read.ok()?;
         if self.card_fails(role, mp, k, v) {
             #[cfg(debug_assertions)]
@@ -279,7 +313,8 @@ fn best_move(s: &State, work: &mut State, role: &str, token: Token, used: &[Card
     // Each alternative's place when the list is sorted by text (ties of score go by text: the
     // same order, without comparing texts for each card).
     let mut by_text: Vec<usize> = (0..tried.len()).collect();
-    by_text.sort_by(|&a, &b| tried[a].text.cmp(&tried[b].text));
+    by_text.sort_by(|&a, &b| tried[a].cmp_text(&tried[b], s));
+    debug_assert!(by_text.windows(2).all(|w| tried[w[0]].text(s) <= tried[w[1]].text(s)), "sorted as the texts sort");
     let mut rank = vec![0; tried.len()];
     for (r, &k) in by_text.iter().enumerate() {
         rank[k] = r;
@@ -313,7 +348,7 @@ fn best_move(s: &State, work: &mut State, role: &str, token: Token, used: &[Card
         }
     }
     let Cand { mp, tries, n, .. } = best?;
-    let plan = MovePlan { tries: tries[..n].iter().map(|&k| tried[k].text.clone()).collect(), ..mp };
+    let plan = MovePlan { tries: tries[..n].iter().map(|&k| tried[k].text(s)).collect(), ..mp };
     scratch.after(role, &plan, &tried[tries[0]])?;
     Some(plan)
 }
