@@ -8,7 +8,7 @@ use super::engine::{Trial, carry_out};
 use super::asked::reset_only;
 use super::forms::default_plan;
 use super::layout::{Dir, Rect, Sq, Team, Teams};
-use super::orders::{FillKey, Parsed, Step, Try, check_card_order, fill_in, fill_key, parse, parse_try, plan_orders, plan_passes, try_with};
+use super::orders::{Arg, FillKey, Parsed, Step, Try, card_times, check_card_order, fill_in, fill_key, parse, parse_try, plan_orders, plan_passes, try_with};
 use super::state::{Card, Character, Effect, FlagAt, Mode, MovePlan, Plan, Seat, Stage, State, Token};
 use crate::game::{OrderProblem, Orders};
 
@@ -57,50 +57,97 @@ struct Cand {
     n: usize,
 }
 
-/// One alternative the player tries: its text (as the plan writes it), the character it selects
-/// and its written steps (what [`parse_try`] reads from the text).
+/// One alternative the player tries: the character it selects, its written steps (what
+/// [`parse_try`] reads from its text) and what its text writes after the character's name (the
+/// text itself is made only for the alternatives a plan keeps, see [`Variant::text`]).
 struct Variant {
-    text: String,
     who: usize,
     steps: Vec<Step>,
+    /// The text after the name: nothing, `": boost DIR"` or `": tunnel SQ"` (at most
+    /// `": tunnel (off the board)"`, 24 bytes), its first `tail_len` bytes.
+    tail: [u8; 32],
+    tail_len: usize,
+}
+
+impl Variant {
+    /// Alternative `steps` of character `who`, whose text ends in `tail` after the name.
+    fn new(who: usize, steps: Vec<Step>, tail: std::fmt::Arguments) -> Self {
+        use std::io::Write;
+        let mut buf = [0; 32];
+        let mut room = &mut buf[..];
+        room.write_fmt(tail).expect("a variant's text after the name fits 32 bytes");
+        let tail_len = 32 - room.len();
+        Variant { who, steps, tail: buf, tail_len }
+    }
+
+    /// The text after the name.
+    fn tail(&self) -> &[u8] {
+        &self.tail[..self.tail_len]
+    }
+
+    /// The alternative as the plan writes it, e.g. `"Green: boost n"`.
+    fn text(&self, s: &State) -> String {
+        let mut t = s.chars[self.who].name.clone();
+        t.push_str(std::str::from_utf8(self.tail()).expect("the tail is written as text"));
+        t
+    }
+
+    /// The order of the two alternatives' texts (as `String`s compare), without making them.
+    fn cmp_text(&self, other: &Variant, s: &State) -> std::cmp::Ordering {
+        let (a, b) = (s.chars[self.who].name.as_bytes(), s.chars[other.who].name.as_bytes());
+        a.iter().chain(self.tail()).cmp(b.iter().chain(other.tail()))
+    }
 }
 
 /// Candidate alternatives for character `who`: plain, with one boost first, and through each tunnel.
 fn variants(s: &State, who: usize) -> Vec<Variant> {
     let c = &s.chars[who];
-    let mut v = vec![Variant { text: c.name.clone(), who, steps: Vec::new() }];
+    let mut v = vec![Variant::new(who, Vec::new(), format_args!(""))];
     if c.boosts > 0 {
         for d in Dir::ALL {
-            v.push(Variant { text: format!("{}: boost {}", c.name, d.key()), who, steps: vec![Step::Boost(d)] });
+            v.push(Variant::new(who, vec![Step::Boost(d)], format_args!(": boost {}", d.key())));
         }
     }
     if s.tunnels.contains(&c.at) {
         for t in s.tunnels.iter().filter(|t| **t != c.at) {
-            v.push(Variant { text: format!("{}: tunnel {t}", c.name), who, steps: vec![Step::Tunnel { to: *t, bump: None }] });
+            v.push(Variant::new(who, vec![Step::Tunnel { to: *t, bump: None }], format_args!(": tunnel {t}")));
         }
     }
     v
 }
 
-/// What the cards of a move may change besides the pieces' spaces, boosts, traps, team flags
-/// and the outcome: character flags (only a Flag card collects or passes them) and tunnels (only a
-/// Dig card places or removes one). A try of a move that may not is put back without comparing
-/// them.
+/// What the cards of a move may change besides the pieces' spaces, boosts, lying team flags and
+/// the outcome: character flags and who carries a team flag (only a Flag card collects or passes
+/// character flags, takes or gives a team flag), tunnels (only a Dig card places or removes one)
+/// and traps other than by taking them away (only a Trap card places one; without it a move only
+/// removes traps, a picked-up or escaped one, so the list is shorter when it changed). A try of a
+/// move that may not is put back without comparing them.
 #[derive(Clone, Copy)]
 struct Touches {
     holds: bool,
     tunnels: bool,
+    traps: bool,
 }
 
 impl Touches {
     /// Anything (a board whose last move is not known).
-    const ALL: Touches = Touches { holds: true, tunnels: true };
+    const ALL: Touches = Touches { holds: true, tunnels: true, traps: true };
 
-    /// What the cards of move plan `mp` may change: character flags with a Flag card, tunnels
-    /// with a Dig card.
+    /// What the cards of move plan `mp` may change: character flags and carriers with a Flag card,
+    /// tunnels with a Dig card, traps placed with a Trap card.
     fn of(mp: &MovePlan) -> Touches {
         let uses = |c: Card| mp.card == c || mp.combo == Some(c) || mp.copy == Some(c);
-        Touches { holds: uses(Card::Flag), tunnels: uses(Card::Dig) }
+        Touches { holds: uses(Card::Flag), tunnels: uses(Card::Dig), traps: uses(Card::Trap) }
+    }
+}
+
+/// Whether team flag `x` (on a tried board) is where `y` (on the board it was copied from) is; a
+/// carried flag has the same carrier unless `carriers` (a Flag card) may have changed it.
+fn same_flag(x: &FlagAt, y: &FlagAt, carriers: bool) -> bool {
+    match (x, y) {
+        (FlagAt::Space(p), FlagAt::Space(q)) => p == q,
+        (FlagAt::Carried(m), FlagAt::Carried(n)) => !carriers || m == n,
+        _ => false,
     }
 }
 
@@ -116,6 +163,12 @@ struct Scratch<'a> {
     /// which [`FillKey`], and whether it could be. Every card with one token fills alike, so each
     /// is filled once a move, not once a card.
     read: Vec<(Option<FillKey>, Try, bool)>,
+    /// For a combo token: each alternative's written steps and one resolution of the played card,
+    /// tried alone (see [`Scratch::card_fails`]): the cards (a bit each) with which that fails,
+    /// and those with which it does not.
+    first_card: Vec<(u32, u32)>,
+    /// The steps of that try, kept for their room.
+    probe: Try,
 }
 
 impl<'a> Scratch<'a> {
@@ -126,7 +179,8 @@ impl<'a> Scratch<'a> {
         if work.played != base.played {
             work.played.clone_from(&base.played);
         }
-        let mut scratch = Scratch { base, work, lines: Vec::new(), read: vec![empty; variants] };
+        let probe = empty.1.clone();
+        let mut scratch = Scratch { base, work, lines: Vec::new(), read: vec![empty; variants], first_card: vec![(0, 0); variants], probe };
         scratch.reset(Touches::ALL);
         scratch
     }
@@ -140,15 +194,61 @@ impl<'a> Scratch<'a> {
             *filled = fill_in(mp, v.who, &v.steps, t).is_ok();
             *at = Some(key);
         }
-        let read = if *filled { check_card_order(mp, &t.steps) } else { Err(String::new()) };
-        debug_assert_eq!(read.is_ok().then(|| t.clone()), parse_try(self.base, role, mp, &v.text).ok(), "the variant reads as written");
+        // Without a combo card the filled steps (the written boosts and tunnels, then the card's
+        // resolutions in a row) always pass the card-order check: it is made only with one.
+        let read = if !*filled { Err(String::new()) } else if mp.combo.is_some() { check_card_order(mp, &t.steps) } else { Ok(()) };
+        debug_assert_eq!(read.is_ok(), *filled && check_card_order(mp, &t.steps).is_ok(), "a move without combo passes the card-order check");
+        debug_assert_eq!(read.is_ok().then(|| t.clone()), parse_try(self.base, role, mp, &v.text(self.base)).ok(), "the variant reads as written");
         read.ok()?;
+        if self.card_fails(role, mp, k, v) {
+            #[cfg(debug_assertions)]
+            {
+                let t = self.read[k].1.clone();
+                let _trial = Trial::begin();
+                let whole = carry_out(self.work, role, mp, &t, false, &mut self.lines);
+                self.reset(Touches::of(mp));
+                debug_assert!(whole.is_err(), "a combo move whose played card fails fails whole");
+            }
+            return None;
+        }
+        let t = &self.read[k].1;
         self.lines.clear();
         let _trial = Trial::begin();
         let done = carry_out(self.work, role, mp, t, false, &mut self.lines).is_ok();
         let sc = done.then(|| score(self.work, team));
         self.reset(Touches::of(mp));
         sc
+    }
+
+    /// With a combo card (not a Copy), true when alternative `v` (place `k`) of `mp` surely
+    /// cannot be carried out because its written steps and the played card's resolution cannot:
+    /// they come before the combo card and depend on nothing else of it (Priority Tokens, Combo:
+    /// one card, then the other). The answer is kept for the played card, so that a card that
+    /// cannot be played here is tried once, not once for each combo card.
+    fn card_fails(&mut self, role: &str, mp: &MovePlan, k: usize, v: &Variant) -> bool {
+        if mp.combo.is_none() || mp.card == Card::Copy || mp.copy.is_some() || card_times(mp.token) != 1 {
+            return false;
+        }
+        let bit = 1u32 << (mp.card as u32);
+        let (fails, passes) = self.first_card[k];
+        if fails & bit != 0 || passes & bit != 0 {
+            return fails & bit != 0;
+        }
+        let alone = MovePlan { card: mp.card, token: mp.token, combo: None, copy: None, tries: Vec::new(), spy_on: None };
+        self.probe.who = v.who;
+        self.probe.steps.clear();
+        self.probe.steps.extend_from_slice(&v.steps);
+        self.probe.steps.push(Step::Card(Arg::Auto));
+        debug_assert_eq!(try_with(&alone, v.who, &v.steps).as_ref(), Ok(&self.probe), "the played card alone as written");
+        self.lines.clear();
+        let failed = {
+            let _trial = Trial::begin();
+            carry_out(self.work, role, &alone, &self.probe, false, &mut self.lines).is_err()
+        };
+        self.reset(Touches::of(mp));
+        self.first_card[k].0 |= if failed { bit } else { 0 };
+        self.first_card[k].1 |= if failed { 0 } else { bit };
+        failed
     }
 
     /// Leaves the work board as it is after `role` carries out alternative `v` of `mp` and the
@@ -173,13 +273,13 @@ impl<'a> Scratch<'a> {
                 x.holds.clone_from(&y.holds);
             }
         }
-        if w.flags != b.flags {
+        if Team::ALL.into_iter().any(|t| !same_flag(w.flags.get(t), b.flags.get(t), may.holds)) {
             w.flags = b.flags.clone();
         }
         if may.tunnels && w.tunnels != b.tunnels {
             w.tunnels.clone_from(&b.tunnels);
         }
-        if w.traps != b.traps {
+        if if may.traps { w.traps != b.traps } else { w.traps.len() != b.traps.len() } {
             w.traps.clone_from(&b.traps);
         }
         if w.outcome.is_some() || b.outcome.is_some() {
@@ -213,7 +313,8 @@ fn best_move(s: &State, work: &mut State, role: &str, token: Token, used: &[Card
     // Each alternative's place when the list is sorted by text (ties of score go by text: the
     // same order, without comparing texts for each card).
     let mut by_text: Vec<usize> = (0..tried.len()).collect();
-    by_text.sort_by(|&a, &b| tried[a].text.cmp(&tried[b].text));
+    by_text.sort_by(|&a, &b| tried[a].cmp_text(&tried[b], s));
+    debug_assert!(by_text.windows(2).all(|w| tried[w[0]].text(s) <= tried[w[1]].text(s)), "sorted as the texts sort");
     let mut rank = vec![0; tried.len()];
     for (r, &k) in by_text.iter().enumerate() {
         rank[k] = r;
@@ -247,7 +348,7 @@ fn best_move(s: &State, work: &mut State, role: &str, token: Token, used: &[Card
         }
     }
     let Cand { mp, tries, n, .. } = best?;
-    let plan = MovePlan { tries: tries[..n].iter().map(|&k| tried[k].text.clone()).collect(), ..mp };
+    let plan = MovePlan { tries: tries[..n].iter().map(|&k| tried[k].text(s)).collect(), ..mp };
     scratch.after(role, &plan, &tried[tries[0]])?;
     Some(plan)
 }
