@@ -218,6 +218,15 @@ fn parse_stamp(text: &str) -> Option<Stamp> {
     Some((l.parse().ok()?, t.parse().ok()?))
 }
 
+/// The open step and its roles with no receipt, as the index `DIR/.due` of the game in `dir`
+/// gives them for record `record` (`None` if it is missing, in any doubt, for another record or
+/// for a game over). The roles are those of the moment the index was written: a receipt since
+/// can only have made the list shorter, so it is never missing a role still awaited.
+pub fn awaited(dir: &GameDir, record: u64) -> Option<(u64, Vec<String>)> {
+    let e = read_small(&path(dir)).and_then(|t| Entry::parse(&t))?;
+    (e.record == record && !e.over).then_some((e.step, e.awaited))
+}
+
 /// The game in `dir` is idle at `now` by its index: nothing can be due, so it need not be
 /// loaded. `None` whenever the index is missing or in any doubt (then load the game).
 pub fn idle(dir: &GameDir, now: DateTime<Utc>) -> Option<Idle> {

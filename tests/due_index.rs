@@ -189,10 +189,26 @@ fn an_idle_game_costs_the_cron_run_no_load_and_reminders_still_go_out() {
     std::fs::write(&state, b"{}").unwrap();
     let r = cron::run(&root, &cfg, pipeline::parse_time("2026-07-01T13:00:00Z").unwrap(), &mut e).unwrap();
     assert!(r.queued.is_empty() && !r.games[0].failed, "{r:?}");
-    std::fs::write(&state, kept).unwrap();
+    std::fs::write(&state, &kept).unwrap();
     // Within the reminder window (11 hours before the deadline) the game's mail is prepared.
     let r = cron::run(&root, &cfg, pipeline::parse_time("2026-07-02T01:00:00Z").unwrap(), &mut e).unwrap();
     assert_eq!(r.queued.len(), 2, "reminders: {r:?}");
+    // Still inside the window, with both reminders known to the outbox: not loaded again.
+    std::fs::write(&state, b"{}").unwrap();
+    let r = cron::run(&root, &cfg, pipeline::parse_time("2026-07-02T02:00:00Z").unwrap(), &mut e).unwrap();
+    assert!(r.queued.is_empty() && !r.games[0].failed, "{r:?}");
+    std::fs::write(&state, &kept).unwrap();
+    // A reminder the outbox no longer knows (its queued file gone): the game is loaded and the
+    // reminder queued again, as without the shortcut.
+    let queue = root.join(".mail/outbox/queue");
+    let gone = std::fs::read_dir(&queue).unwrap().map(|e| e.unwrap().path()).find(|p| p.file_name().unwrap().to_string_lossy().starts_with("pbem-reminder-")).unwrap();
+    std::fs::remove_file(&gone).unwrap();
+    let r = cron::run(&root, &cfg, pipeline::parse_time("2026-07-02T03:00:00Z").unwrap(), &mut e).unwrap();
+    assert_eq!(r.queued.len(), 1, "the reminder again: {r:?}");
+    // The index gone: loaded, and nothing queued twice.
+    std::fs::remove_file(g.join(".due")).unwrap();
+    let r = cron::run(&root, &cfg, pipeline::parse_time("2026-07-02T04:00:00Z").unwrap(), &mut e).unwrap();
+    assert!(r.queued.is_empty() && !r.games[0].failed, "{r:?}");
 }
 
 /// A copy of a game made with its index (`cp -a`) is still found: the id comes from the index.

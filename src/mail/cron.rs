@@ -173,7 +173,7 @@ fn queue_mail(root: &Path, peeked: &Peeked, mut runs: BTreeMap<usize, Loaded>, c
     let all: Vec<usize> = (0..peeked.len()).collect();
     let wanted = crate::par::map(&all, |&i| match (peeked.idle_at(i), peeked.doubled(i)) {
         (_, true) => false,
-        (Some(idle), false) => !nothing_to_mail(root, peeked.id(i), &idle, cfg, now),
+        (Some(idle), false) => !nothing_to_mail(root, &peeked.dir(i), peeked.id(i), &idle, cfg, &outbox, now),
         (None, false) => runs.get(&i).is_some_and(|g| !g.line.skip_mail),
     });
     drop(all);
@@ -484,17 +484,28 @@ pub fn peek_games(root: &Path, mut folders: Folders, now: DateTime<Utc>) -> Peek
     peeked
 }
 
-/// True when [`queue_game_mail`] would queue nothing for the game `id` its index shows idle:
-/// the newest record's reports were queued, and no reminder can be due (none configured, or
-/// outside the hours before the deadline).
-fn nothing_to_mail(root: &Path, id: &str, idle: &IdleAt, cfg: &HostConfig, now: DateTime<Utc>) -> bool {
+/// True when [`queue_game_mail`] would queue nothing for the game `id` in `dir` its index shows
+/// idle: the newest record's reports were queued, and no reminder can be due (none configured,
+/// outside the hours before the deadline, or each one the open step needs already known to the
+/// outbox).
+fn nothing_to_mail(root: &Path, dir: &Path, id: &str, idle: &IdleAt, cfg: &HostConfig, outbox: &Outbox, now: DateTime<Utc>) -> bool {
     let mailed = due::read_small(&mailed_path(root, id)).and_then(|t| t.trim().parse::<u64>().ok());
     if mailed.is_none_or(|m| m < idle.record) {
         return false;
     }
     let hours = i64::from(cfg.reminders.hours_before) * 3600;
     let secs = now.timestamp();
-    idle.over || hours == 0 || idle.deadline.is_none_or(|d| secs >= d || secs < d - hours)
+    idle.over || hours == 0 || idle.deadline.is_none_or(|d| secs >= d || secs < d - hours) || reminders_known(dir, id, idle.record, outbox)
+}
+
+/// Inside the reminder window: whether the reminder of every seat the open step still awaits
+/// (by the game's index) is known to the outbox (queued, sent or refused), so that loading the
+/// game would queue none (`remind::queue_reminders` names them the same way). Without the index,
+/// or with one reminder unknown, false: the game is loaded and its reminders worked out in full.
+/// Without this, every game inside the window was loaded on every cron run.
+fn reminders_known(dir: &Path, id: &str, record: u64, outbox: &Outbox) -> bool {
+    let Some((step, awaited)) = due::awaited(&crate::store::GameDir::new(dir), record) else { return false };
+    awaited.iter().all(|role| outbox.knows(&super::remind::reminder_id(id, step, role)))
 }
 
 /// Adjudicates one game for the cron run (a game that cannot be read is reported and left

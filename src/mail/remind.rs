@@ -9,6 +9,12 @@ use super::outbox::Outbox;
 use crate::error::Result;
 use crate::pipeline::{self, Loaded};
 
+/// The outbox id of the reminder to seat `role` for step `step` of game `id` (one a step and
+/// seat, so a reminder is queued once however many runs see it due).
+pub fn reminder_id(id: &str, step: u64, role: &str) -> String {
+    stable_id(&["reminder", id, &step.to_string(), role])
+}
+
 /// Queues due reminders for the open step of `g`; returns the ids queued.
 pub fn queue_reminders(g: &Loaded, cfg: &HostConfig, outbox: &Outbox, now: DateTime<Utc>) -> Result<Vec<String>> {
     let mut out = Vec::new();
@@ -27,7 +33,7 @@ pub fn queue_reminders(g: &Loaded, cfg: &HostConfig, outbox: &Outbox, now: DateT
             continue;
         }
         let Some(seat) = g.gf.seat(&ask.role) else { continue };
-        let id = stable_id(&["reminder", &g.gf.id, &op.step.to_string(), &ask.role]);
+        let id = reminder_id(&g.gf.id, op.step, &ask.role);
         if outbox.knows(&id) {
             continue;
         }
