@@ -108,8 +108,11 @@ fn stamp(path: &Path) -> Option<Stamp> {
 /// read, is larger, or is not UTF-8. For the per-game files a sweep reads (the index, the cron
 /// run's `mailed/` marks), where a slower fallback is always safe.
 pub fn read_small(path: &Path) -> Option<String> {
+    use std::os::unix::fs::OpenOptionsExt;
     let mut buf = [0u8; SMALL];
-    let mut f = std::fs::File::open(path).ok()?;
+    // Never a symbolic link, and a FIFO opened without waiting for a writer (a read then ends
+    // at once); no `stat` to tell a regular file, since at most SMALL bytes are read anyway.
+    let mut f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW).open(path).ok()?;
     // One read returns what a regular file holds (a file written meanwhile is replaced by a
     // rename, so it is read whole, old or new); a full buffer means a larger file.
     let n = loop {
@@ -462,6 +465,10 @@ pub struct RootIndex {
 /// Buffer of the streamed reads and the copy of kept lines.
 const CHUNK: usize = 64 * 1024;
 
+/// The longest root index line read (a game's `DIR/.due`, at most [`SMALL`], with its folder's
+/// name and inodes): a longer one ends the index there, which is then rebuilt.
+const LINE_MAX: u64 = SMALL as u64 + 1024;
+
 /// `ROOT/.due-index` as read: line by line, the current line held.
 struct OldIndex {
     lines: std::io::BufReader<std::fs::File>,
@@ -476,7 +483,7 @@ impl OldIndex {
     /// The file at `path` when it is a whole root index ([`whole`]), at its first line.
     fn open(path: &Path) -> Option<OldIndex> {
         use std::io::{Seek, SeekFrom};
-        let mut lines = std::io::BufReader::with_capacity(CHUNK, std::fs::File::open(path).ok()?);
+        let mut lines = std::io::BufReader::with_capacity(CHUNK, crate::store::open_hint(path)?);
         if !whole(&mut lines) {
             return None;
         }
@@ -492,7 +499,7 @@ impl OldIndex {
         use std::io::BufRead;
         self.line.clear();
         self.at = self.next;
-        match self.lines.read_line(&mut self.line) {
+        match (&mut self.lines).take(LINE_MAX).read_line(&mut self.line) {
             Ok(n) if n > 0 && self.line.ends_with('\n') => {
                 self.next += n as u64;
                 self.line.pop();
@@ -523,12 +530,13 @@ impl OldIndex {
 /// True when `r` reads as a whole root index: the header, lines each naming a folder in
 /// increasing order, `end` and nothing after it (one pass, one line held at a time).
 fn whole(r: &mut impl std::io::BufRead) -> bool {
+    use std::io::{BufRead, Read};
     let mut line = String::new();
     // The name of the line before (one buffer for the file: `None` before the first line).
     let mut prev: Option<String> = None;
     let mut next = |line: &mut String| {
         line.clear();
-        matches!(r.read_line(line), Ok(n) if n > 0 && line.ends_with('\n')).then(|| line.pop())
+        matches!((&mut *r).take(LINE_MAX).read_line(line), Ok(n) if n > 0 && line.ends_with('\n')).then(|| line.pop())
     };
     if next(&mut line).is_none() || line != ROOT_MAGIC {
         return false;

@@ -1493,6 +1493,10 @@ impl Kept {
     }
 }
 
+/// The largest kept trail read (its orders still withheld are a round's at most): a larger file,
+/// like one that is not a regular file, is ignored and the records read.
+const TRAIL_MAX: u64 = 16 << 20;
+
 /// [`read_before`] for a new step after record `last` (whose bytes are `last_bytes`), starting
 /// from the kept trail where it is as of `last` or an earlier record whose bytes still hash as it
 /// says; keeps a new one once [`KEEP_EVERY`] records were read past it (a hint written without
@@ -1502,7 +1506,7 @@ fn read_before_kept(dir: &GameDir, last: u64, last_bytes: &[u8]) -> Result<Befor
         // No trail is kept as of a record before this one: the file is not even looked for.
         return read_before(dir, last);
     }
-    let kept = store::read_text(&dir.trail()).ok().and_then(|t| Kept::parse(&t)).filter(|k| k.record >= 1 && k.record <= last);
+    let kept = store::read_hint(&dir.trail(), TRAIL_MAX).and_then(|t| Kept::parse(&t)).filter(|k| k.record >= 1 && k.record <= last);
     let kept = kept.filter(|k| {
         let bytes = if k.record == last { Some(last_bytes.to_vec()) } else { store::read(&dir.record(k.record)).ok() };
         bytes.is_some_and(|b| commit::sha256_hex(&b) == k.sha256)

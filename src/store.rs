@@ -213,6 +213,25 @@ pub fn read(path: &Path) -> Result<Vec<u8>> {
     fs::read(path).map_err(|e| io(path, e))
 }
 
+/// Opens a file pbem keeps only as a hint (an index or cache it can do without) for reading, if it
+/// is a regular file: never a FIFO (whose open or read would wait for a writer), a device, or a
+/// symbolic link (which could name `/dev/zero`). `None` otherwise, or if it cannot be opened; the
+/// caller then does without it.
+pub fn open_hint(path: &Path) -> Option<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW).open(path).ok()?;
+    f.metadata().ok()?.file_type().is_file().then_some(f)
+}
+
+/// The text of a hint file ([`open_hint`]) of at most `max` bytes; `None` if it is not a regular
+/// file, is larger, cannot be read or is not UTF-8.
+pub fn read_hint(path: &Path, max: u64) -> Option<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    open_hint(path)?.take(max + 1).read_to_string(&mut text).ok()?;
+    (text.len() as u64 <= max).then_some(text)
+}
+
 /// Reads a whole file of at most `max` bytes, never holding more than `max` + 1 bytes of it: a
 /// larger file (by its length, or by what is read, should it grow meanwhile) is an
 /// [`Error::Input`] naming the file, its size and the limit (`what` says which kind of file, e.g.

@@ -679,3 +679,27 @@ fn a_cron_run_that_queues_mail_removes_the_temp_files_a_killed_run_left_in_the_q
     assert!(!sent_left.exists(), "the killed run's temp file is left in the file transport's folder");
     assert_eq!(std::fs::read_dir(&sent).unwrap().count(), 2, "the two reports sent");
 }
+
+/// A FIFO or a link to an endless file where a sweep keeps an index (`DIR/.due`,
+/// `ROOT/.due-index`) is passed over like a damaged index: never waited on, never read without
+/// end, and the sweep's lines are the same.
+#[test]
+fn a_special_file_in_place_of_an_index_is_passed_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    let g = new_game(&root, "g1", 24);
+    let first = sweep(&root, IDLE);
+    for path in [g.join(".due"), root.join(".due-index")] {
+        for fifo in [true, false] {
+            let _ = std::fs::remove_file(&path);
+            if fifo {
+                assert!(std::process::Command::new("mkfifo").arg(&path).status().unwrap().success());
+            } else {
+                std::os::unix::fs::symlink("/dev/zero", &path).unwrap();
+            }
+            let out = Command::cargo_bin("pbem").unwrap().args(["adjudicate", "--all"]).arg(&root).args(["--now", IDLE]).timeout(std::time::Duration::from_secs(60)).output().unwrap();
+            assert!(out.status.success(), "{}: {}", path.display(), String::from_utf8_lossy(&out.stderr));
+            assert_eq!(String::from_utf8_lossy(&out.stdout), first, "{}", path.display());
+        }
+    }
+}

@@ -73,13 +73,17 @@ fn a_damaged_or_forged_kept_trail_changes_no_step() {
         let now = start + chrono::Duration::minutes(61 * k);
         let (n, bytes) = newest(&b);
         let trail = b.join("host/trail");
-        match k % 4 {
-            0 => drop(std::fs::remove_file(&trail)),
+        let _ = std::fs::remove_file(&trail);
+        match k % 6 {
+            0 => {}
             1 => std::fs::write(&trail, "not a kept trail\n").unwrap(),
             // A well-formed trail for another record's bytes, then one for this record whose
             // checksum line is wrong: neither is trusted.
             2 => std::fs::write(&trail, forged(n, &pbem::commit::sha256_hex(b"another record"), true)).unwrap(),
-            _ => std::fs::write(&trail, forged(n, &pbem::commit::sha256_hex(&bytes), false)).unwrap(),
+            3 => std::fs::write(&trail, forged(n, &pbem::commit::sha256_hex(&bytes), false)).unwrap(),
+            // Not a regular file: a FIFO (never waited on) or a link to an endless file (never read).
+            4 => assert!(std::process::Command::new("mkfifo").arg(&trail).status().unwrap().success()),
+            _ => std::os::unix::fs::symlink("/dev/zero", &trail).unwrap(),
         }
         let ra = pipeline::adjudicate(&a, now, &mut ea).unwrap();
         let rb = pipeline::adjudicate(&b, now, &mut eb).unwrap();
