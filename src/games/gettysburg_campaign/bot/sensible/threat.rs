@@ -259,11 +259,27 @@ struct Boards {
     keys: Vec<u128>,
     /// Positions in `known` plus one (0: empty), by key; a power of two long.
     slots: Vec<u32>,
+    /// Each board's slot, in the order kept (to empty `slots` without clearing all of it).
+    at: Vec<u32>,
 }
 
 impl Boards {
     fn new(width: usize, packed: bool) -> Self {
-        Boards { width, packed, held: Vec::new(), known: Vec::new(), keys: Vec::new(), slots: vec![0; 1024] }
+        Boards { width, packed, held: Vec::new(), known: Vec::new(), keys: Vec::new(), slots: vec![0; 1024], at: Vec::new() }
+    }
+
+    /// No boards, of `width` towns (`packed`: see [`packs`]), the lists kept.
+    fn clear(&mut self, width: usize, packed: bool) {
+        (self.width, self.packed) = (width, packed);
+        if self.at.len() * 8 > self.slots.len() {
+            self.slots.fill(0);
+        } else {
+            self.at.iter().for_each(|&i| self.slots[i as usize] = 0);
+        }
+        self.held.clear();
+        self.known.clear();
+        self.keys.clear();
+        self.at.clear();
     }
 
     /// The slot of `board` (keyed `key`): where it is kept, or the empty slot where it belongs.
@@ -300,6 +316,7 @@ impl Boards {
         self.known.push(known);
         self.slots[i] = self.known.len() as u32;
         self.keys.push(key);
+        self.at.push(i as u32);
         if self.known.len() * 2 > self.slots.len() {
             self.grow();
         }
@@ -312,6 +329,7 @@ impl Boards {
             let board = if self.packed { &[][..] } else { &self.held[k * self.width..(k + 1) * self.width] };
             let i = self.slot(board, self.keys[k]);
             self.slots[i] = k as u32 + 1;
+            self.at[k] = i as u32;
         }
     }
 }
@@ -425,6 +443,21 @@ struct Room {
     first: Vec<usize>,
 }
 
+thread_local! {
+    /// The boards and room of the last search that ended on this thread, for the next to reuse
+    /// emptied ([`Search::new`]): their lists need not grow again from nothing each order.
+    static SPARE: std::cell::Cell<Option<(Boards, Room)>> = const { std::cell::Cell::new(None) };
+}
+
+impl Drop for Search<'_> {
+    fn drop(&mut self) {
+        let boards = std::mem::replace(&mut self.boards, Boards { width: 0, packed: false, held: Vec::new(), known: Vec::new(), keys: Vec::new(), slots: Vec::new(), at: Vec::new() });
+        let mut room = std::mem::take(&mut self.room);
+        room.routes.clear();
+        SPARE.set(Some((boards, room)));
+    }
+}
+
 impl<'a> Search<'a> {
     pub(super) fn new(s: &'a State, g: &'a Graph) -> Self {
         let base = super::positions(s);
@@ -448,8 +481,14 @@ impl<'a> Search<'a> {
         let packed = packs(held.len(), union);
         let weights: Vec<u128> = (0..held.len()).map(|i| town_weight(i, packed)).collect();
         let held_hash = board_key(&held, &weights);
-        let room = Default::default();
-        Search { s, g, base, threat, boards: Boards::new(held.len(), packed), held, now, conf_free, routes, weights, held_hash, room }
+        let (boards, room) = match SPARE.take() {
+            Some((mut boards, room)) => {
+                boards.clear(held.len(), packed);
+                (boards, room)
+            }
+            None => (Boards::new(held.len(), packed), Room::default()),
+        };
+        Search { s, g, base, threat, boards, held, now, conf_free, routes, weights, held_hash, room }
     }
 
     /// The routes of corps `c` with `steps` moves (1 or 2; [`union_routes`], [`first_per_end`]).
@@ -640,6 +679,41 @@ mod tests {
                     c.shift(&moves[k - 1], false);
                     assert_eq!((&c.board, c.hash, c.moved), (&held, fresh(&held), 0));
                 }
+            }
+        }
+    }
+
+    /// A [`Boards`] emptied by [`Boards::clear`] after many boards (its slots grown) finds and
+    /// misses exactly the boards a fresh one does, packed or hashed.
+    #[test]
+    fn cleared_boards_find_what_fresh_ones_find() {
+        let n = 20;
+        let mut x = 5u64;
+        let mut next = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 33) % m) as u32
+        };
+        let mut used = Boards::new(n, false);
+        for round in 0..6 {
+            let packed = round % 2 == 1;
+            let width = if packed { 16 } else { n };
+            let weights: Vec<u128> = (0..width).map(|i| town_weight(i, packed)).collect();
+            used.clear(width, packed);
+            let mut fresh = Boards::new(width, packed);
+            let seen = |b: Option<Known>| b.map(|k| match k {
+                Known::Exactly(t) => (0, t.to_bits()),
+                Known::AtLeast(t) => (1, t.to_bits()),
+            });
+            // Few boards after many, and many after few: both ways of emptying the slots.
+            for k in 0..[3000, 20, 3000, 5, 900, 40][round] {
+                let board: Vec<u32> = (0..width).map(|_| if next(4) == 0 { next(6) } else { 0 }).collect();
+                let key = board_key(&board, &weights);
+                let (a, i) = fresh.get(&board, key);
+                let (b, j) = used.get(&board, key);
+                assert_eq!(seen(a), seen(b), "{board:?}");
+                let known = if k % 3 == 0 { Known::AtLeast(k as f64) } else { Known::Exactly(k as f64) };
+                fresh.put(&board, key, i, known);
+                used.put(&board, key, j, known);
             }
         }
     }
