@@ -201,9 +201,11 @@ impl Route {
 
 /// The ways Union corps `c` may use `steps` moves: stay, or roads through towns free of
 /// Confederate corps (`conf_free`), in map order of the first town, two moves before one.
-fn union_routes(s: &State, g: &Graph, conf_free: &[bool], c: usize, steps: u32) -> Vec<Route> {
-    let mut out = vec![Route { towns: [0; 2], len: 0 }];
-    let Some(at) = s.town_of(c).map(|t| s.scenario.town_rank(t)) else { return out };
+/// Into `out`, emptied first.
+fn union_routes(s: &State, g: &Graph, conf_free: &[bool], c: usize, steps: u32, out: &mut Vec<Route>) {
+    out.clear();
+    out.push(Route { towns: [0; 2], len: 0 });
+    let Some(at) = s.town_of(c).map(|t| s.scenario.town_rank(t)) else { return };
     for &n in g.adj[at].iter().filter(|&&n| conf_free[n]) {
         if steps > 1 {
             for &m in g.adj[n].iter().filter(|&&m| conf_free[m] && m != at) {
@@ -212,24 +214,21 @@ fn union_routes(s: &State, g: &Graph, conf_free: &[bool], c: usize, steps: u32) 
         }
         out.push(Route { towns: [n, 0], len: 1 });
     }
-    out
 }
 
 /// `routes` without those that end where an earlier one does (all of them but the first when the
 /// corps stands nowhere, `placed` false). Combinations whose corps end in the same towns make the
 /// same board and the same number of moves, so the same gain, and the first of them in odometer
 /// order (the one of each corps' first route to its end) is the only one that can be picked.
-fn first_per_end(routes: Vec<Route>, placed: bool) -> Vec<Route> {
-    let mut ends = Vec::with_capacity(routes.len());
-    let mut out = Vec::with_capacity(routes.len());
+fn first_per_end(routes: &[Route], placed: bool) -> std::rc::Rc<[Route]> {
+    let end = |r: &Route| if placed { r.end() } else { None };
+    let mut out: Vec<Route> = Vec::with_capacity(routes.len());
     for r in routes {
-        let end = if placed { r.end() } else { None };
-        if !ends.contains(&end) {
-            ends.push(end);
-            out.push(r);
+        if !out.iter().any(|o| end(o) == end(r)) {
+            out.push(*r);
         }
     }
-    out
+    out.into()
 }
 
 /// What the threat of one board is known to be: exactly, or at least (its search gave up).
@@ -441,6 +440,8 @@ struct Room {
     routes: Vec<std::rc::Rc<[Route]>>,
     moves: Vec<Move>,
     first: Vec<usize>,
+    /// Every route of one corps ([`union_routes`]), before [`first_per_end`].
+    all_routes: Vec<Route>,
 }
 
 thread_local! {
@@ -491,12 +492,17 @@ impl<'a> Search<'a> {
         Search { s, g, base, threat, boards, held, now, conf_free, routes, weights, held_hash, room }
     }
 
-    /// The routes of corps `c` with `steps` moves (1 or 2; [`union_routes`], [`first_per_end`]).
-    fn routes(&mut self, c: usize, steps: u32) -> std::rc::Rc<[Route]> {
+    /// The routes of corps `c` with `steps` moves (1 or 2; [`union_routes`], [`first_per_end`];
+    /// `all`: room for the routes before they are sifted).
+    fn routes(&mut self, c: usize, steps: u32, all: &mut Vec<Route>) -> std::rc::Rc<[Route]> {
         let (s, g) = (self.s, self.g);
         let (conf_free, placed) = (&self.conf_free, self.base[c].is_some());
         let cell = &mut self.routes[c][(steps.clamp(1, 2) - 1) as usize];
-        cell.get_or_insert_with(|| first_per_end(union_routes(s, g, conf_free, c, steps), placed).into()).clone()
+        cell.get_or_insert_with(|| {
+            union_routes(s, g, conf_free, c, steps, all);
+            first_per_end(all, placed)
+        })
+        .clone()
     }
 
     /// The gain of board `c` if it is more than `best_gain`: from the boards scored before, else
@@ -528,7 +534,7 @@ impl<'a> Search<'a> {
         room.moves.clear();
         room.first.clear();
         for x in sel {
-            let routes = self.routes(x.corps, rules::allowed_steps(s, Side::Union, sel, x.corps));
+            let routes = self.routes(x.corps, rules::allowed_steps(s, Side::Union, sel, x.corps), &mut room.all_routes);
             room.first.push(room.moves.len());
             let strength = s.corps[x.corps].strength;
             room.moves.extend(routes.iter().map(|r| match (self.base[x.corps], r.end()) {
