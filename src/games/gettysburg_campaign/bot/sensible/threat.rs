@@ -723,4 +723,23 @@ mod tests {
             }
         }
     }
+
+    /// The attack chances kept per scenario on the thread ([`Graph::attack_chance`]) are those
+    /// worked out afresh, for strengths within the table and beyond it, for the state that made
+    /// the table and a later one of the same scenario.
+    #[test]
+    fn kept_attack_chances_are_those_worked_out_afresh() {
+        let s = initial_state(Scenario::parse(DEFAULT_SCENARIO).unwrap(), false);
+        let g = Graph::new(&s);
+        let mut weak = s.clone();
+        weak.corps.iter_mut().for_each(|c| c.strength = 1);
+        let later = Graph::new(&weak);
+        for att in 0..30 {
+            for def in 0..40 {
+                let fresh = super::super::attack_chance(&s, att, def).to_bits();
+                assert_eq!(g.attack_chance(&s, att, def).to_bits(), fresh, "{att} {def}");
+                assert_eq!(later.attack_chance(&weak, att, def).to_bits(), fresh, "{att} {def}");
+            }
+        }
+    }
 }
