@@ -218,7 +218,8 @@ impl Graph {
     }
 
     fn distances(&self, from: usize, open: &dyn Fn(usize) -> bool) -> Vec<u32> {
-        let (mut d, mut queue) = (Vec::new(), std::collections::VecDeque::new());
+        // Room for every town at once: the queue never grows.
+        let (mut d, mut queue) = (Vec::with_capacity(self.adj.len()), std::collections::VecDeque::with_capacity(self.adj.len()));
         self.distances_into(from, open, &mut d, &mut queue);
         d
     }
