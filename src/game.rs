@@ -341,6 +341,12 @@ pub trait Game: Send + Sync {
         ctx: &mut Ctx,
     ) -> Result<Self::State, GameError>;
 
+    /// [`Game::resolve`] of a state the caller gives up (the games of [`play_out`]): the same new
+    /// state, made in place where a game can rather than from a copy. The default copies.
+    fn resolve_owned(&self, state: Self::State, orders: BTreeMap<String, Self::Checked>, ctx: &mut Ctx) -> Result<Self::State, GameError> {
+        self.resolve(&state, orders, ctx)
+    }
+
     /// Everything `role` may know of `state`, for the report template. The only redaction path.
     fn view(&self, state: &Self::State, role: &str) -> serde_json::Value;
 
@@ -667,7 +673,7 @@ pub fn play_out<G: Game + ?Sized>(g: &G, start: G::State, policy: &str, seed: [u
                 }
             }
         }
-        s = g.resolve(&s, orders, &mut dice)?;
+        s = g.resolve_owned(s, orders, &mut dice)?;
         steps += 1;
         let now = g.tally(&s).clock;
         if now < clock {

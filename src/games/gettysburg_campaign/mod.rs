@@ -174,6 +174,10 @@ impl Game for GettysburgCampaign {
         resolve_with(state, orders, ctx)
     }
 
+    fn resolve_owned(&self, state: State, orders: BTreeMap<String, orders::Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
+        resolve_in(state, orders, ctx)
+    }
+
     fn view(&self, s: &State, role: &str) -> serde_json::Value {
         match side_of(role) {
             Some(side) => view::view(s, side),
@@ -240,8 +244,12 @@ pub fn initiative_tied(before: &State, after: &State) -> bool {
 ///
 /// Errors: [`GameError::Over`]; [`GameError::Missing`] if an asked side's orders are missing
 /// (the core never lets that happen).
-pub fn resolve_with(state: &State, mut orders: BTreeMap<String, orders::Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
-    let mut s = state.clone();
+pub fn resolve_with(state: &State, orders: BTreeMap<String, orders::Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
+    resolve_in(state.clone(), orders, ctx)
+}
+
+/// [`resolve_with`] on a state given up: resolved in place, not copied (`pbem simulate`).
+fn resolve_in(mut s: State, mut orders: BTreeMap<String, orders::Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
     let Some(q) = s.question.clone() else {
         return Err(GameError::Over);
     };

@@ -1400,3 +1400,24 @@ fn the_built_in_order_built_checked_answers_moves_and_casualties_as_written() {
     assert_eq!(kind(&s), "casualty");
     built_as_written(&s, "union", "sensible", 3, 0);
 }
+
+/// Resolving a state given up (`resolve_owned`, what `pbem simulate` does: in place) gives the
+/// same state as resolving from a copy (`resolve`), step after step of played games.
+#[test]
+fn a_state_resolved_in_place_is_the_state_resolved_from_a_copy() {
+    let g = GettysburgCampaign;
+    for seed in 0..8u8 {
+        let mut options = BTreeMap::new();
+        options.insert("optional-fire".to_string(), (seed % 2 == 1).to_string());
+        let mut s = g.setup(g.default_scenario(), &options).unwrap();
+        for step in 0..400u32 {
+            let Ok(roles) = g.pending(&s).roles() else { break };
+            let orders = || roles.iter().map(|r| (r.clone(), g.policy_checked(&s, r, "sensible", &mut Ctx::quiet([seed; 32])).unwrap())).collect::<BTreeMap<_, _>>();
+            let dice = || Ctx::quiet([step as u8 ^ seed; 32]);
+            let copied = g.resolve(&s, orders(), &mut dice()).unwrap();
+            s = g.resolve_owned(s.clone(), orders(), &mut dice()).unwrap();
+            assert_eq!(s, copied, "seed {seed} step {step}");
+        }
+        assert!(g.pending(&s).roles().is_err(), "seed {seed}: the game ends");
+    }
+}

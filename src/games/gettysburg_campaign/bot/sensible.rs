@@ -98,6 +98,12 @@ struct MapTables {
     roads: Vec<std::cell::OnceCell<Vec<u32>>>,
     /// The map as town sets, for the Union's threat search.
     bits: threat::Bits,
+    /// [`attack_chance`] by attacking strength × `max_def + 1` + defending strength, as worked
+    /// out so far on this thread (NaN: not yet); it depends on the scenario alone. Sized by the
+    /// strengths of the first state asked (greater ones are looked up in `attack_chance`'s memo).
+    odds: Vec<std::cell::Cell<f64>>,
+    /// The most defending strength in `odds`: all the Union's in that state.
+    max_def: u32,
 }
 
 impl MapTables {
@@ -115,7 +121,15 @@ impl MapTables {
             v.sort_unstable();
             v.dedup();
         });
+        let max_att = s.corps.iter().map(|c| c.strength).max().unwrap_or(0);
+        let max_def = s.corps.iter().filter(|c| c.side == Side::Union).map(|c| c.strength).sum::<u32>();
+        // A scenario's strengths are the user's numbers: past a table of `ODDS_CELLS` the chances
+        // are looked up in `attack_chance`'s own memo instead (no allocation that grows with them).
+        let cells = (max_att as usize + 1).saturating_mul(max_def as usize + 1);
+        let odds = if cells <= ODDS_CELLS { (0..cells).map(|_| std::cell::Cell::new(f64::NAN)).collect() } else { Vec::new() };
         MapTables {
+            odds,
+            max_def,
             names: towns.iter().map(|t| t.name.clone()).collect(),
             bits: threat::Bits::new(&adj),
             adj,
@@ -154,11 +168,6 @@ struct Graph {
     scoring: u64,
     /// Strength of the Union corps in each town ([`strength_at`]).
     union: Vec<u32>,
-    /// [`attack_chance`] by attacking strength × `max_def + 1` + defending strength, as worked
-    /// out so far (NaN: not yet).
-    odds: Vec<std::cell::Cell<f64>>,
-    /// The most defending strength in `odds`: all the Union's.
-    max_def: u32,
     /// Roads from each town to every town, through towns free of Union corps.
     free_roads: Vec<std::cell::OnceCell<Vec<u32>>>,
 }
@@ -183,19 +192,13 @@ impl Graph {
                 union[i] += c.strength;
             }
         }
-        let max_att = s.corps.iter().map(|c| c.strength).max().unwrap_or(0);
-        let max_def = s.corps.iter().filter(|c| c.side == Side::Union).map(|c| c.strength).sum::<u32>();
-        // A scenario's strengths are the user's numbers: past a table of `ODDS_CELLS` the chances
-        // are looked up in `attack_chance`'s own memo instead (no allocation that grows with them).
-        let cells = (max_att as usize + 1).saturating_mul(max_def as usize + 1);
-        let odds = if cells <= ODDS_CELLS { (0..cells).map(|_| std::cell::Cell::new(f64::NAN)).collect() } else { Vec::new() };
         let scoring = if map.bits.fits() { (0..towns.len()).filter(|&i| points[i] > 0).fold(0u64, |w, i| w | 1 << i) } else { 0 };
-        Graph { free_roads: towns.iter().map(|_| Default::default()).collect(), map, points, scoring, union, odds, max_def }
+        Graph { free_roads: towns.iter().map(|_| Default::default()).collect(), map, points, scoring, union }
     }
 
-    /// [`attack_chance`], each pair of strengths worked out once.
+    /// [`attack_chance`], each pair of strengths worked out once per thread ([`MapTables`]).
     fn attack_chance(&self, s: &State, att: u32, def: u32) -> f64 {
-        let Some(cell) = self.odds.get(att as usize * (self.max_def as usize + 1) + def as usize).filter(|_| def <= self.max_def) else {
+        let Some(cell) = self.map.odds.get(att as usize * (self.map.max_def as usize + 1) + def as usize).filter(|_| def <= self.map.max_def) else {
             return attack_chance(s, att, def);
         };
         if cell.get().is_nan() {
@@ -215,7 +218,8 @@ impl Graph {
     }
 
     fn distances(&self, from: usize, open: &dyn Fn(usize) -> bool) -> Vec<u32> {
-        let (mut d, mut queue) = (Vec::new(), std::collections::VecDeque::new());
+        // Room for every town at once: the queue never grows.
+        let (mut d, mut queue) = (Vec::with_capacity(self.adj.len()), std::collections::VecDeque::with_capacity(self.adj.len()));
         self.distances_into(from, open, &mut d, &mut queue);
         d
     }

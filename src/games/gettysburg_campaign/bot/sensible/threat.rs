@@ -201,9 +201,11 @@ impl Route {
 
 /// The ways Union corps `c` may use `steps` moves: stay, or roads through towns free of
 /// Confederate corps (`conf_free`), in map order of the first town, two moves before one.
-fn union_routes(s: &State, g: &Graph, conf_free: &[bool], c: usize, steps: u32) -> Vec<Route> {
-    let mut out = vec![Route { towns: [0; 2], len: 0 }];
-    let Some(at) = s.town_of(c).map(|t| s.scenario.town_rank(t)) else { return out };
+/// Into `out`, emptied first.
+fn union_routes(s: &State, g: &Graph, conf_free: &[bool], c: usize, steps: u32, out: &mut Vec<Route>) {
+    out.clear();
+    out.push(Route { towns: [0; 2], len: 0 });
+    let Some(at) = s.town_of(c).map(|t| s.scenario.town_rank(t)) else { return };
     for &n in g.adj[at].iter().filter(|&&n| conf_free[n]) {
         if steps > 1 {
             for &m in g.adj[n].iter().filter(|&&m| conf_free[m] && m != at) {
@@ -212,24 +214,21 @@ fn union_routes(s: &State, g: &Graph, conf_free: &[bool], c: usize, steps: u32) 
         }
         out.push(Route { towns: [n, 0], len: 1 });
     }
-    out
 }
 
 /// `routes` without those that end where an earlier one does (all of them but the first when the
 /// corps stands nowhere, `placed` false). Combinations whose corps end in the same towns make the
 /// same board and the same number of moves, so the same gain, and the first of them in odometer
 /// order (the one of each corps' first route to its end) is the only one that can be picked.
-fn first_per_end(routes: Vec<Route>, placed: bool) -> Vec<Route> {
-    let mut ends = Vec::with_capacity(routes.len());
-    let mut out = Vec::with_capacity(routes.len());
+fn first_per_end(routes: &[Route], placed: bool) -> std::rc::Rc<[Route]> {
+    let end = |r: &Route| if placed { r.end() } else { None };
+    let mut out: Vec<Route> = Vec::with_capacity(routes.len());
     for r in routes {
-        let end = if placed { r.end() } else { None };
-        if !ends.contains(&end) {
-            ends.push(end);
-            out.push(r);
+        if !out.iter().any(|o| end(o) == end(r)) {
+            out.push(*r);
         }
     }
-    out
+    out.into()
 }
 
 /// What the threat of one board is known to be: exactly, or at least (its search gave up).
@@ -259,11 +258,27 @@ struct Boards {
     keys: Vec<u128>,
     /// Positions in `known` plus one (0: empty), by key; a power of two long.
     slots: Vec<u32>,
+    /// Each board's slot, in the order kept (to empty `slots` without clearing all of it).
+    at: Vec<u32>,
 }
 
 impl Boards {
     fn new(width: usize, packed: bool) -> Self {
-        Boards { width, packed, held: Vec::new(), known: Vec::new(), keys: Vec::new(), slots: vec![0; 1024] }
+        Boards { width, packed, held: Vec::new(), known: Vec::new(), keys: Vec::new(), slots: vec![0; 1024], at: Vec::new() }
+    }
+
+    /// No boards, of `width` towns (`packed`: see [`packs`]), the lists kept.
+    fn clear(&mut self, width: usize, packed: bool) {
+        (self.width, self.packed) = (width, packed);
+        if self.at.len() * 8 > self.slots.len() {
+            self.slots.fill(0);
+        } else {
+            self.at.iter().for_each(|&i| self.slots[i as usize] = 0);
+        }
+        self.held.clear();
+        self.known.clear();
+        self.keys.clear();
+        self.at.clear();
     }
 
     /// The slot of `board` (keyed `key`): where it is kept, or the empty slot where it belongs.
@@ -300,6 +315,7 @@ impl Boards {
         self.known.push(known);
         self.slots[i] = self.known.len() as u32;
         self.keys.push(key);
+        self.at.push(i as u32);
         if self.known.len() * 2 > self.slots.len() {
             self.grow();
         }
@@ -312,6 +328,7 @@ impl Boards {
             let board = if self.packed { &[][..] } else { &self.held[k * self.width..(k + 1) * self.width] };
             let i = self.slot(board, self.keys[k]);
             self.slots[i] = k as u32 + 1;
+            self.at[k] = i as u32;
         }
     }
 }
@@ -423,6 +440,23 @@ struct Room {
     routes: Vec<std::rc::Rc<[Route]>>,
     moves: Vec<Move>,
     first: Vec<usize>,
+    /// Every route of one corps ([`union_routes`]), before [`first_per_end`].
+    all_routes: Vec<Route>,
+}
+
+thread_local! {
+    /// The boards and room of the last search that ended on this thread, for the next to reuse
+    /// emptied ([`Search::new`]): their lists need not grow again from nothing each order.
+    static SPARE: std::cell::Cell<Option<(Boards, Room)>> = const { std::cell::Cell::new(None) };
+}
+
+impl Drop for Search<'_> {
+    fn drop(&mut self) {
+        let boards = std::mem::replace(&mut self.boards, Boards { width: 0, packed: false, held: Vec::new(), known: Vec::new(), keys: Vec::new(), slots: Vec::new(), at: Vec::new() });
+        let mut room = std::mem::take(&mut self.room);
+        room.routes.clear();
+        SPARE.set(Some((boards, room)));
+    }
 }
 
 impl<'a> Search<'a> {
@@ -448,16 +482,27 @@ impl<'a> Search<'a> {
         let packed = packs(held.len(), union);
         let weights: Vec<u128> = (0..held.len()).map(|i| town_weight(i, packed)).collect();
         let held_hash = board_key(&held, &weights);
-        let room = Default::default();
-        Search { s, g, base, threat, boards: Boards::new(held.len(), packed), held, now, conf_free, routes, weights, held_hash, room }
+        let (boards, room) = match SPARE.take() {
+            Some((mut boards, room)) => {
+                boards.clear(held.len(), packed);
+                (boards, room)
+            }
+            None => (Boards::new(held.len(), packed), Room::default()),
+        };
+        Search { s, g, base, threat, boards, held, now, conf_free, routes, weights, held_hash, room }
     }
 
-    /// The routes of corps `c` with `steps` moves (1 or 2; [`union_routes`], [`first_per_end`]).
-    fn routes(&mut self, c: usize, steps: u32) -> std::rc::Rc<[Route]> {
+    /// The routes of corps `c` with `steps` moves (1 or 2; [`union_routes`], [`first_per_end`];
+    /// `all`: room for the routes before they are sifted).
+    fn routes(&mut self, c: usize, steps: u32, all: &mut Vec<Route>) -> std::rc::Rc<[Route]> {
         let (s, g) = (self.s, self.g);
         let (conf_free, placed) = (&self.conf_free, self.base[c].is_some());
         let cell = &mut self.routes[c][(steps.clamp(1, 2) - 1) as usize];
-        cell.get_or_insert_with(|| first_per_end(union_routes(s, g, conf_free, c, steps), placed).into()).clone()
+        cell.get_or_insert_with(|| {
+            union_routes(s, g, conf_free, c, steps, all);
+            first_per_end(all, placed)
+        })
+        .clone()
     }
 
     /// The gain of board `c` if it is more than `best_gain`: from the boards scored before, else
@@ -489,7 +534,7 @@ impl<'a> Search<'a> {
         room.moves.clear();
         room.first.clear();
         for x in sel {
-            let routes = self.routes(x.corps, rules::allowed_steps(s, Side::Union, sel, x.corps));
+            let routes = self.routes(x.corps, rules::allowed_steps(s, Side::Union, sel, x.corps), &mut room.all_routes);
             room.first.push(room.moves.len());
             let strength = s.corps[x.corps].strength;
             room.moves.extend(routes.iter().map(|r| match (self.base[x.corps], r.end()) {
@@ -640,6 +685,60 @@ mod tests {
                     c.shift(&moves[k - 1], false);
                     assert_eq!((&c.board, c.hash, c.moved), (&held, fresh(&held), 0));
                 }
+            }
+        }
+    }
+
+    /// A [`Boards`] emptied by [`Boards::clear`] after many boards (its slots grown) finds and
+    /// misses exactly the boards a fresh one does, packed or hashed.
+    #[test]
+    fn cleared_boards_find_what_fresh_ones_find() {
+        let n = 20;
+        let mut x = 5u64;
+        let mut next = |m: u64| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ((x >> 33) % m) as u32
+        };
+        let mut used = Boards::new(n, false);
+        for round in 0..6 {
+            let packed = round % 2 == 1;
+            let width = if packed { 16 } else { n };
+            let weights: Vec<u128> = (0..width).map(|i| town_weight(i, packed)).collect();
+            used.clear(width, packed);
+            let mut fresh = Boards::new(width, packed);
+            let seen = |b: Option<Known>| b.map(|k| match k {
+                Known::Exactly(t) => (0, t.to_bits()),
+                Known::AtLeast(t) => (1, t.to_bits()),
+            });
+            // Few boards after many, and many after few: both ways of emptying the slots.
+            for k in 0..[3000, 20, 3000, 5, 900, 40][round] {
+                let board: Vec<u32> = (0..width).map(|_| if next(4) == 0 { next(6) } else { 0 }).collect();
+                let key = board_key(&board, &weights);
+                let (a, i) = fresh.get(&board, key);
+                let (b, j) = used.get(&board, key);
+                assert_eq!(seen(a), seen(b), "{board:?}");
+                let known = if k % 3 == 0 { Known::AtLeast(k as f64) } else { Known::Exactly(k as f64) };
+                fresh.put(&board, key, i, known);
+                used.put(&board, key, j, known);
+            }
+        }
+    }
+
+    /// The attack chances kept per scenario on the thread ([`Graph::attack_chance`]) are those
+    /// worked out afresh, for strengths within the table and beyond it, for the state that made
+    /// the table and a later one of the same scenario.
+    #[test]
+    fn kept_attack_chances_are_those_worked_out_afresh() {
+        let s = initial_state(Scenario::parse(DEFAULT_SCENARIO).unwrap(), false);
+        let g = Graph::new(&s);
+        let mut weak = s.clone();
+        weak.corps.iter_mut().for_each(|c| c.strength = 1);
+        let later = Graph::new(&weak);
+        for att in 0..30 {
+            for def in 0..40 {
+                let fresh = super::super::attack_chance(&s, att, def).to_bits();
+                assert_eq!(g.attack_chance(&s, att, def).to_bits(), fresh, "{att} {def}");
+                assert_eq!(later.attack_chance(&weak, att, def).to_bits(), fresh, "{att} {def}");
             }
         }
     }
