@@ -703,3 +703,25 @@ fn a_special_file_in_place_of_an_index_is_passed_over() {
         }
     }
 }
+
+/// A FIFO in place of a game's mailed mark (`ROOT/.mail/mailed/ID`) holds no cron run: the game's
+/// mail is not queued and its line says why; the other games go on.
+#[test]
+fn a_fifo_in_place_of_a_mailed_mark_holds_no_cron_run() {
+    use pbem::mail::{HostConfig, cron};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    new_game(&root, "g1", 24);
+    new_game(&root, "g2", 24);
+    let cfg = HostConfig::queue_only("judge <judge@example.net>");
+    let mut e = pipeline::Entropy::seeded([9; 32]);
+    let r = cron::run(&root, &cfg, pipeline::parse_time(IDLE).unwrap(), &mut e).unwrap();
+    assert_eq!(r.queued.len(), 4, "the opening reports: {r:?}");
+    let mark = root.join(".mail/mailed/g1");
+    std::fs::remove_file(&mark).unwrap();
+    assert!(std::process::Command::new("mkfifo").arg(&mark).status().unwrap().success());
+    let r = cron::run(&root, &cfg, pipeline::parse_time("2026-07-01T13:00:00Z").unwrap(), &mut e).unwrap();
+    assert!(r.queued.is_empty(), "{r:?}");
+    assert!(r.games[0].failed && r.games[0].summary.contains("not a small regular file"), "{r:?}");
+    assert!(!r.games[1].failed, "{r:?}");
+}

@@ -634,8 +634,10 @@ pub fn queue_game_mail(dir: &Path, cfg: &HostConfig, outbox: &Outbox, now: DateT
     let g = pipeline::load(dir)?;
     let root = dir.parent().unwrap_or(Path::new("."));
     let mark = mailed_path(root, &g.gf.id);
-    let first = if mark.exists() {
-        store::read_text(&mark)?.trim().parse::<u64>().map_err(|_| Error::input(&mark, "not a record number"))? + 1
+    let first = if mark.symlink_metadata().is_ok() {
+        // A regular file only (a FIFO there would hold the run): anything else is not a mark.
+        let text = store::read_hint(&mark, 64).ok_or_else(|| Error::input(&mark, "not a small regular file"))?;
+        text.trim().parse::<u64>().map_err(|_| Error::input(&mark, "not a record number"))? + 1
     } else {
         g.record.index
     };
