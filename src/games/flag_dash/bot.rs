@@ -6,7 +6,7 @@
 
 use super::engine::{Trial, carry_out};
 use super::asked::reset_only;
-use super::forms::default_plan;
+use super::forms::{default_plan, default_tries};
 use super::layout::{Dir, Rect, Sq, Team, Teams};
 use super::orders::{Arg, FillKey, Parsed, Step, Try, card_times, check_card_order, fill_in, fill_key, parse, parse_try, plan_orders, plan_passes, try_with};
 use super::state::{Card, Character, Effect, FlagAt, Mode, MovePlan, Plan, Seat, Stage, State, Token};
@@ -449,8 +449,7 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
     copy_board(work, s);
     let mut used: Vec<Card> = Vec::new();
     let mut moves = Vec::new();
-    let fallback = default_plan(s, role);
-    for (k, &t) in picks.iter().enumerate() {
+    for &t in &picks {
         match best_move(sim, work, role, t, &used, rng) {
             Some(mp) => {
                 used.push(mp.card);
@@ -461,12 +460,13 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
                 moves.push(mp);
             }
             None => {
-                // Nothing works: any unused basic card with the default alternatives.
+                // Nothing works: any unused basic card with the default alternatives (those of
+                // every move of the default plan, made only here: most plans never need them).
                 let card = Card::BASIC.into_iter().find(|c| !used.contains(c) && *c != Card::Copy).unwrap_or(Card::Forward);
                 let combo = (t.effect() == Effect::Combo).then(|| Card::BASIC.into_iter().find(|c| !used.contains(c) && *c != card && *c != Card::Copy)).flatten();
                 used.push(card);
                 used.extend(combo);
-                moves.push(MovePlan { card, token: t, combo, copy: None, tries: fallback.moves[k.min(fallback.moves.len() - 1)].tries.clone(), spy_on: None });
+                moves.push(MovePlan { card, token: t, combo, copy: None, tries: default_tries(s, role), spy_on: None });
             }
         }
     }
