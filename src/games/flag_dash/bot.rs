@@ -6,7 +6,7 @@
 
 use super::engine::{Trial, carry_out};
 use super::asked::reset_only;
-use super::forms::default_plan;
+use super::forms::{default_plan, default_tries};
 use super::layout::{Dir, Rect, Sq, Team, Teams};
 use super::orders::{Arg, FillKey, Parsed, Step, Try, card_times, check_card_order, fill_in, fill_key, parse, parse_try, plan_orders, plan_passes, try_with};
 use super::state::{Card, Character, Effect, FlagAt, Mode, MovePlan, Plan, Seat, Stage, State, Token};
@@ -57,12 +57,14 @@ struct Cand {
     n: usize,
 }
 
-/// One alternative the player tries: the character it selects, its written steps (what
-/// [`parse_try`] reads from its text) and what its text writes after the character's name (the
-/// text itself is made only for the alternatives a plan keeps, see [`Variant::text`]).
+/// One alternative the player tries: the character it selects, its written step if any (what
+/// [`parse_try`] reads from its text: one boost or tunnel step) and what its text writes after the
+/// character's name (the text itself is made only for the alternatives a plan keeps, see
+/// [`Variant::text`]).
 struct Variant {
     who: usize,
-    steps: Vec<Step>,
+    /// At most one written step (held in place, not in a list of its own).
+    step: Option<Step>,
     /// The text after the name: nothing, `": boost DIR"` or `": tunnel SQ"` (at most
     /// `": tunnel (off the board)"`, 24 bytes), its first `tail_len` bytes.
     tail: [u8; 32],
@@ -70,14 +72,19 @@ struct Variant {
 }
 
 impl Variant {
-    /// Alternative `steps` of character `who`, whose text ends in `tail` after the name.
-    fn new(who: usize, steps: Vec<Step>, tail: std::fmt::Arguments) -> Self {
+    /// Alternative `step` of character `who`, whose text ends in `tail` after the name.
+    fn new(who: usize, step: Option<Step>, tail: std::fmt::Arguments) -> Self {
         use std::io::Write;
         let mut buf = [0; 32];
         let mut room = &mut buf[..];
         room.write_fmt(tail).expect("a variant's text after the name fits 32 bytes");
         let tail_len = 32 - room.len();
-        Variant { who, steps, tail: buf, tail_len }
+        Variant { who, step, tail: buf, tail_len }
+    }
+
+    /// The written steps: none, or the one boost or tunnel step.
+    fn steps(&self) -> &[Step] {
+        self.step.as_slice()
     }
 
     /// The text after the name.
@@ -99,21 +106,21 @@ impl Variant {
     }
 }
 
-/// Candidate alternatives for character `who`: plain, with one boost first, and through each tunnel.
-fn variants(s: &State, who: usize) -> Vec<Variant> {
+/// Candidate alternatives for character `who`, added to `v`: plain, with one boost first, and
+/// through each tunnel.
+fn variants(s: &State, who: usize, v: &mut Vec<Variant>) {
     let c = &s.chars[who];
-    let mut v = vec![Variant::new(who, Vec::new(), format_args!(""))];
+    v.push(Variant::new(who, None, format_args!("")));
     if c.boosts > 0 {
         for d in Dir::ALL {
-            v.push(Variant::new(who, vec![Step::Boost(d)], format_args!(": boost {}", d.key())));
+            v.push(Variant::new(who, Some(Step::Boost(d)), format_args!(": boost {}", d.key())));
         }
     }
     if s.tunnels.contains(&c.at) {
         for t in s.tunnels.iter().filter(|t| **t != c.at) {
-            v.push(Variant::new(who, vec![Step::Tunnel { to: *t, bump: None }], format_args!(": tunnel {t}")));
+            v.push(Variant::new(who, Some(Step::Tunnel { to: *t, bump: None }), format_args!(": tunnel {t}")));
         }
     }
-    v
 }
 
 /// What the cards of a move may change besides the pieces' spaces, boosts, lying team flags and
@@ -191,7 +198,7 @@ impl<'a> Scratch<'a> {
         let key = fill_key(mp);
         let (at, t, filled) = &mut self.read[k];
         if *at != Some(key) {
-            *filled = fill_in(mp, v.who, &v.steps, t).is_ok();
+            *filled = fill_in(mp, v.who, v.steps(), t).is_ok();
             *at = Some(key);
         }
         // Without a combo card the filled steps (the written boosts and tunnels, then the card's
@@ -237,9 +244,9 @@ impl<'a> Scratch<'a> {
         let alone = MovePlan { card: mp.card, token: mp.token, combo: None, copy: None, tries: Vec::new(), spy_on: None };
         self.probe.who = v.who;
         self.probe.steps.clear();
-        self.probe.steps.extend_from_slice(&v.steps);
+        self.probe.steps.extend_from_slice(v.steps());
         self.probe.steps.push(Step::Card(Arg::Auto));
-        debug_assert_eq!(try_with(&alone, v.who, &v.steps).as_ref(), Ok(&self.probe), "the played card alone as written");
+        debug_assert_eq!(try_with(&alone, v.who, v.steps()).as_ref(), Ok(&self.probe), "the played card alone as written");
         self.lines.clear();
         let failed = {
             let _trial = Trial::begin();
@@ -254,7 +261,7 @@ impl<'a> Scratch<'a> {
     /// Leaves the work board as it is after `role` carries out alternative `v` of `mp` and the
     /// move's cards count as played; `None` when it cannot be carried out.
     fn after(mut self, role: &str, mp: &MovePlan, v: &Variant) -> Option<()> {
-        let t = try_with(mp, v.who, &v.steps).ok()?;
+        let t = try_with(mp, v.who, v.steps()).ok()?;
         let _trial = Trial::begin();
         carry_out(self.work, role, mp, &t, false, &mut self.lines).ok()?;
         let played = self.work.played.entry(role.to_string()).or_default();
@@ -309,7 +316,10 @@ fn best_move(s: &State, work: &mut State, role: &str, token: Token, used: &[Card
         }
     }
     let mut best: Option<Cand> = None;
-    let tried: Vec<Variant> = s.movable(role).into_iter().flat_map(|who| variants(s, who)).collect();
+    let mut tried: Vec<Variant> = Vec::new();
+    for who in s.movable_iter(role) {
+        variants(s, who, &mut tried);
+    }
     // Each alternative's place when the list is sorted by text (ties of score go by text: the
     // same order, without comparing texts for each card).
     let mut by_text: Vec<usize> = (0..tried.len()).collect();
@@ -449,8 +459,7 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
     copy_board(work, s);
     let mut used: Vec<Card> = Vec::new();
     let mut moves = Vec::new();
-    let fallback = default_plan(s, role);
-    for (k, &t) in picks.iter().enumerate() {
+    for &t in &picks {
         match best_move(sim, work, role, t, &used, rng) {
             Some(mp) => {
                 used.push(mp.card);
@@ -461,12 +470,13 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
                 moves.push(mp);
             }
             None => {
-                // Nothing works: any unused basic card with the default alternatives.
+                // Nothing works: any unused basic card with the default alternatives (those of
+                // every move of the default plan, made only here: most plans never need them).
                 let card = Card::BASIC.into_iter().find(|c| !used.contains(c) && *c != Card::Copy).unwrap_or(Card::Forward);
                 let combo = (t.effect() == Effect::Combo).then(|| Card::BASIC.into_iter().find(|c| !used.contains(c) && *c != card && *c != Card::Copy)).flatten();
                 used.push(card);
                 used.extend(combo);
-                moves.push(MovePlan { card, token: t, combo, copy: None, tries: fallback.moves[k.min(fallback.moves.len() - 1)].tries.clone(), spy_on: None });
+                moves.push(MovePlan { card, token: t, combo, copy: None, tries: default_tries(s, role), spy_on: None });
             }
         }
     }

@@ -257,14 +257,18 @@ fn normalized(mp: &MovePlan, who: usize, mut steps: Vec<Step>, chase: Vec<Dir>) 
 
 /// The character an alternative selects: `runner`, `defender` or a name, one `role` may move.
 fn select_who(s: &State, role: &str, who_text: &str) -> Result<usize, String> {
-    let movable = s.movable(role);
-    let who = match who_text.to_ascii_lowercase().as_str() {
-        "runner" => s.runner_of(role).ok_or("in the 2-player basic game name the character by colour")?,
-        "defender" => *movable.iter().find(|&&i| !s.chars[i].is_runner()).ok_or("no defender")?,
-        _ => s.char_named(who_text).ok_or_else(|| format!("\"{who_text}\" is not runner, defender or a character"))?,
+    // The characters it may select, without making a list (every alternative of every plan).
+    let movable = || s.movable_iter(role);
+    // Compared without case, without making a lowercase copy (every alternative of every plan).
+    let who = if who_text.eq_ignore_ascii_case("runner") {
+        s.runner_of(role).ok_or("in the 2-player basic game name the character by colour")?
+    } else if who_text.eq_ignore_ascii_case("defender") {
+        movable().find(|&i| !s.chars[i].is_runner()).ok_or("no defender")?
+    } else {
+        s.char_named(who_text).ok_or_else(|| format!("\"{who_text}\" is not runner, defender or a character"))?
     };
-    if !movable.contains(&who) {
-        let names: Vec<&str> = movable.iter().map(|&i| s.chars[i].name.as_str()).collect();
+    if !movable().any(|i| i == who) {
+        let names: Vec<&str> = movable().map(|i| s.chars[i].name.as_str()).collect();
         return Err(format!("{} may select only {}", role, names.join(" or ")));
     }
     Ok(who)

@@ -437,13 +437,17 @@ impl State {
     /// The characters `role` may select for a move: its runner or its team's defender (any of the
     /// team's three in the basic 2-player game; Flag Dash, Move Characters and 2-Player Rules).
     pub fn movable(&self, role: &str) -> Vec<usize> {
-        let Some(seat) = self.seat(role) else { return Vec::new() };
-        (0..self.chars.len())
-            .filter(|&i| {
+        self.movable_iter(role).collect()
+    }
+
+    /// [`State::movable`] without making a list, in the same order (none for an unknown role).
+    pub fn movable_iter<'a>(&'a self, role: &str) -> impl Iterator<Item = usize> + 'a {
+        self.seat(role).into_iter().flat_map(move |seat| {
+            (0..self.chars.len()).filter(move |&i| {
                 let c = &self.chars[i];
                 c.team == seat.team && (seat.number == 0 || c.seat.is_none() || c.seat == Some(seat.number))
             })
-            .collect()
+        })
     }
 
     /// The runner of `role` (its own character); `None` in the basic 2-player game.
