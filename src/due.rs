@@ -109,10 +109,29 @@ fn stamp(path: &Path) -> Option<Stamp> {
 /// run's `mailed/` marks), where a slower fallback is always safe.
 pub fn read_small(path: &Path) -> Option<String> {
     use std::os::unix::fs::OpenOptionsExt;
-    let mut buf = [0u8; SMALL];
     // Never a symbolic link, and a FIFO opened without waiting for a writer (a read then ends
     // at once); no `stat` to tell a regular file, since at most SMALL bytes are read anyway.
-    let mut f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW).open(path).ok()?;
+    read_small_from(std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW).open(path).ok()?)
+}
+
+/// [`read_small`] of the file `name` in the folder `dir`, already open: one `openat` with the same
+/// flags, without walking the folders above it again (the cron run reads every game's mailed
+/// mark so).
+pub fn read_small_at(dir: &std::fs::File, name: &str) -> Option<String> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let c = std::ffi::CString::new(name).ok()?;
+    // SAFETY: `c` is NUL-terminated; the descriptor openat returns is owned by the File made of it.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOFOLLOW) };
+    if fd < 0 {
+        return None;
+    }
+    // SAFETY: `fd` was just opened here and nothing else owns it.
+    read_small_from(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
+/// The text of the open file `f` in one `read` ([`read_small`]).
+fn read_small_from(mut f: std::fs::File) -> Option<String> {
+    let mut buf = [0u8; SMALL];
     // One read returns what a regular file holds (a file written meanwhile is replaced by a
     // rename, so it is read whole, old or new); a full buffer means a larger file.
     let n = loop {

@@ -169,11 +169,13 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
 /// `runs`: the games loaded, by their index in `peeked` (every other game was idle or doubled).
 fn queue_mail(root: &Path, peeked: &Peeked, mut runs: BTreeMap<usize, Loaded>, cfg: &HostConfig, now: DateTime<Utc>, out: &mut CronRun) {
     let outbox = Outbox::under(root);
+    // The mailed marks' folder, open once: each mark is read relative to it.
+    let marks = std::fs::File::open(intake::state_dir(root).join("mailed")).ok();
     // Which games have mail to queue (each idle game's mark read on every core), then their mail.
     let all: Vec<usize> = (0..peeked.len()).collect();
     let wanted = crate::par::map(&all, |&i| match (peeked.idle_at(i), peeked.doubled(i)) {
         (_, true) => false,
-        (Some(idle), false) => !nothing_to_mail(root, &peeked.dir(i), peeked.id(i), &idle, cfg, &outbox, now),
+        (Some(idle), false) => !nothing_to_mail(marks.as_ref(), &peeked.dir(i), peeked.id(i), &idle, cfg, &outbox, now),
         (None, false) => runs.get(&i).is_some_and(|g| !g.line.skip_mail),
     });
     drop(all);
@@ -485,11 +487,11 @@ pub fn peek_games(root: &Path, mut folders: Folders, now: DateTime<Utc>) -> Peek
 }
 
 /// True when [`queue_game_mail`] would queue nothing for the game `id` in `dir` its index shows
-/// idle: the newest record's reports were queued, and no reminder can be due (none configured,
-/// outside the hours before the deadline, or each one the open step needs already known to the
-/// outbox).
-fn nothing_to_mail(root: &Path, dir: &Path, id: &str, idle: &IdleAt, cfg: &HostConfig, outbox: &Outbox, now: DateTime<Utc>) -> bool {
-    let mailed = due::read_small(&mailed_path(root, id)).and_then(|t| t.trim().parse::<u64>().ok());
+/// idle (`marks`: the mailed marks' folder, open): the newest record's reports were queued, and
+/// no reminder can be due (none configured, outside the hours before the deadline, or each one
+/// the open step needs already known to the outbox).
+fn nothing_to_mail(marks: Option<&std::fs::File>, dir: &Path, id: &str, idle: &IdleAt, cfg: &HostConfig, outbox: &Outbox, now: DateTime<Utc>) -> bool {
+    let mailed = marks.and_then(|m| due::read_small_at(m, id)).and_then(|t| t.trim().parse::<u64>().ok());
     if mailed.is_none_or(|m| m < idle.record) {
         return false;
     }
