@@ -111,7 +111,7 @@ pub fn read_small(path: &Path) -> Option<String> {
     use std::os::unix::fs::OpenOptionsExt;
     // Never a symbolic link, and a FIFO opened without waiting for a writer (a read then ends
     // at once); no `stat` to tell a regular file, since at most SMALL bytes are read anyway.
-    read_small_from(std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW).open(path).ok()?)
+    read_small_from(std::fs::OpenOptions::new().read(true).custom_flags(crate::store::HINT_FLAGS).open(path).ok()?)
 }
 
 /// [`read_small`] of the file `name` in the folder `dir`, already open: one `openat` with the same
@@ -121,7 +121,7 @@ pub fn read_small_at(dir: &std::fs::File, name: &str) -> Option<String> {
     use std::os::fd::{AsRawFd, FromRawFd};
     let c = std::ffi::CString::new(name).ok()?;
     // SAFETY: `c` is NUL-terminated; the descriptor openat returns is owned by the File made of it.
-    let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC | libc::O_NONBLOCK | libc::O_NOFOLLOW) };
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), c.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC | crate::store::HINT_FLAGS) };
     if fd < 0 {
         return None;
     }
@@ -435,7 +435,8 @@ impl At {
     }
 }
 
-/// Appends `n` in decimal, zero-padded to six digits (as `format!("{n:06}")`).
+/// Appends `n` in decimal, zero-padded to six digits (as `format!("{n:06}")`). By hand: through
+/// `write!` the idle sweep took a quarter more instructions (97.4 → 122.9 million at 10,000 games).
 fn push_six_digits(buf: &mut Vec<u8>, n: u64) {
     let mut digits = [b'0'; 20];
     let (mut i, mut rest) = (digits.len(), n);
@@ -707,18 +708,17 @@ fn root_line(name: &str, game_ino: u64, record_ino: u64, e: &Entry) -> String {
 /// Reads a [`root_line`] back: its inodes and the entry (`None` if it is not one).
 fn parse_root_line(line: &str) -> Option<(&str, u64, u64, Entry)> {
     // The 16 fields split in place (no list of them made: this runs once a game a sweep).
+    // By byte: `str::split` took 15% more of the idle sweep's instructions.
     let mut f = [""; 16];
-    let mut rest = Some(line);
-    for slot in &mut f {
-        let (field, more) = match rest?.as_bytes().iter().position(|&b| b == b' ') {
-            Some(at) => (&rest?[..at], Some(&rest?[at + 1..])),
-            None => (rest?, None),
-        };
-        (*slot, rest) = (field, more);
+    let mut rest = line;
+    for slot in &mut f[..15] {
+        let at = rest.bytes().position(|b| b == b' ')?;
+        (*slot, rest) = (&rest[..at], &rest[at + 1..]);
     }
-    if rest.is_some() {
+    if rest.bytes().any(|b| b == b' ') {
         return None;
     }
+    f[15] = rest;
     let [name, game_ino, record_ino, id, record, step, rl, rt, gl, gt, receipts, until, deadline, not_before, over, written] = f;
     let num = |t: &str| t.parse::<u64>().ok();
     // A change time in ns fits 64 bits until 2554: parsed as such first (a quarter of the cost).

@@ -213,13 +213,17 @@ pub fn read(path: &Path) -> Result<Vec<u8>> {
     fs::read(path).map_err(|e| io(path, e))
 }
 
+/// The flags every hint file is opened with ([`open_hint`], `due::read_small`): a symbolic link
+/// is not followed, and a FIFO is opened without waiting for a writer.
+pub const HINT_FLAGS: i32 = libc::O_NONBLOCK | libc::O_NOFOLLOW;
+
 /// Opens a file pbem keeps only as a hint (an index or cache it can do without) for reading, if it
 /// is a regular file: never a FIFO (whose open or read would wait for a writer), a device, or a
 /// symbolic link (which could name `/dev/zero`). `None` otherwise, or if it cannot be opened; the
 /// caller then does without it.
 pub fn open_hint(path: &Path) -> Option<fs::File> {
     use std::os::unix::fs::OpenOptionsExt;
-    let f = fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW).open(path).ok()?;
+    let f = fs::OpenOptions::new().read(true).custom_flags(HINT_FLAGS).open(path).ok()?;
     f.metadata().ok()?.file_type().is_file().then_some(f)
 }
 
