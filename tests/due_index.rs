@@ -725,3 +725,173 @@ fn a_fifo_in_place_of_a_mailed_mark_holds_no_cron_run() {
     assert!(r.games[0].failed && r.games[0].summary.contains("not a small regular file"), "{r:?}");
     assert!(!r.games[1].failed, "{r:?}");
 }
+
+/// A host config that queues mail and sends none, in `dir`.
+fn queue_config(dir: &Path) -> PathBuf {
+    let cfg = dir.join("pbem-mail.toml");
+    std::fs::write(&cfg, "from = \"judge <judge@example.net>\"\n[transport]\nkind = \"none\"\n").unwrap();
+    cfg
+}
+
+/// A cron run (`adjudicate --all ROOT --mail CFG`) of the real binary at `now`; fails the test on
+/// a non-zero exit or after a minute (a run held by a special file).
+fn cron_run(root: &Path, cfg: &Path, now: &str) -> String {
+    let out = pbem().args(["adjudicate", "--all"]).arg(root).arg("--mail").arg(cfg).args(["--now", now]).timeout(std::time::Duration::from_secs(60)).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The names in the outbox queue (a mail is `ID.mail`, or `ID.eml` with `ID.toml`).
+fn queue_names(root: &Path) -> std::collections::BTreeSet<String> {
+    let queue = root.join(".mail/outbox/queue");
+    std::fs::read_dir(&queue).map(|rd| rd.map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).filter(|n| !n.starts_with('.')).collect()).unwrap_or_default()
+}
+
+/// `ROOT/.mail/mailed-index`, the snapshot of the mailed marks.
+fn marks_snapshot(root: &Path) -> PathBuf {
+    root.join(".mail").join(pbem::mail::marks::SNAPSHOT)
+}
+
+/// Games `g1` and `g2` (24-hour deadlines) whose step 1 was resolved by a plain sweep and whose
+/// reports of record 1 were queued by a cron run, which left the marks' snapshot; returns the
+/// root, the host config and the queue's names of `g1`'s record-1 report mails.
+fn reports_of_record_1_queued(tmp: &Path) -> (PathBuf, PathBuf, Vec<String>) {
+    let root = tmp.join("games");
+    new_game(&root, "g1", 24);
+    new_game(&root, "g2", 24);
+    let cfg = queue_config(tmp);
+    cron_run(&root, &cfg, IDLE);
+    assert!(sweep(&root, "2026-07-02T12:30:00Z").contains("g1: resolved step(s) 1"));
+    let before = queue_names(&root);
+    cron_run(&root, &cfg, "2026-07-02T12:35:00Z");
+    let new: Vec<String> = queue_names(&root).difference(&before).cloned().collect();
+    assert_eq!(new.iter().filter(|n| n.starts_with("pbem-report-") && !n.ends_with(".toml")).count(), 4, "record 1's reports: {new:?}");
+    let text = std::fs::read_to_string(marks_snapshot(&root)).unwrap();
+    assert!(text.starts_with("pbem-mailed-index 1\n") && text.ends_with("\ng1 1\ng2 1\nend\n"), "{text}");
+    // The report mails of g1: queued again only when g1 is loaded.
+    let g1: Vec<String> = new.into_iter().filter(|n| std::fs::read_to_string(root.join(".mail/outbox/queue").join(n)).unwrap().contains("[pbem g1]")).collect();
+    assert!(!g1.is_empty());
+    (root, cfg, g1)
+}
+
+/// The outbox forgets the mails `names` (as if never queued).
+fn forget_mails(root: &Path, names: &[String]) {
+    for n in names {
+        let stem = n.rsplit_once('.').unwrap().0;
+        for ext in ["mail", "eml", "toml"] {
+            let _ = std::fs::remove_file(root.join(".mail/outbox/queue").join(format!("{stem}.{ext}")));
+        }
+    }
+}
+
+/// A mark replaced or removed under the marks' snapshot (`ROOT/.mail/mailed-index`) moves the
+/// marks' folder: the snapshot no longer holds, the marks are read, and the game whose mark says
+/// its newest reports were not queued has them queued again (here the outbox forgot them too).
+#[test]
+fn a_report_is_still_mailed_after_its_mark_changed_under_the_snapshot() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, cfg, g1) = reports_of_record_1_queued(tmp.path());
+    let mark = root.join(".mail/mailed/g1");
+    // The control: with the marks as they are, nothing is queued.
+    forget_mails(&root, &g1);
+    cron_run(&root, &cfg, "2026-07-02T12:40:00Z");
+    assert!(g1.iter().all(|n| !queue_names(&root).contains(n)), "queued again though the mark says sent");
+    // A mark replaced (temp file and rename, as a restore would) with an older record.
+    let tmp_mark = root.join(".mail/mailed/.g1.new");
+    std::fs::write(&tmp_mark, "0\n").unwrap();
+    std::fs::rename(&tmp_mark, &mark).unwrap();
+    cron_run(&root, &cfg, "2026-07-02T12:45:00Z");
+    assert!(g1.iter().all(|n| queue_names(&root).contains(n)), "g1's reports of record 1 queued again: {:?}", queue_names(&root));
+    assert_eq!(std::fs::read_to_string(&mark).unwrap(), "1\n");
+    // A mark removed: the game's newest reports are queued (a game first seen by a mail run).
+    forget_mails(&root, &g1);
+    std::fs::remove_file(&mark).unwrap();
+    cron_run(&root, &cfg, "2026-07-02T12:50:00Z");
+    assert!(g1.iter().all(|n| queue_names(&root).contains(n)), "{:?}", queue_names(&root));
+    assert_eq!(std::fs::read_to_string(&mark).unwrap(), "1\n");
+    let text = std::fs::read_to_string(marks_snapshot(&root)).unwrap();
+    assert!(text.ends_with("\ng1 1\ng2 1\nend\n"), "{text}");
+}
+
+/// A snapshot deleted, cut short, too large, or a FIFO or a link to an endless file in its place
+/// is passed over: the run neither waits nor reads without end, reads the marks themselves (here
+/// a mark edited in place, which a holding snapshot does not see: see `mail::marks`), and
+/// writes the snapshot anew.
+#[test]
+fn a_deleted_damaged_or_special_snapshot_is_passed_over_and_the_marks_read() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, cfg, g1) = reports_of_record_1_queued(tmp.path());
+    let snapshot = marks_snapshot(&root);
+    let mark = root.join(".mail/mailed/g1");
+    let stale = |root: &Path| {
+        forget_mails(root, &g1);
+        std::fs::write(&mark, "0\n").unwrap();
+    };
+    // The control: the snapshot holds, the mark edited in place is not read.
+    stale(&root);
+    let held = cron_run(&root, &cfg, "2026-07-02T12:40:00Z");
+    assert!(g1.iter().all(|n| !queue_names(&root).contains(n)), "{held}");
+    // Each damage made to the snapshot as the last run left it (its stamp holding).
+    let more: String = (0..1000).map(|i| format!("z{i:04} 1\n")).collect();
+    let cases: [(&str, &dyn Fn(&Path, &str)); 5] = [
+        ("deleted", &|p, _| std::fs::remove_file(p).unwrap()),
+        ("cut short", &|p, good| std::fs::write(p, &good[..good.len() - 4]).unwrap()),
+        ("too large for the root", &|p, good| std::fs::write(p, good.replace("\nend\n", &format!("\n{more}end\n"))).unwrap()),
+        ("a FIFO", &|p, _| {
+            std::fs::remove_file(p).unwrap();
+            assert!(std::process::Command::new("mkfifo").arg(p).status().unwrap().success());
+        }),
+        ("a link to /dev/zero", &|p, _| {
+            std::fs::remove_file(p).unwrap();
+            std::os::unix::fs::symlink("/dev/zero", p).unwrap();
+        }),
+    ];
+    for (minute, (what, damage)) in (41..).zip(cases) {
+        let good = std::fs::read_to_string(&snapshot).unwrap();
+        assert!(good.ends_with("\ng1 1\ng2 1\nend\n"), "{what}: the snapshot before: {good}");
+        stale(&root);
+        damage(&snapshot, &good);
+        cron_run(&root, &cfg, &format!("2026-07-02T12:{minute}:00Z"));
+        assert!(g1.iter().all(|n| queue_names(&root).contains(n)), "{what}: g1's reports queued again");
+        assert_eq!(std::fs::read_to_string(&mark).unwrap(), "1\n", "{what}");
+        let meta = std::fs::symlink_metadata(&snapshot).unwrap();
+        assert!(meta.is_file(), "{what}: written anew");
+    }
+}
+
+/// Two cron runs at once: the second waits for the root lock the first holds from its intake to
+/// the snapshot of the marks (`mail::cron::run`), so each report is queued once and the snapshot
+/// the last run leaves says what the marks say.
+#[test]
+fn concurrent_cron_runs_leave_a_snapshot_that_agrees_with_the_marks() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    for i in 0..6 {
+        new_game(&root, &format!("g{i}"), if i % 2 == 0 { 1 } else { 24 });
+    }
+    let cfg = queue_config(tmp.path());
+    cron_run(&root, &cfg, IDLE);
+    // A run holding the root lock: another cron run waits for it and writes nothing meanwhile.
+    let lock = std::fs::File::options().write(true).open(root.join(".mail/intake.lock")).unwrap();
+    lock.try_lock().unwrap();
+    let snapshot = marks_snapshot(&root);
+    let before = std::fs::read(&snapshot).unwrap();
+    let bin = assert_cmd::cargo::cargo_bin!("pbem");
+    let spawn = |now: &str| std::process::Command::new(bin).args(["adjudicate", "--quiet", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", now]).spawn().unwrap();
+    let mut waiting = spawn("2026-07-01T14:00:00Z");
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(waiting.try_wait().unwrap().is_none(), "the run did not wait for the root lock");
+    assert_eq!(std::fs::read(&snapshot).unwrap(), before);
+    let names = queue_names(&root);
+    drop(lock);
+    // A second run started at once with it.
+    let mut other = spawn("2026-07-01T14:00:00Z");
+    assert!(waiting.wait().unwrap().success() && other.wait().unwrap().success());
+    let queued = queue_names(&root);
+    let reports = queued.difference(&names).filter(|n| n.starts_with("pbem-report-") && !n.ends_with(".toml")).count();
+    assert_eq!(reports, 6, "the three due games' reports: {queued:?}");
+    let text = std::fs::read_to_string(&snapshot).unwrap();
+    let lines: Vec<String> = (0..6).map(|i| format!("g{i} {}", std::fs::read_to_string(root.join(format!(".mail/mailed/g{i}"))).unwrap().trim())).collect();
+    assert!(text.ends_with(&format!("\n{}\nend\n", lines.join("\n"))), "{text}\n{lines:?}");
+    assert!(lines.iter().filter(|l| l.ends_with(" 1")).count() == 3, "{lines:?}");
+}

@@ -18,6 +18,7 @@ use super::config::{HostConfig, needed};
 use super::report_mail::report_parts;
 pub use super::config::{local_time, seat_time};
 use super::intake::{self, Source};
+use super::marks::Marks;
 use super::outbox::Outbox;
 use crate::error::{Error, Result};
 use crate::model::{GameFile, Record};
@@ -146,8 +147,11 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
         }
         todo = again;
     }
-    queue_mail(root, &peeked, runs, cfg, now, &mut out);
+    let seen = queue_mail(root, &peeked, runs, cfg, now, &mut out);
     crate::store::sync_batch()?;
+    // After the sync (which takes a while: the marks written are more often quiet long enough
+    // for the snapshot's stamp), still under the root lock.
+    seen.save(&peeked);
     drop(batch);
     drop(lock);
     // The site before the mail that links to it; from the public copies alone, so without the
@@ -167,20 +171,26 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
 /// of a due step's cost): each game writes only its own mails and mark, and the outbox sends by
 /// name, so the order they are written in changes nothing; the lines keep the games' order.
 /// `runs`: the games loaded, by their index in `peeked` (every other game was idle or doubled).
-fn queue_mail(root: &Path, peeked: &Peeked, mut runs: BTreeMap<usize, Loaded>, cfg: &HostConfig, now: DateTime<Utc>, out: &mut CronRun) {
+/// Returns the marks seen, for the snapshot ([`MarksSeen::save`]).
+fn queue_mail(root: &Path, peeked: &Peeked, mut runs: BTreeMap<usize, Loaded>, cfg: &HostConfig, now: DateTime<Utc>, out: &mut CronRun) -> MarksSeen {
     let outbox = Outbox::under(root);
-    // The mailed marks' folder, open once: each mark is read relative to it.
-    let marks = std::fs::File::open(intake::state_dir(root).join("mailed")).ok();
-    // Which games have mail to queue (each idle game's mark read on every core), then their mail.
+    // The mailed marks: from their snapshot when it holds, else each read relative to their folder.
+    let marks = Marks::open(root, peeked.len());
+    // Which games have mail to queue (each idle game's mark looked up on every core), then their mail.
     let all: Vec<usize> = (0..peeked.len()).collect();
-    let wanted = crate::par::map(&all, |&i| match (peeked.idle_at(i), peeked.doubled(i)) {
-        (_, true) => false,
-        (Some(idle), false) => !nothing_to_mail(marks.as_ref(), &peeked.dir(i), peeked.id(i), &idle, cfg, &outbox, now),
-        (None, false) => runs.get(&i).is_some_and(|g| !g.line.skip_mail),
+    let looked = crate::par::map(&all, |&i| match (peeked.idle_at(i), peeked.doubled(i)) {
+        (_, true) => (false, None),
+        (Some(idle), false) => {
+            let mailed = marks.get(peeked.id(i));
+            (!nothing_to_mail(mailed, &peeked.dir(i), peeked.id(i), &idle, cfg, &outbox, now), mailed)
+        }
+        (None, false) => (runs.get(&i).is_some_and(|g| !g.line.skip_mail), None),
     });
     drop(all);
-    let to_mail: Vec<usize> = wanted.iter().enumerate().filter_map(|(i, &w)| w.then_some(i)).collect();
-    drop(wanted);
+    let to_mail: Vec<usize> = looked.iter().enumerate().filter_map(|(i, &(w, _))| w.then_some(i)).collect();
+    // The marks of the games with nothing to mail, as looked up (the others' are read after).
+    let mut seen: Vec<(u32, u64)> = looked.iter().enumerate().filter_map(|(i, &(w, m))| Some((u32::try_from(i).ok()?, m.filter(|_| !w)?))).collect();
+    drop(looked);
     let composed = !to_mail.is_empty();
     let mut queued = to_mail.iter().copied().zip(crate::par::map(&to_mail, |&i| queue_game_mail(&peeked.dir(i), cfg, &outbox, now))).peekable();
     out.games.reserve_exact(peeked.len());
@@ -207,6 +217,26 @@ fn queue_mail(root: &Path, peeked: &Peeked, mut runs: BTreeMap<usize, Loaded>, c
         // (this run holds the root lock); an idle run lists neither.
         let _ = crate::store::remove_stale_temps(&outbox.dir.join("queue"));
         let _ = crate::store::remove_stale_temps(&intake::state_dir(root).join("mailed"));
+    }
+    seen.extend(to_mail.iter().filter_map(|&i| Some((u32::try_from(i).ok()?, marks.read_mark(peeked.id(i))?))));
+    MarksSeen { marks, seen, wrote: composed }
+}
+
+/// The mailed marks a cron run looked up, wrote or read back, by game (its index in
+/// [`Peeked`]): what the run's snapshot of them holds ([`super::marks`]).
+struct MarksSeen {
+    marks: Marks,
+    seen: Vec<(u32, u64)>,
+    /// The run may have written a mark.
+    wrote: bool,
+}
+
+impl MarksSeen {
+    /// Writes the marks' snapshot (with the root lock held, after the run's last mark).
+    fn save(self, peeked: &Peeked) {
+        let MarksSeen { marks, seen, wrote } = self;
+        let ids = seen.iter().map(|&(i, n)| (peeked.id(i as usize), n)).filter(|(id, _)| !id.is_empty()).collect();
+        marks.save(ids, wrote);
     }
 }
 
@@ -487,11 +517,10 @@ pub fn peek_games(root: &Path, mut folders: Folders, now: DateTime<Utc>) -> Peek
 }
 
 /// True when [`queue_game_mail`] would queue nothing for the game `id` in `dir` its index shows
-/// idle (`marks`: the mailed marks' folder, open): the newest record's reports were queued, and
+/// idle (`mailed`: its mailed mark, [`Marks::get`]): the newest record's reports were queued, and
 /// no reminder can be due (none configured, outside the hours before the deadline, or each one
 /// the open step needs already known to the outbox).
-fn nothing_to_mail(marks: Option<&std::fs::File>, dir: &Path, id: &str, idle: &IdleAt, cfg: &HostConfig, outbox: &Outbox, now: DateTime<Utc>) -> bool {
-    let mailed = marks.and_then(|m| due::read_small_at(m, id)).and_then(|t| t.trim().parse::<u64>().ok());
+fn nothing_to_mail(mailed: Option<u64>, dir: &Path, id: &str, idle: &IdleAt, cfg: &HostConfig, outbox: &Outbox, now: DateTime<Utc>) -> bool {
     if mailed.is_none_or(|m| m < idle.record) {
         return false;
     }

@@ -17,6 +17,7 @@ pub mod extract;
 mod games;
 pub mod intake;
 mod log;
+pub mod marks;
 pub mod outbox;
 mod press;
 pub mod remind;

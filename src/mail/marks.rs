@@ -1,0 +1,296 @@
+//! The cron run's mailed marks (`ROOT/.mail/mailed/ID`: the newest record of game ID whose
+//! reports were queued) and their snapshot `ROOT/.mail/mailed-index`, so that an idle run reads one
+//! file for every game instead of a mark a game.
+//!
+//! The marks are the truth; the snapshot is a hint (written by temp file and rename, no fsync;
+//! deleting it is always safe). It holds each game id's mark as a run found or wrote it, and the
+//! stamp of the `mailed/` folder (inode, size, change time) at that moment. Every mark is written
+//! by a rename into that folder and removed by an unlink there, each of which moves the folder's
+//! change time (which no tool sets back), so while the folder's stamp is the one in the snapshot,
+//! no mark was replaced, added or removed since. The change time has the kernel's coarse clock
+//! tick (and a file system's own granularity), so a change within the same tick as the stamp
+//! would leave it unchanged: a stamp is trusted only when it was taken [`slack`] or more after the
+//! folder's change time (as `due::FRESH_NS` for the due index), and a run that wrote marks waits
+//! out that slack (at most 100 ms on a file system that keeps sub-second times) before it takes
+//! the stamp. A snapshot written later than now, damaged, larger than a root of that many games
+//! needs, or not a regular file is not read; an id it does not hold has its mark read as before.
+//!
+//! The marks are written only by a cron run, which holds the root lock from the first read of the
+//! snapshot to the last write of it: the snapshot a run writes is what it read (or the marks it
+//! read) with the marks it wrote read back. A mark edited in place by hand (not replaced) leaves
+//! the folder's stamp unchanged, and so is not seen until the snapshot is deleted.
+
+use std::os::fd::AsRawFd;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use crate::due::{self, FRESH_NS};
+
+/// The snapshot's file name, in `ROOT/.mail/`.
+pub const SNAPSHOT: &str = "mailed-index";
+
+const MAGIC: &str = "pbem-mailed-index 1";
+
+/// The folder's stamp: inode, size and change time (ns since the Unix epoch).
+type Stamp = (u64, u64, u128);
+
+/// The largest snapshot line (an id is at most 64 bytes, a record number at most 20 digits).
+const LINE_MAX: u64 = 96;
+
+/// What a stamp whose change time has a fraction of a second must be older than to be trusted
+/// (the coarse clock's tick, at most 10 ms with `HZ` ≥ 100, and a sub-second file system's
+/// granularity, at most 10 ms, with room to spare); a whole-second change time (a file system
+/// keeping whole seconds) needs [`FRESH_NS`].
+const FINE_NS: u128 = 100_000_000;
+
+/// How long after the folder's change time `ctime` its stamp must be taken to be trusted.
+fn slack(ctime: u128) -> u128 {
+    if ctime % 1_000_000_000 == 0 { FRESH_NS } else { FINE_NS }
+}
+
+/// Now, ns since the Unix epoch (this machine's clock).
+fn wall_ns() -> Option<u128> {
+    SystemTime::now().duration_since(UNIX_EPOCH).ok().map(|d| d.as_nanos())
+}
+
+/// The mailed marks of one cron run: the `mailed/` folder open, and the snapshot when it holds.
+pub struct Marks {
+    folder: PathBuf,
+    /// `ROOT/.mail/mailed/`, open (`None` when it does not exist yet).
+    dir: Option<std::fs::File>,
+    /// The snapshot read, when the folder's stamp is the one it was taken with.
+    held: Option<Snapshot>,
+}
+
+/// A snapshot as read: its text, each line's id (start and end in `text`, in increasing order)
+/// and record number.
+struct Snapshot {
+    stamp: Stamp,
+    text: String,
+    lines: Vec<(u32, u32, u64)>,
+}
+
+impl Snapshot {
+    fn get(&self, id: &str) -> Option<u64> {
+        let at = self.lines.binary_search_by(|&(a, b, _)| self.text[a as usize..b as usize].cmp(id)).ok()?;
+        Some(self.lines[at].2)
+    }
+}
+
+impl Marks {
+    /// Opens the marks' folder of the games under `root` and reads the snapshot (of at most
+    /// `games` lines: a larger file is not read); it is kept only while the folder's stamp holds.
+    pub fn open(root: &Path, games: usize) -> Marks {
+        let state = super::intake::state_dir(root);
+        let folder = state.join("mailed");
+        let dir = std::fs::File::open(&folder).ok();
+        // Line offsets are kept in 32 bits.
+        let max = (games as u64 + 2).saturating_mul(LINE_MAX).min(u64::from(u32::MAX));
+        let held = dir.as_ref().and_then(fstat).and_then(|now| read(&state.join(SNAPSHOT), max).filter(|s| s.stamp == now));
+        Marks { folder, dir, held }
+    }
+
+    /// True when the snapshot holds (for tests and benchmarks).
+    pub fn snapshot_held(&self) -> bool {
+        self.held.is_some()
+    }
+
+    /// The record of game `id` whose reports were queued last: from the snapshot when it holds
+    /// and has the id, else from its mark (one `openat` relative to the folder, a small regular
+    /// file only). `None` without a mark, or one that is not a record number.
+    pub fn get(&self, id: &str) -> Option<u64> {
+        match self.held.as_ref().and_then(|s| s.get(id)) {
+            Some(n) => Some(n),
+            None => self.read_mark(id),
+        }
+    }
+
+    /// The mark of game `id` as it is on disk.
+    pub fn read_mark(&self, id: &str) -> Option<u64> {
+        due::read_small_at(self.dir.as_ref()?, id).and_then(|t| t.trim().parse().ok())
+    }
+
+    /// The snapshot's record of `id` (`None` when it does not hold or has no line for it).
+    pub fn held(&self, id: &str) -> Option<u64> {
+        self.held.as_ref().and_then(|s| s.get(id))
+    }
+
+    /// Writes the snapshot of `marks` (each game id and its mark, as this run read or wrote them;
+    /// in any order, an id given twice kept once) with the folder's stamp, unless the snapshot
+    /// read already says the same. Call it with the root lock held, after the run's last mark
+    /// was written; `wrote`: this run wrote a mark (the folder changed just now: the stamp is
+    /// taken once the slack after it has passed, so that the next run trusts it). Best effort:
+    /// a snapshot that cannot be written is a slower next run.
+    pub fn save(self, mut marks: Vec<(&str, u64)>, wrote: bool) {
+        let Some(dir) = std::fs::File::open(&self.folder).ok() else { return };
+        marks.sort_unstable();
+        marks.dedup_by(|a, b| a.0 == b.0);
+        let Some(stamp) = settled(&dir, wrote) else { return };
+        if let Some(old) = &self.held
+            && old.stamp == stamp
+            && old.lines.len() == marks.len()
+            && old.lines.iter().zip(&marks).all(|(&(a, b, n), &(id, m))| &old.text[a as usize..b as usize] == id && n == m)
+        {
+            return;
+        }
+        let Some(stamped) = wall_ns() else { return };
+        let mut text = format!("{MAGIC}\nfolder {} {} {} {stamped}\n", stamp.0, stamp.1, stamp.2);
+        for (id, n) in marks.iter().filter(|(id, _)| plain(id)) {
+            text.push_str(&format!("{id} {n}\n"));
+        }
+        text.push_str("end\n");
+        let path = self.folder.with_file_name(SNAPSHOT);
+        let _ = crate::store::write_unsynced(&path, text.as_bytes());
+    }
+}
+
+/// The folder's stamp once it is [`slack`] old: at once when it is, after a wait of at most
+/// [`FINE_NS`] when the run wrote a mark just now on a file system with sub-second times (taken
+/// again after the wait: it must not have changed); else `None` (the snapshot is not written).
+fn settled(dir: &std::fs::File, wrote: bool) -> Option<Stamp> {
+    let stamp = fstat(dir)?;
+    if trusted(stamp) {
+        return Some(stamp);
+    }
+    if !wrote || slack(stamp.2) != FINE_NS {
+        return None;
+    }
+    let wait = (stamp.2 + FINE_NS).saturating_sub(wall_ns()?);
+    std::thread::sleep(Duration::from_nanos(u64::try_from(wait).ok()?.min(FINE_NS as u64)));
+    fstat(dir).filter(|&again| again == stamp && trusted(again))
+}
+
+/// True when a stamp taken now is old enough to be trusted ([`slack`]).
+fn trusted(stamp: Stamp) -> bool {
+    wall_ns().is_some_and(|now| stamp.2.saturating_add(slack(stamp.2)) <= now)
+}
+
+/// The stamp of an open folder (one `fstat`).
+fn fstat(f: &std::fs::File) -> Option<Stamp> {
+    // SAFETY: `st` is a plain C struct fstat fills in; the descriptor is open.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    if unsafe { libc::fstat(f.as_raw_fd(), &mut st) } != 0 {
+        return None;
+    }
+    #[allow(clippy::unnecessary_cast)] // the field types differ between platforms
+    let (secs, nsec) = (u128::try_from(st.st_ctime as i64).ok()?, u128::try_from(st.st_ctime_nsec as i64).ok()?);
+    #[allow(clippy::unnecessary_cast)]
+    Some((st.st_ino as u64, st.st_size as u64, secs * 1_000_000_000 + nsec))
+}
+
+/// A game id a snapshot line can hold: not empty, no whitespace or control characters.
+fn plain(id: &str) -> bool {
+    !id.is_empty() && id.len() as u64 + 22 <= LINE_MAX && id.bytes().all(|b| b > b' ' && b != 0x7f)
+}
+
+/// The snapshot at `path` when it is a regular file of at most `max` bytes, whole (header, ids in
+/// increasing order, `end` and nothing after it) and stamped no later than now (with
+/// [`FRESH_NS`] of slack) and at least [`slack`] after the folder's change time it names.
+fn read(path: &Path, max: u64) -> Option<Snapshot> {
+    let text = crate::store::read_hint(path, max)?;
+    let rest = text.strip_prefix(MAGIC)?.strip_prefix("\nfolder ")?;
+    let (head, body) = rest.split_once('\n')?;
+    let mut f = head.split(' ');
+    let mut num = || f.next()?.parse::<u128>().ok();
+    let (ino, size, ctime, stamped) = (num()?, num()?, num()?, num()?);
+    if f.next().is_some() || stamped > wall_ns()?.saturating_add(FRESH_NS) || ctime.saturating_add(slack(ctime)) > stamped {
+        return None;
+    }
+    let stamp = (u64::try_from(ino).ok()?, u64::try_from(size).ok()?, ctime);
+    let base = (text.len() - body.len()) as u32;
+    let body = body.strip_suffix("end\n")?;
+    let mut lines: Vec<(u32, u32, u64)> = Vec::new();
+    let mut at = base;
+    for line in body.split_terminator('\n') {
+        let (id, n) = line.split_once(' ')?;
+        let n = (!n.starts_with('+')).then(|| n.parse::<u64>().ok()).flatten()?;
+        if !plain(id) || lines.last().is_some_and(|&(a, b, _)| text[a as usize..b as usize] >= *id) {
+            return None;
+        }
+        lines.push((at, at + id.len() as u32, n));
+        at += line.len() as u32 + 1;
+    }
+    (body.is_empty() || body.ends_with('\n')).then_some(Snapshot { stamp, text, lines })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A root with a `mailed/` folder holding marks `g1` = 3 and `g2` = 5.
+    fn root() -> (tempfile::TempDir, PathBuf) {
+        let tmp = tempfile::tempdir().unwrap();
+        let mailed = tmp.path().join(".mail").join("mailed");
+        std::fs::create_dir_all(&mailed).unwrap();
+        std::fs::write(mailed.join("g1"), "3\n").unwrap();
+        std::fs::write(mailed.join("g2"), "5\n").unwrap();
+        let root = tmp.path().to_path_buf();
+        (tmp, root)
+    }
+
+    #[test]
+    fn a_snapshot_holds_until_a_mark_is_replaced_added_or_removed() {
+        let (_tmp, root) = root();
+        let marks = Marks::open(&root, 10);
+        assert!(!marks.snapshot_held());
+        assert_eq!((marks.get("g1"), marks.get("g2"), marks.get("g3")), (Some(3), Some(5), None));
+        marks.save(vec![("g2", 5), ("g1", 3), ("g1", 3)], true);
+        let snapshot = root.join(".mail").join(SNAPSHOT);
+        let text = std::fs::read_to_string(&snapshot).unwrap();
+        assert!(text.starts_with("pbem-mailed-index 1\nfolder ") && text.ends_with("\ng1 3\ng2 5\nend\n"), "{text}");
+        // Held: the snapshot answers (a mark edited in place is not seen, as documented).
+        std::fs::write(root.join(".mail/mailed/g1"), "0\n").unwrap();
+        let marks = Marks::open(&root, 10);
+        assert!(marks.snapshot_held());
+        assert_eq!(marks.get("g1"), Some(3));
+        // Saved again with the same marks: not rewritten.
+        let ino = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
+        let before = ino(&snapshot);
+        marks.save(vec![("g1", 3), ("g2", 5)], false);
+        assert_eq!(ino(&snapshot), before);
+        // A mark removed: the folder changed, the marks are read.
+        std::fs::remove_file(root.join(".mail/mailed/g1")).unwrap();
+        let marks = Marks::open(&root, 10);
+        assert!(!marks.snapshot_held());
+        assert_eq!(marks.get("g1"), None);
+        // More than a root of that many games needs: not read.
+        let ids: Vec<String> = (0..20).map(|i| format!("a-game-with-a-long-id-{i:02}")).collect();
+        marks.save(ids.iter().map(|id| (id.as_str(), 1)).collect(), true);
+        assert!(Marks::open(&root, 20).snapshot_held());
+        assert!(!Marks::open(&root, 2).snapshot_held());
+    }
+
+    #[test]
+    fn a_damaged_or_unbounded_snapshot_is_not_read() {
+        let (_tmp, root) = root();
+        Marks::open(&root, 10).save(vec![("g1", 3), ("g2", 5)], true);
+        let path = root.join(".mail").join(SNAPSHOT);
+        let good = std::fs::read_to_string(&path).unwrap();
+        assert!(read(&path, 1000).is_some());
+        let head = good.lines().nth(1).unwrap().to_string();
+        let f: Vec<&str> = head.split(' ').collect();
+        let future = format!("{} {} {} {}", f[0], f[1], f[2], f[3]) + &format!(" {}", wall_ns().unwrap() + 3_600_000_000_000);
+        let fresh = format!("{} {} {} {} {}", f[0], f[1], f[2], f[3], f[3].parse::<u128>().unwrap() + FINE_NS - 1);
+        for bad in [
+            good.replace("g1 3\ng2 5\n", "g2 5\ng1 3\n"),
+            good.replace("g1 3\n", "g1 x\n"),
+            good.replace("g1 3\n", "g1 +3\n"),
+            good.replace("g1 3\n", "g1  3\n"),
+            good.replace("g2 5\n", "g1 5\n"),
+            good.replace(&head, &future),
+            good.replace(&head, &fresh),
+            good.replace("pbem-mailed-index 1", "pbem-mailed-index 2"),
+            good[..good.len() - 1].to_string(),
+            format!("{good}x"),
+        ] {
+            std::fs::write(&path, &bad).unwrap();
+            assert!(read(&path, 1000).is_none(), "{bad}");
+        }
+        std::fs::write(&path, &good).unwrap();
+        assert!(read(&path, good.len() as u64 - 1).is_none(), "over the size");
+        for cut in 0..good.len() - 1 {
+            std::fs::write(&path, &good[..cut]).unwrap();
+            assert!(read(&path, 1000).is_none(), "cut at {cut}");
+        }
+    }
+}
