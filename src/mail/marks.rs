@@ -9,16 +9,19 @@
 //! change time (which no tool sets back), so while the folder's stamp is the one in the snapshot,
 //! no mark was replaced, added or removed since. The change time has the kernel's coarse clock
 //! tick (and a file system's own granularity), so a change within the same tick as the stamp
-//! would leave it unchanged: a stamp is trusted only when it was taken [`slack`] or more after the
-//! folder's change time (as `due::FRESH_NS` for the due index), and a run that wrote marks waits
-//! out that slack (at most 100 ms on a file system that keeps sub-second times) before it takes
-//! the stamp. A snapshot written later than now, damaged, larger than a root of that many games
-//! needs, or not a regular file is not read; an id it does not hold has its mark read as before.
+//! would leave it unchanged: a stamp is trusted only when the clock read just before it was taken
+//! was [`slack`] or more past the folder's change time (as `due::FRESH_NS` for the due index), so
+//! that any change after it has a later change time; a run that wrote marks waits out that slack
+//! (at most 100 ms on a file system that keeps sub-second times) before it takes the stamp. A
+//! snapshot stamped later than now, damaged, larger than a root of that many games needs, or not a
+//! regular file is not read; an id it does not hold has its mark read as before.
 //!
 //! The marks are written only by a cron run, which holds the root lock from the first read of the
-//! snapshot to the last write of it: the snapshot a run writes is what it read (or the marks it
-//! read) with the marks it wrote read back. A mark edited in place by hand (not replaced) leaves
-//! the folder's stamp unchanged, and so is not seen until the snapshot is deleted.
+//! snapshot to the last write of it: the snapshot a run writes is what it looked up (in the
+//! snapshot or the marks) with the marks it wrote read back. So a mark replaced or removed by
+//! hand while a cron run writes marks goes into that run's stamp unseen; that, and a mark edited
+//! in place (its file rewritten, which leaves the folder's stamp as it was), is seen once the
+//! snapshot is deleted.
 
 use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
@@ -125,7 +128,7 @@ impl Marks {
         let Some(dir) = std::fs::File::open(&self.folder).ok() else { return };
         marks.sort_unstable();
         marks.dedup_by(|a, b| a.0 == b.0);
-        let Some(stamp) = settled(&dir, wrote) else { return };
+        let Some((stamp, stamped)) = settled(&dir, wrote) else { return };
         if let Some(old) = &self.held
             && old.stamp == stamp
             && old.lines.len() == marks.len()
@@ -133,7 +136,6 @@ impl Marks {
         {
             return;
         }
-        let Some(stamped) = wall_ns() else { return };
         let mut text = format!("{MAGIC}\nfolder {} {} {} {stamped}\n", stamp.0, stamp.1, stamp.2);
         for (id, n) in marks.iter().filter(|(id, _)| plain(id)) {
             text.push_str(&format!("{id} {n}\n"));
@@ -144,25 +146,23 @@ impl Marks {
     }
 }
 
-/// The folder's stamp once it is [`slack`] old: at once when it is, after a wait of at most
-/// [`FINE_NS`] when the run wrote a mark just now on a file system with sub-second times (taken
-/// again after the wait: it must not have changed); else `None` (the snapshot is not written).
-fn settled(dir: &std::fs::File, wrote: bool) -> Option<Stamp> {
-    let stamp = fstat(dir)?;
-    if trusted(stamp) {
-        return Some(stamp);
+/// The folder's stamp once it is [`slack`] old, and the time read just before it was taken (what
+/// the snapshot says it was taken at: a change after the stamp then has a later change time): at
+/// once when it is, after a wait of at most [`FINE_NS`] when the run wrote a mark just now on a
+/// file system with sub-second times (taken again after the wait: it must not have changed);
+/// else `None` (the snapshot is not written).
+fn settled(dir: &std::fs::File, wrote: bool) -> Option<(Stamp, u128)> {
+    let (at, stamp) = (wall_ns()?, fstat(dir)?);
+    if stamp.2.saturating_add(slack(stamp.2)) <= at {
+        return Some((stamp, at));
     }
     if !wrote || slack(stamp.2) != FINE_NS {
         return None;
     }
-    let wait = (stamp.2 + FINE_NS).saturating_sub(wall_ns()?);
+    let wait = (stamp.2 + FINE_NS).saturating_sub(at);
     std::thread::sleep(Duration::from_nanos(u64::try_from(wait).ok()?.min(FINE_NS as u64)));
-    fstat(dir).filter(|&again| again == stamp && trusted(again))
-}
-
-/// True when a stamp taken now is old enough to be trusted ([`slack`]).
-fn trusted(stamp: Stamp) -> bool {
-    wall_ns().is_some_and(|now| stamp.2.saturating_add(slack(stamp.2)) <= now)
+    let (at, again) = (wall_ns()?, fstat(dir)?);
+    (again == stamp && stamp.2.saturating_add(FINE_NS) <= at).then_some((stamp, at))
 }
 
 /// The stamp of an open folder (one `fstat`).
