@@ -86,7 +86,7 @@ impl Marks {
     pub fn open(root: &Path, games: usize) -> Marks {
         let state = super::intake::state_dir(root);
         let folder = state.join("mailed");
-        let dir = std::fs::File::open(&folder).ok();
+        let dir = open_folder(&folder);
         // Line offsets are kept in 32 bits.
         let max = (games as u64 + 2).saturating_mul(LINE_MAX).min(u64::from(u32::MAX));
         let held = dir.as_ref().and_then(fstat).and_then(|now| read(&state.join(SNAPSHOT), max).filter(|s| s.stamp == now));
@@ -125,7 +125,7 @@ impl Marks {
     /// taken once the slack after it has passed, so that the next run trusts it). Best effort:
     /// a snapshot that cannot be written is a slower next run.
     pub fn save(self, mut marks: Vec<(&str, u64)>, wrote: bool) {
-        let Some(dir) = std::fs::File::open(&self.folder).ok() else { return };
+        let Some(dir) = open_folder(&self.folder) else { return };
         marks.sort_unstable();
         marks.dedup_by(|a, b| a.0 == b.0);
         let Some((stamp, stamped)) = settled(&dir, wrote) else { return };
@@ -142,6 +142,10 @@ impl Marks {
         }
         text.push_str("end\n");
         let path = self.folder.with_file_name(SNAPSHOT);
+        // A run killed while writing it left its temp file beside it (`store::write_unsynced`).
+        if let Some(state) = path.parent() {
+            let _ = crate::store::remove_stale_temps(state);
+        }
         let _ = crate::store::write_unsynced(&path, text.as_bytes());
     }
 }
@@ -163,6 +167,13 @@ fn settled(dir: &std::fs::File, wrote: bool) -> Option<(Stamp, u128)> {
     std::thread::sleep(Duration::from_nanos(u64::try_from(wait).ok()?.min(FINE_NS as u64)));
     let (at, again) = (wall_ns()?, fstat(dir)?);
     (again == stamp && stamp.2.saturating_add(FINE_NS) <= at).then_some((stamp, at))
+}
+
+/// The folder at `path`, open for its stamp and to read marks relative to it; `None` if it is not
+/// a folder (a FIFO there is not waited on).
+fn open_folder(path: &Path) -> Option<std::fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK).open(path).ok()
 }
 
 /// The stamp of an open folder (one `fstat`).
@@ -258,6 +269,26 @@ mod tests {
         marks.save(ids.iter().map(|id| (id.as_str(), 1)).collect(), true);
         assert!(Marks::open(&root, 20).snapshot_held());
         assert!(!Marks::open(&root, 2).snapshot_held());
+        // The temp file of a run killed while writing it is removed by the next write.
+        let mut child = std::process::Command::new("true").spawn().unwrap();
+        let dead = child.id();
+        child.wait().unwrap();
+        let left = root.join(".mail").join(format!(".{SNAPSHOT}.{dead}.0.tmp"));
+        std::fs::write(&left, "pbem-mailed-index 1\n").unwrap();
+        Marks::open(&root, 20).save(vec![("g1", 3)], false);
+        assert!(!left.exists());
+    }
+
+    #[test]
+    fn a_fifo_in_place_of_the_marks_folder_is_not_waited_on() {
+        let tmp = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(tmp.path().join(".mail")).unwrap();
+        let folder = tmp.path().join(".mail").join("mailed");
+        assert!(std::process::Command::new("mkfifo").arg(&folder).status().unwrap().success());
+        let marks = Marks::open(tmp.path(), 10);
+        assert_eq!(marks.get("g1"), None);
+        marks.save(vec![("g1", 1)], true);
+        assert!(!tmp.path().join(".mail").join(SNAPSHOT).exists());
     }
 
     #[test]
