@@ -813,6 +813,9 @@ fn a_report_is_still_mailed_after_its_mark_changed_under_the_snapshot() {
     assert!(text.ends_with("\ng1 1\ng2 1\nend\n"), "{text}");
 }
 
+/// A way to damage the marks' snapshot (at its path, given its text), and its name.
+type Damage<'a> = (&'a str, &'a dyn Fn(&Path, &str));
+
 /// A snapshot deleted, cut short, too large, or a FIFO or a link to an endless file in its place
 /// is passed over: the run neither waits nor reads without end, reads the marks themselves (here
 /// a mark edited in place, which a holding snapshot does not see: see `mail::marks`), and
@@ -833,7 +836,7 @@ fn a_deleted_damaged_or_special_snapshot_is_passed_over_and_the_marks_read() {
     assert!(g1.iter().all(|n| !queue_names(&root).contains(n)), "{held}");
     // Each damage made to the snapshot as the last run left it (its stamp holding).
     let more: String = (0..1000).map(|i| format!("z{i:04} 1\n")).collect();
-    let cases: [(&str, &dyn Fn(&Path, &str)); 5] = [
+    let cases: [Damage; 5] = [
         ("deleted", &|p, _| std::fs::remove_file(p).unwrap()),
         ("cut short", &|p, good| std::fs::write(p, &good[..good.len() - 4]).unwrap()),
         ("too large for the root", &|p, good| std::fs::write(p, good.replace("\nend\n", &format!("\n{more}end\n"))).unwrap()),

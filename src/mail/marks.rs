@@ -48,7 +48,7 @@ const FINE_NS: u128 = 100_000_000;
 
 /// How long after the folder's change time `ctime` its stamp must be taken to be trusted.
 fn slack(ctime: u128) -> u128 {
-    if ctime % 1_000_000_000 == 0 { FRESH_NS } else { FINE_NS }
+    if ctime.is_multiple_of(1_000_000_000) { FRESH_NS } else { FINE_NS }
 }
 
 /// Now, ns since the Unix epoch (this machine's clock).
