@@ -116,13 +116,12 @@ pub fn say(s: &mut State, ctx: &mut Ctx, text: String) {
 /// The absolute direction of a Run card for `team`: forward points away from the team's back row,
 /// left is the team's left when facing the opponents (Flag Dash, Action Cards, Run).
 pub fn run_dir(team: Team, card: Card) -> Dir {
-    let white = match card {
-        Card::Forward => Dir::N,
-        Card::Back => Dir::S,
-        Card::Left => Dir::W,
-        _ => Dir::E,
-    };
-    if team == Team::White { white } else { white.back() }
+    // White's direction by card (Forward n, Back s, Left w, any other e), as its place in
+    // `Dir::ALL`, turned around for Red (two places on): a look-up, not a branch per card (every
+    // run card of every move the built-in player tries). Forward, Back and Left lead the cards.
+    const WHITE: [usize; 3] = [0, 2, 3];
+    let white = WHITE.get(card as usize).copied().unwrap_or(1);
+    Dir::ALL[(white + 2 * usize::from(team == Team::Red)) % 4]
 }
 
 /// Applies both teams' secret setups at once (the reveal) and opens round 1.
@@ -1483,6 +1482,23 @@ mod tests {
             wins += got.is_some() as u32;
         }
         assert!(wins > 20, "the boards include wins ({wins})");
+    }
+
+    /// Flag Dash, Action Cards (run cards): each card's direction by look-up is the rule's, for
+    /// both teams (White's forward is north, toward Red's back row; Red's is south).
+    #[test]
+    fn run_directions_by_look_up_are_the_rule() {
+        let cards = [Card::Forward, Card::Back, Card::Left, Card::Right, Card::Flag, Card::Push, Card::Copy, Card::Jump, Card::Trap, Card::Lasso, Card::Dig];
+        for card in cards {
+            let white = match card {
+                Card::Forward => Dir::N,
+                Card::Back => Dir::S,
+                Card::Left => Dir::W,
+                _ => Dir::E,
+            };
+            assert_eq!(run_dir(Team::White, card), white, "{card:?}");
+            assert_eq!(run_dir(Team::Red, card), white.back(), "{card:?}");
+        }
     }
 
     /// Flag Dash, Movement Rules: the step test's quick yes ([`open_step`]) agrees with the test
