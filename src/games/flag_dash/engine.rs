@@ -116,13 +116,12 @@ pub fn say(s: &mut State, ctx: &mut Ctx, text: String) {
 /// The absolute direction of a Run card for `team`: forward points away from the team's back row,
 /// left is the team's left when facing the opponents (Flag Dash, Action Cards, Run).
 pub fn run_dir(team: Team, card: Card) -> Dir {
-    let white = match card {
-        Card::Forward => Dir::N,
-        Card::Back => Dir::S,
-        Card::Left => Dir::W,
-        _ => Dir::E,
-    };
-    if team == Team::White { white } else { white.back() }
+    // White's direction by card (Forward n, Back s, Left w, any other e), as its place in
+    // `Dir::ALL`, turned around for Red (two places on): a look-up, not a branch per card (every
+    // run card of every move the built-in player tries). Forward, Back and Left lead the cards.
+    const WHITE: [usize; 3] = [0, 2, 3];
+    let white = WHITE.get(card as usize).copied().unwrap_or(1);
+    Dir::ALL[(white + 2 * usize::from(team == Team::Red)) % 4]
 }
 
 /// Applies both teams' secret setups at once (the reveal) and opens round 1.
@@ -984,9 +983,26 @@ fn spring_trap(s: &mut State, i: usize) -> String {
     }
 }
 
-/// Can a character or flag enter `p`'s neighbour in direction `d` (on the board, no wall, no
-/// character)?
+/// Can a character or flag enter `p`'s neighbour in direction `d` (on the board and in play, no
+/// wall, no character)? The common answer, yes, comes from one look-up in the layout's walls by
+/// space ([`Layout::opens`](super::layout::Layout::opens)) and a compare with each character's
+/// space, without a branch for each (the built-in player asks this for every step it tries);
+/// why not from [`step_closed`].
 fn open_step(s: &State, p: Sq, d: Dir) -> Result<(), String> {
+    let q = p.step(d);
+    let free = s.chars.iter().fold(true, |free, c| free & (c.at != q));
+    if s.layout.opens(p, d) & free && (s.out_columns.is_empty() || !s.out_columns.contains(&q.c)) {
+        return Ok(());
+    }
+    step_closed(s, p, d)
+}
+
+/// [`open_step`] told in full: which of the board's edge, a column out of play, a wall or a
+/// character stops the step, in that order (`Ok` when none does). Kept out of line: the quick
+/// test answers most steps.
+#[cold]
+#[inline(never)]
+fn step_closed(s: &State, p: Sq, d: Dir) -> Result<(), String> {
     let q = p.step(d);
     if !s.in_play(q) {
         let l = &s.layout;
@@ -1364,10 +1380,11 @@ pub fn winner(s: &State) -> Option<(Team, String)> {
     // move the built-in player tries. One pass over the characters: the most flags a runner of
     // each team holds, and each team's size (a team's opponents are the other team).
     // First the cheaper bound: the most any runner holds against the smaller team's size (each
-    // team's opponents are at least that many), with no per-team bookkeeping.
+    // team's opponents are at least that many), with no per-team bookkeeping (and no branch on
+    // whether a character is a runner: a defender's flags count as none).
     let (mut top, mut whites) = (0, 0);
     for c in &s.chars {
-        top = top.max(if c.is_runner() { c.holds.len() } else { 0 });
+        top = top.max(c.holds.len() * usize::from(c.is_runner()));
         whites += usize::from(c.team == Team::White);
     }
     if top < whites.min(s.chars.len() - whites) {
@@ -1465,6 +1482,63 @@ mod tests {
             wins += got.is_some() as u32;
         }
         assert!(wins > 20, "the boards include wins ({wins})");
+    }
+
+    /// Flag Dash, Action Cards (run cards): each card's direction by look-up is the rule's, for
+    /// both teams (White's forward is north, toward Red's back row; Red's is south).
+    #[test]
+    fn run_directions_by_look_up_are_the_rule() {
+        let cards = [Card::Forward, Card::Back, Card::Left, Card::Right, Card::Flag, Card::Push, Card::Copy, Card::Jump, Card::Trap, Card::Lasso, Card::Dig];
+        for card in cards {
+            let white = match card {
+                Card::Forward => Dir::N,
+                Card::Back => Dir::S,
+                Card::Left => Dir::W,
+                _ => Dir::E,
+            };
+            assert_eq!(run_dir(Team::White, card), white, "{card:?}");
+            assert_eq!(run_dir(Team::Red, card), white.back(), "{card:?}");
+        }
+    }
+
+    /// Flag Dash, Movement Rules: the step test's quick yes ([`open_step`]) agrees with the test
+    /// told in full ([`step_closed`]: the board's edge, a column out of play, a wall, a character)
+    /// on every shipped board, with and without the 2-player game's columns out of play, the
+    /// characters scattered at random (some off the board), from every space and one beyond the
+    /// edge, in every direction.
+    #[test]
+    fn quick_step_test_agrees_with_the_told_one() {
+        let boards = [DEFAULT_LAYOUT, include_str!("../../../scenarios/flag-dash-cones.toml"), include_str!("../../../scenarios/flag-dash-alternate.toml")];
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut rnd = |n: i32| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            (x % n as u64) as i32
+        };
+        let (mut open, mut closed) = (0, 0);
+        for board in boards {
+            for players in ["2", "4"] {
+                let opts = BTreeMap::from([("players".to_string(), players.to_string())]);
+                let mut s = FlagDash.setup(board, &opts).unwrap();
+                for _ in 0..20 {
+                    for c in &mut s.chars {
+                        c.at = Sq { c: rnd(s.layout.columns + 2) - 1, r: rnd(s.layout.rows + 2) - 1 };
+                    }
+                    for r in -1..=s.layout.rows {
+                        for c in -1..=s.layout.columns {
+                            for d in Dir::ALL {
+                                let p = Sq { c, r };
+                                let quick = open_step(&s, p, d);
+                                assert_eq!(quick, step_closed(&s, p, d), "{p:?} {d:?}");
+                                if quick.is_ok() { open += 1 } else { closed += 1 }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        assert!(open > 1000 && closed > 1000, "both answers are tested ({open} open, {closed} closed)");
     }
 
     /// Flag Dash, Move Characters: the first alternative carried out fully wins; the ones that do

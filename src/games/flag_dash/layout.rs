@@ -219,9 +219,10 @@ pub struct Rect {
 }
 
 impl Rect {
-    /// True when `q` lies inside.
+    /// True when `q` lies inside (the four bounds compared without a branch each: the win check
+    /// asks this after every step the built-in player tries).
     pub fn contains(&self, q: Sq) -> bool {
-        q.c >= self.c[0] && q.c <= self.c[1] && q.r >= self.r[0] && q.r <= self.r[1]
+        (q.c >= self.c[0]) & (q.c <= self.c[1]) & (q.r >= self.r[0]) & (q.r <= self.r[1])
     }
 }
 
@@ -293,8 +294,9 @@ pub struct Layout {
 
 /// For each space of a layout (row by row), its sides as bits, derived from the layout's walls
 /// once, the first time a move asks (the built-in player asks thousands of times a step): bit `k`
-/// when a wall lies on side `Dir::ALL[k]`, bit `4 + k` when that wall blocks a character leaving
-/// this way (not open from this side). Equal whatever it holds: the layout's fields decide it.
+/// when a character may leave this way, `Dir::ALL[k]` (the neighbour is on the board and no wall
+/// blocks the step), bit `4 + k` when a wall lies on that side and blocks a character leaving this
+/// way (not open from this side). Equal whatever it holds: the layout's fields decide it.
 #[derive(Clone, Default)]
 struct Sides(std::sync::OnceLock<Vec<u8>>);
 
@@ -445,6 +447,18 @@ impl Layout {
         sides[(a.r * self.columns + a.c) as usize] & (1 << (4 + d as usize)) != 0
     }
 
+    /// True when a character on `a` may step to its neighbour in direction `d` as far as the board
+    /// goes: both on the board and no wall blocking the step (columns out of play and characters
+    /// are the state's). False for `a` off the board. One look-up in the walls by space
+    /// ([`Sides`]), for the step test of every move the built-in player tries.
+    pub fn opens(&self, a: Sq, d: Dir) -> bool {
+        if (a.c as u32) >= self.columns as u32 || (a.r as u32) >= self.rows as u32 {
+            return false;
+        }
+        let sides = self.sides.0.get_or_init(|| self.derive_sides());
+        sides[(a.r * self.columns + a.c) as usize] & (1 << d as usize) != 0
+    }
+
     /// The wall pair `a`, `b` looked up in `walls` (what [`Sides`] is derived from).
     fn wall_listed(&self, a: Sq, b: Sq) -> bool {
         let k = if a < b { [a, b] } else { [b, a] };
@@ -460,12 +474,9 @@ impl Layout {
                 let mut bits = 0u8;
                 for d in Dir::ALL {
                     let b = a.step(d);
-                    if self.wall_listed(a, b) {
-                        bits |= 1 << d as usize;
-                        if !self.open_from.contains(&(a, b)) {
-                            bits |= 1 << (4 + d as usize);
-                        }
-                    }
+                    let blocked = self.wall_listed(a, b) && !self.open_from.contains(&(a, b));
+                    let on_board = b.c >= 0 && b.r >= 0 && b.c < self.columns && b.r < self.rows;
+                    bits |= u8::from(blocked) << (4 + d as usize) | u8::from(on_board && !blocked) << d as usize;
                 }
                 v.push(bits);
             }
@@ -597,8 +608,8 @@ mod tests {
         assert!(!l.wall_between("d6".parse().unwrap(), "d5".parse().unwrap()));
     }
 
-    /// The walls by space ([`Layout::blocks`], derived once) say what the list of walls and the
-    /// sides open from one side say, for every space of every shipped board (and a step from off
+    /// The walls by space ([`Layout::blocks`], [`Layout::opens`], derived once) say what the list
+    /// of walls, the sides open from one side and the board's edge say, for every space of every shipped board (and a step from off
     /// it) and every direction, on a fresh layout and on one whose grid is already built.
     #[test]
     fn walls_by_space_agree_with_the_wall_list() {
@@ -613,6 +624,8 @@ mod tests {
                         let b = a.step(d);
                         let listed = l.walls.contains(&if a < b { [a, b] } else { [b, a] }) && !l.open_from.contains(&(a, b));
                         assert_eq!(l.blocks(a, d), listed, "{a:?} {d:?}");
+                        let on = |q: Sq| q.c >= 0 && q.r >= 0 && q.c < l.columns && q.r < l.rows;
+                        assert_eq!(l.opens(a, d), on(a) && on(b) && !listed, "{a:?} {d:?}");
                         assert_eq!(l.wall_blocks(a, b), listed, "{a:?} {d:?}");
                         blocked += listed as usize;
                     }
