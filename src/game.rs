@@ -256,6 +256,10 @@ pub enum GameError {
     /// A simulated game that did not end within `steps` steps (a bug in a game or its players).
     #[error("no end after {steps} steps")]
     NoEnd { steps: u32 },
+    /// A role's view that is no template value (a bug in the game's view: e.g. a map keyed by
+    /// something other than strings, numbers or booleans).
+    #[error("the view of {role}: {message}")]
+    View { role: String, message: String },
 }
 
 /// One board game's rules. Implemented once per game in `src/games/<name>/`.
@@ -349,6 +353,15 @@ pub trait Game: Send + Sync {
 
     /// Everything `role` may know of `state`, for the report template. The only redaction path.
     fn view(&self, state: &Self::State, role: &str) -> serde_json::Value;
+
+    /// [`Game::view`] as the report template's value: by default the view made, then made a
+    /// template value. A game may make the same value from a typed view without the JSON in
+    /// between (`crate::template_value`); it must be exactly the default's.
+    ///
+    /// Errors: a view that is no template value (see [`crate::template_value::to_value`]).
+    fn report_view(&self, state: &Self::State, role: &str) -> Result<minijinja::Value, crate::template_value::Error> {
+        crate::template_value::to_value(&self.view(state, role))
+    }
 
     /// A picture of the board as `seat` may see it (`None`: an observer, who sees only what every seat
     /// sees), as a whole SVG document; drawn from the same redacted view the report reads.
@@ -481,6 +494,8 @@ pub trait DynGame: Send + Sync {
     fn resolve(&self, state: &str, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<String, GameError>;
     /// See [`Game::view`].
     fn view(&self, state: &str, role: &str) -> Result<serde_json::Value, GameError>;
+    /// See [`Game::report_view`].
+    fn report_view(&self, state: &str, role: &str) -> Result<minijinja::Value, GameError>;
     /// See [`Game::picture`].
     fn picture(&self, state: &str, seat: Option<&str>) -> Result<Option<String>, GameError>;
     /// See [`Game::bot_order`].
@@ -597,6 +612,9 @@ where
     }
     fn view(&self, state: &str, role: &str) -> Result<serde_json::Value, GameError> {
         Ok(Game::view(self, &*parse::<G::State>(state)?, role))
+    }
+    fn report_view(&self, state: &str, role: &str) -> Result<minijinja::Value, GameError> {
+        Game::report_view(self, &*parse::<G::State>(state)?, role).map_err(|e| GameError::View { role: role.to_string(), message: e.to_string() })
     }
     fn bot_order(&self, state: &str, role: &str, ctx: &mut Ctx) -> Result<Orders, GameError> {
         Ok(Game::bot_order(self, &*parse::<G::State>(state)?, role, ctx))

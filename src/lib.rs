@@ -30,5 +30,6 @@ pub mod simulate;
 pub mod site;
 pub mod store;
 pub mod team;
+pub mod template_value;
 pub mod text;
 pub mod when;

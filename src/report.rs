@@ -168,7 +168,7 @@ pub fn render_pinned(
     role: &str,
 ) -> Result<String> {
     let record = pinned.record;
-    let view = game.view(state, role)?;
+    let view = game.report_view(state, role)?;
     let events: Vec<String> = events
         .iter()
         .filter(|e| e.visible_to(role))
@@ -203,7 +203,7 @@ pub fn render_pinned(
         }),
         events => events,
         receipts => Value::from(minijinja::value::Serde(receipts)),
-        view => template_value(&view),
+        view => view,
         opening => Value::from(minijinja::value::Serde(&record.opening)),
         outcome => Value::from(minijinja::value::Serde(&record.outcome)),
         form => form,
@@ -219,28 +219,6 @@ pub fn render_pinned(
         return Err(Error::Usage(format!("report template report.txt must show {{{{ pin }}}} (the {PIN_HEAD} block) as it is")));
     }
     Ok(text)
-}
-
-/// `v` as a template value: what `Value::from(Serde(v))` gives (numbers as `u64`, then `i64`,
-/// then `f64`; `null` as none; objects as maps ordered by key), built directly, without serde's
-/// serializer and the one insertion at a time into each map, which cost a report more than its
-/// template did.
-fn template_value(v: &serde_json::Value) -> minijinja::Value {
-    use minijinja::Value;
-    use serde_json::Value as J;
-    match v {
-        J::Null => Value::from(()),
-        J::Bool(b) => Value::from(*b),
-        J::Number(n) => match (n.as_u64(), n.as_i64()) {
-            (Some(u), _) => Value::from(u),
-            (None, Some(i)) => Value::from(i),
-            (None, None) => Value::from(n.as_f64().unwrap_or(f64::NAN)),
-        },
-        J::String(s) => Value::from(s.as_str()),
-        J::Array(items) => Value::from_object(items.iter().map(template_value).collect::<Vec<Value>>()),
-        // A `serde_json::Map` is ordered by key, as the template's map is: built in one go.
-        J::Object(map) => Value::from_object(map.iter().map(|(k, v)| (Value::from(k.as_str()), template_value(v))).collect::<std::collections::BTreeMap<Value, Value>>()),
-    }
 }
 
 /// The first line of the block in every report that pins the record it follows.
@@ -342,22 +320,6 @@ mod tests {
     /// The one block of `text`.
     fn read_pin(text: &str) -> std::result::Result<Pin, String> {
         read_pins(text).map(|mut v| v.remove(0))
-    }
-
-    #[test]
-    fn a_view_becomes_the_template_value_serde_would_give() {
-        let view = serde_json::json!({
-            "n": 3, "neg": -4, "big": u64::MAX, "f": 1.5, "t": true, "none": null, "s": "a longer string than a small one",
-            "list": [1, "x", [], {}, null], "z": {"b": [{"k": 1}], "a": "1"}, "": 0,
-        });
-        let ours = template_value(&view);
-        let serde = minijinja::Value::from(minijinja::value::Serde(&view));
-        assert_eq!(format!("{ours:?}"), format!("{serde:?}"));
-        assert_eq!(ours, serde);
-        let env = minijinja::Environment::new();
-        let t = "{{ v }}|{{ v.z }}|{{ v.list }}|{% for k in v %}{{ k }},{% endfor %}|{{ v.f }}|{{ v.big + 0 }}|{{ v.list|length }}{% if v.list[3] %}!{% endif %}";
-        let r = |v: minijinja::Value| env.render_str(t, minijinja::context! { v => v }).unwrap();
-        assert_eq!(r(ours), r(serde));
     }
 
     #[test]

@@ -216,6 +216,9 @@ pub fn normalize(bytes: &[u8]) -> Result<String, SigError> {
     let text = std::str::from_utf8(bytes).map_err(|e| SigError::NotUtf8 {
         offset: e.valid_up_to(),
     })?;
+    if is_normalized(text) {
+        return Ok(text.to_string());
+    }
     let text = text.strip_prefix('\u{FEFF}').unwrap_or(text);
     let text = text.replace("\r\n", "\n").replace('\r', "\n");
     let mut lines: Vec<&str> = text
@@ -229,6 +232,19 @@ pub fn normalize(bytes: &[u8]) -> Result<String, SigError> {
     let mut out = lines[first..].join("\n");
     out.push('\n');
     Ok(out)
+}
+
+/// Whether [`normalize`] gives `text` back as it is (every form and report the host writes is):
+/// no byte-order mark and no CR, no line ending in a space or tab, a first line that is not
+/// blank, and exactly one newline at the end after a line that is not blank.
+fn is_normalized(text: &str) -> bool {
+    let b = text.as_bytes();
+    let ends_once = b.len() >= 2 && b[b.len() - 1] == b'\n' && b[b.len() - 2] != b'\n';
+    ends_once
+        && b[0] != b'\n'
+        && !text.starts_with('\u{FEFF}')
+        && !b.contains(&b'\r')
+        && !b.windows(2).any(|w| w[1] == b'\n' && (w[0] == b' ' || w[0] == b'\t'))
 }
 
 /// Splits a file into its body and an armored signature appended to it.
@@ -370,10 +386,7 @@ fn parse_armored(armored: &str) -> Result<(SshSig, String), SigError> {
     let end = after.find(ARMOR_END).ok_or_else(|| {
         SigError::BadArmor(format!("no `{ARMOR_END}` line: the signature is cut off"))
     })?;
-    let b64: String = after[..end]
-        .chars()
-        .filter(|c| !c.is_whitespace())
-        .collect();
+    let b64: String = after[..end].split_whitespace().collect();
     if let Some((line, c)) = not_base64(&after[..end]) {
         return Err(SigError::BadArmor(format!(
             "line {line} of the block holds {c:?}, which is not base64 (was the signature edited, or re-encoded by a mail program?)"
@@ -382,13 +395,16 @@ fn parse_armored(armored: &str) -> Result<(SshSig, String), SigError> {
     if b64.is_empty() {
         return Err(SigError::BadArmor("the block holds no data".into()));
     }
-    let mut pem = String::from(ARMOR_BEGIN);
+    let mut pem = String::with_capacity(ARMOR_BEGIN.len() + ARMOR_END.len() + b64.len() + b64.len() / ARMOR_WIDTH + 3);
+    pem.push_str(ARMOR_BEGIN);
     pem.push('\n');
     // Only ASCII is left (checked above), so every chunk boundary is a character boundary.
-    let chars: Vec<char> = b64.chars().collect();
-    for chunk in chars.chunks(ARMOR_WIDTH) {
-        pem.extend(chunk);
+    let mut rest = b64.as_str();
+    while !rest.is_empty() {
+        let (line, after) = rest.split_at(rest.len().min(ARMOR_WIDTH));
+        pem.push_str(line);
         pem.push('\n');
+        rest = after;
     }
     pem.push_str(ARMOR_END);
     pem.push('\n');
@@ -958,6 +974,35 @@ mod tests {
     fn normalize_is_idempotent() {
         let once = normalize(b"x \r\n\r\ny\t\r\n\r\n").unwrap();
         assert_eq!(normalize(once.as_bytes()).unwrap(), once);
+    }
+
+    /// The shortcut for a text already normalized is taken exactly when the full work gives the
+    /// text back, and gives what the full work gives: every text of up to 5 characters from a few
+    /// that matter.
+    #[test]
+    fn a_text_is_given_back_as_it_is_exactly_when_it_is_normalized() {
+        let alphabet = ["a", "\n", " ", "\t", "\r", "\u{FEFF}", "\u{A0}"];
+        let mut texts = vec![String::new()];
+        for _ in 0..5 {
+            let longer: Vec<String> = texts.iter().flat_map(|t| alphabet.iter().map(move |c| format!("{t}{c}"))).collect();
+            texts.extend(longer);
+        }
+        for t in &texts {
+            let slow = normalize_in_full(t);
+            assert_eq!(is_normalized(t), slow.as_deref() == Some(t.as_str()), "{t:?}");
+            assert_eq!(normalize(t.as_bytes()).ok(), slow, "{t:?}");
+        }
+    }
+
+    /// [`normalize`] without its shortcut.
+    fn normalize_in_full(text: &str) -> Option<String> {
+        let text = text.strip_prefix('\u{FEFF}').unwrap_or(text).replace("\r\n", "\n").replace('\r', "\n");
+        let mut lines: Vec<&str> = text.split('\n').map(|l| l.trim_end_matches([' ', '\t'])).collect();
+        while lines.last().is_some_and(|l| l.is_empty()) {
+            lines.pop();
+        }
+        let first = lines.iter().position(|l| !l.is_empty())?;
+        Some(lines[first..].join("\n") + "\n")
     }
 
     #[test]

@@ -185,6 +185,13 @@ impl Game for GettysburgCampaign {
         }
     }
 
+    fn report_view(&self, s: &State, role: &str) -> Result<minijinja::Value, crate::template_value::Error> {
+        match side_of(role) {
+            Some(side) => view::report_view(s, side),
+            None => Ok(minijinja::Value::from(())),
+        }
+    }
+
     fn picture(&self, s: &State, seat: Option<&str>) -> Option<String> {
         crate::picture::view_for(self, s, seat).map(|v| picture::draw(&v))
     }

@@ -1198,8 +1198,12 @@ fn random_game_of(seed: u8, optional: bool, nmr: bool, policy: &str) -> (State, 
     for steps in 0..400usize {
         for role in ["confederate", "union"] {
             let v = g.view(&s, role);
+            // The report's view, made without the JSON, is the JSON view made a template value.
+            let direct = g.report_view(&s, role).expect("a template value");
+            let through_json = minijinja::Value::from(minijinja::value::Serde(&v));
+            assert_eq!((format!("{direct:?}"), &direct), (format!("{through_json:?}"), &through_json), "seed {seed}, {role}");
             let report = tmpl
-                .render(minijinja::context! { view => minijinja::Value::from(minijinja::value::Serde(&v)) })
+                .render(minijinja::context! { view => direct })
                 .unwrap_or_else(|e| panic!("template: {e:#}"));
             let help = g.form_help(&s, role);
             assert!(!help.is_empty());

@@ -6,11 +6,13 @@
 //! its standing orders, its question. Never shown: the opponent's planned moves, standing orders,
 //! and cards chosen in a round that ended in an initiative tie.
 
-use serde_json::{Value, json};
+use serde::Serialize;
+use serde_json::Value;
 
 use super::forms::{prompt, standing_list};
 use super::side::Side;
-use super::state::{Location, Stage, State};
+use super::state::{InitiativeRoll, Location, Stage, Standing, State};
+use crate::game::Outcome;
 
 fn phase(s: &State) -> (&'static str, String) {
     let last = s.scenario.rules.last_turn;
@@ -31,56 +33,139 @@ fn phase(s: &State) -> (&'static str, String) {
     }
 }
 
-/// The view of `side` (see the module doc for what is in it).
+/// The view of `side` (see the module doc for what is in it), as JSON.
 pub fn view(s: &State, side: Side) -> Value {
-    let (phase, phase_text) = phase(s);
-    let army = s.scenario.army(side);
-    let revealed = |x: Side| {
-        let cmds = s.this_round.commands.get(x);
-        (!cmds.is_empty()).then(|| super::engine::describe_commands(s, x, cmds))
-    };
-    let question = s.question.as_ref().filter(|q| q.sides().contains(&side)).map(|q| json!({ "kind": q.kind(), "prompt": prompt(s, side, q) }));
-    let waiting: Vec<Value> = s
-        .question
-        .iter()
-        .flat_map(|q| q.sides().into_iter().map(move |x| json!({ "role": x.role(), "kind": q.kind() })))
-        .collect();
-    let other = side.other();
-    let mut v = json!({
-        "role": side.role(),
-        "side": side.name(),
-        "title": s.scenario.title,
-        "turn": s.turn,
-        "last_turn": s.scenario.rules.last_turn,
-        "round": s.round,
-        "phase": phase,
-        "phase_text": phase_text,
-        "optional_fire": s.optional_fire,
-        "points": { "scored": s.points(), "needed": s.scenario.rules.victory_points, "towns": s.scored },
-        "cards_to_play": army.cards_to_play,
-        "army_commander": { "name": army.army_commander, "used": s.army_used.get(side) },
-        "opponent": {
-            "side": other.name(),
-            "hand_size": s.scenario.army(other).cards.len(),
-            "army_commander": s.scenario.army(other).army_commander,
-            "army_commander_used": s.army_used.get(other),
-        },
-        "initiative_player": s.this_round.initiative.map(|x| x.role()),
-        "commands": { "confederate": revealed(Side::Confederate), "union": revealed(Side::Union) },
-        "standing_orders": s.standing.get(side),
-        "initiative": s.last_initiative,
-        "game_over": s.outcome,
-    });
-    // Values built here are moved in (`json!` would copy each by serializing it again).
-    let map = v.as_object_mut().expect("an object");
-    map.insert("towns".into(), Value::Array(towns(s)));
-    map.insert("corps".into(), Value::Array(corps(s)));
-    map.insert("hand".into(), Value::Array(hand(s, side)));
-    map.insert("planned_moves".into(), Value::from(planned_moves(s, side)));
-    map.insert("standing".into(), Value::from(standing_list(s.standing.get(side))));
-    map.insert("question".into(), question.unwrap_or(Value::Null));
-    map.insert("waiting_for".into(), Value::Array(waiting));
-    v
+    // Nothing in a view can fail to serialize (its maps are keyed by strings).
+    serde_json::to_value(View::of(s, side)).unwrap_or(Value::Null)
+}
+
+/// The view of `side` as the report template's value: what [`view`] gives, made a template
+/// value, without the JSON in between.
+///
+/// Errors: none in practice (see [`crate::template_value::to_value`]).
+pub fn report_view(s: &State, side: Side) -> Result<minijinja::Value, crate::template_value::Error> {
+    crate::template_value::to_value(&View::of(s, side))
+}
+
+/// What `side` may know of a state, as the report template reads it (`view.FIELD`): each field
+/// is serialized under its name (maps ordered by key, as JSON objects are).
+#[derive(Serialize)]
+struct View<'a> {
+    role: &'static str,
+    side: &'static str,
+    title: &'a str,
+    turn: u32,
+    last_turn: u32,
+    round: u32,
+    phase: &'static str,
+    phase_text: String,
+    optional_fire: bool,
+    points: Points<'a>,
+    cards_to_play: u32,
+    army_commander: Commander<'a>,
+    opponent: Opponent<'a>,
+    initiative_player: Option<&'static str>,
+    commands: Commands,
+    standing_orders: &'a Standing,
+    initiative: &'a Option<InitiativeRoll>,
+    game_over: &'a Option<Outcome>,
+    towns: Vec<TownView<'a>>,
+    corps: Vec<CorpsView<'a>>,
+    hand: Vec<CardView<'a>>,
+    planned_moves: Vec<String>,
+    standing: Vec<String>,
+    question: Option<Asked>,
+    waiting_for: Vec<Waiting>,
+}
+
+/// The Confederate points: scored, needed to win, and the towns scored.
+#[derive(Serialize)]
+struct Points<'a> {
+    scored: u32,
+    needed: u32,
+    towns: &'a [String],
+}
+
+/// The side's army commander and whether he has been played.
+#[derive(Serialize)]
+struct Commander<'a> {
+    name: &'a str,
+    used: bool,
+}
+
+/// What the side knows of the other: its cards in hand, its army commander and his use.
+#[derive(Serialize)]
+struct Opponent<'a> {
+    side: &'static str,
+    hand_size: usize,
+    army_commander: &'a str,
+    army_commander_used: bool,
+}
+
+/// The commands each side revealed this round, described (none before they are revealed).
+#[derive(Serialize)]
+struct Commands {
+    confederate: Option<String>,
+    union: Option<String>,
+}
+
+/// The question the side is asked: its kind and its prompt.
+#[derive(Serialize)]
+struct Asked {
+    kind: &'static str,
+    prompt: String,
+}
+
+/// A role the game waits for, and for what.
+#[derive(Serialize)]
+struct Waiting {
+    role: &'static str,
+    kind: &'static str,
+}
+
+impl<'a> View<'a> {
+    /// The view of `side`.
+    fn of(s: &'a State, side: Side) -> Self {
+        let (phase, phase_text) = phase(s);
+        let army = s.scenario.army(side);
+        let revealed = |x: Side| {
+            let cmds = s.this_round.commands.get(x);
+            (!cmds.is_empty()).then(|| super::engine::describe_commands(s, x, cmds))
+        };
+        let other = side.other();
+        View {
+            role: side.role(),
+            side: side.name(),
+            title: &s.scenario.title,
+            turn: s.turn,
+            last_turn: s.scenario.rules.last_turn,
+            round: s.round,
+            phase,
+            phase_text,
+            optional_fire: s.optional_fire,
+            points: Points { scored: s.points(), needed: s.scenario.rules.victory_points, towns: &s.scored },
+            cards_to_play: army.cards_to_play,
+            army_commander: Commander { name: &army.army_commander, used: *s.army_used.get(side) },
+            opponent: Opponent {
+                side: other.name(),
+                hand_size: s.scenario.army(other).cards.len(),
+                army_commander: &s.scenario.army(other).army_commander,
+                army_commander_used: *s.army_used.get(other),
+            },
+            initiative_player: s.this_round.initiative.map(|x| x.role()),
+            commands: Commands { confederate: revealed(Side::Confederate), union: revealed(Side::Union) },
+            standing_orders: s.standing.get(side),
+            initiative: &s.last_initiative,
+            game_over: &s.outcome,
+            towns: towns(s),
+            corps: corps(s),
+            hand: hand(s, side),
+            planned_moves: planned_moves(s, side),
+            standing: standing_list(s.standing.get(side)),
+            question: s.question.as_ref().filter(|q| q.sides().contains(&side)).map(|q| Asked { kind: q.kind(), prompt: prompt(s, side, q) }),
+            waiting_for: s.question.iter().flat_map(|q| q.sides().into_iter().map(move |x| Waiting { role: x.role(), kind: q.kind() })).collect(),
+        }
+    }
 }
 
 /// A corps as a counter on the map: "Union VI Corps (Sedgwick, strength 4)".
@@ -89,9 +174,23 @@ fn counter(s: &State, c: usize) -> String {
     format!("{} {} Corps ({}, strength {})", k.side.name(), k.id, k.commander, k.strength)
 }
 
-/// Every town in map order: its points, whether scored, who holds it, the corps in it and those
+/// A town on the map: its points, whether scored, who holds it, the corps in it and those
 /// advancing on it, its roads and its place in the picture.
-fn towns(s: &State) -> Vec<Value> {
+#[derive(Serialize)]
+struct TownView<'a> {
+    name: &'a str,
+    points: u32,
+    scored: bool,
+    holder: Option<&'static str>,
+    corps: Vec<String>,
+    attacked_by: Vec<String>,
+    roads_to: Vec<String>,
+    x: Option<u32>,
+    y: Option<u32>,
+}
+
+/// Every town in map order.
+fn towns(s: &State) -> Vec<TownView<'_>> {
     s.scenario
         .map
         .towns
@@ -106,55 +205,77 @@ fn towns(s: &State) -> Vec<Value> {
                     _ => counter(s, c),
                 })
                 .collect();
-            json!({
-                "name": t.name,
-                "points": t.points,
-                "scored": s.scored.contains(&t.name),
-                "holder": inside.first().map(|&c| s.corps[c].side.role()),
-                "corps": inside.iter().map(|&c| counter(s, c)).collect::<Vec<_>>(),
-                "attacked_by": attackers,
-                "roads_to": s.scenario.neighbors(&t.name),
-                "x": t.x, "y": t.y,
-            })
+            TownView {
+                name: &t.name,
+                points: t.points,
+                scored: s.scored.contains(&t.name),
+                holder: inside.first().map(|&c| s.corps[c].side.role()),
+                corps: inside.iter().map(|&c| counter(s, c)).collect(),
+                attacked_by: attackers,
+                roads_to: s.scenario.neighbors(&t.name),
+                x: t.x,
+                y: t.y,
+            }
         })
         .collect()
 }
 
-/// Every corps of both sides: where it is, in words and as data.
-fn corps(s: &State) -> Vec<Value> {
+/// A corps: where it is, in words and as data.
+#[derive(Serialize)]
+struct CorpsView<'a> {
+    side: &'static str,
+    id: &'a str,
+    commander: &'a str,
+    strength: u32,
+    #[serde(rename = "where")]
+    where_: String,
+    town: Option<&'a str>,
+    advancing: Option<Advancing<'a>>,
+    label: String,
+}
+
+/// A corps on a road: from the town it left to the one it advances on.
+#[derive(Serialize)]
+struct Advancing<'a> {
+    from: &'a str,
+    to: &'a str,
+}
+
+/// Every corps of both sides.
+fn corps(s: &State) -> Vec<CorpsView<'_>> {
     (0..s.corps.len())
         .map(|c| {
             let k = &s.corps[c];
-            let (where_, town) = match &k.at {
-                Location::Town { town } => (town.clone(), Some(town.clone())),
-                Location::Advancing { from, to } => (format!("advancing on {to} from {from}"), None),
-                Location::Eliminated => ("eliminated".into(), None),
+            let (where_, town, advancing) = match &k.at {
+                Location::Town { town } => (town.clone(), Some(town.as_str()), None),
+                Location::Advancing { from, to } => (format!("advancing on {to} from {from}"), None, Some(Advancing { from, to })),
+                Location::Eliminated => ("eliminated".into(), None, None),
             };
-            let advancing = match &k.at {
-                Location::Advancing { from, to } => Some(json!({ "from": from, "to": to })),
-                _ => None,
-            };
-            json!({
-                "side": k.side.role(), "id": k.id, "commander": k.commander, "strength": k.strength,
-                "where": where_, "town": town, "advancing": advancing, "label": s.label(c),
-            })
+            CorpsView { side: k.side.role(), id: &k.id, commander: &k.commander, strength: k.strength, where_, town, advancing, label: s.label(c) }
         })
         .collect()
+}
+
+/// A card in hand: its number (from 1), its halves, and each half's use.
+#[derive(Serialize)]
+struct CardView<'a> {
+    card: usize,
+    upper: &'a str,
+    lower: &'a str,
+    upper_used: bool,
+    lower_used: bool,
 }
 
 /// The cards of `side`, each half marked used once it is the army commander's and he has been
 /// played.
-fn hand(s: &State, side: Side) -> Vec<Value> {
+fn hand(s: &State, side: Side) -> Vec<CardView<'_>> {
     let army = s.scenario.army(side);
     army.cards
         .iter()
         .enumerate()
         .map(|(i, card)| {
             let used = |name: &str| name.eq_ignore_ascii_case(&army.army_commander) && *s.army_used.get(side);
-            json!({
-                "card": i + 1, "upper": card.upper, "lower": card.lower,
-                "upper_used": used(&card.upper), "lower_used": used(&card.lower),
-            })
+            CardView { card: i + 1, upper: &card.upper, lower: &card.lower, upper_used: used(&card.upper), lower_used: used(&card.lower) }
         })
         .collect()
 }
