@@ -1,8 +1,11 @@
 //! The due index: a game's next due time in `DIR/.due`, so that an idle cron sweep skips a game
 //! with a few system calls instead of loading it.
 //!
-//! `adjudicate` writes the file (temp + rename, no fsync: it is only a hint) each time it leaves
-//! a game with nothing due. The next sweep trusts it only while everything it was computed from
+//! `adjudicate` writes the file (in place, no fsync: it is only a hint; its last line a checksum,
+//! so that a read during a rewrite or a rewrite a killed run left reads as missing, never
+//! misread) each time it leaves a game with nothing due: a replacement by rename would free the
+//! old file's block each step, which on a file system mounted with `discard` waits for the disk
+//! ([`crate::store::write_hint_in_place`]). The next sweep trusts it only while everything it was computed from
 //! is unchanged, each checked with one `stat`: the same `game.toml` (size and change time) and
 //! newest record (size and change time), no record after it, and the open step's receipts folder
 //! (`receipts/N/`) still absent or with the same size and change time, the only ways a step
@@ -42,7 +45,11 @@ use chrono::{DateTime, Utc};
 
 use crate::store::GameDir;
 
-const MAGIC: &str = "pbem-due 5";
+const MAGIC: &str = "pbem-due 6";
+
+/// How many hex digits of the SHA-256 of the text before it the index's last line holds (its
+/// checksum: the file is rewritten in place, so a read meanwhile can see old and new bytes).
+const SUM_HEX: usize = 16;
 
 /// A folder stamp taken less than this before the index was written is not trusted (two
 /// seconds: the coarse clock's tick, and file systems that keep whole seconds); nor is an index
@@ -132,8 +139,8 @@ pub fn read_small_at(dir: &std::fs::File, name: &str) -> Option<String> {
 /// The text of the open file `f` in one `read` ([`read_small`]).
 fn read_small_from(mut f: std::fs::File) -> Option<String> {
     let mut buf = [0u8; SMALL];
-    // One read returns what a regular file holds (a file written meanwhile is replaced by a
-    // rename, so it is read whole, old or new); a full buffer means a larger file.
+    // One read returns what a regular file holds (a file written in place meanwhile can read as
+    // a mix of old and new bytes, which its checksum refuses); a full buffer means a larger file.
     let n = loop {
         match f.read(&mut buf) {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
@@ -175,7 +182,7 @@ impl Entry {
         let never = |t: Option<i64>| t.map_or("never".to_string(), |u| u.to_string());
         let (until, deadline) = (never(self.until), never(self.deadline));
         let receipts = self.receipts_stamp.map_or("none".to_string(), |(l, t)| format!("{l} {t}"));
-        format!(
+        let body = format!(
             "{MAGIC}\nid {}\nrecord {} {} {}\nstep {}\ngame {} {}\nreceipts {receipts}\nuntil {until}\ndeadline {deadline}\nnot_before {}\nover {}\nawaited {}\nwritten {}\nend\n",
             self.id,
             self.record,
@@ -188,11 +195,20 @@ impl Entry {
             u8::from(self.over),
             self.awaited.join(" "),
             self.written
-        )
+        );
+        let sum = crate::commit::sha256_hex(body.as_bytes());
+        format!("{body}sum {}\n", &sum[..SUM_HEX])
     }
 
     fn parse(text: &str) -> Option<Entry> {
-        let mut lines = text.lines();
+        // The checksum line last: the text before it must hash as it says.
+        let body = text.strip_suffix('\n')?;
+        let (body, sum) = body.split_at(body.rfind('\n')? + 1);
+        let sum = sum.strip_prefix("sum ")?;
+        if sum.len() != SUM_HEX || crate::commit::sha256_hex(body.as_bytes())[..SUM_HEX] != *sum {
+            return None;
+        }
+        let mut lines = body.lines();
         if lines.next()? != MAGIC {
             return None;
         }
@@ -822,11 +838,8 @@ pub fn write(dir: &GameDir, w: &Waiting<'_>) {
     if text.len() >= SMALL {
         return forget(dir);
     }
-    let path = path(dir);
-    let tmp = dir.root.join(".due.tmp");
-    if std::fs::write(&tmp, text).is_ok() && std::fs::rename(&tmp, &path).is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
+    // In place: a replacement by rename would free the old file's block every step.
+    let _ = crate::store::write_hint_in_place(&path(dir), text.as_bytes());
 }
 
 /// Removes the index (a change it cannot see coming, e.g. a rewritten game file, is safe
@@ -866,11 +879,47 @@ mod tests {
         for cut in 0..text.len() - 1 {
             assert_eq!(Entry::parse(&text[..cut]), None, "cut at {cut}");
         }
-        assert_eq!(Entry::parse(&text.replace("until 99", "until x")), None);
-        assert_eq!(Entry::parse(&text.replace("deadline 90", "deadline")), None);
-        assert_eq!(Entry::parse(&text.replace("receipts 50 60", "receipts 50")), None);
-        assert_eq!(Entry::parse(&text.replace("written 70", "written")), None);
-        assert_eq!(Entry::parse(&text.replace("pbem-due 5", "pbem-due 4")), None);
+        // A field changed with its checksum made again: refused by the parser.
+        let resum = |from: &str, to: &str| {
+            let body = text.split_at(text.rfind("sum ").unwrap()).0.replace(from, to);
+            format!("{body}sum {}\n", &crate::commit::sha256_hex(body.as_bytes())[..SUM_HEX])
+        };
+        assert_eq!(Entry::parse(&resum("", "")), Some(e.clone()), "the control");
+        assert_eq!(Entry::parse(&resum("until 99", "until x")), None);
+        assert_eq!(Entry::parse(&resum("deadline 90", "deadline")), None);
+        assert_eq!(Entry::parse(&resum("receipts 50 60", "receipts 50")), None);
+        assert_eq!(Entry::parse(&resum("written 70", "written")), None);
+        assert_eq!(Entry::parse(&resum("pbem-due 6", "pbem-due 5")), None);
+        // The same change with the checksum left as it was.
+        assert_eq!(Entry::parse(&text.replace("until 99", "until 98")), None);
+        assert_eq!(Entry::parse(&format!("{text}x\n")), None, "a line after the checksum");
+    }
+
+    /// The file is written in place: an index read in the middle of a rewrite (the new text's
+    /// first bytes over the old one) or left so by a killed run reads as the old or the new
+    /// one or is refused, never misread.
+    #[test]
+    fn an_index_rewritten_in_place_reads_whole_or_not_at_all() {
+        let old = entry();
+        let new = Entry { record: 4, record_stamp: (11, 21), until: Some(199), deadline: Some(190), awaited: vec!["union".into()], ..entry() };
+        let (a, b) = (old.text(), new.text());
+        for at in 1..b.len() {
+            // The first `at` bytes of the new text over the old one (the file as long as the longer).
+            let mut torn = b.as_bytes()[..at].to_vec();
+            torn.extend_from_slice(a.as_bytes().get(at..).unwrap_or_default());
+            let got = std::str::from_utf8(&torn).ok().and_then(Entry::parse);
+            assert!(got.is_none() || got == Some(new.clone()) || got == Some(old.clone()), "torn at {at}: {got:?}");
+        }
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = GameDir::new(tmp.path());
+        let ino = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
+        crate::store::write_hint_in_place(&path(&dir), a.as_bytes()).unwrap();
+        let first = ino(&path(&dir));
+        crate::store::write_hint_in_place(&path(&dir), b.as_bytes()).unwrap();
+        assert_eq!(Entry::parse(&read_small(&path(&dir)).unwrap()), Some(new.clone()));
+        crate::store::write_hint_in_place(&path(&dir), a.as_bytes()).unwrap();
+        assert_eq!(Entry::parse(&read_small(&path(&dir)).unwrap()), Some(old), "a shorter text cuts the file");
+        assert_eq!(ino(&path(&dir)), first, "the same file, written over");
     }
 
     /// The deadline of the index [`game_with_receipts`] makes (after the tests' `now`).

@@ -236,6 +236,32 @@ pub fn read_hint(path: &Path, max: u64) -> Option<String> {
     (text.len() as u64 <= max).then_some(text)
 }
 
+/// Writes the hint file `path` (an index or cache pbem can do without, whose readers check a
+/// checksum it holds) in place, without sync: the new bytes over the old ones from the start,
+/// then the file cut to their length. Once the file exists no inode is made and no block freed,
+/// which a replacement by rename does each time (the old file's blocks freed: on a file system
+/// mounted with `discard`, a wait for the disk each). A reader meanwhile, or a run killed in
+/// the middle, sees a mix of old and new bytes, which its checksum refuses (the hint is then
+/// rebuilt). A file that is not a plain regular file (a symbolic link, a FIFO, a device, a file
+/// with other hard links, which would change too) is replaced by temp file and rename
+/// ([`write_unsynced`]); modes as [`write_atomic`]. Errors: the write's, naming the file.
+pub fn write_hint_in_place(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::os::unix::fs::{FileExt, MetadataExt, OpenOptionsExt};
+    let mode = if host_folder(path).is_some() { 0o600 } else { 0o666 };
+    let opened = fs::OpenOptions::new().write(true).create(true).mode(mode).custom_flags(HINT_FLAGS).open(path);
+    let Some((f, len)) = opened.ok().and_then(|f| {
+        let m = f.metadata().ok()?;
+        (m.file_type().is_file() && m.nlink() == 1).then_some((f, m.len()))
+    }) else {
+        return write_unsynced(path, bytes);
+    };
+    f.write_all_at(bytes, 0).map_err(|e| io(path, e))?;
+    if len > bytes.len() as u64 {
+        f.set_len(bytes.len() as u64).map_err(|e| io(path, e))?;
+    }
+    Ok(())
+}
+
 /// Reads a whole file of at most `max` bytes, never holding more than `max` + 1 bytes of it: a
 /// larger file (by its length, or by what is read, should it grow meanwhile) is an
 /// [`Error::Input`] naming the file, its size and the limit (`what` says which kind of file, e.g.
@@ -880,6 +906,35 @@ mod tests {
         drop(staged(2));
         assert!(tmp.path().join("state2").is_file() && !tmp.path().join("record2").exists());
         group.flush().unwrap();
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn a_hint_is_written_in_place_unless_it_is_not_a_plain_file() {
+        use std::os::unix::fs::MetadataExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let (p, other) = (tmp.path().join("hint"), tmp.path().join("other"));
+        let ino = |p: &Path| fs::symlink_metadata(p).unwrap().ino();
+        write_hint_in_place(&p, b"first, longer\n").unwrap();
+        let first = ino(&p);
+        write_hint_in_place(&p, b"second\n").unwrap();
+        assert_eq!((fs::read(&p).unwrap(), ino(&p)), (b"second\n".to_vec(), first));
+        // A hard link (another file would change too), a symbolic link and a FIFO are replaced.
+        fs::hard_link(&p, &other).unwrap();
+        write_hint_in_place(&p, b"third\n").unwrap();
+        assert_eq!((fs::read(&p).unwrap(), fs::read(&other).unwrap()), (b"third\n".to_vec(), b"second\n".to_vec()));
+        assert_ne!(ino(&p), first);
+        fs::remove_file(&p).unwrap();
+        std::os::unix::fs::symlink(&other, &p).unwrap();
+        write_hint_in_place(&p, b"fourth\n").unwrap();
+        assert!(fs::symlink_metadata(&p).unwrap().is_file());
+        assert_eq!((fs::read(&p).unwrap(), fs::read(&other).unwrap()), (b"fourth\n".to_vec(), b"second\n".to_vec()));
+        fs::remove_file(&p).unwrap();
+        let c = std::ffi::CString::new(p.to_str().unwrap()).unwrap();
+        // SAFETY: `c` is a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        write_hint_in_place(&p, b"fifth\n").unwrap();
+        assert_eq!(fs::read(&p).unwrap(), b"fifth\n".to_vec());
     }
 
     #[test]

@@ -39,13 +39,29 @@ fn an_idle_sweep_writes_the_index_and_the_same_lines_come_from_it() {
     let g = new_game(&root, "g1", 24);
     let first = sweep(&root, IDLE);
     assert!(first.contains("g1: nothing due"), "{first}");
-    assert!(index(&g).starts_with("pbem-due 5\n"), "{}", index(&g));
+    assert!(index(&g).starts_with("pbem-due 6\n"), "{}", index(&g));
     // From the index: the same line, and the game is not loaded (a state it would refuse is not read).
     let state = g.join("states").join("000000.json");
     let kept = std::fs::read(&state).unwrap();
     std::fs::write(&state, b"{}").unwrap();
     assert_eq!(sweep(&root, IDLE), first);
     std::fs::write(&state, kept).unwrap();
+}
+
+/// An index the previous version wrote (`pbem-due 5`, replaced by rename, without a checksum) is
+/// not believed: the game is loaded and its index written anew, in place.
+#[test]
+fn an_index_of_the_previous_format_is_written_anew() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("games");
+    let g = new_game(&root, "g1", 24);
+    let first = sweep(&root, IDLE);
+    let old = index(&g).lines().filter(|l| !l.starts_with("sum ")).collect::<Vec<_>>().join("\n").replace("pbem-due 6", "pbem-due 5") + "\n";
+    std::fs::write(g.join(".due"), &old).unwrap();
+    // (A first sweep loads the game and makes no root index line; one would hold here.)
+    let _ = std::fs::remove_file(root.join(".due-index"));
+    assert_eq!(sweep(&root, IDLE), first);
+    assert!(index(&g).starts_with("pbem-due 6\n"), "loaded and written anew: {}", index(&g));
 }
 
 #[test]
@@ -83,7 +99,10 @@ fn edited(game: &Path, fields: &[(&str, &str)]) -> String {
         Some((f, v)) => format!("{f} {v}"),
         None => l.to_string(),
     };
-    index(game).lines().map(line).collect::<Vec<_>>().join("\n") + "\n"
+    // Its checksum made again (as anyone who can write the folder can): the index's own checks
+    // are what must refuse it.
+    let body = index(game).lines().filter(|l| !l.starts_with("sum ")).map(line).collect::<Vec<_>>().join("\n") + "\n";
+    format!("{body}sum {}\n", &pbem::commit::sha256_hex(body.as_bytes())[..16])
 }
 
 #[test]
