@@ -180,49 +180,23 @@ impl Seq {
     }
 }
 
-impl ser::SerializeSeq for Seq {
-    type Ok = Value;
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.push(v)
-    }
-    fn end(self) -> Result<Value, Error> {
-        Ok(self.done())
-    }
+/// The four sequence traits of serde are one and the same here: each element pushed, the list
+/// made at the end.
+macro_rules! seq_impl {
+    ($($trait:ident :: $method:ident),*) => {$(
+        impl ser::$trait for Seq {
+            type Ok = Value;
+            type Error = Error;
+            fn $method<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
+                self.push(v)
+            }
+            fn end(self) -> Result<Value, Error> {
+                Ok(self.done())
+            }
+        }
+    )*};
 }
-
-impl ser::SerializeTuple for Seq {
-    type Ok = Value;
-    type Error = Error;
-    fn serialize_element<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.push(v)
-    }
-    fn end(self) -> Result<Value, Error> {
-        Ok(self.done())
-    }
-}
-
-impl ser::SerializeTupleStruct for Seq {
-    type Ok = Value;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.push(v)
-    }
-    fn end(self) -> Result<Value, Error> {
-        Ok(self.done())
-    }
-}
-
-impl ser::SerializeTupleVariant for Seq {
-    type Ok = Value;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, v: &T) -> Result<(), Error> {
-        self.push(v)
-    }
-    fn end(self) -> Result<Value, Error> {
-        Ok(self.done())
-    }
-}
+seq_impl!(SerializeSeq::serialize_element, SerializeTuple::serialize_element, SerializeTupleStruct::serialize_field, SerializeTupleVariant::serialize_field);
 
 /// A map or struct being serialized: its entries in the order given, sorted once at the end
 /// (of a struct variant: `variant`); `key`: a map's key waiting for its value.
@@ -259,29 +233,23 @@ impl ser::SerializeMap for Map {
     }
 }
 
-impl ser::SerializeStruct for Map {
-    type Ok = Value;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, name: &'static str, v: &T) -> Result<(), Error> {
-        self.entries.push((Value::from(name), v.serialize(Ser)?));
-        Ok(())
-    }
-    fn end(self) -> Result<Value, Error> {
-        Ok(self.done())
-    }
+/// A struct's and a struct variant's fields are entries named by the field.
+macro_rules! struct_impl {
+    ($($trait:ident),*) => {$(
+        impl ser::$trait for Map {
+            type Ok = Value;
+            type Error = Error;
+            fn serialize_field<T: Serialize + ?Sized>(&mut self, name: &'static str, v: &T) -> Result<(), Error> {
+                self.entries.push((Value::from(name), v.serialize(Ser)?));
+                Ok(())
+            }
+            fn end(self) -> Result<Value, Error> {
+                Ok(self.done())
+            }
+        }
+    )*};
 }
-
-impl ser::SerializeStructVariant for Map {
-    type Ok = Value;
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(&mut self, name: &'static str, v: &T) -> Result<(), Error> {
-        self.entries.push((Value::from(name), v.serialize(Ser)?));
-        Ok(())
-    }
-    fn end(self) -> Result<Value, Error> {
-        Ok(self.done())
-    }
-}
+struct_impl!(SerializeStruct, SerializeStructVariant);
 
 /// The serializer of a map key: a string as it is, a number, boolean or character written out,
 /// a unit variant as its name (what a JSON object's key may be); anything else fails.
@@ -289,6 +257,16 @@ struct KeySer;
 
 fn not_a_key() -> Error {
     Error("key must be a string".into())
+}
+
+
+/// A key serializer's integer methods: each number as its decimal text.
+macro_rules! key_ints {
+    ($($method:ident : $ty:ty),*) => {$(
+        fn $method(self, v: $ty) -> Result<Value, Error> {
+            Ok(Value::from(v.to_string()))
+        }
+    )*};
 }
 
 impl ser::Serializer for KeySer {
@@ -305,36 +283,9 @@ impl ser::Serializer for KeySer {
     fn serialize_bool(self, v: bool) -> Result<Value, Error> {
         Ok(Value::from(if v { "true" } else { "false" }))
     }
-    fn serialize_i8(self, v: i8) -> Result<Value, Error> {
-        Ok(Value::from(v.to_string()))
-    }
-    fn serialize_i16(self, v: i16) -> Result<Value, Error> {
-        Ok(Value::from(v.to_string()))
-    }
-    fn serialize_i32(self, v: i32) -> Result<Value, Error> {
-        Ok(Value::from(v.to_string()))
-    }
-    fn serialize_i64(self, v: i64) -> Result<Value, Error> {
-        Ok(Value::from(v.to_string()))
-    }
-    fn serialize_i128(self, v: i128) -> Result<Value, Error> {
-        Ok(Value::from(v.to_string()))
-    }
-    fn serialize_u8(self, v: u8) -> Result<Value, Error> {
-        Ok(Value::from(v.to_string()))
-    }
-    fn serialize_u16(self, v: u16) -> Result<Value, Error> {
-        Ok(Value::from(v.to_string()))
-    }
-    fn serialize_u32(self, v: u32) -> Result<Value, Error> {
-        Ok(Value::from(v.to_string()))
-    }
-    fn serialize_u64(self, v: u64) -> Result<Value, Error> {
-        Ok(Value::from(v.to_string()))
-    }
-    fn serialize_u128(self, v: u128) -> Result<Value, Error> {
-        Ok(Value::from(v.to_string()))
-    }
+    // A map key that is a number is its decimal text, as a JSON object's key would be.
+    key_ints!(serialize_i8: i8, serialize_i16: i16, serialize_i32: i32, serialize_i64: i64, serialize_i128: i128);
+    key_ints!(serialize_u8: u8, serialize_u16: u16, serialize_u32: u32, serialize_u64: u64, serialize_u128: u128);
     fn serialize_f32(self, _: f32) -> Result<Value, Error> {
         Err(not_a_key())
     }
