@@ -23,7 +23,6 @@
 //! in place (its file rewritten, which leaves the folder's stamp as it was), is seen once the
 //! snapshot is deleted.
 
-use std::os::fd::AsRawFd;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -176,17 +175,12 @@ fn open_folder(path: &Path) -> Option<std::fs::File> {
     std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY | libc::O_NONBLOCK).open(path).ok()
 }
 
-/// The stamp of an open folder (one `fstat`).
+/// The stamp of an open folder (one `fstat`, through the standard library).
 fn fstat(f: &std::fs::File) -> Option<Stamp> {
-    // SAFETY: `st` is a plain C struct fstat fills in; the descriptor is open.
-    let mut st: libc::stat = unsafe { std::mem::zeroed() };
-    if unsafe { libc::fstat(f.as_raw_fd(), &mut st) } != 0 {
-        return None;
-    }
-    #[allow(clippy::unnecessary_cast)] // the field types differ between platforms
-    let (secs, nsec) = (u128::try_from(st.st_ctime as i64).ok()?, u128::try_from(st.st_ctime_nsec as i64).ok()?);
-    #[allow(clippy::unnecessary_cast)]
-    Some((st.st_ino as u64, st.st_size as u64, secs * 1_000_000_000 + nsec))
+    use std::os::unix::fs::MetadataExt;
+    let m = f.metadata().ok()?;
+    let (secs, nsec) = (u128::try_from(m.ctime()).ok()?, u128::try_from(m.ctime_nsec()).ok()?);
+    Some((m.ino(), m.size(), secs * 1_000_000_000 + nsec))
 }
 
 /// A game id a snapshot line can hold: not empty, no whitespace or control characters.
