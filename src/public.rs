@@ -7,7 +7,7 @@
 //! only as commitments, so nothing of it leaks. Its bytes depend only on those files (sorted
 //! names, no times, owners or modes of the machine), so the same game gives the same archive.
 
-use std::io::Read;
+use std::io::{Read, Seek, SeekFrom};
 use std::path::{Component, Path, PathBuf};
 
 use crate::error::{Error, Result};
@@ -176,12 +176,17 @@ fn public_shape(parts: &[&str]) -> bool {
 ///
 /// Errors: [`Error::Input`] naming the archive and the entry.
 pub fn unpack(archive: &Path) -> Result<Unpacked> {
-    let open = || std::fs::File::open(archive).map_err(|e| store::io(archive, e));
+    // Opened once and rewound between the passes, so the list checked is the archive unpacked
+    // even if the path is replaced meanwhile.
+    let mut file = std::fs::File::open(archive).map_err(|e| store::io(archive, e))?;
+    let rewind = |file: &mut std::fs::File| file.seek(SeekFrom::Start(0)).map_err(|e| store::io(archive, e));
     let mut head = [0u8; 6];
-    let n = open()?.read(&mut head).map_err(|e| store::io(archive, e))?;
+    let n = file.read(&mut head).map_err(|e| store::io(archive, e))?;
     refuse_compressed(&head[..n], archive)?;
-    list(open()?, archive)?;
-    unpack_reader(open()?, archive)
+    rewind(&mut file)?;
+    list(&mut file, archive)?;
+    rewind(&mut file)?;
+    unpack_reader(file, archive)
 }
 
 /// [`unpack`] of an archive held in memory; `name` stands for it in messages.
