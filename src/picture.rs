@@ -200,8 +200,9 @@ impl Svg {
         self.polygon(&[to, (back.0 + nx, back.1 + ny), (back.0 - nx, back.1 - ny)], colour, None);
     }
 
-    /// A line of text at (x, y) (the baseline), `size` pixels, bold when `bold`.
-    pub fn text(&mut self, x: f64, y: f64, text: &str, size: f64, anchor: Anchor, bold: bool, fill: &str) {
+    /// A line of text at `at` = (x, y) (its baseline), `size` pixels, bold when `bold`.
+    pub fn text(&mut self, at: (f64, f64), text: &str, size: f64, anchor: Anchor, bold: bool, fill: &str) {
+        let (x, y) = at;
         let anchor = match anchor {
             Anchor::Start => "start",
             Anchor::Middle => "middle",
@@ -225,7 +226,7 @@ impl Svg {
     pub fn label(&mut self, x: f64, y: f64, text: &str, size: f64, bold: bool) {
         let w = text_width(text, size) + 6.0;
         self.rect(x - w / 2.0, y - size, w, size * 1.3, colour::PAPER, Some((colour::GREY, 0.5)));
-        self.text(x, y, text, size, Anchor::Middle, bold, colour::INK);
+        self.text((x, y), text, size, Anchor::Middle, bold, colour::INK);
     }
 
     /// The whole SVG document.
@@ -401,7 +402,7 @@ mod tests {
     #[test]
     fn text_is_escaped() {
         let mut s = Svg::new(10, 10, "a<b");
-        s.text(1.0, 1.0, "x & \"y\"", 10.0, Anchor::Start, false, colour::INK);
+        s.text((1.0, 1.0), "x & \"y\"", 10.0, Anchor::Start, false, colour::INK);
         let out = s.finish();
         assert!(out.contains("<title>a&lt;b</title>"));
         assert!(out.contains(">x &amp; &quot;y&quot;</text>"));
@@ -417,7 +418,7 @@ mod tests {
     #[test]
     fn png_is_the_same_bytes_twice_and_draws_text() {
         let mut s = Svg::new(120, 40, "t");
-        s.text(60.0, 25.0, "Gettysburg 3", 14.0, Anchor::Middle, true, colour::INK);
+        s.text((60.0, 25.0), "Gettysburg 3", 14.0, Anchor::Middle, true, colour::INK);
         let svg = s.finish();
         let a = png(&svg).unwrap();
         assert_eq!(a, png(&svg).unwrap());

@@ -88,12 +88,12 @@ fn squares(svg: &mut Svg, g: &Grid, b: &Value) {
     for c in 0..g.columns {
         let letter = ((b'a' + (c % 26) as u8) as char).to_string();
         let x = LEFT + (c as f64 + 0.5) * CELL;
-        svg.text(x, TOP - 6.0, &letter, 12.0, Anchor::Middle, false, colour::INK);
-        svg.text(x, TOP + g.rows as f64 * CELL + 15.0, &letter, 12.0, Anchor::Middle, false, colour::INK);
+        svg.text((x, TOP - 6.0), &letter, 12.0, Anchor::Middle, false, colour::INK);
+        svg.text((x, TOP + g.rows as f64 * CELL + 15.0), &letter, 12.0, Anchor::Middle, false, colour::INK);
     }
     for r in 0..g.rows {
         let y = TOP + (g.rows - 1 - r) as f64 * CELL + CELL / 2.0 + 4.0;
-        svg.text(LEFT - 8.0, y, &(r + 1).to_string(), 12.0, Anchor::End, false, colour::INK);
+        svg.text((LEFT - 8.0, y), &(r + 1).to_string(), 12.0, Anchor::End, false, colour::INK);
     }
 }
 
@@ -137,7 +137,7 @@ fn tunnel(svg: &mut Svg, at: (f64, f64), mark: &str) {
     svg.circle(at.0, at.1, 15.0, "#4D4D4D", Some((colour::INK, 1.5)));
     svg.circle(at.0, at.1, 8.0, "#FFFFFF", None);
     if !mark.is_empty() {
-        svg.text(at.0, at.1 + 4.0, mark, 10.0, Anchor::Middle, true, colour::INK);
+        svg.text((at.0, at.1 + 4.0), mark, 10.0, Anchor::Middle, true, colour::INK);
     }
 }
 
@@ -157,7 +157,7 @@ fn tunnels(svg: &mut Svg, g: &Grid, v: &Value) {
     for t in b["traps"].as_array().into_iter().flatten() {
         if let Some((x, y)) = t["at"].as_str().and_then(|q| g.corner(q)) {
             svg.polygon(&[(x + 4.0, y + CELL - 4.0), (x + 20.0, y + CELL - 4.0), (x + 12.0, y + CELL - 18.0)], colour::YELLOW, Some((colour::INK, 1.5)));
-            svg.text(x + 12.0, y + CELL - 6.0, "T", 9.0, Anchor::Middle, true, colour::INK);
+            svg.text((x + 12.0, y + CELL - 6.0), "T", 9.0, Anchor::Middle, true, colour::INK);
         }
     }
 }
@@ -166,7 +166,7 @@ fn pennant(svg: &mut Svg, top: (f64, f64), team: &str, size: f64) {
     let (fill, ink, mark) = if team == "white" { ("#FFFFFF", colour::INK, "W") } else { (colour::VERMILLION, "#FFFFFF", "R") };
     svg.line(top, (top.0, top.1 + size * 1.6), colour::INK, 2.0, None);
     svg.polygon(&[top, (top.0 + size * 1.3, top.1 + size * 0.5), (top.0, top.1 + size)], fill, Some((colour::INK, 1.5)));
-    svg.text(top.0 + size * 0.45, top.1 + size * 0.72, mark, size * 0.6, Anchor::Middle, true, ink);
+    svg.text((top.0 + size * 0.45, top.1 + size * 0.72), mark, size * 0.6, Anchor::Middle, true, ink);
 }
 
 /// The steps of the round's account: one path per character and run of connected steps, its
@@ -204,11 +204,11 @@ fn pawn(svg: &mut Svg, at: (f64, f64), c: &Value) {
     } else {
         svg.rect(at.0 - 16.0, at.1 - 16.0, 32.0, 32.0, fill, Some(stroke));
     }
-    svg.text(at.0, at.1 + 6.0, c["mark"].as_str().unwrap_or("?"), 17.0, Anchor::Middle, true, ink);
+    svg.text((at.0, at.1 + 6.0), c["mark"].as_str().unwrap_or("?"), 17.0, Anchor::Middle, true, ink);
     let boosts = c["boosts"].as_u64().unwrap_or(0);
     if boosts > 0 {
         svg.circle(at.0 + 15.0, at.1 + 15.0, 8.0, "#FFFFFF", Some((colour::INK, 1.0)));
-        svg.text(at.0 + 15.0, at.1 + 19.0, &format!("+{boosts}"), 9.0, Anchor::Middle, true, colour::INK);
+        svg.text((at.0 + 15.0, at.1 + 19.0), &format!("+{boosts}"), 9.0, Anchor::Middle, true, colour::INK);
     }
     if let Some(t) = c["carries"].as_str() {
         pennant(svg, (at.0 + 10.0, at.1 - 24.0), &t.to_ascii_lowercase(), 10.0);
@@ -282,7 +282,7 @@ pub fn draw(v: &Value) -> String {
     let board_h = TOP + g.rows as f64 * CELL + 30.0;
     let height = board_h.max(TOP + 18.0 * lines.len() as f64 + 20.0);
     let mut svg = Svg::new((panel_x + panel_w + 20.0) as u32, height as u32, v["title"].as_str().unwrap_or(""));
-    svg.text(20.0, 30.0, v["title"].as_str().unwrap_or(""), 18.0, Anchor::Start, true, colour::INK);
+    svg.text((20.0, 30.0), v["title"].as_str().unwrap_or(""), 18.0, Anchor::Start, true, colour::INK);
     squares(&mut svg, &g, b);
     territories(&mut svg, &g, b);
     walls(&mut svg, &g, b);
@@ -290,7 +290,7 @@ pub fn draw(v: &Value) -> String {
     paths(&mut svg, &g, b);
     pieces(&mut svg, &g, v);
     for (i, (l, bold)) in lines.iter().enumerate().filter(|(_, (l, _))| !l.is_empty()) {
-        svg.text(panel_x, TOP + 12.0 + 18.0 * i as f64, l, 12.0, Anchor::Start, *bold, colour::INK);
+        svg.text((panel_x, TOP + 12.0 + 18.0 * i as f64), l, 12.0, Anchor::Start, *bold, colour::INK);
     }
     svg.finish()
 }

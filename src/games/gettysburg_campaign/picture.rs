@@ -58,7 +58,7 @@ fn counter(svg: &mut Svg, x: f64, y: f64, corps: &Value) {
     ];
     svg.element("rect", &a, None);
     let label = format!("{} {}", text(&corps["id"]), text(&corps["strength"]));
-    svg.text(x + COUNTER_W / 2.0, y + 14.5, &label, 11.5, Anchor::Middle, true, ink);
+    svg.text((x + COUNTER_W / 2.0, y + 14.5), &label, 11.5, Anchor::Middle, true, ink);
 }
 
 fn roads(svg: &mut Svg, towns: &[Value], places: &[(String, (f64, f64))]) {
@@ -130,28 +130,28 @@ fn advancing(svg: &mut Svg, corps: &[Value], places: &[(String, (f64, f64))]) {
 
 fn header(svg: &mut Svg, v: &Value) {
     let w = svg.width() as f64;
-    svg.text(20.0, 30.0, &text(&v["title"]), 20.0, Anchor::Start, true, colour::INK);
-    svg.text(20.0, 52.0, &text(&v["phase_text"]), 14.0, Anchor::Start, false, colour::INK);
+    svg.text((20.0, 30.0), &text(&v["title"]), 20.0, Anchor::Start, true, colour::INK);
+    svg.text((20.0, 52.0), &text(&v["phase_text"]), 14.0, Anchor::Start, false, colour::INK);
     let score = format!("Confederate points: {} of {} needed", text(&v["points"]["scored"]), text(&v["points"]["needed"]));
-    svg.text(w - 20.0, 30.0, &score, 16.0, Anchor::End, true, colour::INK);
+    svg.text((w - 20.0, 30.0), &score, 16.0, Anchor::End, true, colour::INK);
     if let Some(summary) = v["game_over"]["summary"].as_str() {
-        svg.text(w - 20.0, 52.0, summary, 13.0, Anchor::End, false, colour::INK);
+        svg.text((w - 20.0, 52.0), summary, 13.0, Anchor::End, false, colour::INK);
     }
 }
 
 fn legend(svg: &mut Svg, y: f64, plans: &[String]) {
     let sample = |side: &str| serde_json::json!({ "side": side, "id": "II", "strength": 5 });
     counter(svg, 20.0, y, &sample("union"));
-    svg.text(70.0, y + 14.0, "Union corps II, strength 5", 12.0, Anchor::Start, false, colour::INK);
+    svg.text((70.0, y + 14.0), "Union corps II, strength 5", 12.0, Anchor::Start, false, colour::INK);
     counter(svg, 270.0, y, &sample("confederate"));
-    svg.text(320.0, y + 14.0, "Confederate corps", 12.0, Anchor::Start, false, colour::INK);
+    svg.text((320.0, y + 14.0), "Confederate corps", 12.0, Anchor::Start, false, colour::INK);
     svg.circle(480.0, y + 10.0, 12.0, colour::ORANGE, Some((colour::INK, 1.0)));
     svg.circle(480.0, y + 10.0, 7.0, colour::PAPER, Some((colour::INK, 2.0)));
-    svg.text(498.0, y + 14.0, "town scored by the Confederates; (n) its points", 12.0, Anchor::Start, false, colour::INK);
+    svg.text((498.0, y + 14.0), "town scored by the Confederates; (n) its points", 12.0, Anchor::Start, false, colour::INK);
     if !plans.is_empty() {
-        svg.text(20.0, y + 42.0, "Your planned moves (only your side sees these):", 12.0, Anchor::Start, true, colour::INK);
+        svg.text((20.0, y + 42.0), "Your planned moves (only your side sees these):", 12.0, Anchor::Start, true, colour::INK);
         for (i, p) in plans.iter().enumerate() {
-            svg.text(30.0, y + 60.0 + 16.0 * i as f64, p, 12.0, Anchor::Start, false, colour::INK);
+            svg.text((30.0, y + 60.0 + 16.0 * i as f64), p, 12.0, Anchor::Start, false, colour::INK);
         }
     }
 }

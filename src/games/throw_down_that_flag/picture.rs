@@ -62,8 +62,8 @@ fn company(svg: &mut Svg, at: (f64, f64), k: &Value, union: bool) {
     svg.element("rect", &a, None);
     let letter = k["letter"].as_str().unwrap_or("?");
     let letter = if union { letter.to_ascii_uppercase() } else { letter.to_ascii_lowercase() };
-    svg.text(at.0, at.1 + 2.0, &letter, 17.0, Anchor::Middle, true, ink);
-    svg.text(at.0, at.1 + 15.0, &format!("Str {}", k["str"]), 9.5, Anchor::Middle, false, ink);
+    svg.text((at.0, at.1 + 2.0), &letter, 17.0, Anchor::Middle, true, ink);
+    svg.text((at.0, at.1 + 15.0), &format!("Str {}", k["str"]), 9.5, Anchor::Middle, false, ink);
     if k["gun"].as_bool() == Some(true) {
         gun(svg, (at.0 + 13.0, at.1 - 12.0));
     }
@@ -74,7 +74,7 @@ fn company(svg: &mut Svg, at: (f64, f64), k: &Value, union: bool) {
 
 fn gun(svg: &mut Svg, at: (f64, f64)) {
     svg.circle(at.0, at.1, 7.0, colour::INK, Some(("#FFFFFF", 1.0)));
-    svg.text(at.0, at.1 + 3.5, "G", 9.0, Anchor::Middle, true, "#FFFFFF");
+    svg.text((at.0, at.1 + 3.5), "G", 9.0, Anchor::Middle, true, "#FFFFFF");
 }
 
 fn pennant(svg: &mut Svg, top: (f64, f64)) {
@@ -85,17 +85,17 @@ fn pennant(svg: &mut Svg, top: (f64, f64)) {
 fn legend(svg: &mut Svg, y: f64) {
     let sample = |l: &str| serde_json::json!({ "letter": l, "str": 3, "gun": false, "colors": false });
     company(svg, (40.0, y + 20.0), &sample("E"), true);
-    svg.text(66.0, y + 24.0, "First Minnesota company E, Str 3", 12.0, Anchor::Start, false, colour::INK);
+    svg.text((66.0, y + 24.0), "First Minnesota company E, Str 3", 12.0, Anchor::Start, false, colour::INK);
     company(svg, (320.0, y + 20.0), &sample("a"), false);
-    svg.text(346.0, y + 24.0, "Confederate company", 12.0, Anchor::Start, false, colour::INK);
+    svg.text((346.0, y + 24.0), "Confederate company", 12.0, Anchor::Start, false, colour::INK);
     gun(svg, (500.0, y + 20.0));
-    svg.text(512.0, y + 24.0, "gun", 12.0, Anchor::Start, false, colour::INK);
+    svg.text((512.0, y + 24.0), "gun", 12.0, Anchor::Start, false, colour::INK);
     pennant(svg, (560.0, y + 12.0));
-    svg.text(578.0, y + 24.0, "colors", 12.0, Anchor::Start, false, colour::INK);
+    svg.text((578.0, y + 24.0), "colors", 12.0, Anchor::Start, false, colour::INK);
 }
 
 fn header(svg: &mut Svg, v: &Value) {
-    svg.text(20.0, 30.0, &format!("{} ({})", v["title"].as_str().unwrap_or(""), v["scenario"].as_str().unwrap_or("")), 18.0, Anchor::Start, true, colour::INK);
+    svg.text((20.0, 30.0), &format!("{} ({})", v["title"].as_str().unwrap_or(""), v["scenario"].as_str().unwrap_or("")), 18.0, Anchor::Start, true, colour::INK);
     let mut line = format!(
         "Round {} of {}; broke through {} of {}; First Minnesota Str lost {}",
         v["round"], v["rounds"], v["breakthroughs"], v["breakthrough_limit"], v["str_lost"]
@@ -103,9 +103,9 @@ fn header(svg: &mut Svg, v: &Value) {
     if v["colors_taken"].as_bool() == Some(true) {
         line.push_str("; Confederate colors taken");
     }
-    svg.text(20.0, 52.0, &line, 13.0, Anchor::Start, false, colour::INK);
+    svg.text((20.0, 52.0), &line, 13.0, Anchor::Start, false, colour::INK);
     if let Some(summary) = v["game_over"]["summary"].as_str() {
-        svg.text(20.0, 70.0, summary, 13.0, Anchor::Start, true, colour::INK);
+        svg.text((20.0, 70.0), summary, 13.0, Anchor::Start, true, colour::INK);
     }
 }
 
@@ -121,17 +121,17 @@ pub fn draw(v: &Value) -> String {
     header(&mut svg, v);
     let edge_y = l.y - l.size - 8.0;
     svg.line((l.x - l.size, edge_y), (map_right, edge_y), colour::VERMILLION, 4.0, Some("10 5"));
-    svg.text(l.x - l.size, edge_y - 6.0, "Confederates break through here (shaded spaces: the objective)", 12.0, Anchor::Start, true, colour::INK);
+    svg.text((l.x - l.size, edge_y - 6.0), "Confederates break through here (shaded spaces: the objective)", 12.0, Anchor::Start, true, colour::INK);
     for r in 0..rows {
         for c in 0..cols {
             let at = l.centre(c, r);
             let fill = if objective.contains(&name(c, r)) { "#F3D9C4" } else { colour::PAPER };
             svg.polygon(&l.corners(at), fill, Some((colour::GREY, 1.0)));
-            svg.text(at.0, at.1 + l.size * 0.8, &name(c, r), 8.0, Anchor::Middle, false, colour::GREY);
+            svg.text((at.0, at.1 + l.size * 0.8), &name(c, r), 8.0, Anchor::Middle, false, colour::GREY);
         }
         let y = l.centre(0, r).1 + 4.0;
         if let Some(t) = v["landmarks"][(r + 1).to_string()].as_str() {
-            svg.text(landmark_x, y, &format!("row {}: {t}", r + 1), 11.0, Anchor::Start, false, colour::INK);
+            svg.text((landmark_x, y), &format!("row {}: {t}", r + 1), 11.0, Anchor::Start, false, colour::INK);
         }
     }
     for (key, union) in [("union", true), ("confederate", false)] {
