@@ -382,7 +382,7 @@ fn plausible(e: &Entry) -> bool {
 /// grace hours, as `adjudicate` reckons it (`Some(None)`: never, `--nmr wait`); `None` if the
 /// game file cannot be read. Read only for an index whose `until` is not its deadline.
 fn until_by_game_file(dir: &GameDir, deadline: i64) -> Option<Option<i64>> {
-    let text = std::fs::read_to_string(dir.game_file()).ok()?;
+    let text = crate::store::read_text(&dir.game_file()).ok()?;
     let gf: crate::model::GameFile = toml::from_str(&text).ok()?;
     let grace = i64::from(gf.deadlines.grace_hours) * 3600;
     Some((gf.nmr.policy != crate::model::NmrMode::Wait).then(|| deadline.saturating_add(grace)))

@@ -21,7 +21,7 @@ use crate::store::{self, GameDir};
 /// Record 0's setup hash is not that of the game's files: `RECORD:LINE: setup: ...`.
 fn setup_changed(r0: &Path) -> Error {
     const WHY: &str = "setup: is not the hash of game.toml and scenario.toml as they are now: one of them was edited since the game began";
-    let line = std::fs::read_to_string(r0).ok().and_then(|t| t.lines().position(|l| l.trim_start().starts_with("\"setup\":")));
+    let line = store::read_text(r0).ok().and_then(|t| t.lines().position(|l| l.trim_start().starts_with("\"setup\":")));
     AuditFailure::new(AuditCheck::History, r0, WHY).at_line(line.map(|i| i + 1)).into()
 }
 

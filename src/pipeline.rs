@@ -991,7 +991,7 @@ pub fn pending_game_file(dir: &GameDir) -> PathBuf {
 /// `game.toml` is as the records say.
 pub fn finish_seat_change(dir: &GameDir) -> Result<()> {
     let next = pending_game_file(dir);
-    let text = match std::fs::read(&next) {
+    let text = match store::read_regular(&next) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
         Err(e) => return Err(store::io(&next, e)),

@@ -45,7 +45,7 @@ pub fn public_files(dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
         for name in store::list(&rdir)?.into_iter().filter(|n| n.ends_with(".toml")) {
             // A receipt's signature is written before the receipt: one without it is not there yet.
             let (path, sig) = (rdir.join(&name), rdir.join(format!("{name}.sig")));
-            let Ok(sig_bytes) = std::fs::read(&sig) else { continue };
+            let Ok(sig_bytes) = store::read(&sig) else { continue };
             let rel = format!("receipts/{:06}/{name}", step);
             out.push((format!("{rel}.sig"), sig_bytes));
             out.push((rel, store::read(&path)?));

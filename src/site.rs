@@ -55,7 +55,7 @@ struct Summary {
 
 /// Writes `bytes` to `path` unless it already holds exactly them; counts a write in `written`.
 fn put(path: &Path, bytes: &[u8], written: &mut usize) -> Result<()> {
-    if std::fs::read(path).ok().as_deref() == Some(bytes) {
+    if store::read(path).ok().as_deref() == Some(bytes) {
         return Ok(());
     }
     store::write_atomic(path, bytes)?;
@@ -261,8 +261,8 @@ pub fn publish_if_changed(dir: &Path, site: &Path) -> Result<Option<Published>> 
     let archive_bytes = public::public_archive(dir)?;
     let id = pipeline::read_game_file(&GameDir::new(dir))?.id;
     let folder = site.join(folder_name(&id)?);
-    let same = std::fs::read(folder.join(format!("{id}.tar"))).ok() == Some(archive_bytes.clone());
-    let by_us = std::fs::read_to_string(folder.join("site.json")).ok().and_then(|t| serde_json::from_str::<Summary>(&t).ok()).is_some_and(|s| s.pbem == env!("CARGO_PKG_VERSION"));
+    let same = store::read(&folder.join(format!("{id}.tar"))).ok() == Some(archive_bytes.clone());
+    let by_us = store::read_text(&folder.join("site.json")).ok().and_then(|t| serde_json::from_str::<Summary>(&t).ok()).is_some_and(|s| s.pbem == env!("CARGO_PKG_VERSION"));
     if same && by_us && folder.join("index.html").is_file() && site.join("index.html").is_file() {
         return Ok(None);
     }

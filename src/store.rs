@@ -208,9 +208,33 @@ pub fn io(path: &Path, source: std::io::Error) -> Error {
     Error::Io { path: path.to_path_buf(), source }
 }
 
-/// Reads a whole file as bytes.
+/// Reads a whole file as bytes (a regular file only: see [`open_regular`]).
 pub fn read(path: &Path) -> Result<Vec<u8>> {
-    fs::read(path).map_err(|e| io(path, e))
+    read_regular(path).map_err(|e| io(path, e))
+}
+
+/// Opens `path` for reading if it is a regular file (a symbolic link to one is followed). A FIFO
+/// is opened without waiting for a writer and then refused, as are a device (a link to
+/// `/dev/zero`, which would be read without end) and a folder: no file pbem reads can hold a run
+/// or fill its memory. Errors: the open's (`NotFound` for a missing file), or `InvalidInput`
+/// for a file of another kind.
+pub fn open_regular(path: &Path) -> std::io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+    if f.metadata()?.file_type().is_file() {
+        return Ok(f);
+    }
+    Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file (a FIFO, a device or a folder); not read"))
+}
+
+/// The bytes of the regular file `path` ([`open_regular`]); errors as the standard library's,
+/// for callers that tell a missing file from others.
+pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let mut f = open_regular(path)?;
+    let mut out = Vec::with_capacity(f.metadata().map_or(0, |m| m.len() as usize));
+    f.read_to_end(&mut out)?;
+    Ok(out)
 }
 
 /// The flags every hint file is opened with ([`open_hint`], `due::read_small`): a symbolic link
@@ -271,7 +295,7 @@ pub fn read_limited(path: &Path, max: u64, what: &str) -> Result<Vec<u8>> {
     let too_large = |size: u64| {
         Error::input(path, format!("{size} bytes is larger than {what} may be ({max} bytes); not read"))
     };
-    let f = fs::File::open(path).map_err(|e| io(path, e))?;
+    let f = open_regular(path).map_err(|e| io(path, e))?;
     let len = f.metadata().map_err(|e| io(path, e))?.len();
     if len > max {
         return Err(too_large(len));
@@ -548,13 +572,25 @@ fn flush_staged(staged: Vec<Staged>) -> Result<()> {
 /// `write` in append mode and no fsync: made durable by the sync before a commit point
 /// ([`Staged::also`]). A power loss may leave the last line torn: its readers must ignore one.
 pub fn append_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
+    open_append(path)?.write_all(bytes).map_err(|e| io(path, e))
+}
+
+/// Opens the file at `path` to append to (created if missing, mode as [`write_atomic`]), if it
+/// is a regular file: a FIFO is neither waited on nor written to. Errors: the open's, or a file
+/// of another kind, naming the file.
+pub fn open_append(path: &Path) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
     let mut options = File::options();
-    options.create(true).append(true);
-    #[cfg(unix)]
+    options.create(true).append(true).custom_flags(libc::O_NONBLOCK);
     if host_folder(path).is_some() {
-        std::os::unix::fs::OpenOptionsExt::mode(&mut options, 0o600);
+        options.mode(0o600);
     }
-    options.open(path).and_then(|mut f| f.write_all(bytes)).map_err(|e| io(path, e))
+    let f = options.open(path).map_err(|e| io(path, e))?;
+    match f.metadata() {
+        Ok(m) if m.file_type().is_file() => Ok(f),
+        Ok(_) => Err(Error::input(path, "not a regular file (a FIFO, a device or a folder); not written")),
+        Err(e) => Err(io(path, e)),
+    }
 }
 
 /// Temp file + rename with no fsync (made durable by [`sync_together`], e.g. through

@@ -37,6 +37,10 @@ const MAGIC: &str = "pbem-mail-games 1";
 
 /// The cache's file name in the mail state folder.
 const FILE: &str = "games";
+/// The largest cache read (a line of ~200–400 bytes a game: room for ~500,000 games); a larger
+/// file, like one that is not a regular file, is rebuilt from the games (a link to `/dev/zero`
+/// found by tester8 was read until memory ran out).
+const MAX_BYTES: u64 = 256 << 20;
 
 /// One game folder as the cache remembers it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -273,7 +277,7 @@ fn game_folders(root: &Path) -> Result<Vec<String>> {
 
 /// The cache's lines by folder name; `None` when the file is missing or not whole and current.
 fn read_cache(path: &Path) -> Option<BTreeMap<String, Line>> {
-    let text = std::fs::read_to_string(path).ok()?;
+    let text = store::read_hint(path, MAX_BYTES)?;
     let (head, body) = text.split_once('\n')?;
     if head != format!("{MAGIC} {}", hex::encode(Sha256::digest(body.as_bytes()))) {
         return None;
@@ -293,7 +297,7 @@ fn write_cache(path: &Path, lines: &[Line]) {
 /// The id of a game folder whose `game.toml` does not parse as a game file, from its line
 /// `id = "..."` if it has one that parses on its own.
 fn id_of_broken(dir: &Path) -> Option<String> {
-    let text = std::fs::read_to_string(dir.join("game.toml")).ok()?;
+    let text = store::read_text(&dir.join("game.toml")).ok()?;
     text.lines().take_while(|l| !l.trim_start().starts_with('[')).find_map(|l| {
         let t: toml::Table = toml::from_str(l).ok()?;
         t.get("id")?.as_str().map(str::to_string)

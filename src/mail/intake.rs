@@ -428,7 +428,7 @@ pub fn message_games(path: &Path, max: u64) -> Vec<String> {
 
 fn read_message_games(path: &Path, max: u64) -> Vec<String> {
     let mut raw = Vec::new();
-    let Ok(file) = std::fs::File::open(path) else { return Vec::new() };
+    let Ok(file) = store::open_regular(path) else { return Vec::new() };
     if file.take(max).read_to_end(&mut raw).is_err() {
         return Vec::new();
     }
@@ -482,10 +482,10 @@ fn guard(name: &str, handling: impl FnOnce() -> Result<Handled>) -> Result<Handl
 #[allow(clippy::too_many_arguments)]
 fn handle_file(maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>, filing: &mut Filing) -> Result<Handled> {
     let marker = path.with_file_name(format!("{name}.toolarge"));
-    let size = match std::fs::read_to_string(&marker) {
+    let size = match store::read_hint(&marker, 64) {
         // A spooled head: the marker holds the size of the message it was cut from.
-        Ok(text) => text.trim().parse::<u64>().unwrap_or(u64::MAX),
-        Err(_) => std::fs::metadata(path).map_err(|e| store::io(path, e))?.len(),
+        Some(text) => text.trim().parse::<u64>().unwrap_or(u64::MAX),
+        None => std::fs::metadata(path).map_err(|e| store::io(path, e))?.len(),
     };
     let too_large = size > cfg.intake.max_message_bytes;
     let raw = if too_large {

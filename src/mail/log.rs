@@ -93,7 +93,7 @@ impl MailLog {
 
     fn load(&self) -> Result<Loaded> {
         let p = path(&self.state);
-        let bytes = match std::fs::read(&p) {
+        let bytes = match store::read_regular(&p) {
             Ok(b) => b,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Vec::new(),
             Err(e) => return Err(store::io(&p, e)),
@@ -135,7 +135,7 @@ impl MailLog {
     fn append(&self, l: &mut Loaded, line: &str) -> Result<()> {
         let p = path(&self.state);
         let text = if l.torn { format!("\n{line}\n") } else { format!("{line}\n") };
-        let mut f = std::fs::File::options().create(true).append(true).open(&p).map_err(|e| store::io(&p, e))?;
+        let mut f = store::open_append(&p)?;
         f.write_all(text.as_bytes()).map_err(|e| store::io(&p, e))?;
         l.torn = false;
         store::written_in_place(&p)
@@ -264,7 +264,7 @@ impl MailLog {
     /// nothing of the run's left to append. Returns whether it rewrote the log.
     pub(super) fn compact(&self, now: DateTime<Utc>, min_bytes: u64, horizon: &Horizon<'_>) -> Result<bool> {
         let p = path(&self.state);
-        let bytes = match std::fs::read(&p) {
+        let bytes = match store::read_regular(&p) {
             Ok(b) if b.len() as u64 > min_bytes => b,
             Ok(_) => return Ok(false),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(false),
@@ -355,7 +355,7 @@ fn is_hash(s: &str) -> bool {
 /// The lines `TIME ID` of a ledger file (older versions' `replies/HASH`, `press-sent/HASH`),
 /// unreadable lines dropped; nothing when it does not exist.
 pub(super) fn read_ledger_file(p: &Path) -> Result<Vec<(DateTime<Utc>, String)>> {
-    let text = match std::fs::read_to_string(p) {
+    let text = match store::read_regular(p).map(|b| String::from_utf8_lossy(&b).into_owned()) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(vec![]),
         Err(e) => return Err(store::io(p, e)),

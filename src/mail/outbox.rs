@@ -156,12 +156,12 @@ impl Outbox {
         let mut out = Vec::new();
         for id in store::list(&self.untold_dir())?.into_iter().filter(|n| !n.starts_with('.')) {
             let dead = self.dead_dir();
-            let Ok(text) = std::fs::read_to_string(dead.join(format!("{id}.toml"))) else {
+            let Ok(text) = store::read_text(&dead.join(format!("{id}.toml"))) else {
                 remove(&self.untold_dir().join(&id))?;
                 continue;
             };
             let to = toml::from_str::<Envelope>(&text).map(|e| e.to).unwrap_or_default();
-            let reason = std::fs::read_to_string(dead.join(format!("{id}.reason"))).unwrap_or_default();
+            let reason = store::read_text(&dead.join(format!("{id}.reason"))).unwrap_or_default();
             // `TIME: REASON`, as `bury` wrote it.
             let reason = reason.trim_end().split_once(": ").map_or(reason.trim_end(), |(_, r)| r).to_string();
             out.push(DeadLetter { id, to, reason });
@@ -217,7 +217,7 @@ impl Outbox {
     fn read_queued(&self, id: &str) -> Result<(Envelope, Vec<u8>)> {
         let q = self.queue_dir();
         let mail = self.mail_path(id);
-        match std::fs::read(&mail) {
+        match store::read_regular(&mail) {
             Ok(bytes) => return Envelope::split(id, &bytes, &mail),
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(store::io(&mail, e)),
             Err(_) => {}
@@ -280,7 +280,15 @@ impl Outbox {
         let q = self.queue_dir();
         let meta = q.join(format!("{id}.toml"));
         let eml = q.join(format!("{id}.eml"));
-        let (env, bytes) = self.read_queued(id)?;
+        // A queued mail that cannot be read (damaged, or not a regular file) stays queued and is
+        // told as failed, naming the file; the mails after it are still sent.
+        let (env, bytes) = match self.read_queued(id) {
+            Ok(queued) => queued,
+            Err(e) => {
+                out.failed.push((id.to_string(), e.to_string()));
+                return Ok(());
+            }
+        };
         let e = match t.send(&env.id, &env.from, &env.to, &bytes) {
             Ok(()) => {
                 store::write_atomic(&self.sent_path(id), format!("{}\n", crate::pipeline::timestamp(now)).as_bytes())?;

@@ -1,0 +1,129 @@
+//! A FIFO, a link to `/dev/zero` or a folder where pbem keeps one of its own files (the routing
+//! cache `ROOT/.mail/games`, a game's nonce index `host/nonces`, the mail log `ROOT/.mail/log`, a
+//! queued mail) never holds a run or fills its memory (tester8's D1–D3): a hint is rebuilt, a
+//! file pbem cannot do without is refused by name, and a queued mail that cannot be read stays
+//! queued while the others are sent. Run as the real binary, each run under a time limit.
+
+#[path = "mail/common.rs"]
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use assert_cmd::Command;
+use common::*;
+
+/// The ways a file is put out of shape: a FIFO (no writer), a link to `/dev/zero`, a folder.
+const KINDS: [&str; 3] = ["fifo", "dev-zero", "folder"];
+
+fn make_special(path: &Path, kind: &str) {
+    let _ = std::fs::remove_file(path);
+    let _ = std::fs::remove_dir_all(path);
+    match kind {
+        "fifo" => assert!(std::process::Command::new("mkfifo").arg(path).status().unwrap().success()),
+        "dev-zero" => std::os::unix::fs::symlink("/dev/zero", path).unwrap(),
+        _ => std::fs::create_dir(path).unwrap(),
+    }
+}
+
+struct Host {
+    tmp: tempfile::TempDir,
+    root: PathBuf,
+    cfg: PathBuf,
+    n: u32,
+}
+
+impl Host {
+    /// Games g1 and g2 and a first intake (so the routing cache and the mail log exist).
+    fn new() -> Host {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("turns");
+        new_game(&root, "g1", 72);
+        new_game(&root, "g2", 72);
+        let (cfg, md) = (tmp.path().join("pbem-mail.toml"), tmp.path().join("Maildir"));
+        for d in ["tmp", "new", "cur"] {
+            std::fs::create_dir_all(md.join(d)).unwrap();
+        }
+        let (sent, maildir) = (tmp.path().join("sent").display().to_string(), md.display().to_string());
+        std::fs::write(&cfg, format!("from = \"Judge <judge@example.net>\"\n[transport]\nkind = \"file\"\ndir = \"{sent}\"\n[intake]\nmaildir = \"{maildir}\"\n")).unwrap();
+        let mut h = Host { tmp, root, cfg, n: 0 };
+        let out = h.intake(&order_mail(&h.root.join("g1"), "union", 1));
+        assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("accepted"), "{out:?}");
+        h
+    }
+
+    /// Delivers `mail` and runs a cron run (`adjudicate --all --mail`) that takes it in, limited
+    /// to a minute (a run held by a FIFO would fail the test here, not hang it).
+    fn intake(&mut self, mail: &[u8]) -> std::process::Output {
+        self.n += 1;
+        let new = self.tmp.path().join("Maildir/new");
+        std::fs::write(new.join(format!("{}.m{}.host", 1_700_000_000 + self.n, self.n)), mail).unwrap();
+        let now = format!("2026-07-01T13:{:02}:00Z", self.n);
+        Command::cargo_bin("pbem").unwrap().args(["adjudicate", "--all"]).arg(&self.root).arg("--mail").arg(&self.cfg).args(["--now", &now]).timeout(Duration::from_secs(60)).output().unwrap()
+    }
+}
+
+/// The routing cache out of shape: the order mail is still taken in and the cache rebuilt as a
+/// regular file.
+#[test]
+fn a_special_file_in_place_of_the_routing_cache_is_rebuilt() {
+    let mut h = Host::new();
+    let cache = h.root.join(".mail/games");
+    for (i, kind) in KINDS.iter().enumerate() {
+        make_special(&cache, kind);
+        let out = h.intake(&order_mail(&h.root.join("g2"), "union", 10 + i as u32));
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        if *kind == "folder" {
+            // A folder cannot be replaced by the cache: the run still routes the mail.
+            assert!(stdout.contains("accepted"), "{kind}: {out:?}");
+            continue;
+        }
+        assert!(out.status.success() && stdout.contains("accepted"), "{kind}: {out:?}");
+        assert!(std::fs::symlink_metadata(&cache).unwrap().file_type().is_file(), "{kind}: the cache is written anew");
+    }
+}
+
+/// A game's nonce index out of shape: `submit` takes the order (the index rebuilt from the
+/// receipts), within a minute and without reading `/dev/zero`.
+#[test]
+fn a_special_file_in_place_of_the_nonce_index_is_rebuilt() {
+    let h = Host::new();
+    let game = h.root.join("g2");
+    for (i, kind) in ["fifo", "dev-zero"].iter().enumerate() {
+        make_special(&game.join("host/nonces"), kind);
+        let text = form(&game, "confederate", 20 + i as u32, &|s| s);
+        let file = h.tmp.path().join(format!("o{i}.toml"));
+        std::fs::write(&file, format!("{text}{}", sign("confederate", &text))).unwrap();
+        let out = Command::cargo_bin("pbem").unwrap().arg("submit").arg(&game).arg(&file).args(["--now", "2026-07-01T13:30:00Z"]).timeout(Duration::from_secs(60)).output().unwrap();
+        assert!(out.status.success() && String::from_utf8_lossy(&out.stdout).contains("accepted"), "{kind}: {out:?}");
+    }
+}
+
+/// The mail log (not a hint: it holds which messages were handled) out of shape: the run stops
+/// with an error naming it, at once, and handles no message twice later.
+#[test]
+fn a_special_file_in_place_of_the_mail_log_is_refused_by_name() {
+    let mut h = Host::new();
+    let log = h.root.join(".mail/log");
+    make_special(&log, "fifo");
+    let out = h.intake(&order_mail(&h.root.join("g2"), "union", 30));
+    assert!(!out.status.success(), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("log: not a regular file"), "{out:?}");
+}
+
+/// A queued mail that is a FIFO: the other mails are sent, it stays queued, and the run says
+/// which file it could not read.
+#[test]
+fn a_fifo_in_the_outbox_queue_holds_no_other_mail() {
+    let mut h = Host::new();
+    let queue = h.root.join(".mail/outbox/queue");
+    std::fs::create_dir_all(&queue).unwrap();
+    make_special(&queue.join("a.mail"), "fifo");
+    let out = h.intake(&order_mail(&h.root.join("g2"), "union", 40));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("a.mail: not a regular file"), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("accepted"), "{out:?}");
+    let sent = std::fs::read_dir(h.tmp.path().join("sent")).unwrap().count();
+    assert!(sent >= 2, "the replies are sent despite the FIFO: {sent}");
+    assert!(queue.join("a.mail").exists(), "the FIFO stays queued");
+}
