@@ -320,3 +320,29 @@ fn a_game_the_host_ended_mails_its_final_reports() {
     assert_eq!(finals.len(), 2);
     assert!(finals.iter().all(|(_, m)| m.text.contains("the club closed")), "{}", finals[0].1.text);
 }
+
+/// A game restored from an older copy and resolved anew (tester8 D4): the new record has the
+/// number of one already mailed, yet its reports go out, under ids of their own (the outbox
+/// knows the first ones as sent), once, with a warning; the mark names the record by its hash.
+#[test]
+fn a_record_resolved_anew_after_a_restore_is_mailed_again() {
+    let mut o = opened();
+    let backup = o.root.parent().unwrap().join("backup-g1");
+    assert!(std::process::Command::new("cp").arg("-a").arg(&o.game).arg(&backup).status().unwrap().success());
+    let resolved = |o: &Opened| sent(&o.out).iter().filter(|(_, m)| m.subject.contains("step 1 resolved")).count();
+    let r = cron::run(&o.root, &o.cfg, at("2026-07-03T13:00:00Z"), &mut o.e).unwrap();
+    assert!(r.games[0].summary.contains("resolved step(s) 1"), "{r:?}");
+    assert_eq!(resolved(&o), 2);
+    std::fs::remove_dir_all(&o.game).unwrap();
+    assert!(std::process::Command::new("cp").arg("-a").arg(&backup).arg(&o.game).status().unwrap().success());
+    // Resolved anew an hour later: another record 1 (its time differs).
+    let r = cron::run(&o.root, &o.cfg, at("2026-07-03T14:00:00Z"), &mut o.e).unwrap();
+    assert!(r.games[0].summary.contains("resolved step(s) 1"), "{r:?}");
+    assert_eq!(resolved(&o), 4, "the new record 1's reports are mailed too");
+    let mark = std::fs::read_to_string(o.root.join(".mail/mailed/g1")).unwrap();
+    let sha = pbem::commit::sha256_hex(&std::fs::read(o.game.join("records/000001.json")).unwrap());
+    assert_eq!(mark, format!("1 {}\n", &sha[..16]));
+    let r = cron::run(&o.root, &o.cfg, at("2026-07-03T15:00:00Z"), &mut o.e).unwrap();
+    assert!(r.queued.is_empty(), "{r:?}");
+    assert_eq!(resolved(&o), 4);
+}

@@ -23,7 +23,7 @@ use super::outbox::Outbox;
 use crate::error::{Error, Result};
 use crate::model::{GameFile, Record};
 use crate::pipeline::{self, Clock, Entropy};
-use crate::{due, store};
+use crate::{commit, due, store};
 
 /// What a cron run did to one game: its line. Small (a game its index showed idle has a
 /// summary that borrows a constant), as a run over 100,000 games keeps one for each.
@@ -665,19 +665,18 @@ pub fn queue_game_mail(dir: &Path, cfg: &HostConfig, outbox: &Outbox, now: DateT
     let g = pipeline::load(dir)?;
     let root = dir.parent().unwrap_or(Path::new("."));
     let mark = mailed_path(root, &g.gf.id);
-    let first = if mark.symlink_metadata().is_ok() {
-        // A regular file only (a FIFO there would hold the run): anything else is not a mark.
-        let text = store::read_hint(&mark, 64).ok_or_else(|| Error::input(&mark, "not a small regular file"))?;
-        text.trim().parse::<u64>().map_err(|_| Error::input(&mark, "not a record number"))? + 1
-    } else {
-        g.record.index
-    };
+    let (first, again) = first_unmailed(&g, &mark)?;
     let mut queued = Vec::new();
     for n in first..=g.record.index {
+        let bytes = if n == g.record.index { g.record_bytes.clone() } else { store::read(&g.dir.record(n))? };
+        let sha = commit::sha256_hex(&bytes)[..MARK_SHA_HEX].to_string();
         let rec = pipeline::read_record(&g.dir, n)?;
         let state = store::read_text(&g.dir.state(n))?;
+        // A record mailed before in another form gets mails of its own (the outbox would take
+        // the first form's ids as already sent).
+        let again = (again && n == first).then_some(sha.as_str());
         for seat in &g.gf.seats {
-            let m = report_mail(&g.dir, &g.gf, g.game, &rec, &state, &seat.role, cfg, now)?;
+            let m = report_mail(&g.dir, &g.gf, g.game, &rec, &state, &seat.role, again, cfg, now)?;
             if outbox.queue(&m, now)? {
                 queued.push(m.id);
             }
@@ -688,7 +687,7 @@ pub fn queue_game_mail(dir: &Path, cfg: &HostConfig, outbox: &Outbox, now: DateT
         {
             queued.push(m.id);
         }
-        store::write_atomic(&mark, format!("{n}\n").as_bytes())?;
+        store::write_atomic(&mark, format!("{n} {sha}\n").as_bytes())?;
     }
     queued.extend(super::remind::queue_reminders(&g, cfg, outbox, now)?);
     Ok(queued)
@@ -724,6 +723,43 @@ fn old_address_notice(gf: &GameFile, rec: &Record, cfg: &HostConfig, now: DateTi
     })?))
 }
 
+/// How many hex digits of a record's SHA-256 its mailed mark keeps after the record number.
+const MARK_SHA_HEX: usize = 16;
+
+/// A mailed mark's text `N SHA` (the record whose reports were queued last, and the start of its
+/// SHA-256; a mark of an older version holds `N` alone): `None` unless `N` is a number.
+pub(super) fn parse_mark(text: &str) -> Option<(u64, Option<&str>)> {
+    let mut words = text.split_ascii_whitespace();
+    let n = words.next()?.parse().ok()?;
+    Some((n, words.next()))
+}
+
+/// The first record of game `g` whose reports are not queued yet, by its mark `mark` (without
+/// one, the newest), and whether that record is mailed again, under new mail ids: the mark
+/// names it with another SHA-256, or names a record the game does not have (the game restored
+/// from an older copy, or resolved anew after one: tester8 D4), which is told on stderr. Errors: a mark that is not a small regular file holding a record number.
+fn first_unmailed(g: &pipeline::Loaded, mark: &Path) -> Result<(u64, bool)> {
+    if mark.symlink_metadata().is_err() {
+        return Ok((g.record.index, false));
+    }
+    // A regular file only (a FIFO there would hold the run): anything else is not a mark.
+    let text = store::read_hint(mark, 64).ok_or_else(|| Error::input(mark, "not a small regular file"))?;
+    let (n, sha) = parse_mark(&text).ok_or_else(|| Error::input(mark, "not a record number"))?;
+    let id = &g.gf.id;
+    if n > g.record.index {
+        let last = g.record.index;
+        eprintln!("warning: game {id}: the reports of record {n} were mailed, but its newest record is {last} (restored from an older copy?): record {last}'s reports are mailed again");
+        return Ok((last, true));
+    }
+    let Some(sha) = sha else { return Ok((n + 1, false)) };
+    let bytes = if n == g.record.index { g.record_bytes.clone() } else { store::read(&g.dir.record(n))? };
+    if commit::sha256_hex(&bytes).starts_with(sha) && sha.len() == MARK_SHA_HEX {
+        return Ok((n + 1, false));
+    }
+    eprintln!("warning: game {id}: record {n} is not the one whose reports were mailed (restored from an older copy?): its reports are mailed again");
+    Ok((n, true))
+}
+
 #[allow(clippy::too_many_arguments)]
 fn report_mail(
     dir: &store::GameDir,
@@ -732,6 +768,7 @@ fn report_mail(
     rec: &Record,
     state: &str,
     role: &str,
+    again: Option<&str>,
     cfg: &HostConfig,
     now: DateTime<Utc>,
 ) -> Result<compose::Outgoing> {
@@ -749,7 +786,10 @@ fn report_mail(
     let (mut body, attachments) = report_parts(dir, gf, game, rec, state, role, cfg, now)?;
     body.push_str(&super::report_mail::new_holder_plans(dir, rec, role)?);
     compose::build(Draft {
-        id: stable_id(&["report", &gf.id, &rec.index.to_string(), role]),
+        id: match again {
+            Some(sha) => stable_id(&["report", &gf.id, &rec.index.to_string(), role, sha]),
+            None => stable_id(&["report", &gf.id, &rec.index.to_string(), role]),
+        },
         from: &cfg.from,
         to: vec![seat.email.clone()],
         cc: vec![],

@@ -109,7 +109,7 @@ impl Marks {
 
     /// The mark of game `id` as it is on disk.
     pub fn read_mark(&self, id: &str) -> Option<u64> {
-        due::read_small_at(self.dir.as_ref()?, id).and_then(|t| t.trim().parse().ok())
+        due::read_small_at(self.dir.as_ref()?, id).and_then(|t| super::cron::parse_mark(&t).map(|(n, _)| n))
     }
 
     /// The snapshot's record of `id` (`None` when it does not hold or has no line for it).
