@@ -668,7 +668,7 @@ pub fn queue_game_mail(dir: &Path, cfg: &HostConfig, outbox: &Outbox, now: DateT
     let (first, again) = first_unmailed(&g, &mark)?;
     let mut queued = Vec::new();
     for n in first..=g.record.index {
-        let bytes = if n == g.record.index { g.record_bytes.clone() } else { store::read(&g.dir.record(n))? };
+        let bytes: Cow<'_, [u8]> = if n == g.record.index { Cow::Borrowed(&g.record_bytes) } else { Cow::Owned(store::read(&g.dir.record(n))?) };
         let sha = commit::sha256_hex(&bytes)[..MARK_SHA_HEX].to_string();
         let rec = pipeline::read_record(&g.dir, n)?;
         let state = store::read_text(&g.dir.state(n))?;
@@ -736,8 +736,11 @@ pub(super) fn parse_mark(text: &str) -> Option<(u64, Option<&str>)> {
 
 /// The first record of game `g` whose reports are not queued yet, by its mark `mark` (without
 /// one, the newest), and whether that record is mailed again, under new mail ids: the mark
-/// names it with another SHA-256, or names a record the game does not have (the game restored
-/// from an older copy, or resolved anew after one: tester8 D4), which is told on stderr. Errors: a mark that is not a small regular file holding a record number.
+/// names the newest record with another SHA-256, or a record the game does not have (the game
+/// restored from an older copy, or resolved anew after one: tester8 D4), which is told on
+/// stderr. A game restored and resolved past its mark has its new records mailed as usual (only
+/// the newest record is hashed: no file is read for a game whose mark names an earlier one).
+/// Errors: a mark that is not a small regular file holding a record number.
 fn first_unmailed(g: &pipeline::Loaded, mark: &Path) -> Result<(u64, bool)> {
     if mark.symlink_metadata().is_err() {
         return Ok((g.record.index, false));
@@ -751,9 +754,8 @@ fn first_unmailed(g: &pipeline::Loaded, mark: &Path) -> Result<(u64, bool)> {
         eprintln!("warning: game {id}: the reports of record {n} were mailed, but its newest record is {last} (restored from an older copy?): record {last}'s reports are mailed again");
         return Ok((last, true));
     }
-    let Some(sha) = sha else { return Ok((n + 1, false)) };
-    let bytes = if n == g.record.index { g.record_bytes.clone() } else { store::read(&g.dir.record(n))? };
-    if commit::sha256_hex(&bytes).starts_with(sha) && sha.len() == MARK_SHA_HEX {
+    let Some(sha) = sha.filter(|_| n == g.record.index) else { return Ok((n + 1, false)) };
+    if commit::sha256_hex(&g.record_bytes).starts_with(sha) && sha.len() == MARK_SHA_HEX {
         return Ok((n + 1, false));
     }
     eprintln!("warning: game {id}: record {n} is not the one whose reports were mailed (restored from an older copy?): its reports are mailed again");
