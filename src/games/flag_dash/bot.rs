@@ -303,7 +303,7 @@ fn best_move(s: &State, work: &mut State, role: &str, token: Token, used: &[Card
     let seat = s.seat(role)?;
     let team = seat.team;
     let free: Vec<Card> = seat.cards.iter().copied().filter(|c| !used.contains(c)).collect();
-    let mut shapes: Vec<(Card, Option<Card>)> = Vec::new();
+    let mut shapes: Vec<(Card, Option<Card>)> = Vec::with_capacity(free.len() * free.len());
     for &a in &free {
         if token.effect() == Effect::Combo {
             for &b in &free {

@@ -330,6 +330,10 @@ impl Game for FlagDash {
         resolve_with(state, orders, ctx)
     }
 
+    fn resolve_owned(&self, state: State, orders: BTreeMap<String, Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
+        resolve_in(state, orders, ctx)
+    }
+
     fn view(&self, s: &State, role: &str) -> serde_json::Value {
         view::view(s, role)
     }
@@ -383,9 +387,13 @@ fn asked_kind(s: &State) -> &'static str {
 /// question or the end. `orders` are the asked seats' orders, checked by the core
 /// ([`crate::game::check_all`]), taken in the seats' names' order (the order of the asks).
 pub fn resolve_with(state: &State, orders: BTreeMap<String, Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
+    resolve_in(state.clone(), orders, ctx)
+}
+
+/// [`resolve_with`] in place, on a state the caller gives up ([`Game::resolve_owned`]).
+pub fn resolve_in(mut s: State, orders: BTreeMap<String, Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
     // A quiet context keeps no account: its lines are not even formatted (the state is the same).
     let _untold = ctx.is_quiet().then(engine::Untold::begin);
-    let mut s = state.clone();
     let mut plans = Vec::new();
     let mut setups = Vec::new();
     for (role, p) in orders {

@@ -107,7 +107,7 @@ pub fn half_corps(s: &State, side: Side, card: usize, upper: bool) -> Option<usi
 #[derive(Clone, PartialEq, Eq)]
 struct PlayKey {
     limit: usize,
-    halves: Vec<[Option<Option<usize>>; 2]>,
+    halves: std::rc::Rc<Halves>,
     corps: Vec<usize>,
     free: Vec<bool>,
     army_used: bool,
@@ -133,14 +133,47 @@ impl std::hash::Hash for PlayKey {
     }
 }
 
+/// Each card's halves (upper, lower) of one side: the army commander's (`None`) or the corps it
+/// names.
+type Halves = Vec<[Option<Option<usize>>; 2]>;
+
+/// What a side's [`Halves`] were worked out from: the scenario (held, so that its address is not
+/// another's while it is kept), the side, and each corps' side and commander.
+type HalvesFrom = (std::sync::Arc<super::scenario::Scenario>, Side, Vec<(Side, String)>);
+
+/// `side`'s [`Halves`] in `s`, worked out once per scenario and corps on this thread (each side's
+/// last kept): every order and order check of `pbem simulate` asks, and working them out
+/// compares every half's name with every corps commander's.
+fn halves(s: &State, side: Side) -> std::rc::Rc<Halves> {
+    thread_local! {
+        static KEPT: std::cell::RefCell<Vec<(HalvesFrom, std::rc::Rc<Halves>)>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    let same = |(sc, sd, corps): &HalvesFrom| {
+        std::sync::Arc::ptr_eq(sc, &s.scenario)
+            && *sd == side
+            && corps.len() == s.corps.len()
+            && corps.iter().zip(&s.corps).all(|((x, name), c)| *x == c.side && *name == c.commander)
+    };
+    if let Some(h) = KEPT.with_borrow(|v| v.iter().find(|(from, _)| same(from)).map(|(_, h)| h.clone())) {
+        return h;
+    }
+    let half = |card, upper| if is_army_half(s, side, card, upper) { None } else { Some(half_corps(s, side, card, upper)) };
+    let h: std::rc::Rc<Halves> = std::rc::Rc::new((0..s.scenario.army(side).cards.len()).map(|card| [half(card, true), half(card, false)]).collect());
+    let from = (s.scenario.clone(), side, s.corps.iter().map(|c| (c.side, c.commander.clone())).collect());
+    KEPT.with_borrow_mut(|v| {
+        v.retain(|((_, sd, _), _)| *sd != side);
+        v.push((from, h.clone()));
+    });
+    h
+}
+
 impl PlayKey {
     fn new(s: &State, side: Side) -> Self {
         let army = s.scenario.army(side);
-        let half = |card, upper| if is_army_half(s, side, card, upper) { None } else { Some(half_corps(s, side, card, upper)) };
         let corps = s.corps_of(side);
         PlayKey {
             limit: army.cards_to_play as usize,
-            halves: (0..army.cards.len()).map(|card| [half(card, true), half(card, false)]).collect(),
+            halves: halves(s, side),
             free: corps.iter().map(|&c| can_take_command(s, c)).collect(),
             corps,
             army_used: *s.army_used.get(side),

@@ -140,7 +140,7 @@ pub fn sensible_plan(s: &State, i: usize) -> Plan {
     let Some(target) = s
         .active(Side::Confederate)
         .into_iter()
-        .min_by_key(|&j| (danger(s, &field, j) + s.companies[j].at.expect("active").distance(p), s.companies[j].letter.clone()))
+        .min_by_key(|&j| (danger(s, &field, j) + s.companies[j].at.expect("active").distance(p), s.companies[j].letter.as_str()))
     else {
         return Plan::default();
     };

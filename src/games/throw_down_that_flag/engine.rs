@@ -14,6 +14,16 @@ use super::state::{Activation, Company, DayResult, Side, State, Token};
 use crate::dice::Ctx;
 use crate::game::Outcome;
 
+/// [`Ctx::say`] with the text as `format!` writes it, formatted only when the context keeps
+/// events (not for a quiet one: `pbem simulate` reads none).
+macro_rules! say {
+    ($ctx:expr, $($arg:tt)*) => {
+        if !$ctx.is_quiet() {
+            $ctx.say(format!($($arg)*));
+        }
+    };
+}
+
 /// Symbols on success-bag tokens.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Symbol {
@@ -63,8 +73,7 @@ pub fn pull(sc: &Scenario, ctx: &mut Ctx, n: u32, why: &str) -> Tally {
     let mut left = success_tokens(sc);
     let mut tally = Tally::default();
     for k in 0..n.min(left.len() as u32) {
-        let names: Vec<&'static str> = left.iter().map(|s| s.name()).collect();
-        let i = ctx.draw_told(left.len() as u32, |i| format!("{why}, token {} of {n}: {}.", k + 1, names[i as usize])) as usize;
+        let i = ctx.draw_told(left.len() as u32, |i| format!("{why}, token {} of {n}: {}.", k + 1, left[i as usize].name())) as usize;
         match left.remove(i) {
             Symbol::UnionSuccess => tally.union_success += 1,
             Symbol::UnionFlame => tally.union_flame += 1,
@@ -81,10 +90,8 @@ pub fn pull(sc: &Scenario, ctx: &mut Ctx, n: u32, why: &str) -> Tally {
 
 fn move_company(s: &mut State, ctx: &mut Ctx, i: usize, path: &[Space]) {
     if let Some(&end) = path.last() {
-        let from = s.companies[i].at.map(|p| p.name()).unwrap_or_default();
-        s.companies[i].at = Some(end);
-        let names: Vec<String> = path.iter().map(|p| p.name()).collect();
-        ctx.say(format!("{} moves from {from} to {}.", s.label(i), names.join(" then ")));
+        let from = s.companies[i].at.replace(end);
+        say!(ctx, "{} moves from {} to {}.", s.label(i), from.map(|p| p.name()).unwrap_or_default(), path.iter().map(|p| p.name()).collect::<Vec<_>>().join(" then "));
     }
 }
 
@@ -93,7 +100,7 @@ fn move_company(s: &mut State, ctx: &mut Ctx, i: usize, path: &[Space]) {
 /// Returns what the attack's pull showed, if there was one.
 pub fn execute(s: &mut State, ctx: &mut Ctx, i: usize, plan: &Plan) -> Option<Tally> {
     if plan.action() == "pass" {
-        ctx.say(format!("{} passes.", s.label(i)));
+        say!(ctx, "{} passes.", s.label(i));
         return None;
     }
     move_company(s, ctx, i, &plan.before);
@@ -114,15 +121,24 @@ pub fn attack(s: &mut State, ctx: &mut Ctx, i: usize, a: Attack) -> Option<Tally
         _ => return None,
     };
     let n = a.tokens;
-    ctx.say(match a.kind {
-        AttackKind::Shoot => format!("{} shoots at {} at distance {d}, pulling {n} tokens.", s.label(i), s.label(a.target)),
-        AttackKind::Melee => format!("{} melees {}, pulling {n} tokens.", s.label(i), s.label(a.target)),
-    });
-    let tally = pull(&s.scenario, ctx, a.tokens, &format!("Success bag, company {}'s {}", s.companies[i].letter, if a.kind == AttackKind::Shoot { "shot" } else { "melee" }));
-    ctx.say(format!(
+    match a.kind {
+        AttackKind::Shoot => say!(ctx, "{} shoots at {} at distance {d}, pulling {n} tokens.", s.label(i), s.label(a.target)),
+        AttackKind::Melee => say!(ctx, "{} melees {}, pulling {n} tokens.", s.label(i), s.label(a.target)),
+    }
+    let why = if ctx.is_quiet() {
+        String::new()
+    } else {
+        format!("Success bag, company {}'s {}", s.companies[i].letter, if a.kind == AttackKind::Shoot { "shot" } else { "melee" })
+    };
+    let tally = pull(&s.scenario, ctx, a.tokens, &why);
+    say!(
+        ctx,
         "Pulled: successes {} First Minnesota, {} Confederate; flames {} First Minnesota, {} Confederate.",
-        tally.union_success, tally.confederate_success, tally.union_flame, tally.confederate_flame
-    ));
+        tally.union_success,
+        tally.confederate_success,
+        tally.union_flame,
+        tally.confederate_flame
+    );
     match a.kind {
         AttackKind::Shoot => apply_shot(s, ctx, i, a.target, d, tally),
         AttackKind::Melee => apply_melee(s, ctx, i, a.target, tally),
@@ -141,18 +157,22 @@ pub fn apply_shot(s: &mut State, ctx: &mut Ctx, i: usize, target: usize, d: u32,
     let back = armed && tally.confederate_success >= d;
     if tally.union_flame >= 2 && s.companies[i].gun {
         s.companies[i].gun = false;
-        ctx.say(format!("Two or more First Minnesota flames: company {}'s gun marker overheats and is removed.", s.companies[i].letter));
+        say!(ctx, "Two or more First Minnesota flames: company {}'s gun marker overheats and is removed.", s.companies[i].letter);
     }
     if armed && tally.confederate_flame >= 2 {
         s.companies[target].gun = false;
-        ctx.say(format!("Two or more Confederate flames: {}'s gun marker overheats and is removed.", s.label(target)));
+        say!(ctx, "Two or more Confederate flames: {}'s gun marker overheats and is removed.", s.label(target));
     }
     if !armed {
-        ctx.say(format!("{} has no gun marker: the Confederate results are ignored.", s.label(target)));
+        say!(ctx, "{} has no gun marker: the Confederate results are ignored.", s.label(target));
     }
-    ctx.say(if hit { format!("The shot hits {}.", s.label(target)) } else { "The shot misses.".into() });
+    if hit {
+        say!(ctx, "The shot hits {}.", s.label(target));
+    } else {
+        ctx.say("The shot misses.");
+    }
     if back {
-        ctx.say(format!("Return fire hits {}.", s.label(i)));
+        say!(ctx, "Return fire hits {}.", s.label(i));
     }
     if hit {
         damage(s, ctx, target, false);
@@ -169,9 +189,13 @@ pub fn apply_shot(s: &mut State, ctx: &mut Ctx, i: usize, target: usize, d: u32,
 pub fn apply_melee(s: &mut State, ctx: &mut Ctx, i: usize, target: usize, tally: Tally) {
     let hit = tally.union_success >= s.companies[target].str;
     let back = tally.confederate_success >= s.companies[i].str;
-    ctx.say(if hit { format!("The charge hits {}.", s.label(target)) } else { "The charge fails to hit.".into() });
+    if hit {
+        say!(ctx, "The charge hits {}.", s.label(target));
+    } else {
+        ctx.say("The charge fails to hit.");
+    }
     if back {
-        ctx.say(format!("The counter-attack hits {}.", s.label(i)));
+        say!(ctx, "The counter-attack hits {}.", s.label(i));
     }
     if hit {
         damage(s, ctx, target, true);
@@ -189,12 +213,11 @@ pub fn damage(s: &mut State, ctx: &mut Ctx, i: usize, melee: bool) {
     let c = &mut s.companies[i];
     c.str = c.str.saturating_sub(1);
     if c.str > 0 {
-        let msg = format!("{} is down to Str {}.", s.label(i), s.companies[i].str);
-        ctx.say(msg);
+        say!(ctx, "{} is down to Str {}.", s.label(i), s.companies[i].str);
         return;
     }
     let fell = c.at.take();
-    ctx.say(format!("{} is out of the fight (Str 0) and leaves the map.", s.label(i)));
+    say!(ctx, "{} is out of the fight (Str 0) and leaves the map.", s.label(i));
     if !s.companies[i].colors {
         return;
     }
@@ -206,10 +229,10 @@ pub fn damage(s: &mut State, ctx: &mut Ctx, i: usize, melee: bool) {
         return;
     }
     let Some(p) = fell else { return };
-    let heir = s.active(side).into_iter().min_by_key(|&j| (s.companies[j].at.map_or(u32::MAX, |q| q.distance(p)), s.companies[j].letter.clone()));
+    let heir = s.active(side).into_iter().min_by_key(|&j| (s.companies[j].at.map_or(u32::MAX, |q| q.distance(p)), s.companies[j].letter.as_str()));
     if let Some(j) = heir {
         s.companies[j].colors = true;
-        ctx.say(format!("The {} colors pass to {}.", side.name(), s.label(j)));
+        say!(ctx, "The {} colors pass to {}.", side.name(), s.label(j));
     }
 }
 
@@ -236,34 +259,56 @@ pub fn objective_field(s: &State) -> Rc<Vec<u32>> {
 }
 
 /// What an [`objective_field`] is a function of: the map's size, the objective spaces and the
-/// spaces a First Minnesota company blocks.
-#[derive(PartialEq)]
+/// spaces a First Minnesota company blocks. The objective spaces are those of the scenario's
+/// objective names on a map of that size, so the names stand for them when inputs are compared.
 struct FieldInputs {
     columns: u32,
     rows: u32,
+    names: Vec<String>,
     objective: Vec<Space>,
     blocked: Vec<bool>,
+}
+
+impl FieldInputs {
+    /// Whether these are the inputs of `s` with `occ` its [`occupancy`] (nothing made to compare).
+    fn are_of(&self, s: &State, occ: &[Option<usize>]) -> bool {
+        (self.columns, self.rows) == cols_rows(s)
+            && self.names == s.scenario.map.objective
+            && self.blocked.len() == occ.len()
+            && self.blocked.iter().zip(occ).all(|(&b, o)| b == blocks(s, *o))
+    }
+}
+
+/// Whether the company on a space (if any) blocks Confederate movement: a First Minnesota one.
+fn blocks(s: &State, occupant: Option<usize>) -> bool {
+    occupant.is_some_and(|j| s.companies[j].side == Side::Union)
 }
 
 thread_local! {
     /// The last [`objective_field`] worked out on this thread, with its inputs: the field changes
     /// only when a First Minnesota company moves or falls, and is asked for at every Confederate
     /// activation and every plan of the built-in player.
-    static LAST_FIELD: RefCell<Option<(FieldInputs, Rc<Vec<u32>>)>> = const { RefCell::new(None) };
+    static LAST_FIELD: RefCell<Option<(FieldInputs, Rc<Vec<u32>>, Rc<[Space]>)>> = const { RefCell::new(None) };
 }
 
 /// [`objective_field`] with the board's [`occupancy`] at hand (the last one kept, see [`LAST_FIELD`]).
 fn objective_field_with(s: &State, occ: &[Option<usize>]) -> Rc<Vec<u32>> {
-    let (columns, rows) = cols_rows(s);
-    let blocked = occ.iter().map(|o| o.is_some_and(|j| s.companies[j].side == Side::Union)).collect();
-    let inputs = FieldInputs { columns, rows, objective: s.scenario.objective(), blocked };
-    let hit = LAST_FIELD.with_borrow(|last| last.as_ref().filter(|(k, _)| *k == inputs).map(|(_, f)| f.clone()));
-    if let Some(field) = hit {
-        return field;
+    field_and_objective(s, occ).0
+}
+
+/// [`objective_field_with`] and the objective spaces ([`Scenario::objective`], kept with it).
+fn field_and_objective(s: &State, occ: &[Option<usize>]) -> (Rc<Vec<u32>>, Rc<[Space]>) {
+    let hit = LAST_FIELD.with_borrow(|last| last.as_ref().filter(|(k, ..)| k.are_of(s, occ)).map(|(_, f, o)| (f.clone(), o.clone())));
+    if let Some(found) = hit {
+        return found;
     }
+    let (columns, rows) = cols_rows(s);
+    let blocked = occ.iter().map(|&o| blocks(s, o)).collect();
+    let inputs = FieldInputs { columns, rows, names: s.scenario.map.objective.clone(), objective: s.scenario.objective(), blocked };
     let field = Rc::new(search_objective_field(&inputs));
-    LAST_FIELD.set(Some((inputs, field.clone())));
-    field
+    let objective: Rc<[Space]> = inputs.objective.as_slice().into();
+    LAST_FIELD.set(Some((inputs, field.clone(), objective.clone())));
+    (field, objective)
 }
 
 /// The breadth-first search of [`objective_field`].
@@ -303,8 +348,7 @@ pub fn confederate_destination(s: &State, i: usize) -> Option<Space> {
     let from = s.companies[i].at?;
     let (c, r) = cols_rows(s);
     let occ = occupancy(s);
-    let field = objective_field_with(s, &occ);
-    let obj = s.scenario.objective();
+    let (field, obj) = field_and_objective(s, &occ);
     let idx = |p: Space| (p.row * c + p.col) as usize;
     let geo = |p: Space| obj.iter().map(|&o| o.distance(p)).min().unwrap_or(u32::MAX);
     let key = |p: Space, steps: u32| (field[idx(p)], geo(p), steps, p.col.abs_diff(from.col), p.col);
@@ -344,15 +388,15 @@ pub fn confederate_activation(s: &mut State, ctx: &mut Ctx, i: usize) {
     let Some(to) = confederate_destination(s, i) else { return };
     let from = s.companies[i].at.expect("on the map");
     if to == from {
-        ctx.say(format!("{} holds at {} (no way forward).", s.label(i), from.name()));
+        say!(ctx, "{} holds at {} (no way forward).", s.label(i), from.name());
         return;
     }
     s.companies[i].at = Some(to);
-    ctx.say(format!("{} advances from {} to {}.", s.label(i), from.name(), to.name()));
+    say!(ctx, "{} advances from {} to {}.", s.label(i), from.name(), to.name());
     if s.scenario.objective().contains(&to) {
         s.companies[i].at = None;
         s.companies[i].broke_through = true;
-        ctx.say(format!("{} breaks through the line at {} ({} of {}).", s.label(i), to.name(), s.breakthroughs(), s.scenario.rules.breakthrough));
+        say!(ctx, "{} breaks through the line at {} ({} of {}).", s.label(i), to.name(), s.breakthroughs(), s.scenario.rules.breakthrough);
     }
 }
 
@@ -382,9 +426,8 @@ pub fn activated(s: &State, token: &Token, side: Side) -> Option<usize> {
 /// token is never removed, even when neither side holds colors (interpretation: the three colors
 /// tokens are what ends a round, so a round always ends).
 fn pull_token(s: &mut State, ctx: &mut Ctx) {
-    let names: Vec<String> = s.bag.iter().map(|x| x.name()).collect();
-    let (round, n) = (s.round, s.bag.len());
-    let i = ctx.draw_told(n as u32, |i| format!("Round {round}: the {} token is pulled from the activation bag ({n} in it).", names[i as usize])) as usize;
+    let (round, n, bag) = (s.round, s.bag.len(), &s.bag);
+    let i = ctx.draw_told(n as u32, |i| format!("Round {round}: the {} token is pulled from the activation bag ({n} in it).", bag[i as usize].name())) as usize;
     let token = s.bag.remove(i);
     let f = ctx.draw_told(2, |i| {
         if i == 0 {
@@ -397,8 +440,10 @@ fn pull_token(s: &mut State, ctx: &mut Ctx) {
     match &token {
         Token::Letter(l) => {
             if activated(s, &token, Side::Union).is_none() && activated(s, &token, Side::Confederate).is_none() {
-                ctx.say(format!("Neither side has a company {l} any more: the token is removed from the game."));
-                super::summary::line(s, format!("Round {}: the letter {l} token is removed from the game (no company {l} left).", s.round));
+                say!(ctx, "Neither side has a company {l} any more: the token is removed from the game.");
+                if !ctx.is_quiet() {
+                    super::summary::line(s, format!("Round {}: the letter {l} token is removed from the game (no company {l} left).", s.round));
+                }
                 s.removed.push(token);
                 return;
             }
@@ -407,7 +452,9 @@ fn pull_token(s: &mut State, ctx: &mut Ctx) {
         Token::Colors => s.colors_row += 1,
     }
     s.current = Some(Activation { token, first, done: Vec::new() });
-    super::summary::open_token(s);
+    if !ctx.is_quiet() {
+        super::summary::open_token(s);
+    }
 }
 
 /// Round Structure 3: every token not removed goes back into the bag.
@@ -421,8 +468,10 @@ fn reset_bag(s: &mut State, ctx: &mut Ctx) {
     s.bag = bag;
     s.letters_row.clear();
     s.colors_row = 0;
-    ctx.say(format!("The third colors token is resolved: round {} ends and the bag is reset.", s.round));
-    super::summary::line(s, format!("Round {} ends: the bag is reset.", s.round));
+    say!(ctx, "The third colors token is resolved: round {} ends and the bag is reset.", s.round);
+    if !ctx.is_quiet() {
+        super::summary::line(s, format!("Round {} ends: the bag is reset.", s.round));
+    }
     s.round += 1;
 }
 
@@ -492,8 +541,10 @@ pub fn start_day(scenario: &Scenario, carried: Option<&[Company]>) -> (Vec<Compa
 }
 
 fn finish_day(s: &mut State, ctx: &mut Ctx, won: bool, summary: String) {
-    ctx.say(summary.clone());
-    super::summary::line(s, summary.clone());
+    if !ctx.is_quiet() {
+        ctx.say(summary.clone());
+        super::summary::line(s, summary.clone());
+    }
     let lost = s.str_lost();
     s.days.push(DayResult { name: s.scenario.name.clone(), won, summary, str_lost: lost, men_lost: lost * s.scenario.rules.men_per_str });
     s.current = None;
@@ -510,7 +561,7 @@ fn finish_day(s: &mut State, ctx: &mut Ctx, won: bool, summary: String) {
             s.colors_row = 0;
             s.round = 1;
             s.colors_taken = false;
-        ctx.say(format!("The campaign goes on: {}.", s.scenario.title));
+        say!(ctx, "The campaign goes on: {}.", s.scenario.title);
         return;
     }
     let all_won = s.days.iter().all(|d| d.won);
@@ -529,8 +580,10 @@ fn finish_day(s: &mut State, ctx: &mut Ctx, won: bool, summary: String) {
 }
 
 /// Runs rounds from where the state stands, using `direct` for the company being asked, until a
-/// First Minnesota activation has no answer (`s.asking` is set) or the game is over.
+/// First Minnesota activation has no answer (`s.asking` is set) or the game is over. A quiet
+/// context (`pbem simulate`) keeps no short account (`s.summary` stays empty): nothing reads it.
 pub fn run(s: &mut State, ctx: &mut Ctx, mut direct: Option<Plan>) {
+    let told = !ctx.is_quiet();
     loop {
         if s.outcome.is_some() {
             return;
@@ -557,16 +610,20 @@ pub fn run(s: &mut State, ctx: &mut Ctx, mut direct: Option<Plan>) {
             }
         };
         let Some(i) = activated(s, &act.token, side) else {
-            ctx.say(format!("The {} side has no company for the {} token and does not activate.", side.name(), act.token.name()));
-            super::summary::part(s, format!("no {} company", side.name()));
+            say!(ctx, "The {} side has no company for the {} token and does not activate.", side.name(), act.token.name());
+            if told {
+                super::summary::part(s, format!("no {} company", side.name()));
+            }
             mark(s);
             continue;
         };
         if side == Side::Confederate {
-            let before = super::summary::Before::of(s);
+            let before = told.then(|| super::summary::Before::of(s));
             confederate_activation(s, ctx, i);
-            let text = super::summary::confederate(&before, s, i);
-            super::summary::part(s, text);
+            if let Some(before) = before {
+                let text = super::summary::confederate(&before, s, i);
+                super::summary::part(s, text);
+            }
             mark(s);
             continue;
         }
@@ -576,15 +633,19 @@ pub fn run(s: &mut State, ctx: &mut Ctx, mut direct: Option<Plan>) {
         };
         let Some(plan) = plan.filter(|p| check_plan(s, i, p).is_ok()) else {
             s.asking = Some(i);
-            let text = format!("your {} is asked what to do", s.companies[i].letter);
-            super::summary::part(s, text);
+            if told {
+                let text = format!("your {} is asked what to do", s.companies[i].letter);
+                super::summary::part(s, text);
+            }
             return;
         };
         s.asking = None;
-        let before = super::summary::Before::of(s);
+        let before = told.then(|| super::summary::Before::of(s));
         let tally = execute(s, ctx, i, &plan);
-        let text = super::summary::union(&before, s, i, &plan, tally, source);
-        super::summary::part(s, text);
+        if let Some(before) = before {
+            let text = super::summary::union(&before, s, i, &plan, tally, source);
+            super::summary::part(s, text);
+        }
         mark(s);
     }
 }

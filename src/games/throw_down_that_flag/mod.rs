@@ -28,7 +28,7 @@ mod tests;
 use std::collections::BTreeMap;
 
 use crate::dice::Ctx;
-use crate::game::{Ask, Game, GameError, OptionReader, OrderProblem, Orders, Pending, Publication, Tally};
+use crate::game::{Ask, Game, GameError, OptionReader, OrderProblem, Orders, Outcome, Pending, Publication, Tally};
 use scenario::Scenario;
 use state::{ROLE, State};
 
@@ -170,6 +170,14 @@ impl Game for ThrowDownThatFlag {
         Pending::Orders(vec![Ask { role: ROLE.into(), kind: kind.into(), prompt }])
     }
 
+    /// [`Game::pending`]'s one role, or its outcome, without writing the prompt.
+    fn pending_roles(&self, s: &State) -> Result<Vec<String>, Outcome> {
+        match &s.outcome {
+            Some(o) => Err(o.clone()),
+            None => Ok(vec![ROLE.into()]),
+        }
+    }
+
     fn default_order(&self, s: &State, _: &str) -> Orders {
         if s.asking.is_some() { forms::default_order(s) } else { Orders::new() }
     }
@@ -190,6 +198,10 @@ impl Game for ThrowDownThatFlag {
 
     fn resolve(&self, s: &State, orders: BTreeMap<String, orders::Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
         resolve_with(s, orders, ctx)
+    }
+
+    fn resolve_owned(&self, s: State, orders: BTreeMap<String, orders::Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
+        resolve_in(s, orders, ctx)
     }
 
     fn view(&self, s: &State, role: &str) -> serde_json::Value {
@@ -260,11 +272,17 @@ pub fn check(s: &State, o: &Orders) -> Result<orders::Parsed, Vec<OrderProblem>>
 /// checked by the core ([`crate::game::check_all`]).
 ///
 /// Errors: [`GameError::Missing`] if the order is missing (the core never lets that happen).
-pub fn resolve_with(state: &State, mut orders: BTreeMap<String, orders::Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
-    let mut s = state.clone();
+pub fn resolve_with(state: &State, orders: BTreeMap<String, orders::Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
+    resolve_in(state.clone(), orders, ctx)
+}
+
+/// [`resolve_with`] in place, on a state the caller gives up ([`Game::resolve_owned`]).
+pub fn resolve_in(mut s: State, mut orders: BTreeMap<String, orders::Parsed>, ctx: &mut Ctx) -> Result<State, GameError> {
     let p = orders.remove(ROLE).ok_or_else(|| GameError::Missing { role: ROLE.into() })?;
-    for line in &p.changes {
-        ctx.say(line.clone());
+    if !ctx.is_quiet() {
+        for line in &p.changes {
+            ctx.say(line.clone());
+        }
     }
     s.standing = p.standing;
     s.summary.clear();

@@ -282,7 +282,7 @@ fn parse_plan(s: &State, i: usize, orders: &Orders, probs: &mut Problems) -> Opt
 pub fn pick(s: &State, p: Space, list: &[usize]) -> Option<usize> {
     list.iter().copied().min_by_key(|&j| {
         let c = &s.companies[j];
-        (c.at.map_or(u32::MAX, |q| q.distance(p)), c.str, !c.colors, c.letter.clone())
+        (c.at.map_or(u32::MAX, |q| q.distance(p)), c.str, !c.colors, c.letter.as_str())
     })
 }
 
@@ -297,24 +297,32 @@ pub fn step_toward(s: &State, i: usize, goal: Space, max: usize) -> Option<Vec<S
     let from = s.companies[i].at?;
     let (c, r) = (s.scenario.map.columns, s.scenario.map.rows);
     type Key = (u32, usize, u32, u32);
-    let mut best: Option<(Key, Vec<Space>)> = None;
-    let mut paths: Vec<Vec<Space>> = from.neighbors(c, r).into_iter().map(|n| vec![n]).collect();
-    if max >= 2 {
-        let more: Vec<Vec<Space>> =
-            paths.iter().flat_map(|p| p[0].neighbors(c, r).into_iter().filter(|&n| n != from).map(|n| vec![p[0], n])).collect();
-        paths.extend(more);
-    }
-    for p in paths {
-        if rules::check_path(s, i, from, &p).is_err() {
-            continue;
+    // The best path so far: its key, its spaces (the first `len` of two).
+    let mut best: Option<(Key, [Space; 2], usize)> = None;
+    let mut consider = |p: &[Space]| {
+        if !rules::path_ok(s, i, from, p) {
+            return;
         }
         let end = *p.last().expect("non-empty");
         let k = (end.distance(goal), p.len(), end.row, end.col);
         if k.0 < from.distance(goal) && best.as_ref().is_none_or(|b| k < b.0) {
-            best = Some((k, p));
+            let mut spaces = [p[0]; 2];
+            spaces[..p.len()].copy_from_slice(p);
+            best = Some((k, spaces, p.len()));
+        }
+    };
+    // Every one-space path, then every two-space one (the first best in that order wins).
+    for n in from.neighbors_iter(c, r) {
+        consider(&[n]);
+    }
+    if max >= 2 {
+        for n in from.neighbors_iter(c, r) {
+            for m in n.neighbors_iter(c, r).filter(|&m| m != from) {
+                consider(&[n, m]);
+            }
         }
     }
-    best.map(|b| b.1)
+    best.map(|(_, spaces, len)| spaces[..len].to_vec())
 }
 
 /// What company `i`'s standing order makes it do now, or `None` when it does not say (the player

@@ -85,32 +85,60 @@ pub fn cols_rows(s: &State) -> (u32, u32) {
 /// Move): each space next to the one before, none holding a Confederate company (a company moves
 /// through friendly companies only), and the last one empty. Returns the problem, if any.
 pub fn check_path(s: &State, i: usize, from: Space, path: &[Space]) -> Result<(), String> {
+    match path_fault(s, i, from, path) {
+        None => Ok(()),
+        Some(PathFault::OffMap(p)) => Err(format!("{} is off the map", p.name())),
+        Some(PathFault::Stays(p)) => Err(format!("the path stays on {} (each space of a path is a step to a neighbouring space)", p.name())),
+        Some(PathFault::NotNext(p, prev)) => Err(format!("{} is not next to {}", p.name(), prev.name())),
+        Some(PathFault::Enemy(p, j)) => Err(format!("{} holds {}; you may move only through friendly companies", p.name(), s.label(j))),
+        Some(PathFault::Ends(p, j)) => Err(format!("{} holds {}; a move may not end on another company", p.name(), s.label(j))),
+        Some(PathFault::Back) => Err(format!("the path ends back on {}, where it started: that is a pass, not a move", from.name())),
+    }
+}
+
+/// True when [`check_path`] passes (no text written: the built-in player's path search).
+pub fn path_ok(s: &State, i: usize, from: Space, path: &[Space]) -> bool {
+    path_fault(s, i, from, path).is_none()
+}
+
+/// Why a path fails [`check_path`], its text not yet written.
+enum PathFault {
+    OffMap(Space),
+    Stays(Space),
+    /// A space and the one before it.
+    NotNext(Space, Space),
+    /// A space and the enemy company on it.
+    Enemy(Space, usize),
+    /// The last space and the company on it.
+    Ends(Space, usize),
+    Back,
+}
+
+/// The first fault of a path, as [`check_path`] reads it.
+fn path_fault(s: &State, i: usize, from: Space, path: &[Space]) -> Option<PathFault> {
     let (c, r) = cols_rows(s);
     let mut prev = from;
     for (k, &p) in path.iter().enumerate() {
         if p.col >= c || p.row >= r {
-            return Err(format!("{} is off the map", p.name()));
+            return Some(PathFault::OffMap(p));
         }
         if p == prev {
-            return Err(format!("the path stays on {} (each space of a path is a step to a neighbouring space)", p.name()));
+            return Some(PathFault::Stays(p));
         }
         if !p.adjacent(prev) {
-            return Err(format!("{} is not next to {}", p.name(), prev.name()));
+            return Some(PathFault::NotNext(p, prev));
         }
         if let Some(j) = s.at(p).filter(|&j| j != i) {
             if s.companies[j].side != s.companies[i].side {
-                return Err(format!("{} holds {}; you may move only through friendly companies", p.name(), s.label(j)));
+                return Some(PathFault::Enemy(p, j));
             }
             if k + 1 == path.len() {
-                return Err(format!("{} holds {}; a move may not end on another company", p.name(), s.label(j)));
+                return Some(PathFault::Ends(p, j));
             }
         }
         prev = p;
     }
-    if path.len() > 1 && path.last() == Some(&from) {
-        return Err(format!("the path ends back on {}, where it started: that is a pass, not a move", from.name()));
-    }
-    Ok(())
+    (path.len() > 1 && path.last() == Some(&from)).then_some(PathFault::Back)
 }
 
 /// True when an enemy of company `i` stands next to `p` (ignoring `i` itself).
