@@ -219,7 +219,8 @@ fn verify_once(key: &ssh_key::PublicKey, ns: &str, bytes: &[u8], armored: &str) 
     let digest = {
         use sha2::Digest;
         let mut h = sha2::Sha256::new();
-        for part in [key.to_openssh().unwrap_or_default().as_bytes(), ns.as_bytes(), bytes, armored.as_bytes()] {
+        // The key by its binary blob (its type and bytes, no comment): no base64 made a check.
+        for part in [key.to_bytes().unwrap_or_default().as_slice(), ns.as_bytes(), bytes, armored.as_bytes()] {
             h.update((part.len() as u64).to_be_bytes());
             h.update(part);
         }
@@ -1613,6 +1614,56 @@ mod tests {
         std::fs::write(sig_path(&r5), sig::sign(&key, NS_RECORD, &std::fs::read(&r5).unwrap()).unwrap()).unwrap();
         first(&r5);
         first(&edit("receipts/000003/union-1.toml", "\n", " \n"));
+    }
+
+    /// The keys decoded once a process (`sig`'s Ed25519 points) change nothing found: after a
+    /// clean audit has decoded the host's and the seats' keys, a record signed by another key, by
+    /// the host key for receipts, with another record's signature, and an order whose signature
+    /// is another order's each still fail their signature check, on one thread and working ahead.
+    #[test]
+    fn a_wrong_key_namespace_or_signature_still_fails_with_the_keys_decoded_before() {
+        let tmp = tempfile::tempdir().unwrap();
+        let game = example(tmp.path());
+        for jobs in [1, 0] {
+            audit_on(&game, None, jobs).unwrap();
+        }
+        let host = pipeline::host_key(&GameDir::new(&game)).unwrap();
+        let other = sig::generate_ed25519("other");
+        let r4 = game.join("records/000004.json");
+        let (bytes, saved) = (std::fs::read(&r4).unwrap(), std::fs::read(sig_path(&r4)).unwrap());
+        let checks = [
+            (sig::sign(&other, NS_RECORD, &bytes).unwrap(), "signed by a different key"),
+            (sig::sign(&host, NS_RECEIPT, &bytes).unwrap(), "namespace"),
+            (std::fs::read_to_string(game.join("records/000003.json.sig")).unwrap(), "does not match"),
+        ];
+        for (signature, why) in checks {
+            std::fs::write(sig_path(&r4), signature).unwrap();
+            for jobs in [1, 0] {
+                match audit_on(&game, None, jobs) {
+                    Err(Error::Audit(f)) => assert!((f.check, f.path.as_deref()) == (AuditCheck::Signature, Some(r4.as_path())) && f.detail.contains(why), "{why}: {f}"),
+                    other => panic!("{why}: not an audit failure: {other:?}"),
+                }
+            }
+        }
+        std::fs::write(sig_path(&r4), saved).unwrap();
+        // The union's order of step 3 with its signature of step 4 (the seat's key, the orders'
+        // namespace, another text), the record signed again by the host.
+        let r3 = game.join("records/000003.json");
+        let union_signature = |p: &Path| {
+            let r: Record = serde_json::from_slice(&std::fs::read(p).unwrap()).unwrap();
+            r.resolution.unwrap().orders.into_iter().find(|o| o.role == "union").and_then(|o| o.signature).unwrap()
+        };
+        let (mine, theirs) = (union_signature(&r3), union_signature(&r4));
+        let text = std::fs::read_to_string(&r3).unwrap();
+        let json = |s: &str| serde_json::to_string(s).unwrap();
+        std::fs::write(&r3, text.replacen(&json(&mine), &json(&theirs), 1)).unwrap();
+        std::fs::write(sig_path(&r3), sig::sign(&host, NS_RECORD, &std::fs::read(&r3).unwrap()).unwrap()).unwrap();
+        for jobs in [1, 0] {
+            match audit_on(&game, None, jobs) {
+                Err(Error::Audit(f)) => assert!(f.check == AuditCheck::Signature && f.detail.contains("does not match its signature"), "{f}"),
+                other => panic!("a swapped order signature: not an audit failure: {other:?}"),
+            }
+        }
     }
 
     #[test]

@@ -493,9 +493,64 @@ fn check_signer(public_key: &PublicKey, namespace: &str, sig: &SshSig) -> Result
     Ok(())
 }
 
-/// Whether `sig` (already checked by [`check_signer`]) verifies over `message`.
+/// Whether `sig` (already checked by [`check_signer`]) verifies over `message`: for an Ed25519
+/// key by [`matches_ed25519`], the key decoded once; for any other through `ssh-key`.
 fn matches(public_key: &PublicKey, sig: &SshSig, message: &[u8]) -> bool {
-    public_key.verify(sig.namespace(), message, sig).is_ok()
+    match public_key.key_data() {
+        KeyData::Ed25519(key) => matches_ed25519(public_key, key, sig, message),
+        _ => public_key.verify(sig.namespace(), message, sig).is_ok(),
+    }
+}
+
+/// `ssh-key`'s `PublicKey::verify` for an Ed25519 key, check for check, with the key's point
+/// decoded once a process ([`ed25519_point`]) instead of at every signature: the signature's
+/// key and namespace are the key's and its own (`PublicKey::verify`), its SSHSIG signed data is
+/// made from its namespace, reserved field and hash algorithm (`SshSig::verify`), its signature
+/// is an Ed25519 or sk-ssh-ed25519 one of 64 bytes (`ed25519_dalek::Signature::try_from`), and
+/// Ed25519 verifies it over those data (`Ed25519PublicKey::verify`: `VerifyingKey::verify`).
+fn matches_ed25519(public_key: &PublicKey, key: &ssh_key::public::Ed25519PublicKey, sig: &SshSig, message: &[u8]) -> bool {
+    if sig.public_key() != public_key.key_data() {
+        return false;
+    }
+    let Ok(signature) = ed25519_dalek::Signature::try_from(sig.signature()) else { return false };
+    let Some(point) = ed25519_point(key.0) else { return false };
+    use ed25519_dalek::Verifier;
+    point.verify(&sshsig_signed_data(sig, message), &signature).is_ok()
+}
+
+/// The data an SSHSIG signature `sig` signs for `message` (PROTOCOL.sshsig): the magic
+/// `SSHSIG`, then as SSH strings the namespace, the reserved field, the hash algorithm's name
+/// and the message's hash by it; what `ssh-key`'s `SshSig::verify` makes.
+fn sshsig_signed_data(sig: &SshSig, message: &[u8]) -> Vec<u8> {
+    let hash = sig.hash_alg().digest(message);
+    let fields = [sig.namespace().as_bytes(), sig.reserved(), sig.hash_alg().as_str().as_bytes(), &hash];
+    let mut data = Vec::with_capacity(6 + fields.iter().map(|f| 4 + f.len()).sum::<usize>());
+    data.extend_from_slice(b"SSHSIG");
+    for field in fields {
+        // Every field is far shorter than 4 GiB (a namespace, a hash).
+        data.extend_from_slice(&(field.len() as u32).to_be_bytes());
+        data.extend_from_slice(field);
+    }
+    data
+}
+
+/// The Ed25519 public key `bytes` as a point (`VerifyingKey::from_bytes`: a decompression, a
+/// tenth of a verification), `None` for bytes that are no point; decoded once a process and
+/// kept (an audit meets the host's key and each seat's at every signature). At most a few
+/// hundred keys are kept; past that the map starts again.
+fn ed25519_point(bytes: [u8; 32]) -> Option<ed25519_dalek::VerifyingKey> {
+    type Points = std::collections::BTreeMap<[u8; 32], Option<ed25519_dalek::VerifyingKey>>;
+    static POINTS: std::sync::Mutex<Points> = std::sync::Mutex::new(Points::new());
+    if let Some(point) = POINTS.lock().unwrap_or_else(|e| e.into_inner()).get(&bytes) {
+        return *point;
+    }
+    let point = ed25519_dalek::VerifyingKey::from_bytes(&bytes).ok();
+    let mut points = POINTS.lock().unwrap_or_else(|e| e.into_inner());
+    if points.len() >= 256 {
+        points.clear();
+    }
+    points.insert(bytes, point);
+    point
 }
 
 /// Verifies an armored SSH signature over `message`, as `ssh-keygen -Y verify` does.
@@ -937,6 +992,64 @@ mod tests {
         let mut longer = blob.clone();
         longer.push(0);
         assert!(matches!(verify(key.public_key(), NS_RECORD, b"record\n", &armor(&longer)), Err(SigError::BadArmor(_))));
+    }
+
+    /// The Ed25519 path ([`matches_ed25519`], the key decoded once) judges every signature as
+    /// `ssh-key`'s `PublicKey::verify` does: good ones (SHA-512 and SHA-256, a reserved field
+    /// signed with it), another key's, another text, each byte of the signature changed, a
+    /// signature scalar out of range, a reserved field added after signing, a security key's
+    /// signature (its 69 bytes) or the same bytes labelled RSA; each met twice (the key then decoded already).
+    #[test]
+    fn an_ed25519_signature_is_judged_as_ssh_key_judges_it() {
+        let seed = [5u8; 32];
+        let key = PrivateKey::from(Ed25519Keypair::from_seed(&seed));
+        let other = PrivateKey::from(Ed25519Keypair::from_seed(&[6; 32]));
+        let public = key.public_key();
+        let KeyData::Ed25519(pk) = public.key_data() else { panic!() };
+        let good = SshSig::sign(&key, NS_RECORD, HashAlg::Sha512, b"record\n").unwrap();
+        let remade = |bytes: Vec<u8>, algorithm: Algorithm| {
+            SshSig::new(public.key_data().clone(), NS_RECORD, HashAlg::Sha512, ssh_key::Signature::new(algorithm, bytes).unwrap()).unwrap()
+        };
+        // An SSHSIG blob with `reserved` in its reserved field, signed over `signed_reserved`.
+        let with_reserved = |reserved: &[u8], signed_reserved: &[u8]| {
+            let fake = SshSig::new(public.key_data().clone(), NS_RECORD, HashAlg::Sha512, good.signature().clone()).unwrap();
+            let mut data = sshsig_signed_data(&fake, b"record\n");
+            let at = 6 + 4 + NS_RECORD.len();
+            data.splice(at..at + 4, [(signed_reserved.len() as u32).to_be_bytes().to_vec(), signed_reserved.to_vec()].concat());
+            let secret = ed25519_dalek::hazmat::ExpandedSecretKey::from(&seed);
+            let point = ed25519_dalek::VerifyingKey::from_bytes(&pk.0).unwrap();
+            let raw = ed25519_dalek::hazmat::raw_sign::<sha2::Sha512>(&secret, &data, &point).to_bytes();
+            let string = |b: &[u8]| [(b.len() as u32).to_be_bytes().to_vec(), b.to_vec()].concat();
+            let key_blob = string(&[string(b"ssh-ed25519"), string(&pk.0)].concat());
+            let sig_blob = string(&[string(b"ssh-ed25519"), string(&raw)].concat());
+            let blob = [b"SSHSIG".to_vec(), 1u32.to_be_bytes().to_vec(), key_blob, string(NS_RECORD.as_bytes()), string(reserved), string(b"sha512"), sig_blob].concat();
+            let b64 = <base64ct::Base64 as base64ct::Encoding>::encode_string(&blob);
+            parse_armored(&format!("{ARMOR_BEGIN}\n{b64}\n{ARMOR_END}\n")).unwrap().0
+        };
+        let mut sigs = vec![
+            (good.clone(), true),
+            (SshSig::sign(&key, NS_RECORD, HashAlg::Sha256, b"record\n").unwrap(), true),
+            (with_reserved(b"later", b"later"), true),
+            (with_reserved(b"later", b""), false),
+            (SshSig::sign(&other, NS_RECORD, HashAlg::Sha512, b"record\n").unwrap(), false),
+            (SshSig::sign(&key, NS_RECORD, HashAlg::Sha512, b"record!\n").unwrap(), false),
+            (remade(good.signature_bytes().to_vec(), Algorithm::Rsa { hash: Some(HashAlg::Sha512) }), false),
+            (remade([good.signature_bytes(), &[1, 0, 0, 0, 0]].concat(), Algorithm::SkEd25519), false),
+        ];
+        let mut high = good.signature_bytes().to_vec();
+        high[63] |= 0xf0;
+        sigs.push((remade(high, Algorithm::Ed25519), false));
+        for i in 0..64 {
+            let mut bytes = good.signature_bytes().to_vec();
+            bytes[i] ^= 0x40;
+            sigs.push((remade(bytes, Algorithm::Ed25519), false));
+        }
+        for _ in 0..2 {
+            for (i, (sig, want)) in sigs.iter().enumerate() {
+                let by_ssh_key = public.verify(sig.namespace(), b"record\n", sig).is_ok();
+                assert_eq!((matches(public, sig, b"record\n"), by_ssh_key), (*want, *want), "signature {i}");
+            }
+        }
     }
 
     #[test]
