@@ -321,28 +321,53 @@ fn a_game_the_host_ended_mails_its_final_reports() {
     assert!(finals.iter().all(|(_, m)| m.text.contains("the club closed")), "{}", finals[0].1.text);
 }
 
-/// A game restored from an older copy and resolved anew (tester8 D4): the new record has the
-/// number of one already mailed, yet its reports go out, under ids of their own (the outbox
-/// knows the first ones as sent), once, with a warning; the mark names the record by its hash.
+/// A game restored from an older copy and resolved anew (tester8 D4, tester9 D1, D3): each new
+/// record has the number of one already mailed, yet its reports go out, once each (a report
+/// mail's id holds its record's hash, so the outbox does not take them as sent), and a record
+/// the players already have in this form is not mailed again; the mark names the record by its
+/// hash.
 #[test]
-fn a_record_resolved_anew_after_a_restore_is_mailed_again() {
+fn records_resolved_anew_after_a_restore_are_mailed() {
     let mut o = opened();
     let backup = o.root.parent().unwrap().join("backup-g1");
     assert!(std::process::Command::new("cp").arg("-a").arg(&o.game).arg(&backup).status().unwrap().success());
-    let resolved = |o: &Opened| sent(&o.out).iter().filter(|(_, m)| m.subject.contains("step 1 resolved")).count();
-    let r = cron::run(&o.root, &o.cfg, at("2026-07-03T13:00:00Z"), &mut o.e).unwrap();
-    assert!(r.games[0].summary.contains("resolved step(s) 1"), "{r:?}");
-    assert_eq!(resolved(&o), 2);
+    let resolved = |o: &Opened, step: u32| sent(&o.out).iter().filter(|(_, m)| m.subject.contains(&format!("step {step} resolved"))).count();
+    let run = |o: &mut Opened, now: &str| cron::run(&o.root, &o.cfg, at(now), &mut o.e).unwrap();
+    for (now, step) in [("2026-07-02T13:00:00Z", 1), ("2026-07-03T14:00:00Z", 2)] {
+        let r = run(&mut o, now);
+        assert!(r.games[0].summary.contains(&format!("resolved step(s) {step}")), "{r:?}");
+    }
+    assert_eq!((resolved(&o, 1), resolved(&o, 2)), (2, 2));
     std::fs::remove_dir_all(&o.game).unwrap();
     assert!(std::process::Command::new("cp").arg("-a").arg(&backup).arg(&o.game).status().unwrap().success());
-    // Resolved anew an hour later: another record 1 (its time differs).
-    let r = cron::run(&o.root, &o.cfg, at("2026-07-03T14:00:00Z"), &mut o.e).unwrap();
-    assert!(r.games[0].summary.contains("resolved step(s) 1"), "{r:?}");
-    assert_eq!(resolved(&o), 4, "the new record 1's reports are mailed too");
+    // Restored, not resolved yet: record 0 is the one the players have; nothing is mailed.
+    let r = run(&mut o, "2026-07-02T11:00:00Z");
+    assert!(!r.queued.iter().any(|id| id.starts_with("pbem-report-")), "{r:?}");
+    // Resolved anew an hour later than before, twice: other records 1 and 2 (their times differ).
+    for (now, step) in [("2026-07-02T14:00:00Z", 1), ("2026-07-03T15:00:00Z", 2)] {
+        let r = run(&mut o, now);
+        assert!(r.games[0].summary.contains(&format!("resolved step(s) {step}")), "{r:?}");
+        assert_eq!(resolved(&o, step), 4, "the new record {step}'s reports are mailed too");
+    }
     let mark = std::fs::read_to_string(o.root.join(".mail/mailed/g1")).unwrap();
-    let sha = pbem::commit::sha256_hex(&std::fs::read(o.game.join("records/000001.json")).unwrap());
-    assert_eq!(mark, format!("1 {}\n", &sha[..16]));
-    let r = cron::run(&o.root, &o.cfg, at("2026-07-03T15:00:00Z"), &mut o.e).unwrap();
-    assert!(r.queued.is_empty(), "{r:?}");
-    assert_eq!(resolved(&o), 4);
+    let sha = pbem::commit::sha256_hex(&std::fs::read(o.game.join("records/000002.json")).unwrap());
+    assert_eq!(mark, format!("2 {}\n", &sha[..16]));
+    let r = run(&mut o, "2026-07-03T16:00:00Z");
+    assert!(!r.queued.iter().any(|id| id.starts_with("pbem-report-")), "{r:?}");
+}
+
+/// A game deleted and a new one made with its id (tester9 D2): the new game's reports reach its
+/// players, the old game's sent mails notwithstanding.
+#[test]
+fn a_new_game_with_a_deleted_ones_id_is_mailed() {
+    let mut o = opened();
+    let r = cron::run(&o.root, &o.cfg, at("2026-07-02T13:00:00Z"), &mut o.e).unwrap();
+    assert!(r.games[0].summary.contains("resolved step(s) 1"), "{r:?}");
+    std::fs::remove_dir_all(&o.game).unwrap();
+    // Made (as `new_game` makes every game) at 12:00 on July 1st: its step 1 is due as well.
+    let _ = new_game(&o.root, "g1", 24);
+    let r = cron::run(&o.root, &o.cfg, at("2026-07-02T13:10:00Z"), &mut o.e).unwrap();
+    assert!(r.games[0].summary.contains("resolved step(s) 1"), "{r:?}");
+    let resolved = sent(&o.out).iter().filter(|(_, m)| m.subject.contains("step 1 resolved")).count();
+    assert_eq!(resolved, 4, "the new game's step 1 reports are mailed too");
 }

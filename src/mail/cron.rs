@@ -665,18 +665,15 @@ pub fn queue_game_mail(dir: &Path, cfg: &HostConfig, outbox: &Outbox, now: DateT
     let g = pipeline::load(dir)?;
     let root = dir.parent().unwrap_or(Path::new("."));
     let mark = mailed_path(root, &g.gf.id);
-    let (first, again) = first_unmailed(&g, &mark)?;
+    let first = first_unmailed(&g, &mark)?;
     let mut queued = Vec::new();
     for n in first..=g.record.index {
         let bytes: Cow<'_, [u8]> = if n == g.record.index { Cow::Borrowed(&g.record_bytes) } else { Cow::Owned(store::read(&g.dir.record(n))?) };
         let sha = commit::sha256_hex(&bytes)[..MARK_SHA_HEX].to_string();
         let rec = pipeline::read_record(&g.dir, n)?;
         let state = store::read_text(&g.dir.state(n))?;
-        // A record mailed before in another form gets mails of its own (the outbox would take
-        // the first form's ids as already sent).
-        let again = (again && n == first).then_some(sha.as_str());
         for seat in &g.gf.seats {
-            let m = report_mail(&g.dir, &g.gf, g.game, &rec, &state, &seat.role, again, cfg, now)?;
+            let m = report_mail(&g.dir, &g.gf, g.game, &rec, &state, &seat.role, &sha, cfg, now)?;
             if outbox.queue(&m, now)? {
                 queued.push(m.id);
             }
@@ -735,31 +732,29 @@ pub(super) fn parse_mark(text: &str) -> Option<(u64, Option<&str>)> {
 }
 
 /// The first record of game `g` whose reports are not queued yet, by its mark `mark` (without
-/// one, the newest), and whether that record is mailed again, under new mail ids: the mark
-/// names the newest record with another SHA-256, or a record the game does not have (the game
-/// restored from an older copy, or resolved anew after one: tester8 D4), which is told on
-/// stderr. A game restored and resolved past its mark has its new records mailed as usual (only
-/// the newest record is hashed: no file is read for a game whose mark names an earlier one).
+/// one, the newest). A game restored from an older copy (or a new game given a deleted one's
+/// id: tester8 D4, tester9) may have a record with the number the mark names but another
+/// SHA-256, or fewer records than the mark names: its newest record is queued then, with a
+/// warning when its hash differs. A report mail's id holds its record's hash, so the outbox
+/// sends a record it already sent in this form no second time, and every other record once.
 /// Errors: a mark that is not a small regular file holding a record number.
-fn first_unmailed(g: &pipeline::Loaded, mark: &Path) -> Result<(u64, bool)> {
+fn first_unmailed(g: &pipeline::Loaded, mark: &Path) -> Result<u64> {
     if mark.symlink_metadata().is_err() {
-        return Ok((g.record.index, false));
+        return Ok(g.record.index);
     }
     // A regular file only (a FIFO there would hold the run): anything else is not a mark.
     let text = store::read_hint(mark, 64).ok_or_else(|| Error::input(mark, "not a small regular file"))?;
     let (n, sha) = parse_mark(&text).ok_or_else(|| Error::input(mark, "not a record number"))?;
-    let id = &g.gf.id;
     if n > g.record.index {
-        let last = g.record.index;
-        eprintln!("warning: game {id}: the reports of record {n} were mailed, but its newest record is {last} (restored from an older copy?): record {last}'s reports are mailed again");
-        return Ok((last, true));
+        // Its newest record's mails are queued again; the outbox knows them if they were sent.
+        return Ok(g.record.index);
     }
-    let Some(sha) = sha.filter(|_| n == g.record.index) else { return Ok((n + 1, false)) };
+    let Some(sha) = sha.filter(|_| n == g.record.index) else { return Ok(n + 1) };
     if commit::sha256_hex(&g.record_bytes).starts_with(sha) && sha.len() == MARK_SHA_HEX {
-        return Ok((n + 1, false));
+        return Ok(n + 1);
     }
-    eprintln!("warning: game {id}: record {n} is not the one whose reports were mailed (restored from an older copy?): its reports are mailed again");
-    Ok((n, true))
+    eprintln!("warning: game {}: record {n} is not the one whose reports were mailed (restored from an older copy?): its reports are mailed", g.gf.id);
+    Ok(n)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -770,7 +765,7 @@ fn report_mail(
     rec: &Record,
     state: &str,
     role: &str,
-    again: Option<&str>,
+    sha: &str,
     cfg: &HostConfig,
     now: DateTime<Utc>,
 ) -> Result<compose::Outgoing> {
@@ -788,10 +783,9 @@ fn report_mail(
     let (mut body, attachments) = report_parts(dir, gf, game, rec, state, role, cfg, now)?;
     body.push_str(&super::report_mail::new_holder_plans(dir, rec, role)?);
     compose::build(Draft {
-        id: match again {
-            Some(sha) => stable_id(&["report", &gf.id, &rec.index.to_string(), role, sha]),
-            None => stable_id(&["report", &gf.id, &rec.index.to_string(), role]),
-        },
+        // The record's hash too: another record with this number (a game restored from an older
+        // copy and resolved anew, a new game with a deleted one's id) is mailed, not taken as sent.
+        id: stable_id(&["report", &gf.id, &rec.index.to_string(), role, sha]),
         from: &cfg.from,
         to: vec![seat.email.clone()],
         cc: vec![],
