@@ -115,20 +115,21 @@ impl Games {
         let mut found: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
         let mut broken = Vec::new();
         let mut lines = Vec::new();
-        for name in game_folders(root)? {
+        let names = game_folders(root)?;
+        // Each game file looked at, and read where its line does not hold, on every core.
+        let looked = crate::par::map(&names, |name| look(&root.join(name), cached.get(name)));
+        for (name, Looked { seen, read }) in names.into_iter().zip(looked) {
             let dir = root.join(&name);
-            let seen = stamp(&dir);
             let old = cached.remove(&name);
-            let holds = old.as_ref().is_some_and(|l| seen.as_ref().is_ok_and(|s| *s == Some((l.ino, l.size, l.ctime))));
-            let entry = match old {
-                Some(line) if holds => Entry { dir, line, file: OnceCell::new(), cache: cache.clone() },
-                old => {
+            let (entry, holds) = match (old, read) {
+                (Some(line), None) => (Entry { dir, line, file: OnceCell::new(), cache: cache.clone() }, true),
+                (old, read) => {
                     // Its line goes (rewritten below, if it can be cached now).
                     changed |= old.is_some();
-                    match pipeline::read_game_file(&store::GameDir::new(&dir)) {
-                        Ok(gf) => read_entry(dir, name, seen, gf, began, cache.clone()),
+                    match read.expect("a game file is read where its line does not hold") {
+                        Ok((gf, after)) => (read_entry(dir, name, (seen, after), gf, began, cache.clone()), false),
                         Err(e) => {
-                            broken.push((dir.clone(), id_of_broken(&dir), e.to_string()));
+                            broken.push((dir.clone(), id_of_broken(&dir), e));
                             continue;
                         }
                     }
@@ -216,11 +217,26 @@ impl Games {
     }
 }
 
+/// What [`Games::load`] finds of one game folder `dir` whose cache line is `line`: the stamp of
+/// its `game.toml`, and where that is not the line's, the file as read (or why it cannot be) with
+/// its stamp after the read.
+struct Looked {
+    seen: std::result::Result<Option<Stamp>, ()>,
+    read: Option<std::result::Result<(GameFile, std::result::Result<Option<Stamp>, ()>), String>>,
+}
+
+/// [`Looked`] at the folder `dir`, whose cache line is `line`.
+fn look(dir: &Path, line: Option<&Line>) -> Looked {
+    let seen = stamp(dir);
+    let holds = line.is_some_and(|l| seen.as_ref().is_ok_and(|s| *s == Some((l.ino, l.size, l.ctime))));
+    let read = (!holds).then(|| pipeline::read_game_file(&store::GameDir::new(dir)).map(|gf| (gf, stamp(dir))).map_err(|e| e.to_string()));
+    Looked { seen, read }
+}
+
 /// The entry of a game whose file was just read; its line is cached (`ino` not 0) only when its
 /// stamp was taken before the read, is the same after it, and is older than the run by
 /// [`crate::due::FRESH_NS`].
-fn read_entry(dir: PathBuf, name: String, before: std::result::Result<Option<Stamp>, ()>, gf: GameFile, began: u128, cache: Rc<PathBuf>) -> Entry {
-    let after = stamp(&dir);
+fn read_entry(dir: PathBuf, name: String, (before, after): (std::result::Result<Option<Stamp>, ()>, std::result::Result<Option<Stamp>, ()>), gf: GameFile, began: u128, cache: Rc<PathBuf>) -> Entry {
     let old = |s: &Stamp| u128::try_from(s.2.0).ok().zip(u128::try_from(s.2.1).ok()).is_some_and(|(s, n)| s * 1_000_000_000 + n + crate::due::FRESH_NS < began);
     let (ino, size, ctime) = match (before, after) {
         (Ok(Some(b)), Ok(Some(a))) if a == b && old(&b) && b.0 != 0 => b,
