@@ -21,7 +21,7 @@
 
 use std::cell::OnceCell;
 use std::rc::Rc;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -97,6 +97,9 @@ pub struct Games {
     /// Every seat address in lower case, with the spelling of its first seat (games by id): a
     /// sender is looked up once, not by a scan of every seat of every game for each message.
     by_email: BTreeMap<String, String>,
+    /// Every seat address in lower case, with the ids of the games seating it: a sender's games
+    /// are found without a look at every game.
+    games_of: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl Games {
@@ -160,10 +163,12 @@ impl Games {
             }
         }
         let mut by_email = BTreeMap::new();
-        for email in by_id.values().flat_map(|e: &Entry| &e.line.emails) {
+        let mut games_of: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (id, email) in by_id.iter().flat_map(|(id, e): (&String, &Entry)| e.line.emails.iter().map(move |m| (id, m))) {
             by_email.entry(email.to_ascii_lowercase()).or_insert_with(|| email.clone());
+            games_of.entry(email.to_ascii_lowercase()).or_default().insert(id.clone());
         }
-        Games { by_id, broken, duplicates, by_email }
+        Games { by_id, broken, duplicates, by_email, games_of }
     }
 
     /// Game folders whose `game.toml` could not be read, each with its error.
@@ -212,8 +217,8 @@ impl Games {
     /// Every game with a seat at one of `addrs` (any case), sorted by id; only these game files
     /// are read.
     pub fn seated(&self, addrs: &[String]) -> Vec<&(PathBuf, GameFile)> {
-        let mine = |e: &String| addrs.iter().any(|a| a.eq_ignore_ascii_case(e));
-        self.by_id.values().filter(|e| e.line.emails.iter().any(mine)).filter_map(|e| e.loaded().ok()).collect()
+        let ids: BTreeSet<&String> = addrs.iter().filter_map(|a| self.games_of.get(&a.to_ascii_lowercase())).flatten().collect();
+        ids.into_iter().filter_map(|id| self.by_id.get(id)?.loaded().ok()).collect()
     }
 }
 
