@@ -1,6 +1,7 @@
 //! A bounded memo of a pure function, kept per thread by its user (`thread_local!`): the games'
 //! hot paths in `pbem simulate` ask the same questions game after game (wrapped prompts, legal
-//! card plays). Entries are only looked up, never listed, so no output depends on the memo.
+//! card plays), and intake checks a mailed order's signature more than once (`sig`). Entries are
+//! only looked up, never listed, so no output depends on the memo.
 
 use std::cell::RefCell;
 use std::collections::HashMap;

@@ -158,11 +158,15 @@ fn valid_id(id: &str) -> bool {
 /// Reads and parses `game.toml` of `dir`.
 pub fn read_game_file(dir: &GameDir) -> Result<GameFile> {
     let path = dir.game_file();
-    // A game.toml that cannot be looked at (permission denied) fails below with the reason.
-    if matches!(path.try_exists(), Ok(false)) || path.is_dir() {
-        return Err(Error::input(dir.root.clone(), "not a pbem game directory (no game.toml)"));
-    }
-    let text = store::read_text(&path)?;
+    // Read at once (no `stat` first); one that cannot be read otherwise (permission denied)
+    // fails with the reason.
+    let bytes = match std::fs::read(&path) {
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory) => {
+            return Err(Error::input(dir.root.clone(), "not a pbem game directory (no game.toml)"));
+        }
+        read => read.map_err(|e| store::io(&path, e))?,
+    };
+    let text = String::from_utf8(bytes).map_err(|e| Error::input(&path, format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))?;
     let gf: GameFile = toml::from_str(&text).map_err(|e: toml::de::Error| Error::Input {
         line: e.span().map(|s| orderfile::line_of(&text, s.start)),
         file: path.clone(),
@@ -618,7 +622,8 @@ fn verify_order(input: &OrderInput, gf: &GameFile) -> Result<Verified> {
     let pk = sig::public_key_line(&seat.key)?;
     let signed = sig::verify_order_text(&pk, NS_ORDERS, &raw, detached.as_deref())
         .map_err(|e| Error::input(path, format!("signature for seat {}: {e}", seat.role)))?;
-    let file = orderfile::parse(&signed.text).map_err(|p| parse_problem(path, p))?;
+    // The text signed is most often the body read above, already parsed.
+    let file = if signed.text == body { pre } else { orderfile::parse(&signed.text).map_err(|p| parse_problem(path, p))? };
     Ok(Verified { text: signed.text, signature: signed.signature, file })
 }
 
@@ -896,8 +901,10 @@ fn store_accepted(g: &Loaded, intake: &mut Intake, v: &Verified, step: u64, seq:
         commitment,
         received: timestamp(now),
         nonce: !h.nonce.is_empty(),
-        setup: cached(&mut intake.setup, || setup_in_force(&g.dir, g.record.index))?,
-        record: cached(&mut intake.record, || Ok(commit::sha256_hex(&store::read(&g.dir.record(g.record.index))?)))?,
+        // The newest record as `load` read it under this lock: its setup hash when it carries
+        // one (record 0, a seat change), and its bytes' hash.
+        setup: cached(&mut intake.setup, || g.record.setup.clone().map_or_else(|| setup_in_force(&g.dir, g.record.index), Ok))?,
+        record: cached(&mut intake.record, || Ok(g.record_sha256()))?,
     };
     let rpath = g.dir.receipts(step).join(format!("{name}.toml"));
     let bytes = toml::to_string(&receipt).expect("receipt serializes").into_bytes();

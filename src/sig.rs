@@ -553,6 +553,23 @@ fn ed25519_point(bytes: [u8; 32]) -> Option<ed25519_dalek::VerifyingKey> {
     point
 }
 
+/// [`matches`] of `sig`, parsed from `armored` and already checked by [`check_signer`] (so its
+/// key and namespace are those `armored` names), remembered per thread by a SHA-256 of `armored`
+/// and `message`: intake checks a mailed order's signature up to three times over the same bytes
+/// (where a pasted order starts, which bytes were signed, then the pipeline's own check, as for
+/// any submit), and a repeat then costs that digest instead of a verification. The answer is a
+/// function of those bytes alone, so none depends on the memo.
+fn matches_remembered(public_key: &PublicKey, sig: &SshSig, armored: &str, message: &[u8]) -> bool {
+    use sha2::Digest;
+    thread_local!(static CHECKED: crate::memo::Memo<[u8; 32], bool> = crate::memo::Memo::new());
+    let mut h = sha2::Sha256::new();
+    for part in [armored.as_bytes(), message] {
+        h.update((part.len() as u64).to_be_bytes());
+        h.update(part);
+    }
+    CHECKED.with(|m| m.get_or(h.finalize().into(), |_| matches(public_key, sig, message)))
+}
+
 /// Verifies an armored SSH signature over `message`, as `ssh-keygen -Y verify` does.
 ///
 /// Errors, in this order: [`SigError::BadArmor`] (undecodable block),
@@ -600,7 +617,7 @@ pub fn verify_order_text(
     let (sig, signature) = parse_armored(&armored)?;
     check_signer(public_key, namespace, &sig)?;
     if let Ok(text) = normalize(body)
-        && matches(public_key, &sig, text.as_bytes())
+        && matches_remembered(public_key, &sig, &armored, text.as_bytes())
     {
         return Ok(SignedText {
             text,
@@ -608,7 +625,7 @@ pub fn verify_order_text(
             normalized: true,
         });
     }
-    if matches(public_key, &sig, body) {
+    if matches_remembered(public_key, &sig, &armored, body) {
         let text = std::str::from_utf8(body)
             .map_err(|e| SigError::SignedBytesNotUtf8 {
                 offset: e.valid_up_to(),

@@ -238,7 +238,8 @@ fn chosen<'s, 'g>(seats: &'s [Held<'g>], game: Option<&str>) -> std::result::Res
 /// Carries out the commands of one message for `asker`; press is relayed (queued in `outbox`) at
 /// once. A command that cannot be done is answered with why.
 pub(super) fn answer(parsed: &Parsed, asker: &Asker<'_>, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>) -> Result<Answers> {
-    let seats = seats_of(games, asker.addrs);
+    // The asker's games are looked up only for a command (most messages hold orders alone).
+    let seats = if parsed.commands.is_empty() { Vec::new() } else { seats_of(games, asker.addrs) };
     let mut out = Answers::default();
     for (i, c) in parsed.commands.iter().enumerate() {
         let said = match c {

@@ -21,7 +21,7 @@
 
 use std::cell::OnceCell;
 use std::rc::Rc;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
@@ -101,6 +101,9 @@ pub struct Games {
     /// Every seat address in lower case, with the spelling of its first seat (games by id): a
     /// sender is looked up once, not by a scan of every seat of every game for each message.
     by_email: BTreeMap<String, String>,
+    /// Every seat address in lower case, with the ids of the games seating it: a sender's games
+    /// are found without a look at every game.
+    games_of: BTreeMap<String, BTreeSet<String>>,
 }
 
 impl Games {
@@ -119,20 +122,21 @@ impl Games {
         let mut found: BTreeMap<String, Vec<Entry>> = BTreeMap::new();
         let mut broken = Vec::new();
         let mut lines = Vec::new();
-        for name in game_folders(root)? {
+        let names = game_folders(root)?;
+        // Each game file looked at, and read where its line does not hold, on every core.
+        let looked = crate::par::map(&names, |name| look(&root.join(name), cached.get(name)));
+        for (name, Looked { seen, read }) in names.into_iter().zip(looked) {
             let dir = root.join(&name);
-            let seen = stamp(&dir);
             let old = cached.remove(&name);
-            let holds = old.as_ref().is_some_and(|l| seen.as_ref().is_ok_and(|s| *s == Some((l.ino, l.size, l.ctime))));
-            let entry = match old {
-                Some(line) if holds => Entry { dir, line, file: OnceCell::new(), cache: cache.clone() },
-                old => {
+            let (entry, holds) = match (old, read) {
+                (Some(line), None) => (Entry { dir, line, file: OnceCell::new(), cache: cache.clone() }, true),
+                (old, read) => {
                     // Its line goes (rewritten below, if it can be cached now).
                     changed |= old.is_some();
-                    match pipeline::read_game_file(&store::GameDir::new(&dir)) {
-                        Ok(gf) => read_entry(dir, name, seen, gf, began, cache.clone()),
+                    match read.expect("a game file is read where its line does not hold") {
+                        Ok((gf, after)) => (read_entry(dir, name, (seen, after), gf, began, cache.clone()), false),
                         Err(e) => {
-                            broken.push((dir.clone(), id_of_broken(&dir), e.to_string()));
+                            broken.push((dir.clone(), id_of_broken(&dir), e));
                             continue;
                         }
                     }
@@ -163,10 +167,12 @@ impl Games {
             }
         }
         let mut by_email = BTreeMap::new();
-        for email in by_id.values().flat_map(|e: &Entry| &e.line.emails) {
+        let mut games_of: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for (id, email) in by_id.iter().flat_map(|(id, e): (&String, &Entry)| e.line.emails.iter().map(move |m| (id, m))) {
             by_email.entry(email.to_ascii_lowercase()).or_insert_with(|| email.clone());
+            games_of.entry(email.to_ascii_lowercase()).or_default().insert(id.clone());
         }
-        Games { by_id, broken, duplicates, by_email }
+        Games { by_id, broken, duplicates, by_email, games_of }
     }
 
     /// Game folders whose `game.toml` could not be read, each with its error.
@@ -215,16 +221,31 @@ impl Games {
     /// Every game with a seat at one of `addrs` (any case), sorted by id; only these game files
     /// are read.
     pub fn seated(&self, addrs: &[String]) -> Vec<&(PathBuf, GameFile)> {
-        let mine = |e: &String| addrs.iter().any(|a| a.eq_ignore_ascii_case(e));
-        self.by_id.values().filter(|e| e.line.emails.iter().any(mine)).filter_map(|e| e.loaded().ok()).collect()
+        let ids: BTreeSet<&String> = addrs.iter().filter_map(|a| self.games_of.get(&a.to_ascii_lowercase())).flatten().collect();
+        ids.into_iter().filter_map(|id| self.by_id.get(id)?.loaded().ok()).collect()
     }
+}
+
+/// What [`Games::load`] finds of one game folder `dir` whose cache line is `line`: the stamp of
+/// its `game.toml`, and where that is not the line's, the file as read (or why it cannot be) with
+/// its stamp after the read.
+struct Looked {
+    seen: std::result::Result<Option<Stamp>, ()>,
+    read: Option<std::result::Result<(GameFile, std::result::Result<Option<Stamp>, ()>), String>>,
+}
+
+/// [`Looked`] at the folder `dir`, whose cache line is `line`.
+fn look(dir: &Path, line: Option<&Line>) -> Looked {
+    let seen = stamp(dir);
+    let holds = line.is_some_and(|l| seen.as_ref().is_ok_and(|s| *s == Some((l.ino, l.size, l.ctime))));
+    let read = (!holds).then(|| pipeline::read_game_file(&store::GameDir::new(dir)).map(|gf| (gf, stamp(dir))).map_err(|e| e.to_string()));
+    Looked { seen, read }
 }
 
 /// The entry of a game whose file was just read; its line is cached (`ino` not 0) only when its
 /// stamp was taken before the read, is the same after it, and is older than the run by
 /// [`crate::due::FRESH_NS`].
-fn read_entry(dir: PathBuf, name: String, before: std::result::Result<Option<Stamp>, ()>, gf: GameFile, began: u128, cache: Rc<PathBuf>) -> Entry {
-    let after = stamp(&dir);
+fn read_entry(dir: PathBuf, name: String, (before, after): (std::result::Result<Option<Stamp>, ()>, std::result::Result<Option<Stamp>, ()>), gf: GameFile, began: u128, cache: Rc<PathBuf>) -> Entry {
     let old = |s: &Stamp| u128::try_from(s.2.0).ok().zip(u128::try_from(s.2.1).ok()).is_some_and(|(s, n)| s * 1_000_000_000 + n + crate::due::FRESH_NS < began);
     let (ino, size, ctime) = match (before, after) {
         (Ok(Some(b)), Ok(Some(a))) if a == b && old(&b) && b.0 != 0 => b,

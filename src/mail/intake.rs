@@ -245,8 +245,12 @@ fn take_in(root: &Path, folders: &[PathBuf], cfg: &HostConfig, now: DateTime<Utc
     // Every game file is read only when there is a message (an idle cron run reads none).
     let mut games: Option<Games> = None;
     for (folder, path, name) in arrival_order(folders)? {
-        let keys = message_games(&path, cfg.intake.max_message_bytes);
-        let h = if keys.iter().any(|k| blocked.contains(k)) {
+        // The games a message names matter only while some game is blocked, or once it must wait
+        // itself (it stays in place, so they are read from the same bytes then): most runs read
+        // and parse each message once, to handle it.
+        let names = std::cell::OnceCell::new();
+        let keys = || names.get_or_init(|| message_games(&path, cfg.intake.max_message_bytes));
+        let h = if !blocked.is_empty() && keys().iter().any(|k| blocked.contains(k)) {
             Handled { name, disposition: Disposition::Retry, reason: "an earlier message for the same game waits".into(), orders: vec![], reply: None }
         } else {
             let games = match &mut games {
@@ -261,8 +265,8 @@ fn take_in(root: &Path, folders: &[PathBuf], cfg: &HostConfig, now: DateTime<Utc
             handle_file(&folder, &path, &name, games, &outbox, cfg, now, filing)?
         };
         if h.disposition == Disposition::Retry {
-            blocked.extend(keys.iter().cloned());
-            out.held_games.extend(keys);
+            blocked.extend(keys().iter().cloned());
+            out.held_games.extend(keys().iter().cloned());
         }
         out.handled.push(h);
         filing.now_and_then()?;

@@ -75,6 +75,8 @@ struct Loaded {
     last_got: Option<String>,
     /// The file does not end with a newline (a torn last line): the next append starts one.
     torn: bool,
+    /// The log opened for appending, once a line was appended (kept open for the next).
+    file: Option<std::fs::File>,
 }
 
 impl MailLog {
@@ -135,7 +137,10 @@ impl MailLog {
     fn append(&self, l: &mut Loaded, line: &str) -> Result<()> {
         let p = path(&self.state);
         let text = if l.torn { format!("\n{line}\n") } else { format!("{line}\n") };
-        let mut f = store::open_append(&p)?;
+        let f = match &mut l.file {
+            Some(f) => f,
+            slot => slot.insert(store::open_append(&p)?),
+        };
         f.write_all(text.as_bytes()).map_err(|e| store::io(&p, e))?;
         l.torn = false;
         store::written_in_place(&p)
