@@ -737,14 +737,16 @@ pub(super) fn parse_mark(text: &str) -> Option<(u64, Option<&str>)> {
 /// SHA-256, or fewer records than the mark names: its newest record is queued then, with a
 /// warning when its hash differs. A report mail's id holds its record's hash, so the outbox
 /// sends a record it already sent in this form no second time, and every other record once.
-/// Errors: a mark that is not a small regular file holding a record number.
+/// Errors: a mark that is not a small regular file.
 fn first_unmailed(g: &pipeline::Loaded, mark: &Path) -> Result<u64> {
     if mark.symlink_metadata().is_err() {
         return Ok(g.record.index);
     }
     // A regular file only (a FIFO there would hold the run): anything else is not a mark.
     let text = store::read_hint(mark, 64).ok_or_else(|| Error::input(mark, "not a small regular file"))?;
-    let (n, sha) = parse_mark(&text).ok_or_else(|| Error::input(mark, "not a record number"))?;
+    // A mark that names no record (emptied, edited: tester9 D4) is as none: the newest record is
+    // queued, and the outbox knows whether it was sent.
+    let Some((n, sha)) = parse_mark(&text) else { return Ok(g.record.index) };
     if n > g.record.index {
         // Its newest record's mails are queued again; the outbox knows them if they were sent.
         return Ok(g.record.index);
