@@ -1007,9 +1007,10 @@ fn cmd_adjudicate(dirs: Vec<PathBuf>, all: Option<PathBuf>, mail: Option<PathBuf
     // Different games on every core (each under its own lock); lines in the games' order. One
     // group commit (`store::Batch`): each step syncs once before its record, and the records are
     // made durable together at the end instead of by two fsyncs each.
-    // A swept game's record waits in `group` for one sync of every step's files (then the batch's).
+    // A swept game's record waits in `group` for one sync of every step's files (then the batch's);
+    // a full group is synced and its records written on the group's own thread while the steps go on.
     let batch = crate::store::Batch::open();
-    let group = crate::store::Group::new();
+    let group = crate::store::Group::behind();
     let results = crate::par::map(&games, |(d, peek)| adjudicate_plain(d, t, peek.clone(), &group));
     if let Err(e) = group.flush().and_then(|()| crate::store::sync_batch()) {
         eprintln!("pbem: {e}");

@@ -440,10 +440,31 @@ impl Staged {
 /// by the next run (their files are overwritten then); nothing else sees them meanwhile, since
 /// each game stays locked. At most [`Group::MAX`] wait (each holds a lock file open): the one
 /// that fills the group flushes it, as does one added once the oldest has waited
-/// [`Group::MAX_WAIT`] (so a sweep's slow steps do not keep early games locked long).
+/// [`Group::MAX_WAIT`] (so a sweep's slow steps do not keep early games locked long). In a
+/// group made by [`Group::behind`] (a sweep's), that flush is handed to a thread of the group's
+/// own, which syncs and writes the records while the steps after them go on (a sync waits for
+/// the disk, and for everything else dirty on the file system); those flushes run one after the
+/// other, in the order they were handed over, and [`Group::flush`] waits for them first.
 #[derive(Default)]
 pub struct Group {
-    waiting: std::sync::Mutex<GroupState>,
+    waiting: std::sync::Arc<Shared>,
+    /// The thread flushes are handed to (made at the first), for a group made by [`Group::behind`].
+    behind: Option<std::sync::Mutex<Option<Behind>>>,
+}
+
+/// What a group and its flushing thread share: the state, and a signal when a flush handed over
+/// is done.
+#[derive(Default)]
+struct Shared {
+    state: std::sync::Mutex<GroupState>,
+    done: std::sync::Condvar,
+}
+
+/// The thread a [`Group::behind`] hands its flushes to, and the way to it (one flush waits there
+/// at most, besides the one it runs: each holds its games' locks).
+struct Behind {
+    to: std::sync::mpsc::SyncSender<Vec<Staged>>,
+    thread: std::thread::JoinHandle<()>,
 }
 
 #[derive(Default)]
@@ -454,6 +475,11 @@ struct GroupState {
     /// The first flush that failed (a file it named, and why): its commits were not written, so
     /// every later flush fails too and the run stops before it reports them done.
     failed: Option<(PathBuf, String)>,
+    /// The commit points of the flushes handed to the group's thread and not done yet.
+    handed: Vec<PathBuf>,
+    /// How many flushes were handed over, and how many of them are done.
+    sent: u64,
+    finished: u64,
 }
 
 impl GroupState {
@@ -473,6 +499,55 @@ impl GroupState {
     }
 }
 
+impl Shared {
+    fn state(&self) -> std::sync::MutexGuard<'_, GroupState> {
+        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// [`flush_staged`] unless a flush failed before (then the commits are dropped, their games'
+    /// locks released), remembering a failure.
+    fn flush(&self, staged: Vec<Staged>) -> Result<()> {
+        if let Some(e) = self.state().broken() {
+            return Err(e);
+        }
+        let result = flush_staged(staged);
+        if let Err(e) = &result {
+            self.state().fail(e);
+        }
+        result
+    }
+
+    /// The loop of a [`Group::behind`]'s thread: each flush handed over, in order.
+    fn run(&self, from: &std::sync::mpsc::Receiver<Vec<Staged>>) {
+        for staged in from {
+            let points = staged.iter().map(|s| s.point.path.clone()).collect();
+            // Counted done even if it panicked (then as failed), so that no flush waits forever.
+            let mut finish = Finish { shared: self, points, ok: false };
+            let _ = self.flush(staged);
+            finish.ok = true;
+        }
+    }
+}
+
+/// Marks a flush handed over as done when dropped (as failed if it did not end).
+struct Finish<'a> {
+    shared: &'a Shared,
+    points: Vec<PathBuf>,
+    ok: bool,
+}
+
+impl Drop for Finish<'_> {
+    fn drop(&mut self) {
+        let mut s = self.shared.state();
+        if !self.ok {
+            s.fail(&io(self.points.first().map_or(Path::new(""), PathBuf::as_path), std::io::Error::other("the group's flushing thread stopped")));
+        }
+        s.handed.retain(|p| !self.points.contains(p));
+        s.finished += 1;
+        self.shared.done.notify_all();
+    }
+}
+
 impl Group {
     /// How many commit points wait at most (each holds its game's lock file open).
     pub const MAX: usize = 128;
@@ -486,8 +561,14 @@ impl Group {
         Group::default()
     }
 
+    /// An empty group whose flushes when full run on a thread of its own (a sweep's): see
+    /// [`Group`].
+    pub fn behind() -> Group {
+        Group { waiting: Default::default(), behind: Some(std::sync::Mutex::new(None)) }
+    }
+
     fn state(&self) -> std::sync::MutexGuard<'_, GroupState> {
-        self.waiting.lock().unwrap_or_else(|p| p.into_inner())
+        self.waiting.state()
     }
 
     /// Every waiting commit, leaving the group empty.
@@ -507,7 +588,52 @@ impl Group {
             s.staged.len() >= Group::MAX || since.elapsed() >= Group::MAX_WAIT
         };
         if full {
-            let _ = self.flush();
+            match &self.behind {
+                Some(behind) => self.hand_over(behind),
+                None => {
+                    let _ = self.flush();
+                }
+            }
+        }
+    }
+
+    /// Hands every waiting commit to the group's thread (made now if there is none), which
+    /// flushes them after the flushes handed over before; waits while one already waits there.
+    /// Flushed here instead if no thread can be made.
+    fn hand_over(&self, behind: &std::sync::Mutex<Option<Behind>>) {
+        let mut behind = behind.lock().unwrap_or_else(|p| p.into_inner());
+        if behind.is_none() {
+            let (to, from) = std::sync::mpsc::sync_channel(1);
+            let shared = self.waiting.clone();
+            *behind = std::thread::Builder::new().name("group flush".into()).spawn(move || shared.run(&from)).ok().map(|thread| Behind { to, thread });
+        }
+        let Some(to) = behind.as_ref().map(|b| b.to.clone()) else {
+            drop(behind);
+            let _ = self.waiting.flush(self.take());
+            return;
+        };
+        drop(behind);
+        let staged = {
+            let mut s = self.state();
+            s.since = None;
+            let staged = std::mem::take(&mut s.staged);
+            s.handed.extend(staged.iter().map(|st| st.point.path.clone()));
+            s.sent += 1;
+            staged
+        };
+        // The thread gone (only by a panic): flushed here instead, and counted done.
+        if let Err(std::sync::mpsc::SendError(staged)) = to.send(staged) {
+            let points = staged.iter().map(|s| s.point.path.clone()).collect();
+            let _finish = Finish { shared: &self.waiting, points, ok: true };
+            let _ = self.waiting.flush(staged);
+        }
+    }
+
+    /// Waits until every flush handed to the group's thread is done.
+    fn wait_behind(&self) {
+        let mut s = self.state();
+        while s.finished < s.sent {
+            s = self.waiting.done.wait(s).unwrap_or_else(|p| p.into_inner());
         }
     }
 
@@ -523,26 +649,32 @@ impl Group {
     }
 
     /// Whether a commit point waits under the folder `dir` (a game's: its lock is then held here,
-    /// and its files are not all written).
+    /// and its files are not all written), or is being flushed by the group's thread.
     pub fn holds_under(&self, dir: &Path) -> bool {
-        self.state().staged.iter().any(|s| s.point.path.starts_with(dir))
+        let s = self.state();
+        s.staged.iter().any(|st| st.point.path.starts_with(dir)) || s.handed.iter().any(|p| p.starts_with(dir))
     }
 
     /// One sync for the files of every waiting commit, then their commit points, in order (with
-    /// a batch open, those are made durable by the batch's next sync). Errors: the sync's or a
-    /// write's, naming a file; once one flush failed, every later one fails (its commits are
-    /// dropped, as a killed run's: the caller must not report them done). Dropping a group with
-    /// commits waiting discards them the same way.
+    /// a batch open, those are made durable by the batch's next sync), after every flush handed
+    /// to the group's thread is done. Errors: the sync's or a write's, naming a file; once one
+    /// flush failed, every later one fails (its commits are dropped, as a killed run's: the
+    /// caller must not report them done). Dropping a group with commits waiting discards them the
+    /// same way (and waits for the flushes handed over).
     pub fn flush(&self) -> Result<()> {
+        self.wait_behind();
         let staged = self.take();
-        if let Some(e) = self.state().broken() {
-            return Err(e);
+        self.waiting.flush(staged)
+    }
+}
+
+impl Drop for Group {
+    fn drop(&mut self) {
+        let behind = self.behind.take().and_then(|b| b.into_inner().unwrap_or_else(|p| p.into_inner()));
+        if let Some(Behind { to, thread }) = behind {
+            drop(to);
+            let _ = thread.join();
         }
-        let result = flush_staged(staged);
-        if let Err(e) = &result {
-            self.state().fail(e);
-        }
-        result
     }
 }
 
@@ -971,6 +1103,53 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         write_hint_in_place(&p, b"fifth\n").unwrap();
         assert_eq!(fs::read(&p).unwrap(), b"fifth\n".to_vec());
+    }
+
+    #[test]
+    fn a_group_behind_flushes_on_its_thread_in_order_and_flush_waits_for_it() {
+        let tmp = tempfile::tempdir().unwrap();
+        let group = Group::behind();
+        let order = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let games: Vec<GameDir> = (0..3).map(|g| GameDir::new(tmp.path().join(format!("g{g}")))).collect();
+        let total = 2 * Group::MAX + 5;
+        for n in 0..total {
+            let files = vec![(tmp.path().join(format!("state{n}")), b"s".to_vec())];
+            let mut staged = stage(&files, CommitPoint::new(tmp.path().join(format!("record{n}")), b"r".to_vec())).unwrap();
+            if n < games.len() {
+                fs::create_dir_all(&games[n].root).unwrap();
+                staged.point.hold = Some(games[n].lock().unwrap());
+            }
+            let seen = order.clone();
+            staged.point.then = Some(Box::new(move || seen.lock().unwrap().push(n)));
+            group.add(staged);
+        }
+        group.flush().unwrap();
+        // Every record written, each after its files, in the order they came; every lock released.
+        assert_eq!(*order.lock().unwrap(), (0..total).collect::<Vec<_>>());
+        assert!((0..total).all(|n| tmp.path().join(format!("record{n}")).is_file()));
+        assert!(games.iter().all(|g| g.lock().is_ok()));
+        assert!(!group.holds_under(tmp.path()));
+    }
+
+    #[test]
+    fn once_a_flush_behind_failed_every_later_one_fails() {
+        let tmp = tempfile::tempdir().unwrap();
+        let group = Group::behind();
+        let dir = tmp.path().join("gone");
+        let files = vec![(dir.join("state"), b"s".to_vec())];
+        group.add(stage(&files, CommitPoint::new(dir.join("record"), b"r".to_vec())).unwrap());
+        // Its first file gone, the sync of the flush handed over cannot open it.
+        fs::remove_dir_all(&dir).unwrap();
+        for n in 1..Group::MAX {
+            let ok = vec![(tmp.path().join(format!("state{n}")), b"s".to_vec())];
+            group.add(stage(&ok, CommitPoint::new(tmp.path().join(format!("record{n}")), b"r".to_vec())).unwrap());
+        }
+        let later = vec![(tmp.path().join("late"), b"s".to_vec())];
+        group.add(stage(&later, CommitPoint::new(tmp.path().join("late-record"), b"r".to_vec())).unwrap());
+        assert!(group.flush().is_err());
+        assert!(!dir.join("record").exists() && !tmp.path().join("record1").exists(), "no commit point after a failed sync");
+        assert!(!tmp.path().join("late-record").exists(), "nor after a later flush");
+        assert!(group.flush().is_err());
     }
 
     #[test]

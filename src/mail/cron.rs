@@ -95,11 +95,12 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
     let clock = clock.into();
     let lock = intake::lock_root(root, true)?;
     // One group commit for the run (`store::Batch`): the intake files its mail away after its
-    // own syncs; the steps of a pass share one sync before their records (`store::Group`, flushed
-    // at the end of each pass, before the next intake reads the games); the records and the
+    // own syncs; the steps of a pass share one sync before their records (`store::Group`, a full
+    // one flushed on its own thread while the steps go on, and flushed at the end of each pass,
+    // before the next intake reads the games); the records and the
     // queued mail are made durable together below, before anything is published or sent.
     let batch = crate::store::Batch::open();
-    let group = crate::store::Group::new();
+    let group = crate::store::Group::behind();
     let now = clock.now();
     let mut out = CronRun::default();
     let sources = intake::config_sources(cfg);
