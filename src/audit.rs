@@ -423,7 +423,7 @@ pub fn check_kept_reports(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>> 
 fn read_kept_report(f: &Path) -> Result<Vec<report::Pin>> {
     use std::io::Read;
     let mut bytes = Vec::new();
-    let file = std::fs::File::open(f).map_err(|e| store::io(f, e))?;
+    let file = store::open_regular(f).map_err(|e| store::io(f, e))?;
     file.take(KEPT_REPORT_LIMIT + 1).read_to_end(&mut bytes).map_err(|e| store::io(f, e))?;
     if bytes.len() as u64 > KEPT_REPORT_LIMIT {
         return Err(fail(AuditCheck::KeptReport, f, format!("is larger than {} MB: not a report", KEPT_REPORT_LIMIT >> 20)));

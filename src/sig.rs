@@ -1,6 +1,5 @@
 //! Text normalization and OpenSSH signatures (SSHSIG), interchangeable with `ssh-keygen -Y sign` / `-Y verify`.
 
-use std::fs;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
@@ -646,7 +645,8 @@ fn read_key_file(path: &Path) -> Result<String, SigError> {
     use std::io::Read;
     let err = |source| SigError::ReadKey { path: path.to_owned(), source };
     let too_large = |size| SigError::KeyTooLarge { path: path.to_owned(), size };
-    let f = fs::File::open(path).map_err(err)?;
+    // A regular file only: a FIFO is not waited on (tester9 D5).
+    let f = crate::store::open_regular(path).map_err(err)?;
     let len = f.metadata().map_err(err)?.len();
     if len > MAX_KEY_FILE_BYTES {
         return Err(too_large(len));

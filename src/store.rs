@@ -187,7 +187,7 @@ impl GameDir {
     pub fn lock(&self) -> Result<File> {
         let path = self.lock_file();
         for _ in 0..5 {
-            let f = File::options().create(true).truncate(false).write(true).open(&path).map_err(|e| io(&path, e))?;
+            let f = open_lock(&path)?;
             match f.try_lock() {
                 Ok(()) => return Ok(f),
                 Err(fs::TryLockError::WouldBlock) => std::thread::sleep(std::time::Duration::from_millis(10)),
@@ -225,6 +225,19 @@ pub fn open_regular(path: &Path) -> std::io::Result<fs::File> {
         return Ok(f);
     }
     Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file (a FIFO, a device or a folder); not read"))
+}
+
+/// Opens (creating it if missing) the lock file `path` to take a lock on, if it is a regular
+/// file: a FIFO there is neither waited on (its open would wait for a reader: tester9 D7) nor
+/// locked. Errors: the open's, or a file of another kind, naming the file.
+pub fn open_lock(path: &Path) -> Result<File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = File::options().create(true).truncate(false).write(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(|e| io(path, e))?;
+    match f.metadata() {
+        Ok(m) if m.file_type().is_file() => Ok(f),
+        Ok(_) => Err(Error::input(path, "not a regular file (a FIFO, a device or a folder): not a lock file")),
+        Err(e) => Err(io(path, e)),
+    }
 }
 
 /// The bytes of the regular file `path` ([`open_regular`]); errors as the standard library's,

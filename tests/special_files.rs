@@ -127,3 +127,38 @@ fn a_fifo_in_the_outbox_queue_holds_no_other_mail() {
     assert!(sent >= 2, "the replies are sent despite the FIFO: {sent}");
     assert!(queue.join("a.mail").exists(), "the FIFO stays queued");
 }
+
+/// A FIFO in place of a lock file (the game's, the root's intake lock), a key file or the mbox
+/// a run reads (tester9 D5–D7): each is refused by name at once, none is waited on (a lock
+/// file, opened to write without waiting, fails as "no such device" while the FIFO has no
+/// reader, and as not a regular file while it has one).
+#[test]
+fn a_fifo_in_place_of_a_lock_a_key_or_an_mbox_is_refused_at_once() {
+    let mut h = Host::new();
+    let game = h.root.join("g2");
+    let run = |args: &[&std::ffi::OsStr]| Command::cargo_bin("pbem").unwrap().args(args).timeout(Duration::from_secs(60)).output().unwrap();
+    // The game's lock: submit names it.
+    make_special(&game.join(".lock"), "fifo");
+    let text = form(&game, "confederate", 50, &|s| s);
+    let order = h.tmp.path().join("o50.toml");
+    std::fs::write(&order, format!("{text}{}", sign("confederate", &text))).unwrap();
+    let out = run(&["submit".as_ref(), game.as_os_str(), order.as_os_str(), "--now".as_ref(), "2026-07-01T13:40:00Z".as_ref()]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("g2/.lock: "), "{out:?}");
+    std::fs::remove_file(game.join(".lock")).unwrap();
+    // The root's intake lock: the cron run names it.
+    let lock = h.root.join(".mail/intake.lock");
+    make_special(&lock, "fifo");
+    let out = h.intake(&order_mail(&game, "union", 51));
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("intake.lock: "), "{out:?}");
+    std::fs::remove_file(&lock).unwrap();
+    // A key file given to `sign`.
+    let key = h.tmp.path().join("key");
+    make_special(&key, "fifo");
+    let out = run(&["sign".as_ref(), "--key".as_ref(), key.as_os_str(), order.as_os_str()]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("not a regular file"), "{out:?}");
+    // An mbox given to intake.
+    let mbox = h.tmp.path().join("mbox");
+    make_special(&mbox, "fifo");
+    let out = run(&["intake".as_ref(), "--root".as_ref(), h.root.as_os_str(), "--config".as_ref(), h.cfg.as_os_str(), "--mbox".as_ref(), mbox.as_os_str()]);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("not a regular file"), "{out:?}");
+}

@@ -595,7 +595,7 @@ fn merge_runs(prev: Option<Loaded>, mut next: Loaded) -> Loaded {
 fn publish_games(root: &Path, site: &Path, games: &[GameRun]) -> Result<Vec<(String, bool)>> {
     let state = intake::state_dir(root);
     let path = state.join("publish.lock");
-    let lock = std::fs::File::options().create(true).truncate(false).write(true).open(&path).map_err(|e| store::io(&path, e))?;
+    let lock = store::open_lock(&path)?;
     lock.lock().map_err(|e| store::io(&path, e))?;
     let marks = state.join("published");
     std::fs::create_dir_all(&marks).map_err(|e| store::io(&marks, e))?;

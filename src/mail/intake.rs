@@ -114,7 +114,7 @@ pub struct RootLock(#[allow(dead_code)] std::fs::File);
 pub fn lock_root(root: &Path, wait: bool) -> Result<RootLock> {
     let state = make_state_dir(root)?;
     let path = state.join("intake.lock");
-    let f = std::fs::File::options().create(true).truncate(false).write(true).open(&path).map_err(|e| store::io(&path, e))?;
+    let f = store::open_lock(&path)?;
     if wait {
         f.lock().map_err(|e| store::io(&path, e))?;
     } else if f.try_lock().is_err() {
@@ -495,7 +495,7 @@ fn handle_file(maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &
     let raw = if too_large {
         // Refused without reading it all: the head is enough for the sender's address.
         let mut head = Vec::new();
-        std::fs::File::open(path).map_err(|e| store::io(path, e))?.take(HEAD_BYTES as u64).read_to_end(&mut head).map_err(|e| store::io(path, e))?;
+        store::open_regular(path).map_err(|e| store::io(path, e))?.take(HEAD_BYTES as u64).read_to_end(&mut head).map_err(|e| store::io(path, e))?;
         head
     } else {
         store::read(path)?

@@ -241,7 +241,7 @@ impl Outbox {
         let mut out = Flushed::default();
         std::fs::create_dir_all(&self.dir).map_err(|e| store::io(&self.dir, e))?;
         let lock_path = self.dir.join(".lock");
-        let lock = std::fs::File::options().create(true).truncate(false).write(true).open(&lock_path).map_err(|e| store::io(&lock_path, e))?;
+        let lock = store::open_lock(&lock_path)?;
         if lock.try_lock().is_err() {
             out.busy = true;
             out.waiting = self.pending()?.len();

@@ -35,7 +35,8 @@ pub(super) fn spool_mbox(spool: &Path, f: &Path, cfg: &HostConfig, now: DateTime
     // Spooled messages are named by when and in which order they were taken in, so they are
     // handled in arrival order (the newest order of a role is the one that counts).
     let mut seq = 0u32;
-    let file = std::fs::File::open(f).map_err(|e| store::io(f, e))?;
+    // A regular file only: a FIFO or `/dev/zero` would never end (tester9 D6).
+    let file = store::open_regular(f).map_err(|e| store::io(f, e))?;
     let max = cfg.intake.max_message_bytes;
     split_mbox(std::io::BufReader::new(file), max, &mut |bytes, size| {
         seq += 1;
