@@ -724,13 +724,6 @@ fn old_address_notice(gf: &GameFile, rec: &Record, cfg: &HostConfig, now: DateTi
 /// How many hex digits of a record's SHA-256 its mailed mark keeps after the record number.
 const MARK_SHA_HEX: usize = 16;
 
-/// A mailed mark's text `N SHA` (the record whose reports were queued last, and the start of its
-/// SHA-256; a mark of an older version holds `N` alone): `None` unless `N` is a number.
-pub(super) fn parse_mark(text: &str) -> Option<(u64, Option<&str>)> {
-    let mut words = text.split_ascii_whitespace();
-    let n = words.next()?.parse().ok()?;
-    Some((n, words.next()))
-}
 
 /// The first record of game `g` whose reports are not queued yet, by its mark `mark` (without
 /// one, the newest). A game restored from an older copy (or a new game given a deleted one's
@@ -747,7 +740,7 @@ fn first_unmailed(g: &pipeline::Loaded, mark: &Path) -> Result<u64> {
     let text = store::read_hint(mark, 64).ok_or_else(|| Error::input(mark, "not a small regular file"))?;
     // A mark that names no record (emptied, edited: tester9 D4) is as none: the newest record is
     // queued, and the outbox knows whether it was sent.
-    let Some((n, sha)) = parse_mark(&text) else { return Ok(g.record.index) };
+    let Some((n, sha)) = super::marks::parse_mark(&text) else { return Ok(g.record.index) };
     if n > g.record.index {
         // Its newest record's mails are queued again; the outbox knows them if they were sent.
         return Ok(g.record.index);

@@ -109,7 +109,7 @@ impl Marks {
 
     /// The mark of game `id` as it is on disk.
     pub fn read_mark(&self, id: &str) -> Option<u64> {
-        due::read_small_at(self.dir.as_ref()?, id).and_then(|t| super::cron::parse_mark(&t).map(|(n, _)| n))
+        due::read_small_at(self.dir.as_ref()?, id).and_then(|t| parse_mark(&t).map(|(n, _)| n))
     }
 
     /// The snapshot's record of `id` (`None` when it does not hold or has no line for it).
@@ -216,6 +216,14 @@ fn read(path: &Path, max: u64) -> Option<Snapshot> {
         at += line.len() as u32 + 1;
     }
     (body.is_empty() || body.ends_with('\n')).then_some(Snapshot { stamp, text, lines })
+}
+
+/// A mailed mark's text `N SHA` (the record whose reports were queued last, and the start of its
+/// SHA-256; a mark of an older version holds `N` alone): `None` unless `N` is a number.
+pub(super) fn parse_mark(text: &str) -> Option<(u64, Option<&str>)> {
+    let mut words = text.split_ascii_whitespace();
+    let n = words.next()?.parse().ok()?;
+    Some((n, words.next()))
 }
 
 #[cfg(test)]
