@@ -160,8 +160,9 @@ pub fn read_game_file(dir: &GameDir) -> Result<GameFile> {
     let path = dir.game_file();
     // Read at once (no `stat` first); one that cannot be read otherwise (permission denied)
     // fails with the reason.
-    let bytes = match std::fs::read(&path) {
-        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory) => {
+    // A regular file only (a FIFO there would hold every run over the root).
+    let bytes = match store::read_regular(&path) {
+        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory) || path.is_dir() => {
             return Err(Error::input(dir.root.clone(), "not a pbem game directory (no game.toml)"));
         }
         read => read.map_err(|e| store::io(&path, e))?,

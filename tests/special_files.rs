@@ -162,3 +162,14 @@ fn a_fifo_in_place_of_a_lock_a_key_or_an_mbox_is_refused_at_once() {
     let out = run(&["intake".as_ref(), "--root".as_ref(), h.root.as_os_str(), "--config".as_ref(), h.cfg.as_os_str(), "--mbox".as_ref(), mbox.as_os_str()]);
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("not a regular file"), "{out:?}");
 }
+
+/// A FIFO in place of a game's `game.toml`: a sweep over the root names it and goes on, never
+/// waiting on it (every command reads the game file first).
+#[test]
+fn a_fifo_in_place_of_a_game_file_holds_no_sweep() {
+    let h = Host::new();
+    make_special(&h.root.join("g2/game.toml"), "fifo");
+    let out = Command::cargo_bin("pbem").unwrap().args(["adjudicate", "--all"]).arg(&h.root).args(["--now", "2026-07-01T13:50:00Z"]).timeout(Duration::from_secs(60)).output().unwrap();
+    assert!(String::from_utf8_lossy(&out.stderr).contains("g2/game.toml"), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("g1"), "the other game is swept: {out:?}");
+}
