@@ -55,6 +55,18 @@ fn queued(root: &Path) -> Vec<Mail> {
     queued_raw(root).iter().map(|b| read_mail(b)).collect()
 }
 
+/// The ids of the mails in the outbox queue.
+fn pending(root: &Path) -> Vec<String> {
+    pbem::mail::Outbox::under(root).pending().unwrap()
+}
+
+/// The mails queued since the queue held the ids `before` (ids are hashes: a new mail's name may
+/// sort anywhere among the old ones).
+fn queued_since(root: &Path, before: &[String]) -> Vec<Mail> {
+    let outbox = pbem::mail::Outbox::under(root);
+    pending(root).iter().filter(|id| !before.contains(id)).map(|id| read_mail(&outbox.queued_message(id).unwrap().unwrap())).collect()
+}
+
 fn to(mails: &[Mail], addr: &str) -> Vec<Mail> {
     mails.iter().filter(|m| m.to.iter().chain(&m.cc).any(|a| a == addr)).cloned().collect()
 }
@@ -238,9 +250,9 @@ fn a_seat_given_to_a_new_player_gets_the_teammates_plans_already_in_the_other_te
     deliver(&md, "2", &plan_mail(&game, "red-1"));
     intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
     pbem().arg("seat").arg(&game).args(["--role", "white-2", "--email", "new@example.org", "--reason", "replacement", "--now", "2026-07-01T13:01:00Z"]).assert().success();
-    let before = queued(&root).len();
+    let before = pending(&root);
     pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", "2026-07-01T13:02:00Z"]).assert().success();
-    let mails = queued(&root)[before..].to_vec();
+    let mails = queued_since(&root, &before);
     let new = to(&mails, "new@example.org");
     assert_eq!(new.len(), 1, "the control's report mail");
     assert!(new[0].text.contains("You now hold the seat white-2.") && new[0].text.contains("Your teammate white-1's plan for step 1 (receipt 1"), "{}", new[0].text);
@@ -252,9 +264,9 @@ fn a_seat_given_to_a_new_player_gets_the_teammates_plans_already_in_the_other_te
     // A seat change keeping the address (a new key) sends nothing again.
     let fresh = key("fresh").public_key().to_openssh().unwrap();
     pbem().arg("seat").arg(&game).args(["--role", "white-2", "--key", &fresh, "--reason", "new key", "--now", "2026-07-01T13:03:00Z"]).assert().success();
-    let before = queued(&root).len();
+    let before = pending(&root);
     pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", "2026-07-01T13:04:00Z"]).assert().success();
-    assert!(queued(&root)[before..].iter().all(|m| !m.text.contains("'s plan for step")));
+    assert!(queued_since(&root, &before).iter().all(|m| !m.text.contains("'s plan for step")));
 }
 
 #[test]
@@ -293,13 +305,13 @@ fn a_strangers_message_with_an_old_public_order_speaks_for_no_seat() {
     deliver(&md, "1", &order_mail(&game, "union", 1));
     deliver(&md, "2", &order_mail(&game, "confederate", 1));
     pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", "2026-07-01T13:05:00Z"]).assert().success();
-    let before = queued(&root).len();
+    let before = pending(&root);
     let body = format!("press g1 to confederate\nI surrender, says Meade.\nendpress\nstatus g1\n\n{signed}");
     deliver(&md, "3", &message("Mallory <mallory@evil.example>", "hi", &body));
     intake(&root, &md, &cfg, "2026-07-01T13:10:00Z");
     let mails = queued(&root);
     assert!(mails.iter().all(|m| !m.text.contains("I surrender") && !m.subject.contains("press from")), "press relayed");
-    assert!(mails[before..].iter().all(|m| !m.text.contains("Status (you play")), "a command answered for a stranger");
+    assert!(queued_since(&root, &before).iter().all(|m| !m.text.contains("Status (you play")), "a command answered for a stranger");
 }
 
 /// Press others send has its own hourly cap: a flood of it never silences the receipt of a
