@@ -219,12 +219,28 @@ pub fn read(path: &Path) -> Result<Vec<u8>> {
 /// or fill its memory. Errors: the open's (`NotFound` for a missing file), or `InvalidInput`
 /// for a file of another kind.
 pub fn open_regular(path: &Path) -> std::io::Result<fs::File> {
+    open_regular_sized(path).map(|(f, _)| f)
+}
+
+/// [`open_regular`] and the file's length in bytes, from the one `fstat` that checked its kind.
+fn open_regular_sized(path: &Path) -> std::io::Result<(fs::File, u64)> {
     use std::os::unix::fs::OpenOptionsExt;
     let f = fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
-    if f.metadata()?.file_type().is_file() {
-        return Ok(f);
+    let m = f.metadata()?;
+    if m.file_type().is_file() {
+        return Ok((f, m.len()));
     }
     Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file (a FIFO, a device or a folder); not read"))
+}
+
+/// `f`, opened at `path` to write, if it is a regular file; else an [`Error::Input`] naming the
+/// file, saying it is `not` one (`"not written"`, `"not a lock file"`).
+fn only_regular(f: File, path: &Path, not: &str) -> Result<File> {
+    match f.metadata() {
+        Ok(m) if m.file_type().is_file() => Ok(f),
+        Ok(_) => Err(Error::input(path, format!("not a regular file (a FIFO, a device or a folder){not}"))),
+        Err(e) => Err(io(path, e)),
+    }
 }
 
 /// Opens (creating it if missing) the lock file `path` to take a lock on, if it is a regular
@@ -233,19 +249,15 @@ pub fn open_regular(path: &Path) -> std::io::Result<fs::File> {
 pub fn open_lock(path: &Path) -> Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     let f = File::options().create(true).truncate(false).write(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(|e| io(path, e))?;
-    match f.metadata() {
-        Ok(m) if m.file_type().is_file() => Ok(f),
-        Ok(_) => Err(Error::input(path, "not a regular file (a FIFO, a device or a folder): not a lock file")),
-        Err(e) => Err(io(path, e)),
-    }
+    only_regular(f, path, ": not a lock file")
 }
 
 /// The bytes of the regular file `path` ([`open_regular`]); errors as the standard library's,
 /// for callers that tell a missing file from others.
 pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
-    let mut f = open_regular(path)?;
-    let mut out = Vec::with_capacity(f.metadata().map_or(0, |m| m.len() as usize));
+    let (mut f, len) = open_regular_sized(path)?;
+    let mut out = Vec::with_capacity(len as usize);
     f.read_to_end(&mut out)?;
     Ok(out)
 }
@@ -308,8 +320,7 @@ pub fn read_limited(path: &Path, max: u64, what: &str) -> Result<Vec<u8>> {
     let too_large = |size: u64| {
         Error::input(path, format!("{size} bytes is larger than {what} may be ({max} bytes); not read"))
     };
-    let f = open_regular(path).map_err(|e| io(path, e))?;
-    let len = f.metadata().map_err(|e| io(path, e))?.len();
+    let (f, len) = open_regular_sized(path).map_err(|e| io(path, e))?;
     if len > max {
         return Err(too_large(len));
     }
@@ -731,11 +742,7 @@ pub fn open_append(path: &Path) -> Result<File> {
         options.mode(0o600);
     }
     let f = options.open(path).map_err(|e| io(path, e))?;
-    match f.metadata() {
-        Ok(m) if m.file_type().is_file() => Ok(f),
-        Ok(_) => Err(Error::input(path, "not a regular file (a FIFO, a device or a folder); not written")),
-        Err(e) => Err(io(path, e)),
-    }
+    only_regular(f, path, "; not written")
 }
 
 /// Temp file + rename with no fsync (made durable by [`sync_together`], e.g. through
