@@ -1099,10 +1099,11 @@ fn cmd_report(dir: PathBuf, role: Option<String>, step: Option<u64>, picture: Op
 /// `pbem audit`.
 fn cmd_audit(dir: Option<PathBuf>, receipts: Vec<PathBuf>, reports: Vec<PathBuf>, templates: Option<&Path>, jobs: usize) -> Result<ExitCode> {
     let dir = dir.ok_or_else(|| anyhow!("give a game directory or --all ROOT"))?;
-    if let Err(e) = std::fs::metadata(&dir)
-        && e.kind() == std::io::ErrorKind::NotFound
-    {
-        bail!("{}: no such game directory or public copy (file not found)", dir.display());
+    match std::fs::metadata(&dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => bail!("{}: no such game directory or public copy (file not found)", dir.display()),
+        // A FIFO or device is neither (tester9 D11): said so, not "Not a directory" for game.toml.
+        Ok(m) if !m.is_file() && !m.is_dir() => bail!("{}: neither a game directory nor a public copy (a FIFO or a device); not read", dir.display()),
+        _ => {}
     }
     if dir.is_file() {
         // A public copy as one archive: unpacked into a temporary folder and audited

@@ -160,9 +160,10 @@ pub fn read_game_file(dir: &GameDir) -> Result<GameFile> {
     let path = dir.game_file();
     // Read at once (no `stat` first); one that cannot be read otherwise (permission denied)
     // fails with the reason.
-    // A regular file only (a FIFO there would hold every run over the root).
+    // A regular file only (a FIFO there would hold every run over the root); a folder, FIFO or
+    // device named game.toml fails naming that file, not as a missing one (tester9 D8).
     let bytes = match store::read_regular(&path) {
-        Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::IsADirectory) || path.is_dir() => {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             return Err(Error::input(dir.root.clone(), "not a pbem game directory (no game.toml)"));
         }
         read => read.map_err(|e| store::io(&path, e))?,
@@ -1580,12 +1581,12 @@ pub fn games_under(root: &Path) -> Result<Vec<PathBuf>> {
     Ok(store::list(root)?.into_iter().filter(|n| !n.starts_with('.')).map(|n| root.join(n)).filter(|p| p.is_dir() && holds_game(p)).collect())
 }
 
-/// The folder `dir` holds a game: it has a `game.toml` that is not a folder. A folder whose
-/// game.toml cannot even be looked at (permission denied) holds one too, so that reading it fails
-/// loudly instead of the game silently not being there.
+/// The folder `dir` holds a game: something is named `game.toml` in it, of whatever kind. A
+/// `game.toml` that is a folder, a FIFO or a dangling link, or that cannot even be looked at
+/// (permission denied), still counts, so that reading it fails loudly (naming the file) instead of
+/// the game silently not being there.
 pub fn holds_game(dir: &Path) -> bool {
-    let file = dir.join("game.toml");
-    file.try_exists().map_or(true, |there| there && !file.is_dir())
+    std::fs::symlink_metadata(dir.join("game.toml")).map_or_else(|e| e.kind() != std::io::ErrorKind::NotFound, |_| true)
 }
 
 /// A plain-text status of the game in `dir`: step, awaited roles, deadline, receipts.

@@ -47,10 +47,15 @@ pub fn shared_environment(override_dir: Option<&Path>) -> Result<std::sync::Arc<
     Ok(env)
 }
 
+/// Adds every `*.txt` file under `dir` (its relative name from `base`) to `env`. A folder named
+/// like a template (`report.txt/`) is an error naming it, not a silent fall back to the built-in
+/// template (tester9 D10); a FIFO or device fails to read, naming it (`store::read`).
 fn add_dir(env: &mut Environment<'static>, base: &Path, dir: &Path) -> Result<()> {
     for name in crate::store::list(dir)? {
         let path = dir.join(&name);
-        if path.is_dir() {
+        if path.is_dir() && name.ends_with(".txt") {
+            return Err(Error::input(&path, "a folder, where a template file is expected"));
+        } else if path.is_dir() {
             add_dir(env, base, &path)?;
         } else if name.ends_with(".txt") {
             let rel = path.strip_prefix(base).expect("under base").to_string_lossy().replace('\\', "/");

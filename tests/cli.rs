@@ -1265,6 +1265,18 @@ fn a_report_template_without_the_pin_block_is_refused_before_anything_is_written
     pbem().arg("audit").arg(t.game()).assert().success();
 }
 
+/// A folder named like a template in the override folder is refused, naming it (not a silent fall
+/// back to the built-in template: tester9 D10); nothing of the step is written.
+#[test]
+fn a_folder_in_place_of_a_template_file_is_refused() {
+    let t = Table::new();
+    let tpl = t.path().join("tpl");
+    std::fs::create_dir_all(tpl.join("report.txt")).unwrap();
+    pbem().arg("adjudicate").arg("--templates").arg(&tpl).arg(t.game()).args(["--now", "2026-07-05T12:00:00Z"]).assert().failure()
+        .stderr(predicate::str::contains(format!("{}: a folder, where a template file is expected", tpl.join("report.txt").display())));
+    assert!(!t.game().join("records").join("000001.json").exists());
+}
+
 /// `FILE` with `c` put into its appended armored signature, at the 70th base64 character: a
 /// character of several bytes there straddles a 70-byte line of the re-wrapped block.
 fn with_char_in_armor(file: &Path, c: char) {

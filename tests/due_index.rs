@@ -398,7 +398,9 @@ fn grace_hours_and_nmr_wait_keep_the_index_trusted() {
 }
 
 /// The sweep lists the root by the entries' file types: folders without a game file, files and
-/// hidden folders are no games, a symbolic link to a game folder is one.
+/// hidden folders are no games, a symbolic link to a game folder is one. A folder whose
+/// `game.toml` is a folder is a broken game, named on stderr with a failing exit, not silently
+/// none (tester9 D8).
 #[test]
 fn a_sweep_takes_only_game_folders() {
     let tmp = tempfile::tempdir().unwrap();
@@ -410,11 +412,15 @@ fn a_sweep_takes_only_game_folders() {
     std::fs::write(root.join("README"), "games\n").unwrap();
     std::fs::create_dir_all(root.join(".trash")).unwrap();
     std::os::unix::fs::symlink(tmp.path().join("elsewhere").join("g2"), root.join("g2")).unwrap();
-    for _ in 0..2 {
-        let out = sweep(&root, IDLE);
-        let lines: Vec<&str> = out.lines().collect();
-        assert_eq!(lines.len(), 2, "{out}");
-        assert!(lines[0].ends_with("g1: nothing due") && lines[1].ends_with("g2: nothing due"), "{out}");
+    for broken in [true, false] {
+        let out = Command::cargo_bin("pbem").unwrap().args(["adjudicate", "--all"]).arg(&root).args(["--now", IDLE]).output().unwrap();
+        let (stdout, stderr) = (String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        let lines: Vec<&str> = stdout.lines().collect();
+        assert_eq!(lines.len(), 2, "{stdout}");
+        assert!(lines[0].ends_with("g1: nothing due") && lines[1].ends_with("g2: nothing due"), "{stdout}");
+        let named = stderr.contains(&format!("{}: not a regular file", root.join("odd").join("game.toml").display()));
+        assert_eq!((out.status.success(), named), (!broken, broken), "{stderr}");
+        std::fs::remove_dir(root.join("odd").join("game.toml")).unwrap_or(());
     }
 }
 

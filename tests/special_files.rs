@@ -173,3 +173,18 @@ fn a_fifo_in_place_of_a_game_file_holds_no_sweep() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("g2/game.toml"), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stdout).contains("g1"), "the other game is swept: {out:?}");
 }
+
+/// `pbem audit` of a public copy that is a FIFO (or a device) says the copy is neither a folder
+/// nor an archive, at once, instead of "Not a directory" for a `game.toml` inside it (tester9 D11).
+#[test]
+fn auditing_a_fifo_in_place_of_a_public_copy_says_what_it_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    for kind in ["fifo", "dev-zero"] {
+        let copy = tmp.path().join(format!("{kind}.tar"));
+        make_special(&copy, kind);
+        let out = Command::cargo_bin("pbem").unwrap().arg("audit").arg(&copy).timeout(Duration::from_secs(60)).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{out:?}");
+        assert!(err.contains("neither a game directory nor a public copy (a FIFO or a device)") && !err.contains("game.toml"), "{kind}: {err}");
+    }
+}
