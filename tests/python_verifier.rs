@@ -314,6 +314,42 @@ fn the_python_verifier_passes_the_other_games_and_nmr_games() {
     assert_fails(&g, "an NMR before its deadline", last, "resolution.resolved: confederate is NMR, resolved before the deadline");
 }
 
+/// An order saved "UTF-8 with BOM" (as Windows Notepad does) and signed un-normalized with
+/// ssh-keygen keeps its byte-order mark in the signed bytes: pbem accepts it and both verifiers
+/// pass the game (tester11 D2: the Python one read the mark as TOML and failed it).
+#[test]
+fn an_order_signed_with_a_byte_order_mark_passes_both_verifiers() {
+    if !have_python() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let (g, t) = (tmp.path().join("g"), tmp.path());
+    let keys = Path::new(EXAMPLE).join("players").join("union");
+    let key = t.join("id_ed25519");
+    fs::copy(keys.join("id_ed25519"), &key).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&key, fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let seat = format!("union:u@example.org:{}", keys.join("id_ed25519.pub").display());
+    pbem_ok(&["new", g.to_str().unwrap(), "--rules", "throw-down-that-flag", "--player", &seat]);
+    let form = t.join("o.toml");
+    pbem_ok(&["form", g.to_str().unwrap(), "--role", "union", "-o", form.to_str().unwrap()]);
+    let mut bom = b"\xef\xbb\xbf".to_vec();
+    bom.extend(fs::read(&form).unwrap());
+    fs::write(&form, bom).unwrap();
+    let signed = Command::new("ssh-keygen").args(["-q", "-Y", "sign", "-n", "pbem-orders", "-f"]).arg(&key).arg(&form).output().unwrap();
+    assert!(signed.status.success(), "{}", text(&signed));
+    pbem_ok(&["submit", g.to_str().unwrap(), form.to_str().unwrap()]);
+    pbem_ok(&["adjudicate", g.to_str().unwrap()]);
+    let record = fs::read_to_string(g.join("records").join("000001.json")).unwrap();
+    assert!(record.contains("\"text\": \"\u{feff}"), "the mark is in the signed bytes revealed: {record}");
+    pbem_ok(&["audit", g.to_str().unwrap()]);
+    let o = verify(&g);
+    assert!(o.status.success(), "{}", text(&o));
+}
+
 /// A game that used every host control (a seat's key changed with orders received before and
 /// after it, a deadline moved, a pause and a resume, then abandoned) passes; game.toml changed
 /// without a seat record, or a forged resume (re-signed, the chain mended), fails naming the record.

@@ -262,6 +262,13 @@ def key_of(line, path, field):
     return f"{parts[0]} {parts[1]}"
 
 
+def order_toml(text):
+    """An order's text as TOML: without one leading byte-order mark (SPEC "Orders": a file signed
+    un-normalized keeps the BOM Windows Notepad writes in its signed bytes; pbem's TOML reader
+    skips it, tomllib refuses it)."""
+    return text[1:] if text.startswith("\ufeff") else text
+
+
 def toml_of(path, data):
     try:
         return tomllib.loads(data.decode("utf-8"))
@@ -643,7 +650,7 @@ class Checker:
             if order_commitment(self.id, step, role, data) != rc["commitment"]:
                 raise Fail(path, sf + ".text", f"is not the order {receipt_name(step, role, seq)} was issued for")
             try:
-                t = tomllib.loads(o["text"])
+                t = tomllib.loads(order_toml(o["text"]))
             except tomllib.TOMLDecodeError as e:
                 raise Fail(path, sf + ".text", f"not TOML: {e}")
             h = t.get("pbem") if isinstance(t.get("pbem"), dict) else {}
@@ -814,7 +821,7 @@ class Checker:
         if order_commitment(self.id, step, role, data) != c:
             raise Fail(src, sf + ".text", f"the revealed order of {role} in step {step} does not match its commitment")
         try:
-            t = tomllib.loads(text)
+            t = tomllib.loads(order_toml(text))
         except tomllib.TOMLDecodeError as e:
             raise Fail(src, sf + ".text", f"the order of {role} is not TOML: {e}")
         h = t.get("pbem")
