@@ -356,6 +356,33 @@ fn records_resolved_anew_after_a_restore_are_mailed() {
     assert!(!r.queued.iter().any(|id| id.starts_with("pbem-report-")), "{r:?}");
 }
 
+/// Restored from a backup, then given two host records before the next run (tester10 H2): both
+/// new records are mailed to every seat, not only the newest; so too when the restored game has
+/// fewer records than the mark names, and when it has more. What was mailed before the restore in
+/// the same form is not mailed again.
+#[test]
+fn every_record_written_after_a_restore_is_mailed() {
+    use pbem::control::{Request, apply};
+    for steps_before in [1u32, 2, 3] {
+        let mut o = opened();
+        let backup = o.root.parent().unwrap().join("backup-g1");
+        assert!(std::process::Command::new("cp").arg("-a").arg(&o.game).arg(&backup).status().unwrap().success());
+        let days = ["2026-07-02T13:00:00Z", "2026-07-03T14:00:00Z", "2026-07-04T15:00:00Z"];
+        for now in &days[..steps_before as usize] {
+            cron::run(&o.root, &o.cfg, at(now), &mut o.e).unwrap();
+        }
+        std::fs::remove_dir_all(&o.game).unwrap();
+        assert!(std::process::Command::new("cp").arg("-a").arg(&backup).arg(&o.game).status().unwrap().success());
+        apply(&o.game, Request::Pause, "C", at("2026-07-01T13:00:00Z")).unwrap();
+        apply(&o.game, Request::Resume, "", at("2026-07-01T14:00:00Z")).unwrap();
+        let before = sent(&o.out).len();
+        let r = cron::run(&o.root, &o.cfg, at("2026-07-01T15:00:00Z"), &mut o.e).unwrap();
+        let subjects: Vec<String> = sent(&o.out).iter().map(|(_, m)| m.subject.clone()).collect();
+        let notices = subjects.iter().filter(|s| s.contains("notice from the host")).count();
+        assert_eq!((notices, subjects.len() - before), (4, 4), "{steps_before} step(s) before: {r:?} {subjects:?}");
+    }
+}
+
 /// A game deleted and a new one made with its id (tester9 D2): the new game's reports reach its
 /// players, the old game's sent mails notwithstanding.
 #[test]

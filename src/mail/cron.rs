@@ -666,11 +666,10 @@ pub fn queue_game_mail(dir: &Path, cfg: &HostConfig, outbox: &Outbox, now: DateT
     let g = pipeline::load(dir)?;
     let root = dir.parent().unwrap_or(Path::new("."));
     let mark = mailed_path(root, &g.gf.id);
-    let first = first_unmailed(&g, &mark)?;
+    let first = first_unmailed(&g, &mark, outbox)?;
     let mut queued = Vec::new();
     for n in first..=g.record.index {
-        let bytes: Cow<'_, [u8]> = if n == g.record.index { Cow::Borrowed(&g.record_bytes) } else { Cow::Owned(store::read(&g.dir.record(n))?) };
-        let sha = commit::sha256_hex(&bytes)[..MARK_SHA_HEX].to_string();
+        let sha = record_sha(&g, n)?;
         let rec = pipeline::read_record(&g.dir, n)?;
         let state = store::read_text(&g.dir.state(n))?;
         for seat in &g.gf.seats {
@@ -726,13 +725,14 @@ const MARK_SHA_HEX: usize = 16;
 
 
 /// The first record of game `g` whose reports are not queued yet, by its mark `mark` (without
-/// one, the newest). A game restored from an older copy (or a new game given a deleted one's
-/// id: tester8 D4, tester9) may have a record with the number the mark names but another
-/// SHA-256, or fewer records than the mark names: its newest record is queued then, with a
-/// warning when its hash differs. A report mail's id holds its record's hash, so the outbox
-/// sends a record it already sent in this form no second time, and every other record once.
-/// Errors: a mark that is not a small regular file.
-fn first_unmailed(g: &pipeline::Loaded, mark: &Path) -> Result<u64> {
+/// one, the newest). A game restored from an older copy (or a new game given a deleted one's id:
+/// tester8 D4, tester9, tester10 H2) may have another record with the number the mark names, or
+/// fewer records than it names: then the records are walked back from there to the newest one
+/// whose reports the outbox knows in that very form ([`mailed_before`]), with a warning, and every
+/// record after it is queued. Records are hash-chained, so the ones before it are unchanged too.
+/// A mark of the older form (`N` alone) is trusted as it is.
+/// Errors: a mark that is not a small regular file; a record that cannot be read.
+fn first_unmailed(g: &pipeline::Loaded, mark: &Path, outbox: &Outbox) -> Result<u64> {
     if mark.symlink_metadata().is_err() {
         return Ok(g.record.index);
     }
@@ -741,16 +741,43 @@ fn first_unmailed(g: &pipeline::Loaded, mark: &Path) -> Result<u64> {
     // A mark that names no record (emptied, edited: tester9 D4) is as none: the newest record is
     // queued, and the outbox knows whether it was sent.
     let Some((n, sha)) = super::marks::parse_mark(&text) else { return Ok(g.record.index) };
-    if n > g.record.index {
-        // Its newest record's mails are queued again; the outbox knows them if they were sent.
-        return Ok(g.record.index);
-    }
-    let Some(sha) = sha.filter(|_| n == g.record.index) else { return Ok(n + 1) };
-    if commit::sha256_hex(&g.record_bytes).starts_with(sha) && sha.len() == MARK_SHA_HEX {
+    let Some(sha) = sha.filter(|s| s.len() == MARK_SHA_HEX) else { return Ok(if n > g.record.index { g.record.index } else { n + 1 }) };
+    if n <= g.record.index && record_sha(g, n)? == sha {
         return Ok(n + 1);
     }
-    eprintln!("warning: game {}: record {n} is not the one whose reports were mailed (restored from an older copy?): its reports are mailed", g.gf.id);
-    Ok(n)
+    let first = mailed_before(g, n.min(g.record.index), outbox)?;
+    if first > g.record.index {
+        // Restored to a record the players have, and none after it yet: nothing to mail.
+        return Ok(first);
+    }
+    eprintln!("warning: game {}: records from {first} on are not the ones whose reports were mailed (restored from an older copy?): their reports are mailed", g.gf.id);
+    Ok(first)
+}
+
+/// One past the newest record, from `from` down, whose report mails (to any seat) the outbox knows
+/// as queued, sent or refused in its present form; 0 when none is. Each record is read once.
+fn mailed_before(g: &pipeline::Loaded, from: u64, outbox: &Outbox) -> Result<u64> {
+    for k in (0..=from).rev() {
+        let sha = record_sha(g, k)?;
+        if g.gf.seats.iter().any(|s| outbox.knows(&report_id(&g.gf.id, k, &s.role, &sha))) {
+            return Ok(k + 1);
+        }
+    }
+    Ok(0)
+}
+
+/// The first [`MARK_SHA_HEX`] hex digits of the SHA-256 of record `n` of `g` (its newest from
+/// memory, any other read).
+fn record_sha(g: &pipeline::Loaded, n: u64) -> Result<String> {
+    let bytes: Cow<'_, [u8]> = if n == g.record.index { Cow::Borrowed(&g.record_bytes) } else { Cow::Owned(store::read(&g.dir.record(n))?) };
+    Ok(commit::sha256_hex(&bytes)[..MARK_SHA_HEX].to_string())
+}
+
+/// The id of the report mail of record `n` (whose [`record_sha`] is `sha`) to `role` of `game`:
+/// the record's hash in it, so another record with this number (a game restored from an older copy
+/// and resolved anew, a new game with a deleted one's id) is mailed, not taken as sent.
+fn report_id(game: &str, n: u64, role: &str, sha: &str) -> String {
+    stable_id(&["report", game, &n.to_string(), role, sha])
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -779,9 +806,7 @@ fn report_mail(
     let (mut body, attachments) = report_parts(dir, gf, game, rec, state, role, cfg, now)?;
     body.push_str(&super::report_mail::new_holder_plans(dir, rec, role)?);
     compose::build(Draft {
-        // The record's hash too: another record with this number (a game restored from an older
-        // copy and resolved anew, a new game with a deleted one's id) is mailed, not taken as sent.
-        id: stable_id(&["report", &gf.id, &rec.index.to_string(), role, sha]),
+        id: report_id(&gf.id, rec.index, role, sha),
         from: &cfg.from,
         to: vec![seat.email.clone()],
         cc: vec![],
