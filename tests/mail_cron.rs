@@ -291,6 +291,13 @@ fn a_paused_game_sends_no_reminders() {
     let r = cron::run(&root, &cfg, at("2026-07-02T01:00:00Z"), &mut e).unwrap();
     assert_eq!(r.queued.len(), 2, "{r:?}");
     assert!(sent(&out).iter().all(|(_, m)| !m.subject.contains("reminder")));
+    // The pause's mails announce no running deadline (tester10 M1): subject and body say it is paused.
+    let pause: Vec<Mail> = sent(&out).into_iter().map(|(_, m)| m).filter(|m| m.subject.contains("notice from the host")).collect();
+    assert_eq!(pause.len(), 2);
+    for m in &pause {
+        assert!(m.subject.contains("game paused; no deadline runs until it resumes") && !m.subject.contains("needed by"), "{}", m.subject);
+        assert!(m.text.contains("due by the deadline (the game is paused by the host: ") && m.text.contains("moved on by the time paused when it resumes)"), "{}", m.text);
+    }
 }
 
 #[test]

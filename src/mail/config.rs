@@ -353,15 +353,34 @@ pub fn seat_time(cfg: &HostConfig, seat: &crate::model::Seat, t: &str) -> String
     in_zone(cfg.seat_zone(seat), t)
 }
 
+/// The deadline of the step `op` opens as a report mail gives it to `seat`: [`seat_time`], or,
+/// while the host has paused the game, that it runs again on resume, moved on by the time paused
+/// (the `resume` record moves it: README "Host controls").
+pub fn seat_deadline(cfg: &HostConfig, seat: &crate::model::Seat, op: &crate::model::Opening) -> String {
+    let at = seat_time(cfg, seat, &op.deadline);
+    match op.paused {
+        Some(_) => format!("the deadline (the game is paused by the host: {at} now, moved on by the time paused when it resumes)"),
+        None => at,
+    }
+}
+
 fn in_zone(tz: chrono_tz::Tz, t: &str) -> String {
     crate::when::parse_time(t).map_or_else(|_| t.to_string(), |t| crate::when::long(t, tz))
 }
 
 /// What a seat's mail subject says is needed in the step `op` opens: `orders needed by Thu 3
-/// Dec 08:00 EST` (in the seat's zone) or `no orders needed from you`.
+/// Dec 08:00 EST` (in the seat's zone), `no orders needed from you`, or, while the game is paused,
+/// that no deadline runs.
 pub fn needed(cfg: &HostConfig, seat: &crate::model::Seat, op: &crate::model::Opening, sent: Option<u64>) -> String {
     if !op.asks.iter().any(|a| a.role == seat.role) {
         return "no orders needed from you".into();
+    }
+    // A paused game's deadline does not run (tester10 M1): no time is announced.
+    if op.paused.is_some() {
+        return match sent {
+            Some(seq) => format!("game paused; your orders are in (receipt {seq})"),
+            None => "game paused; no deadline runs until it resumes".into(),
+        };
     }
     let by = match crate::when::parse_time(&op.deadline) {
         Ok(t) => crate::when::short(t, cfg.seat_zone(seat)),

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use chrono::{DateTime, Utc};
 
-use super::config::{HostConfig, seat_time};
+use super::config::{HostConfig, seat_deadline};
 use crate::error::{Error, Result};
 use crate::model::{GameFile, Record};
 use crate::{pipeline, report, store};
@@ -42,17 +42,17 @@ pub fn report_parts(
                     Some(seq) => format!(
                         "Your orders for step {} are in (receipt {seq}); nothing more is needed. To change them before {}, fill in the attached form, sign it and send it: the newest order counts.\n\n",
                         op.step,
-                        seat_time(cfg, seat, &op.deadline)
+                        seat_deadline(cfg, seat, op)
                     ),
                     None => format!(
                         "Your orders for step {} are due by {}.\nThe order form is attached: fill it in, sign it (`pbem sign --key KEY FILE` fills the nonce) and send it back.\n\n",
                         op.step,
-                        seat_time(cfg, seat, &op.deadline)
+                        seat_deadline(cfg, seat, op)
                     ),
                 });
                 attachments.push((format!("{}-step-{}-{role}.toml", gf.id, op.step), form.into_bytes()));
             }
-            None => head.push_str(&format!("Step {} asks nothing of you; its deadline is {}.\n\n", op.step, seat_time(cfg, seat, &op.deadline))),
+            None => head.push_str(&format!("Step {} asks nothing of you; its deadline is {}.\n\n", op.step, seat_deadline(cfg, seat, op))),
         }
     }
     let root = dir.root.parent().unwrap_or(Path::new("."));
