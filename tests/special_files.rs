@@ -128,6 +128,27 @@ fn a_fifo_in_the_outbox_queue_holds_no_other_mail() {
     assert!(queue.join("a.mail").exists(), "the FIFO stays queued");
 }
 
+/// A FIFO, a link to `/dev/zero`, a folder or a dangling link among the Maildir's new messages
+/// (tester9 D9, tester11 D7): each is named on stderr at every run and left in place, never read
+/// or waited on; the real message beside them is taken in.
+#[test]
+fn special_files_in_the_maildir_are_named_and_left() {
+    let mut h = Host::new();
+    let new = h.tmp.path().join("Maildir/new");
+    for kind in KINDS {
+        make_special(&new.join(format!("1690000000.{kind}.host")), kind);
+    }
+    std::os::unix::fs::symlink(h.tmp.path().join("nowhere"), new.join("1690000000.dangling.host")).unwrap();
+    let out = h.intake(&order_mail(&h.root.join("g2"), "union", 41));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    for kind in KINDS.iter().chain(&["dangling"]) {
+        let name = new.join(format!("1690000000.{kind}.host"));
+        assert!(stderr.contains(&format!("warning: {}: ", name.display())) && stderr.contains("not a message; left in place"), "{kind}: {stderr}");
+        assert!(name.symlink_metadata().is_ok(), "{kind} is left in place");
+    }
+    assert!(String::from_utf8_lossy(&out.stdout).contains("accepted"), "{out:?}");
+}
+
 /// A FIFO in place of a lock file (the game's, the root's intake lock), a key file or the mbox
 /// a run reads (tester9 D5–D7): each is refused by name at once, none is waited on (a lock
 /// file, opened to write without waiting, fails as "no such device" while the FIFO has no

@@ -64,10 +64,18 @@ pub(super) fn arrival_order(maildirs: &[PathBuf]) -> Result<Vec<(PathBuf, PathBu
                     continue;
                 }
                 let path = dir.join(&name);
-                let Ok(meta) = std::fs::metadata(&path) else { continue };
-                if !meta.is_file() {
-                    continue;
-                }
+                let meta = match std::fs::metadata(&path) {
+                    Ok(m) if m.is_file() => m,
+                    // Moved away since it was listed (a mail reader sharing the Maildir); a
+                    // dangling link is said below.
+                    Err(e) if e.kind() == std::io::ErrorKind::NotFound && path.symlink_metadata().is_err() => continue,
+                    // Said at every run (cron mails it to the host), never read (tester9 D9, tester11 D7).
+                    other => {
+                        let why = other.map_or_else(|e| e.to_string(), |_| "not a regular file (a FIFO, a device or a folder)".to_string());
+                        eprintln!("warning: {}: {why}: not a message; left in place, not read", path.display());
+                        continue;
+                    }
+                };
                 let mtime = meta.modified().ok();
                 let mtime_secs = mtime.and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_secs());
                 let digits: String = name.chars().take_while(char::is_ascii_digit).collect();
