@@ -418,6 +418,15 @@ mod found {
             seat_fails(&t, &["--role", "union", "--email", bad], "--email");
         }
         seat_fails(&t, &["--role", "union", "--email", "meade@example.org."], "not a mail address");
+        // A non-ASCII letter: no SMTP server without SMTPUTF8 takes it, and a mail queued to it
+        // was refused by every run (found by tester T10).
+        for bad in ["white-1:ü@bücher.de:w1", "white-1:w1@bücher.de:w1"] {
+            new_flag_dash(&t, "f2", &seats(bad), &[]).failure().stderr(predicate::str::contains("--player white-1").and(predicate::str::contains("non-ASCII")));
+            assert!(!t.path().join("f2").join("game.toml").exists());
+        }
+        for bad in ["ü@bücher.de", "meade@bücher.de"] {
+            pbem().arg("seat").arg(t.game()).args(["--role", "union", "--email", bad, "--now", "2026-07-01T13:00:00Z"]).assert().failure().stderr(predicate::str::contains(format!("--email {bad:?}")).and(predicate::str::contains("non-ASCII")));
+        }
         // The other side's address with a trailing dot or in another case is still its address.
         let g = t.path().join("f");
         for other in ["W2@EX.ORG", "w2@ex.org"] {

@@ -140,6 +140,44 @@ fn openings_queued() -> (tempfile::TempDir, std::path::PathBuf) {
     (tmp, root)
 }
 
+/// sendmail's exit status says what its failure means: 67 (`EX_NOUSER`) fails that mail for good
+/// (to `dead/` at once, named with its address; the other mail still goes); a sendmail that cannot
+/// be started fails no mail: all wait, even past the 5 days after which a mail refused for now is
+/// given up, as when an SMTP server is down (found with tester T10's report).
+#[test]
+fn sendmail_refusing_one_mail_buries_it_alone_and_a_missing_sendmail_buries_none() {
+    let (tmp, root) = openings_queued();
+    let outbox = pbem::mail::Outbox::under(&root);
+    assert_eq!(outbox.pending().unwrap().len(), 2);
+    let missing = config(tmp.path(), &format!("kind = \"sendmail\"\ncommand = \"{}\"", tmp.path().join("no-such-sendmail").display()));
+    let md = tmp.path().join("Maildir");
+    for sub in ["new", "cur", "tmp"] {
+        std::fs::create_dir_all(md.join(sub)).unwrap();
+    }
+    // A week on (an intake run: no step is due in it).
+    let intake = |cfg: &Path| pbem().args(["intake", "--quiet", "--now", "2026-07-08T12:05:00Z", "--root"]).arg(&root).arg("--maildir").arg(&md).arg("--config").arg(cfg).assert();
+    // Nothing moved to dead/: an intake run exits 0 for mail that waits (as before).
+    let out = intake(&missing).code(0);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("could not be run") && stderr.contains("2 mail(s) wait for the next run") && !stderr.contains("os error"), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(outbox.dead().unwrap().is_empty() && outbox.pending().unwrap().len() == 2, "no mail given up for a missing sendmail");
+    let script = tmp.path().join("picky-sendmail");
+    let log = tmp.path().join("LOG");
+    std::fs::write(&script, format!("#!/bin/sh\ncase \"$*\" in *meade@*) echo 'meade@example.org: User unknown' >&2; exit 67;; esac\n{{ echo \"ARGS: $*\"; cat; echo '.'; }} >> '{}'\n", log.display())).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let cfg = config(tmp.path(), &format!("kind = \"sendmail\"\ncommand = \"{}\"", script.display()));
+    let out = intake(&cfg).code(1);
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("to meade@example.org refused") && stderr.contains("User unknown") && stderr.contains("never tried again"), "{stderr}");
+    assert!(!stderr.contains("not accepted in 5 days"), "refused for good, not given up: {stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert_eq!(outbox.dead().unwrap().len(), 1);
+    assert!(outbox.pending().unwrap().is_empty());
+    assert_eq!(sent_messages(&log).len(), 1, "the other report went");
+}
+
 /// A run killed while sendmail reads a message (here: a report mail, over 100 KB with its
 /// picture, more than a pipe holds) must not leave sendmail with half of it: sendmail delivers
 /// whatever it read once its input ends, so the player would get a cut mail (found by tester T8).

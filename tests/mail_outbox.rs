@@ -184,7 +184,7 @@ fn a_mail_refused_for_now_waits_and_ends_after_five_days() {
     let (code, stdout, stderr) = cron(&root, &cfg, "2026-07-01T12:05:00Z");
     assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    assert!(stderr.contains("mail grey not sent (kept for the next run)") && stderr.contains("refused it for now: 451 4.7.1 Greylisted"), "{stderr}");
+    assert!(stderr.contains("mail grey to grey@example.org not sent (kept for the next run)") && stderr.contains("refused it for now: 451 4.7.1 Greylisted"), "{stderr}");
     assert_eq!(Outbox::under(&root).pending().unwrap(), ["grey"]);
     // Five days later the judge gives up on it, as a mail server does, and says so once.
     let (code, _, stderr) = cron(&root, &cfg, "2026-07-06T12:00:00Z");
@@ -272,4 +272,44 @@ fn a_dead_letter_of_a_run_killed_before_it_told_the_host_is_told_by_the_next_run
     assert_eq!(cron(&root, &cfg, "2026-07-01T12:10:00Z"), (0, String::new(), String::new()), "told once");
     let tries = s.log.lock().unwrap().iter().filter(|c| c.contains("nobody@")).count();
     assert_eq!(tries, 1, "never tried again");
+}
+
+/// A mail the client library refuses before it is sent (here an address with a non-ASCII letter,
+/// and the server does not announce SMTPUTF8) fails that mail only, for good: named with its
+/// address, moved to `dead/` at once; the mails before and after it go in the same run (found by
+/// tester T10: the refusal stopped the whole flush, every run, for good).
+#[test]
+fn a_mail_the_client_refuses_is_dead_lettered_alone_and_the_others_are_sent() {
+    let (_tmp, root, s, cfg) = bare_root(false);
+    queue(&root, "a-first", "lee@example.org", T0);
+    queue(&root, "b-umlaut", "ü@bücher.de", T0);
+    queue(&root, "c-last", "grant@example.org", T0);
+    let (code, stdout, stderr) = cron(&root, &cfg, "2026-07-01T12:05:00Z");
+    assert_eq!((code, stdout.as_str()), (1, ""), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    assert!(stderr.contains("mail b-umlaut to ü@bücher.de refused") && stderr.contains("SMTPUTF8") && stderr.contains("dead"), "{stderr}");
+    let outbox = Outbox::under(&root);
+    assert_eq!(outbox.dead().unwrap(), ["b-umlaut"]);
+    let reason = std::fs::read_to_string(outbox.dead_dir().join("b-umlaut.reason")).unwrap();
+    assert!(reason.contains("SMTPUTF8"), "{reason}");
+    assert!(outbox.pending().unwrap().is_empty() && outbox.was_sent("a-first") && outbox.was_sent("c-last"));
+    assert_eq!(s.log.lock().unwrap().iter().filter(|c| c.as_str() == "DATA").count(), 2);
+    assert_eq!(cron(&root, &cfg, "2026-07-01T12:10:00Z"), (0, String::new(), String::new()), "told once");
+}
+
+/// The config's `from` must be an address the mailer can send from: one with a non-ASCII letter
+/// would be refused with every mail (SMTPUTF8), so the config is refused, naming it; a name in any
+/// letters stays fine (only the address is in the envelope).
+#[test]
+fn a_from_address_with_a_non_ascii_letter_is_refused_naming_the_config() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    std::fs::create_dir_all(&root).unwrap();
+    let cfg = tmp.path().join("pbem-mail.toml");
+    std::fs::write(&cfg, "from = \"Richter <richter@bücher.de>\"\n").unwrap();
+    let (code, _, stderr) = cron(&root, &cfg, "2026-07-01T12:05:00Z");
+    assert_ne!(code, 0);
+    assert!(stderr.contains("pbem-mail.toml") && stderr.contains("from = ") && stderr.contains("non-ASCII"), "{stderr}");
+    std::fs::write(&cfg, "from = \"Jürgen Richter <richter@example.net>\"\n").unwrap();
+    assert_eq!(cron(&root, &cfg, "2026-07-01T12:05:00Z"), (0, String::new(), String::new()));
 }

@@ -123,14 +123,15 @@ pub fn print_flush(outbox: &Outbox, f: &Flushed, queued: usize, quiet: bool) -> 
     }
     // One line per reason, however many mails it kept back (a greylisting server answers every
     // mail the same).
-    let mut by_reason: std::collections::BTreeMap<&str, Vec<&str>> = std::collections::BTreeMap::new();
-    for (id, e) in &f.failed {
-        by_reason.entry(e.as_str()).or_default().push(id.as_str());
+    let mut by_reason: std::collections::BTreeMap<&str, Vec<(&str, &str)>> = std::collections::BTreeMap::new();
+    for (id, to, e) in &f.failed {
+        by_reason.entry(e.as_str()).or_default().push((id.as_str(), to.as_str()));
     }
     for (e, ids) in by_reason {
         match ids.as_slice() {
-            [id] => eprintln!("outbox: mail {id} not sent (kept for the next run): {e}"),
-            _ => eprintln!("outbox: {} mails not sent (kept for the next run), the first {}: {e}", ids.len(), ids[0]),
+            [(id, "")] => eprintln!("outbox: mail {id} not sent (kept for the next run): {e}"),
+            [(id, to)] => eprintln!("outbox: mail {id} to {to} not sent (kept for the next run): {e}"),
+            _ => eprintln!("outbox: {} mails not sent (kept for the next run), the first {}: {e}", ids.len(), ids[0].0),
         }
     }
     if let Some(why) = &f.unreachable {

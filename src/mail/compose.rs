@@ -71,13 +71,23 @@ fn mailbox(s: &str) -> Result<Mailbox> {
 
 /// Checks a seat's address (`pbem new --player`, `pbem seat --email`) with the parser the mailer
 /// uses, so an address taken in is one its mail can go to (`w2@ex.org.`, with its trailing dot,
-/// is not): a bare address, without a name or `<>`. The error says why.
+/// is not): a bare address, without a name or `<>`, in ASCII ([`check_ascii_address`]). The error
+/// says why.
 pub fn check_seat_address(s: &str) -> std::result::Result<(), String> {
     let m = s.parse::<Mailbox>().map_err(|e| format!("not a mail address: {e}"))?;
     if m.name.is_some() || m.email.to_string() != s {
         return Err("give the bare address (name@domain), without a name or <>".into());
     }
-    Ok(())
+    check_ascii_address(s)
+}
+
+/// Refuses an address with a non-ASCII character: an SMTP server takes one only with SMTPUTF8,
+/// which pbem does not use (and most servers lack), so no mail could go to or from it.
+pub fn check_ascii_address(s: &str) -> std::result::Result<(), String> {
+    match s.chars().find(|c| !c.is_ascii()) {
+        Some(c) => Err(format!("the mailer cannot send to or from an address with the non-ASCII letter {c:?} (SMTP needs SMTPUTF8 for it); give an ASCII address (a domain as xn--...)")),
+        None => Ok(()),
+    }
 }
 
 /// Whether two seat addresses reach one mailbox as far as pbem can tell: the same address in any
@@ -178,7 +188,7 @@ mod tests {
         for bad in ["w2@ex.org.", "w2@", "w2", ""] {
             assert!(check_seat_address(bad).is_err() && mailbox(bad).is_err(), "{bad:?}");
         }
-        for bad in ["<w2@ex.org>", "W <w2@ex.org>", " w2@ex.org"] {
+        for bad in ["<w2@ex.org>", "W <w2@ex.org>", " w2@ex.org", "ü@bücher.de", "w2@bücher.de", "jörg@ex.org"] {
             assert!(check_seat_address(bad).is_err(), "{bad:?}");
         }
         assert!(same_address("w2@ex.org.", "W2@Ex.Org") && same_address("W <w2@ex.org>", "w2@ex.org"));

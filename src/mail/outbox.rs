@@ -13,7 +13,8 @@
 //!                       one is still queued when an address would not fit on the line
 //! OUTBOX/queue/ID.error the last transport error, if a send failed
 //! OUTBOX/sent/ID        when it was accepted (a ledger of sent ids)
-//! OUTBOX/dead/ID.eml, ID.toml, ID.reason   refused for good (a 5xx reply), or not accepted
+//! OUTBOX/dead/ID.eml, ID.toml, ID.reason   refused for good (a 5xx reply, or a mail the
+//!                       transport can never send, [`Failure::Permanent`]), or not accepted
 //!                       for GIVE_UP_DAYS: never tried again; the flush that moves it reports it
 //! OUTBOX/untold/ID      a dead letter the host has not been told of yet: written before the
 //!                       mail moves to `dead/`, removed once the notice is printed
@@ -62,8 +63,9 @@ pub struct Flushed {
     pub sent: Vec<String>,
     /// Mails moved to `dead/` by this flush (each is reported once, by the flush that moved it).
     pub dead: Vec<DeadLetter>,
-    /// Ids whose send failed for now (they stay queued), with the error.
-    pub failed: Vec<(String, String)>,
+    /// Mails whose send failed for now (they stay queued): id, recipients (`, ` between; empty
+    /// when the queued mail could not be read), the error.
+    pub failed: Vec<(String, String, String)>,
     /// Why the server could not be reached, when it could not: the mails not tried stay queued.
     pub unreachable: Option<String>,
     /// Mails still queued after the flush.
@@ -285,7 +287,7 @@ impl Outbox {
         let (env, bytes) = match self.read_queued(id) {
             Ok(queued) => queued,
             Err(e) => {
-                out.failed.push((id.to_string(), e.to_string()));
+                out.failed.push((id.to_string(), String::new(), e.to_string()));
                 return Ok(());
             }
         };
@@ -312,7 +314,7 @@ impl Outbox {
                 if kind == Failure::Unreachable {
                     out.unreachable = Some(e.message);
                 } else {
-                    out.failed.push((id.to_string(), e.message));
+                    out.failed.push((id.to_string(), env.to.join(", "), e.message));
                 }
                 Ok(())
             }

@@ -29,12 +29,13 @@ pub enum Failure {
     /// This message failed for now (a 4xx reply, a sendmail that could not queue it): it stays
     /// queued and is tried again by the next run.
     Transient,
-    /// The server refused this message for good (a 5xx reply to its sender, a recipient or its
-    /// text): trying again would fail the same way.
+    /// This message cannot go, for good (a 5xx reply to its sender, a recipient or its text; lettre
+    /// refusing it for this server, as a non-ASCII address without SMTPUTF8; sendmail's exit
+    /// status 65, 67 or 68): trying again would fail the same way. The other messages still go.
     Permanent,
     /// The server could not be reached or refused the session (no connection, no answer in time,
-    /// TLS, login): every message would fail the same way, each after its own timeout, so the
-    /// flush stops and all wait.
+    /// TLS, login; a sendmail that cannot be started): every message would fail the same way,
+    /// each after its own timeout, so the flush stops and all wait.
     Unreachable,
 }
 
@@ -110,7 +111,12 @@ const SENDMAIL: &str = "sendmail";
 /// is killed while sendmail runs, sendmail still reads the whole message, where from a pipe it
 /// would read an end of input mid-message and deliver what came before it (an empty or cut mail;
 /// found by tester T8). Elsewhere a pipe, as lettre does.
-fn sendmail(program: &std::ffi::OsStr, env: &Envelope, bytes: &[u8]) -> std::result::Result<(), String> {
+///
+/// What a failure means: sendmail that cannot be started fails every mail alike (the session);
+/// an exit status that sysexits(3) makes about this mail for good (65 `EX_DATAERR`, 67
+/// `EX_NOUSER`, 68 `EX_NOHOST`) fails this mail for good; any other (75 `EX_TEMPFAIL` above all)
+/// this mail for now.
+fn sendmail(program: &std::ffi::OsStr, env: &Envelope, bytes: &[u8]) -> std::result::Result<(), (Failure, String)> {
     use std::io::Write;
     use std::process::{Command, Stdio};
     let mut c = Command::new(program);
@@ -119,21 +125,24 @@ fn sendmail(program: &std::ffi::OsStr, env: &Envelope, bytes: &[u8]) -> std::res
         c.arg("-f").arg(from);
     }
     c.arg("--").args(env.to().iter().map(ToString::to_string)).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let not_run = |e: std::io::Error| (Failure::Unreachable, format!("it could not be run: {e}"));
+    let for_now = |e: std::io::Error| (Failure::Transient, e.to_string());
     let child = match whole_file(bytes) {
-        Some(file) => c.stdin(Stdio::from(file)).spawn().map_err(|e| e.to_string())?,
+        Some(file) => c.stdin(Stdio::from(file)).spawn().map_err(not_run)?,
         None => {
             let _guard = crate::sig::PipeErrorsNotFatal::new();
-            let mut child = c.stdin(Stdio::piped()).spawn().map_err(|e| e.to_string())?;
-            child.stdin.take().map(|mut i| i.write_all(bytes)).transpose().map_err(|e| e.to_string())?;
+            let mut child = c.stdin(Stdio::piped()).spawn().map_err(not_run)?;
+            child.stdin.take().map(|mut i| i.write_all(bytes)).transpose().map_err(for_now)?;
             child
         }
     };
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let out = child.wait_with_output().map_err(for_now)?;
     if out.status.success() {
         return Ok(());
     }
     let said = String::from_utf8_lossy(&out.stderr).trim().to_string();
-    Err(if said.is_empty() { format!("it exited with {}", out.status) } else { said })
+    let kind = if matches!(out.status.code(), Some(65 | 67 | 68)) { Failure::Permanent } else { Failure::Transient };
+    Err((kind, if said.is_empty() { format!("it exited with {}", out.status) } else { format!("{said} ({})", out.status) }))
 }
 
 /// `bytes` in an in-memory file read from its start (Linux); `None` elsewhere or if one cannot be
@@ -175,7 +184,7 @@ impl Transport for Lettre {
         let env = envelope(from, to).map_err(|m| SendError { message: m, kind: Failure::Permanent })?;
         match self {
             Lettre::Smtp(t, server) => t.send_raw(&env, bytes).map(|_| ()).map_err(|e| smtp_error(&e, server, false)),
-            Lettre::Sendmail(program, command) => sendmail(program, &env, bytes).map_err(|e| SendError::message(format!("sendmail ({command}) failed: {}", without_os_error(&e)))),
+            Lettre::Sendmail(program, command) => sendmail(program, &env, bytes).map_err(|(kind, e)| SendError { message: format!("sendmail ({command}) failed: {}", without_os_error(&e)), kind }),
         }
     }
     fn check(&self) -> std::result::Result<(), SendError> {
@@ -233,7 +242,18 @@ fn smtp_error(e: &lettre::transport::smtp::Error, server: &Server, session: bool
     if e.is_client() && text.to_lowercase().contains("auth") {
         return unreachable(format!("the SMTP server {at} refused the login: {text}"));
     }
+    if !session && e.is_client() && refused_by_client(&text) {
+        return SendError { message: format!("it cannot go through the SMTP server {at}: {text}"), kind: Failure::Permanent };
+    }
     unreachable(format!("the SMTP session with {at} failed: {text}"))
+}
+
+/// Whether lettre's error text is its refusal of one mail before sending it, which this server
+/// will never take: an address with a non-ASCII character when the server does not announce
+/// SMTPUTF8, a message with one when it does not announce 8BITMIME (lettre 0.11's wording; a
+/// client error it does not match stays about the session).
+fn refused_by_client(text: &str) -> bool {
+    text.contains("contains non-ascii chars but server does not support")
 }
 
 /// The first I/O error in `e`'s chain of causes.
