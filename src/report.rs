@@ -220,10 +220,19 @@ pub fn render_pinned(
     let text = tmpl.render(ctx).map_err(|e| Error::Usage(format!("report template for {}: {e:#}", game.rules())))?;
     // The block is what a player keeps to pin the history (README "What a kept report pins"): a
     // template that leaves it out would make every report of the game useless as evidence.
-    if !text.contains(&pin) {
+    if !shows(&text, &pin) {
         return Err(Error::Usage(format!("report template report.txt must show {{{{ pin }}}} (the {PIN_HEAD} block) as it is")));
     }
     Ok(text)
+}
+
+/// Whether `text` holds `pin` (a [`pin_block`]) as it is: where its first line, [`PIN_HEAD`],
+/// stands (what `text.contains(pin)` says, without preparing a search for the whole block).
+fn shows(text: &str, pin: &str) -> bool {
+    if !pin.starts_with(PIN_HEAD) {
+        return text.contains(pin);
+    }
+    text.match_indices(PIN_HEAD).any(|(i, _)| text[i..].starts_with(pin))
 }
 
 /// The first line of the block in every report that pins the record it follows.
@@ -334,6 +343,16 @@ mod tests {
         assert_eq!(read_pin(&quoted), Ok(Pin { game: "g1".into(), record: 3, over: false, sha256: H.into() }));
         let both = read_pins(&text).unwrap();
         assert_eq!(both.iter().map(|p| (p.record, p.over)).collect::<Vec<_>>(), vec![(9, true), (3, false)], "a final report with an older one quoted below it: both");
+    }
+
+    #[test]
+    fn a_report_shows_its_pin_only_as_it_is() {
+        let pin = block(3, "no");
+        let edited = pin.replace("record: 3", "record: 4");
+        for text in [pin.clone(), format!("x{PIN_HEAD}\n{pin}y"), format!("{edited}{pin}"), edited.clone(), pin[..pin.len() - 1].to_string(), String::new()] {
+            assert_eq!(shows(&text, &pin), text.contains(&pin), "{text:?}");
+        }
+        assert!(!shows("anything", "not a pin") && shows("a not a pin b", "not a pin"));
     }
 
     #[test]

@@ -257,8 +257,20 @@ pub fn open_lock(path: &Path) -> Result<File> {
 pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
     use std::io::Read;
     let (mut f, len) = open_regular_sized(path)?;
-    let mut out = Vec::with_capacity(len as usize);
-    f.read_to_end(&mut out)?;
+    // Read up to the length the open found, then on to the end through `take` (a file's own
+    // `read_to_end` asks for its length again: a `statx` and an `lseek` a file read).
+    let mut out = vec![0; len as usize];
+    let mut filled = 0;
+    while filled < out.len() {
+        match f.read(&mut out[filled..]) {
+            Ok(0) => break,
+            Ok(n) => filled += n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    out.truncate(filled);
+    (&mut f).take(u64::MAX).read_to_end(&mut out)?;
     Ok(out)
 }
 

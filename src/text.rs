@@ -7,8 +7,14 @@
 /// Printable ASCII (every report and form line the games write) is wrapped here directly, with
 /// textwrap's first-fit rule and without its allocations per word (reports and prompts are
 /// wrapped for every step a simulation plays); any other text goes through textwrap. Both give
-/// the same lines (`tests::ascii_wraps_as_textwrap_does`).
+/// the same lines (`tests::ascii_wraps_as_textwrap_does`). A text that is already its one line
+/// is given back as it is (`tests::a_text_that_fits_is_its_own_line`).
 pub fn wrap_lines(text: &str, width: usize) -> Vec<String> {
+    // No wider than its bytes (a column a byte at most, as textwrap counts them), words apart by
+    // single spaces: both ways below make it one line, as it is.
+    if text.len() <= width && is_one_line(text) {
+        return vec![text.to_string()];
+    }
     if !text.bytes().all(|b| b.is_ascii_graphic() || b.is_ascii_whitespace()) {
         return wrap_lines_textwrap(text, width);
     }
@@ -29,6 +35,25 @@ pub fn wrap_lines(text: &str, width: usize) -> Vec<String> {
     }
     lines.push(line);
     lines
+}
+
+/// Whether `text` is words apart by single spaces, with no space at either end and no other
+/// whitespace (the empty text too): its words joined by one space each are `text` itself.
+fn is_one_line(text: &str) -> bool {
+    let mut after_space = true;
+    for c in text.chars() {
+        if c == ' ' {
+            if after_space {
+                return false;
+            }
+            after_space = true;
+        } else if c.is_whitespace() {
+            return false;
+        } else {
+            after_space = false;
+        }
+    }
+    !after_space || text.is_empty()
 }
 
 /// [`wrap_lines`] by textwrap (any text).
@@ -96,5 +121,23 @@ mod tests {
         assert_eq!(wrap_lines("", 5), wrap_lines_textwrap("", 5));
         assert_eq!(wrap_lines("a\u{b}b", 5), wrap_lines_textwrap("a\u{b}b", 5), "vertical tab: through textwrap");
         assert_eq!(wrap_lines("caf\u{e9} au lait", 4), ["caf\u{e9}", "au", "lait"]);
+    }
+
+    /// A text within the width whose words are apart by single spaces is its one line, as
+    /// textwrap makes it (ASCII or not, wide characters and control characters too); one with
+    /// any other whitespace, or a space at an end or doubled, is wrapped as before.
+    #[test]
+    fn a_text_that_fits_is_its_own_line() {
+        let texts = ["", "a", "defend Gettysburg, Cashtown", "caf\u{e9} au lait", "\u{4e2d}\u{6587} x", "a\u{1}b \u{1b}[1mc", "\u{1f600} ok"];
+        for text in texts {
+            assert!(is_one_line(text), "{text:?}");
+            for width in text.len().saturating_sub(3)..=text.len() + 2 {
+                assert_eq!(wrap_lines(text, width), wrap_lines_textwrap(text, width), "{text:?} at width {width}");
+            }
+        }
+        for text in [" a", "a ", "a  b", "a\tb", "a\nb", "a\u{a0}b", "a\u{b}b", " ", "a\u{3000}b"] {
+            assert!(!is_one_line(text), "{text:?}");
+            assert_eq!(wrap_lines(text, 20), wrap_lines_textwrap(text, 20), "{text:?}");
+        }
     }
 }

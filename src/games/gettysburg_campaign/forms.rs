@@ -16,7 +16,7 @@ use super::scenario::army_key;
 use super::side::Side;
 use super::state::{FirePolicy, Question, Stage, Standing, State};
 use crate::game::Orders;
-use crate::text::{count, plural, wrap};
+use crate::text::{count, plural, wrap, wrap_lines};
 
 /// "1 automatic hit + 2 dice".
 pub fn fire_text(p: rules::FirePlan) -> String {
@@ -181,7 +181,8 @@ pub fn standing_list(st: &Standing) -> Vec<String> {
         parts.push("none".into());
     }
     // Long lists (e.g. every town defended) go on continuation lines.
-    parts.iter().flat_map(|p| wrap(p, 90).lines().enumerate().map(|(i, l)| if i == 0 { l.to_string() } else { format!("    {l}") }).collect::<Vec<_>>()).collect()
+    // (Each part starts with a word: its wrapped lines are those of its `wrap`, none blank.)
+    parts.iter().flat_map(|p| wrap_lines(p, 90).into_iter().enumerate().map(|(i, l)| if i == 0 { l } else { format!("    {l}") })).collect()
 }
 
 /// What changed from standing orders `old` to `new`, one sentence each (empty when nothing did):

@@ -6,6 +6,8 @@
 //! its standing orders, its question. Never shown: the opponent's planned moves, standing orders,
 //! and cards chosen in a round that ended in an initiative tie.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 use serde_json::Value;
 
@@ -40,11 +42,39 @@ pub fn view(s: &State, side: Side) -> Value {
 }
 
 /// The view of `side` as the report template's value: what [`view`] gives, made a template
-/// value, without the JSON in between.
+/// value, without the JSON in between; the board (towns and corps) made once for both sides'
+/// reports of a state ([`board`]).
 ///
 /// Errors: none in practice (see [`crate::template_value::to_value`]).
 pub fn report_view(s: &State, side: Side) -> Result<minijinja::Value, crate::template_value::Error> {
-    crate::template_value::to_value(&View::of(s, side))
+    let (towns, corps) = board(s)?;
+    let side_only = crate::template_value::to_value(&View::without_board(s, side))?;
+    // A view is a map (a struct): its entries as made, with the board's in place of the empty ones.
+    let Some(side_map) = side_only.downcast_object_ref::<BTreeMap<minijinja::Value, minijinja::Value>>() else {
+        return crate::template_value::to_value(&View::of(s, side));
+    };
+    let mut map = side_map.clone();
+    map.insert(minijinja::Value::from("towns"), towns);
+    map.insert(minijinja::Value::from("corps"), corps);
+    Ok(minijinja::Value::from_object(map))
+}
+
+thread_local! {
+    /// The board's part of the last report view made on this thread (the same for both sides: the
+    /// towns and the corps), with the state it was made from: a record's reports are made one
+    /// side after the other from the same state.
+    static BOARD: std::cell::RefCell<Option<(State, minijinja::Value, minijinja::Value)>> = const { std::cell::RefCell::new(None) };
+}
+
+/// The view's `towns` and `corps` of `s` as template values, made once for a state (`BOARD`).
+fn board(s: &State) -> Result<(minijinja::Value, minijinja::Value), crate::template_value::Error> {
+    let kept = BOARD.with_borrow(|b| b.as_ref().filter(|(state, _, _)| state == s).map(|(_, t, c)| (t.clone(), c.clone())));
+    if let Some(made) = kept {
+        return Ok(made);
+    }
+    let made = (crate::template_value::to_value(&towns(s))?, crate::template_value::to_value(&corps(s))?);
+    BOARD.set(Some((s.clone(), made.0.clone(), made.1.clone())));
+    Ok(made)
 }
 
 /// What `side` may know of a state, as the report template reads it (`view.FIELD`): each field
@@ -126,6 +156,11 @@ struct Waiting {
 impl<'a> View<'a> {
     /// The view of `side`.
     fn of(s: &'a State, side: Side) -> Self {
+        View { towns: towns(s), corps: corps(s), ..View::without_board(s, side) }
+    }
+
+    /// The view of `side` with no towns and no corps (the board, the same for both sides).
+    fn without_board(s: &'a State, side: Side) -> Self {
         let (phase, phase_text) = phase(s);
         let army = s.scenario.army(side);
         let revealed = |x: Side| {
@@ -157,15 +192,34 @@ impl<'a> View<'a> {
             standing_orders: s.standing.get(side),
             initiative: &s.last_initiative,
             game_over: &s.outcome,
-            towns: towns(s),
-            corps: corps(s),
+            towns: Vec::new(),
+            corps: Vec::new(),
             hand: hand(s, side),
             planned_moves: planned_moves(s, side),
-            standing: standing_list(s.standing.get(side)),
+            standing: standing_lines(s.standing.get(side)),
             question: s.question.as_ref().filter(|q| q.sides().contains(&side)).map(|q| Asked { kind: q.kind(), prompt: prompt(s, side, q) }),
             waiting_for: s.question.iter().flat_map(|q| q.sides().into_iter().map(move |x| Waiting { role: x.role(), kind: q.kind() })).collect(),
         }
     }
+}
+
+/// [`standing_list`] of `st`, kept for the last two sides' standing orders on this thread: they
+/// change seldom from step to step, and a record's reports ask for each side's in turn.
+fn standing_lines(st: &Standing) -> Vec<String> {
+    thread_local! {
+        static MADE: std::cell::RefCell<Vec<(Standing, Vec<String>)>> = const { std::cell::RefCell::new(Vec::new()) };
+    }
+    if let Some(lines) = MADE.with_borrow(|m| m.iter().find(|(kept, _)| kept == st).map(|(_, l)| l.clone())) {
+        return lines;
+    }
+    let lines = standing_list(st);
+    MADE.with_borrow_mut(|m| {
+        if m.len() >= 2 {
+            m.remove(0);
+        }
+        m.push((st.clone(), lines.clone()));
+    });
+    lines
 }
 
 /// A corps as a counter on the map: "Union VI Corps (Sedgwick, strength 4)".
