@@ -31,7 +31,8 @@
 //! for each game, the `DIR/.due` a sweep last found holding, with the game folder's name and the
 //! inodes of `game.toml` and the newest record. It is read once (one `read` for every game); an
 //! idle game then costs the four `stat`s above, each an `fstatat` relative to the root folder
-//! (a short path, no walk from `/`), and neither its `DIR/.due` nor anything else is opened. A
+//! (a short path, no walk from `/`; a batch of games' on every core, [`RootIndex::peek_many`]),
+//! and neither its `DIR/.due` nor anything else is opened. A
 //! line is made only from a `DIR/.due` that held in full, and trusted only while all its stamps
 //! and inodes hold, so it can say nothing its `DIR/.due` could not; any doubt falls back to
 //! `DIR/.due`, and from there to loading the game. The sweep rewrites the root index (temp file
@@ -397,17 +398,28 @@ const ROOT_MAGIC: &str = "pbem-due-index 1";
 /// another (a root index line names its folder, and folders can be renamed or swapped).
 type Ident = (u64, u64, u128);
 
+/// The root folder, open: what [`At`] looks at files relative to (shared by the threads of a sweep).
+struct RootFolder(std::fs::File);
+
+impl RootFolder {
+    fn open(root: &Path) -> Option<RootFolder> {
+        Some(RootFolder(std::fs::File::open(root).ok()?))
+    }
+
+    /// A looker with a path buffer of its own (one a game, on any thread).
+    fn at(&self) -> At<'_> {
+        At { root: &self.0, path: Vec::with_capacity(64) }
+    }
+}
+
 /// Files of the games under one root, looked at relative to the root folder: one `fstatat` each,
 /// with a short path (`g1/game.toml`) instead of a walk from `/`.
-struct At {
-    root: std::fs::File,
+struct At<'a> {
+    root: &'a std::fs::File,
     path: Vec<u8>,
 }
 
-impl At {
-    fn open(root: &Path) -> Option<At> {
-        Some(At { root: std::fs::File::open(root).ok()?, path: Vec::with_capacity(64) })
-    }
+impl At<'_> {
 
     /// The identity of `NAME/REL`: `Ok(None)` if it does not exist, `Err` if it cannot be
     /// looked at (as [`probe`]).
@@ -484,7 +496,7 @@ fn push_six_digits(buf: &mut Vec<u8>, n: u64) {
 /// ranges of the file read, copied from it) and the lines made new.
 pub struct RootIndex {
     root: PathBuf,
-    at: Option<At>,
+    folder: Option<RootFolder>,
     /// The file read, when it was whole ([`OldIndex::open`]).
     old: Option<OldIndex>,
     /// The lines of the file to write, in the order peeked.
@@ -598,7 +610,7 @@ impl RootIndex {
     /// Opens `ROOT/.due-index` (checked whole in one streamed pass, [`whole`]) and the root
     /// folder.
     pub fn read(root: &Path) -> RootIndex {
-        RootIndex { root: root.to_path_buf(), at: At::open(root), old: OldIndex::open(&root.join(ROOT_INDEX)), new: Vec::new(), made: String::new(), changed: false, last: None }
+        RootIndex { root: root.to_path_buf(), folder: RootFolder::open(root), old: OldIndex::open(&root.join(ROOT_INDEX)), new: Vec::new(), made: String::new(), changed: false, last: None }
     }
 
     /// [`peek`] for the game folder `name` directly under the root: from its line when every
@@ -606,38 +618,72 @@ impl RootIndex {
     /// come in increasing order (as the cron run's `game_folders` lists them); a name
     /// out of order is peeked from its `DIR/.due` and left out of the file.
     pub fn peek(&mut self, name: &str, now: DateTime<Utc>) -> Peek {
+        self.peek_many(&[name], now).pop().unwrap_or_default()
+    }
+
+    /// [`RootIndex::peek`] of each of `names` in turn, the lines' stamps looked at on every core
+    /// (`par`: the four `fstatat`s of an idle game are most of a sweep's time). The lines are
+    /// taken from the file in order first and the results settled in order after, so the file
+    /// written is the same as by one `peek` a name. `names`: a few thousand at a time (each
+    /// one's line is held until the end).
+    pub fn peek_many(&mut self, names: &[&str], now: DateTime<Utc>) -> Vec<Peek> {
+        let mut lines = String::new();
+        let routes: Vec<Route> = names.iter().map(|name| self.route(name, &mut lines)).collect();
+        let (root, folder) = (&self.root, self.folder.as_ref());
+        let jobs: Vec<(&str, &Route)> = names.iter().copied().zip(&routes).collect();
+        let held = crate::par::map(&jobs, |&(name, r)| match (r, folder) {
+            (Route::Line { text, .. }, Some(f)) => from_line(&mut f.at(), root, name, &lines[text.0..text.1], now),
+            _ => None,
+        });
+        drop((jobs, lines));
+        names.iter().zip(routes).zip(held).map(|((name, r), e)| self.settle(name, r, e, now)).collect()
+    }
+
+    /// Where `name`'s line is: the file read is advanced to it (a line of a folder not peeked,
+    /// gone or no game now, is left out), and the line copied to `lines`.
+    fn route(&mut self, name: &str, lines: &mut String) -> Route {
         let plain = plain_name(name) && !name.contains('/');
         let in_order = self.last.as_deref().is_none_or(|l| l < name);
-        let (true, true, Some(at)) = (plain, in_order, self.at.as_mut()) else {
+        if !(plain && in_order && self.folder.is_some()) {
             self.changed |= plain;
-            return peek(&GameDir::new(self.root.join(name)), now);
-        };
+            return Route::Direct;
+        }
         self.last.get_or_insert_with(String::new).replace_range(.., name);
         while let Some(old) = self.old.as_mut() {
             match old.name().map(|n| n.cmp(name)) {
-                // A line of a folder not peeked (gone, or no game now): left out.
                 Some(std::cmp::Ordering::Less) => {
                     self.changed = true;
                     old.advance();
                 }
                 Some(std::cmp::Ordering::Equal) => {
-                    let held = from_line(at, &self.root, name, &old.line, now);
-                    let (a, b) = (old.at, old.next);
+                    let start = lines.len();
+                    lines.push_str(&old.line);
+                    let route = Route::Line { text: (start, lines.len()), bytes: (old.at, old.next) };
                     old.advance();
-                    if let Some(e) = held {
-                        match self.new.last_mut() {
-                            Some(Piece::Kept(_, end)) if *end == a => *end = b,
-                            _ => self.new.push(Piece::Kept(a, b)),
-                        }
-                        let idle = Idle { id: e.id.clone(), record: e.record, deadline: e.deadline, over: e.over };
-                        return Peek { id: Some(e.id), idle: Some(idle) };
-                    }
-                    break;
+                    return route;
                 }
                 _ => break,
             }
         }
+        Route::New
+    }
+
+    /// The peek of one name after its line was looked at (`held`: the line's entry, when every
+    /// stamp held): the line kept, or the game's `DIR/.due` read and its line made anew.
+    fn settle(&mut self, name: &str, route: Route, held: Option<Entry>, now: DateTime<Utc>) -> Peek {
+        let Some(folder) = self.folder.as_ref().filter(|_| !matches!(route, Route::Direct)) else {
+            return peek(&GameDir::new(self.root.join(name)), now);
+        };
+        if let (Route::Line { bytes: (a, b), .. }, Some(e)) = (&route, held) {
+            match self.new.last_mut() {
+                Some(Piece::Kept(_, end)) if *end == *a => *end = *b,
+                _ => self.new.push(Piece::Kept(*a, *b)),
+            }
+            let idle = Idle { id: e.id.clone(), record: e.record, deadline: e.deadline, over: e.over };
+            return Peek { id: Some(e.id), idle: Some(idle) };
+        }
         self.changed = true;
+        let mut at = folder.at();
         let game = at.probe(name, "game.toml");
         let (p, e) = peek_entry(&GameDir::new(self.root.join(name)), now);
         if let (Some(e), Ok(Some(g))) = (e, game)
@@ -682,6 +728,16 @@ impl RootIndex {
             let _ = std::fs::remove_file(&tmp);
         }
     }
+}
+
+/// Where a name peeked by [`RootIndex::peek_many`] is looked up.
+enum Route {
+    /// In its own `DIR/.due` only (a name the file cannot hold, or out of order; or no root folder).
+    Direct,
+    /// By its line of the file read: its start and end in the batch's text, and its bytes in the file.
+    Line { text: (usize, usize), bytes: (u64, u64) },
+    /// The file read has no line for it: its `DIR/.due`, and its line made anew when that holds.
+    New,
 }
 
 /// A line (or a run of lines) of the root index to write.
@@ -768,7 +824,7 @@ fn parse_root_line(line: &str) -> Option<(&str, u64, u64, Entry)> {
 
 /// The entry of a root index line when it still holds for the game folder `name` under `root`
 /// at `now`: the checks of [`still_idle`] and `game.toml`'s, each file by its identity.
-fn from_line(at: &mut At, root: &Path, name: &str, line: &str, now: DateTime<Utc>) -> Option<Entry> {
+fn from_line(at: &mut At<'_>, root: &Path, name: &str, line: &str, now: DateTime<Utc>) -> Option<Entry> {
     let (n, game_ino, record_ino, e) = parse_root_line(line)?;
     if n != name || !bounded(&e, now) {
         return None;
@@ -1021,7 +1077,8 @@ mod tests {
     /// line of each, idle until [`LATER`].
     fn root_of(names: &[&str]) -> (tempfile::TempDir, Vec<String>) {
         let tmp = tempfile::tempdir().unwrap();
-        let mut at = At::open(tmp.path()).unwrap();
+        let folder = RootFolder::open(tmp.path()).unwrap();
+        let mut at = folder.at();
         let lines = names
             .iter()
             .map(|name| {
@@ -1035,6 +1092,31 @@ mod tests {
             })
             .collect();
         (tmp, lines)
+    }
+
+    #[test]
+    fn a_batch_of_names_peeks_and_writes_as_one_name_at_a_time() {
+        let now = DateTime::from_timestamp(1_800_000_000, 0).unwrap();
+        let (tmp, lines) = root_of(&["a", "b", "c", "d", "e", "f"]);
+        let file = tmp.path().join(ROOT_INDEX);
+        let text = |lines: &[&String]| format!("{ROOT_MAGIC}\n{}end\n", lines.iter().map(|l| format!("{l}\n")).collect::<String>());
+        // A line of a folder that is gone ("cc", between two games), none for "d", and "b"'s
+        // game file changed since its line.
+        let gone = lines[2].replacen("c ", "cc ", 1);
+        let original = text(&[&lines[0], &lines[1], &lines[2], &gone, &lines[4], &lines[5]]);
+        std::fs::write(tmp.path().join("b/game.toml"), "id = \"b\"\n# edited\n").unwrap();
+        let run = |batches: &[&[&str]]| {
+            std::fs::write(&file, &original).unwrap();
+            let mut index = RootIndex::read(tmp.path());
+            let peeks: Vec<bool> = batches.iter().flat_map(|b| index.peek_many(b, now)).map(|p| p.idle.is_some()).collect();
+            index.save();
+            (peeks, std::fs::read_to_string(&file).unwrap())
+        };
+        // "a" once more out of order: peeked from its own `DIR/.due` (none) in both.
+        let one = run(&[&["a"], &["b"], &["c"], &["a"], &["d"], &["e"], &["f"]]);
+        assert_eq!(one, (vec![true, false, true, false, false, true, true], text(&[&lines[0], &lines[2], &lines[4], &lines[5]])));
+        assert_eq!(run(&[&["a", "b", "c", "a"], &["d", "e", "f"]]), one);
+        assert_eq!(run(&[&["a", "b", "c", "a", "d", "e", "f"]]), one);
     }
 
     #[test]

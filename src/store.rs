@@ -255,22 +255,34 @@ pub fn open_lock(path: &Path) -> Result<File> {
 /// The bytes of the regular file `path` ([`open_regular`]); errors as the standard library's,
 /// for callers that tell a missing file from others.
 pub fn read_regular(path: &Path) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
     let (mut f, len) = open_regular_sized(path)?;
-    // Read up to the length the open found, then on to the end through `take` (a file's own
-    // `read_to_end` asks for its length again: a `statx` and an `lseek` a file read).
-    let mut out = vec![0; len as usize];
-    let mut filled = 0;
-    while filled < out.len() {
-        match f.read(&mut out[filled..]) {
+    read_sized(&mut f, len)
+}
+
+/// The rest of `f`, whose length the caller's `fstat` gave as `len`: one `read` of it all and
+/// one that finds the end, as `std::fs::read`. Not `File::read_to_end`, which asks the file for
+/// its size and position again (a `statx` and an `lseek` a file, 5 of each a due step), nor
+/// `Read::read_to_end` without that size (which reads 8 KiB at a time at first).
+fn read_sized(f: &mut fs::File, len: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    // One byte more than the file holds: a read that fills the buffer means it grew meanwhile.
+    let size = usize::try_from(len).ok().and_then(|l| l.checked_add(1));
+    let mut out = Vec::new();
+    size.and_then(|s| out.try_reserve_exact(s).ok()).ok_or(std::io::ErrorKind::OutOfMemory)?;
+    out.resize(out.capacity(), 0);
+    let mut n = 0;
+    loop {
+        if n == out.len() {
+            out.resize(out.len() * 2, 0);
+        }
+        match f.read(&mut out[n..]) {
             Ok(0) => break,
-            Ok(n) => filled += n,
+            Ok(k) => n += k,
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
             Err(e) => return Err(e),
         }
     }
-    out.truncate(filled);
-    (&mut f).take(u64::MAX).read_to_end(&mut out)?;
+    out.truncate(n);
     Ok(out)
 }
 
@@ -1050,6 +1062,17 @@ pub fn list(dir: &Path) -> Result<Vec<String>> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn read_regular_reads_whole_files_of_any_size() {
+        let tmp = tempfile::tempdir().unwrap();
+        for len in [0usize, 1, 31, 4096, 8193, 100_000] {
+            let path = tmp.path().join(format!("f{len}"));
+            let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
+            std::fs::write(&path, &bytes).unwrap();
+            assert_eq!(super::read_regular(&path).unwrap(), bytes, "{len} bytes");
+        }
+    }
+
     use super::*;
 
     #[test]

@@ -482,6 +482,11 @@ impl Peeked {
     }
 }
 
+/// How many games [`peek_games`] peeks at a time ([`due::RootIndex::peek_many`]): enough that
+/// starting the threads costs little beside their work (~10 ms a batch), few enough that their
+/// lines held (~150 bytes each) cost little memory.
+const PEEK_BATCH: usize = 1024;
+
 /// See [`Peeked`]; also the plain sweep's (`adjudicate --all` without `--mail`). `folders` as
 /// [`game_folders`] lists them: a folder whose index holds has a `game.toml` (its `stat` was
 /// checked); of the others, those without one are no game ([`pipeline::holds_game`]).
@@ -490,17 +495,21 @@ impl Peeked {
 pub fn peek_games(root: &Path, mut folders: Folders, now: DateTime<Utc>) -> Peeked {
     let mut index = due::RootIndex::read(root);
     let (mut ids, mut games, mut kept) = (String::new(), Vec::with_capacity(folders.len()), 0);
-    for k in 0..folders.len() {
-        let p = index.peek(folders.name(k), now);
-        if p.id.is_none() && !pipeline::holds_game(&folders.dir(k)) {
-            continue;
+    // A batch of folders at a time, their lines' stamps looked at on every core.
+    for from in (0..folders.len()).step_by(PEEK_BATCH) {
+        let to = folders.len().min(from + PEEK_BATCH);
+        let peeks = index.peek_many(&(from..to).map(|k| folders.name(k)).collect::<Vec<_>>(), now);
+        for (k, p) in (from..to).zip(peeks) {
+            if p.id.is_none() && !pipeline::holds_game(&folders.dir(k)) {
+                continue;
+            }
+            let id = p.id.or_else(|| pipeline::read_game_file(&store::GameDir::new(folders.dir(k))).ok().map(|gf| gf.id)).and_then(|id| append(&mut ids, &id));
+            let (record, deadline, over) = p.idle.as_ref().map_or((0, None, false), |t| (t.record, t.deadline, t.over));
+            games.push(PeekedGame { id, idle: p.idle.is_some(), over, doubled: false, record, deadline: deadline.unwrap_or(i64::MIN) });
+            // The folders that hold no game are left out: game `i` is folder `i`.
+            folders.names[kept] = folders.names[k];
+            kept += 1;
         }
-        let id = p.id.or_else(|| pipeline::read_game_file(&store::GameDir::new(folders.dir(k))).ok().map(|gf| gf.id)).and_then(|id| append(&mut ids, &id));
-        let (record, deadline, over) = p.idle.as_ref().map_or((0, None, false), |t| (t.record, t.deadline, t.over));
-        games.push(PeekedGame { id, idle: p.idle.is_some(), over, doubled: false, record, deadline: deadline.unwrap_or(i64::MIN) });
-        // The folders that hold no game are left out: game `i` is folder `i`.
-        folders.names[kept] = folders.names[k];
-        kept += 1;
     }
     index.save();
     folders.names.truncate(kept);
