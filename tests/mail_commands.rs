@@ -354,3 +354,40 @@ fn press_shows_control_characters_as_escapes_status_counts_from_the_runs_now_and
     assert!(press.text.contains("  | red\\u{1b}[31m alert\\u{0} \\u{202e}gnp.exe"), "{}", press.text);
     assert!(!press.text.contains(['\u{1b}', '\u{0}', '\u{202e}']), "{:?}", press.text);
 }
+
+/// The host's `[publish] while_running = false` (found by tester T11, D1: a record reveals a
+/// Gettysburg seat's standing orders, and any seat could mail `public GAME` and read the
+/// opponent's at once, and the cron run put them on the site): the record, the site and the
+/// link to its pages wait for the end of the game; then they go out as before.
+#[test]
+fn a_host_who_keeps_the_record_back_sends_it_once_the_game_is_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    let site = tmp.path().join("site");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, format!("{text}[publish]\nout = \"site\"\npublic_url = \"https://example.org/pbem\"\nwhile_running = false\n")).unwrap();
+    let game = new_game(&root, "g1", 72);
+    let cron = |now: &str| pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", now]).assert().success();
+    cron("2026-07-01T12:30:00Z");
+    assert!(!site.join("g1").exists(), "a running game is not published");
+    assert!(queued(&root).iter().all(|m| !m.text.contains("https://example.org/pbem/g1/step-")), "no link to a page that is not there");
+    let before = pending(&root);
+    deliver(&md, "1", &message("George Meade <meade@example.org>", "Re: [pbem g1] the game begins", "public g1\nhelp\n"));
+    intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
+    let mails = queued_since(&root, &before);
+    assert_eq!(mails.len(), 1);
+    let m = &mails[0];
+    assert!(m.text.contains("The public record of game g1 is sent once the game is over (the host's setting)"), "{}", m.text);
+    assert!(m.text.contains("once the game is over, send the judge a line `public GAME`"), "{}", m.text);
+    assert!(m.files.iter().all(|(n, _)| !n.ends_with(".tar")), "{:?}", m.files.iter().map(|f| &f.0).collect::<Vec<_>>());
+
+    pbem::control::apply(&game, pbem::control::Request::Abandon, "the club closed", pipeline::parse_time("2026-07-01T13:10:00Z").unwrap()).unwrap();
+    cron("2026-07-01T13:15:00Z");
+    assert!(site.join("g1/index.html").is_file(), "a game over is published");
+    let before = pending(&root);
+    deliver(&md, "2", &message("George Meade <meade@example.org>", "Re: [pbem g1] final result", "public g1\n"));
+    intake(&root, &md, &cfg, "2026-07-01T13:20:00Z");
+    let mails = queued_since(&root, &before);
+    assert!(mails[0].text.contains("The public record of game g1 is attached as g1.tar"), "{}", mails[0].text);
+    assert!(mails[0].files.iter().any(|(n, _)| n == "g1.tar"));
+}
