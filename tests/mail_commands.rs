@@ -391,3 +391,23 @@ fn a_host_who_keeps_the_record_back_sends_it_once_the_game_is_over() {
     assert!(mails[0].text.contains("The public record of game g1 is attached as g1.tar"), "{}", mails[0].text);
     assert!(mails[0].files.iter().any(|(n, _)| n == "g1.tar"));
 }
+
+/// A mail of many stray signature blocks (found by tester T11, D3: 100,000 of them from a forged
+/// seat address took 27.8 s, quadratic, and queued a 7.5 MB reply of as many notes): identical
+/// notes are merged into one line with their count, the reply stays small.
+#[test]
+fn identical_notes_are_merged_and_the_reply_stays_small() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    new_game(&root, "g1", 72);
+    let blocks = "-----BEGIN SSH SIGNATURE-----\nAAAA\n-----END SSH SIGNATURE-----\n".repeat(20_000);
+    deliver(&md, "1", &message("meade@example.org", "x", &blocks));
+    let out = intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
+    let raw = queued_raw(&root);
+    assert_eq!(raw.len(), 1, "{out}");
+    assert!(raw[0].len() < 8_000, "a reply of {} bytes", raw[0].len());
+    let m = read_mail(&raw[0]);
+    let notes: Vec<&str> = m.text.lines().filter(|l| l.starts_with("Note:")).collect();
+    assert_eq!(notes, ["Note: a signature block in the message body has no [pbem] orders above it (20000 times)"], "{}", m.text);
+    assert!(out.len() < 2_000, "the run line: {out}");
+}

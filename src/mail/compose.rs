@@ -107,7 +107,7 @@ pub fn build(d: Draft<'_>) -> Result<Outgoing> {
         b = b.in_reply_to(format!("<{r}>")).references(format!("<{r}>"));
     }
     b = b.header(AutoSubmitted(if d.in_reply_to.is_some() { "auto-replied" } else { "auto-generated" }));
-    let text = SinglePart::plain(d.body.clone());
+    let text = SinglePart::plain(crlf(&d.body));
     let msg = if d.attachments.is_empty() {
         b.singlepart(text)
     } else {
@@ -126,6 +126,22 @@ pub fn build(d: Draft<'_>) -> Result<Outgoing> {
         to: env.to().iter().map(|a| a.to_string()).collect(),
         bytes: msg.formatted(),
     })
+}
+
+/// `text` with each line ending in CRLF, as a mail's body has them: what lettre would make of
+/// it, but in one pass (lettre inserts each `\r` into the string, moving all the text after it:
+/// a reply of 100,000 lines took 27 s).
+fn crlf(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 32);
+    let mut after_cr = false;
+    for c in text.chars() {
+        if c == '\n' && !after_cr {
+            out.push('\r');
+        }
+        out.push(c);
+        after_cr = c == '\r';
+    }
+    out
 }
 
 /// The multipart boundary of a mail: from its id and contents, so the same mail is the same bytes
@@ -170,6 +186,13 @@ fn attachment_type(name: &str) -> ContentType {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_body_gets_crlf_line_endings_once() {
+        assert_eq!(crlf("a\nb\r\nc\r\r\n\n\u{e9}\n"), "a\r\nb\r\nc\r\r\n\r\n\u{e9}\r\n");
+        assert_eq!(crlf("\nx"), "\r\nx");
+        assert_eq!(crlf(""), "");
+    }
 
     #[test]
     fn seat_addresses_are_what_the_mailer_sends_to_and_compare_as_one_mailbox() {

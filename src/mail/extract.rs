@@ -143,7 +143,34 @@ pub fn extract(raw: &[u8], key_for: &dyn Fn(&str, &str) -> Option<PublicKey>) ->
         }
     }
     out.html_only = out.orders.is_empty() && html > 0 && !out.notes.iter().any(|n| n.contains(".sig"));
+    out.notes = merge_notes(std::mem::take(&mut out.notes));
     Some(out)
+}
+
+/// The most notes one message's reply carries (after identical ones are merged).
+pub const MAX_NOTES: usize = 20;
+
+/// `notes` with identical ones merged into one line with their count, in the order first seen,
+/// the first [`MAX_NOTES`] of them and a line for the rest: a message of 100,000 stray signature
+/// blocks gets a reply of one note, not 100,000.
+fn merge_notes(notes: Vec<String>) -> Vec<String> {
+    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut merged: Vec<(String, usize)> = Vec::new();
+    for n in notes {
+        match at.get(&n) {
+            Some(&i) => merged[i].1 += 1,
+            None => {
+                at.insert(n.clone(), merged.len());
+                merged.push((n, 1));
+            }
+        }
+    }
+    let more = merged.len().saturating_sub(MAX_NOTES);
+    let mut out: Vec<String> = merged.into_iter().take(MAX_NOTES).map(|(n, k)| if k > 1 { format!("{n} ({k} times)") } else { n }).collect();
+    if more > 0 {
+        out.push(format!("... and {more} more notes like these"));
+    }
+    out
 }
 
 /// Why `msg` is a delivery report, if it is one.
