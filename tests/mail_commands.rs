@@ -411,3 +411,33 @@ fn identical_notes_are_merged_and_the_reply_stays_small() {
     assert_eq!(notes, ["Note: a signature block in the message body has no [pbem] orders above it (20000 times)"], "{}", m.text);
     assert!(out.len() < 2_000, "the run line: {out}");
 }
+
+/// A receipt the judge sent, mailed back (found by tester T11, D4: a reply with its attachments
+/// was refused as a bad order, "unknown table"): it is recognised by its shape and not read.
+#[test]
+fn a_receipt_sent_back_is_not_an_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    let game = new_game(&root, "g1", 72);
+    deliver(&md, "1", &order_mail(&game, "union", 1));
+    intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
+    let before = pending(&root);
+    let receipt = queued(&root).into_iter().flat_map(|m| m.files).filter(|(n, _)| n.starts_with("receipt-")).collect::<Vec<_>>();
+    assert_eq!(receipt.len(), 2, "the receipt and its signature");
+    let mut body = String::from("From: meade@example.org\nTo: judge@example.net\nSubject: Re: [pbem g1] Re: orders\nMessage-ID: <back@example.org>\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"b\"\n\n--b\nContent-Type: text/plain\n\nFor my files.\n");
+    for (i, (name, bytes)) in receipt.iter().enumerate() {
+        // Named otherwise: the shape, not the name, tells a receipt.
+        let name = if name.ends_with(".sig") { "kept.toml.sig".to_string() } else { "kept.toml".to_string() };
+        assert!(i < 2);
+        body.push_str(&format!("--b\nContent-Type: text/plain\nContent-Disposition: attachment; filename=\"{name}\"\n\n{}", String::from_utf8(bytes.clone()).unwrap()));
+    }
+    body.push_str("--b--\n");
+    deliver(&md, "2", body.as_bytes());
+    let out = intake(&root, &md, &cfg, "2026-07-01T13:05:00Z");
+    let mails = queued_since(&root, &before);
+    assert_eq!(mails.len(), 1, "{out}");
+    let text = &mails[0].text;
+    assert!(text.contains("Note: attachment \"kept.toml\" is a receipt, not an order: not read"), "{text}");
+    assert!(!text.contains("REFUSED") && !text.contains("unknown table") && !text.contains("signature attachment"), "{text}");
+    assert!(!out.contains("refused") && !out.contains("0 of 1"), "{out}");
+}

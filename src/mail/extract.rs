@@ -288,6 +288,12 @@ pub fn unflow(text: &str, delsp: bool) -> String {
     out
 }
 
+/// Whether `text` is a pbem receipt (by its shape: exactly a receipt's fields, whatever the
+/// file is called).
+fn is_receipt(text: &str) -> bool {
+    text.contains("commitment") && toml::from_str::<crate::model::Receipt>(text.trim_start_matches('\u{FEFF}')).is_ok()
+}
+
 fn is_sig_only(text: &str) -> bool {
     let t = text.trim_start_matches('\u{FEFF}').trim();
     t.starts_with(ARMOR_BEGIN) && !t.lines().any(|l| l.trim() == "[pbem]")
@@ -351,6 +357,15 @@ fn attached_order(c: Chunk, text: &str, sigs: &mut [DetachedSig], out: &mut Extr
     let name = c.name.clone().unwrap_or_else(|| "attachment".into());
     let label = format!("attachment {name:?}");
     let want = format!("{name}.sig").to_ascii_lowercase();
+    if is_receipt(text) {
+        // A receipt of the judge's sent back (a reply with its attachments, a forward): its
+        // signature goes with it, and neither is an order.
+        if let Some(s) = sigs.iter_mut().find(|s| !s.used && s.name.to_ascii_lowercase() == want) {
+            s.used = true;
+        }
+        out.notes.push(format!("{label} is a receipt, not an order: not read"));
+        return;
+    }
     let looks_like_order = |t: &str| t.contains(ARMOR_BEGIN) || has_pbem_line(&t.lines().collect::<Vec<_>>());
     // A label that made the bytes unreadable (UTF-8 sent as `utf-16`): the bytes as sent.
     let (file, raw) = match c.raw {
