@@ -441,3 +441,38 @@ fn a_receipt_sent_back_is_not_an_order() {
     assert!(!text.contains("REFUSED") && !text.contains("unknown table") && !text.contains("signature attachment"), "{text}");
     assert!(!out.contains("refused") && !out.contains("0 of 1"), "{out}");
 }
+
+/// Robots are kept from answering the judge, and the judge answers none (found by tester T11,
+/// D6): every mail carries `X-Auto-Response-Suppress` and `Precedence: bulk` besides
+/// `Auto-Submitted`; an Outlook-style out-of-office reply (its subject, no orders) or one marked
+/// `X-Auto-Response` gets no reply, while orders under such a subject still count and are answered.
+#[test]
+fn out_of_office_replies_are_not_answered_and_the_judges_mail_asks_for_none() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    let game = new_game(&root, "g1", 72);
+    deliver(&md, "1", &message("meade@example.org", "status", "status g1\n"));
+    intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
+    let raw = queued_raw(&root);
+    assert_eq!(raw.len(), 1);
+    let head = String::from_utf8_lossy(&raw[0]).to_string();
+    assert!(head.contains("\r\nX-Auto-Response-Suppress: All\r\n") && head.contains("\r\nPrecedence: bulk\r\n") && head.contains("Auto-Submitted: auto-replied"), "{head}");
+    let before = pending(&root);
+    let oof = "From: meade@example.org\nTo: judge@example.net\nSubject: Automatic reply: [pbem g1] Re: status\nMessage-ID: <oof@example.org>\nX-Auto-Response-Suppress: All\n\nI am out of the office until Monday.\nstatus g1\n";
+    deliver(&md, "2", oof.as_bytes());
+    let marked = "From: meade@example.org\nTo: judge@example.net\nSubject: Re: status\nMessage-ID: <marked@example.org>\nX-Auto-Response: yes\n\nstatus g1\n";
+    deliver(&md, "3", marked.as_bytes());
+    let out = intake(&root, &md, &cfg, "2026-07-01T13:05:00Z");
+    assert!(queued_since(&root, &before).is_empty(), "{out}");
+    assert_eq!(out.matches("an automatic message").count(), 2, "{out}");
+    // Only `X-Auto-Response-Suppress` (a mail program sets it on a player's own mail): answered.
+    let plain = "From: meade@example.org\nTo: judge@example.net\nSubject: status\nMessage-ID: <plain@example.org>\nX-Auto-Response-Suppress: All\n\nstatus g1\n";
+    deliver(&md, "4", plain.as_bytes());
+    // Orders under an out-of-office subject count, and are answered.
+    let orders = String::from_utf8(order_mail(&game, "union", 1)).unwrap().replace("Subject: orders", "Subject: Out of Office: orders");
+    deliver(&md, "5", orders.as_bytes());
+    intake(&root, &md, &cfg, "2026-07-01T13:10:00Z");
+    let mails = queued_since(&root, &before);
+    assert_eq!(mails.len(), 2, "{:?}", mails.iter().map(|m| &m.subject).collect::<Vec<_>>());
+    assert!(mails.iter().any(|m| m.text.contains("ACCEPTED")));
+}

@@ -49,6 +49,11 @@ pub struct Draft<'a> {
 #[derive(Clone)]
 struct AutoSubmitted(&'static str);
 
+/// The headers besides `Auto-Submitted` that keep robots from answering the judge's mail:
+/// Exchange and Outlook do not read RFC 3834 but `X-Auto-Response-Suppress`, and older
+/// vacation programs skip `Precedence: bulk`.
+const QUIET: [(&str, &str); 2] = [("X-Auto-Response-Suppress", "All"), ("Precedence", "bulk")];
+
 impl Header for AutoSubmitted {
     fn name() -> HeaderName {
         HeaderName::new_from_ascii_str("Auto-Submitted")
@@ -107,6 +112,9 @@ pub fn build(d: Draft<'_>) -> Result<Outgoing> {
         b = b.in_reply_to(format!("<{r}>")).references(format!("<{r}>"));
     }
     b = b.header(AutoSubmitted(if d.in_reply_to.is_some() { "auto-replied" } else { "auto-generated" }));
+    for (name, value) in QUIET {
+        b = b.raw_header(HeaderValue::new(HeaderName::new_from_ascii_str(name), value.to_string()));
+    }
     let text = SinglePart::plain(crlf(&d.body));
     let msg = if d.attachments.is_empty() {
         b.singlepart(text)

@@ -114,7 +114,7 @@ pub fn extract(raw: &[u8], key_for: &dyn Fn(&str, &str) -> Option<PublicKey>) ->
         out.automatic = Some(format!("Auto-Submitted: {v}"));
     } else if let Some(v) = header("Precedence").filter(|v| ["bulk", "junk", "list", "auto_reply"].contains(&v.as_str())) {
         out.automatic = Some(format!("Precedence: {v}"));
-    } else if let Some(h) = ["X-Autoreply", "X-Autorespond"].into_iter().find(|h| header(h).is_some()) {
+    } else if let Some(h) = ["X-Autoreply", "X-Autorespond", "X-Auto-Response"].into_iter().find(|h| header(h).is_some()) {
         // Older vacation programs mark their replies so instead of with Auto-Submitted.
         out.automatic = Some(format!("{h} present"));
     } else if header("Return-Path").is_some_and(|v| v.trim_start_matches('<').trim_end_matches('>').trim().is_empty()) {
@@ -144,6 +144,11 @@ pub fn extract(raw: &[u8], key_for: &dyn Fn(&str, &str) -> Option<PublicKey>) ->
     }
     out.html_only = out.orders.is_empty() && html > 0 && !out.notes.iter().any(|n| n.contains(".sig"));
     out.notes = merge_notes(std::mem::take(&mut out.notes));
+    if out.automatic.is_none() && out.orders.is_empty() && out_of_office(&out.subject) {
+        // Outlook's and Exchange's out-of-office replies carry none of the headers above.
+        let subject: String = out.subject.trim().chars().take(60).collect();
+        out.automatic = Some(format!("Subject: {subject:?}, an out-of-office reply"));
+    }
     Some(out)
 }
 
@@ -171,6 +176,13 @@ fn merge_notes(notes: Vec<String>) -> Vec<String> {
         out.push(format!("... and {more} more notes like these"));
     }
     out
+}
+
+/// Whether `subject` is that of an out-of-office or other automatic reply (`Automatic reply:`,
+/// `Auto:`, `Out of Office`), in any letter case.
+fn out_of_office(subject: &str) -> bool {
+    let s = subject.trim_start().to_ascii_lowercase();
+    ["automatic reply:", "auto:", "out of office"].iter().any(|p| s.starts_with(p))
 }
 
 /// Why `msg` is a delivery report, if it is one.
