@@ -300,8 +300,9 @@ fn peek_entry(dir: &GameDir, now: DateTime<Utc>) -> (Peek, Option<Entry>) {
 /// newer record, a file that cannot be looked at (then the site is checked in full).
 ///
 /// Take it before reading the public copy, so that a change made meanwhile makes it differ.
-/// Returns the game's id (by the same `.due`) and the stamp.
-pub fn public_stamp(dir: &GameDir) -> Option<(String, String)> {
+/// Returns the game's id (by the same `.due`), the stamp, and whether the game is over (by that
+/// newest record).
+pub fn public_stamp(dir: &GameDir) -> Option<(String, String, bool)> {
     let e = Entry::parse(&read_small(&path(dir))?)?;
     if ident(&dir.record(e.record)).ok()?.is_none() || ident(&dir.record(e.record + 1)) != Ok(None) {
         return None;
@@ -315,7 +316,7 @@ pub fn public_stamp(dir: &GameDir) -> Option<(String, String)> {
             None => text.push_str(" -"),
         }
     }
-    Some((e.id, text))
+    Some((e.id, text, e.over))
 }
 
 /// The [`Ident`] of `path`: `Ok(None)` if it does not exist, `Err` if it cannot be looked at.

@@ -216,6 +216,17 @@ pub fn state_commitment(game: &str, index: u64, key: &[u8; 32], state: &str) -> 
     hex::encode(commit::state_commitment(game, index, key, state.as_bytes()))
 }
 
+/// Whether the game in `dir` is over: its newest record states the outcome (read for that field
+/// alone).
+pub fn is_over(dir: &GameDir) -> Result<bool> {
+    #[derive(serde::Deserialize)]
+    struct Ending {
+        outcome: Option<serde::de::IgnoredAny>,
+    }
+    let n = dir.last_record()?.ok_or_else(|| Error::input(dir.record(0), "missing: the game has no records"))?;
+    Ok(read_json::<Ending>(dir.record(n))?.outcome.is_some())
+}
+
 /// Reads and parses record `n`.
 pub fn read_record(dir: &GameDir, n: u64) -> Result<Record> {
     read_json(dir.record(n))

@@ -354,3 +354,125 @@ fn press_shows_control_characters_as_escapes_status_counts_from_the_runs_now_and
     assert!(press.text.contains("  | red\\u{1b}[31m alert\\u{0} \\u{202e}gnp.exe"), "{}", press.text);
     assert!(!press.text.contains(['\u{1b}', '\u{0}', '\u{202e}']), "{:?}", press.text);
 }
+
+/// The host's `[publish] while_running = false` (found by tester T11, D1: a record reveals a
+/// Gettysburg seat's standing orders, and any seat could mail `public GAME` and read the
+/// opponent's at once, and the cron run put them on the site): the record, the site and the
+/// link to its pages wait for the end of the game; then they go out as before.
+#[test]
+fn a_host_who_keeps_the_record_back_sends_it_once_the_game_is_over() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    let site = tmp.path().join("site");
+    let text = std::fs::read_to_string(&cfg).unwrap();
+    std::fs::write(&cfg, format!("{text}[publish]\nout = \"site\"\npublic_url = \"https://example.org/pbem\"\nwhile_running = false\n")).unwrap();
+    let game = new_game(&root, "g1", 72);
+    let cron = |now: &str| pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", now]).assert().success();
+    cron("2026-07-01T12:30:00Z");
+    assert!(!site.join("g1").exists(), "a running game is not published");
+    assert!(queued(&root).iter().all(|m| !m.text.contains("https://example.org/pbem/g1/step-")), "no link to a page that is not there");
+    let before = pending(&root);
+    deliver(&md, "1", &message("George Meade <meade@example.org>", "Re: [pbem g1] the game begins", "public g1\nhelp\n"));
+    intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
+    let mails = queued_since(&root, &before);
+    assert_eq!(mails.len(), 1);
+    let m = &mails[0];
+    assert!(m.text.contains("The public record of game g1 is sent once the game is over (the host's setting)"), "{}", m.text);
+    assert!(m.text.contains("once the game is over, send the judge a line `public GAME`"), "{}", m.text);
+    assert!(m.files.iter().all(|(n, _)| !n.ends_with(".tar")), "{:?}", m.files.iter().map(|f| &f.0).collect::<Vec<_>>());
+
+    pbem::control::apply(&game, pbem::control::Request::Abandon, "the club closed", pipeline::parse_time("2026-07-01T13:10:00Z").unwrap()).unwrap();
+    cron("2026-07-01T13:15:00Z");
+    assert!(site.join("g1/index.html").is_file(), "a game over is published");
+    let before = pending(&root);
+    deliver(&md, "2", &message("George Meade <meade@example.org>", "Re: [pbem g1] final result", "public g1\n"));
+    intake(&root, &md, &cfg, "2026-07-01T13:20:00Z");
+    let mails = queued_since(&root, &before);
+    assert!(mails[0].text.contains("The public record of game g1 is attached as g1.tar"), "{}", mails[0].text);
+    assert!(mails[0].files.iter().any(|(n, _)| n == "g1.tar"));
+}
+
+/// A mail of many stray signature blocks (found by tester T11, D3: 100,000 of them from a forged
+/// seat address took 27.8 s, quadratic, and queued a 7.5 MB reply of as many notes): identical
+/// notes are merged into one line with their count, the reply stays small.
+#[test]
+fn identical_notes_are_merged_and_the_reply_stays_small() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    new_game(&root, "g1", 72);
+    let blocks = "-----BEGIN SSH SIGNATURE-----\nAAAA\n-----END SSH SIGNATURE-----\n".repeat(20_000);
+    deliver(&md, "1", &message("meade@example.org", "x", &blocks));
+    let out = intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
+    let raw = queued_raw(&root);
+    assert_eq!(raw.len(), 1, "{out}");
+    assert!(raw[0].len() < 8_000, "a reply of {} bytes", raw[0].len());
+    let m = read_mail(&raw[0]);
+    let notes: Vec<&str> = m.text.lines().filter(|l| l.starts_with("Note:")).collect();
+    assert_eq!(notes, ["Note: a signature block in the message body has no [pbem] orders above it (20000 times)"], "{}", m.text);
+    assert!(out.len() < 2_000, "the run line: {out}");
+}
+
+/// A receipt the judge sent, mailed back (found by tester T11, D4: a reply with its attachments
+/// was refused as a bad order, "unknown table"): it is recognised by its shape and not read.
+#[test]
+fn a_receipt_sent_back_is_not_an_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    let game = new_game(&root, "g1", 72);
+    deliver(&md, "1", &order_mail(&game, "union", 1));
+    intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
+    let before = pending(&root);
+    let receipt = queued(&root).into_iter().flat_map(|m| m.files).filter(|(n, _)| n.starts_with("receipt-")).collect::<Vec<_>>();
+    assert_eq!(receipt.len(), 2, "the receipt and its signature");
+    let mut body = String::from("From: meade@example.org\nTo: judge@example.net\nSubject: Re: [pbem g1] Re: orders\nMessage-ID: <back@example.org>\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"b\"\n\n--b\nContent-Type: text/plain\n\nFor my files.\n");
+    for (i, (name, bytes)) in receipt.iter().enumerate() {
+        // Named otherwise: the shape, not the name, tells a receipt.
+        let name = if name.ends_with(".sig") { "kept.toml.sig".to_string() } else { "kept.toml".to_string() };
+        assert!(i < 2);
+        body.push_str(&format!("--b\nContent-Type: text/plain\nContent-Disposition: attachment; filename=\"{name}\"\n\n{}", String::from_utf8(bytes.clone()).unwrap()));
+    }
+    body.push_str("--b--\n");
+    deliver(&md, "2", body.as_bytes());
+    let out = intake(&root, &md, &cfg, "2026-07-01T13:05:00Z");
+    let mails = queued_since(&root, &before);
+    assert_eq!(mails.len(), 1, "{out}");
+    let text = &mails[0].text;
+    assert!(text.contains("Note: attachment \"kept.toml\" is a receipt, not an order: not read"), "{text}");
+    assert!(!text.contains("REFUSED") && !text.contains("unknown table") && !text.contains("signature attachment"), "{text}");
+    assert!(!out.contains("refused") && !out.contains("0 of 1"), "{out}");
+}
+
+/// Robots are kept from answering the judge, and the judge answers none (found by tester T11,
+/// D6): every mail carries `X-Auto-Response-Suppress` and `Precedence: bulk` besides
+/// `Auto-Submitted`; an Outlook-style out-of-office reply (its subject, no orders) or one marked
+/// `X-Auto-Response` gets no reply, while orders under such a subject still count and are answered.
+#[test]
+fn out_of_office_replies_are_not_answered_and_the_judges_mail_asks_for_none() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    let game = new_game(&root, "g1", 72);
+    deliver(&md, "1", &message("meade@example.org", "status", "status g1\n"));
+    intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
+    let raw = queued_raw(&root);
+    assert_eq!(raw.len(), 1);
+    let head = String::from_utf8_lossy(&raw[0]).to_string();
+    assert!(head.contains("\r\nX-Auto-Response-Suppress: All\r\n") && head.contains("\r\nPrecedence: bulk\r\n") && head.contains("Auto-Submitted: auto-replied"), "{head}");
+    let before = pending(&root);
+    let oof = "From: meade@example.org\nTo: judge@example.net\nSubject: Automatic reply: [pbem g1] Re: status\nMessage-ID: <oof@example.org>\nX-Auto-Response-Suppress: All\n\nI am out of the office until Monday.\nstatus g1\n";
+    deliver(&md, "2", oof.as_bytes());
+    let marked = "From: meade@example.org\nTo: judge@example.net\nSubject: Re: status\nMessage-ID: <marked@example.org>\nX-Auto-Response: yes\n\nstatus g1\n";
+    deliver(&md, "3", marked.as_bytes());
+    let out = intake(&root, &md, &cfg, "2026-07-01T13:05:00Z");
+    assert!(queued_since(&root, &before).is_empty(), "{out}");
+    assert_eq!(out.matches("an automatic message").count(), 2, "{out}");
+    // Only `X-Auto-Response-Suppress` (a mail program sets it on a player's own mail): answered.
+    let plain = "From: meade@example.org\nTo: judge@example.net\nSubject: status\nMessage-ID: <plain@example.org>\nX-Auto-Response-Suppress: All\n\nstatus g1\n";
+    deliver(&md, "4", plain.as_bytes());
+    // Orders under an out-of-office subject count, and are answered.
+    let orders = String::from_utf8(order_mail(&game, "union", 1)).unwrap().replace("Subject: orders", "Subject: Out of Office: orders");
+    deliver(&md, "5", orders.as_bytes());
+    intake(&root, &md, &cfg, "2026-07-01T13:10:00Z");
+    let mails = queued_since(&root, &before);
+    assert_eq!(mails.len(), 2, "{:?}", mails.iter().map(|m| &m.subject).collect::<Vec<_>>());
+    assert!(mails.iter().any(|m| m.text.contains("ACCEPTED")));
+}

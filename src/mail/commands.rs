@@ -8,6 +8,7 @@
 //! status [GAME]               where the game stands: step, deadline, who has sent orders
 //! report [GAME]               my newest report again, with the order form when orders are due
 //! public [GAME]               the game's public record as one archive (GAME.tar) for `pbem audit`
+//!                             (once the game is over, when the host sets `while_running = false`)
 //! help                        these lines
 //! press [GAME] to WHOM        a message to other players, relayed by the judge: WHOM is `all`,
 //! TEXT...                     `team`, or one or more roles (`press g1 to red-1 red-2`); the
@@ -172,7 +173,7 @@ registered address; GAME may be left out when you play in one game only):
   status [GAME]            where the game stands: the step, its deadline, who has sent orders
   report [GAME]            your newest report again, with the order form when orders are due
   public [GAME]            the game's public record as one archive (GAME.tar): `pbem audit
-                           GAME.tar` replays and checks every step
+                           GAME.tar` replays and checks every step{}
   help                     this text
   press [GAME] to WHOM     a message to other players, relayed by the judge and listed in their
   YOUR TEXT                next reports: WHOM is `all`, `team` or roles (`press g1 to red-1`);
@@ -183,6 +184,7 @@ decides per game whom press may go to (press=none, team or all).
 
 {}
 {}",
+        if cfg.publish.while_running { "" } else { "\n                           (sent once the game is over: the host's setting)" },
         super::reply::how_to_send(),
         public_record_note(cfg)
     )
@@ -253,7 +255,7 @@ pub(super) fn answer(parsed: &Parsed, asker: &Asker<'_>, games: &Games, outbox: 
                 Err(e) => Ok(format!("report: {e}\n")),
             },
             Command::Public(g) => match chosen(&seats, g.as_deref()) {
-                Ok(list) => public_text(&list, &mut out.attachments),
+                Ok(list) => public_text(&list, cfg, &mut out.attachments),
                 Err(e) => Ok(format!("public: {e}\n")),
             },
             Command::Press { game, to, text } => press(&seats, game.as_deref(), to, text, asker, i, outbox, cfg, now),
@@ -267,10 +269,15 @@ pub(super) fn answer(parsed: &Parsed, asker: &Asker<'_>, games: &Games, outbox: 
     Ok(out)
 }
 
-/// Each chosen game's public record as `GAME.tar` (`crate::public::public_archive`), attached.
-fn public_text(list: &[&Held<'_>], files: &mut Files) -> Result<String> {
+/// Each chosen game's public record as `GAME.tar` (`crate::public::public_archive`), attached;
+/// with `[publish] while_running = false`, only that of a game that is over.
+fn public_text(list: &[&Held<'_>], cfg: &HostConfig, files: &mut Files) -> Result<String> {
     let mut s = String::new();
     for (dir, gf, _) in list {
+        if !cfg.publish.while_running && !pipeline::is_over(&crate::store::GameDir::new(dir))? {
+            s.push_str(&format!("The public record of game {} is sent once the game is over (the host's setting): ask again then.\n", gf.id));
+            continue;
+        }
         let name = format!("{}.tar", gf.id);
         files.push((name.clone(), crate::public::public_archive(dir)?));
         s.push_str(&format!("The public record of game {} is attached as {name}: `pbem audit {name}` replays and checks every step.\n", gf.id));

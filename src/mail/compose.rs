@@ -49,6 +49,11 @@ pub struct Draft<'a> {
 #[derive(Clone)]
 struct AutoSubmitted(&'static str);
 
+/// The headers besides `Auto-Submitted` that keep robots from answering the judge's mail:
+/// Exchange and Outlook do not read RFC 3834 but `X-Auto-Response-Suppress`, and older
+/// vacation programs skip `Precedence: bulk`.
+const QUIET: [(&str, &str); 2] = [("X-Auto-Response-Suppress", "All"), ("Precedence", "bulk")];
+
 impl Header for AutoSubmitted {
     fn name() -> HeaderName {
         HeaderName::new_from_ascii_str("Auto-Submitted")
@@ -117,7 +122,10 @@ pub fn build(d: Draft<'_>) -> Result<Outgoing> {
         b = b.in_reply_to(format!("<{r}>")).references(format!("<{r}>"));
     }
     b = b.header(AutoSubmitted(if d.in_reply_to.is_some() { "auto-replied" } else { "auto-generated" }));
-    let text = SinglePart::plain(d.body.clone());
+    for (name, value) in QUIET {
+        b = b.raw_header(HeaderValue::new(HeaderName::new_from_ascii_str(name), value.to_string()));
+    }
+    let text = SinglePart::plain(crlf(&d.body));
     let msg = if d.attachments.is_empty() {
         b.singlepart(text)
     } else {
@@ -136,6 +144,22 @@ pub fn build(d: Draft<'_>) -> Result<Outgoing> {
         to: env.to().iter().map(|a| a.to_string()).collect(),
         bytes: msg.formatted(),
     })
+}
+
+/// `text` with each line ending in CRLF, as a mail's body has them: what lettre would make of
+/// it, but in one pass (lettre inserts each `\r` into the string, moving all the text after it:
+/// a reply of 100,000 lines took 27 s).
+fn crlf(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + text.len() / 32);
+    let mut after_cr = false;
+    for c in text.chars() {
+        if c == '\n' && !after_cr {
+            out.push('\r');
+        }
+        out.push(c);
+        after_cr = c == '\r';
+    }
+    out
 }
 
 /// The multipart boundary of a mail: from its id and contents, so the same mail is the same bytes
@@ -180,6 +204,13 @@ fn attachment_type(name: &str) -> ContentType {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_body_gets_crlf_line_endings_once() {
+        assert_eq!(crlf("a\nb\r\nc\r\r\n\n\u{e9}\n"), "a\r\nb\r\nc\r\r\n\r\n\u{e9}\r\n");
+        assert_eq!(crlf("\nx"), "\r\nx");
+        assert_eq!(crlf(""), "");
+    }
 
     #[test]
     fn seat_addresses_are_what_the_mailer_sends_to_and_compare_as_one_mailbox() {

@@ -37,7 +37,7 @@ pub struct HostConfig {
 }
 
 /// `[publish]`: where the cron run writes the games' static site, and where it is seen.
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct PublishConfig {
     /// The site's folder (relative to the config file's folder); each cron run publishes there
@@ -46,6 +46,21 @@ pub struct PublishConfig {
     /// Where that folder is served (`https://example.org/games`): report mails link to the
     /// game's page of the record they report. None: no link.
     pub public_url: Option<String>,
+    /// Whether a game's public record goes out while the game runs (default true): false keeps
+    /// it back, from the `public` mail command and the cron run's site alike, until the game is
+    /// over (a Gettysburg host who wants standing orders secret for the whole game sets it so).
+    #[serde(default = "yes")]
+    pub while_running: bool,
+}
+
+fn yes() -> bool {
+    true
+}
+
+impl Default for PublishConfig {
+    fn default() -> Self {
+        PublishConfig { out: None, public_url: None, while_running: true }
+    }
 }
 
 impl PublishConfig {
@@ -410,6 +425,8 @@ mod tests {
         assert!(c.publish.out.as_ref().unwrap().ends_with("site") && c.publish.out.as_ref().unwrap().is_absolute());
         assert_eq!(c.publish.page_url("g1", 3).as_deref(), Some("https://example.org/games/g1/step-3.html"));
         assert_eq!(load("from = \"judge@example.org\"\n").unwrap().publish.page_url("g1", 3), None);
+        assert!(c.publish.while_running && load("from = \"judge@example.org\"\n").unwrap().publish.while_running);
+        assert!(!load("from = \"judge@example.org\"\n[publish]\nwhile_running = false\n").unwrap().publish.while_running);
         let err = load("from = \"judge@example.org\"\n[publish]\npublic_url = \"example.org/games\"\n").unwrap_err().to_string();
         assert!(err.contains("publish.public_url") && err.contains("https://"), "{err}");
         let err = load("from = \"judge@example.org\"\n[publish]\noutt = \"x\"\n").unwrap_err().to_string();

@@ -158,7 +158,7 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
     // The site before the mail that links to it; from the public copies alone, so without the
     // root lock.
     if let Some(site) = &cfg.publish.out {
-        out.published = publish_games(root, site, &out.games)?;
+        out.published = publish_games(root, site, cfg.publish.while_running, &out.games)?;
     }
     if let Some(t) = super::transport::from_config(&cfg.transport)? {
         out.flushed = Some(Outbox::under(root).flush(t.as_ref(), now)?);
@@ -600,8 +600,9 @@ fn merge_runs(prev: Option<Loaded>, mut next: Loaded) -> Loaded {
 /// whose site lost its index) is written again where the bytes differ ([`crate::site::publish`]);
 /// any other game is checked in full ([`crate::site::publish_if_changed`]). Unless that fails,
 /// it is marked anew with the stamp taken before. A mark is a hint (written without a sync):
-/// lost, the game is checked in full.
-fn publish_games(root: &Path, site: &Path, games: &[GameRun]) -> Result<Vec<(String, bool)>> {
+/// lost, the game is checked in full. Unless `while_running`, a game not yet over is left out
+/// (and its mark as it was): it is published once it is over.
+fn publish_games(root: &Path, site: &Path, while_running: bool, games: &[GameRun]) -> Result<Vec<(String, bool)>> {
     let state = intake::state_dir(root);
     let path = state.join("publish.lock");
     let lock = store::open_lock(&path)?;
@@ -612,7 +613,7 @@ fn publish_games(root: &Path, site: &Path, games: &[GameRun]) -> Result<Vec<(Str
     let whole = site.join("index.html").is_file() && site.join("style.css").is_file();
     let mut lines = Vec::new();
     for g in games.iter().filter(|g| !g.failed && !g.skip_mail) {
-        if let Some(line) = publish_game(root, &marks.join(&g.game), &g.game, site, whole) {
+        if let Some(line) = publish_game(root, &marks.join(&g.game), &g.game, site, whole, while_running) {
             lines.push(line);
         }
     }
@@ -621,22 +622,30 @@ fn publish_games(root: &Path, site: &Path, games: &[GameRun]) -> Result<Vec<(Str
 
 /// Publishes the game in folder `name` into `site` if its public copy changed since it was last
 /// published there (by its `mark` when `whole` says the site's own pages are there, else in
-/// full): `None` when nothing changed, else the line to print and whether it failed.
-fn publish_game(root: &Path, mark: &Path, name: &str, site: &Path, whole: bool) -> Option<(String, bool)> {
+/// full): `None` when nothing changed (or the game runs and not `while_running`), else the line
+/// to print and whether it failed.
+fn publish_game(root: &Path, mark: &Path, name: &str, site: &Path, whole: bool, while_running: bool) -> Option<(String, bool)> {
     let dir = root.join(name);
     let stamp = due::public_stamp(&store::GameDir::new(&dir));
     let head = |id: &str, s: &str| format!("pbem-published 1\n{}\n{}\n{id}\n{s}\n", env!("CARGO_PKG_VERSION"), site.display());
-    let folder = stamp.as_ref().and_then(|(id, _)| crate::site::game_folder(site, id));
+    let folder = stamp.as_ref().and_then(|(id, ..)| crate::site::game_folder(site, id));
     let marked = due::read_small(mark);
-    if let (Some((id, s)), Some(f), Some(m)) = (&stamp, &folder, &marked)
+    if let (Some((id, s, _)), Some(f), Some(m)) = (&stamp, &folder, &marked)
         && whole
         && folder_stamp(f).is_some_and(|fs| *m == format!("{}{fs}\n", head(id, s)))
     {
         return None;
     }
+    if !while_running {
+        match stamp.as_ref().map_or_else(|| pipeline::is_over(&store::GameDir::new(&dir)), |st| Ok(st.2)) {
+            Ok(true) => {}
+            Ok(false) => return None,
+            Err(e) => return Some((format!("{}: not published: {e}", dir.display()), true)),
+        }
+    }
     // The game as last marked, but its pages in the site touched (deleted, replaced, restored
     // from a copy) or the site's own pages gone: written in full, where the bytes differ.
-    let site_only = stamp.as_ref().zip(marked.as_ref()).is_some_and(|((id, s), m)| m.starts_with(&head(id, s)));
+    let site_only = stamp.as_ref().zip(marked.as_ref()).is_some_and(|((id, s, _), m)| m.starts_with(&head(id, s)));
     let result = if site_only || !whole {
         crate::site::publish(&dir, site).map(|p| (p.written > 0).then_some(p))
     } else {
@@ -644,7 +653,7 @@ fn publish_game(root: &Path, mark: &Path, name: &str, site: &Path, whole: bool) 
     };
     // The site's folder of the game as this run left it, with the game's stamp from before.
     let written = match (&result, &stamp, &folder) {
-        (Ok(_), Some((id, s)), Some(f)) => folder_stamp(f).map(|fs| format!("{}{fs}\n", head(id, s))),
+        (Ok(_), Some((id, s, _)), Some(f)) => folder_stamp(f).map(|fs| format!("{}{fs}\n", head(id, s))),
         _ => None,
     };
     match written {

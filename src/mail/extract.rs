@@ -114,7 +114,7 @@ pub fn extract(raw: &[u8], key_for: &dyn Fn(&str, &str) -> Option<PublicKey>) ->
         out.automatic = Some(format!("Auto-Submitted: {v}"));
     } else if let Some(v) = header("Precedence").filter(|v| ["bulk", "junk", "list", "auto_reply"].contains(&v.as_str())) {
         out.automatic = Some(format!("Precedence: {v}"));
-    } else if let Some(h) = ["X-Autoreply", "X-Autorespond"].into_iter().find(|h| header(h).is_some()) {
+    } else if let Some(h) = ["X-Autoreply", "X-Autorespond", "X-Auto-Response"].into_iter().find(|h| header(h).is_some()) {
         // Older vacation programs mark their replies so instead of with Auto-Submitted.
         out.automatic = Some(format!("{h} present"));
     } else if header("Return-Path").is_some_and(|v| v.trim_start_matches('<').trim_end_matches('>').trim().is_empty()) {
@@ -143,7 +143,46 @@ pub fn extract(raw: &[u8], key_for: &dyn Fn(&str, &str) -> Option<PublicKey>) ->
         }
     }
     out.html_only = out.orders.is_empty() && html > 0 && !out.notes.iter().any(|n| n.contains(".sig"));
+    out.notes = merge_notes(std::mem::take(&mut out.notes));
+    if out.automatic.is_none() && out.orders.is_empty() && out_of_office(&out.subject) {
+        // Outlook's and Exchange's out-of-office replies carry none of the headers above.
+        let subject: String = out.subject.trim().chars().take(60).collect();
+        out.automatic = Some(format!("Subject: {subject:?}, an out-of-office reply"));
+    }
     Some(out)
+}
+
+/// The most notes one message's reply carries (after identical ones are merged).
+pub const MAX_NOTES: usize = 20;
+
+/// `notes` with identical ones merged into one line with their count, in the order first seen,
+/// the first [`MAX_NOTES`] of them and a line for the rest: a message of 100,000 stray signature
+/// blocks gets a reply of one note, not 100,000.
+fn merge_notes(notes: Vec<String>) -> Vec<String> {
+    let mut at: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut merged: Vec<(String, usize)> = Vec::new();
+    for n in notes {
+        match at.get(&n) {
+            Some(&i) => merged[i].1 += 1,
+            None => {
+                at.insert(n.clone(), merged.len());
+                merged.push((n, 1));
+            }
+        }
+    }
+    let more = merged.len().saturating_sub(MAX_NOTES);
+    let mut out: Vec<String> = merged.into_iter().take(MAX_NOTES).map(|(n, k)| if k > 1 { format!("{n} ({k} times)") } else { n }).collect();
+    if more > 0 {
+        out.push(format!("... and {more} more notes like these"));
+    }
+    out
+}
+
+/// Whether `subject` is that of an out-of-office or other automatic reply (`Automatic reply:`,
+/// `Auto:`, `Out of Office`), in any letter case.
+fn out_of_office(subject: &str) -> bool {
+    let s = subject.trim_start().to_ascii_lowercase();
+    ["automatic reply:", "auto:", "out of office"].iter().any(|p| s.starts_with(p))
 }
 
 /// Why `msg` is a delivery report, if it is one.
@@ -261,6 +300,12 @@ pub fn unflow(text: &str, delsp: bool) -> String {
     out
 }
 
+/// Whether `text` is a pbem receipt (by its shape: exactly a receipt's fields, whatever the
+/// file is called).
+fn is_receipt(text: &str) -> bool {
+    text.contains("commitment") && toml::from_str::<crate::model::Receipt>(text.trim_start_matches('\u{FEFF}')).is_ok()
+}
+
 fn is_sig_only(text: &str) -> bool {
     let t = text.trim_start_matches('\u{FEFF}').trim();
     t.starts_with(ARMOR_BEGIN) && !t.lines().any(|l| l.trim() == "[pbem]")
@@ -324,6 +369,15 @@ fn attached_order(c: Chunk, text: &str, sigs: &mut [DetachedSig], out: &mut Extr
     let name = c.name.clone().unwrap_or_else(|| "attachment".into());
     let label = format!("attachment {name:?}");
     let want = format!("{name}.sig").to_ascii_lowercase();
+    if is_receipt(text) {
+        // A receipt of the judge's sent back (a reply with its attachments, a forward): its
+        // signature goes with it, and neither is an order.
+        if let Some(s) = sigs.iter_mut().find(|s| !s.used && s.name.to_ascii_lowercase() == want) {
+            s.used = true;
+        }
+        out.notes.push(format!("{label} is a receipt, not an order: not read"));
+        return;
+    }
     let looks_like_order = |t: &str| t.contains(ARMOR_BEGIN) || has_pbem_line(&t.lines().collect::<Vec<_>>());
     // A label that made the bytes unreadable (UTF-8 sent as `utf-16`): the bytes as sent.
     let (file, raw) = match c.raw {

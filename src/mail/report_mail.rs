@@ -32,7 +32,8 @@ pub fn report_parts(
     let text = store::read_text(&dir.report(rec.index, role))?;
     let mut attachments = Vec::new();
     let mut head = String::new();
-    if let Some(url) = cfg.publish.page_url(&gf.id, rec.index) {
+    // A site that holds a game only once it is over has no page of a running game's step.
+    if let Some(url) = cfg.publish.page_url(&gf.id, rec.index).filter(|_| cfg.publish.while_running || rec.outcome.is_some()) {
         head.push_str(&format!("This step on the game's public page: {url}\n\n"));
     }
     if let Some(op) = &rec.opening {
@@ -137,15 +138,16 @@ fn picture_attachment(
 
 /// How a player gets and audits the public record (in the receipt reply, `help` and the final
 /// report mail): where the host publishes the site (`[publish] public_url`), each game's archive
-/// is there too.
+/// is there too; with `[publish] while_running = false`, once the game is over.
 pub fn public_record_note(cfg: &HostConfig) -> String {
     let where_ = match &cfg.publish.public_url {
         Some(u) => format!("or download it from {}/GAME/GAME.tar", u.trim_end_matches('/')),
         None => "or ask the host where they are published".into(),
     };
+    let when = if cfg.publish.while_running { "" } else { "once the game is over, " };
     format!(
         "How to check the game yourself: the public record is the game folder's game.toml,\n\
-scenario.toml, records/ and receipts/: send the judge a line `public GAME` and it mails them\n\
+scenario.toml, records/ and receipts/: {when}send the judge a line `public GAME` and it mails them\n\
 as one archive ({where_}).\n\
 `pbem audit GAME.tar` (or a folder) replays and checks every step; `--receipt RECEIPT.toml` shows\n\
 that your order was the one used, and `pbem audit DIR --report SAVED.eml` that a report you\n\
