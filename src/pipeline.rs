@@ -527,9 +527,40 @@ fn write_host_files(gd: &GameDir, key: &ssh_key::PrivateKey, entropy: &mut Entro
 /// initial state, record 0 with the first step's opening, and the first reports.
 ///
 /// Errors: unknown rules, bad scenario/option, seats not matching the game's roles, bad keys.
+///
+/// The game is built in a hidden folder beside `dir` ([`store::make_new_folder`]: the sweep and
+/// the mail runs skip hidden names) and renamed into place as the last step, so a killed `new`
+/// leaves no half-made game where a game is looked for.
 pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<GameFile> {
     let game = rules(&new.rules)?;
-    let CheckedNew { id, scenario, state, roles } = check_new(game, dir, &new)?;
+    let checked = check_new(game, dir, &new)?;
+    let place = if dir.file_name().is_some() { dir.to_path_buf() } else { dir.canonicalize().map_err(|e| store::io(dir, e))? };
+    let name = place.file_name().and_then(|n| n.to_str()).ok_or_else(|| Error::input(dir, "cannot hold a new game; choose a new directory"))?;
+    let parent = place.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let tmp = store::make_new_folder(parent, name)?;
+    let made = build_game(game, &tmp, checked, new, now, entropy).and_then(|gf| move_into_place(&tmp, &place).map(|()| gf));
+    if made.is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    made
+}
+
+/// Renames the game built in `tmp` to `dir` (an empty folder there is replaced, its mode kept),
+/// then syncs the folder holding it, so the rename lasts.
+fn move_into_place(tmp: &Path, dir: &Path) -> Result<()> {
+    if let Ok(meta) = std::fs::metadata(dir) {
+        std::fs::set_permissions(tmp, meta.permissions()).map_err(|e| store::io(tmp, e))?;
+    }
+    std::fs::rename(tmp, dir).map_err(|e| match e.kind() {
+        std::io::ErrorKind::DirectoryNotEmpty | std::io::ErrorKind::AlreadyExists => Error::input(dir, "already exists and is not empty; choose a new directory"),
+        _ => store::io(dir, e),
+    })?;
+    store::sync_together(std::iter::once(dir))
+}
+
+/// Builds the game `checked` in the folder `dir`: host files, game file, scenario, record 0.
+fn build_game(game: &'static dyn DynGame, dir: &Path, checked: CheckedNew, new: NewGame, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<GameFile> {
+    let CheckedNew { id, scenario, state, roles } = checked;
     let gd = GameDir::new(dir);
     let key = key_from_seed(&entropy.bytes32(), &format!("pbem-host@{id}"));
     let state_key = write_host_files(&gd, &key, entropy)?;

@@ -836,6 +836,38 @@ fn remove_temps(folder: &Path, remove: impl Fn(&str, &Path) -> bool) -> Result<u
     Ok(removed)
 }
 
+/// How old a folder a killed `pbem new` left must be for a `new` of another game to remove it.
+const STALE_NEW_SECS: u64 = 3600;
+
+/// Makes the hidden folder `parent/.NAME.PID.N.tmp` (a temp name of ours) that a new game named
+/// `name` is built in before it is renamed into place, after removing those that `new`s killed
+/// before their rename left ([`remove_stale_new`]). Errors: the folder's, naming it.
+pub fn make_new_folder(parent: &Path, name: &str) -> Result<PathBuf> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+    remove_stale_new(parent, name);
+    let short: String = name.chars().take(100).collect();
+    let tmp = parent.join(format!(".{short}.{}.{}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
+    fs::create_dir(&tmp).map_err(|e| io(&tmp, e))?;
+    Ok(tmp)
+}
+
+/// Removes the folders of [`make_new_folder`] in `parent` whose process is not alive: those of a
+/// game named `name`, and others once over an hour old. Best effort (the sweep ignores them).
+fn remove_stale_new(parent: &Path, name: &str) {
+    let short: String = name.chars().take(100).collect();
+    for n in list(parent).unwrap_or_default().into_iter().filter(|n| n.starts_with('.')) {
+        let Some(pid) = our_temp_pid(&n) else { continue };
+        let p = parent.join(&n);
+        let Ok(meta) = fs::symlink_metadata(&p) else { continue };
+        let old = meta.modified().ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age.as_secs() >= STALE_NEW_SECS);
+        if meta.is_dir() && pid != std::process::id() && !process_alive(pid) && (old || temp_target(&n) == Some(short.as_str())) {
+            let _ = fs::remove_dir_all(&p);
+        }
+    }
+}
+
 /// The process id in a temp name of ours, `.NAME.PID.N.tmp`.
 fn our_temp_pid(name: &str) -> Option<u32> {
     let rest = name.strip_prefix('.')?.strip_suffix(".tmp")?;
