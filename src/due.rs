@@ -970,7 +970,8 @@ mod tests {
         // tick would not change the stamp, so the game is loaded.
         let (_tmp2, dir2, fresh) = game_with_receipts(FRESH_NS - 1);
         assert_eq!(still_idle(&dir2, fresh, now), None);
-        // The folder removed, or a receipt filed (a new stamp), or a record after the newest.
+        // The folder removed, or a receipt filed (a new stamp), or a record after the newest (by
+        // its signature, written first).
         std::fs::write(dir.receipts(1).join("union-1.toml"), "").unwrap();
         let t = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_nanos(7);
         std::fs::File::open(dir.receipts(1)).unwrap().set_modified(t).unwrap();
@@ -978,7 +979,7 @@ mod tests {
         let none = Entry { receipts_stamp: None, ..old.clone() };
         assert_eq!(still_idle(&dir, none, now), None, "a folder the index saw absent is there");
         let (_tmp3, dir3, e3) = game_with_receipts(FRESH_NS);
-        std::fs::write(dir3.record(1), "{}").unwrap();
+        std::fs::write(next_signature(&dir3, 0), "").unwrap();
         assert_eq!(still_idle(&dir3, e3, now), None);
     }
 
