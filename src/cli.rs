@@ -1136,6 +1136,11 @@ fn cmd_audit(dir: Option<PathBuf>, receipts: Vec<PathBuf>, reports: Vec<PathBuf>
 /// `pbem public`.
 fn cmd_public(dir: PathBuf, out: PathBuf) -> Result<ExitCode> {
     let bytes = crate::public::public_archive(&dir)?;
+    // The temp files a killed run left beside this output (best effort: the write names a folder
+    // that cannot be listed).
+    if let Some(name) = out.file_name().and_then(|n| n.to_str()) {
+        let _ = store::remove_stale_temps_of(out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")), name);
+    }
     store::write_atomic(&out, &bytes)?;
     println!("wrote the public copy of {} to {} ({} bytes; check it with `pbem audit {}`)", dir.display(), out.display(), bytes.len(), out.display());
     Ok(ExitCode::SUCCESS)

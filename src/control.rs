@@ -73,7 +73,7 @@ pub fn apply(dir: &Path, req: Request, reason: &str, clock: impl Into<Clock>) ->
     let _lock = pipeline::lock_waiting(&gd)?;
     pipeline::finish_seat_change(&gd)?;
     let now = clock.into().now();
-    let g = pipeline::load(dir)?;
+    let g = pipeline::load_locked(dir)?;
     pipeline::check_clock(&g, now)?;
     let Some(op) = g.record.opening.clone() else {
         return Err(Error::Refused(format!("game {} is over; there is nothing to change", g.gf.id)));

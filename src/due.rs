@@ -7,8 +7,8 @@
 //! old file's block each step, which on a file system mounted with `discard` waits for the disk
 //! ([`crate::store::write_hint_in_place`]). The next sweep trusts it only while everything it was computed from
 //! is unchanged, each checked with one `stat`: the same `game.toml` (size and change time) and
-//! newest record (size and change time), no record after it, and the open step's receipts folder
-//! (`receipts/N/`) still absent or with the same size and change time, the only ways a step
+//! newest record (size and change time), no record after it (by its signature, written first),
+//! and the open step's receipts folder (`receipts/N/`) still absent or with the same size and change time, the only ways a step
 //! becomes due before its deadline. The change time (ctime), not the modification time: every
 //! change that moves the latter moves it too, and unlike the latter no tool can set it back
 //! (`touch -d`, `cp -a`, `rsync -a` restore modification times). It comes from the kernel's
@@ -335,7 +335,7 @@ fn still_idle(dir: &GameDir, e: Entry, now: DateTime<Utc>) -> Option<Idle> {
     if !bounded(&e, now) {
         return None;
     }
-    if stamp(&dir.record(e.record))? != e.record_stamp || probe(&dir.record(e.record + 1)) != Ok(None) {
+    if stamp(&dir.record(e.record))? != e.record_stamp || probe(&next_signature(dir, e.record)) != Ok(None) {
         return None;
     }
     if !e.over && probe(&dir.receipts(e.step)) != Ok(e.receipts_stamp) {
@@ -343,6 +343,15 @@ fn still_idle(dir: &GameDir, e: Entry, now: DateTime<Utc>) -> Option<Idle> {
     }
     grace_holds(dir, &e)?;
     Some(Idle { id: e.id, record: e.record, deadline: e.deadline, over: e.over })
+}
+
+/// The signature of the record after record `n`: written before anything else of that record
+/// (the record, its commit point, last), so a run killed on its way to it leaves the game loaded
+/// by the next sweep, which clears what it wrote.
+fn next_signature(dir: &GameDir, n: u64) -> PathBuf {
+    let mut p = dir.record(n + 1).into_os_string();
+    p.push(".sig");
+    PathBuf::from(p)
 }
 
 /// The checks of an index that need no file: the clock not behind the game, not yet due by
@@ -834,7 +843,7 @@ fn from_line(at: &mut At<'_>, root: &Path, name: &str, line: &str, now: DateTime
     if !same(at.probe(name, "game.toml"), game_ino, e.game_stamp) || !same(at.probe_numbered(name, "records", e.record, ".json"), record_ino, e.record_stamp) {
         return None;
     }
-    if at.probe_numbered(name, "records", e.record + 1, ".json") != Ok(None) {
+    if at.probe_numbered(name, "records", e.record + 1, ".json.sig") != Ok(None) {
         return None;
     }
     if !e.over && at.probe_numbered(name, "receipts", e.step, "").map(|o| o.map(|(_, l, t)| (l, t))) != Ok(e.receipts_stamp) {
@@ -1018,7 +1027,8 @@ mod tests {
         // tick would not change the stamp, so the game is loaded.
         let (_tmp2, dir2, fresh) = game_with_receipts(FRESH_NS - 1);
         assert_eq!(still_idle(&dir2, fresh, now), None);
-        // The folder removed, or a receipt filed (a new stamp), or a record after the newest.
+        // The folder removed, or a receipt filed (a new stamp), or a record after the newest (by
+        // its signature, written first).
         std::fs::write(dir.receipts(1).join("union-1.toml"), "").unwrap();
         let t = std::time::SystemTime::UNIX_EPOCH + std::time::Duration::from_nanos(7);
         std::fs::File::open(dir.receipts(1)).unwrap().set_modified(t).unwrap();
@@ -1026,7 +1036,7 @@ mod tests {
         let none = Entry { receipts_stamp: None, ..old.clone() };
         assert_eq!(still_idle(&dir, none, now), None, "a folder the index saw absent is there");
         let (_tmp3, dir3, e3) = game_with_receipts(FRESH_NS);
-        std::fs::write(dir3.record(1), "{}").unwrap();
+        std::fs::write(next_signature(&dir3, 0), "").unwrap();
         assert_eq!(still_idle(&dir3, e3, now), None);
     }
 

@@ -205,6 +205,56 @@ pub fn load(dir: &Path) -> Result<Loaded> {
     Ok(Loaded { dir, gf, game, record, state, record_bytes: text.into_bytes(), state_key })
 }
 
+/// [`load`] for a command that holds the game's lock (an adjudication, a host control, an
+/// order's intake): first it clears what a run killed before its record left ([`clear_unwritten`]).
+pub(crate) fn load_locked(dir: &Path) -> Result<Loaded> {
+    let g = load(dir)?;
+    clear_unwritten(&g)?;
+    Ok(g)
+}
+
+/// Clears what a run killed before the record after `g`'s newest (its commit point) left: that
+/// record's signature, state and reports, their temp files, and the host-side files only that
+/// record would have reached (the next step's host seed and the open step's withheld orders; the
+/// open step's seed, which a record did reach, stays). The record's file is the commit point:
+/// such a run did not happen (a due step is resolved again, a control may be given again). With
+/// the game's lock held, nothing of this is being written. The signature is written first
+/// ([`stage_record`]), so nothing else is looked for without it or the state or reports.
+fn clear_unwritten(g: &Loaded) -> Result<()> {
+    let d = &g.dir;
+    let n = g.record.index + 1;
+    let (record, state, reports) = (d.record(n), d.state(n), d.reports(n));
+    let mut cleared = remove_if_there(&sig_path(&record))? | remove_if_there(&state)?;
+    match std::fs::remove_dir_all(&reports) {
+        Ok(()) => cleared = true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) => return Err(store::io(&reports, e)),
+    }
+    if !cleared {
+        return Ok(());
+    }
+    if let Some(op) = &g.record.opening {
+        remove_if_there(&d.host_seed(op.step + 1))?;
+        for ask in &op.asks {
+            remove_if_there(&d.withheld(op.step, &ask.role))?;
+        }
+    }
+    let name = format!("{n:06}.json");
+    store::remove_temps_of(&d.records(), &name)?;
+    store::remove_temps_of(&d.records(), &format!("{name}.sig"))?;
+    store::remove_temps_of(&d.states(), &name)?;
+    Ok(())
+}
+
+/// Removes the file at `path`; whether it was there.
+fn remove_if_there(path: &Path) -> Result<bool> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(false),
+        Err(e) => Err(store::io(path, e)),
+    }
+}
+
 /// The game's secret state key, from `host/state_key.hex`.
 pub fn read_state_key(dir: &GameDir) -> Result<[u8; 32]> {
     let path = dir.state_key();
@@ -292,11 +342,13 @@ fn open_next(
     }
 }
 
-/// Writes `files` (the host seed of the step it opens, withheld orders), state, reports and the
-/// record's signature for record `rec.index`, and returns them with the record (the commit point)
-/// left waiting ([`store::Staged`]): its `commit` makes them durable together and then writes the
-/// record; a sweep lets it wait in a [`store::Group`]. `events` is the step's full event list (the
-/// record holds only the public ones). A run killed before the record leaves the step to be redone.
+/// Writes the record's signature, then `files` (the host seed of the step it opens, withheld
+/// orders), state and reports for record `rec.index`, and returns them with the record (the
+/// commit point) left waiting ([`store::Staged`]): its `commit` makes them durable together and
+/// then writes the record; a sweep lets it wait in a [`store::Group`]. `events` is the step's full
+/// event list (the record holds only the public ones). A run killed before the record leaves the
+/// step to be redone; whatever it wrote is cleared by the next run that holds the game's lock
+/// ([`clear_unwritten`]), and the signature written first marks it for the due index's check.
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn stage_record(
     mut files: Vec<(PathBuf, Vec<u8>)>,
@@ -319,10 +371,10 @@ pub(crate) fn stage_record(
     for seat in &gf.seats {
         texts.push((dir.report(rec.index, &seat.role), report::render_pinned(&env, game, gf, pinned, events, state, &seat.role)?));
     }
+    let path = dir.record(rec.index);
+    files.insert(0, (sig_path(&path), sig::sign(key, NS_RECORD, &bytes)?.into_bytes()));
     files.push((dir.state(rec.index), state.as_bytes().to_vec()));
     files.extend(texts.into_iter().map(|(path, text)| (path, text.into_bytes())));
-    let path = dir.record(rec.index);
-    files.push((sig_path(&path), sig::sign(key, NS_RECORD, &bytes)?.into_bytes()));
     store::stage(&files, store::CommitPoint::new(path, bytes))
 }
 
@@ -487,9 +539,40 @@ fn write_host_files(gd: &GameDir, key: &ssh_key::PrivateKey, entropy: &mut Entro
 /// initial state, record 0 with the first step's opening, and the first reports.
 ///
 /// Errors: unknown rules, bad scenario/option, seats not matching the game's roles, bad keys.
+///
+/// The game is built in a hidden folder beside `dir` ([`store::make_new_folder`]: the sweep and
+/// the mail runs skip hidden names) and renamed into place as the last step, so a killed `new`
+/// leaves no half-made game where a game is looked for.
 pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<GameFile> {
     let game = rules(&new.rules)?;
-    let CheckedNew { id, scenario, state, roles } = check_new(game, dir, &new)?;
+    let checked = check_new(game, dir, &new)?;
+    let place = if dir.file_name().is_some() { dir.to_path_buf() } else { dir.canonicalize().map_err(|e| store::io(dir, e))? };
+    let name = place.file_name().and_then(|n| n.to_str()).ok_or_else(|| Error::input(dir, "cannot hold a new game; choose a new directory"))?;
+    let parent = place.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let tmp = store::make_new_folder(parent, name)?;
+    let made = build_game(game, &tmp, checked, new, now, entropy).and_then(|gf| move_into_place(&tmp, &place).map(|()| gf));
+    if made.is_err() {
+        let _ = std::fs::remove_dir_all(&tmp);
+    }
+    made
+}
+
+/// Renames the game built in `tmp` to `dir` (an empty folder there is replaced, its mode kept),
+/// then syncs the folder holding it, so the rename lasts.
+fn move_into_place(tmp: &Path, dir: &Path) -> Result<()> {
+    if let Ok(meta) = std::fs::metadata(dir) {
+        std::fs::set_permissions(tmp, meta.permissions()).map_err(|e| store::io(tmp, e))?;
+    }
+    std::fs::rename(tmp, dir).map_err(|e| match e.kind() {
+        std::io::ErrorKind::DirectoryNotEmpty | std::io::ErrorKind::AlreadyExists => Error::input(dir, "already exists and is not empty; choose a new directory"),
+        _ => store::io(dir, e),
+    })?;
+    store::sync_together(std::iter::once(dir))
+}
+
+/// Builds the game `checked` in the folder `dir`: host files, game file, scenario, record 0.
+fn build_game(game: &'static dyn DynGame, dir: &Path, checked: CheckedNew, new: NewGame, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<GameFile> {
+    let CheckedNew { id, scenario, state, roles } = checked;
     let gd = GameDir::new(dir);
     let key = key_from_seed(&entropy.bytes32(), &format!("pbem-host@{id}"));
     let state_key = write_host_files(&gd, &key, entropy)?;
@@ -968,7 +1051,7 @@ pub fn submit_grouped(dir: &Path, files: &[OrderInput], clock: impl Into<Clock>,
     let lock = lock_waiting(&gd)?;
     finish_seat_change(&gd)?;
     let now = clock.into().now();
-    let mut g = load(dir)?;
+    let mut g = load_locked(dir)?;
     let mut intake = Intake::default();
     let mut out = Vec::new();
     for f in files {
@@ -1007,8 +1090,8 @@ pub fn pending_game_file(dir: &GameDir) -> PathBuf {
 /// Finishes or undoes a seat change that a killed `pbem seat` left half done; called with the
 /// game's lock held, before the game is loaded. When the newest record is a host control naming
 /// the pending file's setup, that file takes `game.toml`'s place (roll forward); otherwise it is
-/// dropped with the state and reports written for the record that never came (roll back), and
-/// `game.toml` is as the records say.
+/// dropped (roll back: [`load_locked`] then clears what was written for the record that never
+/// came), and `game.toml` is as the records say.
 pub fn finish_seat_change(dir: &GameDir) -> Result<()> {
     let next = pending_game_file(dir);
     let text = match store::read_regular(&next) {
@@ -1021,9 +1104,6 @@ pub fn finish_seat_change(dir: &GameDir) -> Result<()> {
     let setup = setup_hash(&text, &store::read(&dir.scenario_file())?);
     if rec.control.is_some() && rec.setup.as_deref() == Some(setup.as_str()) {
         store::write_atomic(&dir.game_file(), &text)?;
-    } else {
-        let _ = std::fs::remove_file(dir.state(last + 1));
-        let _ = std::fs::remove_dir_all(dir.reports(last + 1));
     }
     std::fs::remove_file(&next).map_err(|e| store::io(&next, e))
 }
@@ -1204,7 +1284,7 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
     loop {
         let (g, staged) = match carried.take() {
             Some(carried) => carried,
-            None => (load(dir)?, None),
+            None => (load_locked(dir)?, None),
         };
         check_clock(&g, now)?;
         let Some(opening) = g.record.opening.clone() else {

@@ -807,14 +807,49 @@ const STALE_TEMP_SECS: u64 = 600;
 /// of a live process. Returns how many were removed; nothing when the folder does not exist.
 /// Cheap (one listing): call it where the folder's writer holds its lock.
 pub fn remove_stale_temps(folder: &Path) -> Result<usize> {
+    remove_temps(folder, |name, p| stale_temp(name, p))
+}
+
+/// [`remove_stale_temps`] of the temp files of `folder/target` only (by the same rule), e.g.
+/// those a killed `pbem public --out FILE` left beside `FILE`.
+pub fn remove_stale_temps_of(folder: &Path, target: &str) -> Result<usize> {
+    remove_temps(folder, |name, p| temp_target(name) == Some(target) && stale_temp(name, p))
+}
+
+/// Removes the temp files of `folder/target` whatever their age or process: for a caller holding
+/// the lock that every writer of that file takes (none of them is being written). Returns how
+/// many were removed; nothing when the folder does not exist.
+pub fn remove_temps_of(folder: &Path, target: &str) -> Result<usize> {
+    remove_temps(folder, |name, _| temp_target(name) == Some(target))
+}
+
+/// Whether the temp file `p` (named `name`) is a killed run's, by [`remove_stale_temps`]'s rule.
+fn stale_temp(name: &str, p: &Path) -> bool {
+    match our_temp_pid(name) {
+        Some(pid) => pid != std::process::id() && !process_alive(pid),
+        None => library_temp(name) && fs::symlink_metadata(p).ok().and_then(|m| m.modified().ok()).and_then(|t| t.elapsed().ok()).is_some_and(|age| age.as_secs() >= STALE_TEMP_SECS),
+    }
+}
+
+/// The file a temp name of ours (`.NAME.PID.N.tmp`) or of `atomic-write-file` (`.NAME.XXXXXX`)
+/// is for (`NAME`); `None` for any other name.
+fn temp_target(name: &str) -> Option<&str> {
+    let rest = name.strip_prefix('.')?;
+    if our_temp_pid(name).is_some() {
+        return rest.strip_suffix(".tmp")?.rsplitn(3, '.').nth(2);
+    }
+    if !library_temp(name) {
+        return None;
+    }
+    rest.rsplit_once('.').map(|(target, _)| target)
+}
+
+/// Removes the regular files of `folder` with a hidden name that `remove` picks.
+fn remove_temps(folder: &Path, remove: impl Fn(&str, &Path) -> bool) -> Result<usize> {
     let mut removed = 0;
     for name in list(folder)?.into_iter().filter(|n| n.starts_with('.')) {
         let p = folder.join(&name);
-        let stale = match our_temp_pid(&name) {
-            Some(pid) => pid != std::process::id() && !process_alive(pid),
-            None => library_temp(&name) && fs::symlink_metadata(&p).ok().and_then(|m| m.modified().ok()).and_then(|t| t.elapsed().ok()).is_some_and(|age| age.as_secs() >= STALE_TEMP_SECS),
-        };
-        if stale && fs::symlink_metadata(&p).is_ok_and(|m| m.is_file()) {
+        if remove(&name, &p) && fs::symlink_metadata(&p).is_ok_and(|m| m.is_file()) {
             match fs::remove_file(&p) {
                 Ok(()) => removed += 1,
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
@@ -823,6 +858,38 @@ pub fn remove_stale_temps(folder: &Path) -> Result<usize> {
         }
     }
     Ok(removed)
+}
+
+/// How old a folder a killed `pbem new` left must be for a `new` of another game to remove it.
+const STALE_NEW_SECS: u64 = 3600;
+
+/// Makes the hidden folder `parent/.NAME.PID.N.tmp` (a temp name of ours) that a new game named
+/// `name` is built in before it is renamed into place, after removing those that `new`s killed
+/// before their rename left ([`remove_stale_new`]). Errors: the folder's, naming it.
+pub fn make_new_folder(parent: &Path, name: &str) -> Result<PathBuf> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    fs::create_dir_all(parent).map_err(|e| io(parent, e))?;
+    remove_stale_new(parent, name);
+    let short: String = name.chars().take(100).collect();
+    let tmp = parent.join(format!(".{short}.{}.{}.tmp", std::process::id(), COUNTER.fetch_add(1, Ordering::Relaxed)));
+    fs::create_dir(&tmp).map_err(|e| io(&tmp, e))?;
+    Ok(tmp)
+}
+
+/// Removes the folders of [`make_new_folder`] in `parent` whose process is not alive: those of a
+/// game named `name`, and others once over an hour old. Best effort (the sweep ignores them).
+fn remove_stale_new(parent: &Path, name: &str) {
+    let short: String = name.chars().take(100).collect();
+    for n in list(parent).unwrap_or_default().into_iter().filter(|n| n.starts_with('.')) {
+        let Some(pid) = our_temp_pid(&n) else { continue };
+        let p = parent.join(&n);
+        let Ok(meta) = fs::symlink_metadata(&p) else { continue };
+        let old = meta.modified().ok().and_then(|t| t.elapsed().ok()).is_some_and(|age| age.as_secs() >= STALE_NEW_SECS);
+        if meta.is_dir() && pid != std::process::id() && !process_alive(pid) && (old || temp_target(&n) == Some(short.as_str())) {
+            let _ = fs::remove_dir_all(&p);
+        }
+    }
 }
 
 /// The process id in a temp name of ours, `.NAME.PID.N.tmp`.
@@ -1074,6 +1141,16 @@ mod tests {
     }
 
     use super::*;
+
+    #[test]
+    fn a_temp_name_names_the_file_it_was_for() {
+        assert_eq!(temp_target(".000001.json.A8Fro6"), Some("000001.json"));
+        assert_eq!(temp_target(".000001.json.sig.77.0.tmp"), Some("000001.json.sig"));
+        assert_eq!(temp_target(".g.tar.A8Fro6"), Some("g.tar"));
+        for other in [".due", ".000001.json", "000001.json.A8Fro6", ".x.tmp", ".A8Fro6"] {
+            assert_eq!(temp_target(other), None, "{other}");
+        }
+    }
 
     #[test]
     fn record_numbers_skip_other_names_and_a_gap_stops_the_game() {

@@ -1403,3 +1403,67 @@ fn a_game_with_a_record_missing_its_signature_goes_no_further() {
     let out = pbem().arg("audit").arg(&g).output().unwrap();
     assert!(!out.status.success());
 }
+
+/// The process id of a process that has ended (a temp name of a killed run holds one).
+fn dead_pid() -> u32 {
+    let mut c = Command::new("true").spawn().unwrap();
+    let pid = c.id();
+    c.wait().unwrap();
+    pid
+}
+
+/// The hidden folders in `dir`.
+fn hidden(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap()).filter(|e| e.path().is_dir()).map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.starts_with('.')).collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_killed_new_leaves_only_a_hidden_folder_that_no_run_sees_and_the_next_new_removes() {
+    // `pbem new` builds the game in a hidden folder beside its place, renamed into place last: a
+    // `new` of g2 killed at any write point leaves that folder (here with every file but the
+    // rename), its process gone.
+    let t = Table::new();
+    let root = t.path();
+    let left = root.join(format!(".g2.{}.0.tmp", dead_pid()));
+    assert!(Command::new("cp").arg("-a").arg(t.game()).arg(&left).status().unwrap().success());
+    // Another game's: over an hour old, and one whose run may still be going.
+    let (old, young) = (root.join(format!(".g8.{}.0.tmp", dead_pid())), root.join(format!(".g9.{}.0.tmp", dead_pid())));
+    for d in [&old, &young] {
+        std::fs::create_dir(d).unwrap();
+        std::fs::write(d.join("game.toml"), "").unwrap();
+    }
+    assert!(Command::new("touch").args(["-d", "2 hours ago"]).arg(&old).status().unwrap().success());
+    // No sweep, status or mail run sees it.
+    let out = pbem().args(["adjudicate", "--all"]).arg(root).args(["--now", "2026-07-01T13:00:00Z"]).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let names: Vec<String> = [&left, &old, &young].iter().map(|d| d.file_name().unwrap().to_string_lossy().into_owned()).collect();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(text.contains("g1: nothing due") && names.iter().all(|n| !text.contains(n.as_str())), "{text}");
+    let out = pbem().args(["status", "--all"]).arg(root).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success() && names.iter().all(|n| !text.contains(n.as_str())) && !text.contains("more than one folder"), "{text}");
+    // The next `new` of g2 removes it (and the other game's old one) and makes g2.
+    let made = root.join("g2");
+    pbem().arg("new").arg(&made).args(["--rules", "gettysburg-campaign", "--now", "2026-07-01T12:00:00Z"])
+        .arg("--player").arg(format!("confederate:lee@example.org:{}", root.join("conf.pub").display()))
+        .arg("--player").arg(format!("union:meade@example.org:{}", root.join("union.pub").display()))
+        .assert().success().stdout(predicate::str::contains("created game g2"));
+    assert_eq!(hidden(root), [young.file_name().unwrap().to_string_lossy().into_owned()]);
+    pbem().arg("audit").arg(&made).assert().success();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        assert_eq!(std::fs::metadata(made.join("host")).unwrap().permissions().mode() & 0o777, 0o700);
+    }
+    // An empty folder made for it beforehand takes the game, its mode kept.
+    let empty = root.join("g3");
+    std::fs::create_dir(&empty).unwrap();
+    pbem().arg("new").arg(&empty).args(["--rules", "gettysburg-campaign", "--now", "2026-07-01T12:00:00Z"])
+        .arg("--player").arg(format!("confederate:lee@example.org:{}", root.join("conf.pub").display()))
+        .arg("--player").arg(format!("union:meade@example.org:{}", root.join("union.pub").display()))
+        .assert().success();
+    pbem().arg("audit").arg(&empty).assert().success();
+    assert_eq!(hidden(root), [young.file_name().unwrap().to_string_lossy().into_owned()]);
+}

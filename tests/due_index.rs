@@ -925,3 +925,33 @@ fn concurrent_cron_runs_leave_a_snapshot_that_agrees_with_the_marks() {
     assert!(text.ends_with(&format!("\n{}\nend\n", lines.join("\n"))), "{text}\n{lines:?}");
     assert!(lines.iter().filter(|l| l.ends_with(" 1")).count() == 3, "{lines:?}");
 }
+
+/// A host control killed before its record (the commit point) leaves its signature, written
+/// first: neither index takes the game for idle then, so the next sweep loads it under its lock
+/// and clears what the control wrote, and the audit passes. By the game's own index and by the
+/// root index's line alone.
+#[test]
+fn a_control_killed_before_its_record_is_cleared_by_the_next_sweep() {
+    let tmp = tempfile::tempdir().unwrap();
+    let done = tmp.path().join("done");
+    for by_root_line in [false, true] {
+        let root = tmp.path().join(format!("games-{by_root_line}"));
+        let g = new_game(&root, "g1", 24);
+        let first = sweep(&root, IDLE);
+        if by_root_line {
+            assert_eq!(sweep(&root, IDLE), first);
+            assert!(root_index(&root).contains("\ng1 "), "{}", root_index(&root));
+        }
+        let _ = std::fs::remove_dir_all(&done);
+        assert!(std::process::Command::new("cp").arg("-a").arg(&g).arg(&done).status().unwrap().success());
+        pbem().arg("deadline").arg(&done).args(["--extend", "2h", "--now", "2026-07-01T12:20:00Z"]).assert().success();
+        for rel in ["records/000001.json.sig", "states/000001.json"] {
+            std::fs::copy(done.join(rel), g.join(rel)).unwrap();
+        }
+        assert!(sweep(&root, IDLE).contains("g1: nothing due"));
+        assert!(!g.join("records/000001.json.sig").exists() && !g.join("states/000001.json").exists(), "the killed control's files are left");
+        pbem().arg("audit").arg(&g).assert().success();
+        // The game is idle by its index again.
+        assert_eq!(sweep(&root, IDLE), first);
+    }
+}

@@ -533,3 +533,81 @@ mod found {
         assert!(s.contains("0 step(s) resolved"), "{s}");
     }
 }
+
+/// A copy of the game folder `from` at `to` (`cp -a`).
+fn copy_game(from: &Path, to: &Path) {
+    assert!(Command::new("cp").arg("-a").arg(from).arg(to).status().unwrap().success());
+}
+
+/// What a host control writes for its record `n`, in the order it writes them (the record's file,
+/// the commit point, last): its signature, state, reports, the record's temp file; each as the
+/// path inside the game folder.
+fn control_writes(n: u64) -> Vec<String> {
+    let n = format!("{n:06}");
+    vec![format!("records/{n}.json.sig"), format!("states/{n}.json"), format!("reports/{n}"), format!("records/.{n}.json.A8Fro6")]
+}
+
+/// The game `base` with the first `k` files a completed control wrote in `done` (its record 1)
+/// put in a copy at `to`: a control killed at that write point.
+fn killed_at(base: &Path, done: &Path, k: usize, to: &Path) {
+    copy_game(base, to);
+    for (i, rel) in control_writes(1).iter().enumerate().take(k) {
+        let from = if i == 3 { done.join("records/000001.json") } else { done.join(rel) };
+        if from.is_dir() {
+            copy_game(&from, &to.join(rel));
+        } else {
+            std::fs::copy(&from, to.join(rel)).unwrap();
+        }
+    }
+}
+
+#[test]
+fn a_host_control_killed_before_its_record_leaves_nothing_the_next_run_keeps() {
+    let t = Table::new();
+    let base = t.path().join("base");
+    copy_game(&t.game(), &base);
+    let controls: [&[&str]; 3] = [&["deadline", "--extend", "2h", "--reason", "d"], &["pause", "--reason", "away"], &["end", "--abandon", "--reason", "gone"]];
+    for (c, control) in controls.iter().enumerate() {
+        let done = t.path().join(format!("done-{c}"));
+        copy_game(&base, &done);
+        pbem().args(&control[..1]).arg(&done).args(&control[1..]).args(["--now", "2026-07-01T13:00:00Z"]).assert().success();
+        for k in 0..=control_writes(1).len() {
+            let g = t.path().join(format!("killed-{c}-{k}"));
+            killed_at(&base, &done, k, &g);
+            // The next run that takes the game's lock clears what the killed one wrote: then the
+            // audit passes and no file of record 1 is left.
+            pbem().arg("adjudicate").arg(&g).args(["--now", "2026-07-01T13:02:00Z"]).assert().success().stdout(predicate::str::contains("nothing due"));
+            for rel in control_writes(1) {
+                assert!(!g.join(&rel).exists(), "{control:?} killed after {k} write(s): {rel} is left");
+            }
+            assert!(g.join("host/seeds/000001.hex").exists(), "the open step's host seed stays");
+            audit_passes(&g);
+            // The host gives the control again: it is done, once.
+            pbem().args(&control[..1]).arg(&g).args(&control[1..]).args(["--now", "2026-07-01T13:03:00Z"]).assert().success();
+            assert!(g.join("records/000001.json").exists() && !g.join("records/000002.json").exists());
+            audit_passes(&g);
+        }
+    }
+}
+
+#[test]
+fn a_killed_control_is_cleared_by_the_next_control_and_by_an_order_taken_in() {
+    let t = Table::new();
+    let base = t.path().join("base");
+    copy_game(&t.game(), &base);
+    let done = t.path().join("done");
+    copy_game(&base, &done);
+    pbem().arg("pause").arg(&done).args(["--reason", "away", "--now", "2026-07-01T13:00:00Z"]).assert().success();
+    // Another control: its record 1 is its own.
+    let g = t.path().join("control");
+    killed_at(&base, &done, 4, &g);
+    pbem().arg("deadline").arg(&g).args(["--extend", "2h", "--now", "2026-07-01T13:02:00Z"]).assert().success();
+    assert!(!g.join("records/.000001.json.A8Fro6").exists());
+    audit_passes(&g);
+    // An order taken in (g1 holding what a killed control wrote).
+    std::fs::remove_dir_all(t.game()).unwrap();
+    killed_at(&base, &done, 3, &t.game());
+    t.submit("union", &t.path().join("union-g1"), "2026-07-01T13:05:00Z").success();
+    assert!(!t.game().join("states/000001.json").exists());
+    audit_passes(&t.game());
+}

@@ -349,3 +349,36 @@ fn an_archive_is_listed_before_anything_is_unpacked_and_no_temporary_folder_outl
     let left: Vec<String> = fs::read_dir(&temp).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
     assert_eq!(left, ["pbem-public-making"]);
 }
+
+/// The process id of a process that has ended (a temp name of a killed run holds one).
+fn dead_pid() -> u32 {
+    let mut c = std::process::Command::new("true").spawn().unwrap();
+    let pid = c.id();
+    c.wait().unwrap();
+    pid
+}
+
+/// Sets `path`'s modification time `ago` back (`touch -d`).
+fn age(path: &Path, ago: &str) {
+    assert!(std::process::Command::new("touch").arg("-d").arg(ago).arg(path).status().unwrap().success());
+}
+
+#[test]
+fn a_public_copy_written_removes_the_temp_files_a_killed_run_left_beside_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = tmp.path().join("x.tar");
+    // A killed `pbem public --out x.tar` (its temp file, atomic-write-file's, an hour old), one of
+    // ours whose process is gone, a temp file being written now, and another output's.
+    let names = [".x.tar.A8Fro6", &format!(".x.tar.{}.0.tmp", dead_pid()), ".x.tar.Zq3Lw9", ".y.tar.B7kPq2"];
+    for n in &names {
+        fs::write(tmp.path().join(n), vec![0u8; 1 << 10]).unwrap();
+    }
+    for n in [names[0], names[3]] {
+        age(&tmp.path().join(n), "1 hour ago");
+    }
+    pbem().arg("public").arg(example()).arg("--out").arg(&out).assert().success();
+    assert!(out.is_file());
+    let left: BTreeSet<String> = fs::read_dir(tmp.path()).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let want: BTreeSet<String> = ["x.tar", ".x.tar.Zq3Lw9", ".y.tar.B7kPq2"].iter().map(|s| s.to_string()).collect();
+    assert_eq!(left, want);
+}
