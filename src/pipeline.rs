@@ -157,6 +157,15 @@ fn valid_id(id: &str) -> bool {
 
 /// Reads and parses `game.toml` of `dir`.
 pub fn read_game_file(dir: &GameDir) -> Result<GameFile> {
+    read_game_file_known(dir, None).map(|(_, gf)| gf)
+}
+
+/// A game file read before: its bytes and what they parse to ([`read_game_file_known`]).
+pub type KnownGameFile<'a> = (&'a [u8], &'a GameFile);
+
+/// [`read_game_file`], with the bytes read; when they are those of `known` (read earlier in
+/// this run), its parse is taken instead of parsing them again.
+pub fn read_game_file_known(dir: &GameDir, known: Option<KnownGameFile<'_>>) -> Result<(Vec<u8>, GameFile)> {
     let path = dir.game_file();
     // Read at once (no `stat` first); one that cannot be read otherwise (permission denied)
     // fails with the reason.
@@ -168,6 +177,9 @@ pub fn read_game_file(dir: &GameDir) -> Result<GameFile> {
         }
         read => read.map_err(|e| store::io(&path, e))?,
     };
+    if let Some((_, gf)) = known.filter(|(b, _)| *b == bytes.as_slice()) {
+        return Ok((bytes, gf.clone()));
+    }
     let text = String::from_utf8(bytes).map_err(|e| Error::input(&path, format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))?;
     let gf: GameFile = toml::from_str(&text).map_err(|e: toml::de::Error| Error::Input {
         line: e.span().map(|s| orderfile::line_of(&text, s.start)),
@@ -181,13 +193,19 @@ pub fn read_game_file(dir: &GameDir) -> Result<GameFile> {
             return Err(Error::Input { file: path, line, field: Some(format!("seat[{i}].time_zone")), message });
         }
     }
-    Ok(gf)
+    Ok((text.into_bytes(), gf))
 }
 
 /// Loads a game directory at its newest record.
 pub fn load(dir: &Path) -> Result<Loaded> {
+    load_known(dir, None)
+}
+
+/// [`load`], with `game.toml` parsed again only if its bytes are not those of `known`
+/// ([`read_game_file_known`]).
+pub fn load_known(dir: &Path, known: Option<KnownGameFile<'_>>) -> Result<Loaded> {
     let dir = GameDir::new(dir);
-    let gf = read_game_file(&dir)?;
+    let (_, gf) = read_game_file_known(&dir, known)?;
     let game = rules(&gf.rules)?;
     let n = dir.last_record()?.ok_or_else(|| Error::input(dir.record(0), "missing: the game has no records"))?;
     let path = dir.record(n);
@@ -208,7 +226,13 @@ pub fn load(dir: &Path) -> Result<Loaded> {
 /// [`load`] for a command that holds the game's lock (an adjudication, a host control, an
 /// order's intake): first it clears what a run killed before its record left ([`clear_unwritten`]).
 pub(crate) fn load_locked(dir: &Path) -> Result<Loaded> {
-    let g = load(dir)?;
+    load_locked_known(dir, None)
+}
+
+/// [`load_locked`] with `game.toml` parsed again only if its bytes are not those of `known`
+/// ([`load_known`]).
+fn load_locked_known(dir: &Path, known: Option<KnownGameFile<'_>>) -> Result<Loaded> {
+    let g = load_known(dir, known)?;
     clear_unwritten(&g)?;
     Ok(g)
 }
@@ -987,6 +1011,12 @@ fn check_legal(g: &Loaded, v: &Verified, path: &Path) -> Result<()> {
 fn store_accepted(g: &Loaded, intake: &mut Intake, v: &Verified, step: u64, seq: u64, commitment: String, nonce: Option<[u8; 32]>, now: DateTime<Utc>) -> Result<(Receipt, PathBuf, SignedFile)> {
     let h = &v.file.header;
     let name = format!("{}-{seq}", h.role);
+    if intake.index(g, step)?.receipts(step).is_empty() {
+        // The step's first order: its folders are made here, each with one `mkdir`.
+        let (sealed, receipts) = (g.dir.sealed(step), g.dir.receipts(step));
+        store::make_dirs_in_order(&[sealed.parent().unwrap_or(&sealed), &sealed], true)?;
+        store::make_dirs_in_order(&[receipts.parent().unwrap_or(&receipts), &receipts], false)?;
+    }
     let sealed = g.dir.sealed(step).join(format!("{name}.txt"));
     let mut files = vec![(sig_path(&sealed), v.signature.clone().into_bytes()), (sealed.clone(), v.text.clone().into_bytes())];
     let receipt = Receipt {
@@ -1034,7 +1064,7 @@ pub fn submit(dir: &Path, files: &[PathBuf], clock: impl Into<Clock>) -> Result<
 
 /// [`submit`] of orders given as files or as bytes received ([`OrderInput`]).
 pub fn submit_inputs(dir: &Path, files: &[OrderInput], clock: impl Into<Clock>) -> Result<Vec<Result<Accepted>>> {
-    submit_grouped(dir, files, clock, None)
+    submit_grouped(dir, files, clock, None, None)
 }
 
 /// [`submit_inputs`], whose accepted orders share one sync before their receipts; with a `group`
@@ -1042,8 +1072,9 @@ pub fn submit_inputs(dir: &Path, files: &[OrderInput], clock: impl Into<Clock>) 
 /// with the game's lock, for one sync shared with other games' and messages' orders
 /// ([`store::Group`]), instead of one sync each. The caller must flush the group before the
 /// replies naming those receipts are made durable and before anything else reads the game's
-/// receipts; a group holding this game's lock is flushed first.
-pub fn submit_grouped(dir: &Path, files: &[OrderInput], clock: impl Into<Clock>, group: Option<&store::Group>) -> Result<Vec<Result<Accepted>>> {
+/// receipts; a group holding this game's lock is flushed first. `known`: the game file as the
+/// caller read it before taking the lock, parsed again only if the file changed since.
+pub fn submit_grouped(dir: &Path, files: &[OrderInput], clock: impl Into<Clock>, group: Option<&store::Group>, known: Option<KnownGameFile<'_>>) -> Result<Vec<Result<Accepted>>> {
     let gd = GameDir::new(dir);
     if let Some(group) = group.filter(|gr| gr.holds_under(&gd.root)) {
         group.flush()?;
@@ -1051,7 +1082,7 @@ pub fn submit_grouped(dir: &Path, files: &[OrderInput], clock: impl Into<Clock>,
     let lock = lock_waiting(&gd)?;
     finish_seat_change(&gd)?;
     let now = clock.into().now();
-    let mut g = load_locked(dir)?;
+    let mut g = load_locked_known(dir, known)?;
     let mut intake = Intake::default();
     let mut out = Vec::new();
     for f in files {

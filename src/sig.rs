@@ -647,19 +647,21 @@ fn read_key_file(path: &Path) -> Result<String, SigError> {
     let too_large = |size| SigError::KeyTooLarge { path: path.to_owned(), size };
     // A regular file only, opened without waiting: a FIFO is not waited on (tester9 D5); as
     // `store::open_regular`, which this module does not import (store reports through it).
-    let f = {
+    let (f, len) = {
         use std::os::unix::fs::OpenOptionsExt;
         let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(err)?;
-        if !f.metadata().map_err(err)?.file_type().is_file() {
+        // One `fstat` for the kind and the length.
+        let m = f.metadata().map_err(err)?;
+        if !m.file_type().is_file() {
             return Err(err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file (a FIFO, a device or a folder); not read")));
         }
-        f
+        (f, m.len())
     };
-    let len = f.metadata().map_err(err)?.len();
     if len > MAX_KEY_FILE_BYTES {
         return Err(too_large(len));
     }
-    let mut text = String::new();
+    // Room for the whole file at once (read in one call, not in doubling pieces).
+    let mut text = String::with_capacity(len as usize);
     f.take(MAX_KEY_FILE_BYTES + 1).read_to_string(&mut text).map_err(err)?;
     if text.len() as u64 > MAX_KEY_FILE_BYTES {
         return Err(too_large(text.len() as u64));

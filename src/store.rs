@@ -223,7 +223,7 @@ pub fn open_regular(path: &Path) -> std::io::Result<fs::File> {
 }
 
 /// [`open_regular`] and the file's length in bytes, from the one `fstat` that checked its kind.
-fn open_regular_sized(path: &Path) -> std::io::Result<(fs::File, u64)> {
+pub fn open_regular_sized(path: &Path) -> std::io::Result<(fs::File, u64)> {
     use std::os::unix::fs::OpenOptionsExt;
     let f = fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
     let m = f.metadata()?;
@@ -1061,10 +1061,49 @@ pub fn make_dirs(dir: &Path, private: bool) -> Result<()> {
     b.create(dir).map_err(|e| io(dir, e))
 }
 
+/// Makes the folders `dirs` in their order, each in one there by then (a step's first order:
+/// `host/sealed/`, then `host/sealed/NNNNNN/`): one `mkdir` each, where a write into a missing
+/// folder costs a failed open and a failed `mkdir` more before [`make_dirs`]. A folder already
+/// there is fine (a file in its place fails the write into it, naming the file); one whose
+/// parent is missing is made with its parents. Modes as [`make_dirs`].
+pub fn make_dirs_in_order(dirs: &[&Path], private: bool) -> Result<()> {
+    let mut b = fs::DirBuilder::new();
+    #[cfg(unix)]
+    if private {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    for dir in dirs {
+        match b.create(dir) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => make_dirs(dir, private)?,
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(io(dir, e)),
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
 /// The game's `host/` folder that `path` lies in: its nearest ancestor named `host` that holds
 /// the host key (`GAME/host/host_key`, the first file a new game writes there).
 pub fn host_folder(path: &Path) -> Option<&Path> {
-    path.ancestors().skip(1).find(|a| a.file_name() == Some("host".as_ref()) && a.join("host_key").is_file())
+    path.ancestors().skip(1).find(|a| a.file_name() == Some("host".as_ref()) && holds_host_key(a))
+}
+
+/// Whether the folder `dir` holds the host key. The last folder found to is remembered: a run
+/// writes several files into one game's `host/` in a row (an order's sealed copy, its signature,
+/// the nonce index), and a host key, once made, stays; a wrong memory could only make a file
+/// more private (0600), never less.
+fn holds_host_key(dir: &Path) -> bool {
+    static LAST: std::sync::Mutex<Option<PathBuf>> = std::sync::Mutex::new(None);
+    let mut last = LAST.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    if last.as_deref() == Some(dir) {
+        return true;
+    }
+    let holds = dir.join("host_key").is_file();
+    if holds {
+        *last = Some(dir.to_path_buf());
+    }
+    holds
 }
 
 /// `host/` and the files and folders in it that users other than the owner may read, write or

@@ -62,6 +62,8 @@ struct Entry {
     dir: PathBuf,
     line: Line,
     file: OnceCell<std::result::Result<(PathBuf, GameFile), String>>,
+    /// The bytes `file` was parsed from, when it was read on demand ([`Games::known`]).
+    bytes: OnceCell<Vec<u8>>,
     /// The cache file the line came from (removed when the line proves wrong).
     cache: Rc<PathBuf>,
 }
@@ -73,7 +75,7 @@ impl Entry {
     }
 
     fn read(&self) -> std::result::Result<(PathBuf, GameFile), String> {
-        let gf = pipeline::read_game_file(&store::GameDir::new(&self.dir)).map_err(|e| e.to_string())?;
+        let (bytes, gf) = pipeline::read_game_file_known(&store::GameDir::new(&self.dir), None).map_err(|e| e.to_string())?;
         // Read after the stat that matched the line: the same stamp after it means the same file.
         let now = stamp(&self.dir).ok().flatten();
         let same_file = now.as_ref() == Some(&(self.line.ino, self.line.size, self.line.ctime));
@@ -86,6 +88,7 @@ impl Entry {
             }
             return Err("its game.toml changed while this run was reading mail".into());
         }
+        let _ = self.bytes.set(bytes);
         Ok((self.dir.clone(), gf))
     }
 }
@@ -125,11 +128,12 @@ impl Games {
         let names = game_folders(root)?;
         // Each game file looked at, and read where its line does not hold, on every core.
         let looked = crate::par::map(&names, |name| look(&root.join(name), cached.get(name)));
-        for (name, Looked { seen, read }) in names.into_iter().zip(looked) {
+        // A folder without a `game.toml` (or with a folder of that name) holds no game.
+        for (name, Looked { seen, read }) in names.into_iter().zip(looked).filter_map(|(n, l)| Some((n, l?))) {
             let dir = root.join(&name);
             let old = cached.remove(&name);
             let (entry, holds) = match (old, read) {
-                (Some(line), None) => (Entry { dir, line, file: OnceCell::new(), cache: cache.clone() }, true),
+                (Some(line), None) => (Entry { dir, line, file: OnceCell::new(), bytes: OnceCell::new(), cache: cache.clone() }, true),
                 (old, read) => {
                     // Its line goes (rewritten below, if it can be cached now).
                     changed |= old.is_some();
@@ -204,6 +208,12 @@ impl Games {
     pub fn get(&self, id: &str) -> Option<&(PathBuf, GameFile)> {
         self.by_id.get(id)?.loaded().ok()
     }
+    /// Game `id`'s file as [`Games::get`] read it, with its bytes: submitting to the game then
+    /// parses it again only if it changed since ([`pipeline::read_game_file_known`]).
+    pub fn known(&self, id: &str) -> Option<pipeline::KnownGameFile<'_>> {
+        let e = self.by_id.get(id)?;
+        Some((e.bytes.get()?.as_slice(), &e.loaded().ok()?.1))
+    }
     /// The folder of the game with this id, without reading its file (`None` for an id two
     /// folders hold).
     pub fn folder(&self, id: &str) -> Option<&PathBuf> {
@@ -234,12 +244,18 @@ struct Looked {
     read: Option<std::result::Result<(GameFile, std::result::Result<Option<Stamp>, ()>), String>>,
 }
 
-/// [`Looked`] at the folder `dir`, whose cache line is `line`.
-fn look(dir: &Path, line: Option<&Line>) -> Looked {
-    let seen = stamp(dir);
+/// [`Looked`] at the folder `dir`, whose cache line is `line`; `None` when it holds no game (no
+/// `game.toml`, or a folder of that name), known from the same `stat` that takes the stamp.
+fn look(dir: &Path, line: Option<&Line>) -> Option<Looked> {
+    let seen = match std::fs::metadata(dir.join("game.toml")) {
+        Ok(m) if m.is_dir() => return None,
+        Ok(m) => Ok(Some((m.ino(), m.len(), (m.ctime(), m.ctime_nsec())))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return None,
+        Err(_) => Err(()),
+    };
     let holds = line.is_some_and(|l| seen.as_ref().is_ok_and(|s| *s == Some((l.ino, l.size, l.ctime))));
     let read = (!holds).then(|| pipeline::read_game_file(&store::GameDir::new(dir)).map(|gf| (gf, stamp(dir))).map_err(|e| e.to_string()));
-    Looked { seen, read }
+    Some(Looked { seen, read })
 }
 
 /// The entry of a game whose file was just read; its line is cached (`ino` not 0) only when its
@@ -253,7 +269,7 @@ fn read_entry(dir: PathBuf, name: String, (before, after): (std::result::Result<
     };
     let line = Line { name, ino, size, ctime, id: gf.id.clone(), emails: emails(&gf) };
     let file = OnceCell::from(Ok((dir.clone(), gf)));
-    Entry { dir, line, file, cache }
+    Entry { dir, line, file, bytes: OnceCell::new(), cache }
 }
 
 /// Inode, size and change time of a `game.toml`.
@@ -272,8 +288,9 @@ fn emails(gf: &GameFile) -> Vec<String> {
     gf.seats.iter().map(|s| s.email.clone()).collect()
 }
 
-/// The names of the game folders under `root`, sorted: as [`pipeline::games_under`], with the
-/// folder's type from its directory entry (a `stat` only for a link).
+/// The names of the folders under `root` that may hold games, sorted: as
+/// [`pipeline::games_under`], with the folder's type from its directory entry (a `stat` only for
+/// a link); which hold one, [`look`] sees.
 fn game_folders(root: &Path) -> Result<Vec<String>> {
     if !root.is_dir() {
         return Err(Error::input(root, "no such folder (the root of the games to adjudicate)"));
@@ -288,7 +305,8 @@ fn game_folders(root: &Path) -> Result<Vec<String>> {
             Ok(t) => t.is_dir(),
             Err(_) => e.path().is_dir(),
         };
-        if !name.starts_with('.') && folder && pipeline::holds_game(&e.path()) {
+        // Whether it holds a game is seen by `look` (one `stat` of its `game.toml`).
+        if !name.starts_with('.') && folder {
             names.push(name);
         }
     }
