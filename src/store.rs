@@ -807,7 +807,7 @@ const STALE_TEMP_SECS: u64 = 600;
 /// of a live process. Returns how many were removed; nothing when the folder does not exist.
 /// Cheap (one listing): call it where the folder's writer holds its lock.
 pub fn remove_stale_temps(folder: &Path) -> Result<usize> {
-    remove_temps(folder, |name, p| stale_temp(name, p))
+    remove_temps(folder, stale_temp)
 }
 
 /// [`remove_stale_temps`] of the temp files of `folder/target` only (by the same rule), e.g.

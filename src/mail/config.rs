@@ -295,7 +295,7 @@ impl HostConfig {
 
     fn check(&self) -> std::result::Result<(), String> {
         let from = self.from.parse::<lettre::message::Mailbox>().map_err(|e| format!("from = {:?}: not a mail address: {e}", self.from))?;
-        super::compose::check_ascii_address(&from.email.to_string()).map_err(|e| format!("from = {:?}: {e}", self.from))?;
+        super::compose::check_ascii_address(from.email.as_ref()).map_err(|e| format!("from = {:?}: {e}", self.from))?;
         if let Some(u) = &self.publish.public_url
             && (!(u.starts_with("https://") || u.starts_with("http://")) || u.contains(char::is_whitespace))
         {

@@ -239,9 +239,12 @@ impl Games {
 /// What [`Games::load`] finds of one game folder `dir` whose cache line is `line`: the stamp of
 /// its `game.toml`, and where that is not the line's, the file as read (or why it cannot be) with
 /// its stamp after the read.
+/// A game file's stamp as looked at: `Err(())` when it could not be looked at.
+type Seen = std::result::Result<Option<Stamp>, ()>;
+
 struct Looked {
-    seen: std::result::Result<Option<Stamp>, ()>,
-    read: Option<std::result::Result<(GameFile, std::result::Result<Option<Stamp>, ()>), String>>,
+    seen: Seen,
+    read: Option<std::result::Result<(GameFile, Seen), String>>,
 }
 
 /// [`Looked`] at the folder `dir`, whose cache line is `line`; `None` when it holds no game (no

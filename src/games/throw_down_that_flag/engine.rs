@@ -284,11 +284,14 @@ fn blocks(s: &State, occupant: Option<usize>) -> bool {
     occupant.is_some_and(|j| s.companies[j].side == Side::Union)
 }
 
+/// The inputs of an [`objective_field`], the field, and the spaces it was worked out over.
+type LastField = (FieldInputs, Rc<Vec<u32>>, Rc<[Space]>);
+
 thread_local! {
     /// The last [`objective_field`] worked out on this thread, with its inputs: the field changes
     /// only when a First Minnesota company moves or falls, and is asked for at every Confederate
     /// activation and every plan of the built-in player.
-    static LAST_FIELD: RefCell<Option<(FieldInputs, Rc<Vec<u32>>, Rc<[Space]>)>> = const { RefCell::new(None) };
+    static LAST_FIELD: RefCell<Option<LastField>> = const { RefCell::new(None) };
 }
 
 /// [`objective_field`] with the board's [`occupancy`] at hand (the last one kept, see [`LAST_FIELD`]).
