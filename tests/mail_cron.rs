@@ -319,6 +319,7 @@ fn a_game_the_host_ended_mails_its_final_reports() {
     // The host's last record has neither an opening nor a resolution: its time is the control's
     // (found by tester T12: every cron run failed on it and the players were never told).
     let Opened { _tmp, root, game, out, cfg, mut e } = opened();
+    let late = order_mail(&game, "union", 1);
     pbem::control::apply(&game, pbem::control::Request::Abandon, "the club closed", at("2026-07-01T13:00:00Z")).unwrap();
     let r = cron::run(&root, &cfg, at("2026-07-01T13:05:00Z"), &mut e).unwrap();
     assert!(!r.games[0].failed, "{r:?}");
@@ -326,6 +327,14 @@ fn a_game_the_host_ended_mails_its_final_reports() {
     let finals: Vec<_> = sent(&out).into_iter().filter(|(_, m)| m.subject.contains("final result")).collect();
     assert_eq!(finals.len(), 2);
     assert!(finals.iter().all(|(_, m)| m.text.contains("the club closed")), "{}", finals[0].1.text);
+    // An order sent after the end is refused without advice to send it again (tester10 L2).
+    deliver(_tmp.path(), "late", &late);
+    cron::run(&root, &cfg, at("2026-07-01T13:10:00Z"), &mut e).unwrap();
+    let replies: Vec<String> = sent(&out).into_iter().map(|(_, m)| m.text).filter(|t| t.contains("REFUSED")).collect();
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    let reply = &replies[0];
+    assert!(reply.contains("The game is over: it takes no more orders"), "{reply}");
+    assert!(!reply.contains("send them again"), "{reply}");
 }
 
 /// A game restored from an older copy and resolved anew (tester8 D4, tester9 D1, D3): each new

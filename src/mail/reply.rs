@@ -203,7 +203,11 @@ pub(super) fn reply_body(ex: &Extracted, results: &[OrderResult], local: &dyn Fn
     for n in &ex.notes {
         b.push_str(&format!("Note: {n}\n"));
     }
-    if results.iter().any(|r| r.error.is_some()) {
+    let refused: Vec<&str> = results.iter().filter_map(|r| r.error.as_deref()).collect();
+    if !refused.is_empty() && refused.iter().all(|e| e.contains("the game is over")) {
+        // No advice to send them again (tester10 L2).
+        b.push_str("\nThe game is over: it takes no more orders (its final reports give the result).\n");
+    } else if !refused.is_empty() {
         b.push_str("\nRefused orders count for nothing: correct them and send them again (the step takes orders until\nit is resolved, which happens once its deadline has passed).\n");
     }
     b
