@@ -488,8 +488,8 @@ fn push_six_digits(buf: &mut Vec<u8>, n: u64) {
 
 /// The due index of every game under a root in one file, `ROOT/.due-index`, so that a sweep
 /// reads one file for all its games and looks at each idle game with four `fstatat`s relative to
-/// the root folder (`game.toml`, the newest record, the next record, the open step's receipts
-/// folder), no `open` or `read` of its `DIR/.due`.
+/// the root folder (`game.toml`, the newest record, the next record's signature (written first, so
+/// a run killed before its record is seen), the open step's receipts folder), no `open` or `read` of its `DIR/.due`.
 ///
 /// Each line is a game's `DIR/.due` as a sweep found it holding (the same fields, stamps and
 /// checks, [`bounded`]), with the folder's name and the inode of its `game.toml` and newest

@@ -1168,6 +1168,8 @@ pub fn list(dir: &Path) -> Result<Vec<String>> {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
     #[test]
     fn read_regular_reads_whole_files_of_any_size() {
         let tmp = tempfile::tempdir().unwrap();
@@ -1175,11 +1177,9 @@ mod tests {
             let path = tmp.path().join(format!("f{len}"));
             let bytes: Vec<u8> = (0..len).map(|i| (i % 251) as u8).collect();
             std::fs::write(&path, &bytes).unwrap();
-            assert_eq!(super::read_regular(&path).unwrap(), bytes, "{len} bytes");
+            assert_eq!(read_regular(&path).unwrap(), bytes, "{len} bytes");
         }
     }
-
-    use super::*;
 
     #[test]
     fn a_temp_name_names_the_file_it_was_for() {
