@@ -36,6 +36,8 @@ struct Case {
     not_in_reply: Vec<String>,
     #[serde(default)]
     crlf: bool,
+    #[serde(default)]
+    cr: bool,
 }
 
 fn corpus() -> PathBuf {
@@ -79,6 +81,9 @@ fn every_corpus_message_has_its_expected_outcome() {
         let mut msg = expand(&game, &template);
         if c.crlf {
             msg = String::from_utf8(msg).unwrap().replace('\n', "\r\n").into_bytes();
+        }
+        if c.cr {
+            msg = String::from_utf8(msg).unwrap().replace('\n', "\r").into_bytes();
         }
         let name = format!("{:02}-{}", i, c.file);
         deliver(&maildir, &name, &msg);

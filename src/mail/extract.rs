@@ -57,8 +57,8 @@ pub struct Extracted {
     pub notes: Vec<String>,
     /// Why the message is an automatic one that must not be answered (RFC 3834: an
     /// `Auto-Submitted` other than `no`; `Precedence: bulk`, `junk`, `list` or `auto_reply`;
-    /// `X-Autoreply` or `X-Autorespond`; a null `Return-Path: <>`), e.g. "Auto-Submitted:
-    /// auto-replied".
+    /// `X-Autoreply` or `X-Autorespond`; a mailing list's `List-Id`, `List-Post` or
+    /// `List-Unsubscribe`; a null `Return-Path: <>`), e.g. "Auto-Submitted: auto-replied".
     pub automatic: Option<String>,
     /// Why the message is a delivery report (a bounce), which is neither read for orders nor
     /// answered: `Content-Type: multipart/report`, `From` a `MAILER-DAEMON` or `postmaster`, or an
@@ -90,12 +90,31 @@ pub fn parse_message(raw: &[u8]) -> Option<Message<'_>> {
     std::panic::catch_unwind(|| MessageParser::default().parse(raw)).ok().flatten()
 }
 
+/// A message whose every line ends in a bare CR (no LF anywhere: old Mac line ends, which RFC 5322
+/// 2.3 does not allow but some clients and scripts still write) given back with CRLF line ends, so
+/// it is read as the message its sender meant; `None` for any other message, which is read as it is
+/// (a stray CR inside a line of a message with LF line ends stays part of that line).
+fn bare_cr_lines(raw: &[u8]) -> Option<Vec<u8>> {
+    if !raw.contains(&b'\r') || raw.contains(&b'\n') {
+        return None;
+    }
+    let mut out = Vec::with_capacity(raw.len() + raw.len() / 32);
+    for &b in raw {
+        out.push(b);
+        if b == b'\r' {
+            out.push(b'\n');
+        }
+    }
+    Some(out)
+}
+
 /// Parses `raw` (one RFC 5322 message) and finds the order files in it. `key_for(game, role)`
 /// returns the seat's key when that game and seat exist: it is used only to find where a pasted
 /// order starts (the first line that makes the signature verify). `None` when the bytes are not a
 /// mail message at all.
 pub fn extract(raw: &[u8], key_for: &dyn Fn(&str, &str) -> Option<PublicKey>) -> Option<Extracted> {
-    let msg = parse_message(raw)?;
+    let lines_fixed = bare_cr_lines(raw);
+    let msg = parse_message(lines_fixed.as_deref().unwrap_or(raw))?;
     if msg.headers().is_empty() {
         return None;
     }
@@ -117,6 +136,10 @@ pub fn extract(raw: &[u8], key_for: &dyn Fn(&str, &str) -> Option<PublicKey>) ->
     } else if let Some(h) = ["X-Autoreply", "X-Autorespond", "X-Auto-Response"].into_iter().find(|h| header(h).is_some()) {
         // Older vacation programs mark their replies so instead of with Auto-Submitted.
         out.automatic = Some(format!("{h} present"));
+    } else if let Some(h) = ["List-Id", "List-Post", "List-Unsubscribe"].into_iter().find(|h| header(h).is_some()) {
+        // A mailing list's copy (RFC 2369, 2919): RFC 3834 2 asks automatic responders not to
+        // answer it; its orders count, but the answer would go to a list's reader.
+        out.automatic = Some(format!("{h} present (a mailing list's copy)"));
     } else if header("Return-Path").is_some_and(|v| v.trim_start_matches('<').trim_end_matches('>').trim().is_empty()) {
         // The null sender: what bounces and other automatic mail are sent from (RFC 5321 4.5.5).
         out.automatic = Some("Return-Path: <> (a null sender)".into());
