@@ -135,6 +135,8 @@ struct ReceiptLine {
     role: String,
     seq: Option<u64>,
     commitment: Option<String>,
+    /// For an NMR, whose orders were used: `"default"` or `"bot"` (the built-in player's).
+    nmr: Option<String>,
 }
 
 /// Renders `role`'s report after `record`, from the state after it and the step's full event list
@@ -183,7 +185,7 @@ pub fn render_pinned(
         .resolution
         .iter()
         .flat_map(|r| r.orders.iter())
-        .map(|o| ReceiptLine { role: o.role.clone(), seq: o.seq, commitment: o.commitment.clone() })
+        .map(|o| ReceiptLine { role: o.role.clone(), seq: o.seq, commitment: o.commitment.clone(), nmr: o.nmr.clone() })
         .collect();
     let pin = pin_block(gf, record, pinned.sha256);
     let form = match &record.opening {

@@ -522,6 +522,10 @@ fn nmr_policy_bot_hands_a_silent_seat_to_the_built_in_player() {
     assert_eq!(orders[0]["role"], "confederate");
     assert_eq!(orders[0]["nmr"], "bot");
     assert!(orders[1].get("nmr").is_none());
+    // Each report says whose orders stood in for the silent seat.
+    let report = |n: &str| std::fs::read_to_string(t.game().join("reports").join(n).join("union.txt")).unwrap();
+    assert!(report("000001").contains("confederate: NMR (no moves received): the default orders were used"), "{}", report("000001"));
+    assert!(report("000002").contains("confederate: NMR (no moves received): the built-in player chose the orders"), "{}", report("000002"));
     pbem().arg("audit").arg(t.game()).assert().success();
     // A host passing off default orders as the built-in player's is caught.
     let rec = t.game().join("records").join("000002.json");
