@@ -1154,7 +1154,21 @@ fn cmd_publish(dir: Option<PathBuf>, all: Option<PathBuf>, out: PathBuf) -> Resu
         (None, None) => bail!("give a game directory or --all ROOT"),
     };
     let mut failed = 0;
+    // A backup copy inside the root holds the same id and would publish into the same folder
+    // (README "Broken or doubled game folders"): neither copy is published.
+    let mut by_id: BTreeMap<String, Vec<String>> = BTreeMap::new();
     for d in &dirs {
+        if let Ok(gf) = pipeline::read_game_file(&store::GameDir::new(d)) {
+            by_id.entry(gf.id).or_default().push(d.display().to_string());
+        }
+    }
+    for d in &dirs {
+        let shown = d.display().to_string();
+        if let Some((id, all)) = by_id.iter().find(|(_, all)| all.len() > 1 && all.contains(&shown)) {
+            failed += 1;
+            eprintln!("pbem: {shown}: not published: game {id} is held by more than one folder ({}); remove all but one", all.join(", "));
+            continue;
+        }
         match crate::site::publish(d, &out) {
             Ok(p) => println!("{}: published {}", d.display(), p.describe()),
             Err(e) => {

@@ -382,3 +382,19 @@ fn a_public_copy_written_removes_the_temp_files_a_killed_run_left_beside_it() {
     let want: BTreeSet<String> = ["x.tar", ".x.tar.Zq3Lw9", ".y.tar.B7kPq2"].iter().map(|s| s.to_string()).collect();
     assert_eq!(left, want);
 }
+
+#[test]
+fn publish_all_publishes_neither_copy_of_a_game_two_folders_hold() {
+    // A backup copy inside the root (tester12 M2): both would publish into one folder, and
+    // whichever came last would win; like `adjudicate --all`, neither is taken.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = cut_example(&root, 3);
+    copy_tree(&game, &root.join("zz-backup"));
+    let site = tmp.path().join("site");
+    let a = pbem().arg("publish").arg("--all").arg(&root).arg("--out").arg(&site).assert().code(1);
+    let err = String::from_utf8(a.get_output().stderr.clone()).unwrap();
+    assert_eq!(err.matches("is held by more than one folder").count(), 2, "{err}");
+    assert!(err.contains("zz-backup: not published") && err.contains("remove all but one"), "{err}");
+    assert!(!site.join("demo-gettysburg-campaign-18630701").exists(), "nothing of that game published");
+}
