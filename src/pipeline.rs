@@ -422,6 +422,8 @@ pub fn scenario_text(game: &dyn DynGame, arg: Option<&Path>) -> Result<String> {
     let name = p.to_string_lossy();
     match game.scenarios().iter().find(|(n, _)| *n == name) {
         Some((_, text)) => Ok(text.to_string()),
+        // A FIFO, a device or a folder: refused, saying what it is (not "no such file").
+        None if p.exists() => store::read_text(p),
         None => Err(Error::input(
             p,
             format!(

@@ -133,8 +133,9 @@ fn scenario_text(g: &dyn DynGame, scenario: Option<&str>) -> Result<String> {
     if let Some((_, t)) = g.scenarios().iter().find(|(n, _)| *n == name.trim()) {
         return Ok(t.to_string());
     }
-    if std::path::Path::new(name).is_file() {
-        return std::fs::read_to_string(name).map_err(|e| Error::setting(Setting::Scenario(name.to_string()), e.to_string()));
+    if std::path::Path::new(name).exists() {
+        // A regular file's text; a FIFO, a device or a folder refused, saying what it is.
+        return crate::store::read_text(std::path::Path::new(name)).map_err(|e| Error::setting(Setting::Scenario(name.to_string()), e.to_string()));
     }
     let names: Vec<&str> = g.scenarios().iter().map(|(n, _)| *n).collect();
     let message = format!("no such file, nor a scenario shipped with {}: {}", g.title(), names.join(", "));

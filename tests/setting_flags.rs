@@ -78,6 +78,14 @@ fn simulate_and_demo_name_their_flags() {
     let shipped = "no such file, nor a scenario shipped with Throw Down That Flag: july-2, july-3";
     fails_with(&["simulate", "--scenario", "bogus", "--games", "1"], &format!("--scenario bogus: {shipped}"));
     let tmp = tempfile::tempdir().unwrap();
+    // A folder or a device given as the scenario is named for what it is, not as missing (tester12 L1).
+    let folder = tmp.path().display().to_string();
+    let not_file = "not a regular file (a FIFO, a device or a folder); not read";
+    fails_with(&["simulate", "--scenario", &folder, "--games", "1"], &format!("--scenario {folder}: {folder}: {not_file}"));
+    fails_with(&["simulate", "--scenario", "/dev/zero", "--games", "1"], &format!("--scenario /dev/zero: /dev/zero: {not_file}"));
+    let seed = "0".repeat(64);
+    let demo = tmp.path().join("d").display().to_string();
+    fails_with(&["demo", "--scenario", "/dev/zero", "--out", &demo, "--seed", &seed], &format!("/dev/zero: {not_file}"));
     std::fs::write(tmp.path().join("kept.txt"), "mine").unwrap();
     let out = tmp.path().display().to_string();
     fails_with(&["demo", "--out", &out, "--seed", &"0".repeat(64)], &format!("{out}: already exists and is not empty; choose a new --out"));
