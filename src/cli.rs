@@ -1142,7 +1142,7 @@ fn cmd_public(dir: PathBuf, out: PathBuf) -> Result<ExitCode> {
         let _ = store::remove_stale_temps_of(out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")), name);
     }
     store::write_atomic(&out, &bytes)?;
-    println!("wrote the public copy of {} to {} ({} bytes; check it with `pbem audit {}`)", dir.display(), out.display(), bytes.len(), out.display());
+    println!("wrote the public copy of {} to {} ({} bytes; check it with `pbem audit {}`)", dir.display(), out.display(), bytes.len(), shell_word(&out));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -1208,11 +1208,18 @@ fn cmd_completions(shell: clap_complete::Shell) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// `path` as one word a POSIX shell reads back as it is (quoted only when it must be), for the
+/// commands pbem suggests; a path holding a NUL byte, which no shell can quote, as it is.
+fn shell_word(path: &Path) -> String {
+    let text = path.to_string_lossy();
+    shlex::try_quote(&text).map_or_else(|_| text.to_string(), |q| q.into_owned())
+}
+
 /// `pbem man`.
 fn cmd_man(dir: PathBuf) -> Result<ExitCode> {
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
     clap_mangen::generate_to(<Cli as clap::CommandFactory>::command(), &dir).with_context(|| format!("cannot write man pages into {}", dir.display()))?;
-    println!("wrote man pages into {} (read one with `man -l {}/pbem.1`)", dir.display(), dir.display());
+    println!("wrote man pages into {} (read one with `man -l {}`)", dir.display(), shell_word(&dir.join("pbem.1")));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -1228,6 +1235,6 @@ fn cmd_demo(rules: String, out: Option<PathBuf>, seed: Option<String>, scenario:
     println!("result: {}", s.outcome);
     println!("audit passed: {}", s.audit.describe());
     let roles: Vec<String> = pipeline::load(&s.game_dir)?.gf.seats.into_iter().map(|x| x.role).collect();
-    println!("read a report: pbem report {} --role {} (roles: {})", s.game_dir.display(), roles[0], roles.join(", "));
+    println!("read a report: pbem report {} --role {} (roles: {})", shell_word(&s.game_dir), roles[0], roles.join(", "));
     Ok(ExitCode::SUCCESS)
 }

@@ -472,7 +472,7 @@ fn check_new(game: &dyn DynGame, dir: &Path, new: &NewGame) -> Result<CheckedNew
         None => dir.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string(),
     };
     if !valid_id(&id) {
-        return Err(Error::setting(Setting::GameId(id), "use 1-64 letters, digits, '-', '_' or '.'"));
+        return Err(Error::setting(Setting::GameId(id), "use 1-64 ASCII letters (a-z, A-Z), digits, '-', '_' or '.'"));
     }
     let scenario = scenario_text(game, new.scenario.as_deref())?;
     crate::options::check_options(&new.options)?;

@@ -141,3 +141,17 @@ fn audit_all_checks_every_game_under_a_root() {
     pbem().args(["audit", "--all"]).arg(tmp.path().join("nowhere")).assert().code(1).stderr(predicate::str::contains("no such folder"));
     pbem().args(["audit", "--all"]).arg(&root).arg(root.join("a")).assert().code(2);
 }
+
+#[test]
+fn a_suggested_command_quotes_a_path_the_shell_would_split() {
+    // tester12 L3: `man -l T/man dir ü/pbem.1` split at the space when pasted.
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("man dir ü");
+    let out = pbem().arg("man").arg(&dir).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(&format!("`man -l '{}/pbem.1'`", dir.display())), "{text}");
+    let plain = tmp.path().join("man1");
+    let out = pbem().arg("man").arg(&plain).output().unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(text.contains(&format!("`man -l {}/pbem.1`", plain.display())), "{text}");
+}

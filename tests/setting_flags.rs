@@ -42,7 +42,7 @@ fn new_names_the_flags_of_refused_settings() {
     let a = new_args(t, "g2", &["--deadline", "move=0"]);
     fails_with(&strs(&a), "--deadline move=0: deadline hours must be at least 1");
     let a = new_args(t, "g3", &["--id", "no spaces"]);
-    fails_with(&strs(&a), "game id \"no spaces\": use 1-64 letters, digits, '-', '_' or '.' (set it with --id)");
+    fails_with(&strs(&a), "game id \"no spaces\": use 1-64 ASCII letters (a-z, A-Z), digits, '-', '_' or '.' (set it with --id)");
     let a = new_args(t, "g4", &["--option", "press=some"]);
     fails_with(&strs(&a), "--option press=some: want press=none, press=team or press=all");
     let mut a = new_args(t, "g5", &[]);
