@@ -256,7 +256,7 @@ fn panel(v: &Value) -> Vec<(String, bool)> {
         "dashed outline: White territory; solid: Red territory",
         "ring: tunnel; S: secret tunnel entrance, Xw / Xr its exits",
         "T: trap; orange triangles: cones; thick line: wall",
-        "dashed arrows: this round's moves so far",
+        "dashed arrows: the latest round's moves",
     ] {
         lines.push((k.to_string(), false));
     }
