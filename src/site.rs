@@ -56,9 +56,10 @@ struct Summary {
 /// Writes `bytes` to `path` unless it already holds exactly them; counts a write in `written`.
 fn put(path: &Path, bytes: &[u8], written: &mut usize) -> Result<()> {
     if store::read(path).ok().as_deref() == Some(bytes) {
-        return Ok(());
+        return store::make_public(path);
     }
-    store::write_atomic(path, bytes)?;
+    // The site is for everyone: its files 0644, its folders 0755, whatever the host's umask.
+    store::write_atomic_public(path, bytes)?;
     *written += 1;
     Ok(())
 }

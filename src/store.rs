@@ -375,8 +375,50 @@ pub fn read_text(path: &Path) -> Result<String> {
 /// While a [`Batch`] is open in this process, the file is written the same way but without its
 /// fsyncs, and the batch's sync ([`sync_batch`]) makes it durable.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_atomic_as(path, bytes, None)
+}
+
+/// [`write_atomic`] for a file meant for everyone (a page of `pbem publish`'s web site): mode
+/// 0644 whatever the umask (a host's `umask 077` would leave a site no web server can read), set
+/// on the temp file before its rename, and the folders made for it 0755.
+pub fn write_atomic_public(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        make_public_dirs(parent)?;
+    }
+    write_atomic_as(path, bytes, Some(0o644))
+}
+
+/// Gives a file [`write_atomic_public`] wrote mode 0644 if it lacks it (one written by a
+/// version that left the mode to the umask).
+pub fn make_public(path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let meta = fs::metadata(path).map_err(|e| io(path, e))?;
+    if meta.permissions().mode() & 0o777 == 0o644 {
+        return Ok(());
+    }
+    fs::set_permissions(path, fs::Permissions::from_mode(0o644)).map_err(|e| io(path, e))
+}
+
+/// Makes `dir` and its missing parents, each folder it makes mode 0755 whatever the umask.
+fn make_public_dirs(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    if dir.is_dir() {
+        return Ok(());
+    }
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        make_public_dirs(parent)?;
+    }
+    match fs::create_dir(dir) {
+        Ok(()) => fs::set_permissions(dir, fs::Permissions::from_mode(0o755)).map_err(|e| io(dir, e)),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(io(dir, e)),
+    }
+}
+
+/// [`write_atomic`], the file given `mode` (when `Some`) before it is renamed into place.
+fn write_atomic_as(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
     if batch::defer(path) {
-        return write_unsynced(path, bytes);
+        return write_unsynced_as(path, bytes, mode);
     }
     let private = host_folder(path).is_some();
     if let Some(parent) = path.parent() {
@@ -390,6 +432,10 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         options.preserve_mode(false);
     }
     let mut f = options.open(path).map_err(|e| io(path, e))?;
+    if let Some(m) = mode {
+        use std::os::unix::fs::PermissionsExt;
+        f.as_file().set_permissions(fs::Permissions::from_mode(m)).map_err(|e| io(path, e))?;
+    }
     f.write_all(bytes).map_err(|e| io(path, e))?;
     f.commit().map_err(|e| io(path, e))?;
     Ok(())
@@ -772,6 +818,11 @@ pub fn open_append(path: &Path) -> Result<File> {
 /// Temp file + rename with no fsync (made durable by [`sync_together`], e.g. through
 /// [`Staged::also`]).
 pub fn write_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
+    write_unsynced_as(path, bytes, None)
+}
+
+/// [`write_unsynced`], the temp file given `mode` (when `Some`) before its rename.
+fn write_unsynced_as(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
@@ -790,7 +841,11 @@ pub fn write_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => make_dirs(parent, private).and_then(|()| options.open(&tmp).map_err(|e| io(path, e))),
         other => other.map_err(|e| io(path, e)),
     };
-    let written = opened.and_then(|mut f| f.write_all(bytes).and_then(|()| fs::rename(&tmp, path)).map_err(|e| io(path, e)));
+    let chmod = |f: &File| match mode {
+        Some(m) => f.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(m)),
+        None => Ok(()),
+    };
+    let written = opened.and_then(|mut f| chmod(&f).and_then(|()| f.write_all(bytes)).and_then(|()| fs::rename(&tmp, path)).map_err(|e| io(path, e)));
     if written.is_err() {
         let _ = fs::remove_file(&tmp);
     }

@@ -398,3 +398,36 @@ fn publish_all_publishes_neither_copy_of_a_game_two_folders_hold() {
     assert!(err.contains("zz-backup: not published") && err.contains("remove all but one"), "{err}");
     assert!(!site.join("demo-gettysburg-campaign-18630701").exists(), "nothing of that game published");
 }
+
+#[test]
+fn the_site_is_readable_by_everyone_whatever_the_umask() {
+    // tester12 L8: under `umask 077` every page was 0600, so no web server could read the site.
+    use std::os::unix::fs::PermissionsExt;
+    let tmp = tempfile::tempdir().unwrap();
+    let game = cut_example(tmp.path(), 3);
+    let site = tmp.path().join("www").join("site");
+    let bin = assert_cmd::cargo::cargo_bin!("pbem");
+    let script = format!("umask 077 && exec '{}' publish '{}' --out '{}'", bin.display(), game.display(), site.display());
+    let out = std::process::Command::new("sh").arg("-c").arg(&script).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let mut files = 0;
+    let mut check = vec![site.clone()];
+    while let Some(d) = check.pop() {
+        assert_eq!(fs::metadata(&d).unwrap().permissions().mode() & 0o777, 0o755, "{}", d.display());
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                check.push(p);
+            } else {
+                files += 1;
+                assert_eq!(fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o644, "{}", p.display());
+            }
+        }
+    }
+    assert!(files > 5, "{files} files");
+    // A page left 0600 by an earlier version is made readable by the next publish.
+    let index = site.join("index.html");
+    fs::set_permissions(&index, fs::Permissions::from_mode(0o600)).unwrap();
+    pbem().arg("publish").arg(&game).arg("--out").arg(&site).assert().success();
+    assert_eq!(fs::metadata(&index).unwrap().permissions().mode() & 0o777, 0o644);
+}
