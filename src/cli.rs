@@ -384,8 +384,10 @@ struct ReportArgs {
     /// The role (without it, --picture draws what every seat sees: the observer's picture).
     #[arg(long, required_unless_present = "picture")]
     role: Option<String>,
-    /// The report of this record (0 = the opening report; default: the newest).
-    #[arg(long)]
+    /// The report after this record, numbered as in records/ (0 = the opening report; default:
+    /// the newest). A host's change (a pause, a deadline, a seat) is a record too, so record N
+    /// need not resolve step N: each report names both. `--step` is an old name for it.
+    #[arg(long = "record", value_name = "N", alias = "step")]
     step: Option<u64>,
     /// Also write a picture of the board as the role sees it to FILE (.svg or .png).
     #[arg(long, value_name = "FILE")]

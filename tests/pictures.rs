@@ -113,7 +113,7 @@ fn report_picture_writes_svg_and_png_for_a_seat_or_an_observer(tmp: &Path, dir: 
     pbem()
         .arg("report")
         .arg(dir)
-        .args(["--role", "union", "--step", "0", "--picture"])
+        .args(["--role", "union", "--record", "0", "--picture"])
         .arg(&svg)
         .assert()
         .success()
