@@ -13,11 +13,16 @@ pub fn timestamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
-/// Parses an RFC 3339 time (as given to `--now` or stored in records).
+/// Parses an RFC 3339 time (as given to `--now` or stored in records), refusing one that is not
+/// in years 0000 to 9999 in UTC (`9999-12-31T23:00:00-23:00` is in year 10000): pbem could not
+/// write it back ([`writable`]).
 pub fn parse_time(s: &str) -> crate::error::Result<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(s)
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| Error::Usage(format!("bad time {s:?} (want RFC 3339, e.g. 2026-11-30T18:00:00Z): {e}")))
+    let bad = |why: String| Error::Usage(format!("bad time {s:?} (want RFC 3339, e.g. 2026-11-30T18:00:00Z): {why}"));
+    let t = DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc)).map_err(|e| bad(e.to_string()))?;
+    if !writable(t) {
+        return Err(bad(format!("in UTC not between 0000-01-01T00:00:00Z and {LAST}")));
+    }
+    Ok(t)
 }
 
 /// The last time pbem writes and reads back: RFC 3339 gives the year four digits.
@@ -117,6 +122,11 @@ mod tests {
         assert!(later_hours(t("2026-12-03T13:00:00Z"), u32::MAX).is_err());
         assert!(later(t(LAST), TimeDelta::MAX).is_err() && later(t("0000-01-01T00:00:00Z"), TimeDelta::MIN).is_err());
         assert!(writable(t("0000-01-01T00:00:00Z")) && writable(t(LAST)));
+        // An offset cannot carry a time past the years pbem writes.
+        for s in ["9999-12-31T23:00:00-23:00", "0000-01-01T00:00:00+01:00"] {
+            let e = parse_time(s).unwrap_err().to_string();
+            assert!(e.ends_with("in UTC not between 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z"), "{e}");
+        }
     }
 
     #[test]

@@ -85,6 +85,11 @@ fn no_deadline_past_year_9999_is_written() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.ends_with("pbem: step 1's deadline: 9999-12-31T00:00:00Z and 72 hours later is past 9999-12-31T23:59:59Z, the last time pbem can write\n"), "{err}");
     assert!(!root.join("fut").exists());
+    // Nor through an offset: 23:00 at -23:00 on the last day is in year 10000 in UTC.
+    let out = new_game(root, "fut2", &["--now", "9999-12-31T23:00:00-23:00"]).failure().get_output().clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.ends_with("in UTC not between 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z\n") && !err.contains("+10000"), "{err}");
+    assert!(!root.join("fut2").exists());
     // A game near the end of time: a deadline moved or a resume that would pass it is refused.
     new_game(root, "end", &["--now", "9999-01-01T00:00:00Z"]).success();
     let g = root.join("end");
