@@ -499,7 +499,8 @@ fn check_deadline(path: &Path, bytes: &[u8], gf: &GameFile, op: &Opening) -> Res
     let opened = time_of(path, bytes, "opening.opened", &op.opened)?;
     time_of(path, bytes, "opening.deadline", &op.deadline)?;
     let hours = gf.deadlines.hours_for(op.asks.iter().map(|a| a.kind.as_str()));
-    let want = pipeline::timestamp(opened + chrono::Duration::hours(hours as i64));
+    let want = crate::when::later_hours(opened, hours).map_err(|e| fail_field(AuditCheck::Times, path, bytes, "opening.opened", &op.opened, e))?;
+    let want = pipeline::timestamp(want);
     if op.deadline != want {
         let kinds: Vec<&str> = op.asks.iter().map(|a| a.kind.as_str()).collect();
         return Err(fail_field(AuditCheck::Times, path, bytes, "opening.deadline", &op.deadline, format!(
@@ -548,7 +549,7 @@ fn check_times(gd: &GameDir, gf: &GameFile, n: u64, bytes: &[u8], rec: &Record, 
             return Err(fail(AuditCheck::Times, &rpath, format!("{} is NMR in step {}, but the game's NMR policy is wait (game.toml [nmr])", nmr.role, res.step)));
         }
         let deadline = pipeline::parse_time(&opening.deadline).map_err(|e| fail(AuditCheck::Times, &gd.record(n - 1), e))?;
-        let due = deadline + chrono::Duration::hours(gf.deadlines.grace_hours as i64);
+        let due = crate::when::later_hours(deadline, gf.deadlines.grace_hours).map_err(|e| fail(AuditCheck::Times, &gd.record(n - 1), format!("opening.deadline: {e}")))?;
         if resolved < due {
             return Err(fail_field(AuditCheck::Times, &rpath, bytes, "resolution.resolved", &res.resolved, format!(
                 "{} is NMR in step {}, resolved before its deadline {} plus {} grace hour(s) ({})",

@@ -147,13 +147,14 @@ struct NewArgs {
     /// Game id (default: the directory's name).
     #[arg(long)]
     id: Option<String>,
-    /// Hours players have for each step.
+    /// Hours players have for each step (1 to 8784, a year).
     #[arg(long, default_value_t = 72)]
     deadline_hours: u32,
-    /// Deadline hours for one kind of step, KIND=HOURS (repeatable), e.g. retreat=24.
+    /// Deadline hours for one kind of step, KIND=HOURS (repeatable; 1 to 8784, a year), e.g.
+    /// retreat=24.
     #[arg(long = "deadline", value_name = "KIND=HOURS")]
     deadlines: Vec<String>,
-    /// Hours after a deadline before missing orders count as NMR.
+    /// Hours after a deadline before missing orders count as NMR (at most 8784, a year).
     #[arg(long, default_value_t = 0)]
     grace_hours: u32,
     /// What missing orders become once the deadline (and grace) has passed: `defaults` (the
@@ -566,6 +567,8 @@ fn flag_line(e: &Error) -> String {
 fn flag(setting: &Setting) -> String {
     match setting {
         Setting::Deadline { kind, hours } => format!("--deadline {kind}={hours}"),
+        Setting::DefaultDeadline(hours) => format!("--deadline-hours {hours}"),
+        Setting::Grace(hours) => format!("--grace-hours {hours}"),
         Setting::GameId(id) => format!("--id {id}"),
         Setting::SeatKey { role } => format!("--player {role}"),
         Setting::TimeZone { role } => format!("--time-zone {role}"),

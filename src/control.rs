@@ -122,7 +122,7 @@ pub fn apply(dir: &Path, req: Request, reason: &str, clock: impl Into<Clock>) ->
             }
             rec.opening.as_mut().expect("opening").paused = Some(pipeline::timestamp(now));
         }
-        Request::Resume => rec.opening = Some(resumed(&op, now).ok_or_else(|| Error::Refused(format!("game {} is not paused", g.gf.id)))?),
+        Request::Resume => rec.opening = Some(resumed(&op, now).map_err(Error::Refused)?.ok_or_else(|| Error::Refused(format!("game {} is not paused", g.gf.id)))?),
         Request::Abandon => {
             if reason.trim().is_empty() {
                 return Err(Error::Missing(Missing::AbandonReason));
@@ -137,12 +137,13 @@ pub fn apply(dir: &Path, req: Request, reason: &str, clock: impl Into<Clock>) ->
     Ok(rec)
 }
 
-/// The opening after a resume at `now`: the deadline later by the time paused. `None` when the
-/// opening is not paused. The audit checks a resume record with this.
-pub fn resumed(op: &Opening, now: DateTime<Utc>) -> Option<Opening> {
-    let since = pipeline::parse_time(op.paused.as_deref()?).ok()?;
-    let deadline = pipeline::parse_time(&op.deadline).ok()? + (now - since).max(chrono::Duration::zero());
-    Some(Opening { deadline: pipeline::timestamp(deadline), paused: None, ..op.clone() })
+/// The opening after a resume at `now`: the deadline later by the time paused. `Ok(None)` when
+/// the opening is not paused; an error when that deadline would be past year 9999 (pbem could
+/// not read it back). The audit checks a resume record with this.
+pub fn resumed(op: &Opening, now: DateTime<Utc>) -> std::result::Result<Option<Opening>, String> {
+    let (Some(since), Ok(deadline)) = (op.paused.as_deref().and_then(|p| pipeline::parse_time(p).ok()), pipeline::parse_time(&op.deadline)) else { return Ok(None) };
+    let deadline = crate::when::later(deadline, (now - since).max(chrono::Duration::zero())).map_err(|e| format!("the deadline moved on by the time paused: {e}"))?;
+    Ok(Some(Opening { deadline: pipeline::timestamp(deadline), paused: None, ..op.clone() }))
 }
 
 fn move_deadline(op: &Opening, m: DeadlineMove, now: DateTime<Utc>) -> Result<Opening> {
@@ -151,7 +152,7 @@ fn move_deadline(op: &Opening, m: DeadlineMove, now: DateTime<Utc>) -> Result<Op
     }
     let old = pipeline::parse_time(&op.deadline)?;
     let new = match m {
-        DeadlineMove::Extend(d) => old + d,
+        DeadlineMove::Extend(d) => crate::when::later(old, d).map_err(|e| Error::Usage(format!("the new deadline: {e}")))?,
         DeadlineMove::To(t) => t,
     };
     if new <= now {

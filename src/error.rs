@@ -67,6 +67,10 @@ pub enum Error {
 pub enum Setting {
     /// The deadline for a kind of step: the kind and the hours given.
     Deadline { kind: String, hours: u32 },
+    /// The deadline, in hours, of a step of any kind not given its own.
+    DefaultDeadline(u32),
+    /// The grace, in hours, after a deadline before missing orders count as NMR.
+    Grace(u32),
     /// The new game's id.
     GameId(String),
     /// The key given for a new game's seat of `role`.
@@ -103,6 +107,8 @@ impl std::fmt::Display for Setting {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Setting::Deadline { kind, hours } => write!(f, "deadline of {hours} hours for {kind} steps"),
+            Setting::DefaultDeadline(hours) => write!(f, "deadline of {hours} hours"),
+            Setting::Grace(hours) => write!(f, "grace of {hours} hours"),
             Setting::GameId(id) => write!(f, "game id {id:?}"),
             Setting::SeatKey { role } => write!(f, "key of seat {role}"),
             Setting::TimeZone { role } => write!(f, "time zone of seat {role}"),
@@ -328,6 +334,8 @@ mod tests {
         let s = |x: &str| x.to_string();
         let settings = [
             Setting::Deadline { kind: s("move"), hours: 0 },
+            Setting::DefaultDeadline(0),
+            Setting::Grace(9000),
             Setting::GameId(s("a b")),
             Setting::SeatKey { role: s("union") },
             Setting::TimeZone { role: s("union") },

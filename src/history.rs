@@ -243,7 +243,7 @@ pub fn check_control(rpath: &Path, rec: &Record, prev: &Record) -> Result<DateTi
             same(&rec.opening, &Opening { paused: Some(c.at.clone()), ..op.clone() }, "paused at control.at")?;
         }
         ControlAction::Resume => {
-            let want = control::resumed(op, at).ok_or_else(|| fail(rpath, "control: resumes a game that was not paused"))?;
+            let want = control::resumed(op, at).map_err(|e| fail(rpath, format!("control: {e}")))?.ok_or_else(|| fail(rpath, "control: resumes a game that was not paused"))?;
             same(&rec.opening, &want, "resumed, its deadline later by the time paused")?;
         }
         ControlAction::Abandon => {

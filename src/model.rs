@@ -52,6 +52,10 @@ pub struct Seat {
     pub time_zone: Option<String>,
 }
 
+/// The most hours any deadline or grace may be: a year (366 days). No real game waits longer,
+/// and every deadline stays a time the records can hold.
+pub const MAX_HOURS: u32 = 366 * 24;
+
 /// How long players have to answer, per kind of ask, in hours.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -100,6 +104,13 @@ pub struct NmrPolicy {
 }
 
 impl Deadlines {
+    /// The first of its hours above [`MAX_HOURS`]: the key as `game.toml`'s `[deadlines]` names
+    /// it (`grace_hours`, `kinds.move`) and the hours.
+    pub fn too_long(&self) -> Option<(String, u32)> {
+        let fixed = [("default_hours".to_string(), self.default_hours), ("grace_hours".to_string(), self.grace_hours)];
+        fixed.into_iter().chain(self.kinds.iter().map(|(k, h)| (format!("kinds.{k}"), *h))).find(|(_, h)| *h > MAX_HOURS)
+    }
+
     /// Hours allowed for a step whose asks have these kinds: the longest of them.
     pub fn hours_for<'a>(&self, kinds: impl Iterator<Item = &'a str>) -> u32 {
         kinds.map(|k| *self.kinds.get(k).unwrap_or(&self.default_hours)).max().unwrap_or(self.default_hours)
@@ -271,7 +282,7 @@ impl Revealed {
 pub fn count_misses<'a>(misses: &mut BTreeMap<String, u32>, orders: impl IntoIterator<Item = (&'a str, bool)>) {
     for (role, sent) in orders {
         let m = misses.entry(role.to_string()).or_insert(0);
-        *m = if sent { 0 } else { *m + 1 };
+        *m = if sent { 0 } else { m.saturating_add(1) };
     }
 }
 

@@ -193,7 +193,19 @@ pub fn read_game_file_known(dir: &GameDir, known: Option<KnownGameFile<'_>>) -> 
             return Err(Error::Input { file: path, line, field: Some(format!("seat[{i}].time_zone")), message });
         }
     }
+    check_file_hours(&path, &text, &gf)?;
     Ok((text.into_bytes(), gf))
+}
+
+/// A game file's deadlines and grace at most [`model::MAX_HOURS`] (a file edited by hand or
+/// written by an old version may hold more): else an error naming the field and its line.
+fn check_file_hours(path: &Path, text: &str, gf: &GameFile) -> Result<()> {
+    let Some((key, hours)) = gf.deadlines.too_long() else { return Ok(()) };
+    let name = key.rsplit('.').next().unwrap_or(&key);
+    let mut lines = text.lines().enumerate().skip_while(|(_, l)| !l.trim_start().starts_with("[deadlines"));
+    let line = lines.find(|(_, l)| l.trim_start().trim_start_matches('"').strip_prefix(name).is_some_and(|r| r.trim_start_matches('"').trim_start().starts_with('='))).map(|(i, _)| i + 1);
+    let message = format!("{hours} hours: at most {} (a year) for any deadline or grace", model::MAX_HOURS);
+    Err(Error::Input { file: path.to_path_buf(), line, field: Some(format!("deadlines.{key}")), message })
 }
 
 /// Loads a game directory at its newest record.
@@ -353,11 +365,13 @@ fn open_next(
             let seed = entropy.bytes32();
             files.push((dir.host_seed(step), format!("{}\n", hex::encode(seed)).into_bytes()));
             let hours = gf.deadlines.hours_for(asks.iter().map(|a| a.kind.as_str()));
+            // Never a time past year 9999 (the records could not be read back).
+            let deadline = crate::when::later_hours(now, hours).map_err(|e| Error::Refused(format!("step {step}'s deadline: {e}")))?;
             let opening = Opening {
                 step,
                 host_seed_commitment: hex::encode(commit::host_seed_commitment(&gf.id, step, &seed)),
                 opened: timestamp(now),
-                deadline: timestamp(now + chrono::Duration::hours(hours as i64)),
+                deadline: timestamp(deadline),
                 asks,
                 paused: None,
             };
@@ -435,18 +449,29 @@ pub fn scenario_text(game: &dyn DynGame, arg: Option<&Path>) -> Result<String> {
     }
 }
 
-/// Checks a deadline policy: at least one hour everywhere, and only kinds of step the game asks.
+/// Checks a deadline policy: at least one hour for every deadline, at most
+/// [`model::MAX_HOURS`] for any deadline or grace, and only kinds of step the game asks.
 pub fn check_deadlines(d: &model::Deadlines, kinds: &[&str]) -> Result<()> {
+    let too_long = format!("at most {} hours (a year)", model::MAX_HOURS);
     if d.default_hours == 0 {
-        return Err(Error::Usage("deadline hours must be at least 1".into()));
+        return Err(Error::setting(Setting::DefaultDeadline(0), "deadline hours must be at least 1"));
+    }
+    if d.default_hours > model::MAX_HOURS {
+        return Err(Error::setting(Setting::DefaultDeadline(d.default_hours), too_long));
+    }
+    if d.grace_hours > model::MAX_HOURS {
+        return Err(Error::setting(Setting::Grace(d.grace_hours), too_long));
     }
     for (k, h) in &d.kinds {
+        let refuse = |message: String| Err(Error::setting(Setting::Deadline { kind: k.clone(), hours: *h }, message));
         if !kinds.contains(&k.as_str()) {
-            let message = format!("this game has no step kind {k:?}; kinds: {}", kinds.join(", "));
-            return Err(Error::setting(Setting::Deadline { kind: k.clone(), hours: *h }, message));
+            return refuse(format!("this game has no step kind {k:?}; kinds: {}", kinds.join(", ")));
         }
         if *h == 0 {
-            return Err(Error::setting(Setting::Deadline { kind: k.clone(), hours: *h }, "deadline hours must be at least 1"));
+            return refuse("deadline hours must be at least 1".into());
+        }
+        if *h > model::MAX_HOURS {
+            return refuse(too_long.clone());
         }
     }
     Ok(())
@@ -1396,9 +1421,9 @@ fn waiting_for(g: &Loaded, opening: &Opening, now: DateTime<Utc>) -> Result<Due>
     let newest = all.iter().filter_map(|(_, r)| parse_time(&r.received).ok()).chain(record_time(&g.record)).max();
     let receipts: BTreeMap<String, Receipt> = all.into_iter().map(|(_, r)| (r.role.clone(), r)).collect();
     let all_in = opening.asks.iter().all(|a| receipts.contains_key(&a.role));
-    let grace = chrono::Duration::hours(g.gf.deadlines.grace_hours as i64);
     let deadline = parse_time(&opening.deadline)?;
-    let due_at = deadline + grace;
+    let due_at = crate::when::later_hours(deadline, g.gf.deadlines.grace_hours)
+        .map_err(|e| Error::Input { file: g.dir.game_file(), line: None, field: Some("deadlines.grace_hours".into()), message: format!("step {}'s deadline {e}", opening.step) })?;
     let overdue = now >= due_at;
     if all_in || (overdue && g.gf.nmr.policy != model::NmrMode::Wait) {
         return Ok(Due::Now(receipts));

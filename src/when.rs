@@ -3,7 +3,7 @@
 //! Everything here is a pure function of its arguments (never the clock), so that a report that
 //! shows a deadline and the time left replays byte for byte in the audit.
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
 use chrono_tz::Tz;
 
 use crate::error::Error;
@@ -13,11 +13,42 @@ pub fn timestamp(t: DateTime<Utc>) -> String {
     t.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
-/// Parses an RFC 3339 time (as given to `--now` or stored in records).
+/// Parses an RFC 3339 time (as given to `--now` or stored in records), refusing one that is not
+/// in years 0000 to 9999 in UTC (`9999-12-31T23:00:00-23:00` is in year 10000): pbem could not
+/// write it back ([`writable`]).
 pub fn parse_time(s: &str) -> crate::error::Result<DateTime<Utc>> {
-    DateTime::parse_from_rfc3339(s)
-        .map(|t| t.with_timezone(&Utc))
-        .map_err(|e| Error::Usage(format!("bad time {s:?} (want RFC 3339, e.g. 2026-11-30T18:00:00Z): {e}")))
+    let bad = |why: String| Error::Usage(format!("bad time {s:?} (want RFC 3339, e.g. 2026-11-30T18:00:00Z): {why}"));
+    let t = DateTime::parse_from_rfc3339(s).map(|t| t.with_timezone(&Utc)).map_err(|e| bad(e.to_string()))?;
+    if !writable(t) {
+        return Err(bad(format!("in UTC not between 0000-01-01T00:00:00Z and {LAST}")));
+    }
+    Ok(t)
+}
+
+/// The last time pbem writes and reads back: RFC 3339 gives the year four digits.
+pub const LAST: &str = "9999-12-31T23:59:59Z";
+
+/// [`LAST`] and `0000-01-01T00:00:00Z` in Unix seconds.
+const LAST_SECS: i64 = 253_402_300_799;
+const FIRST_SECS: i64 = -62_167_219_200;
+
+/// Whether `t` is a time pbem can write and read back (RFC 3339: years 0000 to 9999).
+pub fn writable(t: DateTime<Utc>) -> bool {
+    (FIRST_SECS..=LAST_SECS).contains(&t.timestamp())
+}
+
+/// `t` later by `d` when that is a time pbem can write and read back ([`writable`]); otherwise
+/// a sentence saying why not (never a panic, however large `d`).
+pub fn later(t: DateTime<Utc>, d: TimeDelta) -> Result<DateTime<Utc>, String> {
+    t.checked_add_signed(d).filter(|u| writable(*u)).ok_or_else(|| {
+        let by = if d.num_seconds() % 3600 == 0 { format!("{} hours", d.num_hours()) } else { format!("{} minutes", d.num_minutes()) };
+        format!("{} and {by} later is past {LAST}, the last time pbem can write", timestamp(t))
+    })
+}
+
+/// [`later`] by whole hours.
+pub fn later_hours(t: DateTime<Utc>, hours: u32) -> Result<DateTime<Utc>, String> {
+    later(t, TimeDelta::hours(i64::from(hours)))
 }
 
 /// The zone named `name` (an IANA name such as `America/New_York`), or a sentence saying why not.
@@ -80,6 +111,22 @@ mod tests {
 
     fn t(s: &str) -> DateTime<Utc> {
         parse_time(s).unwrap()
+    }
+
+    #[test]
+    fn later_refuses_a_time_past_year_9999_however_far() {
+        assert_eq!(later_hours(t("2026-12-03T13:00:00Z"), 72), Ok(t("2026-12-06T13:00:00Z")));
+        assert_eq!(later_hours(t("9999-12-28T23:59:59Z"), 72), Ok(t(LAST)));
+        let e = later_hours(t("9999-12-31T00:00:00Z"), 72).unwrap_err();
+        assert_eq!(e, "9999-12-31T00:00:00Z and 72 hours later is past 9999-12-31T23:59:59Z, the last time pbem can write");
+        assert!(later_hours(t("2026-12-03T13:00:00Z"), u32::MAX).is_err());
+        assert!(later(t(LAST), TimeDelta::MAX).is_err() && later(t("0000-01-01T00:00:00Z"), TimeDelta::MIN).is_err());
+        assert!(writable(t("0000-01-01T00:00:00Z")) && writable(t(LAST)));
+        // An offset cannot carry a time past the years pbem writes.
+        for s in ["9999-12-31T23:00:00-23:00", "0000-01-01T00:00:00+01:00"] {
+            let e = parse_time(s).unwrap_err().to_string();
+            assert!(e.ends_with("in UTC not between 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z"), "{e}");
+        }
     }
 
     #[test]

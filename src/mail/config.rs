@@ -301,6 +301,9 @@ impl HostConfig {
         {
             return Err(format!("publish.public_url = {u:?}: give the web address the site is served at (https://...)"));
         }
+        if self.reminders.hours_before > crate::model::MAX_HOURS {
+            return Err(format!("reminders.hours_before = {}: at most {} hours (a year)", self.reminders.hours_before, crate::model::MAX_HOURS));
+        }
         for (addr, tz) in &self.time_zones {
             tz.parse::<chrono_tz::Tz>().map_err(|_| format!("time_zones: {addr} = {tz:?} is not an IANA time zone (e.g. Europe/Berlin)"))?;
         }
@@ -431,6 +434,13 @@ mod tests {
         assert!(err.contains("publish.public_url") && err.contains("https://"), "{err}");
         let err = load("from = \"judge@example.org\"\n[publish]\noutt = \"x\"\n").unwrap_err().to_string();
         assert!(err.contains("pbem-mail.toml:3") && err.contains("outt"), "{err}");
+    }
+
+    #[test]
+    fn reminders_at_most_a_year_before_a_deadline() {
+        assert_eq!(load("from = \"judge@example.org\"\n[reminders]\nhours_before = 8784\n").unwrap().reminders.hours_before, 8784);
+        let err = load("from = \"judge@example.org\"\n[reminders]\nhours_before = 4294967295\n").unwrap_err().to_string();
+        assert!(err.ends_with("pbem-mail.toml: reminders.hours_before = 4294967295: at most 8784 hours (a year)"), "{err}");
     }
 
     #[test]

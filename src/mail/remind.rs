@@ -24,7 +24,9 @@ pub fn queue_reminders(g: &Loaded, cfg: &HostConfig, outbox: &Outbox, now: DateT
         return Ok(out);
     }
     let deadline = pipeline::parse_time(&op.deadline)?;
-    if now >= deadline || now < deadline - chrono::Duration::hours(cfg.reminders.hours_before as i64) {
+    // No window start before year 0 (a config of old could give hours enough to overflow).
+    let window = deadline.checked_sub_signed(chrono::Duration::hours(i64::from(cfg.reminders.hours_before)));
+    if now >= deadline || window.is_some_and(|w| now < w) {
         return Ok(out);
     }
     let receipts = pipeline::latest_receipts(&g.dir, op.step)?;
