@@ -761,8 +761,8 @@ mod tests {
         }
         let secret = format!("{}\n[secret_tunnel]\nentrance = \"e5\"\nexits = {{ white = \"e8\", red = \"e33\" }}\n", super::super::DEFAULT_LAYOUT);
         assert!(matches!(Layout::parse(&secret), Err(GameError::Scenario(m)) if m == "secret_tunnel.exits.red: e33 is off the board"));
-        let own_side = secret.replace("e33", "e4");
-        assert!(matches!(Layout::parse(&own_side), Err(GameError::Scenario(m)) if m == "secret_tunnel.exits.red: e4 is not on the opponents' side of the board (Alternate Board Setup)"));
+        let own_side = secret.replace("e33", "d9");
+        assert!(matches!(Layout::parse(&own_side), Err(GameError::Scenario(m)) if m == "secret_tunnel.exits.red: d9 is not on the opponents' side of the board (Alternate Board Setup)"));
     }
 
     #[test]
