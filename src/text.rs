@@ -82,6 +82,26 @@ pub fn count(n: u32, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// The first control character (a newline, a tab, ESC, BEL, ...) in `text`, if any. Scenario
+/// names and titles go into one-line places of reports and order forms (and TOML strings), so the
+/// scenario checks refuse text that holds one.
+pub fn control_char(text: &str) -> Option<char> {
+    text.chars().find(|c| c.is_control())
+}
+
+/// The scenario check of a name or title shown in reports and forms: an error message if it holds
+/// a control character or has more than `max` characters.
+pub fn check_shown(text: &str, max: usize) -> Result<(), String> {
+    if let Some(c) = control_char(text) {
+        return Err(format!("holds the control character {:?}; give text on one line without control characters", c));
+    }
+    let n = text.chars().count();
+    if n > max {
+        return Err(format!("is {n} characters long; at most {max}"));
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

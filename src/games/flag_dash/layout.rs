@@ -390,8 +390,8 @@ impl Layout {
         if !(3..=26).contains(&raw.columns) || !(3..=99).contains(&raw.rows) {
             return Err(bad("columns must be 3 to 26 and rows 3 to 99"));
         }
-        if raw.round_limit == 0 {
-            return Err(bad("round_limit must be at least 1"));
+        if raw.round_limit == 0 || raw.round_limit > MAX_ROUND_LIMIT {
+            return Err(bad(format!("round_limit must be between 1 and {MAX_ROUND_LIMIT}")));
         }
         let g = Grid { columns: raw.columns, rows: raw.rows };
         let territory = Teams {
@@ -410,7 +410,8 @@ impl Layout {
             }),
             None => None,
         };
-        Ok(Layout {
+        crate::text::check_shown(&raw.title, MAX_TITLE).map_err(|m| bad(format!("title: {m}")))?;
+        let layout = Layout {
             title: raw.title,
             columns: raw.columns,
             rows: raw.rows,
@@ -423,7 +424,73 @@ impl Layout {
             open_from,
             secret_tunnel,
             sides: Sides::default(),
-        })
+        };
+        layout.check_halves()?;
+        layout.check_secret_tunnel()?;
+        if let Some(i) = layout.tunnels.iter().position(|t| [layout.flags.white, layout.flags.red].contains(t)) {
+            return Err(bad(format!("tunnels[{i}]: {} is a team flag's start space; a tunnel may not be placed on a flag (Character Abilities, Construction Worker)", layout.tunnels[i])));
+        }
+        Ok(layout)
+    }
+
+    /// The team whose half of the board `q` lies in: White's the rows from 1 to half the board,
+    /// Red's those from the other end (the middle row of an odd board is neither's).
+    fn half(&self, q: Sq) -> Option<Team> {
+        if q.r < self.rows / 2 {
+            Some(Team::White)
+        } else if q.r >= (self.rows + 1) / 2 {
+            Some(Team::Red)
+        } else {
+            None
+        }
+    }
+
+    /// Territories apart, and each team's flag and characters set up in its own half (Custom
+    /// Layout: "have each team set up their territory as desired (e.g., placing their characters,
+    /// team flag, tunnels)"; Game End: the game ends as soon as "one team flag enters the opposing
+    /// team's territory", so a flag may not start there, nor a space be both teams' territory).
+    fn check_halves(&self) -> Result<(), GameError> {
+        let (w, r) = (&self.territory.white, &self.territory.red);
+        if w.c[0] <= r.c[1] && r.c[0] <= w.c[1] && w.r[0] <= r.r[1] && r.r[0] <= w.r[1] {
+            return Err(bad("territory.red: overlaps territory.white; a space can be only one team's territory (Game End)"));
+        }
+        for team in Team::ALL {
+            let at = *self.flags.get(team);
+            if self.territory.get(team.other()).contains(at) || self.half(at) != Some(team) {
+                return Err(bad(format!("flags.{}: {at} is not in {}'s half of the board; each team sets up its flag in its own half, outside the opposing territory (Custom Layout; Game End)", team.key(), team.name())));
+            }
+        }
+        for (i, c) in self.characters.iter().enumerate() {
+            if self.half(c.start) != Some(c.team) || self.territory.get(c.team.other()).contains(c.start) {
+                return Err(bad(format!("character[{i}].start: {} is not in {}'s half of the board; each team sets up its characters in its own half (Custom Layout)", c.start, c.team.name())));
+            }
+        }
+        Ok(())
+    }
+
+    /// The secret tunnel: its entrance, and each team's exit on the opponents' side of the board,
+    /// three different spaces without a team flag (Alternate Board Setup: "you may move your
+    /// character to the secret tunnel exit on your opponent's side of the board").
+    fn check_secret_tunnel(&self) -> Result<(), GameError> {
+        let Some(t) = &self.secret_tunnel else { return Ok(()) };
+        let flags = [self.flags.white, self.flags.red];
+        if flags.contains(&t.entrance) {
+            return Err(bad(format!("secret_tunnel.entrance: {} is a team flag's start space", t.entrance)));
+        }
+        for team in Team::ALL {
+            let at = *t.exits.get(team);
+            let f = format!("secret_tunnel.exits.{}", team.key());
+            if at == t.entrance {
+                return Err(bad(format!("{f}: {at} is the entrance; an exit is elsewhere (Alternate Board Setup)")));
+            }
+            if flags.contains(&at) {
+                return Err(bad(format!("{f}: {at} is a team flag's start space")));
+            }
+            if self.half(at) != Some(team.other()) {
+                return Err(bad(format!("{f}: {at} is not on the opponents' side of the board (Alternate Board Setup)")));
+            }
+        }
+        Ok(())
     }
 
     /// True when a wall stops a character moving from `a` to the adjacent `b` (a wall between
@@ -528,6 +595,7 @@ impl Grid {
             if c.name.trim().is_empty() || characters.iter().any(|x: &CharSpec| x.name.eq_ignore_ascii_case(&c.name)) {
                 return Err(bad(format!("{f}.name: empty or used twice")));
             }
+            check_name(&c.name).map_err(|m| bad(format!("{f}.name: {m}")))?;
             characters.push(CharSpec { name: c.name.clone(), team, seat: c.seat, start: self.on(&format!("{f}.start"), &c.start)?, ability: c.ability });
         }
         for team in Team::ALL {
@@ -581,16 +649,40 @@ impl Grid {
     }
 }
 
-/// No two characters or flags start on the same space.
+/// The most rounds a layout may allow before the game is a draw (the shipped boards: 40), so a
+/// game always ends.
+pub const MAX_ROUND_LIMIT: u32 = 1000;
+
+/// The longest layout title and character name (characters).
+const MAX_TITLE: usize = 100;
+const MAX_NAME: usize = 20;
+
+/// Words an order names a character by other than its name (Orders: `try = ["runner", ...]`).
+const ORDER_WORDS: &[&str] = &["runner", "defender", "nobody"];
+
+/// A character name orders can use: one word of letters, digits, `-` or `_`, not an order word, a
+/// direction or a space (orders read names among those, ignoring case).
+fn check_name(name: &str) -> Result<(), String> {
+    crate::text::check_shown(name, MAX_NAME)?;
+    if !name.chars().all(|c| c.is_alphanumeric() || c == '-' || c == '_') {
+        return Err(format!("\"{name}\": one word of letters, digits, - or _ (orders name characters by it)"));
+    }
+    if ORDER_WORDS.iter().any(|w| w.eq_ignore_ascii_case(name)) || Dir::parse(name).is_some() || name.parse::<Sq>().is_ok() {
+        return Err(format!("\"{name}\" is a word orders use (runner, defender, nobody, a direction or a space); rename the character"));
+    }
+    Ok(())
+}
+
+/// No two characters or flags start on the same space (the error names the later one's field
+/// and the earlier one).
 fn check_starts(characters: &[CharSpec], flags: &Teams<Sq>) -> Result<(), GameError> {
-    let mut starts: Vec<Sq> = characters.iter().map(|c| c.start).collect();
-    starts.push(flags.white);
-    starts.push(flags.red);
-    let mut sorted = starts.clone();
-    sorted.sort();
-    sorted.dedup();
-    if sorted.len() != starts.len() {
-        return Err(bad("two characters or flags start on the same space"));
+    let mut starts: Vec<(String, Sq)> = characters.iter().enumerate().map(|(i, c)| (format!("character[{i}].start"), c.start)).collect();
+    starts.push(("flags.white".into(), flags.white));
+    starts.push(("flags.red".into(), flags.red));
+    for (k, (field, at)) in starts.iter().enumerate() {
+        if let Some((earlier, _)) = starts[..k].iter().find(|(_, q)| q == at) {
+            return Err(bad(format!("{field}: {at} is also {earlier}; two characters or flags start on the same space")));
+        }
     }
     Ok(())
 }
@@ -641,7 +733,7 @@ mod tests {
     fn bad_layouts_name_the_field() {
         let cases = [
             ("columns = 9", "columns = 2", "columns must be 3 to 26 and rows 3 to 99"),
-            ("round_limit = 40", "round_limit = 0", "round_limit must be at least 1"),
+            ("round_limit = 40", "round_limit = 0", "round_limit must be between 1 and 1000"),
             ("rows = [1, 5] ", "rows = [1, 11] ", "territory.white: a11 is off the board"),
             ("white = \"e1\"", "white = \"e11\"", "flags.white: e11 is off the board"),
             ("team = \"white\"\nseat = 1", "team = \"blue\"\nseat = 1", "character[0].team: white or red"),
@@ -650,10 +742,14 @@ mod tests {
             ("name = \"Orange\"", "name = \"green\"", "character[1].name: empty or used twice"),
             ("start = \"a3\"", "start = \"a30\"", "character[0].start: a30 is off the board"),
             ("seat = 2                 # runner of white-2, on White's right", "seat = 1", "team white: needs exactly one runner of seat 1, one of seat 2 and one defender"),
-            ("start = \"a3\"", "start = \"e1\"", "two characters or flags start on the same space"),
+            ("start = \"a3\"", "start = \"e1\"", "flags.white: e1 is also character[0].start; two characters or flags start on the same space"),
             ("between = [\"b5\", \"b6\"]", "between = [\"b5\", \"b7\"]", "wall[0].between: b5 and b7 are not adjacent"),
             ("between = [\"b5\", \"b6\"]", "between = [\"b5\", \"b6\"]\nopen_from = \"c5\"", "wall[0].open_from: c5 is not one of the two spaces"),
             ("\"g3\",", "\"c3\",", "tunnels[1]: c3 given twice"),
+            ("\"g3\",", "\"e1\",", "tunnels[1]: e1 is a team flag's start space; a tunnel may not be placed on a flag (Character Abilities, Construction Worker)"),
+            ("name = \"Orange\"", "name = \"North\"", "character[1].name: \"North\" is a word orders use (runner, defender, nobody, a direction or a space); rename the character"),
+            ("name = \"Orange\"", "name = \"Or ange\"", "character[1].name: \"Or ange\": one word of letters, digits, - or _ (orders name characters by it)"),
+            ("title = \"Flag Dash", "title = \"\\u0007Flag Dash", "title: holds the control character '\\u{7}'; give text on one line without control characters"),
         ];
         for (from, to, want) in cases {
             assert!(super::super::DEFAULT_LAYOUT.contains(from), "{from}");
@@ -665,6 +761,8 @@ mod tests {
         }
         let secret = format!("{}\n[secret_tunnel]\nentrance = \"e5\"\nexits = {{ white = \"e8\", red = \"e33\" }}\n", super::super::DEFAULT_LAYOUT);
         assert!(matches!(Layout::parse(&secret), Err(GameError::Scenario(m)) if m == "secret_tunnel.exits.red: e33 is off the board"));
+        let own_side = secret.replace("e33", "d9");
+        assert!(matches!(Layout::parse(&own_side), Err(GameError::Scenario(m)) if m == "secret_tunnel.exits.red: d9 is not on the opponents' side of the board (Alternate Board Setup)"));
     }
 
     #[test]

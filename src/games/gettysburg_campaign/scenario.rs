@@ -123,6 +123,25 @@ const RESERVED: &[&str] = &["stay", "defend", "vacate"];
 /// memory.
 pub const MAX_STRENGTH: u32 = 99;
 
+/// The most points a town may be worth (the shipped towns: 0 to 3); with the sum checked, the
+/// Confederate score cannot overflow.
+pub const MAX_POINTS: u32 = 99;
+
+/// The last turn a scenario may set (the rulebook's game: 9 turns), so a game always ends.
+pub const MAX_LAST_TURN: u32 = 100;
+
+/// The most corps a side may have (the shipped armies: 3 and 4).
+pub const MAX_CORPS: usize = 20;
+
+/// Where the picture may place a town (`x`, `y`: pixels, from 100 to 2000 each), so the town, its
+/// name and its counters are drawn inside a picture that can be drawn.
+pub const CANVAS: std::ops::RangeInclusive<u32> = 100..=2000;
+
+/// The longest town name (drawn on the map) and the longest other name or title (characters).
+const MAX_TOWN_NAME: usize = 30;
+const MAX_NAME: usize = 40;
+const MAX_TITLE: usize = 100;
+
 fn err(field: impl AsRef<str>, message: impl AsRef<str>) -> GameError {
     GameError::Scenario(format!("{}: {}", field.as_ref(), message.as_ref()))
 }
@@ -143,8 +162,8 @@ impl Scenario {
         if r.victory_points == 0 {
             return Err(err("rules.victory_points", "must be at least 1"));
         }
-        if r.last_turn == 0 {
-            return Err(err("rules.last_turn", "must be at least 1"));
+        if r.last_turn == 0 || r.last_turn > MAX_LAST_TURN {
+            return Err(err("rules.last_turn", format!("must be between 1 and {MAX_LAST_TURN}")));
         }
         if r.defender_divisor == 0 {
             return Err(err("rules.defender_divisor", "must be at least 1"));
@@ -158,21 +177,53 @@ impl Scenario {
         if r.optional_fire_max_dice == 0 {
             return Err(err("rules.optional_fire_max_dice", "must be at least 1"));
         }
+        crate::text::check_shown(&self.title, MAX_TITLE).map_err(|m| err("title", m))?;
+        self.validate_towns()?;
+        self.validate_roads()?;
+        for side in Side::ALL {
+            self.validate_army(side)?;
+        }
+        self.validate_victory()
+    }
+
+    /// The towns: names, points and places on the picture.
+    fn validate_towns(&self) -> Result<(), GameError> {
         if self.map.towns.len() < 2 {
             return Err(err("map.towns", "the map needs at least two towns"));
         }
+        let mut total = 0u32;
         for (i, t) in self.map.towns.iter().enumerate() {
-            let f = format!("map.towns[{i}].name");
-            if t.name.trim().is_empty() || t.name.trim() != t.name {
-                return Err(err(f, "a town name must be non-empty, without leading or trailing spaces"));
+            if t.points > MAX_POINTS {
+                return Err(err(format!("map.towns[{i}].points"), format!("must be between 0 and {MAX_POINTS}")));
             }
-            if RESERVED.iter().any(|w| w.eq_ignore_ascii_case(&t.name)) {
-                return Err(err(f, format!("\"{}\" is a word order files use; rename the town", t.name)));
+            total = total.checked_add(t.points).ok_or_else(|| err(format!("map.towns[{i}].points"), "the towns' points add up to more than can be counted"))?;
+            for (axis, v) in [("x", t.x), ("y", t.y)] {
+                if v.is_some_and(|v| !CANVAS.contains(&v)) {
+                    return Err(err(format!("map.towns[{i}].{axis}"), format!("must be between {} and {} pixels (the picture's canvas)", CANVAS.start(), CANVAS.end())));
+                }
             }
-            if self.map.towns[..i].iter().any(|o| o.name.eq_ignore_ascii_case(&t.name)) {
-                return Err(err(f, format!("town \"{}\" is listed twice (names are compared ignoring case)", t.name)));
-            }
+            self.validate_town_name(i, t)?;
         }
+        Ok(())
+    }
+
+    fn validate_town_name(&self, i: usize, t: &Town) -> Result<(), GameError> {
+        let f = format!("map.towns[{i}].name");
+        crate::text::check_shown(&t.name, MAX_TOWN_NAME).map_err(|m| err(&f, m))?;
+        if t.name.trim().is_empty() || t.name.trim() != t.name {
+            return Err(err(f, "a town name must be non-empty, without leading or trailing spaces"));
+        }
+        if RESERVED.iter().any(|w| w.eq_ignore_ascii_case(&t.name)) {
+            return Err(err(f, format!("\"{}\" is a word order files use; rename the town", t.name)));
+        }
+        if self.map.towns[..i].iter().any(|o| o.name.eq_ignore_ascii_case(&t.name)) {
+            return Err(err(f, format!("town \"{}\" is listed twice (names are compared ignoring case)", t.name)));
+        }
+        Ok(())
+    }
+
+    /// The roads: between two different known towns, each once.
+    fn validate_roads(&self) -> Result<(), GameError> {
         for (i, [a, b]) in self.map.roads.iter().enumerate() {
             let f = format!("map.roads[{i}]");
             for t in [a, b] {
@@ -187,8 +238,31 @@ impl Scenario {
                 return Err(err(&f, format!("the road {a}-{b} is listed twice")));
             }
         }
-        for side in Side::ALL {
-            self.validate_army(side)?;
+        Ok(())
+    }
+
+    /// The game can be won and lost: the sides start in different towns, and the towns the
+    /// Confederates can reach by road from their start hold the points they need (§4).
+    fn validate_victory(&self) -> Result<(), GameError> {
+        let start = &self.confederate.start;
+        if start.eq_ignore_ascii_case(&self.union.start) {
+            return Err(err("union.start", format!("both sides start in {start}; the sides start in different towns (§3)")));
+        }
+        let mut reached = vec![start.as_str()];
+        let mut i = 0;
+        while let Some(&town) = reached.get(i) {
+            for [a, b] in &self.map.roads {
+                let next = if a == town { b } else if b == town { a } else { continue };
+                if !reached.contains(&next.as_str()) {
+                    reached.push(next);
+                }
+            }
+            i += 1;
+        }
+        let reachable: u32 = reached[1..].iter().map(|t| self.points(t)).sum();
+        if self.rules.victory_points > reachable {
+            let need = self.rules.victory_points;
+            return Err(err("rules.victory_points", format!("is {need}, but the towns the Confederates can reach by road from {start} hold {reachable} points: they could never win")));
         }
         Ok(())
     }
@@ -199,11 +273,17 @@ impl Scenario {
         if self.town(&a.start).is_none() {
             return Err(err(format!("{p}.start"), format!("unknown town \"{}\"", a.start)));
         }
-        if a.corps.is_empty() {
-            return Err(err(format!("{p}.corps"), "the side needs at least one corps"));
+        if a.corps.is_empty() || a.corps.len() > MAX_CORPS {
+            return Err(err(format!("{p}.corps"), format!("the side needs 1 to {MAX_CORPS} corps")));
+        }
+        for (f, name) in [("start", &a.start), ("army_commander", &a.army_commander)] {
+            crate::text::check_shown(name, MAX_NAME).map_err(|m| err(format!("{p}.{f}"), m))?;
         }
         let key = army_key(&a.army_commander);
-        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') || ORDER_KEYS.contains(&key.as_str()) {
+        if ORDER_KEYS.contains(&key.as_str()) {
+            return Err(err(format!("{p}.army_commander"), format!("\"{}\" is a key order files use (`{key} = ...`); rename the commander", a.army_commander)));
+        }
+        if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
             return Err(err(
                 format!("{p}.army_commander"),
                 "must be a name of letters (order files use it in lower case as a key, e.g. lee = \"II\")",
@@ -211,6 +291,9 @@ impl Scenario {
         }
         for (i, c) in a.corps.iter().enumerate() {
             let f = format!("{p}.corps[{i}]");
+            for (g, name) in [("id", &c.id), ("commander", &c.commander)] {
+                crate::text::check_shown(name, MAX_NAME).map_err(|m| err(format!("{f}.{g}"), m))?;
+            }
             if c.id.trim().is_empty() || c.id.trim() != c.id {
                 return Err(err(format!("{f}.id"), "must be non-empty, without leading or trailing spaces"));
             }
@@ -300,9 +383,10 @@ impl Scenario {
     }
 }
 
-/// Top-level order keys, which an army commander's key must not shadow.
+/// Top-level order keys, which an army commander's key must not shadow (with `resign` and
+/// `draw`, which every game's order file takes: SPEC.md "Ending by the players").
 pub const ORDER_KEYS: &[&str] = &[
-    "cards", "moves", "standing", "decision", "vacate_to", "combat_order", "automatic_hits", "retreat_to", "remove",
+    "resign", "draw", "cards", "moves", "standing", "decision", "vacate_to", "combat_order", "automatic_hits", "retreat_to", "remove",
 ];
 
 /// The order-file key that names the corps an army commander commands: his name in lower case with

@@ -22,6 +22,14 @@ impl Layout {
         Layout { size: n("size", 34.0).min(200.0), x: n("origin_x", 50.0), y: n("origin_y", 130.0) }
     }
 
+    /// The picture's width and height in pixels: the map, the landmarks right of it (360 pixels)
+    /// and the key below it (70 pixels).
+    fn canvas(&self, cols: u32, rows: u32) -> (u32, u32) {
+        let map_right = self.centre(cols.max(1), 1).0;
+        let map_bottom = self.centre(0, rows.max(1) - 1).1 + self.size;
+        ((map_right + 10.0 + 360.0) as u32, (map_bottom + 70.0) as u32)
+    }
+
     /// The centre of the space in column `c`, row `r` (zero-based; odd rows shifted right).
     fn centre(&self, c: u32, r: u32) -> (f64, f64) {
         let w = 3f64.sqrt() * self.size;
@@ -109,6 +117,13 @@ fn header(svg: &mut Svg, v: &Value) {
     }
 }
 
+/// The width and height in pixels of the picture of a `columns` x `rows` map drawn with hexes of
+/// `size` and space A1's centre at (`origin_x`, `origin_y`) (the scenario check keeps it drawable).
+pub fn canvas(size: u32, origin_x: u32, origin_y: u32, columns: u32, rows: u32) -> (u32, u32) {
+    let l = Layout { size: f64::from(size).clamp(1.0, 200.0), x: f64::from(origin_x).max(1.0), y: f64::from(origin_y).max(1.0) };
+    l.canvas(columns, rows)
+}
+
 /// The picture of view `v` as an SVG document.
 pub fn draw(v: &Value) -> String {
     let l = Layout::from_view(v);
@@ -117,7 +132,8 @@ pub fn draw(v: &Value) -> String {
     let map_right = l.centre(cols.max(1), 1).0;
     let map_bottom = l.centre(0, rows.max(1) - 1).1 + l.size;
     let landmark_x = map_right + 10.0;
-    let mut svg = Svg::new((landmark_x + 360.0) as u32, (map_bottom + 70.0) as u32, v["title"].as_str().unwrap_or(""));
+    let (width, height) = l.canvas(cols, rows);
+    let mut svg = Svg::new(width, height, v["title"].as_str().unwrap_or(""));
     header(&mut svg, v);
     let edge_y = l.y - l.size - 8.0;
     svg.line((l.x - l.size, edge_y), (map_right, edge_y), colour::VERMILLION, 4.0, Some("10 5"));

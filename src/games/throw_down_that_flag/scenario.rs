@@ -96,11 +96,47 @@ pub struct SuccessBag {
 }
 
 impl SuccessBag {
-    /// All tokens in the bag.
+    /// All tokens in the bag (at most [`MAX_BAG_TOKENS`] in a checked scenario).
     pub fn total(&self) -> u32 {
-        self.union_success + self.union_flame + self.confederate_success + self.confederate_flame + self.blank
+        self.counts().iter().fold(0u32, |sum, &(_, n)| sum.saturating_add(n))
+    }
+
+    /// Each symbol's field name and count.
+    fn counts(&self) -> [(&'static str, u32); 5] {
+        [
+            ("union_success", self.union_success),
+            ("union_flame", self.union_flame),
+            ("confederate_success", self.confederate_success),
+            ("confederate_flame", self.confederate_flame),
+            ("blank", self.blank),
+        ]
     }
 }
+
+/// The most tokens the success bag may hold, and so each symbol's count. The printed game's bag
+/// holds a few dozen chits (the shipped reconstructions: 26); every pull draws from the whole bag,
+/// so a mistyped `4294967295` is refused by its field rather than exhausting memory.
+pub const MAX_BAG_TOKENS: u32 = 1000;
+
+/// The largest Str of a company (the shipped companies: 1 to 3).
+pub const MAX_STR: u32 = 99;
+
+/// The most men one point of Str may stand for (the shipped days: 11 and 10); with at most 52
+/// companies of [`MAX_STR`] the casualties in men stay far inside the numbers reports print.
+pub const MAX_MEN_PER_STR: u32 = 1000;
+
+/// The most rounds a day may last (the shipped days: 4 and 5), so a day always ends.
+pub const MAX_ROUNDS: u32 = 100;
+
+/// The most spaces a Confederate company may move per activation (the longest map's rows).
+pub const MAX_CONFEDERATE_MOVE: u32 = 60;
+
+/// The longest scenario name, and the longest title, landmark or note (characters).
+const MAX_NAME: usize = 40;
+const MAX_TEXT: usize = 200;
+
+/// The largest picture of the board (pixels each way) that can be drawn.
+const MAX_PICTURE: u32 = 8000;
 
 /// One company counter at the start of the day.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -159,24 +195,110 @@ impl Scenario {
     }
 
     fn validate(&self) -> Result<(), GameError> {
-        let r = &self.rules;
-        if self.name.trim().is_empty() {
-            return Err(err("name", "must not be empty"));
-        }
-        for (f, v) in [("rules.rounds", r.rounds), ("rules.confederate_move", r.confederate_move), ("rules.breakthrough", r.breakthrough), ("rules.max_tokens", r.max_tokens), ("rules.men_per_str", r.men_per_str)] {
-            if v == 0 {
-                return Err(err(f, "must be at least 1"));
-            }
-        }
+        self.validate_text()?;
+        self.validate_numbers()?;
         if !(2..=26).contains(&self.map.columns) || !(2..=60).contains(&self.map.rows) {
             return Err(err("map", "columns must be 2 to 26 and rows 2 to 60"));
         }
-        if self.success_bag.total() < r.max_tokens {
-            return Err(err("success_bag", format!("holds {} tokens, fewer than rules.max_tokens", self.success_bag.total())));
+        self.validate_bag()?;
+        self.validate_map()?;
+        self.validate_companies()?;
+        let n = self.confederate.len() as u32;
+        if self.rules.breakthrough > n {
+            return Err(err("rules.breakthrough", format!("is more than the {n} Confederate companies: they could never break through")));
         }
-        if self.objective().len() != self.map.objective.len() || self.map.objective.is_empty() {
+        Ok(())
+    }
+
+    /// Names, titles, landmarks and notes: one line each, of a sensible length.
+    fn validate_text(&self) -> Result<(), GameError> {
+        if self.name.trim().is_empty() {
+            return Err(err("name", "must not be empty"));
+        }
+        crate::text::check_shown(&self.name, MAX_NAME).map_err(|m| err("name", m))?;
+        crate::text::check_shown(&self.title, MAX_TEXT).map_err(|m| err("title", m))?;
+        for (k, t) in &self.map.landmarks {
+            crate::text::check_shown(t, MAX_TEXT).map_err(|m| err(format!("map.landmarks.{k}"), m))?;
+        }
+        for (side, list) in [("union", &self.union), ("confederate", &self.confederate)] {
+            for (i, c) in list.iter().enumerate() {
+                crate::text::check_shown(&c.note, MAX_TEXT).map_err(|m| err(format!("{side}[{i}].note"), m))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The numbers of `[rules]`: at least 1, at most their limits.
+    fn validate_numbers(&self) -> Result<(), GameError> {
+        let r = &self.rules;
+        let limits = [
+            ("rules.rounds", r.rounds, MAX_ROUNDS),
+            ("rules.confederate_move", r.confederate_move, MAX_CONFEDERATE_MOVE),
+            ("rules.breakthrough", r.breakthrough, u32::MAX),
+            ("rules.max_tokens", r.max_tokens, MAX_BAG_TOKENS),
+            ("rules.men_per_str", r.men_per_str, MAX_MEN_PER_STR),
+        ];
+        for (f, v, max) in limits {
+            if v == 0 {
+                return Err(err(f, "must be at least 1"));
+            }
+            if v > max {
+                return Err(err(f, format!("is {v}; at most {max}")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The success bag: each count and the sum at most [`MAX_BAG_TOKENS`], and enough tokens for
+    /// the largest aimed shot.
+    fn validate_bag(&self) -> Result<(), GameError> {
+        let mut total = 0u32;
+        for (f, n) in self.success_bag.counts() {
+            total = total.checked_add(n).filter(|&t| t <= MAX_BAG_TOKENS).ok_or_else(|| {
+                err(format!("success_bag.{f}"), format!("the bag would hold more than {MAX_BAG_TOKENS} tokens (the printed game's holds a few dozen)"))
+            })?;
+        }
+        if total < self.rules.max_tokens {
+            return Err(err("success_bag", format!("holds {total} tokens, fewer than rules.max_tokens")));
+        }
+        Ok(())
+    }
+
+    /// The objective (spaces of the map, each once, as the map names them), the landmarks (row
+    /// numbers of the map) and the picture (drawable).
+    fn validate_map(&self) -> Result<(), GameError> {
+        let m = &self.map;
+        if m.objective.is_empty() {
             return Err(err("map.objective", "give one or more spaces of the map, e.g. \"A1\""));
         }
+        for (i, n) in m.objective.iter().enumerate() {
+            let f = format!("map.objective[{i}]");
+            if self.space(n).is_none_or(|p| p.name() != *n) {
+                return Err(err(f, format!("\"{n}\" is not a space of the map (a capital column letter and a row number, e.g. \"A1\")")));
+            }
+            if m.objective[..i].contains(n) {
+                return Err(err(f, format!("\"{n}\" is listed twice")));
+            }
+        }
+        for k in m.landmarks.keys() {
+            if k.parse::<u32>().ok().filter(|r| (1..=m.rows).contains(r)).is_none_or(|r| r.to_string() != *k) {
+                return Err(err(format!("map.landmarks.{k}"), format!("a landmark's key is a row number of the map, 1 to {}", m.rows)));
+            }
+        }
+        if let Some(p) = m.picture {
+            if !(10..=200).contains(&p.size) {
+                return Err(err("map.picture.size", "must be between 10 and 200 pixels"));
+            }
+            let (w, h) = super::picture::canvas(p.size, p.origin_x, p.origin_y, m.columns, m.rows);
+            if w > MAX_PICTURE || h > MAX_PICTURE {
+                return Err(err("map.picture", format!("the picture of the board would be {w}x{h} pixels; at most {MAX_PICTURE} each way (smaller size or origin)")));
+            }
+        }
+        Ok(())
+    }
+
+    /// The companies of both sides: letters, Str and starting spaces.
+    fn validate_companies(&self) -> Result<(), GameError> {
         let mut seen: Vec<Space> = Vec::new();
         for (side, list) in [("union", &self.union), ("confederate", &self.confederate)] {
             if list.is_empty() {
@@ -193,8 +315,8 @@ impl Scenario {
                 if list[..i].iter().any(|o| o.letter == c.letter) {
                     return Err(err(format!("{f}.letter"), format!("company {} is listed twice", c.letter)));
                 }
-                if c.str == 0 {
-                    return Err(err(format!("{f}.str"), "must be at least 1"));
+                if c.str == 0 || c.str > MAX_STR {
+                    return Err(err(format!("{f}.str"), format!("must be between 1 and {MAX_STR}")));
                 }
                 let Some(p) = self.space(&c.at) else {
                     return Err(err(format!("{f}.at"), format!("\"{}\" is not a space of the map", c.at)));
