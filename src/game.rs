@@ -519,26 +519,29 @@ pub fn canonical<S: Serialize>(state: &S) -> String {
     s
 }
 
-/// States parsed lately on this thread, by their text: a step asks the game several questions of
-/// the same state (pending, view per role, NMR orders, publication of before and after), and
-/// parsing its JSON each time cost more than the questions. A few entries; the oldest goes.
-type Parsed = Vec<(std::any::TypeId, std::rc::Rc<str>, std::rc::Rc<dyn std::any::Any>)>;
+/// States parsed lately, by their text, shared by every thread: a step asks the game several
+/// questions of the same state (pending, view per role, NMR orders, publication of before and
+/// after), and parsing its JSON each time cost more than the questions; the audit's threads
+/// each take the state a step on another thread made (the state after one record is the state
+/// before the next). A few entries; the oldest goes. Only looked up by the whole text, so no
+/// answer depends on which thread parsed it.
+type Parsed = Vec<(std::any::TypeId, std::sync::Arc<str>, std::sync::Arc<dyn std::any::Any + Send + Sync>)>;
 
-thread_local! {
-    static PARSED: std::cell::RefCell<Parsed> = const { std::cell::RefCell::new(Vec::new()) };
-}
+/// The entries [`Parsed`] keeps: two for each of a few threads at work (a state before and after
+/// a step).
+const PARSED_KEPT: usize = 8;
+
+static PARSED: std::sync::Mutex<Parsed> = std::sync::Mutex::new(Vec::new());
 
 /// The state of `state`'s text, parsed once per text (see [`Parsed`]); a text that does not
 /// parse is an error each time.
-fn parse<S: DeserializeOwned + 'static>(state: &str) -> Result<std::rc::Rc<S>, GameError> {
+fn parse<S: DeserializeOwned + Send + Sync + 'static>(state: &str) -> Result<std::sync::Arc<S>, GameError> {
     let ty = std::any::TypeId::of::<S>();
-    let hit = PARSED.with_borrow(|v| {
-        v.iter().find(|(t, text, _)| *t == ty && **text == *state).and_then(|(_, _, any)| any.clone().downcast::<S>().ok())
-    });
-    if let Some(s) = hit {
+    let hit = PARSED.lock().unwrap_or_else(|p| p.into_inner()).iter().find(|(t, text, _)| *t == ty && **text == *state).map(|(_, _, any)| any.clone());
+    if let Some(s) = hit.and_then(|any| any.downcast::<S>().ok()) {
         return Ok(s);
     }
-    let parsed: std::rc::Rc<S> = std::rc::Rc::new(serde_json::from_str(state).map_err(|e| GameError::CorruptState(e.to_string()))?);
+    let parsed: std::sync::Arc<S> = std::sync::Arc::new(serde_json::from_str(state).map_err(|e| GameError::CorruptState(e.to_string()))?);
     remember(state, parsed.clone());
     Ok(parsed)
 }
@@ -547,20 +550,24 @@ fn parse<S: DeserializeOwned + 'static>(state: &str) -> Result<std::rc::Rc<S>, G
 /// it, or the state a resolution just made, whose canonical text is `state` (every field of a
 /// state is written and read back as it is, so it is what parsing that text would give; not
 /// parsing it again saves the step's every later question about the new state that parse).
-fn remember<S: 'static>(state: &str, parsed: std::rc::Rc<S>) {
+fn remember<S: Send + Sync + 'static>(state: &str, parsed: std::sync::Arc<S>) {
     let ty = std::any::TypeId::of::<S>();
-    PARSED.with_borrow_mut(|v| {
-        v.retain(|(t, text, _)| !(*t == ty && **text == *state));
-        if v.len() >= 4 {
-            v.remove(0);
-        }
-        v.push((ty, std::rc::Rc::from(state), parsed));
-    });
+    let text: std::sync::Arc<str> = std::sync::Arc::from(state);
+    let mut v = PARSED.lock().unwrap_or_else(|p| p.into_inner());
+    // What goes is dropped once the lock is let go (a state's memory freed outside it).
+    let gone = match v.iter().position(|(t, kept, _)| *t == ty && **kept == *state) {
+        Some(i) => Some(v.remove(i)),
+        None if v.len() >= PARSED_KEPT => Some(v.remove(0)),
+        None => None,
+    };
+    v.push((ty, text, parsed));
+    drop(v);
+    drop(gone);
 }
 
 impl<G: Game> DynGame for G
 where
-    G::State: 'static,
+    G::State: Send + Sync + 'static,
 {
     fn rules(&self) -> &'static str {
         Game::rules(self)
@@ -580,7 +587,7 @@ where
     fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<String, GameError> {
         let state = Game::setup(self, scenario, options)?;
         let text = canonical(&state);
-        remember(&text, std::rc::Rc::new(state));
+        remember(&text, std::sync::Arc::new(state));
         Ok(text)
     }
     fn publication(&self, before: &str, after: &str) -> Result<Publication, GameError> {
@@ -607,7 +614,7 @@ where
     fn resolve(&self, state: &str, orders: &BTreeMap<String, Orders>, ctx: &mut Ctx) -> Result<String, GameError> {
         let after = resolve_orders(self, &*parse::<G::State>(state)?, orders, ctx)?;
         let text = canonical(&after);
-        remember(&text, std::rc::Rc::new(after));
+        remember(&text, std::sync::Arc::new(after));
         Ok(text)
     }
     fn view(&self, state: &str, role: &str) -> Result<serde_json::Value, GameError> {
