@@ -400,8 +400,9 @@ pub(super) struct Search<'a> {
     held: Vec<u32>,
     now: f64,
     conf_free: Vec<bool>,
-    /// Each corps' routes by its moves (1 or 2), as [`first_per_end`] keeps them, once found.
-    routes: Vec<[Option<std::rc::Rc<[Route]>>; 2]>,
+    /// Each corps' routes by its moves (1 or 2), as [`first_per_end`] keeps them, and their
+    /// [`Move`]s, once found.
+    routes: Vec<[Option<(std::rc::Rc<[Route]>, std::rc::Rc<[Move]>)>; 2]>,
     /// Each town's weight in a board's key ([`town_weight`]) and the key of `held`.
     weights: Vec<u128>,
     held_hash: u128,
@@ -480,17 +481,29 @@ impl<'a> Search<'a> {
         Search { s, g, base, threat, boards, held, now, conf_free, routes, weights, held_hash, held_open, room }
     }
 
-    /// The routes of corps `c` with `steps` moves (1 or 2; [`union_routes`], [`first_per_end`];
-    /// `all`: room for the routes before they are sifted).
-    fn routes(&mut self, c: usize, steps: u32, all: &mut Vec<Route>) -> std::rc::Rc<[Route]> {
-        let (s, g) = (self.s, self.g);
-        let (conf_free, placed) = (&self.conf_free, self.base[c].is_some());
+    /// The routes of corps `c` with `steps` moves (1 or 2; [`union_routes`], [`first_per_end`])
+    /// and their [`Move`]s, worked out once (`all`: room for the routes before they are sifted).
+    fn routes(&mut self, c: usize, steps: u32, all: &mut Vec<Route>) -> (std::rc::Rc<[Route]>, std::rc::Rc<[Move]>) {
+        let (s, g, weights) = (self.s, self.g, &self.weights);
+        let (conf_free, base) = (&self.conf_free, self.base[c]);
         let cell = &mut self.routes[c][(steps.clamp(1, 2) - 1) as usize];
-        cell.get_or_insert_with(|| {
+        let (routes, moves) = cell.get_or_insert_with(|| {
             union_routes(s, g, conf_free, c, steps, all);
-            first_per_end(all, placed)
-        })
-        .clone()
+            let routes = first_per_end(all, base.is_some());
+            let strength = s.corps[c].strength;
+            let moves = routes
+                .iter()
+                .map(|r| match (base, r.end()) {
+                    (Some(from), Some(end)) => {
+                        let dh = u128::from(strength).wrapping_mul(weights[end].wrapping_sub(weights[from]));
+                        Move { from, end, strength, moved: 1, dh }
+                    }
+                    _ => Move::default(),
+                })
+                .collect();
+            (routes, moves)
+        });
+        (routes.clone(), moves.clone())
     }
 
     /// The gain of a combination's board if it is more than `best_gain`: from the boards scored
@@ -538,16 +551,9 @@ impl<'a> Search<'a> {
         room.moves.clear();
         room.first.clear();
         for x in sel {
-            let routes = self.routes(x.corps, rules::allowed_steps(s, Side::Union, sel, x.corps), &mut room.all_routes);
+            let (routes, moves) = self.routes(x.corps, rules::allowed_steps(s, Side::Union, sel, x.corps), &mut room.all_routes);
             room.first.push(room.moves.len());
-            let strength = s.corps[x.corps].strength;
-            room.moves.extend(routes.iter().map(|r| match (self.base[x.corps], r.end()) {
-                (Some(from), Some(end)) => {
-                    let dh = u128::from(strength).wrapping_mul(self.weights[end].wrapping_sub(self.weights[from]));
-                    Move { from, end, strength, moved: 1, dh }
-                }
-                _ => Move::default(),
-            }));
+            room.moves.extend_from_slice(&moves);
             room.routes.push(routes);
         }
         room.first.push(room.moves.len());
