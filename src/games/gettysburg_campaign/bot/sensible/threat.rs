@@ -703,8 +703,8 @@ mod tests {
             let mut s = start.clone();
             // Half the Union corps left together at their start, the others anywhere but the
             // Confederates' start (town 0).
-            for c in (0..s.corps.len()).filter(|&c| s.corps[c].side == Side::Union) {
-                if next(2) == 1 {
+            for c in 0..s.corps.len() {
+                if s.corps[c].side == Side::Union && next(2) == 1 {
                     s.corps[c].at = Location::Town { town: names[1 + next(n - 1)].clone() };
                 }
             }
