@@ -389,6 +389,9 @@ impl Move {
     }
 }
 
+/// A corps' routes ([`first_per_end`]) and their [`Move`]s, in the same order.
+type RoutesAndMoves = (std::rc::Rc<[Route]>, std::rc::Rc<[Move]>);
+
 /// The Union's search for one order: what every play of cards shares (where the corps stand,
 /// the Union strength by town, the threat now, the towns free of Confederate corps) and the
 /// boards scored so far.
@@ -402,7 +405,7 @@ pub(super) struct Search<'a> {
     conf_free: Vec<bool>,
     /// Each corps' routes by its moves (1 or 2), as [`first_per_end`] keeps them, and their
     /// [`Move`]s, once found.
-    routes: Vec<[Option<(std::rc::Rc<[Route]>, std::rc::Rc<[Move]>)>; 2]>,
+    routes: Vec<[Option<RoutesAndMoves>; 2]>,
     /// Each town's weight in a board's key ([`town_weight`]) and the key of `held`.
     weights: Vec<u128>,
     held_hash: u128,
@@ -483,7 +486,7 @@ impl<'a> Search<'a> {
 
     /// The routes of corps `c` with `steps` moves (1 or 2; [`union_routes`], [`first_per_end`])
     /// and their [`Move`]s, worked out once (`all`: room for the routes before they are sifted).
-    fn routes(&mut self, c: usize, steps: u32, all: &mut Vec<Route>) -> (std::rc::Rc<[Route]>, std::rc::Rc<[Move]>) {
+    fn routes(&mut self, c: usize, steps: u32, all: &mut Vec<Route>) -> RoutesAndMoves {
         let (s, g, weights) = (self.s, self.g, &self.weights);
         let (conf_free, base) = (&self.conf_free, self.base[c]);
         let cell = &mut self.routes[c][(steps.clamp(1, 2) - 1) as usize];
@@ -580,15 +583,15 @@ impl<'a> Search<'a> {
         for k in 1..n {
             moves[first[k]].shift(board, open, bits, true);
         }
-        let (firsts, stay) = (if n == 0 { 1 } else { first[1] }, Move::default());
+        let stay = Move::default();
         loop {
             let (mut key, mut moved) = (self.held_hash, 0);
             for k in 1..n {
                 let m = &moves[first[k] + pick[k]];
                 (key, moved) = (key.wrapping_add(m.dh), moved + m.moved);
             }
-            for i in 0..firsts {
-                let m = if n == 0 { &stay } else { &moves[i] };
+            let firsts = if n == 0 { std::slice::from_ref(&stay) } else { &moves[..first[1]] };
+            for (i, m) in firsts.iter().enumerate() {
                 if let Some(p) = pick.first_mut() {
                     *p = i;
                 }
