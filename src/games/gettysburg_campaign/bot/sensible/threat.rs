@@ -240,7 +240,7 @@ enum Known {
 
 /// The threat of every board scored in one order's search, by the board (the Union strength in
 /// each town): plays of cards that command some of the same corps score many of the same boards.
-/// Each board has a key the caller keeps as it makes the board ([`town_weight`]): the board
+/// Each board has a key the caller sums from its routes' changes ([`town_weight`]): the board
 /// itself packed a byte a town when it fits (`packed`: at most 16 towns, at most 255 Union
 /// strength in all), so that equal keys are equal boards; else a hash, and the boards are kept end
 /// to end in one list to compare. Keys are found by an open-addressing table of their positions,
@@ -370,42 +370,27 @@ struct Move {
     dh: u128,
 }
 
-/// The board of one combination of routes, kept as the odometer turns: Union strength by town,
-/// its key, the corps moved, and the towns free of Union corps ([`open_towns`]).
-struct Combination {
-    board: Vec<u32>,
-    hash: u128,
-    moved: usize,
-    open: u64,
-    /// Whether `open` is kept (the map fits one word).
-    bits: bool,
-}
-
-impl Combination {
-    /// Makes move `m`, or takes it back when not `forth`: back and forth again gives the same
-    /// board, hash and towns, to the bit.
-    fn shift(&mut self, m: &Move, forth: bool) {
-        if m.moved == 0 {
+impl Move {
+    /// Makes the move on `board`, or takes it back when not `forth`, keeping `open` (the board's
+    /// towns free of Union corps, [`open_towns`]) when `bits` (the map fits one word): back and
+    /// forth again gives the same board and towns.
+    fn shift(&self, board: &mut [u32], open: &mut u64, bits: bool, forth: bool) {
+        if self.moved == 0 {
             return;
         }
-        if forth {
-            self.board[m.from] -= m.strength;
-            self.board[m.end] += m.strength;
-            self.hash = self.hash.wrapping_add(m.dh);
-            self.moved += 1;
-        } else {
-            self.board[m.from] += m.strength;
-            self.board[m.end] -= m.strength;
-            self.hash = self.hash.wrapping_sub(m.dh);
-            self.moved -= 1;
-        }
-        if self.bits {
-            for t in [m.from, m.end] {
-                self.open = self.open & !(1 << t) | u64::from(self.board[t] == 0) << t;
+        let (out, into) = if forth { (self.from, self.end) } else { (self.end, self.from) };
+        board[out] -= self.strength;
+        board[into] += self.strength;
+        if bits {
+            for t in [self.from, self.end] {
+                *open = *open & !(1 << t) | u64::from(board[t] == 0) << t;
             }
         }
     }
 }
+
+/// A corps' routes ([`first_per_end`]) and their [`Move`]s, in the same order.
+type RoutesAndMoves = (std::rc::Rc<[Route]>, std::rc::Rc<[Move]>);
 
 /// The Union's search for one order: what every play of cards shares (where the corps stand,
 /// the Union strength by town, the threat now, the towns free of Confederate corps) and the
@@ -418,11 +403,14 @@ pub(super) struct Search<'a> {
     held: Vec<u32>,
     now: f64,
     conf_free: Vec<bool>,
-    /// Each corps' routes by its moves (1 or 2), as [`first_per_end`] keeps them, once found.
-    routes: Vec<[Option<std::rc::Rc<[Route]>>; 2]>,
+    /// Each corps' routes by its moves (1 or 2), as [`first_per_end`] keeps them, and their
+    /// [`Move`]s, once found.
+    routes: Vec<[Option<RoutesAndMoves>; 2]>,
     /// Each town's weight in a board's key ([`town_weight`]) and the key of `held`.
     weights: Vec<u128>,
     held_hash: u128,
+    /// The towns free of Union corps as they stand ([`open_towns`]).
+    held_open: u64,
     /// The threat of every board scored so far: plays of cards that command some of the same
     /// corps, and corps of one strength that stand together, make many of the same boards.
     boards: Boards,
@@ -430,11 +418,14 @@ pub(super) struct Search<'a> {
     room: Room,
 }
 
-/// Room for [`Search::plans`]: the board, the routes picked and the best so far, each commanded
-/// corps' routes and their [`Move`]s (those of corps `k` from `first[k]` to `first[k + 1]`).
+/// Room for [`Search::plans`]: the board of the routes picked for all but the first commanded
+/// corps and its towns free of Union corps, the routes picked and the best so far, each
+/// commanded corps' routes and their [`Move`]s (those of corps `k` from `first[k]` to
+/// `first[k + 1]`).
 #[derive(Default)]
 struct Room {
     board: Vec<u32>,
+    open: u64,
     pick: Vec<usize>,
     best: Vec<usize>,
     routes: Vec<std::rc::Rc<[Route]>>,
@@ -489,41 +480,70 @@ impl<'a> Search<'a> {
             }
             None => (Boards::new(held.len(), packed), Room::default()),
         };
-        Search { s, g, base, threat, boards, held, now, conf_free, routes, weights, held_hash, room }
+        let held_open = open_towns(g, &held);
+        Search { s, g, base, threat, boards, held, now, conf_free, routes, weights, held_hash, held_open, room }
     }
 
-    /// The routes of corps `c` with `steps` moves (1 or 2; [`union_routes`], [`first_per_end`];
-    /// `all`: room for the routes before they are sifted).
-    fn routes(&mut self, c: usize, steps: u32, all: &mut Vec<Route>) -> std::rc::Rc<[Route]> {
-        let (s, g) = (self.s, self.g);
-        let (conf_free, placed) = (&self.conf_free, self.base[c].is_some());
+    /// The routes of corps `c` with `steps` moves (1 or 2; [`union_routes`], [`first_per_end`])
+    /// and their [`Move`]s, worked out once (`all`: room for the routes before they are sifted).
+    fn routes(&mut self, c: usize, steps: u32, all: &mut Vec<Route>) -> RoutesAndMoves {
+        let (s, g, weights) = (self.s, self.g, &self.weights);
+        let (conf_free, base) = (&self.conf_free, self.base[c]);
         let cell = &mut self.routes[c][(steps.clamp(1, 2) - 1) as usize];
-        cell.get_or_insert_with(|| {
+        let (routes, moves) = cell.get_or_insert_with(|| {
             union_routes(s, g, conf_free, c, steps, all);
-            first_per_end(all, placed)
-        })
-        .clone()
+            let routes = first_per_end(all, base.is_some());
+            let strength = s.corps[c].strength;
+            let moves = routes
+                .iter()
+                .map(|r| match (base, r.end()) {
+                    (Some(from), Some(end)) => {
+                        let dh = u128::from(strength).wrapping_mul(weights[end].wrapping_sub(weights[from]));
+                        Move { from, end, strength, moved: 1, dh }
+                    }
+                    _ => Move::default(),
+                })
+                .collect();
+            (routes, moves)
+        });
+        (routes.clone(), moves.clone())
     }
 
-    /// The gain of board `c` if it is more than `best_gain`: from the boards scored before, else
-    /// scored now (given up as soon as it cannot be) and kept.
-    fn gain_over(&mut self, c: &Combination, best_gain: f64) -> Option<f64> {
+    /// The gain of a combination's board if it is more than `best_gain`: from the boards scored
+    /// before, else scored now (given up as soon as it cannot be) and kept. The board is `board`
+    /// (with its towns free of Union corps `open`) with `m` made, keyed `key`, `moved` corps
+    /// moved; `m` is made only to score the board, or to compare it when keys are hashes (a
+    /// packed key is the board: [`Boards`]), and taken back before this returns.
+    fn gain_over(&mut self, board: &mut [u32], mut open: u64, m: &Move, (key, moved): (u128, usize), best_gain: f64) -> Option<f64> {
         let (s, g, now) = (self.s, self.g, self.now);
         // A board whose threat so far already leaves no gain over the best cannot be picked.
-        let cost = 0.001 * c.moved as f64;
+        let cost = 0.001 * moved as f64;
         let hopeless = |t: f64| now - t - cost <= best_gain + 1e-9;
-        let (seen, slot) = self.boards.get(&c.board, c.hash);
+        let (bits, packed) = (g.bits.fits(), self.boards.packed);
+        if !packed {
+            m.shift(board, &mut open, bits, true);
+        }
+        let (seen, slot) = self.boards.get(board, key);
         let t = match seen {
-            Some(Known::Exactly(t)) => t,
-            Some(Known::AtLeast(t)) if hopeless(t) => return None,
+            Some(Known::Exactly(t)) => Some(t),
+            Some(Known::AtLeast(t)) if hopeless(t) => None,
             _ => {
-                let t = self.threat.unless(s, g, &c.board, c.bits.then_some(c.open), hopeless);
+                if packed {
+                    m.shift(board, &mut open, bits, true);
+                }
+                let t = self.threat.unless(s, g, board, bits.then_some(open), hopeless);
                 let known = t.map_or_else(|| Known::AtLeast(self.threat.at_least(g)), Known::Exactly);
-                self.boards.put(&c.board, c.hash, slot, known);
-                t?
+                self.boards.put(board, key, slot, known);
+                if packed {
+                    m.shift(board, &mut open, bits, false);
+                }
+                t
             }
         };
-        let gain = now - t - cost;
+        if !packed {
+            m.shift(board, &mut open, bits, false);
+        }
+        let gain = now - t? - cost;
         (gain > best_gain + 1e-9).then_some(gain)
     }
 
@@ -534,16 +554,9 @@ impl<'a> Search<'a> {
         room.moves.clear();
         room.first.clear();
         for x in sel {
-            let routes = self.routes(x.corps, rules::allowed_steps(s, Side::Union, sel, x.corps), &mut room.all_routes);
+            let (routes, moves) = self.routes(x.corps, rules::allowed_steps(s, Side::Union, sel, x.corps), &mut room.all_routes);
             room.first.push(room.moves.len());
-            let strength = s.corps[x.corps].strength;
-            room.moves.extend(routes.iter().map(|r| match (self.base[x.corps], r.end()) {
-                (Some(from), Some(end)) => {
-                    let dh = u128::from(strength).wrapping_mul(self.weights[end].wrapping_sub(self.weights[from]));
-                    Move { from, end, strength, moved: 1, dh }
-                }
-                _ => Move::default(),
-            }));
+            room.moves.extend_from_slice(&moves);
             room.routes.push(routes);
         }
         room.first.push(room.moves.len());
@@ -554,39 +567,50 @@ impl<'a> Search<'a> {
     /// first best combination in odometer order wins. Gives the gain; [`Search::names`] gives the
     /// routes (so that the town names are copied only for plays that are kept).
     pub(super) fn plans(&mut self, sel: &[Command]) -> f64 {
-        let g = self.g;
         let mut room = std::mem::take(&mut self.room);
         self.moves(sel, &mut room);
-        let Room { board, pick, best, moves, first, .. } = &mut room;
+        let Room { board, open, pick, best, moves, first, .. } = &mut room;
+        let (n, bits) = (sel.len(), self.g.bits.fits());
         pick.clear();
-        pick.resize(sel.len(), 0);
+        pick.resize(n, 0);
         best.clone_from(pick);
         let mut best_gain = 0.0f64;
-        // The board of the combination `pick`, kept as the odometer turns: only the corps whose
-        // route changes are moved back and again.
+        // Odometer order, the first corps' route turning fastest: the other corps' routes fixed
+        // (their board kept in `board` and `open` as they turn), the first corps' tried in turn.
+        // A board's key is the sum of its routes' changes of it ([`town_weight`]).
         board.clone_from(&self.held);
-        let bits = g.bits.fits();
-        let mut c = Combination { open: open_towns(g, board), board: std::mem::take(board), hash: self.held_hash, moved: 0, bits };
-        for k in 0..sel.len() {
-            c.shift(&moves[first[k]], true);
+        *open = self.held_open;
+        for k in 1..n {
+            moves[first[k]].shift(board, open, bits, true);
         }
+        let stay = Move::default();
         loop {
-            if let Some(gain) = self.gain_over(&c, best_gain) {
-                best.copy_from_slice(pick);
-                best_gain = gain;
+            let (mut key, mut moved) = (self.held_hash, 0);
+            for k in 1..n {
+                let m = &moves[first[k] + pick[k]];
+                (key, moved) = (key.wrapping_add(m.dh), moved + m.moved);
             }
-            // The next combination (odometer order).
-            let Some(k) = (0..sel.len()).find(|&k| first[k] + pick[k] + 1 < first[k + 1]) else { break };
-            for j in 0..=k {
+            let firsts = if n == 0 { std::slice::from_ref(&stay) } else { &moves[..first[1]] };
+            for (i, m) in firsts.iter().enumerate() {
+                if let Some(p) = pick.first_mut() {
+                    *p = i;
+                }
+                if let Some(gain) = self.gain_over(board, *open, m, (key.wrapping_add(m.dh), moved + m.moved), best_gain) {
+                    best.copy_from_slice(pick);
+                    best_gain = gain;
+                }
+            }
+            // The next routes of the other corps (odometer order).
+            let Some(k) = (1..n).find(|&k| first[k] + pick[k] + 1 < first[k + 1]) else { break };
+            for j in 1..=k {
                 let next = if j == k { pick[j] + 1 } else { 0 };
                 if next != pick[j] {
-                    c.shift(&moves[first[j] + pick[j]], false);
-                    c.shift(&moves[first[j] + next], true);
+                    moves[first[j] + pick[j]].shift(board, open, bits, false);
+                    moves[first[j] + next].shift(board, open, bits, true);
                     pick[j] = next;
                 }
             }
         }
-        *board = c.board;
         self.room = room;
         best_gain
     }
@@ -636,26 +660,19 @@ mod tests {
     }
 
     /// The figures [`Threat::unless`] hands `hopeless` (running totals) are never more than the
-    /// whole threat; and a [`Combination`] moved back and forth as the odometer does keeps the
-    /// board, key and open towns that working them out afresh gives, on many boards; a packed key
-    /// (every other board) is the board itself, a byte a town.
+    /// whole threat, on many boards.
     #[test]
-    fn running_totals_stay_below_the_threat_and_combinations_match_fresh_boards() {
+    fn running_totals_stay_below_the_threat() {
         let s = initial_state(Scenario::parse(DEFAULT_SCENARIO).unwrap(), false);
         let g = Graph::new(&s);
         let n = g.adj.len();
         let mut t = Threat::new(&s, &g, &super::super::positions(&s));
-        let weights_of = |packed| (0..n).map(|i| town_weight(i, packed)).collect::<Vec<u128>>();
-        let unpacked = |key: u128| (0..n).map(|i| (key >> (8 * i)) as u8 as u32).collect::<Vec<u32>>();
         let mut x = 11u64;
         let mut next = |m: usize| {
             x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
             (x >> 33) as usize % m
         };
-        for round in 0..500 {
-            let packed = round % 2 == 1;
-            let weights = weights_of(packed);
-            let fresh = |held: &[u32]| board_key(held, &weights);
+        for _ in 0..500 {
             let mut held = vec![0u32; n];
             (0..4).for_each(|_| held[next(n)] += 2 + next(5) as u32);
             let whole = t.of(&s, &g, &held);
@@ -665,26 +682,68 @@ mod tests {
                 false
             });
             assert!(seen.borrow().iter().all(|&p| p <= whole), "{held:?}");
-            // Moves of 1 strength out of towns that hold some, made and taken back in turn.
-            let from: Vec<usize> = (0..n).filter(|&i| held[i] > 0).collect();
-            let moves: Vec<Move> = (0..6)
-                .map(|_| {
-                    let (f, e) = (from[next(from.len())], next(n));
-                    Move { from: f, end: e, strength: 1, moved: 1, dh: weights[e].wrapping_sub(weights[f]) }
-                })
-                .collect();
-            let mut c = Combination { board: held.clone(), hash: fresh(&held), moved: 0, open: open_towns(&g, &held), bits: true };
-            // At most two moves made at a time (towns hold 2 or more): make one, make the next,
-            // take both back.
-            for (k, m) in moves.iter().enumerate() {
-                c.shift(m, true);
-                assert_eq!((c.hash, c.open), (fresh(&c.board), open_towns(&g, &c.board)));
-                assert!(!packed || unpacked(c.hash) == c.board, "{:?}", c.board);
-                if k % 2 == 1 {
-                    c.shift(m, false);
-                    c.shift(&moves[k - 1], false);
-                    assert_eq!((&c.board, c.hash, c.moved), (&held, fresh(&held), 0));
+        }
+    }
+
+    /// [`Search::plans`] picks, for every play of cards in turn, the routes and gain that a
+    /// plain search does (every combination in odometer order, its board made afresh from the
+    /// routes and its whole threat worked out, the first best kept), with the Union corps in many
+    /// places; each board's summed key is its key worked out afresh, packed (every other search:
+    /// the board itself, a byte a town) or hashed.
+    #[test]
+    fn plans_pick_what_a_plain_search_picks() {
+        let start = initial_state(Scenario::parse(DEFAULT_SCENARIO).unwrap(), false);
+        let names: Vec<String> = start.scenario.map.towns.iter().map(|t| t.name.clone()).collect();
+        let n = names.len();
+        let unpacked = |key: u128| (0..n).map(|i| (key >> (8 * i)) as u8 as u32).collect::<Vec<u32>>();
+        let mut x = 13u64;
+        let mut next = |m: usize| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as usize % m
+        };
+        for round in 0..60 {
+            let packed = round % 2 == 1;
+            let mut s = start.clone();
+            // Half the Union corps left together at their start, the others anywhere but the
+            // Confederates' start (town 0).
+            for c in 0..s.corps.len() {
+                if s.corps[c].side == Side::Union && next(2) == 1 {
+                    s.corps[c].at = Location::Town { town: names[1 + next(n - 1)].clone() };
                 }
+            }
+            let g = Graph::new(&s);
+            let mut search = Search::new(&s, &g);
+            search.weights = (0..n).map(|i| town_weight(i, packed)).collect();
+            search.held_hash = board_key(&search.held, &search.weights);
+            search.boards.clear(n, packed);
+            for sel in rules::legal_selections(&s, Side::Union).iter() {
+                let gain = search.plans(sel);
+                let picked = search.room.best.clone();
+                let mut room = Room::default();
+                search.moves(sel, &mut room);
+                let (mut pick, mut best, mut best_gain) = (vec![0; sel.len()], vec![0; sel.len()], 0.0f64);
+                loop {
+                    let (mut fresh, mut key, mut moved) = (search.held.clone(), search.held_hash, 0);
+                    for (k, &i) in pick.iter().enumerate() {
+                        let m = room.moves[room.first[k] + i];
+                        key = key.wrapping_add(m.dh);
+                        if let (Some(from), Some(end)) = (search.base[sel[k].corps], room.routes[k][i].end()) {
+                            fresh[from] -= m.strength;
+                            fresh[end] += m.strength;
+                            moved += 1;
+                        }
+                    }
+                    assert_eq!(key, board_key(&fresh, &search.weights));
+                    assert!(!packed || unpacked(key) == fresh, "{fresh:?}");
+                    let gain = search.now - search.threat.of(&s, &g, &fresh) - 0.001 * moved as f64;
+                    if gain > best_gain + 1e-9 {
+                        (best, best_gain) = (pick.clone(), gain);
+                    }
+                    let Some(k) = (0..sel.len()).find(|&k| room.first[k] + pick[k] + 1 < room.first[k + 1]) else { break };
+                    pick[k] += 1;
+                    pick[..k].fill(0);
+                }
+                assert_eq!((gain.to_bits(), picked), (best_gain.to_bits(), best), "{sel:?}");
             }
         }
     }
