@@ -104,13 +104,6 @@ pub struct NmrPolicy {
 }
 
 impl Deadlines {
-    /// The first of its hours above [`MAX_HOURS`]: the key as `game.toml`'s `[deadlines]` names
-    /// it (`grace_hours`, `kinds.move`) and the hours.
-    pub fn too_long(&self) -> Option<(String, u32)> {
-        let fixed = [("default_hours".to_string(), self.default_hours), ("grace_hours".to_string(), self.grace_hours)];
-        fixed.into_iter().chain(self.kinds.iter().map(|(k, h)| (format!("kinds.{k}"), *h))).find(|(_, h)| *h > MAX_HOURS)
-    }
-
     /// Hours allowed for a step whose asks have these kinds: the longest of them.
     pub fn hours_for<'a>(&self, kinds: impl Iterator<Item = &'a str>) -> u32 {
         kinds.map(|k| *self.kinds.get(k).unwrap_or(&self.default_hours)).max().unwrap_or(self.default_hours)

@@ -193,19 +193,10 @@ pub fn read_game_file_known(dir: &GameDir, known: Option<KnownGameFile<'_>>) -> 
             return Err(Error::Input { file: path, line, field: Some(format!("seat[{i}].time_zone")), message });
         }
     }
-    check_file_hours(&path, &text, &gf)?;
+    // Hours above [`model::MAX_HOURS`] are refused where a game is made, not here: a game an
+    // earlier version made may hold more (`--deadline-hours 9000` was accepted), and every time
+    // worked out from them is checked (`when::later`), so such a game goes on to its end.
     Ok((text.into_bytes(), gf))
-}
-
-/// A game file's deadlines and grace at most [`model::MAX_HOURS`] (a file edited by hand or
-/// written by an old version may hold more): else an error naming the field and its line.
-fn check_file_hours(path: &Path, text: &str, gf: &GameFile) -> Result<()> {
-    let Some((key, hours)) = gf.deadlines.too_long() else { return Ok(()) };
-    let name = key.rsplit('.').next().unwrap_or(&key);
-    let mut lines = text.lines().enumerate().skip_while(|(_, l)| !l.trim_start().starts_with("[deadlines"));
-    let line = lines.find(|(_, l)| l.trim_start().trim_start_matches('"').strip_prefix(name).is_some_and(|r| r.trim_start_matches('"').trim_start().starts_with('='))).map(|(i, _)| i + 1);
-    let message = format!("{hours} hours: at most {} (a year) for any deadline or grace", model::MAX_HOURS);
-    Err(Error::Input { file: path.to_path_buf(), line, field: Some(format!("deadlines.{key}")), message })
 }
 
 /// Loads a game directory at its newest record.

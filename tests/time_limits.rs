@@ -46,13 +46,12 @@ fn records(game: &Path) -> usize {
 }
 
 /// Sets `key = ...` in `game.toml`'s `[deadlines]` to `value`, as a host editing it by hand.
-fn edit_deadlines(game: &Path, key: &str, value: &str) -> PathBuf {
+fn edit_deadlines(game: &Path, key: &str, value: &str) {
     let path = game.join("game.toml");
     let text = std::fs::read_to_string(&path).unwrap();
     let edited: Vec<String> = text.lines().map(|l| if l.starts_with(&format!("{key} =")) { format!("{key} = {value}") } else { l.to_string() }).collect();
     assert_ne!(edited.join("\n") + "\n", text);
     std::fs::write(&path, edited.join("\n") + "\n").unwrap();
-    path
 }
 
 #[test]
@@ -109,18 +108,20 @@ fn a_hand_edited_huge_grace_fails_its_game_alone_in_a_sweep() {
     std::fs::create_dir(&root).unwrap();
     new_game(&root, "a-bad", &[]).success();
     new_game(&root, "c-good", &[]).success();
-    let gf = edit_deadlines(&root.join("a-bad"), "grace_hours", "4294967295");
-    let why = format!("{}:10: deadlines.grace_hours: 4294967295 hours: at most 8784 (a year) for any deadline or grace", gf.display());
-    // The game alone: every command that reads it says so (exit 1, no panic).
-    for cmd in ["adjudicate", "status", "audit"] {
-        fails_with(on(cmd, &root.join("a-bad"), &["--now", LATE][..if cmd == "audit" { 0 } else { 2 }]), &why);
-    }
+    edit_deadlines(&root.join("a-bad"), "grace_hours", "4294967295");
+    let why = "and 4294967295 hours later is past 9999-12-31T23:59:59Z, the last time pbem can write";
+    // The game alone fails where its deadline and grace are worked out (exit 1, no panic); the
+    // file is read as it is (an earlier version accepted hours past a year).
+    let out = on("adjudicate", &root.join("a-bad"), &["--now", LATE]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8(out.stderr).unwrap().contains(why));
+    on("status", &root.join("a-bad"), &[]).assert().success();
     // The sweep resolves the other game (its deadline passed) and names the broken one.
     let out = pbem().args(["adjudicate", "--all"]).arg(&root).args(["--now", LATE]).output().unwrap();
     let (stdout, stderr) = (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap());
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
     assert!(stdout.contains("c-good: resolved step(s) 1; NMR"), "{stdout}");
-    assert!(stderr.contains(&why), "{stderr}");
+    assert!(stderr.contains(why), "{stderr}");
     assert_eq!((records(&root.join("a-bad")), records(&root.join("c-good"))), (1, 2));
 }
 
@@ -145,11 +146,25 @@ fn the_cron_run_goes_on_past_a_broken_game_and_refuses_a_reminder_window_past_a_
     fails_with(cron(), &format!("{}: reminders.hours_before = 4294967295: at most 8784 hours (a year)", cfg.display()));
     assert_eq!(records(&root.join("c-good")), 1);
     mail("8784");
-    let gf = edit_deadlines(&root.join("a-bad"), "default_hours", "9000");
+    edit_deadlines(&root.join("a-bad"), "grace_hours", "4294967295");
     let out = cron().output().unwrap();
     let (stdout, stderr) = (String::from_utf8(out.stdout).unwrap(), String::from_utf8(out.stderr).unwrap());
     assert_eq!(out.status.code(), Some(1), "{stdout}{stderr}");
     assert!(stdout.contains("c-good: resolved step(s) 1; NMR"), "{stdout}");
-    assert!(stderr.contains(&format!("{}:9: deadlines.default_hours: 9000 hours: at most 8784", gf.display())), "{stderr}");
+    assert!(stderr.contains("a-bad") && stderr.contains("and 4294967295 hours later is past 9999-12-31T23:59:59Z"), "{stderr}");
     assert_eq!(records(&root.join("c-good")), 2);
+}
+
+/// A game an earlier version made with hours past a year (`--deadline-hours 9000` was accepted)
+/// is read as it is and goes on (tester13 D2): the limit is where a game is made.
+#[test]
+fn a_game_with_hours_past_a_year_from_an_earlier_version_goes_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    std::fs::create_dir(&root).unwrap();
+    new_game(&root, "old", &[]).success();
+    edit_deadlines(&root.join("old"), "default_hours", "9000");
+    edit_deadlines(&root.join("old"), "grace_hours", "9000");
+    on("status", &root.join("old"), &[]).assert().success();
+    on("adjudicate", &root.join("old"), &["--now", LATE]).assert().success();
 }
