@@ -54,12 +54,14 @@ pub fn parse_duration(s: &str) -> Result<chrono::Duration> {
     let bad = || Error::Usage(format!("bad duration {s:?}: write a whole number and a unit, e.g. 48h, 3d or 90m"));
     let unit = s.chars().last().ok_or_else(bad)?;
     let n: i64 = s[..s.len() - unit.len_utf8()].parse().map_err(|_| bad())?;
-    let minutes = match unit {
-        'm' => n,
-        'h' => n * 60,
-        'd' => n * 60 * 24,
+    let per = match unit {
+        'm' => 1,
+        'h' => 60,
+        'd' => 60 * 24,
         _ => return Err(bad()),
     };
+    // Checked: `--extend 99999999999999999d` is too long, not a wrapped (or panicking) product.
+    let minutes = n.checked_mul(per).unwrap_or(i64::MAX);
     if !(1..=60 * 24 * 366).contains(&minutes) {
         return Err(Error::Usage(format!("duration {s:?}: between a minute and a year")));
     }
@@ -132,6 +134,11 @@ pub fn apply(dir: &Path, req: Request, reason: &str, clock: impl Into<Clock>) ->
             rec.state_key = Some(hex::encode(state_key));
             rec.reveals = pipeline::outstanding_reveals(&g.dir, g.record.index, Publication::Now, true)?;
         }
+    }
+    if let Some(op) = &rec.opening {
+        // A moved deadline and its grace stay a time the judge can work out (before year 10000).
+        let deadline = pipeline::parse_time(&op.deadline)?;
+        crate::when::later_hours(deadline, gf.deadlines.grace_hours).map_err(|e| Error::Refused(format!("the deadline and grace: {e}")))?;
     }
     commit(&g, &gf, &rec, None)?;
     Ok(rec)

@@ -358,6 +358,8 @@ fn open_next(
             let hours = gf.deadlines.hours_for(asks.iter().map(|a| a.kind.as_str()));
             // Never a time past year 9999 (the records could not be read back).
             let deadline = crate::when::later_hours(now, hours).map_err(|e| Error::Refused(format!("step {step}'s deadline: {e}")))?;
+            // Nor a step that could never be resolved: its deadline and grace are worked out too.
+            crate::when::later_hours(deadline, gf.deadlines.grace_hours).map_err(|e| Error::Refused(format!("step {step}'s deadline and grace: {e}")))?;
             let opening = Opening {
                 step,
                 host_seed_commitment: hex::encode(commit::host_seed_commitment(&gf.id, step, &seed)),

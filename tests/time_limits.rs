@@ -89,9 +89,17 @@ fn no_deadline_past_year_9999_is_written() {
     let err = String::from_utf8(out.stderr).unwrap();
     assert!(err.ends_with("in UTC not between 0000-01-01T00:00:00Z and 9999-12-31T23:59:59Z\n") && !err.contains("+10000"), "{err}");
     assert!(!root.join("fut2").exists());
+    // Nor a game whose first deadline and grace pass it: it could never be resolved (tester13 D6).
+    let out = new_game(root, "fut3", &["--now", "9999-01-01T00:00:00Z", "--deadline-hours", "8000", "--grace-hours", "8784"]).code(1).get_output().clone();
+    let err = String::from_utf8(out.stderr).unwrap();
+    assert!(err.ends_with("pbem: step 1's deadline and grace: 9999-11-30T08:00:00Z and 8784 hours later is past 9999-12-31T23:59:59Z, the last time pbem can write\n"), "{err}");
+    assert!(!root.join("fut3").exists());
     // A game near the end of time: a deadline moved or a resume that would pass it is refused.
     new_game(root, "end", &["--now", "9999-01-01T00:00:00Z"]).success();
     let g = root.join("end");
+    // An extension too long for any clock is refused as too long (tester13 D4: it wrapped).
+    fails_with(on("deadline", &g, &["--extend", "99999999999999999d", "--now", "9999-01-02T00:00:00Z"]), "duration \"99999999999999999d\": between a minute and a year");
+    fails_with(on("deadline", &g, &["--extend", "4611686018427387905h", "--now", "9999-01-02T00:00:00Z"]), "duration \"4611686018427387905h\": between a minute and a year");
     let line = "the new deadline: 9999-01-04T00:00:00Z and 8784 hours later is past 9999-12-31T23:59:59Z, the last time pbem can write";
     fails_with(on("deadline", &g, &["--extend", "366d", "--now", "9999-01-02T00:00:00Z"]), line);
     pbem().arg("pause").arg(&g).args(["--reason", "away", "--now", "9999-01-01T01:00:00Z"]).assert().success();
