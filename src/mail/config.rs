@@ -11,6 +11,13 @@ use crate::error::{Error, Result};
 /// Default limit of one incoming message: larger ones are refused without being read whole.
 pub const DEFAULT_MAX_MESSAGE_BYTES: u64 = 10 * 1024 * 1024;
 
+/// The largest `intake.max_message_bytes` a config may set (1 GiB: a message is read into memory).
+pub const MAX_MESSAGE_BYTES: u64 = 1 << 30;
+
+/// The longest SMTP `timeout_secs` a config may set, in seconds: a server that never answers
+/// must not hold a cron run for ever.
+pub const MAX_TIMEOUT_SECS: u64 = 3600;
+
 /// The whole host config.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -97,7 +104,8 @@ pub struct IntakeConfig {
     pub maildir: Option<PathBuf>,
     /// An mbox file (read, never changed; each message is taken once).
     pub mbox: Option<PathBuf>,
-    /// Messages larger than this are refused without being read whole.
+    /// Messages larger than this are refused without being read whole (1024 to
+    /// [`MAX_MESSAGE_BYTES`]).
     #[serde(default = "default_max")]
     pub max_message_bytes: u64,
     /// At most this many replies go to one address in any hour (more messages from it are still
@@ -167,7 +175,7 @@ pub enum TransportConfig {
         password_file: Option<PathBuf>,
         /// Extra root certificate (PEM) to trust, e.g. for a self-signed server.
         ca_file: Option<PathBuf>,
-        /// Connection timeout in seconds (default 30).
+        /// Connection timeout in seconds (default 30; 1 to [`MAX_TIMEOUT_SECS`]).
         timeout_secs: Option<u64>,
     },
 }
@@ -300,6 +308,14 @@ impl HostConfig {
             && (!(u.starts_with("https://") || u.starts_with("http://")) || u.contains(char::is_whitespace))
         {
             return Err(format!("publish.public_url = {u:?}: give the web address the site is served at (https://...)"));
+        }
+        if !(1024..=MAX_MESSAGE_BYTES).contains(&self.intake.max_message_bytes) {
+            return Err(format!("intake.max_message_bytes = {}: between 1024 and {MAX_MESSAGE_BYTES} (1 GiB)", self.intake.max_message_bytes));
+        }
+        if let TransportConfig::Smtp { timeout_secs: Some(t), .. } = &self.transport
+            && !(1..=MAX_TIMEOUT_SECS).contains(t)
+        {
+            return Err(format!("transport.timeout_secs = {t}: between 1 and {MAX_TIMEOUT_SECS} (an hour; a cron run must end)"));
         }
         if self.reminders.hours_before > crate::model::MAX_HOURS {
             return Err(format!("reminders.hours_before = {}: at most {} hours (a year)", self.reminders.hours_before, crate::model::MAX_HOURS));
@@ -441,6 +457,22 @@ mod tests {
         assert_eq!(load("from = \"judge@example.org\"\n[reminders]\nhours_before = 8784\n").unwrap().reminders.hours_before, 8784);
         let err = load("from = \"judge@example.org\"\n[reminders]\nhours_before = 4294967295\n").unwrap_err().to_string();
         assert!(err.ends_with("pbem-mail.toml: reminders.hours_before = 4294967295: at most 8784 hours (a year)"), "{err}");
+    }
+
+    /// tester13 D3, D5: a message size past 1 GiB wrapped the read's limit (every message lost),
+    /// and a timeout past an hour held the cron run for ever.
+    #[test]
+    fn message_size_and_server_timeout_are_bounded() {
+        let size = |n: &str| load(&format!("from = \"judge@example.org\"\n[intake]\nmax_message_bytes = {n}\n"));
+        assert_eq!(size("1073741824").unwrap().intake.max_message_bytes, 1 << 30);
+        let err = size("18446744073709551615").unwrap_err().to_string();
+        assert!(err.ends_with("intake.max_message_bytes = 18446744073709551615: between 1024 and 1073741824 (1 GiB)"), "{err}");
+        assert!(size("0").is_err());
+        let smtp = |t: &str| load(&format!("from = \"judge@example.org\"\n[transport]\nkind = \"smtp\"\nhost = \"127.0.0.1\"\nsecurity = \"none\"\ntimeout_secs = {t}\n"));
+        assert!(smtp("3600").is_ok());
+        let err = smtp("18446744073709551615").unwrap_err().to_string();
+        assert!(err.ends_with("transport.timeout_secs = 18446744073709551615: between 1 and 3600 (an hour; a cron run must end)"), "{err}");
+        assert!(smtp("0").is_err());
     }
 
     #[test]

@@ -19,12 +19,12 @@ pub(super) fn spool_stdin(root: &Path, cfg: &HostConfig, now: DateTime<Utc>) -> 
     let spool = state_dir(root).join("spool");
     let max = cfg.intake.max_message_bytes;
     let mut raw = Vec::new();
-    std::io::stdin().take(max + 1).read_to_end(&mut raw).map_err(|e| store::io(Path::new("<stdin>"), e))?;
+    std::io::stdin().take(max.saturating_add(1)).read_to_end(&mut raw).map_err(|e| store::io(Path::new("<stdin>"), e))?;
     if raw.len() as u64 > max {
         // Keep the head only (enough to answer) and count the rest without keeping it.
         raw.truncate(HEAD_BYTES);
         let rest = std::io::copy(&mut std::io::stdin(), &mut std::io::sink()).unwrap_or(0);
-        spool_too_large(&spool, &raw, max + 1 + rest, now, 0)
+        spool_too_large(&spool, &raw, max.saturating_add(1).saturating_add(rest), now, 0)
     } else {
         spool_in(&spool, &raw, now, 0, None)
     }
