@@ -397,7 +397,7 @@ pub(crate) fn stage_record(
     let env = report::shared_environment(report::override_dir())?;
     let bytes = model::record_bytes(rec);
     let sha256 = commit::sha256_hex(&bytes);
-    let pinned = report::Pinned { record: rec, sha256: &sha256 };
+    let pinned = report::Pinned { record: rec, sha256: &sha256, earlier_nmr_wording: false };
     let mut texts = Vec::new();
     for seat in &gf.seats {
         texts.push((dir.report(rec.index, &seat.role), report::render_pinned(&env, game, gf, pinned, events, state, &seat.role)?));

@@ -152,7 +152,7 @@ pub fn render(
     role: &str,
 ) -> Result<String> {
     let sha256 = crate::commit::sha256_hex(&crate::model::record_bytes(record));
-    render_pinned(env, game, gf, Pinned { record, sha256: &sha256 }, events, state, role)
+    render_pinned(env, game, gf, Pinned { record, sha256: &sha256, earlier_nmr_wording: false }, events, state, role)
 }
 
 /// A record with the SHA-256 (hex) of its file, its canonical bytes: what a report pins.
@@ -162,6 +162,10 @@ pub struct Pinned<'a> {
     pub record: &'a Record,
     /// The SHA-256 of `model::record_bytes(record)`, hex (the caller has it already: the audit).
     pub sha256: &'a str,
+    /// Word an NMR the built-in player covered as versions before 2026-12-03 did ("the default
+    /// orders were used"): the audit accepts a report those versions wrote so, so that a game
+    /// they made still audits (reports are replayed byte for byte). `false` everywhere else.
+    pub earlier_nmr_wording: bool,
 }
 
 /// [`render`] for a record whose file's hash the caller has.
@@ -185,7 +189,7 @@ pub fn render_pinned(
         .resolution
         .iter()
         .flat_map(|r| r.orders.iter())
-        .map(|o| ReceiptLine { role: o.role.clone(), seq: o.seq, commitment: o.commitment.clone(), nmr: o.nmr.clone() })
+        .map(|o| ReceiptLine { role: o.role.clone(), seq: o.seq, commitment: o.commitment.clone(), nmr: o.nmr.clone().filter(|_| !pinned.earlier_nmr_wording) })
         .collect();
     let pin = pin_block(gf, record, pinned.sha256);
     let form = match &record.opening {

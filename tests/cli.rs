@@ -527,6 +527,15 @@ fn nmr_policy_bot_hands_a_silent_seat_to_the_built_in_player() {
     assert!(report("000001").contains("confederate: NMR (no moves received): the default orders were used"), "{}", report("000001"));
     assert!(report("000002").contains("confederate: NMR (no moves received): the built-in player chose the orders"), "{}", report("000002"));
     pbem().arg("audit").arg(t.game()).assert().success();
+    // A report an earlier version wrote for that record (its wording: the default orders) still
+    // audits (tester13 D1), and no other wording does.
+    let union2 = t.game().join("reports").join("000002").join("union.txt");
+    let now = report("000002");
+    std::fs::write(&union2, now.replace("the built-in player chose the orders", "the default orders were used")).unwrap();
+    pbem().arg("audit").arg(t.game()).assert().success();
+    std::fs::write(&union2, now.replace("the built-in player chose the orders", "the judge chose the orders")).unwrap();
+    audit_fails(&t.game(), "reports/000002/union.txt");
+    std::fs::write(&union2, &now).unwrap();
     // A host passing off default orders as the built-in player's is caught.
     let rec = t.game().join("records").join("000002.json");
     let text = std::fs::read_to_string(&rec).unwrap().replacen("\"nmr\": \"bot\"", "\"nmr\": \"default\"", 1);
