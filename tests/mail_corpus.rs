@@ -87,7 +87,7 @@ fn every_corpus_message_has_its_expected_outcome() {
         }
         let name = format!("{:02}-{}", i, c.file);
         deliver(&maildir, &name, &msg);
-        let handled = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+        let handled = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
         assert_eq!(handled.len(), 1, "{}", c.file);
         let h = &handled[0];
         let mut bad = |what: String| problems.push(format!("{}: {what}", c.file));
@@ -170,7 +170,7 @@ fn one_game_and_its_order_mail() -> (tempfile::TempDir, PathBuf, PathBuf, Vec<u8
 fn a_run_killed_before_the_move_neither_loses_nor_repeats() {
     let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();
     deliver(&maildir, "m1", &msg);
-    let first = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    let first = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     let reply = first[0].reply.clone().unwrap();
     // Killed after the submit and the reply, before the seen mark and the rename: the message is
     // still in new/. The rerun resubmits harmlessly and queues no second reply.
@@ -178,14 +178,14 @@ fn a_run_killed_before_the_move_neither_loses_nor_repeats() {
     let log = root.join(".mail").join("log");
     let kept: String = std::fs::read_to_string(&log).unwrap().lines().filter(|l| !l.starts_with("seen ")).map(|l| format!("{l}\n")).collect();
     std::fs::write(&log, kept).unwrap();
-    let again = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    let again = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     assert_eq!(again[0].disposition, Disposition::Done);
     assert_eq!(again[0].reply.as_deref(), Some(reply.as_str()));
     assert_eq!(again[0].orders[0].receipt.as_ref().unwrap().seq, 1, "same receipt, not a new one");
     assert_eq!(Outbox::under(&root).pending().unwrap(), vec![reply.clone()]);
     // Killed after the seen mark, before the rename: moved without being handled again.
     std::fs::rename(maildir.join("done").join("m1"), maildir.join("cur").join("m1")).unwrap();
-    let third = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    let third = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     assert!(third[0].reason.contains("already handled"), "{:?}", third[0]);
     assert!(third[0].orders.is_empty() && third[0].reply.is_none());
     assert!(maildir.join("done").join("m1").is_file());
@@ -199,7 +199,7 @@ fn the_same_bytes_twice_in_one_run_are_handled_once() {
     let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();
     deliver(&maildir, "m1", &msg);
     deliver(&maildir, "m2", &msg);
-    let run = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    let run = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     assert_eq!(run.len(), 2);
     let (first, second) = if run[0].reply.is_some() { (&run[0], &run[1]) } else { (&run[1], &run[0]) };
     assert_eq!(first.orders[0].receipt.as_ref().unwrap().seq, 1);
@@ -226,7 +226,7 @@ fn two_intakes_at_once_one_waits_for_the_next_run() {
     assert!(matches!(err, pbem::error::Error::Locked(_)), "{err}");
     assert!(maildir.join("new").join("m1").is_file(), "left for the next run");
     drop(held);
-    let h = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    let h = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     assert_eq!(h[0].disposition, Disposition::Done);
 }
 
@@ -243,10 +243,10 @@ fn an_mbox_taken_twice_is_handled_once() {
     }
     let path = tmp.path().join("mbox");
     std::fs::write(&path, &mbox).unwrap();
-    let first = intake::run(&root, &Source::Mbox(path.clone()), &cfg(), now()).unwrap();
+    let first = take_in(&root, &Source::Mbox(path.clone()), &cfg(), now()).unwrap();
     assert_eq!(first.len(), 2);
     assert!(first.iter().all(|h| h.disposition == Disposition::Done && h.orders.len() == 1 && h.orders[0].receipt.is_some()), "{first:?}");
-    let second = intake::run(&root, &Source::Mbox(path), &cfg(), now()).unwrap();
+    let second = take_in(&root, &Source::Mbox(path), &cfg(), now()).unwrap();
     assert!(second.is_empty(), "{second:?}");
     assert_eq!(Outbox::under(&root).pending().unwrap().len(), 2);
 }
@@ -264,7 +264,7 @@ fn a_huge_message_inside_an_mbox_is_refused_and_the_others_are_handled() {
     }
     let path = tmp.path().join("mbox");
     std::fs::write(&path, &mbox).unwrap();
-    let handled = intake::run(&root, &Source::Mbox(path), &cfg(), now()).unwrap();
+    let handled = take_in(&root, &Source::Mbox(path), &cfg(), now()).unwrap();
     assert_eq!(handled.len(), 3, "{handled:?}");
     let refused: Vec<_> = handled.iter().filter(|h| h.disposition == Disposition::Failed).collect();
     assert_eq!(refused.len(), 1, "{handled:?}");
@@ -308,7 +308,7 @@ fn orders_in_an_mbox_count_in_the_order_they_were_sent() {
     }
     let path = tmp.path().join("mbox");
     std::fs::write(&path, &mbox).unwrap();
-    let h = intake::run(&root, &Source::Mbox(path), &cfg(), now()).unwrap();
+    let h = take_in(&root, &Source::Mbox(path), &cfg(), now()).unwrap();
     assert_eq!(h.len(), 4);
     assert_eq!(newest_union_commitment(&game), last, "the last order in the mbox is the one in force");
 }
@@ -329,7 +329,7 @@ fn maildir_messages_are_handled_in_delivery_order() {
     for name in ["1797100000.M99999P1.host", "1797100000.M100000P2.host"] {
         std::fs::File::options().write(true).open(maildir.join("new").join(name)).unwrap().set_modified(t).unwrap();
     }
-    intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     assert_eq!(newest_union_commitment(&game), second_c);
     // A Maildir that is not there (a typo in the config) is an error, not a quiet nothing.
     let err = intake::run(&root, &Source::Maildir(tmp.path().join("Mialdir")), &cfg(), now()).unwrap_err();
@@ -349,12 +349,12 @@ fn when_one_message_must_wait_every_later_one_waits_too() {
     // The game stays locked (a long adjudication) while the first message is handled.
     let held = std::fs::File::options().create(true).truncate(false).write(true).open(game.join(".lock")).unwrap();
     held.try_lock().unwrap();
-    let first = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    let first = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     assert_eq!(first.len(), 2);
     assert!(first.iter().all(|h| h.disposition == Disposition::Retry), "{first:?}");
     assert!(first[1].reason.contains("an earlier message for the same game waits"), "{}", first[1].reason);
     drop(held);
-    let second = intake::run(&root, &Source::Maildir(maildir), &cfg(), now()).unwrap();
+    let second = take_in(&root, &Source::Maildir(maildir), &cfg(), now()).unwrap();
     assert!(second.iter().all(|h| h.disposition == Disposition::Done), "{second:?}");
     assert_eq!(newest_union_commitment(&game), newer_c, "the newer order counts");
 }
@@ -369,7 +369,7 @@ fn a_clock_behind_the_game_or_an_unreadable_game_leaves_the_order_for_later() {
     deliver(&maildir, "1797100000.M1P1.host", &mail);
     // The game opened at 12:00; a clock saying 11:00 must not refuse the player's order.
     let early = pipeline::parse_time("2026-07-01T11:00:00Z").unwrap();
-    let h = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), early).unwrap();
+    let h = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), early).unwrap();
     assert_eq!(h[0].disposition, Disposition::Retry, "{h:?}");
     assert!(h[0].reason.contains("refusing to act on game g1"), "{}", h[0].reason);
     assert!(Outbox::under(&root).pending().unwrap().is_empty(), "no reply yet");
@@ -380,7 +380,7 @@ fn a_clock_behind_the_game_or_an_unreadable_game_leaves_the_order_for_later() {
     let (other, _) = union_mail(&game, 2);
     let other = String::from_utf8(other).unwrap().replacen("game = \"g1\"", "game = \"g2\"", 1);
     deliver(&maildir, "1797100001.M2P2.host", other.as_bytes());
-    let h = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    let h = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     assert_eq!(h[0].disposition, Disposition::Done, "{h:?}");
     assert_eq!(h[1].disposition, Disposition::Retry, "{h:?}");
     assert!(h[1].reason.contains("cannot be read"), "{}", h[1].reason);
@@ -401,7 +401,7 @@ fn replies_to_one_address_are_capped_per_hour_but_its_orders_still_count() {
     }
     let (orders, commitment) = union_mail(&game, 4);
     deliver(&maildir, "1797100001.M4P1.host", &orders);
-    let h = intake::run(&root, &Source::Maildir(maildir.clone()), &c, now()).unwrap();
+    let h = take_in(&root, &Source::Maildir(maildir.clone()), &c, now()).unwrap();
     assert_eq!(h.len(), 4);
     assert!(h[..3].iter().all(|h| h.reply.is_some()), "{h:?}");
     // The fourth is over the cap: taken in (its order counts), not answered, and the run says why.
@@ -412,12 +412,12 @@ fn replies_to_one_address_are_capped_per_hour_but_its_orders_still_count() {
     assert_eq!(Outbox::under(&root).pending().unwrap().len(), 3);
     // Another address has its own count.
     deliver(&maildir, "1797100002.M5P1.host", &order_mail(&game, "confederate", 5));
-    let h = intake::run(&root, &Source::Maildir(maildir.clone()), &c, now()).unwrap();
+    let h = take_in(&root, &Source::Maildir(maildir.clone()), &c, now()).unwrap();
     assert!(h[0].reply.is_some(), "{h:?}");
     // An hour later meade is answered again.
     deliver(&maildir, "1797103700.M6P1.host", b"From: meade@example.org\nSubject: again\nMessage-ID: <h6@example.org>\n\nHello?\n");
     let later = now() + chrono::Duration::minutes(61);
-    let h = intake::run(&root, &Source::Maildir(maildir), &c, later).unwrap();
+    let h = take_in(&root, &Source::Maildir(maildir), &c, later).unwrap();
     assert!(h[0].reply.is_some(), "{h:?}");
 }
 
@@ -432,7 +432,7 @@ fn a_message_that_once_crashed_intake_is_answered_and_the_next_one_is_handled() 
     let (good, good_c) = union_mail(&game, 2);
     deliver(&maildir, "1797100000.M1P1.host", &bad);
     deliver(&maildir, "1797100001.M2P2.host", &good);
-    let handled = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    let handled = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     assert_eq!(handled.len(), 2, "{handled:?}");
     assert_eq!(handled[0].disposition, Disposition::Done, "{handled:?}");
     let refusal = handled[0].orders[0].error.as_deref().unwrap_or_default();
@@ -456,7 +456,7 @@ fn a_message_marked_seen_by_an_older_version_is_not_handled_again() {
     std::fs::create_dir_all(&seen).unwrap();
     std::fs::write(seen.join(pbem::commit::sha256_hex(&msg)), "2026-07-01T12:00:00Z\n").unwrap();
     deliver(&maildir, "m1", &msg);
-    let run = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    let run = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     assert!(run[0].reason.contains("already handled"), "{:?}", run[0]);
     assert!(run[0].orders.is_empty() && run[0].reply.is_none());
     assert!(maildir.join("done").join("m1").is_file());
@@ -470,7 +470,7 @@ fn a_message_handled_again_after_a_kill_is_answered_as_a_first_acceptance() {
     for cut_took_line in [false, true] {
         let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();
         deliver(&maildir, "m1", &msg);
-        let first = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+        let first = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
         let id = first[0].reply.clone().unwrap();
         let text = queued(&root, &id).text;
         assert!(text.contains("ACCEPTED") && !text.contains("already received"), "{text}");
@@ -483,7 +483,7 @@ fn a_message_handled_again_after_a_kill_is_answered_as_a_first_acceptance() {
         let keep = |l: &str| !l.starts_with("seen ") && !l.starts_with("reply ") && (!cut_took_line || !l.starts_with("took "));
         let kept: String = std::fs::read_to_string(&log).unwrap().lines().filter(|l| keep(l)).map(|l| format!("{l}\n")).collect();
         std::fs::write(&log, kept).unwrap();
-        let again = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+        let again = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
         assert_eq!(again[0].reply.as_deref(), Some(id.as_str()));
         assert_eq!(again[0].orders[0].receipt.as_ref().unwrap().seq, 1, "the same receipt");
         assert_eq!(queued(&root, &id).text, text, "answered as the first time (cut_took_line = {cut_took_line})");
@@ -506,7 +506,7 @@ fn a_message_whose_receipt_a_later_one_replaced_before_a_kill_is_answered_as_the
     deliver(&maildir, "m1", &m1);
     deliver(&maildir, "m1b", &m1b);
     deliver(&maildir, "m2", &order_mail(&game, "union", 2));
-    let first = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    let first = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     let ids: Vec<String> = first.iter().map(|h| h.reply.clone().unwrap()).collect();
     let texts: Vec<String> = ids.iter().map(|id| queued(&root, id).text).collect();
     assert!(texts.iter().all(|t| t.contains("ACCEPTED")), "{texts:?}");
@@ -521,7 +521,7 @@ fn a_message_whose_receipt_a_later_one_replaced_before_a_kill_is_answered_as_the
     let log = root.join(".mail").join("log");
     let kept: String = std::fs::read_to_string(&log).unwrap().lines().filter(|l| !l.starts_with("seen ") && !l.starts_with("reply ")).map(|l| format!("{l}\n")).collect();
     std::fs::write(&log, kept).unwrap();
-    let again = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    let again = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     assert!(texts[1].contains("already received as receipt 1"), "{}", texts[1]);
     for (i, (h, seq)) in again.iter().zip([1, 1, 2]).enumerate() {
         assert_eq!(h.orders[0].receipt.as_ref().map(|r| r.seq), Some(seq), "{h:?}");
@@ -533,12 +533,12 @@ fn a_message_whose_receipt_a_later_one_replaced_before_a_kill_is_answered_as_the
 fn a_resend_in_another_message_still_reads_already_received() {
     let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();
     deliver(&maildir, "m1", &msg);
-    intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     // The same order in a new message (other bytes): a resend, told so.
     let mut other = b"X-Resent: yes\r\n".to_vec();
     other.extend_from_slice(&msg);
     deliver(&maildir, "m2", &other);
-    let run = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    let run = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     let text = queued(&root, run[0].reply.as_deref().unwrap()).text;
     assert!(text.contains("already received as receipt 1"), "{text}");
 }
@@ -554,7 +554,7 @@ fn in_one_run_a_receipt_that_waits_is_attached_found_by_a_resend_and_written() {
     let mut other = b"X-Resent: yes\r\n".to_vec();
     other.extend_from_slice(&msg);
     deliver(&maildir, "m2", &other);
-    let run = intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    let run = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     assert_eq!(run.len(), 2, "{run:?}");
     let rc = run[0].orders[0].receipt.clone().expect("accepted");
     let file = root.join("g1").join("receipts").join(format!("{:06}", rc.step)).join(format!("{}-{}.toml", rc.role, rc.seq));
@@ -580,7 +580,7 @@ fn intake_removes_the_temp_files_a_killed_run_left_in_the_mail_folders() {
     let other = queue.join(".keep-me");
     std::fs::write(&other, "not ours").unwrap();
     deliver(&maildir, "m1", &msg);
-    intake::run(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     assert!(!stale.exists(), "the dead run's temp file is removed");
     assert!(other.exists(), "other files stay");
 }
