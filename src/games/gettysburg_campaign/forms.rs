@@ -121,22 +121,21 @@ fn standing_lines(s: &State, side: Side) -> Vec<String> {
         "is used whenever it is still legal; otherwise you are asked. Your report says what changed.".into(),
     ];
     // Examples in the side's own corps and country.
-    let (t, c) = (|shipped, k| example_town(s, shipped, k), |shipped, k| example_corps(s, side, shipped, k));
     let (defend, vacate, casualties) = match side {
-        Side::Union => (format!("defend = [\"{}\"]", t("Washington", 0)), format!("vacate = {{ {} = \"{}\" }}", t("Frederick", 1), t("Westminster", 2)), format!("casualties = [\"{}\", \"{}\"]", c("XI", 0), c("XII", 1))),
-        Side::Confederate => (format!("defend = [\"{}\"]", t("Fredericksburg", 0)), format!("vacate = {{ {} = \"{}\" }}", t("Culpeper", 1), t("Winchester", 2)), format!("casualties = [\"{}\", \"{}\"]", c("III", 0), c("II", 1))),
+        Side::Union => ("defend = [\"Washington\"]", "vacate = { Frederick = \"Westminster\" }", "casualties = [\"XI\", \"XII\"]"),
+        Side::Confederate => ("defend = [\"Fredericksburg\"]", "vacate = { Culpeper = \"Winchester\" }", "casualties = [\"III\", \"II\"]"),
     };
     let mut rows = vec![
         (defend, "towns you defend when an enemy corps moves in (§8)"),
         (vacate, "towns you vacate, and where to (first allowed) (§8)"),
         (casualties, "your corps in the order to remove them in combat (§9)"),
-        (format!("retreat = {{ {} = [\"{}\"] }}", t("Gettysburg", 3), t("York", 4)), "as attacker: where beaten defenders of a town go (§9)"),
+        ("retreat = { Gettysburg = [\"York\"] }", "as attacker: where beaten defenders of a town go (§9)"),
     ];
     if side == Side::Confederate {
-        rows.push((format!("combat_order = [\"{}\"]", t("Gettysburg", 3)), "combat order; used if it omits at most one town (§9)"));
+        rows.push(("combat_order = [\"Gettysburg\"]", "combat order; used if it omits at most one town (§9)"));
     }
     if s.optional_fire {
-        rows.push(("optional_fire = \"never\"".to_string(), "\"never\", \"always\" (most dice) or \"ask\" (§9 optional rule)"));
+        rows.push(("optional_fire = \"never\"", "\"never\", \"always\" (most dice) or \"ask\" (§9 optional rule)"));
     }
     out.extend(rows.into_iter().map(|(example, what)| format!("  {example:<38} {what}")));
     out.extend(STANDING_POINTER.iter().map(|l| l.to_string()));
@@ -229,35 +228,13 @@ fn indented(text: &str) -> Vec<String> {
     wrap(text, 92).lines().enumerate().map(|(i, l)| format!("{}{l}", if i == 0 { "  " } else { "      " })).collect()
 }
 
-/// A town to name in a form's example: `shipped` (the shipped map's) when this map has it, else
-/// this map's `k`-th town (its last when it has fewer), so a scenario of one's own gets examples
-/// from its own map (tester12 L5) and the shipped game's forms stay as they are.
-fn example_town<'a>(s: &'a State, shipped: &'a str, k: usize) -> &'a str {
-    let towns = &s.scenario.map.towns;
-    if towns.iter().any(|t| t.name == shipped) {
-        return shipped;
-    }
-    towns.get(k.min(towns.len().saturating_sub(1))).map_or(shipped, |t| t.name.as_str())
-}
-
-/// A corps of `side` to name in a form's example, as [`example_town`]: `shipped` when the side
-/// has a corps of that id, else its `k`-th corps (its last when it has fewer).
-fn example_corps<'a>(s: &'a State, side: Side, shipped: &'a str, k: usize) -> &'a str {
-    let own = s.corps_of(side);
-    if own.iter().any(|&c| s.corps[c].id == shipped) {
-        return shipped;
-    }
-    own.get(k.min(own.len().saturating_sub(1))).map_or(shipped, |&c| s.corps[c].id.as_str())
-}
-
 fn moves_lines(s: &State, side: Side, commands: &[super::state::Command], during_command: bool) -> Vec<String> {
     let mut out = Vec::new();
     if during_command {
-        let (t, c) = (|shipped, k| example_town(s, shipped, k), |shipped, k| example_corps(s, side, shipped, k));
-        out.push(format!("moves = {{ {} = \"{}\", {} = \"stay\" }}: optional planned moves this round for the corps", c("I", 0), t("Frederick", 1), c("II", 1)));
+        out.push("moves = { I = \"Frederick\", II = \"stay\" }: optional planned moves this round for the corps".into());
         out.push("  your cards command. You are asked for a commanded corps without a plan when its turn to move".into());
         out.push("  comes; corps move in the order of your cards; the army commander's corps may have a list of".into());
-        out.push(format!("  two towns, e.g. [\"{}\", \"{}\"]. \"stay\" for a corps without a command is ignored.", t("Leesburg", 0), t("Frederick", 1)));
+        out.push("  two towns, e.g. [\"Leesburg\", \"Frederick\"]. \"stay\" for a corps without a command is ignored.".into());
         out.push("Your corps and the roads from their towns:".into());
         for t in &s.scenario.map.towns {
             let here: Vec<usize> = s.corps_of(side).into_iter().filter(|&c| s.town_of(c) == Some(t.name.as_str())).collect();

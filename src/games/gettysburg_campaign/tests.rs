@@ -1425,24 +1425,3 @@ fn a_state_resolved_in_place_is_the_state_resolved_from_a_copy() {
         assert!(g.pending(&s).roles().is_err(), "seed {seed}: the game ends");
     }
 }
-
-/// tester12 L5: a scenario of one's own whose map lacks the shipped towns and corps gets its
-/// form's examples from its own map and army; the shipped scenario's form keeps the shipped names.
-#[test]
-fn form_examples_name_the_scenario_own_towns_and_corps() {
-    let shipped: Vec<String> = [Side::Union, Side::Confederate].iter().flat_map(|&side| forms::help(&fresh(), side)).collect();
-    assert!(shipped.iter().any(|l| l.contains("vacate = { Frederick = \"Westminster\" }")), "{shipped:#?}");
-    assert!(shipped.iter().any(|l| l.contains("casualties = [\"III\", \"II\"]")), "{shipped:#?}");
-    let mut text = DEFAULT_SCENARIO.to_string();
-    for (old, new) in [("Frederick", "Ridgeville"), ("Westminster", "Eastminster"), ("Washington", "Capitol"), ("Leesburg", "Leestown")] {
-        text = text.replace(&format!("\"{old}\""), &format!("\"{new}\""));
-    }
-    let own = initial_state(scenario::Scenario::parse(&text).expect("renamed towns parse"), false);
-    let lines: Vec<String> = [Side::Union, Side::Confederate].iter().flat_map(|&side| forms::help(&own, side)).collect();
-    for gone in ["Frederick", "Westminster", "Washington", "Leesburg"] {
-        assert!(!lines.iter().any(|l| l.contains(&format!("\"{gone}\"")) || l.contains(&format!("{{ {gone} "))), "{gone} in {lines:#?}");
-    }
-    let towns: Vec<&str> = own.scenario.map.towns.iter().map(|t| t.name.as_str()).collect();
-    let example = lines.iter().find(|l| l.trim_start().starts_with("defend = [")).expect("a defend example");
-    assert!(towns.iter().any(|t| example.contains(&format!("\"{t}\""))), "{example}");
-}
