@@ -58,7 +58,7 @@ pub fn run_with_scenario(
         return Err(Error::setting(Setting::DemoFolder(out.to_path_buf()), "already exists and is not empty"));
     }
     let text = pipeline::scenario_text(game, scenario)?;
-    let setup = game.setup(&text, &options).map_err(|e| match scenario {
+    let setup = game.check_new_scenario(&text).and_then(|()| game.setup(&text, &options)).map_err(|e| match scenario {
         Some(p) => Error::input(p, e.to_string()),
         None => Error::Game(e),
     })?;

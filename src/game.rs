@@ -291,10 +291,21 @@ pub trait Game: Send + Sync {
         self.scenarios()[0].1
     }
 
-    /// The initial state from scenario text and `--option` values.
+    /// The initial state from scenario text and `--option` values. The audit, adjudication and
+    /// publication set an existing game up again from its stored scenario, so this checks only
+    /// what every game needs (no panic, no overflow, no wrong result): a scenario accepted once
+    /// stays playable and auditable; a new game's limits are [`Game::check_new_scenario`]'s.
     ///
     /// Errors: [`GameError::Scenario`] naming the field, [`GameError::Option`] for a bad option.
     fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<Self::State, GameError>;
+
+    /// The checks of a scenario for a new game (`pbem new`, `demo`, `simulate`), beyond
+    /// [`Game::setup`]'s: the limits that keep a new game sensible (name lengths and characters,
+    /// reserved words, picture bounds, counts, a game that can end and be won), which a game made
+    /// before a limit was added may exceed and still play.
+    ///
+    /// Errors: [`GameError::Scenario`] naming the field, as [`Game::setup`] gives them.
+    fn check_new_scenario(&self, scenario: &str) -> Result<(), GameError>;
 
     /// When the orders of the step just resolved (from `before` to `after`) may be published: now,
     /// after the round, or after the game. The core withholds them from the public record
@@ -476,6 +487,8 @@ pub trait DynGame: Send + Sync {
     fn scenarios(&self) -> &'static [(&'static str, &'static str)];
     /// See [`Game::setup`]; returns the canonical state text.
     fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<String, GameError>;
+    /// See [`Game::check_new_scenario`].
+    fn check_new_scenario(&self, scenario: &str) -> Result<(), GameError>;
     /// See [`Game::publication`].
     fn publication(&self, before: &str, after: &str) -> Result<Publication, GameError>;
     /// See [`Game::ever_withholds`].
@@ -589,6 +602,9 @@ where
         let text = canonical(&state);
         remember(&text, std::sync::Arc::new(state));
         Ok(text)
+    }
+    fn check_new_scenario(&self, scenario: &str) -> Result<(), GameError> {
+        Game::check_new_scenario(self, scenario)
     }
     fn publication(&self, before: &str, after: &str) -> Result<Publication, GameError> {
         Ok(Game::publication(self, &*parse::<G::State>(before)?, &*parse::<G::State>(after)?))

@@ -494,7 +494,7 @@ fn check_new(game: &dyn DynGame, dir: &Path, new: &NewGame) -> Result<CheckedNew
     }
     let scenario = scenario_text(game, new.scenario.as_deref())?;
     crate::options::check_options(&new.options)?;
-    let state = game.setup(&scenario, &crate::options::rules_options(&new.options)).map_err(|e| match &new.scenario {
+    let state = game.check_new_scenario(&scenario).and_then(|()| game.setup(&scenario, &crate::options::rules_options(&new.options))).map_err(|e| match &new.scenario {
         Some(p) => Error::input(p, e.to_string()),
         None => Error::Game(e),
     })?;

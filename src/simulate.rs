@@ -118,7 +118,7 @@ pub fn run(
         return Err(Error::setting(Setting::Games(0), "play at least one game"));
     }
     let text = scenario_text(g, scenario)?;
-    let start = g.setup(&text, options).map_err(|e| match scenario {
+    let start = g.check_new_scenario(&text).and_then(|()| g.setup(&text, options)).map_err(|e| match scenario {
         Some(sc) => Error::setting(Setting::Scenario(sc.to_string()), e.to_string()),
         None => Error::Game(e),
     })?;

@@ -89,11 +89,22 @@ pub fn control_char(text: &str) -> Option<char> {
     text.chars().find(|c| c.is_control())
 }
 
+/// The first Unicode format character (a zero-width space, a right-to-left override, ...) in
+/// `text`, if any: Unicode's general category Cf, invisible, some turning the text that follows
+/// around (U+202E) or hiding a difference between two names (U+200B).
+pub fn format_char(text: &str) -> Option<char> {
+    use unicode_properties::{GeneralCategory, UnicodeGeneralCategory};
+    text.chars().find(|c| c.general_category() == GeneralCategory::Format)
+}
+
 /// The scenario check of a name or title shown in reports and forms: an error message if it holds
-/// a control character or has more than `max` characters.
+/// a control character or a format character or has more than `max` characters.
 pub fn check_shown(text: &str, max: usize) -> Result<(), String> {
     if let Some(c) = control_char(text) {
         return Err(format!("holds the control character {:?}; give text on one line without control characters", c));
+    }
+    if let Some(c) = format_char(text) {
+        return Err(format!("holds the invisible format character {:?}; give text without invisible or direction-changing characters", c));
     }
     let n = text.chars().count();
     if n > max {

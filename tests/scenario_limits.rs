@@ -23,6 +23,11 @@ const CASES: &[(&str, &str, &str, &str, &str)] = &[
     ("flag-dash", "flag-dash.toml", "name = \"Green\"", "name = \"Gr\\neen\"", "character[0].name: holds the control character '\\n'; give text on one line without control characters"),
     ("gettysburg-campaign", "gettysburg-campaign.toml", "name = \"York\"", "name = \"York\\u001b[31m\"",
         "map.towns[13].name: holds the control character '\\u{1b}'; give text on one line without control characters"),
+    // tester13 D8: a corps commander without a name; invisible format characters in a name.
+    ("gettysburg-campaign", "gettysburg-campaign.toml", "commander = \"Sickles\"", "commander = \" \"",
+        "union.corps[2].commander: must be non-empty, without leading or trailing spaces"),
+    ("gettysburg-campaign", "gettysburg-campaign.toml", "name = \"York\"", "name = \"York\\u202E\"",
+        "map.towns[13].name: holds the invisible format character '\\u{202e}'; give text without invisible or direction-changing characters"),
     // M6: games that cannot be won or do not end.
     ("gettysburg-campaign", "gettysburg-campaign.toml", "victory_points = 6 ", "victory_points = 600 ",
         "rules.victory_points: is 600, but the towns the Confederates can reach by road from Fredericksburg hold 14 points: they could never win"),
@@ -39,7 +44,7 @@ const CASES: &[(&str, &str, &str, &str, &str)] = &[
     ("flag-dash", "flag-dash-alternate.toml", "exits = { white = \"b10\"", "exits = { white = \"f6\"", "secret_tunnel.exits.white: f6 is the entrance; an exit is elsewhere (Alternate Board Setup)"),
     ("flag-dash", "flag-dash-alternate.toml", "entrance = \"f6\"", "entrance = \"f1\"", "secret_tunnel.entrance: f1 is a team flag's start space"),
     // M7: pictures that could not be drawn.
-    ("gettysburg-campaign", "gettysburg-campaign.toml", "x = 689 ", "x = 20000 ", "map.towns[5].x: must be between 100 and 2000 pixels (the picture's canvas)"),
+    ("gettysburg-campaign", "gettysburg-campaign.toml", "x = 689 ", "x = 20000 ", "map.towns[5].x: must be between 60 and 2000 pixels (the picture's canvas)"),
     ("throw-down-that-flag", "throw-down-that-flag-july-2.toml", "origin_x = 50 ", "origin_x = 7900 ",
         "map.picture: the picture of the board would be 8888x642 pixels; at most 8000 each way (smaller size or origin)"),
     // L6: landmark keys that are no row, objective spaces given twice.

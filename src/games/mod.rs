@@ -36,6 +36,48 @@ mod tests {
         (g.pending(after).unwrap(), g.publication(before, after).unwrap(), views, help)
     }
 
+    /// A scenario past a limit only a new game keeps (added after games were made with such
+    /// scenarios) still sets up, so an existing game's audit, adjudication and publication go on,
+    /// while `check_new_scenario` (`pbem new`, `demo`, `simulate`) refuses it by its field
+    /// (tester13 D2, D8).
+    #[test]
+    fn a_new_games_limits_do_not_stop_an_existing_games_setup() {
+        let corps: String = (0..40).map(|i| format!("[[union.corps]]\nid = \"X{i}\"\ncommander = \"Extra{i}\"\nstrength = 1\n")).collect();
+        let cases: &[(&str, &str, &str, &str)] = &[
+            ("gettysburg-campaign", "\"York\"", &format!("\"{}\"", "N".repeat(63)), "map.towns[13].name: is 63 characters long; at most 30"),
+            ("gettysburg-campaign", "x = 689 ", "x = 0 ", "map.towns[5].x: must be between 60 and 2000 pixels (the picture's canvas)"),
+            ("gettysburg-campaign", "last_turn = 9 ", "last_turn = 4000000000 ", "rules.last_turn: must be between 1 and 100"),
+            ("gettysburg-campaign", "\"Lee\"", "\"Resign\"",
+                "confederate.army_commander: \"Resign\" is a key order files use (`resign = ...`); rename the commander"),
+            ("gettysburg-campaign", "\"Reynolds\"", "\"\"", "union.corps[0].commander: must be non-empty, without leading or trailing spaces"),
+            ("gettysburg-campaign", "\"York\"", "\"Yo\\u200Brk\"",
+                "map.towns[13].name: holds the invisible format character '\\u{200b}'; give text without invisible or direction-changing characters"),
+            ("gettysburg-campaign", "[[confederate.corps]]\nid = \"I\"", &format!("{corps}[[confederate.corps]]\nid = \"I\""), "union.corps: the side needs 1 to 20 corps"),
+            ("throw-down-that-flag", "str = 3 ", "str = 100 ", "union[0].str: must be between 1 and 99"),
+            ("throw-down-that-flag", "men_per_str = 11 ", "men_per_str = 2000 ", "rules.men_per_str: is 2000; at most 1000"),
+            ("flag-dash", "name = \"Black\"", "name = \"Runner\"",
+                "character[2].name: \"Runner\" is a word orders use (runner, defender, nobody, a direction or a space); rename the character"),
+            ("flag-dash", "round_limit = 40", "round_limit = 4000000000", "round_limit must be between 1 and 1000"),
+            ("flag-dash", "white = \"e1\"", "white = \"e7\"",
+                "flags.white: e7 is not in White's half of the board; each team sets up its flag in its own half, outside the opposing territory (Custom Layout; Game End)"),
+        ];
+        for (rules, from, to, want) in cases {
+            let g = super::by_rules(rules).unwrap();
+            assert!(g.default_scenario().contains(from), "{rules}: {from}");
+            let text = g.default_scenario().replace(from, to);
+            assert!(g.setup(&text, &BTreeMap::new()).is_ok(), "{rules}: {from} -> {to}: {:?}", g.setup(&text, &BTreeMap::new()));
+            match g.check_new_scenario(&text) {
+                Err(crate::game::GameError::Scenario(m)) => assert_eq!(m, *want, "{rules}: {from} -> {to}"),
+                other => panic!("{rules}: {from} -> {to}: {other:?}"),
+            }
+        }
+        for g in super::ALL {
+            for (name, text) in g.scenarios() {
+                assert!(g.check_new_scenario(text).is_ok(), "{}: {name}", g.rules());
+            }
+        }
+    }
+
     /// A resolution keeps the state it made as the parsed state of its text (no parse again):
     /// every answer about it is what a thread that parses the text gives, step by step through
     /// games of every game by its built-in players.

@@ -380,17 +380,31 @@ fn bad(msg: impl Into<String>) -> GameError {
 }
 
 impl Layout {
-    /// Reads and checks a layout file.
+    /// Reads and checks a layout file as any game's setup needs it (an existing game's too: the
+    /// audit sets it up again).
     ///
     /// Errors: [`GameError::Scenario`] naming the field (syntax, a space off the board, a wall
     /// between spaces that are not adjacent, overlapping start spaces, not exactly one defender and
     /// runners 1 and 2 per team).
     pub fn parse(text: &str) -> Result<Layout, GameError> {
+        Self::read(text, false)
+    }
+
+    /// Reads and checks a layout file for a new game: [`Layout::parse`]'s checks and the rules a
+    /// new game keeps (round limit, title, character names, halves, secret tunnel, tunnels off the
+    /// flags), which games made before a rule may break.
+    ///
+    /// Errors: as [`Layout::parse`].
+    pub fn parse_new(text: &str) -> Result<Layout, GameError> {
+        Self::read(text, true)
+    }
+
+    fn read(text: &str, new: bool) -> Result<Layout, GameError> {
         let raw: RawLayout = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
         if !(3..=26).contains(&raw.columns) || !(3..=99).contains(&raw.rows) {
             return Err(bad("columns must be 3 to 26 and rows 3 to 99"));
         }
-        if raw.round_limit == 0 || raw.round_limit > MAX_ROUND_LIMIT {
+        if raw.round_limit == 0 || (new && raw.round_limit > MAX_ROUND_LIMIT) {
             return Err(bad(format!("round_limit must be between 1 and {MAX_ROUND_LIMIT}")));
         }
         let g = Grid { columns: raw.columns, rows: raw.rows };
@@ -399,7 +413,7 @@ impl Layout {
             red: g.rect("territory.red", &raw.territory.red)?,
         };
         let flags = Teams { white: g.on("flags.white", &raw.flags.white)?, red: g.on("flags.red", &raw.flags.red)? };
-        let characters = g.characters(&raw.character)?;
+        let characters = g.characters(&raw.character, new)?;
         check_starts(&characters, &flags)?;
         let (walls, open_from) = g.walls(&raw.wall)?;
         let tunnels = g.tunnels(&raw.tunnels)?;
@@ -410,7 +424,9 @@ impl Layout {
             }),
             None => None,
         };
-        crate::text::check_shown(&raw.title, MAX_TITLE).map_err(|m| bad(format!("title: {m}")))?;
+        if new {
+            crate::text::check_shown(&raw.title, MAX_TITLE).map_err(|m| bad(format!("title: {m}")))?;
+        }
         let layout = Layout {
             title: raw.title,
             columns: raw.columns,
@@ -425,12 +441,20 @@ impl Layout {
             secret_tunnel,
             sides: Sides::default(),
         };
-        layout.check_halves()?;
-        layout.check_secret_tunnel()?;
-        if let Some(i) = layout.tunnels.iter().position(|t| [layout.flags.white, layout.flags.red].contains(t)) {
-            return Err(bad(format!("tunnels[{i}]: {} is a team flag's start space; a tunnel may not be placed on a flag (Character Abilities, Construction Worker)", layout.tunnels[i])));
+        if new {
+            layout.check_placement()?;
         }
         Ok(layout)
+    }
+
+    /// A new game's placement rules: halves, the secret tunnel, tunnels off the flags.
+    fn check_placement(&self) -> Result<(), GameError> {
+        self.check_halves()?;
+        self.check_secret_tunnel()?;
+        if let Some(i) = self.tunnels.iter().position(|t| [self.flags.white, self.flags.red].contains(t)) {
+            return Err(bad(format!("tunnels[{i}]: {} is a team flag's start space; a tunnel may not be placed on a flag (Character Abilities, Construction Worker)", self.tunnels[i])));
+        }
+        Ok(())
     }
 
     /// The team whose half of the board `q` lies in: White's the rows from 1 to half the board,
@@ -579,7 +603,7 @@ impl Grid {
 
     /// The characters: names unique, each a runner of seat 1 or 2 or a defender, and per team
     /// exactly one of each.
-    fn characters(&self, raw: &[RawChar]) -> Result<Vec<CharSpec>, GameError> {
+    fn characters(&self, raw: &[RawChar], new: bool) -> Result<Vec<CharSpec>, GameError> {
         let mut characters = Vec::new();
         for (i, c) in raw.iter().enumerate() {
             let f = format!("character[{i}]");
@@ -595,7 +619,9 @@ impl Grid {
             if c.name.trim().is_empty() || characters.iter().any(|x: &CharSpec| x.name.eq_ignore_ascii_case(&c.name)) {
                 return Err(bad(format!("{f}.name: empty or used twice")));
             }
-            check_name(&c.name).map_err(|m| bad(format!("{f}.name: {m}")))?;
+            if new {
+                check_name(&c.name).map_err(|m| bad(format!("{f}.name: {m}")))?;
+            }
             characters.push(CharSpec { name: c.name.clone(), team, seat: c.seat, start: self.on(&format!("{f}.start"), &c.start)?, ability: c.ability });
         }
         for team in Team::ALL {
@@ -754,7 +780,7 @@ mod tests {
         for (from, to, want) in cases {
             assert!(super::super::DEFAULT_LAYOUT.contains(from), "{from}");
             let text = super::super::DEFAULT_LAYOUT.replacen(from, to, 1);
-            match Layout::parse(&text) {
+            match Layout::parse_new(&text) {
                 Err(GameError::Scenario(m)) => assert_eq!(m, want),
                 other => panic!("{from} -> {to}: {other:?}"),
             }
@@ -762,7 +788,7 @@ mod tests {
         let secret = format!("{}\n[secret_tunnel]\nentrance = \"e5\"\nexits = {{ white = \"e8\", red = \"e33\" }}\n", super::super::DEFAULT_LAYOUT);
         assert!(matches!(Layout::parse(&secret), Err(GameError::Scenario(m)) if m == "secret_tunnel.exits.red: e33 is off the board"));
         let own_side = secret.replace("e33", "d9");
-        assert!(matches!(Layout::parse(&own_side), Err(GameError::Scenario(m)) if m == "secret_tunnel.exits.red: d9 is not on the opponents' side of the board (Alternate Board Setup)"));
+        assert!(matches!(Layout::parse_new(&own_side), Err(GameError::Scenario(m)) if m == "secret_tunnel.exits.red: d9 is not on the opponents' side of the board (Alternate Board Setup)"));
     }
 
     #[test]

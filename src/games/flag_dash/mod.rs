@@ -270,6 +270,10 @@ impl Game for FlagDash {
         KINDS
     }
 
+    fn check_new_scenario(&self, scenario: &str) -> Result<(), GameError> {
+        Layout::parse_new(scenario).map(drop)
+    }
+
     fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<State, GameError> {
         let o = read_options(options)?;
         initial_state(Layout::parse(scenario)?, &o)

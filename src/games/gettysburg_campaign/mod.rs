@@ -106,6 +106,10 @@ impl Game for GettysburgCampaign {
         &[("gettysburg-campaign", DEFAULT_SCENARIO)]
     }
 
+    fn check_new_scenario(&self, scenario: &str) -> Result<(), GameError> {
+        Scenario::parse_new(scenario).map(drop)
+    }
+
     fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<State, GameError> {
         let fire = optional_fire(options)?;
         Ok(initial_state(Scenario::parse(scenario)?, fire))

@@ -133,9 +133,11 @@ pub const MAX_LAST_TURN: u32 = 100;
 /// The most corps a side may have (the shipped armies: 3 and 4).
 pub const MAX_CORPS: usize = 20;
 
-/// Where the picture may place a town (`x`, `y`: pixels, from 100 to 2000 each), so the town, its
-/// name and its counters are drawn inside a picture that can be drawn.
-pub const CANVAS: std::ops::RangeInclusive<u32> = 100..=2000;
+/// Where the picture may place a town in a new game (`x`, `y`: pixels, from 60 to 2000 each), so
+/// the town, its scored ring, a label of about 14 characters and two corps side by side are drawn
+/// inside a picture that can be drawn (the shipped file's coordinate formula: +60 at the western
+/// edge, +90 at the northern).
+pub const CANVAS: std::ops::RangeInclusive<u32> = 60..=2000;
 
 /// The longest town name (drawn on the map) and the longest other name or title (characters).
 const MAX_TOWN_NAME: usize = 30;
@@ -147,22 +149,37 @@ fn err(field: impl AsRef<str>, message: impl AsRef<str>) -> GameError {
 }
 
 impl Scenario {
-    /// Parses and checks scenario text.
+    /// Parses and checks scenario text as any game's setup needs it (an existing game's too: the
+    /// audit sets it up again): what keeps the rules' arithmetic and pictures safe.
     ///
     /// Errors: [`GameError::Scenario`] naming the field (TOML syntax and missing/unknown fields come
     /// from the TOML reader with their line; consistency errors name the dotted field).
     pub fn parse(text: &str) -> Result<Scenario, GameError> {
+        Self::read(text, false)
+    }
+
+    /// Parses and checks scenario text for a new game: [`Scenario::parse`]'s checks and the limits
+    /// a new game keeps (name lengths and characters, reserved words, canvas, corps, last turn,
+    /// victory reachable), which games made before a limit may exceed.
+    ///
+    /// Errors: as [`Scenario::parse`].
+    pub fn parse_new(text: &str) -> Result<Scenario, GameError> {
+        Self::read(text, true)
+    }
+
+    fn read(text: &str, new: bool) -> Result<Scenario, GameError> {
         let s: Scenario = toml::from_str(text).map_err(|e| GameError::Scenario(e.to_string().trim_end().to_string()))?;
-        s.validate()?;
+        s.validate(new)?;
         Ok(s)
     }
 
-    fn validate(&self) -> Result<(), GameError> {
+    /// The checks; `new` adds those of a new game only ([`Scenario::parse_new`]).
+    fn validate(&self, new: bool) -> Result<(), GameError> {
         let r = &self.rules;
         if r.victory_points == 0 {
             return Err(err("rules.victory_points", "must be at least 1"));
         }
-        if r.last_turn == 0 || r.last_turn > MAX_LAST_TURN {
+        if r.last_turn == 0 || (new && r.last_turn > MAX_LAST_TURN) {
             return Err(err("rules.last_turn", format!("must be between 1 and {MAX_LAST_TURN}")));
         }
         if r.defender_divisor == 0 {
@@ -177,17 +194,23 @@ impl Scenario {
         if r.optional_fire_max_dice == 0 {
             return Err(err("rules.optional_fire_max_dice", "must be at least 1"));
         }
-        crate::text::check_shown(&self.title, MAX_TITLE).map_err(|m| err("title", m))?;
-        self.validate_towns()?;
+        if new {
+            crate::text::check_shown(&self.title, MAX_TITLE).map_err(|m| err("title", m))?;
+        }
+        self.validate_towns(new)?;
         self.validate_roads()?;
         for side in Side::ALL {
-            self.validate_army(side)?;
+            self.validate_army(side, new)?;
         }
-        self.validate_victory()
+        if new {
+            self.validate_victory()?;
+        }
+        Ok(())
     }
 
-    /// The towns: names, points and places on the picture.
-    fn validate_towns(&self) -> Result<(), GameError> {
+    /// The towns: names, points (always: the score must not overflow) and, in a new game, places
+    /// on the picture.
+    fn validate_towns(&self, new: bool) -> Result<(), GameError> {
         if self.map.towns.len() < 2 {
             return Err(err("map.towns", "the map needs at least two towns"));
         }
@@ -198,18 +221,20 @@ impl Scenario {
             }
             total = total.checked_add(t.points).ok_or_else(|| err(format!("map.towns[{i}].points"), "the towns' points add up to more than can be counted"))?;
             for (axis, v) in [("x", t.x), ("y", t.y)] {
-                if v.is_some_and(|v| !CANVAS.contains(&v)) {
+                if new && v.is_some_and(|v| !CANVAS.contains(&v)) {
                     return Err(err(format!("map.towns[{i}].{axis}"), format!("must be between {} and {} pixels (the picture's canvas)", CANVAS.start(), CANVAS.end())));
                 }
             }
-            self.validate_town_name(i, t)?;
+            self.validate_town_name(i, t, new)?;
         }
         Ok(())
     }
 
-    fn validate_town_name(&self, i: usize, t: &Town) -> Result<(), GameError> {
+    fn validate_town_name(&self, i: usize, t: &Town, new: bool) -> Result<(), GameError> {
         let f = format!("map.towns[{i}].name");
-        crate::text::check_shown(&t.name, MAX_TOWN_NAME).map_err(|m| err(&f, m))?;
+        if new {
+            crate::text::check_shown(&t.name, MAX_TOWN_NAME).map_err(|m| err(&f, m))?;
+        }
         if t.name.trim().is_empty() || t.name.trim() != t.name {
             return Err(err(f, "a town name must be non-empty, without leading or trailing spaces"));
         }
@@ -267,20 +292,24 @@ impl Scenario {
         Ok(())
     }
 
-    fn validate_army(&self, side: Side) -> Result<(), GameError> {
+    fn validate_army(&self, side: Side, new: bool) -> Result<(), GameError> {
         let a = self.army(side);
         let p = side.role();
         if self.town(&a.start).is_none() {
             return Err(err(format!("{p}.start"), format!("unknown town \"{}\"", a.start)));
         }
-        if a.corps.is_empty() || a.corps.len() > MAX_CORPS {
+        if a.corps.is_empty() || (new && a.corps.len() > MAX_CORPS) {
             return Err(err(format!("{p}.corps"), format!("the side needs 1 to {MAX_CORPS} corps")));
         }
-        for (f, name) in [("start", &a.start), ("army_commander", &a.army_commander)] {
-            crate::text::check_shown(name, MAX_NAME).map_err(|m| err(format!("{p}.{f}"), m))?;
+        if new {
+            for (f, name) in [("start", &a.start), ("army_commander", &a.army_commander)] {
+                crate::text::check_shown(name, MAX_NAME).map_err(|m| err(format!("{p}.{f}"), m))?;
+            }
         }
         let key = army_key(&a.army_commander);
-        if ORDER_KEYS.contains(&key.as_str()) {
+        // `resign` and `draw` joined the reserved keys later: a game made before keeps its commander.
+        let reserved = if new { ORDER_KEYS } else { &ORDER_KEYS[NEW_ORDER_KEYS..] };
+        if reserved.contains(&key.as_str()) {
             return Err(err(format!("{p}.army_commander"), format!("\"{}\" is a key order files use (`{key} = ...`); rename the commander", a.army_commander)));
         }
         if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
@@ -291,8 +320,8 @@ impl Scenario {
         }
         for (i, c) in a.corps.iter().enumerate() {
             let f = format!("{p}.corps[{i}]");
-            for (g, name) in [("id", &c.id), ("commander", &c.commander)] {
-                crate::text::check_shown(name, MAX_NAME).map_err(|m| err(format!("{f}.{g}"), m))?;
+            if new {
+                check_corps_names(&f, c)?;
             }
             if c.id.trim().is_empty() || c.id.trim() != c.id {
                 return Err(err(format!("{f}.id"), "must be non-empty, without leading or trailing spaces"));
@@ -382,6 +411,20 @@ impl Scenario {
         d[roads.clamp(1, d.len()) - 1]
     }
 }
+
+/// A new game's checks of a corps' id and commander: one line, not too long, a commander named.
+fn check_corps_names(f: &str, c: &CorpsSetup) -> Result<(), GameError> {
+    for (g, name) in [("id", &c.id), ("commander", &c.commander)] {
+        crate::text::check_shown(name, MAX_NAME).map_err(|m| err(format!("{f}.{g}"), m))?;
+    }
+    if c.commander.trim().is_empty() || c.commander.trim() != c.commander {
+        return Err(err(format!("{f}.commander"), "must be non-empty, without leading or trailing spaces"));
+    }
+    Ok(())
+}
+
+/// How many of [`ORDER_KEYS`], the first, only a new game's army commanders must not shadow.
+const NEW_ORDER_KEYS: usize = 2;
 
 /// Top-level order keys, which an army commander's key must not shadow (with `resign` and
 /// `draw`, which every game's order file takes: SPEC.md "Ending by the players").

@@ -112,6 +112,10 @@ impl Game for ThrowDownThatFlag {
         &["activation", "standing"]
     }
 
+    fn check_new_scenario(&self, scenario: &str) -> Result<(), GameError> {
+        Scenario::parse_new(scenario).map(drop)
+    }
+
     fn setup(&self, text: &str, options: &BTreeMap<String, String>) -> Result<State, GameError> {
         let (name, campaign) = read_options(options)?;
         let sc = Scenario::parse(text)?;

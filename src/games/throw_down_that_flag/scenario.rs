@@ -125,6 +125,10 @@ pub const MAX_STR: u32 = 99;
 /// companies of [`MAX_STR`] the casualties in men stay far inside the numbers reports print.
 pub const MAX_MEN_PER_STR: u32 = 1000;
 
+/// The most men the Union companies' Str may stand for, so the casualties of two days (a
+/// campaign) are counted without overflow in any game, an old one's too.
+pub const MAX_MEN: u64 = (u32::MAX / 2) as u64;
+
 /// The most rounds a day may last (the shipped days: 4 and 5), so a day always ends.
 pub const MAX_ROUNDS: u32 = 100;
 
@@ -175,12 +179,26 @@ impl Scenario {
         if melee { self.success_bag.total() } else { self.rules.max_tokens }
     }
 
-    /// Parses and checks scenario text.
+    /// Parses and checks scenario text as any game's setup needs it (an existing game's too: the
+    /// audit sets it up again): what keeps the bag, the casualties and the rules' arithmetic safe.
     ///
     /// Errors: [`GameError::Scenario`] naming the field.
     pub fn parse(text: &str) -> Result<Scenario, GameError> {
+        Self::read(text, false)
+    }
+
+    /// Parses and checks scenario text for a new game: [`Scenario::parse`]'s checks and the limits
+    /// a new game keeps (text, Str, rounds, moves, objective and landmark names, picture, a
+    /// breakthrough that can happen), which games made before a limit may exceed.
+    ///
+    /// Errors: as [`Scenario::parse`].
+    pub fn parse_new(text: &str) -> Result<Scenario, GameError> {
+        Self::read(text, true)
+    }
+
+    fn read(text: &str, new: bool) -> Result<Scenario, GameError> {
         let s: Scenario = toml::from_str(text).map_err(|e| GameError::Scenario(e.to_string().trim_end().to_string()))?;
-        s.validate()?;
+        s.validate(new)?;
         Ok(s)
     }
 
@@ -194,26 +212,31 @@ impl Scenario {
         self.map.objective.iter().filter_map(|n| self.space(n)).collect()
     }
 
-    fn validate(&self) -> Result<(), GameError> {
-        self.validate_text()?;
-        self.validate_numbers()?;
+    /// The checks; `new` adds those of a new game only ([`Scenario::parse_new`]).
+    fn validate(&self, new: bool) -> Result<(), GameError> {
+        self.validate_text(new)?;
+        self.validate_numbers(new)?;
         if !(2..=26).contains(&self.map.columns) || !(2..=60).contains(&self.map.rows) {
             return Err(err("map", "columns must be 2 to 26 and rows 2 to 60"));
         }
         self.validate_bag()?;
-        self.validate_map()?;
-        self.validate_companies()?;
+        self.validate_map(new)?;
+        self.validate_companies(new)?;
+        self.validate_men()?;
         let n = self.confederate.len() as u32;
-        if self.rules.breakthrough > n {
+        if new && self.rules.breakthrough > n {
             return Err(err("rules.breakthrough", format!("is more than the {n} Confederate companies: they could never break through")));
         }
         Ok(())
     }
 
-    /// Names, titles, landmarks and notes: one line each, of a sensible length.
-    fn validate_text(&self) -> Result<(), GameError> {
+    /// Names, titles, landmarks and notes (a new game's): one line each, of a sensible length.
+    fn validate_text(&self, new: bool) -> Result<(), GameError> {
         if self.name.trim().is_empty() {
             return Err(err("name", "must not be empty"));
+        }
+        if !new {
+            return Ok(());
         }
         crate::text::check_shown(&self.name, MAX_NAME).map_err(|m| err("name", m))?;
         crate::text::check_shown(&self.title, MAX_TEXT).map_err(|m| err("title", m))?;
@@ -228,15 +251,17 @@ impl Scenario {
         Ok(())
     }
 
-    /// The numbers of `[rules]`: at least 1, at most their limits.
-    fn validate_numbers(&self) -> Result<(), GameError> {
+    /// The numbers of `[rules]`: at least 1, at most their limits (the bag's in any game, the
+    /// others in a new game: [`Scenario::validate_men`] keeps any game's casualties countable).
+    fn validate_numbers(&self, new: bool) -> Result<(), GameError> {
         let r = &self.rules;
+        let new_only = |max| if new { max } else { u32::MAX };
         let limits = [
-            ("rules.rounds", r.rounds, MAX_ROUNDS),
-            ("rules.confederate_move", r.confederate_move, MAX_CONFEDERATE_MOVE),
+            ("rules.rounds", r.rounds, new_only(MAX_ROUNDS)),
+            ("rules.confederate_move", r.confederate_move, new_only(MAX_CONFEDERATE_MOVE)),
             ("rules.breakthrough", r.breakthrough, u32::MAX),
             ("rules.max_tokens", r.max_tokens, MAX_BAG_TOKENS),
-            ("rules.men_per_str", r.men_per_str, MAX_MEN_PER_STR),
+            ("rules.men_per_str", r.men_per_str, new_only(MAX_MEN_PER_STR)),
         ];
         for (f, v, max) in limits {
             if v == 0 {
@@ -264,22 +289,34 @@ impl Scenario {
         Ok(())
     }
 
-    /// The objective (spaces of the map, each once, as the map names them), the landmarks (row
-    /// numbers of the map) and the picture (drawable).
-    fn validate_map(&self) -> Result<(), GameError> {
+    /// The objective (spaces of the map; in a new game each once, as the map names them), and in
+    /// a new game the landmarks (row numbers of the map) and the picture (drawable).
+    fn validate_map(&self, new: bool) -> Result<(), GameError> {
         let m = &self.map;
         if m.objective.is_empty() {
             return Err(err("map.objective", "give one or more spaces of the map, e.g. \"A1\""));
         }
         for (i, n) in m.objective.iter().enumerate() {
             let f = format!("map.objective[{i}]");
-            if self.space(n).is_none_or(|p| p.name() != *n) {
+            if self.space(n).is_none_or(|p| new && p.name() != *n) {
                 return Err(err(f, format!("\"{n}\" is not a space of the map (a capital column letter and a row number, e.g. \"A1\")")));
+            }
+            if !new {
+                continue;
             }
             if m.objective[..i].contains(n) {
                 return Err(err(f, format!("\"{n}\" is listed twice")));
             }
         }
+        if new {
+            self.validate_picture()?;
+        }
+        Ok(())
+    }
+
+    /// A new game's landmarks (row numbers of the map) and picture (drawable).
+    fn validate_picture(&self) -> Result<(), GameError> {
+        let m = &self.map;
         for k in m.landmarks.keys() {
             if k.parse::<u32>().ok().filter(|r| (1..=m.rows).contains(r)).is_none_or(|r| r.to_string() != *k) {
                 return Err(err(format!("map.landmarks.{k}"), format!("a landmark's key is a row number of the map, 1 to {}", m.rows)));
@@ -297,8 +334,9 @@ impl Scenario {
         Ok(())
     }
 
-    /// The companies of both sides: letters, Str and starting spaces.
-    fn validate_companies(&self) -> Result<(), GameError> {
+    /// The companies of both sides: letters, Str (in a new game at most [`MAX_STR`]) and starting
+    /// spaces.
+    fn validate_companies(&self, new: bool) -> Result<(), GameError> {
         let mut seen: Vec<Space> = Vec::new();
         for (side, list) in [("union", &self.union), ("confederate", &self.confederate)] {
             if list.is_empty() {
@@ -315,7 +353,7 @@ impl Scenario {
                 if list[..i].iter().any(|o| o.letter == c.letter) {
                     return Err(err(format!("{f}.letter"), format!("company {} is listed twice", c.letter)));
                 }
-                if c.str == 0 || c.str > MAX_STR {
+                if c.str == 0 || (new && c.str > MAX_STR) {
                     return Err(err(format!("{f}.str"), format!("must be between 1 and {MAX_STR}")));
                 }
                 let Some(p) = self.space(&c.at) else {
@@ -329,6 +367,17 @@ impl Scenario {
                 }
                 seen.push(p);
             }
+        }
+        Ok(())
+    }
+
+    /// The men the Union companies' Str stands for at most [`MAX_MEN`] (the casualties counted,
+    /// Str lost and men, are the Union's: without this a game could count them wrapped).
+    fn validate_men(&self) -> Result<(), GameError> {
+        let str: u64 = self.union.iter().map(|c| u64::from(c.str)).sum();
+        let men = str * u64::from(self.rules.men_per_str);
+        if men > MAX_MEN {
+            return Err(err("rules.men_per_str", format!("the Union companies' {str} Str would stand for {men} men; at most {MAX_MEN} can be counted")));
         }
         Ok(())
     }
