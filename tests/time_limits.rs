@@ -2,7 +2,7 @@
 //! whose stored files hold more anyway fails alone: the real binary never panics on them, never
 //! writes a time past year 9999 it could not read back, and a sweep resolves the other games.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 mod support;
 use support::{keygen, pbem};
