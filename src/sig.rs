@@ -407,8 +407,10 @@ fn parse_armored(armored: &str) -> Result<(SshSig, String), SigError> {
     }
     pem.push_str(ARMOR_END);
     pem.push('\n');
-    let sig = SshSig::from_pem(&pem).map_err(|e| SigError::BadArmor(e.to_string()))?;
+    // The base64 decoded once, and the SSHSIG read from those bytes, as `SshSig::from_pem` would
+    // read them after decoding the same text again (its label and line width are ours).
     let blob = <base64ct::Base64 as base64ct::Encoding>::decode_vec(&b64).map_err(|e| SigError::BadArmor(e.to_string()))?;
+    let sig = <SshSig as ssh_encoding::Decode>::decode(&mut blob.as_slice()).map_err(|e| SigError::BadArmor(e.to_string()))?;
     check_blob_lengths(&blob).map_err(|why| SigError::BadArmor(format!("{why} (was the signature edited?)")))?;
     Ok((sig, pem))
 }
