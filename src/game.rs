@@ -525,6 +525,20 @@ pub trait DynGame: Send + Sync {
     fn play_out(&self, start: &str, policy: &str, seed: [u8; 32]) -> Result<Played, GameError>;
 }
 
+/// A scenario error `e` of the scenario `text` with the line its field is written on put first
+/// (`line 35: map.roads[1]: unknown town "Nowhere"`): a game names the field before the message's
+/// first `: `; a message with no field found in the text (a parse error names its own line) is
+/// left as it is.
+fn at_line(e: GameError, text: &str) -> GameError {
+    match e {
+        GameError::Scenario(m) => match m.split_once(": ").and_then(|(field, _)| crate::orderfile::locate_path(text, field)) {
+            Some(line) => GameError::Scenario(format!("line {line}: {m}")),
+            None => GameError::Scenario(m),
+        },
+        e => e,
+    }
+}
+
 /// The canonical text of a state: pretty JSON with a final newline. Its bytes are what is hashed.
 pub fn canonical<S: Serialize>(state: &S) -> String {
     let mut s = serde_json::to_string_pretty(state).expect("state serializes");
@@ -598,13 +612,13 @@ where
         Game::scenarios(self)
     }
     fn setup(&self, scenario: &str, options: &BTreeMap<String, String>) -> Result<String, GameError> {
-        let state = Game::setup(self, scenario, options)?;
+        let state = Game::setup(self, scenario, options).map_err(|e| at_line(e, scenario))?;
         let text = canonical(&state);
         remember(&text, std::sync::Arc::new(state));
         Ok(text)
     }
     fn check_new_scenario(&self, scenario: &str) -> Result<(), GameError> {
-        Game::check_new_scenario(self, scenario)
+        Game::check_new_scenario(self, scenario).map_err(|e| at_line(e, scenario))
     }
     fn publication(&self, before: &str, after: &str) -> Result<Publication, GameError> {
         Ok(Game::publication(self, &*parse::<G::State>(before)?, &*parse::<G::State>(after)?))

@@ -1,6 +1,6 @@
 //! Scenario files that read but could not be played (tester12 H4 H5 M3-M7 L6 L7): each is a
 //! shipped scenario with one line changed, given to the real binary's `pbem demo`, which must
-//! refuse it naming the file and the field, exit 1 and write nothing.
+//! refuse it naming the file, the line and the field, exit 1 and write nothing.
 
 mod support;
 
@@ -34,7 +34,7 @@ const CASES: &[(&str, &str, &str, &str, &str)] = &[
     ("gettysburg-campaign", "gettysburg-campaign.toml", "last_turn = 9 ", "last_turn = 4000000000 ", "rules.last_turn: must be between 1 and 100"),
     ("gettysburg-campaign", "gettysburg-campaign.toml", "start = \"Washington\"", "start = \"Fredericksburg\"",
         "union.start: both sides start in Fredericksburg; the sides start in different towns (§3)"),
-    ("flag-dash", "flag-dash.toml", "round_limit = 40", "round_limit = 4000000000", "round_limit must be between 1 and 1000"),
+    ("flag-dash", "flag-dash.toml", "round_limit = 40", "round_limit = 4000000000", "round_limit: must be between 1 and 1000"),
     // M3: Flag Dash layouts the rulebook excludes.
     ("flag-dash", "flag-dash.toml", "rows = [6, 10]", "rows = [5, 10]", "territory.red: overlaps territory.white; a space can be only one team's territory (Game End)"),
     ("flag-dash", "flag-dash.toml", "white = \"e1\"", "white = \"e7\"",
@@ -52,6 +52,17 @@ const CASES: &[(&str, &str, &str, &str, &str)] = &[
     ("throw-down-that-flag", "throw-down-that-flag-july-2.toml", "objective = [\"A1\", \"B1\"", "objective = [\"A1\", \"A1\"", "map.objective[1]: \"A1\" is listed twice"),
 ];
 
+/// Fields a case names that are not on its changed line: a table named as a whole, at its header.
+const TABLE_LINES: &[(&str, &str)] = &[("map.picture", "[map.picture]"), ("territory.red", "[territory.red]")];
+
+/// The line the error names (tester13 M8): the line changed (where `from` was in the shipped
+/// `text`), or the header of the table the error `want` names as a whole.
+fn line_of_field(text: &str, from: &str, want: &str) -> usize {
+    let field = want.split_once(": ").map_or(want, |(f, _)| f);
+    let at = TABLE_LINES.iter().find(|(f, _)| *f == field).map_or(from, |(_, at)| at);
+    text[..text.find(at).unwrap()].matches('\n').count() + 1
+}
+
 #[test]
 fn scenarios_that_could_not_be_played_are_refused_by_their_field() {
     let tmp = tempfile::tempdir().unwrap();
@@ -63,7 +74,8 @@ fn scenarios_that_could_not_be_played_are_refused_by_their_field() {
         let out = tmp.path().join(format!("demo{k}"));
         let run = pbem().args(["demo", "--rules", rules, "--scenario"]).arg(&file).arg("--out").arg(&out).assert().code(1);
         let err = String::from_utf8(run.get_output().stderr.clone()).unwrap();
-        assert_eq!(err.trim_end(), format!("pbem: {}: scenario: {want}", file.display()), "case {k}");
+        let line = line_of_field(&text, from, want);
+        assert_eq!(err.trim_end(), format!("pbem: {}: scenario: line {line}: {want}", file.display()), "case {k}");
         assert!(!out.exists(), "case {k}: {} was written", out.display());
     }
 }

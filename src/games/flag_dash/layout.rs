@@ -405,7 +405,7 @@ impl Layout {
             return Err(bad("columns must be 3 to 26 and rows 3 to 99"));
         }
         if raw.round_limit == 0 || (new && raw.round_limit > MAX_ROUND_LIMIT) {
-            return Err(bad(format!("round_limit must be between 1 and {MAX_ROUND_LIMIT}")));
+            return Err(bad(format!("round_limit: must be between 1 and {MAX_ROUND_LIMIT}")));
         }
         let g = Grid { columns: raw.columns, rows: raw.rows };
         let territory = Teams {
@@ -759,7 +759,7 @@ mod tests {
     fn bad_layouts_name_the_field() {
         let cases = [
             ("columns = 9", "columns = 2", "columns must be 3 to 26 and rows 3 to 99"),
-            ("round_limit = 40", "round_limit = 0", "round_limit must be between 1 and 1000"),
+            ("round_limit = 40", "round_limit = 0", "round_limit: must be between 1 and 1000"),
             ("rows = [1, 5] ", "rows = [1, 11] ", "territory.white: a11 is off the board"),
             ("white = \"e1\"", "white = \"e11\"", "flags.white: e11 is off the board"),
             ("team = \"white\"\nseat = 1", "team = \"blue\"\nseat = 1", "character[0].team: white or red"),
