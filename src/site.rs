@@ -51,6 +51,13 @@ struct Summary {
     id: String,
     title: String,
     status: String,
+    /// How many records the published copy holds, and the SHA-256 (hex) of the last one's bytes:
+    /// a later copy of the game must hold that record at that place ([`check_extends`]). Absent
+    /// (0 and empty) in a site an earlier version wrote.
+    #[serde(default)]
+    records: u64,
+    #[serde(default)]
+    last_record: String,
 }
 
 /// Writes `bytes` to `path` unless it already holds exactly them; counts a write in `written`.
@@ -285,6 +292,7 @@ fn publish_archive(id: &str, archive_bytes: Vec<u8>, site: &Path) -> Result<Publ
     })?;
     let env = environment();
     let folder = site.join(&folder_id);
+    check_extends(&folder, &id, &copy)?;
     // Everything is rendered before anything is written: a failure leaves the site as it was.
     let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     for n in 0..copy.records.len() {
@@ -300,7 +308,8 @@ fn publish_archive(id: &str, archive_bytes: Vec<u8>, site: &Path) -> Result<Publ
         files.push((folder.join(format!("step-{n}.html")), page.into_bytes()));
     }
     files.push((folder.join("index.html"), game_page(&env, &copy, &archive, &archive_bytes)?.into_bytes()));
-    let summary = Summary { pbem: env!("CARGO_PKG_VERSION").to_string(), id: id.clone(), title: copy.game.title().to_string(), status: status(&copy) };
+    let last_record = copy.records.last().map(|(bytes, _)| commit::sha256_hex(bytes)).unwrap_or_default();
+    let summary = Summary { pbem: env!("CARGO_PKG_VERSION").to_string(), id: id.clone(), title: copy.game.title().to_string(), status: status(&copy), records: copy.records.len() as u64, last_record };
     files.push((folder.join("site.json"), format!("{}\n", serde_json::to_string_pretty(&summary).expect("summary serializes")).into_bytes()));
     files.push((folder.join(&archive), archive_bytes));
     let mut written = 0;
@@ -309,6 +318,25 @@ fn publish_archive(id: &str, archive_bytes: Vec<u8>, site: &Path) -> Result<Publ
     }
     write_index(&env, site, &mut written)?;
     Ok(Published { game: id, folder, pages: copy.records.len() + 1, written, secret_from: copy.audit.secret.map(|(f, _)| f) })
+}
+
+/// Whether `copy` of game `id` holds the site's copy in `folder` (its `site.json`) as its first
+/// records: publishing an older copy (a backup) or another game with the same id (two demos of
+/// one seed) would take the public record back or rewrite it (tester13 D7). A `site.json` an
+/// earlier version wrote (no record count) is not checked.
+///
+/// Errors: [`Error::input`] on the site's `site.json`, saying how the copy differs and that
+/// removing the folder publishes it in its place.
+fn check_extends(folder: &Path, id: &str, copy: &Copy) -> Result<()> {
+    let path = folder.join("site.json");
+    let Some(shown) = store::read_text(&path).ok().and_then(|t| serde_json::from_str::<Summary>(&t).ok()).filter(|s| s.records > 0) else { return Ok(()) };
+    let last = shown.records - 1;
+    let why = match copy.records.get(last as usize) {
+        Some((bytes, _)) if commit::sha256_hex(bytes) == shown.last_record => return Ok(()),
+        Some(_) => format!("this copy's record {last} is not the one the site shows: another game with the id {id}, or a history rewritten"),
+        None => format!("this copy ends at record {}: an older copy of the game, or another game with the id {id}", copy.records.len().saturating_sub(1)),
+    };
+    Err(Error::input(path, format!("the site shows game {id} up to record {last}, but {why} (remove {} to publish this copy in its place)", folder.display())))
 }
 
 /// Writes the site's `index.html` (every `GAME/site.json` in it, by id) and `style.css`.

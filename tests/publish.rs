@@ -431,3 +431,37 @@ fn the_site_is_readable_by_everyone_whatever_the_umask() {
     pbem().arg("publish").arg(&game).arg("--out").arg(&site).assert().success();
     assert_eq!(fs::metadata(&index).unwrap().permissions().mode() & 0o777, 0o644);
 }
+
+#[test]
+fn a_site_is_never_taken_back_to_an_older_copy_or_another_game_of_the_same_id() {
+    // tester13 D7: publishing a backup of the game, or another game that took the same id (two
+    // demos whose seeds start alike), replaced what the site showed; each is now refused, naming
+    // why, and the site is left exactly as it was.
+    let tmp = tempfile::tempdir().unwrap();
+    let id = "demo-gettysburg-campaign-18630701";
+    let older = cut_example(&tmp.path().join("backup"), 5);
+    let other = tmp.path().join("other");
+    pbem().args(["demo", "--rules", "gettysburg-campaign", "--seed", &format!("18630701{}", "f".repeat(56))]).arg("--out").arg(&other).assert().success();
+    let last_of = |g: &Path| (0..).take_while(|n| g.join(format!("records/{n:06}.json")).is_file()).count() as u64 - 1;
+    // What the refusal says of `copy` where the site shows a game up to record `shown`.
+    let why = |copy: &Path, shown: u64| match last_of(copy) {
+        l if l < shown => format!("this copy ends at record {l}: an older copy of the game, or another game with the id {id}"),
+        _ => format!("this copy's record {shown} is not the one the site shows: another game with the id {id}, or a history rewritten"),
+    };
+    for (k, (shown, refused)) in [(example(), vec![older.clone(), other.clone()]), (other.clone(), vec![example()])].into_iter().enumerate() {
+        let site = tmp.path().join(format!("site{k}"));
+        pbem().arg("publish").arg(&shown).arg("--out").arg(&site).assert().success();
+        let before = files(&site);
+        for copy in refused {
+            let run = pbem().arg("publish").arg(&copy).arg("--out").arg(&site).assert().code(1);
+            let err = String::from_utf8(run.get_output().stderr.clone()).unwrap();
+            let want = format!("site.json: the site shows game {id} up to record {}, but {} (remove {} to publish this copy in its place)", last_of(&shown), why(&copy, last_of(&shown)), site.join(id).display());
+            assert!(err.contains(&want), "{err}\nwanted: {want}");
+            assert_eq!(files(&site), before, "the site is as it was");
+        }
+        // The game shown, published again, and a copy once the site's folder of it is removed, go in.
+        pbem().arg("publish").arg(&shown).arg("--out").arg(&site).assert().success();
+        fs::remove_dir_all(site.join(id)).unwrap();
+        pbem().arg("publish").arg(&older).arg("--out").arg(&site).assert().success();
+    }
+}
