@@ -1090,7 +1090,7 @@ impl Audit {
             let (want, stored) = match self.ahead.report(&s.role, &self.state, &self.events, bytes) {
                 Some(done) => done,
                 None => {
-                    let pinned = report::Pinned { record: rec, sha256: &self.hist.records[n as usize].sha256, earlier_nmr_wording: false };
+                    let pinned = report::Pinned { record: rec, sha256: &self.hist.records[n as usize].sha256, earlier_wording: false };
                     rendered = report::render_pinned(&self.env, self.game, gf_then, pinned, &self.events, &self.state, &s.role)?;
                     (rendered.as_str(), false)
                 }
@@ -1111,14 +1111,28 @@ impl Audit {
 
     /// Whether a report that differs from the replay is the one a version before 2026-12-03
     /// wrote for a record whose NMR the built-in player covered (worded then as the default
-    /// orders): a game such a version made audits as it did ([`report::Pinned`]).
+    /// orders) or for a host control (its time left counted from when the step opened): a game
+    /// such a version made audits as it did ([`report::Pinned`]).
     fn earlier_wording(&self, rec: &Record, n: u64, gf: &GameFile, role: &str, have: &[u8]) -> Result<bool> {
-        if !rec.resolution.iter().flat_map(|r| &r.orders).any(|o| o.nmr.as_deref() == Some("bot")) {
+        let bot = rec.resolution.iter().flat_map(|r| &r.orders).any(|o| o.nmr.as_deref() == Some("bot"));
+        if !bot && rec.control.is_none() {
             return Ok(false);
         }
-        let pinned = report::Pinned { record: rec, sha256: &self.hist.records[n as usize].sha256, earlier_nmr_wording: true };
+        let pinned = report::Pinned { record: rec, sha256: &self.hist.records[n as usize].sha256, earlier_wording: true };
         Ok(report::render_pinned(&self.env, self.game, gf, pinned, &self.events, &self.state, role)?.as_bytes() == have)
     }
+}
+
+/// The receipt `rp` says `nonce = said`: true exactly when the order it receipts holds a nonce
+/// (`nonce`, the order's header; SPEC.md "Receipts"), so a host cannot claim an order added
+/// randomness it did not add (tester14 T14b-2).
+fn check_receipt_nonce(rp: &Path, said: bool, nonce: &str) -> Result<()> {
+    if said != nonce.is_empty() {
+        return Ok(());
+    }
+    let bytes = store::read(rp).unwrap_or_default();
+    let has = if nonce.is_empty() { "no nonce" } else { "a nonce" };
+    Err(fail_field(AuditCheck::Receipt, rp, &bytes, "nonce", "", format!("says {said}, but the order it receipts has {has}")))
 }
 
 /// Records numbered 0..=`last` without a gap (a deleted record shows as one before later
@@ -1213,7 +1227,9 @@ impl Audit {
 
     /// The receipt an order of `role` in the step `st` names (`seq`, commitment `c`): present,
     /// host-signed, matching, and the newest of that role for the step (`receipts`).
-    fn check_order_receipt(&self, st: &Step<'_>, role: &str, seq: u64, c: &str, receipts: &BTreeMap<String, Receipt>) -> Result<()> {
+    /// Returns the receipt's path and its `nonce` flag (checked against the order's text by
+    /// [`check_receipt_nonce`] once the text is read).
+    fn check_order_receipt(&self, st: &Step<'_>, role: &str, seq: u64, c: &str, receipts: &BTreeMap<String, Receipt>) -> Result<(PathBuf, bool)> {
         let (n, res) = (st.n, st.res);
         let rp = self.gd.receipts(res.step).join(format!("{role}-{seq}.toml"));
         let read;
@@ -1236,7 +1252,7 @@ impl Audit {
         if receipts.get(role).map(|l| l.seq) != Some(seq) {
             return Err(fail(AuditCheck::Receipt, &rp, "a newer receipt exists: the newest order should have been used"));
         }
-        Ok(())
+        Ok((rp, r.nonce))
     }
 
     /// A revealed order's signed `text` (read from `opath`): signed by the seat's key, matching its
@@ -1291,7 +1307,7 @@ impl Audit {
                     nonces.insert(o.role.clone(), NMR_NONCE);
                 }
                 (Some(seq), Some(c)) => {
-                    self.check_order_receipt(st, &o.role, *seq, c, &receipts)?;
+                    let (rp, said) = self.check_order_receipt(st, &o.role, *seq, c, &receipts)?;
                     let public = if o.withheld {
                         self.reveal_map.get(&(res.step, o.role.clone())).map(|(r, at)| (r.text.clone(), r.signature.clone(), r.orders.clone(), self.gd.record(*at)))
                     } else {
@@ -1300,6 +1316,7 @@ impl Audit {
                     match public {
                         Some((Some(text), Some(signature), orders, opath)) => {
                             let f = self.check_order_text(st, &o.role, c, &text, &signature, &orders, &opath)?;
+                            check_receipt_nonce(&rp, said, &f.header.nonce)?;
                             self.sum.unreplayed_orders += 1;
                             let nonce = commit::parse_32(&f.header.nonce).unwrap_or(NMR_NONCE);
                             self.sum.nonce_once(nonce, &o.role, res.step, &opath, f.header.nonce.is_empty())?;
@@ -1382,8 +1399,9 @@ impl Audit {
                 Ok(NMR_NONCE)
             }
             (Some(seq), Some(c), Some(text), Some(signature)) => {
-                self.check_order_receipt(st, &o.role, *seq, c, receipts)?;
+                let (rp, said) = self.check_order_receipt(st, &o.role, *seq, c, receipts)?;
                 let f = self.check_order_text(st, &o.role, c, text, signature, &o.orders, opath)?;
+                check_receipt_nonce(&rp, said, &f.header.nonce)?;
                 if let Some(p) = if legal { None } else { self.game.check_order(&self.state, &o.role, &f.orders)?.err() } {
                     return Err(fail(AuditCheck::Order, opath, format!("order of {} is illegal: {}: {}", o.role, p[0].field, p[0].message)));
                 }

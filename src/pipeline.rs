@@ -397,7 +397,7 @@ pub(crate) fn stage_record(
     let env = report::shared_environment(report::override_dir())?;
     let bytes = model::record_bytes(rec);
     let sha256 = commit::sha256_hex(&bytes);
-    let pinned = report::Pinned { record: rec, sha256: &sha256, earlier_nmr_wording: false };
+    let pinned = report::Pinned { record: rec, sha256: &sha256, earlier_wording: false };
     let mut texts = Vec::new();
     for seat in &gf.seats {
         texts.push((dir.report(rec.index, &seat.role), report::render_pinned(&env, game, gf, pinned, events, state, &seat.role)?));
@@ -1909,12 +1909,17 @@ pub fn end_by_players(g: &Loaded, now: DateTime<Utc>) -> Result<Option<Record>> 
 
 /// The end the accepted orders ask for: a resignation among the open step's newest orders (the
 /// first by role), else, when one of them offers a draw, every seat's newest order (in any step)
-/// offering it, by role.
+/// offering it, by role. Only orders signed with the seat's present key count: a seat change to
+/// another key withdraws what the seat's earlier holder asked (the new holder has not agreed to
+/// it; SPEC.md "Ending by the players", tester14 T14a-1).
 fn players_end(g: &Loaded) -> Result<Option<(ControlAction, Vec<SignedOrder>)>> {
     let Some(op) = &g.record.opening else { return Ok(None) };
     let mut draw_offered = false;
     for r in latest_receipts(&g.dir, op.step)?.values() {
         let (order, ending) = sealed_order(g, r.step, &r.role, r.seq)?;
+        if !by_present_holder(g, &order) {
+            continue;
+        }
         if ending.resign {
             return Ok(Some((ControlAction::Resign, vec![order])));
         }
@@ -1929,12 +1934,35 @@ fn players_end(g: &Loaded) -> Result<Option<(ControlAction, Vec<SignedOrder>)>> 
     for role in roles {
         let Some((step, seq)) = newest_receipt(&g.dir, op.step, role)? else { return Ok(None) };
         let (order, ending) = sealed_order(g, step, role, seq)?;
-        if ending.draw != Some(true) {
+        if ending.draw != Some(true) || !by_present_holder(g, &order) {
             return Ok(None);
         }
         orders.push(order);
     }
     Ok(Some((ControlAction::Draw, orders)))
+}
+
+/// Whether `order` is signed with the key its seat holds now (`game.toml`), not only with a key
+/// the seat held before a seat change.
+fn by_present_holder(g: &Loaded, order: &SignedOrder) -> bool {
+    signed_by_seat(&g.gf, &order.role, &order.text, &order.signature)
+}
+
+/// Whether `text` is signed (`signature`) with the key `role`'s seat holds in `gf`.
+fn signed_by_seat(gf: &GameFile, role: &str, text: &str, signature: &str) -> bool {
+    let Some(key) = gf.seat(role).and_then(|s| sig::public_key_line(&s.key).ok()) else { return false };
+    sig::verify(&key, sig::NS_ORDERS, text.as_bytes(), signature).is_ok()
+}
+
+/// Whether `role`'s accepted order `seq` of `step` (as the host keeps it sealed in `dir`) is
+/// signed with the key the seat holds in `gf`: `false` for an order the seat's holder before a
+/// seat change sent (it stands, but the present holder has not sent it), or one not readable.
+pub fn sent_by_present_holder(dir: &GameDir, gf: &GameFile, step: u64, role: &str, seq: u64) -> bool {
+    let path = dir.sealed(step).join(format!("{role}-{seq}.txt"));
+    match (store::read_text(&path), store::read_text(&sig_path(&path))) {
+        (Ok(text), Ok(signature)) => signed_by_seat(gf, role, &text, &signature),
+        _ => false,
+    }
 }
 
 /// The step and number of `role`'s newest receipt in steps `last` down to 1.

@@ -68,7 +68,7 @@ fn add_dir(env: &mut Environment<'static>, base: &Path, dir: &Path) -> Result<()
 
 /// The order form for `role` in the step `opening` asks, with `nonce` (empty in reports).
 /// Comments: the prompt, the deadline in the seat's time zone with the time left at `made` (when
-/// the form is made; `None`: when the step opened, as in reports), the game's help on legal
+/// the form is made; `None`: when the step opened, as in a report of the record that opened it), the game's help on legal
 /// choices; body: the game's default (legal) order.
 pub fn order_form(game: &dyn DynGame, gf: &GameFile, opening: &Opening, state: &str, role: &str, nonce: &str, made: Option<DateTime<Utc>>) -> Result<Option<String>> {
     let Some(ask) = opening.asks.iter().find(|a| a.role == role) else { return Ok(None) };
@@ -152,7 +152,7 @@ pub fn render(
     role: &str,
 ) -> Result<String> {
     let sha256 = crate::commit::sha256_hex(&crate::model::record_bytes(record));
-    render_pinned(env, game, gf, Pinned { record, sha256: &sha256, earlier_nmr_wording: false }, events, state, role)
+    render_pinned(env, game, gf, Pinned { record, sha256: &sha256, earlier_wording: false }, events, state, role)
 }
 
 /// A record with the SHA-256 (hex) of its file, its canonical bytes: what a report pins.
@@ -162,10 +162,12 @@ pub struct Pinned<'a> {
     pub record: &'a Record,
     /// The SHA-256 of `model::record_bytes(record)`, hex (the caller has it already: the audit).
     pub sha256: &'a str,
-    /// Word an NMR the built-in player covered as versions before 2026-12-03 did ("the default
-    /// orders were used"): the audit accepts a report those versions wrote so, so that a game
-    /// they made still audits (reports are replayed byte for byte). `false` everywhere else.
-    pub earlier_nmr_wording: bool,
+    /// Render as versions before 2026-12-03 did: an NMR the built-in player covered worded as
+    /// the default orders ("the default orders were used"), and a host control record's time
+    /// left counted from when its step opened, not from the control (tester14 T14a-2). The audit
+    /// accepts a report those versions wrote so, so that a game they made still audits (reports
+    /// are replayed byte for byte). `false` everywhere else.
+    pub earlier_wording: bool,
 }
 
 /// [`render`] for a record whose file's hash the caller has.
@@ -189,14 +191,17 @@ pub fn render_pinned(
         .resolution
         .iter()
         .flat_map(|r| r.orders.iter())
-        .map(|o| ReceiptLine { role: o.role.clone(), seq: o.seq, commitment: o.commitment.clone(), nmr: o.nmr.clone().filter(|_| !pinned.earlier_nmr_wording) })
+        .map(|o| ReceiptLine { role: o.role.clone(), seq: o.seq, commitment: o.commitment.clone(), nmr: o.nmr.clone().filter(|_| !pinned.earlier_wording) })
         .collect();
     let pin = pin_block(gf, record, pinned.sha256);
+    // The time left when the report was written: at a host control (a resume, a deadline moved,
+    // a seat changed), from the control's time; else from when the step opened (its record).
+    let written = record.control.as_ref().filter(|_| !pinned.earlier_wording).and_then(|c| crate::when::parse_time(&c.at).ok());
     let form = match &record.opening {
-        Some(op) => order_form(game, gf, op, state, role, "", None)?,
+        Some(op) => order_form(game, gf, op, state, role, "", written)?,
         None => None,
     };
-    let deadline = record.opening.as_ref().map(|op| deadline_for(gf, op, role, None));
+    let deadline = record.opening.as_ref().map(|op| deadline_for(gf, op, role, written));
     use minijinja::Value;
     let ctx = minijinja::context! {
         title => game.title(),

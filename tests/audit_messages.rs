@@ -131,3 +131,19 @@ fn a_rewritten_record_is_named_by_the_one_thing_that_differs() {
         format!("pbem: audit failed: {}: resolution.events[{i}]: the record has \"Nothing happened.\", the replay of step 1 has {was:?}", r1.display())
     );
 }
+
+#[test]
+fn a_receipt_whose_nonce_flag_belies_its_order_is_named_at_that_line() {
+    // tester14 T14b-2: the audit passed a receipt re-signed by the host to say the order held no
+    // nonce (or one it did not hold); the Python verifier failed it.
+    let tmp = tempfile::tempdir().unwrap();
+    let game = game_with_a_step(tmp.path());
+    let rp = game.join("receipts/000001/union-1.toml");
+    let was = edit(&rp, |t| t.replacen("\nnonce = true\n", "\nnonce = false\n", 1));
+    assert!(was.contains("\nnonce = true\n"), "{was}");
+    std::fs::remove_file(format!("{}.sig", rp.display())).unwrap();
+    let out = std::process::Command::new("ssh-keygen").args(["-Y", "sign", "-n", "pbem-receipt", "-f"]).arg(game.join("host/host_key")).arg(&rp).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let line = std::fs::read_to_string(&rp).unwrap().lines().position(|l| l.starts_with("nonce = ")).unwrap() + 1;
+    assert_eq!(audit_error(&game), format!("pbem: audit failed: {}:{line}: nonce: says false, but the order it receipts has a nonce", rp.display()));
+}

@@ -211,6 +211,29 @@ fn a_paused_game_resolves_nothing_and_resuming_moves_the_deadline_on() {
 }
 
 #[test]
+fn a_control_records_report_counts_the_time_left_from_the_control() {
+    // tester14 T14a-2: counted from when the step opened (2026-07-01T12:00Z), a resume's report
+    // gave three days where two hours were left. Step 1's deadline is 2026-07-04T12:00Z.
+    let t = Table::new();
+    t.run(&["pause", "--reason", "away", "--now", "2026-07-04T10:00:00Z"]);
+    assert!(t.run(&["resume", "--now", "2026-07-04T11:00:00Z"]).contains("deadline is now 2026-07-04T13:00:00Z"));
+    let r = t.report(2, "union");
+    assert!(r.contains("time left: 2 hours (when this report was written)"), "{r}");
+    assert!(r.contains("# Time left: 2 hours (when this form was made)"), "{r}");
+    t.run(&["deadline", "--extend", "24h", "--now", "2026-07-04T12:00:00Z"]);
+    let r = t.report(3, "union");
+    assert!(r.contains("time left: 1 day 1 hour (when this report was written)"), "{r}");
+    audit_passes(&t.game());
+    // A report an earlier version wrote (the time left from when the step opened) still audits;
+    // any other figure does not.
+    let path = t.game().join("reports/000002/union.txt");
+    std::fs::write(&path, t.report(2, "union").replace("left: 2 hours", "left: 3 days 1 hour")).unwrap();
+    audit_passes(&t.game());
+    std::fs::write(&path, t.report(2, "union").replace("left: 3 days 1 hour", "left: 5 hours")).unwrap();
+    audit_fails(&t.game(), "the report");
+}
+
+#[test]
 fn a_step_resolved_while_paused_fails_the_audit() {
     // A dishonest host pauses, then resolves anyway: it resolves on a copy of the pause record
     // without the pause and chains the resolution to the real one (re-signed). Checked on the

@@ -270,6 +270,26 @@ fn a_seat_given_to_a_new_player_gets_the_teammates_plans_already_in_the_other_te
 }
 
 #[test]
+fn a_new_holder_is_told_the_order_in_for_the_seat_is_the_previous_holders() {
+    // tester14 T14a-3: the new holder's mail said "your orders are in; nothing more is needed"
+    // of an order the seat's previous holder had signed.
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    let game = game_of(&root, "fd", "flag-dash", &FD, &[]).unwrap();
+    deliver(&md, "1", &plan_mail(&game, "white-1"));
+    intake(&root, &md, &cfg, "2026-07-01T13:00:00Z");
+    let fresh = key("fresh").public_key().to_openssh().unwrap();
+    pbem().arg("seat").arg(&game).args(["--role", "white-1", "--email", "new@example.org", "--key", &fresh, "--reason", "left", "--now", "2026-07-01T13:01:00Z"]).assert().success();
+    let before = pending(&root);
+    pbem().args(["adjudicate", "--all"]).arg(&root).arg("--mail").arg(&cfg).args(["--now", "2026-07-01T13:02:00Z"]).assert().success();
+    let new = to(&queued_since(&root, &before), "new@example.org");
+    assert_eq!(new.len(), 1, "the control's report mail");
+    assert!(new[0].subject.contains("the seat's previous holder's orders are in (receipt 1; yours until "), "{}", new[0].subject);
+    assert!(new[0].text.contains("An order for step 1 that this seat's previous holder signed is in (receipt 1): it stands unless you send your own."), "{}", new[0].text);
+    assert!(!new[0].text.contains("Your orders for step 1 are in"), "{}", new[0].text);
+}
+
+#[test]
 fn public_mails_the_public_record_as_an_archive_that_the_audit_accepts() {
     let tmp = tempfile::tempdir().unwrap();
     let (root, md, cfg) = setup(tmp.path());

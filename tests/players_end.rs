@@ -160,6 +160,30 @@ fn a_draw_needs_every_seats_standing_offer_and_orders_without_one_withdraw_it() 
 }
 
 #[test]
+fn a_seat_change_withdraws_the_earlier_holders_draw_offer() {
+    // tester14 T14a-1: union offered a draw, then the seat went to a new player with another key;
+    // the confederate's offer must not draw the game on the old holder's word, only once the new
+    // holder offers too.
+    let t = Table::new();
+    let u1 = t.order("union", "u1", None, &with("draw = true"));
+    t.submit(&u1, "2026-07-01T12:20:00Z").success().stdout(predicate::str::contains("draw offered by union"));
+    keygen(t.path(), "hancock");
+    let key = t.path().join("hancock.pub");
+    t.run(&["seat", "--role", "union", "--email", "hancock@example.org", "--key", key.to_str().unwrap(), "--reason", "meade left", "--now", "2026-07-01T12:30:00Z"]);
+    let c1 = t.order("confederate", "c1", None, &with("draw = true"));
+    t.submit(&c1, "2026-07-01T12:40:00Z").success().stdout(predicate::str::contains("game over").not());
+    assert_eq!(t.record(1)["control"]["action"], "seat");
+    assert!(!t.game().join("records").join("000002.json").exists(), "no record ended the game");
+    let u2 = t.order("union", "u2", Some(&t.path().join("hancock")), &with("draw = true"));
+    t.submit(&u2, "2026-07-01T12:50:00Z").success().stdout(predicate::str::contains("game over: Drawn: every seat agreed a draw (confederate, union)."));
+    assert_eq!(t.record(2)["control"]["action"], "draw");
+    audit_passes(&t.game());
+    if let Some((ok, out)) = python(&t.game()) {
+        assert!(ok && out.contains("Drawn"), "{out}");
+    }
+}
+
+#[test]
 fn a_resignation_the_host_signed_itself_fails_both_verifiers() {
     let t = Table::new();
     // A dishonest host puts its own key in union's seat for a moment, "accepts" a resignation it

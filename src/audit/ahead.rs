@@ -409,7 +409,7 @@ impl Shared {
         let gf = self.hist.files.get(n as usize)?;
         let mut texts = BTreeMap::new();
         for s in &gf.seats {
-            let pinned = report::Pinned { record: rec, sha256: &self.hist.records.get(n as usize)?.sha256, earlier_nmr_wording: false };
+            let pinned = report::Pinned { record: rec, sha256: &self.hist.records.get(n as usize)?.sha256, earlier_wording: false };
             let text = unless_panics(|| report::render_pinned(&self.env, self.game, gf, pinned, &events, &state, &s.role))?.ok()?;
             let stored = store::read(&self.gd.report(n, &s.role)).is_ok_and(|b| b == text.as_bytes());
             texts.insert(s.role.clone(), (text, stored));

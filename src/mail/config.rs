@@ -406,14 +406,16 @@ fn in_zone(tz: chrono_tz::Tz, t: &str) -> String {
 /// What a seat's mail subject says is needed in the step `op` opens: `orders needed by Thu 3
 /// Dec 08:00 EST` (in the seat's zone), `no orders needed from you`, or, while the game is paused,
 /// that no deadline runs.
-pub fn needed(cfg: &HostConfig, seat: &crate::model::Seat, op: &crate::model::Opening, sent: Option<u64>) -> String {
+pub fn needed(cfg: &HostConfig, seat: &crate::model::Seat, op: &crate::model::Opening, sent: Option<super::report_mail::In>) -> String {
+    use super::report_mail::In;
     if !op.asks.iter().any(|a| a.role == seat.role) {
         return "no orders needed from you".into();
     }
     // A paused game's deadline does not run (tester10 M1): no time is announced.
     if op.paused.is_some() {
         return match sent {
-            Some(seq) => format!("game paused; your orders are in (receipt {seq})"),
+            Some(In { seq, by_you: true }) => format!("game paused; your orders are in (receipt {seq})"),
+            Some(In { seq, by_you: false }) => format!("game paused; the seat's previous holder's orders are in (receipt {seq})"),
             None => "game paused; no deadline runs until it resumes".into(),
         };
     }
@@ -422,7 +424,8 @@ pub fn needed(cfg: &HostConfig, seat: &crate::model::Seat, op: &crate::model::Op
         Err(_) => op.deadline.clone(),
     };
     match sent {
-        Some(seq) => format!("your orders are in (receipt {seq}; changes until {by})"),
+        Some(In { seq, by_you: true }) => format!("your orders are in (receipt {seq}; changes until {by})"),
+        Some(In { seq, by_you: false }) => format!("the seat's previous holder's orders are in (receipt {seq}; yours until {by})"),
         None => format!("orders needed by {by}"),
     }
 }

@@ -818,7 +818,7 @@ fn report_mail(
     };
     let subject = match &rec.opening {
         _ if rec.outcome.is_some() => format!("[pbem {}] final result ({role})", gf.id),
-        Some(op) => format!("[pbem {}] {what}: {} (your report, {role})", gf.id, needed(cfg, seat, op, super::report_mail::orders_in(dir, op.step, role)?)),
+        Some(op) => format!("[pbem {}] {what}: {} (your report, {role})", gf.id, needed(cfg, seat, op, super::report_mail::orders_in(dir, gf, op.step, role)?)),
         None => format!("[pbem {}] {what}: your report ({role})", gf.id),
     };
     let (mut body, attachments) = report_parts(dir, gf, game, rec, state, role, cfg, now)?;

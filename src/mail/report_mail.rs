@@ -39,8 +39,13 @@ pub fn report_parts(
     if let Some(op) = &rec.opening {
         match report::order_form(game, gf, op, state, role, "", Some(now))? {
             Some(form) => {
-                head.push_str(&match orders_in(dir, op.step, role)? {
-                    Some(seq) => format!(
+                head.push_str(&match orders_in(dir, gf, op.step, role)? {
+                    Some(In { seq, by_you: false }) => format!(
+                        "An order for step {} that this seat's previous holder signed is in (receipt {seq}): it stands unless you send your own. To replace it before {}, fill in the attached form, sign it and send it: the newest order counts.\n\n",
+                        op.step,
+                        seat_deadline(cfg, seat, op)
+                    ),
+                    Some(In { seq, .. }) => format!(
                         "Your orders for step {} are in (receipt {seq}); nothing more is needed. To change them before {}, fill in the attached form, sign it and send it: the newest order counts.\n\n",
                         op.step,
                         seat_deadline(cfg, seat, op)
@@ -105,8 +110,17 @@ pub fn new_holder_plans(dir: &store::GameDir, rec: &Record, role: &str) -> Resul
 }
 
 /// The seq of `role`'s newest receipt in `step`, if its orders are in.
-pub fn orders_in(dir: &store::GameDir, step: u64, role: &str) -> Result<Option<u64>> {
-    Ok(pipeline::latest_receipts(dir, step)?.get(role).map(|r| r.seq))
+pub fn orders_in(dir: &store::GameDir, gf: &GameFile, step: u64, role: &str) -> Result<Option<In>> {
+    Ok(pipeline::latest_receipts(dir, step)?.get(role).map(|r| In { seq: r.seq, by_you: pipeline::sent_by_present_holder(dir, gf, step, role, r.seq) }))
+}
+
+/// A seat's newest accepted order of a step: its receipt number, and whether the seat's present
+/// holder sent it (signed with the seat's key in `game.toml`) or its holder before a seat change
+/// did (it stands, but the mail must not tell the new holder "your orders are in": tester14 T14a-3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct In {
+    pub seq: u64,
+    pub by_you: bool,
 }
 
 /// Attaches the picture of the board as `role` sees it after record `n` (a PNG, mail programs
