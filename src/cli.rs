@@ -209,12 +209,14 @@ struct SeatArgs {
 }
 
 // `pbem deadline`'s arguments (a plain comment: a doc comment would replace its help text).
+// One of --extend and --to, and not both (a usage error names both: tester14 T14a-9).
 #[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("when").required(true).args(["extend", "to"])))]
 struct DeadlineArgs {
     /// The game directory.
     dir: PathBuf,
     /// Later by this long: e.g. 48h, 3d, 90m.
-    #[arg(long, conflicts_with = "to", required_unless_present = "to")]
+    #[arg(long)]
     extend: Option<String>,
     /// To this time (RFC 3339, e.g. 2026-12-24T18:00:00Z).
     #[arg(long)]
@@ -1055,7 +1057,12 @@ fn adjudicate_line(d: &Path, result: crate::error::Result<pipeline::Adjudicated>
         Err(crate::error::Error::Locked(_)) if quiet => {}
         Err(crate::error::Error::Locked(p)) => println!("{}: skipped, locked by another run", p.display()),
         Err(e) => {
-            eprintln!("pbem: {}: {}", d.display(), flag_line(&e));
+            // An error about the folder itself names it already ("DIR: no such game directory").
+            let line = flag_line(&e);
+            match line.strip_prefix(&format!("{}: ", d.display())) {
+                Some(_) => eprintln!("pbem: {line}"),
+                None => eprintln!("pbem: {}: {line}", d.display()),
+            }
             *failed += 1;
         }
     }

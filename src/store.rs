@@ -187,7 +187,7 @@ impl GameDir {
     pub fn lock(&self) -> Result<File> {
         let path = self.lock_file();
         for _ in 0..5 {
-            let f = open_lock(&path)?;
+            let f = self.open_lock_file(&path)?;
             match f.try_lock() {
                 Ok(()) => return Ok(f),
                 Err(fs::TryLockError::WouldBlock) => std::thread::sleep(std::time::Duration::from_millis(10)),
@@ -195,6 +195,25 @@ impl GameDir {
             }
         }
         Err(Error::Locked(self.root.clone()))
+    }
+
+    /// The game's lock file `path` ([`open_lock`]), made only in a game's folder: a path that is
+    /// no folder, or a folder without `game.toml`, is named as such and gets no stray `.lock`
+    /// (tester14 T14b-7). The file is there after a game's first run, so this costs no more then.
+    fn open_lock_file(&self, path: &Path) -> Result<File> {
+        use std::os::unix::fs::OpenOptionsExt;
+        match File::options().write(true).custom_flags(libc::O_NONBLOCK).open(path) {
+            Ok(f) => return only_regular(f, path, ": not a lock file"),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(io(path, e)),
+        }
+        if !self.root.is_dir() {
+            return Err(Error::input(&self.root, "no such game directory"));
+        }
+        if !self.game_file().exists() {
+            return Err(Error::input(&self.root, "not a pbem game directory (no game.toml)"));
+        }
+        open_lock(path)
     }
 }
 
@@ -1270,9 +1289,23 @@ mod tests {
     }
 
     #[test]
+    fn a_lock_is_taken_only_in_a_games_folder_and_leaves_nothing_elsewhere() {
+        let tmp = tempfile::tempdir().unwrap();
+        let missing = GameDir::new(tmp.path().join("nosuchgame"));
+        assert_eq!(missing.lock().unwrap_err().to_string(), format!("{}: no such game directory", missing.root.display()));
+        let bare = GameDir::new(tmp.path());
+        assert_eq!(bare.lock().unwrap_err().to_string(), format!("{}: not a pbem game directory (no game.toml)", bare.root.display()));
+        assert!(!bare.lock_file().exists(), "no stray .lock");
+        fs::write(bare.game_file(), "").unwrap();
+        drop(bare.lock().unwrap());
+        assert!(bare.lock_file().is_file());
+    }
+
+    #[test]
     fn a_group_writes_each_commit_point_after_its_files_and_holds_until_then() {
         let tmp = tempfile::tempdir().unwrap();
         let game = GameDir::new(tmp.path());
+        fs::write(game.game_file(), "").unwrap();
         let group = Group::new();
         let ran = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
         let staged = |n: u32| {
@@ -1343,6 +1376,7 @@ mod tests {
             let mut staged = stage(&files, CommitPoint::new(tmp.path().join(format!("record{n}")), b"r".to_vec())).unwrap();
             if n < games.len() {
                 fs::create_dir_all(&games[n].root).unwrap();
+                fs::write(games[n].game_file(), "").unwrap();
                 staged.point.hold = Some(games[n].lock().unwrap());
             }
             let seen = order.clone();
