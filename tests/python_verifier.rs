@@ -1,11 +1,13 @@
 //! The second verifier, `verify/pbem_verify.py` (Python, from SPEC.md alone), on the example game
 //! (passes) and on tampered public copies of it: one per tamper class the Rust audit catches
-//! without replay, each failing with the file (and field) named. Skipped, with the reason printed,
+//! without replay, each failing with the file (and field) named; on games whose seat keys are
+//! RSA or ECDSA; and on files that are not part of a game. Skipped, with the reason printed,
 //! only where `python3` is missing; `ssh-keygen` is required as by `tests/ssh_interop.rs`.
 
 use std::fs;
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
 
 use sha2::{Digest, Sha256};
 
@@ -147,6 +149,8 @@ fn the_python_verifier_passes_the_example_game_and_its_own_vectors() {
     assert!(o.status.success(), "{out}");
     assert!(out.contains("15 records") && out.contains("24 signed orders") && out.contains("14 of 14 step seeds"), "{out}");
     assert!(out.contains("42 rolls and draws re-derived") && out.contains("all 15 match states/"), "{out}");
+    // The outcome is the host's word, not re-derived: the summary must not pass it off as checked.
+    assert!(out.contains("(winner: confederate; not replayed here)") && out.contains("the outcome and winner of a game played to its end (shown as the host signed them, not replayed)"), "{out}");
     // A public copy (no host/, no reports/) verifies the same, and leaves no file behind.
     let tmp = tempfile::tempdir().unwrap();
     let dir = public_copy(tmp.path());
@@ -481,6 +485,8 @@ fn the_python_verifier_refuses_a_bad_archive_with_exit_2() {
         ("a `..` path", raw_tar("g/../../evil", regular, 1, b"x"), "g/../../evil: a path with `..`"),
         ("an absolute path", raw_tar("/tmp/evil", regular, 1, b"x"), "/tmp/evil: an absolute path"),
         ("a second folder", raw_tar("h/game.toml", regular, 1, b"x"), "h/game.toml: outside the game folder g/"),
+        ("a host file", raw_tar("g/host/host_key", regular, 1, b"x"), "g/host/host_key: not a file of a public copy"),
+        ("a state", raw_tar("g/states/000000.json", regular, 1, b"x"), "g/states/000000.json: not a file of a public copy"),
         ("a file twice", raw_tar("g/game.toml", regular, 1, b"y"), "g/game.toml: twice in the archive"),
         ("a tar bomb", raw_tar("g/scenario.toml", regular, 2 << 30, b""), "larger than a public copy may be"),
     ];
@@ -493,4 +499,115 @@ fn the_python_verifier_refuses_a_bad_archive_with_exit_2() {
         assert!(out.contains(&format!("{}: {why}", file.display())), "{class}: want {why:?} in: {out}");
         assert!(!tmp.path().join("evil").exists() && !Path::new("/tmp/evil").exists(), "{class}");
     }
+}
+
+/// A fresh key of `ssh-keygen -t kind -b bits` (no passphrase) at `path`.
+fn keygen(path: &Path, kind: &str, bits: &str) {
+    let o = Command::new("ssh-keygen").args(["-q", "-t", kind, "-b", bits, "-N", "", "-C", "u", "-f"]).arg(path).output().unwrap();
+    assert!(o.status.success(), "ssh-keygen -t {kind} -b {bits}: {}", text(&o));
+}
+
+/// `ssh-keygen -Y sign -n ns -f key` of `data` given on its standard input: the armored signature.
+fn sign_stdin(key: &Path, ns: &str, data: &[u8]) -> String {
+    let mut child = Command::new("ssh-keygen")
+        .args(["-q", "-Y", "sign", "-n", ns, "-f"])
+        .arg(key)
+        .env_remove("SSH_AUTH_SOCK")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(data).unwrap();
+    let o = child.wait_with_output().unwrap();
+    assert!(o.status.success(), "ssh-keygen -Y sign: {}", text(&o));
+    String::from_utf8(o.stdout).unwrap()
+}
+
+/// Seat keys of every type `ssh-keygen` makes that pbem accepts but Ed25519 (that one is the
+/// example game's): an honest game passes both checkers; the order's text changed, or signed by
+/// another key of the same type (each record re-signed by the host), fails naming the signature.
+#[test]
+fn the_python_verifier_checks_rsa_and_ecdsa_seat_keys() {
+    if !have_python() {
+        return;
+    }
+    let rec = "records/000001.json";
+    for (kind, bits) in [("rsa", "3072"), ("ecdsa", "256"), ("ecdsa", "384"), ("ecdsa", "521")] {
+        let tmp = tempfile::tempdir().unwrap();
+        let t = tmp.path();
+        let (g, key, form) = (t.join("g"), t.join("u"), t.join("o.toml"));
+        keygen(&key, kind, bits);
+        let seat = format!("union:u@example.org:{}.pub", key.display());
+        pbem_ok(&["new", g.to_str().unwrap(), "--rules", "throw-down-that-flag", "--player", &seat]);
+        pbem_ok(&["form", g.to_str().unwrap(), "--role", "union", "-o", form.to_str().unwrap()]);
+        pbem_ok(&["sign", "--key", key.to_str().unwrap(), form.to_str().unwrap()]);
+        pbem_ok(&["submit", g.to_str().unwrap(), form.to_str().unwrap()]);
+        pbem_ok(&["adjudicate", g.to_str().unwrap()]);
+        pbem_ok(&["audit", g.to_str().unwrap()]);
+        let o = verify(&g);
+        assert!(o.status.success() && text(&o).contains("1 signed orders"), "{kind} {bits}: {}", text(&o));
+        fs::copy(g.join("host/host_key"), t.join("host_key")).unwrap();
+
+        // One space more in the signed text (the same TOML), the record re-signed by the host.
+        let changed = t.join("changed");
+        copy_tree(&g, &changed);
+        edit(&changed, rec, "role = \\\"union\\\"", "role =  \\\"union\\\"");
+        resign(t, &changed, rec, "pbem-record");
+        assert_fails(&changed, &format!("{kind} {bits}: a changed order"), rec, "resolution.orders[0].signature: signature does not verify for seat:union");
+
+        // The same text signed by another key of the same type.
+        let other = t.join("other");
+        copy_tree(&g, &other);
+        let r: serde_json::Value = serde_json::from_slice(&fs::read(other.join(rec)).unwrap()).unwrap();
+        let order = &r["resolution"]["orders"][0];
+        let (signed, old_sig) = (order["text"].as_str().unwrap(), order["signature"].as_str().unwrap());
+        keygen(&t.join("other_key"), kind, bits);
+        let new_sig = sign_stdin(&t.join("other_key"), "pbem-orders", signed.as_bytes());
+        let json = |s: &str| serde_json::to_string(s).unwrap();
+        edit(&other, rec, &json(old_sig), &json(&new_sig));
+        resign(t, &other, rec, "pbem-record");
+        assert_fails(&other, &format!("{kind} {bits}: another key's signature"), rec, "resolution.orders[0].signature: signature does not verify for seat:union");
+    }
+}
+
+/// The two checkers agree on what is not part of a game: `pbem public`'s archive with the host's
+/// key added is refused by both (the verifier: exit 2, as for any archive that is no public
+/// copy); in a game folder, notes in `records/` and `receipts/` are ignored by both, but a file
+/// named like a record that is none still fails.
+#[test]
+fn both_checkers_refuse_an_archive_member_not_public_and_ignore_notes_in_a_folder() {
+    if !have_python() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let tar_file = tmp.path().join("demo.tar");
+    pbem_ok(&["public", "--out", tar_file.to_str().unwrap(), EXAMPLE]);
+    let unpacked = tmp.path().join("x");
+    tar::Archive::new(fs::File::open(&tar_file).unwrap()).unpack(&unpacked).unwrap();
+    let id = fs::read_dir(&unpacked).unwrap().next().unwrap().unwrap().file_name().into_string().unwrap();
+    let game = unpacked.join(&id);
+    fs::create_dir(game.join("host")).unwrap();
+    fs::copy(Path::new(EXAMPLE).join("host/host_key"), game.join("host/host_key")).unwrap();
+    let extra = tmp.path().join("extra.tar");
+    let mut b = tar::Builder::new(fs::File::create(&extra).unwrap());
+    b.append_dir_all(&id, &game).unwrap();
+    b.into_inner().unwrap();
+    let why = format!("{id}/host/host_key: not a file of a public copy");
+    let o = assert_cmd::Command::cargo_bin("pbem").unwrap().arg("audit").arg(&extra).output().unwrap();
+    assert!(!o.status.success() && text(&o).contains(&why), "pbem audit: {}", text(&o));
+    let o = verify_in(&extra, &tmp.path().join("tmp"));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains(&format!("{}: {why}", extra.display())), "{}", text(&o));
+
+    let dir = tmp.path().join("g");
+    copy_tree(Path::new(EXAMPLE), &dir);
+    for notes in ["records/notes.txt", "receipts/notes.txt", "receipts/000001/notes.txt"] {
+        fs::write(dir.join(notes), "my notes\n").unwrap();
+    }
+    pbem_ok(&["audit", dir.to_str().unwrap()]);
+    let o = verify(&dir);
+    assert!(o.status.success() && text(&o).contains("15 records"), "{}", text(&o));
+    fs::write(dir.join("records/x.json"), "{}\n").unwrap();
+    assert_fails(&dir, "a file named like a record", "records/x.json", "not a record file");
 }

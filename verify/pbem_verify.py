@@ -4,25 +4,35 @@
 Usage: python3 pbem_verify.py GAME_DIR|GAME.tar      (or: python3 pbem_verify.py --self-test)
 
 GAME_DIR holds game.toml, scenario.toml, records/ and receipts/ (states/ once the game is over;
-host/ and reports/ are not read). GAME.tar is a public copy as `pbem public` writes it (the
-archive a game's web page offers): its one folder is unpacked into a temporary folder, removed
-afterwards, and failures name the file in the archive (`GAME.tar:GAME/records/000003.json`). Checked, as SPEC.md states them: every record's and receipt's
-host signature (with the real `ssh-keygen -Y verify` and an allowed-signers file written from
-game.toml into a temporary folder that is removed afterwards), the hash chain, record 0's setup
+host/ and reports/ are not read; a file in records/, receipts/ or states/ not named like a record,
+receipt or state, say notes.txt, is ignored, as pbem ignores it). GAME.tar is a public copy as
+`pbem public` writes it (the archive a game's web page offers): only the files of a public copy
+(game.toml, scenario.toml, records/NNNNNN.json and receipts/NNNNNN/ROLE-K.toml, each record and
+receipt with its .sig), under one folder, which is unpacked into a temporary folder, removed
+afterwards; failures name the file in the archive (`GAME.tar:GAME/records/000003.json`). Checked,
+as SPEC.md states them: every record's and receipt's host signature and every order's seat
+signature (with the real `ssh-keygen -Y verify` and an allowed-signers file written from game.toml
+into a temporary folder that is removed afterwards, the signed bytes on its standard input; for
+every key type pbem accepts: Ed25519, ECDSA nistp256/384/521, RSA of 2048 bits or more,
+sk-ssh-ed25519@openssh.com, sk-ecdsa-sha2-nistp256@openssh.com), the hash chain, record 0's setup
 hash (followed through the host's seat changes to game.toml), the host controls (SPEC.md "Host
 controls"), every host seed against its commitment, every revealed order (its seat's signature, its
 commitment against its receipt, its header, its [orders] against the record), every receipt,
 every step seed whose nonces are public, every logged roll and draw re-derived from the step seed
 (ChaCha20 of RFC 8439, written below), the state commitments once the last record reveals the
 key, deadlines, NMR times and receipt times. What needs the game's rules (the legality of orders,
-default and built-in players' orders, the events themselves, when withheld orders fall due) is
-left to `pbem audit`, which replays every step.
+default and built-in players' orders, the events themselves, when withheld orders fall due, and
+the outcome and winner of a game played to its end, shown as the host signed them) is left to
+`pbem audit`, which replays every step.
 
 Exit status: 0 and a summary when everything holds; 1 and `FAIL: FILE: FIELD: what` for the first
-failure; 2 when it cannot run (a usage error, no ssh-keygen, an archive that is no tar or holds
-links, absolute or `..` paths, a second folder or more than 1 GiB or a million files). Python 3.11+ standard library only.
+failure; 2 when it cannot run (a usage error, no ssh-keygen or one without `-Y verify`, an archive
+that is no tar or holds links, absolute or `..` paths, a second folder, a file that is not of a
+public copy, or more than 1 GiB or a million files). Python 3.11+ standard library only.
 """
 
+import base64
+import binascii
 import copy
 import datetime
 import hashlib
@@ -186,7 +196,14 @@ class Fail(Exception):
         self.path, self.field, self.what = path, field, what
 
 
+class CannotRun(Exception):
+    """The verifier cannot go on (ssh-keygen missing or not runnable): exit 2, not a failure of the game."""
+
+
 HEX64 = re.compile(r"^[0-9a-f]{64}$")
+# The names of a record (records/) and of a receipt (receipts/NNNNNN/), each with its signature.
+RECORD_NAME = re.compile(r"[0-9]{6}\.json(\.sig)?")
+RECEIPT_NAME = re.compile(r"(.+)-([0-9]+)\.toml(\.sig)?")
 
 
 def hex32(path, field, value):
@@ -246,20 +263,75 @@ class Game:
         with open(sig_file, "wb") as f:
             f.write(signature if isinstance(signature, bytes) else signature.encode())
         cmd = ["ssh-keygen", "-Y", "verify", "-f", self.allowed, "-I", principal, "-n", namespace, "-s", sig_file]
-        p = subprocess.run(cmd, input=data, capture_output=True)
+        try:
+            p = subprocess.run(cmd, input=data, capture_output=True)
+        except OSError as e:
+            raise CannotRun(f"cannot run ssh-keygen ({e.strerror or e}): OpenSSH's ssh-keygen (8.2 or later) is needed to check signatures")
         self.sig_count += 1
         if p.returncode != 0:
             why = (p.stderr or p.stdout).decode(errors="replace").strip().splitlines()
+            if any(line.startswith("usage:") or "illegal option" in line or "unknown option" in line for line in why):
+                raise CannotRun("this ssh-keygen cannot verify signatures (`ssh-keygen -Y verify` needs OpenSSH 8.2 or later)")
             raise Fail(path, field, f"signature does not verify for {principal} in namespace {namespace}"
                        f" (ssh-keygen: {why[-1] if why else 'failed'})")
 
 
+# The key types pbem accepts for seats and the host (SPEC.md "Order files and signatures"): the
+# fields of each one's public-key blob after its type name, and RSA's least modulus size.
+KEY_FIELDS = {
+    "ssh-ed25519": 1,  # the 32-byte key
+    "ecdsa-sha2-nistp256": 2, "ecdsa-sha2-nistp384": 2, "ecdsa-sha2-nistp521": 2,  # curve, point
+    "ssh-rsa": 2,  # e, n
+    "sk-ssh-ed25519@openssh.com": 2,  # key, application
+    "sk-ecdsa-sha2-nistp256@openssh.com": 3,  # curve, point, application
+}
+MIN_RSA_BITS = 2048
+
+
+def ssh_strings(blob):
+    """The SSH `string`s (4-byte big-endian length, then the bytes) that make up `blob` exactly,
+    or None when a length runs past the end."""
+    out = []
+    while blob:
+        if len(blob) < 4:
+            return None
+        n = struct.unpack(">I", blob[:4])[0]
+        if n > len(blob) - 4:
+            return None
+        out.append(blob[4:4 + n])
+        blob = blob[4 + n:]
+    return out
+
+
 def key_of(line, path, field):
-    """`ssh-ed25519 BASE64` of an OpenSSH public-key line (the comment dropped)."""
+    """`TYPE BASE64` of an OpenSSH public-key line (the comment dropped), of a type pbem accepts:
+    Ed25519, ECDSA nistp256/384/521, RSA of at least 2048 bits, sk-ssh-ed25519@openssh.com or
+    sk-ecdsa-sha2-nistp256@openssh.com. The key blob must name the line's type and hold that
+    type's fields, nothing more (`ssh-keygen -Y verify` checks the signatures themselves)."""
     parts = line.split() if isinstance(line, str) else []
-    if len(parts) < 2 or parts[0] != "ssh-ed25519":
-        raise Fail(path, field, "not an ssh-ed25519 public key line")
-    return f"{parts[0]} {parts[1]}"
+    if len(parts) < 2 or not parts[1].startswith("AAAA"):
+        raise Fail(path, field, "not an OpenSSH public key line (TYPE AAAA... [comment])")
+    kind, b64 = parts[0], parts[1]
+    if kind not in KEY_FIELDS:
+        raise Fail(path, field, f"a key of type {kind}, which pbem does not accept (Ed25519, ECDSA nistp256/384/521, RSA of "
+                   f"{MIN_RSA_BITS} bits or more, sk-ssh-ed25519@openssh.com, sk-ecdsa-sha2-nistp256@openssh.com)")
+    try:
+        blob = base64.b64decode(b64, validate=True)
+    except (binascii.Error, ValueError):
+        blob = None
+    fields = ssh_strings(blob) if blob else None
+    if not fields or fields[0] != kind.encode() or len(fields) != 1 + KEY_FIELDS[kind]:
+        raise Fail(path, field, f"not a valid {kind} public key (its base64 blob does not hold a {kind} key)")
+    curve = re.search(r"nistp[0-9]+", kind)
+    if curve and fields[1] != curve.group().encode():
+        raise Fail(path, field, f"not a valid {kind} public key (its curve is {fields[1].decode(errors='replace')!r})")
+    if "ed25519" in kind and len(fields[1]) != 32:
+        raise Fail(path, field, f"not a valid {kind} public key (its key is {len(fields[1])} bytes, not 32)")
+    if kind == "ssh-rsa":
+        bits = int.from_bytes(fields[2], "big").bit_length()
+        if bits < MIN_RSA_BITS:
+            raise Fail(path, field, f"a {bits}-bit RSA key: pbem accepts RSA keys of at least {MIN_RSA_BITS} bits")
+    return f"{kind} {b64}"
 
 
 def order_toml(text):
@@ -358,10 +430,15 @@ class Checker:
             raise Fail("records", None, "missing or empty")
         nums = set()
         for name in names:
-            m = re.match(r"^(\d{6})\.json(\.sig)?$", name)
-            if not m:
+            # Another file (notes, an editor's backup, a temporary file of an interrupted write)
+            # is no part of the game: pbem ignores it too. One named like a record must be one.
+            if not name.endswith((".json", ".json.sig")):
+                continue
+            if not RECORD_NAME.fullmatch(name):
                 raise Fail(f"records/{name}", None, "not a record file (records/NNNNNN.json and NNNNNN.json.sig)")
-            nums.add(int(m.group(1)))
+            nums.add(int(name[:6]))
+        if not nums:
+            raise Fail("records", None, "holds no record")
         last = max(nums)
         missing = [n for n in range(last + 1) if n not in nums]
         if missing:
@@ -864,8 +941,13 @@ def load_receipts(ck):
     open_step = max(ck.spans, default=0)
     ck.receipts, ck.deferred, count = {}, [], 0
     for d in ck.g.listdir("receipts") or []:
-        if not re.match(r"^\d{6}$", d) or not 1 <= int(d) <= open_step:
+        # A name of digits is a step's folder; any other file (notes) is no part of the game.
+        if not re.fullmatch(r"[0-9]+", d):
+            continue
+        if not re.fullmatch(r"[0-9]{6}", d) or not 1 <= int(d) <= open_step:
             raise Fail(f"receipts/{d}", None, f"receipts for a step no record opened (the last step opened is {open_step})")
+        if ck.g.listdir(f"receipts/{d}") is None:
+            raise Fail(f"receipts/{d}", None, "not a folder of receipts")
         step = int(d)
         span = ck.spans.get(step)
         if span is None:
@@ -874,11 +956,14 @@ def load_receipts(ck):
         asked = [a.get("role") for a in opening.get("asks", []) if isinstance(a, dict)]
         by_role = {}
         for name in ck.g.listdir(f"receipts/{d}"):
-            m = re.match(r"^(.+)-(\d+)\.toml(\.sig)?$", name)
+            # Every ROLE-K.toml is a receipt (its .sig is read with it); another .toml is a
+            # receipt out of place; any other file (notes, a .sig alone) is no part of the game.
+            if not name.endswith(".toml"):
+                continue
+            m = RECEIPT_NAME.fullmatch(name)
             if not m:
                 raise Fail(f"receipts/{d}/{name}", None, "not a receipt file (ROLE-K.toml and ROLE-K.toml.sig)")
-            if not m.group(3):
-                by_role.setdefault(m.group(1), []).append(int(m.group(2)))
+            by_role.setdefault(m.group(1), []).append(int(m.group(2)))
         for role in sorted(by_role):
             for k, seq in enumerate(sorted(by_role[role]), start=1):
                 path = receipt_name(step, role, seq)
@@ -942,7 +1027,10 @@ def check_states(ck):
     against states/NNNNNN.json (when the copy holds states/)."""
     names = ck.g.listdir("states")
     for name in names or []:
-        m = re.match(r"^(\d{6})\.json$", name)
+        # As in records/: a file not named like a state is no part of the game.
+        if not name.endswith(".json"):
+            continue
+        m = re.fullmatch(r"([0-9]{6})\.json", name)
         if not m or int(m.group(1)) > ck.last:
             raise Fail(f"states/{name}", None, f"no record {name[:6]} (the last record is {ck.last}): a history cut short?")
     final = ck.recs[-1]
@@ -979,8 +1067,13 @@ def run(root):
             raise ck.deferred[0]
         states = check_states(ck)
         final = ck.recs[-1]
-        status = (f"over: {final['outcome'].get('summary', final['outcome'])}" if final.get("outcome") is not None
-                  else f"goes on: step {final['opening']['step']} open until {final['opening']['deadline']}")
+        if final.get("outcome") is not None:
+            out = final["outcome"]
+            winner = out.get("winner") if isinstance(out, dict) else None
+            status = (f"is over; the host's signed record says: {out.get('summary', out) if isinstance(out, dict) else out}"
+                      f" (winner: {winner if winner is not None else 'none'}; not replayed here)")
+        else:
+            status = f"goes on: step {final['opening']['step']} open until {final['opening']['deadline']}"
         lines = [
             f"game {ck.id}: {ck.last + 1} records (hash chain and host signatures), {receipts} receipts, "
             f"{ck.orders} signed orders, {ck.nmr} NMR, {ck.seeds} of {ck.resolved} step seeds, {ck.rolls} rolls and draws "
@@ -989,8 +1082,9 @@ def run(root):
             f"the game {status}",
         ]
         lines += [f"note: {x}" for x in ck.notes]
-        lines.append("not checked here (needs the game's rules; run `pbem audit`): legality of orders, default and "
-                     "built-in players' orders, the events' texts, when withheld orders fall due, the side of a seat that resigned")
+        lines.append("not checked here (needs the game's rules; run `pbem audit`): the outcome and winner of a game played "
+                     "to its end (shown as the host signed them, not replayed), legality of orders, default and built-in "
+                     "players' orders, the events' texts, when withheld orders fall due, the side of a seat that resigned")
         return lines
 
 
@@ -1020,30 +1114,47 @@ def archive_parts(m):
     return parts
 
 
+def public_file(parts):
+    """True for the path of a file a public copy holds, inside its game folder (SPEC.md and README
+    "The public web site": what `pbem public` writes): game.toml, scenario.toml,
+    records/NNNNNN.json, receipts/NNNNNN/ROLE-K.toml, each record and receipt with its .sig."""
+    if parts in (["game.toml"], ["scenario.toml"]):
+        return True
+    if len(parts) == 2 and parts[0] == "records":
+        return RECORD_NAME.fullmatch(parts[1]) is not None
+    return (len(parts) == 3 and parts[0] == "receipts" and re.fullmatch(r"[0-9]{6}", parts[1]) is not None
+            and RECEIPT_NAME.fullmatch(parts[2]) is not None)
+
+
 def unpack_public_copy(archive, into):
     """Unpacks the tar archive `archive` into the folder `into` (each file written anew by this
     code, never by tarfile's extraction) and returns the name of its one game folder. Raises
     BadArchive for an archive that is no tar, an unsafe member (`archive_parts`), a file outside
-    one folder, a member twice, or more than MAX_UNPACKED_BYTES or MAX_ENTRIES."""
+    one folder or not of a public copy (`public_file`: `pbem audit` refuses such an archive too,
+    say one holding `GAME/host/host_key`), a member twice, or more than MAX_UNPACKED_BYTES or
+    MAX_ENTRIES. Folder entries are only checked for safety: the files make their folders."""
     game, seen, total, count = None, set(), 0, 0
     try:
         with tarfile.open(archive, mode="r:") as tf:
             for m in tf:
                 count += 1
                 parts = archive_parts(m)
-                if not parts:
+                if count > MAX_ENTRIES:
+                    raise BadArchive(f"larger than a public copy may be ({MAX_UNPACKED_BYTES} bytes, {MAX_ENTRIES} files)")
+                if not parts or m.isdir():
                     continue
                 if game is None:
                     game = parts[0]
-                if parts[0] != game or (m.isfile() and len(parts) < 2):
+                if parts[0] != game:
                     raise BadArchive(f"{m.name}: outside the game folder {game}/ (a public copy holds one folder)")
+                # As pbem reads a member's path: a game folder is not hidden, and a path does not start with `./`.
+                if game.startswith(".") or m.name.startswith("./") or not public_file(parts[1:]):
+                    raise BadArchive(f"{m.name}: not a file of a public copy (GAME/game.toml, GAME/scenario.toml, "
+                                     "GAME/records/NNNNNN.json, GAME/receipts/NNNNNN/ROLE-K.toml, each with its .sig)")
                 total += max(m.size, 0)
-                if total > MAX_UNPACKED_BYTES or count > MAX_ENTRIES:
+                if total > MAX_UNPACKED_BYTES:
                     raise BadArchive(f"larger than a public copy may be ({MAX_UNPACKED_BYTES} bytes, {MAX_ENTRIES} files)")
                 dest = os.path.join(into, *parts)
-                if m.isdir():
-                    os.makedirs(dest, exist_ok=True)
-                    continue
                 if "/".join(parts) in seen:
                     raise BadArchive(f"{m.name}: twice in the archive")
                 seen.add("/".join(parts))
@@ -1067,6 +1178,9 @@ def check(root, shown):
         return 1
     try:
         lines = run(root)
+    except CannotRun as e:
+        print(f"pbem_verify: {e}", file=sys.stderr)
+        return 2
     except Fail as e:
         field = f"{e.field}: " if e.field else ""
         print(f"FAIL: {os.path.join(shown, e.path)}: {field}{e.what}")
