@@ -102,6 +102,7 @@ fn reports_replies_and_reminders_go_out_once() {
     let r = cron::run(&root, &cfg, at("2026-07-02T02:00:00Z"), &mut e).unwrap();
     assert!(r.queued.is_empty());
     assert_eq!(sent(&out).iter().filter(|(_, m)| m.subject.contains("reminder")).count(), 2);
+    assert!(sent(&out).iter().filter(|(_, m)| m.subject.contains("reminder")).all(|(_, m)| m.text.contains("Without orders by the deadline, the game's default (NMR) orders are used for you.")));
 
     // Both players mail orders: receipts out, the step resolves, new reports out.
     deliver(tmp.path(), "u1", &order_mail(&game, "union", 1));
@@ -413,4 +414,30 @@ fn a_new_game_with_a_deleted_ones_id_is_mailed() {
     assert!(r.games[0].summary.contains("resolved step(s) 1"), "{r:?}");
     let resolved = sent(&o.out).iter().filter(|(_, m)| m.subject.contains("step 1 resolved")).count();
     assert_eq!(resolved, 4, "the new game's step 1 reports are mailed too");
+}
+
+/// A reminder says what the seat's next miss gets under the game's NMR policy, and the grace
+/// after the deadline (tester14 T14a-5: every reminder said the default orders).
+#[test]
+fn a_reminder_names_the_built_in_player_and_the_grace_where_they_apply() {
+    use pbem::model::{Deadlines, NmrMode, NmrPolicy, Seat};
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let seats = ["confederate", "union"]
+        .iter()
+        .map(|r| Seat { role: r.to_string(), email: email(r).to_string(), key: key(r).public_key().to_openssh().unwrap(), time_zone: None })
+        .collect();
+    let deadlines = Deadlines { default_hours: 24, grace_hours: 6, ..Default::default() };
+    let new = pipeline::NewGame { id: Some("g1".into()), rules: "gettysburg-campaign".into(), scenario: None, options: Default::default(), seats, deadlines, nmr: NmrPolicy { policy: NmrMode::Bot, bot_after: 0 } };
+    pipeline::create(&root.join("g1"), new, at("2026-07-01T12:00:00Z"), &mut Entropy::seeded([3; 32])).unwrap();
+    let out = tmp.path().join("sent");
+    let cfg = config(tmp.path(), TransportConfig::File { dir: out.clone() });
+    let mut e = Entropy::seeded([9; 32]);
+    cron::run(&root, &cfg, at("2026-07-01T12:05:00Z"), &mut e).unwrap();
+    cron::run(&root, &cfg, at("2026-07-02T01:00:00Z"), &mut e).unwrap();
+    let reminders: Vec<Mail> = sent(&out).into_iter().map(|(_, m)| m).filter(|m| m.subject.contains("reminder")).collect();
+    assert_eq!(reminders.len(), 2);
+    for m in reminders {
+        assert!(m.text.contains("Without orders within the 6 hours of grace after the deadline, the built-in player plays for you (the game's NMR policy)."), "{}", m.text);
+    }
 }

@@ -15,6 +15,24 @@ pub fn reminder_id(id: &str, step: u64, role: &str) -> String {
     stable_id(&["reminder", id, &step.to_string(), role])
 }
 
+/// What happens without `role`'s orders in the open step of `g`, as its record would say it:
+/// by the deadline, or after the game's grace, the game's default orders, or the built-in
+/// player's once the seat has missed `bot_after` steps in a row (SPEC.md "NMR policy"; tester14
+/// T14a-5: every reminder said the default orders).
+fn without_orders(g: &Loaded, role: &str) -> Result<String> {
+    let grace = g.gf.deadlines.grace_hours;
+    let by = match grace {
+        0 => "by the deadline".to_string(),
+        1 => "within the hour of grace after the deadline".to_string(),
+        h => format!("within the {h} hours of grace after the deadline"),
+    };
+    let missed = pipeline::missed_in_a_row(g, role)?;
+    Ok(match g.gf.nmr.kind_for(missed) {
+        "bot" => format!("Without orders {by}, the built-in player plays for you (the game's NMR policy)."),
+        _ => format!("Without orders {by}, the game's default (NMR) orders are used for you."),
+    })
+}
+
 /// Queues due reminders for the open step of `g`; returns the ids queued.
 pub fn queue_reminders(g: &Loaded, cfg: &HostConfig, outbox: &Outbox, now: DateTime<Utc>) -> Result<Vec<String>> {
     let mut out = Vec::new();
@@ -41,12 +59,13 @@ pub fn queue_reminders(g: &Loaded, cfg: &HostConfig, outbox: &Outbox, now: DateT
         }
         let body = format!(
             "Reminder: your orders for step {} of game {} ({}) are due by {}.\n\
-             No orders from you have been received for this step. Without orders by the deadline the\n\
-             game's default (NMR) orders are used for you. Your last report holds the order form.\n",
+             No orders from you have been received for this step. {}\n\
+             Your last report holds the order form.\n",
             op.step,
             g.gf.id,
             ask.kind,
-            super::config::seat_time(cfg, seat, &op.deadline)
+            super::config::seat_time(cfg, seat, &op.deadline),
+            without_orders(g, &ask.role)?
         );
         let m = compose::build(Draft {
             id,
