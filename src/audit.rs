@@ -857,7 +857,8 @@ impl Audit {
         };
         // The state key is revealed by the record that ends the game, and by no other.
         if rec.state_key.is_some() != rec.outcome.is_some() {
-            return Err(fail(AuditCheck::Commitment, &rpath, if rec.outcome.is_some() { "ends the game without revealing the state key" } else { "reveals the state key before the game is over" }));
+            let what = if rec.outcome.is_some() { "ends the game without revealing the state key" } else { "reveals the state key before the game is over" };
+            return Err(fail_field(AuditCheck::Commitment, &rpath, bytes, "state_key", "", what));
         }
         if self.secret_from.is_none() {
             self.check_replayed(n, bytes, rec, want_step)?;
@@ -880,8 +881,11 @@ impl Audit {
         if !self.ahead.record_signed() {
             check_host_sig(&rpath, bytes, &self.host, NS_RECORD)?;
         }
-        if model::record_bytes(rec) != *bytes {
-            return Err(fail(AuditCheck::Record, &rpath, "not in canonical form"));
+        let canonical = model::record_bytes(rec);
+        if canonical != *bytes {
+            // The first line that differs from the record's canonical form (tester14 T14b-4).
+            let line = bytes.split(|&b| b == b'\n').zip(canonical.split(|&b| b == b'\n')).position(|(a, b)| a != b).map_or_else(|| bytes.iter().filter(|&&b| b == b'\n').count().min(canonical.iter().filter(|&&b| b == b'\n').count()) + 1, |i| i + 1);
+            return Err(AuditFailure::new(AuditCheck::Record, &rpath, "not in canonical form (pretty-printed JSON, keys in pbem's order, a final newline)").at_line(Some(line)).into());
         }
         if rec.index != n || rec.game != self.gf.id {
             return Err(fail(AuditCheck::Record, &rpath, format!("says it is record {} of game {}", rec.index, rec.game)));
@@ -1066,7 +1070,7 @@ impl Audit {
         if let Some(key) = self.state_key.as_ref().filter(|_| !stored_ahead)
             && pipeline::state_commitment(&self.gf.id, n, key, &self.state) != rec.state
         {
-            return Err(fail(AuditCheck::Commitment, &rpath, "replayed state does not match the record's state commitment"));
+            return Err(fail_field(AuditCheck::Commitment, &rpath, bytes, "state", "", "the replayed state does not match the record's state commitment"));
         }
         let spath = self.gd.state(n);
         if self.has_states && !stored_ahead {
@@ -1339,7 +1343,8 @@ impl Audit {
     fn check_step_seed(&self, st: &Step<'_>, nonces: &BTreeMap<String, [u8; 32]>) -> Result<[u8; 32]> {
         let seed = commit::step_seed(&self.gf.id, st.res.step, &st.host_seed, nonces.iter().map(|(r, n)| (r.as_str(), n)));
         if hex::encode(seed) != st.res.seed {
-            return Err(fail(AuditCheck::Seed, &st.rpath, format!("step seed of step {} is not derived from the host seed and nonces", st.res.step)));
+            let bytes = self.hist.records.get(st.n as usize).map_or(&[][..], |r| &r.bytes[..]);
+            return Err(fail_field(AuditCheck::Seed, &st.rpath, bytes, "resolution.seed", "", format!("the step seed of step {} is not derived from the host seed and nonces", st.res.step)));
         }
         Ok(seed)
     }

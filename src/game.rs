@@ -525,13 +525,41 @@ pub trait DynGame: Send + Sync {
     fn play_out(&self, start: &str, policy: &str, seed: [u8; 32]) -> Result<Played, GameError>;
 }
 
+/// 1-based line where the TOML `field` is written in `text`, by the parser's spans: dotted keys,
+/// each optionally followed by `[i]` indexes into an array (`map.roads[1]`,
+/// `union.corps[2].commander`, `character[0].start`). The line of the deepest part of the path
+/// that is there (a missing key gives the line of its table, an array of tables its element's
+/// `[[...]]` header); `None` when `text` is not TOML or not even the path's first key is there.
+fn locate_path(text: &str, field: &str) -> Option<usize> {
+    use toml::de::{DeTable, DeValue};
+    let doc = DeTable::parse(text).ok()?;
+    let (mut table, mut at) = (doc.get_ref(), None);
+    for part in field.split('.') {
+        let (key, indexes) = part.split_once('[').unwrap_or((part, ""));
+        let Some((_, mut value)) = table.iter().find(|(k, _)| k.get_ref().as_ref() == key.trim()) else { break };
+        at = Some(value);
+        for i in indexes.split('[').filter(|i| !i.is_empty()).map(|i| i.trim_end_matches(']').trim().parse::<usize>()) {
+            match (value.get_ref(), i) {
+                (DeValue::Array(a), Ok(i)) if i < a.len() => value = &a[i],
+                _ => break,
+            }
+            at = Some(value);
+        }
+        match value.get_ref() {
+            DeValue::Table(t) => table = t,
+            _ => break,
+        }
+    }
+    at.map(|v| text.as_bytes()[..v.span().start.min(text.len())].iter().filter(|&&b| b == b'\n').count() + 1)
+}
+
 /// A scenario error `e` of the scenario `text` with the line its field is written on put first
 /// (`line 35: map.roads[1]: unknown town "Nowhere"`): a game names the field before the message's
 /// first `: `; a message with no field found in the text (a parse error names its own line) is
 /// left as it is.
 fn at_line(e: GameError, text: &str) -> GameError {
     match e {
-        GameError::Scenario(m) => match m.split_once(": ").and_then(|(field, _)| crate::orderfile::locate_path(text, field)) {
+        GameError::Scenario(m) => match m.split_once(": ").and_then(|(field, _)| locate_path(text, field)) {
             Some(line) => GameError::Scenario(format!("line {line}: {m}")),
             None => GameError::Scenario(m),
         },
@@ -744,6 +772,22 @@ pub fn play_out<G: Game + ?Sized>(g: &G, start: G::State, policy: &str, seed: [u
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn locates_scenario_paths_with_indexes() {
+        let text = "title = \"t\"\n[map]\nroads = [\n  [\"A\", \"B\"],\n  [\"C\", \"D\"],\n]\n[[map.towns]]\nname = \"A\"\n[[map.towns]]\nname = \"B\"\npoints = 3\n[union]\nstart = \"A\"\n";
+        let at = |f| locate_path(text, f);
+        assert_eq!(at("title"), Some(1));
+        assert_eq!(at("map.roads[1]"), Some(5));
+        assert_eq!(at("map.roads[0][1]"), Some(4));
+        assert_eq!(at("map.towns[1]"), Some(9), "an element of an array of tables: its header");
+        assert_eq!(at("map.towns[1].points"), Some(11));
+        assert_eq!(at("map.towns[1].x"), Some(9), "a missing key: its table");
+        assert_eq!(at("map.towns[7].name"), Some(7), "past the end: the array");
+        assert_eq!(at("union.start.more"), Some(13));
+        assert_eq!(at("confederate.start"), None);
+        assert_eq!(locate_path("not = = toml", "not"), None);
+    }
 
     #[test]
     fn the_option_reader_reports_the_first_problem_in_key_order() {

@@ -1587,6 +1587,12 @@ struct Before {
     misses: BTreeMap<String, u32>,
 }
 
+/// The steps in a row `role` has missed up to `g`'s newest record ([`model::count_misses`]): with
+/// the game's NMR policy, which orders its next miss gets (`NmrPolicy::kind_for`).
+pub fn missed_in_a_row(g: &Loaded, role: &str) -> Result<u32> {
+    Ok(read_before_kept(&g.dir, g.record.index, &g.record_bytes)?.misses.get(role).copied().unwrap_or(0))
+}
+
 /// Reads records 1..=`last` for a new step ([`Before`]).
 fn read_before(dir: &GameDir, last: u64) -> Result<Before> {
     let mut before = Before { withheld: BTreeMap::new(), misses: BTreeMap::new() };

@@ -147,3 +147,21 @@ fn a_receipt_whose_nonce_flag_belies_its_order_is_named_at_that_line() {
     let line = std::fs::read_to_string(&rp).unwrap().lines().position(|l| l.starts_with("nonce = ")).unwrap() + 1;
     assert_eq!(audit_error(&game), format!("pbem: audit failed: {}:{line}: nonce: says false, but the order it receipts has a nonce", rp.display()));
 }
+
+#[test]
+fn a_record_out_of_canonical_form_or_with_another_seed_is_named_at_the_line() {
+    // tester14 T14b-4: these failures named the file alone.
+    let tmp = tempfile::tempdir().unwrap();
+    let game = game_with_a_step(tmp.path());
+    let r1 = game.join("records/000001.json");
+    let was = edit(&r1, |t| t.replacen("\n  \"index\": 1,\n", "\n  \"index\":  1,\n", 1));
+    resign(&game, &r1);
+    let line = was.lines().position(|l| l.starts_with("  \"index\": ")).unwrap() + 1;
+    assert_eq!(audit_error(&game), format!("pbem: audit failed: {}:{line}: not in canonical form (pretty-printed JSON, keys in pbem's order, a final newline)", r1.display()));
+    std::fs::write(&r1, &was).unwrap();
+    let seed = serde_json::from_str::<serde_json::Value>(&was).unwrap()["resolution"]["seed"].as_str().unwrap().to_string();
+    edit(&r1, |t| t.replacen(&seed, &"0".repeat(64), 1));
+    resign(&game, &r1);
+    let line = was.lines().position(|l| l.contains(&format!("\"seed\": \"{seed}\""))).unwrap() + 1;
+    assert_eq!(audit_error(&game), format!("pbem: audit failed: {}:{line}: resolution.seed: the step seed of step 1 is not derived from the host seed and nonces", r1.display()));
+}

@@ -403,11 +403,19 @@ fn in_zone(tz: chrono_tz::Tz, t: &str) -> String {
     crate::when::parse_time(t).map_or_else(|_| t.to_string(), |t| crate::when::long(t, tz))
 }
 
+/// A seat's newest accepted order of a step: its receipt number, and whether the seat's present
+/// holder sent it (signed with the seat's key in `game.toml`) or its holder before a seat change
+/// did (it stands, but the mail must not tell the new holder "your orders are in": tester14 T14a-3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct In {
+    pub seq: u64,
+    pub by_you: bool,
+}
+
 /// What a seat's mail subject says is needed in the step `op` opens: `orders needed by Thu 3
 /// Dec 08:00 EST` (in the seat's zone), `no orders needed from you`, or, while the game is paused,
 /// that no deadline runs.
-pub fn needed(cfg: &HostConfig, seat: &crate::model::Seat, op: &crate::model::Opening, sent: Option<super::report_mail::In>) -> String {
-    use super::report_mail::In;
+pub fn needed(cfg: &HostConfig, seat: &crate::model::Seat, op: &crate::model::Opening, sent: Option<In>) -> String {
     if !op.asks.iter().any(|a| a.role == seat.role) {
         return "no orders needed from you".into();
     }

@@ -6,7 +6,7 @@ use std::path::Path;
 
 use chrono::{DateTime, Utc};
 
-use super::config::{HostConfig, seat_deadline};
+use super::config::{HostConfig, In, seat_deadline};
 use crate::error::{Error, Result};
 use crate::model::{GameFile, Record};
 use crate::{pipeline, report, store};
@@ -112,15 +112,6 @@ pub fn new_holder_plans(dir: &store::GameDir, rec: &Record, role: &str) -> Resul
 /// The seq of `role`'s newest receipt in `step`, if its orders are in.
 pub fn orders_in(dir: &store::GameDir, gf: &GameFile, step: u64, role: &str) -> Result<Option<In>> {
     Ok(pipeline::latest_receipts(dir, step)?.get(role).map(|r| In { seq: r.seq, by_you: pipeline::sent_by_present_holder(dir, gf, step, role, r.seq) }))
-}
-
-/// A seat's newest accepted order of a step: its receipt number, and whether the seat's present
-/// holder sent it (signed with the seat's key in `game.toml`) or its holder before a seat change
-/// did (it stands, but the mail must not tell the new holder "your orders are in": tester14 T14a-3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct In {
-    pub seq: u64,
-    pub by_you: bool,
 }
 
 /// Attaches the picture of the board as `role` sees it after record `n` (a PNG, mail programs
