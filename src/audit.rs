@@ -883,8 +883,8 @@ impl Audit {
         }
         let canonical = model::record_bytes(rec);
         if canonical != *bytes {
-            // The first line that differs from the record's canonical form (tester14 T14b-4).
-            let line = bytes.split(|&b| b == b'\n').zip(canonical.split(|&b| b == b'\n')).position(|(a, b)| a != b).map_or_else(|| bytes.iter().filter(|&&b| b == b'\n').count().min(canonical.iter().filter(|&&b| b == b'\n').count()) + 1, |i| i + 1);
+            // Named at the first line that differs from its canonical form (tester14 T14b-4).
+            let line = first_differing_line(bytes, &canonical);
             return Err(AuditFailure::new(AuditCheck::Record, &rpath, "not in canonical form (pretty-printed JSON, keys in pbem's order, a final newline)").at_line(Some(line)).into());
         }
         if rec.index != n || rec.game != self.gf.id {
@@ -1125,6 +1125,12 @@ impl Audit {
         let pinned = report::Pinned { record: rec, sha256: &self.hist.records[n as usize].sha256, earlier_wording: true };
         Ok(report::render_pinned(&self.env, self.game, gf, pinned, &self.events, &self.state, role)?.as_bytes() == have)
     }
+}
+
+/// The 1-based line where `a` and `b` first differ (one ending early: the line after its last).
+fn first_differing_line(a: &[u8], b: &[u8]) -> usize {
+    let (a, b): (Vec<&[u8]>, Vec<&[u8]>) = (a.split(|&c| c == b'\n').collect(), b.split(|&c| c == b'\n').collect());
+    a.iter().zip(&b).position(|(x, y)| x != y).unwrap_or(a.len().min(b.len())) + 1
 }
 
 /// The receipt `rp` says `nonce = said`: true exactly when the order it receipts holds a nonce
