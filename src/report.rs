@@ -164,7 +164,8 @@ pub struct Pinned<'a> {
     pub sha256: &'a str,
     /// Render as versions before 2026-12-03 did: an NMR the built-in player covered worded as
     /// the default orders ("the default orders were used"), and a host control record's time
-    /// left counted from when its step opened, not from the control (tester14 T14a-2). The audit
+    /// left counted from when its step opened, not from the control (tester14 T14a-2), its asked
+    /// seats headed "awaiting orders from" (T14a-4). The audit
     /// accepts a report those versions wrote so, so that a game they made still audits (reports
     /// are replayed byte for byte). `false` everywhere else.
     pub earlier_wording: bool,
@@ -223,6 +224,10 @@ pub fn render_pinned(
         opening => Value::from(minijinja::value::Serde(&record.opening)),
         outcome => Value::from(minijinja::value::Serde(&record.outcome)),
         form => form,
+        // A host control's report is written with orders perhaps already in, which it cannot
+        // see (a report is a function of the record and state): it names the seats asked, not
+        // the ones still awaited (tester14 T14a-4; the mail's head and `status` say who sent).
+        asks_heading => if record.control.is_some() && !pinned.earlier_wording { "orders asked of (some may be in already)" } else { "awaiting orders from" },
         deadline => deadline.as_ref().map(|d| d.0.clone()),
         time_left => deadline.and_then(|d| d.1),
         pin => &pin,

@@ -219,15 +219,18 @@ fn a_control_records_report_counts_the_time_left_from_the_control() {
     assert!(t.run(&["resume", "--now", "2026-07-04T11:00:00Z"]).contains("deadline is now 2026-07-04T13:00:00Z"));
     let r = t.report(2, "union");
     assert!(r.contains("time left: 2 hours (when this report was written)"), "{r}");
+    // T14a-4: the report cannot see orders already in; it names the seats asked.
+    assert!(r.contains("  orders asked of (some may be in already): confederate (command), union (command)\n"), "{r}");
     assert!(r.contains("# Time left: 2 hours (when this form was made)"), "{r}");
     t.run(&["deadline", "--extend", "24h", "--now", "2026-07-04T12:00:00Z"]);
     let r = t.report(3, "union");
     assert!(r.contains("time left: 1 day 1 hour (when this report was written)"), "{r}");
     audit_passes(&t.game());
-    // A report an earlier version wrote (the time left from when the step opened) still audits;
-    // any other figure does not.
+    // A report an earlier version wrote (the time left from when the step opened, the seats
+    // asked headed as awaited) still audits; any other figure does not.
     let path = t.game().join("reports/000002/union.txt");
-    std::fs::write(&path, t.report(2, "union").replace("left: 2 hours", "left: 3 days 1 hour")).unwrap();
+    let earlier = t.report(2, "union").replace("left: 2 hours", "left: 3 days 1 hour").replace("orders asked of (some may be in already):", "awaiting orders from:");
+    std::fs::write(&path, earlier).unwrap();
     audit_passes(&t.game());
     std::fs::write(&path, t.report(2, "union").replace("left: 3 days 1 hour", "left: 5 hours")).unwrap();
     audit_fails(&t.game(), "the report");
