@@ -1915,21 +1915,20 @@ pub fn end_by_players(g: &Loaded, now: DateTime<Utc>) -> Result<Option<Record>> 
 
 /// The end the accepted orders ask for: a resignation among the open step's newest orders (the
 /// first by role), else, when one of them offers a draw, every seat's newest order (in any step)
-/// offering it, by role. Only orders signed with the seat's present key count: a seat change to
-/// another key withdraws what the seat's earlier holder asked (the new holder has not agreed to
-/// it; SPEC.md "Ending by the players", tester14 T14a-1).
+/// offering it, by role. A resignation ended the game when it was accepted (only a crash before
+/// its record leaves it here), so it counts whoever holds the seat now; a draw offer stands for
+/// the seat's holder, so only offers signed with the seat's present key count: a seat change to
+/// another key withdraws the earlier holder's (the new holder has not agreed to it; SPEC.md
+/// "Ending by the players", tester14 T14a-1, tester15 T15-1).
 fn players_end(g: &Loaded) -> Result<Option<(ControlAction, Vec<SignedOrder>)>> {
     let Some(op) = &g.record.opening else { return Ok(None) };
     let mut draw_offered = false;
     for r in latest_receipts(&g.dir, op.step)?.values() {
         let (order, ending) = sealed_order(g, r.step, &r.role, r.seq)?;
-        if !by_present_holder(g, &order) {
-            continue;
-        }
         if ending.resign {
             return Ok(Some((ControlAction::Resign, vec![order])));
         }
-        draw_offered |= ending.draw == Some(true);
+        draw_offered |= ending.draw == Some(true) && by_present_holder(g, &order);
     }
     if !draw_offered {
         return Ok(None);

@@ -298,3 +298,47 @@ fn an_end_whose_record_a_crash_lost_is_written_by_the_next_adjudication() {
     assert_eq!(t.record(1)["control"]["action"], "resign");
     audit_passes(&g);
 }
+
+#[test]
+fn a_resignation_a_crash_left_unrecorded_still_ends_the_game_after_a_seat_change() {
+    // tester15 T15-1: a seat change in between made the resignation no longer count, and its
+    // resign-only order then stood as the seat's orders, so no adjudication could resolve the step.
+    let t = Table::new();
+    let f = t.order("union", "resign", None, &only("resign = true\n"));
+    t.submit(&f, "2026-07-01T13:00:00Z").success();
+    let g = t.game();
+    for p in ["records/000001.json", "records/000001.json.sig", "states/000001.json"] {
+        std::fs::remove_file(g.join(p)).unwrap();
+    }
+    std::fs::remove_dir_all(g.join("reports/000001")).unwrap();
+    keygen(t.path(), "hancock");
+    let key = t.path().join("hancock.pub");
+    t.run(&["seat", "--role", "union", "--email", "hancock@example.org", "--key", key.to_str().unwrap(), "--reason", "meade left", "--now", "2026-07-01T14:00:00Z"]);
+    // Past the deadline: the resignation ends the game; its resign-only order is never resolved.
+    let out = t.run(&["adjudicate", "--now", "2026-07-05T12:00:00Z"]);
+    assert!(out.contains("game over") && !out.contains("resolved step"), "{out}");
+    assert_eq!(t.record(2)["control"]["action"], "resign");
+    audit_passes(&g);
+}
+
+#[test]
+fn a_draw_record_whose_quoted_receipt_belies_its_nonce_fails_the_audit() {
+    // tester15 T15-2: the receipts of orders a draw record quotes were not checked for their
+    // nonce flag (those of resolved steps were).
+    let t = Table::new();
+    let u = t.order("union", "u", None, &with("draw = true"));
+    t.submit(&u, "2026-07-01T12:20:00Z").success();
+    let c = t.order("confederate", "c", None, &with("draw = true"));
+    t.submit(&c, "2026-07-01T12:30:00Z").success().stdout(predicate::str::contains("game over: Drawn"));
+    let rp = t.game().join("receipts/000001/union-1.toml");
+    let text = std::fs::read_to_string(&rp).unwrap();
+    assert!(text.contains("\nnonce = true\n"), "{text}");
+    std::fs::write(&rp, text.replacen("\nnonce = true\n", "\nnonce = false\n", 1)).unwrap();
+    std::fs::remove_file(format!("{}.sig", rp.display())).unwrap();
+    let out = Command::new("ssh-keygen").args(["-Y", "sign", "-n", "pbem-receipt", "-f"]).arg(t.game().join("host/host_key")).arg(&rp).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    pbem().arg("audit").arg(t.game()).assert().failure().stderr(predicate::str::contains("union-1.toml:").and(predicate::str::contains("nonce: says false, but the order it receipts has a nonce")));
+    if let Some((ok, out)) = python(&t.game()) {
+        assert!(!ok && out.contains("nonce: says false"), "{out}");
+    }
+}
