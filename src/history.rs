@@ -328,5 +328,12 @@ fn check_signed_order(gd: &GameDir, hist: &History, host: &ssh_key::PublicKey, r
     if (f.header.game.as_str(), f.header.step, f.header.role.as_str()) != (game_id, o.step, o.role.as_str()) {
         return Err(fail(rpath, format!("{field}.text: its [pbem] header names another game, step or role")));
     }
+    // The receipt's nonce flag tells the order's nonce (SPEC.md "Receipts"), here as for every
+    // order a record reveals (tester15 T15-2).
+    if r.nonce == f.header.nonce.is_empty() {
+        let line = std::str::from_utf8(&rb).ok().and_then(|t| t.lines().position(|l| l.starts_with("nonce = ")).map(|i| i + 1));
+        let has = if f.header.nonce.is_empty() { "no nonce" } else { "a nonce" };
+        return Err(AuditFailure::new(AuditCheck::History, &rp, format!("nonce: says {}, but the order it receipts has {has}", r.nonce)).at_line(line).into());
+    }
     Ok(f.ending)
 }

@@ -735,6 +735,8 @@ class Checker:
                 raise Fail(path, sf + ".text", "its [pbem] header names another game, step or role")
             if (t.get("orders") or {}).get(action) is not True:
                 raise Fail(path, sf + ".text", f"the order of {role} does not say `{action} = true`")
+            if rc["nonce"] != (h.get("nonce", "") != ""):
+                raise Fail(receipt_name(step, role, seq), "nonce", f"says {str(rc['nonce']).lower()}, but the order it receipts has {'a' if h.get('nonce') else 'no'} nonce")
         outcome = r["outcome"]
         if action == "draw":
             want = {"winner": None, "summary": f"Drawn: every seat agreed a draw ({', '.join(roles)})."}
@@ -925,7 +927,7 @@ class Checker:
             if self.nonces.setdefault(nonce, who) != who:
                 raise Fail(src, sf + ".text", f"the order of {who} reuses the nonce of the order of {self.nonces[nonce]} (a replayed order?)")
         if rc["nonce"] != (h["nonce"] != ""):
-            raise Fail(receipt_name(step, role, rc["seq"]), "nonce", f"says {rc['nonce']}, but the order it receipts has {'a' if h['nonce'] else 'no'} nonce")
+            raise Fail(receipt_name(step, role, rc["seq"]), "nonce", f"says {str(rc['nonce']).lower()}, but the order it receipts has {'a' if h['nonce'] else 'no'} nonce")
         self.orders += 1
         return nonce
 
