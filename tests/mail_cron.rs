@@ -417,27 +417,34 @@ fn a_new_game_with_a_deleted_ones_id_is_mailed() {
 }
 
 /// A reminder says what the seat's next miss gets under the game's NMR policy, and the grace
-/// after the deadline (tester14 T14a-5: every reminder said the default orders).
+/// after the deadline (tester14 T14a-5: every reminder said the default orders; tester15 T15-5:
+/// under `wait` too).
 #[test]
-fn a_reminder_names_the_built_in_player_and_the_grace_where_they_apply() {
+fn a_reminder_names_the_built_in_player_the_grace_and_a_wait_where_they_apply() {
     use pbem::model::{Deadlines, NmrMode, NmrPolicy, Seat};
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    let seats = ["confederate", "union"]
-        .iter()
-        .map(|r| Seat { role: r.to_string(), email: email(r).to_string(), key: key(r).public_key().to_openssh().unwrap(), time_zone: None })
-        .collect();
-    let deadlines = Deadlines { default_hours: 24, grace_hours: 6, ..Default::default() };
-    let new = pipeline::NewGame { id: Some("g1".into()), rules: "gettysburg-campaign".into(), scenario: None, options: Default::default(), seats, deadlines, nmr: NmrPolicy { policy: NmrMode::Bot, bot_after: 0 } };
-    pipeline::create(&root.join("g1"), new, at("2026-07-01T12:00:00Z"), &mut Entropy::seeded([3; 32])).unwrap();
-    let out = tmp.path().join("sent");
-    let cfg = config(tmp.path(), TransportConfig::File { dir: out.clone() });
-    let mut e = Entropy::seeded([9; 32]);
-    cron::run(&root, &cfg, at("2026-07-01T12:05:00Z"), &mut e).unwrap();
-    cron::run(&root, &cfg, at("2026-07-02T01:00:00Z"), &mut e).unwrap();
-    let reminders: Vec<Mail> = sent(&out).into_iter().map(|(_, m)| m).filter(|m| m.subject.contains("reminder")).collect();
-    assert_eq!(reminders.len(), 2);
-    for m in reminders {
-        assert!(m.text.contains("Without orders within the 6 hours of grace after the deadline, the built-in player plays for you (the game's NMR policy)."), "{}", m.text);
+    let cases = [
+        (NmrMode::Bot, 6, "Without orders within the 6 hours of grace after the deadline, the built-in player plays for you (the game's NMR policy)."),
+        (NmrMode::Wait, 0, "The game waits for your orders: the step is not resolved without them."),
+    ];
+    for (policy, grace, want) in cases {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("turns");
+        let seats = ["confederate", "union"]
+            .iter()
+            .map(|r| Seat { role: r.to_string(), email: email(r).to_string(), key: key(r).public_key().to_openssh().unwrap(), time_zone: None })
+            .collect();
+        let deadlines = Deadlines { default_hours: 24, grace_hours: grace, ..Default::default() };
+        let new = pipeline::NewGame { id: Some("g1".into()), rules: "gettysburg-campaign".into(), scenario: None, options: Default::default(), seats, deadlines, nmr: NmrPolicy { policy, bot_after: 0 } };
+        pipeline::create(&root.join("g1"), new, at("2026-07-01T12:00:00Z"), &mut Entropy::seeded([3; 32])).unwrap();
+        let out = tmp.path().join("sent");
+        let cfg = config(tmp.path(), TransportConfig::File { dir: out.clone() });
+        let mut e = Entropy::seeded([9; 32]);
+        cron::run(&root, &cfg, at("2026-07-01T12:05:00Z"), &mut e).unwrap();
+        cron::run(&root, &cfg, at("2026-07-02T01:00:00Z"), &mut e).unwrap();
+        let reminders: Vec<Mail> = sent(&out).into_iter().map(|(_, m)| m).filter(|m| m.subject.contains("reminder")).collect();
+        assert_eq!(reminders.len(), 2);
+        for m in reminders {
+            assert!(m.text.contains(want), "{}", m.text);
+        }
     }
 }

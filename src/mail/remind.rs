@@ -17,9 +17,13 @@ pub fn reminder_id(id: &str, step: u64, role: &str) -> String {
 
 /// What happens without `role`'s orders in the open step of `g`, as its record would say it:
 /// by the deadline, or after the game's grace, the game's default orders, or the built-in
-/// player's once the seat has missed `bot_after` steps in a row (SPEC.md "NMR policy"; tester14
-/// T14a-5: every reminder said the default orders).
+/// player's once the seat has missed `bot_after` steps in a row; under the `wait` policy, nothing
+/// (SPEC.md "NMR policy"; tester14 T14a-5: every reminder said the default orders).
 fn without_orders(g: &Loaded, role: &str) -> Result<String> {
+    if g.gf.nmr.policy == crate::model::NmrMode::Wait {
+        // The step waits for every asked seat's orders (tester15 T15-5).
+        return Ok("The game waits for your orders: the step is not resolved without them.".into());
+    }
     let grace = g.gf.deadlines.grace_hours;
     let by = match grace {
         0 => "by the deadline".to_string(),
