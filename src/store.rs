@@ -204,11 +204,12 @@ impl GameDir {
         use std::os::unix::fs::OpenOptionsExt;
         match File::options().write(true).custom_flags(libc::O_NONBLOCK).open(path) {
             Ok(f) => return only_regular(f, path, ": not a lock file"),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) if matches!(e.kind(), std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory) => {}
             Err(e) => return Err(io(path, e)),
         }
         if !self.root.is_dir() {
-            return Err(Error::input(&self.root, "no such game directory"));
+            let what = if self.root.exists() { "not a game directory (a file)" } else { "no such game directory" };
+            return Err(Error::input(&self.root, what));
         }
         if !self.game_file().exists() {
             return Err(Error::input(&self.root, "not a pbem game directory (no game.toml)"));
@@ -1296,6 +1297,9 @@ mod tests {
         let bare = GameDir::new(tmp.path());
         assert_eq!(bare.lock().unwrap_err().to_string(), format!("{}: not a pbem game directory (no game.toml)", bare.root.display()));
         assert!(!bare.lock_file().exists(), "no stray .lock");
+        let file = GameDir::new(tmp.path().join("orders.toml"));
+        fs::write(&file.root, "").unwrap();
+        assert_eq!(file.lock().unwrap_err().to_string(), format!("{}: not a game directory (a file)", file.root.display()));
         fs::write(bare.game_file(), "").unwrap();
         drop(bare.lock().unwrap());
         assert!(bare.lock_file().is_file());
