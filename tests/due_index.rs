@@ -372,18 +372,11 @@ fn a_forged_index_never_holds_a_due_game() {
 /// (`--nmr wait`) is believed: such games are still skipped by an idle sweep.
 #[test]
 fn grace_hours_and_nmr_wait_keep_the_index_trusted() {
-    use pbem::model::{Deadlines, NmrMode, NmrPolicy, Seat};
+    use pbem::model::{Deadlines, NmrMode, NmrPolicy};
     for (grace, policy) in [(5, NmrMode::Defaults), (0, NmrMode::Wait)] {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("games");
-        let g = root.join("g1");
-        let seats = ["confederate", "union"]
-            .iter()
-            .map(|r| Seat { role: r.to_string(), email: email(r).to_string(), key: key(r).public_key().to_openssh().unwrap(), time_zone: None })
-            .collect();
-        let deadlines = Deadlines { default_hours: 24, grace_hours: grace, ..Default::default() };
-        let new = pipeline::NewGame { id: Some("g1".into()), rules: "gettysburg-campaign".into(), scenario: None, options: Default::default(), seats, deadlines, nmr: NmrPolicy { policy, bot_after: 0 } };
-        pipeline::create(&g, new, pipeline::parse_time(T0).unwrap(), &mut Entropy::seeded([3; 32])).unwrap();
+        let g = new_game_with(&root, "g1", Deadlines { default_hours: 24, grace_hours: grace, ..Default::default() }, NmrPolicy { policy, bot_after: 0 });
         // Past the deadline, within the grace hours (or waiting for orders for ever).
         let now = "2026-07-02T13:00:00Z";
         assert!(sweep(&root, now).contains("g1: nothing due"), "{grace} {policy:?}");

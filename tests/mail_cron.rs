@@ -421,7 +421,7 @@ fn a_new_game_with_a_deleted_ones_id_is_mailed() {
 /// under `wait` too).
 #[test]
 fn a_reminder_names_the_built_in_player_the_grace_and_a_wait_where_they_apply() {
-    use pbem::model::{Deadlines, NmrMode, NmrPolicy, Seat};
+    use pbem::model::{Deadlines, NmrMode, NmrPolicy};
     let cases = [
         (NmrMode::Bot, 6, "Without orders within the 6 hours of grace after the deadline, the built-in player plays for you (the game's NMR policy)."),
         (NmrMode::Wait, 0, "The game waits for your orders: the step is not resolved without them."),
@@ -429,13 +429,7 @@ fn a_reminder_names_the_built_in_player_the_grace_and_a_wait_where_they_apply() 
     for (policy, grace, want) in cases {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("turns");
-        let seats = ["confederate", "union"]
-            .iter()
-            .map(|r| Seat { role: r.to_string(), email: email(r).to_string(), key: key(r).public_key().to_openssh().unwrap(), time_zone: None })
-            .collect();
-        let deadlines = Deadlines { default_hours: 24, grace_hours: grace, ..Default::default() };
-        let new = pipeline::NewGame { id: Some("g1".into()), rules: "gettysburg-campaign".into(), scenario: None, options: Default::default(), seats, deadlines, nmr: NmrPolicy { policy, bot_after: 0 } };
-        pipeline::create(&root.join("g1"), new, at("2026-07-01T12:00:00Z"), &mut Entropy::seeded([3; 32])).unwrap();
+        new_game_with(&root, "g1", Deadlines { default_hours: 24, grace_hours: grace, ..Default::default() }, NmrPolicy { policy, bot_after: 0 });
         let out = tmp.path().join("sent");
         let cfg = config(tmp.path(), TransportConfig::File { dir: out.clone() });
         let mut e = Entropy::seeded([9; 32]);

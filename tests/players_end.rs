@@ -281,17 +281,24 @@ fn in_solitaire_resigning_loses_the_game_and_a_draw_is_refused() {
     }
 }
 
-#[test]
-fn an_end_whose_record_a_crash_lost_is_written_by_the_next_adjudication() {
+/// A table where union resigned and the run died after the receipt, before the end record
+/// (its files never written).
+fn resigned_and_crashed() -> Table {
     let t = Table::new();
     let f = t.order("union", "resign", None, &only("resign = true\n"));
     t.submit(&f, "2026-07-01T13:00:00Z").success();
-    // As if the run had died after the receipt, before the end record (its files never written).
     let g = t.game();
     for p in ["records/000001.json", "records/000001.json.sig", "states/000001.json"] {
         std::fs::remove_file(g.join(p)).unwrap();
     }
     std::fs::remove_dir_all(g.join("reports/000001")).unwrap();
+    t
+}
+
+#[test]
+fn an_end_whose_record_a_crash_lost_is_written_by_the_next_adjudication() {
+    let t = resigned_and_crashed();
+    let g = t.game();
     // Past the deadline: the step is due, but the resignation ends the game instead of an NMR.
     let out = t.run(&["adjudicate", "--now", "2026-07-05T12:00:00Z"]);
     assert!(out.contains("game over") && !out.contains("resolved step"), "{out}");
@@ -303,14 +310,8 @@ fn an_end_whose_record_a_crash_lost_is_written_by_the_next_adjudication() {
 fn a_resignation_a_crash_left_unrecorded_still_ends_the_game_after_a_seat_change() {
     // tester15 T15-1: a seat change in between made the resignation no longer count, and its
     // resign-only order then stood as the seat's orders, so no adjudication could resolve the step.
-    let t = Table::new();
-    let f = t.order("union", "resign", None, &only("resign = true\n"));
-    t.submit(&f, "2026-07-01T13:00:00Z").success();
+    let t = resigned_and_crashed();
     let g = t.game();
-    for p in ["records/000001.json", "records/000001.json.sig", "states/000001.json"] {
-        std::fs::remove_file(g.join(p)).unwrap();
-    }
-    std::fs::remove_dir_all(g.join("reports/000001")).unwrap();
     keygen(t.path(), "hancock");
     let key = t.path().join("hancock.pub");
     t.run(&["seat", "--role", "union", "--email", "hancock@example.org", "--key", key.to_str().unwrap(), "--reason", "meade left", "--now", "2026-07-01T14:00:00Z"]);

@@ -20,6 +20,11 @@ pub fn email(role: &str) -> &'static str {
 
 /// Creates game `id` under `root` with seats lee/meade and the fixed keys; returns its folder.
 pub fn new_game(root: &Path, id: &str, deadline_hours: u32) -> PathBuf {
+    new_game_with(root, id, Deadlines { default_hours: deadline_hours, ..Default::default() }, Default::default())
+}
+
+/// [`new_game`] with these `deadlines` and NMR policy.
+pub fn new_game_with(root: &Path, id: &str, deadlines: Deadlines, nmr: pbem::model::NmrPolicy) -> PathBuf {
     let dir = root.join(id);
     let seats = ["confederate", "union"]
         .iter()
@@ -31,8 +36,8 @@ pub fn new_game(root: &Path, id: &str, deadline_hours: u32) -> PathBuf {
         scenario: None,
         options: Default::default(),
         seats,
-        deadlines: Deadlines { default_hours: deadline_hours, ..Default::default() },
-        nmr: Default::default(),
+        deadlines,
+        nmr,
     };
     pipeline::create(&dir, new, pipeline::parse_time(T0).unwrap(), &mut Entropy::seeded([3; 32])).unwrap();
     dir
