@@ -1768,7 +1768,12 @@ pub fn status_at(dir: &Path, now: DateTime<Utc>) -> Result<String> {
         out.push_str(&format!("host seed commitment {}\n", op.host_seed_commitment));
         for a in &op.asks {
             match receipts.get(&a.role) {
-                Some(r) => out.push_str(&format!("  {} ({}): received {} (receipt {}, commitment {})\n", a.role, a.kind, r.received, r.seq, r.commitment)),
+                Some(r) => {
+                    // An order the seat's holder before a seat change signed stands, but the
+                    // present holder has not sent it (tester14 T14a-3).
+                    let by = if sent_by_present_holder(&g.dir, &g.gf, op.step, &a.role, r.seq) { "" } else { ", signed by the seat's previous holder" };
+                    out.push_str(&format!("  {} ({}): received {} (receipt {}, commitment {}{by})\n", a.role, a.kind, r.received, r.seq, r.commitment))
+                }
                 None if g.gf.zone_of(&a.role) != chrono_tz::UTC => {
                     let local = report::deadline_for(&g.gf, op, &a.role, Some(now)).0;
                     out.push_str(&format!("  {} ({}): awaited; in its time zone the deadline is {local}\n", a.role, a.kind))
@@ -1961,12 +1966,13 @@ fn signed_by_seat(gf: &GameFile, role: &str, text: &str, signature: &str) -> boo
 
 /// Whether `role`'s accepted order `seq` of `step` (as the host keeps it sealed in `dir`) is
 /// signed with the key the seat holds in `gf`: `false` for an order the seat's holder before a
-/// seat change sent (it stands, but the present holder has not sent it), or one not readable.
+/// seat change sent (it stands, but the present holder has not sent it). Where the sealed copy
+/// cannot be read (a public copy has none), `true`: nothing says otherwise.
 pub fn sent_by_present_holder(dir: &GameDir, gf: &GameFile, step: u64, role: &str, seq: u64) -> bool {
     let path = dir.sealed(step).join(format!("{role}-{seq}.txt"));
     match (store::read_text(&path), store::read_text(&sig_path(&path))) {
         (Ok(text), Ok(signature)) => signed_by_seat(gf, role, &text, &signature),
-        _ => false,
+        _ => true,
     }
 }
 

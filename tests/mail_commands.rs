@@ -287,6 +287,9 @@ fn a_new_holder_is_told_the_order_in_for_the_seat_is_the_previous_holders() {
     assert!(new[0].subject.contains("the seat's previous holder's orders are in (receipt 1; yours until "), "{}", new[0].subject);
     assert!(new[0].text.contains("An order for step 1 that this seat's previous holder signed is in (receipt 1): it stands unless you send your own."), "{}", new[0].text);
     assert!(!new[0].text.contains("Your orders for step 1 are in"), "{}", new[0].text);
+    let status = String::from_utf8(pbem().arg("status").arg(&game).args(["--now", "2026-07-01T13:03:00Z"]).assert().success().get_output().stdout.clone()).unwrap();
+    assert!(status.lines().any(|l| l.starts_with("  white-1 (plan): received ") && l.ends_with(", signed by the seat's previous holder)")), "{status}");
+    assert!(status.lines().any(|l| l.starts_with("  white-2 (plan): awaited")), "{status}");
 }
 
 #[test]
