@@ -530,6 +530,8 @@ pub trait DynGame: Send + Sync {
 /// `union.corps[2].commander`, `character[0].start`). The line of the deepest part of the path
 /// that is there (a missing key gives the line of its table, an array of tables its element's
 /// `[[...]]` header); `None` when `text` is not TOML or not even the path's first key is there.
+/// (`orderfile::locate` scans lines instead: it also finds a field in an order pasted into a mail
+/// body that does not parse as a whole, but follows no `[i]` index.)
 fn locate_path(text: &str, field: &str) -> Option<usize> {
     use toml::de::{DeTable, DeValue};
     let doc = DeTable::parse(text).ok()?;
