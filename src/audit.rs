@@ -746,7 +746,27 @@ impl Audit {
                 self.hist.check_receipt(step, &r.record, &r.setup).map_err(|e| fail(AuditCheck::History, path, e))?;
             }
         }
+        self.check_open_sealed()?;
         Ok(self.sum)
+    }
+
+    /// On the host's copy, every order receipted for the step still open is kept sealed in
+    /// `host/sealed/` as the order its receipt was issued for (its commitment): the one the
+    /// next adjudication reads (tester14 T14a-7: a lost copy passed the audit and then stopped
+    /// `pbem adjudicate`). A public copy holds none.
+    fn check_open_sealed(&self) -> Result<()> {
+        let step = self.hist.open_step;
+        if !self.has_states || !self.gd.host().is_dir() || step <= self.hist.last_resolved || self.hist.records[self.last as usize].record.opening.is_none() {
+            return Ok(());
+        }
+        for ReadReceipt { receipt: r, .. } in self.receipts_of(step)?.iter() {
+            pipeline::read_sealed(&self.gd, &self.gf.id, r).map_err(|e| match e {
+                Error::Input { file, message, .. } if message.starts_with("missing") => fail(AuditCheck::Missing, &file, message),
+                Error::Input { file, message, .. } => fail(AuditCheck::Order, &file, message),
+                e => fail_err(AuditCheck::Order, &self.gd.sealed(step), e),
+            })?;
+        }
+        Ok(())
     }
 
     /// Receipts exist only for steps a record opened (one for a later step shows a history cut

@@ -289,6 +289,7 @@ pub fn check_players_end(gd: &GameDir, hist: &History, host: &ssh_key::PublicKey
         let field = format!("control.orders[{i}]");
         let ending = check_signed_order(gd, hist, host, rpath, &field, &rec.game, o)?;
         let newest = pipeline::newest_receipt(gd, op.step, &o.role).map_err(|e| fail(rpath, e))?;
+        let newest = newest.map(|r| (r.step, r.seq));
         if newest != Some((o.step, o.seq)) {
             return Err(fail(rpath, format!("{field}: is not the newest order of {} (receipt {} of step {}; the newest: {newest:?})", o.role, o.seq, o.step)));
         }

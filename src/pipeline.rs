@@ -1519,9 +1519,7 @@ fn reveal_orders(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Rece
         };
         let mut nonce = NMR_NONCE;
         if let Some(r) = receipts.get(role) {
-            let sealed = g.dir.sealed(opening.step).join(format!("{role}-{}.txt", r.seq));
-            let text = store::read_text(&sealed)?;
-            let signature = store::read_text(&sig_path(&sealed))?;
+            let (sealed, text, signature) = read_sealed(&g.dir, &g.gf.id, r)?;
             let file = orderfile::parse(&text).map_err(|p| parse_problem(&sealed, p))?;
             nonce = commit::parse_32(&file.header.nonce).unwrap_or(NMR_NONCE);
             (o.seq, o.commitment, o.text, o.signature, o.orders) = (Some(r.seq), Some(r.commitment.clone()), Some(text), Some(signature), file.orders);
@@ -1929,7 +1927,7 @@ fn players_end(g: &Loaded) -> Result<Option<(ControlAction, Vec<SignedOrder>)>> 
     let Some(op) = &g.record.opening else { return Ok(None) };
     let mut draw_offered = false;
     for r in latest_receipts(&g.dir, op.step)?.values() {
-        let (order, ending) = sealed_order(g, r.step, &r.role, r.seq)?;
+        let (order, ending) = sealed_order(g, r)?;
         if ending.resign {
             return Ok(Some((ControlAction::Resign, vec![order])));
         }
@@ -1942,8 +1940,8 @@ fn players_end(g: &Loaded) -> Result<Option<(ControlAction, Vec<SignedOrder>)>> 
     roles.sort_unstable();
     let mut orders = Vec::new();
     for role in roles {
-        let Some((step, seq)) = newest_receipt(&g.dir, op.step, role)? else { return Ok(None) };
-        let (order, ending) = sealed_order(g, step, role, seq)?;
+        let Some(r) = newest_receipt(&g.dir, op.step, role)? else { return Ok(None) };
+        let (order, ending) = sealed_order(g, &r)?;
         if ending.draw != Some(true) || !by_present_holder(g, &order) {
             return Ok(None);
         }
@@ -1976,23 +1974,45 @@ pub fn sent_by_present_holder(dir: &GameDir, gf: &GameFile, step: u64, role: &st
     }
 }
 
-/// The step and number of `role`'s newest receipt in steps `last` down to 1.
-pub fn newest_receipt(dir: &GameDir, last: u64, role: &str) -> Result<Option<(u64, u64)>> {
+/// `role`'s newest receipt in steps `last` down to 1.
+pub fn newest_receipt(dir: &GameDir, last: u64, role: &str) -> Result<Option<Receipt>> {
     for step in (1..=last).rev() {
-        if let Some(r) = latest_receipts(dir, step)?.get(role) {
-            return Ok(Some((step, r.seq)));
+        if let Some(r) = latest_receipts(dir, step)?.remove(role) {
+            return Ok(Some(r));
         }
     }
     Ok(None)
 }
 
+/// The host's sealed copy of the order receipt `r` was issued for (`host/sealed/N/ROLE-K.txt`,
+/// with its `.sig`): its file, text and signature, the text checked against the receipt's
+/// commitment (SPEC.md "Order commitment"), so a damaged or edited copy is never adjudicated.
+/// Errors: a copy missing or not the order receipted, naming the file, the receipt and how to
+/// recover (a backup of `host/`, or the player's next order, which replaces it).
+pub fn read_sealed(dir: &GameDir, game_id: &str, r: &Receipt) -> Result<(PathBuf, String, String)> {
+    let path = dir.sealed(r.step).join(format!("{}-{}.txt", r.role, r.seq));
+    let lost = |file: &Path, what: &str| Error::Input { file: file.to_path_buf(), line: None, field: None, message: format!(
+        "{what}: this is the host's sealed copy of {}'s order for step {} (receipt {}, commitment {}). Restore the game's host/ folder \
+         from a backup, or ask {} to send the order again (a newer order replaces it; `pbem deadline` gives time if the deadline has passed)",
+        r.role, r.step, r.seq, r.commitment, r.role
+    ) };
+    let read = |file: &Path| match store::read_regular(file) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(lost(file, "missing")),
+        Err(e) => Err(store::io(file, e)),
+        Ok(b) => String::from_utf8(b).map_err(|_| lost(file, "not UTF-8 text (damaged?)")),
+    };
+    let (text, signature) = (read(&path)?, read(&sig_path(&path))?);
+    if hex::encode(commit::order_commitment(game_id, r.step, &r.role, text.as_bytes())) != r.commitment {
+        return Err(lost(&path, "is not the order its receipt was issued for (its commitment differs: edited or damaged)"));
+    }
+    Ok((path, text, signature))
+}
+
 /// An accepted order as the host keeps it sealed, and what it says of the game's end.
-fn sealed_order(g: &Loaded, step: u64, role: &str, seq: u64) -> Result<(SignedOrder, crate::orderfile::Ending)> {
-    let path = g.dir.sealed(step).join(format!("{role}-{seq}.txt"));
-    let text = store::read_text(&path)?;
-    let signature = store::read_text(&sig_path(&path))?;
-    let file = crate::orderfile::parse(&text).map_err(|p| Error::Input { file: path.clone(), line: p.line, field: p.field, message: p.message })?;
-    Ok((SignedOrder { step, role: role.to_string(), seq, text, signature }, file.ending))
+fn sealed_order(g: &Loaded, r: &Receipt) -> Result<(SignedOrder, crate::orderfile::Ending)> {
+    let (path, text, signature) = read_sealed(&g.dir, &g.gf.id, r)?;
+    let file = crate::orderfile::parse(&text).map_err(|p| Error::Input { file: path, line: p.line, field: p.field, message: p.message })?;
+    Ok((SignedOrder { step: r.step, role: r.role.clone(), seq: r.seq, text, signature }, file.ending))
 }
 
 /// The outcome of a game its players ended: a draw; or a resignation, where the resigning

@@ -165,3 +165,35 @@ fn a_record_out_of_canonical_form_or_with_another_seed_is_named_at_the_line() {
     let line = was.lines().position(|l| l.contains(&format!("\"seed\": \"{seed}\""))).unwrap() + 1;
     assert_eq!(audit_error(&game), format!("pbem: audit failed: {}:{line}: resolution.seed: the step seed of step 1 is not derived from the host seed and nonces", r1.display()));
 }
+
+#[test]
+fn a_lost_or_edited_sealed_order_of_the_open_step_fails_the_audit_and_stops_adjudicate_clearly() {
+    // tester14 T14a-7: a lost sealed copy passed the audit, then `adjudicate` failed with a bare
+    // "No such file or directory"; an edited one would have been adjudicated.
+    let tmp = tempfile::tempdir().unwrap();
+    let game = new_game(&tmp.path().join("turns"), "g1", 72);
+    let text = form(&game, "union", 1, &|f| f);
+    let file = tmp.path().join("union.toml");
+    std::fs::write(&file, format!("{text}{}", sign("union", &text))).unwrap();
+    pbem().arg("submit").arg(&game).arg(&file).args(["--now", "2026-07-01T13:00:00Z"]).assert().success();
+    pbem().arg("audit").arg(&game).assert().success();
+    let sealed = game.join("host/sealed/000001/union-1.txt");
+    let kept = std::fs::read(&sealed).unwrap();
+    let advice = "this is the host's sealed copy of union's order for step 1 (receipt 1, commitment";
+    edit(&sealed, |t| t.replacen("[orders]", "[orders]\n# edited", 1));
+    let err = audit_error(&game);
+    assert!(err.starts_with(&format!("pbem: audit failed: {}: is not the order its receipt was issued for", sealed.display())), "{err}");
+    assert!(err.contains(advice) && err.contains("Restore the game's host/ folder from a backup"), "{err}");
+    std::fs::remove_file(&sealed).unwrap();
+    let err = audit_error(&game);
+    assert!(err.starts_with(&format!("pbem: audit failed: {}: missing: {advice}", sealed.display())), "{err}");
+    // Past the deadline, adjudicate names the file and what to do, and writes nothing.
+    let out = pbem().arg("adjudicate").arg(&game).args(["--now", "2026-07-10T13:00:00Z"]).assert().code(1);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains(&format!("{}: missing: {advice}", sealed.display())) && err.contains("ask union to send the order again"), "{err}");
+    assert!(!game.join("records/000001.json").exists());
+    // The copy restored from a backup: the step resolves and the game audits.
+    std::fs::write(&sealed, kept).unwrap();
+    pbem().arg("adjudicate").arg(&game).args(["--now", "2026-07-10T13:00:00Z"]).assert().success();
+    pbem().arg("audit").arg(&game).assert().success();
+}
