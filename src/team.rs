@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::path::Path;
 
 use crate::error::Result;
-use crate::{pipeline, sig, store};
+use crate::{pipeline, sig};
 
 pub use crate::options::{JUDGE_OPTIONS, Press, check_options, rules_options};
 
@@ -64,8 +64,7 @@ pub fn plan_of(g: &pipeline::Loaded, teammate: &str) -> Result<Option<Plan>> {
     let Some(op) = &g.record.opening else { return Ok(None) };
     let receipts = pipeline::latest_receipts(&g.dir, op.step)?;
     let Some(r) = receipts.get(teammate) else { return Ok(None) };
-    let path = g.dir.sealed(op.step).join(format!("{teammate}-{}.txt", r.seq));
-    let text = store::read_text(&path)?;
+    let (_, text, _) = pipeline::read_sealed(&g.dir, &g.gf.id, r)?;
     let (body, _) = sig::split_appended(&text);
     Ok(Some(Plan { role: teammate.to_string(), step: op.step, seq: r.seq, received: r.received.clone(), text: body.to_string() }))
 }
