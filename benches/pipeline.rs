@@ -64,6 +64,7 @@ fn bench(rules: &str, runs: usize) {
             seats,
             deadlines: pbem::model::Deadlines { default_hours: 1, ..Default::default() },
             nmr: Default::default(),
+            wording: pbem::report::WORDING,
         };
         let mut e = Entropy::seeded([i as u8; 32]);
         pipeline::create(&dir, new, start, &mut e).unwrap();

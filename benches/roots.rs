@@ -97,6 +97,7 @@ fn make(root: &Path, i: usize, due: bool, now: chrono::DateTime<chrono::Utc>, un
         seats: vec![seat("union", format!("union-{i}@example.org"), union), seat("confederate", format!("conf-{i}@example.org"), conf)],
         deadlines: Deadlines { default_hours: if due { 1 } else { 72 }, ..Deadlines::default() },
         nmr: NmrPolicy { policy: NmrMode::Defaults, bot_after: 2 },
+        wording: pbem::report::WORDING,
     };
     pipeline::create(&dir, new, now, &mut Entropy::Os).map_err(|e| format!("{}: {e}", dir.display()))?;
     pbem::store::write_atomic(&root.join(".mail").join("mailed").join(format!("g{i}")), b"0\n").map_err(|e| e.to_string())

@@ -1136,10 +1136,11 @@ impl Audit {
     /// Whether a report that differs from the replay is the one a version before 2026-12-03
     /// wrote for a record whose NMR the built-in player covered (worded then as the default
     /// orders) or for a host control (its time left counted from when the step opened): a game
-    /// such a version made audits as it did ([`report::Pinned`]).
+    /// such a version made audits as it did ([`report::Pinned`]). Never for a game that carries
+    /// its wording ([`report::WORDING`]): its reports are the present wording's only.
     fn earlier_wording(&self, rec: &Record, n: u64, gf: &GameFile, role: &str, have: &[u8]) -> Result<bool> {
         let bot = rec.resolution.iter().flat_map(|r| &r.orders).any(|o| o.nmr.as_deref() == Some("bot"));
-        if !bot && rec.control.is_none() {
+        if gf.wording > 0 || (!bot && rec.control.is_none()) {
             return Ok(false);
         }
         let pinned = report::Pinned { record: rec, sha256: &self.hist.records[n as usize].sha256, earlier_wording: true };

@@ -171,6 +171,10 @@ struct NewArgs {
     /// The current time (RFC 3339), for tests; default: the clock.
     #[arg(long, hide = true)]
     now: Option<String>,
+    /// The report wording the game keeps (default: this version's), for tests of games made by
+    /// an earlier version (0: before the mark).
+    #[arg(long, hide = true, value_parser = clap::value_parser!(u32).range(0..=crate::report::WORDING as i64))]
+    wording: Option<u32>,
 }
 
 // `pbem status`'s arguments (a plain comment: a doc comment would replace its help text).
@@ -767,7 +771,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     let templates = cli.command.templates();
     report::set_override(templates.clone());
     match cli.command {
-        Command::New(Deferred(NewArgs { dir, rules, scenario, options, players, time_zones, id, deadline_hours, deadlines, grace_hours, nmr, bot_after, now: t, .. })) => cmd_new(dir, rules, scenario, options, players, time_zones, id, deadline_hours, deadlines, grace_hours, nmr, bot_after, t),
+        Command::New(Deferred(args)) => cmd_new(args),
         Command::Status(Deferred(StatusArgs { dir, all, now: t })) => cmd_status(dir, all, t),
         Command::Seat(Deferred(SeatArgs { dir, role, email, key, reason, now: t })) => cmd_seat(dir, role, email, key, reason, t),
         Command::Deadline(Deferred(DeadlineArgs { dir, extend, to, reason, now: t })) => cmd_deadline(dir, extend, to, reason, t),
@@ -793,15 +797,15 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 /// `pbem new`: the flags checked into a [`NewGame`], then the game created.
-#[allow(clippy::too_many_arguments)]
-fn cmd_new(dir: PathBuf, rules: String, scenario: Option<PathBuf>, options: Vec<String>, players: Vec<String>, time_zones: Vec<String>, id: Option<String>, deadline_hours: u32, deadlines: Vec<String>, grace_hours: u32, nmr: String, bot_after: Option<u32>, t: Option<String>) -> Result<ExitCode> {
+fn cmd_new(args: NewArgs) -> Result<ExitCode> {
+    let NewArgs { dir, rules, scenario, options, players, time_zones, id, deadline_hours, deadlines, grace_hours, nmr, bot_after, now: t, wording, .. } = args;
     let nmr = nmr_policy(&nmr, bot_after)?;
     let kinds = key_values(&deadlines, "--deadline")?
         .into_iter()
         .map(|(k, v)| Ok((k, v.parse::<u32>().map_err(|_| anyhow!("--deadline {v:?}: hours must be a whole number"))?)))
         .collect::<Result<_>>()?;
     let seats = seats(&players, &time_zones)?;
-    let new = NewGame { id, rules, scenario, options: key_values(&options, "--option")?, seats, deadlines: Deadlines { default_hours: deadline_hours, kinds, grace_hours }, nmr };
+    let new = NewGame { id, rules, scenario, options: key_values(&options, "--option")?, seats, deadlines: Deadlines { default_hours: deadline_hours, kinds, grace_hours }, nmr, wording: wording.unwrap_or(crate::report::WORDING) };
     let t = now(&t)?;
     let gf = pipeline::create(&dir, new, t, &mut Entropy::Os)?;
     println!("created game {} ({}) in {}", gf.id, gf.rules, dir.display());

@@ -75,6 +75,7 @@ pub fn run_with_scenario(
         seats,
         deadlines: Deadlines::default(),
         nmr: Default::default(),
+        wording: crate::report::WORDING,
     };
     pipeline::create(&dir, new, now, &mut entropy)?;
     players.write_keys()?;

@@ -285,9 +285,13 @@ pub fn check_players_end(gd: &GameDir, hist: &History, host: &ssh_key::PublicKey
     if c.action == ControlAction::Resign && (c.orders.len() != 1 || c.orders[0].step != op.step) {
         return Err(fail(rpath, format!("control.orders: a resignation quotes one order of the open step {}", op.step)));
     }
+    let now = &hist.files[rec.index as usize - 1];
     for (i, o) in c.orders.iter().enumerate() {
         let field = format!("control.orders[{i}]");
         let ending = check_signed_order(gd, hist, host, rpath, &field, &rec.game, o)?;
+        if c.action == ControlAction::Draw && now.wording > 0 {
+            check_offer_by_present_holder(gd, now, rpath, &field, o)?;
+        }
         let newest = pipeline::newest_receipt(gd, op.step, &o.role).map_err(|e| fail(rpath, e))?;
         let newest = newest.map(|r| (r.step, r.seq));
         if newest != Some((o.step, o.seq)) {
@@ -302,6 +306,19 @@ pub fn check_players_end(gd: &GameDir, hist: &History, host: &ssh_key::PublicKey
     if rec.outcome.as_ref() != Some(&want) {
         return Err(fail(rpath, format!("outcome: is not the outcome of this end ({:?}: {})", want.winner, want.summary)));
     }
+    Ok(())
+}
+
+/// A draw offer `o` quoted at `field` counts only if signed with the key its seat holds when the
+/// draw is made (`now`, the game file in force): a seat change to another key withdrew the earlier
+/// holder's offer (SPEC.md "Ending by the players", tester14 T14a-1). Checked in games that carry
+/// their report wording (`GameFile::wording`), all made by versions that count offers so; an
+/// older game's draw may count an offer the earlier holder made (tester15 T15-4).
+fn check_offer_by_present_holder(gd: &GameDir, now: &GameFile, rpath: &Path, field: &str, o: &SignedOrder) -> Result<()> {
+    let seat = now.seat(&o.role).ok_or_else(|| fail(rpath, format!("{field}.role: no seat {:?}", o.role)))?;
+    let key = sig::public_key_line(&seat.key).map_err(|e| fail(&gd.game_file(), format!("seat {}: {e}", o.role)))?;
+    sig::verify(&key, sig::NS_ORDERS, o.text.as_bytes(), &o.signature)
+        .map_err(|_| fail(rpath, format!("{field}.signature: a draw offer signed with a key seat {} no longer held when the draw was made (a seat change withdrew it)", o.role)))?;
     Ok(())
 }
 

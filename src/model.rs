@@ -15,6 +15,12 @@ pub struct GameFile {
     /// best audited and continued by the version that made it).
     #[serde(default)]
     pub pbem: String,
+    /// The wording of this game's reports ([`crate::report::WORDING`] when the game was made):
+    /// a game keeps the wording it began with, so its reports stay those the audit replays byte
+    /// for byte; 0 (absent) for a game made before the mark, whose reports may use the earlier
+    /// wordings too (`report::Pinned::earlier_wording`).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub wording: u32,
     /// Game id, quoted in every order file and hashed into every commitment and seed.
     pub id: String,
     /// Rules id, e.g. `gettysburg-campaign`.
@@ -108,6 +114,10 @@ impl Deadlines {
     pub fn hours_for<'a>(&self, kinds: impl Iterator<Item = &'a str>) -> u32 {
         kinds.map(|k| *self.kinds.get(k).unwrap_or(&self.default_hours)).max().unwrap_or(self.default_hours)
     }
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 impl GameFile {

@@ -107,6 +107,9 @@ pub struct NewGame {
     pub deadlines: model::Deadlines,
     /// What missing orders become.
     pub nmr: model::NmrPolicy,
+    /// The report wording the game keeps ([`report::WORDING`]; an earlier one only to make, in
+    /// tests, a game as an earlier version did: `pbem new --wording`, hidden).
+    pub wording: u32,
 }
 
 /// A loaded game: its directory, game file, rules and the newest record.
@@ -192,6 +195,11 @@ pub fn read_game_file_known(dir: &GameDir, known: Option<KnownGameFile<'_>>) -> 
             let line = text.find(&format!("{:?}", s.time_zone.as_deref().unwrap_or_default())).map(|at| orderfile::line_of(&text, at));
             return Err(Error::Input { file: path, line, field: Some(format!("seat[{i}].time_zone")), message });
         }
+    }
+    if gf.wording > report::WORDING {
+        let line = text.lines().position(|l| l.starts_with("wording")).map(|i| i + 1);
+        return Err(Error::Input { file: path, line, field: Some("wording".into()), message: format!(
+            "{}: this game's reports are worded by a newer pbem (version {}) than this one (wording {} at most): use that version", gf.wording, gf.pbem, report::WORDING) });
     }
     // Hours above [`model::MAX_HOURS`] are refused where a game is made, not here: a game an
     // earlier version made may hold more (`--deadline-hours 9000` was accepted), and every time
@@ -624,6 +632,7 @@ fn build_game(game: &'static dyn DynGame, dir: &Path, checked: CheckedNew, new: 
     seats.sort_by_key(|s| roles.iter().position(|r| *r == s.role));
     let gf = GameFile {
         pbem: env!("CARGO_PKG_VERSION").to_string(),
+        wording: new.wording,
         id,
         rules: new.rules,
         options: new.options,

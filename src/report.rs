@@ -155,6 +155,17 @@ pub fn render(
     render_pinned(env, game, gf, Pinned { record, sha256: &sha256, earlier_wording: false }, events, state, role)
 }
 
+/// The report wording a game made now keeps for its whole life (`game.toml`'s `wording`), given
+/// to the templates as `wording`: a change to what reports say for the same record and state is
+/// made under a new number, with the old text kept for games of the old one, so that every game
+/// still audits byte for byte (reports are replayed). 0 stands for games made before the mark.
+///
+/// 1 (2026-12-03): Gettysburg's planned moves say "moved" for a corps whose moves this round are
+/// done, and none are listed once the game is over (tester16 T16b-1, T16c-12); Throw Down That
+/// Flag says "All N rounds played" past the last round, not "Round N+1 of N" (T16c-3); only the
+/// present wordings of `Pinned::earlier_wording`'s cases are accepted.
+pub const WORDING: u32 = 1;
+
 /// A record with the SHA-256 (hex) of its file, its canonical bytes: what a report pins.
 #[derive(Clone, Copy)]
 pub struct Pinned<'a> {
@@ -167,7 +178,8 @@ pub struct Pinned<'a> {
     /// left counted from when its step opened, not from the control (tester14 T14a-2), its asked
     /// seats headed "awaiting orders from" (T14a-4). The audit
     /// accepts a report those versions wrote so, so that a game they made still audits (reports
-    /// are replayed byte for byte). `false` everywhere else.
+    /// are replayed byte for byte): only for a game of wording 0 (made before [`WORDING`]).
+    /// `false` everywhere else.
     pub earlier_wording: bool,
 }
 
@@ -209,6 +221,7 @@ pub fn render_pinned(
         rules => game.rules(),
         game => &gf.id,
         role => role,
+        wording => gf.wording,
         index => record.index,
         resolution => record.resolution.as_ref().map(|r| minijinja::context! {
             step => r.step, resolved => &r.resolved, host_seed => &r.host_seed, seed => &r.seed,

@@ -197,3 +197,20 @@ fn a_lost_or_edited_sealed_order_of_the_open_step_fails_the_audit_and_stops_adju
     pbem().arg("adjudicate").arg(&game).args(["--now", "2026-07-10T13:00:00Z"]).assert().success();
     pbem().arg("audit").arg(&game).assert().success();
 }
+
+#[test]
+fn a_game_in_a_newer_report_wording_is_refused_naming_the_line() {
+    // `game.toml`'s `wording` (report::WORDING): a game whose reports a newer pbem words cannot
+    // be audited or continued by this one without failing on its reports.
+    let tmp = tempfile::tempdir().unwrap();
+    let game = new_game(&tmp.path().join("turns"), "g1", 72);
+    let gt = game.join("game.toml");
+    let was = edit(&gt, |t| t.replacen(&format!("\nwording = {}\n", pbem::report::WORDING), "\nwording = 99\n", 1));
+    let line = was.lines().position(|l| l.starts_with("wording = ")).unwrap() + 1;
+    let want = format!("{}:{line}: wording: 99: this game's reports are worded by a newer pbem", gt.display());
+    for cmd in ["audit", "status", "adjudicate"] {
+        let out = pbem().arg(cmd).arg(&game).assert().failure();
+        let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+        assert!(err.contains(&want), "{cmd}: {err}");
+    }
+}

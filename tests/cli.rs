@@ -505,7 +505,16 @@ fn a_grace_period_delays_the_nmr() {
 
 #[test]
 fn nmr_policy_bot_hands_a_silent_seat_to_the_built_in_player() {
-    let t = Table::with(&["--nmr", "bot", "--bot-after", "1", "--deadline-hours", "1"]);
+    for wording in ["1", "0"] {
+        bot_covers_a_silent_seat(wording);
+    }
+}
+
+/// [`nmr_policy_bot_hands_a_silent_seat_to_the_built_in_player`] in a game of report wording
+/// `wording` (`pbem new --wording`, hidden): the earlier wording of its reports audits only in a
+/// game made before the mark (0).
+fn bot_covers_a_silent_seat(wording: &str) {
+    let t = Table::with(&["--nmr", "bot", "--bot-after", "1", "--deadline-hours", "1", "--wording", wording]);
     // Step 1: both silent: default orders (first miss).
     adjudicate_at(&t, "2026-07-01T13:00:00Z");
     let r1 = record_json(&t, 1);
@@ -532,7 +541,11 @@ fn nmr_policy_bot_hands_a_silent_seat_to_the_built_in_player() {
     let union2 = t.game().join("reports").join("000002").join("union.txt");
     let now = report("000002");
     std::fs::write(&union2, now.replace("the built-in player chose the orders", "the default orders were used")).unwrap();
-    pbem().arg("audit").arg(t.game()).assert().success();
+    if wording == "0" {
+        pbem().arg("audit").arg(t.game()).assert().success();
+    } else {
+        audit_fails(&t.game(), "reports/000002/union.txt");
+    }
     std::fs::write(&union2, now.replace("the built-in player chose the orders", "the judge chose the orders")).unwrap();
     audit_fails(&t.game(), "reports/000002/union.txt");
     std::fs::write(&union2, &now).unwrap();

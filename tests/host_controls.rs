@@ -19,12 +19,19 @@ const START: &str = "2026-07-01T12:00:00Z";
 
 impl Table {
     fn new() -> Self {
+        Self::with(&[])
+    }
+    /// A table whose game g1 is made with `extra` flags for `pbem new`.
+    fn with(extra: &[&str]) -> Self {
         let tmp = tempfile::tempdir().unwrap();
         let t = Table { tmp };
-        t.create("g1");
+        t.create_with("g1", extra);
         t
     }
     fn create(&self, id: &str) {
+        self.create_with(id, &[]);
+    }
+    fn create_with(&self, id: &str, extra: &[&str]) {
         keygen(self.path(), &format!("conf-{id}"));
         keygen(self.path(), &format!("union-{id}"));
         pbem()
@@ -35,6 +42,7 @@ impl Table {
             .arg(format!("confederate:lee@example.org:{}", self.path().join(format!("conf-{id}.pub")).display()))
             .arg("--player")
             .arg(format!("union:meade@example.org:{}", self.path().join(format!("union-{id}.pub")).display()))
+            .args(extra)
             .assert()
             .success();
     }
@@ -214,7 +222,16 @@ fn a_paused_game_resolves_nothing_and_resuming_moves_the_deadline_on() {
 fn a_control_records_report_counts_the_time_left_from_the_control() {
     // tester14 T14a-2: counted from when the step opened (2026-07-01T12:00Z), a resume's report
     // gave three days where two hours were left. Step 1's deadline is 2026-07-04T12:00Z.
-    let t = Table::new();
+    for wording in ["1", "0"] {
+        controls_report_time_left(wording);
+    }
+}
+
+/// The reports of a game of report wording `wording` (`pbem new --wording`, hidden) after a
+/// resume and a deadline move; an earlier version's wording of them audits only in a game of
+/// wording 0 (made before the mark: `report::WORDING`).
+fn controls_report_time_left(wording: &str) {
+    let t = Table::with(&["--wording", wording]);
     t.run(&["pause", "--reason", "away", "--now", "2026-07-04T10:00:00Z"]);
     assert!(t.run(&["resume", "--now", "2026-07-04T11:00:00Z"]).contains("deadline is now 2026-07-04T13:00:00Z"));
     let r = t.report(2, "union");
@@ -227,11 +244,16 @@ fn a_control_records_report_counts_the_time_left_from_the_control() {
     assert!(r.contains("time left: 1 day 1 hour (when this report was written)"), "{r}");
     audit_passes(&t.game());
     // A report an earlier version wrote (the time left from when the step opened, the seats
-    // asked headed as awaited) still audits; any other figure does not.
+    // asked headed as awaited) still audits in a game made before the wording mark; any other
+    // figure does not, nor that wording in a game that carries its wording.
     let path = t.game().join("reports/000002/union.txt");
     let earlier = t.report(2, "union").replace("left: 2 hours", "left: 3 days 1 hour").replace("orders asked of (some may be in already):", "awaiting orders from:");
     std::fs::write(&path, earlier).unwrap();
-    audit_passes(&t.game());
+    if wording == "0" {
+        audit_passes(&t.game());
+    } else {
+        audit_fails(&t.game(), "the report");
+    }
     std::fs::write(&path, t.report(2, "union").replace("left: 3 days 1 hour", "left: 5 hours")).unwrap();
     audit_fails(&t.game(), "the report");
 }

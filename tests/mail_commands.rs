@@ -168,6 +168,7 @@ fn game_of(root: &Path, id: &str, rules: &str, roles: &[&str], options: &[(&str,
         seats,
         deadlines: Deadlines { default_hours: 72, ..Default::default() },
         nmr: Default::default(),
+        wording: pbem::report::WORDING,
     };
     pipeline::create(&dir, new, pipeline::parse_time(T0).unwrap(), &mut Entropy::seeded([3; 32]))?;
     Ok(dir)

@@ -343,3 +343,40 @@ fn a_draw_record_whose_quoted_receipt_belies_its_nonce_fails_the_audit() {
         assert!(!ok && out.contains("nonce: says false"), "{out}");
     }
 }
+
+#[test]
+fn a_draw_on_an_offer_a_seat_change_withdrew_fails_both_verifiers() {
+    // tester15 T15-4: a host could quote the earlier holder's offer in a draw record; the audit
+    // checked it only against the key in force at its receipt. A game that carries its report
+    // wording (`game.toml` `wording`) was made by a version that counts only the present key's
+    // offers, so the audit holds its draws to that.
+    let t = Table::new();
+    let u1 = t.order("union", "u1", None, &with("draw = true"));
+    t.submit(&u1, "2026-07-01T12:20:00Z").success();
+    keygen(t.path(), "hancock");
+    let key = t.path().join("hancock.pub");
+    t.run(&["seat", "--role", "union", "--email", "hancock@example.org", "--key", key.to_str().unwrap(), "--reason", "meade left", "--now", "2026-07-01T12:30:00Z"]);
+    let c1 = t.order("confederate", "c1", None, &with("draw = true"));
+    t.submit(&c1, "2026-07-01T12:40:00Z").success();
+    let u2 = t.order("union", "u2", Some(&t.path().join("hancock")), &with("draw = true"));
+    t.submit(&u2, "2026-07-01T12:50:00Z").success().stdout(predicate::str::contains("game over: Drawn"));
+    // The host drops the new holder's order and quotes the old one in the draw record instead.
+    let json = |f: &str| serde_json::to_string(&std::fs::read_to_string(t.game().join("host/sealed/000001").join(f)).unwrap()).unwrap();
+    let (new_text, new_sig, old_text, old_sig) = (json("union-2.txt"), json("union-2.txt.sig"), json("union-1.txt"), json("union-1.txt.sig"));
+    for f in ["receipts/000001/union-2.toml", "receipts/000001/union-2.toml.sig", "host/sealed/000001/union-2.txt", "host/sealed/000001/union-2.txt.sig"] {
+        std::fs::remove_file(t.game().join(f)).unwrap();
+    }
+    let rp = t.game().join("records").join("000002.json");
+    let text = std::fs::read_to_string(&rp).unwrap();
+    assert_eq!(text.matches("\"seq\": 2,").count(), 1, "{text}");
+    let forged = text.replace(&new_text, &old_text).replace(&new_sig, &old_sig).replace("\"seq\": 2,", "\"seq\": 1,");
+    assert!(forged.contains(&old_text) && forged.contains(&old_sig), "{forged}");
+    std::fs::write(&rp, forged).unwrap();
+    std::fs::remove_file(format!("{}.sig", rp.display())).unwrap();
+    let out = Command::new("ssh-keygen").args(["-Y", "sign", "-n", "pbem-record", "-f"]).arg(t.game().join("host").join("host_key")).arg(&rp).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    pbem().arg("audit").arg(t.game()).assert().failure().stderr(predicate::str::contains("control.orders[1].signature: a draw offer signed with a key seat union no longer held"));
+    if let Some((ok, out)) = python(&t.game()) {
+        assert!(!ok && out.contains("control.orders[1]"), "{out}");
+    }
+}

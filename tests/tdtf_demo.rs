@@ -111,3 +111,16 @@ fn tdtf_a_stretch_of_standing_orders_is_summarised() {
     assert!(r.contains("H: melee when adjacent with 8 tokens; shoot the nearest within 3 with 6 tokens;"), "{r}");
     pbem().arg("audit").arg(&g).assert().success();
 }
+
+#[test]
+fn tdtf_a_day_held_to_its_last_round_says_all_rounds_played() {
+    // tester16 T16c-3: a day won by holding the fourth round read "Round 5 of 4" (report wording
+    // 1: `report::WORDING`).
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("td1");
+    let seed = format!("{}f2", "0".repeat(62));
+    pbem().args(["demo", "--rules", "throw-down-that-flag", "--seed", &seed, "--out"]).arg(&dir).assert().success();
+    let last = std::fs::read_to_string(dir.join("reports").join(format!("{:06}", pbem::store::GameDir::new(&dir).last_record().unwrap().unwrap())).join("union.txt")).unwrap();
+    assert!(last.contains("\nAll 4 rounds played. Breakthroughs: 1 of 2 lose the day.\n"), "{last}");
+    assert!(!last.contains("Round 5 of 4"), "{last}");
+}

@@ -40,6 +40,7 @@ fn create(dir: &Path, bot_after: u32, start: chrono::DateTime<chrono::Utc>) {
         seats,
         deadlines: pbem::model::Deadlines { default_hours: 1, ..Default::default() },
         nmr: pbem::model::NmrPolicy { policy: pbem::model::NmrMode::Bot, bot_after },
+        wording: pbem::report::WORDING,
     };
     pipeline::create(dir, new, start, &mut Entropy::seeded([7; 32])).unwrap();
 }

@@ -400,6 +400,9 @@ class Checker:
         self.gt = gt
         t = toml_of("game.toml", gt)
         self.id = need("game.toml", t, "id", str)
+        self.wording = t.get("wording", 0)  # the report wording the game keeps (0: made before the mark)
+        if not isinstance(self.wording, int) or isinstance(self.wording, bool) or self.wording < 0:
+            raise Fail("game.toml", "wording", f"{self.wording!r} is not a whole number")
         host = key_of(t.get("host_key"), "game.toml", "host_key")
         d = need("game.toml", t, "deadlines", dict)
         self.default_hours = need("game.toml", d, "default_hours", int, label="deadlines.default_hours")
@@ -724,6 +727,13 @@ class Checker:
             version = self.version[self.by_hash.get(rc["record"], n - 1)]
             data = o["text"].encode()
             self.g.verify_sig(f"seat:{role}@{version}", "pbem-orders", data, o["signature"], path, sf + ".signature")
+            if action == "draw" and self.wording > 0 and self.version[n - 1] != version:
+                # A game that carries its report wording counts only offers signed with the key
+                # the seat holds when the draw is made: a seat change withdrew the earlier one's.
+                try:
+                    self.g.verify_sig(f"seat:{role}@{self.version[n - 1]}", "pbem-orders", data, o["signature"], path, sf + ".signature")
+                except Fail:
+                    raise Fail(path, sf + ".signature", f"a draw offer signed with a key seat {role} no longer held when the draw was made (a seat change withdrew it)")
             if order_commitment(self.id, step, role, data) != rc["commitment"]:
                 raise Fail(path, sf + ".text", f"is not the order {receipt_name(step, role, seq)} was issued for")
             try:

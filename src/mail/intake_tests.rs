@@ -17,7 +17,7 @@ fn new_game(root: &Path) -> PathBuf {
     let dir = root.join("g1");
     let seat = |role: &str, email: &str| Seat { role: role.into(), email: email.into(), key: key(role).public_key().to_openssh().unwrap(), time_zone: None };
     let seats = vec![seat("confederate", "lee@example.org"), seat("union", "meade@example.org")];
-    let new = NewGame { id: Some("g1".into()), rules: "gettysburg-campaign".into(), scenario: None, options: Default::default(), seats, deadlines: Deadlines { default_hours: 72, ..Default::default() }, nmr: Default::default() };
+    let new = NewGame { id: Some("g1".into()), rules: "gettysburg-campaign".into(), scenario: None, options: Default::default(), seats, deadlines: Deadlines { default_hours: 72, ..Default::default() }, nmr: Default::default(), wording: crate::report::WORDING };
     pipeline::create(&dir, new, pipeline::parse_time(T0).unwrap(), &mut Entropy::seeded([3; 32])).unwrap();
     dir
 }

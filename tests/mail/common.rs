@@ -38,6 +38,7 @@ pub fn new_game_with(root: &Path, id: &str, deadlines: Deadlines, nmr: pbem::mod
         seats,
         deadlines,
         nmr,
+        wording: pbem::report::WORDING,
     };
     pipeline::create(&dir, new, pipeline::parse_time(T0).unwrap(), &mut Entropy::seeded([3; 32])).unwrap();
     dir

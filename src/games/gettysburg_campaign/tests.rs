@@ -1425,3 +1425,35 @@ fn a_state_resolved_in_place_is_the_state_resolved_from_a_copy() {
         assert!(g.pending(&s).roles().is_err(), "seed {seed}: the game ends");
     }
 }
+
+/// `role`'s report after a record with no opening, on the state `s`, in a game of report wording
+/// `wording` (`game.toml`'s `wording`, [`crate::report::WORDING`]).
+fn report_in_wording(s: &State, role: &str, wording: u32) -> String {
+    let gf: crate::model::GameFile = toml::from_str(&format!(
+        "pbem = \"0\"\nwording = {wording}\nid = \"g\"\nrules = \"gettysburg-campaign\"\nhost_key = \"k\"\n\
+         [[seat]]\nrole = \"confederate\"\nemail = \"c@x\"\nkey = \"k\"\n[[seat]]\nrole = \"union\"\nemail = \"u@x\"\nkey = \"k\"\n"
+    ))
+    .expect("game file");
+    let rec: crate::model::Record = serde_json::from_str(r#"{"game": "g", "index": 1, "prev": null, "resolution": null, "state": "0", "opening": null, "outcome": null}"#).expect("record");
+    let env = crate::report::environment(None).expect("templates");
+    crate::report::render(&env, &GettysburgCampaign, &gf, &rec, &[], &crate::game::canonical(s), role).expect("report")
+}
+
+#[test]
+fn s8_a_report_of_wording_1_says_moved_for_a_corps_whose_planned_moves_are_done() {
+    // tester16 T16b-1: at the vacate-or-defend pause the mover's report listed its corps as
+    // planned to "stay". Games of wording 0 keep that text (their reports are replayed).
+    let paused = |moves: &str| {
+        let s = board(&[("I", "Leesburg"), ("II", "Culpeper")], &[("XI", "Frederick")]);
+        let orders = [("confederate", format!("cards = [\"Lee\"]\nlee = \"I\"\nmoves = {{ I = {moves} }}")), ("union", "cards = [\"Howard\"]\nmoves = { XI = \"stay\" }".to_string())];
+        let (s, _) = step(&s, &[(orders[0].0, orders[0].1.as_str()), (orders[1].0, orders[1].1.as_str())], &[6, 1]);
+        assert_eq!(kind(&s), "vacate-or-defend");
+        (report_in_wording(&s, "confederate", 1), report_in_wording(&s, "confederate", 0))
+    };
+    for (moves, now_says, before_says) in [("\"Frederick\"", "moved", "stay"), ("[\"Frederick\", \"Hagerstown\"]", "moved, then Hagerstown", "Hagerstown")] {
+        let (now, before) = paused(moves);
+        assert!(now.contains(&format!("YOUR PLANNED MOVES THIS ROUND\n  I Corps (Longstreet): {now_says}\n\n")), "{now}");
+        assert!(before.contains(&format!("YOUR PLANNED MOVES THIS ROUND\n  I Corps (Longstreet): {before_says}\n\n")), "{before}");
+        assert_eq!(now.replace(now_says, before_says), before, "nothing else differs");
+    }
+}
