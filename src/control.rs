@@ -81,6 +81,16 @@ pub fn apply(dir: &Path, req: Request, reason: &str, clock: impl Into<Clock>) ->
         return Err(Error::Refused(format!("game {} is over; there is nothing to change", g.gf.id)));
     };
     pipeline::check_clock_receipts(&g, &pipeline::read_receipts(&g.dir, op.step)?, now)?;
+    // The players' accepted orders ended the game (a resignation, or every seat's standing draw
+    // offer) but a run killed before its record left the game open (tester14 T14a-6): the end
+    // is written first, as the next submit or adjudication would, and the control refused.
+    if let Some(end) = pipeline::end_by_players(&g, now)? {
+        let summary = end.outcome.map(|o| o.summary).unwrap_or_default();
+        return Err(Error::Refused(format!(
+            "game {} is over: {summary} (the players' accepted orders ended it; its record {}, which an interrupted run left unwritten, is written now); there is nothing to change",
+            g.gf.id, end.index
+        )));
+    }
     if reason.contains('\n') || reason.len() > 500 {
         return Err(Error::setting(Setting::Reason, "one line of at most 500 characters"));
     }

@@ -307,19 +307,20 @@ fn an_end_whose_record_a_crash_lost_is_written_by_the_next_adjudication() {
 }
 
 #[test]
-fn a_resignation_a_crash_left_unrecorded_still_ends_the_game_after_a_seat_change() {
+fn a_host_control_after_a_resignation_a_crash_left_unrecorded_writes_the_end_first() {
     // tester15 T15-1: a seat change in between made the resignation no longer count, and its
-    // resign-only order then stood as the seat's orders, so no adjudication could resolve the step.
-    let t = resigned_and_crashed();
-    let g = t.game();
-    keygen(t.path(), "hancock");
-    let key = t.path().join("hancock.pub");
-    t.run(&["seat", "--role", "union", "--email", "hancock@example.org", "--key", key.to_str().unwrap(), "--reason", "meade left", "--now", "2026-07-01T14:00:00Z"]);
-    // Past the deadline: the resignation ends the game; its resign-only order is never resolved.
-    let out = t.run(&["adjudicate", "--now", "2026-07-05T12:00:00Z"]);
-    assert!(out.contains("game over") && !out.contains("resolved step"), "{out}");
-    assert_eq!(t.record(2)["control"]["action"], "resign");
-    audit_passes(&g);
+    // resign-only order then stood as the seat's orders, so no adjudication could resolve the
+    // step. tester14 T14a-6: a host control in that window did not finish the end first. Every
+    // control (seat, pause, deadline, abandon) now writes the end and is refused: the game is over.
+    for control in [&["seat", "--role", "union", "--email", "hancock@example.org", "--reason", "meade left"][..], &["pause", "--reason", "away"], &["deadline", "--extend", "1d"], &["end", "--abandon", "--reason", "host"]] {
+        let t = resigned_and_crashed();
+        let out = pbem().arg(control[0]).arg(t.game()).args(&control[1..]).args(["--now", "2026-07-01T14:00:00Z"]).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("game g1 is over: union resigned: confederate wins. (the players' accepted orders ended it; its record 1"), "{control:?}: {err}");
+        assert_eq!(t.record(1)["control"]["action"], "resign", "{control:?}");
+        assert!(!t.game().join("records/000002.json").exists(), "{control:?}: nothing after the end");
+        audit_passes(&t.game());
+    }
 }
 
 #[test]
