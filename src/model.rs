@@ -15,7 +15,7 @@ pub struct GameFile {
     /// best audited and continued by the version that made it).
     #[serde(default)]
     pub pbem: String,
-    /// The wording of this game's reports ([`crate::report::WORDING`] when the game was made):
+    /// The wording of this game's reports (`WORDING` of the `report` module when the game was made):
     /// a game keeps the wording it began with, so its reports stay those the audit replays byte
     /// for byte; 0 (absent) for a game made before the mark, whose reports may use the earlier
     /// wordings too (`report::Pinned::earlier_wording`).
