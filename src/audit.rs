@@ -546,7 +546,8 @@ fn check_times(gd: &GameDir, gf: &GameFile, n: u64, bytes: &[u8], rec: &Record, 
     }
     if let Some(nmr) = res.orders.iter().find(|o| o.seq.is_none()) {
         if gf.nmr.policy == NmrMode::Wait {
-            return Err(fail(AuditCheck::Times, &rpath, format!("{} is NMR in step {}, but the game's NMR policy is wait (game.toml [nmr])", nmr.role, res.step)));
+            let what = format!("{} is NMR in step {}, but the game's NMR policy is wait (game.toml [nmr])", nmr.role, res.step);
+            return Err(AuditFailure::new(AuditCheck::Times, &rpath, what).at_line(line_of(bytes, "resolution.role", &nmr.role)).into());
         }
         let deadline = pipeline::parse_time(&opening.deadline).map_err(|e| fail(AuditCheck::Times, &gd.record(n - 1), e))?;
         let due = crate::when::later_hours(deadline, gf.deadlines.grace_hours).map_err(|e| fail(AuditCheck::Times, &gd.record(n - 1), format!("opening.deadline: {e}")))?;
@@ -1291,8 +1292,9 @@ impl Audit {
     #[allow(clippy::too_many_arguments)]
     fn check_order_text(&self, st: &Step<'_>, role: &str, c: &str, text: &str, signature: &str, orders: &Orders, opath: &Path) -> Result<orderfile::OrderFile> {
         let res = st.res;
+        let at = |check: AuditCheck, what: String| -> Error { AuditFailure::new(check, opath, what).at_line(self.order_line(st, opath, role)).into() };
         verify_once(&st.keys[role], NS_ORDERS, text.as_bytes(), signature).map_err(|e| {
-            fail(AuditCheck::Signature, opath, match e {
+            at(AuditCheck::Signature, match e {
                 sig::SigError::BadSignature | sig::SigError::TextChanged => {
                     format!("the order of {role} in step {} does not match its signature: it was changed after the player signed it", res.step)
                 }
@@ -1301,9 +1303,9 @@ impl Audit {
         })?;
         let recomputed = hex::encode(commit::order_commitment(&self.gf.id, res.step, role, text.as_bytes()));
         if recomputed != c {
-            return Err(fail(AuditCheck::Order, opath, format!("revealed order of {role} does not match its commitment")));
+            return Err(at(AuditCheck::Order, format!("revealed order of {role} does not match its commitment")));
         }
-        let f = orderfile::parse(text).map_err(|p| fail(AuditCheck::Order, opath, format!("order of {role}: {}", p.message)))?;
+        let f = orderfile::parse(text).map_err(|p| at(AuditCheck::Order, format!("order of {role}: {}", p.message)))?;
         let h = &f.header;
         let header = [
             ("game", h.game.clone(), self.gf.id.clone()),
@@ -1312,12 +1314,25 @@ impl Audit {
             ("host_seed_commitment", h.host_seed_commitment.clone(), st.opening.host_seed_commitment.clone()),
         ];
         if let Some((field, has, want)) = header.iter().find(|(_, has, want)| has != want) {
-            return Err(fail(AuditCheck::Order, opath, format!("the order of {role} in step {} has pbem.{field} {has:?}, not {want:?}", res.step)));
+            return Err(at(AuditCheck::Order, format!("the order of {role} in step {} has pbem.{field} {has:?}, not {want:?}", res.step)));
         }
         if &f.orders != orders {
-            return Err(fail(AuditCheck::Order, opath, format!("orders of {role} differ from the signed text")));
+            return Err(at(AuditCheck::Order, format!("orders of {role} differ from the signed text")));
         }
         Ok(f)
+    }
+
+    /// The line of `role`'s order in `opath` (tester14 T14b-4), if found: in the step's record,
+    /// its entry under `resolution`; in a later record, under `reveals`; in the host's withheld
+    /// copy, its `role` line.
+    fn order_line(&self, st: &Step<'_>, opath: &Path, role: &str) -> Option<usize> {
+        if opath == st.rpath {
+            return line_of(&self.hist.records.get(st.n as usize)?.bytes, "resolution.role", role);
+        }
+        if let Some(r) = (0..=self.last).find(|i| self.gd.record(*i) == opath).and_then(|i| self.hist.records.get(i as usize)) {
+            return line_of(&r.bytes, "reveals.role", role);
+        }
+        line_of(&store::read(opath).ok()?, "role", role)
     }
 
     /// What can be checked of the step `st` without replaying it (a public copy, past orders
@@ -1472,10 +1487,11 @@ impl Audit {
             let missed = self.misses.get(&o.role).copied().unwrap_or(0);
             let (want, kind) = pipeline::nmr_orders(self.game, &self.gf, &self.state, st.res.step, seed, &o.role, missed)?;
             if o.nmr.as_deref().unwrap_or("default") != kind || want != o.orders {
-                return Err(fail(AuditCheck::Replay, &st.rpath, format!(
+                let line = self.order_line(st, &st.rpath, &o.role);
+                return Err(AuditFailure::new(AuditCheck::Replay, &st.rpath, format!(
                     "NMR orders of {} in step {} are not what the NMR policy gives ({kind} orders after {missed} missed step(s))",
                     o.role, st.res.step
-                )));
+                )).at_line(line).into());
             }
         }
         Ok(())
@@ -1564,12 +1580,14 @@ fn check_receipts(receipts: &[ReadReceipt], game: &str, step: u64, host: &ssh_ke
         let want = next.entry(r.role.clone()).or_insert(1);
         let name = format!("{}-{}.toml", r.role, r.seq);
         if r.game != game || r.step != step || r.seq != *want || path.file_name().and_then(|n| n.to_str()) != Some(&name) {
-            return Err(fail(AuditCheck::Receipt, path, format!("receipt out of place: expected {}-{want}.toml of step {step} of game {game}", r.role)));
+            // At the first field out of place (the file's name: no line).
+            let line = [("game", r.game != game), ("step", r.step != step), ("seq", r.seq != *want)].iter().find(|(_, off)| *off).and_then(|(f, _)| line_of(bytes, f, ""));
+            return Err(AuditFailure::new(AuditCheck::Receipt, path, format!("receipt out of place: expected {}-{want}.toml of step {step} of game {game}", r.role)).at_line(line).into());
         }
         // The same order accepted twice would let a host bring back a superseded order as the
         // newest (and choose between their nonces); `submit` refuses such a resend.
         if let Some(first) = commitments.insert((r.role.clone(), r.commitment.clone()), r.seq) {
-            return Err(fail(AuditCheck::Receipt, path, format!("has the commitment of receipt {first}: the same order accepted twice (a superseded order brought back?)")));
+            return Err(fail_field(AuditCheck::Receipt, path, bytes, "commitment", &r.commitment, format!("has the commitment of receipt {first}: the same order accepted twice (a superseded order brought back?)")));
         }
         *want += 1;
     }

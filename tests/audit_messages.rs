@@ -214,3 +214,33 @@ fn a_game_in_a_newer_report_wording_is_refused_naming_the_line() {
         assert!(err.contains(&want), "{cmd}: {err}");
     }
 }
+
+#[test]
+fn orders_that_differ_from_their_text_and_a_receipt_given_twice_are_named_at_their_line() {
+    // tester14 T14b-4: these failures named the file alone. Step 1's orders are withheld: the
+    // host's copy (host/withheld/) is what the audit joins and checks.
+    let tmp = tempfile::tempdir().unwrap();
+    let game = game_with_a_step(tmp.path());
+    let held = game.join("host/withheld/000001-union.json");
+    let text = std::fs::read_to_string(&held).unwrap();
+    let lines: Vec<&str> = text.lines().collect();
+    let role = lines.iter().position(|l| l.trim() == "\"role\": \"union\",").unwrap();
+    // The first string value in the parsed orders, one letter longer (still the same JSON shape).
+    let orders = lines.iter().position(|l| l.trim() == "\"orders\": {").unwrap();
+    let value = orders + lines[orders..].iter().position(|l| l.trim_end_matches(',').ends_with('"')).unwrap();
+    let mut changed: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let at = changed[value].rfind('"').unwrap();
+    changed[value].insert(at, 'x');
+    std::fs::write(&held, changed.join("\n") + "\n").unwrap();
+    assert_eq!(audit_error(&game), format!("pbem: audit failed: {}:{}: orders of union differ from the signed text", held.display(), role + 1));
+    std::fs::write(&held, &text).unwrap();
+    pbem().arg("audit").arg(&game).assert().success();
+    // Receipt 1 of union given again as receipt 2 (re-signed by the host).
+    let (rp1, rp2) = (game.join("receipts/000001/union-1.toml"), game.join("receipts/000001/union-2.toml"));
+    let second = std::fs::read_to_string(&rp1).unwrap().replacen("\nseq = 1\n", "\nseq = 2\n", 1);
+    std::fs::write(&rp2, &second).unwrap();
+    let out = std::process::Command::new("ssh-keygen").args(["-Y", "sign", "-n", "pbem-receipt", "-f"]).arg(game.join("host/host_key")).arg(&rp2).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let line = second.lines().position(|l| l.starts_with("commitment = ")).unwrap() + 1;
+    assert_eq!(audit_error(&game), format!("pbem: audit failed: {}:{line}: commitment: has the commitment of receipt 1: the same order accepted twice (a superseded order brought back?)", rp2.display()));
+}
