@@ -30,6 +30,9 @@ pub struct AuditSummary {
     pub orders: u64,
     /// NMR slots checked against the game's default.
     pub nmr: u64,
+    /// Signed orders a record that ended the game quotes (a resignation, a draw's offers),
+    /// each checked against its receipt and its seat's signature.
+    pub quoted: u64,
     /// Reports regenerated and compared.
     pub reports: u64,
     /// True when `states/` and `reports/` were absent (a public copy made mid-game): every
@@ -79,11 +82,16 @@ impl AuditSummary {
     /// 8-9 were checked without replay (...): audit again when they are revealed".
     pub fn describe(&self) -> String {
         let n = |k: u64, one: &str, many: &str| format!("{k} {}", if k == 1 { one } else { many });
+        // A game its players ended: the orders its last record quotes too (tester15 T15-8).
+        let orders = match self.quoted {
+            0 => n(self.orders, "signed order", "signed orders"),
+            q => format!("{} ({q} more quoted by the end)", n(self.orders, "signed order", "signed orders")),
+        };
         let counts = if self.public_copy {
             format!(
                 "{}, {}, {} NMR, {} (a public copy: no states/ or reports/ to compare)",
                 n(self.records, "record", "records"),
-                n(self.orders, "signed order", "signed orders"),
+                orders,
                 self.nmr,
                 if self.states_unchecked {
                     "state commitments not checked yet (the last record reveals their key)"
@@ -95,7 +103,7 @@ impl AuditSummary {
             format!(
                 "{}, {}, {} NMR, {} replayed byte for byte",
                 n(self.records, "record", "records"),
-                n(self.orders, "signed order", "signed orders"),
+                orders,
                 self.nmr,
                 n(self.reports, "report", "reports")
             )
@@ -280,6 +288,7 @@ pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>>
             }
         }
     }
+    let end = hist.records.last().map(|r| &r.record).filter(|r| r.outcome.is_some());
     let mut out = Vec::new();
     for f in files {
         let bytes = store::read(f)?;
@@ -306,7 +315,10 @@ pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>>
             Err(_) => return Err(fail(AuditCheck::HeldReceipt, f, format!("is signed by the host but missing from the game ({} is not there): the host dropped it", ours.display()))),
         }
         let line = match used.get(&(r.step, r.role.clone())) {
-            None => format!("{}: step {} not resolved yet; receipt {} of {} is in the game", f.display(), r.step, r.seq, r.role),
+            None => match end {
+                Some(rec) => ended_before(f, &r, rec),
+                None => format!("{}: step {} not resolved yet; receipt {} of {} is in the game", f.display(), r.step, r.seq, r.role),
+            },
             Some((n, None)) => return Err(fail(AuditCheck::HeldReceipt, f, format!("record {n} resolved step {} with {} as NMR, though the host had accepted this order", r.step, r.role))),
             Some((n, Some(seq))) if *seq < r.seq => {
                 return Err(fail(AuditCheck::HeldReceipt, f, format!("record {n} used receipt {seq} of {} in step {}, older than this receipt {}: a newer order was dropped", r.role, r.step, r.seq)));
@@ -319,6 +331,16 @@ pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>>
         out.push(line);
     }
     Ok(out)
+}
+
+/// What a held receipt `r` (file `f`) of a step no record resolved says when record `end` ended
+/// the game first: the game ended with this very order (a resignation, a draw offer it quotes),
+/// or before the step was resolved (tester15 T15-8: it said "not resolved yet").
+fn ended_before(f: &Path, r: &Receipt, end: &Record) -> String {
+    let summary = end.outcome.as_ref().map_or("", |o| o.summary.as_str());
+    let quoted = end.control.iter().flat_map(|c| &c.orders).any(|o| (o.step, o.role.as_str(), o.seq) == (r.step, r.role.as_str(), r.seq));
+    let how = if quoted { "ended the game quoting this order" } else { "ended the game before the step was resolved" };
+    format!("{}: receipt {} of {} in step {} is in the game; record {} {how} ({summary})", f.display(), r.seq, r.role, r.step, end.index)
 }
 
 /// A later order of the held receipt `r`'s role that record `n` used (receipt `seq`) was signed
@@ -930,6 +952,7 @@ impl Audit {
     fn check_control_record(&mut self, rpath: &Path, rec: &Record, prec: &Record) -> Result<()> {
         history::check_control(rpath, rec, prec)?;
         history::check_players_end(&self.gd, &self.hist, &self.host, self.game, &self.state, rpath, rec, prec)?;
+        self.sum.quoted += rec.control.as_ref().map_or(0, |c| c.orders.len() as u64);
         // Only a game's end reveals: everything still withheld, as any game's end does.
         let keys: Vec<(u64, String)> = rec.reveals.iter().map(|r| (r.step, r.role.clone())).collect();
         let due: Vec<(u64, String)> = if rec.outcome.is_some() { self.outstanding.keys().cloned().collect() } else { Vec::new() };

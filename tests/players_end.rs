@@ -125,6 +125,13 @@ fn a_resignation_ends_the_game_the_other_side_wins_and_both_verifiers_pass() {
     if let Some((ok, out)) = python(&t.game()) {
         assert!(ok && out.contains("union resigned: confederate wins."), "{out}");
     }
+    // tester15 T15-8: the audit counts the order the end quotes, and a player's receipt of a step
+    // the end came before is told so (it said "not resolved yet").
+    let receipts = t.game().join("receipts/000001");
+    let out = pbem().arg("audit").arg(t.game()).arg("--receipt").arg(receipts.join("union-1.toml")).output().unwrap();
+    let out = String::from_utf8(out.stdout).unwrap();
+    assert!(out.contains("union-1.toml: receipt 1 of union in step 1 is in the game; record 1 ended the game quoting this order (union resigned: confederate wins.)"), "{out}");
+    assert!(out.contains("audit passed: 2 records, 0 signed orders (1 more quoted by the end), 0 NMR"), "{out}");
 }
 
 #[test]
