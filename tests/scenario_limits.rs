@@ -50,10 +50,14 @@ const CASES: &[(&str, &str, &str, &str, &str)] = &[
     // L6: landmark keys that are no row, objective spaces given twice.
     ("throw-down-that-flag", "throw-down-that-flag-july-2.toml", "9 = \"beyond", "99 = \"beyond", "map.landmarks.99: a landmark's key is a row number of the map, 1 to 9"),
     ("throw-down-that-flag", "throw-down-that-flag-july-2.toml", "objective = [\"A1\", \"B1\"", "objective = [\"A1\", \"A1\"", "map.objective[1]: \"A1\" is listed twice"),
+    // tester15 T15-6: a board's size and a team's characters named no line.
+    ("throw-down-that-flag", "throw-down-that-flag-july-2.toml", "rows = 9 ", "rows = 0 ", "map.rows: must be 2 to 60 (and columns 2 to 26)"),
+    ("flag-dash", "flag-dash.toml", "columns = 9\n", "columns = 30\n", "columns: must be 3 to 26 (and rows 3 to 99)"),
+    ("flag-dash", "flag-dash.toml", "seat = 2 ", "seat = 1 ", "character[0].team: team white needs exactly one runner of seat 1, one of seat 2 and one defender"),
 ];
 
 /// Fields a case names that are not on its changed line: a table named as a whole, at its header.
-const TABLE_LINES: &[(&str, &str)] = &[("map.picture", "[map.picture]"), ("territory.red", "[territory.red]")];
+const TABLE_LINES: &[(&str, &str)] = &[("map.picture", "[map.picture]"), ("territory.red", "[territory.red]"), ("character[0].team", "team = \"white\"")];
 
 /// The line the error names (tester13 M8): the line changed (where `from` was in the shipped
 /// `text`), or the header of the table the error `want` names as a whole.

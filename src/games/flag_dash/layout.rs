@@ -401,8 +401,12 @@ impl Layout {
 
     fn read(text: &str, new: bool) -> Result<Layout, GameError> {
         let raw: RawLayout = toml::from_str(text).map_err(|e| bad(e.to_string()))?;
-        if !(3..=26).contains(&raw.columns) || !(3..=99).contains(&raw.rows) {
-            return Err(bad("columns must be 3 to 26 and rows 3 to 99"));
+        // Each bound at its own field, so that the error names its line (tester15 T15-6).
+        if !(3..=26).contains(&raw.columns) {
+            return Err(bad("columns: must be 3 to 26 (and rows 3 to 99)"));
+        }
+        if !(3..=99).contains(&raw.rows) {
+            return Err(bad("rows: must be 3 to 99 (and columns 3 to 26)"));
         }
         if raw.round_limit == 0 || (new && raw.round_limit > MAX_ROUND_LIMIT) {
             return Err(bad(format!("round_limit: must be between 1 and {MAX_ROUND_LIMIT}")));
@@ -628,7 +632,10 @@ impl Grid {
             for seat in [Some(1), Some(2), None] {
                 let n = characters.iter().filter(|c| c.team == team && c.seat == seat).count();
                 if n != 1 {
-                    return Err(bad(format!("team {}: needs exactly one runner of seat 1, one of seat 2 and one defender", team.key())));
+                    // At the team's first character (a line to look at: tester15 T15-6), or at
+                    // the characters when the team has none.
+                    let f = characters.iter().position(|c| c.team == team).map_or("character".to_string(), |i| format!("character[{i}].team"));
+                    return Err(bad(format!("{f}: team {} needs exactly one runner of seat 1, one of seat 2 and one defender", team.key())));
                 }
             }
         }
@@ -758,7 +765,8 @@ mod tests {
     #[test]
     fn bad_layouts_name_the_field() {
         let cases = [
-            ("columns = 9", "columns = 2", "columns must be 3 to 26 and rows 3 to 99"),
+            ("columns = 9", "columns = 2", "columns: must be 3 to 26 (and rows 3 to 99)"),
+            ("rows = 10", "rows = 100", "rows: must be 3 to 99 (and columns 3 to 26)"),
             ("round_limit = 40", "round_limit = 0", "round_limit: must be between 1 and 1000"),
             ("rows = [1, 5] ", "rows = [1, 11] ", "territory.white: a11 is off the board"),
             ("white = \"e1\"", "white = \"e11\"", "flags.white: e11 is off the board"),
@@ -767,7 +775,7 @@ mod tests {
             ("defender = true\nstart = \"e2\"", "seat = 1\ndefender = true\nstart = \"e2\"", "character[2]: give either seat = 1 or 2 (a runner) or defender = true"),
             ("name = \"Orange\"", "name = \"green\"", "character[1].name: empty or used twice"),
             ("start = \"a3\"", "start = \"a30\"", "character[0].start: a30 is off the board"),
-            ("seat = 2                 # runner of white-2, on White's right", "seat = 1", "team white: needs exactly one runner of seat 1, one of seat 2 and one defender"),
+            ("seat = 2                 # runner of white-2, on White's right", "seat = 1", "character[0].team: team white needs exactly one runner of seat 1, one of seat 2 and one defender"),
             ("start = \"a3\"", "start = \"e1\"", "flags.white: e1 is also character[0].start; two characters or flags start on the same space"),
             ("between = [\"b5\", \"b6\"]", "between = [\"b5\", \"b7\"]", "wall[0].between: b5 and b7 are not adjacent"),
             ("between = [\"b5\", \"b6\"]", "between = [\"b5\", \"b6\"]\nopen_from = \"c5\"", "wall[0].open_from: c5 is not one of the two spaces"),

@@ -216,8 +216,12 @@ impl Scenario {
     fn validate(&self, new: bool) -> Result<(), GameError> {
         self.validate_text(new)?;
         self.validate_numbers(new)?;
-        if !(2..=26).contains(&self.map.columns) || !(2..=60).contains(&self.map.rows) {
-            return Err(err("map", "columns must be 2 to 26 and rows 2 to 60"));
+        // Each bound at its own field, so that the error names its line (tester15 T15-6).
+        if !(2..=26).contains(&self.map.columns) {
+            return Err(err("map.columns", "must be 2 to 26 (and rows 2 to 60)"));
+        }
+        if !(2..=60).contains(&self.map.rows) {
+            return Err(err("map.rows", "must be 2 to 60 (and columns 2 to 26)"));
         }
         self.validate_bag()?;
         self.validate_map(new)?;
