@@ -769,25 +769,35 @@ impl Audit {
                 self.hist.check_receipt(step, &r.record, &r.setup).map_err(|e| fail(AuditCheck::History, path, e))?;
             }
         }
-        self.check_open_sealed()?;
+        self.check_sealed_copies()?;
         Ok(self.sum)
     }
 
-    /// On the host's copy, every order receipted for the step still open is kept sealed in
-    /// `host/sealed/` as the order its receipt was issued for (its commitment): the one the
-    /// next adjudication reads (tester14 T14a-7: a lost copy passed the audit and then stopped
-    /// `pbem adjudicate`). A public copy holds none.
-    fn check_open_sealed(&self) -> Result<()> {
-        let step = self.hist.open_step;
-        if !self.has_states || !self.gd.host().is_dir() || step <= self.hist.last_resolved || self.hist.records[self.last as usize].record.opening.is_none() {
+    /// On the host's copy, `host/sealed/` keeps each order as its receipt was issued for it (its
+    /// commitment): every order of a step no record resolved (the open step's are what the next
+    /// adjudication reads: tester14 T14a-7; a lost one passed the audit, then stopped `pbem
+    /// adjudicate`), and every superseded order of a resolved step (T14b-8; the orders a record
+    /// used are compared with what it reveals, where they are checked). A public copy holds none.
+    fn check_sealed_copies(&self) -> Result<()> {
+        if !self.has_states || !self.gd.host().is_dir() {
             return Ok(());
         }
-        for ReadReceipt { receipt: r, .. } in self.receipts_of(step)?.iter() {
-            pipeline::read_sealed(&self.gd, &self.gf.id, r).map_err(|e| match e {
-                Error::Input { file, message, .. } if message.starts_with("missing") => fail(AuditCheck::Missing, &file, message),
-                Error::Input { file, message, .. } => fail(AuditCheck::Order, &file, message),
-                e => fail_err(AuditCheck::Order, &self.gd.sealed(step), e),
-            })?;
+        for step in 1..=self.hist.open_step {
+            let receipts = self.receipts_of(step)?;
+            let newest = latest(&receipts);
+            let resolved = step <= self.hist.last_resolved;
+            for ReadReceipt { receipt: r, .. } in receipts.iter().filter(|x| !resolved || newest.get(&x.receipt.role).map(|n| n.seq) != Some(x.receipt.seq)) {
+                pipeline::read_sealed(&self.gd, &self.gf.id, r).map_err(|e| match e {
+                    Error::Input { file, message, .. } if resolved => {
+                        let what = message.split(": this is").next().unwrap_or("missing");
+                        let check = if what.starts_with("missing") { AuditCheck::Missing } else { AuditCheck::Order };
+                        fail(check, &file, format!("{what}: the host's sealed copy of {}'s order {} of step {}, superseded by a later one: restore the game's host/ folder from a backup", r.role, r.seq, step))
+                    }
+                    Error::Input { file, message, .. } if message.starts_with("missing") => fail(AuditCheck::Missing, &file, message),
+                    Error::Input { file, message, .. } => fail(AuditCheck::Order, &file, message),
+                    e => fail_err(AuditCheck::Order, &self.gd.sealed(step), e),
+                })?;
+            }
         }
         Ok(())
     }

@@ -244,3 +244,26 @@ fn orders_that_differ_from_their_text_and_a_receipt_given_twice_are_named_at_the
     let line = second.lines().position(|l| l.starts_with("commitment = ")).unwrap() + 1;
     assert_eq!(audit_error(&game), format!("pbem: audit failed: {}:{line}: commitment: has the commitment of receipt 1: the same order accepted twice (a superseded order brought back?)", rp2.display()));
 }
+
+#[test]
+fn a_superseded_sealed_order_edited_or_lost_fails_the_audit() {
+    // tester14 T14b-8: the host's copies of superseded orders were never checked.
+    let tmp = tempfile::tempdir().unwrap();
+    let game = new_game(&tmp.path().join("turns"), "g1", 72);
+    for (role, n) in [("union", 1), ("union", 2), ("confederate", 1)] {
+        let text = form(&game, role, n, &|f| f);
+        let file = tmp.path().join(format!("{role}-{n}.toml"));
+        std::fs::write(&file, format!("{text}{}", sign(role, &text))).unwrap();
+        pbem().arg("submit").arg(&game).arg(&file).args(["--now", "2026-07-01T13:00:00Z"]).assert().success();
+    }
+    pbem().arg("adjudicate").arg(&game).args(["--now", "2026-07-01T13:05:00Z"]).assert().success();
+    pbem().arg("audit").arg(&game).assert().success();
+    let sealed = game.join("host/sealed/000001/union-1.txt");
+    let kept = edit(&sealed, |t| t.replacen("[orders]", "[orders]\n# edited", 1));
+    let tail = "the host's sealed copy of union's order 1 of step 1, superseded by a later one: restore the game's host/ folder from a backup";
+    assert_eq!(audit_error(&game), format!("pbem: audit failed: {}: is not the order its receipt was issued for (its commitment differs: edited or damaged): {tail}", sealed.display()));
+    std::fs::remove_file(&sealed).unwrap();
+    assert_eq!(audit_error(&game), format!("pbem: audit failed: {}: missing: {tail}", sealed.display()));
+    std::fs::write(&sealed, kept).unwrap();
+    pbem().arg("audit").arg(&game).assert().success();
+}
