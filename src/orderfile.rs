@@ -1,6 +1,8 @@
 //! Order files: a TOML document with a `[pbem]` header (game, step, role, host-seed commitment,
 //! nonce) and the game's `[orders]` table; writing forms and locating fields for error messages.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::game::Orders;
@@ -98,11 +100,7 @@ pub fn parse(text: &str) -> Result<OrderFile, ParseProblem> {
         field: Some("pbem".into()),
         message: "missing [pbem] header (game, step, role, host_seed_commitment, nonce): start from `pbem form`".into(),
     })?;
-    let header: Header = header_value.clone().try_into().map_err(|e: toml::de::Error| ParseProblem {
-        line: locate(text, "pbem"),
-        field: Some("pbem".into()),
-        message: e.message().trim().to_string(),
-    })?;
+    let header = header_of(text, header_value)?;
     if !header.nonce.is_empty() && crate::commit::parse_32(&header.nonce).is_none() {
         return Err(ParseProblem {
             line: locate(text, "pbem.nonce"),
@@ -124,6 +122,66 @@ pub fn parse(text: &str) -> Result<OrderFile, ParseProblem> {
     let mut orders = orders;
     let ending = take_ending(text, &mut orders)?;
     Ok(OrderFile { header, orders, ending })
+}
+
+/// The `[pbem]` fields, in the order a form writes them: (name, what it holds, required).
+const HEADER_FIELDS: [(&str, &str, bool); 5] = [
+    ("game", "the game id, a string", true),
+    ("step", "the step number, a whole number without quotes, e.g. step = 1", true),
+    ("role", "your role, a string", true),
+    ("host_seed_commitment", "the commitment copied from the form, a string", true),
+    ("nonce", "64 hex digits or \"\", a string", false),
+];
+
+/// The `[pbem]` table read field by field, so that a problem names its field and line
+/// (`pbem.step` on the line that writes it; a missing field on the `[pbem]` line). Accepts
+/// exactly what deserializing [`Header`] accepts.
+fn header_of(text: &str, value: &toml::Value) -> Result<Header, ParseProblem> {
+    let problem = |field: String, message: String| ParseProblem { line: locate(text, &field), field: Some(field), message };
+    let toml::Value::Table(t) = value else {
+        return Err(problem("pbem".into(), "must be a table: [pbem] with game, step, role, host_seed_commitment, nonce".into()));
+    };
+    if let Some(k) = t.keys().find(|k| !HEADER_FIELDS.iter().any(|(f, _, _)| f == k)) {
+        let known: Vec<&str> = HEADER_FIELDS.iter().map(|(f, _, _)| *f).collect();
+        return Err(problem(format!("pbem.{k}"), format!("unknown field {k:?}: [pbem] has only {}", known.join(", "))));
+    }
+    let mut strings = BTreeMap::new();
+    let mut step = None;
+    for (name, holds, required) in HEADER_FIELDS {
+        let field = format!("pbem.{name}");
+        match (t.get(name), name) {
+            (None, _) if required => return Err(ParseProblem { line: locate(text, "pbem"), field: Some(field), message: format!("missing: {holds} (start from the form)") }),
+            (None, _) => {}
+            (Some(toml::Value::Integer(n)), "step") if *n >= 0 => step = Some(*n as u64),
+            (Some(toml::Value::String(s)), n) if n != "step" => {
+                strings.insert(name, s.clone());
+            }
+            (Some(v), _) => return Err(problem(field, format!("want {holds}; found {}", describe(v)))),
+        }
+    }
+    let mut take = |k: &str| strings.remove(k).unwrap_or_default();
+    let step = step.unwrap_or_default();
+    Ok(Header { game: take("game"), step, role: take("role"), host_seed_commitment: take("host_seed_commitment"), nonce: take("nonce") })
+}
+
+/// A TOML value as an error message quotes it: its kind and, when short, itself.
+pub fn describe(v: &toml::Value) -> String {
+    let shown = v.to_string();
+    let kind = match v {
+        toml::Value::String(_) => "the string",
+        toml::Value::Integer(_) => "the number",
+        toml::Value::Float(_) => "the number",
+        toml::Value::Boolean(_) => "",
+        toml::Value::Datetime(_) => "the date",
+        toml::Value::Array(_) => "the list",
+        toml::Value::Table(_) => "a table",
+    };
+    match (kind, shown.chars().count() <= 40) {
+        ("a table", _) => kind.to_string(),
+        ("", _) => shown,
+        (k, true) => format!("{k} {shown}"),
+        (k, false) => format!("{k} {}…", shown.chars().take(40).collect::<String>()),
+    }
 }
 
 /// 1-based line of byte offset `at` in `text`.
@@ -277,6 +335,21 @@ mod tests {
         assert_eq!(locate(FORM, "orders.cards"), Some(10));
         assert_eq!(locate(FORM, "orders.moves.I"), Some(13));
         assert_eq!(locate(FORM, "orders.moves.II"), Some(12));
+    }
+
+    #[test]
+    fn the_header_accepts_what_its_serde_form_accepts() {
+        // header_of reads field by field (for the messages); it must take the same files.
+        for (from, to) in [("step = 2", "step = -2"), ("step = 2", "step = 2.0"), ("step = 2", "step = \"2\""), ("nonce = \"\"\n", ""), ("nonce = \"\"", "nonce = 1"), ("role = \"union\"\n", ""), ("game = \"g\"", "game = \"g\"\nx = 1"), ("game = \"g\"", "game = [\"g\"]")] {
+            let text = FORM.replacen(from, to, 1);
+            let table: toml::Table = text.parse().unwrap();
+            let serde: Result<Header, _> = table["pbem"].clone().try_into();
+            let ours = parse(&text);
+            assert_eq!(ours.as_ref().ok().map(|f| &f.header), serde.as_ref().ok(), "{to}: {ours:?}");
+            if let Err(p) = ours {
+                assert!(p.field.as_deref().is_some_and(|f| f.starts_with("pbem.")) && p.line.is_some(), "{to}: {p:?}");
+            }
+        }
     }
 
     #[test]

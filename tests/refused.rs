@@ -67,3 +67,40 @@ fn the_mail_reply_lists_every_problem_with_its_line_and_field() {
     assert!(body.contains(&format!("\n   - line {one}, field orders.moves.I: unknown town \"Paris\"; ")), "{body}");
     assert!(body.contains("\n   - line ") && body.contains("field orders.moves.II: unknown town \"Nowhere\""), "{body}");
 }
+
+/// `pbem submit` of the Union's first form edited by `edit` and signed: its standard error.
+fn submit_edited(tmp: &std::path::Path, game: &std::path::Path, name: &str, edit: &dyn Fn(String) -> String) -> (String, String, std::path::PathBuf) {
+    let text = form(game, "union", 1, edit);
+    let file = tmp.join(name);
+    std::fs::write(&file, format!("{text}{}", sign("union", &text))).unwrap();
+    let out = pbem().arg("submit").arg(game).arg(&file).args(["--now", "2026-07-01T13:00:00Z"]).assert().code(1);
+    (String::from_utf8(out.get_output().stderr.clone()).unwrap(), text, file)
+}
+
+/// A bad `[pbem]` field is named with its own line, not as `FILE:1: pbem` (tester16 T16c-4): a
+/// wrong type, an unknown field, a missing one (on the `[pbem]` line).
+#[test]
+fn header_problems_name_their_field_and_line() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = new_game(&tmp.path().join("turns"), "g1", 72);
+    let cases: [(&str, &dyn Fn(String) -> String, &str, &str); 3] = [
+        ("step.toml", &|f| f.replacen("\nstep = 1\n", "\nstep = \"1\"\n", 1), "step = ", "pbem.step: want the step number, a whole number without quotes, e.g. step = 1; found the string \"1\""),
+        ("extra.toml", &|f| f.replacen("\nstep = 1\n", "\nstep = 1\nextra = 1\n", 1), "extra = ", "pbem.extra: unknown field \"extra\": [pbem] has only game, step, role, host_seed_commitment, nonce"),
+        ("role.toml", &|f| f.replacen("\nrole = \"union\"\n", "\n", 1), "[pbem]", "pbem.role: missing: your role, a string (start from the form)"),
+    ];
+    for (name, edit, at, want) in cases {
+        let (err, text, file) = submit_edited(tmp.path(), &game, name, edit);
+        assert_eq!(err, format!("pbem: rejected {}:{}: {want}\n", file.display(), line_of(&text, at)), "{name}");
+    }
+}
+
+/// An order's role in another case is refused, not rewritten (the header is signed), with the
+/// spelling to use (tester16 T16c-5).
+#[test]
+fn a_role_in_another_case_is_refused_with_its_spelling() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = new_game(&tmp.path().join("turns"), "g1", 72);
+    let (err, text, file) = submit_edited(tmp.path(), &game, "u.toml", &|f| f.replacen("\nrole = \"union\"\n", "\nrole = \"Union\"\n", 1));
+    let line = line_of(&text, "role = ");
+    assert_eq!(err, format!("pbem: rejected {}:{line}: pbem.role: no seat \"Union\": roles are lower case: write role = \"union\" (then sign again)\n", file.display()));
+}
