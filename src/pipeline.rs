@@ -481,7 +481,7 @@ struct CheckedNew {
 
 /// Checks `new` for `game` in `dir` in the order a host fixes them: the folder, the id, the
 /// scenario and options, one seat per role with a good key and time zone, the deadlines.
-fn check_new(game: &dyn DynGame, dir: &Path, new: &NewGame) -> Result<CheckedNew> {
+fn check_new(game: &dyn DynGame, dir: &Path, new: &mut NewGame) -> Result<CheckedNew> {
     if dir.exists() && std::fs::read_dir(dir).map_err(|e| store::io(dir, e))?.next().is_some() {
         return Err(Error::input(dir, "already exists and is not empty; choose a new directory"));
     }
@@ -499,10 +499,21 @@ fn check_new(game: &dyn DynGame, dir: &Path, new: &NewGame) -> Result<CheckedNew
         None => Error::Game(e),
     })?;
     let roles = game.roles(&state)?;
+    canonical_roles(&mut new.seats, &roles);
     check_seats(&new.seats, &roles)?;
     check_sides(game, &state, &new.seats, None)?;
     check_deadlines(&new.deadlines, game.ask_kinds())?;
     Ok(CheckedNew { id, scenario, state, roles })
+}
+
+/// Each seat's role as the game spells it when it matches one without regard to case
+/// (`Union` is `union`): the game file stores the game's name (README "Roles").
+fn canonical_roles(seats: &mut [Seat], roles: &[String]) {
+    for s in seats {
+        if let Some(r) = roles.iter().find(|r| r.eq_ignore_ascii_case(s.role.trim())) {
+            s.role = r.clone();
+        }
+    }
 }
 
 /// Exactly one seat for each of `roles`, each with a key pbem accepts and a known time zone.
@@ -583,13 +594,14 @@ fn write_host_files(gd: &GameDir, key: &ssh_key::PrivateKey, entropy: &mut Entro
 /// initial state, record 0 with the first step's opening, and the first reports.
 ///
 /// Errors: unknown rules, bad scenario/option, seats not matching the game's roles, bad keys.
+/// A seat's role in another case than the game's (`Union`) is stored as the game spells it.
 ///
 /// The game is built in a hidden folder beside `dir` ([`store::make_new_folder`]: the sweep and
 /// the mail runs skip hidden names) and renamed into place as the last step, so a killed `new`
 /// leaves no half-made game where a game is looked for.
-pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<GameFile> {
+pub fn create(dir: &Path, mut new: NewGame, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<GameFile> {
     let game = rules(&new.rules)?;
-    let checked = check_new(game, dir, &new)?;
+    let checked = check_new(game, dir, &mut new)?;
     let place = if dir.file_name().is_some() { dir.to_path_buf() } else { dir.canonicalize().map_err(|e| store::io(dir, e))? };
     let name = place.file_name().and_then(|n| n.to_str()).ok_or_else(|| Error::input(dir, "cannot hold a new game; choose a new directory"))?;
     let parent = place.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -757,7 +769,7 @@ fn verify_order(input: &OrderInput, gf: &GameFile) -> Result<Verified> {
         file: path.into(),
         line: orderfile::locate(&body, "pbem.role"),
         field: Some("pbem.role".into()),
-        message: format!("no seat {:?}; seats: {}", pre.header.role, gf.seats.iter().map(|s| s.role.as_str()).collect::<Vec<_>>().join(", ")),
+        message: no_seat(gf, &pre.header.role),
     })?;
     let pk = sig::public_key_line(&seat.key)?;
     let signed = sig::verify_order_text(&pk, NS_ORDERS, &raw, detached.as_deref())
@@ -765,6 +777,15 @@ fn verify_order(input: &OrderInput, gf: &GameFile) -> Result<Verified> {
     // The text signed is most often the body read above, already parsed.
     let file = if signed.text == body { pre } else { orderfile::parse(&signed.text).map_err(|p| parse_problem(path, p))? };
     Ok(Verified { text: signed.text, signature: signed.signature, file })
+}
+
+/// Why an order's `role` names no seat. The header is signed text, so a role in another case is
+/// refused too (not rewritten), with the spelling to use.
+fn no_seat(gf: &GameFile, role: &str) -> String {
+    match gf.seats.iter().find(|s| s.role.eq_ignore_ascii_case(role.trim())) {
+        Some(s) => format!("no seat {role:?}: roles are lower case: write role = {:?} (then sign again)", s.role),
+        None => format!("no seat {role:?}; seats: {}", gf.seats.iter().map(|s| s.role.as_str()).collect::<Vec<_>>().join(", ")),
+    }
 }
 
 /// The time of a record: when it was resolved, when the host's control was made, or opened for

@@ -91,6 +91,29 @@ fn roles_are_case_insensitive_and_an_unknown_role_lists_the_seats() {
         pbem().arg(cmd).arg(&g).args(["--role", "unoin"]).assert().code(1)
             .stderr(predicate::str::contains("no seat \"unoin\" in game g1; its seats are confederate, union"));
     }
+    pbem().arg("seat").arg(&g).args(["--role", "UNION", "--email", "meade2@example.org", "--now", "2026-07-01T12:10:00Z"]).assert().success()
+        .stdout(predicate::str::contains("seat of union"));
+}
+
+/// Every place a role is typed on the command line takes it in any case, and the game stores the
+/// game's spelling (tester16 T16c-5): `new --player Confederate:...`, `--time-zone UNION=...`.
+#[test]
+fn a_new_game_takes_roles_in_any_case_and_stores_the_games_spelling() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for name in ["conf", "union"] {
+        assert!(Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(d.join(name)).status().unwrap().success());
+    }
+    pbem().arg("new").arg(d.join("g1")).args(["--rules", "gettysburg-campaign", "--now", "2026-07-01T12:00:00Z", "--time-zone", "UNION=Europe/Paris", "--player"])
+        .arg(format!("Confederate:lee@example.org:{}", d.join("conf.pub").display()))
+        .arg("--player")
+        .arg(format!("UNION:meade@example.org:{}", d.join("union.pub").display()))
+        .assert()
+        .success();
+    let gf = std::fs::read_to_string(d.join("g1/game.toml")).unwrap();
+    assert!(gf.contains("role = \"confederate\"") && gf.contains("role = \"union\"") && !gf.contains("UNION") && !gf.contains("Confederate"), "{gf}");
+    assert!(gf.contains("Europe/Paris"), "{gf}");
+    pbem().arg("report").arg(d.join("g1")).args(["--role", "union"]).assert().success();
 }
 
 #[test]
