@@ -942,7 +942,7 @@ fn cmd_verify(file: PathBuf, key: Option<String>, game: Option<PathBuf>) -> Resu
         (Some(k), _) => sig::load_public_key(&k)?,
         (None, Some(dir)) => {
             let gf = pipeline::read_game_file(&crate::store::GameDir::new(&dir))?;
-            let v = pipeline::read_signed_order(&file, &gf)?;
+            let v = pipeline::read_signed_order_in(&file, &crate::store::GameDir::new(&dir), &gf)?;
             println!("good signature by seat {} of game {}", v.file.header.role, gf.id);
             return Ok(ExitCode::SUCCESS);
         }

@@ -710,7 +710,13 @@ fn parse_problem(path: &Path, p: orderfile::ParseProblem) -> Error {
 /// Reads an order file (signature appended or in `FILE.sig`), checks it is for this game and a
 /// seat, and verifies the signature with that seat's key.
 pub fn read_signed_order(path: &Path, gf: &GameFile) -> Result<Verified> {
-    verify_order(&OrderInput::file(path), gf)
+    verify_order(&OrderInput::file(path), gf, None)
+}
+
+/// [`read_signed_order`] for the game in `dir`: an order signed with another seat's key, or with
+/// its seat's key before a seat change, says so ([`whose_key`]).
+pub fn read_signed_order_in(path: &Path, dir: &GameDir, gf: &GameFile) -> Result<Verified> {
+    verify_order(&OrderInput::file(path), gf, Some(dir))
 }
 
 /// An order to submit: a file (its signature appended or in `FILE.sig`), or the bytes of one as
@@ -736,8 +742,8 @@ impl OrderInput {
 }
 
 /// [`read_signed_order`] of an [`OrderInput`]. Given bytes are held to the same limit as a file
-/// ([`MAX_ORDER_FILE_BYTES`]).
-fn verify_order(input: &OrderInput, gf: &GameFile) -> Result<Verified> {
+/// ([`MAX_ORDER_FILE_BYTES`]). With the game's `dir`, a wrong key is named when pbem knows it.
+fn verify_order(input: &OrderInput, gf: &GameFile, dir: Option<&GameDir>) -> Result<Verified> {
     let path = input.path.as_path();
     let raw = match &input.given {
         Some((raw, _)) if raw.len() as u64 > MAX_ORDER_FILE_BYTES => return Err(Error::input(path, format!("too large for an order file: {} bytes, the limit is {MAX_ORDER_FILE_BYTES}", raw.len()))),
@@ -773,10 +779,32 @@ fn verify_order(input: &OrderInput, gf: &GameFile) -> Result<Verified> {
     })?;
     let pk = sig::public_key_line(&seat.key)?;
     let signed = sig::verify_order_text(&pk, NS_ORDERS, &raw, detached.as_deref())
-        .map_err(|e| Error::input(path, format!("signature for seat {}: {e}", seat.role)))?;
+        .map_err(|e| {
+            let whose = match &e {
+                sig::SigError::WrongKey { found, .. } => whose_key(dir, gf, &seat.role, found).map(|w| format!("; {w}")).unwrap_or_default(),
+                _ => String::new(),
+            };
+            Error::input(path, format!("signature for seat {}: {e}{whose}", seat.role))
+        })?;
     // The text signed is most often the body read above, already parsed.
     let file = if signed.text == body { pre } else { orderfile::parse(&signed.text).map_err(|p| parse_problem(path, p))? };
     Ok(Verified { text: signed.text, signature: signed.signature, file })
+}
+
+/// Whose key made a signature (fingerprint `found`) refused for seat `role`, when pbem knows:
+/// another seat's, or `role`'s own before a seat change (the records of the game in `dir`).
+fn whose_key(dir: Option<&GameDir>, gf: &GameFile, role: &str, found: &str) -> Option<String> {
+    let holds = |key: &str| sig::public_key_line(key).is_ok_and(|k| sig::fingerprint(&k) == found);
+    if let Some(other) = gf.seats.iter().find(|s| s.role != role && holds(&s.key)) {
+        return Some(format!("this is seat {}'s key: did you sign seat {role}'s form instead of your own?", other.role));
+    }
+    let dir = dir?;
+    let last = dir.last_record().ok()??;
+    (1..=last).rev().find_map(|n| {
+        let change = read_record(dir, n).ok()?.control?.seat.filter(|c| c.role == role)?;
+        let before: GameFile = toml::from_str(&change.before).ok()?;
+        before.seat(role).filter(|s| holds(&s.key)).map(|_| format!("this is the key seat {role} held before record {n}, which gave the seat a new key: sign with the new one"))
+    })
 }
 
 /// Why an order's `role` names no seat. The header is signed text, so a role in another case is
@@ -904,7 +932,7 @@ fn order_field_error(path: &Path, text: &str, field: &str, message: String) -> E
 fn submit_in(g: &Loaded, intake: &mut Intake, input: &OrderInput, now: DateTime<Utc>) -> Result<Accepted> {
     check_clock(g, now)?;
     let path = input.path.as_path();
-    let v = verify_order(input, &g.gf)?;
+    let v = verify_order(input, &g.gf, Some(&g.dir))?;
     let (step, asked) = check_order_header(g, &v, path)?;
     let h = &v.file.header;
     let ending = v.file.ending;

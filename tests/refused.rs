@@ -104,3 +104,38 @@ fn a_role_in_another_case_is_refused_with_its_spelling() {
     let line = line_of(&text, "role = ");
     assert_eq!(err, format!("pbem: rejected {}:{line}: pbem.role: no seat \"Union\": roles are lower case: write role = \"union\" (then sign again)\n", file.display()));
 }
+
+/// An order signed with a key pbem knows says whose it is, on the command line and in the mail
+/// reply (tester16 T16c-6): another seat's, or the seat's own before a seat change.
+#[test]
+fn a_wrong_key_is_named_when_pbem_knows_whose_it_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let text = form(&game, "union", 1, &|f| f);
+    let signed = format!("{text}{}", sign("confederate", &text));
+    let file = tmp.path().join("u.toml");
+    std::fs::write(&file, &signed).unwrap();
+    let other = "this is seat confederate's key: did you sign seat union's form instead of your own?";
+    let out = pbem().arg("submit").arg(&game).arg(&file).args(["--now", "2026-07-01T13:00:00Z"]).assert().code(1);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains("signed by a different key: fingerprint ") && err.trim_end().ends_with(other), "{err}");
+    // By mail, from the Union's address.
+    let sent = tmp.path().join("sent");
+    let cfg = tmp.path().join("pbem-mail.toml");
+    std::fs::write(&cfg, format!("from = \"Judge <judge@example.net>\"\n[transport]\nkind = \"file\"\ndir = \"{}\"\n", sent.display())).unwrap();
+    let mail = format!("From: {}\nTo: judge@example.net\nSubject: orders\nMessage-ID: <key@example.org>\nContent-Type: text/plain\n\n{signed}", email("union"));
+    pbem().args(["intake", "--stdin", "--now", "2026-07-01T13:00:00Z", "--root"]).arg(&root).arg("--config").arg(&cfg).write_stdin(mail).assert().success();
+    let reply = std::fs::read_dir(&sent).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap()).next().unwrap();
+    let body = reply.replace("\r\n", "\n").replace("=\n", "").split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(body.contains(other), "{body}");
+    // The seat's key before a seat change.
+    let new_key = tmp.path().join("new.pub");
+    std::fs::write(&new_key, key("union-2").public_key().to_openssh().unwrap()).unwrap();
+    pbem().arg("seat").arg(&game).args(["--role", "union", "--key"]).arg(&new_key).args(["--now", "2026-07-01T13:10:00Z"]).assert().success();
+    let text = form(&game, "union", 2, &|f| f);
+    std::fs::write(&file, format!("{text}{}", sign("union", &text))).unwrap();
+    let out = pbem().arg("submit").arg(&game).arg(&file).args(["--now", "2026-07-01T13:20:00Z"]).assert().code(1);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.trim_end().ends_with("this is the key seat union held before record 1, which gave the seat a new key: sign with the new one"), "{err}");
+}
