@@ -151,6 +151,12 @@ pub fn rules(id: &str) -> Result<&'static dyn DynGame> {
         .ok_or_else(|| Error::Usage(format!("unknown rules {id:?}; known: {}", crate::games::rules_ids().join(", "))))
 }
 
+/// [`rules`] for an id the caller gave for a new game (`--rules`): an unknown one is a refused
+/// setting ([`Error::Setting`], [`Setting::Rules`]) listing the known ids.
+pub fn given_rules(id: &str) -> Result<&'static dyn DynGame> {
+    crate::games::by_rules(id).ok_or_else(|| Error::setting(Setting::Rules(id.to_string()), format!("one of {}", crate::games::rules_ids().join(", "))))
+}
+
 fn valid_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
 }
@@ -600,7 +606,7 @@ fn write_host_files(gd: &GameDir, key: &ssh_key::PrivateKey, entropy: &mut Entro
 /// the mail runs skip hidden names) and renamed into place as the last step, so a killed `new`
 /// leaves no half-made game where a game is looked for.
 pub fn create(dir: &Path, mut new: NewGame, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<GameFile> {
-    let game = rules(&new.rules)?;
+    let game = given_rules(&new.rules)?;
     let checked = check_new(game, dir, &mut new)?;
     let place = if dir.file_name().is_some() { dir.to_path_buf() } else { dir.canonicalize().map_err(|e| store::io(dir, e))? };
     let name = place.file_name().and_then(|n| n.to_str()).ok_or_else(|| Error::input(dir, "cannot hold a new game; choose a new directory"))?;

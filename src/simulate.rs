@@ -107,12 +107,7 @@ pub fn run(
         .ok_or_else(|| Error::setting(Setting::Rules(rules.to_string()), format!("one of {}", crate::games::rules_ids().join(", "))))?;
     let policy = match policy {
         None => g.policies()[0],
-        Some(p) => g
-            .policies()
-            .iter()
-            .copied()
-            .find(|q| *q == p)
-            .ok_or_else(|| Error::setting(Setting::Policy(p.to_string()), format!("{} has {}", g.title(), g.policies().join(", "))))?,
+        Some(p) => g.policies().iter().copied().find(|q| *q == p).ok_or_else(|| Error::setting(Setting::Policy(p.to_string()), no_policy(g, p)))?,
     };
     if games == 0 {
         return Err(Error::setting(Setting::Games(0), "play at least one game"));
@@ -125,6 +120,15 @@ pub fn run(
     let sides = g.sides(&start)?;
     let played = play_many(g, &start, policy, games, seed, jobs, progress).map_err(Error::Simulation)?;
     Ok(Summary { policy, ..Summary::of(&sides, &played) })
+}
+
+/// Why `p` is not a policy of `g`, as a sentence naming its policies (the first the default).
+fn no_policy(g: &dyn DynGame, p: &str) -> String {
+    match g.policies() {
+        [one] => format!("{} has no policy {p:?}; its only policy is {one} (the default)", g.title()),
+        [first, rest @ ..] => format!("{} has no policy {p:?}; its policies are {first} (the default), {}", g.title(), rest.join(", ")),
+        [] => format!("{} has no policy {p:?}", g.title()),
+    }
 }
 
 /// The scenario's text: a shipped name first, then a file; `None` is the game's default.
