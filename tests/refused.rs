@@ -139,3 +139,37 @@ fn a_wrong_key_is_named_when_pbem_knows_whose_it_is() {
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(err.trim_end().ends_with("this is the key seat union held before record 1, which gave the seat a new key: sign with the new one"), "{err}");
 }
+
+/// The paragraph of `body` that starts with `start`: its lines (to the next blank line).
+fn paragraph_of<'a>(body: &'a str, start: &str) -> Vec<&'a str> {
+    let at = body.find(start).unwrap_or_else(|| panic!("no {start:?} in {body}"));
+    body[at..].lines().take_while(|l| !l.trim().is_empty()).collect()
+}
+
+/// A reply's prose is wrapped between words to 76 columns, not broken mid-sentence by lines
+/// wrapped by hand, and says that a step resolves once every order is in, not only at its
+/// deadline (tester16 T16c-14).
+#[test]
+fn reply_paragraphs_are_wrapped_whole_and_say_when_a_step_resolves() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let sent = tmp.path().join("sent");
+    let cfg = tmp.path().join("pbem-mail.toml");
+    std::fs::write(&cfg, format!("from = \"Judge <judge@example.net>\"\n[transport]\nkind = \"file\"\ndir = \"{}\"\n", sent.display())).unwrap();
+    let refused = format!("From: {}\nTo: judge@example.net\nSubject: orders\nMessage-ID: <bad@example.org>\nContent-Type: text/plain\n\n{}", email("union"), bad_orders(&game));
+    for mail in [refused.into_bytes(), order_mail(&game, "confederate", 1)] {
+        pbem().args(["intake", "--stdin", "--now", "2026-07-01T13:00:00Z", "--root"]).arg(&root).arg("--config").arg(&cfg).write_stdin(mail).assert().success();
+    }
+    let bodies: Vec<String> = std::fs::read_dir(&sent).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap().replace("\r\n", "\n").replace("=\n", "")).collect();
+    let all = bodies.join("\n");
+    let cases = [
+        ("Refused orders count for nothing", "Refused orders count for nothing: correct them and send them again. The step takes orders until it is resolved, which the judge does once every order it awaits is in, or else once its deadline has passed."),
+        ("   The host-signed receipt", "The host-signed receipt is attached: keep it (`pbem audit GAME --receipt FILE` shows whether the order used was this one or a later one). A later order for the same step replaces this one while the step is open."),
+    ];
+    for (start, text) in cases {
+        let lines = paragraph_of(&all, start);
+        assert!(lines.iter().all(|l| l.chars().count() <= 76), "{lines:#?}");
+        assert_eq!(lines.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" "), text);
+    }
+}
