@@ -81,10 +81,9 @@ pub struct ParseProblem {
 /// Errors: TOML syntax (with line), missing or malformed `[pbem]` fields, missing `[orders]`,
 /// unknown top-level tables.
 pub fn parse(text: &str) -> Result<OrderFile, ParseProblem> {
-    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| ParseProblem {
-        line: e.span().map(|s| line_of(text, s.start)),
-        field: None,
-        message: e.message().trim().to_string(),
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let line = e.span().map(|s| line_of(text, s.start));
+        ParseProblem { line, field: None, message: format!("{}{}", e.message().trim(), typographic_hint(text, line)) }
     })?;
     for key in table.keys() {
         if key != "pbem" && key != "orders" {
@@ -181,6 +180,50 @@ pub fn describe(v: &toml::Value) -> String {
         ("", _) => shown,
         (k, true) => format!("{k} {shown}"),
         (k, false) => format!("{k} {}…", shown.chars().take(40).collect::<String>()),
+    }
+}
+
+/// The value written at `field` of `orders` (a game's dotted field, `move1.card`, `cards[1]`).
+pub fn value_at<'a>(orders: &'a Orders, field: &str) -> Option<&'a toml::Value> {
+    let mut table = orders;
+    let mut at: Option<&toml::Value> = None;
+    for part in field.split('.') {
+        if let Some(v) = at {
+            table = v.as_table()?;
+        }
+        let mut v = table.get(part.split('[').next().unwrap_or(part).trim())?;
+        for i in part.split('[').skip(1) {
+            v = v.as_array()?.get(i.trim_end_matches(']').trim().parse::<usize>().ok()?)?;
+        }
+        at = Some(v);
+    }
+    at
+}
+
+/// `message` about a field whose written value is `v`, ending with what the player wrote
+/// (`; you wrote "fwd"`) unless the message quotes it already, is about the key rather than its
+/// value (an unknown field or key), or the value is a table or long: an order's problem repeats
+/// the mistake beside the choices (tester16 T16c-7).
+pub fn with_written(message: &str, v: &toml::Value) -> String {
+    let shown = v.to_string();
+    let raw = v.as_str().unwrap_or(&shown);
+    let about_key = message.contains("unknown field") || message.contains("unknown key");
+    if about_key || v.is_table() || shown.chars().count() > 60 || message.contains(&shown) || (!raw.trim().is_empty() && message.contains(&format!("`{raw}`"))) {
+        return message.to_string();
+    }
+    format!("{message}; you wrote {shown}")
+}
+
+/// The quotes a word processor or mail program puts for `"` and `'`, which TOML does not take.
+const TYPOGRAPHIC_QUOTES: [char; 6] = ['\u{201C}', '\u{201D}', '\u{2018}', '\u{2019}', '\u{201E}', '\u{00AB}'];
+
+/// A hint for a syntax error on `line` of `text` (1-based) that holds typographic quotes
+/// (`“forward”`): the likely cause, which the parser's message does not name (tester16 T16c-7).
+fn typographic_hint(text: &str, line: Option<usize>) -> String {
+    let on_line = line.and_then(|l| text.lines().nth(l.saturating_sub(1)));
+    match on_line.and_then(|l| l.chars().find(|c| TYPOGRAPHIC_QUOTES.contains(c))) {
+        Some(q) => format!("; the line holds the typographic quote {q}, which TOML does not take: write straight quotes \" or ' (an editor or mail program may have put curly ones)"),
+        None => String::new(),
     }
 }
 
@@ -350,6 +393,29 @@ mod tests {
                 assert!(p.field.as_deref().is_some_and(|f| f.starts_with("pbem.")) && p.line.is_some(), "{to}: {p:?}");
             }
         }
+    }
+
+    #[test]
+    fn a_problem_repeats_the_value_written_unless_it_shows_it() {
+        let orders: Orders = toml::from_str("cards = [\"A\", \"Zed\"]\n[move1]\ncard = \"fwd\"\ntoken = 9\n").unwrap();
+        assert_eq!(value_at(&orders, "move1.card"), Some(&toml::Value::from("fwd")));
+        assert_eq!(value_at(&orders, "cards[1]"), Some(&toml::Value::from("Zed")));
+        assert_eq!(value_at(&orders, "move1.card.x"), None);
+        assert_eq!(value_at(&orders, "move2"), None);
+        let v = toml::Value::from("fwd");
+        assert_eq!(with_written("one of your cards: forward, back", &v), "one of your cards: forward, back; you wrote \"fwd\"");
+        assert_eq!(with_written("unknown card \"fwd\"", &v), "unknown card \"fwd\"");
+        assert_eq!(with_written("unknown field `x`; accepted: a, b", &toml::Value::from(1)), "unknown field `x`; accepted: a, b");
+        assert_eq!(with_written("a distance 2 to 10", &toml::Value::from(11)), "a distance 2 to 10; you wrote 11");
+        assert_eq!(with_written("must be a table", &toml::Value::Table(Default::default())), "must be a table");
+    }
+
+    #[test]
+    fn typographic_quotes_are_named_as_the_cause() {
+        let p = parse(&FORM.replace("cards = [\"A\"]", "cards = [\u{201C}A\u{201D}]")).unwrap_err();
+        assert_eq!(p.line, Some(10));
+        assert!(p.message.ends_with("; the line holds the typographic quote \u{201C}, which TOML does not take: write straight quotes \" or ' (an editor or mail program may have put curly ones)"), "{}", p.message);
+        assert!(!parse("[pbem]\ngame = \n").unwrap_err().message.contains("typographic"));
     }
 
     #[test]

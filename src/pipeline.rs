@@ -1061,7 +1061,8 @@ fn check_nonce(index: &NonceIndex, v: &Verified, path: &Path) -> Result<(Option<
     Ok((nonce, warnings))
 }
 
-/// The game's check of the orders of `v` in the current state: every problem at its line.
+/// The game's check of the orders of `v` in the current state: every problem at its line, with
+/// what the player wrote there ([`orderfile::with_written`]).
 fn check_legal(g: &Loaded, v: &Verified, path: &Path) -> Result<()> {
     let Err(problems) = g.game.check_order(&g.state, &v.file.header.role, &v.file.orders)? else {
         return Ok(());
@@ -1069,8 +1070,12 @@ fn check_legal(g: &Loaded, v: &Verified, path: &Path) -> Result<()> {
     let problems = problems
         .into_iter()
         .map(|p| {
+            let message = match orderfile::value_at(&v.file.orders, &p.field) {
+                Some(written) if !p.field.is_empty() => orderfile::with_written(&p.message, written),
+                _ => p.message,
+            };
             let field = if p.field.is_empty() { "orders".to_string() } else { format!("orders.{}", p.field) };
-            crate::error::Problem { line: orderfile::locate(&v.text, &field), field: Some(field), message: p.message }
+            crate::error::Problem { line: orderfile::locate(&v.text, &field), field: Some(field), message }
         })
         .collect();
     Err(Error::problems(path, problems))

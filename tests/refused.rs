@@ -173,3 +173,36 @@ fn reply_paragraphs_are_wrapped_whole_and_say_when_a_step_resolves() {
         assert_eq!(lines.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" "), text);
     }
 }
+
+/// An order's problem repeats what the player wrote beside the choices; typographic quotes are
+/// named as the cause of a syntax error (tester16 T16c-7), on the real binary: Flag Dash's
+/// `card = "fwd"` and the curly quotes of a word processor.
+#[test]
+fn a_problem_repeats_what_was_written_and_names_typographic_quotes() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let g = d.join("fd");
+    let mut new = pbem();
+    new.arg("new").arg(&g).args(["--rules", "flag-dash", "--now", "2026-07-02T12:00:00Z"]);
+    for role in ["red-1", "red-2", "white-1", "white-2"] {
+        let st = std::process::Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(d.join(role)).status().unwrap();
+        assert!(st.success());
+        new.arg("--player").arg(format!("{role}:{role}@example.org:{}.pub", d.join(role).display()));
+    }
+    new.assert().success();
+    let f = d.join("red.toml");
+    let refused = |edit: &dyn Fn(String) -> String| {
+        pbem().arg("form").arg(&g).args(["--role", "red-1", "-o"]).arg(&f).args(["--now", "2026-07-02T12:00:00Z"]).assert().success();
+        let text = edit(std::fs::read_to_string(&f).unwrap());
+        std::fs::write(&f, &text).unwrap();
+        let sign = pbem().arg("sign").arg("--key").arg(d.join("red-1")).arg(&f).output().unwrap();
+        let out = if sign.status.success() { pbem().arg("submit").arg(&g).arg(&f).args(["--now", "2026-07-02T12:30:00Z"]).output().unwrap() } else { sign };
+        assert_eq!(out.status.code(), Some(1));
+        (String::from_utf8(out.stderr).unwrap(), line_of(&text, "card = "))
+    };
+    let (err, line) = refused(&|t| t.replacen("card = \"forward\"", "card = \"fwd\"", 1));
+    assert_eq!(err, format!("pbem: rejected {}:{line}: orders.move1.card: one of your cards: forward, back, left, right, flag, push, copy; you wrote \"fwd\"\n", f.display()));
+    let (err, line) = refused(&|t| t.replacen("card = \"forward\"", "card = \u{201C}forward\u{201D}", 1));
+    assert!(err.starts_with(&format!("pbem: {}:{line}: ", f.display())), "{err}");
+    assert!(err.contains("the line holds the typographic quote \u{201C}, which TOML does not take: write straight quotes"), "{err}");
+}
