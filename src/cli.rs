@@ -18,14 +18,14 @@ use crate::{audit, control, demo, orderfile, report, sig, store};
 const EXIT_CODES: &str = "Exit status:
   0   success
   1   failure: an order rejected, an audit failed, a game not adjudicated (the message says why)
-  2   usage error: an unknown command or option, a value none of an option's choices, a missing argument
+  2   usage error: an unknown command or option, a --rules or --policy that is none of the choices, a missing argument
   75  try again later (EX_TEMPFAIL): `intake --stdin` could not take the message; the mail system keeps it and retries";
 
 /// [`EXIT_CODES`] as (status, meaning) pairs, for the man page.
 const EXIT_STATUSES: [(&str, &str); 4] = [
     ("0", "success"),
     ("1", "failure: an order rejected, an audit failed, a game not adjudicated (the message says why)"),
-    ("2", "usage error: an unknown command or option, a value none of an option's choices, a missing argument"),
+    ("2", "usage error: an unknown command or option, a --rules or --policy that is none of the choices, a missing argument"),
     ("75", "try again later (EX_TEMPFAIL): `intake --stdin` could not take the message; the mail system keeps it and retries"),
 ];
 

@@ -83,7 +83,8 @@ fn submit_edited(tmp: &std::path::Path, game: &std::path::Path, name: &str, edit
 fn header_problems_name_their_field_and_line() {
     let tmp = tempfile::tempdir().unwrap();
     let game = new_game(&tmp.path().join("turns"), "g1", 72);
-    let cases: [(&str, &dyn Fn(String) -> String, &str, &str); 3] = [
+    type Edit<'a> = &'a dyn Fn(String) -> String;
+    let cases: [(&str, Edit, &str, &str); 3] = [
         ("step.toml", &|f| f.replacen("\nstep = 1\n", "\nstep = \"1\"\n", 1), "step = ", "pbem.step: want the step number, a whole number without quotes, e.g. step = 1; found the string \"1\""),
         ("extra.toml", &|f| f.replacen("\nstep = 1\n", "\nstep = 1\nextra = 1\n", 1), "extra = ", "pbem.extra: unknown field \"extra\": [pbem] has only game, step, role, host_seed_commitment, nonce"),
         ("role.toml", &|f| f.replacen("\nrole = \"union\"\n", "\n", 1), "[pbem]", "pbem.role: missing: your role, a string (start from the form)"),
