@@ -209,9 +209,9 @@ mod tests {
         assert_eq!(a.games, 6);
         assert!(a.describe().contains("| union |"), "{}", a.describe());
         let e = run("throw-down-that-flag", Some("july-3"), &none(), 1, Some("reckless"), [1; 32], 0, false).unwrap_err();
-        assert_eq!(refused(e), (Setting::Policy("reckless".into()), "Throw Down That Flag has sensible, naive".into()));
+        assert_eq!(refused(e), (Setting::Policy("reckless".into()), "Throw Down That Flag has no policy \"reckless\"; its policies are sensible (the default), naive".into()));
         let e = run("gettysburg-campaign", None, &none(), 1, Some("reckless"), [1; 32], 0, false).unwrap_err();
-        assert_eq!(refused(e), (Setting::Policy("reckless".into()), "Gettysburg Campaign has sensible, naive".into()));
+        assert_eq!(refused(e), (Setting::Policy("reckless".into()), "Gettysburg Campaign has no policy \"reckless\"; its policies are sensible (the default), naive".into()));
         let (setting, message) = refused(run("chess", None, &none(), 1, None, [1; 32], 0, false).unwrap_err());
         assert_eq!(setting, Setting::Rules("chess".into()));
         assert!(message.starts_with("one of "), "{message}");
