@@ -208,7 +208,9 @@ pub fn with_written(message: &str, v: &toml::Value) -> String {
     let shown = v.to_string();
     let raw = v.as_str().unwrap_or(&shown);
     let about_key = message.contains("unknown field") || message.contains("unknown key");
-    if about_key || v.is_table() || shown.chars().count() > 60 || message.contains(&shown) || (!raw.trim().is_empty() && message.contains(&format!("`{raw}`"))) {
+    // A list whose wrong item the message quotes already (`"Nobody" is not on any of your cards`).
+    let item_shown = v.as_array().is_some_and(|a| a.iter().any(|x| message.contains(&x.to_string())));
+    if about_key || item_shown || v.is_table() || shown.chars().count() > 60 || message.contains(&shown) || (!raw.trim().is_empty() && message.contains(&format!("`{raw}`"))) {
         return message.to_string();
     }
     format!("{message}; you wrote {shown}")
@@ -408,6 +410,9 @@ mod tests {
         assert_eq!(with_written("unknown field `x`; accepted: a, b", &toml::Value::from(1)), "unknown field `x`; accepted: a, b");
         assert_eq!(with_written("a distance 2 to 10", &toml::Value::from(11)), "a distance 2 to 10; you wrote 11");
         assert_eq!(with_written("must be a table", &toml::Value::Table(Default::default())), "must be a table");
+        let cards = toml::Value::Array(vec!["Nobody".into(), "Hancock".into()]);
+        assert_eq!(with_written("\"Nobody\" is not on any of your cards", &cards), "\"Nobody\" is not on any of your cards");
+        assert_eq!(with_written("play exactly 2 cards", &cards), "play exactly 2 cards; you wrote [\"Nobody\", \"Hancock\"]");
     }
 
     #[test]
