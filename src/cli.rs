@@ -13,12 +13,21 @@ use crate::model::{Deadlines, NmrMode, NmrPolicy, Seat};
 use crate::pipeline::{self, Entropy, NewGame};
 use crate::{audit, control, demo, orderfile, report, sig, store};
 
-/// The exit statuses, shown at the end of `pbem --help` (and in README "Exit status").
+/// The exit statuses, shown at the end of `pbem --help` (and in README "Exit status"); the man
+/// page's EXIT STATUS section is made from [`EXIT_STATUSES`], which must say the same.
 const EXIT_CODES: &str = "Exit status:
   0   success
   1   failure: an order rejected, an audit failed, a game not adjudicated (the message says why)
-  2   usage error: an unknown command or option, a missing argument
+  2   usage error: an unknown command or option, a --rules or --policy that is none of the choices, a missing argument
   75  try again later (EX_TEMPFAIL): `intake --stdin` could not take the message; the mail system keeps it and retries";
+
+/// [`EXIT_CODES`] as (status, meaning) pairs, for the man page.
+const EXIT_STATUSES: [(&str, &str); 4] = [
+    ("0", "success"),
+    ("1", "failure: an order rejected, an audit failed, a game not adjudicated (the message says why)"),
+    ("2", "usage error: an unknown command or option, a --rules or --policy that is none of the choices, a missing argument"),
+    ("75", "try again later (EX_TEMPFAIL): `intake --stdin` could not take the message; the mail system keeps it and retries"),
+];
 
 /// pbem: a play-by-email turn processor with signed orders, commitments and audits.
 #[derive(Parser, Debug)]
@@ -182,7 +191,8 @@ struct NewArgs {
 struct StatusArgs {
     /// The game directory, or a root folder holding games.
     dir: PathBuf,
-    /// DIR is a root: list every game under it (also chosen when DIR has no game.toml).
+    /// DIR is a root: list every game under it, even none (chosen too when DIR has no
+    /// game.toml and games in its folders).
     #[arg(long)]
     all: bool,
     /// The current time (RFC 3339), for tests; default: the clock.
@@ -308,12 +318,14 @@ struct SignArgs {
 }
 
 // `pbem verify`'s arguments (a plain comment: a doc comment would replace its help text).
+// One of --key and --game, and not both (a usage error, exit status 2: tester16 T16c-10).
 #[derive(clap::Args, Debug)]
+#[command(group(clap::ArgGroup::new("signer").required(true).args(["key", "game"])))]
 struct VerifyArgs {
     /// The order file.
     file: PathBuf,
     /// An OpenSSH public key file or line.
-    #[arg(long, conflicts_with = "game")]
+    #[arg(long)]
     key: Option<String>,
     /// Use the key of the seat the file names in this game.
     #[arg(long)]
@@ -525,16 +537,27 @@ impl Command {
     }
 }
 
-/// Runs the CLI and maps errors to a one-line message and exit status 1 (2 for usage errors).
+/// Runs the CLI and maps errors to a one-line message and exit status 1 (2 for usage errors:
+/// [`status_of`]).
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli) {
         Ok(code) => code,
         Err(e) => {
             eprintln!("pbem: {}", one_line(&e));
-            ExitCode::from(1)
+            ExitCode::from(status_of(&e))
         }
     }
+}
+
+/// The exit status of a failed run (README "Exit status"): 2 for a usage error, as clap gives for
+/// an unknown option: a value that is none of a flag's fixed choices (`--rules`, `--policy`), a
+/// count out of range (`--games 0`), or a missing argument ([`Error::Missing`]); else 1.
+fn status_of(e: &anyhow::Error) -> u8 {
+    let usage = e.chain().any(|c| {
+        matches!(c.downcast_ref::<Error>(), Some(Error::Missing(_) | Error::Setting { setting: Setting::Rules(_) | Setting::Policy(_) | Setting::Games(_), .. }))
+    });
+    if usage { 2 } else { 1 }
 }
 
 /// The error and its causes on one line, leaving out a cause whose text the message already holds;
@@ -855,6 +878,9 @@ fn cmd_status(dir: PathBuf, all: bool, t: Option<String>) -> Result<ExitCode> {
             // A monitoring script sees a broken or doubled game by the status, as with `audit --all`.
             return Ok(ExitCode::from(1));
         }
+    } else if dir.is_dir() && !dir.join("game.toml").exists() {
+        // Neither: said so, the way `--help` describes DIR (tester16 T16c-11).
+        bail!("{}: no game.toml, and no game in its folders: neither a game directory nor a root of games (`--all` lists a root even when it holds none)", dir.display());
     } else {
         print!("{}", pipeline::status_at(&dir, now(&t)?)?);
         warn_exposed_host(&dir);
@@ -946,7 +972,7 @@ fn cmd_verify(file: PathBuf, key: Option<String>, game: Option<PathBuf>) -> Resu
         (Some(k), _) => sig::load_public_key(&k)?,
         (None, Some(dir)) => {
             let gf = pipeline::read_game_file(&crate::store::GameDir::new(&dir))?;
-            let v = pipeline::read_signed_order(&file, &gf)?;
+            let v = pipeline::read_signed_order_in(&file, &crate::store::GameDir::new(&dir), &gf)?;
             println!("good signature by seat {} of game {}", v.file.header.role, gf.id);
             return Ok(ExitCode::SUCCESS);
         }
@@ -1234,9 +1260,50 @@ fn shell_word(path: &Path) -> String {
 /// `pbem man`.
 fn cmd_man(dir: PathBuf) -> Result<ExitCode> {
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
-    clap_mangen::generate_to(<Cli as clap::CommandFactory>::command(), &dir).with_context(|| format!("cannot write man pages into {}", dir.display()))?;
+    man_pages(&dir).with_context(|| format!("cannot write man pages into {}", dir.display()))?;
     println!("wrote man pages into {} (read one with `man -l {}`)", dir.display(), shell_word(&dir.join("pbem.1")));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Writes pbem.1 and one page per command into `dir` with clap_mangen, mending what it does
+/// not do (tester16 T16c-13): each command's SYNOPSIS is its `--help` usage (clap_mangen leaves out
+/// option values: `--key` for `--key <KEY>`); pbem.1's NAME does not repeat the name, and the
+/// exit statuses are its EXIT STATUS section rather than an EXTRA paragraph.
+fn man_pages(dir: &Path) -> std::io::Result<()> {
+    let mut cmd = <Cli as clap::CommandFactory>::command().disable_help_subcommand(true);
+    cmd.build();
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let mut sub = sub.clone();
+        let usage = sub.render_usage().to_string();
+        let usage = usage.strip_prefix("Usage: ").unwrap_or(&usage).to_string();
+        clap_mangen::Man::new(sub.override_usage(usage)).generate_to(dir)?;
+    }
+    let about = cmd.get_about().map(|a| a.to_string()).unwrap_or_default();
+    let about = about.strip_prefix("pbem: ").unwrap_or(&about).to_string();
+    let man = clap_mangen::Man::new(cmd.about(about));
+    let mut page = Vec::new();
+    man.render_title(&mut page)?;
+    man.render_name_section(&mut page)?;
+    man.render_synopsis_section(&mut page)?;
+    man.render_description_section(&mut page)?;
+    man.render_options_section(&mut page)?;
+    man.render_subcommands_section(&mut page)?;
+    page.extend_from_slice(b".SH \"EXIT STATUS\"\n");
+    for (status, meaning) in EXIT_STATUSES {
+        page.extend_from_slice(format!(".TP\n{status}\n{}\n", roff_text(meaning)).as_bytes());
+    }
+    man.render_version_section(&mut page)?;
+    // Each section rendered alone opens with the same two-line preamble: kept once.
+    let text = String::from_utf8_lossy(&page);
+    let preamble: String = text.split_inclusive('\n').take(2).collect();
+    let body = text[preamble.len()..].replace(&preamble, "");
+    std::fs::write(dir.join("pbem.1"), format!("{preamble}{body}"))
+}
+
+/// `text` as a roff text line: backslashes and hyphens escaped, a leading `.` or `'` guarded.
+fn roff_text(text: &str) -> String {
+    let escaped = text.replace('\\', "\\e").replace('-', "\\-");
+    if escaped.starts_with(['.', '\'']) { format!("\\&{escaped}") } else { escaped }
 }
 
 /// `pbem demo`.

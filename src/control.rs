@@ -27,7 +27,7 @@ pub enum DeadlineMove {
 pub enum Request {
     /// A seat's new address and/or key (the key as an OpenSSH public key line).
     Seat {
-        /// The role.
+        /// The role, matched without regard to case ("Union" is `union`).
         role: String,
         /// The new address, if it changes.
         email: Option<String>,
@@ -200,13 +200,13 @@ fn check_seat_holder(g: &Loaded, gf: &GameFile, changed: &crate::model::Seat) ->
     pipeline::check_sides(g.game, &g.state, &gf.seats, Some(&changed.role))
 }
 
-/// Changes `role`'s seat in `gf`; the change as the record keeps it (with the old game.toml).
+/// Changes `role`'s seat in `gf` (`role` in any case); the change as the record keeps it (with the old game.toml).
 fn change_seat(g: &Loaded, gf: &mut GameFile, role: &str, email: Option<String>, key: Option<String>) -> Result<SeatChange> {
     let roles: Vec<&str> = g.gf.seats.iter().map(|s| s.role.as_str()).collect();
     let seat = gf
         .seats
         .iter_mut()
-        .find(|s| s.role == role)
+        .find(|s| s.role.eq_ignore_ascii_case(role.trim()))
         .ok_or_else(|| Error::setting(Setting::SeatRole(role.to_string()), format!("no such seat; seats: {}", roles.join(", "))))?;
     if email.is_none() && key.is_none() {
         return Err(Error::Missing(Missing::SeatChange));
@@ -226,8 +226,8 @@ fn change_seat(g: &Loaded, gf: &mut GameFile, role: &str, email: Option<String>,
     if pipeline::setup_hash(&store::read(&g.dir.game_file())?, &store::read(&g.dir.scenario_file())?) != in_force {
         return Err(Error::input(g.dir.game_file(), "is not the setup the game's records name (edited by hand?): restore it before a seat change, which the audit could never pass on top of it"));
     }
-    if g.gf.seat(role) == Some(&changed) {
-        return Err(Error::Refused(format!("seat {role} already has that address and key: nothing to change")));
+    if g.gf.seat(&changed.role) == Some(&changed) {
+        return Err(Error::Refused(format!("seat {} already has that address and key: nothing to change", changed.role)));
     }
     check_seat_holder(g, gf, &changed)?;
     Ok(SeatChange { role: changed.role, email: changed.email, key: changed.key, before: store::read_text(&g.dir.game_file())? })

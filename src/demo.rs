@@ -53,7 +53,7 @@ pub fn run_with_scenario(
     options: BTreeMap<String, String>,
     start: DateTime<Utc>,
 ) -> Result<DemoSummary> {
-    let game = pipeline::rules(rules)?;
+    let game = pipeline::given_rules(rules)?;
     if out.exists() && std::fs::read_dir(out).map_err(|e| store::io(out, e))?.next().is_some() {
         return Err(Error::setting(Setting::DemoFolder(out.to_path_buf()), "already exists and is not empty"));
     }

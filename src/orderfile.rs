@@ -1,6 +1,8 @@
 //! Order files: a TOML document with a `[pbem]` header (game, step, role, host-seed commitment,
 //! nonce) and the game's `[orders]` table; writing forms and locating fields for error messages.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 
 use crate::game::Orders;
@@ -79,10 +81,9 @@ pub struct ParseProblem {
 /// Errors: TOML syntax (with line), missing or malformed `[pbem]` fields, missing `[orders]`,
 /// unknown top-level tables.
 pub fn parse(text: &str) -> Result<OrderFile, ParseProblem> {
-    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| ParseProblem {
-        line: e.span().map(|s| line_of(text, s.start)),
-        field: None,
-        message: e.message().trim().to_string(),
+    let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+        let line = e.span().map(|s| line_of(text, s.start));
+        ParseProblem { line, field: None, message: format!("{}{}", e.message().trim(), typographic_hint(text, line)) }
     })?;
     for key in table.keys() {
         if key != "pbem" && key != "orders" {
@@ -98,11 +99,7 @@ pub fn parse(text: &str) -> Result<OrderFile, ParseProblem> {
         field: Some("pbem".into()),
         message: "missing [pbem] header (game, step, role, host_seed_commitment, nonce): start from `pbem form`".into(),
     })?;
-    let header: Header = header_value.clone().try_into().map_err(|e: toml::de::Error| ParseProblem {
-        line: locate(text, "pbem"),
-        field: Some("pbem".into()),
-        message: e.message().trim().to_string(),
-    })?;
+    let header = header_of(text, header_value)?;
     if !header.nonce.is_empty() && crate::commit::parse_32(&header.nonce).is_none() {
         return Err(ParseProblem {
             line: locate(text, "pbem.nonce"),
@@ -124,6 +121,112 @@ pub fn parse(text: &str) -> Result<OrderFile, ParseProblem> {
     let mut orders = orders;
     let ending = take_ending(text, &mut orders)?;
     Ok(OrderFile { header, orders, ending })
+}
+
+/// The `[pbem]` fields, in the order a form writes them: (name, what it holds, required).
+const HEADER_FIELDS: [(&str, &str, bool); 5] = [
+    ("game", "the game id, a string", true),
+    ("step", "the step number, a whole number without quotes, e.g. step = 1", true),
+    ("role", "your role, a string", true),
+    ("host_seed_commitment", "the commitment copied from the form, a string", true),
+    ("nonce", "64 hex digits or \"\", a string", false),
+];
+
+/// The `[pbem]` table read field by field, so that a problem names its field and line
+/// (`pbem.step` on the line that writes it; a missing field on the `[pbem]` line). Accepts
+/// exactly what deserializing [`Header`] accepts.
+fn header_of(text: &str, value: &toml::Value) -> Result<Header, ParseProblem> {
+    let problem = |field: String, message: String| ParseProblem { line: locate(text, &field), field: Some(field), message };
+    let toml::Value::Table(t) = value else {
+        return Err(problem("pbem".into(), "must be a table: [pbem] with game, step, role, host_seed_commitment, nonce".into()));
+    };
+    if let Some(k) = t.keys().find(|k| !HEADER_FIELDS.iter().any(|(f, _, _)| f == k)) {
+        let known: Vec<&str> = HEADER_FIELDS.iter().map(|(f, _, _)| *f).collect();
+        return Err(problem(format!("pbem.{k}"), format!("unknown field {k:?}: [pbem] has only {}", known.join(", "))));
+    }
+    let mut strings = BTreeMap::new();
+    let mut step = None;
+    for (name, holds, required) in HEADER_FIELDS {
+        let field = format!("pbem.{name}");
+        match (t.get(name), name) {
+            (None, _) if required => return Err(ParseProblem { line: locate(text, "pbem"), field: Some(field), message: format!("missing: {holds} (start from the form)") }),
+            (None, _) => {}
+            (Some(toml::Value::Integer(n)), "step") if *n >= 0 => step = Some(*n as u64),
+            (Some(toml::Value::String(s)), n) if n != "step" => {
+                strings.insert(name, s.clone());
+            }
+            (Some(v), _) => return Err(problem(field, format!("want {holds}; found {}", describe(v)))),
+        }
+    }
+    let mut take = |k: &str| strings.remove(k).unwrap_or_default();
+    let step = step.unwrap_or_default();
+    Ok(Header { game: take("game"), step, role: take("role"), host_seed_commitment: take("host_seed_commitment"), nonce: take("nonce") })
+}
+
+/// A TOML value as an error message quotes it: its kind and, when short, itself.
+pub fn describe(v: &toml::Value) -> String {
+    let shown = v.to_string();
+    let kind = match v {
+        toml::Value::String(_) => "the string",
+        toml::Value::Integer(_) => "the number",
+        toml::Value::Float(_) => "the number",
+        toml::Value::Boolean(_) => "",
+        toml::Value::Datetime(_) => "the date",
+        toml::Value::Array(_) => "the list",
+        toml::Value::Table(_) => "a table",
+    };
+    match (kind, shown.chars().count() <= 40) {
+        ("a table", _) => kind.to_string(),
+        ("", _) => shown,
+        (k, true) => format!("{k} {shown}"),
+        (k, false) => format!("{k} {}…", shown.chars().take(40).collect::<String>()),
+    }
+}
+
+/// The value written at `field` of `orders` (a game's dotted field, `move1.card`, `cards[1]`).
+pub fn value_at<'a>(orders: &'a Orders, field: &str) -> Option<&'a toml::Value> {
+    let mut table = orders;
+    let mut at: Option<&toml::Value> = None;
+    for part in field.split('.') {
+        if let Some(v) = at {
+            table = v.as_table()?;
+        }
+        let mut v = table.get(part.split('[').next().unwrap_or(part).trim())?;
+        for i in part.split('[').skip(1) {
+            v = v.as_array()?.get(i.trim_end_matches(']').trim().parse::<usize>().ok()?)?;
+        }
+        at = Some(v);
+    }
+    at
+}
+
+/// `message` about a field whose written value is `v`, ending with what the player wrote
+/// (`; you wrote "fwd"`) unless the message quotes it already, is about the key rather than its
+/// value (an unknown field or key), or the value is a table or long: an order's problem repeats
+/// the mistake beside the choices (tester16 T16c-7).
+pub fn with_written(message: &str, v: &toml::Value) -> String {
+    let shown = v.to_string();
+    let raw = v.as_str().unwrap_or(&shown);
+    let about_key = message.contains("unknown field") || message.contains("unknown key");
+    // A list whose wrong item the message quotes already (`"Nobody" is not on any of your cards`).
+    let item_shown = v.as_array().is_some_and(|a| a.iter().any(|x| message.contains(&x.to_string())));
+    if about_key || item_shown || v.is_table() || shown.chars().count() > 60 || message.contains(&shown) || (!raw.trim().is_empty() && message.contains(&format!("`{raw}`"))) {
+        return message.to_string();
+    }
+    format!("{message}; you wrote {shown}")
+}
+
+/// The quotes a word processor or mail program puts for `"` and `'`, which TOML does not take.
+const TYPOGRAPHIC_QUOTES: [char; 6] = ['\u{201C}', '\u{201D}', '\u{2018}', '\u{2019}', '\u{201E}', '\u{00AB}'];
+
+/// A hint for a syntax error on `line` of `text` (1-based) that holds typographic quotes
+/// (`“forward”`): the likely cause, which the parser's message does not name (tester16 T16c-7).
+fn typographic_hint(text: &str, line: Option<usize>) -> String {
+    let on_line = line.and_then(|l| text.lines().nth(l.saturating_sub(1)));
+    match on_line.and_then(|l| l.chars().find(|c| TYPOGRAPHIC_QUOTES.contains(c))) {
+        Some(q) => format!("; the line holds the typographic quote {q}, which TOML does not take: write straight quotes \" or ' (an editor or mail program may have put curly ones)"),
+        None => String::new(),
+    }
 }
 
 /// 1-based line of byte offset `at` in `text`.
@@ -277,6 +380,47 @@ mod tests {
         assert_eq!(locate(FORM, "orders.cards"), Some(10));
         assert_eq!(locate(FORM, "orders.moves.I"), Some(13));
         assert_eq!(locate(FORM, "orders.moves.II"), Some(12));
+    }
+
+    #[test]
+    fn the_header_accepts_what_its_serde_form_accepts() {
+        // header_of reads field by field (for the messages); it must take the same files.
+        for (from, to) in [("step = 2", "step = -2"), ("step = 2", "step = 2.0"), ("step = 2", "step = \"2\""), ("nonce = \"\"\n", ""), ("nonce = \"\"", "nonce = 1"), ("role = \"union\"\n", ""), ("game = \"g\"", "game = \"g\"\nx = 1"), ("game = \"g\"", "game = [\"g\"]")] {
+            let text = FORM.replacen(from, to, 1);
+            let table: toml::Table = text.parse().unwrap();
+            let serde: Result<Header, _> = table["pbem"].clone().try_into();
+            let ours = parse(&text);
+            assert_eq!(ours.as_ref().ok().map(|f| &f.header), serde.as_ref().ok(), "{to}: {ours:?}");
+            if let Err(p) = ours {
+                assert!(p.field.as_deref().is_some_and(|f| f.starts_with("pbem.")) && p.line.is_some(), "{to}: {p:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_problem_repeats_the_value_written_unless_it_shows_it() {
+        let orders: Orders = toml::from_str("cards = [\"A\", \"Zed\"]\n[move1]\ncard = \"fwd\"\ntoken = 9\n").unwrap();
+        assert_eq!(value_at(&orders, "move1.card"), Some(&toml::Value::from("fwd")));
+        assert_eq!(value_at(&orders, "cards[1]"), Some(&toml::Value::from("Zed")));
+        assert_eq!(value_at(&orders, "move1.card.x"), None);
+        assert_eq!(value_at(&orders, "move2"), None);
+        let v = toml::Value::from("fwd");
+        assert_eq!(with_written("one of your cards: forward, back", &v), "one of your cards: forward, back; you wrote \"fwd\"");
+        assert_eq!(with_written("unknown card \"fwd\"", &v), "unknown card \"fwd\"");
+        assert_eq!(with_written("unknown field `x`; accepted: a, b", &toml::Value::from(1)), "unknown field `x`; accepted: a, b");
+        assert_eq!(with_written("a distance 2 to 10", &toml::Value::from(11)), "a distance 2 to 10; you wrote 11");
+        assert_eq!(with_written("must be a table", &toml::Value::Table(Default::default())), "must be a table");
+        let cards = toml::Value::Array(vec!["Nobody".into(), "Hancock".into()]);
+        assert_eq!(with_written("\"Nobody\" is not on any of your cards", &cards), "\"Nobody\" is not on any of your cards");
+        assert_eq!(with_written("play exactly 2 cards", &cards), "play exactly 2 cards; you wrote [\"Nobody\", \"Hancock\"]");
+    }
+
+    #[test]
+    fn typographic_quotes_are_named_as_the_cause() {
+        let p = parse(&FORM.replace("cards = [\"A\"]", "cards = [\u{201C}A\u{201D}]")).unwrap_err();
+        assert_eq!(p.line, Some(10));
+        assert!(p.message.ends_with("; the line holds the typographic quote \u{201C}, which TOML does not take: write straight quotes \" or ' (an editor or mail program may have put curly ones)"), "{}", p.message);
+        assert!(!parse("[pbem]\ngame = \n").unwrap_err().message.contains("typographic"));
     }
 
     #[test]

@@ -154,6 +154,12 @@ pub fn rules(id: &str) -> Result<&'static dyn DynGame> {
         .ok_or_else(|| Error::Usage(format!("unknown rules {id:?}; known: {}", crate::games::rules_ids().join(", "))))
 }
 
+/// [`rules`] for an id the caller gave for a new game (`--rules`): an unknown one is a refused
+/// setting ([`Error::Setting`], [`Setting::Rules`]) listing the known ids.
+pub fn given_rules(id: &str) -> Result<&'static dyn DynGame> {
+    crate::games::by_rules(id).ok_or_else(|| Error::setting(Setting::Rules(id.to_string()), format!("one of {}", crate::games::rules_ids().join(", "))))
+}
+
 fn valid_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
 }
@@ -489,7 +495,7 @@ struct CheckedNew {
 
 /// Checks `new` for `game` in `dir` in the order a host fixes them: the folder, the id, the
 /// scenario and options, one seat per role with a good key and time zone, the deadlines.
-fn check_new(game: &dyn DynGame, dir: &Path, new: &NewGame) -> Result<CheckedNew> {
+fn check_new(game: &dyn DynGame, dir: &Path, new: &mut NewGame) -> Result<CheckedNew> {
     if dir.exists() && std::fs::read_dir(dir).map_err(|e| store::io(dir, e))?.next().is_some() {
         return Err(Error::input(dir, "already exists and is not empty; choose a new directory"));
     }
@@ -507,10 +513,21 @@ fn check_new(game: &dyn DynGame, dir: &Path, new: &NewGame) -> Result<CheckedNew
         None => Error::Game(e),
     })?;
     let roles = game.roles(&state)?;
+    canonical_roles(&mut new.seats, &roles);
     check_seats(&new.seats, &roles)?;
     check_sides(game, &state, &new.seats, None)?;
     check_deadlines(&new.deadlines, game.ask_kinds())?;
     Ok(CheckedNew { id, scenario, state, roles })
+}
+
+/// Each seat's role as the game spells it when it matches one without regard to case
+/// (`Union` is `union`): the game file stores the game's name (README "Roles").
+fn canonical_roles(seats: &mut [Seat], roles: &[String]) {
+    for s in seats {
+        if let Some(r) = roles.iter().find(|r| r.eq_ignore_ascii_case(s.role.trim())) {
+            s.role = r.clone();
+        }
+    }
 }
 
 /// Exactly one seat for each of `roles`, each with a key pbem accepts and a known time zone.
@@ -591,13 +608,14 @@ fn write_host_files(gd: &GameDir, key: &ssh_key::PrivateKey, entropy: &mut Entro
 /// initial state, record 0 with the first step's opening, and the first reports.
 ///
 /// Errors: unknown rules, bad scenario/option, seats not matching the game's roles, bad keys.
+/// A seat's role in another case than the game's (`Union`) is stored as the game spells it.
 ///
 /// The game is built in a hidden folder beside `dir` ([`store::make_new_folder`]: the sweep and
 /// the mail runs skip hidden names) and renamed into place as the last step, so a killed `new`
 /// leaves no half-made game where a game is looked for.
-pub fn create(dir: &Path, new: NewGame, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<GameFile> {
-    let game = rules(&new.rules)?;
-    let checked = check_new(game, dir, &new)?;
+pub fn create(dir: &Path, mut new: NewGame, now: DateTime<Utc>, entropy: &mut Entropy) -> Result<GameFile> {
+    let game = given_rules(&new.rules)?;
+    let checked = check_new(game, dir, &mut new)?;
     let place = if dir.file_name().is_some() { dir.to_path_buf() } else { dir.canonicalize().map_err(|e| store::io(dir, e))? };
     let name = place.file_name().and_then(|n| n.to_str()).ok_or_else(|| Error::input(dir, "cannot hold a new game; choose a new directory"))?;
     let parent = place.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
@@ -707,7 +725,13 @@ fn parse_problem(path: &Path, p: orderfile::ParseProblem) -> Error {
 /// Reads an order file (signature appended or in `FILE.sig`), checks it is for this game and a
 /// seat, and verifies the signature with that seat's key.
 pub fn read_signed_order(path: &Path, gf: &GameFile) -> Result<Verified> {
-    verify_order(&OrderInput::file(path), gf)
+    verify_order(&OrderInput::file(path), gf, None)
+}
+
+/// [`read_signed_order`] for the game in `dir`: an order signed with another seat's key, or with
+/// its seat's key before a seat change, says so ([`whose_key`]).
+pub fn read_signed_order_in(path: &Path, dir: &GameDir, gf: &GameFile) -> Result<Verified> {
+    verify_order(&OrderInput::file(path), gf, Some(dir))
 }
 
 /// An order to submit: a file (its signature appended or in `FILE.sig`), or the bytes of one as
@@ -733,8 +757,8 @@ impl OrderInput {
 }
 
 /// [`read_signed_order`] of an [`OrderInput`]. Given bytes are held to the same limit as a file
-/// ([`MAX_ORDER_FILE_BYTES`]).
-fn verify_order(input: &OrderInput, gf: &GameFile) -> Result<Verified> {
+/// ([`MAX_ORDER_FILE_BYTES`]). With the game's `dir`, a wrong key is named when pbem knows it.
+fn verify_order(input: &OrderInput, gf: &GameFile, dir: Option<&GameDir>) -> Result<Verified> {
     let path = input.path.as_path();
     let raw = match &input.given {
         Some((raw, _)) if raw.len() as u64 > MAX_ORDER_FILE_BYTES => return Err(Error::input(path, format!("too large for an order file: {} bytes, the limit is {MAX_ORDER_FILE_BYTES}", raw.len()))),
@@ -766,14 +790,45 @@ fn verify_order(input: &OrderInput, gf: &GameFile) -> Result<Verified> {
         file: path.into(),
         line: orderfile::locate(&body, "pbem.role"),
         field: Some("pbem.role".into()),
-        message: format!("no seat {:?}; seats: {}", pre.header.role, gf.seats.iter().map(|s| s.role.as_str()).collect::<Vec<_>>().join(", ")),
+        message: no_seat(gf, &pre.header.role),
     })?;
     let pk = sig::public_key_line(&seat.key)?;
     let signed = sig::verify_order_text(&pk, NS_ORDERS, &raw, detached.as_deref())
-        .map_err(|e| Error::input(path, format!("signature for seat {}: {e}", seat.role)))?;
+        .map_err(|e| {
+            let whose = match &e {
+                sig::SigError::WrongKey { found, .. } => whose_key(dir, gf, &seat.role, found).map(|w| format!("; {w}")).unwrap_or_default(),
+                _ => String::new(),
+            };
+            Error::input(path, format!("signature for seat {}: {e}{whose}", seat.role))
+        })?;
     // The text signed is most often the body read above, already parsed.
     let file = if signed.text == body { pre } else { orderfile::parse(&signed.text).map_err(|p| parse_problem(path, p))? };
     Ok(Verified { text: signed.text, signature: signed.signature, file })
+}
+
+/// Whose key made a signature (fingerprint `found`) refused for seat `role`, when pbem knows:
+/// another seat's, or `role`'s own before a seat change (the records of the game in `dir`).
+fn whose_key(dir: Option<&GameDir>, gf: &GameFile, role: &str, found: &str) -> Option<String> {
+    let holds = |key: &str| sig::public_key_line(key).is_ok_and(|k| sig::fingerprint(&k) == found);
+    if let Some(other) = gf.seats.iter().find(|s| s.role != role && holds(&s.key)) {
+        return Some(format!("this is seat {}'s key: did you sign seat {role}'s form instead of your own?", other.role));
+    }
+    let dir = dir?;
+    let last = dir.last_record().ok()??;
+    (1..=last).rev().find_map(|n| {
+        let change = read_record(dir, n).ok()?.control?.seat.filter(|c| c.role == role)?;
+        let before: GameFile = toml::from_str(&change.before).ok()?;
+        before.seat(role).filter(|s| holds(&s.key)).map(|_| format!("this is the key seat {role} held before record {n}, which gave the seat a new key: sign with the new one"))
+    })
+}
+
+/// Why an order's `role` names no seat. The header is signed text, so a role in another case is
+/// refused too (not rewritten), with the spelling to use.
+fn no_seat(gf: &GameFile, role: &str) -> String {
+    match gf.seats.iter().find(|s| s.role.eq_ignore_ascii_case(role.trim())) {
+        Some(s) => format!("no seat {role:?}: roles are lower case: write role = {:?} (then sign again)", s.role),
+        None => format!("no seat {role:?}; seats: {}", gf.seats.iter().map(|s| s.role.as_str()).collect::<Vec<_>>().join(", ")),
+    }
 }
 
 /// The time of a record: when it was resolved, when the host's control was made, or opened for
@@ -892,7 +947,7 @@ fn order_field_error(path: &Path, text: &str, field: &str, message: String) -> E
 fn submit_in(g: &Loaded, intake: &mut Intake, input: &OrderInput, now: DateTime<Utc>) -> Result<Accepted> {
     check_clock(g, now)?;
     let path = input.path.as_path();
-    let v = verify_order(input, &g.gf)?;
+    let v = verify_order(input, &g.gf, Some(&g.dir))?;
     let (step, asked) = check_order_header(g, &v, path)?;
     let h = &v.file.header;
     let ending = v.file.ending;
@@ -1015,7 +1070,8 @@ fn check_nonce(index: &NonceIndex, v: &Verified, path: &Path) -> Result<(Option<
     Ok((nonce, warnings))
 }
 
-/// The game's check of the orders of `v` in the current state: every problem at its line.
+/// The game's check of the orders of `v` in the current state: every problem at its line, with
+/// what the player wrote there ([`orderfile::with_written`]).
 fn check_legal(g: &Loaded, v: &Verified, path: &Path) -> Result<()> {
     let Err(problems) = g.game.check_order(&g.state, &v.file.header.role, &v.file.orders)? else {
         return Ok(());
@@ -1023,8 +1079,12 @@ fn check_legal(g: &Loaded, v: &Verified, path: &Path) -> Result<()> {
     let problems = problems
         .into_iter()
         .map(|p| {
+            let message = match orderfile::value_at(&v.file.orders, &p.field) {
+                Some(written) if !p.field.is_empty() => orderfile::with_written(&p.message, written),
+                _ => p.message,
+            };
             let field = if p.field.is_empty() { "orders".to_string() } else { format!("orders.{}", p.field) };
-            crate::error::Problem { line: orderfile::locate(&v.text, &field), field: Some(field), message: p.message }
+            crate::error::Problem { line: orderfile::locate(&v.text, &field), field: Some(field), message }
         })
         .collect();
     Err(Error::problems(path, problems))

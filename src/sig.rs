@@ -136,6 +136,14 @@ pub enum SigError {
         /// What the parser said.
         reason: String,
     },
+    /// An OpenSSH certificate (`ssh-keygen -s`) given where a public key is wanted.
+    #[error("{what} is an OpenSSH certificate ({kind}); pbem does not accept certificates: give the plain public key (the .pub file, e.g. id_ed25519.pub, not id_ed25519-cert.pub)")]
+    Certificate {
+        /// The text or file name that was given.
+        what: String,
+        /// Its key type, `...-cert-v01@openssh.com`.
+        kind: String,
+    },
     /// The private key is encrypted and no passphrase was given.
     #[error("private key {} is protected by a passphrase: run `pbem sign` on a terminal (ssh-keygen asks for it), add the key to ssh-agent (`ssh-add`), or set the environment variable {PASSPHRASE_ENV} to it", path.display())]
     NeedPassphrase {
@@ -752,10 +760,15 @@ pub enum SigningKey {
 /// Finds the key `pbem sign --key PATH` names: a private key file is read here ([`load_private_key`],
 /// `passphrase` decrypting it); a `.pub` file, a security key, or (when `can_ask`: ssh-agent is
 /// running or a terminal can ask for the passphrase) an encrypted key without a passphrase go to
-/// `ssh-keygen` ([`SigningKey::SshKeygen`]).
+/// `ssh-keygen` ([`SigningKey::SshKeygen`]). A file holding no key at all (the order file given
+/// as the key) is [`SigError::ParsePrivateKey`], saying what to give.
 pub fn load_signing_key(path: &Path, passphrase: Option<&str>, can_ask: bool) -> Result<SigningKey, SigError> {
     let text = read_key_file(path)?;
     if !text.contains("PRIVATE KEY") {
+        if !holds_key_line(&text) {
+            // Most often the order file itself, or its .sig, given as the key.
+            return Err(SigError::ParsePrivateKey { path: path.to_owned(), reason: "it holds no key at all: give your private key file (e.g. ~/.ssh/id_ed25519), or a .pub file whose private half is in ssh-agent".into() });
+        }
         let public = load_public_key(&path.display().to_string())?;
         return Ok(SigningKey::SshKeygen { path: path.to_owned(), public });
     }
@@ -772,6 +785,13 @@ pub fn load_signing_key(path: &Path, passphrase: Option<&str>, can_ask: bool) ->
         },
         Err(e) => Err(e),
     }
+}
+
+/// Whether `text`'s first line that is not blank or a `#` comment looks like an OpenSSH public key
+/// line (`TYPE AAAA...`), of any type.
+fn holds_key_line(text: &str) -> bool {
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty() && !l.starts_with('#'));
+    first.and_then(|l| l.split_whitespace().nth(1)).is_some_and(|b64| b64.starts_with("AAAA"))
 }
 
 /// The public key in `PATH.pub`, if that file holds one of an accepted type.
@@ -851,7 +871,7 @@ pub fn public_key_line(line: &str) -> Result<PublicKey, SigError> {
 /// (`ssh-ed25519 AAAA... comment`) or as the path of a file holding it (e.g. `id_ed25519.pub`).
 ///
 /// The comment is dropped. Blank lines and `#` lines in a file are skipped; the first key line is
-/// used. Errors: [`SigError::ParsePublicKey`], [`SigError::ReadKey`], [`SigError::UnsupportedKey`], [`SigError::RsaTooSmall`].
+/// used. Errors: [`SigError::ParsePublicKey`], [`SigError::Certificate`], [`SigError::ReadKey`], [`SigError::UnsupportedKey`], [`SigError::RsaTooSmall`].
 pub fn load_public_key(text_or_path: &str) -> Result<PublicKey, SigError> {
     let given = text_or_path.trim();
     if given.contains("PRIVATE KEY") {
@@ -893,6 +913,9 @@ pub fn load_public_key(text_or_path: &str) -> Result<PublicKey, SigError> {
             what: what.clone(),
             reason: "no key line".into(),
         })?;
+    if let Some(kind) = line.split_whitespace().next().filter(|k| k.ends_with("-cert-v01@openssh.com")) {
+        return Err(SigError::Certificate { what, kind: kind.to_string() });
+    }
     let mut key = PublicKey::from_openssh(line).map_err(|e| SigError::ParsePublicKey {
         what: what.clone(),
         reason: e.to_string(),

@@ -107,12 +107,7 @@ pub fn run(
         .ok_or_else(|| Error::setting(Setting::Rules(rules.to_string()), format!("one of {}", crate::games::rules_ids().join(", "))))?;
     let policy = match policy {
         None => g.policies()[0],
-        Some(p) => g
-            .policies()
-            .iter()
-            .copied()
-            .find(|q| *q == p)
-            .ok_or_else(|| Error::setting(Setting::Policy(p.to_string()), format!("{} has {}", g.title(), g.policies().join(", "))))?,
+        Some(p) => g.policies().iter().copied().find(|q| *q == p).ok_or_else(|| Error::setting(Setting::Policy(p.to_string()), no_policy(g, p)))?,
     };
     if games == 0 {
         return Err(Error::setting(Setting::Games(0), "play at least one game"));
@@ -125,6 +120,15 @@ pub fn run(
     let sides = g.sides(&start)?;
     let played = play_many(g, &start, policy, games, seed, jobs, progress).map_err(Error::Simulation)?;
     Ok(Summary { policy, ..Summary::of(&sides, &played) })
+}
+
+/// Why `p` is not a policy of `g`, as a sentence naming its policies (the first the default).
+fn no_policy(g: &dyn DynGame, p: &str) -> String {
+    match g.policies() {
+        [one] => format!("{} has no policy {p:?}; its only policy is {one} (the default)", g.title()),
+        [first, rest @ ..] => format!("{} has no policy {p:?}; its policies are {first} (the default), {}", g.title(), rest.join(", ")),
+        [] => format!("{} has no policy {p:?}", g.title()),
+    }
 }
 
 /// The scenario's text: a shipped name first, then a file; `None` is the game's default.
@@ -205,9 +209,9 @@ mod tests {
         assert_eq!(a.games, 6);
         assert!(a.describe().contains("| union |"), "{}", a.describe());
         let e = run("throw-down-that-flag", Some("july-3"), &none(), 1, Some("reckless"), [1; 32], 0, false).unwrap_err();
-        assert_eq!(refused(e), (Setting::Policy("reckless".into()), "Throw Down That Flag has sensible, naive".into()));
+        assert_eq!(refused(e), (Setting::Policy("reckless".into()), "Throw Down That Flag has no policy \"reckless\"; its policies are sensible (the default), naive".into()));
         let e = run("gettysburg-campaign", None, &none(), 1, Some("reckless"), [1; 32], 0, false).unwrap_err();
-        assert_eq!(refused(e), (Setting::Policy("reckless".into()), "Gettysburg Campaign has sensible, naive".into()));
+        assert_eq!(refused(e), (Setting::Policy("reckless".into()), "Gettysburg Campaign has no policy \"reckless\"; its policies are sensible (the default), naive".into()));
         let (setting, message) = refused(run("chess", None, &none(), 1, None, [1; 32], 0, false).unwrap_err());
         assert_eq!(setting, Setting::Rules("chess".into()));
         assert!(message.starts_with("one of "), "{message}");

@@ -51,6 +51,21 @@ fn man_pages_for_every_command() {
         assert!(page.contains(".TH"), "{c}");
     }
     assert!(std::fs::read_to_string(dir.join("pbem-sign.1")).unwrap().contains("ssh\\-agent"));
+    // tester16 T16c-13: the name once in NAME; the exit statuses in their own section; each
+    // command's synopsis its `--help` usage, option values and all (`--key <KEY>`).
+    assert!(main.contains(".SH NAME\npbem \\- a play\\-by\\-email turn processor"), "{main}");
+    assert!(main.contains(".SH \"EXIT STATUS\"\n.TP\n0\nsuccess\n") && main.contains(".TP\n75\ntry again later") && !main.contains("EXTRA"), "{main}");
+    assert_eq!(main.matches(".ds Aq").count(), 2, "{main}");
+    let plain = |roff: &str| roff.replace("\\fB", "").replace("\\fR", "").replace("\\fI", "").replace("\\-", "-");
+    for c in COMMANDS {
+        let page = std::fs::read_to_string(dir.join(format!("pbem-{c}.1"))).unwrap();
+        let synopsis = page.split(".SH SYNOPSIS\n").nth(1).and_then(|r| r.lines().next()).unwrap();
+        let help = String::from_utf8(pbem().args([c, "--help"]).output().unwrap().stdout).unwrap();
+        let usage = help.lines().find_map(|l| l.strip_prefix("Usage: ")).unwrap();
+        assert_eq!(plain(synopsis).trim(), usage, "{c}");
+    }
+    let sign = std::fs::read_to_string(dir.join("pbem-sign.1")).unwrap();
+    assert!(sign.contains("\\-\\-key <KEY>"), "{sign}");
 }
 
 #[test]
@@ -91,6 +106,29 @@ fn roles_are_case_insensitive_and_an_unknown_role_lists_the_seats() {
         pbem().arg(cmd).arg(&g).args(["--role", "unoin"]).assert().code(1)
             .stderr(predicate::str::contains("no seat \"unoin\" in game g1; its seats are confederate, union"));
     }
+    pbem().arg("seat").arg(&g).args(["--role", "UNION", "--email", "meade2@example.org", "--now", "2026-07-01T12:10:00Z"]).assert().success()
+        .stdout(predicate::str::contains("seat of union"));
+}
+
+/// Every place a role is typed on the command line takes it in any case, and the game stores the
+/// game's spelling (tester16 T16c-5): `new --player Confederate:...`, `--time-zone UNION=...`.
+#[test]
+fn a_new_game_takes_roles_in_any_case_and_stores_the_games_spelling() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    for name in ["conf", "union"] {
+        assert!(Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(d.join(name)).status().unwrap().success());
+    }
+    pbem().arg("new").arg(d.join("g1")).args(["--rules", "gettysburg-campaign", "--now", "2026-07-01T12:00:00Z", "--time-zone", "UNION=Europe/Paris", "--player"])
+        .arg(format!("Confederate:lee@example.org:{}", d.join("conf.pub").display()))
+        .arg("--player")
+        .arg(format!("UNION:meade@example.org:{}", d.join("union.pub").display()))
+        .assert()
+        .success();
+    let gf = std::fs::read_to_string(d.join("g1/game.toml")).unwrap();
+    assert!(gf.contains("role = \"confederate\"") && gf.contains("role = \"union\"") && !gf.contains("UNION") && !gf.contains("Confederate"), "{gf}");
+    assert!(gf.contains("Europe/Paris"), "{gf}");
+    pbem().arg("report").arg(d.join("g1")).args(["--role", "union"]).assert().success();
 }
 
 #[test]
@@ -154,4 +192,32 @@ fn a_suggested_command_quotes_a_path_the_shell_would_split() {
     let out = pbem().arg("man").arg(&plain).output().unwrap();
     let text = String::from_utf8(out.stdout).unwrap();
     assert!(text.contains(&format!("`man -l {}/pbem.1`", plain.display())), "{text}");
+}
+
+/// `verify` needs one of --key and --game: without either it is a usage error, exit status 2
+/// (tester16 T16c-10).
+#[test]
+fn verify_without_a_key_or_a_game_is_a_usage_error() {
+    let tmp = tempfile::tempdir().unwrap();
+    let f = tmp.path().join("f.toml");
+    std::fs::write(&f, "[pbem]\n").unwrap();
+    pbem().arg("verify").arg(&f).assert().code(2).stderr(predicate::str::contains("--key <KEY>|--game <GAME>"));
+    pbem().arg("verify").arg(&f).args(["--key", "k.pub", "--game", "g"]).assert().code(2);
+}
+
+/// `status DIR` on a folder without game.toml: a root when games are in its folders, else an
+/// error that says it is neither, as `--help` describes DIR; `--all` lists even an empty root
+/// (tester16 T16c-11).
+#[test]
+fn status_of_a_folder_without_a_game_says_what_it_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let e = tmp.path().join("e");
+    std::fs::create_dir(&e).unwrap();
+    pbem().arg("status").arg(&e).assert().code(1)
+        .stderr(format!("pbem: {}: no game.toml, and no game in its folders: neither a game directory nor a root of games (`--all` lists a root even when it holds none)\n", e.display()));
+    pbem().args(["status", "--all"]).arg(&e).assert().success().stdout(predicate::str::contains("(no games)"));
+    game(&e);
+    pbem().arg("status").arg(&e).assert().success().stdout(predicate::str::starts_with("GAME"));
+    let help = String::from_utf8(pbem().args(["status", "--help"]).output().unwrap().stdout).unwrap();
+    assert!(help.contains("chosen too when DIR has no game.toml and games in its folders"), "{help}");
 }

@@ -220,3 +220,26 @@ fn a_passphrase_is_asked_on_the_terminal_and_not_echoed() {
     assert!(!status.success(), "{shown}");
     assert_eq!(std::fs::read(&uf).unwrap(), before);
 }
+
+/// A certificate given as a seat's key is refused as one, with what to give instead; a file that
+/// holds no key given to `sign --key` (the order file) says a private key is wanted, not a public
+/// key line (tester16 T16c-8).
+#[test]
+fn a_certificate_or_a_file_without_a_key_is_named_for_what_it_is() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let conf = keygen(d, "conf", "ed25519", "", "");
+    let union = keygen(d, "union", "ed25519", "", "");
+    let ca = keygen(d, "ca", "ed25519", "", "");
+    assert!(Command::new("ssh-keygen").args(["-q", "-s"]).arg(&ca).args(["-I", "id", "-n", "x"]).arg(pub_of(&union)).status().unwrap().success());
+    let cert = d.join("union-cert.pub");
+    let refused = "is an OpenSSH certificate (ssh-ed25519-cert-v01@openssh.com); pbem does not accept certificates: give the plain public key";
+    new_game(d, &pub_of(&conf), &cert).code(1).stderr(predicate::str::contains(format!("--player union: {} {refused}", cert.display())));
+    new_game(d, &pub_of(&conf), &pub_of(&union)).success();
+    pbem().arg("seat").arg(d.join("g1")).args(["--role", "union", "--key"]).arg(&cert).assert().code(1).stderr(predicate::str::contains(refused));
+    let uf = form(d, "union");
+    pbem().arg("verify").arg(&uf).arg("--key").arg(&cert).assert().code(1).stderr(predicate::str::contains(refused));
+    pbem().arg("sign").arg("--key").arg(&uf).arg(&uf).assert().code(1)
+        .stderr(predicate::str::contains(format!("{} is not an OpenSSH private key: it holds no key at all: give your private key file", uf.display())));
+    pbem().arg("sign").arg("--key").arg(&cert).arg(&uf).assert().code(1).stderr(predicate::str::contains(refused));
+}

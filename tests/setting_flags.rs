@@ -11,9 +11,19 @@ const START: &str = "2026-07-01T12:00:00Z";
 
 /// `pbem ARGS` fails with exit status 1 and prints exactly `pbem: LINE` on standard error.
 fn fails_with(args: &[&str], line: &str) {
+    fails_with_status(args, line, 1);
+}
+
+/// `pbem ARGS` fails as a usage error (exit status 2: a value none of a flag's choices, a missing
+/// argument) and prints exactly `pbem: LINE` on standard error.
+fn usage_error(args: &[&str], line: &str) {
+    fails_with_status(args, line, 2);
+}
+
+fn fails_with_status(args: &[&str], line: &str, status: i32) {
     let out = pbem().args(args).output().unwrap();
     let err = String::from_utf8(out.stderr).unwrap();
-    assert_eq!(out.status.code(), Some(1), "pbem {args:?}: {err}");
+    assert_eq!(out.status.code(), Some(status), "pbem {args:?}: {err}");
     assert_eq!(err, format!("pbem: {line}\n"), "pbem {args:?}");
 }
 
@@ -47,7 +57,7 @@ fn new_names_the_flags_of_refused_settings() {
     fails_with(&strs(&a), "--option press=some: want press=none, press=team or press=all");
     let mut a = new_args(t, "g5", &[]);
     a.truncate(a.len() - 2);
-    fails_with(&strs(&a), "this game needs exactly one --player for each role: confederate, union (got: confederate)");
+    usage_error(&strs(&a), "this game needs exactly one --player for each role: confederate, union (got: confederate)");
     for g in ["g1", "g2", "g3", "g4", "g5"] {
         assert!(!t.join(g).exists(), "{g} was written");
     }
@@ -61,20 +71,25 @@ fn host_controls_name_the_flags_of_refused_and_missing_settings() {
     let g = t.join("g1").display().to_string();
     let now = "2026-07-01T13:00:00Z";
     fails_with(&["seat", &g, "--role", "meade", "--email", "a@b.c", "--now", now], "--role meade: no such seat; seats: confederate, union");
-    fails_with(&["seat", &g, "--role", "union", "--now", now], "pbem seat: give --email, --key or both");
+    usage_error(&["seat", &g, "--role", "union", "--now", now], "pbem seat: give --email, --key or both");
     fails_with(&["seat", &g, "--role", "union", "--email", "nobody", "--now", now], "--email \"nobody\": not a mail address: Invalid input");
     let long = "x".repeat(501);
     fails_with(&["pause", &g, "--reason", &long, "--now", now], "--reason: one line of at most 500 characters");
-    fails_with(&["end", &g, "--abandon", "--reason", " ", "--now", now], "pbem end --abandon needs --reason (it goes into the last record)");
+    usage_error(&["end", &g, "--abandon", "--reason", " ", "--now", now], "pbem end --abandon needs --reason (it goes into the last record)");
     let gif = t.join("board.gif").display().to_string();
     fails_with(&["report", &g, "--picture", &gif], &format!("--picture {gif}: the name must end in .svg or .png"));
 }
 
 #[test]
 fn simulate_and_demo_name_their_flags() {
-    fails_with(&["simulate", "--rules", "chess", "--games", "1"], "--rules chess: one of gettysburg-campaign, throw-down-that-flag, flag-dash");
-    fails_with(&["simulate", "--policy", "reckless", "--games", "1"], "--policy reckless: Throw Down That Flag has sensible, naive");
-    fails_with(&["simulate", "--games", "0"], "--games 0: play at least one game");
+    // A value none of a flag's choices is a usage error, exit status 2 (tester16 T16c-9).
+    let rules = "--rules chess: one of gettysburg-campaign, throw-down-that-flag, flag-dash";
+    usage_error(&["simulate", "--rules", "chess", "--games", "1"], rules);
+    usage_error(&["demo", "--rules", "chess", "--out", "/nonexistent/d"], rules);
+    usage_error(&["new", "/nonexistent/g", "--rules", "chess", "--player", "a:b:ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOMqqnkVzrm0SdG6UOoqKLsabgH5C9okWi0dh2l9GKJl"], rules);
+    usage_error(&["simulate", "--policy", "reckless", "--games", "1"], "--policy reckless: Throw Down That Flag has no policy \"reckless\"; its policies are sensible (the default), naive");
+    usage_error(&["simulate", "--rules", "flag-dash", "--policy", "naive", "--games", "5"], "--policy naive: Flag Dash has no policy \"naive\"; its only policy is built-in (the default)");
+    usage_error(&["simulate", "--games", "0"], "--games 0: play at least one game");
     let shipped = "no such file, nor a scenario shipped with Throw Down That Flag: july-2, july-3";
     fails_with(&["simulate", "--scenario", "bogus", "--games", "1"], &format!("--scenario bogus: {shipped}"));
     let tmp = tempfile::tempdir().unwrap();

@@ -75,8 +75,9 @@ fn throw_down_that_flag_keeps_its_policies_and_casualties() {
 #[test]
 fn a_bad_policy_or_option_is_refused_by_name() {
     let out = cargo_bin_cmd!("pbem").args(["simulate", "--rules", "flag-dash", "--policy", "naive", "--games", "1"]).output().unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    assert_eq!(String::from_utf8_lossy(&out.stderr), "pbem: --policy naive: Flag Dash has built-in\n");
+    // A usage error, in a whole sentence (tester16 T16c-9).
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(String::from_utf8_lossy(&out.stderr), "pbem: --policy naive: Flag Dash has no policy \"naive\"; its only policy is built-in (the default)\n");
     let out = cargo_bin_cmd!("pbem").args(["simulate", "--rules", "gettysburg-campaign", "--option", "optional-fire=maybe"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(String::from_utf8_lossy(&out.stderr), "pbem: option optional-fire: must be true or false\n");

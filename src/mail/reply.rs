@@ -14,11 +14,24 @@ use crate::model::Receipt;
 use crate::{pipeline, store};
 
 /// The paragraph every reply that found no usable order ends with: how to send orders.
-pub(super) fn how_to_send() -> &'static str {
-    "How to send orders: fill in the order form from your report, sign it with `pbem sign --key KEY FILE` \
+pub(super) fn how_to_send() -> String {
+    paragraph(
+        "",
+        "How to send orders: fill in the order form from your report, sign it with `pbem sign --key KEY FILE` \
 (or `ssh-keygen -Y sign -f KEY -n pbem-orders FILE`) and either attach FILE and FILE.sig as plain-text \
 attachments, or sign with `pbem sign --append` and attach the file or paste it whole (from its first line \
-to the END SSH SIGNATURE line) into a plain-text message. Several order files in one message are fine.\n"
+to the END SSH SIGNATURE line) into a plain-text message. Several order files in one message are fine.",
+    )
+}
+
+/// The width of a reply's paragraphs, in columns (as a mail reader shows plain text unwrapped).
+const REPLY_WIDTH: usize = 76;
+
+/// `text` wrapped to [`REPLY_WIDTH`] with every line after `indent`, ending in a newline: a
+/// reply's sentences are broken only between words, never by a line hand-wrapped in the source.
+pub(super) fn paragraph(indent: &str, text: &str) -> String {
+    let width = REPLY_WIDTH.saturating_sub(indent.chars().count()).max(20);
+    crate::text::wrap_lines(text, width).iter().map(|l| format!("{indent}{l}\n")).collect()
 }
 
 /// `Re: SUBJECT`, tagged `[pbem GAME]` (as the judge's other mails are) when the orders named
@@ -164,7 +177,7 @@ pub(super) fn reply_body(ex: &Extracted, results: &[OrderResult], local: &dyn Fn
         if !ex.notes.is_empty() {
             b.push('\n');
         }
-        b.push_str(how_to_send());
+        b.push_str(&how_to_send());
         return b;
     }
     b.push_str(&format!("Your message{when} held {} order file(s).\n\n", results.len()));
@@ -180,20 +193,19 @@ pub(super) fn reply_body(ex: &Extracted, results: &[OrderResult], local: &dyn Fn
                 for w in &r.warnings {
                     b.push_str(&format!("   note: {w}\n"));
                 }
-                if r.ended_game {
-                    b.push_str("   The host-signed receipt is attached: keep it (`pbem audit GAME --receipt FILE` shows\n   that this order ended the game).\n");
+                b.push_str(&paragraph("   ", if r.ended_game {
+                    "The host-signed receipt is attached: keep it (`pbem audit GAME --receipt FILE` shows that this order ended the game)."
                 } else {
-                    b.push_str("   The host-signed receipt is attached: keep it (`pbem audit GAME --receipt FILE` shows\n   whether the order used was this one or a later one). A later order for the same step\n   replaces this one.\n");
-                }
+                    "The host-signed receipt is attached: keep it (`pbem audit GAME --receipt FILE` shows whether the order used was this one or a later one). A later order for the same step replaces this one while the step is open."
+                }));
             }
             (None, Some(e)) => {
                 b.push_str(&format!("{}. {}{what}: REFUSED\n   {}\n", i + 1, r.label, e.replace('\n', "\n   ")));
                 if r.label == "the message body" && r.format_problem {
-                    b.push_str(
-                        "   (Line numbers count from the first line of the pasted order. If your mail program\n   \
-                         wrapped long lines, attach the order file instead: with its .sig beside it, or signed\n   \
-                         with `pbem sign --append`.)\n",
-                    );
+                    b.push_str(&paragraph(
+                        "   ",
+                        "(Line numbers count from the first line of the pasted order. If your mail program wrapped long lines, attach the order file instead: with its .sig beside it, or signed with `pbem sign --append`.)",
+                    ));
                 }
             }
             (None, None) => {}
@@ -206,9 +218,13 @@ pub(super) fn reply_body(ex: &Extracted, results: &[OrderResult], local: &dyn Fn
     let refused: Vec<&str> = results.iter().filter_map(|r| r.error.as_deref()).collect();
     if !refused.is_empty() && refused.iter().all(|e| e.contains("the game is over")) {
         // No advice to send them again (tester10 L2).
-        b.push_str("\nThe game is over: it takes no more orders (its final reports give the result).\n");
+        b.push('\n');
+        b.push_str(&paragraph("", "The game is over: it takes no more orders (its final reports give the result)."));
     } else if !refused.is_empty() {
-        b.push_str("\nRefused orders count for nothing: correct them and send them again (the step takes orders until\nit is resolved, which happens once its deadline has passed).\n");
+        // The step resolves as soon as every order it awaits is in, not only at its deadline
+        // (tester16 T16c-14).
+        b.push('\n');
+        b.push_str(&paragraph("", "Refused orders count for nothing: correct them and send them again. The step takes orders until it is resolved, which the judge does once every order it awaits is in, or else once its deadline has passed."));
     }
     b
 }

@@ -423,15 +423,18 @@ fn parse_move(
 /// The card, token, combo card and copied card of move table `t` (no tries yet), checked against
 /// `seat`'s hand and the tokens `used_tokens` by its other move. Errors: the first problem.
 fn move_head(seat: &Seat, key: &str, t: &toml::Table, earlier: &[Card], used_tokens: &[Token]) -> Result<MovePlan, OrderProblem> {
+    // A field left out is called missing; a wrong one is repeated beside the choices by the
+    // caller that has the text (`orderfile::with_written`, tester16 T16c-7).
+    let missing = |k: &str| if t.contains_key(k) { "" } else { "missing: " };
     let card = t.get("card").and_then(str_of).and_then(Card::parse);
     let Some(card) = card.filter(|c| seat.cards.contains(c)) else {
         let names: Vec<&str> = seat.cards.iter().map(|c| c.key()).collect();
-        return Err(OrderProblem::new(format!("{key}.card"), format!("one of your cards: {}", names.join(", "))));
+        return Err(OrderProblem::new(format!("{key}.card"), format!("{}one of your cards: {}", missing("card"), names.join(", "))));
     };
     let token = t.get("token").and_then(Token::parse);
     let Some(token) = token.filter(|x| seat.tokens.contains(x)) else {
         let names: Vec<String> = seat.tokens.iter().map(|x| x.key()).collect();
-        return Err(OrderProblem::new(format!("{key}.token"), format!("one of your tokens: {}", names.join(", "))));
+        return Err(OrderProblem::new(format!("{key}.token"), format!("{}one of your tokens: {}", missing("token"), names.join(", "))));
     };
     let have = seat.tokens.iter().filter(|x| **x == token).count();
     if used_tokens.iter().filter(|x| **x == token).count() >= have {

@@ -95,6 +95,13 @@ pub const DELETE: &str = "delete";
 /// The word that switches a standing attack off for one company (`melee = "off"`).
 pub const OFF: &str = "off";
 
+/// The letters of `side`'s companies on the map, for a message listing the choices: `A, B, C`.
+fn letters(s: &State, side: Side) -> String {
+    let mut v: Vec<&str> = s.active(side).iter().map(|&i| s.companies[i].letter.as_str()).collect();
+    v.sort_unstable();
+    v.join(", ")
+}
+
 fn is_word(v: &Value, word: &str) -> bool {
     v.as_str().is_some_and(|x| x.trim().eq_ignore_ascii_case(word))
 }
@@ -116,7 +123,9 @@ fn merge_standing(s: &State, v: &Value, standing: &mut BTreeMap<String, Standing
             continue;
         }
         if key != "all" && !s.companies.iter().any(|c| c.side == Side::Union && c.letter == key) {
-            probs.add(field, "not a First Minnesota company letter (or `all`)");
+            let mut union: Vec<&str> = s.companies.iter().filter(|c| c.side == Side::Union).map(|c| c.letter.as_str()).collect();
+            union.sort_unstable();
+            probs.add(field, format!("not a First Minnesota company letter (or `all`): {}", union.join(", ")));
             continue;
         }
         if is_word(body, DELETE) {
@@ -247,10 +256,12 @@ fn parse_plan(s: &State, i: usize, orders: &Orders, probs: &mut Problems) -> Opt
         let target = orders.get("target").and_then(|v| v.as_str()).and_then(|l| s.by_letter(Side::Confederate, l));
         let limit = s.scenario.token_limit(kind == AttackKind::Melee);
         let tokens = orders.get("tokens").and_then(|v| count(v, limit));
+        // Each says what it wants, and a field left out is called missing (tester16 T16c-7).
+        let missing = |k: &str| if orders.contains_key(k) { "" } else { "missing: " };
         match (target, tokens) {
             (Some(target), Some(tokens)) => attack = Some(Attack { kind, target, tokens }),
-            (None, _) => probs.add("target", "the letter of a Confederate company on the map"),
-            (_, None) => probs.add("tokens", format!("tokens to pull: 1 to {limit}")),
+            (None, _) => probs.add("target", format!("{}the letter of a Confederate company on the map: {}", missing("target"), letters(s, Side::Confederate))),
+            (_, None) => probs.add("tokens", format!("{}tokens to pull, a whole number 1 to {limit}", missing("tokens"))),
         }
     } else {
         for k in ["target", "tokens"] {

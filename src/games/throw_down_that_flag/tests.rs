@@ -393,6 +393,24 @@ fn orders_are_checked_with_fields_named() {
     assert!(g.check_order(&s, "union", &g.default_order(&s, "union")).is_ok());
 }
 
+/// A wrong or missing target or tokens lists the choices, and a missing one says so; an unknown
+/// standing letter lists the companies (tester16 T16c-7).
+#[test]
+fn order_problems_list_the_choices_and_say_what_is_missing() {
+    let g = ThrowDownThatFlag;
+    let mut s = board(&[("A", "E2", 3), ("D", "A1", 3)], &[("B", "E4", 3), ("D", "A6", 3)]);
+    s.asking = Some(idx(&s, Side::Union, "A"));
+    let said = |text: &str| {
+        let p = &g.check_order(&s, "union", &toml::from_str(text).unwrap()).unwrap_err()[0];
+        format!("{}: {}", p.field, p.message)
+    };
+    assert_eq!(said("action = \"shoot\"\ntarget = \"Z\"\ntokens = 4"), "target: the letter of a Confederate company on the map: B, D");
+    assert_eq!(said("action = \"shoot\"\ntokens = 4"), "target: missing: the letter of a Confederate company on the map: B, D");
+    assert_eq!(said("action = \"shoot\"\ntarget = \"B\""), "tokens: missing: tokens to pull, a whole number 1 to 10");
+    assert_eq!(said("action = \"shoot\"\ntarget = \"B\"\ntokens = 0"), "tokens: tokens to pull, a whole number 1 to 10");
+    assert_eq!(said("[standing.Z]\nmelee = 3"), "standing.Z: not a First Minnesota company letter (or `all`): A, B, D, E, G, H, I, K");
+}
+
 // ---------------------------------------------------------------------------------------------
 // Scenarios and options
 
