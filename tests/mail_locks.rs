@@ -448,3 +448,52 @@ fn an_order_submitted_while_the_run_is_busy_elsewhere_is_no_clock_jump() {
     let used = record(&g1, 1).expect("g1's step resolved").resolution.unwrap();
     assert!(used.orders.iter().any(|o| o.role == "confederate" && o.seq == Some(1)), "the order submitted meanwhile counts:\n{out}");
 }
+
+#[test]
+fn an_order_that_arrives_while_its_step_is_resolved_holds_the_step_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 1);
+    // The mail host's check says yes before the step is resolved and no after it (an order was
+    // spooled meanwhile, tester16 T16a-3): nothing of the resolution stays.
+    let mut asked = 0;
+    let mut check = |_: &pbem::model::GameFile, _: &pbem::model::Opening| {
+        asked += 1;
+        if asked == 1 { Ok(()) } else { Err("mail for this game arrived".to_string()) }
+    };
+    let a = pipeline::adjudicate_with(&game, pipeline::parse_time(LATE).unwrap(), &mut Entropy::Os, &mut check).unwrap();
+    assert_eq!(asked, 2, "asked before resolving and again before the record");
+    assert_eq!(a.held, Some((1, "mail for this game arrived".to_string())));
+    assert!(record(&game, 1).is_none());
+    for left in ["states/000001.json", "records/000001.json.sig", "reports/000001"] {
+        assert!(!game.join(left).exists(), "{left} left by the held resolution");
+    }
+    // The order is taken in and counts; the step is resolved once, and the game audits.
+    let cfg = config(tmp.path());
+    deliver(tmp.path(), "1782907200.M1P1.host", &order_mail(&game, "union", 1));
+    let (ok, out, err) = finish(cron(&root, &cfg, Some(LATE)));
+    assert!(ok, "{out}\n{err}");
+    assert_eq!(nmr_roles(&game, 1), vec!["confederate".to_string()], "{out}");
+    let audit = Command::new(bin()).arg("audit").arg(&game).output().unwrap();
+    assert!(audit.status.success(), "{}", String::from_utf8_lossy(&audit.stdout));
+}
+
+#[test]
+fn an_order_for_a_step_resolved_before_it_was_taken_in_is_told_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 1);
+    let cfg = config(tmp.path());
+    // Meade's order for step 1, which reaches the judge after the cron run resolved it.
+    let late = order_mail(&game, "union", 1);
+    let (ok, out, err) = finish(cron(&root, &cfg, Some(LATE)));
+    assert!(ok, "{out}\n{err}");
+    let mut pipe = Command::new(bin()).args(["intake", "--stdin", "--now", LATE, "--root"]).arg(&root).arg("--config").arg(&cfg).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    pipe.stdin.take().unwrap().write_all(&late).unwrap();
+    let (ok, out, err) = finish(pipe);
+    assert!(ok, "{out}\n{err}");
+    let resolved = record(&game, 1).unwrap().resolution.unwrap().resolved;
+    let want = format!("order is for step 1, but the pending step is 2: step 1 was resolved at {resolved} (its deadline had passed) before this order was taken in; your seat had no orders in it");
+    assert!(out.contains(&want), "{out}");
+    assert!(!out.contains("replayed"), "{out}");
+}
