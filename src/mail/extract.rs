@@ -271,6 +271,10 @@ fn collect(msg: &Message<'_>, chunks: &mut Vec<Chunk>, html: &mut usize, notes: 
         let name = part.attachment_name().map(str::to_string);
         let in_body = msg.text_body.contains(&(i as u32));
         let attached = depth > 0;
+        if is_tnef(part, name.as_deref()) {
+            notes.push(format!("attachment {:?} is Outlook's rich-text packaging (application/ms-tnef), which pbem cannot read: attach order files to a plain-text message (in Outlook: Format Text > Plain Text, or send to this address in plain text only)", name.as_deref().unwrap_or("winmail.dat")));
+            continue;
+        }
         if let Some(r) = recover::recover(msg, part) {
             recovered_chunk(part, name, r, attached, chunks, notes);
             continue;
@@ -290,6 +294,16 @@ fn collect(msg: &Message<'_>, chunks: &mut Vec<Chunk>, html: &mut usize, notes: 
             PartType::Message(_) | PartType::Multipart(_) => {}
         }
     }
+}
+
+/// Whether `part` is Outlook's TNEF packaging of a rich-text message and its attachments
+/// (`application/ms-tnef` or `application/vnd.ms-tnef`, usually named `winmail.dat`): the files
+/// inside it are not read.
+fn is_tnef(part: &mail_parser::MessagePart<'_>, name: Option<&str>) -> bool {
+    let by_type = part.content_type().is_some_and(|ct| {
+        ct.ctype().eq_ignore_ascii_case("application") && ct.subtype().is_some_and(|s| s.eq_ignore_ascii_case("ms-tnef") || s.eq_ignore_ascii_case("vnd.ms-tnef"))
+    });
+    by_type || name.is_some_and(|n| n.eq_ignore_ascii_case("winmail.dat"))
 }
 
 /// The note for an attachment that is not UTF-8, when its name says it should be text.
