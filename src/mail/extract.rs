@@ -238,12 +238,27 @@ fn raw_text(msg: &Message<'_>, part: &mail_parser::MessagePart<'_>) -> Option<St
     String::from_utf8(bytes).ok()
 }
 
+/// How many characters of a sender's subject (or Message-ID) a reply quotes: a header line must
+/// stay under RFC 5322's 998 characters even where a mail library cannot fold it (a subject of
+/// one 200,000-letter word), and a reply need not repeat more to be recognized.
+pub const QUOTE_CHARS: usize = 160;
+
+/// `s` cut to [`QUOTE_CHARS`] characters (with `...` when cut), control characters as spaces.
+pub fn quote_short(s: &str) -> String {
+    let mut out: String = s.chars().take(QUOTE_CHARS).map(|c| if c.is_control() { ' ' } else { c }).collect();
+    if s.chars().nth(QUOTE_CHARS).is_some() {
+        out.push_str("...");
+    }
+    out
+}
+
 /// The sender as a reply's `To`: the name and address through lettre's `Mailbox`, so a name with a
 /// comma, quotes or non-ASCII letters is quoted or encoded as a header needs it ("Meade, George"
 /// <meade@example.org>). Control characters in the name (a CR a sender slipped in) become spaces;
 /// a name lettre still cannot write, or an address it does not take, leaves the bare address.
 fn display_address(name: Option<&str>, addr: &str) -> String {
-    let name: Option<String> = name.map(|n| n.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>().trim().to_string());
+    // Cut short as a quoted subject is: a header line must stay under 998 characters.
+    let name: Option<String> = name.map(|n| quote_short(n.trim()).trim().to_string());
     match (name, addr.parse::<lettre::Address>()) {
         (Some(n), Ok(ad)) if !n.is_empty() => {
             let mut out = String::new();
