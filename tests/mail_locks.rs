@@ -497,3 +497,31 @@ fn an_order_for_a_step_resolved_before_it_was_taken_in_is_told_so() {
     assert!(out.contains(&want), "{out}");
     assert!(!out.contains("replayed"), "{out}");
 }
+
+#[test]
+fn an_order_piped_as_a_cron_run_resolves_its_step_counts_or_is_told_it_came_after() {
+    // At deadline + 1 s, the cron run and the MTA's pipe start together (tester16 T16a-3). Either
+    // the order is taken in before the step is resolved, or its reply says the step was resolved
+    // before it was taken in: never that it may be an old or replayed order.
+    for round in 0..3 {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("turns");
+        let game = new_game(&root, "g1", 1);
+        let cfg = config(tmp.path());
+        let order = order_mail(&game, "union", 1);
+        let at = "2026-07-01T13:00:01Z";
+        let run = cron(&root, &cfg, Some(at));
+        let mut pipe = Command::new(bin()).args(["intake", "--stdin", "--now", at, "--root"]).arg(&root).arg("--config").arg(&cfg).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(5 * round));
+        pipe.stdin.take().unwrap().write_all(&order).unwrap();
+        let (ok_pipe, out_pipe, err_pipe) = finish(pipe);
+        let (ok, out, err) = finish(run);
+        assert!(ok && ok_pipe, "{out}\n{err}\n{out_pipe}\n{err_pipe}");
+        let outbox = pbem::mail::Outbox::under(&root);
+        let texts: Vec<String> = outbox.pending().unwrap().iter().filter_map(|id| outbox.queued_message(id).unwrap()).map(|m| read_mail(&m).text).collect();
+        assert!(texts.iter().all(|t| !t.contains("replayed")), "{texts:?}");
+        if nmr_roles(&game, 1).contains(&"union".to_string()) {
+            assert!(texts.iter().any(|t| t.contains("step 1 was resolved at") && t.contains("before this order was taken in")), "{texts:?}");
+        }
+    }
+}
