@@ -291,7 +291,11 @@ fn collect(msg: &Message<'_>, chunks: &mut Vec<Chunk>, html: &mut usize, notes: 
             continue;
         }
         if let Some(r) = recover::recover(msg, part) {
-            recovered_chunk(part, name, r, attached, chunks, notes);
+            if part.content_type().is_some_and(|ct| ct.ctype().eq_ignore_ascii_case("text") && ct.subtype().is_some_and(|s| s.eq_ignore_ascii_case("html"))) {
+                *html += 1;
+            } else {
+                recovered_chunk(part, name, r, attached, chunks, notes);
+            }
             continue;
         }
         match &part.body {
