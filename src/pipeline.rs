@@ -993,7 +993,7 @@ fn check_order_header(g: &Loaded, v: &Verified, path: &Path) -> Result<(u64, boo
         return Err(at("pbem.step", "the game is over; no orders are awaited".into()));
     };
     if h.step != opening.step {
-        return Err(at("pbem.step", format!("order is for step {}, but the pending step is {} (an old or replayed order?)", h.step, opening.step)));
+        return Err(at("pbem.step", format!("order is for step {}, but the pending step is {}{}", h.step, opening.step, wrong_step_why(g, &h.role, h.step, opening.step))));
     }
     let ending = v.file.ending;
     if ending.resign && !v.file.orders.is_empty() {
@@ -1016,6 +1016,41 @@ fn check_order_header(g: &Loaded, v: &Verified, path: &Path) -> Result<(u64, boo
         return Err(at("pbem.host_seed_commitment", format!("does not match step {}'s host seed commitment {}", opening.step, opening.host_seed_commitment)));
     }
     Ok((opening.step, asked))
+}
+
+/// How many records back [`wrong_step_why`] looks for the one that resolved an order's step.
+const LATE_LOOKBACK: u64 = 8;
+
+/// Why an order of `role` for `step` came when `pending` is open, after "the pending step is N": a
+/// step not open yet; or, for an earlier step, when it was resolved and why then (its deadline had
+/// passed, or every order was in), and whether the seat's orders in it were an earlier order's
+/// (then this may be a resend) or none (this one came too late). The record is looked for among the newest
+/// [`LATE_LOOKBACK`]; an older step is said to be resolved, no more.
+fn wrong_step_why(g: &Loaded, role: &str, step: u64, pending: u64) -> String {
+    if step > pending {
+        return format!(" (step {step} is not open yet)");
+    }
+    let lowest = g.record.index.saturating_sub(LATE_LOOKBACK).max(1);
+    let found = (lowest..=g.record.index).rev().find_map(|n| {
+        let rec = if n == g.record.index { g.record.clone() } else { read_record(&g.dir, n).ok()? };
+        let res = rec.resolution.as_ref().filter(|r| r.step == step)?.clone();
+        let deadline = read_record(&g.dir, n - 1).ok().and_then(|p| p.opening).map(|o| o.deadline);
+        Some((res, deadline))
+    });
+    let Some((res, deadline)) = found else {
+        return format!(": step {step} was resolved before this order was taken in");
+    };
+    let why = match deadline.as_deref().and_then(|d| parse_time(d).ok()).zip(parse_time(&res.resolved).ok()) {
+        Some((d, r)) if r >= d => " (its deadline had passed)",
+        Some(_) => " (every order was in)",
+        None => "",
+    };
+    let seat = match res.orders.iter().find(|o| o.role == role).map(|o| o.seq) {
+        Some(Some(seq)) => format!("; it counted your seat's order of receipt {seq} (is this one sent again?)"),
+        Some(None) => "; your seat had no orders in it".into(),
+        None => String::new(),
+    };
+    format!(": step {step} was resolved at {}{why} before this order was taken in{seat}", res.resolved)
 }
 
 /// Whether an order was received before ([`check_resend`]).
@@ -1310,7 +1345,10 @@ pub fn adjudicate(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy) ->
 }
 
 /// [`adjudicate`], asking `may_resolve` before resolving each due step (a step it refuses stays
-/// open, and `held` says why). The clock is read once the game's lock is held ([`Clock`]).
+/// open, and `held` says why), and again once the step is resolved, before its record is written:
+/// a message that came while it was resolved holds it too (the files written for it have no
+/// record, so they are cleared as a killed run's are). The clock is read once the game's lock is
+/// held ([`Clock`]).
 pub fn adjudicate_with(dir: &Path, clock: impl Into<Clock>, entropy: &mut Entropy, may_resolve: &mut ResolveCheck<'_>) -> Result<Adjudicated> {
     adjudicate_game(dir, clock.into(), entropy, may_resolve, Sweep::Off, None)
 }
@@ -1440,6 +1478,14 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
         }
         remove_stale_temps(&g, opening.step);
         let r = resolve_step(&g, &opening, &receipts, now, entropy)?;
+        // Asked again just before the commit point (a directory read for the mail host): an order
+        // spooled while the step was resolved is taken in first, not refused as late.
+        if let Err(why) = may_resolve(&g.gf, &opening) {
+            drop(r);
+            clear_unwritten(&g)?;
+            done.held = Some((opening.step, why));
+            return Ok(done);
+        }
         for o in &r.rec.resolution.as_ref().expect("resolution").orders {
             if o.seq.is_none() {
                 done.nmr.push((opening.step, o.role.clone()));

@@ -263,3 +263,30 @@ fn the_outbox_line_counts_every_mail_the_run_queued_press_relays_too() {
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
     assert!(stdout.contains("outbox: 2 queued in this run, 2 sent, 0 waiting"), "the reply and the press relayed:\n{stdout}");
 }
+
+#[test]
+fn a_reply_to_huge_headers_keeps_every_header_line_under_998_characters() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    new_game(&root, "g1", 72);
+    let sent = tmp.path().join("sent");
+    let cfg = config(tmp.path(), &format!("kind = \"file\"\ndir = \"{}\"", sent.display()));
+    // One word of 200,000 letters as the subject (no place to fold it), a name and a Message-ID
+    // of thousands (tester16 T16a-5).
+    for (n, subject) in [("y".repeat(200_000)), ("ü".repeat(100_000)), (["word"; 40_000].join(" "))].into_iter().enumerate() {
+        let mail = format!("From: {} <meade@example.org>\nSubject: {subject}\nMessage-ID: <{n}{}@example.org>\n\nhelp\n", "M".repeat(3000), "a".repeat(5000));
+        pbem().args(["intake", "--stdin", "--now", "2026-07-01T13:00:00Z", "--root"]).arg(&root).arg("--config").arg(&cfg).write_stdin(mail).assert().success();
+    }
+    let mut replies: Vec<_> = std::fs::read_dir(&sent).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap()).collect();
+    replies.sort();
+    assert_eq!(replies.len(), 3);
+    for r in &replies {
+        let head = &r[..r.find("\r\n\r\n").or_else(|| r.find("\n\n")).unwrap()];
+        assert!(head.len() < 4000, "the headers are cut short: {} bytes", head.len());
+        for line in r.lines() {
+            assert!(line.len() <= 998, "a line of {} characters: {}...", line.len(), &line[..60]);
+        }
+        assert!(!head.contains("In-Reply-To"), "a Message-ID no line can hold is not quoted");
+    }
+    assert!(replies.iter().any(|r| r.contains(&format!("Subject: Re:\r\n {}...", "y".repeat(160)))), "{}", &replies[0][..400]);
+}

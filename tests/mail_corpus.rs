@@ -176,7 +176,8 @@ fn a_run_killed_before_the_move_neither_loses_nor_repeats() {
     // still in new/. The rerun resubmits harmlessly and queues no second reply.
     std::fs::rename(maildir.join("done").join("m1"), maildir.join("new").join("m1")).unwrap();
     let log = root.join(".mail").join("log");
-    let kept: String = std::fs::read_to_string(&log).unwrap().lines().filter(|l| !l.starts_with("seen ")).map(|l| format!("{l}\n")).collect();
+    // The `mail` line comes after the seen mark (tester16 T16a-6), so a kill takes it too.
+    let kept: String = std::fs::read_to_string(&log).unwrap().lines().filter(|l| !l.starts_with("seen ") && !l.starts_with("mail ")).map(|l| format!("{l}\n")).collect();
     std::fs::write(&log, kept).unwrap();
     let again = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     assert_eq!(again[0].disposition, Disposition::Done);
@@ -480,7 +481,7 @@ fn a_message_handled_again_after_a_kill_is_answered_as_a_first_acceptance() {
         // Without the seen mark and the reply's count; with `cut_took_line`, killed right after
         // the receipt, before the log noted which message took it.
         let log = root.join(".mail").join("log");
-        let keep = |l: &str| !l.starts_with("seen ") && !l.starts_with("reply ") && (!cut_took_line || !l.starts_with("took "));
+        let keep = |l: &str| !l.starts_with("seen ") && !l.starts_with("mail ") && !l.starts_with("reply ") && (!cut_took_line || !l.starts_with("took "));
         let kept: String = std::fs::read_to_string(&log).unwrap().lines().filter(|l| keep(l)).map(|l| format!("{l}\n")).collect();
         std::fs::write(&log, kept).unwrap();
         let again = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
@@ -501,8 +502,7 @@ fn a_message_whose_receipt_a_later_one_replaced_before_a_kill_is_answered_as_the
     let maildir = tmp.path().join("Maildir");
     // m1 and a resend of it in other bytes (m1b), then m2, which replaces them.
     let m1 = order_mail(&game, "union", 1);
-    let mut m1b = b"X-Resent: yes\n".to_vec();
-    m1b.extend_from_slice(&m1);
+    let m1b = resent(&m1);
     deliver(&maildir, "m1", &m1);
     deliver(&maildir, "m1b", &m1b);
     deliver(&maildir, "m2", &order_mail(&game, "union", 2));
@@ -519,7 +519,7 @@ fn a_message_whose_receipt_a_later_one_replaced_before_a_kill_is_answered_as_the
         std::fs::rename(maildir.join("done").join(m), maildir.join("new").join(m)).unwrap();
     }
     let log = root.join(".mail").join("log");
-    let kept: String = std::fs::read_to_string(&log).unwrap().lines().filter(|l| !l.starts_with("seen ") && !l.starts_with("reply ")).map(|l| format!("{l}\n")).collect();
+    let kept: String = std::fs::read_to_string(&log).unwrap().lines().filter(|l| !l.starts_with("seen ") && !l.starts_with("mail ") && !l.starts_with("reply ")).map(|l| format!("{l}\n")).collect();
     std::fs::write(&log, kept).unwrap();
     let again = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     assert!(texts[1].contains("already received as receipt 1"), "{}", texts[1]);
@@ -529,14 +529,46 @@ fn a_message_whose_receipt_a_later_one_replaced_before_a_kill_is_answered_as_the
     }
 }
 
+/// `msg` sent again as another message: a header of its own and another Message-ID, the same
+/// body (not the same mail delivered again, which is answered once).
+fn resent(msg: &[u8]) -> Vec<u8> {
+    let text = String::from_utf8(msg.to_vec()).unwrap();
+    let at = text.find("Message-ID: <").unwrap() + "Message-ID: <".len();
+    format!("X-Resent: yes\r\n{}resent-{}", &text[..at], &text[at..]).into_bytes()
+}
+
+#[test]
+fn the_same_mail_delivered_again_with_more_trace_lines_is_answered_once() {
+    let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();
+    deliver(&maildir, "m1", &msg);
+    let first = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    assert!(first[0].reply.is_some());
+    // Delivered again (tester16 T16a-6), in a later run and twice in one run, each copy with one
+    // more Received: line.
+    let again = |n: usize| [format!("Received: from relay{n}.example.net by mx.example.net; Wed, 1 Jul 2026 13:0{n}:00 +0000\r\n").as_bytes(), &msg].concat();
+    deliver(&maildir, "m2", &again(2));
+    let run = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    assert!(run[0].reason.contains("the same mail delivered again"), "{:?}", run[0]);
+    assert!(run[0].orders.is_empty() && run[0].reply.is_none());
+    deliver(&maildir, "m3", &again(3));
+    deliver(&maildir, "m4", &again(4));
+    let run = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    assert!(run.iter().all(|h| h.reply.is_none() && h.reason.contains("the same mail delivered again")), "{run:?}");
+    assert_eq!(Outbox::under(&root).pending().unwrap().len(), 1, "one answer");
+    // The same Message-ID with another body (a program that reuses its ids) is read.
+    let changed = String::from_utf8(msg.clone()).unwrap().replace("Here are my orders", "Here are my orders again");
+    deliver(&maildir, "m5", changed.as_bytes());
+    let run = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    assert!(run[0].reply.is_some(), "{:?}", run[0]);
+}
+
 #[test]
 fn a_resend_in_another_message_still_reads_already_received() {
     let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();
     deliver(&maildir, "m1", &msg);
     take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     // The same order in a new message (other bytes): a resend, told so.
-    let mut other = b"X-Resent: yes\r\n".to_vec();
-    other.extend_from_slice(&msg);
+    let other = resent(&msg);
     deliver(&maildir, "m2", &other);
     let run = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     let text = queued(&root, run[0].reply.as_deref().unwrap()).text;
@@ -551,8 +583,7 @@ fn a_resend_in_another_message_still_reads_already_received() {
 fn in_one_run_a_receipt_that_waits_is_attached_found_by_a_resend_and_written() {
     let (_tmp, root, maildir, msg) = one_game_and_its_order_mail();
     deliver(&maildir, "m1", &msg);
-    let mut other = b"X-Resent: yes\r\n".to_vec();
-    other.extend_from_slice(&msg);
+    let other = resent(&msg);
     deliver(&maildir, "m2", &other);
     let run = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
     assert_eq!(run.len(), 2, "{run:?}");

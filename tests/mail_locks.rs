@@ -448,3 +448,80 @@ fn an_order_submitted_while_the_run_is_busy_elsewhere_is_no_clock_jump() {
     let used = record(&g1, 1).expect("g1's step resolved").resolution.unwrap();
     assert!(used.orders.iter().any(|o| o.role == "confederate" && o.seq == Some(1)), "the order submitted meanwhile counts:\n{out}");
 }
+
+#[test]
+fn an_order_that_arrives_while_its_step_is_resolved_holds_the_step_back() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 1);
+    // The mail host's check says yes before the step is resolved and no after it (an order was
+    // spooled meanwhile, tester16 T16a-3): nothing of the resolution stays.
+    let mut asked = 0;
+    let mut check = |_: &pbem::model::GameFile, _: &pbem::model::Opening| {
+        asked += 1;
+        if asked == 1 { Ok(()) } else { Err("mail for this game arrived".to_string()) }
+    };
+    let a = pipeline::adjudicate_with(&game, pipeline::parse_time(LATE).unwrap(), &mut Entropy::Os, &mut check).unwrap();
+    assert_eq!(asked, 2, "asked before resolving and again before the record");
+    assert_eq!(a.held, Some((1, "mail for this game arrived".to_string())));
+    assert!(record(&game, 1).is_none());
+    for left in ["states/000001.json", "records/000001.json.sig", "reports/000001"] {
+        assert!(!game.join(left).exists(), "{left} left by the held resolution");
+    }
+    // The order is taken in and counts; the step is resolved once, and the game audits.
+    let cfg = config(tmp.path());
+    deliver(tmp.path(), "1782907200.M1P1.host", &order_mail(&game, "union", 1));
+    let (ok, out, err) = finish(cron(&root, &cfg, Some(LATE)));
+    assert!(ok, "{out}\n{err}");
+    assert_eq!(nmr_roles(&game, 1), vec!["confederate".to_string()], "{out}");
+    let audit = Command::new(bin()).arg("audit").arg(&game).output().unwrap();
+    assert!(audit.status.success(), "{}", String::from_utf8_lossy(&audit.stdout));
+}
+
+#[test]
+fn an_order_for_a_step_resolved_before_it_was_taken_in_is_told_so() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 1);
+    let cfg = config(tmp.path());
+    // Meade's order for step 1, which reaches the judge after the cron run resolved it.
+    let late = order_mail(&game, "union", 1);
+    let (ok, out, err) = finish(cron(&root, &cfg, Some(LATE)));
+    assert!(ok, "{out}\n{err}");
+    let mut pipe = Command::new(bin()).args(["intake", "--stdin", "--now", LATE, "--root"]).arg(&root).arg("--config").arg(&cfg).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+    pipe.stdin.take().unwrap().write_all(&late).unwrap();
+    let (ok, out, err) = finish(pipe);
+    assert!(ok, "{out}\n{err}");
+    let resolved = record(&game, 1).unwrap().resolution.unwrap().resolved;
+    let want = format!("order is for step 1, but the pending step is 2: step 1 was resolved at {resolved} (its deadline had passed) before this order was taken in; your seat had no orders in it");
+    assert!(out.contains(&want), "{out}");
+    assert!(!out.contains("replayed"), "{out}");
+}
+
+#[test]
+fn an_order_piped_as_a_cron_run_resolves_its_step_counts_or_is_told_it_came_after() {
+    // At deadline + 1 s, the cron run and the MTA's pipe start together (tester16 T16a-3). Either
+    // the order is taken in before the step is resolved, or its reply says the step was resolved
+    // before it was taken in: never that it may be an old or replayed order.
+    for round in 0..3 {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("turns");
+        let game = new_game(&root, "g1", 1);
+        let cfg = config(tmp.path());
+        let order = order_mail(&game, "union", 1);
+        let at = "2026-07-01T13:00:01Z";
+        let run = cron(&root, &cfg, Some(at));
+        let mut pipe = Command::new(bin()).args(["intake", "--stdin", "--now", at, "--root"]).arg(&root).arg("--config").arg(&cfg).stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(5 * round));
+        pipe.stdin.take().unwrap().write_all(&order).unwrap();
+        let (ok_pipe, out_pipe, err_pipe) = finish(pipe);
+        let (ok, out, err) = finish(run);
+        assert!(ok && ok_pipe, "{out}\n{err}\n{out_pipe}\n{err_pipe}");
+        let outbox = pbem::mail::Outbox::under(&root);
+        let texts: Vec<String> = outbox.pending().unwrap().iter().filter_map(|id| outbox.queued_message(id).unwrap()).map(|m| read_mail(&m).text).collect();
+        assert!(texts.iter().all(|t| !t.contains("replayed")), "{texts:?}");
+        if nmr_roles(&game, 1).contains(&"union".to_string()) {
+            assert!(texts.iter().any(|t| t.contains("step 1 was resolved at") && t.contains("before this order was taken in")), "{texts:?}");
+        }
+    }
+}

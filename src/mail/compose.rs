@@ -102,6 +102,13 @@ pub fn same_address(a: &str, b: &str) -> bool {
     plain(a) == plain(b)
 }
 
+/// Whether `id` (a Message-ID from a sender's mail, without its angle brackets) may be quoted in
+/// `In-Reply-To` and `References`: at most 900 printable ASCII characters, none of them a space
+/// or an angle bracket.
+fn quotable_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 900 && id.bytes().all(|b| b.is_ascii_graphic() && b != b'<' && b != b'>')
+}
+
 /// Formats a draft into a message (Message-ID `<ID@domain of From>`).
 pub fn build(d: Draft<'_>) -> Result<Outgoing> {
     let from = mailbox(d.from)?;
@@ -118,7 +125,9 @@ pub fn build(d: Draft<'_>) -> Result<Outgoing> {
     for c in &d.cc {
         b = b.cc(mailbox(c)?);
     }
-    if let Some(r) = &d.in_reply_to {
+    // A Message-ID no header line can hold (RFC 5322 2.1.1: 998 characters; an id has no place
+    // to fold) or that is no id at all is not quoted: the reply then threads by its subject.
+    if let Some(r) = d.in_reply_to.as_ref().filter(|r| quotable_id(r)) {
         b = b.in_reply_to(format!("<{r}>")).references(format!("<{r}>"));
     }
     b = b.header(AutoSubmitted(if d.in_reply_to.is_some() { "auto-replied" } else { "auto-generated" }));

@@ -13,6 +13,7 @@
 use mail_parser::{Message, MessageParser, MimeHeaders, PartType};
 use ssh_key::PublicKey;
 
+use super::recover;
 use crate::sig::{self, ARMOR_BEGIN, ARMOR_END, NS_ORDERS};
 
 /// One order file found in a message, ready to be written out and submitted.
@@ -237,12 +238,27 @@ fn raw_text(msg: &Message<'_>, part: &mail_parser::MessagePart<'_>) -> Option<St
     String::from_utf8(bytes).ok()
 }
 
+/// How many characters of a sender's subject (or Message-ID) a reply quotes: a header line must
+/// stay under RFC 5322's 998 characters even where a mail library cannot fold it (a subject of
+/// one 200,000-letter word), and a reply need not repeat more to be recognized.
+pub const QUOTE_CHARS: usize = 160;
+
+/// `s` cut to [`QUOTE_CHARS`] characters (with `...` when cut), control characters as spaces.
+pub fn quote_short(s: &str) -> String {
+    let mut out: String = s.chars().take(QUOTE_CHARS).map(|c| if c.is_control() { ' ' } else { c }).collect();
+    if s.chars().nth(QUOTE_CHARS).is_some() {
+        out.push_str("...");
+    }
+    out
+}
+
 /// The sender as a reply's `To`: the name and address through lettre's `Mailbox`, so a name with a
 /// comma, quotes or non-ASCII letters is quoted or encoded as a header needs it ("Meade, George"
 /// <meade@example.org>). Control characters in the name (a CR a sender slipped in) become spaces;
 /// a name lettre still cannot write, or an address it does not take, leaves the bare address.
 fn display_address(name: Option<&str>, addr: &str) -> String {
-    let name: Option<String> = name.map(|n| n.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>().trim().to_string());
+    // Cut short as a quoted subject is: a header line must stay under 998 characters.
+    let name: Option<String> = name.map(|n| quote_short(n.trim()).trim().to_string());
     match (name, addr.parse::<lettre::Address>()) {
         (Some(n), Ok(ad)) if !n.is_empty() => {
             let mut out = String::new();
@@ -270,6 +286,18 @@ fn collect(msg: &Message<'_>, chunks: &mut Vec<Chunk>, html: &mut usize, notes: 
         let name = part.attachment_name().map(str::to_string);
         let in_body = msg.text_body.contains(&(i as u32));
         let attached = depth > 0;
+        if is_tnef(part, name.as_deref()) {
+            notes.push(format!("attachment {:?} is Outlook's rich-text packaging (application/ms-tnef), which pbem cannot read: attach order files to a plain-text message (in Outlook: Format Text > Plain Text, or send to this address in plain text only)", name.as_deref().unwrap_or("winmail.dat")));
+            continue;
+        }
+        if let Some(r) = recover::recover(msg, part) {
+            if part.content_type().is_some_and(|ct| ct.ctype().eq_ignore_ascii_case("text") && ct.subtype().is_some_and(|s| s.eq_ignore_ascii_case("html"))) {
+                *html += 1;
+            } else {
+                recovered_chunk(part, name, r, attached, chunks, notes);
+            }
+            continue;
+        }
         match &part.body {
             PartType::Text(t) => {
                 let body = in_body && name.is_none();
@@ -279,18 +307,48 @@ fn collect(msg: &Message<'_>, chunks: &mut Vec<Chunk>, html: &mut usize, notes: 
             PartType::Html(_) => *html += 1,
             PartType::Binary(b) | PartType::InlineBinary(b) => match std::str::from_utf8(b) {
                 Ok(t) => chunks.push(Chunk { name, text: t.to_string(), body: false, flowed: None, raw: None, attached }),
-                Err(_) => {
-                    if let Some(n) = name
-                        && (n.ends_with(".toml") || n.ends_with(".sig") || n.ends_with(".txt"))
-                    {
-                        notes.push(format!("attachment {n:?} is not UTF-8 text; save order files as UTF-8"));
-                    }
-                }
+                Err(_) => not_utf8(name.as_deref(), notes),
             },
             PartType::Message(m) if depth < 4 => collect(m, chunks, html, notes, depth + 1),
             PartType::Message(_) | PartType::Multipart(_) => {}
         }
     }
+}
+
+/// Whether `part` is Outlook's TNEF packaging of a rich-text message and its attachments
+/// (`application/ms-tnef` or `application/vnd.ms-tnef`, usually named `winmail.dat`): the files
+/// inside it are not read.
+fn is_tnef(part: &mail_parser::MessagePart<'_>, name: Option<&str>) -> bool {
+    let by_type = part.content_type().is_some_and(|ct| {
+        ct.ctype().eq_ignore_ascii_case("application") && ct.subtype().is_some_and(|s| s.eq_ignore_ascii_case("ms-tnef") || s.eq_ignore_ascii_case("vnd.ms-tnef"))
+    });
+    by_type || name.is_some_and(|n| n.eq_ignore_ascii_case("winmail.dat"))
+}
+
+/// The note for an attachment that is not UTF-8, when its name says it should be text.
+fn not_utf8(name: Option<&str>, notes: &mut Vec<String>) {
+    if let Some(n) = name
+        && (n.ends_with(".toml") || n.ends_with(".sig") || n.ends_with(".txt"))
+    {
+        notes.push(format!("attachment {n:?} is not UTF-8 text; save order files as UTF-8"));
+    }
+}
+
+/// A part mail-parser could not decode, read as Python's `email` reads it ([`recover`]): a chunk
+/// like any other (a body text when it has no name and is `text/plain`), and a note naming it when
+/// its base64 stops in the middle (the message was cut off inside it).
+fn recovered_chunk(part: &mail_parser::MessagePart<'_>, name: Option<String>, r: recover::Recovered, attached: bool, chunks: &mut Vec<Chunk>, notes: &mut Vec<String>) {
+    let shown = name.clone().unwrap_or_else(|| "a part of the message".into());
+    if r.cut {
+        let why = if r.unclosed { "the message ends inside it, with no closing MIME boundary" } else { "its base64 stops in the middle" };
+        notes.push(format!("attachment {shown:?} is cut off ({why}): it was read up to where it stops"));
+    }
+    let Ok(text) = String::from_utf8(r.bytes) else {
+        return not_utf8(name.as_deref(), notes);
+    };
+    let plain = part.content_type().is_none_or(|ct| ct.ctype().eq_ignore_ascii_case("text") && ct.subtype().is_none_or(|s| s.eq_ignore_ascii_case("plain")));
+    let body = name.is_none() && plain && !part.content_disposition().is_some_and(|d| d.is_attachment());
+    chunks.push(Chunk { name, text, body, flowed: flowed_of(part), raw: None, attached });
 }
 
 /// Undoes RFC 3676 `format=flowed`: a line ending in a space continues on the next line (the
@@ -413,6 +471,9 @@ fn attached_order(c: Chunk, text: &str, sigs: &mut [DetachedSig], out: &mut Extr
     } else if looks_like_order(&file) {
         // An order file with the signature appended is taken as it is, byte for byte.
         out.orders.push(Found { label, name, file: file.into_bytes(), detached: None, problem: None, raw: raw.map(String::into_bytes) });
+    } else if name.to_ascii_lowercase().ends_with(".toml") {
+        // Named like an order file but holding none: say so rather than "no signed orders".
+        out.notes.push(format!("{label} has no [pbem] section and no signature: not read as an order"));
     }
 }
 
@@ -763,6 +824,13 @@ mod tests {
         }
         let e = extract(b"From: Mea\rde <meade@example.org>\r\nSubject: x\r\n\r\nhi\r\n", &|_, _| None).unwrap();
         assert_eq!(e.from_display.as_deref(), Some("Mea de <meade@example.org>"));
+    }
+
+    #[test]
+    fn an_attached_toml_that_is_no_order_is_named() {
+        let raw = "From: a@b.c\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=o.toml\r\n\r\nx = 1\r\n--b--\r\n";
+        let e = extract(raw.as_bytes(), &|_, _| None).unwrap();
+        assert_eq!(e.notes, ["attachment \"o.toml\" has no [pbem] section and no signature: not read as an order"]);
     }
 
     #[test]

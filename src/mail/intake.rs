@@ -346,6 +346,8 @@ struct Filing {
 /// A handled message, to be marked seen and filed away.
 struct ToFile {
     hash: String,
+    /// Its [`super::log::mail_key`], when it has one.
+    key: Option<String>,
     now: DateTime<Utc>,
     maildir: PathBuf,
     path: PathBuf,
@@ -370,6 +372,7 @@ impl Filing {
 
     fn add(&mut self, hash: &str, f: ToFile) {
         self.hashes.insert(hash.to_string());
+        self.hashes.extend(f.key.clone());
         self.waiting.push(f);
     }
 
@@ -384,6 +387,9 @@ impl Filing {
         self.sync()?;
         for f in std::mem::take(&mut self.waiting) {
             self.log.mark_seen(&f.hash, f.now)?;
+            if let Some(key) = &f.key {
+                self.log.mark_mail(key, f.now)?;
+            }
             file_away(&f.maildir, &f.path, &f.name, (f.disposition, &f.reason), &mut self.made)?;
             if let Some(marker) = &f.marker {
                 std::fs::remove_file(marker).ok();
@@ -509,9 +515,17 @@ fn handle_file(maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &
     file.take(want).read_to_end(&mut raw).map_err(|e| store::io(path, e))?;
     let hash = crate::commit::sha256_hex(&raw);
     let seen = filing.has(&hash) || filing.log.seen(&hash)?;
+    // A copy delivered again with other trace lines: the same mail, answered once (tester16 T16a-6).
+    let key = (!too_large).then(|| super::log::mail_key(&raw)).flatten();
+    let same_mail = match &key {
+        Some(k) => filing.has(k) || filing.log.mail_seen(k)?,
+        None => false,
+    };
     let log = &filing.log;
     let mut h = guard(name, || Ok(if seen && !too_large {
         Handled { name: name.into(), disposition: Disposition::Done, reason: "already handled (same bytes): not processed again".into(), orders: vec![], reply: None }
+    } else if same_mail {
+        Handled { name: name.into(), disposition: Disposition::Done, reason: "already handled (the same mail delivered again: same sender, Message-ID, subject and body): not processed again".into(), orders: vec![], reply: None }
     } else if too_large {
         let reply = too_large_reply(&raw, size, games, log, cfg, now, &hash)?;
         let queued = match &reply {
@@ -540,7 +554,7 @@ fn handle_file(maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &
     }))?;
     h.name = name.to_string();
     if h.disposition != Disposition::Retry {
-        let f = ToFile { hash: hash.clone(), now, maildir: maildir.into(), path: path.into(), name: name.into(), disposition: h.disposition, reason: h.reason.clone(), marker: marked.map(|_| marker) };
+        let f = ToFile { hash: hash.clone(), key, now, maildir: maildir.into(), path: path.into(), name: name.into(), disposition: h.disposition, reason: h.reason.clone(), marker: marked.map(|_| marker) };
         filing.add(&hash, f);
     }
     Ok(h)

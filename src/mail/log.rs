@@ -3,6 +3,9 @@
 //!
 //! ```text
 //! seen HASH TIME          a message with these bytes (SHA-256) was handled at TIME
+//! mail KEY TIME           a message with this sender, Message-ID, subject and body
+//!                         ([`mail_key`]) was handled at TIME: a redelivered copy (one more
+//!                         `Received:` line) is the same mail
 //! reply ADDR TIME ID      reply ID went to the address whose SHA-256 (lowercase) is ADDR
 //! got HASH                the handling of message HASH starts
 //! took HASH GAME STEP ROLE SEQ   message HASH got receipt SEQ of ROLE for STEP of GAME
@@ -62,6 +65,8 @@ pub(super) struct MailLog {
 #[derive(Default)]
 struct Loaded {
     seen: HashSet<String>,
+    /// The [`mail_key`]s of the messages handled.
+    mails: HashSet<String>,
     /// Per address key, each reply's time and id, in log order.
     replies: BTreeMap<String, Vec<(DateTime<Utc>, String)>>,
     /// Whether the folders of older versions exist (`seen/`, `replies/`).
@@ -110,6 +115,9 @@ impl MailLog {
                 ["seen", hash, time] if is_hash(hash) && pipeline::parse_time(time).is_ok() => {
                     l.seen.insert(hash.to_string());
                 }
+                ["mail", key, time] if is_hash(key) && pipeline::parse_time(time).is_ok() => {
+                    l.mails.insert(key.to_string());
+                }
                 ["got", hash] if is_hash(hash) => l.last_got = Some(hash.to_string()),
                 ["saw", hash, game, step, role, seq] if is_hash(hash) => {
                     if let (Ok(step), Ok(seq)) = (step.parse(), seq.parse()) {
@@ -156,6 +164,21 @@ impl MailLog {
         self.with(|l| {
             if l.seen.insert(hash.to_string()) {
                 self.append(l, &format!("seen {hash} {}", pipeline::timestamp(now)))?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Whether a message with the [`mail_key`] `key` was handled (marked by [`MailLog::mark_mail`]).
+    pub(super) fn mail_seen(&self, key: &str) -> Result<bool> {
+        self.with(|l| Ok(l.mails.contains(key)))
+    }
+
+    /// Marks the message with the [`mail_key`] `key` handled at `now`.
+    pub(super) fn mark_mail(&self, key: &str, now: DateTime<Utc>) -> Result<()> {
+        self.with(|l| {
+            if l.mails.insert(key.to_string()) {
+                self.append(l, &format!("mail {key} {}", pipeline::timestamp(now)))?;
             }
             Ok(())
         })
@@ -307,6 +330,7 @@ fn kept_lines(text: &str, now: DateTime<Utc>, horizon: &Horizon<'_>) -> String {
         let f: Vec<&str> = line.split(' ').collect();
         let keep = match f.as_slice() {
             ["seen", hash, time] => is_hash(hash) && pipeline::parse_time(time).is_ok_and(|t| t > seen_since || kept(hash)),
+            ["mail", key, time] => is_hash(key) && pipeline::parse_time(time).is_ok_and(|t| t > seen_since),
             ["got", hash] => is_hash(hash) && (Some(i) == last_got || !seen.contains(hash)),
             // Which message took a receipt tells a later resend of it in other bytes apart from a
             // killed first handling ([`MailLog::took_here`]): kept while its step is open.
@@ -347,6 +371,31 @@ pub(super) fn seen_on_disk(state: &Path, hash: &str) -> Result<bool> {
         return Ok(true);
     }
     MailLog::new(state).seen(hash)
+}
+
+/// What makes a message the same mail though its bytes differ (an MTA or a fetchmail that
+/// delivers it again adds `Received:` or `Delivered-To:` lines): the SHA-256 (hex) of its `From`,
+/// `Message-ID` and `Subject` header values (unfolded, spaces collapsed) and its body's bytes.
+/// `None` when it has no Message-ID or no header block. The body and subject are in the key, so a
+/// program that reuses one Message-ID for new mail still gets each new message read.
+pub(super) fn mail_key(raw: &[u8]) -> Option<String> {
+    let find = |sep: &[u8]| raw.windows(sep.len()).position(|w| w == sep).map(|i| (i, sep.len()));
+    let (end, sep) = [find(b"\r\n\r\n"), find(b"\n\n")].into_iter().flatten().min()?;
+    let head = String::from_utf8_lossy(&raw[..end]);
+    let field = |name: &str| header_value(&head, name);
+    let id = field("message-id").filter(|v| !v.is_empty())?;
+    let mut keyed = format!("pbem-mail-key\0{}\0{id}\0{}\0", field("from").unwrap_or_default(), field("subject").unwrap_or_default()).into_bytes();
+    keyed.extend_from_slice(&raw[end + sep..]);
+    Some(crate::commit::sha256_hex(&keyed))
+}
+
+/// The first `name:` header's value in a header block, unfolded, its runs of spaces made one.
+fn header_value(head: &str, name: &str) -> Option<String> {
+    let mut lines = head.lines().skip_while(|l| !l.get(..name.len() + 1).is_some_and(|p| p.eq_ignore_ascii_case(&format!("{name}:"))));
+    let first = lines.next()?;
+    let folded = lines.take_while(|l| l.starts_with([' ', '\t']));
+    let value = std::iter::once(&first[name.len() + 1..]).chain(folded).collect::<Vec<_>>().join(" ");
+    Some(value.split_whitespace().collect::<Vec<_>>().join(" "))
 }
 
 fn receipt_key(rc: &Receipt) -> (String, u64, String, u64) {

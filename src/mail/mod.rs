@@ -20,6 +20,7 @@ mod log;
 pub mod marks;
 pub mod outbox;
 mod press;
+mod recover;
 pub mod remind;
 mod reply;
 mod report_mail;

@@ -22,7 +22,7 @@
 //!                       killed in between) tells it then, so each is told once (twice if a
 //!                       run is killed between printing the notice and removing the mark, or
 //!                       another flush starts in that moment: the lock is released by then)
-//! OUTBOX/.lock          one flush at a time
+//! OUTBOX/.lock          one flush at a time (its holder sends what others queued meanwhile)
 //! ```
 //!
 //! Before the first mail of a flush the transport checks the server (connection, TLS, login):
@@ -239,42 +239,36 @@ impl Outbox {
     /// Sends every queued mail through `t`. A mail whose send fails for now stays queued (its
     /// error in `ID.error`) and is tried again by the next flush; one refused for good moves to
     /// `dead/`. When the server cannot be reached, the mails not tried stay queued.
+    ///
+    /// One flush at a time (`OUTBOX/.lock`). A run that finds the lock taken waits for it up to
+    /// [`BUSY_WAIT`] (the holder may have been killed, or be no pbem at all) and then leaves its
+    /// mail to the holder (`busy`). The holder makes that safe: it looks at the queue again before
+    /// it lets the lock go, until nothing new came, and once more after, taking the lock again when
+    /// a mail came in between. So every mail queued by a run that found the lock taken is sent by
+    /// a run that held it after that mail was queued.
     pub fn flush(&self, t: &dyn Transport, now: chrono::DateTime<chrono::Utc>) -> Result<Flushed> {
-        let mut out = Flushed::default();
+        let mut f = Flush { outbox: self, t, now, tried: Default::default(), checked: false, out: Flushed::default() };
         std::fs::create_dir_all(&self.dir).map_err(|e| store::io(&self.dir, e))?;
-        let lock_path = self.dir.join(".lock");
-        let lock = store::open_lock(&lock_path)?;
-        if lock.try_lock().is_err() {
-            out.busy = true;
-            out.waiting = self.pending()?.len();
-            return Ok(out);
+        let lock = store::open_lock(&self.dir.join(".lock"))?;
+        if !wait_for(&lock) {
+            f.out.busy = true;
+            f.out.waiting = self.pending()?.len();
+            return Ok(f.out);
         }
         self.finish_interrupted()?;
         // Dead letters of a run killed before it told them are told by this one.
-        out.dead = self.untold()?;
-        let todo = self.pending()?;
-        if !todo.is_empty() {
-            // A run killed while writing a sent mark or a dead letter left its temp file there
-            // (this run holds the outbox lock; a flush with nothing to send lists neither).
-            let _ = store::remove_stale_temps(&self.dir.join("sent"));
-            let _ = store::remove_stale_temps(&self.dead_dir());
-        }
-        if !todo.is_empty()
-            && let Err(e) = t.check()
-        {
-            out.unreachable = Some(e.message);
-            out.waiting = todo.len();
-            return Ok(out);
-        }
-        for id in todo {
-            if out.unreachable.is_some() {
-                // Not tried: each try would wait out the timeout again; the next run sends it.
+        f.out.dead = self.untold()?;
+        loop {
+            f.send_until_none_new()?;
+            // Unlocking is no error a run could act on: a failed unlock ends with the process.
+            let _ = lock.unlock();
+            // A mail queued after the last look by a run that then found the lock taken.
+            if f.out.unreachable.is_some() || f.new_ids()?.is_empty() || lock.try_lock().is_err() {
                 break;
             }
-            self.send_one(t, &id, now, &mut out)?;
         }
-        out.waiting = self.pending()?.len();
-        Ok(out)
+        f.out.waiting = self.pending()?.len();
+        Ok(f.out)
     }
 
     /// Sends queued mail `id` and records what became of it in `out`.
@@ -386,6 +380,73 @@ impl Outbox {
             }
         }
         Ok(())
+    }
+}
+
+/// How long a flush waits for another run's flush to end before it leaves its mail to that run.
+pub const BUSY_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// Takes `lock`, waiting up to [`BUSY_WAIT`] while another process holds it; false if it never
+/// came free.
+fn wait_for(lock: &std::fs::File) -> bool {
+    let start = std::time::Instant::now();
+    loop {
+        if lock.try_lock().is_ok() {
+            return true;
+        }
+        if start.elapsed() >= BUSY_WAIT {
+            return false;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// One flush in progress: what it has tried (each mail once a flush) and done.
+struct Flush<'a> {
+    outbox: &'a Outbox,
+    t: &'a dyn Transport,
+    now: chrono::DateTime<chrono::Utc>,
+    /// Ids this flush tried to send (sent, failed or buried): not tried again by it.
+    tried: std::collections::BTreeSet<String>,
+    /// The server was checked ([`Transport::check`]) and answered.
+    checked: bool,
+    out: Flushed,
+}
+
+impl Flush<'_> {
+    /// The queued ids this flush has not tried yet, oldest name first.
+    fn new_ids(&self) -> Result<Vec<String>> {
+        Ok(self.outbox.pending()?.into_iter().filter(|id| !self.tried.contains(id)).collect())
+    }
+
+    /// Sends the queue, then what was queued meanwhile, until a look finds nothing new (or the
+    /// server cannot be reached). The caller holds the outbox lock.
+    fn send_until_none_new(&mut self) -> Result<()> {
+        loop {
+            let todo = self.new_ids()?;
+            if todo.is_empty() || self.out.unreachable.is_some() {
+                return Ok(());
+            }
+            if !self.checked {
+                // A run killed while writing a sent mark or a dead letter left its temp file there
+                // (this run holds the outbox lock; a flush with nothing to send lists neither).
+                let _ = store::remove_stale_temps(&self.outbox.dir.join("sent"));
+                let _ = store::remove_stale_temps(&self.outbox.dead_dir());
+                if let Err(e) = self.t.check() {
+                    self.out.unreachable = Some(e.message);
+                    return Ok(());
+                }
+                self.checked = true;
+            }
+            for id in todo {
+                if self.out.unreachable.is_some() {
+                    // Not tried: each try would wait out the timeout again; the next run sends it.
+                    break;
+                }
+                self.outbox.send_one(self.t, &id, self.now, &mut self.out)?;
+                self.tried.insert(id);
+            }
+        }
     }
 }
 

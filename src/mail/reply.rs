@@ -34,9 +34,10 @@ pub(super) fn paragraph(indent: &str, text: &str) -> String {
     crate::text::wrap_lines(text, width).iter().map(|l| format!("{indent}{l}\n")).collect()
 }
 
-/// `Re: SUBJECT`, tagged `[pbem GAME]` (as the judge's other mails are) when the orders named
-/// known games and the subject does not carry the tag yet.
+/// `Re: SUBJECT` (the subject cut short: [`super::extract::quote_short`]), tagged `[pbem GAME]` (as the judge's
+/// other mails are) when the orders named known games and the subject does not carry the tag yet.
 pub(super) fn reply_subject(s: &str, games: &[&str]) -> String {
+    let s = &super::extract::quote_short(s.trim());
     let base = if s.is_empty() {
         "Re: your orders".to_string()
     } else if s.to_ascii_lowercase().starts_with("re:") {
@@ -164,7 +165,7 @@ pub(super) fn place(label: &str, line: Option<usize>, field: Option<&str>) -> St
 /// The reply's text; `local` shows a UTC timestamp in the sender's time zone.
 pub(super) fn reply_body(ex: &Extracted, results: &[OrderResult], local: &dyn Fn(&str) -> String) -> String {
     let mut b = String::new();
-    let when = ex.message_id.as_deref().map(|m| format!(" <{m}>")).unwrap_or_default();
+    let when = ex.message_id.as_deref().map(|m| format!(" <{}>", super::extract::quote_short(m))).unwrap_or_default();
     if results.is_empty() {
         if ex.html_only {
             b.push_str(&format!("Your message{when} has only an HTML part: orders must be sent as plain text.\n\n"));

@@ -218,6 +218,17 @@ pub fn transform(data: Vec<u8>, t: &str) -> Vec<u8> {
             })
             .collect::<String>()
             .into_bytes(),
+        // The first half of the bytes (a file cut off at a line or in the middle of one).
+        "half" => data[..data.len() / 2].to_vec(),
+        // Base64 cut off in the middle of a group of four characters (a message cut off in transit).
+        "cut-b64" => {
+            let mut text = String::from_utf8(data).unwrap().trim_end().trim_end_matches('=').to_string();
+            text.truncate(text.len() / 2);
+            while text.bytes().filter(u8::is_ascii_alphanumeric).count() % 4 != 2 {
+                text.pop();
+            }
+            text.into_bytes()
+        }
         t => panic!("unknown transform {t}"),
     }
 }
