@@ -343,3 +343,27 @@ fn planned_moves(s: &State, side: Side) -> Vec<String> {
         .map(|(&c, p)| format!("{}: {}", s.short(c), if p.is_empty() { "stay".to_string() } else { p.join(" then ") }))
         .collect()
 }
+
+/// The moves `side` planned this round as its picture shows them: none once the game is over;
+/// a corps that has carried out its planned moves "moved", not "stay" (what is left of a plan
+/// after "then"). The view's `planned_moves` and the report are left as they are (audited).
+pub fn picture_plans(s: &State, side: Side) -> Vec<String> {
+    if s.outcome.is_some() || matches!(s.stage, Stage::Over) {
+        return Vec::new();
+    }
+    s.this_round
+        .plans
+        .get(side)
+        .iter()
+        .map(|(&c, p)| {
+            let moved = s.this_round.steps.get(&c).is_some_and(|&n| n > 0);
+            let rest = match (p.is_empty(), moved) {
+                (true, true) => "moved".to_string(),
+                (true, false) => "stay".to_string(),
+                (false, true) => format!("moved; then {}", p.join(" then ")),
+                (false, false) => p.join(" then "),
+            };
+            format!("{}: {rest}", s.short(c))
+        })
+        .collect()
+}
