@@ -204,6 +204,11 @@ fn gettysburg_labels_and_counters_never_collide() {
     for check in [texts_fit, texts_apart, gettysburg_boxes_apart] {
         check(&svg, "T16c-1 record 10");
     }
+    let last = pipeline::load(&d1).unwrap().record.index;
+    check_game(&d1, last, |svg, what| {
+        texts_apart(svg, what);
+        gettysburg_boxes_apart(svg, what);
+    });
     let scenario = gettysburg_scenario(tmp.path(), "seven.toml", |t| t.replace("start = \"Washington\"", "start = \"Gettysburg\""));
     let dir = tmp.path().join("seven");
     let steps = scenario_demo("gettysburg-campaign", &dir, &scenario);
@@ -266,7 +271,7 @@ fn held_and_carried_flags_are_drawn(dir: &Path, steps: u64) {
         let svg = pbem::picture::of_game(dir, Some(n), None).unwrap();
         if svg.contains(", holds character flags of ") {
             held += 1;
-            assert!(svg.contains(" width=\"7\" height=\"7\""), "record {n}: the held flags are drawn");
+            assert!(svg.contains(" width=\"9\" height=\"8\""), "record {n}: the held flags are drawn");
         }
         for l in svg.lines().filter(|l| l.ends_with(">W</text>") || l.ends_with(">R</text>")) {
             carried += 1;

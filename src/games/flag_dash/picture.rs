@@ -175,9 +175,9 @@ fn pennant(svg: &mut Svg, top: (f64, f64), team: &str, size: f64) {
 /// The character flags a runner holds: a small flag in each one's colour below the pawn's left.
 fn held_flags(svg: &mut Svg, at: (f64, f64), holds: &[String]) {
     for (i, name) in holds.iter().enumerate() {
-        let x = at.0 - 22.0 + 8.0 * i as f64;
-        svg.line((x, at.1 + 8.0), (x, at.1 + 22.0), colour::INK, 1.5, None);
-        svg.rect(x, at.1 + 8.0, 7.0, 7.0, pawn_colour(name).0, Some((colour::INK, 1.0)));
+        let x = at.0 - 23.0 + 10.0 * i as f64;
+        svg.line((x, at.1 + 6.0), (x, at.1 + 23.0), colour::INK, 1.5, None);
+        svg.rect(x, at.1 + 6.0, 9.0, 8.0, pawn_colour(name).0, Some((colour::INK, 1.0)));
     }
 }
 

@@ -135,17 +135,24 @@ fn header(v: &Value, width: f64) -> Vec<(f64, String, f64, bool)> {
     std::iter::once((30.0, title, 18.0, true)).chain(below).collect()
 }
 
-/// The width the picture needs beyond the map's: for its title and status line, and the
-/// landmarks right of the map starting at `landmark_x`.
-fn text_width_needed(v: &Value, landmark_x: f64) -> f64 {
+/// The text over the edge the Confederates break through.
+const EDGE: &str = "Confederates break through here (shaded spaces: the objective)";
+
+/// The width the picture needs beyond the map's: for its title, status line and the text over
+/// the edge (from the map's left), and the landmarks right of the map starting at `landmark_x`.
+fn text_width_needed(v: &Value, landmark_x: f64, map_left: f64) -> f64 {
     let title = format!("{} ({})", v["title"].as_str().unwrap_or(""), v["scenario"].as_str().unwrap_or(""));
     let landmarks = v["landmarks"].as_object().into_iter().flatten().filter_map(|(k, t)| t.as_str().map(|t| text_width(&format!("row {k}: {t}"), 11.0, false)));
     let status = text_width("Round 99 of 99; broke through 99 of 99; First Minnesota Str lost 999", 13.0, false);
-    landmarks.map(|w| landmark_x + w + 20.0).fold(text_width(&title, 18.0, true).max(status) + 40.0, f64::max)
+    let edge = map_left + text_width(EDGE, 12.0, true) + 20.0;
+    landmarks.map(|w| landmark_x + w + 20.0).fold((text_width(&title, 18.0, true).max(status) + 40.0).max(edge), f64::max)
 }
 
 /// The width and height in pixels of the picture of a `columns` x `rows` map drawn with hexes of
-/// `size` and space A1's centre at (`origin_x`, `origin_y`) (the scenario check keeps it drawable).
+/// `size` and space A1's centre at (`origin_x`, `origin_y`) (the scenario check keeps it drawable):
+/// the map with its landmarks and key. A picture ([`draw`]) is wider for a longer title or
+/// landmark (a few hundred pixels at most), taller by the lines of the game's result and a key
+/// that wraps on a narrow map.
 pub fn canvas(size: u32, origin_x: u32, origin_y: u32, columns: u32, rows: u32) -> (u32, u32) {
     let l = Layout { size: f64::from(size).clamp(1.0, 200.0), x: f64::from(origin_x).max(1.0), y: f64::from(origin_y).max(1.0) };
     l.canvas(columns, rows)
@@ -160,7 +167,7 @@ pub fn draw(v: &Value) -> String {
     let objective: Vec<String> = v["objective"].as_array().into_iter().flatten().filter_map(|x| x.as_str().map(String::from)).collect();
     let landmark_x = l.centre(cols.max(1), 1).0 + 10.0;
     let (w0, h0) = l.canvas(cols, rows);
-    let width = f64::from(w0).max(text_width_needed(v, landmark_x)).ceil();
+    let width = f64::from(w0).max(text_width_needed(v, landmark_x, l.x - l.size)).ceil();
     let head = header(v, width);
     // The break-through line's text stays 20 pixels below the header's last line.
     let head_bottom = head.last().map_or(52.0, |h| h.0);
@@ -177,7 +184,7 @@ pub fn draw(v: &Value) -> String {
     }
     let edge_y = l.y - l.size - 8.0;
     svg.line((l.x - l.size, edge_y), (map_right, edge_y), colour::VERMILLION, 4.0, Some("10 5"));
-    svg.text((l.x - l.size, edge_y - 6.0), "Confederates break through here (shaded spaces: the objective)", 12.0, Anchor::Start, true, colour::INK);
+    svg.text((l.x - l.size, edge_y - 6.0), EDGE, 12.0, Anchor::Start, true, colour::INK);
     for r in 0..rows {
         for c in 0..cols {
             let at = l.centre(c, r);
