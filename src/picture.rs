@@ -2,6 +2,10 @@
 //! seats' views, and SVG to PNG (resvg with an embedded font, so the bytes are the same on any
 //! machine).
 //!
+//! Every text carries its width as `textLength` (measured in the embedded font, [`text_width`]),
+//! so a browser without that font draws it in a fallback one squeezed or stretched to the same
+//! width: the boxes a picture is laid out with ([`Boxed`], [`Placer`]) hold on any machine.
+//!
 //! A game draws in `src/games/<game>/picture.rs` from its `view` only (the one redaction path),
 //! so a picture shows nothing its report text hides. Pictures are drawn on demand; they are not
 //! stored in the game folder and not audited.
@@ -16,6 +20,10 @@ use crate::error::{Error, Result, Setting};
 
 /// The one font every picture uses (embedded below, never a system font).
 pub const FONT: &str = "DejaVu Sans";
+
+/// The `font-family` of every text: the embedded font, then fonts with much its shape for a
+/// browser without it (each text's `textLength` keeps its width whatever font is used).
+pub const FONT_FAMILY: &str = "DejaVu Sans, Bitstream Vera Sans, Verdana, Arial, sans-serif";
 
 const FONT_REGULAR: &[u8] = include_bytes!("../assets/fonts/DejaVuSans-subset.ttf");
 const FONT_BOLD: &[u8] = include_bytes!("../assets/fonts/DejaVuSans-Bold-subset.ttf");
@@ -200,8 +208,15 @@ impl Svg {
         self.polygon(&[to, (back.0 + nx, back.1 + ny), (back.0 - nx, back.1 - ny)], colour, None);
     }
 
-    /// A line of text at `at` = (x, y) (its baseline), `size` pixels, bold when `bold`.
+    /// A line of text at `at` = (x, y) (its baseline), `size` pixels, bold when `bold`. Runs of
+    /// white space are written as one space (as SVG draws them), and the text's width in the
+    /// embedded font as its `textLength` (`lengthAdjust="spacingAndGlyphs"`): another font is
+    /// drawn to the same width.
     pub fn text(&mut self, at: (f64, f64), text: &str, size: f64, anchor: Anchor, bold: bool, fill: &str) {
+        let text = collapse(text);
+        if text.is_empty() {
+            return;
+        }
         let (x, y) = at;
         let anchor = match anchor {
             Anchor::Start => "start",
@@ -211,7 +226,7 @@ impl Svg {
         let mut a = vec![
             ("x", num(x)),
             ("y", num(y)),
-            ("font-family", FONT.to_string()),
+            ("font-family", FONT_FAMILY.to_string()),
             ("font-size", num(size)),
             ("text-anchor", anchor.to_string()),
             ("fill", fill.to_string()),
@@ -219,14 +234,22 @@ impl Svg {
         if bold {
             a.push(("font-weight", "bold".to_string()));
         }
-        self.element("text", &a, Some(text));
+        a.push(("textLength", num(text_width(&text, size, bold))));
+        a.push(("lengthAdjust", "spacingAndGlyphs".to_string()));
+        self.element("text", &a, Some(&text));
     }
 
-    /// Text on a light box so it reads over lines (a label); `size` pixels, anchored at its middle.
+    /// Text on a light box so it reads over lines (a label); `size` pixels, anchored at its middle,
+    /// its baseline at `y`. The box is [`label_box`] placed there.
     pub fn label(&mut self, x: f64, y: f64, text: &str, size: f64, bold: bool) {
-        let w = text_width(text, size) + 6.0;
-        self.rect(x - w / 2.0, y - size, w, size * 1.3, colour::PAPER, Some((colour::GREY, 0.5)));
-        self.text((x, y), text, size, Anchor::Middle, bold, colour::INK);
+        let (w, h) = label_box(text, size, bold);
+        self.label_in(Boxed { x: x - w / 2.0, y: y - size, w, h }, text, size, bold);
+    }
+
+    /// A label ([`Svg::label`]) filling box `b` (one [`label_box`] gave the size of).
+    pub fn label_in(&mut self, b: Boxed, text: &str, size: f64, bold: bool) {
+        self.rect(b.x, b.y, b.w, b.h, colour::PAPER, Some((colour::GREY, 0.5)));
+        self.text((b.x + b.w / 2.0, b.y + size), text, size, Anchor::Middle, bold, colour::INK);
     }
 
     /// The whole SVG document.
@@ -255,9 +278,151 @@ fn points_text(points: &[(f64, f64)]) -> String {
     points.iter().map(|(x, y)| format!("{},{}", num(*x), num(*y))).collect::<Vec<_>>().join(" ")
 }
 
-/// A rough width of `text` at `size` pixels in the embedded font (for boxes behind labels).
-pub fn text_width(text: &str, size: f64) -> f64 {
-    text.chars().count() as f64 * size * 0.6
+/// `text` as SVG draws it by default: runs of white space (line breaks too) as one space, none at
+/// either end.
+pub fn collapse(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The width in pixels of `text` ([`collapse`]d) at `size` pixels in the embedded font (bold when
+/// `bold`): the sum of its glyphs' advances (0.6 of `size` for a character the font lacks).
+pub fn text_width(text: &str, size: f64, bold: bool) -> f64 {
+    static FACES: OnceLock<Option<(ttf_parser::Face<'static>, ttf_parser::Face<'static>)>> = OnceLock::new();
+    let faces = FACES.get_or_init(|| Some((ttf_parser::Face::parse(FONT_REGULAR, 0).ok()?, ttf_parser::Face::parse(FONT_BOLD, 0).ok()?)));
+    let text = collapse(text);
+    let Some((regular, heavy)) = faces else { return text.chars().count() as f64 * size * 0.6 };
+    let face = if bold { heavy } else { regular };
+    let em = f64::from(face.units_per_em().max(1));
+    text.chars()
+        .map(|c| match face.glyph_index(c).and_then(|g| face.glyph_hor_advance(g)) {
+            Some(adv) => f64::from(adv) / em * size,
+            None => size * 0.6,
+        })
+        .sum()
+}
+
+/// The width and height in pixels of a label's box ([`Svg::label`]) for `text` at `size`.
+pub fn label_box(text: &str, size: f64, bold: bool) -> (f64, f64) {
+    (text_width(text, size, bold) + 6.0, size * 1.3)
+}
+
+/// `text` broken at spaces into lines each at most `width` pixels wide at `size` (a word wider
+/// than that on a line of its own).
+pub fn wrap(text: &str, size: f64, bold: bool, width: f64) -> Vec<String> {
+    let mut lines: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        match lines.last_mut() {
+            Some(line) if text_width(&format!("{line} {word}"), size, bold) <= width => {
+                line.push(' ');
+                line.push_str(word);
+            }
+            _ => lines.push(word.to_string()),
+        }
+    }
+    lines
+}
+
+/// Where items of the given widths go in rows from `left` to at most `right`, `gap` pixels
+/// apart: each item's left edge and row (from 0). An item wider than a row gets a row of its own.
+pub fn flow(widths: &[f64], left: f64, right: f64, gap: f64) -> Vec<(f64, usize)> {
+    let (mut x, mut row) = (left, 0);
+    let mut out = Vec::with_capacity(widths.len());
+    for &w in widths {
+        if x > left && x + w > right {
+            (x, row) = (left, row + 1);
+        }
+        out.push((x, row));
+        x += w + gap;
+    }
+    out
+}
+
+/// A box in a picture: its left, top, width and height in pixels.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Boxed {
+    /// Left edge.
+    pub x: f64,
+    /// Top edge.
+    pub y: f64,
+    /// Width.
+    pub w: f64,
+    /// Height.
+    pub h: f64,
+}
+
+impl Boxed {
+    /// The area in square pixels that this box and `o` share (0 when they only touch, or share
+    /// a strip under a hundredth of a pixel: rounding).
+    pub fn overlap(&self, o: &Boxed) -> f64 {
+        let w = (self.x + self.w).min(o.x + o.w) - self.x.max(o.x);
+        let h = (self.y + self.h).min(o.y + o.h) - self.y.max(o.y);
+        if w > 0.01 && h > 0.01 { w * h } else { 0.0 }
+    }
+
+    /// The area of this box outside `within`.
+    fn outside(&self, within: &Boxed) -> f64 {
+        self.w * self.h - self.overlap(within)
+    }
+}
+
+/// Lays boxes out so that none overlaps another: each is put at the first of its candidate places
+/// clear of the boxes taken before and inside the bounds (else where it overlaps least, the first
+/// of equals), and taken. Deterministic: the same boxes in the same order give the same places.
+#[derive(Debug, Clone)]
+pub struct Placer {
+    bounds: Boxed,
+    taken: Vec<Boxed>,
+}
+
+impl Placer {
+    /// A placer for boxes inside `bounds`, nothing taken yet.
+    pub fn new(bounds: Boxed) -> Placer {
+        Placer { bounds, taken: Vec::new() }
+    }
+
+    /// Marks `b` as taken (something drawn there that later boxes keep clear of).
+    pub fn take(&mut self, b: Boxed) {
+        self.taken.push(b);
+    }
+
+    /// The candidate chosen (see [`Placer`]), now taken; `None` for no candidates.
+    pub fn place(&mut self, candidates: &[Boxed]) -> Option<Boxed> {
+        let cost = |b: &Boxed| b.outside(&self.bounds) + self.taken.iter().map(|t| b.overlap(t)).sum::<f64>();
+        let mut best: Option<(f64, Boxed)> = None;
+        for c in candidates {
+            let k = cost(c);
+            if best.is_none_or(|(bk, _)| k < bk) {
+                best = Some((k, *c));
+            }
+            if k == 0.0 {
+                break;
+            }
+        }
+        let (_, b) = best?;
+        self.taken.push(b);
+        Some(b)
+    }
+}
+
+/// Candidate places for a `w` x `h` box beside point `at`, kept `clear` pixels from it: in the
+/// order of `sides` (0 above, 1 below, 2 right, 3 left), then the four corners, then all of it
+/// again 14 and 28 pixels further out.
+pub fn around(at: (f64, f64), w: f64, h: f64, clear: f64, sides: [usize; 4]) -> Vec<Boxed> {
+    let (x, y) = at;
+    let mut out = Vec::new();
+    for d in [0.0, 14.0, 28.0] {
+        let c = clear + d;
+        let side = [
+            Boxed { x: x - w / 2.0, y: y - c - h, w, h },
+            Boxed { x: x - w / 2.0, y: y + c, w, h },
+            Boxed { x: x + c, y: y - h / 2.0, w, h },
+            Boxed { x: x - c - w, y: y - h / 2.0, w, h },
+        ];
+        out.extend(sides.iter().map(|&i| side[i % 4]));
+        let k = c * 0.7;
+        out.extend([(x + k, y - k - h), (x - k - w, y - k - h), (x + k, y + k), (x - k - w, y + k)].map(|(x, y)| Boxed { x, y, w, h }));
+    }
+    out
 }
 
 /// What every seat sees: the parts of the seats' views that are the same in all of them
@@ -430,6 +595,45 @@ mod tests {
         // Another picture in between: each SVG still gets its own.
         assert_eq!(png(&svg).unwrap(), a);
         assert_eq!(png(&blank_svg).unwrap(), blank);
+    }
+
+    /// The drawn width (ink) of one text element in `svg` as resvg lays it out.
+    fn drawn_width(text_element: &str) -> f32 {
+        let svg = format!("<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"900\" height=\"60\">{text_element}</svg>");
+        resvg::usvg::Tree::from_str(&svg, options()).unwrap().root().bounding_box().width()
+    }
+
+    /// tester16 T16c-2: the widths the layout uses are the embedded font's, and resvg draws a
+    /// text to its `textLength` (so the PNGs keep the layout, as a browser does with any font).
+    #[test]
+    fn text_widths_are_the_fonts_and_text_length_is_honoured() {
+        for (t, size, bold) in [("Hagerstown (1, scored)", 13.0, true), ("Westminster (1)", 13.0, true), ("Union corps: number and strength", 12.0, false), ("III 4", 11.5, true)] {
+            let weight = if bold { " font-weight=\"bold\"" } else { "" };
+            let plain = drawn_width(&format!("<text x=\"10\" y=\"40\" font-family=\"{FONT_FAMILY}\" font-size=\"{size}\"{weight}>{t}</text>"));
+            let w = text_width(t, size, bold);
+            assert!((f64::from(plain) - w).abs() < 0.04 * w + 2.0, "{t}: drawn {plain}, measured {w}");
+            let stretched = drawn_width(&format!(
+                "<text x=\"10\" y=\"40\" font-family=\"{FONT_FAMILY}\" font-size=\"{size}\"{weight} textLength=\"{}\" lengthAdjust=\"spacingAndGlyphs\">{t}</text>",
+                2.0 * w
+            ));
+            assert!((f64::from(stretched) - 2.0 * f64::from(plain)).abs() < 0.04 * w + 4.0, "{t}: {stretched} is not twice {plain}");
+        }
+        let mut s = Svg::new(100, 20, "t");
+        s.text((1.0, 10.0), "  two\n  lines ", 10.0, Anchor::Start, false, colour::INK);
+        let out = s.finish();
+        assert!(out.contains(&format!(" textLength=\"{}\" lengthAdjust=\"spacingAndGlyphs\">two lines</text>", num(text_width("two lines", 10.0, false)))), "{out}");
+    }
+
+    #[test]
+    fn placer_keeps_boxes_apart_and_flow_wraps() {
+        let mut p = Placer::new(Boxed { x: 0.0, y: 0.0, w: 100.0, h: 100.0 });
+        p.take(Boxed { x: 40.0, y: 10.0, w: 20.0, h: 20.0 });
+        let cands = around((50.0, 50.0), 20.0, 10.0, 20.0, [0, 1, 2, 3]);
+        let b = p.place(&cands).unwrap();
+        assert_eq!(b, cands[1], "above is taken: below");
+        assert!(p.place(&[Boxed { x: 90.0, y: 0.0, w: 20.0, h: 5.0 }, Boxed { x: 0.0, y: 90.0, w: 10.0, h: 5.0 }]).is_some_and(|b| b.x == 0.0), "inside the bounds");
+        assert_eq!(flow(&[50.0, 50.0, 50.0], 10.0, 130.0, 10.0), vec![(10.0, 0), (70.0, 0), (10.0, 1)]);
+        assert_eq!(wrap("one two three", 10.0, false, text_width("one two", 10.0, false)), vec!["one two", "three"]);
     }
 
     #[test]

@@ -165,6 +165,42 @@ fn order_view(copy: &Copy, step: u64, o: &Revealed) -> minijinja::Value {
     }
 }
 
+/// An event on a step's page: its text (its lines joined), its roll, the events nested under it.
+#[derive(Debug, Serialize, PartialEq)]
+struct Nested {
+    text: String,
+    roll: Option<Roll>,
+    children: Vec<Nested>,
+}
+
+/// A roll on a step's page: the die's sides and the value rolled.
+#[derive(Debug, Serialize, PartialEq)]
+struct Roll {
+    sides: u32,
+    value: u32,
+}
+
+/// `events` as nested lists: an event indented further (leading spaces, as games write an event
+/// under the one it belongs to, e.g. a Flag Dash alternative's moves) than the one before it goes
+/// in that one's sub-list, and so on down; its continued lines are joined with a space.
+fn nest(events: &[crate::dice::Event]) -> Vec<Nested> {
+    let depth = |e: &crate::dice::Event| e.text.len() - e.text.trim_start_matches(' ').len();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < events.len() {
+        let d = depth(&events[i]);
+        let end = events[i + 1..].iter().position(|e| depth(e) <= d).map_or(events.len(), |k| i + 1 + k);
+        let e = &events[i];
+        out.push(Nested {
+            text: e.text.split_whitespace().collect::<Vec<_>>().join(" "),
+            roll: e.roll.as_ref().map(|x| Roll { sides: x.sides, value: x.value }),
+            children: nest(&events[i + 1..end]),
+        });
+        i = end;
+    }
+    out
+}
+
 /// The heading of record `n`'s page.
 fn heading(n: u64) -> String {
     if n == 0 { "Setup".to_string() } else { format!("Step {n}") }
@@ -185,7 +221,7 @@ fn step_page(env: &Environment<'_>, copy: &Copy, n: u64, picture: Option<&str>) 
         context! {
             host_seed => &r.host_seed, seed => &r.seed, resolved => &r.resolved,
             host_seed_commitment => prev_opening.map(|o| o.host_seed_commitment.clone()),
-            events => r.events.iter().map(|e| context! { text => &e.text, roll => e.roll.as_ref().map(|x| context! { sides => x.sides, value => x.value }) }).collect::<Vec<_>>(),
+            events => serde_value(&nest(&r.events)),
             orders => r.orders.iter().map(|o| order_view(copy, r.step, o)).collect::<Vec<_>>(),
         }
     });

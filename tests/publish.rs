@@ -465,3 +465,34 @@ fn a_site_is_never_taken_back_to_an_older_copy_or_another_game_of_the_same_id() 
         pbem().arg("publish").arg(&older).arg("--out").arg(&site).assert().success();
     }
 }
+
+/// Site step pages keep the nesting of a step's events: a Flag Dash alternative's moves are a
+/// sub-list of its "alternative 1 ... carried out:" item, not flattened into the list.
+#[test]
+fn nested_events_are_sub_lists_on_a_step_page() {
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = tmp.path().join("g");
+    let start = pbem::pipeline::parse_time("2026-07-03T12:00:00Z").unwrap();
+    pbem::demo::run("flag-dash", &dir, [0x46; 32], BTreeMap::new(), start).unwrap();
+    let site = tmp.path().join("site");
+    let p = pbem::site::publish(&dir, &site).unwrap();
+    let mut nested = 0;
+    for n in 1..p.pages - 1 {
+        let page = fs::read_to_string(p.folder.join(format!("step-{n}.html"))).unwrap();
+        for (i, _) in page.match_indices("<li>alternative 1 ") {
+            let item = &page[i..];
+            let end = item.find("</li>\n<li").unwrap_or(item.len());
+            let sub = &item[..end];
+            assert!(sub.contains("carried out") || sub.contains("cannot be carried out"), "{sub}");
+            if sub.contains(" carried out:<ul>\n<li>") {
+                nested += 1;
+                assert!(!sub.starts_with("<li>  "), "{sub}");
+            }
+        }
+        if let Some(i) = page.find("<ol id=\"events\">") {
+            let events = &page[i..i + page[i..].find("<h2>Orders").unwrap()];
+            assert!(!events.contains("  "), "step {n}: indents are sub-lists, continued lines joined: {events}");
+        }
+    }
+    assert!(nested > 0, "some alternative's moves are a sub-list");
+}

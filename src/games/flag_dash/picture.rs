@@ -162,11 +162,23 @@ fn tunnels(svg: &mut Svg, g: &Grid, v: &Value) {
     }
 }
 
+/// A team flag: a pennant `size` pixels tall from `top` (its pole's top), marked W or R in a
+/// letter of at least 9 pixels (its capital 6.5 high, on a carried flag too).
 fn pennant(svg: &mut Svg, top: (f64, f64), team: &str, size: f64) {
     let (fill, ink, mark) = if team == "white" { ("#FFFFFF", colour::INK, "W") } else { (colour::VERMILLION, "#FFFFFF", "R") };
     svg.line(top, (top.0, top.1 + size * 1.6), colour::INK, 2.0, None);
     svg.polygon(&[top, (top.0 + size * 1.3, top.1 + size * 0.5), (top.0, top.1 + size)], fill, Some((colour::INK, 1.5)));
-    svg.text((top.0 + size * 0.45, top.1 + size * 0.72), mark, size * 0.6, Anchor::Middle, true, ink);
+    let letter = (size * 0.6).max(9.0);
+    svg.text((top.0 + size * 0.42, top.1 + size * 0.5 + letter * 0.36), mark, letter, Anchor::Middle, true, ink);
+}
+
+/// The character flags a runner holds: a small flag in each one's colour below the pawn's left.
+fn held_flags(svg: &mut Svg, at: (f64, f64), holds: &[String]) {
+    for (i, name) in holds.iter().enumerate() {
+        let x = at.0 - 23.0 + 10.0 * i as f64;
+        svg.line((x, at.1 + 6.0), (x, at.1 + 23.0), colour::INK, 1.5, None);
+        svg.rect(x, at.1 + 6.0, 9.0, 8.0, pawn_colour(name).0, Some((colour::INK, 1.0)));
+    }
 }
 
 /// The steps of the round's account: one path per character and run of connected steps, its
@@ -210,8 +222,9 @@ fn pawn(svg: &mut Svg, at: (f64, f64), c: &Value) {
         svg.circle(at.0 + 15.0, at.1 + 15.0, 8.0, "#FFFFFF", Some((colour::INK, 1.0)));
         svg.text((at.0 + 15.0, at.1 + 19.0), &format!("+{boosts}"), 9.0, Anchor::Middle, true, colour::INK);
     }
+    held_flags(svg, at, &strs(&c["holds"]));
     if let Some(t) = c["carries"].as_str() {
-        pennant(svg, (at.0 + 10.0, at.1 - 24.0), &t.to_ascii_lowercase(), 10.0);
+        pennant(svg, (at.0 + 6.0, at.1 - 25.0), &t.to_ascii_lowercase(), 13.0);
     }
 }
 
@@ -246,6 +259,10 @@ fn panel(v: &Value) -> Vec<(String, bool)> {
         if let Some(f) = c["carries"].as_str() {
             t.push_str(&format!(", carries the {f} flag"));
         }
+        let holds = strs(&c["holds"]);
+        if !holds.is_empty() {
+            t.push_str(&format!(", holds character flags of {}", holds.join(", ")));
+        }
         lines.push((t, false));
     }
     lines.push((String::new(), false));
@@ -253,6 +270,7 @@ fn panel(v: &Value) -> Vec<(String, bool)> {
     for k in [
         "round pawn: Team White; square pawn: Team Red; thick ring: defender",
         "+n: boosts; pennant W / R: a team flag (on a pawn: carried)",
+        "small flags below a pawn: character flags it holds (their colours)",
         "dashed outline: White territory; solid: Red territory",
         "ring: tunnel; S: secret tunnel entrance, Xw / Xr its exits",
         "T: trap; orange triangles: cones; thick line: wall",
@@ -278,7 +296,8 @@ pub fn draw(v: &Value) -> String {
     let g = Grid { columns: b["columns"].as_i64().unwrap_or(0).clamp(0, 26) as i32, rows: b["rows"].as_i64().unwrap_or(0).clamp(0, 99) as i32 };
     let panel_x = LEFT + g.columns as f64 * CELL + 30.0;
     let lines = panel(v);
-    let panel_w = lines.iter().map(|(l, _)| text_width(l, 12.0)).fold(300.0, f64::max).min(900.0);
+    let lines: Vec<(String, bool, f64)> = lines.into_iter().map(|(l, b)| (l.trim_start().to_string(), b, 6.0 * (l.len() - l.trim_start().len()) as f64)).collect();
+    let panel_w = lines.iter().map(|(l, b, indent)| indent + text_width(l, 12.0, *b)).fold(300.0, f64::max);
     let board_h = TOP + g.rows as f64 * CELL + 30.0;
     let height = board_h.max(TOP + 18.0 * lines.len() as f64 + 20.0);
     let mut svg = Svg::new((panel_x + panel_w + 20.0) as u32, height as u32, v["title"].as_str().unwrap_or(""));
@@ -289,8 +308,8 @@ pub fn draw(v: &Value) -> String {
     tunnels(&mut svg, &g, v);
     paths(&mut svg, &g, b);
     pieces(&mut svg, &g, v);
-    for (i, (l, bold)) in lines.iter().enumerate().filter(|(_, (l, _))| !l.is_empty()) {
-        svg.text((panel_x, TOP + 12.0 + 18.0 * i as f64), l, 12.0, Anchor::Start, *bold, colour::INK);
+    for (i, (l, bold, indent)) in lines.iter().enumerate() {
+        svg.text((panel_x + indent, TOP + 12.0 + 18.0 * i as f64), l, 12.0, Anchor::Start, *bold, colour::INK);
     }
     svg.finish()
 }

@@ -196,8 +196,13 @@ impl Game for GettysburgCampaign {
         }
     }
 
+    /// The board from the seat's view, its planned moves as [`view::plan_lines`] gives them.
     fn picture(&self, s: &State, seat: Option<&str>) -> Option<String> {
-        crate::picture::view_for(self, s, seat).map(|v| picture::draw(&v))
+        let mut v = crate::picture::view_for(self, s, seat)?;
+        if let Some(side) = seat.and_then(side_of) {
+            v["planned_moves"] = serde_json::json!(view::plan_lines(s, side));
+        }
+        Some(picture::draw(&v))
     }
 
     fn bot_order(&self, s: &State, role: &str, ctx: &mut Ctx) -> Orders {

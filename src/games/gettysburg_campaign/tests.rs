@@ -1457,3 +1457,22 @@ fn s8_a_report_of_wording_1_says_moved_for_a_corps_whose_planned_moves_are_done(
         assert_eq!(now.replace(now_says, before_says), before, "nothing else differs");
     }
 }
+
+/// tester16 T16c-12: in a round paused after the Union corps moved (the Confederate player is
+/// asked where his corps goes), the Union picture says the corps "moved", not "stay"; once the
+/// game is over it lists no planned moves.
+#[test]
+fn the_picture_says_moved_for_a_corps_that_carried_out_its_plan() {
+    let g = GettysburgCampaign;
+    let s = board(&[("I", "Hagerstown")], &[("I", "Westminster")]);
+    let (paused, _) = step(&s, &[("confederate", "cards = [\"Longstreet\"]"), ("union", "cards = [\"Reynolds\"]\nmoves = { I = \"Frederick\" }")], &[1, 6]);
+    assert_eq!(kind(&paused), "move");
+    assert_eq!(paused.corps[idx(&paused, Side::Union, "I")].at, town("Frederick"));
+    assert_eq!(view::plan_lines(&paused, Side::Union), vec!["I Corps (Reynolds): moved".to_string()]);
+    let svg = g.picture(&paused, Some("union")).expect("a picture");
+    assert!(svg.contains(">I Corps (Reynolds): moved</text>") && !svg.contains(": stay<"), "{svg}");
+    let mut over = paused.clone();
+    over.outcome = Some(crate::game::Outcome { winner: None, summary: "drawn".into() });
+    assert!(view::plan_lines(&over, Side::Union).is_empty());
+    assert!(!g.picture(&over, Some("union")).expect("a picture").contains("planned moves"));
+}

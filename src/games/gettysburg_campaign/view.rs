@@ -103,7 +103,7 @@ struct View<'a> {
     corps: Vec<CorpsView<'a>>,
     hand: Vec<CardView<'a>>,
     planned_moves: Vec<String>,
-    plans: Vec<PlanView>,
+    plans: Vec<String>,
     standing: Vec<String>,
     question: Option<Asked>,
     waiting_for: Vec<Waiting>,
@@ -197,7 +197,7 @@ impl<'a> View<'a> {
             corps: Vec::new(),
             hand: hand(s, side),
             planned_moves: planned_moves(s, side),
-            plans: plans(s, side),
+            plans: plan_lines(s, side),
             standing: standing_lines(s.standing.get(side)),
             question: s.question.as_ref().filter(|q| q.sides().contains(&side)).map(|q| Asked { kind: q.kind(), prompt: prompt(s, side, q) }),
             waiting_for: s.question.iter().flat_map(|q| q.sides().into_iter().map(move |x| Waiting { role: x.role(), kind: q.kind() })).collect(),
@@ -336,25 +336,6 @@ fn hand(s: &State, side: Side) -> Vec<CardView<'_>> {
         .collect()
 }
 
-/// One of the side's planned moves this round, as reports of wording 1 show it
-/// ([`crate::report::WORDING`]): the corps ("XI Corps (Howard)"), the towns it is still to move
-/// to (§8: a plan is carried out town by town), and whether it has moved this round.
-#[derive(Serialize)]
-struct PlanView {
-    corps: String,
-    towns: Vec<String>,
-    moved: bool,
-}
-
-/// The side's planned moves this round ([`PlanView`]), none once the game is over.
-fn plans(s: &State, side: Side) -> Vec<PlanView> {
-    if s.outcome.is_some() {
-        return Vec::new();
-    }
-    let moved = |c: usize| s.this_round.steps.get(&c).is_some_and(|n| *n > 0);
-    s.this_round.plans.get(side).iter().map(|(&c, p)| PlanView { corps: s.short(c), towns: p.clone(), moved: moved(c) }).collect()
-}
-
 /// The moves `side` planned this round as reports of wording 0 show them: "XI Corps (Howard):
 /// Gettysburg then York", and "stay" for an empty plan, a corps that has carried its moves out
 /// included.
@@ -364,5 +345,30 @@ fn planned_moves(s: &State, side: Side) -> Vec<String> {
         .get(side)
         .iter()
         .map(|(&c, p)| format!("{}: {}", s.short(c), if p.is_empty() { "stay".to_string() } else { p.join(" then ") }))
+        .collect()
+}
+
+/// The moves `side` planned this round as reports of wording 1 ([`crate::report::WORDING`]) and
+/// every picture show them: none once the game is over; a corps that has carried out its plan
+/// (§8: a plan is carried out town by town) "moved", not "stay", and one part-way "moved, then"
+/// the towns still to go: "XI Corps (Howard): moved, then York" (tester16 T16b-1, T16c-12).
+pub fn plan_lines(s: &State, side: Side) -> Vec<String> {
+    if s.outcome.is_some() || matches!(s.stage, Stage::Over) {
+        return Vec::new();
+    }
+    s.this_round
+        .plans
+        .get(side)
+        .iter()
+        .map(|(&c, p)| {
+            let moved = s.this_round.steps.get(&c).is_some_and(|&n| n > 0);
+            let rest = match (p.is_empty(), moved) {
+                (true, true) => "moved".to_string(),
+                (true, false) => "stay".to_string(),
+                (false, true) => format!("moved, then {}", p.join(" then ")),
+                (false, false) => p.join(" then "),
+            };
+            format!("{}: {rest}", s.short(c))
+        })
         .collect()
 }

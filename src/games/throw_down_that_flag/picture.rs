@@ -7,7 +7,7 @@
 
 use serde_json::Value;
 
-use crate::picture::{Anchor, Svg, colour, num};
+use crate::picture::{Anchor, Svg, colour, flow, num, text_width, wrap};
 
 /// The hex layout: centre-to-corner size and the centre of A1, in pixels.
 struct Layout {
@@ -90,54 +90,101 @@ fn pennant(svg: &mut Svg, top: (f64, f64)) {
     svg.polygon(&[top, (top.0 + 12.0, top.1 + 4.0), (top.0, top.1 + 8.0)], colour::YELLOW, Some((colour::INK, 1.0)));
 }
 
-fn legend(svg: &mut Svg, y: f64) {
-    let sample = |l: &str| serde_json::json!({ "letter": l, "str": 3, "gun": false, "colors": false });
-    company(svg, (40.0, y + 20.0), &sample("E"), true);
-    svg.text((66.0, y + 24.0), "First Minnesota company E, Str 3", 12.0, Anchor::Start, false, colour::INK);
-    company(svg, (320.0, y + 20.0), &sample("a"), false);
-    svg.text((346.0, y + 24.0), "Confederate company", 12.0, Anchor::Start, false, colour::INK);
-    gun(svg, (500.0, y + 20.0));
-    svg.text((512.0, y + 24.0), "gun", 12.0, Anchor::Start, false, colour::INK);
-    pennant(svg, (560.0, y + 12.0));
-    svg.text((578.0, y + 24.0), "colors", 12.0, Anchor::Start, false, colour::INK);
+/// The key's entries: what its sample is (0 a First Minnesota company, 1 a Confederate one, 2 a
+/// gun, 3 the colors), the sample's width and the text.
+const LEGEND: [(usize, f64, &str); 4] =
+    [(0, 40.0, "First Minnesota company E, Str 3"), (1, 40.0, "Confederate company"), (2, 14.0, "gun"), (3, 14.0, "colors")];
+const LEGEND_ROW: f64 = 46.0;
+
+/// Where the key's entries go in a picture `width` pixels wide (see [`flow`]).
+fn legend_flow(width: f64) -> Vec<(f64, usize)> {
+    let widths: Vec<f64> = LEGEND.iter().map(|(_, w, t)| w + 6.0 + text_width(t, 12.0, false)).collect();
+    flow(&widths, 20.0, width - 20.0, 26.0)
 }
 
-fn header(svg: &mut Svg, v: &Value) {
-    svg.text((20.0, 30.0), &format!("{} ({})", v["title"].as_str().unwrap_or(""), v["scenario"].as_str().unwrap_or("")), 18.0, Anchor::Start, true, colour::INK);
-    let mut line = format!(
-        "Round {} of {}; broke through {} of {}; First Minnesota Str lost {}",
-        v["round"], v["rounds"], v["breakthroughs"], v["breakthrough_limit"], v["str_lost"]
-    );
+fn legend(svg: &mut Svg, y: f64, at: &[(f64, usize)]) {
+    let sample = |l: &str| serde_json::json!({ "letter": l, "str": 3, "gun": false, "colors": false });
+    for (&(kind, w, t), &(x, row)) in LEGEND.iter().zip(at) {
+        let y = y + row as f64 * LEGEND_ROW;
+        match kind {
+            0 => company(svg, (x + 20.0, y + 20.0), &sample("E"), true),
+            1 => company(svg, (x + 20.0, y + 20.0), &sample("a"), false),
+            2 => gun(svg, (x + 7.0, y + 20.0)),
+            _ => pennant(svg, (x + 1.0, y + 12.0)),
+        }
+        svg.text((x + w + 6.0, y + 24.0), t, 12.0, Anchor::Start, false, colour::INK);
+    }
+}
+
+/// The header's lines, (baseline, text, size, bold), each at most `width` pixels: the title,
+/// where the day stands ("All N rounds played" once the last round is over) and the game's
+/// result, wrapped.
+fn header(v: &Value, width: f64) -> Vec<(f64, String, f64, bool)> {
+    let title = format!("{} ({})", v["title"].as_str().unwrap_or(""), v["scenario"].as_str().unwrap_or(""));
+    let (round, rounds) = (v["round"].as_u64().unwrap_or(0), v["rounds"].as_u64().unwrap_or(0));
+    let when = if rounds > 0 && round > rounds { format!("All {rounds} rounds played") } else { format!("Round {round} of {rounds}") };
+    let mut line = format!("{when}; broke through {} of {}; First Minnesota Str lost {}", v["breakthroughs"], v["breakthrough_limit"], v["str_lost"]);
     if v["colors_taken"].as_bool() == Some(true) {
         line.push_str("; Confederate colors taken");
     }
-    svg.text((20.0, 52.0), &line, 13.0, Anchor::Start, false, colour::INK);
+    let mut lines: Vec<(String, bool)> = wrap(&line, 13.0, false, width - 40.0).into_iter().map(|l| (l, false)).collect();
     if let Some(summary) = v["game_over"]["summary"].as_str() {
-        svg.text((20.0, 70.0), summary, 13.0, Anchor::Start, true, colour::INK);
+        lines.extend(wrap(summary, 13.0, true, width - 40.0).into_iter().map(|l| (l, true)));
     }
+    let below = lines.into_iter().enumerate().map(|(i, (l, bold))| (52.0 + 18.0 * i as f64, l, 13.0, bold));
+    std::iter::once((30.0, title, 18.0, true)).chain(below).collect()
+}
+
+/// The text over the edge the Confederates break through.
+const EDGE: &str = "Confederates break through here (shaded spaces: the objective)";
+
+/// The width the picture needs beyond the map's: for its title, status line and the text over
+/// the edge (from the map's left), and the landmarks right of the map starting at `landmark_x`.
+fn text_width_needed(v: &Value, landmark_x: f64, map_left: f64) -> f64 {
+    let title = format!("{} ({})", v["title"].as_str().unwrap_or(""), v["scenario"].as_str().unwrap_or(""));
+    let landmarks = v["landmarks"].as_object().into_iter().flatten().filter_map(|(k, t)| t.as_str().map(|t| text_width(&format!("row {k}: {t}"), 11.0, false)));
+    let status = text_width("Round 99 of 99; broke through 99 of 99; First Minnesota Str lost 999", 13.0, false);
+    let edge = map_left + text_width(EDGE, 12.0, true) + 20.0;
+    landmarks.map(|w| landmark_x + w + 20.0).fold((text_width(&title, 18.0, true).max(status) + 40.0).max(edge), f64::max)
 }
 
 /// The width and height in pixels of the picture of a `columns` x `rows` map drawn with hexes of
-/// `size` and space A1's centre at (`origin_x`, `origin_y`) (the scenario check keeps it drawable).
+/// `size` and space A1's centre at (`origin_x`, `origin_y`) (the scenario check keeps it drawable):
+/// the map with its landmarks and key. A picture ([`draw`]) is wider for a longer title or
+/// landmark (a few hundred pixels at most), taller by the lines of the game's result and a key
+/// that wraps on a narrow map.
 pub fn canvas(size: u32, origin_x: u32, origin_y: u32, columns: u32, rows: u32) -> (u32, u32) {
     let l = Layout { size: f64::from(size).clamp(1.0, 200.0), x: f64::from(origin_x).max(1.0), y: f64::from(origin_y).max(1.0) };
     l.canvas(columns, rows)
 }
 
-/// The picture of view `v` as an SVG document.
+/// The picture of view `v` as an SVG document: at least [`canvas`] in size, wider for a long
+/// title or landmark, taller for the game's result (the map moves down below it) or a key that
+/// wraps.
 pub fn draw(v: &Value) -> String {
-    let l = Layout::from_view(v);
+    let mut l = Layout::from_view(v);
     let (cols, rows) = (v["columns"].as_u64().unwrap_or(0).min(26) as u32, v["rows"].as_u64().unwrap_or(0).min(99) as u32);
     let objective: Vec<String> = v["objective"].as_array().into_iter().flatten().filter_map(|x| x.as_str().map(String::from)).collect();
+    let landmark_x = l.centre(cols.max(1), 1).0 + 10.0;
+    let (w0, h0) = l.canvas(cols, rows);
+    let width = f64::from(w0).max(text_width_needed(v, landmark_x, l.x - l.size)).ceil();
+    let head = header(v, width);
+    // The break-through line's text stays 20 pixels below the header's last line.
+    let head_bottom = head.last().map_or(52.0, |h| h.0);
+    let dy = (head_bottom + 20.0 - (l.y - l.size - 14.0)).max(0.0);
+    l.y += dy;
     let map_right = l.centre(cols.max(1), 1).0;
     let map_bottom = l.centre(0, rows.max(1) - 1).1 + l.size;
-    let landmark_x = map_right + 10.0;
-    let (width, height) = l.canvas(cols, rows);
-    let mut svg = Svg::new(width, height, v["title"].as_str().unwrap_or(""));
-    header(&mut svg, v);
+    let at = legend_flow(width);
+    let legend_rows = at.iter().map(|(_, r)| *r).max().unwrap_or(0) as f64;
+    let height = f64::from(h0) + dy + legend_rows * LEGEND_ROW;
+    let mut svg = Svg::new(width as u32, height as u32, v["title"].as_str().unwrap_or(""));
+    for (y, t, size, bold) in &head {
+        svg.text((20.0, *y), t, *size, Anchor::Start, *bold, colour::INK);
+    }
     let edge_y = l.y - l.size - 8.0;
     svg.line((l.x - l.size, edge_y), (map_right, edge_y), colour::VERMILLION, 4.0, Some("10 5"));
-    svg.text((l.x - l.size, edge_y - 6.0), "Confederates break through here (shaded spaces: the objective)", 12.0, Anchor::Start, true, colour::INK);
+    svg.text((l.x - l.size, edge_y - 6.0), EDGE, 12.0, Anchor::Start, true, colour::INK);
     for r in 0..rows {
         for c in 0..cols {
             let at = l.centre(c, r);
@@ -157,6 +204,6 @@ pub fn draw(v: &Value) -> String {
             }
         }
     }
-    legend(&mut svg, map_bottom + 10.0);
+    legend(&mut svg, map_bottom + 10.0, &at);
     svg.finish()
 }
