@@ -162,8 +162,9 @@ pub fn render(
 ///
 /// 1 (2026-12-03): Gettysburg's planned moves say "moved" for a corps whose moves this round are
 /// done, and none are listed once the game is over (tester16 T16b-1, T16c-12); Throw Down That
-/// Flag says "All N rounds played" past the last round, not "Round N+1 of N" (T16c-3); only the
-/// present wordings of `Pinned::earlier_wording`'s cases are accepted.
+/// Flag says "All N rounds played" past the last round, not "Round N+1 of N" (T16c-3); a game
+/// its players or the host ended asks no question and lists no planned moves (tester17 T17-3);
+/// only the present wordings of `Pinned::earlier_wording`'s cases are accepted.
 pub const WORDING: u32 = 1;
 
 /// A record with the SHA-256 (hex) of its file, its canonical bytes: what a report pins.

@@ -116,6 +116,8 @@ fn a_resignation_ends_the_game_the_other_side_wins_and_both_verifiers_pass() {
     let report = t.run(&["report", "--role", "confederate"]);
     assert!(report.contains("THE PLAYERS ENDED THE GAME") && report.contains("union resigned by a signed order"), "{report}");
     assert!(report.contains("GAME OVER\n  union resigned: confederate wins."), "{report}");
+    // tester17 T17-3: a game its players ended asks no question and lists no plans (wording 1).
+    assert!(!report.contains("QUESTION FOR YOU") && !report.contains("PLANNED MOVES"), "{report}");
     let status = t.run(&["status"]);
     assert!(status.contains("game over: union resigned") && status.contains("ended by the players (record 1)"), "{status}");
     assert!(t.run(&["adjudicate", "--now", "2026-07-09T12:00:00Z"]).contains("game over"));

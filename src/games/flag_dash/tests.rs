@@ -973,7 +973,7 @@ fn the_spy_form_holds_no_plan_still_face_down() {
 /// The game's report section for `role`, rendered from the view as in a real report.
 fn section(s: &State, role: &str) -> String {
     let env = crate::report::environment(None).unwrap();
-    env.get_template("games/flag-dash.txt").unwrap().render(minijinja::context! { view => minijinja::Value::from(minijinja::value::Serde(FlagDash.view(s, role))) }).unwrap()
+    env.get_template("games/flag-dash.txt").unwrap().render(minijinja::context! { view => minijinja::Value::from(minijinja::value::Serde(FlagDash.view(s, role))), wording => crate::report::WORDING, outcome => () }).unwrap()
 }
 
 /// Spy (Character Abilities): a round paused for the spy's question says so in the report, not

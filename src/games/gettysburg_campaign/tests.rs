@@ -1203,7 +1203,7 @@ fn random_game_of(seed: u8, optional: bool, nmr: bool, policy: &str) -> (State, 
             let through_json = minijinja::Value::from(minijinja::value::Serde(&v));
             assert_eq!((format!("{direct:?}"), &direct), (format!("{through_json:?}"), &through_json), "seed {seed}, {role}");
             let report = tmpl
-                .render(minijinja::context! { view => direct, wording => crate::report::WORDING })
+                .render(minijinja::context! { view => direct, wording => crate::report::WORDING, outcome => () })
                 .unwrap_or_else(|e| panic!("template: {e:#}"));
             let help = g.form_help(&s, role);
             assert!(!help.is_empty());
@@ -1257,7 +1257,7 @@ fn the_report_shows_roads_one_corps_a_line_and_the_turn_once() {
     let env = crate::report::environment(None).expect("templates");
     let tmpl = env.get_template("games/gettysburg-campaign.txt").expect("template exists");
     let v = g.view(&fresh(), "confederate");
-    let text = tmpl.render(minijinja::context! { view => minijinja::Value::from(minijinja::value::Serde(&v)), wording => crate::report::WORDING }).unwrap();
+    let text = tmpl.render(minijinja::context! { view => minijinja::Value::from(minijinja::value::Serde(&v)), wording => crate::report::WORDING, outcome => () }).unwrap();
     assert!(text.starts_with("Turn 1 of 9, round 1: command phase. You play the Confederate side."), "{text}");
     assert!(text.contains("  Washington [3] roads to Fredericksburg, Manassas, Leesburg, Frederick, Baltimore\n    Union I Corps"), "{text}");
     assert!(text.contains("each round you play 1 card face down"), "{text}");
