@@ -773,30 +773,37 @@ impl Audit {
         Ok(self.sum)
     }
 
-    /// On the host's copy, `host/sealed/` keeps each order as its receipt was issued for it (its
-    /// commitment): every order of a step no record resolved (the open step's are what the next
-    /// adjudication reads: tester14 T14a-7; a lost one passed the audit, then stopped `pbem
-    /// adjudicate`), and every superseded order of a resolved step (T14b-8; the orders a record
-    /// used are compared with what it reveals, where they are checked). A public copy holds none.
+    /// On the host's copy, `host/sealed/` keeps each order as its receipt was issued for it: its
+    /// text the receipt's commitment, its `.sig` the seat's signature under the key of then. The
+    /// newest order of each seat in the open step of a game still going must be there (the next
+    /// adjudication reads it: tester14 T14a-7); any other copy no record revealed (superseded,
+    /// or of the step a game ended before resolving: T14b-8) is checked where it is kept, and may
+    /// be gone (nothing reads it: a player who sent an order again to replace a lost copy leaves
+    /// a game that audits, tester17 T17-2). The orders a record used are compared with what it
+    /// reveals where they are checked. A public copy holds none.
     fn check_sealed_copies(&self) -> Result<()> {
         if !self.has_states || !self.gd.host().is_dir() {
             return Ok(());
         }
+        let live = self.hist.records[self.last as usize].record.opening.is_some();
         for step in 1..=self.hist.open_step {
             let receipts = self.receipts_of(step)?;
             let newest = latest(&receipts);
             let resolved = step <= self.hist.last_resolved;
-            for ReadReceipt { receipt: r, .. } in receipts.iter().filter(|x| !resolved || newest.get(&x.receipt.role).map(|n| n.seq) != Some(x.receipt.seq)) {
-                pipeline::read_sealed(&self.gd, &self.gf.id, r).map_err(|e| match e {
-                    Error::Input { file, message, .. } if resolved => {
-                        let what = message.split(": this is").next().unwrap_or("missing");
-                        let check = if what.starts_with("missing") { AuditCheck::Missing } else { AuditCheck::Order };
-                        fail(check, &file, format!("{what}: the host's sealed copy of {}'s order {} of step {}, superseded by a later one: restore the game's host/ folder from a backup", r.role, r.seq, step))
-                    }
+            for ReadReceipt { receipt: r, .. } in receipts.iter() {
+                let is_newest = newest.get(&r.role).map(|n| n.seq) == Some(r.seq);
+                let needed = live && !resolved && step == self.hist.open_step && is_newest;
+                if (resolved && is_newest) || (!needed && !self.gd.sealed(step).join(format!("{}-{}.txt", r.role, r.seq)).exists()) {
+                    continue;
+                }
+                let recover = if needed { pipeline::Recover::Resend } else { pipeline::Recover::Backup };
+                let sealed_failure = |e: Error| match e {
                     Error::Input { file, message, .. } if message.starts_with("missing") => fail(AuditCheck::Missing, &file, message),
                     Error::Input { file, message, .. } => fail(AuditCheck::Order, &file, message),
                     e => fail_err(AuditCheck::Order, &self.gd.sealed(step), e),
-                })?;
+                };
+                let (_, text, signature) = pipeline::read_sealed(&self.gd, &self.gf.id, r, recover).map_err(sealed_failure)?;
+                pipeline::verify_sealed(&self.gd, r, &text, &signature, recover).map_err(sealed_failure)?;
             }
         }
         Ok(())

@@ -1634,7 +1634,8 @@ fn reveal_orders(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Rece
         };
         let mut nonce = NMR_NONCE;
         if let Some(r) = receipts.get(role) {
-            let (sealed, text, signature) = read_sealed(&g.dir, &g.gf.id, r)?;
+            let (sealed, text, signature) = read_sealed(&g.dir, &g.gf.id, r, Recover::Resend)?;
+            verify_sealed(&g.dir, r, &text, &signature, Recover::Resend)?;
             let file = orderfile::parse(&text).map_err(|p| parse_problem(&sealed, p))?;
             nonce = commit::parse_32(&file.header.nonce).unwrap_or(NMR_NONCE);
             (o.seq, o.commitment, o.text, o.signature, o.orders) = (Some(r.seq), Some(r.commitment.clone()), Some(text), Some(signature), file.orders);
@@ -2011,6 +2012,11 @@ pub fn key_from_seed(seed: &[u8; 32], comment: &str) -> ssh_key::PrivateKey {
 /// offer (SPEC.md "Ending by the players"). `None` when they do not.
 pub fn end_by_players(g: &Loaded, now: DateTime<Utc>) -> Result<Option<Record>> {
     let Some((action, orders)) = players_end(g)? else { return Ok(None) };
+    // The record quotes each order with its signature: a damaged `.sig` is not published.
+    for o in &orders {
+        let r = model::read_receipt(&g.dir.receipts(o.step).join(format!("{}-{}.toml", o.role, o.seq)))?;
+        verify_sealed(&g.dir, &r, &o.text, &o.signature, Recover::Resend)?;
+    }
     let outcome = players_outcome(g.game, &g.state, action, &orders)?;
     let n = g.record.index + 1;
     let state_key = g.host_state_key()?;
@@ -2099,33 +2105,81 @@ pub fn newest_receipt(dir: &GameDir, last: u64, role: &str) -> Result<Option<Rec
     Ok(None)
 }
 
+/// How a damaged or lost sealed copy can be mended, as its error says ([`read_sealed`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Recover {
+    /// A copy the open step still needs: from a backup, or by the player's next order.
+    Resend,
+    /// A copy nothing reads any more (superseded, or of a game that has ended): from a backup.
+    Backup,
+}
+
 /// The host's sealed copy of the order receipt `r` was issued for (`host/sealed/N/ROLE-K.txt`,
 /// with its `.sig`): its file, text and signature, the text checked against the receipt's
 /// commitment (SPEC.md "Order commitment"), so a damaged or edited copy is never adjudicated.
 /// Errors: a copy missing or not the order receipted, naming the file, the receipt and how to
-/// recover (a backup of `host/`, or the player's next order, which replaces it).
-pub fn read_sealed(dir: &GameDir, game_id: &str, r: &Receipt) -> Result<(PathBuf, String, String)> {
+/// mend it (`recover`).
+pub fn read_sealed(dir: &GameDir, game_id: &str, r: &Receipt, recover: Recover) -> Result<(PathBuf, String, String)> {
     let path = dir.sealed(r.step).join(format!("{}-{}.txt", r.role, r.seq));
-    let lost = |file: &Path, what: &str| Error::Input { file: file.to_path_buf(), line: None, field: None, message: format!(
-        "{what}: this is the host's sealed copy of {}'s order for step {} (receipt {}, commitment {}). Restore the game's host/ folder \
-         from a backup, or ask {} to send the order again (a newer order replaces it; `pbem deadline` gives time if the deadline has passed)",
-        r.role, r.step, r.seq, r.commitment, r.role
-    ) };
     let read = |file: &Path| match store::read_regular(file) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(lost(file, "missing")),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(sealed_problem(file, "missing", r, recover)),
         Err(e) => Err(store::io(file, e)),
-        Ok(b) => String::from_utf8(b).map_err(|_| lost(file, "not UTF-8 text (damaged?)")),
+        Ok(b) => String::from_utf8(b).map_err(|_| sealed_problem(file, "not UTF-8 text (damaged?)", r, recover)),
     };
     let (text, signature) = (read(&path)?, read(&sig_path(&path))?);
     if hex::encode(commit::order_commitment(game_id, r.step, &r.role, text.as_bytes())) != r.commitment {
-        return Err(lost(&path, "is not the order its receipt was issued for (its commitment differs: edited or damaged)"));
+        return Err(sealed_problem(&path, "is not the order its receipt was issued for (its commitment differs: edited or damaged)", r, recover));
     }
     Ok((path, text, signature))
 }
 
+/// A sealed copy's `signature` (of `text`, read by [`read_sealed`]) is the seat's, under the key
+/// the seat held when receipt `r` was issued ([`key_at_receipt`]): a damaged or replaced `.sig`
+/// is never published (tester17 T17-1: it made the game fail its audit for good).
+pub fn verify_sealed(dir: &GameDir, r: &Receipt, text: &str, signature: &str, recover: Recover) -> Result<()> {
+    let Some(key) = key_at_receipt(dir, r)? else { return Ok(()) };
+    let path = dir.sealed(r.step).join(format!("{}-{}.txt", r.role, r.seq));
+    sig::verify(&key, sig::NS_ORDERS, text.as_bytes(), signature)
+        .map_err(|e| sealed_problem(&sig_path(&path), &format!("is not {}'s signature of the order ({e}: edited or damaged)", r.role), r, recover))
+}
+
+/// The seat key `r`'s role held when receipt `r` was issued: that of the game file whose setup
+/// hash the receipt names (`game.toml` as it is, or one a later seat change replaced, kept in
+/// its record). `None` when no game file of this game has that setup (the audit names that).
+fn key_at_receipt(dir: &GameDir, r: &Receipt) -> Result<Option<ssh_key::PublicKey>> {
+    let scenario = store::read(&dir.scenario_file())?;
+    let now = store::read(&dir.game_file())?;
+    let mut text = (setup_hash(&now, &scenario) == r.setup).then(|| String::from_utf8_lossy(&now).into_owned());
+    if text.is_none() {
+        for n in (0..=dir.last_record()?.unwrap_or(0)).rev() {
+            if let Some(s) = read_record(dir, n)?.control.and_then(|c| c.seat).filter(|s| setup_hash(s.before.as_bytes(), &scenario) == r.setup) {
+                text = Some(s.before);
+                break;
+            }
+        }
+    }
+    let Some(gf) = text.and_then(|t| toml::from_str::<GameFile>(&t).ok()) else { return Ok(None) };
+    Ok(gf.seat(&r.role).and_then(|s| sig::public_key_line(&s.key).ok()))
+}
+
+/// A sealed copy's problem (`what`) with its receipt and how to mend it.
+fn sealed_problem(file: &Path, what: &str, r: &Receipt, recover: Recover) -> Error {
+    let how = match recover {
+        Recover::Resend => format!(
+            "Restore the game's host/ folder from a backup, or ask {} to send the order again (a newer order replaces it; `pbem deadline` gives time if the deadline has passed)",
+            r.role
+        ),
+        Recover::Backup => "Restore the game's host/ folder from a backup (nothing reads this copy any more)".to_string(),
+    };
+    Error::Input { file: file.to_path_buf(), line: None, field: None, message: format!(
+        "{what}: this is the host's sealed copy of {}'s order for step {} (receipt {}, commitment {}). {how}",
+        r.role, r.step, r.seq, r.commitment
+    ) }
+}
+
 /// An accepted order as the host keeps it sealed, and what it says of the game's end.
 fn sealed_order(g: &Loaded, r: &Receipt) -> Result<(SignedOrder, crate::orderfile::Ending)> {
-    let (path, text, signature) = read_sealed(&g.dir, &g.gf.id, r)?;
+    let (path, text, signature) = read_sealed(&g.dir, &g.gf.id, r, Recover::Resend)?;
     let file = crate::orderfile::parse(&text).map_err(|p| Error::Input { file: path, line: p.line, field: p.field, message: p.message })?;
     Ok((SignedOrder { step: r.step, role: r.role.clone(), seq: r.seq, text, signature }, file.ending))
 }

@@ -64,7 +64,7 @@ pub fn plan_of(g: &pipeline::Loaded, teammate: &str) -> Result<Option<Plan>> {
     let Some(op) = &g.record.opening else { return Ok(None) };
     let receipts = pipeline::latest_receipts(&g.dir, op.step)?;
     let Some(r) = receipts.get(teammate) else { return Ok(None) };
-    let (_, text, _) = pipeline::read_sealed(&g.dir, &g.gf.id, r)?;
+    let (_, text, _) = pipeline::read_sealed(&g.dir, &g.gf.id, r, pipeline::Recover::Resend)?;
     let (body, _) = sig::split_appended(&text);
     Ok(Some(Plan { role: teammate.to_string(), step: op.step, seq: r.seq, received: r.received.clone(), text: body.to_string() }))
 }

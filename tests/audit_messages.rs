@@ -246,8 +246,10 @@ fn orders_that_differ_from_their_text_and_a_receipt_given_twice_are_named_at_the
 }
 
 #[test]
-fn a_superseded_sealed_order_edited_or_lost_fails_the_audit() {
-    // tester14 T14b-8: the host's copies of superseded orders were never checked.
+fn a_superseded_sealed_order_edited_fails_the_audit_and_one_lost_does_not() {
+    // tester14 T14b-8: the host's copies of superseded orders were never checked. tester17 T17-2:
+    // one that is gone is read by nothing (a player who sent an order again to replace a lost
+    // copy must leave a game that audits), so only a copy that is there is checked.
     let tmp = tempfile::tempdir().unwrap();
     let game = new_game(&tmp.path().join("turns"), "g1", 72);
     for (role, n) in [("union", 1), ("union", 2), ("confederate", 1)] {
@@ -260,10 +262,50 @@ fn a_superseded_sealed_order_edited_or_lost_fails_the_audit() {
     pbem().arg("audit").arg(&game).assert().success();
     let sealed = game.join("host/sealed/000001/union-1.txt");
     let kept = edit(&sealed, |t| t.replacen("[orders]", "[orders]\n# edited", 1));
-    let tail = "the host's sealed copy of union's order 1 of step 1, superseded by a later one: restore the game's host/ folder from a backup";
-    assert_eq!(audit_error(&game), format!("pbem: audit failed: {}: is not the order its receipt was issued for (its commitment differs: edited or damaged): {tail}", sealed.display()));
+    let err = audit_error(&game);
+    assert!(err.starts_with(&format!("pbem: audit failed: {}: is not the order its receipt was issued for (its commitment differs: edited or damaged): this is the host's sealed copy of union's order for step 1 (receipt 1, commitment", sealed.display())), "{err}");
+    assert!(err.ends_with("Restore the game's host/ folder from a backup (nothing reads this copy any more)"), "{err}");
+    std::fs::write(&sealed, &kept).unwrap();
+    let sig = game.join("host/sealed/000001/union-1.txt.sig");
+    let signature = std::fs::read_to_string(&sig).unwrap();
+    std::fs::write(&sig, sign("confederate", &String::from_utf8(kept.into_bytes()).unwrap())).unwrap();
+    let err = audit_error(&game);
+    assert!(err.starts_with(&format!("pbem: audit failed: {}: is not union's signature of the order", sig.display())), "{err}");
+    std::fs::write(&sig, signature).unwrap();
     std::fs::remove_file(&sealed).unwrap();
-    assert_eq!(audit_error(&game), format!("pbem: audit failed: {}: missing: {tail}", sealed.display()));
-    std::fs::write(&sealed, kept).unwrap();
+    pbem().arg("audit").arg(&game).assert().success();
+}
+
+#[test]
+fn a_damaged_sealed_signature_of_the_open_step_is_never_published_and_a_resent_order_mends_a_lost_copy() {
+    // tester17 T17-1: a replaced `.sig` passed the audit, was published by adjudicate, and the
+    // game failed its audit for good. T17-2: the advice given (send the order again) must lead
+    // to a game that audits.
+    let tmp = tempfile::tempdir().unwrap();
+    let game = new_game(&tmp.path().join("turns"), "g1", 72);
+    let submit = |role: &str, n: u32| {
+        let text = form(&game, role, n, &|f| f);
+        let file = tmp.path().join(format!("{role}-{n}.toml"));
+        std::fs::write(&file, format!("{text}{}", sign(role, &text))).unwrap();
+        pbem().arg("submit").arg(&game).arg(&file).args(["--now", "2026-07-01T13:00:00Z"]).assert().success();
+        text
+    };
+    let text = submit("union", 1);
+    submit("confederate", 1);
+    let sig = game.join("host/sealed/000001/union-1.txt.sig");
+    std::fs::write(&sig, sign("confederate", &text)).unwrap();
+    let err = audit_error(&game);
+    assert!(err.starts_with(&format!("pbem: audit failed: {}: is not union's signature of the order", sig.display())) && err.contains("ask union to send the order again"), "{err}");
+    let out = pbem().arg("adjudicate").arg(&game).args(["--now", "2026-07-01T13:05:00Z"]).assert().code(1);
+    assert!(String::from_utf8_lossy(&out.get_output().stderr).contains("is not union's signature of the order"));
+    assert!(!game.join("records/000001.json").exists(), "nothing published");
+    // The copy lost instead; union sends the order again, as the message says: the step resolves
+    // and the game audits.
+    std::fs::remove_file(game.join("host/sealed/000001/union-1.txt")).unwrap();
+    std::fs::remove_file(&sig).unwrap();
+    audit_error(&game);
+    submit("union", 2);
+    pbem().arg("audit").arg(&game).assert().success();
+    pbem().arg("adjudicate").arg(&game).args(["--now", "2026-07-01T13:05:00Z"]).assert().success();
     pbem().arg("audit").arg(&game).assert().success();
 }
