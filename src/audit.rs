@@ -316,7 +316,14 @@ pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>>
         }
         let line = match used.get(&(r.step, r.role.clone())) {
             None => match end {
-                Some(rec) => ended_before(f, &r, rec),
+                Some(rec) => {
+                    // A newer order of the role the end quotes, signed under another key: the
+                    // warning (or failure) a used one gets (tester17 T17-5).
+                    if let Some(seq) = rec.control.iter().flat_map(|c| &c.orders).find(|o| o.step == r.step && o.role == r.role && o.seq > r.seq).map(|o| o.seq) {
+                        out.extend(check_used_key(&gd, &hist, f, &r, rec.index, seq, "ended the game quoting")?);
+                    }
+                    ended_before(f, &r, rec)
+                }
                 None => format!("{}: step {} not resolved yet; receipt {} of {} is in the game", f.display(), r.step, r.seq, r.role),
             },
             Some((n, None)) => return Err(fail(AuditCheck::HeldReceipt, f, format!("record {n} resolved step {} with {} as NMR, though the host had accepted this order", r.step, r.role))),
@@ -324,8 +331,9 @@ pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>>
                 return Err(fail(AuditCheck::HeldReceipt, f, format!("record {n} used receipt {seq} of {} in step {}, older than this receipt {}: a newer order was dropped", r.role, r.step, r.seq)));
             }
             Some((n, Some(seq))) => {
-                out.extend(check_used_key(&gd, &hist, f, &r, *n, *seq)?);
-                format!("{}: receipt {} of {} in step {} is in the game; record {n} used receipt {seq}", f.display(), r.seq, r.role, r.step)
+                out.extend(check_used_key(&gd, &hist, f, &r, *n, *seq, "used")?);
+                let also = end.filter(|e| quotes(e, r.step, &r.role, *seq)).map(|e| format!(", which record {} quotes in ending the game", e.index)).unwrap_or_default();
+                format!("{}: receipt {} of {} in step {} is in the game; record {n} used receipt {seq}{also}", f.display(), r.seq, r.role, r.step)
             }
         };
         out.push(line);
@@ -338,9 +346,14 @@ pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>>
 /// or before the step was resolved (tester15 T15-8: it said "not resolved yet").
 fn ended_before(f: &Path, r: &Receipt, end: &Record) -> String {
     let summary = end.outcome.as_ref().map_or("", |o| o.summary.as_str());
-    let quoted = end.control.iter().flat_map(|c| &c.orders).any(|o| (o.step, o.role.as_str(), o.seq) == (r.step, r.role.as_str(), r.seq));
+    let quoted = quotes(end, r.step, &r.role, r.seq);
     let how = if quoted { "ended the game quoting this order" } else { "ended the game before the step was resolved" };
     format!("{}: receipt {} of {} in step {} is in the game; record {} {how} ({summary})", f.display(), r.seq, r.role, r.step, end.index)
+}
+
+/// Whether the record `end` quotes receipt `seq` of `role` in `step` (a resignation, a draw).
+fn quotes(end: &Record, step: u64, role: &str, seq: u64) -> bool {
+    end.control.iter().flat_map(|c| &c.orders).any(|o| (o.step, o.role.as_str(), o.seq) == (step, role, seq))
 }
 
 /// A later order of the held receipt `r`'s role that record `n` used (receipt `seq`) was signed
@@ -350,7 +363,7 @@ fn ended_before(f: &Path, r: &Receipt, end: &Record) -> String {
 /// that changed and stayed changed (the player asked for a new key, or the seat changed hands)
 /// is announced in every report: a `warning:` line naming it and its seat changes, and a pass.
 /// `Ok(None)` when the key did not change.
-fn check_used_key(gd: &GameDir, hist: &history::History, f: &Path, r: &Receipt, n: u64, seq: u64) -> Result<Option<String>> {
+fn check_used_key(gd: &GameDir, hist: &history::History, f: &Path, r: &Receipt, n: u64, seq: u64, used_how: &str) -> Result<Option<String>> {
     if seq == r.seq {
         return Ok(None);
     }
@@ -367,7 +380,7 @@ fn check_used_key(gd: &GameDir, hist: &history::History, f: &Path, r: &Receipt, 
     let changes: Vec<String> = hist.key_changes_during(r.step, &r.role).iter().map(u64::to_string).collect();
     let (role, step) = (&r.role, r.step);
     let what = format!(
-        "record {n} used receipt {seq} of {role} in step {step}, an order signed with seat key {} while this receipt was issued under key {}: \
+        "record {n} {used_how} receipt {seq} of {role} in step {step}, an order signed with seat key {} while this receipt was issued under key {}: \
          the host changed {role}'s key while step {step} was open (seat change record(s) {})",
         then.unwrap_or_else(|| "?".into()),
         held.clone().unwrap_or_else(|| "?".into()),
@@ -969,7 +982,9 @@ impl Audit {
     fn check_control_record(&mut self, rpath: &Path, rec: &Record, prec: &Record) -> Result<()> {
         history::check_control(rpath, rec, prec)?;
         history::check_players_end(&self.gd, &self.hist, &self.host, self.game, &self.state, rpath, rec, prec)?;
-        self.sum.quoted += rec.control.as_ref().map_or(0, |c| c.orders.len() as u64);
+        // Those of the open step: one of a resolved step was counted where it was used (T17-6).
+        let open = prec.opening.as_ref().map(|o| o.step);
+        self.sum.quoted += rec.control.iter().flat_map(|c| &c.orders).filter(|o| Some(o.step) == open).count() as u64;
         // Only a game's end reveals: everything still withheld, as any game's end does.
         let keys: Vec<(u64, String)> = rec.reveals.iter().map(|r| (r.step, r.role.clone())).collect();
         let due: Vec<(u64, String)> = if rec.outcome.is_some() { self.outstanding.keys().cloned().collect() } else { Vec::new() };

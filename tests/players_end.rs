@@ -390,3 +390,36 @@ fn a_draw_on_an_offer_a_seat_change_withdrew_fails_both_verifiers() {
         assert!(!ok && out.contains("control.orders[1]"), "{out}");
     }
 }
+
+#[test]
+fn an_end_quoting_an_order_a_step_used_counts_it_once_and_a_held_receipt_is_told_of_the_end() {
+    // tester17 T17-6: the audit counted union's step-1 offer twice (used, and quoted by the draw);
+    // `--receipt` on it did not say the end quotes it.
+    let t = Table::new();
+    let u1 = t.order("union", "u1", None, &with("draw = true"));
+    t.submit(&u1, "2026-07-01T12:20:00Z").success();
+    let c1 = t.order("confederate", "c1", None, &with(""));
+    t.submit(&c1, "2026-07-01T12:30:00Z").success();
+    assert!(t.run(&["adjudicate", "--now", "2026-07-01T13:00:00Z"]).contains("resolved step(s) 1"));
+    let c2 = t.order("confederate", "c2", None, &with("draw = true"));
+    t.submit(&c2, "2026-07-01T13:10:00Z").success().stdout(predicate::str::contains("game over: Drawn"));
+    let out = t.run(&["audit", "--receipt", t.game().join("receipts/000001/union-1.toml").to_str().unwrap()]);
+    assert!(out.contains("audit passed: 3 records, 2 signed orders (1 more quoted by the end), 0 NMR"), "{out}");
+    assert!(out.contains("union-1.toml: receipt 1 of union in step 1 is in the game; record 1 used receipt 1, which record 2 quotes in ending the game"), "{out}");
+}
+
+#[test]
+fn a_held_receipt_is_warned_of_a_resignation_signed_under_a_key_the_host_put_in() {
+    // tester17 T17-5: the host changed union's key mid-step and "resigned" for the seat; the
+    // player's receipt of their own order got no warning (a used order would have given one).
+    let t = Table::new();
+    let u1 = t.order("union", "u1", None, &with(""));
+    t.submit(&u1, "2026-07-01T12:20:00Z").success();
+    keygen(t.path(), "hancock");
+    let key = t.path().join("hancock.pub");
+    t.run(&["seat", "--role", "union", "--email", "hancock@example.org", "--key", key.to_str().unwrap(), "--reason", "x", "--now", "2026-07-01T12:30:00Z"]);
+    let u2 = t.order("union", "u2", Some(&t.path().join("hancock")), &only("resign = true\n"));
+    t.submit(&u2, "2026-07-01T12:40:00Z").success().stdout(predicate::str::contains("game over"));
+    let out = t.run(&["audit", "--receipt", t.game().join("receipts/000001/union-1.toml").to_str().unwrap()]);
+    assert!(out.contains("warning: ") && out.contains("record 2 ended the game quoting receipt 2 of union in step 1") && out.contains("the host changed union's key while step 1 was open"), "{out}");
+}
