@@ -169,6 +169,21 @@ pub fn read_game_file(dir: &GameDir) -> Result<GameFile> {
     read_game_file_known(dir, None).map(|(_, gf)| gf)
 }
 
+/// The dotted name of the TOML key written on line `line` (from 1) of `text`, under the table
+/// header above it: `deadlines.default_hours`; `None` for a line that holds no `key = value`.
+fn key_at_line(text: &str, line: usize) -> Option<String> {
+    let lines: Vec<&str> = text.lines().collect();
+    let key = lines.get(line.checked_sub(1)?)?.split_once('=')?.0.trim();
+    if key.is_empty() || !key.chars().all(|c| c.is_ascii_alphanumeric() || "_-.\"".contains(c)) {
+        return None;
+    }
+    let table = lines[..line - 1].iter().rev().map(|l| l.trim()).find(|l| l.starts_with('['));
+    Some(match table.map(|t| t.trim_matches(|c| c == '[' || c == ']').trim()) {
+        Some(t) => format!("{t}.{key}"),
+        None => key.to_string(),
+    })
+}
+
 /// A game file read before: its bytes and what they parse to ([`read_game_file_known`]).
 pub type KnownGameFile<'a> = (&'a [u8], &'a GameFile);
 
@@ -190,11 +205,9 @@ pub fn read_game_file_known(dir: &GameDir, known: Option<KnownGameFile<'_>>) -> 
         return Ok((bytes, gf.clone()));
     }
     let text = String::from_utf8(bytes).map_err(|e| Error::input(&path, format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))?;
-    let gf: GameFile = toml::from_str(&text).map_err(|e: toml::de::Error| Error::Input {
-        line: e.span().map(|s| orderfile::line_of(&text, s.start)),
-        file: path.clone(),
-        field: None,
-        message: e.message().trim().to_string(),
+    let gf: GameFile = toml::from_str(&text).map_err(|e: toml::de::Error| {
+        let line = e.span().map(|s| orderfile::line_of(&text, s.start));
+        Error::Input { field: line.and_then(|l| key_at_line(&text, l)), line, file: path.clone(), message: e.message().trim().to_string() }
     })?;
     for (i, s) in gf.seats.iter().enumerate() {
         if let Some(Err(message)) = s.time_zone.as_deref().map(crate::when::parse_zone) {
@@ -205,7 +218,9 @@ pub fn read_game_file_known(dir: &GameDir, known: Option<KnownGameFile<'_>>) -> 
     if gf.wording > report::WORDING {
         let line = text.lines().position(|l| l.starts_with("wording")).map(|i| i + 1);
         return Err(Error::Input { file: path, line, field: Some("wording".into()), message: format!(
-            "{}: this game's reports are worded by a newer pbem (version {}) than this one (wording {} at most): use that version", gf.wording, gf.pbem, report::WORDING) });
+            "{}: this game's reports use report wording {}, which this pbem ({}) does not know (it knows up to {}): audit and continue the game with a newer pbem",
+            gf.wording, gf.wording, env!("CARGO_PKG_VERSION"), report::WORDING
+        ) });
     }
     // Hours above [`model::MAX_HOURS`] are refused where a game is made, not here: a game an
     // earlier version made may hold more (`--deadline-hours 9000` was accepted), and every time

@@ -207,12 +207,17 @@ fn a_game_in_a_newer_report_wording_is_refused_naming_the_line() {
     let gt = game.join("game.toml");
     let was = edit(&gt, |t| t.replacen(&format!("\nwording = {}\n", pbem::report::WORDING), "\nwording = 99\n", 1));
     let line = was.lines().position(|l| l.starts_with("wording = ")).unwrap() + 1;
-    let want = format!("{}:{line}: wording: 99: this game's reports are worded by a newer pbem", gt.display());
+    let want = format!("{}:{line}: wording: 99: this game's reports use report wording 99, which this pbem", gt.display());
     for cmd in ["audit", "status", "adjudicate"] {
         let out = pbem().arg(cmd).arg(&game).assert().failure();
         let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
-        assert!(err.contains(&want), "{cmd}: {err}");
+        assert!(err.contains(&want) && err.contains("continue the game with a newer pbem"), "{cmd}: {err}");
     }
+    // A value that is no wording names its field too (tester17 T17-8).
+    std::fs::write(&gt, was.replacen(&format!("\nwording = {}\n", pbem::report::WORDING), "\nwording = -1\n", 1)).unwrap();
+    let out = pbem().arg("status").arg(&game).assert().failure();
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.contains(&format!("{}:{line}: wording: ", gt.display())), "{err}");
 }
 
 #[test]
