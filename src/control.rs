@@ -142,7 +142,7 @@ pub fn apply(dir: &Path, req: Request, reason: &str, clock: impl Into<Clock>) ->
             rec.opening = None;
             rec.outcome = Some(abandoned(reason));
             rec.state_key = Some(hex::encode(state_key));
-            rec.reveals = pipeline::outstanding_reveals(&g.dir, g.record.index, Publication::Now, true)?;
+            rec.reveals = pipeline::outstanding_reveals(&g.dir, &g.gf.id, g.record.index, Publication::Now, true)?;
         }
     }
     if let Some(op) = &rec.opening {

@@ -1587,7 +1587,7 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
     // that ends the game reveals everything.
     let publication = g.game.publication(&g.state, &state)?;
     let over = matches!(g.game.pending(&state)?, Pending::Over(_));
-    let reveals = due_reveals(&g.dir, before.withheld, publication, over)?;
+    let reveals = due_reveals(&g.dir, &g.gf.id, before.withheld, publication, over)?;
     let mut files = Vec::new();
     withhold_orders(&mut files, g, step, WithheldUntil::for_step(publication, over), &mut revealed)?;
     let (next_open, outcome) = open_next(&mut files, &g.dir, &g.gf, g.game, &state, step + 1, now, entropy)?;
@@ -1704,8 +1704,8 @@ pub fn public_events(events: &[crate::dice::Event]) -> Vec<crate::dice::Event> {
 /// The orders withheld in records 1..=`last`, not yet revealed by any of them, and due now in a
 /// record whose step the game says `publication` of (`over`: the record ends the game), in step
 /// and role order, read from the host's `host/withheld/` copies.
-pub(crate) fn outstanding_reveals(dir: &GameDir, last: u64, publication: Publication, over: bool) -> Result<Vec<LateReveal>> {
-    due_reveals(dir, read_before(dir, last)?.withheld, publication, over)
+pub(crate) fn outstanding_reveals(dir: &GameDir, game_id: &str, last: u64, publication: Publication, over: bool) -> Result<Vec<LateReveal>> {
+    due_reveals(dir, game_id, read_before(dir, last)?.withheld, publication, over)
 }
 
 /// What records 1..=`last` tell a new step, gathered in one pass over them ([`read_trail`]).
@@ -1816,16 +1816,46 @@ fn read_before_kept(dir: &GameDir, last: u64, last_bytes: &[u8]) -> Result<Befor
 
 /// Of the orders still `withheld`, those due in a record whose step the game says `publication`
 /// of (`over`: the record ends the game), in step and role order, read from `host/withheld/`.
-fn due_reveals(dir: &GameDir, withheld: BTreeMap<(u64, String), WithheldUntil>, publication: Publication, over: bool) -> Result<Vec<LateReveal>> {
+fn due_reveals(dir: &GameDir, game_id: &str, withheld: BTreeMap<(u64, String), WithheldUntil>, publication: Publication, over: bool) -> Result<Vec<LateReveal>> {
     withheld
         .into_iter()
         .filter(|(_, until)| until.due(publication, over))
         .map(|((step, role), _)| {
             let path = dir.withheld(step, &role);
             let text = store::read_text(&path)?;
-            serde_json::from_str(&text).map_err(|e| Error::input(&path, e.to_string()))
+            let reveal: LateReveal = serde_json::from_str(&text).map_err(|e| Error::input(&path, e.to_string()))?;
+            check_withheld_copy(dir, game_id, &path, &reveal)?;
+            Ok(reveal)
         })
         .collect()
+}
+
+/// The host's withheld copy `reveal` (file `path`) is the order its step used, as the player
+/// signed it, before a record reveals it: the text the newest receipt's commitment, the orders
+/// those the text gives, the signature the seat's under the key of the receipt (tester17 T17-4:
+/// an edited copy was published, and the game failed its audit for good). An NMR's copy holds
+/// no text. Errors name the file and say how to mend it.
+fn check_withheld_copy(dir: &GameDir, game_id: &str, path: &Path, reveal: &LateReveal) -> Result<()> {
+    let bad = |what: &str| Error::Input { file: path.to_path_buf(), line: None, field: None, message: format!(
+        "{what}: this is the host's copy of {}'s withheld order for step {}, which is due to be revealed; nothing was published. Restore the game's host/ folder from a backup",
+        reveal.role, reveal.step
+    ) };
+    let receipt = latest_receipts(dir, reveal.step)?.remove(&reveal.role);
+    let (text, signature, r) = match (&reveal.text, &reveal.signature, receipt) {
+        (None, None, None) => return Ok(()),
+        (Some(t), Some(s), Some(r)) => (t, s, r),
+        _ => return Err(bad("does not match the step's receipts (an order where there was none, or none where there was one)")),
+    };
+    if hex::encode(commit::order_commitment(game_id, reveal.step, &reveal.role, text.as_bytes())) != r.commitment {
+        return Err(bad("text: is not the order its receipt was issued for (edited or damaged)"));
+    }
+    if orderfile::parse(text).map(|f| f.orders).ok().as_ref() != Some(&reveal.orders) {
+        return Err(bad("orders: differ from the signed text"));
+    }
+    match key_at_receipt(dir, &r)? {
+        Some(key) if sig::verify(&key, sig::NS_ORDERS, text.as_bytes(), signature).is_err() => Err(bad("signature: is not the seat's signature of the text")),
+        _ => Ok(()),
+    }
 }
 
 /// The orders used for a missing `role` under the game's NMR policy, and which kind they are
@@ -2044,7 +2074,7 @@ pub fn end_by_players(g: &Loaded, now: DateTime<Utc>) -> Result<Option<Record>> 
         resolution: None,
         state: state_commitment(&g.gf.id, n, &state_key, &g.state),
         state_key: Some(hex::encode(state_key)),
-        reveals: outstanding_reveals(&g.dir, g.record.index, Publication::Now, true)?,
+        reveals: outstanding_reveals(&g.dir, &g.gf.id, g.record.index, Publication::Now, true)?,
         opening: None,
         outcome: Some(outcome),
     };

@@ -314,3 +314,23 @@ fn a_damaged_sealed_signature_of_the_open_step_is_never_published_and_a_resent_o
     pbem().arg("adjudicate").arg(&game).args(["--now", "2026-07-01T13:05:00Z"]).assert().success();
     pbem().arg("audit").arg(&game).assert().success();
 }
+
+#[test]
+fn a_damaged_withheld_copy_is_not_revealed() {
+    // tester17 T17-4: an edited host/withheld copy failed the audit, but the next record revealed
+    // it anyway and the game failed its audit for good.
+    let tmp = tempfile::tempdir().unwrap();
+    let game = game_with_a_step(tmp.path());
+    let held = game.join("host/withheld/000001-union.json");
+    let kept = std::fs::read_to_string(&held).unwrap();
+    let sig = serde_json::from_str::<serde_json::Value>(&kept).unwrap()["signature"].as_str().unwrap().to_string();
+    let other = sign("confederate", "something else\n");
+    std::fs::write(&held, kept.replacen(&serde_json::to_string(&sig).unwrap(), &serde_json::to_string(&other).unwrap(), 1)).unwrap();
+    let out = pbem().args(["end", "--abandon", "--reason", "closing"]).arg(&game).args(["--now", "2026-07-01T14:00:00Z"]).assert().code(1);
+    let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+    assert!(err.contains(&format!("{}: signature: is not the seat's signature of the text: this is the host's copy of union's withheld order for step 1", held.display())) && err.contains("nothing was published"), "{err}");
+    assert!(!game.join("records/000002.json").exists());
+    std::fs::write(&held, &kept).unwrap();
+    pbem().args(["end", "--abandon", "--reason", "closing"]).arg(&game).args(["--now", "2026-07-01T14:00:00Z"]).assert().success();
+    pbem().arg("audit").arg(&game).assert().success();
+}
