@@ -1913,6 +1913,13 @@ pub fn status_at(dir: &Path, now: DateTime<Utc>) -> Result<String> {
         let by = if c.action.by_players() { "ended by the players" } else { "last host control" };
         out.push_str(&format!("{by} (record {}): {}\n", g.record.index, c.describe(g.record.opening.as_ref())));
     }
+    if g.record.opening.is_some()
+        && let Ok(Some((action, orders))) = players_end(&g)
+    {
+        // A run killed between the order that ended the game and its record (tester17 T17-9).
+        let what = players_outcome(g.game, &g.state, action, &orders).map(|o| o.summary).unwrap_or_default();
+        out.push_str(&format!("game over: {what} (the players' accepted orders ended it; the next submit, adjudicate or host control writes its record)\n"));
+    }
     if let Some(op) = &g.record.opening {
         let receipts = latest_receipts(&g.dir, op.step)?;
         let left = match parse_time(&op.deadline).map(|t| crate::when::left(t, now)) {

@@ -321,6 +321,9 @@ fn a_host_control_after_a_resignation_a_crash_left_unrecorded_writes_the_end_fir
     // resign-only order then stood as the seat's orders, so no adjudication could resolve the
     // step. tester14 T14a-6: a host control in that window did not finish the end first. Every
     // control (seat, pause, deadline, abandon) now writes the end and is refused: the game is over.
+    // tester17 T17-9: `status` says so before any run writes the end.
+    let status = resigned_and_crashed().run(&["status"]);
+    assert!(status.contains("game over: union resigned: confederate wins. (the players' accepted orders ended it; the next submit, adjudicate or host control writes its record)"), "{status}");
     for control in [&["seat", "--role", "union", "--email", "hancock@example.org", "--reason", "meade left"][..], &["pause", "--reason", "away"], &["deadline", "--extend", "1d"], &["end", "--abandon", "--reason", "host"]] {
         let t = resigned_and_crashed();
         let out = pbem().arg(control[0]).arg(t.game()).args(&control[1..]).args(["--now", "2026-07-01T14:00:00Z"]).output().unwrap();
