@@ -14,14 +14,21 @@ fn pbem() -> assert_cmd::Command {
     cargo_bin_cmd!("pbem")
 }
 
+/// `role`'s unedited form (nonce number `n`) signed and submitted to `game` through the binary
+/// at 2026-07-01T13:00Z (the file written in `tmp`); returns the signed text.
+fn submit(tmp: &Path, game: &Path, role: &str, n: u32) -> String {
+    let text = form(game, role, n, &|f| f);
+    let file = tmp.join(format!("{role}-{n}.toml"));
+    std::fs::write(&file, format!("{text}{}", sign(role, &text))).unwrap();
+    pbem().arg("submit").arg(game).arg(&file).args(["--now", "2026-07-01T13:00:00Z"]).assert().success();
+    text
+}
+
 /// Game g1 with step 1 resolved (both seats' orders submitted through the binary).
 fn game_with_a_step(tmp: &Path) -> PathBuf {
     let game = new_game(&tmp.join("turns"), "g1", 72);
     for role in ["union", "confederate"] {
-        let text = form(&game, role, 1, &|f| f);
-        let file = tmp.join(format!("{role}.toml"));
-        std::fs::write(&file, format!("{text}{}", sign(role, &text))).unwrap();
-        pbem().arg("submit").arg(&game).arg(&file).args(["--now", "2026-07-01T13:00:00Z"]).assert().success();
+        submit(tmp, &game, role, 1);
     }
     pbem().arg("adjudicate").arg(&game).args(["--now", "2026-07-01T13:05:00Z"]).assert().success();
     pbem().arg("audit").arg(&game).assert().success();
@@ -172,10 +179,7 @@ fn a_lost_or_edited_sealed_order_of_the_open_step_fails_the_audit_and_stops_adju
     // "No such file or directory"; an edited one would have been adjudicated.
     let tmp = tempfile::tempdir().unwrap();
     let game = new_game(&tmp.path().join("turns"), "g1", 72);
-    let text = form(&game, "union", 1, &|f| f);
-    let file = tmp.path().join("union.toml");
-    std::fs::write(&file, format!("{text}{}", sign("union", &text))).unwrap();
-    pbem().arg("submit").arg(&game).arg(&file).args(["--now", "2026-07-01T13:00:00Z"]).assert().success();
+    submit(tmp.path(), &game, "union", 1);
     pbem().arg("audit").arg(&game).assert().success();
     let sealed = game.join("host/sealed/000001/union-1.txt");
     let kept = std::fs::read(&sealed).unwrap();
@@ -258,10 +262,7 @@ fn a_superseded_sealed_order_edited_fails_the_audit_and_one_lost_does_not() {
     let tmp = tempfile::tempdir().unwrap();
     let game = new_game(&tmp.path().join("turns"), "g1", 72);
     for (role, n) in [("union", 1), ("union", 2), ("confederate", 1)] {
-        let text = form(&game, role, n, &|f| f);
-        let file = tmp.path().join(format!("{role}-{n}.toml"));
-        std::fs::write(&file, format!("{text}{}", sign(role, &text))).unwrap();
-        pbem().arg("submit").arg(&game).arg(&file).args(["--now", "2026-07-01T13:00:00Z"]).assert().success();
+        submit(tmp.path(), &game, role, n);
     }
     pbem().arg("adjudicate").arg(&game).args(["--now", "2026-07-01T13:05:00Z"]).assert().success();
     pbem().arg("audit").arg(&game).assert().success();
@@ -288,15 +289,8 @@ fn a_damaged_sealed_signature_of_the_open_step_is_never_published_and_a_resent_o
     // to a game that audits.
     let tmp = tempfile::tempdir().unwrap();
     let game = new_game(&tmp.path().join("turns"), "g1", 72);
-    let submit = |role: &str, n: u32| {
-        let text = form(&game, role, n, &|f| f);
-        let file = tmp.path().join(format!("{role}-{n}.toml"));
-        std::fs::write(&file, format!("{text}{}", sign(role, &text))).unwrap();
-        pbem().arg("submit").arg(&game).arg(&file).args(["--now", "2026-07-01T13:00:00Z"]).assert().success();
-        text
-    };
-    let text = submit("union", 1);
-    submit("confederate", 1);
+    let text = submit(tmp.path(), &game, "union", 1);
+    submit(tmp.path(), &game, "confederate", 1);
     let sig = game.join("host/sealed/000001/union-1.txt.sig");
     std::fs::write(&sig, sign("confederate", &text)).unwrap();
     let err = audit_error(&game);
@@ -309,7 +303,7 @@ fn a_damaged_sealed_signature_of_the_open_step_is_never_published_and_a_resent_o
     std::fs::remove_file(game.join("host/sealed/000001/union-1.txt")).unwrap();
     std::fs::remove_file(&sig).unwrap();
     audit_error(&game);
-    submit("union", 2);
+    submit(tmp.path(), &game, "union", 2);
     pbem().arg("audit").arg(&game).assert().success();
     pbem().arg("adjudicate").arg(&game).args(["--now", "2026-07-01T13:05:00Z"]).assert().success();
     pbem().arg("audit").arg(&game).assert().success();
