@@ -104,7 +104,7 @@ pub fn parse(text: &str) -> Result<OrderFile, ParseProblem> {
         return Err(ParseProblem {
             line: locate(text, "pbem.nonce"),
             field: Some("pbem.nonce".into()),
-            message: "nonce must be 64 hex digits (or empty)".into(),
+            message: format!("nonce must be 64 hex digits (or empty); you wrote {:?}", crate::text::clip(&header.nonce, 80)),
         });
     }
     let orders = match table.get("orders") {

@@ -1028,7 +1028,10 @@ fn check_order_header(g: &Loaded, v: &Verified, path: &Path) -> Result<(u64, boo
         return Err(at("orders.draw", "a game of one side cannot be drawn; `resign = true` ends it as lost".into()));
     }
     if h.host_seed_commitment != opening.host_seed_commitment {
-        return Err(at("pbem.host_seed_commitment", format!("does not match step {}'s host seed commitment {}", opening.step, opening.host_seed_commitment)));
+        return Err(at("pbem.host_seed_commitment", format!(
+            "{:?} does not match step {}'s host seed commitment {} (start from the step's own form: `pbem form`)",
+            crate::text::clip(&h.host_seed_commitment, 80), opening.step, opening.host_seed_commitment
+        )));
     }
     Ok((opening.step, asked))
 }
@@ -1065,7 +1068,9 @@ fn wrong_step_why(g: &Loaded, role: &str, step: u64, pending: u64) -> String {
         Some(None) => "; your seat had no orders in it".into(),
         None => String::new(),
     };
-    format!(": step {step} was resolved at {}{why} before this order was taken in{seat}", res.resolved)
+    // In the seat's time zone, as the reply's other times are (tester18 T18-6).
+    let at = parse_time(&res.resolved).map(|t| crate::when::long(t, g.gf.zone_of(role))).unwrap_or_else(|_| res.resolved.clone());
+    format!(": step {step} was resolved at {at}{why} before this order was taken in{seat}")
 }
 
 /// Whether an order was received before ([`check_resend`]).
@@ -1883,7 +1888,7 @@ pub fn nmr_orders(
 /// The game directories under `root` (each holding a `game.toml`), sorted.
 pub fn games_under(root: &Path) -> Result<Vec<PathBuf>> {
     if !root.is_dir() {
-        return Err(Error::input(root, "no such folder (the root of the games to adjudicate)"));
+        return Err(Error::input(root, "no such folder (the root holding the games)"));
     }
     Ok(store::list(root)?.into_iter().filter(|n| !n.starts_with('.')).map(|n| root.join(n)).filter(|p| p.is_dir() && holds_game(p)).collect())
 }

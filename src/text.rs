@@ -77,6 +77,14 @@ pub fn plural(n: u32, word: &str) -> String {
     count(n, word, &format!("{word}s"))
 }
 
+/// `text` cut to at most `max` characters, `…` marking a cut: to quote what a user wrote.
+pub fn clip(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_string(),
+    }
+}
+
 /// "1 die", "2 dice": a count with the singular or plural form.
 pub fn count(n: u32, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })

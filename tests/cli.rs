@@ -167,7 +167,7 @@ fn rejections_name_the_problem_and_store_nothing() {
     std::fs::write(&f, text.replacen(&nonce_line, "nonce = \"aa\"", 1)).unwrap();
     let line = std::fs::read_to_string(&f).unwrap().lines().position(|l| l == "nonce = \"aa\"").unwrap() + 1;
     pbem().arg("sign").arg("--key").arg(t.key("union")).arg(&f).assert().failure()
-        .stderr(predicate::str::contains(format!("badnonce.toml:{line}: pbem.nonce: nonce must be 64 hex digits")));
+        .stderr(predicate::str::contains(format!("badnonce.toml:{line}: pbem.nonce: nonce must be 64 hex digits (or empty); you wrote \"aa\"")));
     assert!(!pipeline_sig(&f).exists());
     // Unsigned.
     let f = t.form("union", "unsigned.toml");

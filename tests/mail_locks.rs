@@ -493,6 +493,8 @@ fn an_order_for_a_step_resolved_before_it_was_taken_in_is_told_so() {
     let (ok, out, err) = finish(pipe);
     assert!(ok, "{out}\n{err}");
     let resolved = record(&game, 1).unwrap().resolution.unwrap().resolved;
+    // In the seat's zone (UTC here), as the reply's other times (tester18 T18-6).
+    let resolved = pbem::when::long(pbem::when::parse_time(&resolved).unwrap(), chrono_tz::UTC);
     let want = format!("order is for step 1, but the pending step is 2: step 1 was resolved at {resolved} (its deadline had passed) before this order was taken in; your seat had no orders in it");
     assert!(out.contains(&want), "{out}");
     assert!(!out.contains("replayed"), "{out}");

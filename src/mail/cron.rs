@@ -357,7 +357,7 @@ pub fn game_folders(root: &Path) -> Result<Folders> {
     let rd = match std::fs::read_dir(root) {
         Ok(rd) => rd,
         Err(e) if root.is_dir() => return Err(store::io(root, e)),
-        Err(_) => return Err(Error::input(root, "no such folder (the root of the games to adjudicate)")),
+        Err(_) => return Err(Error::input(root, "no such folder (the root holding the games)")),
     };
     let mut f = Folders { root: root.to_path_buf(), ..Folders::default() };
     for entry in rd {

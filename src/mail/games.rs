@@ -296,7 +296,7 @@ fn emails(gf: &GameFile) -> Vec<String> {
 /// a link); which hold one, [`look`] sees.
 fn game_folders(root: &Path) -> Result<Vec<String>> {
     if !root.is_dir() {
-        return Err(Error::input(root, "no such folder (the root of the games to adjudicate)"));
+        return Err(Error::input(root, "no such folder (the root holding the games)"));
     }
     let rd = std::fs::read_dir(root).map_err(|e| store::io(root, e))?;
     let mut names = Vec::new();
