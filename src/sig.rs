@@ -418,7 +418,13 @@ fn parse_armored(armored: &str) -> Result<(SshSig, String), SigError> {
     // The base64 decoded once, and the SSHSIG read from those bytes, as `SshSig::from_pem` would
     // read them after decoding the same text again (its label and line width are ours).
     let blob = <base64ct::Base64 as base64ct::Encoding>::decode_vec(&b64).map_err(|e| SigError::BadArmor(e.to_string()))?;
-    let sig = <SshSig as ssh_encoding::Decode>::decode(&mut blob.as_slice()).map_err(|e| SigError::BadArmor(e.to_string()))?;
+    let sig = <SshSig as ssh_encoding::Decode>::decode(&mut blob.as_slice()).map_err(|e| match certificate_signer(&blob) {
+        // tester18 T18-2: a certificate's signature failed as "character encoding invalid".
+        Some(alg) => SigError::BadArmor(format!(
+            "made with an OpenSSH certificate ({alg}), which pbem does not take: sign with the plain key (`ssh-keygen -Y sign -f id_ed25519 -n pbem-orders FILE`, or `pbem sign --key id_ed25519 FILE`), not its -cert.pub"
+        )),
+        None => SigError::BadArmor(e.to_string()),
+    })?;
     check_blob_lengths(&blob).map_err(|why| SigError::BadArmor(format!("{why} (was the signature edited?)")))?;
     Ok((sig, pem))
 }
@@ -463,6 +469,15 @@ fn ssh_string(b: &[u8]) -> Option<(&[u8], &[u8])> {
     let len = u32::from_be_bytes(b.get(..4)?.try_into().ok()?) as usize;
     let rest = &b[4..];
     (len <= rest.len()).then(|| rest.split_at(len))
+}
+
+/// The key type of an SSHSIG blob's signer when it is an OpenSSH certificate
+/// (`ssh-ed25519-cert-v01@openssh.com`): the first string inside its public key field.
+fn certificate_signer(blob: &[u8]) -> Option<String> {
+    let (key, _) = ssh_string(blob.strip_prefix(b"SSHSIG")?.get(4..)?)?;
+    let (alg, _) = ssh_string(key)?;
+    let alg = std::str::from_utf8(alg).ok()?;
+    alg.ends_with("-cert-v01@openssh.com").then(|| alg.to_string())
 }
 
 /// The first character of an armored block's data that is neither base64 nor whitespace, with

@@ -242,4 +242,9 @@ fn a_certificate_or_a_file_without_a_key_is_named_for_what_it_is() {
     pbem().arg("sign").arg("--key").arg(&uf).arg(&uf).assert().code(1)
         .stderr(predicate::str::contains(format!("{} is not an OpenSSH private key: it holds no key at all: give your private key file", uf.display())));
     pbem().arg("sign").arg("--key").arg(&cert).arg(&uf).assert().code(1).stderr(predicate::str::contains(refused));
+    // tester18 T18-2: an order signed by ssh-keygen with the certificate is named as such.
+    assert!(Command::new("ssh-keygen").args(["-q", "-Y", "sign", "-n", "pbem-orders", "-f"]).arg(&cert).arg(&uf).status().unwrap().success());
+    let by_cert = "made with an OpenSSH certificate (ssh-ed25519-cert-v01@openssh.com), which pbem does not take: sign with the plain key";
+    pbem().arg("verify").arg(&uf).arg("--key").arg(pub_of(&union)).assert().code(1).stderr(predicate::str::contains(by_cert));
+    pbem().arg("submit").arg(d.join("g1")).arg(&uf).assert().code(1).stderr(predicate::str::contains(by_cert));
 }
