@@ -298,6 +298,11 @@ fn collect(msg: &Message<'_>, chunks: &mut Vec<Chunk>, html: &mut usize, notes: 
             }
             continue;
         }
+        if recover::cut_base64(msg, part) {
+            // Decoded by mail-parser as far as it goes, its closing boundary there (tester18 T18-1).
+            let shown = name.clone().unwrap_or_else(|| "a part of the message".into());
+            notes.push(format!("attachment {shown:?} is cut off (its base64 stops in the middle): it was read up to where it stops"));
+        }
         match &part.body {
             PartType::Text(t) => {
                 let body = in_body && name.is_none();

@@ -47,6 +47,15 @@ pub fn recover(msg: &Message<'_>, part: &MessagePart<'_>) -> Option<Recovered> {
     }
 }
 
+/// Whether `part`, which mail-parser decoded, is base64 that stops inside a group of four
+/// characters with no `=` padding: cut off, though its closing boundary follows (what Python's
+/// `email` flags as `InvalidBase64PaddingDefect`).
+pub fn cut_base64(msg: &Message<'_>, part: &MessagePart<'_>) -> bool {
+    let is_base64 = part.content_transfer_encoding().is_some_and(|c| c.trim().eq_ignore_ascii_case("base64"));
+    let raw = msg.raw_message().get(part.raw_body_offset() as usize..part.raw_end_offset() as usize);
+    is_base64 && raw.is_some_and(|r| base64_lenient(r).1)
+}
+
 /// Base64 as Python's `binascii.a2b_base64` reads it when not strict: characters outside the
 /// alphabet are skipped, the first `=` ends the data, a last group of two or three characters
 /// gives one or two bytes. Also whether the data stopped inside a group with no padding (cut off).
@@ -102,5 +111,16 @@ mod tests {
         let msg = crate::mail::extract::parse_message(raw).unwrap();
         let got: Vec<Recovered> = msg.parts.iter().filter_map(|p| recover(&msg, p)).collect();
         assert_eq!(got, [Recovered { bytes: b"hello".to_vec(), cut: false, unclosed: true }]);
+    }
+
+    #[test]
+    fn a_base64_part_cut_inside_a_group_is_cut_though_its_boundary_closes_it() {
+        // tester18 T18-1: mail-parser decodes it (no encoding problem), so it was never named.
+        let mail = |b64: &str| format!("From: a@b.c\r\nContent-Type: multipart/mixed; boundary=XYZ\r\n\r\n--XYZ\r\nContent-Type: text/plain\r\n\r\nhi\r\n--XYZ\r\nContent-Disposition: attachment; filename=o.toml\r\nContent-Transfer-Encoding: base64\r\n\r\n{b64}\r\n--XYZ--\r\n");
+        for (b64, cut) in [("aGVsbG8=", false), ("aGVsbG8h", false), ("aGVsbG", true)] {
+            let raw = mail(b64);
+            let msg = crate::mail::extract::parse_message(raw.as_bytes()).unwrap();
+            assert_eq!(msg.parts.iter().filter(|p| cut_base64(&msg, p)).count(), usize::from(cut), "{b64}");
+        }
     }
 }
