@@ -137,6 +137,8 @@ pub enum Missing {
     AbandonReason,
     /// A seat change needs a new address, a new key or both.
     SeatChange,
+    /// `intake` needs a source of mail: a flag, or the host config's `[intake]`.
+    IntakeSource,
 }
 
 impl std::fmt::Display for Missing {
@@ -145,6 +147,7 @@ impl std::fmt::Display for Missing {
             Missing::Seats { roles, given } => write!(f, "this game needs exactly one seat for each role: {}", Missing::roles_got(roles, given)),
             Missing::AbandonReason => write!(f, "abandoning a game needs a reason (it goes into the last record)"),
             Missing::SeatChange => write!(f, "a seat change needs a new address, a new key or both"),
+            Missing::IntakeSource => write!(f, "give --maildir DIR, --mbox FILE or --stdin, or set [intake] maildir or mbox in the host config"),
         }
     }
 }

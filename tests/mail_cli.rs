@@ -290,3 +290,13 @@ fn a_reply_to_huge_headers_keeps_every_header_line_under_998_characters() {
     }
     assert!(replies.iter().any(|r| r.contains(&format!("Subject: Re:\r\n {}...", "y".repeat(160)))), "{}", &replies[0][..400]);
 }
+
+#[test]
+fn intake_without_a_source_of_mail_is_a_usage_error() {
+    // tester18 T18-5: a missing argument exits 2 (README "Exit status"); it exited 1.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    std::fs::create_dir_all(&root).unwrap();
+    pbem().args(["intake", "--root"]).arg(&root).assert().code(2)
+        .stderr(predicates::str::contains("give --maildir DIR, --mbox FILE or --stdin, or set [intake] maildir or mbox in the host config"));
+}

@@ -40,7 +40,8 @@ pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdi
         (None, None, false) => {
             let s = intake::config_sources(&cfg);
             if s.is_empty() {
-                bail!("give --maildir DIR, --mbox FILE or --stdin, or set [intake] maildir or mbox in the host config");
+                // A usage error (exit 2: README "Exit status", tester18 T18-5).
+                return Err(crate::error::Error::Missing(crate::error::Missing::IntakeSource).into());
             }
             s
         }
