@@ -1942,7 +1942,7 @@ pub fn status_at(dir: &Path, now: DateTime<Utc>) -> Result<String> {
                 Some(r) => {
                     // An order the seat's holder before a seat change signed stands, but the
                     // present holder has not sent it (tester14 T14a-3).
-                    let by = if sent_by_present_holder(&g.dir, &g.gf, op.step, &a.role, r.seq) { "" } else { ", signed by the seat's previous holder" };
+                    let by = if sent_by_present_holder(&g.dir, &g.gf, r) { "" } else { ", signed by the seat's previous holder" };
                     out.push_str(&format!("  {} ({}): received {} (receipt {}, commitment {}{by})\n", a.role, a.kind, r.received, r.seq, r.commitment))
                 }
                 None if g.gf.zone_of(&a.role) != chrono_tz::UTC => {
@@ -2140,14 +2140,20 @@ fn signed_by_seat(gf: &GameFile, role: &str, text: &str, signature: &str) -> boo
     sig::verify(&key, sig::NS_ORDERS, text.as_bytes(), signature).is_ok()
 }
 
-/// Whether `role`'s accepted order `seq` of `step` (as the host keeps it sealed in `dir`) is
-/// signed with the key the seat holds in `gf`: `false` for an order the seat's holder before a
-/// seat change sent (it stands, but the present holder has not sent it). Where the sealed copy
-/// cannot be read (a public copy has none), `true`: nothing says otherwise.
-pub fn sent_by_present_holder(dir: &GameDir, gf: &GameFile, step: u64, role: &str, seq: u64) -> bool {
-    let path = dir.sealed(step).join(format!("{role}-{seq}.txt"));
+/// Whether the order receipt `r` was issued for (as the host keeps it sealed in `dir`) is signed
+/// with the key its seat holds in `gf`: `false` for an order the seat's holder before a seat
+/// change sent (it stands, but the present holder has not sent it). A receipt issued under the
+/// setup in force now was checked against the present key when its order was accepted (no
+/// signature checked again: one a report mail); where the sealed copy cannot be read (a public
+/// copy has none), `true`: nothing says otherwise.
+pub fn sent_by_present_holder(dir: &GameDir, gf: &GameFile, r: &Receipt) -> bool {
+    let setup_now = store::read(&dir.game_file()).and_then(|g| Ok(setup_hash(&g, &store::read(&dir.scenario_file())?)));
+    if setup_now.is_ok_and(|s| s == r.setup) {
+        return true;
+    }
+    let path = dir.sealed(r.step).join(format!("{}-{}.txt", r.role, r.seq));
     match (store::read_text(&path), store::read_text(&sig_path(&path))) {
-        (Ok(text), Ok(signature)) => signed_by_seat(gf, role, &text, &signature),
+        (Ok(text), Ok(signature)) => signed_by_seat(gf, &r.role, &text, &signature),
         _ => true,
     }
 }

@@ -111,7 +111,7 @@ pub fn new_holder_plans(dir: &store::GameDir, rec: &Record, role: &str) -> Resul
 
 /// The seq of `role`'s newest receipt in `step`, if its orders are in.
 pub fn orders_in(dir: &store::GameDir, gf: &GameFile, step: u64, role: &str) -> Result<Option<In>> {
-    Ok(pipeline::latest_receipts(dir, step)?.get(role).map(|r| In { seq: r.seq, by_you: pipeline::sent_by_present_holder(dir, gf, step, role, r.seq) }))
+    Ok(pipeline::latest_receipts(dir, step)?.get(role).map(|r| In { seq: r.seq, by_you: pipeline::sent_by_present_holder(dir, gf, r) }))
 }
 
 /// Attaches the picture of the board as `role` sees it after record `n` (a PNG, mail programs
