@@ -357,6 +357,32 @@ fn press_from_others_never_uses_up_the_replies_a_players_orders_get() {
     assert!(meade.iter().any(|m| m.subject == "[pbem g1] Re: orders"), "the receipt went out: {:?}", meade.iter().map(|m| &m.subject).collect::<Vec<_>>());
 }
 
+/// A reply the hourly cap holds back is a problem the host hears of even with `--quiet`, on
+/// stderr, in words that do not say it was answered; a run without `--quiet` prints it too, and
+/// a quiet run with nothing held back prints nothing (tester20 T20a-1, T20a-2).
+#[test]
+fn a_reply_the_cap_holds_back_is_told_with_quiet() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, _) = setup(tmp.path());
+    let cfg = tmp.path().join("pbem-mail.toml");
+    std::fs::write(&cfg, "from = \"Judge <judge@example.net>\"\n[intake]\nmaildir = \"Maildir\"\nmax_replies_per_hour = 2\n[transport]\nkind = \"none\"\n").unwrap();
+    let game = new_game(&root, "g1", 72);
+    let run = |now: &str| pbem().args(["intake", "--quiet", "--now", now, "--root"]).arg(&root).arg("--maildir").arg(&md).arg("--config").arg(&cfg).assert().success();
+    deliver(&md, "a", &message("meade@example.org", "one", "status\n"));
+    deliver(&md, "b", &message("meade@example.org", "two", "status g1\n"));
+    let out = run("2026-07-01T13:00:00Z");
+    assert!(out.get_output().stdout.is_empty() && out.get_output().stderr.is_empty(), "nothing held back: {out:?}");
+    deliver(&md, "c", &message("meade@example.org", "three", "status\n"));
+    deliver(&md, "d", &order_mail(&game, "union", 1));
+    let out = run("2026-07-01T13:01:00Z");
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(out.get_output().stdout.is_empty(), "{out:?}");
+    assert_eq!(stderr.lines().count(), 2, "one line a message held back: {stderr}");
+    assert!(stderr.lines().all(|l| l.contains("no reply sent") && l.contains("max_replies_per_hour = 2")), "{stderr}");
+    assert!(stderr.contains("commands handled; no reply sent") && !stderr.contains("answered"), "{stderr}");
+    assert!(stderr.contains("1 order(s) accepted") || stderr.contains("accepted"), "the order still counts: {stderr}");
+}
+
 /// Tester's notes: press text with control characters, the `status` reply's clock, the reply's
 /// address and name.
 #[test]

@@ -59,10 +59,12 @@ pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdi
         println!("no new messages (a message taken in before is not handled again)");
     }
     for h in &handled {
-        if quiet && h.disposition == Disposition::Done {
-            continue;
+        match (quiet, h.is_problem()) {
+            (true, false) => continue,
+            // README "Output and exit status": with --quiet, one line per problem on stderr.
+            (true, true) => eprintln!("{}: {}: {}", h.name, disposition_word(h.disposition), h.reason),
+            (false, _) => println!("{}: {}: {}", h.name, disposition_word(h.disposition), h.reason),
         }
-        println!("{}: {}: {}", h.name, disposition_word(h.disposition), h.reason);
         for o in h.orders.iter().filter(|_| !quiet) {
             match (&o.receipt, &o.error) {
                 (Some(r), _) => println!("  accepted {}: game {}, role {}, step {}, receipt {}, commitment {}", o.label, r.game, r.role, r.step, r.seq, r.commitment),
@@ -148,8 +150,12 @@ pub fn print_flush(outbox: &Outbox, f: &Flushed, queued: usize, quiet: bool) -> 
 pub fn cron(root: &Path, config: &Path, clock: Clock, quiet: bool) -> Result<ExitCode> {
     let cfg = HostConfig::load(config)?;
     let r = super::cron::run(root, &cfg, clock, &mut crate::pipeline::Entropy::Os)?;
-    for h in r.intake.iter().filter(|h| !quiet || h.disposition != Disposition::Done) {
-        println!("mail {}: {}: {}", h.name, disposition_word(h.disposition), h.reason);
+    for h in r.intake.iter().filter(|h| !quiet || h.is_problem()) {
+        if quiet {
+            eprintln!("mail {}: {}: {}", h.name, disposition_word(h.disposition), h.reason);
+        } else {
+            println!("mail {}: {}: {}", h.name, disposition_word(h.disposition), h.reason);
+        }
     }
     for e in &r.intake_errors {
         eprintln!("intake: {e}");

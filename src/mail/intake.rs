@@ -88,6 +88,17 @@ pub struct Handled {
     pub orders: Vec<OrderResult>,
     /// The reply's outbox id, if one was queued.
     pub reply: Option<String>,
+    /// Whether a reply was held back from an address over the hourly cap (`max_replies_per_hour`):
+    /// a problem the host hears of even with `--quiet` (the player misses a receipt or answer).
+    pub capped: bool,
+}
+
+impl Handled {
+    /// Whether the host must hear of this message with `--quiet`: it failed, waits, or a reply
+    /// was held back by the hourly cap.
+    pub fn is_problem(&self) -> bool {
+        self.disposition != Disposition::Done || self.capped
+    }
 }
 
 /// Creates the mail state folder (`ROOT/.mail`) if needed and makes it the host's alone (mode
@@ -168,7 +179,7 @@ pub fn run(root: &Path, source: &Source, cfg: &HostConfig, clock: impl Into<Cloc
 /// What became of a piped message this run did not handle: another run took it in while this
 /// one waited for the lock, or the same bytes had been taken in before (`spooled` is `None`).
 fn piped_elsewhere(spooled: Option<String>, handled: &[Handled]) -> Option<Handled> {
-    let done = |name: String, reason: &str| Handled { name, disposition: Disposition::Done, reason: reason.into(), orders: vec![], reply: None };
+    let done = |name: String, reason: &str| Handled { name, disposition: Disposition::Done, reason: reason.into(), orders: vec![], reply: None, capped: false };
     match spooled {
         Some(name) if handled.iter().any(|h| h.name == name) => None,
         Some(name) => Some(done(name, "taken in by another run while this one waited (a cron run: its output says what became of it)")),
@@ -251,7 +262,7 @@ fn take_in(root: &Path, folders: &[PathBuf], cfg: &HostConfig, now: DateTime<Utc
         let names = std::cell::OnceCell::new();
         let keys = || names.get_or_init(|| message_games(&path, cfg.intake.max_message_bytes));
         let h = if !blocked.is_empty() && keys().iter().any(|k| blocked.contains(k)) {
-            Handled { name, disposition: Disposition::Retry, reason: "an earlier message for the same game waits".into(), orders: vec![], reply: None }
+            Handled { name, disposition: Disposition::Retry, reason: "an earlier message for the same game waits".into(), orders: vec![], reply: None, capped: false }
         } else {
             let games = match &mut games {
                 Some(g) => g,
@@ -496,7 +507,7 @@ fn guard(name: &str, handling: impl FnOnce() -> Result<Handled>) -> Result<Handl
             .map(|s| s.to_string())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "an unknown error".into());
-        Ok(Handled { name: name.into(), disposition: Disposition::Failed, reason: format!("pbem failed on this message: {text}; please report it"), orders: vec![], reply: None })
+        Ok(Handled { name: name.into(), disposition: Disposition::Failed, reason: format!("pbem failed on this message: {text}; please report it"), orders: vec![], reply: None, capped: false })
     })
 }
 
@@ -523,9 +534,9 @@ fn handle_file(maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &
     };
     let log = &filing.log;
     let mut h = guard(name, || Ok(if seen && !too_large {
-        Handled { name: name.into(), disposition: Disposition::Done, reason: "already handled (same bytes): not processed again".into(), orders: vec![], reply: None }
+        Handled { name: name.into(), disposition: Disposition::Done, reason: "already handled (same bytes): not processed again".into(), orders: vec![], reply: None, capped: false }
     } else if same_mail {
-        Handled { name: name.into(), disposition: Disposition::Done, reason: "already handled (the same mail delivered again: same sender, Message-ID, subject and body): not processed again".into(), orders: vec![], reply: None }
+        Handled { name: name.into(), disposition: Disposition::Done, reason: "already handled (the same mail delivered again: same sender, Message-ID, subject and body): not processed again".into(), orders: vec![], reply: None, capped: false }
     } else if too_large {
         let reply = too_large_reply(&raw, size, games, log, cfg, now, &hash)?;
         let queued = match &reply {
@@ -541,6 +552,7 @@ fn handle_file(maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &
             reason: format!("too large: {size} bytes, the limit is {} (not read whole)", cfg.intake.max_message_bytes),
             orders: vec![],
             reply: queued,
+            capped: false,
         }
     } else {
         log.note_got(&hash)?;
@@ -549,7 +561,7 @@ fn handle_file(maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &
             // A disk problem stops the run (the message stays for the next); anything else is
             // about this message alone, which must not hold up the ones behind it.
             Err(e @ Error::Io { .. }) => return Err(e),
-            Err(e) => Handled { name: name.into(), disposition: Disposition::Failed, reason: format!("could not be handled: {e}"), orders: vec![], reply: None },
+            Err(e) => Handled { name: name.into(), disposition: Disposition::Failed, reason: format!("could not be handled: {e}"), orders: vec![], reply: None, capped: false },
         }
     }))?;
     h.name = name.to_string();
@@ -601,7 +613,7 @@ fn seat_key(games: &Games, game: &str, role: &str) -> Option<ssh_key::PublicKey>
 fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, filing): (&Outbox, &Filing), cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
     let (log, group, clock) = (&filing.log, &filing.group, filing.clock);
     let key_for = |game: &str, role: &str| seat_key(games, game, role);
-    let failed = |reason: &str| Handled { name: name.into(), disposition: Disposition::Failed, reason: reason.into(), orders: vec![], reply: None };
+    let failed = |reason: &str| Handled { name: name.into(), disposition: Disposition::Failed, reason: reason.into(), orders: vec![], reply: None, capped: false };
     let Some(ex) = extract::extract(raw, &key_for) else {
         return Ok(failed("cannot be parsed as a mail message"));
     };
@@ -625,13 +637,13 @@ fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, filing): (
     }
     if let (true, Some(why)) = (ex.orders.is_empty(), &ex.automatic) {
         // A vacation notice or a list: answering it could start a mail loop.
-        return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("an automatic message ({why}) with no orders: not answered"), orders: vec![], reply: None });
+        return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("an automatic message ({why}) with no orders: not answered"), orders: vec![], reply: None, capped: false });
     }
     let mut results = Vec::new();
     for f in &ex.orders {
         match submit_found(f, games, (log, hash, group), clock)? {
             Ok(r) => results.push(r),
-            Err(why) => return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: why.to_string(), orders: vec![], reply: None }),
+            Err(why) => return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: why.to_string(), orders: vec![], reply: None, capped: false }),
         }
     }
     let accepted = results.iter().filter(|r| r.receipt.is_some()).count();
@@ -645,11 +657,12 @@ fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, filing): (
             reason: format!("{}, and no order in it is validly signed by a seat's key ({counted}): not answered", came_from(&from)),
             orders: results,
             reply: None,
+            capped: false,
         });
     }
     if let Some(why) = &ex.automatic {
         // Its orders count, but an automatic message is never answered (no mail loops).
-        return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("an automatic message ({why}): {counted}, not answered"), orders: results, reply: None });
+        return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("an automatic message ({why}): {counted}, not answered"), orders: results, reply: None, capped: false });
     }
     // A known sender is answered with a copy to each other seat that signed; an order from an
     // unknown address (a player travelling) is answered at the seat's registered address only.
@@ -750,7 +763,7 @@ fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: boo
         counted
     };
     if to_ok.is_empty() {
-        return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("{base}; not answered: {}", ledger.over_cap(&over)), orders: results, reply: None });
+        return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("{}; no reply sent: {}", base.replace("commands answered", "commands handled"), ledger.over_cap(&over)), orders: results, reply: None, capped: true });
     }
     let mut body = if results.is_empty() && commands { String::new() } else { reply_body(ex, &results, &|t| super::config::local_time(cfg, &from, t)) };
     if commands && !body.is_empty() {
@@ -785,9 +798,9 @@ fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: boo
     }
     let mut reason = if results.is_empty() && !commands { format!("{base}: answered with what to send") } else { base };
     if !over.is_empty() {
-        reason.push_str(&format!("; {}", ledger.over_cap(&over)));
+        reason.push_str(&format!("; no reply sent to {}", ledger.over_cap(&over)));
     }
-    Ok(Handled { name: name.into(), disposition: Disposition::Done, reason, orders: results, reply: Some(reply_id) })
+    Ok(Handled { name: name.into(), disposition: Disposition::Done, reason, orders: results, reply: Some(reply_id), capped: !over.is_empty() })
 }
 
 /// Where a message from outside the seats came from, as its reply and the host's output say it.
