@@ -321,6 +321,19 @@ fn count_problem(s: &State, side: Side) -> String {
     format!("you must play {}{why}{or}; commands are compulsory (§6)", cards(most))
 }
 
+/// Why corps `c` cannot pass `listed` towns with `left` moves left this round (§8: the army
+/// commander's corps moves twice, any other commanded corps once); said for the corps it is, so
+/// the army commander's own corps is never told only his corps moves twice (tester20 T20c-4).
+fn too_many_towns(s: &State, side: Side, commands: &[Command], c: usize, left: u32, listed: usize) -> String {
+    let times = |n: u32| if n == 1 { "once".to_string() } else { format!("{n} times") };
+    let why = match rules::allowed_steps(s, side, commands, c) {
+        2 if left < 2 => "the army commander's corps moves twice a round and it has moved once already (§8)",
+        2 => "the army commander's corps moves at most twice a round (§8)",
+        _ => "a corps commander's corps moves once a round; only the army commander's corps moves twice (§8)",
+    };
+    format!("{} may move {} now and you listed {listed} towns: {why}", s.short(c), times(left))
+}
+
 /// Whether a planned move is "stay" (any case).
 fn is_stay(v: &Value) -> bool {
     v.as_str().is_some_and(|x| x.trim().eq_ignore_ascii_case("stay"))
@@ -367,7 +380,7 @@ fn parse_moves(s: &State, side: Side, commands: &[Command], v: &Value, p: &mut P
             },
         };
         if towns.len() as u32 > *left {
-            p.add(&f, format!("{} may move {left} time{} now; only the army commander's corps moves twice (§8)", s.short(c), if *left == 1 { "" } else { "s" }));
+            p.add(&f, too_many_towns(s, side, commands, c, *left, towns.len()));
             continue;
         }
         let mut at = town.clone();
