@@ -1243,11 +1243,39 @@ fn cmd_simulate(rules: String, scenario: Option<String>, options: Vec<String>, g
     Ok(ExitCode::SUCCESS)
 }
 
-/// `pbem completions`.
+/// `pbem completions`: the script offers what `--help` shows, no hidden option or command
+/// (clap_complete's scripts offer hidden ones too; tester20 T20c-5).
 fn cmd_completions(shell: clap_complete::Shell) -> Result<ExitCode> {
-    let mut cmd = <Cli as clap::CommandFactory>::command();
+    let mut all = <Cli as clap::CommandFactory>::command();
+    // Built first: each command's arguments are made only when it is built (`Deferred`).
+    all.build();
+    let mut cmd = shown(&all);
     clap_complete::generate(shell, &mut cmd, "pbem", &mut std::io::stdout());
     Ok(ExitCode::SUCCESS)
+}
+
+/// Built `cmd` as `--help` shows it: its about, version, shown arguments, its groups of them,
+/// and its shown subcommands likewise (no hidden argument is in a conflict, so none is left
+/// named); the help and version flags and the help command clap adds again itself.
+fn shown(cmd: &clap::Command) -> clap::Command {
+    let own = |a: &&clap::Arg| !a.is_hide_set() && !["help", "version"].contains(&a.get_id().as_str());
+    let args: Vec<clap::Arg> = cmd.get_arguments().filter(own).cloned().collect();
+    let shown_arg = |id: &&clap::Id| args.iter().any(|a| a.get_id() == *id);
+    let groups: Vec<clap::ArgGroup> = cmd
+        .get_groups()
+        .map(|g| {
+            let multiple = g.clone().is_multiple();
+            clap::ArgGroup::new(g.get_id().clone()).args(g.get_args().filter(shown_arg).cloned()).multiple(multiple).required(g.is_required_set())
+        })
+        .collect();
+    let mut out = clap::Command::new(cmd.get_name().to_string()).args(args.clone()).groups(groups);
+    if let Some(about) = cmd.get_about() {
+        out = out.about(about.clone());
+    }
+    if let Some(version) = cmd.get_version() {
+        out = out.version(version.to_string());
+    }
+    cmd.get_subcommands().filter(|s| !s.is_hide_set() && s.get_name() != "help").fold(out, |out, sub| out.subcommand(shown(sub)))
 }
 
 /// `path` as one word a POSIX shell reads back as it is (quoted only when it must be), for the

@@ -34,6 +34,9 @@ fn completions_for_every_shell() {
         assert!(out.status.success(), "{shell}");
         let text = String::from_utf8(out.stdout).unwrap();
         assert!(text.contains("pbem") && text.contains("adjudicate") && text.contains("append"), "{shell}: {text}");
+        // Only what --help shows (tester20 T20c-5): no hidden option, every shown one.
+        assert!(!text.contains("--now") && !text.contains("--wording"), "{shell}: a hidden option offered");
+        assert!(text.contains("grace-hours") && text.contains("bot-after") && text.contains("receipt"), "{shell}: {text}");
     }
     pbem().args(["completions", "tcsh"]).assert().code(2).stderr(predicate::str::contains("possible values"));
 }
