@@ -85,13 +85,16 @@ pub fn parse(text: &str) -> Result<OrderFile, ParseProblem> {
         let line = e.span().map(|s| line_of(text, s.start));
         ParseProblem { line, field: None, message: format!("{}{}", e.message().trim(), typographic_hint(text, line)) }
     })?;
-    for key in table.keys() {
+    for (key, value) in &table {
         if key != "pbem" && key != "orders" {
-            return Err(ParseProblem {
-                line: locate(text, key),
-                field: Some(key.clone()),
-                message: "unknown table: an order file has only [pbem] and [orders]".into(),
-            });
+            // A key above every table (a line of orders written before [pbem]) is not a table
+            // (tester20 T20c-7).
+            let message = if value.is_table() {
+                "unknown table: an order file has only [pbem] and [orders]".to_string()
+            } else {
+                format!("a key outside any table: an order file has only [pbem] and [orders] (to give it as an order, put it under [orders]: {key} = ...)")
+            };
+            return Err(ParseProblem { line: locate(text, key), field: Some(key.clone()), message });
         }
     }
     let header_value = table.get("pbem").ok_or_else(|| ParseProblem {
@@ -358,6 +361,17 @@ mod tests {
         let f = parse(FORM).unwrap();
         assert_eq!(f.header.step, 2);
         assert_eq!(f.orders["cards"].as_array().unwrap().len(), 1);
+    }
+
+    /// A key above `[pbem]` is called a key outside any table, a stray table a table, each at
+    /// its line (tester20 T20c-7).
+    #[test]
+    fn a_stray_key_and_a_stray_table_are_each_named_for_what_they_are() {
+        let key = parse(&format!("tie_first = \"white\"\n{FORM}")).unwrap_err();
+        assert_eq!((key.field.as_deref(), key.line), (Some("tie_first"), Some(1)), "{key:?}");
+        assert!(key.message.starts_with("a key outside any table") && key.message.contains("under [orders]: tie_first = ..."), "{key:?}");
+        let table = parse(&format!("{FORM}[extra]\nx = 1\n")).unwrap_err();
+        assert!(table.message.starts_with("unknown table") && table.field.as_deref() == Some("extra"), "{table:?}");
     }
 
     #[test]
