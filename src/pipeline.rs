@@ -1058,10 +1058,14 @@ fn wrong_step_why(g: &Loaded, role: &str, step: u64, pending: u64) -> String {
     let Some((res, deadline)) = found else {
         return format!(": step {step} was resolved before this order was taken in");
     };
+    // Before the grace after the deadline ends only every order being in resolves a step.
+    let grace = g.gf.deadlines.grace_hours;
+    let due = |d: DateTime<Utc>| crate::when::later_hours(d, grace).unwrap_or(d);
     let why = match deadline.as_deref().and_then(|d| parse_time(d).ok()).zip(parse_time(&res.resolved).ok()) {
-        Some((d, r)) if r >= d => " (its deadline had passed)",
-        Some(_) => " (every order was in)",
-        None => "",
+        Some((d, r)) if r >= due(d) && grace > 0 => format!(" (its deadline and the {grace} hour{} of grace after it had passed)", if grace == 1 { "" } else { "s" }),
+        Some((d, r)) if r >= due(d) => " (its deadline had passed)".into(),
+        Some(_) => " (every order was in)".into(),
+        None => String::new(),
     };
     let seat = match res.orders.iter().find(|o| o.role == role).map(|o| o.seq) {
         Some(Some(seq)) => format!("; it counted your seat's order of receipt {seq} (is this one sent again?)"),
@@ -1927,9 +1931,9 @@ pub fn status_at(dir: &Path, now: DateTime<Utc>) -> Result<String> {
     }
     if let Some(op) = &g.record.opening {
         let receipts = latest_receipts(&g.dir, op.step)?;
-        let left = match parse_time(&op.deadline).map(|t| crate::when::left(t, now)) {
-            Ok(Some(l)) => format!(" ({l} left)"),
-            Ok(None) => " (passed)".to_string(),
+        let left = match parse_time(&op.deadline) {
+            Ok(_) if op.paused.is_some() => " (it moves on by the time paused when the host resumes)".to_string(),
+            Ok(t) => deadline_left(t, g.gf.deadlines.grace_hours, now),
             Err(_) => String::new(),
         };
         if let Some(since) = &op.paused {
@@ -2023,13 +2027,35 @@ fn status_row(dir: &Path, now: DateTime<Utc>) -> Result<[String; 6]> {
             let awaited: Vec<&str> = op.asks.iter().map(|a| a.role.as_str()).filter(|r| !receipts.contains_key(*r)).collect();
             let left = match &op.paused {
                 Some(since) => format!("paused since {since}"),
-                None => time_left(parse_time(&op.deadline)? - now),
+                None => {
+                    let deadline = parse_time(&op.deadline)?;
+                    match grace_end(deadline, g.gf.deadlines.grace_hours, now) {
+                        Some(end) if now > deadline => format!("{}, grace {}", time_left(deadline - now), time_left(end - now)),
+                        _ => time_left(deadline - now),
+                    }
+                }
             };
             (op.step.to_string(), if awaited.is_empty() { "(all in)".to_string() } else { awaited.join(", ") }, op.deadline.clone(), left)
         }
         (None, o) => ("-".into(), "-".into(), "-".into(), format!("over: {}", o.as_ref().map_or("", |o| o.summary.as_str()))),
     };
     Ok([g.gf.id, g.gf.rules, step, awaiting, deadline, left])
+}
+
+/// What `status` says after a step's `deadline` as of `now`: the time left, or that it passed,
+/// with the grace of `grace_hours` after it (no NMR falls before its end) while it runs
+/// (tester20 T20a-4).
+fn deadline_left(deadline: DateTime<Utc>, grace_hours: u32, now: DateTime<Utc>) -> String {
+    match (crate::when::left(deadline, now), grace_end(deadline, grace_hours, now)) {
+        (Some(l), _) => format!(" ({l} left)"),
+        (None, Some(g)) => format!(" (passed; grace: {} left before the step is resolved without the missing orders)", crate::when::left(g, now).unwrap_or_default()),
+        (None, None) => " (passed)".to_string(),
+    }
+}
+
+/// The end of the grace of `grace_hours` after `deadline` if it is still to come at `now`.
+fn grace_end(deadline: DateTime<Utc>, grace_hours: u32, now: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    crate::when::later_hours(deadline, grace_hours).ok().filter(|&end| grace_hours > 0 && end > now)
 }
 
 /// `2d 5h`, `3h 20m`, `overdue 4h 10m`.

@@ -503,6 +503,26 @@ fn a_grace_period_delays_the_nmr() {
     assert!(adjudicate_at(&t, "2026-07-04T14:00:00Z").contains("resolved step(s) 1; NMR"));
 }
 
+/// `status` in the grace after a deadline says the step is not resolved yet and for how long
+/// (tester20 T20a-4); `status --all` too.
+#[test]
+fn status_in_the_grace_says_how_long_it_lasts() {
+    let t = Table::with(&["--grace-hours", "2"]);
+    let status = |args: &[&str], now: &str| {
+        let out = pbem().arg("status").args(args).args(["--now", now]).output().unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8(out.stdout).unwrap()
+    };
+    let game = t.game();
+    let game = game.to_str().unwrap();
+    let one = status(&[game], "2026-07-04T13:00:00Z");
+    assert!(one.contains("(passed; grace: 1 hour left before the step is resolved without the missing orders)"), "{one}");
+    let all = status(&["--all", t.path().to_str().unwrap()], "2026-07-04T13:00:00Z");
+    assert!(all.contains("overdue 1h 0m, grace 1h 0m"), "{all}");
+    let after = status(&[game], "2026-07-04T15:00:00Z");
+    assert!(after.contains(" (passed)\n"), "{after}");
+}
+
 #[test]
 fn nmr_policy_bot_hands_a_silent_seat_to_the_built_in_player() {
     for wording in ["1", "0"] {

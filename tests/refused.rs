@@ -165,7 +165,7 @@ fn reply_paragraphs_are_wrapped_whole_and_say_when_a_step_resolves() {
     let bodies: Vec<String> = std::fs::read_dir(&sent).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap().replace("\r\n", "\n").replace("=\n", "")).collect();
     let all = bodies.join("\n");
     let cases = [
-        ("Refused orders count for nothing", "Refused orders count for nothing: correct them and send them again. The step takes orders until it is resolved, which the judge does once every order it awaits is in, or else once its deadline has passed."),
+        ("Refused orders count for nothing", "Refused orders count for nothing: correct them and send them again. The step takes orders until it is resolved, which the judge does once every order it awaits is in, or else once its deadline (and the grace the game gives after it, if any) has passed."),
         ("   The host-signed receipt", "The host-signed receipt is attached: keep it (`pbem audit GAME --receipt FILE` shows whether the order used was this one or a later one). A later order for the same step replaces this one while the step is open."),
     ];
     for (start, text) in cases {

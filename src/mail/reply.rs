@@ -225,7 +225,7 @@ pub(super) fn reply_body(ex: &Extracted, results: &[OrderResult], local: &dyn Fn
         // The step resolves as soon as every order it awaits is in, not only at its deadline
         // (tester16 T16c-14).
         b.push('\n');
-        b.push_str(&paragraph("", "Refused orders count for nothing: correct them and send them again. The step takes orders until it is resolved, which the judge does once every order it awaits is in, or else once its deadline has passed."));
+        b.push_str(&paragraph("", "Refused orders count for nothing: correct them and send them again. The step takes orders until it is resolved, which the judge does once every order it awaits is in, or else once its deadline (and the grace the game gives after it, if any) has passed."));
     }
     b
 }
