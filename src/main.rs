@@ -9,7 +9,20 @@ fn main() -> std::process::ExitCode {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
     grow_heap_in_larger_steps();
+    never_world_writable();
     pbem::cli::main()
+}
+
+/// No file or folder pbem makes is writable by every user, whatever the umask it was started
+/// with (`umask 000` left a game's folders mode 0777: anyone could plant files there, tester20
+/// T20b-1): write permission for others is masked off; the rest of the umask is kept.
+fn never_world_writable() {
+    #[cfg(unix)]
+    // SAFETY: called before any thread exists; umask only sets the process's file-creation mask.
+    unsafe {
+        let old = libc::umask(0o022);
+        libc::umask(old | 0o002);
+    }
 }
 
 /// glibc grows a heap by what a request needs plus 128 KiB (`M_TOP_PAD`), one system call each

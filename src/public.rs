@@ -24,20 +24,25 @@ pub const MAX_ENTRIES: u64 = 1_000_000;
 /// order: game.toml, scenario.toml, every record with its signature, then the receipts of every
 /// step a record opened. Read records first, receipts after: a step resolved meanwhile adds
 /// nothing the records read do not already open (its receipts were all there before its record).
+///
+/// Each file is read only if it is a regular file itself, never through a symbolic link
+/// ([`store::read_no_link`]), and each receipt only if it reads as the receipt its name and
+/// folder say: a link or a copy planted among the receipts (a sealed order of the open step) is
+/// refused, naming it, and nothing is handed out (tester20 T20b-1).
 pub fn public_files(dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
     let gd = GameDir::new(dir);
     pipeline::read_game_file(&gd)?;
     let last = gd.last_record()?.ok_or_else(|| Error::input(gd.record(0), "missing: the game has no records"))?;
-    let mut out = vec![("game.toml".to_string(), store::read(&gd.game_file())?), ("scenario.toml".to_string(), store::read(&gd.scenario_file())?)];
+    let mut out = vec![("game.toml".to_string(), store::read_no_link(&gd.game_file())?), ("scenario.toml".to_string(), store::read_no_link(&gd.scenario_file())?)];
     let mut open_step = last;
     for n in 0..=last {
         let path = gd.record(n);
-        let bytes = store::read(&path)?;
+        let bytes = store::read_no_link(&path)?;
         if n == last && pipeline::read_record(&gd, n)?.opening.is_some() {
             open_step = last + 1;
         }
         let name = format!("records/{:06}.json", n);
-        out.push((format!("{name}.sig"), store::read(&pipeline::sig_path(&path))?));
+        out.push((format!("{name}.sig"), store::read_no_link(&pipeline::sig_path(&path))?));
         out.push((name, bytes));
     }
     for step in 1..=open_step {
@@ -45,14 +50,29 @@ pub fn public_files(dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
         for name in store::list(&rdir)?.into_iter().filter(|n| n.ends_with(".toml")) {
             // A receipt's signature is written before the receipt: one without it is not there yet.
             let (path, sig) = (rdir.join(&name), rdir.join(format!("{name}.sig")));
-            let Ok(sig_bytes) = store::read(&sig) else { continue };
+            if std::fs::symlink_metadata(&sig).is_err() {
+                continue;
+            }
+            let bytes = store::read_no_link(&path)?;
+            check_receipt(&path, &bytes, step, &name)?;
             let rel = format!("receipts/{:06}/{name}", step);
-            out.push((format!("{rel}.sig"), sig_bytes));
-            out.push((rel, store::read(&path)?));
+            out.push((format!("{rel}.sig"), store::read_no_link(&sig)?));
+            out.push((rel, bytes));
         }
     }
     out.sort_by(|a, b| a.0.cmp(&b.0));
     Ok(out)
+}
+
+/// That `bytes`, read from `path` (`receipts/STEP/NAME`), are the receipt its place names: a
+/// receipt of `step` for the role and number of `name` (`ROLE-SEQ.toml`).
+fn check_receipt(path: &Path, bytes: &[u8], step: u64, name: &str) -> Result<()> {
+    let text = std::str::from_utf8(bytes).map_err(|_| Error::input(path, "not a receipt: not UTF-8 text; not handed out"))?;
+    let r = crate::model::parse_receipt(path, text)?;
+    if r.step != step || name != format!("{}-{}.toml", r.role, r.seq) {
+        return Err(Error::input(path, format!("a receipt of {} in step {} (number {}) under another name: not handed out", r.role, r.step, r.seq)));
+    }
+    Ok(())
 }
 
 /// The public copy of the game in `dir` as a tar archive (its bytes): [`public_files`] under a

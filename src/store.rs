@@ -253,6 +253,23 @@ pub fn open_regular_sized(path: &Path) -> std::io::Result<(fs::File, u64)> {
     Err(std::io::Error::new(std::io::ErrorKind::InvalidInput, "not a regular file (a FIFO, a device or a folder); not read"))
 }
 
+/// The bytes of `path` if it is a regular file itself, not a symbolic link (never followed:
+/// `O_NOFOLLOW`) nor a FIFO, device or folder: for files handed out as public, where a link
+/// planted in a public folder could name a sealed order (tester20 T20b-1). Errors name the file.
+pub fn read_no_link(path: &Path) -> Result<Vec<u8>> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let link = || Error::input(path, "a symbolic link, not a file pbem wrote: not read (remove it; a public copy holds only files)");
+    let mut f = match fs::OpenOptions::new().read(true).custom_flags(HINT_FLAGS).open(path) {
+        Err(e) if e.raw_os_error() == Some(libc::ELOOP) => return Err(link()),
+        other => other.map_err(|e| io(path, e))?,
+    };
+    let m = f.metadata().map_err(|e| io(path, e))?;
+    if !m.file_type().is_file() {
+        return Err(Error::input(path, "not a regular file (a FIFO, a device or a folder); not read"));
+    }
+    read_sized(&mut f, m.len()).map_err(|e| io(path, e))
+}
+
 /// `f`, opened at `path` to write, if it is a regular file; else an [`Error::Input`] naming the
 /// file, saying it is `not` one (`"not written"`, `"not a lock file"`).
 fn only_regular(f: File, path: &Path, not: &str) -> Result<File> {

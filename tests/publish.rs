@@ -399,6 +399,56 @@ fn publish_all_publishes_neither_copy_of_a_game_two_folders_hold() {
     assert!(!site.join("demo-gettysburg-campaign-18630701").exists(), "nothing of that game published");
 }
 
+/// A symbolic link planted among the open step's receipts naming a sealed order, or a copy of
+/// one there, is refused by `pbem public`, naming it, and no copy is written: the sealed order
+/// never leaves `host/` (tester20 T20b-1); a game made under `umask 000` has no folder anyone may
+/// write in to plant one.
+#[test]
+fn a_public_copy_never_hands_out_a_planted_link_or_copy_of_a_sealed_order() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = cut_example(tmp.path(), 2);
+    let receipts = game.join("receipts/000003");
+    let out = tmp.path().join("copy.tar");
+    let planted = receipts.join("confederate-9.toml");
+    for (how, text) in [("link", "a symbolic link"), ("copy", "not a receipt")] {
+        for (from, to) in [("union-1.txt", "confederate-9.toml"), ("union-1.txt.sig", "confederate-9.toml.sig")] {
+            let sealed = game.join("host/sealed/000003").join(from);
+            match how {
+                "link" => std::os::unix::fs::symlink(&sealed, receipts.join(to)).unwrap(),
+                _ => drop(fs::copy(&sealed, receipts.join(to)).unwrap()),
+            }
+        }
+        let o = pbem().arg("public").arg(&game).arg("--out").arg(&out).output().unwrap();
+        let stderr = String::from_utf8_lossy(&o.stderr);
+        assert!(!o.status.success() && stderr.contains("confederate-9.toml") && stderr.contains(text), "{how}: {stderr}");
+        assert!(!out.exists(), "{how}: nothing written");
+        fs::remove_file(&planted).unwrap();
+        fs::remove_file(receipts.join("confederate-9.toml.sig")).unwrap();
+    }
+    pbem().arg("public").arg(&game).arg("--out").arg(&out).assert().success();
+    use std::os::unix::fs::PermissionsExt;
+    let made = tmp.path().join("made");
+    fs::create_dir(&made).unwrap();
+    for k in ["u", "c"] {
+        assert!(std::process::Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(made.join(k)).status().unwrap().success());
+    }
+    let bin = assert_cmd::cargo::cargo_bin!("pbem");
+    let script = format!("cd '{}' && umask 000 && exec '{}' new turns/g1 --rules gettysburg-campaign --player confederate:c@x:c.pub --player union:u@x:u.pub", made.display(), bin.display());
+    let o = std::process::Command::new("sh").arg("-c").arg(&script).output().unwrap();
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let mut check = vec![made.join("turns")];
+    while let Some(d) = check.pop() {
+        for e in fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            let mode = fs::symlink_metadata(&p).unwrap().permissions().mode();
+            assert_eq!(mode & 0o002, 0, "{} is writable by everyone", p.display());
+            if p.is_dir() {
+                check.push(p);
+            }
+        }
+    }
+}
+
 #[test]
 fn the_site_is_readable_by_everyone_whatever_the_umask() {
     // tester12 L8: under `umask 077` every page was 0600, so no web server could read the site.
