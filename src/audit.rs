@@ -1088,6 +1088,9 @@ impl Audit {
                 Ok(t) => Some(serde_json::from_str::<LateReveal>(&t).map_err(|e| fail(AuditCheck::Publication, &hp, e))?),
                 Err(_) => None,
             };
+            if let Some(wrong) = host_copy.as_ref().and_then(|h| h.not_for(st.res.step, &o.role)) {
+                return Err(fail(AuditCheck::Publication, &hp, wrong));
+            }
             match (self.reveal_map.get(&(st.res.step, o.role.clone())), host_copy) {
                 (Some((r, at)), host_copy) => {
                     // Revealed: the host's withheld copy, if kept, must be what was revealed.

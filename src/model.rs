@@ -265,6 +265,15 @@ pub struct LateReveal {
     pub orders: toml::Table,
 }
 
+impl LateReveal {
+    /// What is wrong with this copy as the withheld orders of `role` in `step` (a host's copy
+    /// `host/withheld/STEP-ROLE.json` whose fields name another step or role: tester20 T20b-2),
+    /// or `None` when it is theirs.
+    pub fn not_for(&self, step: u64, role: &str) -> Option<String> {
+        (self.step != step || self.role != role).then(|| format!("holds the orders of {} in step {}, not those of {role} in step {step} its name says (edited?)", self.role, self.step))
+    }
+}
+
 impl Revealed {
     /// This entry with a late reveal filled in (text, signature, orders), no longer withheld.
     pub fn with_reveal(&self, r: &LateReveal) -> Revealed {

@@ -1833,7 +1833,7 @@ fn due_reveals(dir: &GameDir, game_id: &str, withheld: BTreeMap<(u64, String), W
             let path = dir.withheld(step, &role);
             let text = store::read_text(&path)?;
             let reveal: LateReveal = serde_json::from_str(&text).map_err(|e| Error::input(&path, e.to_string()))?;
-            check_withheld_copy(dir, game_id, &path, &reveal)?;
+            check_withheld_copy(dir, game_id, &path, &reveal, (step, &role))?;
             Ok(reveal)
         })
         .collect()
@@ -1844,11 +1844,13 @@ fn due_reveals(dir: &GameDir, game_id: &str, withheld: BTreeMap<(u64, String), W
 /// those the text gives, the signature the seat's under the key of the receipt (tester17 T17-4:
 /// an edited copy was published, and the game failed its audit for good). An NMR's copy holds
 /// no text. Errors name the file and say how to mend it.
-fn check_withheld_copy(dir: &GameDir, game_id: &str, path: &Path, reveal: &LateReveal) -> Result<()> {
+fn check_withheld_copy(dir: &GameDir, game_id: &str, path: &Path, reveal: &LateReveal, (step, role): (u64, &str)) -> Result<()> {
     let bad = |what: &str| Error::Input { file: path.to_path_buf(), line: None, field: None, message: format!(
-        "{what}: this is the host's copy of {}'s withheld order for step {}, which is due to be revealed; nothing was published. Restore the game's host/ folder from a backup",
-        reveal.role, reveal.step
+        "{what}: this is the host's copy of {role}'s withheld order for step {step}, which is due to be revealed; nothing was published. Restore the game's host/ folder from a backup"
     ) };
+    if let Some(wrong) = reveal.not_for(step, role) {
+        return Err(bad(&wrong));
+    }
     let receipt = latest_receipts(dir, reveal.step)?.remove(&reveal.role);
     let (text, signature, r) = match (&reveal.text, &reveal.signature, receipt) {
         (None, None, None) => return Ok(()),

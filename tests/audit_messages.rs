@@ -324,6 +324,18 @@ fn a_damaged_withheld_copy_is_not_revealed() {
     let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
     assert!(err.contains(&format!("{}: signature: is not the seat's signature of the text: this is the host's copy of union's withheld order for step 1", held.display())) && err.contains("nothing was published"), "{err}");
     assert!(!game.join("records/000002.json").exists());
+    // A copy whose step or role was edited fails the audit and is not revealed either
+    // (tester20 T20b-2: both passed the audit, and the record revealing it failed it for good).
+    for (from, to, says) in [("\"step\": 1", "\"step\": 0", "holds the orders of union in step 0, not those of union in step 1"), ("\"role\": \"union\"", "\"role\": \"confederate\"", "holds the orders of confederate in step 1, not those of union in step 1")] {
+        assert!(kept.contains(from), "{kept}");
+        std::fs::write(&held, kept.replacen(from, to, 1)).unwrap();
+        let err = audit_error(&game);
+        assert!(err.contains(&format!("{}: {says}", held.display())), "{err}");
+        let out = pbem().args(["end", "--abandon", "--reason", "closing"]).arg(&game).args(["--now", "2026-07-01T14:00:00Z"]).assert().code(1);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).to_string();
+        assert!(err.contains(says) && err.contains("nothing was published"), "{err}");
+        assert!(!game.join("records/000002.json").exists());
+    }
     std::fs::write(&held, &kept).unwrap();
     pbem().args(["end", "--abandon", "--reason", "closing"]).arg(&game).args(["--now", "2026-07-01T14:00:00Z"]).assert().success();
     pbem().arg("audit").arg(&game).assert().success();

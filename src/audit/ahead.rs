@@ -368,7 +368,7 @@ impl Shared {
     fn revealed(&self, step: u64, role: &str) -> Option<LateReveal> {
         match self.reveal_map.get(&(step, role.to_string())) {
             Some((r, _)) => Some(r.clone()),
-            None => serde_json::from_str(&store::read_text(&self.gd.withheld(step, role)).ok()?).ok(),
+            None => serde_json::from_str::<LateReveal>(&store::read_text(&self.gd.withheld(step, role)).ok()?).ok().filter(|r| r.not_for(step, role).is_none()),
         }
     }
 
