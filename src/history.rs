@@ -113,7 +113,12 @@ pub fn read(gd: &GameDir, last: u64, gf_bytes: &[u8], scenario: &[u8]) -> Result
 /// Record `n` read, hashed and parsed.
 fn read_record(gd: &GameDir, n: u64) -> Result<std::sync::Arc<ReadRecord>> {
     let p = gd.record(n);
-    let bytes = store::read(&p).map_err(|_| fail(&p, "missing (deleted record?)"))?;
+    // Only a record not there is missing; one that is no file (a FIFO, a folder, a link to a
+    // device) says so (tester20 T20b-4).
+    let bytes = store::read_regular(&p).map_err(|e| match e.kind() {
+        std::io::ErrorKind::NotFound => fail(&p, "missing (deleted record?)"),
+        _ => fail(&p, e.to_string()),
+    })?;
     let record: Record = serde_json::from_slice(&bytes).map_err(|e| fail(&p, format!("not a record: {e}")))?;
     Ok(std::sync::Arc::new(ReadRecord { sha256: commit::sha256_hex(&bytes), bytes, record }))
 }

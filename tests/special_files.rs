@@ -209,3 +209,24 @@ fn auditing_a_fifo_in_place_of_a_public_copy_says_what_it_is() {
         assert!(err.contains("neither a game directory nor a public copy (a FIFO or a device)") && !err.contains("game.toml"), "{kind}: {err}");
     }
 }
+
+/// `pbem audit` of a game whose record is a FIFO, a link to `/dev/zero` or a folder says it is
+/// no regular file, at once, not that it is missing (tester20 T20b-4).
+#[test]
+fn auditing_a_record_that_is_no_file_says_what_it_is() {
+    let h = Host::new();
+    let game = h.root.join("g1");
+    let record = game.join("records/000000.json");
+    let kept = std::fs::read(&record).unwrap();
+    for kind in KINDS {
+        make_special(&record, kind);
+        let out = Command::cargo_bin("pbem").unwrap().arg("audit").arg(&game).timeout(Duration::from_secs(60)).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{kind}: {out:?}");
+        assert!(err.contains("000000.json") && err.contains("not a regular file") && !err.contains("missing"), "{kind}: {err}");
+    }
+    make_special(&record, "folder");
+    std::fs::remove_dir(&record).unwrap();
+    std::fs::write(&record, kept).unwrap();
+    Command::cargo_bin("pbem").unwrap().arg("audit").arg(&game).assert().success();
+}
