@@ -611,3 +611,48 @@ fn both_checkers_refuse_an_archive_member_not_public_and_ignore_notes_in_a_folde
     fs::write(dir.join("records/x.json"), "{}\n").unwrap();
     assert_fails(&dir, "a file named like a record", "records/x.json", "not a record file");
 }
+
+/// A record that is a FIFO, a link to `/dev/zero` or a folder is refused by the Python verifier
+/// at once, naming it, as pbem refuses it (tester20 T20b-3: it waited on the FIFO and read
+/// `/dev/zero` without end); stopped by SIGTERM, it leaves no temporary folder.
+#[test]
+fn the_python_verifier_refuses_a_record_that_is_no_file() {
+    if !have_python() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let dir = public_copy(tmp.path());
+    let record = dir.join("records/000002.json");
+    for kind in ["fifo", "dev-zero", "folder"] {
+        let _ = fs::remove_file(&record);
+        let _ = fs::remove_dir_all(&record);
+        match kind {
+            "fifo" => assert!(Command::new("mkfifo").arg(&record).status().unwrap().success()),
+            "dev-zero" => std::os::unix::fs::symlink("/dev/zero", &record).unwrap(),
+            _ => fs::create_dir(&record).unwrap(),
+        }
+        let o = Command::new("timeout").args(["60", "python3", "verify/pbem_verify.py"]).arg(&dir).output().unwrap();
+        let out = text(&o);
+        assert_eq!(o.status.code(), Some(1), "{kind}: {out}");
+        assert!(out.starts_with(&format!("FAIL: {}: ", record.display())) && out.contains("not a regular file"), "{kind}: {out}");
+    }
+    // SIGTERM while it waits on ssh-keygen (a stand-in that sleeps): its temporary folder goes.
+    let _ = fs::remove_dir_all(&record);
+    fs::copy(Path::new(EXAMPLE).join("records/000002.json"), &record).unwrap();
+    let (scratch, bin) = (tmp.path().join("scratch"), tmp.path().join("bin"));
+    fs::create_dir(&scratch).unwrap();
+    fs::create_dir(&bin).unwrap();
+    fs::write(bin.join("ssh-keygen"), "#!/bin/sh\nexec sleep 20\n").unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    fs::set_permissions(bin.join("ssh-keygen"), fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!("{}:{}", bin.display(), std::env::var("PATH").unwrap_or_default());
+    let mut child = Command::new("python3").arg("verify/pbem_verify.py").arg(&dir).env("TMPDIR", &scratch).env("PATH", path).spawn().unwrap();
+    let waiting = (0..200).any(|_| {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        fs::read_dir(&scratch).unwrap().count() > 0
+    });
+    assert!(waiting, "the verifier made its temporary folder");
+    let _ = Command::new("kill").arg(child.id().to_string()).status();
+    child.wait().unwrap();
+    assert_eq!(fs::read_dir(&scratch).unwrap().count(), 0, "no temporary folder left");
+}

@@ -40,6 +40,8 @@ import json
 import os
 import re
 import shutil
+import signal
+import stat
 import struct
 import subprocess
 import sys
@@ -236,11 +238,20 @@ class Game:
         self.sig_count = 0
 
     def read(self, rel):
+        """A regular file's bytes: a FIFO is opened without waiting for a writer and, like a
+        device (a link to /dev/zero) or a folder, refused unread, as pbem refuses them."""
         try:
-            with open(os.path.join(self.root, rel), "rb") as f:
-                return f.read()
+            fd = os.open(os.path.join(self.root, rel), os.O_RDONLY | os.O_NONBLOCK)
         except OSError as e:
             raise Fail(rel, None, f"cannot read: {e.strerror}")
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise Fail(rel, None, "not a regular file (a FIFO, a device or a folder); not read")
+        with os.fdopen(fd, "rb") as f:
+            try:
+                return f.read()
+            except OSError as e:
+                raise Fail(rel, None, f"cannot read: {e.strerror}")
 
     def exists(self, rel):
         return os.path.exists(os.path.join(self.root, rel))
@@ -1235,5 +1246,13 @@ def main(argv):
         return check(os.path.join(tmp, game), f"{target}:{game}")
 
 
+def _stop(signum, _frame):
+    """A run stopped by SIGTERM or SIGHUP (`timeout`, a closed terminal) exits as Python does on
+    Ctrl-C, so its temporary folder is removed on the way out."""
+    raise SystemExit(128 + signum)
+
+
 if __name__ == "__main__":
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _stop)
     sys.exit(main(sys.argv))
