@@ -165,7 +165,12 @@ pub fn render(
 /// Flag says "All N rounds played" past the last round, not "Round N+1 of N" (T16c-3); a game
 /// its players or the host ended asks no question and lists no planned moves (tester17 T17-3);
 /// only the present wordings of `Pinned::earlier_wording`'s cases are accepted.
-pub const WORDING: u32 = 1;
+///
+/// 2 (2026-12-03): a game its players or the host ended heads its reports "The game is over",
+/// not the phase it stopped in (Gettysburg, Flag Dash: tester20 T20c-6); Throw Down That Flag's
+/// short account says an order the seat did not send was the default orders or the built-in
+/// player's, not "your order" (`own_nmr`, T20c-2).
+pub const WORDING: u32 = 2;
 
 /// A record with the SHA-256 (hex) of its file, its canonical bytes: what a report pins.
 #[derive(Clone, Copy)]
@@ -207,6 +212,8 @@ pub fn render_pinned(
         .flat_map(|r| r.orders.iter())
         .map(|o| ReceiptLine { role: o.role.clone(), seq: o.seq, commitment: o.commitment.clone(), nmr: o.nmr.clone().filter(|_| !pinned.earlier_wording) })
         .collect();
+    // How this seat's orders of the step were made when it sent none (`"default"`, `"bot"`).
+    let own_nmr = record.resolution.iter().flat_map(|r| r.orders.iter()).find(|o| o.role == role && o.seq.is_none()).map(|o| o.nmr.clone().unwrap_or_else(|| "default".into()));
     let pin = pin_block(gf, record, pinned.sha256);
     // The time left when the report was written: at a host control (a resume, a deadline moved,
     // a seat changed), from the control's time; else from when the step opened (its record).
@@ -223,6 +230,7 @@ pub fn render_pinned(
         game => &gf.id,
         role => role,
         wording => gf.wording,
+        own_nmr => own_nmr,
         index => record.index,
         resolution => record.resolution.as_ref().map(|r| minijinja::context! {
             step => r.step, resolved => &r.resolved, host_seed => &r.host_seed, seed => &r.seed,

@@ -1513,3 +1513,21 @@ fn a_killed_new_leaves_only_a_hidden_folder_that_no_run_sees_and_the_next_new_re
     pbem().arg("audit").arg(&empty).assert().success();
     assert_eq!(hidden(root), [young.file_name().unwrap().to_string_lossy().into_owned()]);
 }
+
+/// Throw Down That Flag's short account of a step whose orders the seat did not send says they
+/// were the default orders, not "your order" (tester20 T20c-2, report wording 2), and the game
+/// audits.
+#[test]
+fn a_short_account_says_an_nmr_order_was_not_yours() {
+    let tmp = tempfile::tempdir().unwrap();
+    keygen(tmp.path(), "union");
+    let game = tmp.path().join("t3");
+    pbem().arg("new").arg(&game).args(["--rules", "throw-down-that-flag", "--scenario", "july-3", "--now", "2026-07-01T12:00:00Z"])
+        .arg("--player").arg(format!("union:u@example.org:{}", tmp.path().join("union.pub").display())).assert().success();
+    for now in ["2026-07-05T00:00:00Z", "2026-07-09T00:00:00Z"] {
+        pbem().arg("adjudicate").arg(&game).args(["--now", now]).assert().success();
+    }
+    let report = String::from_utf8(pbem().arg("report").arg(&game).args(["--role", "union"]).output().unwrap().stdout).unwrap();
+    assert!(report.contains("(the default orders: you sent none)") && !report.contains("(your order)"), "{report}");
+    pbem().arg("audit").arg(&game).assert().success();
+}

@@ -118,6 +118,8 @@ fn a_resignation_ends_the_game_the_other_side_wins_and_both_verifiers_pass() {
     assert!(report.contains("GAME OVER\n  union resigned: confederate wins."), "{report}");
     // tester17 T17-3: a game its players ended asks no question and lists no plans (wording 1).
     assert!(!report.contains("QUESTION FOR YOU") && !report.contains("PLANNED MOVES"), "{report}");
+    // tester20 T20c-6: nor is it headed with the phase it stopped in (wording 2).
+    assert!(report.contains("\nThe game is over. You play the ") && !report.contains("command phase"), "{report}");
     let status = t.run(&["status"]);
     assert!(status.contains("game over: union resigned") && status.contains("ended by the players (record 1)"), "{status}");
     assert!(t.run(&["adjudicate", "--now", "2026-07-09T12:00:00Z"]).contains("game over"));
@@ -233,12 +235,14 @@ fn a_resignation_record_with_another_outcome_fails_both_verifiers() {
 
 /// A new game of `rules` in `dir/g` with `options`, one seat per role (keys `dir/ROLE`).
 fn game_of(dir: &Path, rules: &str, options: &[&str], roles: &[&str]) -> PathBuf {
+    game_with(dir, rules, &options.iter().flat_map(|o| ["--option", o]).collect::<Vec<_>>(), roles)
+}
+
+/// [`game_of`] with `args` given to `pbem new` as they are.
+fn game_with(dir: &Path, rules: &str, args: &[&str], roles: &[&str]) -> PathBuf {
     let g = dir.join("g");
     let mut cmd = pbem();
-    cmd.arg("new").arg(&g).args(["--rules", rules, "--now", "2026-07-02T12:00:00Z"]);
-    for o in options {
-        cmd.args(["--option", o]);
-    }
+    cmd.arg("new").arg(&g).args(["--rules", rules, "--now", "2026-07-02T12:00:00Z"]).args(args);
     for role in roles {
         keygen(dir, role);
         cmd.arg("--player").arg(format!("{role}:{role}@example.org:{}.pub", dir.join(role).display()));
@@ -265,11 +269,26 @@ fn in_flag_dash_one_seat_resigns_for_its_team_and_the_other_team_wins() {
     let g = game_of(tmp.path(), "flag-dash", &["players=4"], &["red-1", "red-2", "white-1", "white-2"]);
     let out = resign_in(&g, "white-2", "2026-07-02T13:00:00Z");
     assert!(out.contains("game over: white-2 (side white) resigned: red wins."), "{out}");
+    // Headed as over, not with the phase it stopped in (tester20 T20c-6, wording 2).
+    let report = String::from_utf8(pbem().arg("report").arg(&g).args(["--role", "red-1"]).output().unwrap().stdout).unwrap();
+    assert!(report.contains("\nThe game is over (round 1). You hold seat red-1") && !report.contains("plan moves"), "{report}");
     audit_passes(&g);
     public_audit_passes(&g);
     if let Some((ok, out)) = python(&g) {
         assert!(ok && out.contains("red wins"), "{out}");
     }
+}
+
+/// A game made before report wording 2 keeps its reports as they were: headed with the phase
+/// the game stopped in (the audit replays them byte for byte).
+#[test]
+fn a_game_of_an_earlier_wording_keeps_its_heading_when_its_players_end_it() {
+    let tmp = tempfile::tempdir().unwrap();
+    let g = game_with(tmp.path(), "flag-dash", &["--option", "players=4", "--wording", "1"], &["red-1", "red-2", "white-1", "white-2"]);
+    resign_in(&g, "white-2", "2026-07-02T13:00:00Z");
+    let report = String::from_utf8(pbem().arg("report").arg(&g).args(["--role", "red-1"]).output().unwrap().stdout).unwrap();
+    assert!(report.contains("\nRound 1 of at most 40: Phase 1, plan moves. You hold seat red-1"), "{report}");
+    audit_passes(&g);
 }
 
 #[test]
