@@ -1470,7 +1470,7 @@ impl Audit {
         let (after, events, answers) = match self.ahead.replayed(&self.state, &orders, &seed) {
             Some((after, events, publication, pending)) => (after, events, Some((publication, pending))),
             None => {
-                let mut ctx = Ctx::new(seed);
+                let mut ctx = Ctx::new(seed).worded(self.gf.wording);
                 (self.game.resolve(&self.state, &orders, &mut ctx)?, ctx.into_events(), None)
             }
         };

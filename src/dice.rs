@@ -48,18 +48,35 @@ pub struct Ctx {
     events: Vec<Event>,
     /// Keeps no events ([`Ctx::quiet`]).
     quiet: bool,
+    /// The report wording of the game resolved ([`Ctx::worded`]; 0 unless set).
+    wording: u32,
 }
 
 impl Ctx {
     /// A context whose generator is seeded with the 32-byte step seed.
     pub fn new(seed: [u8; 32]) -> Self {
-        Ctx { rng: ChaCha20Rng::from_seed(seed), script: None, events: Vec::new(), quiet: false }
+        Ctx { rng: ChaCha20Rng::from_seed(seed), script: None, events: Vec::new(), quiet: false, wording: 0 }
     }
 
     /// A context like [`Ctx::new`] that keeps no events (nothing is formatted for them): for
     /// `pbem simulate`, which reads only the states. The same values are rolled and drawn.
     pub fn quiet(seed: [u8; 32]) -> Self {
         Ctx { quiet: true, ..Ctx::new(seed) }
+    }
+
+    /// This context for a game of report wording `wording` (`game.toml`'s `wording`,
+    /// `report::WORDING`): the texts of its events are those of that wording, so a game keeps
+    /// the event texts it began with and its records and reports replay byte for byte. Adjudication
+    /// and the audit's replay set it; left unset it is 0, the oldest texts (tester16 T16a-7).
+    pub fn worded(mut self, wording: u32) -> Self {
+        self.wording = wording;
+        self
+    }
+
+    /// The report wording this context resolves for ([`Ctx::worded`]): a game words an event
+    /// anew only for `wording() >=` the wording that changed it.
+    pub fn wording(&self) -> u32 {
+        self.wording
     }
 
     /// True for a [`Ctx::quiet`] context: a game may skip writing the texts of its events.
@@ -76,7 +93,7 @@ impl Ctx {
     /// A roll or draw that finds the script used up, or a value out of its range, panics: a
     /// mistake in the test (or a setup that rolls).
     pub fn scripted(values: &[u32]) -> Self {
-        Ctx { rng: ChaCha20Rng::from_seed([0; 32]), script: Some(values.iter().copied().collect()), events: Vec::new(), quiet: false }
+        Ctx { rng: ChaCha20Rng::from_seed([0; 32]), script: Some(values.iter().copied().collect()), events: Vec::new(), quiet: false, wording: 0 }
     }
 
     /// The scripted values not used yet (empty for a context that is not scripted).

@@ -191,6 +191,8 @@ impl Queue {
 pub(super) struct Shared {
     gd: GameDir,
     id: String,
+    /// The game's report wording (`game.toml`), for the steps' event texts ([`Ctx::worded`]).
+    wording: u32,
     game: &'static dyn DynGame,
     host: ssh_key::PublicKey,
     env: Arc<minijinja::Environment<'static>>,
@@ -263,6 +265,7 @@ impl Audit {
         Shared {
             gd: self.gd.clone(),
             id: self.gf.id.clone(),
+            wording: self.gf.wording,
             game: self.game,
             host: self.host.clone(),
             env: self.env.clone(),
@@ -396,7 +399,7 @@ impl Shared {
             orders.insert(o.role.clone(), given);
         }
         let seed = commit::parse_32(&res.seed)?;
-        let mut ctx = Ctx::new(seed);
+        let mut ctx = Ctx::new(seed).worded(self.wording);
         let after = unless_panics(|| self.game.resolve(&before, &orders, &mut ctx))?.ok()?;
         let publication = unless_panics(|| self.game.publication(&before, &after))?.ok()?;
         let pending = unless_panics(|| self.game.pending(&after))?.ok()?;

@@ -212,7 +212,7 @@ impl<'a> Scratch<'a> {
             {
                 let t = self.read[k].1.clone();
                 let _trial = Trial::begin();
-                let whole = carry_out(self.work, role, mp, &t, false, &mut self.lines);
+                let whole = carry_out(self.work, role, mp, &t, false, false, &mut self.lines);
                 self.reset(Touches::of(mp));
                 debug_assert!(whole.is_err(), "a combo move whose played card fails fails whole");
             }
@@ -221,7 +221,7 @@ impl<'a> Scratch<'a> {
         let t = &self.read[k].1;
         self.lines.clear();
         let _trial = Trial::begin();
-        let done = carry_out(self.work, role, mp, t, false, &mut self.lines).is_ok();
+        let done = carry_out(self.work, role, mp, t, false, false, &mut self.lines).is_ok();
         let sc = done.then(|| score(self.work, team));
         self.reset(Touches::of(mp));
         sc
@@ -250,7 +250,7 @@ impl<'a> Scratch<'a> {
         self.lines.clear();
         let failed = {
             let _trial = Trial::begin();
-            carry_out(self.work, role, &alone, &self.probe, false, &mut self.lines).is_err()
+            carry_out(self.work, role, &alone, &self.probe, false, false, &mut self.lines).is_err()
         };
         self.reset(Touches::of(mp));
         self.first_card[k].0 |= if failed { bit } else { 0 };
@@ -263,7 +263,7 @@ impl<'a> Scratch<'a> {
     fn after(mut self, role: &str, mp: &MovePlan, v: &Variant) -> Option<()> {
         let t = try_with(mp, v.who, v.steps()).ok()?;
         let _trial = Trial::begin();
-        carry_out(self.work, role, mp, &t, false, &mut self.lines).ok()?;
+        carry_out(self.work, role, mp, &t, false, false, &mut self.lines).ok()?;
         let played = self.work.played.entry(role.to_string()).or_default();
         played.push(mp.card);
         played.extend(mp.combo);

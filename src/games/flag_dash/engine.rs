@@ -335,7 +335,8 @@ fn describe(mp: &MovePlan) -> String {
 ///    the cats chase (Character Abilities, Crazy Cat Lady: the chase is the token's, not the card's).
 pub fn resolve_move(s: &mut State, ctx: &mut Ctx, role: &str, mv: u8) {
     let mp = s.plans[role].moves[mv as usize - 1].clone();
-    let choice = choose_alternative(s, role, &mp);
+    // Report wording 2: a failing repeat of a card says which it is (tester20 T20c-3).
+    let choice = choose_alternative(s, role, &mp, ctx.wording() >= 2);
     let selected = choice.selected.as_ref().map(|t| t.who);
     tell_choice(s, ctx, role, &mp, choice);
     // Action Cards, Copy: the move's cards count as played for later moves.
@@ -421,7 +422,7 @@ pub struct MoveChoice {
 /// Decides which alternative of `role`'s move `mp` is carried out (the order of [`resolve_move`]),
 /// each tried on `s` and put back when it is not the one: `s` is left as the one carried out
 /// leaves it (the round's account not yet told), or as it was when none is.
-pub fn choose_alternative(s: &mut State, role: &str, mp: &MovePlan) -> MoveChoice {
+pub fn choose_alternative(s: &mut State, role: &str, mp: &MovePlan, worded: bool) -> MoveChoice {
     let mut skipped = Vec::new();
     let mut tries = Vec::new();
     for (k, text) in mp.tries.iter().enumerate() {
@@ -437,7 +438,7 @@ pub fn choose_alternative(s: &mut State, role: &str, mp: &MovePlan) -> MoveChoic
     for how in [Fulfilled::Fully, Fulfilled::InPart] {
         for (k, t) in &tries {
             let mut lines = Vec::new();
-            let done = carry_out(s, role, mp, t, how == Fulfilled::InPart, &mut lines);
+            let done = carry_out(s, role, mp, t, how == Fulfilled::InPart, worded, &mut lines);
             if matches!(done, Ok(n) if how == Fulfilled::Fully || n > 0) {
                 let carried = Carried { k: *k, how, lines };
                 return MoveChoice { skipped, not_fully, selected: Some(t.clone()), carried: Some(carried) };
@@ -578,12 +579,23 @@ fn card_units(t: &Try) -> [Option<(usize, usize)>; 2] {
     [cards, t.steps.iter().position(|x| matches!(x, Step::Combo(_))).map(|i| (i, i))]
 }
 
+/// Why the `nth` of a card's `of` resolutions (a boosted or combined card's repeats) cannot be
+/// carried out, said as such: what stops it is what the earlier ones did, which are undone with
+/// it, so a reader who finds the board without them is not left puzzled (tester20 T20c-3:
+/// "Orange already holds a character flag of Yellow", where Orange held none in the end).
+fn repeat_failed(e: String, nth: usize, of: usize) -> String {
+    format!("its action {nth} of {of} cannot be carried out once the ones before it are (they are undone with it): {e}")
+}
+
 /// Carries out one alternative on `s` (a scratch copy); stops early when the game is won. With
 /// `lenient`, a card that cannot be resolved fully is not carried out at all and the rest goes on
 /// (each action card fully or not at all); without, it fails the whole alternative.
 ///
 /// Returns how many cards were carried out. Errors: why the alternative cannot be carried out.
-pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lenient: bool, lines: &mut Vec<String>) -> Result<usize, String> {
+/// `worded`: the game's report wording is 2 or later (a failing repeat of a card says which it
+/// is, [`repeat_failed`]).
+#[allow(clippy::too_many_arguments)]
+pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lenient: bool, worded: bool, lines: &mut Vec<String>) -> Result<usize, String> {
     let ch = t.who;
     let mut tunnel_used = false;
     if s.chars[ch].trapped {
@@ -613,8 +625,11 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lenient: boo
             let before = lenient.then(|| (Board::of(s), lines.len(), tunnel_used));
             let mut unit = || -> Result<bool, String> {
                 for k in a..=b {
-                    if step(s, role, mp, t, k, this_move_so_far, &mut tunnel_used, lines)? {
-                        return Ok(true);
+                    match step(s, role, mp, t, k, this_move_so_far, &mut tunnel_used, lines) {
+                        Ok(true) => return Ok(true),
+                        Ok(false) => {}
+                        Err(e) if worded && k > a => return Err(repeat_failed(e, k - a + 1, b - a + 1)),
+                        Err(e) => return Err(e),
                     }
                 }
                 Ok(false)
@@ -1550,7 +1565,7 @@ mod tests {
         let green = put(&mut s, "Green", "d4");
         let mp = plan(Card::Forward, Token::N(1), None, &["runner: boost n", "nobody", "runner", "defender"]);
         let mut after = s.clone();
-        let c = choose_alternative(&mut after, "white-1", &mp);
+        let c = choose_alternative(&mut after, "white-1", &mp, false);
         assert_eq!(c.skipped.len(), 1);
         assert_eq!(c.skipped[0].0, 1);
         assert!(c.skipped[0].1.contains("\"nobody\" is not runner"), "{:?}", c.skipped);
@@ -1575,12 +1590,34 @@ mod tests {
         let mut s = cleared(&[]);
         let green = put(&mut s, "Green", "d4");
         let mp = plan(Card::Forward, Token::N(3), Some(Card::Flag), &["runner"]);
-        let c = choose_alternative(&mut s, "white-1", &mp);
+        let c = choose_alternative(&mut s, "white-1", &mp, false);
         assert_eq!(c.not_fully.len(), 1, "no flag action next to d5");
         let carried = c.carried.expect("carried out in part");
         assert_eq!((carried.k, carried.how), (0, Fulfilled::InPart));
         assert_eq!(s.chars[green].at, sq("d5"));
         assert!(carried.lines[1].starts_with("Flag is not carried out (fully or not at all)"), "{:?}", carried.lines);
+    }
+
+    /// A repeat of a card that fails because of what the ones before it did says which repeat it
+    /// is, the earlier ones being undone with it (report wording 2, tester20 T20c-3); earlier
+    /// wordings keep the bare reason.
+    #[test]
+    fn a_failing_repeat_says_which_it_is() {
+        let mut s = cleared(&[]);
+        put(&mut s, "Green", "d4");
+        let purple = put(&mut s, "Purple", "d5");
+        let mp = plan(Card::Flag, Token::N(5), None, &["runner: card collect Purple"]);
+        for (worded, want) in [
+            (true, "Flag is not carried out (fully or not at all): its action 2 of 3 cannot be carried out once the ones before it are (they are undone with it): Green already holds a character flag of Purple"),
+            (false, "Flag is not carried out (fully or not at all): Green already holds a character flag of Purple"),
+        ] {
+            let mut after = s.clone();
+            let c = choose_alternative(&mut after, "white-1", &mp, worded);
+            let reasons: Vec<&str> = c.not_fully.iter().map(|x| x.1.as_str()).chain(c.carried.iter().flat_map(|x| x.lines.iter().map(String::as_str))).collect();
+            assert!(reasons.iter().any(|r| r.contains(want.split(": ").skip(1).collect::<Vec<_>>().join(": ").as_str())), "{worded}: {reasons:?}");
+            assert!(worded || reasons.iter().all(|r| !r.contains("its action")), "{reasons:?}");
+            assert_eq!(after.chars[purple].flags_left, s.chars[purple].flags_left, "undone");
+        }
     }
 
     /// No card carried out at all: nothing is carried out, and the token still selects the first
@@ -1591,14 +1628,14 @@ mod tests {
         let green = put(&mut s, "Green", "d4");
         let mp = plan(Card::Flag, Token::N(2), None, &["runner", "defender"]);
         let before = s.clone();
-        let c = choose_alternative(&mut s, "white-1", &mp);
+        let c = choose_alternative(&mut s, "white-1", &mp, false);
         assert!(c.carried.is_none());
         assert_eq!(s, before, "nothing carried out, nothing changed");
         assert_eq!(c.not_fully.iter().map(|x| x.0).collect::<Vec<_>>(), [0, 1]);
         assert_eq!(c.selected.map(|t| t.who), Some(green));
         // A trapped character is selected only by a reset token (Character Abilities, Trap).
         s.chars[green].trapped = true;
-        let c = choose_alternative(&mut s, "white-1", &mp);
+        let c = choose_alternative(&mut s, "white-1", &mp, false);
         assert_eq!(c.selected.map(|t| t.who), s.char_named("Black"));
     }
 
