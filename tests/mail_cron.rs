@@ -315,6 +315,22 @@ fn a_host_controls_report_mail_tells_a_seat_whose_orders_are_in_that_they_are_in
     assert!(conf.subject.contains("orders needed by") && conf.text.contains("are due by"), "{}", conf.subject);
 }
 
+/// Two host controls between cron runs: both records' reports are mailed (the chain needs
+/// them), the older's subject says it is out of date instead of asking for orders by the
+/// deadline the newer replaced (tester20 T20a-3).
+#[test]
+fn a_report_a_later_record_replaced_in_the_same_run_says_it_is_out_of_date() {
+    let Opened { _tmp, root, game, out, cfg, mut e } = opened();
+    let extend = |h: i64, t: &str| pbem::control::apply(&game, pbem::control::Request::Deadline(pbem::control::DeadlineMove::Extend(chrono::Duration::hours(h))), "holidays", at(t)).unwrap();
+    extend(24, "2026-07-01T13:00:00Z");
+    extend(24, "2026-07-01T13:01:00Z");
+    cron::run(&root, &cfg, at("2026-07-01T13:05:00Z"), &mut e).unwrap();
+    let notices: Vec<String> = sent(&out).into_iter().map(|(_, m)| m.subject).filter(|s| s.contains("notice from the host")).collect();
+    assert_eq!(notices.len(), 4, "{notices:?}");
+    assert_eq!(notices.iter().filter(|s| s.contains("out of date: see the mail of record 2") && !s.contains("needed by")).count(), 2, "{notices:?}");
+    assert_eq!(notices.iter().filter(|s| s.contains("orders needed by") && s.contains("4 Jul")).count(), 2, "{notices:?}");
+}
+
 #[test]
 fn a_game_the_host_ended_mails_its_final_reports() {
     // The host's last record has neither an opening nor a resolution: its time is the control's

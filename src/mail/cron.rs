@@ -691,7 +691,7 @@ pub fn queue_game_mail(dir: &Path, cfg: &HostConfig, outbox: &Outbox, now: DateT
         let rec = pipeline::read_record(&g.dir, n)?;
         let state = store::read_text(&g.dir.state(n))?;
         for seat in &g.gf.seats {
-            let m = report_mail(&g.dir, &g.gf, g.game, &rec, &state, &seat.role, &sha, cfg, now)?;
+            let m = report_mail(&g.dir, &g.gf, g.game, (&rec, g.record.index), &state, &seat.role, &sha, cfg, now)?;
             if outbox.queue(&m, now)? {
                 queued.push(m.id);
             }
@@ -798,12 +798,16 @@ fn report_id(game: &str, n: u64, role: &str, sha: &str) -> String {
     stable_id(&["report", game, &n.to_string(), role, sha])
 }
 
+/// The report mail of record `rec` to `role`; `newest`: the game's newest record, mailed in the
+/// same run when it is later (a record whose step a later one resolved or whose deadline a host
+/// control moved is mailed all the same, for the audit's chain, but its subject says it is out of
+/// date rather than asking for orders by a deadline already gone: tester20 T20a-3).
 #[allow(clippy::too_many_arguments)]
 fn report_mail(
     dir: &store::GameDir,
     gf: &GameFile,
     game: &dyn crate::game::DynGame,
-    rec: &Record,
+    (rec, newest): (&Record, u64),
     state: &str,
     role: &str,
     sha: &str,
@@ -818,6 +822,7 @@ fn report_mail(
     };
     let subject = match &rec.opening {
         _ if rec.outcome.is_some() => format!("[pbem {}] final result ({role})", gf.id),
+        Some(_) if newest > rec.index => format!("[pbem {}] {what}: out of date: see the mail of record {newest} (your report, {role})", gf.id),
         Some(op) => format!("[pbem {}] {what}: {} (your report, {role})", gf.id, needed(cfg, seat, op, super::report_mail::orders_in(dir, gf, op.step, role)?)),
         None => format!("[pbem {}] {what}: your report ({role})", gf.id),
     };
