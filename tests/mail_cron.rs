@@ -325,7 +325,14 @@ fn a_report_a_later_record_replaced_in_the_same_run_says_it_is_out_of_date() {
     extend(24, "2026-07-01T13:00:00Z");
     extend(24, "2026-07-01T13:01:00Z");
     cron::run(&root, &cfg, at("2026-07-01T13:05:00Z"), &mut e).unwrap();
-    let notices: Vec<String> = sent(&out).into_iter().map(|(_, m)| m.subject).filter(|s| s.contains("notice from the host")).collect();
+    let mails: Vec<Mail> = sent(&out).into_iter().map(|(_, m)| m).filter(|m| m.subject.contains("notice from the host")).collect();
+    // The out-of-date mail asks for nothing and carries no form (tester21 T21a-1).
+    for m in mails.iter().filter(|m| m.subject.contains("out of date")) {
+        assert!(m.text.starts_with("This report is out of date: record 2, mailed with it, replaces it.") && !m.text.contains("are due by"), "{}", m.text);
+        assert!(m.attachments.iter().all(|a| !a.ends_with(".toml")), "no order form: {:?}", m.attachments);
+    }
+    assert!(mails.iter().filter(|m| !m.subject.contains("out of date")).all(|m| m.attachments.iter().any(|a| a.ends_with(".toml"))), "the newer has its form");
+    let notices: Vec<String> = mails.into_iter().map(|m| m.subject).collect();
     assert_eq!(notices.len(), 4, "{notices:?}");
     assert_eq!(notices.iter().filter(|s| s.contains("out of date: see the mail of record 2") && !s.contains("needed by")).count(), 2, "{notices:?}");
     assert_eq!(notices.iter().filter(|s| s.contains("orders needed by") && s.contains("4 Jul")).count(), 2, "{notices:?}");

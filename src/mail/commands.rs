@@ -302,7 +302,7 @@ fn report_text(list: &[&Held<'_>], cfg: &HostConfig, now: DateTime<Utc>, files: 
     for (dir, _, roles) in list {
         let g = pipeline::load(dir)?;
         for role in roles {
-            let (body, attachments) = report_parts(&g.dir, &g.gf, g.game, &g.record, &g.state, role, cfg, now)?;
+            let (body, attachments) = report_parts(&g.dir, &g.gf, g.game, (&g.record, None), &g.state, role, cfg, now)?;
             s.push_str(&format!("Your newest report in game {} ({role}, after record {}):\n\n{body}\n", g.gf.id, g.record.index));
             let plans = team::teammate_plans(dir, role)?;
             s.push_str(&team::plans_text(&plans));

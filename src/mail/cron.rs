@@ -826,7 +826,7 @@ fn report_mail(
         Some(op) => format!("[pbem {}] {what}: {} (your report, {role})", gf.id, needed(cfg, seat, op, super::report_mail::orders_in(dir, gf, op.step, role)?)),
         None => format!("[pbem {}] {what}: your report ({role})", gf.id),
     };
-    let (mut body, attachments) = report_parts(dir, gf, game, rec, state, role, cfg, now)?;
+    let (mut body, attachments) = report_parts(dir, gf, game, (rec, Some(newest)), state, role, cfg, now)?;
     body.push_str(&super::report_mail::new_holder_plans(dir, rec, role)?);
     compose::build(Draft {
         id: report_id(&gf.id, rec.index, role, sha),

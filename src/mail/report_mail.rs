@@ -17,12 +17,15 @@ pub type Files = Vec<(String, Vec<u8>)>;
 /// The text of `role`'s report mail for record `rec` (what is due, the press received since the
 /// record before it, the report; after the last record, how to audit the game) and its
 /// attachment (the order form when orders are due): what the `report` command sends again.
+/// `replaced_by`: the game's newest record, mailed in the same run, when it is later than `rec`:
+/// then the mail says so and asks for nothing, with no form (its deadline is gone: tester20
+/// T20a-3, T21a-1).
 #[allow(clippy::too_many_arguments)]
 pub fn report_parts(
     dir: &store::GameDir,
     gf: &GameFile,
     game: &dyn crate::game::DynGame,
-    rec: &Record,
+    (rec, replaced_by): (&Record, Option<u64>),
     state: &str,
     role: &str,
     cfg: &HostConfig,
@@ -36,7 +39,11 @@ pub fn report_parts(
     if let Some(url) = cfg.publish.page_url(&gf.id, rec.index).filter(|_| cfg.publish.while_running || rec.outcome.is_some()) {
         head.push_str(&format!("This step on the game's public page: {url}\n\n"));
     }
-    if let Some(op) = &rec.opening {
+    let replaced = replaced_by.filter(|&n| n > rec.index && rec.opening.is_some());
+    if let Some(n) = replaced {
+        head.push_str(&format!("This report is out of date: record {n}, mailed with it, replaces it. What is due, by when, and the order form are in that mail.\n\n"));
+    }
+    if let Some(op) = rec.opening.as_ref().filter(|_| replaced.is_none()) {
         match report::order_form(game, gf, op, state, role, "", Some(now))? {
             Some(form) => {
                 head.push_str(&match orders_in(dir, gf, op.step, role)? {
