@@ -527,9 +527,10 @@ pub fn record_bytes(r: &Record) -> Vec<u8> {
 }
 
 
-/// One receipt file. Errors: unreadable, or not a receipt (with the line).
+/// One receipt file, never read through a symbolic link. Errors: unreadable, a link, or not a
+/// receipt (with the line).
 pub fn read_receipt(path: &std::path::Path) -> crate::error::Result<Receipt> {
-    parse_receipt(path, &crate::store::read_text(path)?)
+    parse_receipt(path, &crate::store::read_text_no_link(path)?)
 }
 
 /// The receipt in `text`, read from `path`. Errors: not a receipt (with the line).

@@ -399,6 +399,14 @@ pub fn read_text_limited(path: &Path, max: u64, what: &str) -> Result<String> {
     String::from_utf8(b).map_err(|e| Error::input(path, format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))
 }
 
+/// [`read_no_link`] as UTF-8 text: a public file of a game (a receipt) that pbem reads only as it
+/// wrote it, never through a symbolic link planted in its place (tester21 T21a-5: a link to a
+/// sealed order among the receipts was read through by status, submit, audit and adjudicate).
+pub fn read_text_no_link(path: &Path) -> Result<String> {
+    let b = read_no_link(path)?;
+    String::from_utf8(b).map_err(|e| Error::input(path, format!("not UTF-8 text (byte {})", e.utf8_error().valid_up_to())))
+}
+
 /// Reads a whole file as UTF-8 text.
 pub fn read_text(path: &Path) -> Result<String> {
     let b = read(path)?;
