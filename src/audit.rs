@@ -1086,7 +1086,10 @@ impl Audit {
             }
             let host_copy = match store::read_text(&hp) {
                 Ok(t) => Some(serde_json::from_str::<LateReveal>(&t).map_err(|e| fail(AuditCheck::Publication, &hp, e))?),
-                Err(_) => None,
+                Err(Error::Io { source, .. }) if source.kind() == std::io::ErrorKind::NotFound => None,
+                // A FIFO, a folder or a link to a device is there, and is not the copy (tester21
+                // T21a-3: it was called missing).
+                Err(e) => return Err(fail(AuditCheck::Publication, &hp, e)),
             };
             if let Some(wrong) = host_copy.as_ref().and_then(|h| h.not_for(st.res.step, &o.role)) {
                 return Err(fail(AuditCheck::Publication, &hp, wrong));

@@ -230,3 +230,22 @@ fn auditing_a_record_that_is_no_file_says_what_it_is() {
     std::fs::write(&record, kept).unwrap();
     Command::cargo_bin("pbem").unwrap().arg("audit").arg(&game).assert().success();
 }
+
+/// A host's withheld copy that is a FIFO, a link to `/dev/zero` or a folder is said to be no
+/// regular file by the audit, not missing (tester21 T21a-3).
+#[test]
+fn a_withheld_copy_that_is_no_file_is_named_as_such() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = tmp.path().join("g");
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("turns/demo-gettysburg-campaign-18630701");
+    assert!(std::process::Command::new("cp").arg("-r").arg(&src).arg(&game).status().unwrap().success());
+    let held = game.join("host/withheld/000009-confederate.json");
+    assert!(held.is_file(), "the example game keeps a withheld copy");
+    for kind in KINDS {
+        make_special(&held, kind);
+        let out = Command::cargo_bin("pbem").unwrap().arg("audit").arg(&game).timeout(Duration::from_secs(60)).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{kind}: {out:?}");
+        assert!(err.contains("000009-confederate.json: not a regular file") && !err.contains("missing"), "{kind}: {err}");
+    }
+}
