@@ -656,3 +656,23 @@ fn the_python_verifier_refuses_a_record_that_is_no_file() {
     child.wait().unwrap();
     assert_eq!(fs::read_dir(&scratch).unwrap().count(), 0, "no temporary folder left");
 }
+
+/// A path that is not there cannot be verified (exit 2, "no such file or folder"), and a
+/// `game.toml` that is a FIFO is said to be no regular file, not missing (tester21 T21b-7,
+/// T21a-4).
+#[test]
+fn the_python_verifier_says_a_missing_path_cannot_be_checked_and_names_a_special_game_file() {
+    if !have_python() {
+        return;
+    }
+    let tmp = tempfile::tempdir().unwrap();
+    let o = verify(&tmp.path().join("nonexistent.tar"));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("nonexistent.tar: no such file or folder"), "{}", text(&o));
+    let dir = public_copy(tmp.path());
+    fs::remove_file(dir.join("game.toml")).unwrap();
+    assert!(Command::new("mkfifo").arg(dir.join("game.toml")).status().unwrap().success());
+    let o = Command::new("timeout").args(["60", "python3", "verify/pbem_verify.py"]).arg(&dir).output().unwrap();
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("game.toml: not a regular file"), "{}", text(&o));
+}

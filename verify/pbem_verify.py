@@ -1196,7 +1196,12 @@ def unpack_public_copy(archive, into):
 def check(root, shown):
     """Checks the game folder `root` and prints the outcome, naming files under `shown` (the
     folder itself, or `GAME.tar:GAME` for an unpacked archive); returns the exit status."""
-    if not os.path.isfile(os.path.join(root, "game.toml")):
+    game_toml = os.path.join(root, "game.toml")
+    if os.path.lexists(game_toml) and not os.path.isfile(game_toml):
+        # A FIFO, a folder or a link to a device is there (tester21 T21a-4): said as pbem says it.
+        print(f"FAIL: {os.path.join(shown, 'game.toml')}: not a regular file (a FIFO, a device or a folder); not read")
+        return 1
+    if not os.path.isfile(game_toml):
         print(f"FAIL: {os.path.join(shown, 'game.toml')}: missing (not a game folder?)")
         return 1
     try:
@@ -1235,6 +1240,10 @@ def main(argv):
         print(f"pbem_verify: self-test failed ({e}): this Python cannot check games", file=sys.stderr)
         return 2
     target = argv[1]
+    if not os.path.lexists(target):
+        # Nothing to check: the verifier cannot run, not a game that failed (tester21 T21b-7).
+        print(f"pbem_verify: {target}: no such file or folder", file=sys.stderr)
+        return 2
     if not os.path.isfile(target):
         return check(target, target)
     with tempfile.TemporaryDirectory(prefix="pbem-verify-copy-") as tmp:
