@@ -25,6 +25,9 @@ pub fn environment(override_dir: Option<&Path>) -> Result<Environment<'static>> 
             .build()
             .expect("valid syntax config"),
     );
+    // `text|wrap(width)`: the text's words wrapped to `width` columns, as the games wrap theirs
+    // (`crate::text::wrap`): for a line a template changed after the game wrapped it.
+    env.add_filter("wrap", |text: String, width: usize| crate::text::wrap(&text, width));
     minijinja_embed::load_templates!(&mut env);
     if let Some(dir) = override_dir {
         add_dir(&mut env, dir, dir)?;

@@ -1519,15 +1519,22 @@ fn a_killed_new_leaves_only_a_hidden_folder_that_no_run_sees_and_the_next_new_re
 /// audits.
 #[test]
 fn a_short_account_says_an_nmr_order_was_not_yours() {
-    let tmp = tempfile::tempdir().unwrap();
-    keygen(tmp.path(), "union");
-    let game = tmp.path().join("t3");
-    pbem().arg("new").arg(&game).args(["--rules", "throw-down-that-flag", "--scenario", "july-3", "--now", "2026-07-01T12:00:00Z"])
-        .arg("--player").arg(format!("union:u@example.org:{}", tmp.path().join("union.pub").display())).assert().success();
-    for now in ["2026-07-05T00:00:00Z", "2026-07-09T00:00:00Z"] {
-        pbem().arg("adjudicate").arg(&game).args(["--now", now]).assert().success();
+    for (nmr, says) in [(&["--nmr", "defaults"][..], "(the default orders: you sent none)"), (&["--nmr", "bot", "--bot-after", "0"][..], "(the built-in player's orders: you sent none)")] {
+        let tmp = tempfile::tempdir().unwrap();
+        keygen(tmp.path(), "union");
+        let game = tmp.path().join("t3");
+        pbem().arg("new").arg(&game).args(["--rules", "throw-down-that-flag", "--scenario", "july-3", "--now", "2026-07-01T12:00:00Z"]).args(nmr)
+            .arg("--player").arg(format!("union:u@example.org:{}", tmp.path().join("union.pub").display())).assert().success();
+        for now in ["2026-07-05T00:00:00Z", "2026-07-09T00:00:00Z", "2026-07-13T00:00:00Z"] {
+            pbem().arg("adjudicate").arg(&game).args(["--now", now]).assert().success();
+        }
+        let report = String::from_utf8(pbem().arg("report").arg(&game).args(["--role", "union"]).output().unwrap().stdout).unwrap();
+        let flat = report.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(flat.contains(says) && !flat.contains("(your order)"), "{nmr:?}: {report}");
+        // Wrapped again as the game wraps its lines (tester21 T21a-6): none runs past 90 columns
+        // and its indent.
+        let short: Vec<&str> = report.lines().skip_while(|l| !l.contains("In short")).take_while(|l| !l.contains("In full")).collect();
+        assert!(short.len() > 1 && short.iter().all(|l| l.chars().count() <= 96), "{nmr:?}: {short:#?}");
+        pbem().arg("audit").arg(&game).assert().success();
     }
-    let report = String::from_utf8(pbem().arg("report").arg(&game).args(["--role", "union"]).output().unwrap().stdout).unwrap();
-    assert!(report.contains("(the default orders: you sent none)") && !report.contains("(your order)"), "{report}");
-    pbem().arg("audit").arg(&game).assert().success();
 }
