@@ -172,7 +172,10 @@ pub fn render(
 /// 2 (2026-12-03): a game its players or the host ended heads its reports "The game is over",
 /// not the phase it stopped in (Gettysburg, Flag Dash: tester20 T20c-6); Throw Down That Flag's
 /// short account says an order the seat did not send was the default orders or the built-in
-/// player's, not "your order" (`own_nmr`, T20c-2).
+/// player's, not "your order" (`own_nmr`, T20c-2), its line wrapped again at 90 columns (T21a-6);
+/// Flag Dash lists no team plans once the game is over (T21b-8) and says a plan is set for every
+/// seat, not that every plan is in, when a seat's came from its NMR (an event: `Ctx::worded`,
+/// T21b-2); a Flag Dash card repeat that fails says which repeat it is (T20c-3).
 pub const WORDING: u32 = 2;
 
 /// A record with the SHA-256 (hex) of its file, its canonical bytes: what a report pins.

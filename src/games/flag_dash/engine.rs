@@ -162,7 +162,13 @@ pub fn apply_plans(s: &mut State, ctx: &mut Ctx, plans: Vec<(String, Plan)>) {
         s.plans.insert(role, plan);
     }
     let r = s.round;
-    say!(s, ctx, "Round {r}: every plan is in.");
+    if ctx.wording() >= 2 {
+        // A seat that sent none has its NMR plan here (the step's orders say which): "every
+        // plan is in" read as if each seat had sent one (report wording 2, tester21 T21b-2).
+        say!(s, ctx, "Round {r}: every seat's plan is set (sent, or given by the NMR policy).");
+    } else {
+        say!(s, ctx, "Round {r}: every plan is in.");
+    }
     enter_move(s, ctx, 1);
 }
 
