@@ -376,8 +376,11 @@ pub trait Game: Send + Sync {
 
     /// A picture of the board as `seat` may see it (`None`: an observer, who sees only what every seat
     /// sees), as a whole SVG document; drawn from the same redacted view the report reads.
-    fn picture(&self, state: &Self::State, seat: Option<&str>) -> Option<String> {
-        let _ = (state, seat);
+    /// `ended`: the game is over by its record though perhaps not by its state (its players or
+    /// the host ended it): the picture says it is over and shows no plans or question
+    /// ([`crate::picture::view_for`]).
+    fn picture(&self, state: &Self::State, seat: Option<&str>, ended: bool) -> Option<String> {
+        let _ = (state, seat, ended);
         None
     }
 
@@ -510,7 +513,7 @@ pub trait DynGame: Send + Sync {
     /// See [`Game::report_view`].
     fn report_view(&self, state: &str, role: &str) -> Result<minijinja::Value, GameError>;
     /// See [`Game::picture`].
-    fn picture(&self, state: &str, seat: Option<&str>) -> Result<Option<String>, GameError>;
+    fn picture(&self, state: &str, seat: Option<&str>, ended: bool) -> Result<Option<String>, GameError>;
     /// See [`Game::bot_order`].
     fn bot_order(&self, state: &str, role: &str, ctx: &mut Ctx) -> Result<Orders, GameError>;
     /// See [`Game::sides`].
@@ -686,8 +689,8 @@ where
     fn bot_order(&self, state: &str, role: &str, ctx: &mut Ctx) -> Result<Orders, GameError> {
         Ok(Game::bot_order(self, &*parse::<G::State>(state)?, role, ctx))
     }
-    fn picture(&self, state: &str, seat: Option<&str>) -> Result<Option<String>, GameError> {
-        Ok(Game::picture(self, &*parse(state)?, seat))
+    fn picture(&self, state: &str, seat: Option<&str>, ended: bool) -> Result<Option<String>, GameError> {
+        Ok(Game::picture(self, &*parse(state)?, seat, ended))
     }
     fn sides(&self, state: &str) -> Result<Vec<String>, GameError> {
         Ok(Game::sides(self, &*parse::<G::State>(state)?))

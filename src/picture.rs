@@ -477,18 +477,30 @@ pub fn of_game(dir: &Path, step: Option<u64>, seat: Option<&str>) -> Result<Stri
         return Err(Error::Usage(format!("no record {n} yet (newest is {})", g.record.index)));
     }
     let state = if n == g.record.index { g.state } else { crate::store::read_text(&g.dir.state(n))? };
-    g.game.picture(&state, seat)?.ok_or_else(|| Error::Usage(format!("{} draws no picture", g.game.title())))
+    let ended = if n == g.record.index { g.record.outcome.is_some() } else { crate::pipeline::read_record(&g.dir, n)?.outcome.is_some() };
+    g.game.picture(&state, seat, ended)?.ok_or_else(|| Error::Usage(format!("{} draws no picture", g.game.title())))
 }
 
 /// The view a picture for `seat` is drawn from: the seat's own view, or for an observer
 /// (`None`) what every seat sees ([`common`]). `None` for a seat the game does not have.
-pub fn view_for<G: crate::game::Game + ?Sized>(game: &G, state: &G::State, seat: Option<&str>) -> Option<Value> {
+/// `ended` (the record ended the game, perhaps outside play: a resignation, a draw, the host):
+/// the view's phase says the game is over and it holds no plans or question (tester21 T21a-2:
+/// the picture of a resigned game was headed "command phase").
+pub fn view_for<G: crate::game::Game + ?Sized>(game: &G, state: &G::State, seat: Option<&str>, ended: bool) -> Option<Value> {
     let roles = game.roles(state);
-    let v = match seat {
+    let mut v = match seat {
         Some(r) if roles.iter().any(|x| x == r) => game.view(state, r),
         Some(_) => return None,
         None => common(&roles.iter().map(|r| game.view(state, r)).collect::<Vec<_>>()),
     };
+    if ended && let Some(o) = v.as_object_mut() {
+        if o.get("phase_text").and_then(Value::as_str).is_some_and(|p| !p.starts_with("The game is over")) {
+            o.insert("phase_text".into(), Value::from("The game is over"));
+        }
+        for plans in ["team_plans", "planned_moves", "question"] {
+            o.remove(plans);
+        }
+    }
     (!v.is_null()).then_some(v)
 }
 

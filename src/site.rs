@@ -333,7 +333,7 @@ fn publish_archive(id: &str, archive_bytes: Vec<u8>, site: &Path) -> Result<Publ
     let mut files: Vec<(PathBuf, Vec<u8>)> = Vec::new();
     for n in 0..copy.records.len() {
         let svg = match copy.audit.states.get(n) {
-            Some(state) => copy.game.picture(state, None)?,
+            Some(state) => copy.game.picture(state, None, copy.records[n].1.outcome.is_some())?,
             None => None,
         };
         let name = format!("step-{n}.svg");

@@ -227,7 +227,7 @@ fn every_page_is_well_formed_and_every_link_resolves() {
         let text = std::str::from_utf8(&all[&name]).unwrap();
         assert!(pages[&name].1.contains("picture"), "{name}: no picture element");
         let state = fs::read_to_string(example().join(format!("states/{n:06}.json"))).unwrap();
-        if game.picture(&state, None).unwrap().is_some() {
+        if game.picture(&state, None, false).unwrap().is_some() {
             assert!(text.contains(&format!("<img src=\"step-{n}.svg\"")), "{name}: the game draws this board, the page must show it");
         }
     }

@@ -103,7 +103,7 @@ fn every_page_of_the_example_site_opens_in_chromium() {
         if let Some(n) = name.strip_prefix("step-").and_then(|r| r.strip_suffix(".html")) {
             assert!(dom.contains("id=\"picture\""), "{}: no picture element", page.display());
             let state = std::fs::read_to_string(example.join(format!("states/{:06}.json", n.parse::<u64>().unwrap()))).unwrap();
-            if game.picture(&state, None).unwrap().is_some() {
+            if game.picture(&state, None, false).unwrap().is_some() {
                 assert!(dom.contains(&format!("<img src=\"step-{n}.svg\"")), "{}: the game draws this board, the page must show it", page.display());
             }
         }

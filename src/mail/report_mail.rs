@@ -74,7 +74,7 @@ pub fn report_parts(
         n => Some(super::press::record_time(&pipeline::read_record(dir, n - 1)?)?),
     };
     head.push_str(&super::press::listed(root, &gf.id, role, since, super::press::record_time(rec)?)?);
-    picture_attachment(game, gf, rec.index, state, role, &mut head, &mut attachments);
+    picture_attachment(game, gf, (rec.index, rec.outcome.is_some()), state, role, &mut head, &mut attachments);
     let mut body = format!("{head}{text}");
     if rec.outcome.is_some() {
         body.push_str(&format!("\n{}", public_record_note(cfg)));
@@ -123,17 +123,17 @@ pub fn orders_in(dir: &store::GameDir, gf: &GameFile, step: u64, role: &str) -> 
 
 /// Attaches the picture of the board as `role` sees it after record `n` (a PNG, mail programs
 /// rarely show SVG) and says so at the head of the mail; a picture that cannot be drawn is said
-/// there instead (the report goes out all the same).
+/// there instead (the report goes out all the same). `ended`: record `n` ended the game.
 fn picture_attachment(
     game: &dyn crate::game::DynGame,
     gf: &GameFile,
-    n: u64,
+    (n, ended): (u64, bool),
     state: &str,
     role: &str,
     head: &mut String,
     attachments: &mut Vec<(String, Vec<u8>)>,
 ) {
-    let png = match game.picture(state, Some(role)) {
+    let png = match game.picture(state, Some(role), ended) {
         Ok(Some(svg)) => crate::picture::png(&svg),
         Ok(None) => return,
         Err(e) => Err(e.into()),

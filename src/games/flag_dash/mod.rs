@@ -342,8 +342,8 @@ impl Game for FlagDash {
         view::view(s, role)
     }
 
-    fn picture(&self, s: &State, seat: Option<&str>) -> Option<String> {
-        crate::picture::view_for(self, s, seat).map(|v| picture::draw(&v))
+    fn picture(&self, s: &State, seat: Option<&str>, ended: bool) -> Option<String> {
+        crate::picture::view_for(self, s, seat, ended).map(|v| picture::draw(&v))
     }
 
     fn bot_order(&self, s: &State, role: &str, ctx: &mut Ctx) -> Orders {

@@ -197,9 +197,9 @@ impl Game for GettysburgCampaign {
     }
 
     /// The board from the seat's view, its planned moves as [`view::plan_lines`] gives them.
-    fn picture(&self, s: &State, seat: Option<&str>) -> Option<String> {
-        let mut v = crate::picture::view_for(self, s, seat)?;
-        if let Some(side) = seat.and_then(side_of) {
+    fn picture(&self, s: &State, seat: Option<&str>, ended: bool) -> Option<String> {
+        let mut v = crate::picture::view_for(self, s, seat, ended)?;
+        if let Some(side) = seat.and_then(side_of).filter(|_| !ended) {
             v["planned_moves"] = serde_json::json!(view::plan_lines(s, side));
         }
         Some(picture::draw(&v))

@@ -1469,10 +1469,14 @@ fn the_picture_says_moved_for_a_corps_that_carried_out_its_plan() {
     assert_eq!(kind(&paused), "move");
     assert_eq!(paused.corps[idx(&paused, Side::Union, "I")].at, town("Frederick"));
     assert_eq!(view::plan_lines(&paused, Side::Union), vec!["I Corps (Reynolds): moved".to_string()]);
-    let svg = g.picture(&paused, Some("union")).expect("a picture");
+    let svg = g.picture(&paused, Some("union"), false).expect("a picture");
     assert!(svg.contains(">I Corps (Reynolds): moved</text>") && !svg.contains(": stay<"), "{svg}");
     let mut over = paused.clone();
     over.outcome = Some(crate::game::Outcome { winner: None, summary: "drawn".into() });
     assert!(view::plan_lines(&over, Side::Union).is_empty());
-    assert!(!g.picture(&over, Some("union")).expect("a picture").contains("planned moves"));
+    assert!(!g.picture(&over, Some("union"), false).expect("a picture").contains("planned moves"));
+    // A game its players or the host ended (its record, not its state, says so): the picture is
+    // headed as over and shows no plans (tester21 T21a-2).
+    let ended = g.picture(&paused, Some("union"), true).expect("a picture");
+    assert!(ended.contains(">The game is over") && !ended.contains("movement phase") && !ended.contains("planned moves"), "{ended}");
 }

@@ -212,8 +212,8 @@ impl Game for ThrowDownThatFlag {
         if role == ROLE { view::view(s) } else { serde_json::Value::Null }
     }
 
-    fn picture(&self, s: &State, seat: Option<&str>) -> Option<String> {
-        crate::picture::view_for(self, s, seat).map(|v| picture::draw(&v))
+    fn picture(&self, s: &State, seat: Option<&str>, ended: bool) -> Option<String> {
+        crate::picture::view_for(self, s, seat, ended).map(|v| picture::draw(&v))
     }
 
     fn bot_order(&self, s: &State, _: &str, _: &mut Ctx) -> Orders {
