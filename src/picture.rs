@@ -148,7 +148,7 @@ impl Svg {
         self.element("circle", &a, None);
     }
 
-    /// A straight line; `dash` e.g. `Some("6 4")`.
+    /// A straight line; `dash` e.g. `Some("6 4")`; round ends unless dashed ([`cap`]).
     pub fn line(&mut self, from: (f64, f64), to: (f64, f64), colour: &str, width: f64, dash: Option<&str>) {
         let mut a = vec![
             ("x1", num(from.0)),
@@ -157,7 +157,7 @@ impl Svg {
             ("y2", num(to.1)),
             ("stroke", colour.to_string()),
             ("stroke-width", num(width)),
-            ("stroke-linecap", "round".to_string()),
+            ("stroke-linecap", cap(dash).to_string()),
         ];
         if let Some(d) = dash {
             a.push(("stroke-dasharray", d.to_string()));
@@ -183,7 +183,7 @@ impl Svg {
             ("stroke", colour.to_string()),
             ("stroke-width", num(width)),
             ("stroke-linejoin", "round".to_string()),
-            ("stroke-linecap", "round".to_string()),
+            ("stroke-linecap", cap(dash).to_string()),
         ];
         if let Some(d) = dash {
             a.push(("stroke-dasharray", d.to_string()));
@@ -504,6 +504,13 @@ pub fn view_for<G: crate::game::Game + ?Sized>(game: &G, state: &G::State, seat:
     (!v.is_null()).then_some(v)
 }
 
+/// The line cap of a stroke dashed by `dash`: square-cut for a dashed one, whose round caps
+/// (half the stroke's width beyond each end of every dash) would close gaps narrower than the
+/// stroke and draw it solid (tester21 T21b-5); round for a solid one.
+fn cap(dash: Option<&str>) -> &'static str {
+    if dash.is_some() { "butt" } else { "round" }
+}
+
 fn options() -> &'static resvg::usvg::Options<'static> {
     static OPTIONS: OnceLock<resvg::usvg::Options<'static>> = OnceLock::new();
     OPTIONS.get_or_init(|| {
@@ -568,6 +575,19 @@ fn encode_rgb(pixmap: &resvg::tiny_skia::Pixmap) -> std::result::Result<Vec<u8>,
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// A dashed stroke is cut square so its gaps show; a solid one keeps round ends (tester21
+    /// T21b-5: round caps closed the gaps of a dashed arrow).
+    #[test]
+    fn dashed_strokes_are_cut_square() {
+        let mut svg = Svg::new(100, 100, "t");
+        svg.line((0.0, 0.0), (50.0, 0.0), "#000", 4.0, Some("7 4"));
+        svg.polyline(&[(0.0, 10.0), (50.0, 10.0)], "#000", 4.0, Some("7 4"), false);
+        svg.line((0.0, 20.0), (50.0, 20.0), "#000", 4.0, None);
+        let text = svg.finish();
+        assert_eq!(text.matches("stroke-linecap=\"butt\"").count(), 2, "{text}");
+        assert_eq!(text.matches("stroke-linecap=\"round\"").count(), 1, "{text}");
+    }
 
     #[test]
     fn numbers_are_short_and_stable() {
