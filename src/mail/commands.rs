@@ -118,11 +118,25 @@ pub fn parse(subject: &str, text: &str) -> Parsed {
             Err(why) => out.problems.push(format!("{:?}: {why}", shorten(line))),
         }
     }
+    drop_covered(&mut out.commands);
     if out.commands.len() > MAX_COMMANDS {
         out.commands.truncate(MAX_COMMANDS);
         out.problems.push(format!("only the first {MAX_COMMANDS} commands of a message are read; send the others in another message"));
     }
     out
+}
+
+/// Leaves out a `status`, `report` or `public` naming a game when the same command without a
+/// game (every game of the sender) is there too: a subject `report` and a line `report g1` are
+/// answered once, not with g1's report twice (tester21 T21b-4).
+fn drop_covered(commands: &mut Vec<Command>) {
+    let all = commands.clone();
+    commands.retain(|c| match c {
+        Command::Status(Some(_)) => !all.contains(&Command::Status(None)),
+        Command::Report(Some(_)) => !all.contains(&Command::Report(None)),
+        Command::Public(Some(_)) => !all.contains(&Command::Public(None)),
+        _ => true,
+    });
 }
 
 /// Adds `c` unless the same `status`, `report` or `help` is there already.
@@ -363,6 +377,14 @@ mod tests {
         assert!(p.problems.is_empty());
         // Not a command subject: the judge's own report subject.
         assert!(parse("Re: [pbem g1] step 3 resolved: your report (union)", "").commands.is_empty());
+    }
+
+    /// A command for every game of the sender covers the same command naming one (tester21
+    /// T21b-4: a subject `report` and a line `report fd4` sent fd4's report twice).
+    #[test]
+    fn a_command_for_every_game_covers_one_naming_a_game() {
+        let p = parse("report", "report fd4\npublic tdtf2\npublic\nstatus g1\n");
+        assert_eq!(p.commands, vec![Command::Report(None), Command::Public(None), Command::Status(Some("g1".into()))]);
     }
 
     #[test]

@@ -147,7 +147,7 @@ impl<'a> ReplyLedger<'a> {
         store::write_atomic(&dir.join(super::log::address_key(addr)), text.as_bytes())
     }
     pub(super) fn over_cap(&self, addrs: &[String]) -> String {
-        format!("{} had {} replies in the last hour already (max_replies_per_hour = {})", addrs.join(", "), self.max, self.max)
+        format!("{} had {} in the last hour already (max_replies_per_hour = {})", addrs.join(", "), crate::text::count(self.max, "reply", "replies"), self.max)
     }
 }
 
