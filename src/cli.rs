@@ -707,6 +707,15 @@ fn host_control(dir: &Path, req: control::Request, reason: &str, t: &Option<Stri
     Ok(ExitCode::SUCCESS)
 }
 
+/// `--now` for a command that writes nothing to the game (`status`, `form`): no warning that a
+/// future time would stamp what it writes (tester21 T21a-8).
+fn now_reading(arg: &Option<String>) -> Result<chrono::DateTime<chrono::Utc>> {
+    Ok(match arg {
+        Some(s) => pipeline::parse_time(s)?,
+        None => chrono::Utc::now(),
+    })
+}
+
 fn now(arg: &Option<String>) -> Result<chrono::DateTime<chrono::Utc>> {
     Ok(match arg {
         Some(s) => { let t = pipeline::parse_time(s)?; warn_future_now(t); t }
@@ -872,7 +881,7 @@ fn seed_arg(seed: Option<String>, default: fn() -> [u8; 32]) -> Result<[u8; 32]>
 /// `pbem status`.
 fn cmd_status(dir: PathBuf, all: bool, t: Option<String>) -> Result<ExitCode> {
     if all || !dir.join("game.toml").exists() && dir.is_dir() && !pipeline::games_under(&dir)?.is_empty() {
-        let (table, notes) = pipeline::status_all(&dir, now(&t)?)?;
+        let (table, notes) = pipeline::status_all(&dir, now_reading(&t)?)?;
         print!("{table}");
         if notes > 0 {
             // A monitoring script sees a broken or doubled game by the status, as with `audit --all`.
@@ -882,7 +891,7 @@ fn cmd_status(dir: PathBuf, all: bool, t: Option<String>) -> Result<ExitCode> {
         // Neither: said so, the way `--help` describes DIR (tester16 T16c-11).
         bail!("{}: no game.toml, and no game in its folders: neither a game directory nor a root of games (`--all` lists a root even when it holds none)", dir.display());
     } else {
-        print!("{}", pipeline::status_at(&dir, now(&t)?)?);
+        print!("{}", pipeline::status_at(&dir, now_reading(&t)?)?);
         warn_exposed_host(&dir);
     }
     Ok(ExitCode::SUCCESS)
@@ -912,7 +921,7 @@ fn cmd_deadline(dir: PathBuf, extend: Option<String>, to: Option<String>, reason
 /// `pbem form`.
 fn cmd_form(dir: PathBuf, role: String, output: Option<PathBuf>, t: Option<String>) -> Result<ExitCode> {
     let role = seat_role(&dir, &role)?;
-    let text = pipeline::form(&dir, &role, now(&t)?)?;
+    let text = pipeline::form(&dir, &role, now_reading(&t)?)?;
     match output {
         Some(p) => {
             if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {

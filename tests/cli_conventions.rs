@@ -146,6 +146,8 @@ fn a_now_in_the_future_warns_how_to_go_on() {
     pbem().arg("adjudicate").arg(&g).args(["--now", "2026-07-01T12:30:00Z"]).assert().code(1)
         .stderr(predicate::str::contains("before its record 1 (2999-01-01T00:00:00Z)"));
     pbem().arg("status").arg(&g).assert().success().stderr(predicate::str::is_empty());
+    // A command that writes nothing to the game is not warned (tester21 T21a-8).
+    pbem().arg("status").arg(&g).args(["--now", "2999-06-01T00:00:00Z"]).assert().success().stderr(predicate::str::is_empty());
     pbem().arg("adjudicate").arg(&g).args(["--now", "2999-01-01T00:00:00Z"]).assert().success();
 }
 
