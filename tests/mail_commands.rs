@@ -383,6 +383,28 @@ fn a_reply_the_cap_holds_back_is_told_with_quiet() {
     assert!(stderr.contains("1 order(s) accepted") || stderr.contains("accepted"), "the order still counts: {stderr}");
 }
 
+/// A command for a game whose files need the host (a link planted among its receipts) is
+/// answered as such, the other commands of the message all the same, and the host is told why,
+/// with `--quiet` too (tester21 T21a-5: the message failed unanswered).
+#[test]
+fn a_command_for_a_game_whose_files_need_the_host_is_answered_and_the_host_told() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (root, md, cfg) = setup(tmp.path());
+    let game = new_game(&root, "g1", 72);
+    let receipts = game.join("receipts/000001");
+    std::fs::create_dir_all(&receipts).unwrap();
+    for name in ["confederate-9.toml", "confederate-9.toml.sig"] {
+        std::os::unix::fs::symlink(game.join("game.toml"), receipts.join(name)).unwrap();
+    }
+    deliver(&md, "a", &message("meade@example.org", "hello", "public g1\nhelp\n"));
+    let out = pbem().args(["intake", "--quiet", "--now", "2026-07-01T13:00:00Z", "--root"]).arg(&root).arg("--maildir").arg(&md).arg("--config").arg(&cfg).assert().success();
+    let stderr = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+    assert!(stderr.contains("not answered for the host's attention: public g1:") && stderr.contains("a symbolic link"), "{stderr}");
+    let reply = to(&queued(&root), "meade@example.org").pop().expect("a reply");
+    assert!(reply.text.contains("public: game g1 cannot be answered now: its files need the host's attention") && !reply.text.contains("symbolic"), "{}", reply.text);
+    assert!(reply.text.contains("pbem") && reply.attachments.iter().all(|a| !a.ends_with(".tar")), "help answered, no archive: {}", reply.text);
+}
+
 /// Tester's notes: press text with control characters, the `status` reply's clock, the reply's
 /// address and name.
 #[test]

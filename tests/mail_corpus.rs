@@ -409,7 +409,7 @@ fn replies_to_one_address_are_capped_per_hour_but_its_orders_still_count() {
     assert_eq!(h[3].disposition, Disposition::Done, "{:?}", h[3]);
     assert!(h[3].reply.is_none(), "{:?}", h[3]);
     assert!(h[3].reason.contains("no reply sent") && h[3].reason.contains("max_replies_per_hour = 3"), "{}", h[3].reason);
-    assert!(h[3].capped && h[..3].iter().all(|h| !h.capped), "{h:?}");
+    assert!(h[3].needs_host && h[..3].iter().all(|h| !h.needs_host), "{h:?}");
     assert_eq!(newest_union_commitment(&game), commitment);
     assert_eq!(Outbox::under(&root).pending().unwrap().len(), 3);
     // Another address has its own count.

@@ -211,6 +211,8 @@ pub(super) struct Answers {
     pub text: String,
     /// Order forms of resent reports.
     pub attachments: Files,
+    /// Why a command could not be answered for a game (for the host: the run's output).
+    pub failures: Vec<String>,
 }
 
 /// Where the answers are going and what they need.
@@ -261,15 +263,15 @@ pub(super) fn answer(parsed: &Parsed, asker: &Asker<'_>, games: &Games, outbox: 
         let said = match c {
             Command::Help => Ok(help_text(cfg)),
             Command::Status(g) => match chosen(&seats, g.as_deref()) {
-                Ok(list) => status_text(&list, now),
+                Ok(list) => Ok(per_game(&list, "status", &mut out, |one, _| status_text(one, now))),
                 Err(e) => Ok(format!("status: {e}\n")),
             },
             Command::Report(g) => match chosen(&seats, g.as_deref()) {
-                Ok(list) => report_text(&list, cfg, now, &mut out.attachments),
+                Ok(list) => Ok(per_game(&list, "report", &mut out, |one, files| report_text(one, cfg, now, files))),
                 Err(e) => Ok(format!("report: {e}\n")),
             },
             Command::Public(g) => match chosen(&seats, g.as_deref()) {
-                Ok(list) => public_text(&list, cfg, &mut out.attachments),
+                Ok(list) => Ok(per_game(&list, "public", &mut out, |one, files| public_text(one, cfg, files))),
                 Err(e) => Ok(format!("public: {e}\n")),
             },
             Command::Press { game, to, text } => press(&seats, game.as_deref(), to, text, asker, i, outbox, cfg, now),
@@ -281,6 +283,28 @@ pub(super) fn answer(parsed: &Parsed, asker: &Asker<'_>, games: &Games, outbox: 
         out.text.push_str(&format!("Not understood: {p}\n"));
     }
     Ok(out)
+}
+
+/// `answer` of command `what` for each game of `list` in turn: a game whose files cannot be
+/// read (a file damaged or planted in it) is answered as needing the host, who hears why in the
+/// run's output (`Answers::failures`), and the other games are answered all the same; no
+/// attachment of a failed game is kept (tester21 T21a-5: the whole message failed unanswered).
+fn per_game(list: &[&Held<'_>], what: &str, out: &mut Answers, mut answer: impl FnMut(&[&Held<'_>], &mut Files) -> Result<String>) -> String {
+    let mut said = String::new();
+    for one in list {
+        let mut files = Files::new();
+        match answer(std::slice::from_ref(one), &mut files) {
+            Ok(text) => {
+                said.push_str(&text);
+                out.attachments.extend(files);
+            }
+            Err(e) => {
+                said.push_str(&format!("{what}: game {} cannot be answered now: its files need the host's attention, who has been told. Ask again later.\n", one.1.id));
+                out.failures.push(format!("{what} {}: {e}", one.1.id));
+            }
+        }
+    }
+    said
 }
 
 /// Each chosen game's public record as `GAME.tar` (`crate::public::public_archive`), attached;

@@ -88,16 +88,17 @@ pub struct Handled {
     pub orders: Vec<OrderResult>,
     /// The reply's outbox id, if one was queued.
     pub reply: Option<String>,
-    /// Whether a reply was held back from an address over the hourly cap (`max_replies_per_hour`):
-    /// a problem the host hears of even with `--quiet` (the player misses a receipt or answer).
-    pub capped: bool,
+    /// Whether a reply was held back from an address over the hourly cap (`max_replies_per_hour`),
+    /// or a command could not be answered for a game whose files need the host: a problem the host
+    /// hears of even with `--quiet` (the player misses a receipt or an answer).
+    pub needs_host: bool,
 }
 
 impl Handled {
     /// Whether the host must hear of this message with `--quiet`: it failed, waits, or a reply
     /// was held back by the hourly cap.
     pub fn is_problem(&self) -> bool {
-        self.disposition != Disposition::Done || self.capped
+        self.disposition != Disposition::Done || self.needs_host
     }
 }
 
@@ -179,7 +180,7 @@ pub fn run(root: &Path, source: &Source, cfg: &HostConfig, clock: impl Into<Cloc
 /// What became of a piped message this run did not handle: another run took it in while this
 /// one waited for the lock, or the same bytes had been taken in before (`spooled` is `None`).
 fn piped_elsewhere(spooled: Option<String>, handled: &[Handled]) -> Option<Handled> {
-    let done = |name: String, reason: &str| Handled { name, disposition: Disposition::Done, reason: reason.into(), orders: vec![], reply: None, capped: false };
+    let done = |name: String, reason: &str| Handled { name, disposition: Disposition::Done, reason: reason.into(), orders: vec![], reply: None, needs_host: false };
     match spooled {
         Some(name) if handled.iter().any(|h| h.name == name) => None,
         Some(name) => Some(done(name, "taken in by another run while this one waited (a cron run: its output says what became of it)")),
@@ -262,7 +263,7 @@ fn take_in(root: &Path, folders: &[PathBuf], cfg: &HostConfig, now: DateTime<Utc
         let names = std::cell::OnceCell::new();
         let keys = || names.get_or_init(|| message_games(&path, cfg.intake.max_message_bytes));
         let h = if !blocked.is_empty() && keys().iter().any(|k| blocked.contains(k)) {
-            Handled { name, disposition: Disposition::Retry, reason: "an earlier message for the same game waits".into(), orders: vec![], reply: None, capped: false }
+            Handled { name, disposition: Disposition::Retry, reason: "an earlier message for the same game waits".into(), orders: vec![], reply: None, needs_host: false }
         } else {
             let games = match &mut games {
                 Some(g) => g,
@@ -507,7 +508,7 @@ fn guard(name: &str, handling: impl FnOnce() -> Result<Handled>) -> Result<Handl
             .map(|s| s.to_string())
             .or_else(|| payload.downcast_ref::<String>().cloned())
             .unwrap_or_else(|| "an unknown error".into());
-        Ok(Handled { name: name.into(), disposition: Disposition::Failed, reason: format!("pbem failed on this message: {text}; please report it"), orders: vec![], reply: None, capped: false })
+        Ok(Handled { name: name.into(), disposition: Disposition::Failed, reason: format!("pbem failed on this message: {text}; please report it"), orders: vec![], reply: None, needs_host: false })
     })
 }
 
@@ -534,9 +535,9 @@ fn handle_file(maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &
     };
     let log = &filing.log;
     let mut h = guard(name, || Ok(if seen && !too_large {
-        Handled { name: name.into(), disposition: Disposition::Done, reason: "already handled (same bytes): not processed again".into(), orders: vec![], reply: None, capped: false }
+        Handled { name: name.into(), disposition: Disposition::Done, reason: "already handled (same bytes): not processed again".into(), orders: vec![], reply: None, needs_host: false }
     } else if same_mail {
-        Handled { name: name.into(), disposition: Disposition::Done, reason: "already handled (the same mail delivered again: same sender, Message-ID, subject and body): not processed again".into(), orders: vec![], reply: None, capped: false }
+        Handled { name: name.into(), disposition: Disposition::Done, reason: "already handled (the same mail delivered again: same sender, Message-ID, subject and body): not processed again".into(), orders: vec![], reply: None, needs_host: false }
     } else if too_large {
         let reply = too_large_reply(&raw, size, games, log, cfg, now, &hash)?;
         let queued = match &reply {
@@ -552,7 +553,7 @@ fn handle_file(maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &
             reason: format!("too large: {size} bytes, the limit is {} (not read whole)", cfg.intake.max_message_bytes),
             orders: vec![],
             reply: queued,
-            capped: false,
+            needs_host: false,
         }
     } else {
         log.note_got(&hash)?;
@@ -561,7 +562,7 @@ fn handle_file(maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &
             // A disk problem stops the run (the message stays for the next); anything else is
             // about this message alone, which must not hold up the ones behind it.
             Err(e @ Error::Io { .. }) => return Err(e),
-            Err(e) => Handled { name: name.into(), disposition: Disposition::Failed, reason: format!("could not be handled: {e}"), orders: vec![], reply: None, capped: false },
+            Err(e) => Handled { name: name.into(), disposition: Disposition::Failed, reason: format!("could not be handled: {e}"), orders: vec![], reply: None, needs_host: false },
         }
     }))?;
     h.name = name.to_string();
@@ -613,7 +614,7 @@ fn seat_key(games: &Games, game: &str, role: &str) -> Option<ssh_key::PublicKey>
 fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, filing): (&Outbox, &Filing), cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
     let (log, group, clock) = (&filing.log, &filing.group, filing.clock);
     let key_for = |game: &str, role: &str| seat_key(games, game, role);
-    let failed = |reason: &str| Handled { name: name.into(), disposition: Disposition::Failed, reason: reason.into(), orders: vec![], reply: None, capped: false };
+    let failed = |reason: &str| Handled { name: name.into(), disposition: Disposition::Failed, reason: reason.into(), orders: vec![], reply: None, needs_host: false };
     let Some(ex) = extract::extract(raw, &key_for) else {
         return Ok(failed("cannot be parsed as a mail message"));
     };
@@ -637,13 +638,13 @@ fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, filing): (
     }
     if let (true, Some(why)) = (ex.orders.is_empty(), &ex.automatic) {
         // A vacation notice or a list: answering it could start a mail loop.
-        return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("an automatic message ({why}) with no orders: not answered"), orders: vec![], reply: None, capped: false });
+        return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("an automatic message ({why}) with no orders: not answered"), orders: vec![], reply: None, needs_host: false });
     }
     let mut results = Vec::new();
     for f in &ex.orders {
         match submit_found(f, games, (log, hash, group), clock)? {
             Ok(r) => results.push(r),
-            Err(why) => return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: why.to_string(), orders: vec![], reply: None, capped: false }),
+            Err(why) => return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: why.to_string(), orders: vec![], reply: None, needs_host: false }),
         }
     }
     let accepted = results.iter().filter(|r| r.receipt.is_some()).count();
@@ -657,12 +658,12 @@ fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, filing): (
             reason: format!("{}, and no order in it is validly signed by a seat's key ({counted}): not answered", came_from(&from)),
             orders: results,
             reply: None,
-            capped: false,
+            needs_host: false,
         });
     }
     if let Some(why) = &ex.automatic {
         // Its orders count, but an automatic message is never answered (no mail loops).
-        return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("an automatic message ({why}): {counted}, not answered"), orders: results, reply: None, capped: false });
+        return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("an automatic message ({why}): {counted}, not answered"), orders: results, reply: None, needs_host: false });
     }
     // A known sender is answered with a copy to each other seat that signed; an order from an
     // unknown address (a player travelling) is answered at the seat's registered address only.
@@ -740,7 +741,7 @@ struct Ctx<'a> {
 /// hourly reply cap (no reply at all when that is every `to`); `counted` says how many orders
 /// were accepted.
 #[allow(clippy::too_many_arguments)]
-fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: bool, to: Vec<(String, String)>, cc: Vec<String>, extra: super::commands::Answers, ctx: &Ctx<'_>) -> Result<Handled> {
+fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: bool, to: Vec<(String, String)>, cc: Vec<String>, mut extra: super::commands::Answers, ctx: &Ctx<'_>) -> Result<Handled> {
     let Ctx { hash, name, games, log, cfg, now, .. } = *ctx;
     let from = ex.from.clone().unwrap_or_default();
     let id = stable_id(&["reply", hash]);
@@ -755,6 +756,7 @@ fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: boo
     }
     let cc = cc_ok;
     let commands = !extra.text.is_empty();
+    let failures = std::mem::take(&mut extra.failures);
     let base = if results.is_empty() && commands {
         "commands answered".to_string()
     } else if results.is_empty() {
@@ -763,7 +765,8 @@ fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: boo
         counted
     };
     if to_ok.is_empty() {
-        return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("{}; no reply sent: {}", base.replace("commands answered", "commands handled"), ledger.over_cap(&over)), orders: results, reply: None, capped: true });
+        let held = failures.iter().map(|f| format!("; not answered for the host's attention: {f}")).collect::<String>();
+        return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("{}; no reply sent: {}{held}", base.replace("commands answered", "commands handled"), ledger.over_cap(&over)), orders: results, reply: None, needs_host: true });
     }
     let mut body = if results.is_empty() && commands { String::new() } else { reply_body(ex, &results, &|t| super::config::local_time(cfg, &from, t)) };
     if commands && !body.is_empty() {
@@ -800,7 +803,11 @@ fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: boo
     if !over.is_empty() {
         reason.push_str(&format!("; no reply sent to {}", ledger.over_cap(&over)));
     }
-    Ok(Handled { name: name.into(), disposition: Disposition::Done, reason, orders: results, reply: Some(reply_id), capped: !over.is_empty() })
+    for f in &failures {
+        reason.push_str(&format!("; not answered for the host's attention: {f}"));
+    }
+    let needs_host = !over.is_empty() || !failures.is_empty();
+    Ok(Handled { name: name.into(), disposition: Disposition::Done, reason, orders: results, reply: Some(reply_id), needs_host })
 }
 
 /// Where a message from outside the seats came from, as its reply and the host's output say it.

@@ -70,13 +70,13 @@ fn a_panic_while_handling_a_message_fails_that_message_only() {
     let n = 3;
     let h = guard("m2", || panic!("bad {n}")).unwrap();
     assert_eq!(h.reason, "pbem failed on this message: bad 3; please report it");
-    let ok = guard("m3", || Ok(Handled { name: "m3".into(), disposition: Disposition::Done, reason: "fine".into(), orders: vec![], reply: None, capped: false })).unwrap();
+    let ok = guard("m3", || Ok(Handled { name: "m3".into(), disposition: Disposition::Done, reason: "fine".into(), orders: vec![], reply: None, needs_host: false })).unwrap();
     assert_eq!(ok.disposition, Disposition::Done);
 }
 
 #[test]
 fn a_piped_message_another_run_took_in_is_told_as_such() {
-    let h = |name: &str| Handled { name: name.into(), disposition: Disposition::Done, reason: "accepted".into(), orders: vec![], reply: None, capped: false };
+    let h = |name: &str| Handled { name: name.into(), disposition: Disposition::Done, reason: "accepted".into(), orders: vec![], reply: None, needs_host: false };
     assert!(piped_elsewhere(Some("m1".into()), &[h("m0"), h("m1")]).is_none(), "handled here: its own line says");
     let other = piped_elsewhere(Some("m1".into()), &[h("m0")]).unwrap();
     assert_eq!((other.name.as_str(), other.disposition), ("m1", Disposition::Done));
