@@ -30,6 +30,13 @@ fn setup(tmp: &Path) -> (PathBuf, PathBuf, PathBuf) {
     (root, md, cfg)
 }
 
+/// [`setup`] with at most `cap` replies an hour to one address (`max_replies_per_hour`).
+fn setup_capped(tmp: &Path, cap: u32) -> (PathBuf, PathBuf, PathBuf) {
+    let (root, md, cfg) = setup(tmp);
+    std::fs::write(&cfg, format!("from = \"Judge <judge@example.net>\"\n[intake]\nmaildir = \"Maildir\"\nmax_replies_per_hour = {cap}\n[transport]\nkind = \"none\"\n")).unwrap();
+    (root, md, cfg)
+}
+
 fn deliver(md: &Path, name: &str, bytes: &[u8]) {
     std::fs::write(md.join("tmp").join(name), bytes).unwrap();
     std::fs::rename(md.join("tmp").join(name), md.join("new").join(name)).unwrap();
@@ -343,9 +350,7 @@ fn a_strangers_message_with_an_old_public_order_speaks_for_no_seat() {
 #[test]
 fn press_from_others_never_uses_up_the_replies_a_players_orders_get() {
     let tmp = tempfile::tempdir().unwrap();
-    let (root, md, _) = setup(tmp.path());
-    let cfg = tmp.path().join("pbem-mail.toml");
-    std::fs::write(&cfg, "from = \"Judge <judge@example.net>\"\n[intake]\nmaildir = \"Maildir\"\nmax_replies_per_hour = 3\n[transport]\nkind = \"none\"\n").unwrap();
+    let (root, md, cfg) = setup_capped(tmp.path(), 3);
     let game = new_game(&root, "g1", 72);
     for i in 0..5 {
         deliver(&md, &format!("p{i}"), &message("lee@example.org", "talk", &format!("press g1 to union\nnumber {i}\nendpress\n")));
@@ -363,9 +368,7 @@ fn press_from_others_never_uses_up_the_replies_a_players_orders_get() {
 #[test]
 fn a_reply_the_cap_holds_back_is_told_with_quiet() {
     let tmp = tempfile::tempdir().unwrap();
-    let (root, md, _) = setup(tmp.path());
-    let cfg = tmp.path().join("pbem-mail.toml");
-    std::fs::write(&cfg, "from = \"Judge <judge@example.net>\"\n[intake]\nmaildir = \"Maildir\"\nmax_replies_per_hour = 2\n[transport]\nkind = \"none\"\n").unwrap();
+    let (root, md, cfg) = setup_capped(tmp.path(), 2);
     let game = new_game(&root, "g1", 72);
     let run = |now: &str| pbem().args(["intake", "--quiet", "--now", now, "--root"]).arg(&root).arg("--maildir").arg(&md).arg("--config").arg(&cfg).assert().success();
     deliver(&md, "a", &message("meade@example.org", "one", "status\n"));
