@@ -127,8 +127,13 @@ fn read_copy(dir: &Path) -> Result<Copy> {
         for r in &rec.reveals {
             reveals.insert((r.step, r.role.clone()), (r.clone(), n));
         }
+        // By the step a record opens (a host control opens its step again): a page shows the
+        // receipts of the step its record resolves (tester22 T22b-1: they were looked up by the
+        // record's number, which runs ahead of the step's once a control is written).
+        if let Some(op) = &rec.opening {
+            receipts.insert(op.step, pipeline::read_receipts(&gd, op.step)?.into_iter().map(|(_, r)| r).collect());
+        }
         records.push((bytes, rec));
-        receipts.insert(n + 1, pipeline::read_receipts(&gd, n + 1)?.into_iter().map(|(_, r)| r).collect());
     }
     Ok(Copy { gf, game, records, receipts, reveals, audit })
 }
@@ -202,8 +207,16 @@ fn nest(events: &[crate::dice::Event]) -> Vec<Nested> {
 }
 
 /// The heading of record `n`'s page.
-fn heading(n: u64) -> String {
-    if n == 0 { "Setup".to_string() } else { format!("Step {n}") }
+/// A record's page heading: the setup, the step it resolves, or what the host or players did
+/// (a record's number and its step's differ once a control is written: tester22 T22b-2).
+fn heading(n: u64, rec: &Record) -> String {
+    match (&rec.resolution, &rec.control) {
+        (Some(r), _) => format!("Step {}", r.step),
+        (None, Some(c)) if c.action.by_players() => format!("Record {n}: the players end the game"),
+        (None, Some(_)) => format!("Record {n}: the host"),
+        (None, None) if n == 0 => "Setup".to_string(),
+        (None, None) => format!("Record {n}"),
+    }
 }
 
 /// Renders record `n`'s page; `picture` is its SVG file's name, if the game drew one.
@@ -219,19 +232,25 @@ fn step_page(env: &Environment<'_>, copy: &Copy, n: u64, picture: Option<&str>) 
     let resolution = rec.resolution.as_ref().map(|r| {
         let prev_opening = copy.records[n as usize - 1].1.opening.as_ref();
         context! {
-            host_seed => &r.host_seed, seed => &r.seed, resolved => &r.resolved,
+            step => r.step, host_seed => &r.host_seed, seed => &r.seed, resolved => &r.resolved,
             host_seed_commitment => prev_opening.map(|o| o.host_seed_commitment.clone()),
             events => serde_value(&nest(&r.events)),
             orders => r.orders.iter().map(|o| order_view(copy, r.step, o)).collect::<Vec<_>>(),
         }
     });
     let used: BTreeMap<&str, Option<u64>> = rec.resolution.iter().flat_map(|r| r.orders.iter()).map(|o| (o.role.as_str(), o.seq)).collect();
-    let receipts: Vec<minijinja::Value> = copy.receipts.get(&n).into_iter().flatten().map(|r| {
+    let step = rec.resolution.as_ref().map(|r| r.step);
+    let receipts: Vec<minijinja::Value> = step.and_then(|s| copy.receipts.get(&s)).into_iter().flatten().map(|r| {
         context! { role => &r.role, seq => r.seq, received => &r.received, commitment => &r.commitment, used => used.get(r.role.as_str()) == Some(&Some(r.seq)) }
     }).collect();
     let ctx = context! {
         root => "../", version => env!("CARGO_PKG_VERSION"), title => copy.game.title(), id => &copy.gf.id,
-        index => n, heading => heading(n), prev => n.checked_sub(1), next => (n < last).then_some(n + 1),
+        index => n, heading => heading(n, rec), prev => n.checked_sub(1), next => (n < last).then_some(n + 1),
+        control => rec.control.as_ref().map(|c| context! {
+            text => c.describe(rec.opening.as_ref()), at => &c.at, by_players => c.action.by_players(),
+            // The signed orders that ended the game, as the record quotes them (tester22 T22b-3).
+            orders => c.orders.iter().map(|o| context! { role => &o.role, step => o.step, seq => o.seq, text => &o.text, signature => &o.signature }).collect::<Vec<_>>(),
+        }),
         picture => picture, no_picture => no_picture, resolution => resolution, receipts => receipts,
         reveals => rec.reveals.iter().map(|r| context! { step => r.step, role => &r.role }).collect::<Vec<_>>(),
         outcome => rec.outcome.as_ref().map(|o| o.summary.clone()),
@@ -248,7 +267,10 @@ fn step_line(copy: &Copy, n: usize) -> String {
         return o.summary.clone();
     }
     match &rec.resolution {
-        None => "the game is set up".to_string(),
+        None => match &rec.control {
+            Some(c) => c.describe(rec.opening.as_ref()),
+            None => "the game is set up".to_string(),
+        },
         Some(r) => {
             let rolls = r.events.iter().filter(|e| e.roll.is_some()).count();
             let nmr: Vec<&str> = r.orders.iter().filter(|o| o.seq.is_none()).map(|o| o.role.as_str()).collect();
@@ -269,7 +291,7 @@ fn game_page(env: &Environment<'_>, copy: &Copy, archive: &str, archive_bytes: &
     let steps: Vec<minijinja::Value> = (0..copy.records.len())
         .map(|n| {
             let r = &copy.records[n].1;
-            context! { href => format!("step-{n}.html"), heading => heading(n as u64), resolved => r.resolution.as_ref().map(|r| r.resolved.clone()), line => step_line(copy, n) }
+            context! { href => format!("step-{n}.html"), heading => heading(n as u64, r), resolved => r.resolution.as_ref().map(|r| r.resolved.clone()), line => step_line(copy, n) }
         })
         .collect();
     let ctx = context! {

@@ -328,7 +328,7 @@ fn a_report_a_later_record_replaced_in_the_same_run_says_it_is_out_of_date() {
     let mails: Vec<Mail> = sent(&out).into_iter().map(|(_, m)| m).filter(|m| m.subject.contains("notice from the host")).collect();
     // The out-of-date mail asks for nothing and carries no form (tester21 T21a-1).
     for m in mails.iter().filter(|m| m.subject.contains("out of date")) {
-        assert!(m.text.starts_with("This report is out of date: record 2, mailed with it, replaces it.") && !m.text.contains("are due by"), "{}", m.text);
+        assert!(m.text.starts_with("This report is out of date: record 2, mailed with it, replaces it: read that one instead.") && !m.text.contains("are due by"), "{}", m.text);
         assert!(m.attachments.iter().all(|a| !a.ends_with(".toml")), "no order form: {:?}", m.attachments);
     }
     assert!(mails.iter().filter(|m| !m.subject.contains("out of date")).all(|m| m.attachments.iter().any(|a| a.ends_with(".toml"))), "the newer has its form");

@@ -445,3 +445,33 @@ fn a_held_receipt_is_warned_of_a_resignation_signed_under_a_key_the_host_put_in(
     let out = t.run(&["audit", "--receipt", t.game().join("receipts/000001/union-1.toml").to_str().unwrap()]);
     assert!(out.contains("warning: ") && out.contains("record 2 ended the game quoting receipt 2 of union in step 1") && out.contains("the host changed union's key while step 1 was open"), "{out}");
 }
+
+/// The site after a host control and a resignation: each step's page shows the receipts of the
+/// step it resolves (not of the step numbered as the record), a control's page and line say what
+/// the host did, and the last page quotes the signed order that ended the game (tester22 T22b-1,
+/// T22b-2, T22b-3).
+#[test]
+fn the_site_follows_steps_not_record_numbers_and_tells_controls_and_ends() {
+    let t = Table::new();
+    t.run(&["deadline", "--extend", "24h", "--reason", "holidays", "--now", "2026-07-01T12:10:00Z"]);
+    let c = t.order("confederate", "c", None, &with(""));
+    let u = t.order("union", "u", None, &with(""));
+    t.submit(&c, "2026-07-01T12:30:00Z").success();
+    t.submit(&u, "2026-07-01T12:31:00Z").success();
+    t.run(&["adjudicate", "--now", "2026-07-01T12:32:00Z"]);
+    assert!(t.record(2)["resolution"]["step"] == 1, "record 2 resolves step 1");
+    let f = t.order("union", "resign", None, &only("resign = true\n"));
+    t.submit(&f, "2026-07-01T13:00:00Z").success();
+    let site = t.path().join("site");
+    pbem().arg("publish").arg(t.game()).arg("--out").arg(&site).assert().success();
+    let page = |n: u64| std::fs::read_to_string(site.join(format!("g1/step-{n}.html"))).unwrap();
+    let resolved = page(2);
+    assert!(resolved.contains("<h1>Gettysburg Campaign: Step 1</h1>") && resolved.contains("<h2>Receipts of step 1</h2>"), "{resolved}");
+    assert!(resolved.contains("<tr><td>confederate</td><td>1</td>") && resolved.contains("<tr><td>union</td><td>1</td>"), "{resolved}");
+    let control = page(1);
+    assert!(control.contains("Record 1: the host") && control.contains("the host moved the deadline to") && control.contains("(holidays)"), "{control}");
+    let index = std::fs::read_to_string(site.join("g1/index.html")).unwrap();
+    assert!(index.contains("the host moved the deadline to") && index.matches("the game is set up").count() == 1, "{index}");
+    let end = page(3);
+    assert!(end.contains("union's signed order (step 2, receipt 1)") && end.contains("resign = true") && end.contains("BEGIN SSH SIGNATURE"), "{end}");
+}

@@ -41,7 +41,7 @@ pub fn report_parts(
     }
     let replaced = replaced_by.filter(|&n| n > rec.index && rec.opening.is_some());
     if let Some(n) = replaced {
-        head.push_str(&format!("This report is out of date: record {n}, mailed with it, replaces it. What is due, by when, and the order form are in that mail.\n\n"));
+        head.push_str(&format!("This report is out of date: record {n}, mailed with it, replaces it: read that one instead.\n\n"));
     }
     if let Some(op) = rec.opening.as_ref().filter(|_| replaced.is_none()) {
         match report::order_form(game, gf, op, state, role, "", Some(now))? {
