@@ -47,9 +47,16 @@ pub fn public_files(dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
     }
     for step in 1..=open_step {
         let rdir = gd.receipts(step);
+        if std::fs::symlink_metadata(&rdir).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(Error::input(&rdir, "a symbolic link, not a folder pbem made: not read (a public copy holds only files; tester22 T22a-3)"));
+        }
         for name in store::list(&rdir)?.into_iter().filter(|n| n.ends_with(".toml")) {
-            // A receipt's signature is written before the receipt: one without it is not there yet.
+            // A receipt's signature is written before the receipt: one without it is not there
+            // yet. A link is refused whether its signature is there or not.
             let (path, sig) = (rdir.join(&name), rdir.join(format!("{name}.sig")));
+            if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+                return Err(Error::input(&path, "a symbolic link, not a file pbem wrote: not read (remove it; a public copy holds only files)"));
+            }
             if std::fs::symlink_metadata(&sig).is_err() {
                 continue;
             }

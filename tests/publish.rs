@@ -431,6 +431,21 @@ fn a_public_copy_never_hands_out_a_planted_link_or_copy_of_a_sealed_order() {
         fs::remove_file(&planted).unwrap();
         fs::remove_file(receipts.join("confederate-9.toml.sig")).unwrap();
     }
+    // A link without its signature, in an earlier step's folder, and a receipts folder that is a
+    // link are refused too (tester22 T22a-3: left out, or read through, without a word).
+    let earlier = game.join("receipts/000001");
+    std::os::unix::fs::symlink("/etc/passwd", earlier.join("extra.toml")).unwrap();
+    let o = pbem().arg("public").arg(&game).arg("--out").arg(&out).output().unwrap();
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("extra.toml: a symbolic link"), "{o:?}");
+    fs::remove_file(earlier.join("extra.toml")).unwrap();
+    let moved = tmp.path().join("moved");
+    fs::rename(&earlier, &moved).unwrap();
+    std::os::unix::fs::symlink(&moved, &earlier).unwrap();
+    let o = pbem().arg("public").arg(&game).arg("--out").arg(&out).output().unwrap();
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("000001: a symbolic link"), "{o:?}");
+    fs::remove_file(&earlier).unwrap();
+    fs::rename(&moved, &earlier).unwrap();
+    assert!(!out.exists(), "nothing written");
     pbem().arg("public").arg(&game).arg("--out").arg(&out).assert().success();
     use std::os::unix::fs::PermissionsExt;
     let made = tmp.path().join("made");
