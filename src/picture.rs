@@ -497,6 +497,11 @@ pub fn view_for<G: crate::game::Game + ?Sized>(game: &G, state: &G::State, seat:
         if o.get("phase_text").and_then(Value::as_str).is_some_and(|p| !p.starts_with("The game is over")) {
             o.insert("phase_text".into(), Value::from("The game is over"));
         }
+        // A game whose view carries its result (Throw Down That Flag) says it is over there
+        // (tester22 T22a-1: its picture still showed the round it stopped in, and no end).
+        if o.get("game_over").is_some_and(Value::is_null) {
+            o.insert("game_over".into(), serde_json::json!({ "summary": "The game is over" }));
+        }
         for plans in ["team_plans", "planned_moves", "question"] {
             o.remove(plans);
         }

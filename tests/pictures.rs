@@ -360,3 +360,23 @@ fn report_picture_writes_svg_and_png_for_a_seat_or_an_observer(tmp: &Path, dir: 
     pbem().arg("report").arg(dir).args(["--step", "999", "--picture"]).arg(&svg).assert().failure().stderr(contains("no record 999"));
     pbem().arg("report").arg(dir).assert().failure();
 }
+
+/// A Throw Down That Flag game the host ended: its picture says the game is over, as those of
+/// the other games do (tester22 T22a-1).
+#[test]
+fn throw_down_that_flag_ended_by_the_host() {
+    let tmp = tempfile::tempdir().unwrap();
+    let pbem = || Command::cargo_bin("pbem").unwrap();
+    assert!(std::process::Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(tmp.path().join("u")).status().unwrap().success());
+    let g = tmp.path().join("td");
+    pbem().arg("new").arg(&g).args(["--rules", "throw-down-that-flag", "--now", "2026-07-01T12:00:00Z", "--player"]).arg(format!("union:u@example.org:{}", tmp.path().join("u.pub").display())).assert().success();
+    let picture = |name: &str| {
+        let file = tmp.path().join(name);
+        pbem().arg("report").arg(&g).args(["--role", "union", "--picture"]).arg(&file).assert().success();
+        std::fs::read_to_string(&file).unwrap()
+    };
+    assert!(!picture("before.svg").contains(">The game is over"));
+    pbem().arg("end").arg(&g).args(["--abandon", "--reason", "gone", "--now", "2026-07-01T13:00:00Z"]).assert().success();
+    let svg = picture("after.svg");
+    assert!(svg.contains(">The game is over"), "{svg}");
+}

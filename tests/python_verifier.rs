@@ -669,6 +669,11 @@ fn the_python_verifier_says_a_missing_path_cannot_be_checked_and_names_a_special
     let o = verify(&tmp.path().join("nonexistent.tar"));
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("nonexistent.tar: no such file or folder"), "{}", text(&o));
+    let fifo = tmp.path().join("ff.tar");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let o = Command::new("timeout").args(["60", "python3", "verify/pbem_verify.py"]).arg(&fifo).output().unwrap();
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("neither a game folder nor a public copy (a FIFO or a device)"), "{}", text(&o));
     let dir = public_copy(tmp.path());
     fs::remove_file(dir.join("game.toml")).unwrap();
     assert!(Command::new("mkfifo").arg(dir.join("game.toml")).status().unwrap().success());

@@ -1244,6 +1244,10 @@ def main(argv):
         # Nothing to check: the verifier cannot run, not a game that failed (tester21 T21b-7).
         print(f"pbem_verify: {target}: no such file or folder", file=sys.stderr)
         return 2
+    if not os.path.isfile(target) and not os.path.isdir(target):
+        # A FIFO or a device is neither (tester22 T22a-5), as pbem audit says.
+        print(f"pbem_verify: {target}: neither a game folder nor a public copy (a FIFO or a device); not read", file=sys.stderr)
+        return 2
     if not os.path.isfile(target):
         return check(target, target)
     with tempfile.TemporaryDirectory(prefix="pbem-verify-copy-") as tmp:
