@@ -34,6 +34,9 @@ struct Case {
     reply: Vec<String>,
     #[serde(default)]
     not_in_reply: Vec<String>,
+    /// Texts the run's line for the message (its `.reason` in `failed/`) holds.
+    #[serde(default)]
+    reason: Vec<String>,
     #[serde(default)]
     crlf: bool,
     #[serde(default)]
@@ -101,6 +104,9 @@ fn every_corpus_message_has_its_expected_outcome() {
         }
         if !maildir.join(folder).join(&name).is_file() {
             bad(format!("not moved to {folder}/"));
+        }
+        for want in c.reason.iter().filter(|w| !h.reason.contains(w.as_str())) {
+            bad(format!("its reason {:?} does not say {want:?}", h.reason));
         }
         let accepted: Vec<String> = h.orders.iter().filter_map(|o| o.receipt.as_ref().map(|r| r.role.clone())).collect();
         if accepted != c.accepted {

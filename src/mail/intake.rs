@@ -655,7 +655,13 @@ fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, filing): (
         return Ok(Handled {
             name: name.into(),
             disposition: Disposition::Failed,
-            reason: format!("{}, and no order in it is validly signed by a seat's key ({counted}): not answered", came_from(&from)),
+            // Why each order was refused, for the host (a key a seat held before a seat change is
+            // named there: tester22 T22b-5).
+            reason: format!(
+                "{}, and no order in it is validly signed by a seat's key ({counted}): not answered{}",
+                came_from(&from),
+                results.iter().filter_map(|r| r.error.as_deref()).map(|e| format!("; {}", crate::text::clip(&e.replace('\n', " "), 300))).collect::<String>()
+            ),
             orders: results,
             reply: None,
             needs_host: false,
