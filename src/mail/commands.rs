@@ -299,7 +299,7 @@ fn per_game(list: &[&Held<'_>], what: &str, out: &mut Answers, mut answer: impl 
                 out.attachments.extend(files);
             }
             Err(e) => {
-                said.push_str(&format!("{what}: game {} cannot be answered now: its files need the host's attention, who has been told. Ask again later.\n", one.1.id));
+                said.push_str(&format!("{what}: game {} cannot be answered now: its files need the host's attention (the host has been told). Ask again later.\n", one.1.id));
                 out.failures.push(format!("{what} {}: {e}", one.1.id));
             }
         }
