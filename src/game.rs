@@ -378,7 +378,7 @@ pub trait Game: Send + Sync {
     /// sees), as a whole SVG document; drawn from the same redacted view the report reads.
     /// `ended`: the game is over by its record though perhaps not by its state (its players or
     /// the host ended it): the picture says it is over and shows no plans or question
-    /// ([`crate::picture::view_for`]).
+    /// (`picture::view_for`).
     fn picture(&self, state: &Self::State, seat: Option<&str>, ended: bool) -> Option<String> {
         let _ = (state, seat, ended);
         None
