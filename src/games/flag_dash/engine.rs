@@ -599,7 +599,7 @@ fn repeat_failed(e: String, nth: usize, of: usize) -> String {
 ///
 /// Returns how many cards were carried out. Errors: why the alternative cannot be carried out.
 /// `worded`: the game's report wording is 2 or later (a failing repeat of a card says which it
-/// is, [`repeat_failed`]).
+/// is, `repeat_failed`).
 #[allow(clippy::too_many_arguments)]
 pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lenient: bool, worded: bool, lines: &mut Vec<String>) -> Result<usize, String> {
     let ch = t.who;
