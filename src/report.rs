@@ -175,7 +175,8 @@ pub fn render(
 /// player's, not "your order" (`own_nmr`, T20c-2), its line wrapped again at 90 columns (T21a-6);
 /// Flag Dash lists no team plans once the game is over (T21b-8) and says a plan is set for every
 /// seat, not that every plan is in, when a seat's came from its NMR (an event: `Ctx::worded`,
-/// T21b-2); a Flag Dash card repeat that fails says which repeat it is (T20c-3).
+/// T21b-2); a Flag Dash card repeat that fails says which repeat it is (T20c-3); a step's report
+/// names the seats whose orders of the step offer a draw (T21b-1).
 pub const WORDING: u32 = 2;
 
 /// A record with the SHA-256 (hex) of its file, its canonical bytes: what a report pins.
@@ -218,6 +219,15 @@ pub fn render_pinned(
         .flat_map(|r| r.orders.iter())
         .map(|o| ReceiptLine { role: o.role.clone(), seq: o.seq, commitment: o.commitment.clone(), nmr: o.nmr.clone().filter(|_| !pinned.earlier_wording) })
         .collect();
+    // The seats whose revealed orders of this step offer a draw (wording 2: tester21 T21b-1, the
+    // other seats were never told of an offer). Only this step's: a record holds no other.
+    let draw_offers: Vec<String> = record
+        .resolution
+        .iter()
+        .flat_map(|r| r.orders.iter())
+        .filter(|o| !o.withheld && o.text.as_deref().is_some_and(|t| t.contains("draw") && orderfile::parse(t).is_ok_and(|f| f.ending.draw == Some(true))))
+        .map(|o| o.role.clone())
+        .collect();
     // How this seat's orders of the step were made when it sent none (`"default"`, `"bot"`).
     let own_nmr = record.resolution.iter().flat_map(|r| r.orders.iter()).find(|o| o.role == role && o.seq.is_none()).map(|o| o.nmr.clone().unwrap_or_else(|| "default".into()));
     let pin = pin_block(gf, record, pinned.sha256);
@@ -237,6 +247,7 @@ pub fn render_pinned(
         role => role,
         wording => gf.wording,
         own_nmr => own_nmr,
+        draw_offers => draw_offers,
         index => record.index,
         resolution => record.resolution.as_ref().map(|r| minijinja::context! {
             step => r.step, resolved => &r.resolved, host_seed => &r.host_seed, seed => &r.seed,
