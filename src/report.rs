@@ -225,7 +225,9 @@ pub fn render_pinned(
         .resolution
         .iter()
         .flat_map(|r| r.orders.iter())
-        .filter(|o| !o.withheld && o.text.as_deref().is_some_and(|t| t.contains("draw") && orderfile::parse(t).is_ok_and(|f| f.ending.draw == Some(true))))
+        .filter(|o| gf.wording >= 2 && !o.withheld)
+        // Parsed only when a line starts with `draw` (the form's comments mention it too).
+        .filter(|o| o.text.as_deref().is_some_and(|t| t.lines().any(|l| l.trim_start().starts_with("draw")) && orderfile::parse(t).is_ok_and(|f| f.ending.draw == Some(true))))
         .map(|o| o.role.clone())
         .collect();
     // How this seat's orders of the step were made when it sent none (`"default"`, `"bot"`).
