@@ -92,6 +92,24 @@ fn python(g: &Path) -> Option<(bool, String)> {
     Some((out.status.success(), String::from_utf8_lossy(&out.stdout).into_owned()))
 }
 
+/// Writes `text` over `file` of game `g` and signs it again with the host key in namespace `ns`
+/// (`pbem-record`, `pbem-receipt`): a host that forges what it signs.
+fn host_rewrites(g: &Path, file: &Path, text: &str, ns: &str) {
+    std::fs::write(file, text).unwrap();
+    std::fs::remove_file(format!("{}.sig", file.display())).unwrap();
+    let out = Command::new("ssh-keygen").args(["-Y", "sign", "-n", ns, "-f"]).arg(g.join("host/host_key")).arg(file).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+/// `pbem audit` of `g` fails saying `audit_says`, and the Python verifier (if it can run) fails
+/// saying `python_says`.
+fn both_verifiers_fail(g: &Path, audit_says: impl predicates::Predicate<str>, python_says: &str) {
+    pbem().arg("audit").arg(g).assert().failure().stderr(audit_says);
+    if let Some((ok, out)) = python(g) {
+        assert!(!ok && out.contains(python_says), "{out}");
+    }
+}
+
 #[test]
 fn a_resignation_ends_the_game_the_other_side_wins_and_both_verifiers_pass() {
     let t = Table::new();
@@ -214,10 +232,7 @@ fn a_resignation_the_host_signed_itself_fails_both_verifiers() {
     let f = t.order("union", "forged", Some(&t.game().join("host").join("host_key")), &only("resign = true\n"));
     t.submit(&f, "2026-07-01T13:00:00Z").success();
     std::fs::write(&gt, &honest).unwrap();
-    pbem().arg("audit").arg(t.game()).assert().failure().stderr(predicate::str::contains("control.orders[0].signature: not union's signature"));
-    if let Some((ok, out)) = python(&t.game()) {
-        assert!(!ok && out.contains("control.orders[0].signature"), "{out}");
-    }
+    both_verifiers_fail(&t.game(), predicate::str::contains("control.orders[0].signature: not union's signature"), "control.orders[0].signature");
 }
 
 #[test]
@@ -229,14 +244,8 @@ fn a_resignation_record_with_another_outcome_fails_both_verifiers() {
     let text = std::fs::read_to_string(&rp).unwrap();
     let changed = text.replace("\"winner\": \"confederate\"", "\"winner\": \"union\"").replace("union resigned: confederate wins.", "union resigned: union wins.");
     assert_ne!(text, changed);
-    std::fs::write(&rp, changed).unwrap();
-    std::fs::remove_file(format!("{}.sig", rp.display())).unwrap();
-    let out = Command::new("ssh-keygen").args(["-Y", "sign", "-n", "pbem-record", "-f"]).arg(t.game().join("host").join("host_key")).arg(&rp).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    pbem().arg("audit").arg(t.game()).assert().failure().stderr(predicate::str::contains("000001.json: outcome"));
-    if let Some((ok, out)) = python(&t.game()) {
-        assert!(!ok && out.contains("outcome"), "{out}");
-    }
+    host_rewrites(&t.game(), &rp, &changed, "pbem-record");
+    both_verifiers_fail(&t.game(), predicate::str::contains("000001.json: outcome"), "outcome");
 }
 
 /// A new game of `rules` in `dir/g` with `options`, one seat per role (keys `dir/ROLE`).
@@ -372,14 +381,9 @@ fn a_draw_record_whose_quoted_receipt_belies_its_nonce_fails_the_audit() {
     let rp = t.game().join("receipts/000001/union-1.toml");
     let text = std::fs::read_to_string(&rp).unwrap();
     assert!(text.contains("\nnonce = true\n"), "{text}");
-    std::fs::write(&rp, text.replacen("\nnonce = true\n", "\nnonce = false\n", 1)).unwrap();
-    std::fs::remove_file(format!("{}.sig", rp.display())).unwrap();
-    let out = Command::new("ssh-keygen").args(["-Y", "sign", "-n", "pbem-receipt", "-f"]).arg(t.game().join("host/host_key")).arg(&rp).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    pbem().arg("audit").arg(t.game()).assert().failure().stderr(predicate::str::contains("union-1.toml:").and(predicate::str::contains("nonce: says false, but the order it receipts has a nonce")));
-    if let Some((ok, out)) = python(&t.game()) {
-        assert!(!ok && out.contains("nonce: says false"), "{out}");
-    }
+    host_rewrites(&t.game(), &rp, &text.replacen("\nnonce = true\n", "\nnonce = false\n", 1), "pbem-receipt");
+    let says = predicate::str::contains("union-1.toml:").and(predicate::str::contains("nonce: says false, but the order it receipts has a nonce"));
+    both_verifiers_fail(&t.game(), says, "nonce: says false");
 }
 
 #[test]
@@ -409,14 +413,8 @@ fn a_draw_on_an_offer_a_seat_change_withdrew_fails_both_verifiers() {
     assert_eq!(text.matches("\"seq\": 2,").count(), 1, "{text}");
     let forged = text.replace(&new_text, &old_text).replace(&new_sig, &old_sig).replace("\"seq\": 2,", "\"seq\": 1,");
     assert!(forged.contains(&old_text) && forged.contains(&old_sig), "{forged}");
-    std::fs::write(&rp, forged).unwrap();
-    std::fs::remove_file(format!("{}.sig", rp.display())).unwrap();
-    let out = Command::new("ssh-keygen").args(["-Y", "sign", "-n", "pbem-record", "-f"]).arg(t.game().join("host").join("host_key")).arg(&rp).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    pbem().arg("audit").arg(t.game()).assert().failure().stderr(predicate::str::contains("control.orders[1].signature: a draw offer signed with a key seat union no longer held"));
-    if let Some((ok, out)) = python(&t.game()) {
-        assert!(!ok && out.contains("control.orders[1]"), "{out}");
-    }
+    host_rewrites(&t.game(), &rp, &forged, "pbem-record");
+    both_verifiers_fail(&t.game(), predicate::str::contains("control.orders[1].signature: a draw offer signed with a key seat union no longer held"), "control.orders[1]");
 }
 
 #[test]
