@@ -573,7 +573,9 @@ fn one_line(e: &anyhow::Error) -> String {
             out.push_str(&text);
         }
     }
-    out
+    // An error may quote what a file holds (a key, a value): its control characters (a terminal's
+    // escape sequences) are shown as escapes, never sent to the terminal as they are.
+    out.split('\n').map(crate::text::shown_safely).collect::<Vec<_>>().join("\n")
 }
 
 /// A library error as the command line words it: a refused or missing setting names the flag

@@ -121,9 +121,28 @@ pub fn check_shown(text: &str, max: usize) -> Result<(), String> {
     Ok(())
 }
 
+/// A line of untrusted text as pbem shows it (a player's press the judge relays, what an error quotes of a file): control characters (NUL, ESC of a terminal
+/// colour sequence, a lone CR), the marks that reorder or hide text (U+202E and the other
+/// bidirectional controls, U+200B, U+2028) and the byte order mark are written as visible escapes
+/// (`\u{1b}`), so what one player sent cannot disguise itself or the judge's text around it in
+/// another's mail. Tabs stay; a backslash stays as it is.
+pub fn shown_safely(line: &str) -> String {
+    let hidden = |c: char| {
+        (c.is_control() && c != '\t')
+            || matches!(c, '\u{061C}' | '\u{200B}' | '\u{200E}' | '\u{200F}' | '\u{2028}' | '\u{2029}' | '\u{202A}'..='\u{202E}' | '\u{2060}' | '\u{2066}'..='\u{2069}' | '\u{FEFF}')
+    };
+    line.chars().map(|c| if hidden(c) { format!("\\u{{{:x}}}", c as u32) } else { c.to_string() }).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn control_and_reordering_characters_are_shown_as_escapes() {
+        assert_eq!(shown_safely("a\u{0}b\u{1b}[31mred\u{202e}txt.exe\tc\\d \u{e9}\u{1F600}\r"), "a\\u{0}b\\u{1b}[31mred\\u{202e}txt.exe\tc\\d \u{e9}\u{1F600}\\u{d}");
+        assert_eq!(shown_safely("\u{feff}\u{2066}x\u{85}"), "\\u{feff}\\u{2066}x\\u{85}");
+    }
 
     #[test]
     fn wraps_greedily_at_spaces() {

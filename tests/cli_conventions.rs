@@ -226,3 +226,17 @@ fn status_of_a_folder_without_a_game_says_what_it_is() {
     let help = String::from_utf8(pbem().args(["status", "--help"]).output().unwrap().stdout).unwrap();
     assert!(help.contains("chosen too when DIR has no game.toml and games in its folders"), "{help}");
 }
+
+/// An error quoting what a file holds shows its control characters as escapes: a key holding a
+/// terminal's escape sequence never reaches the terminal as it is.
+#[test]
+fn an_error_quoting_a_file_shows_control_characters_as_escapes() {
+    let tmp = tempfile::tempdir().unwrap();
+    game(tmp.path());
+    let f = tmp.path().join("o.toml");
+    let form = pbem().arg("form").arg(tmp.path().join("g1")).args(["--role", "union"]).output().unwrap();
+    std::fs::write(&f, [b"\"bad\\u001b[31mkey\" = 1\n".as_slice(), &form.stdout].concat()).unwrap();
+    let out = pbem().arg("sign").arg("--key").arg(tmp.path().join("union")).arg(&f).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success() && err.contains("bad\\u{1b}[31mkey") && !err.contains('\u{1b}'), "{err}");
+}

@@ -201,7 +201,10 @@ pub(super) fn reply_body(ex: &Extracted, results: &[OrderResult], local: &dyn Fn
                 }));
             }
             (None, Some(e)) => {
-                b.push_str(&format!("{}. {}{what}: REFUSED\n   {}\n", i + 1, r.label, e.replace('\n', "\n   ")));
+                // What the refusal quotes of the order (a key, a value) shows its control
+                // characters as escapes (`text::shown_safely`).
+                let e: Vec<String> = e.split('\n').map(crate::text::shown_safely).collect();
+                b.push_str(&format!("{}. {}{what}: REFUSED\n   {}\n", i + 1, r.label, e.join("\n   ")));
                 if r.label == "the message body" && r.format_problem {
                     b.push_str(&paragraph(
                         "   ",
