@@ -585,8 +585,8 @@ fn card_units(t: &Try) -> [Option<(usize, usize)>; 2] {
     [cards, t.steps.iter().position(|x| matches!(x, Step::Combo(_))).map(|i| (i, i))]
 }
 
-/// Why the `nth` of a card's `of` resolutions (a boosted or combined card's repeats) cannot be
-/// carried out, said as such: what stops it is what the earlier ones did, which are undone with
+/// Why the `nth` of a card's `of` resolutions (a boosted or combined card's repeats; Flag Dash,
+/// Using Boosts: each card "fully or not at all") cannot be carried out, said as such: what stops it is what the earlier ones did, which are undone with
 /// it, so a reader who finds the board without them is not left puzzled (tester20 T20c-3:
 /// "Orange already holds a character flag of Yellow", where Orange held none in the end).
 fn repeat_failed(e: String, nth: usize, of: usize) -> String {
