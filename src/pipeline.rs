@@ -693,7 +693,19 @@ fn build_game(game: &'static dyn DynGame, dir: &Path, checked: CheckedNew, new: 
         outcome,
     };
     stage_record(files, &gd, &gf, game, &rec, &[], &state, &key)?.commit()?;
+    make_order_folders(&gd);
     Ok(gf)
+}
+
+/// Makes the folders each step's order folders go in (`host/sealed/`, private, and `receipts/`)
+/// with the game, so that a step's first order makes only its own two (`NNNNNN/`). Not the step
+/// folders themselves: a receipts folder made less than [`crate::due::FRESH_NS`] before the due
+/// index is written keeps the index from being trusted, so the next sweep would load the game.
+/// Best effort: an order makes any that is missing ([`store_accepted`]); an empty folder holds
+/// no receipt.
+fn make_order_folders(dir: &GameDir) {
+    let _ = store::make_dirs_in_order(&[&dir.host().join("sealed")], true);
+    let _ = store::make_dirs_in_order(&[&dir.root.join("receipts")], false);
 }
 
 /// An accepted order: its receipt, where it was stored and any warning for the player.
@@ -1160,10 +1172,10 @@ fn store_accepted(g: &Loaded, intake: &mut Intake, v: &Verified, step: u64, seq:
     let h = &v.file.header;
     let name = format!("{}-{seq}", h.role);
     if intake.index(g, step)?.receipts(step).is_empty() {
-        // The step's first order: its folders are made here, each with one `mkdir`.
-        let (sealed, receipts) = (g.dir.sealed(step), g.dir.receipts(step));
-        store::make_dirs_in_order(&[sealed.parent().unwrap_or(&sealed), &sealed], true)?;
-        store::make_dirs_in_order(&[receipts.parent().unwrap_or(&receipts), &receipts], false)?;
+        // The step's first order: its folders are made here, one `mkdir` each (their parents are
+        // made with the game: [`make_order_folders`]; for an older game, here too).
+        store::make_dirs_in_order(&[&g.dir.sealed(step)], true)?;
+        store::make_dirs_in_order(&[&g.dir.receipts(step)], false)?;
     }
     let sealed = g.dir.sealed(step).join(format!("{name}.txt"));
     let mut files = vec![(sig_path(&sealed), v.signature.clone().into_bytes()), (sealed.clone(), v.text.clone().into_bytes())];

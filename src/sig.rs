@@ -578,20 +578,21 @@ fn ed25519_point(bytes: [u8; 32]) -> Option<ed25519_dalek::VerifyingKey> {
 }
 
 /// [`matches`] of `sig`, parsed from `armored` and already checked by [`check_signer`] (so its
-/// key and namespace are those `armored` names), remembered per thread by a SHA-256 of `armored`
-/// and `message`: intake checks a mailed order's signature up to three times over the same bytes
-/// (where a pasted order starts, which bytes were signed, then the pipeline's own check, as for
-/// any submit), and a repeat then costs that digest instead of a verification. The answer is a
-/// function of those bytes alone, so none depends on the memo.
+/// key and namespace are those `armored` names), remembered for the process by a SHA-256 of
+/// `armored` and `message`: intake checks a mailed order's signature up to three times over the
+/// same bytes (where a pasted order starts, which bytes were signed, then the pipeline's own
+/// check, as for any submit), the first on the thread that reads messages ahead, and a repeat then
+/// costs that digest instead of a verification. The answer is a function of those bytes alone, so
+/// none depends on the memo.
 fn matches_remembered(public_key: &PublicKey, sig: &SshSig, armored: &str, message: &[u8]) -> bool {
     use sha2::Digest;
-    thread_local!(static CHECKED: crate::memo::Memo<[u8; 32], bool> = crate::memo::Memo::new());
+    static CHECKED: crate::memo::SharedMemo<[u8; 32], bool> = crate::memo::SharedMemo::new();
     let mut h = sha2::Sha256::new();
     for part in [armored.as_bytes(), message] {
         h.update((part.len() as u64).to_be_bytes());
         h.update(part);
     }
-    CHECKED.with(|m| m.get_or(h.finalize().into(), |_| matches(public_key, sig, message)))
+    CHECKED.get_or(h.finalize().into(), |_| matches(public_key, sig, message))
 }
 
 /// Verifies an armored SSH signature over `message`, as `ssh-keygen -Y verify` does.
@@ -732,7 +733,35 @@ fn is_security_key(algorithm: &Algorithm) -> bool {
 /// ignored.
 pub fn load_private_key(path: &Path, passphrase: Option<&str>) -> Result<PrivateKey, SigError> {
     let text = read_key_file(path)?;
-    let key = PrivateKey::from_openssh(&text).map_err(|e| SigError::ParsePrivateKey {
+    let digest: [u8; 32] = <sha2::Sha256 as sha2::Digest>::digest(text.as_bytes()).into();
+    if let Some(key) = decoded_keys().lock().unwrap_or_else(|e| e.into_inner()).get(&digest) {
+        return Ok(key.clone());
+    }
+    let key = decode_private_key(path, &text, passphrase)?;
+    // Without a passphrase only an unencrypted file decodes.
+    if passphrase.is_none() {
+        let mut keys = decoded_keys().lock().unwrap_or_else(|e| e.into_inner());
+        if keys.len() >= 256 {
+            keys.clear();
+        }
+        keys.insert(digest, key.clone());
+    }
+    Ok(key)
+}
+
+/// The unencrypted private keys this process decoded, by a SHA-256 of their files' text: intake
+/// decodes each order's game's host key on the thread that reads messages ahead, and the receipt
+/// is signed with it on the main thread (a decoding checks the key's halves, a scalar
+/// multiplication). Bounded; never listed, only looked up; the keys are in this process's memory
+/// anyway.
+fn decoded_keys() -> &'static std::sync::Mutex<std::collections::HashMap<[u8; 32], PrivateKey>> {
+    static KEYS: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<[u8; 32], PrivateKey>>> = std::sync::OnceLock::new();
+    KEYS.get_or_init(Default::default)
+}
+
+/// [`load_private_key`] of the text read from `path`.
+fn decode_private_key(path: &Path, text: &str, passphrase: Option<&str>) -> Result<PrivateKey, SigError> {
+    let key = PrivateKey::from_openssh(text).map_err(|e| SigError::ParsePrivateKey {
         path: path.to_owned(),
         reason: e.to_string(),
     })?;

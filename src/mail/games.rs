@@ -19,8 +19,7 @@
 //! and the file written anew). So the cache can make a run faster, never route an order
 //! otherwise than reading every `game.toml` would.
 
-use std::cell::OnceCell;
-use std::rc::Rc;
+use std::sync::{Arc, OnceLock};
 use std::collections::{BTreeMap, BTreeSet};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -61,11 +60,11 @@ struct Line {
 struct Entry {
     dir: PathBuf,
     line: Line,
-    file: OnceCell<std::result::Result<(PathBuf, GameFile), String>>,
+    file: OnceLock<std::result::Result<(PathBuf, GameFile), String>>,
     /// The bytes `file` was parsed from, when it was read on demand ([`Games::known`]).
-    bytes: OnceCell<Vec<u8>>,
+    bytes: OnceLock<Vec<u8>>,
     /// The cache file the line came from (removed when the line proves wrong).
-    cache: Rc<PathBuf>,
+    cache: Arc<PathBuf>,
 }
 
 impl Entry {
@@ -118,7 +117,7 @@ impl Games {
     pub fn load(root: &Path) -> Result<Games> {
         let began = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_nanos());
         let cache_path = super::config::state_dir(root).join(FILE);
-        let cache = Rc::new(cache_path.clone());
+        let cache = Arc::new(cache_path.clone());
         let read = read_cache(&cache_path);
         let mut changed = read.is_none();
         let mut cached = read.unwrap_or_default();
@@ -133,7 +132,7 @@ impl Games {
             let dir = root.join(&name);
             let old = cached.remove(&name);
             let (entry, holds) = match (old, read) {
-                (Some(line), None) => (Entry { dir, line, file: OnceCell::new(), bytes: OnceCell::new(), cache: cache.clone() }, true),
+                (Some(line), None) => (Entry { dir, line, file: OnceLock::new(), bytes: OnceLock::new(), cache: cache.clone() }, true),
                 (old, read) => {
                     // Its line goes (rewritten below, if it can be cached now).
                     changed |= old.is_some();
@@ -264,15 +263,15 @@ fn look(dir: &Path, line: Option<&Line>) -> Option<Looked> {
 /// The entry of a game whose file was just read; its line is cached (`ino` not 0) only when its
 /// stamp was taken before the read, is the same after it, and is older than the run by
 /// [`crate::due::FRESH_NS`].
-fn read_entry(dir: PathBuf, name: String, (before, after): (std::result::Result<Option<Stamp>, ()>, std::result::Result<Option<Stamp>, ()>), gf: GameFile, began: u128, cache: Rc<PathBuf>) -> Entry {
+fn read_entry(dir: PathBuf, name: String, (before, after): (std::result::Result<Option<Stamp>, ()>, std::result::Result<Option<Stamp>, ()>), gf: GameFile, began: u128, cache: Arc<PathBuf>) -> Entry {
     let old = |s: &Stamp| u128::try_from(s.2.0).ok().zip(u128::try_from(s.2.1).ok()).is_some_and(|(s, n)| s * 1_000_000_000 + n + crate::due::FRESH_NS < began);
     let (ino, size, ctime) = match (before, after) {
         (Ok(Some(b)), Ok(Some(a))) if a == b && old(&b) && b.0 != 0 => b,
         _ => (0, 0, (0, 0)),
     };
     let line = Line { name, ino, size, ctime, id: gf.id.clone(), emails: emails(&gf) };
-    let file = OnceCell::from(Ok((dir.clone(), gf)));
-    Entry { dir, line, file, bytes: OnceCell::new(), cache }
+    let file = OnceLock::from(Ok((dir.clone(), gf)));
+    Entry { dir, line, file, bytes: OnceLock::new(), cache }
 }
 
 /// Inode, size and change time of a `game.toml`.

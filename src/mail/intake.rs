@@ -47,7 +47,7 @@ use super::reply::{ReplyLedger, how_to_send, place, reply_body, reply_subject};
 pub use super::config::state_dir;
 pub use super::games::Games;
 pub use super::reply::OrderResult;
-use super::spool::{HEAD_BYTES, arrival_order, spool_mbox, spool_stdin};
+use super::spool::{arrival_order, spool_mbox, spool_stdin};
 use crate::error::{Error, Result};
 use crate::model::{GameFile, Receipt};
 use crate::pipeline::Clock;
@@ -250,31 +250,44 @@ pub fn run_locked(root: &Path, sources: &[Source], cfg: &HostConfig, clock: Cloc
 }
 
 /// Handles every message of `folders` in arrival order into `out`; each handled message is left
-/// in `filing` to be filed away once its receipts and reply are durable.
+/// in `filing` to be filed away once its receipts and reply are durable. The messages are read
+/// and parsed ahead on a second thread ([`super::ahead`]) while this one handles those before
+/// them and waits for their syncs.
 fn take_in(root: &Path, folders: &[PathBuf], cfg: &HostConfig, now: DateTime<Utc>, out: &mut IntakeRun, filing: &mut Filing) -> Result<()> {
-    let outbox = Outbox::under(root);
+    let messages = arrival_order(folders)?;
+    if messages.is_empty() {
+        // An idle cron run reads no game file.
+        return Ok(());
+    }
+    // A run killed mid-write leaves temp files in the folders intake writes; this run holds the
+    // root lock (read only when there is mail).
+    remove_stale_mail_temps(root)?;
+    let games = Games::load(root)?;
+    let waiting = std::sync::atomic::AtomicU64::new(0);
+    std::thread::scope(|scope| {
+        let (to, ahead) = std::sync::mpsc::sync_channel(super::ahead::DEPTH);
+        scope.spawn(|| super::ahead::run(&messages, &games, cfg.intake.max_message_bytes, (to, &waiting)));
+        let next = || ahead.recv().unwrap_or_default().taken(&waiting);
+        take_in_order(&messages, &next, &games, cfg, now, out, filing)
+    })
+}
+
+/// [`take_in`]'s loop over `messages`, each with what [`super::ahead::run`] made of it (read here
+/// again when that thread is gone).
+fn take_in_order(messages: &[(PathBuf, PathBuf, String)], ahead: &dyn Fn() -> super::ahead::Ahead, games: &Games, cfg: &HostConfig, now: DateTime<Utc>, out: &mut IntakeRun, filing: &mut Filing) -> Result<()> {
+    let outbox = Outbox::under(&filing.root);
     let mut blocked: BTreeSet<String> = BTreeSet::new();
-    // Every game file is read only when there is a message (an idle cron run reads none).
-    let mut games: Option<Games> = None;
-    for (folder, path, name) in arrival_order(folders)? {
+    for (folder, path, name) in messages {
+        let read = ahead();
         // The games a message names matter only while some game is blocked, or once it must wait
         // itself (it stays in place, so they are read from the same bytes then): most runs read
         // and parse each message once, to handle it.
         let names = std::cell::OnceCell::new();
-        let keys = || names.get_or_init(|| message_games(&path, cfg.intake.max_message_bytes));
+        let keys = || names.get_or_init(|| message_games(path, cfg.intake.max_message_bytes));
         let h = if !blocked.is_empty() && keys().iter().any(|k| blocked.contains(k)) {
-            Handled { name, disposition: Disposition::Retry, reason: "an earlier message for the same game waits".into(), orders: vec![], reply: None, needs_host: false }
+            Handled { name: name.clone(), disposition: Disposition::Retry, reason: "an earlier message for the same game waits".into(), orders: vec![], reply: None, needs_host: false }
         } else {
-            let games = match &mut games {
-                Some(g) => g,
-                slot => {
-                    // A run killed mid-write leaves temp files in the folders intake writes;
-                    // this run holds the root lock (read only when there is mail).
-                    remove_stale_mail_temps(root)?;
-                    slot.insert(Games::load(root)?)
-                }
-            };
-            handle_file(&folder, &path, &name, games, &outbox, cfg, now, filing)?
+            handle_file(folder, path, name, read, games, &outbox, cfg, now, filing)?
         };
         if h.disposition == Disposition::Retry {
             blocked.extend(keys().iter().cloned());
@@ -513,22 +526,13 @@ fn guard(name: &str, handling: impl FnOnce() -> Result<Handled>) -> Result<Handl
 }
 
 #[allow(clippy::too_many_arguments)]
-fn handle_file(maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>, filing: &mut Filing) -> Result<Handled> {
-    let marker = path.with_file_name(format!("{name}.toolarge"));
-    // A spooled head: the marker holds the size of the message it was cut from.
-    let marked = store::read_hint(&marker, 64).map(|text| text.trim().parse::<u64>().unwrap_or(u64::MAX));
-    // One open: its `fstat` gives the size, and the bytes are read from it.
-    let (file, len) = store::open_regular_sized(path).map_err(|e| store::io(path, e))?;
-    let size = marked.unwrap_or(len);
-    let too_large = size > cfg.intake.max_message_bytes;
-    // Refused without reading it all: the head is enough for the sender's address.
-    let want = if too_large { HEAD_BYTES as u64 } else { u64::MAX };
-    let mut raw = Vec::with_capacity(len.min(want) as usize);
-    file.take(want).read_to_end(&mut raw).map_err(|e| store::io(path, e))?;
-    let hash = crate::commit::sha256_hex(&raw);
+fn handle_file(maildir: &Path, path: &Path, name: &str, ahead: super::ahead::Ahead, games: &Games, outbox: &Outbox, cfg: &HostConfig, now: DateTime<Utc>, filing: &mut Filing) -> Result<Handled> {
+    let super::ahead::MessageBytes { marker, marked, raw, size, too_large, hash, key } = match ahead.read {
+        Some(read) => read?,
+        None => super::ahead::read_message(path, name, cfg.intake.max_message_bytes)?,
+    };
+    let parsed = ahead.parsed;
     let seen = filing.has(&hash) || filing.log.seen(&hash)?;
-    // A copy delivered again with other trace lines: the same mail, answered once (tester16 T16a-6).
-    let key = (!too_large).then(|| super::log::mail_key(&raw)).flatten();
     let same_mail = match &key {
         Some(k) => filing.has(k) || filing.log.mail_seen(k)?,
         None => false,
@@ -557,7 +561,7 @@ fn handle_file(maildir: &Path, path: &Path, name: &str, games: &Games, outbox: &
         }
     } else {
         log.note_got(&hash)?;
-        match handle(&raw, &hash, name, games, (outbox, &*filing), cfg, now) {
+        match handle((&raw, parsed), &hash, name, games, (outbox, &*filing), cfg, now) {
             Ok(h) => h,
             // A disk problem stops the run (the message stays for the next); anything else is
             // about this message alone, which must not hold up the ones behind it.
@@ -603,19 +607,16 @@ fn too_large_reply(head: &[u8], size: u64, games: &Games, log: &MailLog, cfg: &H
     })?))
 }
 
-/// The public key of a seat of a readable game.
-fn seat_key(games: &Games, game: &str, role: &str) -> Option<ssh_key::PublicKey> {
-    let (_, gf) = games.get(game)?;
-    sig::public_key_line(&gf.seat(role)?.key).ok()
-}
-
-/// Handles one message's bytes: submits its orders and queues the reply in `outbox`, counting it
-/// in `log`.
-fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, filing): (&Outbox, &Filing), cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
+/// Handles one message's bytes (`raw`, with what [`super::ahead`] parsed of them, if it did):
+/// submits its orders and queues the reply in `outbox`, counting it in `log`.
+fn handle((raw, parsed): (&[u8], super::ahead::Parse), hash: &str, name: &str, games: &Games, (outbox, filing): (&Outbox, &Filing), cfg: &HostConfig, now: DateTime<Utc>) -> Result<Handled> {
     let (log, group, clock) = (&filing.log, &filing.group, filing.clock);
-    let key_for = |game: &str, role: &str| seat_key(games, game, role);
     let failed = |reason: &str| Handled { name: name.into(), disposition: Disposition::Failed, reason: reason.into(), orders: vec![], reply: None, needs_host: false };
-    let Some(ex) = extract::extract(raw, &key_for) else {
+    let parsed = match parsed {
+        super::ahead::Parse::Done(p) => p,
+        super::ahead::Parse::NotDone => super::ahead::parse_message(raw, games),
+    };
+    let Some((ex, commands)) = parsed else {
         return Ok(failed("cannot be parsed as a mail message"));
     };
     if let Some(why) = &ex.bounce {
@@ -683,7 +684,7 @@ fn handle(raw: &[u8], hash: &str, name: &str, games: &Games, (outbox, filing): (
     // nothing: every resolved order's signed text is public); answers go to those addresses only.
     let vouched: Vec<String> = results.iter().filter(|r| r.fresh).filter_map(|r| r.seat_email.clone()).collect();
     let addrs = if known { vec![from.clone()] } else { seats.iter().filter(|s| vouched.iter().any(|v| v.eq_ignore_ascii_case(s))).cloned().collect() };
-    let parsed = super::commands::parse(&ex.subject, &ex.text);
+    let parsed = commands;
     if !parsed.commands.is_empty() {
         // A command reads the games as they stand: with the receipts still waiting written.
         group.flush()?;

@@ -54,7 +54,7 @@ fn an_order_from_a_seat_changed_after_the_games_were_read_is_answered_to_its_new
     let path = md.join("new").join("1.M1.host");
     std::fs::write(&path, order_mail(&game, "hancock@example.org", &newcomer)).unwrap();
     let mut filing = Filing::open(&root, now.into());
-    let h = handle_file(&md, &path, "1.M1.host", &games, &Outbox::under(&root), &cfg, now, &mut filing).unwrap();
+    let h = handle_file(&md, &path, "1.M1.host", Default::default(), &games, &Outbox::under(&root), &cfg, now, &mut filing).unwrap();
     assert_eq!(h.disposition, Disposition::Done, "{}", h.reason);
     assert!(h.orders.iter().all(|o| o.receipt.is_some()), "the order is accepted: {}", h.reason);
     let replies = filing.replies.borrow();

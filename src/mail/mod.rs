@@ -8,6 +8,7 @@
 //! (relayed press per address in the last hour),
 //! `mailed/` (per game, the newest record whose reports were queued).
 
+mod ahead;
 pub mod cli;
 pub mod commands;
 pub mod compose;
