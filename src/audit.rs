@@ -217,36 +217,9 @@ fn check_next(rpath: &Path, bytes: &[u8], want_step: u64, rec: &Record, pending:
     }
 }
 
-/// [`sig::verify`], not done again for a signature this process has already found good (the
-/// same key, namespace, bytes and signature, by their SHA-256): an audit meets each receipt
-/// twice (the step's receipts, the order that used it), and the work done ahead on every core
-/// (`ahead`) checks every signature before the checks in order meet it. Only good ones are
-/// remembered (at most a million; then it starts again), so a bad one fails where it is met.
-fn verify_once(key: &ssh_key::PublicKey, ns: &str, bytes: &[u8], armored: &str) -> std::result::Result<(), sig::SigError> {
-    static GOOD: std::sync::Mutex<std::collections::BTreeSet<[u8; 32]>> = std::sync::Mutex::new(std::collections::BTreeSet::new());
-    let digest = {
-        use sha2::Digest;
-        let mut h = sha2::Sha256::new();
-        // The key by its binary blob (its type and bytes, no comment): no base64 made a check.
-        for part in [key.to_bytes().unwrap_or_default().as_slice(), ns.as_bytes(), bytes, armored.as_bytes()] {
-            h.update((part.len() as u64).to_be_bytes());
-            h.update(part);
-        }
-        <[u8; 32]>::from(h.finalize())
-    };
-    if GOOD.lock().unwrap_or_else(|p| p.into_inner()).contains(&digest) {
-        return Ok(());
-    }
-    sig::verify(key, ns, bytes, armored)?;
-    let mut good = GOOD.lock().unwrap_or_else(|p| p.into_inner());
-    if good.len() >= 1 << 20 {
-        good.clear();
-    }
-    good.insert(digest);
-    Ok(())
-}
-
-/// Verifies the host signature beside `path` over the file's bytes ([`verify_once`]).
+/// Verifies the host signature beside `path` over the file's bytes. Each signature is checked
+/// once an audit: one the work ahead (`ahead`) found good is marked so (`ReadReceipt::signed`,
+/// `Ahead::record_signed`, `Ahead::order_signed`) and not checked again in order.
 fn check_host_sig(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns: &str) -> Result<()> {
     check_host_sig_read(path, bytes, host, ns, None)
 }
@@ -258,7 +231,7 @@ fn check_host_sig_read(path: &Path, bytes: &[u8], host: &ssh_key::PublicKey, ns:
         Some(text) => std::borrow::Cow::Borrowed(text),
         None => std::borrow::Cow::Owned(store::read_text(&sp).map_err(|e| fail_read(AuditCheck::Signature, &sp, e))?),
     };
-    verify_once(host, ns, bytes, &armored).map_err(|e| fail(AuditCheck::Signature, path, format!("host signature: {e}")))
+    sig::verify(host, ns, bytes, &armored).map_err(|e| fail(AuditCheck::Signature, path, format!("host signature: {e}")))
 }
 
 /// Checks receipts a player holds (as mailed to them, each with its `.sig` beside it) against
@@ -725,9 +698,9 @@ impl Audit {
         let gf_bytes = store::read(&gd.game_file())?;
         let scenario = store::read_text(&gd.scenario_file())?;
         let options = crate::team::rules_options(&gf.options);
-        // The templates compiled and the game set up on a thread of their own meanwhile (when
-        // working ahead); a failure of theirs is still met where it was.
-        let ((env, setup), read) = beside(ahead::works_ahead(jobs), || (report::shared_environment(templates), game.setup(&scenario, &options)), || -> Result<(u64, history::History)> {
+        // The templates a report uses compiled and the game set up on a thread of their own
+        // meanwhile (when working ahead); a failure of theirs is still met where it was.
+        let ((env, setup), read) = beside(ahead::works_ahead(jobs), || (report::compiled_environment(templates, game), game.setup(&scenario, &options)), || -> Result<(u64, history::History)> {
             let last = gd.last_contiguous_record()?.ok_or_else(|| fail(AuditCheck::Missing, &gd.record(0), "missing: no records"))?;
             check_inventory(&gd, last, &host)?;
             Ok((last, history::read_on(&gd, last, &gf_bytes, scenario.as_bytes(), jobs)?))
@@ -1354,7 +1327,9 @@ impl Audit {
     fn check_order_text(&self, st: &Step<'_>, role: &str, c: &str, text: &str, signature: &str, orders: &Orders, opath: &Path) -> Result<orderfile::OrderFile> {
         let res = st.res;
         let at = |check: AuditCheck, what: String| -> Error { AuditFailure::new(check, opath, what).at_line(self.order_line(st, opath, role)).into() };
-        verify_once(&st.keys[role], NS_ORDERS, text.as_bytes(), signature).map_err(|e| {
+        // Found signed ahead: this very text and signature, the same key.
+        let signed = |key: &ssh_key::PublicKey| if self.ahead.order_signed(key, text, signature) { Ok(()) } else { sig::verify(key, NS_ORDERS, text.as_bytes(), signature) };
+        signed(&st.keys[role]).map_err(|e| {
             at(AuditCheck::Signature, match e {
                 sig::SigError::BadSignature | sig::SigError::TextChanged => {
                     format!("the order of {role} in step {} does not match its signature: it was changed after the player signed it", res.step)

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 
-use super::{Audit, ReadReceipt, RevealMap, StepReceipts, keys_for_step, read_step_receipts, verify_once};
+use super::{Audit, ReadReceipt, RevealMap, StepReceipts, keys_for_step, read_step_receipts};
 use crate::commit;
 use crate::dice::{Ctx, Event};
 use crate::game::{DynGame, Orders, Pending, Publication};
@@ -58,6 +58,9 @@ pub(super) struct Ahead {
     /// The record's bytes as the history holds them were found host-signed by the game's host
     /// key, with its signature file as read then.
     record_signed: bool,
+    /// The record's orders (withheld ones as revealed or kept by the host) found signed ahead:
+    /// each seat key, signed text and armored signature.
+    orders_signed: Vec<(ssh_key::PublicKey, String, String)>,
     /// Host files the checks of the record's step read, read ahead: by path, the bytes, or
     /// `None` where the file is not there (or, for a file the checks only read when it exists,
     /// could not be read; see [`Shared::step_files`]).
@@ -71,6 +74,12 @@ impl Ahead {
     /// host key ahead: then its host signature check passes as it would in order.
     pub(super) fn record_signed(&self) -> bool {
         self.record_signed
+    }
+
+    /// Whether `signature` was found ahead to be `key`'s good signature of the order `text`:
+    /// then its check passes as it would in order.
+    pub(super) fn order_signed(&self, key: &ssh_key::PublicKey, text: &str, signature: &str) -> bool {
+        self.orders_signed.iter().any(|(k, t, s)| t == text && s == signature && k == key)
     }
 
     /// The host file `path` of the step being checked as read ahead: `Some(None)` when it was
@@ -220,9 +229,8 @@ impl Audit {
     }
 
     /// Every opened step's receipts as read (step 1 first), each step's read on every core when
-    /// working ahead, with every receipt's host signature checked there, the good ones
-    /// remembered and marked `signed` (the checks in order meet each again, and check a bad one
-    /// themselves).
+    /// working ahead, with every receipt's host signature checked there, the good ones marked
+    /// `signed` (the checks in order meet each again, and check a bad one themselves).
     pub(super) fn read_receipts(&self) -> Vec<crate::error::Result<Vec<ReadReceipt>>> {
         let steps: Vec<u64> = (1..=self.hist.open_step).collect();
         let ahead = self.helpers().is_some();
@@ -230,7 +238,7 @@ impl Audit {
             let mut read = read_step_receipts(&self.gd, step);
             for r in read.iter_mut().flatten().filter(|_| ahead) {
                 if let Some(armored) = &r.armored {
-                    r.signed = verify_once(&self.host, NS_RECEIPT, &r.bytes, armored).is_ok();
+                    r.signed = crate::sig::verify(&self.host, NS_RECEIPT, &r.bytes, armored).is_ok();
                 }
             }
             read
@@ -281,7 +289,7 @@ impl Audit {
 }
 
 impl Shared {
-    /// Record `n` worked out ahead: its signatures checked (the good ones remembered), and, on
+    /// Record `n` worked out ahead: its signatures checked (the good ones marked), and, on
     /// the host's copy, its step replayed and its reports rendered. A panic leaves it undone.
     fn work(&self, n: u64) -> Ahead {
         unless_panics(|| self.work_out(n)).unwrap_or_default()
@@ -291,8 +299,9 @@ impl Shared {
     fn work_out(&self, n: u64) -> Ahead {
         let Some(read) = self.record_ahead(n) else { return Ahead::default() };
         let rec = &read.record;
+        let orders_signed = rec.resolution.as_ref().filter(|_| n >= 1 && (n as usize) <= self.hist.files.len()).map(|res| self.verify_orders_ahead(n, res)).unwrap_or_default();
         let files = rec.resolution.as_ref().map(|res| self.step_files(res)).unwrap_or_default();
-        let signed = Ahead { record_signed: true, files, ..Ahead::default() };
+        let signed = Ahead { record_signed: true, orders_signed, files, ..Ahead::default() };
         let Some(state) = self.has_states.then(|| self.stored_state(n, rec)).flatten() else { return signed };
         let replayed = match &rec.resolution {
             Some(res) => {
@@ -309,15 +318,12 @@ impl Shared {
         Ahead { replayed, rendered, ..signed }
     }
 
-    /// Record `n` read, its host signature and its orders' signatures checked (the good ones
-    /// remembered); `None` if it is missing, not host-signed or not a record.
+    /// Record `n` read and its host signature checked; `None` if it is missing, not host-signed
+    /// or not a record.
     fn record_ahead(&self, n: u64) -> Option<Arc<ReadRecord>> {
         let read = self.hist.records.get(n as usize)?;
         let armored = store::read_text(&sig_path(&self.gd.record(n))).ok()?;
-        verify_once(&self.host, NS_RECORD, &read.bytes, &armored).ok()?;
-        if let Some(res) = read.record.resolution.as_ref().filter(|_| n >= 1 && (n as usize) <= self.hist.files.len()) {
-            self.verify_orders_ahead(n, res);
-        }
+        crate::sig::verify(&self.host, NS_RECORD, &read.bytes, &armored).ok()?;
         Some(read.clone())
     }
 
@@ -355,15 +361,19 @@ impl Shared {
     }
 
     /// The signatures of record `n`'s orders (withheld ones as revealed or kept by the host),
-    /// with the seat keys the checks in order use.
-    fn verify_orders_ahead(&self, n: u64, res: &Resolution) {
-        let Ok(keys) = keys_for_step(&self.gd, &self.hist, &self.receipts, n - 1, res.step) else { return };
+    /// checked with the seat keys the checks in order use: the good ones, with key and text.
+    fn verify_orders_ahead(&self, n: u64, res: &Resolution) -> Vec<(ssh_key::PublicKey, String, String)> {
+        let Ok(keys) = keys_for_step(&self.gd, &self.hist, &self.receipts, n - 1, res.step) else { return Vec::new() };
+        let mut good = Vec::new();
         for o in &res.orders {
             let signed = if o.withheld { self.revealed(res.step, &o.role).and_then(|r| Some((r.text?, r.signature?))) } else { o.text.clone().zip(o.signature.clone()) };
-            if let (Some((text, signature)), Some(key)) = (signed, keys.get(&o.role)) {
-                let _ = verify_once(key, NS_ORDERS, text.as_bytes(), &signature);
+            if let (Some((text, signature)), Some(key)) = (signed, keys.get(&o.role))
+                && crate::sig::verify(key, NS_ORDERS, text.as_bytes(), &signature).is_ok()
+            {
+                good.push((key.clone(), text, signature));
             }
         }
+        good
     }
 
     /// The orders of `role` in `step` once withheld: as a later record reveals them, else the
