@@ -36,7 +36,7 @@ pub enum Parse {
     #[default]
     NotDone,
     /// [`parse_message`] of its bytes.
-    Done(Option<(Extracted, Parsed)>),
+    Done(Box<Option<(Extracted, Parsed)>>),
 }
 
 /// One message as read ahead.
@@ -91,7 +91,7 @@ fn prepare(path: &std::path::Path, name: &str, games: &Games, max: u64) -> Ahead
             {
                 ex.orders.iter().for_each(|f| warm(f, games));
             }
-            Parse::Done(parsed)
+            Parse::Done(Box::new(parsed))
         }
         _ => Parse::NotDone,
     };
@@ -193,7 +193,8 @@ mod tests {
             assert_eq!(got.read.is_some(), read);
             if read {
                 assert_eq!(waiting.load(Ordering::Acquire), got.bytes());
-                let Parse::Done(Some((ex, commands))) = &got.parsed else { panic!("not parsed") };
+                let Parse::Done(p) = &got.parsed else { panic!("not parsed") };
+                let Some((ex, commands)) = p.as_ref() else { panic!("not parsed") };
                 assert_eq!((ex.from.as_deref(), commands.commands.len()), (Some("a@example.org"), 1));
             }
             got.taken(&waiting);

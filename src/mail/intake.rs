@@ -613,7 +613,7 @@ fn handle((raw, parsed): (&[u8], super::ahead::Parse), hash: &str, name: &str, g
     let (log, group, clock) = (&filing.log, &filing.group, filing.clock);
     let failed = |reason: &str| Handled { name: name.into(), disposition: Disposition::Failed, reason: reason.into(), orders: vec![], reply: None, needs_host: false };
     let parsed = match parsed {
-        super::ahead::Parse::Done(p) => p,
+        super::ahead::Parse::Done(p) => *p,
         super::ahead::Parse::NotDone => super::ahead::parse_message(raw, games),
     };
     let Some((ex, commands)) = parsed else {
