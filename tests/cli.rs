@@ -1017,10 +1017,13 @@ fn the_last_record_reveals_the_state_key_and_a_false_one_is_caught() {
 fn what_is_not_public_is_the_hosts_alone_on_a_shared_machine() {
     use std::os::unix::fs::PermissionsExt;
     let t = Table::new();
-    for dir in ["host", "states", "reports"] {
+    // `host/sealed` is made with the game, so that a step's first order makes only its own
+    // folders (issue 11), and as private as the rest of `host/`.
+    for dir in ["host", "states", "reports", "host/sealed"] {
         let mode = std::fs::metadata(t.game().join(dir)).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700, "{dir}/");
     }
+    assert!(t.game().join("receipts").is_dir());
 }
 
 #[test]
