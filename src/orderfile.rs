@@ -76,6 +76,13 @@ pub struct ParseProblem {
     pub message: String,
 }
 
+/// [`parse`], remembered for the process by a SHA-256 of `text`: intake parses a mailed order
+/// on its read-ahead thread, then again to route it and to check it (the same text each time).
+pub fn parse_remembered(text: &str) -> Result<OrderFile, ParseProblem> {
+    static PARSED: crate::memo::SharedMemo<[u8; 32], Result<OrderFile, ParseProblem>> = crate::memo::SharedMemo::new();
+    PARSED.get_or(<sha2::Sha256 as sha2::Digest>::digest(text.as_bytes()).into(), |_| parse(text))
+}
+
 /// Parses order-file text (without any appended signature block).
 ///
 /// Errors: TOML syntax (with line), missing or malformed `[pbem]` fields, missing `[orders]`,

@@ -804,7 +804,7 @@ fn verify_order(input: &OrderInput, gf: &GameFile, dir: Option<&GameDir>) -> Res
     if appended.is_none() && detached.is_none() {
         return Err(Error::input(path, format!("not signed: no appended SSH signature and no {} (sign it with `pbem sign --key KEY FILE`)", sig_file.display())));
     }
-    let pre = orderfile::parse(&body).map_err(|p| parse_problem(path, p))?;
+    let pre = orderfile::parse_remembered(&body).map_err(|p| parse_problem(path, p))?;
     if pre.header.game != gf.id {
         return Err(Error::Input {
             file: path.into(),

@@ -106,7 +106,7 @@ fn warm(f: &super::extract::Found, games: &Games) {
         return;
     }
     let Ok(text) = sig::normalize(&f.file) else { return };
-    let Ok(of) = orderfile::parse(&sig::split_appended(&text).0) else { return };
+    let Ok(of) = orderfile::parse_remembered(&sig::split_appended(&text).0) else { return };
     let Some((dir, gf)) = games.get(&of.header.game) else { return };
     let Some(seat) = gf.seat(&of.header.role) else { return };
     let Ok(key) = sig::public_key_line(&seat.key) else { return };

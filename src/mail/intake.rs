@@ -914,7 +914,7 @@ fn read_header(f: &Found, r: &mut OrderResult) -> Option<(String, orderfile::Hea
         }
     };
     let (body, _) = sig::split_appended(&text);
-    match orderfile::parse(&body) {
+    match orderfile::parse_remembered(&body) {
         Ok(of) => Some((body.to_string(), of.header)),
         Err(p) => {
             refuse(r, format!("{}: {}", place(&f.label, p.line, p.field.as_deref()), p.message));
