@@ -44,6 +44,7 @@ pub enum Parse {
 pub struct Ahead {
     /// [`read_message`] of it (`None`: read on the main thread).
     pub read: Option<Result<MessageBytes>>,
+    /// What was parsed of it.
     pub parsed: Parse,
 }
 
