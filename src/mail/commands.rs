@@ -18,7 +18,7 @@
 //! word, `help` alone, `press` with `to`. Other lines (a greeting, a signature) are not read, and
 //! neither are pasted order files (from `[pbem]` to the end of the signature block).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use chrono::{DateTime, Utc};
 
@@ -229,13 +229,29 @@ pub(super) struct Asker<'a> {
 /// A game the asker plays in: its folder, its game file and the asker's roles there.
 type Held<'g> = (&'g PathBuf, &'g GameFile, Vec<String>);
 
-/// The seats the asker holds, by game.
+/// The seats the asker holds, by game, as the run first read the games.
 fn seats_of<'g>(games: &'g Games, addrs: &[String]) -> Vec<Held<'g>> {
-    let mine = |e: &str| addrs.iter().any(|a| a.eq_ignore_ascii_case(e));
     games.seated(addrs).into_iter().filter_map(|(dir, gf)| {
-        let roles: Vec<String> = gf.seats.iter().filter(|s| mine(&s.email)).map(|s| s.role.clone()).collect();
+        let roles = roles_in(gf, addrs);
         (!roles.is_empty()).then_some((dir, gf, roles))
     }).collect()
+}
+
+/// The roles a seat at one of `addrs` (any case) holds in `gf`.
+fn roles_in(gf: &GameFile, addrs: &[String]) -> Vec<String> {
+    gf.seats.iter().filter(|s| addrs.iter().any(|a| a.eq_ignore_ascii_case(&s.email))).map(|s| s.role.clone()).collect()
+}
+
+/// The roles `addrs` hold in the game in `dir` as its `game.toml` stands now (empty: none): a
+/// seat the host changed (`pbem seat`) since the run read the games is its new holder's (tester
+/// T23a-1: the old address was sent the seat's report written after the change).
+fn roles_now(dir: &Path, addrs: &[String]) -> Result<Vec<String>> {
+    Ok(roles_in(&pipeline::read_game_file_known(&crate::store::GameDir::new(dir), None)?.1, addrs))
+}
+
+/// What an asker who holds no seat in game `id` now is told.
+fn seat_gone(id: &str) -> String {
+    format!("you no longer hold a seat in game {id}: the host changed its seats")
 }
 
 /// The asker's games that `game` names (all of them when it names none).
@@ -263,11 +279,11 @@ pub(super) fn answer(parsed: &Parsed, asker: &Asker<'_>, games: &Games, outbox: 
         let said = match c {
             Command::Help => Ok(help_text(cfg)),
             Command::Status(g) => match chosen(&seats, g.as_deref()) {
-                Ok(list) => Ok(per_game(&list, "status", &mut out, |one, _| status_text(one, now))),
+                Ok(list) => Ok(per_game(&list, "status", &mut out, |one, _| status_text(one, asker.addrs, now))),
                 Err(e) => Ok(format!("status: {e}\n")),
             },
             Command::Report(g) => match chosen(&seats, g.as_deref()) {
-                Ok(list) => Ok(per_game(&list, "report", &mut out, |one, files| report_text(one, cfg, now, files))),
+                Ok(list) => Ok(per_game(&list, "report", &mut out, |one, files| report_text(one, asker.addrs, (cfg, now), files))),
                 Err(e) => Ok(format!("report: {e}\n")),
             },
             Command::Public(g) => match chosen(&seats, g.as_deref()) {
@@ -325,21 +341,29 @@ fn public_text(list: &[&Held<'_>], cfg: &HostConfig, files: &mut Files) -> Resul
 
 /// Each chosen game's status, the time left counted from the run's `now` (a run given `--now`
 /// answers as of then, not of the wall clock).
-fn status_text(list: &[&Held<'_>], now: DateTime<Utc>) -> Result<String> {
+fn status_text(list: &[&Held<'_>], addrs: &[String], now: DateTime<Utc>) -> Result<String> {
     let mut s = String::new();
-    for (dir, _, roles) in list {
-        s.push_str(&format!("Status (you play {}):\n{}", roles.join(", "), pipeline::status_at(dir, now)?));
+    for (dir, gf, _) in list {
+        match roles_now(dir, addrs)?.as_slice() {
+            [] => s.push_str(&format!("status: {}.\n", seat_gone(&gf.id))),
+            roles => s.push_str(&format!("Status (you play {}):\n{}", roles.join(", "), pipeline::status_at(dir, now)?)),
+        }
     }
     Ok(s)
 }
 
 /// Each chosen seat's newest report as its report mail had it, with the order form attached and
 /// teammates' plans below.
-fn report_text(list: &[&Held<'_>], cfg: &HostConfig, now: DateTime<Utc>, files: &mut Files) -> Result<String> {
+fn report_text(list: &[&Held<'_>], addrs: &[String], (cfg, now): (&HostConfig, DateTime<Utc>), files: &mut Files) -> Result<String> {
     let mut s = String::new();
-    for (dir, _, roles) in list {
+    for (dir, gf, _) in list {
         let g = pipeline::load(dir)?;
-        for role in roles {
+        // The seats as the game loaded now has them.
+        let roles = roles_in(&g.gf, addrs);
+        if roles.is_empty() {
+            s.push_str(&format!("report: {}.\n", seat_gone(&gf.id)));
+        }
+        for role in &roles {
             let (body, attachments) = report_parts(&g.dir, &g.gf, g.game, (&g.record, None), &g.state, role, cfg, now)?;
             s.push_str(&format!("Your newest report in game {} ({role}, after record {}):\n\n{body}\n", g.gf.id, g.record.index));
             let plans = team::teammate_plans(dir, role)?;
@@ -370,9 +394,13 @@ fn press(
         }
         Err(e) => return Ok(format!("press not relayed: {e}\n")),
     };
-    let (dir, _, roles) = list[0];
+    let (dir, gf, _) = list[0];
+    let roles = roles_now(dir, asker.addrs)?;
+    if roles.is_empty() {
+        return Ok(format!("press not relayed: {}.\n", seat_gone(&gf.id)));
+    }
     let from_addr = asker.addrs.first().map_or(asker.from, String::as_str);
-    let relay = super::press::Relay { dir, from: roles, from_addr, to, text, id: super::compose::stable_id(&["press", asker.hash, &i.to_string()]) };
+    let relay = super::press::Relay { dir, from: &roles, from_addr, to, text, id: super::compose::stable_id(&["press", asker.hash, &i.to_string()]) };
     Ok(match super::press::relay(&relay, outbox, cfg, now)? {
         Ok(line) => format!("{line}.\n"),
         Err(why) => format!("press not relayed: {why}.\n"),

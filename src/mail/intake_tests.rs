@@ -63,6 +63,35 @@ fn an_order_from_a_seat_changed_after_the_games_were_read_is_answered_to_its_new
 }
 
 #[test]
+fn a_command_from_an_address_whose_seat_changed_after_the_games_were_read_gets_no_report() {
+    // Found by tester T23a-1: `pbem seat` moved the union seat to a new player while an intake run
+    // was going; a `report` from the old address, answered from the games as the run first read
+    // them, was sent the seat's report written after the change.
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root);
+    let md = tmp.path().join("Maildir");
+    std::fs::create_dir_all(md.join("new")).unwrap();
+    let cfg: HostConfig = toml::from_str("from = \"judge <judge@example.net>\"").unwrap();
+    let now = pipeline::parse_time("2026-07-01T13:00:00Z").unwrap();
+    std::fs::create_dir_all(state_dir(&root)).unwrap();
+    let games = Games::load(&root).unwrap();
+    let req = crate::control::Request::Seat { role: "union".into(), email: Some("hancock@example.org".into()), key: Some(key("newcomer").public_key().to_openssh().unwrap()) };
+    crate::control::apply(&game, req, "Meade left", now).unwrap();
+    let mut filing = Filing::open(&root, now.into());
+    for (n, command) in ["report", "status", "press g1 to confederate\nHold the line.\nendpress"].iter().enumerate() {
+        let name = format!("{n}.M1.host");
+        let path = md.join("new").join(&name);
+        std::fs::write(&path, format!("From: meade@example.org\nTo: judge@example.net\nSubject: hi\nMessage-ID: <c{n}@example.org>\n\n{command}\n")).unwrap();
+        let h = handle_file(&md, &path, &name, Default::default(), &games, &Outbox::under(&root), &cfg, now, &mut filing).unwrap();
+        let replies = filing.replies.borrow();
+        let text = String::from_utf8_lossy(&replies.last().unwrap().0.bytes).to_string();
+        assert!(text.contains("you no longer hold a seat in game g1") && !text.contains("Your newest report") && !text.contains("you play union"), "{command}: {}: {text}", h.reason);
+    }
+    assert!(!Outbox::under(&root).dir.join("queue").exists() || store::list(&Outbox::under(&root).dir.join("queue")).unwrap().is_empty(), "no press relayed");
+}
+
+#[test]
 fn a_panic_while_handling_a_message_fails_that_message_only() {
     let h = guard("m1", || panic!("index out of bounds")).unwrap();
     assert_eq!(h.disposition, Disposition::Failed);
