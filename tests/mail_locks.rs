@@ -290,6 +290,27 @@ fn a_record_written_while_a_run_waited_for_the_lock_is_no_clock_jump() {
     assert!(!err.contains("refusing to act"), "{err}");
 }
 
+/// An intake of a Maildir skipped while another run holds the root's lock says so, and not that
+/// there are no new messages (tester T23a-3: both lines were printed).
+#[test]
+fn a_skipped_intake_does_not_say_there_are_no_new_messages() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    new_game(&root, "g1", 24);
+    let cfg = config(tmp.path());
+    let md = tmp.path().join("Maildir");
+    for sub in ["new", "cur", "tmp"] {
+        std::fs::create_dir_all(md.join(sub)).unwrap();
+    }
+    std::fs::write(md.join("new").join("1.M1.host"), "From: x@example.org\nSubject: status\n\nstatus\n").unwrap();
+    let lock = hold_root_lock(&root);
+    let out = Command::new(bin()).args(["intake", "--maildir"]).arg(&md).arg("--root").arg(&root).arg("--config").arg(&cfg).output().unwrap();
+    drop(lock);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success() && stdout.contains("skipped: another intake is running") && !stdout.contains("no new messages"), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
+    assert!(md.join("new").join("1.M1.host").exists(), "left for the next run");
+}
+
 /// A signed order file of `role` (nonce number `n`) submitted to `game` at `at`.
 fn submit_at(tmp: &Path, game: &Path, role: &str, n: u32, at: &str) {
     let f = tmp.join(format!("{role}-{n}.toml"));
