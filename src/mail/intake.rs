@@ -366,6 +366,9 @@ struct Filing {
     hashes: BTreeSet<String>,
     /// The `done/` and `failed/` folders made so far.
     made: BTreeSet<PathBuf>,
+    /// The games read again, at most once a run: for a sender with no seat in the games as the
+    /// run first read them ([`Filing::seated_since`]).
+    reread: std::cell::OnceCell<Option<Games>>,
 }
 
 /// A handled message, to be marked seen and filed away.
@@ -387,7 +390,14 @@ impl Filing {
     fn open(root: &Path, clock: Clock) -> Filing {
         let state = state_dir(root);
         let (log, outbox) = (MailLog::new(&state), Outbox::under(root));
-        Filing { root: root.to_path_buf(), _batch: store::Batch::open(), log, replies: RefCell::new(Vec::new()), outbox, clock, group: store::Group::new(), waiting: Vec::new(), hashes: BTreeSet::new(), made: BTreeSet::new() }
+        Filing { root: root.to_path_buf(), _batch: store::Batch::open(), log, replies: RefCell::new(Vec::new()), outbox, clock, group: store::Group::new(), waiting: Vec::new(), hashes: BTreeSet::new(), made: BTreeSet::new(), reread: std::cell::OnceCell::new() }
+    }
+
+    /// Whether `from`, who held no seat in the games as the run first read them, holds one in
+    /// them as read again now (once a run: a `pbem seat` during the run gave it a seat; tester
+    /// T23a-1: the new holder's commands were failed unanswered for good).
+    fn seated_since(&self, from: &str) -> bool {
+        self.reread.get_or_init(|| Games::load(&self.root).ok()).as_ref().is_some_and(|g| g.registered(from).is_some())
     }
 
     /// Whether a message with these bytes was handled in this run (and waits to be filed).
@@ -635,6 +645,10 @@ fn handle((raw, parsed): (&[u8], super::ahead::Parse), hash: &str, name: &str, g
     let registered = games.registered(&from).map(str::to_string);
     let known = registered.is_some();
     if ex.orders.is_empty() && !known {
+        if filing.seated_since(&from) {
+            let why = format!("{from} holds a seat since this run read the games (the host changed it): left for the next run");
+            return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: why, orders: vec![], reply: None, needs_host: false });
+        }
         return Ok(failed(&format!("no orders, and {from} is not a registered player: not answered")));
     }
     if let (true, Some(why)) = (ex.orders.is_empty(), &ex.automatic) {

@@ -89,6 +89,15 @@ fn a_command_from_an_address_whose_seat_changed_after_the_games_were_read_gets_n
         assert!(text.contains("you no longer hold a seat in game g1") && !text.contains("Your newest report") && !text.contains("you play union"), "{command}: {}: {text}", h.reason);
     }
     assert!(!Outbox::under(&root).dir.join("queue").exists() || store::list(&Outbox::under(&root).dir.join("queue")).unwrap().is_empty(), "no press relayed");
+    // The seat's new holder, a stranger to the games as first read: left for the next run, which
+    // reads the games anew; a true stranger is failed as before.
+    for (n, from, disposition) in [(7, "hancock@example.org", Disposition::Retry), (8, "nobody@example.org", Disposition::Failed)] {
+        let name = format!("{n}.M1.host");
+        let path = md.join("new").join(&name);
+        std::fs::write(&path, format!("From: {from}\nTo: judge@example.net\nSubject: status\nMessage-ID: <c{n}@example.org>\n\nstatus\n")).unwrap();
+        let h = handle_file(&md, &path, &name, Default::default(), &games, &Outbox::under(&root), &cfg, now, &mut filing).unwrap();
+        assert_eq!(h.disposition, disposition, "{from}: {}", h.reason);
+    }
 }
 
 #[test]
