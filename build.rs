@@ -2,34 +2,7 @@
 //! fast start.
 fn main() {
     minijinja_embed::embed_templates!("templates", &[".txt", ".html", ".css"][..]);
-    list_templates();
     link_position_dependent();
-}
-
-/// Writes `OUT_DIR/templates_list.rs`: every embedded template as `(name, source)`, the same
-/// files as `embed_templates!` above, for an environment that compiles a template only when it
-/// is first asked for (`report::environment`: a report needs two of the nine).
-fn list_templates() {
-    fn walk(dir: &std::path::Path, base: &std::path::Path, out: &mut Vec<(String, std::path::PathBuf)>) {
-        let mut entries: Vec<_> = std::fs::read_dir(dir).expect("templates/").map(|e| e.expect("templates/").path()).collect();
-        entries.sort();
-        for path in entries {
-            let hidden = path.file_name().and_then(|n| n.to_str()).is_some_and(|n| n.starts_with('.'));
-            if hidden {
-                continue;
-            } else if path.is_dir() {
-                walk(&path, base, out);
-            } else if [".txt", ".html", ".css"].iter().any(|x| path.to_string_lossy().ends_with(x)) {
-                let name = path.strip_prefix(base).expect("under templates/").to_string_lossy().replace('\\', "/");
-                out.push((name, path.canonicalize().expect("a template's path")));
-            }
-        }
-    }
-    let mut list = Vec::new();
-    walk(std::path::Path::new("templates"), std::path::Path::new("templates"), &mut list);
-    let items: String = list.iter().map(|(name, path)| format!("    ({name:?}, include_str!({:?})),\n", path.to_string_lossy())).collect();
-    let out = std::path::Path::new(&std::env::var_os("OUT_DIR").expect("OUT_DIR")).join("templates_list.rs");
-    std::fs::write(out, format!("&[\n{items}]\n")).expect("OUT_DIR written");
 }
 
 /// A cron sweep and every piped mail start a process, so start-up counts (issue 11). Linked as a

@@ -698,9 +698,9 @@ impl Audit {
         let gf_bytes = store::read(&gd.game_file())?;
         let scenario = store::read_text(&gd.scenario_file())?;
         let options = crate::team::rules_options(&gf.options);
-        // The templates a report uses compiled and the game set up on a thread of their own
-        // meanwhile (when working ahead); a failure of theirs is still met where it was.
-        let ((env, setup), read) = beside(ahead::works_ahead(jobs), || (report::compiled_environment(templates, game), game.setup(&scenario, &options)), || -> Result<(u64, history::History)> {
+        // The templates compiled and the game set up on a thread of their own meanwhile (when
+        // working ahead); a failure of theirs is still met where it was.
+        let ((env, setup), read) = beside(ahead::works_ahead(jobs), || (report::shared_environment(templates), game.setup(&scenario, &options)), || -> Result<(u64, history::History)> {
             let last = gd.last_contiguous_record()?.ok_or_else(|| fail(AuditCheck::Missing, &gd.record(0), "missing: no records"))?;
             check_inventory(&gd, last, &host)?;
             Ok((last, history::read_on(&gd, last, &gf_bytes, scenario.as_bytes(), jobs)?))

@@ -28,16 +28,12 @@ pub fn environment(override_dir: Option<&Path>) -> Result<Environment<'static>> 
     // `text|wrap(width)`: the text's words wrapped to `width` columns, as the games wrap theirs
     // (`crate::text::wrap`): for a line a template changed after the game wrapped it.
     env.add_filter("wrap", |text: String, width: usize| crate::text::wrap(&text, width));
-    // Each embedded template compiled when first asked for (a report uses two of them).
-    env.set_loader(|name| Ok(EMBEDDED.iter().find(|(n, _)| *n == name).map(|(_, source)| *source)));
+    minijinja_embed::load_templates!(&mut env);
     if let Some(dir) = override_dir {
         add_dir(&mut env, dir, dir)?;
     }
     Ok(env)
 }
-
-/// Every template of `templates/` embedded (`build.rs`): its name under `templates/` and its source.
-const EMBEDDED: &[(&str, &str)] = include!(concat!(env!("OUT_DIR"), "/templates_list.rs"));
 
 /// The [`environment`] for `override_dir`, built once per process and shared (a step's reports,
 /// every step of a run): building it parses every template. The override folder is read when
@@ -51,15 +47,6 @@ pub fn shared_environment(override_dir: Option<&Path>) -> Result<std::sync::Arc<
     }
     let env = std::sync::Arc::new(environment(override_dir)?);
     CACHE.lock().unwrap_or_else(|p| p.into_inner()).push((key, env.clone()));
-    Ok(env)
-}
-
-/// The [`shared_environment`] with the templates of `game`'s reports compiled now (each is
-/// compiled when first asked for; a template that fails to compile fails at its render).
-pub fn compiled_environment(override_dir: Option<&Path>, game: &dyn DynGame) -> Result<std::sync::Arc<Environment<'static>>> {
-    let env = shared_environment(override_dir)?;
-    let _ = env.get_template("report.txt");
-    let _ = env.get_template(&format!("games/{}.txt", game.rules()));
     Ok(env)
 }
 
