@@ -54,17 +54,28 @@ impl<K: Hash + Eq, V: Clone> SharedMemo<K, V> {
 
     /// The value for `key`: remembered, or made by `make` and remembered.
     pub fn get_or(&self, key: K, make: impl FnOnce(&K) -> V) -> V {
-        if let Some(hit) = self.map().as_ref().and_then(|m| m.get(&key)) {
-            return hit.clone();
+        if let Some(hit) = self.get(&key) {
+            return hit;
         }
         let value = make(&key);
+        self.put(key, value.clone());
+        value
+    }
+
+    /// The value remembered for `key`, if any.
+    pub fn get(&self, key: &K) -> Option<V> {
+        self.map().as_ref().and_then(|m| m.get(key)).cloned()
+    }
+
+    /// Remembers `value` for `key` (for a function that fails for some inputs: only its values
+    /// are kept, by [`SharedMemo::get`] and this, not its errors).
+    pub fn put(&self, key: K, value: V) {
         let mut guard = self.map();
         let m = guard.get_or_insert_with(HashMap::new);
         if m.len() >= MAX_ENTRIES {
             m.clear();
         }
-        m.insert(key, value.clone());
-        value
+        m.insert(key, value);
     }
 
     fn map(&self) -> std::sync::MutexGuard<'_, Option<HashMap<K, V>>> {

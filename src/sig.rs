@@ -734,17 +734,13 @@ fn is_security_key(algorithm: &Algorithm) -> bool {
 pub fn load_private_key(path: &Path, passphrase: Option<&str>) -> Result<PrivateKey, SigError> {
     let text = read_key_file(path)?;
     let digest: [u8; 32] = <sha2::Sha256 as sha2::Digest>::digest(text.as_bytes()).into();
-    if let Some(key) = decoded_keys().lock().unwrap_or_else(|e| e.into_inner()).get(&digest) {
-        return Ok(key.clone());
+    if let Some(key) = DECODED.get(&digest) {
+        return Ok(key);
     }
     let key = decode_private_key(path, &text, passphrase)?;
     // Without a passphrase only an unencrypted file decodes.
     if passphrase.is_none() {
-        let mut keys = decoded_keys().lock().unwrap_or_else(|e| e.into_inner());
-        if keys.len() >= 256 {
-            keys.clear();
-        }
-        keys.insert(digest, key.clone());
+        DECODED.put(digest, key.clone());
     }
     Ok(key)
 }
@@ -752,12 +748,8 @@ pub fn load_private_key(path: &Path, passphrase: Option<&str>) -> Result<Private
 /// The unencrypted private keys this process decoded, by a SHA-256 of their files' text: intake
 /// decodes each order's game's host key on the thread that reads messages ahead, and the receipt
 /// is signed with it on the main thread (a decoding checks the key's halves, a scalar
-/// multiplication). Bounded; never listed, only looked up; the keys are in this process's memory
-/// anyway.
-fn decoded_keys() -> &'static std::sync::Mutex<std::collections::HashMap<[u8; 32], PrivateKey>> {
-    static KEYS: std::sync::OnceLock<std::sync::Mutex<std::collections::HashMap<[u8; 32], PrivateKey>>> = std::sync::OnceLock::new();
-    KEYS.get_or_init(Default::default)
-}
+/// multiplication). The keys are in this process's memory anyway.
+static DECODED: crate::memo::SharedMemo<[u8; 32], PrivateKey> = crate::memo::SharedMemo::new();
 
 /// [`load_private_key`] of the text read from `path`.
 fn decode_private_key(path: &Path, text: &str, passphrase: Option<&str>) -> Result<PrivateKey, SigError> {

@@ -33,31 +33,60 @@ fn order_mail(game: &Path, from: &str, signer: &ssh_key::PrivateKey) -> Vec<u8> 
     format!("From: {from}\nTo: judge@example.net\nSubject: orders\nMessage-ID: <o1@example.org>\nContent-Type: text/plain\n\n{signed}").into_bytes()
 }
 
+/// Game `g1` under a root whose games a run has read, after which the host gave the union seat
+/// to hancock@ (key `newcomer`); with a Maildir and the run's filing.
+struct SeatChanged {
+    _tmp: tempfile::TempDir,
+    root: PathBuf,
+    game: PathBuf,
+    md: PathBuf,
+    cfg: HostConfig,
+    now: DateTime<Utc>,
+    games: Games,
+    filing: Filing,
+}
+
+impl SeatChanged {
+    fn new() -> SeatChanged {
+        let tmp = tempfile::tempdir().unwrap();
+        let (root, md) = (tmp.path().join("turns"), tmp.path().join("Maildir"));
+        let game = new_game(&root);
+        std::fs::create_dir_all(md.join("new")).unwrap();
+        let cfg: HostConfig = toml::from_str("from = \"judge <judge@example.net>\"").unwrap();
+        let now = pipeline::parse_time("2026-07-01T13:00:00Z").unwrap();
+        std::fs::create_dir_all(state_dir(&root)).unwrap();
+        let games = Games::load(&root).unwrap();
+        let req = crate::control::Request::Seat { role: "union".into(), email: Some("hancock@example.org".into()), key: Some(key("newcomer").public_key().to_openssh().unwrap()) };
+        crate::control::apply(&game, req, "Meade left", now).unwrap();
+        let filing = Filing::open(&root, now.into());
+        SeatChanged { _tmp: tmp, root, game, md, cfg, now, games, filing }
+    }
+
+    /// Handles message `name` with these bytes as the run that read the games before the change.
+    fn handle(&mut self, name: &str, bytes: &[u8]) -> Handled {
+        let path = self.md.join("new").join(name);
+        std::fs::write(&path, bytes).unwrap();
+        handle_file(&self.md, &path, name, Default::default(), &self.games, &Outbox::under(&self.root), &self.cfg, self.now, &mut self.filing).unwrap()
+    }
+
+    /// The text of the newest reply waiting.
+    fn last_reply(&self) -> String {
+        String::from_utf8_lossy(&self.filing.replies.borrow().last().unwrap().0.bytes).to_string()
+    }
+}
+
 #[test]
 fn an_order_from_a_seat_changed_after_the_games_were_read_is_answered_to_its_new_holder() {
     // Found by a tester (T11 D3): `pbem seat` gave the union seat a new player between the run
     // reading the games and taking in the new player's order. The order was checked (under the
     // game's lock) against the new key and accepted, but the reply was worked out from the games
     // as first read, where the sender held no seat: the message went to failed/ unanswered.
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    let game = new_game(&root);
-    let md = tmp.path().join("Maildir");
-    std::fs::create_dir_all(md.join("new")).unwrap();
-    let cfg: HostConfig = toml::from_str("from = \"judge <judge@example.net>\"").unwrap();
-    let now = pipeline::parse_time("2026-07-01T13:00:00Z").unwrap();
-    std::fs::create_dir_all(state_dir(&root)).unwrap();
-    let games = Games::load(&root).unwrap();
-    let newcomer = key("newcomer");
-    let req = crate::control::Request::Seat { role: "union".into(), email: Some("hancock@example.org".into()), key: Some(newcomer.public_key().to_openssh().unwrap()) };
-    crate::control::apply(&game, req, "Meade left", now).unwrap();
-    let path = md.join("new").join("1.M1.host");
-    std::fs::write(&path, order_mail(&game, "hancock@example.org", &newcomer)).unwrap();
-    let mut filing = Filing::open(&root, now.into());
-    let h = handle_file(&md, &path, "1.M1.host", Default::default(), &games, &Outbox::under(&root), &cfg, now, &mut filing).unwrap();
+    let mut t = SeatChanged::new();
+    let mail = order_mail(&t.game, "hancock@example.org", &key("newcomer"));
+    let h = t.handle("1.M1.host", &mail);
     assert_eq!(h.disposition, Disposition::Done, "{}", h.reason);
     assert!(h.orders.iter().all(|o| o.receipt.is_some()), "the order is accepted: {}", h.reason);
-    let replies = filing.replies.borrow();
+    let replies = t.filing.replies.borrow();
     assert_eq!(replies.len(), 1, "the sender is answered");
     assert_eq!(replies[0].0.to, vec!["hancock@example.org".to_string()], "at the seat's new address only");
 }
@@ -67,35 +96,19 @@ fn a_command_from_an_address_whose_seat_changed_after_the_games_were_read_gets_n
     // Found by tester T23a-1: `pbem seat` moved the union seat to a new player while an intake run
     // was going; a `report` from the old address, answered from the games as the run first read
     // them, was sent the seat's report written after the change.
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    let game = new_game(&root);
-    let md = tmp.path().join("Maildir");
-    std::fs::create_dir_all(md.join("new")).unwrap();
-    let cfg: HostConfig = toml::from_str("from = \"judge <judge@example.net>\"").unwrap();
-    let now = pipeline::parse_time("2026-07-01T13:00:00Z").unwrap();
-    std::fs::create_dir_all(state_dir(&root)).unwrap();
-    let games = Games::load(&root).unwrap();
-    let req = crate::control::Request::Seat { role: "union".into(), email: Some("hancock@example.org".into()), key: Some(key("newcomer").public_key().to_openssh().unwrap()) };
-    crate::control::apply(&game, req, "Meade left", now).unwrap();
-    let mut filing = Filing::open(&root, now.into());
+    let mut t = SeatChanged::new();
+    let mail = |n: usize, from: &str, text: &str| format!("From: {from}\nTo: judge@example.net\nSubject: hi\nMessage-ID: <c{n}@example.org>\n\n{text}\n").into_bytes();
     for (n, command) in ["report", "status", "press g1 to confederate\nHold the line.\nendpress"].iter().enumerate() {
-        let name = format!("{n}.M1.host");
-        let path = md.join("new").join(&name);
-        std::fs::write(&path, format!("From: meade@example.org\nTo: judge@example.net\nSubject: hi\nMessage-ID: <c{n}@example.org>\n\n{command}\n")).unwrap();
-        let h = handle_file(&md, &path, &name, Default::default(), &games, &Outbox::under(&root), &cfg, now, &mut filing).unwrap();
-        let replies = filing.replies.borrow();
-        let text = String::from_utf8_lossy(&replies.last().unwrap().0.bytes).to_string();
+        let h = t.handle(&format!("{n}.M1.host"), &mail(n, "meade@example.org", command));
+        let text = t.last_reply();
         assert!(text.contains("you no longer hold a seat in game g1") && !text.contains("Your newest report") && !text.contains("you play union"), "{command}: {}: {text}", h.reason);
     }
-    assert!(!Outbox::under(&root).dir.join("queue").exists() || store::list(&Outbox::under(&root).dir.join("queue")).unwrap().is_empty(), "no press relayed");
+    let queue = Outbox::under(&t.root).dir.join("queue");
+    assert!(!queue.exists() || store::list(&queue).unwrap().is_empty(), "no press relayed");
     // The seat's new holder, a stranger to the games as first read: left for the next run, which
     // reads the games anew; a true stranger is failed as before.
     for (n, from, disposition) in [(7, "hancock@example.org", Disposition::Retry), (8, "nobody@example.org", Disposition::Failed)] {
-        let name = format!("{n}.M1.host");
-        let path = md.join("new").join(&name);
-        std::fs::write(&path, format!("From: {from}\nTo: judge@example.net\nSubject: status\nMessage-ID: <c{n}@example.org>\n\nstatus\n")).unwrap();
-        let h = handle_file(&md, &path, &name, Default::default(), &games, &Outbox::under(&root), &cfg, now, &mut filing).unwrap();
+        let h = t.handle(&format!("{n}.M1.host"), &mail(n, from, "status"));
         assert_eq!(h.disposition, disposition, "{from}: {}", h.reason);
     }
 }
