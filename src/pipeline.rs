@@ -904,14 +904,6 @@ fn clock_behind(g: &Loaded, now: DateTime<Utc>, what: &str, t: DateTime<Utc>) ->
     ))
 }
 
-/// The intake check of one order file against a loaded game: signature, game/step/role, the
-/// host-seed commitment, a fresh nonce, legal orders. Accepted orders are stored sealed and get
-/// a host-signed receipt; rejected ones store nothing. Refused while the clock is behind the newest record
-/// ([`check_clock`]).
-pub fn submit_one(g: &Loaded, path: &Path, now: DateTime<Utc>) -> Result<Accepted> {
-    submit_in(g, &mut Intake::default(), &OrderInput::file(path), now)
-}
-
 /// What the orders of one `submit` share, read once: the nonce index (kept up to date as orders
 /// are accepted), the setup hash in force, the newest record's hash, the host key.
 #[derive(Default)]
@@ -934,18 +926,17 @@ impl Intake {
 
     /// Brings the nonce index file up to date with the orders accepted (one append for the
     /// batch, or the file replaced whole after a rebuild), before any of their receipts: it is
-    /// made durable by the sync before them ([`store::Staged::also`]). A crash before a receipt
+    /// made durable by the sync before them ([`store::Staged::also_append`]). A crash before a receipt
     /// leaves the index naming a receipt that is absent, which makes the next submit rebuild it.
     fn write_index(&mut self, g: &Loaded) -> Result<()> {
         let (Some(index), Some(first)) = (self.index.as_mut(), self.staged.first_mut()) else { return Ok(()) };
         let p = nonces::path(&g.dir);
         match index.update() {
             None => return Ok(()),
-            Some(nonces::Update::Append(lines)) => store::append_unsynced(&p, &lines)?,
-            Some(nonces::Update::Replace(text)) => store::write_unsynced(&p, &text)?,
+            Some(nonces::Update::Append(lines)) => first.also_append(p, lines),
+            Some(nonces::Update::Replace(text)) => first.also_write(p, text),
         }
         index.written();
-        first.also(p);
         Ok(())
     }
 
@@ -970,7 +961,11 @@ fn order_field_error(path: &Path, text: &str, field: &str, message: String) -> E
     Error::Input { file: path.into(), line: orderfile::locate(text, field), field: Some(field.into()), message }
 }
 
-/// [`submit_one`] with what the batch's orders share.
+/// The intake check of one order file against a loaded game: signature, game/step/role, the
+/// host-seed commitment, a fresh nonce, legal orders. An accepted order's sealed copy and
+/// host-signed receipt wait in `intake` (with what the batch's orders share) until it commits
+/// them ([`Intake::commit_staged`], or a group's flush); a rejected one stores nothing. Refused
+/// while the clock is behind the newest record ([`check_clock`]).
 fn submit_in(g: &Loaded, intake: &mut Intake, input: &OrderInput, now: DateTime<Utc>) -> Result<Accepted> {
     check_clock(g, now)?;
     let path = input.path.as_path();
@@ -1171,12 +1166,11 @@ fn check_legal(g: &Loaded, v: &Verified, path: &Path) -> Result<()> {
 fn store_accepted(g: &Loaded, intake: &mut Intake, v: &Verified, step: u64, seq: u64, commitment: String, nonce: Option<[u8; 32]>, now: DateTime<Utc>) -> Result<(Receipt, PathBuf, SignedFile)> {
     let h = &v.file.header;
     let name = format!("{}-{seq}", h.role);
-    if intake.index(g, step)?.receipts(step).is_empty() {
-        // The step's first order: its folders are made here, one `mkdir` each (their parents are
-        // made with the game: [`make_order_folders`]; for an older game, here too).
-        store::make_dirs_in_order(&[&g.dir.sealed(step)], true)?;
-        store::make_dirs_in_order(&[&g.dir.receipts(step)], false)?;
-    }
+    // The step's first order: its folders are made with its files, one `mkdir` each (their
+    // parents are made with the game: [`make_order_folders`]; for an older game, then too).
+    let (sealed_dir, receipts_dir) = (g.dir.sealed(step), g.dir.receipts(step));
+    let first = intake.index(g, step)?.receipts(step).is_empty();
+    let dirs: &[(&Path, bool)] = if first { &[(&sealed_dir, true), (&receipts_dir, false)] } else { &[] };
     let sealed = g.dir.sealed(step).join(format!("{name}.txt"));
     let mut files = vec![(sig_path(&sealed), v.signature.clone().into_bytes()), (sealed.clone(), v.text.clone().into_bytes())];
     let receipt = Receipt {
@@ -1197,8 +1191,10 @@ fn store_accepted(g: &Loaded, intake: &mut Intake, v: &Verified, step: u64, seq:
     let key = cached(&mut intake.key, || host_key(&g.dir))?;
     let signature = sig::sign(&key, NS_RECEIPT, &bytes)?.into_bytes();
     files.push((sig_path(&rpath), signature.clone()));
-    let staged = store::stage(&files, store::CommitPoint::new(rpath.clone(), bytes.clone()))?;
-    // In the index once its files are written (a write that failed stores nothing).
+    // Written when the receipts are committed, under the game's lock ([`Intake::commit_staged`],
+    // or a group's flush: on its own thread in intake); a write that fails then fails the commit,
+    // and the receipt is not written.
+    let staged = store::stage_later(dirs, files, store::CommitPoint::new(rpath.clone(), bytes.clone()));
     intake.index(g, step)?.add(&receipt, nonce);
     intake.staged.push(staged);
     Ok((receipt, rpath, (bytes, signature)))

@@ -540,11 +540,24 @@ impl CommitPoint {
 }
 
 /// Files written (renamed into place whole, not yet synced) and the commit point that waits for
-/// them ([`stage`]).
+/// them ([`stage`]); or, staged with [`stage_later`], the files to write, written only when the
+/// commit is flushed (on a [`Group::behind`]'s thread), right before its sync.
 pub struct Staged {
     paths: Vec<PathBuf>,
+    /// What is left to write before the sync, in order.
+    later: Vec<Later>,
     /// The commit point.
     pub point: CommitPoint,
+}
+
+/// A write a [`Staged`] commit leaves to its flush.
+enum Later {
+    /// A folder to make, with whether it is private (as [`make_dirs_in_order`]).
+    Dir(PathBuf, bool),
+    /// A file to write whole ([`write_unsynced`]).
+    Write(PathBuf, Vec<u8>),
+    /// Bytes to append to a file ([`append_unsynced`]).
+    Append(PathBuf, Vec<u8>),
 }
 
 /// Writes `files` as [`write_all_durable`] does but without its sync, and returns them with the
@@ -555,18 +568,53 @@ pub fn stage(files: &[(PathBuf, Vec<u8>)], point: CommitPoint) -> Result<Staged>
     for (path, bytes) in files {
         write_unsynced(path, bytes)?;
     }
-    Ok(Staged { paths: files.iter().map(|(p, _)| p.clone()).collect(), point })
+    Ok(Staged { paths: files.iter().map(|(p, _)| p.clone()).collect(), later: Vec::new(), point })
+}
+
+/// [`stage`], but nothing is written yet: the folders `dirs` (each with whether it is private)
+/// are made and the `files` written, in that order, when the commit is flushed, right before its
+/// sync ([`Staged::commit`], [`Group::flush`]; on the thread of a [`Group::behind`]). Whoever
+/// stages must hold the lock that keeps every other reader out of those files until the commit
+/// point is written (a game's, in [`CommitPoint::hold`]). An error of those writes fails the
+/// flush, as a sync's does.
+pub fn stage_later(dirs: &[(&Path, bool)], files: Vec<(PathBuf, Vec<u8>)>, point: CommitPoint) -> Staged {
+    let later = dirs.iter().map(|(d, private)| Later::Dir(d.to_path_buf(), *private)).chain(files.into_iter().map(|(p, b)| Later::Write(p, b)));
+    Staged { paths: Vec::new(), later: later.collect(), point }
 }
 
 impl Staged {
-    /// Adds a file already written (appended to with [`append_unsynced`], or written with
-    /// [`write_unsynced`]) to those made durable before the commit point.
-    pub fn also(&mut self, path: PathBuf) {
-        self.paths.push(path);
+    /// Adds a file to write whole at the flush ([`stage_later`]), made durable with the others.
+    pub fn also_write(&mut self, path: PathBuf, bytes: Vec<u8>) {
+        self.later.push(Later::Write(path, bytes));
     }
 
-    /// Makes the files durable (one sync), then writes the commit point.
-    pub fn commit(self) -> Result<()> {
+    /// Adds bytes to append to a file at the flush ([`stage_later`], [`append_unsynced`]).
+    pub fn also_append(&mut self, path: PathBuf, bytes: Vec<u8>) {
+        self.later.push(Later::Append(path, bytes));
+    }
+
+    /// Does the writes left to the flush, in order. Errors: a write's, naming its file.
+    fn write_later(&mut self) -> Result<()> {
+        for w in std::mem::take(&mut self.later) {
+            match w {
+                Later::Dir(d, private) => make_dirs_in_order(&[&d], private)?,
+                Later::Write(p, b) => {
+                    write_unsynced(&p, &b)?;
+                    self.paths.push(p);
+                }
+                Later::Append(p, b) => {
+                    append_unsynced(&p, &b)?;
+                    self.paths.push(p);
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes what was left to now, makes the files durable (one sync), then writes the commit
+    /// point.
+    pub fn commit(mut self) -> Result<()> {
+        self.write_later()?;
         make_durable(&self.paths.iter().map(PathBuf::as_path).collect::<Vec<_>>())?;
         self.point.write()
     }
@@ -582,8 +630,9 @@ impl Staged {
 /// [`Group::MAX_WAIT`] (so a sweep's slow steps do not keep early games locked long). In a
 /// group made by [`Group::behind`] (a sweep's), that flush is handed to a thread of the group's
 /// own, which syncs and writes the records while the steps after them go on (a sync waits for
-/// the disk, and for everything else dirty on the file system); those flushes run one after the
-/// other, in the order they were handed over, and [`Group::flush`] waits for them first.
+/// the disk, and for everything else dirty on the file system); those flushes, and the work
+/// handed over to follow them ([`Group::then`]), run one after the other, in the order they
+/// were handed over, and [`Group::flush`] waits for them first.
 #[derive(Default)]
 pub struct Group {
     waiting: std::sync::Arc<Shared>,
@@ -602,8 +651,15 @@ struct Shared {
 /// The thread a [`Group::behind`] hands its flushes to, and the way to it (one flush waits there
 /// at most, besides the one it runs: each holds its games' locks).
 struct Behind {
-    to: std::sync::mpsc::SyncSender<Vec<Staged>>,
+    to: std::sync::mpsc::SyncSender<Job>,
     thread: std::thread::JoinHandle<()>,
+}
+
+/// What a [`Group::behind`]'s thread is handed, run in the order handed: a flush of commits, or
+/// work that must follow the flushes handed before it ([`Group::then`]).
+enum Job {
+    Flush(Vec<Staged>),
+    Then(Box<dyn FnOnce() -> Result<()> + Send>),
 }
 
 #[derive(Default)]
@@ -616,7 +672,7 @@ struct GroupState {
     failed: Option<(PathBuf, String)>,
     /// The commit points of the flushes handed to the group's thread and not done yet.
     handed: Vec<PathBuf>,
-    /// How many flushes were handed over, and how many of them are done.
+    /// How many flushes and jobs were handed over, and how many of them are done.
     sent: u64,
     finished: u64,
 }
@@ -656,15 +712,34 @@ impl Shared {
         result
     }
 
-    /// The loop of a [`Group::behind`]'s thread: each flush handed over, in order.
-    fn run(&self, from: &std::sync::mpsc::Receiver<Vec<Staged>>) {
-        for staged in from {
-            let points = staged.iter().map(|s| s.point.path.clone()).collect();
+    /// The loop of a [`Group::behind`]'s thread: each job handed over, in order.
+    fn run(&self, from: &std::sync::mpsc::Receiver<Job>) {
+        for job in from {
+            let points = match &job {
+                Job::Flush(staged) => staged.iter().map(|s| s.point.path.clone()).collect(),
+                Job::Then(_) => Vec::new(),
+            };
             // Counted done even if it panicked (then as failed), so that no flush waits forever.
             let mut finish = Finish { shared: self, points, ok: false };
-            let _ = self.flush(staged);
+            let _ = match job {
+                Job::Flush(staged) => self.flush(staged),
+                Job::Then(work) => self.then(work),
+            };
             finish.ok = true;
         }
+    }
+
+    /// Runs `work` unless a flush or a job failed before (then it is dropped undone), remembering
+    /// its failure as a flush's.
+    fn then(&self, work: Box<dyn FnOnce() -> Result<()> + Send>) -> Result<()> {
+        if let Some(e) = self.state().broken() {
+            return Err(e);
+        }
+        let result = work();
+        if let Err(e) = &result {
+            self.state().fail(e);
+        }
+        result
     }
 }
 
@@ -737,21 +812,13 @@ impl Group {
     }
 
     /// Hands every waiting commit to the group's thread (made now if there is none), which
-    /// flushes them after the flushes handed over before; waits while one already waits there.
+    /// flushes them after the jobs handed over before; waits while one already waits there.
     /// Flushed here instead if no thread can be made.
     fn hand_over(&self, behind: &std::sync::Mutex<Option<Behind>>) {
-        let mut behind = behind.lock().unwrap_or_else(|p| p.into_inner());
-        if behind.is_none() {
-            let (to, from) = std::sync::mpsc::sync_channel(1);
-            let shared = self.waiting.clone();
-            *behind = std::thread::Builder::new().name("group flush".into()).spawn(move || shared.run(&from)).ok().map(|thread| Behind { to, thread });
-        }
-        let Some(to) = behind.as_ref().map(|b| b.to.clone()) else {
-            drop(behind);
+        let Some(to) = Group::thread(&self.waiting, behind) else {
             let _ = self.waiting.flush(self.take());
             return;
         };
-        drop(behind);
         let staged = {
             let mut s = self.state();
             s.since = None;
@@ -760,15 +827,62 @@ impl Group {
             s.sent += 1;
             staged
         };
-        // The thread gone (only by a panic): flushed here instead, and counted done.
-        if let Err(std::sync::mpsc::SendError(staged)) = to.send(staged) {
-            let points = staged.iter().map(|s| s.point.path.clone()).collect();
+        self.send(&to, Job::Flush(staged));
+    }
+
+    /// The way to the group's thread, made now if there is none (`None` if it cannot be made).
+    fn thread(shared: &std::sync::Arc<Shared>, behind: &std::sync::Mutex<Option<Behind>>) -> Option<std::sync::mpsc::SyncSender<Job>> {
+        let mut behind = behind.lock().unwrap_or_else(|p| p.into_inner());
+        if behind.is_none() {
+            let (to, from) = std::sync::mpsc::sync_channel(1);
+            let shared = shared.clone();
+            *behind = std::thread::Builder::new().name("group flush".into()).spawn(move || shared.run(&from)).ok().map(|thread| Behind { to, thread });
+        }
+        behind.as_ref().map(|b| b.to.clone())
+    }
+
+    /// Sends a job counted in `sent` to the thread; run here instead (and counted done) if the
+    /// thread is gone (only by a panic).
+    fn send(&self, to: &std::sync::mpsc::SyncSender<Job>, job: Job) {
+        if let Err(std::sync::mpsc::SendError(job)) = to.send(job) {
+            let points = match &job {
+                Job::Flush(staged) => staged.iter().map(|s| s.point.path.clone()).collect(),
+                Job::Then(_) => Vec::new(),
+            };
             let _finish = Finish { shared: &self.waiting, points, ok: true };
-            let _ = self.waiting.flush(staged);
+            let _ = match job {
+                Job::Flush(staged) => self.waiting.flush(staged),
+                Job::Then(work) => self.waiting.then(work),
+            };
         }
     }
 
-    /// Waits until every flush handed to the group's thread is done.
+    /// Runs `work` once every commit waiting now is flushed (they are handed over first) and
+    /// every job handed over before is done: on the group's thread for a group made by
+    /// [`Group::behind`], so that the caller goes on meanwhile (intake files a batch of messages
+    /// away there, [`crate::mail`]), else here, after a [`Group::flush`]. A failure of `work`
+    /// counts as a failed flush: every later flush and job fails ([`Group::check`]); `work` is
+    /// dropped undone when one failed before.
+    pub fn then(&self, work: impl FnOnce() -> Result<()> + Send + 'static) -> Result<()> {
+        let Some(to) = self.behind.as_ref().and_then(|b| Group::thread(&self.waiting, b)) else {
+            self.flush()?;
+            return self.waiting.then(Box::new(work));
+        };
+        if !self.state().staged.is_empty() {
+            self.hand_over(self.behind.as_ref().expect("a group with a thread was made by Group::behind"));
+        }
+        self.state().sent += 1;
+        self.send(&to, Job::Then(Box::new(work)));
+        Ok(())
+    }
+
+    /// The error of the first flush or job that failed, if one did (what is handed over later is
+    /// dropped undone, as by a killed run): a caller stops before it reports anything done.
+    pub fn check(&self) -> Result<()> {
+        self.state().broken().map_or(Ok(()), Err)
+    }
+
+    /// Waits until every flush and job handed to the group's thread is done.
     fn wait_behind(&self) {
         let mut s = self.state();
         while s.finished < s.sent {
@@ -795,8 +909,8 @@ impl Group {
     }
 
     /// One sync for the files of every waiting commit, then their commit points, in order (with
-    /// a batch open, those are made durable by the batch's next sync), after every flush handed
-    /// to the group's thread is done. Errors: the sync's or a write's, naming a file; once one
+    /// a batch open, those are made durable by the batch's next sync), after every flush and job
+    /// handed to the group's thread is done. Errors: the sync's or a write's, naming a file; once one
     /// flush failed, every later one fails (its commits are dropped, as a killed run's: the
     /// caller must not report them done). Dropping a group with commits waiting discards them the
     /// same way (and waits for the flushes handed over).
@@ -824,9 +938,12 @@ pub fn commit_all(staged: Vec<Staged>) -> Result<()> {
     flush_staged(staged)
 }
 
-fn flush_staged(staged: Vec<Staged>) -> Result<()> {
+fn flush_staged(mut staged: Vec<Staged>) -> Result<()> {
     if staged.is_empty() {
         return Ok(());
+    }
+    for s in &mut staged {
+        s.write_later()?;
     }
     let paths: Vec<&Path> = staged.iter().flat_map(|s| s.paths.iter().map(PathBuf::as_path)).collect();
     make_durable(&paths)?;
@@ -841,7 +958,7 @@ fn flush_staged(staged: Vec<Staged>) -> Result<()> {
 
 /// Appends `bytes` to the file at `path` (created if missing, mode as [`write_atomic`]) with one
 /// `write` in append mode and no fsync: made durable by the sync before a commit point
-/// ([`Staged::also`]). A power loss may leave the last line torn: its readers must ignore one.
+/// ([`Staged::also_append`]). A power loss may leave the last line torn: its readers must ignore one.
 pub fn append_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
     open_append(path)?.write_all(bytes).map_err(|e| io(path, e))
 }
@@ -861,7 +978,7 @@ pub fn open_append(path: &Path) -> Result<File> {
 }
 
 /// Temp file + rename with no fsync (made durable by [`sync_together`], e.g. through
-/// [`Staged::also`]).
+/// [`Staged::also_write`]).
 pub fn write_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
     write_unsynced_as(path, bytes, None)
 }
@@ -1457,6 +1574,57 @@ mod tests {
         group.add(stage(&ok, CommitPoint::new(tmp.path().join("record2"), b"r".to_vec())).unwrap());
         assert!(group.flush().is_err());
         assert!(!tmp.path().join("record2").exists());
+    }
+
+    #[test]
+    fn a_commit_staged_later_writes_its_folders_and_files_at_the_flush_then_its_point() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (dir, index) = (tmp.path().join("receipts").join("000001"), tmp.path().join("index"));
+        fs::write(&index, b"a\n").unwrap();
+        let mut staged = stage_later(&[(&dir, false)], vec![(dir.join("o.sig"), b"sig".to_vec())], CommitPoint::new(dir.join("o.toml"), b"r".to_vec()));
+        staged.also_append(index.clone(), b"b\n".to_vec());
+        let group = Group::behind();
+        group.add(staged);
+        assert!(!dir.exists() && fs::read(&index).unwrap() == b"a\n", "nothing is written before the flush");
+        assert!(group.holds_under(tmp.path()));
+        group.flush().unwrap();
+        assert_eq!(fs::read(dir.join("o.sig")).unwrap(), b"sig");
+        assert_eq!(fs::read(dir.join("o.toml")).unwrap(), b"r");
+        assert_eq!(fs::read(&index).unwrap(), b"a\nb\n");
+    }
+
+    #[test]
+    fn a_write_left_to_the_flush_that_fails_fails_it_and_writes_no_point() {
+        let tmp = tempfile::tempdir().unwrap();
+        // A file where the folder is to be made: the `mkdir` at the flush fails.
+        fs::write(tmp.path().join("blocked"), b"x").unwrap();
+        let dir = tmp.path().join("blocked").join("000001");
+        let group = Group::behind();
+        group.add(stage_later(&[(&dir, false)], vec![(dir.join("o.sig"), b"s".to_vec())], CommitPoint::new(tmp.path().join("point"), b"r".to_vec())));
+        assert!(group.flush().is_err());
+        assert!(!tmp.path().join("point").exists(), "no commit point after a failed write");
+        assert!(group.check().is_err(), "the run is told to stop");
+    }
+
+    #[test]
+    fn work_handed_over_runs_after_the_flushes_before_it_and_a_failure_stops_what_follows() {
+        let tmp = tempfile::tempdir().unwrap();
+        let group = Group::behind();
+        let point = tmp.path().join("point");
+        group.add(stage_later(&[], vec![(tmp.path().join("file"), b"f".to_vec())], CommitPoint::new(point.clone(), b"r".to_vec())));
+        let (seen, ran) = (point.clone(), tmp.path().join("ran"));
+        // The work sees the commit point of the commit added before it, already written.
+        group.then(move || write_atomic(&ran, if seen.exists() { b"after" } else { b"before" })).unwrap();
+        group.flush().unwrap();
+        assert_eq!(fs::read(tmp.path().join("ran")).unwrap(), b"after");
+        group.check().unwrap();
+        group.then(|| Err(io(Path::new("x"), std::io::Error::other("refused")))).unwrap();
+        let late = tmp.path().join("late");
+        let l = late.clone();
+        group.then(move || write_atomic(&l, b"l")).unwrap();
+        assert!(group.flush().is_err(), "a failed job fails every later flush");
+        assert!(!late.exists(), "and the work after it is dropped undone");
+        assert!(group.check().is_err());
     }
 
     #[test]

@@ -622,3 +622,37 @@ fn intake_removes_the_temp_files_a_killed_run_left_in_the_mail_folders() {
     assert!(!stale.exists(), "the dead run's temp file is removed");
     assert!(other.exists(), "other files stay");
 }
+
+/// A run of more messages than one filing batch (256): each full batch is filed away on the
+/// group's thread while the messages after it are handled. An order for a game whose first order
+/// came in the batch being filed then waits for that order's receipt, and is its next receipt;
+/// every message is filed and marked seen once, and the same bytes again in a later batch of the
+/// run are not handled twice.
+#[test]
+fn a_run_longer_than_a_batch_files_every_batch_and_keeps_the_order_of_a_game() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let maildir = tmp.path().join("Maildir");
+    // Maildir names `SECONDS.NAME`: arrival order is by their seconds.
+    let first = order_mail(&game, "union", 1);
+    deliver(&maildir, "1700000000.first", &first);
+    for n in 1..=300 {
+        let stray = format!("From: s{n}@elsewhere.example\nTo: judge@example.net\nSubject: hi\nMessage-ID: <s{n}@elsewhere.example>\n\nhello {n}\n");
+        deliver(&maildir, &format!("{}.stray", 1_700_000_000 + n), stray.as_bytes());
+    }
+    deliver(&maildir, "1700000400.again", &first);
+    deliver(&maildir, "1700000500.second", &order_mail(&game, "union", 2));
+    let run = take_in(&root, &Source::Maildir(maildir.clone()), &cfg(), now()).unwrap();
+    assert_eq!(run.len(), 303);
+    let by_name = |n: &str| run.iter().find(|h| h.name == n).unwrap();
+    assert_eq!(by_name("1700000000.first").orders[0].receipt.as_ref().unwrap().seq, 1);
+    assert!(by_name("1700000400.again").reason.contains("already handled"), "{:?}", by_name("1700000400.again"));
+    assert_eq!(by_name("1700000500.second").orders[0].receipt.as_ref().unwrap().seq, 2);
+    let receipts = std::fs::read_dir(game.join("receipts").join("000001")).unwrap().filter(|e| e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".toml")).count();
+    assert_eq!(receipts, 2);
+    assert!(std::fs::read_dir(maildir.join("new")).unwrap().next().is_none(), "every message left new/");
+    assert_eq!(std::fs::read_dir(maildir.join("done")).unwrap().count() + std::fs::read_dir(maildir.join("failed")).unwrap().filter(|e| !e.as_ref().unwrap().file_name().to_string_lossy().ends_with(".reason")).count(), 303);
+    assert_eq!(seen_marks(&root), 302, "one seen mark for each bytes handled");
+    assert_eq!(Outbox::under(&root).pending().unwrap().len(), 2, "a reply to each order");
+}

@@ -323,21 +323,30 @@ const FILING_BATCH: usize = 256;
 /// message leaves `new/` only once everything it caused is on disk, as when every file had its
 /// own fsyncs. The accepted orders share their barrier too: each order's sealed copy, signatures
 /// and nonce index are written at once and its receipt waits in `group` (holding its game's
-/// lock) until the batch's first sync, which first makes their files durable with one sync and
-/// then writes the receipts ([`store::Group`]); a later message for a game whose receipt waits,
-/// a command, or a teammate's plan mail flushes the group first. The replies wait too, and are
-/// queued only once the receipts they attach are durable (a reply queued before a kill would
-/// otherwise stay, by its id, beside the different receipt the next run writes). So a batch of
-/// messages costs four syncs, where each order used to cost one and each message ten fsyncs more. The moves themselves are renames in the
-/// Maildir, made durable by no sync of ours (as before): the seen mark is what a rerun trusts.
+/// lock) until one sync makes their files durable and then the receipts are written
+/// ([`store::Group`]); a later message for a game whose receipt waits, a command, or a
+/// teammate's plan mail flushes the group first. The replies wait too, and are queued only once
+/// the receipts they attach are durable (a reply queued before a kill would otherwise stay, by
+/// its id, beside the different receipt the next run writes). The moves themselves are renames
+/// in the Maildir, made durable by no sync of ours (as before): the seen mark is what a rerun
+/// trusts.
 ///
-/// The order of writes and syncs, per batch of messages (a kill anywhere leaves a prefix of it):
+/// The syncs are waited for on the group's own thread ([`store::Group::behind`]), not on the
+/// one handling messages: the group's flushes (once [`store::Group::MAX`] receipts wait, and at
+/// the end of each batch of [`FILING_BATCH`] messages) and the filing of each batch
+/// ([`FiledBatch`], handed over with [`store::Group::then`]) run there one after the other, in
+/// the order handed over, while the messages after them are handled. A message for a game
+/// whose receipt waits there, or one with commands, waits for them first.
+///
+/// The order of writes and syncs, per batch of messages (a kill anywhere leaves, for each
+/// message, a prefix of its own writes in this order; those of the next batch's messages may be
+/// interleaved with steps 2–5):
 /// 1. per message: `got` in the mail log; per accepted order, its sealed copy and signature and
 ///    the receipt's signature (temp file + rename each), then, per game and message, the nonce
 ///    index's new lines (one append) before the game's lock waits in `group`; `took`/`saw` and
 ///    `reply` lines in the log;
-/// 2. sync 1 (`group.flush`): everything above durable; then each waiting receipt (the commit
-///    point of its order, renamed into place) and the game's lock released;
+/// 2. sync 1 (a flush of `group`): everything above durable; then each waiting receipt (the
+///    commit point of its order, renamed into place) and the game's lock released;
 /// 3. sync 2: the receipts durable; then each reply queued, one file `outbox/queue/ID.mail`;
 /// 4. sync 3: the replies durable; then per message its `seen` line and its move to `done/` or
 ///    `failed/` (a rename);
@@ -347,25 +356,23 @@ struct Filing {
     root: PathBuf,
     /// The batch this intake opened (`None` inside a cron run's batch, or off Linux).
     _batch: Option<store::Batch>,
-    /// Seen marks and the reply ledger.
-    log: MailLog,
-    /// The replies to the messages handled, queued only once the receipts they attach are on
-    /// disk: a reply queued before a run killed could write its receipt would stay queued (by
-    /// its id) beside the different receipt the next run writes.
+    /// Seen marks and the reply ledger (shared with the group's thread, which marks seen).
+    log: std::sync::Arc<MailLog>,
+    /// The replies to the messages of the batch being handled, queued only once the receipts
+    /// they attach are on disk: a reply queued before a run killed could write its receipt would
+    /// stay queued (by its id) beside the different receipt the next run writes.
     replies: RefCell<Vec<(Outgoing, DateTime<Utc>)>>,
-    /// The outbox the replies go to.
-    outbox: Outbox,
     /// The run's clock: an order is stamped with its time once its game is locked (a receipt a
     /// concurrent `pbem submit` wrote meanwhile is not taken for a clock that went back).
     clock: Clock,
-    /// The receipts of the orders accepted, waiting for the next sync with their games' locks
-    /// ([`pipeline::submit_grouped`]).
+    /// The receipts of the orders accepted, waiting for a sync with their games' locks
+    /// ([`pipeline::submit_grouped`]), and the batches handed over to be filed.
     group: store::Group,
+    /// The batch being handled: its messages, to be filed away.
     waiting: Vec<ToFile>,
-    /// The hashes of the messages waiting here: the same bytes again in this run are not handled twice.
+    /// The hashes (and mail keys) of the messages handled in this run: the same bytes again in
+    /// this run are not handled twice, before or after their batch is filed.
     hashes: BTreeSet<String>,
-    /// The `done/` and `failed/` folders made so far.
-    made: BTreeSet<PathBuf>,
     /// The games read again, at most once a run: for a sender with no seat in the games as the
     /// run first read them ([`Filing::seated_since`]).
     reread: std::cell::OnceCell<Option<Games>>,
@@ -389,8 +396,7 @@ struct ToFile {
 impl Filing {
     fn open(root: &Path, clock: Clock) -> Filing {
         let state = state_dir(root);
-        let (log, outbox) = (MailLog::new(&state), Outbox::under(root));
-        Filing { root: root.to_path_buf(), _batch: store::Batch::open(), log, replies: RefCell::new(Vec::new()), outbox, clock, group: store::Group::new(), waiting: Vec::new(), hashes: BTreeSet::new(), made: BTreeSet::new(), reread: std::cell::OnceCell::new() }
+        Filing { root: root.to_path_buf(), _batch: store::Batch::open(), log: std::sync::Arc::new(MailLog::new(&state)), replies: RefCell::new(Vec::new()), clock, group: store::Group::behind(), waiting: Vec::new(), hashes: BTreeSet::new(), reread: std::cell::OnceCell::new() }
     }
 
     /// Whether `from`, who held no seat in the games as the run first read them, holds one in
@@ -400,7 +406,7 @@ impl Filing {
         self.reread.get_or_init(|| Games::load(&self.root).ok()).as_ref().is_some_and(|g| g.registered(from).is_some())
     }
 
-    /// Whether a message with these bytes was handled in this run (and waits to be filed).
+    /// Whether a message with these bytes was handled in this run.
     fn has(&self, hash: &str) -> bool {
         self.hashes.contains(hash)
     }
@@ -411,48 +417,26 @@ impl Filing {
         self.waiting.push(f);
     }
 
-    /// Files the waiting messages away once a batch of them is full.
+    /// Files the waiting messages away once a batch of them is full; stops the run once the
+    /// filing of an earlier batch failed.
     fn now_and_then(&mut self) -> Result<()> {
+        self.group.check()?;
         if self.waiting.len() >= FILING_BATCH { self.file_waiting() } else { Ok(()) }
     }
 
-    /// Makes everything written so far durable, then marks each waiting message seen and moves
-    /// it, and makes that durable too.
+    /// Hands the waiting messages, with their replies, to the group's thread, which files them
+    /// away ([`FiledBatch::file`]) once their receipts are written, while this thread handles
+    /// the messages after them.
     fn file_waiting(&mut self) -> Result<()> {
-        self.sync()?;
-        for f in std::mem::take(&mut self.waiting) {
-            self.log.mark_seen(&f.hash, f.now)?;
-            if let Some(key) = &f.key {
-                self.log.mark_mail(key, f.now)?;
-            }
-            file_away(&f.maildir, &f.path, &f.name, (f.disposition, &f.reason), &mut self.made)?;
-            if let Some(marker) = &f.marker {
-                std::fs::remove_file(marker).ok();
-            }
-        }
-        self.hashes.clear();
-        self.sync()
-    }
-
-    /// Writes the waiting receipts (one sync for their files) and makes them durable, then queues
-    /// the waiting replies, then syncs the open batch: this run's own, or the cron run's it is
-    /// part of.
-    fn sync(&mut self) -> Result<()> {
-        self.group.flush()?;
-        let replies = std::mem::take(&mut *self.replies.borrow_mut());
-        if !replies.is_empty() {
-            store::sync_batch()?;
-            for (reply, now) in replies {
-                self.outbox.queue(&reply, now)?;
-            }
-        }
-        store::sync_batch()
+        let batch = FiledBatch { root: self.root.clone(), log: self.log.clone(), replies: std::mem::take(&mut *self.replies.borrow_mut()), waiting: std::mem::take(&mut self.waiting) };
+        self.group.then(move || batch.file())
     }
 
     /// Files away what waits, then compacts the mail log once it is large (every line of the
     /// run is durable by then), and ends the batch.
     fn finish(mut self) -> Result<()> {
         self.file_waiting()?;
+        self.group.flush()?;
         let games = std::cell::OnceCell::new();
         let open_step = |id: &str| -> Option<u64> {
             let dir = store::GameDir::new(games.get_or_init(|| Games::load(&self.root).ok()).as_ref()?.folder(id)?);
@@ -461,6 +445,43 @@ impl Filing {
         let kept = || spool_kept(&state_dir(&self.root).join("spool"));
         self.log.compact(self.clock.now(), super::log::COMPACT_BYTES, &super::log::Horizon { open_step: &open_step, kept: &kept })?;
         Ok(())
+    }
+}
+
+/// A batch of handled messages and their replies, filed away on the group's thread once the
+/// receipts of their orders are written ([`store::Group::then`]).
+struct FiledBatch {
+    root: PathBuf,
+    log: std::sync::Arc<MailLog>,
+    replies: Vec<(Outgoing, DateTime<Utc>)>,
+    waiting: Vec<ToFile>,
+}
+
+impl FiledBatch {
+    /// Steps 3 to 5 of [`Filing`]'s order (the receipts are written): makes them durable, then
+    /// queues the replies and makes those durable, then marks each message seen and moves it,
+    /// and makes that durable too (each sync the open batch's: this run's, or the cron run's).
+    fn file(self) -> Result<()> {
+        if !self.replies.is_empty() {
+            store::sync_batch()?;
+            let outbox = Outbox::under(&self.root);
+            for (reply, now) in &self.replies {
+                outbox.queue(reply, *now)?;
+            }
+        }
+        store::sync_batch()?;
+        let mut made = BTreeSet::new();
+        for f in self.waiting {
+            self.log.mark_seen(&f.hash, f.now)?;
+            if let Some(key) = &f.key {
+                self.log.mark_mail(key, f.now)?;
+            }
+            file_away(&f.maildir, &f.path, &f.name, (f.disposition, &f.reason), &mut made)?;
+            if let Some(marker) = &f.marker {
+                std::fs::remove_file(marker).ok();
+            }
+        }
+        store::sync_batch()
     }
 }
 

@@ -34,7 +34,6 @@
 //! [`KEEP_SEEN_DAYS`] old of messages the spool no longer keeps), atomically and durably. So the
 //! log holds the last month's mail and what the spool keeps, not all mail ever received.
 
-use std::cell::RefCell;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -56,9 +55,11 @@ pub(super) fn address_key(addr: &str) -> String {
 }
 
 /// The log of one mail state folder, read into memory on first use (see the module docs).
+/// Shared by intake's threads: the one handling messages appends their lines, and the group's
+/// thread that files a batch away its seen marks (`intake::Filing`).
 pub(super) struct MailLog {
     state: PathBuf,
-    loaded: RefCell<Option<Loaded>>,
+    loaded: std::sync::Mutex<Option<Loaded>>,
 }
 
 /// What the log holds.
@@ -87,11 +88,12 @@ struct Loaded {
 impl MailLog {
     /// The log of the mail state folder `state` (`ROOT/.mail`); nothing is read yet.
     pub(super) fn new(state: &Path) -> MailLog {
-        MailLog { state: state.to_path_buf(), loaded: RefCell::new(None) }
+        MailLog { state: state.to_path_buf(), loaded: std::sync::Mutex::new(None) }
     }
 
     fn with<T>(&self, f: impl FnOnce(&mut Loaded) -> Result<T>) -> Result<T> {
-        let mut slot = self.loaded.borrow_mut();
+        // A panic while it was held left at worst a line unwritten, which a rerun's read ignores.
+        let mut slot = self.loaded.lock().unwrap_or_else(|p| p.into_inner());
         if slot.is_none() {
             *slot = Some(self.load()?);
         }
@@ -305,7 +307,7 @@ impl MailLog {
             return Ok(false);
         }
         write_durable(&p, kept.as_bytes())?;
-        *self.loaded.borrow_mut() = None;
+        *self.loaded.lock().unwrap_or_else(|p| p.into_inner()) = None;
         Ok(true)
     }
 }
