@@ -350,7 +350,11 @@ const FILING_BATCH: usize = 256;
 /// 3. sync 2: the receipts durable; then each reply queued, one file `outbox/queue/ID.mail`;
 /// 4. sync 3: the replies durable; then per message its `seen` line and its move to `done/` or
 ///    `failed/` (a rename);
-/// 5. sync 4: the seen marks durable.
+/// 5. the seen marks made durable by the next sync: the next batch's first (its receipts'), or
+///    the run's last batch's own. A power loss before it leaves those messages to be handled
+///    again, which answers them as the first time ([`MailLog`]: `took`, `saw`): their replies
+///    keep their ids and are queued once. So a batch costs a sync for each flush of the group
+///    (one each [`store::Group::MAX`] orders) and two more.
 struct Filing {
     /// The games' root.
     root: PathBuf,
@@ -421,21 +425,21 @@ impl Filing {
     /// filing of an earlier batch failed.
     fn now_and_then(&mut self) -> Result<()> {
         self.group.check()?;
-        if self.waiting.len() >= FILING_BATCH { self.file_waiting() } else { Ok(()) }
+        if self.waiting.len() >= FILING_BATCH { self.file_waiting(false) } else { Ok(()) }
     }
 
     /// Hands the waiting messages, with their replies, to the group's thread, which files them
     /// away ([`FiledBatch::file`]) once their receipts are written, while this thread handles
-    /// the messages after them.
-    fn file_waiting(&mut self) -> Result<()> {
-        let batch = FiledBatch { root: self.root.clone(), log: self.log.clone(), replies: std::mem::take(&mut *self.replies.borrow_mut()), waiting: std::mem::take(&mut self.waiting) };
+    /// the messages after them; the `last` batch of the run ends with a sync of its own.
+    fn file_waiting(&mut self, last: bool) -> Result<()> {
+        let batch = FiledBatch { root: self.root.clone(), log: self.log.clone(), replies: std::mem::take(&mut *self.replies.borrow_mut()), waiting: std::mem::take(&mut self.waiting), last };
         self.group.then(move || batch.file())
     }
 
     /// Files away what waits, then compacts the mail log once it is large (every line of the
     /// run is durable by then), and ends the batch.
     fn finish(mut self) -> Result<()> {
-        self.file_waiting()?;
+        self.file_waiting(true)?;
         self.group.flush()?;
         let games = std::cell::OnceCell::new();
         let open_step = |id: &str| -> Option<u64> {
@@ -455,12 +459,15 @@ struct FiledBatch {
     log: std::sync::Arc<MailLog>,
     replies: Vec<(Outgoing, DateTime<Utc>)>,
     waiting: Vec<ToFile>,
+    /// Whether it is the run's last batch, whose seen marks no later batch's sync makes durable.
+    last: bool,
 }
 
 impl FiledBatch {
     /// Steps 3 to 5 of [`Filing`]'s order (the receipts are written): makes them durable, then
     /// queues the replies and makes those durable, then marks each message seen and moves it,
-    /// and makes that durable too (each sync the open batch's: this run's, or the cron run's).
+    /// and for the run's last batch makes that durable too (each sync the open batch's: this
+    /// run's, or the cron run's).
     fn file(self) -> Result<()> {
         if !self.replies.is_empty() {
             store::sync_batch()?;
@@ -481,7 +488,7 @@ impl FiledBatch {
                 std::fs::remove_file(marker).ok();
             }
         }
-        store::sync_batch()
+        if self.last { store::sync_batch() } else { Ok(()) }
     }
 }
 
