@@ -166,6 +166,7 @@ pub fn extract(raw: &[u8], key_for: &dyn Fn(&str, &str) -> Option<PublicKey>) ->
             ));
         }
     }
+    drop_repeated_orders(&mut out);
     out.html_only = out.orders.is_empty() && html > 0 && !out.notes.iter().any(|n| n.contains(".sig"));
     out.notes = merge_notes(std::mem::take(&mut out.notes));
     if out.automatic.is_none() && out.orders.is_empty() && out_of_office(&out.subject) {
@@ -174,6 +175,24 @@ pub fn extract(raw: &[u8], key_for: &dyn Fn(&str, &str) -> Option<PublicKey>) ->
         out.automatic = Some(format!("Subject: {subject:?}, an out-of-office reply"));
     }
     Some(out)
+}
+
+/// Keeps one of each order file the message holds more than once (the same text, pasted twice
+/// or pasted and attached: tester T24a-1, "2 of 2 accepted" and the receipt attached twice for
+/// one order), with a note; the copies are compared as the intake reads them (line endings and
+/// trailing blanks normalized, [`sig::normalize`]).
+fn drop_repeated_orders(out: &mut Extracted) {
+    let mut kept: Vec<Found> = Vec::new();
+    let mut seen: std::collections::BTreeSet<(Vec<u8>, Option<String>)> = std::collections::BTreeSet::new();
+    for f in std::mem::take(&mut out.orders) {
+        let text = sig::normalize(&f.file).map_or_else(|_| f.file.clone(), String::into_bytes);
+        if seen.insert((text, f.detached.clone())) {
+            kept.push(f);
+        } else {
+            out.notes.push(format!("{} holds the same order file as one before it in this message: read once", f.label));
+        }
+    }
+    out.orders = kept;
 }
 
 /// The most notes one message's reply carries (after identical ones are merged).
@@ -736,7 +755,7 @@ mod tests {
     fn a_message_is_read_for_at_most_max_order_files() {
         let mut raw = String::from("From: a@b.c\r\nSubject: x\r\nMIME-Version: 1.0\r\nContent-Type: multipart/mixed; boundary=z\r\n\r\n");
         for n in 0..(MAX_ORDER_FILES + 30) {
-            raw.push_str(&format!("--z\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=o{n}.toml\r\n\r\n[pbem]\r\ngame = \"g1\"\r\n"));
+            raw.push_str(&format!("--z\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=o{n}.toml\r\n\r\n[pbem]\r\ngame = \"g{n}\"\r\n"));
         }
         raw.push_str("--z--\r\n");
         let e = extract(raw.as_bytes(), &|_, _| None).unwrap();
@@ -836,6 +855,22 @@ mod tests {
         let raw = "From: a@b.c\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename=o.toml\r\n\r\nx = 1\r\n--b--\r\n";
         let e = extract(raw.as_bytes(), &|_, _| None).unwrap();
         assert_eq!(e.notes, ["attachment \"o.toml\" has no [pbem] section and no signature: not read as an order"]);
+    }
+
+    #[test]
+    fn the_same_order_file_twice_in_a_message_is_read_once() {
+        // Attached twice, once with CRLF line ends: the same file as intake reads it (T24a-1).
+        let part = |name: &str, body: &str| format!("--b\r\nContent-Type: text/plain\r\nContent-Disposition: attachment; filename={name}\r\n\r\n{body}\r\n");
+        let raw = format!(
+            "From: a@b.c\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n{}{}{}--b--\r\n",
+            part("a.toml", "[pbem]\r\ngame = \"g\"\r\n"),
+            part("b.toml", "[pbem]\r\ngame = \"g\"\r\n"),
+            part("c.toml", "[pbem]\r\ngame = \"h\"\r\n")
+        );
+        let e = extract(raw.as_bytes(), &|_, _| None).unwrap();
+        assert_eq!(e.orders.iter().map(|o| o.name.as_str()).collect::<Vec<_>>(), ["a.toml", "c.toml"]);
+        assert_eq!(e.notes.len(), 1, "{:?}", e.notes);
+        assert!(e.notes[0].contains("b.toml") && e.notes[0].contains("same order file"), "{:?}", e.notes);
     }
 
     #[test]
