@@ -662,6 +662,16 @@ enum Job {
     Then(Box<dyn FnOnce() -> Result<()> + Send>),
 }
 
+impl Job {
+    /// The commit points a flush writes (none for other work).
+    fn points(&self) -> Vec<PathBuf> {
+        match self {
+            Job::Flush(staged) => staged.iter().map(|s| s.point.path.clone()).collect(),
+            Job::Then(_) => Vec::new(),
+        }
+    }
+}
+
 #[derive(Default)]
 struct GroupState {
     staged: Vec<Staged>,
@@ -715,17 +725,18 @@ impl Shared {
     /// The loop of a [`Group::behind`]'s thread: each job handed over, in order.
     fn run(&self, from: &std::sync::mpsc::Receiver<Job>) {
         for job in from {
-            let points = match &job {
-                Job::Flush(staged) => staged.iter().map(|s| s.point.path.clone()).collect(),
-                Job::Then(_) => Vec::new(),
-            };
             // Counted done even if it panicked (then as failed), so that no flush waits forever.
-            let mut finish = Finish { shared: self, points, ok: false };
-            let _ = match job {
-                Job::Flush(staged) => self.flush(staged),
-                Job::Then(work) => self.then(work),
-            };
+            let mut finish = Finish { shared: self, points: job.points(), ok: false };
+            let _ = self.run_job(job);
             finish.ok = true;
+        }
+    }
+
+    /// Runs one job: [`Shared::flush`] or [`Shared::then`].
+    fn run_job(&self, job: Job) -> Result<()> {
+        match job {
+            Job::Flush(staged) => self.flush(staged),
+            Job::Then(work) => self.then(work),
         }
     }
 
@@ -845,15 +856,8 @@ impl Group {
     /// thread is gone (only by a panic).
     fn send(&self, to: &std::sync::mpsc::SyncSender<Job>, job: Job) {
         if let Err(std::sync::mpsc::SendError(job)) = to.send(job) {
-            let points = match &job {
-                Job::Flush(staged) => staged.iter().map(|s| s.point.path.clone()).collect(),
-                Job::Then(_) => Vec::new(),
-            };
-            let _finish = Finish { shared: &self.waiting, points, ok: true };
-            let _ = match job {
-                Job::Flush(staged) => self.waiting.flush(staged),
-                Job::Then(work) => self.waiting.then(work),
-            };
+            let _finish = Finish { shared: &self.waiting, points: job.points(), ok: true };
+            let _ = self.waiting.run_job(job);
         }
     }
 

@@ -322,9 +322,9 @@ const FILING_BATCH: usize = 256;
 /// marked seen and moved to `done/` or `failed/` (renames, made durable by a second sync). So a
 /// message leaves `new/` only once everything it caused is on disk, as when every file had its
 /// own fsyncs. The accepted orders share their barrier too: each order's sealed copy, signatures
-/// and nonce index are written at once and its receipt waits in `group` (holding its game's
-/// lock) until one sync makes their files durable and then the receipts are written
-/// ([`store::Group`]); a later message for a game whose receipt waits, a command, or a
+/// and nonce lines wait with its receipt in `group` (holding its game's lock) until a flush
+/// writes them, makes them durable with one sync and then writes the receipts
+/// ([`store::Group`], [`store::stage_later`]); a later message for a game whose receipt waits, a command, or a
 /// teammate's plan mail flushes the group first. The replies wait too, and are queued only once
 /// the receipts they attach are durable (a reply queued before a kill would otherwise stay, by
 /// its id, beside the different receipt the next run writes). The moves themselves are renames
@@ -341,12 +341,13 @@ const FILING_BATCH: usize = 256;
 /// The order of writes and syncs, per batch of messages (a kill anywhere leaves, for each
 /// message, a prefix of its own writes in this order; those of the next batch's messages may be
 /// interleaved with steps 2–5):
-/// 1. per message: `got` in the mail log; per accepted order, its sealed copy and signature and
-///    the receipt's signature (temp file + rename each), then, per game and message, the nonce
-///    index's new lines (one append) before the game's lock waits in `group`; `took`/`saw` and
-///    `reply` lines in the log;
-/// 2. sync 1 (a flush of `group`): everything above durable; then each waiting receipt (the
-///    commit point of its order, renamed into place) and the game's lock released;
+/// 1. per message: `got` in the mail log; per accepted order, its files staged in `group` with
+///    its receipt and the game's lock; `took`/`saw` and `reply` lines in the log;
+/// 2. a flush of `group`: per waiting order, its step folders (the step's first order), sealed
+///    copy and signature and the receipt's signature (temp file + rename each), and per game and
+///    message the nonce index's new lines (one append); sync 1: everything above durable; then
+///    each waiting receipt (the commit point of its order, renamed into place) and the game's
+///    lock released;
 /// 3. sync 2: the receipts durable; then each reply queued, one file `outbox/queue/ID.mail`;
 /// 4. sync 3: the replies durable; then per message its `seen` line and its move to `done/` or
 ///    `failed/` (a rename);
