@@ -46,25 +46,33 @@ pub struct Ahead {
     pub read: Option<Result<MessageBytes>>,
     /// What was parsed of it.
     pub parsed: Parse,
+    /// The text of the panic its reading or parsing here met (printed here once): the main thread
+    /// fails the message with it rather than meet the same panic again.
+    pub panicked: Option<String>,
 }
 
 /// Reads and parses each of `messages` (Maildir, path, file name) in order into `to`, until they
 /// are done or the main thread stops listening. `max`: the host's message size limit in bytes;
 /// `waiting`: the bytes sent and not yet taken ([`Ahead::taken`]). A message past the
-/// [`BUDGET`], or whose handling here panics, is sent as [`Ahead::default`] (the main thread then
-/// reads it, and meets the panic in its own guard).
+/// [`BUDGET`] is sent as [`Ahead::default`] (the main thread then reads it); one whose handling
+/// here panics, with the panic's text ([`Ahead::panicked`]).
 pub fn run(messages: &[(PathBuf, PathBuf, String)], games: &Games, max: u64, (to, waiting): (SyncSender<Ahead>, &AtomicU64)) {
     for (_, path, name) in messages {
         let made = if waiting.load(Ordering::Acquire) > BUDGET {
             Ahead::default()
         } else {
-            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prepare(path, name, games, max))).unwrap_or_default()
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| prepare(path, name, games, max))).unwrap_or_else(|p| Ahead { panicked: Some(panic_text(p.as_ref())), ..Ahead::default() })
         };
         waiting.fetch_add(made.bytes(), Ordering::AcqRel);
         if to.send(made).is_err() {
             return;
         }
     }
+}
+
+/// The text a panic was raised with (its message), or "an unknown error".
+pub fn panic_text(payload: &(dyn std::any::Any + Send)) -> String {
+    payload.downcast_ref::<&str>().map(|s| s.to_string()).or_else(|| payload.downcast_ref::<String>().cloned()).unwrap_or_else(|| "an unknown error".into())
 }
 
 impl Ahead {
@@ -96,7 +104,7 @@ fn prepare(path: &std::path::Path, name: &str, games: &Games, max: u64) -> Ahead
         }
         _ => Parse::NotDone,
     };
-    Ahead { read: Some(read), parsed }
+    Ahead { read: Some(read), parsed, panicked: None }
 }
 
 /// Checks order `f`'s signature as intake will (the text found, then the bytes as sent) and

@@ -554,14 +554,12 @@ fn file_away(maildir: &Path, path: &Path, name: &str, (disposition, reason): (Di
 /// the run goes on with the next message instead of crashing on this one at every run. The
 /// panic is still printed on stderr (where cron's mail shows it to the host).
 fn guard(name: &str, handling: impl FnOnce() -> Result<Handled>) -> Result<Handled> {
-    std::panic::catch_unwind(std::panic::AssertUnwindSafe(handling)).unwrap_or_else(|payload| {
-        let text = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_else(|| "an unknown error".into());
-        Ok(Handled { name: name.into(), disposition: Disposition::Failed, reason: format!("pbem failed on this message: {text}; please report it"), orders: vec![], reply: None, needs_host: false })
-    })
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(handling)).unwrap_or_else(|payload| Ok(panicked(name, &super::ahead::panic_text(payload.as_ref()))))
+}
+
+/// A message whose handling panicked with `text`: failed, with the panic's text as its reason.
+fn panicked(name: &str, text: &str) -> Handled {
+    Handled { name: name.into(), disposition: Disposition::Failed, reason: format!("pbem failed on this message: {text}; please report it"), orders: vec![], reply: None, needs_host: false }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -570,7 +568,7 @@ fn handle_file(maildir: &Path, path: &Path, name: &str, ahead: super::ahead::Ahe
         Some(read) => read?,
         None => super::ahead::read_message(path, name, cfg.intake.max_message_bytes)?,
     };
-    let parsed = ahead.parsed;
+    let (parsed, panicked_ahead) = (ahead.parsed, ahead.panicked);
     let seen = filing.has(&hash) || filing.log.seen(&hash)?;
     let same_mail = match &key {
         Some(k) => filing.has(k) || filing.log.mail_seen(k)?,
@@ -598,6 +596,10 @@ fn handle_file(maildir: &Path, path: &Path, name: &str, ahead: super::ahead::Ahe
             reply: queued,
             needs_host: false,
         }
+    } else if let Some(text) = &panicked_ahead {
+        // Its parse panicked on the read-ahead thread (printed there): parsed again here, it
+        // would panic again, and print twice.
+        panicked(name, text)
     } else {
         log.note_got(&hash)?;
         match handle((&raw, parsed), &hash, name, games, (outbox, &*filing), cfg, now) {

@@ -126,6 +126,20 @@ fn a_panic_while_handling_a_message_fails_that_message_only() {
 }
 
 #[test]
+fn a_message_whose_parse_panicked_ahead_is_failed_with_that_panic_not_parsed_again() {
+    // The read-ahead thread printed the panic; parsed again here it would panic, and print, again.
+    let mut t = SeatChanged::new();
+    let mail = order_mail(&t.game, "hancock@example.org", &key("newcomer"));
+    let path = t.md.join("new").join("1.M1.host");
+    std::fs::write(&path, &mail).unwrap();
+    let ahead = super::super::ahead::Ahead { panicked: Some("bad armor".into()), ..Default::default() };
+    let h = handle_file(&t.md, &path, "1.M1.host", ahead, &t.games, &Outbox::under(&t.root), &t.cfg, t.now, &mut t.filing).unwrap();
+    assert_eq!((h.disposition, h.reason.as_str()), (Disposition::Failed, "pbem failed on this message: bad armor; please report it"));
+    assert!(h.orders.is_empty() && t.filing.replies.borrow().is_empty(), "nothing of it handled");
+    assert_eq!(t.filing.waiting.len(), 1, "filed away as failed");
+}
+
+#[test]
 fn a_piped_message_another_run_took_in_is_told_as_such() {
     let h = |name: &str| Handled { name: name.into(), disposition: Disposition::Done, reason: "accepted".into(), orders: vec![], reply: None, needs_host: false };
     assert!(piped_elsewhere(Some("m1".into()), &[h("m0"), h("m1")]).is_none(), "handled here: its own line says");
