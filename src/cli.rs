@@ -293,7 +293,8 @@ struct FormArgs {
     /// The role.
     #[arg(long)]
     role: String,
-    /// Write the form to this file instead of standard output.
+    /// Write the form to this file instead of standard output (a link is followed; `-` is
+    /// standard output).
     #[arg(long, short)]
     output: Option<PathBuf>,
     /// The current time (RFC 3339), for tests; default: the clock.
@@ -445,7 +446,8 @@ struct AuditArgs {
 struct PublicArgs {
     /// The game directory.
     dir: PathBuf,
-    /// The archive to write (replaced atomically).
+    /// The archive to write (replaced atomically; a link is followed, a device or pipe such as
+    /// `/dev/stdout` written through; `-` is standard output).
     #[arg(long, value_name = "FILE")]
     out: PathBuf,
 }
@@ -929,8 +931,9 @@ fn cmd_form(dir: PathBuf, role: String, output: Option<PathBuf>, t: Option<Strin
             if let Some(parent) = p.parent().filter(|d| !d.as_os_str().is_empty() && !d.is_dir()) {
                 bail!("{}: no such folder", parent.display());
             }
-            store::write_atomic(&p, text.as_bytes())?;
-            println!("wrote {}", p.display());
+            if store::write_user_file(&p, text.as_bytes())? {
+                println!("wrote {}", p.display());
+            }
         }
         None => print!("{text}"),
     }
@@ -963,12 +966,12 @@ fn cmd_sign(key: PathBuf, file: PathBuf, append: bool) -> Result<ExitCode> {
         .ok_or_else(|| anyhow!("{}: the nonce could not be replaced with a fresh one; write it as the line `nonce = \"\"` under `[pbem]` (not signed)", file.display()))?;
     let armored = sig::sign_with(&k, pipeline::NS_ORDERS, body.as_bytes())?;
     if append {
-        store::write_atomic(&file, format!("{body}{armored}").as_bytes())?;
+        store::write_user_file(&file, format!("{body}{armored}").as_bytes())?;
         println!("signed {} (signature appended)", file.display());
     } else {
-        store::write_atomic(&file, body.as_bytes())?;
+        store::write_user_file(&file, body.as_bytes())?;
         let sp = pipeline::sig_path(&file);
-        store::write_atomic(&sp, armored.as_bytes())?;
+        store::write_user_file(&sp, armored.as_bytes())?;
         println!("signed {} -> {}", file.display(), sp.display());
     }
     Ok(ExitCode::SUCCESS)
@@ -1194,8 +1197,9 @@ fn cmd_public(dir: PathBuf, out: PathBuf) -> Result<ExitCode> {
     if let Some(name) = out.file_name().and_then(|n| n.to_str()) {
         let _ = store::remove_stale_temps_of(out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")), name);
     }
-    store::write_atomic(&out, &bytes)?;
-    println!("wrote the public copy of {} to {} ({} bytes; check it with `pbem audit {}`)", dir.display(), out.display(), bytes.len(), shell_word(&out));
+    if store::write_user_file(&out, &bytes)? {
+        println!("wrote the public copy of {} to {} ({} bytes; check it with `pbem audit {}`)", dir.display(), out.display(), bytes.len(), shell_word(&out));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

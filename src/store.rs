@@ -460,6 +460,52 @@ fn make_public_dirs(dir: &Path) -> Result<()> {
     }
 }
 
+/// Writes a file the user named (`pbem form -o`, `pbem sign`'s order file and signature, `pbem
+/// public --out`) as a shell's `>` would, but whole or not at all: a symbolic link is followed
+/// and its target written atomically, keeping the target's mode (replacing the link by a file
+/// took the link's mode 0777: tester T24b-1); a device or FIFO that exists (`/dev/stdout`,
+/// `/dev/null`) is written through, never replaced; a regular file or a new name is written with
+/// [`write_atomic`]; `-` is standard output. Never used inside a game's folder, where a link is
+/// replaced, not followed. Returns whether a file was written (not a stream: the caller then
+/// prints no "wrote" line, which would land in the stream). Errors: a folder at `path`, a link
+/// to a link to nothing, or the write's, naming the file.
+pub fn write_user_file(path: &Path, bytes: &[u8]) -> Result<bool> {
+    if path == Path::new("-") {
+        let mut out = std::io::stdout().lock();
+        out.write_all(bytes).and_then(|()| out.flush()).map_err(|e| io(path, e))?;
+        return Ok(false);
+    }
+    let meta = match fs::symlink_metadata(path) {
+        Ok(m) => m,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return write_atomic(path, bytes).map(|()| true),
+        Err(e) => return Err(io(path, e)),
+    };
+    let kind = meta.file_type();
+    if kind.is_symlink() {
+        let target = match fs::canonicalize(path) {
+            Ok(t) => t,
+            // A link to a name not made yet: made there, as `>` does.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                let to = fs::read_link(path).map_err(|e| io(path, e))?;
+                path.parent().unwrap_or(Path::new("")).join(to)
+            }
+            Err(e) => return Err(io(path, e)),
+        };
+        if fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_symlink()) {
+            return Err(io(path, std::io::Error::other("a link to a link to nothing: not written")));
+        }
+        return write_user_file(&target, bytes);
+    }
+    if kind.is_dir() {
+        return Err(io(path, std::io::Error::other("is a folder, not a file")));
+    }
+    if !kind.is_file() {
+        File::options().write(true).open(path).and_then(|mut f| f.write_all(bytes)).map_err(|e| io(path, e))?;
+        return Ok(false);
+    }
+    write_atomic(path, bytes).map(|()| true)
+}
+
 /// [`write_atomic`], the file given `mode` (when `Some`) before it is renamed into place.
 fn write_atomic_as(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
     if batch::defer(path) {

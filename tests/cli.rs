@@ -1541,3 +1541,51 @@ fn a_short_account_says_an_nmr_order_was_not_yours() {
         pbem().arg("audit").arg(&game).assert().success();
     }
 }
+
+/// An output file the user names is written as a shell's `>` would, whole (tester T24b-1: a link
+/// was replaced by a file of the link's mode 0777, and `-o /dev/stdout` replaced the system's
+/// link): a link is followed and its target keeps its mode; a FIFO is written through; `-` is
+/// standard output, with no "wrote" line in it.
+#[test]
+fn an_output_through_a_link_a_fifo_or_dash_is_written_where_it_points() {
+    use std::os::unix::fs::{FileTypeExt, PermissionsExt};
+    let t = Table::new();
+    let form = |out: &Path| pbem().arg("form").arg(t.game()).args(["--role", "union", "-o"]).arg(out).output().unwrap();
+    // A form but for its nonce (fresh each time).
+    let unnonced = |b: Vec<u8>| String::from_utf8(b).unwrap().lines().filter(|l| !l.starts_with("nonce = ")).collect::<Vec<_>>().join("\n");
+    let expected = unnonced(pbem().arg("form").arg(t.game()).args(["--role", "union"]).output().unwrap().stdout);
+    assert!(expected.contains("[pbem]"));
+    let (target, link) = (t.path().join("target.toml"), t.path().join("link.toml"));
+    std::fs::write(&target, "old").unwrap();
+    std::fs::set_permissions(&target, std::fs::Permissions::from_mode(0o640)).unwrap();
+    std::os::unix::fs::symlink("target.toml", &link).unwrap();
+    assert!(form(&link).status.success());
+    assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink(), "the link stays a link");
+    assert_eq!(unnonced(std::fs::read(&target).unwrap()), expected);
+    assert_eq!(std::fs::metadata(&target).unwrap().permissions().mode() & 0o777, 0o640, "the target keeps its mode");
+    // A link to a name not made yet: made there.
+    std::os::unix::fs::symlink("made.toml", t.path().join("dangling")).unwrap();
+    assert!(form(&t.path().join("dangling")).status.success());
+    assert_eq!(unnonced(std::fs::read(t.path().join("made.toml")).unwrap()), expected);
+    // `-`: standard output, the form alone.
+    let dash = form(Path::new("-"));
+    assert!(dash.status.success());
+    assert_eq!(unnonced(dash.stdout), expected);
+    assert!(!t.path().join("-").exists());
+    // A FIFO: written through to its reader, still a FIFO.
+    let fifo = t.path().join("fifo");
+    assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let through = form(&fifo);
+    assert!(through.status.success(), "{}", String::from_utf8_lossy(&through.stderr));
+    assert_eq!(unnonced(reader.join().unwrap()), expected);
+    assert!(through.stdout.is_empty(), "no \"wrote\" line for a stream");
+    assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO stays a FIFO");
+    // A public copy through a link too.
+    std::os::unix::fs::symlink("public.tar", t.path().join("public-link")).unwrap();
+    pbem().arg("public").arg(t.game()).arg("--out").arg(t.path().join("public-link")).assert().success();
+    assert!(std::fs::metadata(t.path().join("public.tar")).unwrap().permissions().mode() & 0o002 == 0);
+}
