@@ -1536,14 +1536,18 @@ fn adjudicate_game(dir: &Path, clock: Clock, entropy: &mut Entropy, may_resolve:
     }
 }
 
-/// Removes the temp files killed runs left in the folders that resolving `step` of `g` writes and
-/// that its orders were written to (`store::remove_stale_temps`): once a step, under the game's
-/// lock; best effort (a folder that cannot be listed is left as it is).
+/// Removes the temp files killed runs left in the folders that resolving `step` of `g` writes
+/// (`store::remove_stale_temps`) and, whatever their age, in those its orders were written to
+/// (`store::remove_temps_locked`: every writer of an order's files holds the game's lock, as this
+/// run does): once a step; best effort (a folder that cannot be listed is left as it is).
 fn remove_stale_temps(g: &Loaded, step: u64) {
     let d = &g.dir;
-    let folders = [d.states(), d.records(), d.host_seeds(), d.withheld_folder(), d.reports(g.record.index + 1), d.receipts(step), d.sealed(step), d.host()];
+    let folders = [d.states(), d.records(), d.host_seeds(), d.withheld_folder(), d.reports(g.record.index + 1), d.host()];
     for folder in folders {
         let _ = store::remove_stale_temps(&folder);
+    }
+    for folder in [d.receipts(step), d.sealed(step)] {
+        let _ = store::remove_temps_locked(&folder);
     }
 }
 

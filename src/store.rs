@@ -1090,6 +1090,15 @@ pub fn remove_temps_of(folder: &Path, target: &str) -> Result<usize> {
     remove_temps(folder, |name, _| temp_target(name) == Some(target))
 }
 
+/// Removes every temp file of ours or `atomic-write-file`'s from `folder`, whatever its age or
+/// process: for a caller holding the lock that every writer of the folder takes (a game's, for
+/// its orders' folders), so none of them is being written (tester T24b-2: a library's temp file
+/// a killed `pbem submit` left in `receipts/N/` stayed for good once step N resolved within ten
+/// minutes). Returns how many were removed; nothing when the folder does not exist.
+pub fn remove_temps_locked(folder: &Path) -> Result<usize> {
+    remove_temps(folder, |name, _| temp_target(name).is_some())
+}
+
 /// Whether the temp file `p` (named `name`) is a killed run's, by [`remove_stale_temps`]'s rule.
 fn stale_temp(name: &str, p: &Path) -> bool {
     match our_temp_pid(name) {

@@ -649,9 +649,15 @@ fn a_resolved_step_removes_the_temp_files_of_killed_runs() {
     }
     let kept = g.join(format!("states/.000009.json.{live}.1.tmp"));
     std::fs::write(&kept, b"in progress").unwrap();
+    // In the orders' folders, which only a holder of the game's lock writes, whatever their age
+    // or process: atomic-write-file's of a killed `pbem submit` a minute old (tester T24b-2), ours.
+    let order_temps = [g.join("receipts/000001/.union-2.toml.aB3dE9"), g.join(format!("receipts/000001/.union-3.toml.{live}.7.tmp"))];
+    for t in &order_temps {
+        std::fs::write(t, b"half").unwrap();
+    }
     let out = sweep(&root, "2026-07-01T14:00:00Z");
     assert!(out.contains("resolved step(s) 1"), "{out}");
-    for t in &dead_temps {
+    for t in dead_temps.iter().chain(&order_temps) {
         assert!(!t.exists(), "{} left", t.display());
     }
     assert!(kept.exists(), "a live process's temp file was removed");
