@@ -1549,6 +1549,31 @@ fn remove_stale_temps(g: &Loaded, step: u64) {
     for folder in [d.receipts(step), d.sealed(step)] {
         let _ = store::remove_temps_locked(&folder);
     }
+    let _ = remove_unreceipted(d, step);
+}
+
+/// Removes the files an order never accepted left in `step`'s order folders: a receipt's
+/// signature without its receipt (`receipts/N/ROLE-K.toml.sig`), and a sealed copy or its
+/// signature without a receipt of its name (`host/sealed/N/ROLE-K.txt[.sig]`), which a run
+/// killed before the receipt, the commit point, leaves (tester T24b-3: such a signature stayed in
+/// the public `receipts/`). Under the game's lock, which every writer of those files holds, so
+/// none is being written; a later order of the same number writes them anew.
+fn remove_unreceipted(d: &GameDir, step: u64) -> Result<()> {
+    let (receipts, sealed) = (d.receipts(step), d.sealed(step));
+    let names = store::list(&receipts)?;
+    let has = |stem: &str| names.iter().any(|n| n.strip_suffix(".toml") == Some(stem));
+    for n in &names {
+        if n.strip_suffix(".toml.sig").is_some_and(|stem| !has(stem)) {
+            remove_if_there(&receipts.join(n))?;
+        }
+    }
+    for n in store::list(&sealed)? {
+        let stem = n.strip_suffix(".txt.sig").or_else(|| n.strip_suffix(".txt"));
+        if stem.is_some_and(|stem| !stem.starts_with('.') && !has(stem)) {
+            remove_if_there(&sealed.join(&n))?;
+        }
+    }
+    Ok(())
 }
 
 /// Whether the open step is due: its receipts by role, or the due index of a game left waiting.

@@ -652,15 +652,23 @@ fn a_resolved_step_removes_the_temp_files_of_killed_runs() {
     // In the orders' folders, which only a holder of the game's lock writes, whatever their age
     // or process: atomic-write-file's of a killed `pbem submit` a minute old (tester T24b-2), ours.
     let order_temps = [g.join("receipts/000001/.union-2.toml.aB3dE9"), g.join(format!("receipts/000001/.union-3.toml.{live}.7.tmp"))];
-    for t in &order_temps {
+    // And what an order never accepted left there (killed before its receipt: tester T24b-3),
+    // beside an accepted order's files, which stay.
+    submit(&g, "union", 1, "2026-07-01T12:30:00Z");
+    let accepted: Vec<PathBuf> = ["receipts/000001/union-1.toml", "receipts/000001/union-1.toml.sig", "host/sealed/000001/union-1.txt", "host/sealed/000001/union-1.txt.sig"].iter().map(|p| g.join(p)).collect();
+    let unreceipted = [g.join("receipts/000001/union-2.toml.sig"), g.join("host/sealed/000001/union-2.txt"), g.join("host/sealed/000001/union-2.txt.sig")];
+    for t in order_temps.iter().chain(&unreceipted) {
         std::fs::write(t, b"half").unwrap();
     }
     let out = sweep(&root, "2026-07-01T14:00:00Z");
     assert!(out.contains("resolved step(s) 1"), "{out}");
-    for t in dead_temps.iter().chain(&order_temps) {
+    for t in dead_temps.iter().chain(&order_temps).chain(&unreceipted) {
         assert!(!t.exists(), "{} left", t.display());
     }
     assert!(kept.exists(), "a live process's temp file was removed");
+    for f in &accepted {
+        assert!(f.is_file(), "{} removed", f.display());
+    }
 }
 
 /// A cron run that queues mail removes the temp files a run killed while queueing left in the
