@@ -73,10 +73,7 @@ fn queued(root: &Path, id: &str) -> Mail {
 
 #[test]
 fn every_corpus_message_has_its_expected_outcome() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    let game = new_game(&root, "g1", 72);
-    let maildir = tmp.path().join("Maildir");
+    let (_tmp, root, game, maildir) = one_game();
     let cases: Cases = toml::from_str(&std::fs::read_to_string(corpus().join("cases.toml")).unwrap()).unwrap();
     let mut problems = Vec::new();
     for (i, c) in cases.case.iter().enumerate() {
@@ -161,13 +158,20 @@ fn every_corpus_message_has_its_expected_outcome() {
     assert!(problems.is_empty(), "{} problem(s):\n{}", problems.len(), problems.join("\n"));
 }
 
-/// A game `g1` under `TMP/turns`, an empty Maildir `TMP/Maildir`, and the corpus's plain order
-/// mail for the game's union seat: (the temp folder, root, Maildir, message).
-fn one_game_and_its_order_mail() -> (tempfile::TempDir, PathBuf, PathBuf, Vec<u8>) {
+/// A game `g1` (deadline 72 hours) under `TMP/turns`, and the path of a Maildir `TMP/Maildir`
+/// (made by the first delivery): (the temp folder, root, game, Maildir).
+fn one_game() -> (tempfile::TempDir, PathBuf, PathBuf, PathBuf) {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("turns");
     let game = new_game(&root, "g1", 72);
     let maildir = tmp.path().join("Maildir");
+    (tmp, root, game, maildir)
+}
+
+/// A game `g1` under `TMP/turns`, an empty Maildir `TMP/Maildir`, and the corpus's plain order
+/// mail for the game's union seat: (the temp folder, root, Maildir, message).
+fn one_game_and_its_order_mail() -> (tempfile::TempDir, PathBuf, PathBuf, Vec<u8>) {
+    let (tmp, root, game, maildir) = one_game();
     let msg = expand(&game, &std::fs::read(corpus().join("plain-attachment.eml")).unwrap());
     (tmp, root, maildir, msg)
 }
@@ -221,10 +225,7 @@ fn the_same_bytes_twice_in_one_run_are_handled_once() {
 
 #[test]
 fn two_intakes_at_once_one_waits_for_the_next_run() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    let game = new_game(&root, "g1", 72);
-    let maildir = tmp.path().join("Maildir");
+    let (_tmp, root, game, maildir) = one_game();
     deliver(&maildir, "m1", &expand(&game, &std::fs::read(corpus().join("pasted-body.eml")).unwrap()));
     std::fs::create_dir_all(root.join(".mail")).unwrap();
     let held = std::fs::File::create(root.join(".mail").join("intake.lock")).unwrap();
@@ -322,10 +323,7 @@ fn orders_in_an_mbox_count_in_the_order_they_were_sent() {
 
 #[test]
 fn maildir_messages_are_handled_in_delivery_order() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    let game = new_game(&root, "g1", 72);
-    let maildir = tmp.path().join("Maildir");
+    let (tmp, root, game, maildir) = one_game();
     // Delivered in the same second; the counter in the name tells the order (as text, the
     // second name sorts first).
     let (first, _) = union_mail(&game, 1);
@@ -345,10 +343,7 @@ fn maildir_messages_are_handled_in_delivery_order() {
 
 #[test]
 fn when_one_message_must_wait_every_later_one_waits_too() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    let game = new_game(&root, "g1", 72);
-    let maildir = tmp.path().join("Maildir");
+    let (_tmp, root, game, maildir) = one_game();
     let (older, _) = union_mail(&game, 1);
     let (newer, newer_c) = union_mail(&game, 2);
     deliver(&maildir, "1797100000.M1P1.host", &older);
@@ -368,10 +363,7 @@ fn when_one_message_must_wait_every_later_one_waits_too() {
 
 #[test]
 fn a_clock_behind_the_game_or_an_unreadable_game_leaves_the_order_for_later() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    let game = new_game(&root, "g1", 72);
-    let maildir = tmp.path().join("Maildir");
+    let (_tmp, root, game, maildir) = one_game();
     let (mail, c) = union_mail(&game, 1);
     deliver(&maildir, "1797100000.M1P1.host", &mail);
     // The game opened at 12:00; a clock saying 11:00 must not refuse the player's order.
@@ -396,10 +388,7 @@ fn a_clock_behind_the_game_or_an_unreadable_game_leaves_the_order_for_later() {
 
 #[test]
 fn replies_to_one_address_are_capped_per_hour_but_its_orders_still_count() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    let game = new_game(&root, "g1", 72);
-    let maildir = tmp.path().join("Maildir");
+    let (_tmp, root, game, maildir) = one_game();
     let mut c = HostConfig::queue_only("Gettysburg judge <judge@example.net>");
     assert_eq!(c.intake.max_replies_per_hour, 10, "the documented default");
     c.intake.max_replies_per_hour = 3;
@@ -431,10 +420,7 @@ fn replies_to_one_address_are_capped_per_hour_but_its_orders_still_count() {
 
 #[test]
 fn a_message_that_once_crashed_intake_is_answered_and_the_next_one_is_handled() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    let game = new_game(&root, "g1", 72);
-    let maildir = tmp.path().join("Maildir");
+    let (_tmp, root, game, maildir) = one_game();
     let (bad, _) = union_mail(&game, 1);
     let bad = transform(bad, "armor-accent");
     let (good, good_c) = union_mail(&game, 2);
@@ -503,10 +489,7 @@ fn a_message_handled_again_after_a_kill_is_answered_as_a_first_acceptance() {
 /// receipt, not refused as a resend of a replaced order (its own earlier handling took it).
 #[test]
 fn a_message_whose_receipt_a_later_one_replaced_before_a_kill_is_answered_as_then() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    let game = new_game(&root, "g1", 72);
-    let maildir = tmp.path().join("Maildir");
+    let (_tmp, root, game, maildir) = one_game();
     // m1 and a resend of it in other bytes (m1b), then m2, which replaces them.
     let m1 = order_mail(&game, "union", 1);
     let m1b = resent(&m1);
@@ -630,10 +613,7 @@ fn intake_removes_the_temp_files_a_killed_run_left_in_the_mail_folders() {
 /// run are not handled twice.
 #[test]
 fn a_run_longer_than_a_batch_files_every_batch_and_keeps_the_order_of_a_game() {
-    let tmp = tempfile::tempdir().unwrap();
-    let root = tmp.path().join("turns");
-    let game = new_game(&root, "g1", 72);
-    let maildir = tmp.path().join("Maildir");
+    let (_tmp, root, game, maildir) = one_game();
     // Maildir names `SECONDS.NAME`: arrival order is by their seconds.
     let first = order_mail(&game, "union", 1);
     deliver(&maildir, "1700000000.first", &first);
