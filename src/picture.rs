@@ -453,14 +453,15 @@ pub fn common(views: &[Value]) -> Value {
 }
 
 /// Writes the picture `svg` to `path`: the SVG text for a name ending in `.svg`, a PNG for
-/// `.png` (atomically: a file already there is replaced whole or not at all).
+/// `.png` (a file the user named: [`crate::store::write_user_file`], whole or not at all, through
+/// a symbolic link).
 ///
 /// Errors: [`Error::Setting`] for another ending, [`Error::Picture`], [`Error::Io`].
 pub fn write(path: &Path, svg: &str) -> Result<()> {
     let ext = path.extension().and_then(|e| e.to_str()).map(|e| e.to_ascii_lowercase());
     match ext.as_deref() {
-        Some("svg") => crate::store::write_atomic(path, svg.as_bytes()),
-        Some("png") => crate::store::write_atomic(path, &png(svg)?),
+        Some("svg") => crate::store::write_user_file(path, svg.as_bytes()).map(drop),
+        Some("png") => crate::store::write_user_file(path, &png(svg)?).map(drop),
         _ => Err(Error::setting(Setting::Picture(path.to_path_buf()), "the name must end in .svg or .png")),
     }
 }

@@ -461,7 +461,7 @@ fn make_public_dirs(dir: &Path) -> Result<()> {
 }
 
 /// Writes a file the user named (`pbem form -o`, `pbem sign`'s order file and signature, `pbem
-/// public --out`) as a shell's `>` would, but whole or not at all: a symbolic link is followed
+/// public --out`, `pbem report --picture`) as a shell's `>` would, but whole or not at all: a symbolic link is followed
 /// and its target written atomically, keeping the target's mode (replacing the link by a file
 /// took the link's mode 0777: tester T24b-1); a device or FIFO that exists (`/dev/stdout`,
 /// `/dev/null`) is written through, never replaced; a regular file or a new name is written with

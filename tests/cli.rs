@@ -1584,6 +1584,11 @@ fn an_output_through_a_link_a_fifo_or_dash_is_written_where_it_points() {
     assert_eq!(unnonced(reader.join().unwrap()), expected);
     assert!(through.stdout.is_empty(), "no \"wrote\" line for a stream");
     assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo(), "the FIFO stays a FIFO");
+    // A picture through a link (the link stays).
+    std::os::unix::fs::symlink("board.svg", t.path().join("picture-link.svg")).unwrap();
+    pbem().arg("report").arg(t.game()).arg("--picture").arg(t.path().join("picture-link.svg")).assert().success();
+    assert!(std::fs::symlink_metadata(t.path().join("picture-link.svg")).unwrap().file_type().is_symlink());
+    assert!(std::fs::read_to_string(t.path().join("board.svg")).unwrap().starts_with("<svg"));
     // A public copy through a link too.
     std::os::unix::fs::symlink("public.tar", t.path().join("public-link")).unwrap();
     pbem().arg("public").arg(t.game()).arg("--out").arg(t.path().join("public-link")).assert().success();
