@@ -481,6 +481,12 @@ pub fn write_user_file(path: &Path, bytes: &[u8]) -> Result<bool> {
         Err(e) => return Err(io(path, e)),
     };
     let kind = meta.file_type();
+    // A link to a pipe or a device (`/dev/stdout` → `/proc/self/fd/1` → `pipe:[…]`, which has
+    // no path to resolve to): opened through the link, as `>` does.
+    if kind.is_symlink() && fs::metadata(path).is_ok_and(|m| !m.is_file() && !m.is_dir()) {
+        File::options().write(true).open(path).and_then(|mut f| f.write_all(bytes)).map_err(|e| io(path, e))?;
+        return Ok(false);
+    }
     if kind.is_symlink() {
         let target = match fs::canonicalize(path) {
             Ok(t) => t,

@@ -1572,6 +1572,10 @@ fn an_output_through_a_link_a_fifo_or_dash_is_written_where_it_points() {
     assert!(dash.status.success());
     assert_eq!(unnonced(dash.stdout), expected);
     assert!(!t.path().join("-").exists());
+    // A link to a pipe (`/dev/stdout` is a link to this): the form on standard output alone.
+    let piped = form(Path::new("/proc/self/fd/1"));
+    assert!(piped.status.success(), "{}", String::from_utf8_lossy(&piped.stderr));
+    assert_eq!(unnonced(piped.stdout), expected);
     // A FIFO: written through to its reader, still a FIFO.
     let fifo = t.path().join("fifo");
     assert!(Command::new("mkfifo").arg(&fifo).status().unwrap().success());
