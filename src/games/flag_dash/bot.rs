@@ -4,11 +4,11 @@
 //! (carry the opposing flag home, else close in on it; collect character flags; keep the defender
 //! near its own flag) and plans the best card with the two best alternatives as fallbacks.
 
-use super::engine::{Trial, carry_out};
+use super::engine::{How, Trial, begin_move, carry_on, carry_out, end_move};
 use super::asked::reset_only;
 use super::forms::{default_plan, default_tries};
 use super::layout::{Dir, Rect, Sq, Team, Teams};
-use super::orders::{Arg, FillKey, Parsed, Step, Try, card_times, check_card_order, fill_in, fill_key, parse, parse_try, plan_orders, plan_passes, try_with};
+use super::orders::{FillKey, Parsed, Step, Try, check_card_order, fill_in, fill_key, parse, parse_try, plan_orders, plan_passes, try_with};
 use super::state::{Card, Character, Effect, FlagAt, Mode, MovePlan, Plan, Seat, Stage, State, Token};
 use crate::game::{OrderProblem, Orders};
 
@@ -146,6 +146,11 @@ impl Touches {
         let uses = |c: Card| mp.card == c || mp.combo == Some(c) || mp.copy == Some(c);
         Touches { holds: uses(Card::Flag), tunnels: uses(Card::Dig), traps: uses(Card::Trap) }
     }
+
+    /// What card `c` alone may change (no Copy: a Copy's card is its copied one).
+    fn of_card(c: Card) -> Touches {
+        Touches { holds: c == Card::Flag, tunnels: c == Card::Dig, traps: c == Card::Trap }
+    }
 }
 
 /// Whether team flag `x` (on a tried board) is where `y` (on the board it was copied from) is; a
@@ -170,31 +175,29 @@ struct Scratch<'a> {
     /// which [`FillKey`], and whether it could be. Every card with one token fills alike, so each
     /// is filled once a move, not once a card.
     read: Vec<(Option<FillKey>, Try, bool)>,
-    /// For a combo token: each alternative's written steps and one resolution of the played card,
-    /// tried alone (see [`Scratch::card_fails`]): the cards (a bit each) with which that fails,
-    /// and those with which it does not.
-    first_card: Vec<(u32, u32)>,
-    /// The steps of that try, kept for their room.
-    probe: Try,
+    /// For a combo token: a copy of `base` made the board after an alternative's played card,
+    /// from which each combo card is tried ([`Scratch::combo_scores`]); `None` for other tokens.
+    mid: Option<&'a mut State>,
 }
 
 impl<'a> Scratch<'a> {
     /// `work` (a copy of `base` but perhaps for what carrying out a move and counting its cards
     /// as played change) is put back as `base` is.
-    fn new(base: &'a State, work: &'a mut State, variants: usize) -> Self {
+    /// `mid` (for a combo token; the same) likewise.
+    fn new(base: &'a State, work: &'a mut State, mut mid: Option<&'a mut State>, variants: usize) -> Self {
         let empty = (None, Try { who: 0, steps: Vec::new(), chase: Vec::new(), no_card: false }, false);
-        if work.played != base.played {
-            work.played.clone_from(&base.played);
+        for w in std::iter::once(&mut *work).chain(mid.as_deref_mut()) {
+            if w.played != base.played {
+                w.played.clone_from(&base.played);
+            }
+            put_back(w, base, Touches::ALL);
         }
-        let probe = empty.1.clone();
-        let mut scratch = Scratch { base, work, lines: Vec::new(), read: vec![empty; variants], first_card: vec![(0, 0); variants], probe };
-        scratch.reset(Touches::ALL);
-        scratch
+        Scratch { base, work, lines: Vec::new(), read: vec![empty; variants], mid }
     }
 
-    /// The [`score`] of the board after `role` carries out alternative `v` (place `k` in the list
-    /// tried) of `mp` (as if nobody else moved); `None` when it cannot be carried out.
-    fn score(&mut self, role: &str, mp: &MovePlan, k: usize, v: &Variant, team: Team) -> Option<i32> {
+    /// Whether alternative `v` (place `k` in the list tried) of `mp` can be read: its card steps
+    /// filled in (once a [`FillKey`]) and, with a combo card, in an order the rules allow.
+    fn reads(&mut self, role: &str, mp: &MovePlan, k: usize, v: &Variant) -> bool {
         let key = fill_key(mp);
         let (at, t, filled) = &mut self.read[k];
         if *at != Some(key) {
@@ -206,16 +209,13 @@ impl<'a> Scratch<'a> {
         let read = if !*filled { Err(String::new()) } else if mp.combo.is_some() { check_card_order(mp, &t.steps) } else { Ok(()) };
         debug_assert_eq!(read.is_ok(), *filled && check_card_order(mp, &t.steps).is_ok(), "a move without combo passes the card-order check");
         debug_assert_eq!(read.is_ok().then(|| t.clone()), parse_try(self.base, role, mp, &v.text(self.base)).ok(), "the variant reads as written");
-        read.ok()?;
-        if self.card_fails(role, mp, k, v) {
-            #[cfg(debug_assertions)]
-            {
-                let t = self.read[k].1.clone();
-                let _trial = Trial::begin();
-                let whole = carry_out(self.work, role, mp, &t, false, false, &mut self.lines);
-                self.reset(Touches::of(mp));
-                debug_assert!(whole.is_err(), "a combo move whose played card fails fails whole");
-            }
+        read.is_ok()
+    }
+
+    /// The [`score`] of the board after `role` carries out alternative `v` (place `k` in the list
+    /// tried) of `mp` (as if nobody else moved); `None` when it cannot be carried out.
+    fn score(&mut self, role: &str, mp: &MovePlan, k: usize, v: &Variant, team: Team) -> Option<i32> {
+        if !self.reads(role, mp, k, v) {
             return None;
         }
         let t = &self.read[k].1;
@@ -227,35 +227,48 @@ impl<'a> Scratch<'a> {
         sc
     }
 
-    /// With a combo card (not a Copy), true when alternative `v` (place `k`) of `mp` surely
-    /// cannot be carried out because its written steps and the played card's resolution cannot:
-    /// they come before the combo card and depend on nothing else of it (Priority Tokens, Combo:
-    /// one card, then the other). The answer is kept for the played card, so that a card that
-    /// cannot be played here is tried once, not once for each combo card.
-    fn card_fails(&mut self, role: &str, mp: &MovePlan, k: usize, v: &Variant) -> bool {
-        if mp.combo.is_none() || mp.card == Card::Copy || mp.copy.is_some() || card_times(mp.token) != 1 {
-            return false;
+    /// [`Scratch::score`] of each alternative in `tried` with played card `card` and each combo
+    /// card of `combos` (a combo token's moves; no Copy among them), into `out` (combo card by
+    /// combo card, each alternative in turn). Each alternative's written steps and played card
+    /// are carried out once, and each combo card from the board they leave (Priority Tokens,
+    /// Combo: one card, then the other; the played card's resolution does not depend on which
+    /// card follows it): most of a combo move's work is not done again for each combo card.
+    #[allow(clippy::too_many_arguments)]
+    fn combo_scores(&mut self, role: &str, token: Token, card: Card, combos: &[Card], tried: &[Variant], team: Team, out: &mut Vec<Option<i32>>) {
+        out.clear();
+        out.resize(combos.len() * tried.len(), None);
+        let mp = |c: Card| MovePlan { card, token, combo: Some(c), copy: None, tries: Vec::new(), spy_on: None };
+        let _trial = Trial::begin();
+        for (k, v) in tried.iter().enumerate() {
+            let readable: Vec<usize> = (0..combos.len()).filter(|&j| self.reads(role, &mp(combos[j]), k, v)).collect();
+            let Some(&first) = readable.first() else { continue };
+            let first_mp = mp(combos[first]);
+            let t = &self.read[k].1;
+            let split = t.steps.iter().position(|x| matches!(x, Step::Combo(_))).expect("a combo move has its combo step");
+            self.lines.clear();
+            let how = How { role, mp: &first_mp, t, lenient: false, worded: false };
+            let before = begin_move(self.work, &first_mp, t, &mut self.lines).and_then(|mut at| Ok((carry_on(self.work, &how, &mut at, split, &mut self.lines)?, at)));
+            match before {
+                Err(_) => {}
+                Ok((true, _)) => {
+                    // The played card ended the move (a win, or trapped): every combo card alike.
+                    let sc = score(self.work, team);
+                    readable.iter().for_each(|&j| out[j * tried.len() + k] = Some(sc));
+                }
+                Ok((false, at)) => {
+                    let mid = self.mid.as_deref_mut().expect("a combo token's scratch has its middle board");
+                    put_back(mid, self.work, Touches::ALL);
+                    for &j in &readable {
+                        let (mpj, mut atj) = (mp(combos[j]), at);
+                        let how = How { mp: &mpj, ..how };
+                        let done = carry_on(self.work, &how, &mut atj, t.steps.len(), &mut self.lines).map(|stop| if !stop { end_move(self.work, &mpj, t, &mut self.lines) });
+                        out[j * tried.len() + k] = done.is_ok().then(|| score(self.work, team));
+                        put_back(self.work, mid, Touches::of_card(combos[j]));
+                    }
+                }
+            }
+            self.reset(Touches::ALL);
         }
-        let bit = 1u32 << (mp.card as u32);
-        let (fails, passes) = self.first_card[k];
-        if fails & bit != 0 || passes & bit != 0 {
-            return fails & bit != 0;
-        }
-        let alone = MovePlan { card: mp.card, token: mp.token, combo: None, copy: None, tries: Vec::new(), spy_on: None };
-        self.probe.who = v.who;
-        self.probe.steps.clear();
-        self.probe.steps.extend_from_slice(v.steps());
-        self.probe.steps.push(Step::Card(Arg::Auto));
-        debug_assert_eq!(try_with(&alone, v.who, v.steps()).as_ref(), Ok(&self.probe), "the played card alone as written");
-        self.lines.clear();
-        let failed = {
-            let _trial = Trial::begin();
-            carry_out(self.work, role, &alone, &self.probe, false, false, &mut self.lines).is_err()
-        };
-        self.reset(Touches::of(mp));
-        self.first_card[k].0 |= if failed { bit } else { 0 };
-        self.first_card[k].1 |= if failed { 0 } else { bit };
-        failed
     }
 
     /// Leaves the work board as it is after `role` carries out alternative `v` of `mp` and the
@@ -270,36 +283,41 @@ impl<'a> Scratch<'a> {
         Some(())
     }
 
-    /// Puts the board back as `base` is after a move that may change what `may` says: the pieces,
-    /// flags, tunnels, traps, outcome and trail.
+    /// Puts the board back as `base` is after a move that may change what `may` says.
     fn reset(&mut self, may: Touches) {
-        let (w, b) = (&mut *self.work, self.base);
-        for (x, y) in w.chars.iter_mut().zip(&b.chars) {
-            (x.at, x.boosts, x.flags_left, x.trapped, x.supply) = (y.at, y.boosts, y.flags_left, y.trapped, y.supply);
-            if may.holds && x.holds != y.holds {
-                x.holds.clone_from(&y.holds);
-            }
-        }
-        if Team::ALL.into_iter().any(|t| !same_flag(w.flags.get(t), b.flags.get(t), may.holds)) {
-            w.flags = b.flags.clone();
-        }
-        if may.tunnels && w.tunnels != b.tunnels {
-            w.tunnels.clone_from(&b.tunnels);
-        }
-        if if may.traps { w.traps != b.traps } else { w.traps.len() != b.traps.len() } {
-            w.traps.clone_from(&b.traps);
-        }
-        if w.outcome.is_some() || b.outcome.is_some() {
-            w.outcome.clone_from(&b.outcome);
-        }
-        w.trail.truncate(b.trail.len());
-        debug_assert!(*w == *b, "a tried move changed the board beyond what Scratch::reset puts back");
+        put_back(self.work, self.base, may);
     }
 }
 
+/// Makes `w` as `b` is after a move on `w` that may change what `may` says: the pieces, flags,
+/// tunnels, traps, outcome and trail (nothing else of `w` may differ from `b`).
+fn put_back(w: &mut State, b: &State, may: Touches) {
+    for (x, y) in w.chars.iter_mut().zip(&b.chars) {
+        (x.at, x.boosts, x.flags_left, x.trapped, x.supply) = (y.at, y.boosts, y.flags_left, y.trapped, y.supply);
+        if may.holds && x.holds != y.holds {
+            x.holds.clone_from(&y.holds);
+        }
+    }
+    if Team::ALL.into_iter().any(|t| !same_flag(w.flags.get(t), b.flags.get(t), may.holds)) {
+        w.flags = b.flags.clone();
+    }
+    if may.tunnels && w.tunnels != b.tunnels {
+        w.tunnels.clone_from(&b.tunnels);
+    }
+    if if may.traps { w.traps != b.traps } else { w.traps.len() != b.traps.len() } {
+        w.traps.clone_from(&b.traps);
+    }
+    if w.outcome.is_some() || b.outcome.is_some() {
+        w.outcome.clone_from(&b.outcome);
+    }
+    w.trail.truncate(b.trail.len());
+    debug_assert!(*w == *b, "a tried move changed the board beyond what put_back puts back");
+}
+
 /// The best move with `token` from `s`, not using `used` cards; `work` (a copy of `s` but perhaps
-/// for an earlier move's changes, see [`Scratch::new`]) is left as the board after it.
-fn best_move(s: &State, work: &mut State, role: &str, token: Token, used: &[Card], rng: Rng) -> Option<MovePlan> {
+/// for an earlier move's changes, see [`Scratch::new`]) is left as the board after it. `mid`: a
+/// third such board, for a combo token ([`Scratch::combo_scores`]).
+fn best_move(s: &State, work: &mut State, mid: Option<&mut State>, role: &str, token: Token, used: &[Card], rng: Rng) -> Option<MovePlan> {
     let seat = s.seat(role)?;
     let team = seat.team;
     let free: Vec<Card> = seat.cards.iter().copied().filter(|c| !used.contains(c)).collect();
@@ -329,7 +347,9 @@ fn best_move(s: &State, work: &mut State, role: &str, token: Token, used: &[Card
     for (r, &k) in by_text.iter().enumerate() {
         rank[k] = r;
     }
-    let mut scratch = Scratch::new(s, work, tried.len());
+    let mut scratch = Scratch::new(s, work, mid.filter(|_| token.effect() == Effect::Combo), tried.len());
+    // A combo token's scores for one played card, each combo card's in turn (`combo_scores`).
+    let (mut table, mut table_of, mut combos): (Vec<Option<i32>>, Option<Card>, Vec<Card>) = (Vec::new(), None, Vec::new());
     // Kept for their room: every card tried scores into the same list.
     let mut scored: Vec<(i32, usize)> = Vec::with_capacity(tried.len());
     let played: &[Card] = s.played.get(role).map_or(&[], Vec::as_slice);
@@ -340,8 +360,21 @@ fn best_move(s: &State, work: &mut State, role: &str, token: Token, used: &[Card
             let mp = MovePlan { card, token, combo, copy, tries: Vec::new(), spy_on: None };
             // Score and place in `tried`, best first (ties: by text).
             scored.clear();
+            if let Some(b) = combo && table_of != Some(card) {
+                combos.clear();
+                combos.extend(free.iter().copied().filter(|&x| x != card && x != Card::Copy));
+                scratch.combo_scores(role, token, card, &combos, &tried, team, &mut table);
+                table_of = Some(card);
+                debug_assert!(combos.contains(&b), "the combo cards of a played card are its shapes'");
+            }
+            let j = combo.and_then(|b| combos.iter().position(|&x| x == b));
             for (k, v) in tried.iter().enumerate() {
-                if let Some(sc) = scratch.score(role, &mp, k, v, team) {
+                let sc = match j {
+                    Some(j) => table[j * tried.len() + k],
+                    None => scratch.score(role, &mp, k, v, team),
+                };
+                debug_assert!(j.is_none() || sc == scratch.score(role, &mp, k, v, team), "a combo move scores as carried out whole");
+                if let Some(sc) = sc {
                     scored.push((sc + rng(4) as i32, k));
                 }
             }
@@ -364,10 +397,11 @@ fn best_move(s: &State, work: &mut State, role: &str, token: Token, used: &[Card
 }
 
 thread_local! {
-    /// The two boards each plan tries its moves on (see [`plan`]), kept from one plan to the next
-    /// on this thread for their room: a plan copies the board into them ([`copy_board`]) rather
-    /// than making and dropping two copies of the whole state (tens of strings and lists each).
-    static BOARDS: std::cell::Cell<Option<Box<(State, State)>>> = const { std::cell::Cell::new(None) };
+    /// The boards each plan tries its moves on (see [`plan`]; the third for a combo token only),
+    /// kept from one plan to the next on this thread for their room: a plan copies the board into
+    /// them ([`copy_board`]) rather than making and dropping copies of the whole state (tens of
+    /// strings and lists each).
+    static BOARDS: std::cell::Cell<Option<Box<(State, State, State)>>> = const { std::cell::Cell::new(None) };
 }
 
 /// Makes `d` a copy of `s` without the round's account (`log`, `trail`, which no move reads),
@@ -452,15 +486,20 @@ pub fn plan(s: &State, role: &str, rng: Rng) -> Plan {
         p
     };
     // The board the moves are tried on (this thread's, see `BOARDS`), without the round's account.
-    let mut boards = BOARDS.take().unwrap_or_else(|| Box::new((s.clone(), s.clone())));
-    let (sim, work) = &mut *boards;
+    let mut boards = BOARDS.take().unwrap_or_else(|| Box::new((s.clone(), s.clone(), s.clone())));
+    let (sim, work, mid) = &mut *boards;
     copy_board(sim, s);
     // The board each move is tried on, put back as `sim` is before each.
     copy_board(work, s);
+    // For a combo token, the board after a move's played card (`Scratch::combo_scores`).
+    let combo = picks.iter().any(|t| t.effect() == Effect::Combo);
+    if combo {
+        copy_board(mid, s);
+    }
     let mut used: Vec<Card> = Vec::new();
     let mut moves = Vec::new();
     for &t in &picks {
-        match best_move(sim, work, role, t, &used, rng) {
+        match best_move(sim, work, combo.then_some(&mut *mid), role, t, &used, rng) {
             Some(mp) => {
                 used.push(mp.card);
                 used.extend(mp.combo);

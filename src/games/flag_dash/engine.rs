@@ -602,8 +602,45 @@ fn repeat_failed(e: String, nth: usize, of: usize) -> String {
 /// is, `repeat_failed`).
 #[allow(clippy::too_many_arguments)]
 pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lenient: bool, worded: bool, lines: &mut Vec<String>) -> Result<usize, String> {
+    let mut at = begin_move(s, mp, t, lines)?;
+    let how = How { role, mp, t, lenient, worded };
+    if !carry_on(s, &how, &mut at, t.steps.len(), lines)? {
+        end_move(s, mp, t, lines);
+    }
+    Ok(at.carried)
+}
+
+/// Where carrying out an alternative stands between its steps: the next step, whether a tunnel
+/// was used, the cards resolved so far in this move (what a Copy in it may copy besides earlier
+/// moves: one a card unit, so at most two) and how many were carried out. The built-in player
+/// carries a combo move's first card out once and resumes from here for each second card
+/// ([`carry_on`]).
+#[derive(Clone, Copy)]
+pub struct MoveAt {
+    next: usize,
+    tunnel_used: bool,
+    this_move: [Card; 2],
+    n_this: usize,
+    /// Cards carried out so far.
+    pub carried: usize,
+}
+
+/// The settled parts of one carrying out of alternative `t` of `role`'s move `mp` (see
+/// [`carry_out`]).
+pub struct How<'a> {
+    pub role: &'a str,
+    pub mp: &'a MovePlan,
+    pub t: &'a Try,
+    pub lenient: bool,
+    pub worded: bool,
+}
+
+/// What comes before an alternative's steps: a trapped character escapes (only a reset token
+/// selects it), and Cats that chase before the move chase. Returns where the steps start.
+///
+/// Errors: the character is trapped and the token may not select it.
+pub fn begin_move(s: &mut State, mp: &MovePlan, t: &Try, lines: &mut Vec<String>) -> Result<MoveAt, String> {
     let ch = t.who;
-    let mut tunnel_used = false;
     if s.chars[ch].trapped {
         // Character Abilities, Trap: only a reset token selects, and so frees, a trapped character.
         if !selectable(s, mp, ch) {
@@ -611,65 +648,73 @@ pub fn carry_out(s: &mut State, role: &str, mp: &MovePlan, t: &Try, lenient: boo
         }
         lines.push(escape_trap(s, ch, ""));
     }
-    let cats = cats_of(s, mp, ch);
-    if cats == Some(true) {
+    if cats_of(s, mp, ch) == Some(true) {
         chase(s, ch, &t.chase, lines);
     }
-    let units = card_units(t);
-    // Cards of this move resolved so far, in order (what a Copy in it may copy besides earlier
-    // moves): one per unit, so at most two.
-    let mut this_move = [Card::Copy; 2];
-    let mut n_this = 0;
-    let mut carried = 0;
-    let mut i = 0;
-    while i < t.steps.len() {
-        let this_move_so_far = &this_move[..n_this];
-        if let Some(&(a, b)) = units.iter().flatten().find(|u| u.0 == i) {
-            let card = if matches!(t.steps[a], Step::Combo(_)) { mp.combo.expect("combo step has a combo card") } else { mp.card };
-            // Only a lenient run goes back to before a card that cannot be carried out.
-            // Only what carrying out a move changes ([`Board`]), not the whole state.
-            let before = lenient.then(|| (Board::of(s), lines.len(), tunnel_used));
-            let mut unit = || -> Result<bool, String> {
-                for k in a..=b {
-                    match step(s, role, mp, t, k, this_move_so_far, &mut tunnel_used, lines) {
-                        Ok(true) => return Ok(true),
-                        Ok(false) => {}
-                        Err(e) if worded && k > a => return Err(repeat_failed(e, k - a + 1, b - a + 1)),
-                        Err(e) => return Err(e),
-                    }
-                }
-                Ok(false)
-            };
-            match unit() {
-                Ok(stop) => {
-                    carried += 1;
-                    if stop {
-                        return Ok(carried);
-                    }
-                }
-                Err(e) => {
-                    let Some((board, n, used)) = before else { return Err(e) };
-                    board.put_back(s);
-                    lines.truncate(n);
-                    tunnel_used = used;
-                    lines.push(tell!("{} is not carried out (fully or not at all): {e}", card.title()));
-                }
-            }
-            this_move[n_this] = card;
-            n_this += 1;
-            i = b + 1;
-            continue;
-        }
-        if step(s, role, mp, t, i, this_move_so_far, &mut tunnel_used, lines)? {
-            return Ok(carried);
-        }
-        i += 1;
-    }
-    if cats == Some(false) {
-        chase(s, ch, &t.chase, lines);
+    Ok(MoveAt { next: 0, tunnel_used: false, this_move: [Card::Copy; 2], n_this: 0, carried: 0 })
+}
+
+/// What comes after an alternative's steps when they did not end the move: Cats that chase after
+/// it chase, and the game may be won by that.
+pub fn end_move(s: &mut State, mp: &MovePlan, t: &Try, lines: &mut Vec<String>) {
+    if cats_of(s, mp, t.who) == Some(false) {
+        chase(s, t.who, &t.chase, lines);
         check_win(s, lines);
     }
-    Ok(carried)
+}
+
+/// Carries out the steps of `how.t` from `at` up to step `until` (not included; a card unit is
+/// carried out whole, so `until` should not fall inside one), moving `at` on. `Ok(true)` when
+/// the move ended there (a win, or the character is trapped).
+///
+/// Errors: why the alternative cannot be carried out (see [`carry_out`]).
+pub fn carry_on(s: &mut State, how: &How, at: &mut MoveAt, until: usize, lines: &mut Vec<String>) -> Result<bool, String> {
+    let How { role, mp, t, lenient, worded } = *how;
+    let units = card_units(t);
+    while at.next < until {
+        let (i, this_move_so_far) = (at.next, &at.this_move[..at.n_this]);
+        let Some(&(a, b)) = units.iter().flatten().find(|u| u.0 == i) else {
+            if step(s, role, mp, t, i, this_move_so_far, &mut at.tunnel_used, lines)? {
+                return Ok(true);
+            }
+            at.next += 1;
+            continue;
+        };
+        let card = if matches!(t.steps[a], Step::Combo(_)) { mp.combo.expect("combo step has a combo card") } else { mp.card };
+        // Only a lenient run goes back to before a card that cannot be carried out.
+        // Only what carrying out a move changes ([`Board`]), not the whole state.
+        let before = lenient.then(|| (Board::of(s), lines.len(), at.tunnel_used));
+        let mut unit = || -> Result<bool, String> {
+            for k in a..=b {
+                match step(s, role, mp, t, k, this_move_so_far, &mut at.tunnel_used, lines) {
+                    Ok(true) => return Ok(true),
+                    Ok(false) => {}
+                    Err(e) if worded && k > a => return Err(repeat_failed(e, k - a + 1, b - a + 1)),
+                    Err(e) => return Err(e),
+                }
+            }
+            Ok(false)
+        };
+        match unit() {
+            Ok(stop) => {
+                at.carried += 1;
+                if stop {
+                    return Ok(true);
+                }
+            }
+            Err(e) => {
+                let Some((board, n, used)) = before else { return Err(e) };
+                board.put_back(s);
+                lines.truncate(n);
+                at.tunnel_used = used;
+                lines.push(tell!("{} is not carried out (fully or not at all): {e}", card.title()));
+            }
+        }
+        at.this_move[at.n_this] = card;
+        at.n_this += 1;
+        at.next = b + 1;
+    }
+    Ok(false)
 }
 
 /// Carries out step `k` of `t`; `Ok(true)` when the move ends there (a win, or the character is
