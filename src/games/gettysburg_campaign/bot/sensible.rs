@@ -184,7 +184,8 @@ impl Graph {
     fn new(s: &State) -> Self {
         let map = MapTables::of(s);
         let towns = &s.scenario.map.towns;
-        let points: Vec<u32> = towns.iter().map(|t| unscored(s, &t.name)).collect();
+        // [`unscored`] of each town, its points read from the town itself (names are unique).
+        let points: Vec<u32> = towns.iter().map(|t| if s.scored.contains(&t.name) { 0 } else { t.points }).collect();
         // [`strength_at`] for the Union in every town, in one pass over the corps.
         let mut union = vec![0; towns.len()];
         for c in s.corps.iter().filter(|c| c.side == Side::Union) {
@@ -471,13 +472,43 @@ fn by_map(s: &State, side: Side) -> std::rc::Rc<Standing> {
 /// nothing does.
 fn standing_update(s: &State, side: Side) -> Option<StandingUpdate> {
     let (old, (new, casualties, fire)) = (s.standing.get(side), wanted(s, side));
+    let mut u = by_map_update(old, &new);
+    u.casualties = (!old.casualties.iter().eq(casualties.iter().map(|&c| &s.corps[c].id))).then(|| casualties.iter().map(|&c| s.corps[c].id.clone()).collect());
+    if old.optional_fire != fire && let Some(f) = fire {
+        u.optional_fire = Some(if f == FirePolicy::Never { FirePolicy::Never } else { FirePolicy::Ask });
+    }
+    (!u.is_empty()).then_some(u)
+}
+
+/// The changes of what the map decides ([`by_map`]: defend, vacate, retreat, combat order) that
+/// turn the stored standing orders `old` into `new`. Remembered on this thread for the last two
+/// pairs asked (one a side; the memo keeps both of a pair alive, so the same addresses are the
+/// same orders): the states of one game share their stored orders until an order changes them,
+/// and `by_map`'s are shared, so most orders compare no tables (the comparison was ~3% of
+/// `pbem simulate`'s Gettysburg games).
+fn by_map_update(old: &std::sync::Arc<Standing>, new: &std::rc::Rc<Standing>) -> StandingUpdate {
+    type Known = std::collections::VecDeque<(std::sync::Arc<Standing>, std::rc::Rc<Standing>, StandingUpdate)>;
+    thread_local! {
+        static KNOWN: std::cell::RefCell<Known> = const { std::cell::RefCell::new(std::collections::VecDeque::new()) };
+    }
+    let same = |(o, n, _): &&(std::sync::Arc<Standing>, std::rc::Rc<Standing>, StandingUpdate)| std::sync::Arc::ptr_eq(o, old) && std::rc::Rc::ptr_eq(n, new);
+    if let Some(u) = KNOWN.with_borrow(|k| k.iter().find(same).map(|x| x.2.clone())) {
+        return u;
+    }
+    let u = work_out_by_map_update(old, new);
+    KNOWN.with_borrow_mut(|k| {
+        if k.len() == 2 {
+            k.pop_front();
+        }
+        k.push_back((old.clone(), new.clone(), u.clone()));
+    });
+    u
+}
+
+/// [`by_map_update`] worked out.
+fn work_out_by_map_update(old: &Standing, new: &Standing) -> StandingUpdate {
     let changed = |a: &Vec<String>, b: &Vec<String>| (a != b).then(|| b.clone());
-    let mut u = StandingUpdate {
-        defend: changed(&old.defend, &new.defend),
-        casualties: (!old.casualties.iter().eq(casualties.iter().map(|&c| &s.corps[c].id))).then(|| casualties.iter().map(|&c| s.corps[c].id.clone()).collect()),
-        combat_order: changed(&old.combat_order, &new.combat_order),
-        ..StandingUpdate::default()
-    };
+    let mut u = StandingUpdate { defend: changed(&old.defend, &new.defend), combat_order: changed(&old.combat_order, &new.combat_order), ..StandingUpdate::default() };
     // A new defend list drops the stored vacate entries of its towns. (Most orders change no
     // table: that is seen without building the entries.)
     if old.vacate != new.vacate || old.vacate.keys().any(|k| new.defend.contains(k)) {
@@ -487,10 +518,7 @@ fn standing_update(s: &State, side: Side) -> Option<StandingUpdate> {
     if old.retreat != new.retreat {
         u.retreat = table_update(old.retreat.iter().collect(), &new.retreat);
     }
-    if old.optional_fire != fire && let Some(f) = fire {
-        u.optional_fire = Some(if f == FirePolicy::Never { FirePolicy::Never } else { FirePolicy::Ask });
-    }
-    (!u.is_empty()).then_some(u)
+    u
 }
 
 /// The entries that turn town table `a` into `b`: each town whose entry differs, and `Town = []`

@@ -70,14 +70,22 @@ impl Threat {
     /// `held` first, so that [`Threat::unless`] gives up sooner. The order changes no threat: each
     /// town's best chance is a maximum over the corps.
     pub(super) fn most_first(&mut self, s: &State, g: &Graph, held: &[u32]) {
-        let all = std::mem::take(&mut self.conf);
-        let mut alone = Vec::with_capacity(all.len());
-        for c in all {
-            self.conf = vec![c];
-            alone.push((self.of(s, g, held), c));
+        let open = open_towns(g, held);
+        let mut alone: Vec<(f64, (usize, u32))> = Vec::with_capacity(self.conf.len());
+        for k in 0..self.conf.len() {
+            // What [`Threat::unless`] works out for this corps alone.
+            self.best.fill(0.0);
+            self.partial = 0.0;
+            if g.bits.adj.is_empty() {
+                self.by_queue(s, g, held, self.conf[k]);
+            } else {
+                self.by_bits(s, g, held, open, self.conf[k]);
+            }
+            alone.push((self.sum(), self.conf[k]));
         }
         alone.sort_by(|a, b| b.0.total_cmp(&a.0));
-        self.conf = alone.into_iter().map(|a| a.1).collect();
+        self.conf.clear();
+        self.conf.extend(alone.into_iter().map(|a| a.1));
     }
 
     /// How much the Confederates threaten with the Union strength by town `held`: for each
