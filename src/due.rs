@@ -46,7 +46,7 @@ use chrono::{DateTime, Utc};
 
 use crate::store::GameDir;
 
-const MAGIC: &str = "pbem-due 6";
+const MAGIC: &str = "pbem-due 7";
 
 /// How many hex digits of the SHA-256 of the text before it the index's last line holds (its
 /// checksum: the file is rewritten in place, so a read meanwhile can see old and new bytes).
@@ -67,10 +67,26 @@ pub struct Idle {
     pub id: String,
     /// Index of the newest record.
     pub record: u64,
+    /// The newest record's [`short_sha`]: the cron run's mailed mark must name this very record,
+    /// not another with its number (a game restored from a copy, a deleted game's id reused).
+    pub sha: u64,
     /// The open step's deadline, Unix seconds (`None` once the game is over).
     pub deadline: Option<i64>,
     /// The game is over (nothing will ever be due).
     pub over: bool,
+}
+
+/// The first 16 hex digits of the SHA-256 of `bytes` (a record's, as its mailed mark names it),
+/// as a number.
+pub fn short_sha(bytes: &[u8]) -> u64 {
+    use sha2::Digest;
+    let d = sha2::Sha256::digest(bytes);
+    u64::from_be_bytes(d[..8].try_into().expect("a SHA-256 has 32 bytes"))
+}
+
+/// [`short_sha`] read back from its 16 lowercase hex digits (`None` for anything else).
+pub fn parse_short_sha(hex: &str) -> Option<u64> {
+    (hex.len() == 16 && hex.bytes().all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))).then(|| u64::from_str_radix(hex, 16).ok()).flatten()
 }
 
 /// What one read of the index tells a sweep.
@@ -157,6 +173,8 @@ fn read_small_from(mut f: std::fs::File) -> Option<String> {
 struct Entry {
     id: String,
     record: u64,
+    /// The newest record's [`short_sha`].
+    sha: u64,
     /// The open step (receipts are filed by step, which host control records part from the
     /// record number).
     step: u64,
@@ -184,11 +202,12 @@ impl Entry {
         let (until, deadline) = (never(self.until), never(self.deadline));
         let receipts = self.receipts_stamp.map_or("none".to_string(), |(l, t)| format!("{l} {t}"));
         let body = format!(
-            "{MAGIC}\nid {}\nrecord {} {} {}\nstep {}\ngame {} {}\nreceipts {receipts}\nuntil {until}\ndeadline {deadline}\nnot_before {}\nover {}\nawaited {}\nwritten {}\nend\n",
+            "{MAGIC}\nid {}\nrecord {} {} {}\nsha {:016x}\nstep {}\ngame {} {}\nreceipts {receipts}\nuntil {until}\ndeadline {deadline}\nnot_before {}\nover {}\nawaited {}\nwritten {}\nend\n",
             self.id,
             self.record,
             self.record_stamp.0,
             self.record_stamp.1,
+            self.sha,
             self.step,
             self.game_stamp.0,
             self.game_stamp.1,
@@ -216,6 +235,7 @@ impl Entry {
         let mut field = |name: &str| lines.next()?.strip_prefix(name)?.strip_prefix(' ').map(str::to_string);
         let id = field("id")?;
         let record = field("record")?;
+        let sha = parse_short_sha(&field("sha")?)?;
         let step = field("step")?.parse().ok()?;
         let game = field("game")?;
         let receipts = field("receipts")?;
@@ -237,6 +257,7 @@ impl Entry {
         Some(Entry {
             id,
             record: n.parse().ok()?,
+            sha,
             step,
             record_stamp: parse_stamp(record_stamp)?,
             game_stamp: parse_stamp(&game)?,
@@ -342,7 +363,7 @@ fn still_idle(dir: &GameDir, e: Entry, now: DateTime<Utc>) -> Option<Idle> {
         return None;
     }
     grace_holds(dir, &e)?;
-    Some(Idle { id: e.id, record: e.record, deadline: e.deadline, over: e.over })
+    Some(Idle { id: e.id, record: e.record, sha: e.sha, deadline: e.deadline, over: e.over })
 }
 
 /// The signature of the record after record `n`: written before anything else of that record
@@ -402,7 +423,7 @@ fn until_by_game_file(dir: &GameDir, deadline: i64) -> Option<Option<i64>> {
 /// The root index's file name: `ROOT/.due-index`.
 pub const ROOT_INDEX: &str = ".due-index";
 
-const ROOT_MAGIC: &str = "pbem-due-index 1";
+const ROOT_MAGIC: &str = "pbem-due-index 2";
 
 /// Inode, size and change time (ns) of a file: a [`Stamp`] that also tells one file from
 /// another (a root index line names its folder, and folders can be renamed or swapped).
@@ -689,7 +710,7 @@ impl RootIndex {
                 Some(Piece::Kept(_, end)) if *end == *a => *end = *b,
                 _ => self.new.push(Piece::Kept(*a, *b)),
             }
-            let idle = Idle { id: e.id.clone(), record: e.record, deadline: e.deadline, over: e.over };
+            let idle = Idle { id: e.id.clone(), record: e.record, sha: e.sha, deadline: e.deadline, over: e.over };
             return Peek { id: Some(e.id), idle: Some(idle) };
         }
         self.changed = true;
@@ -771,9 +792,10 @@ fn root_line(name: &str, game_ino: u64, record_ino: u64, e: &Entry) -> String {
     let never = |t: Option<i64>| t.map_or("-".to_string(), |u| u.to_string());
     let receipts = e.receipts_stamp.map_or("-".to_string(), |(l, t)| format!("{l}:{t}"));
     format!(
-        "{name} {game_ino} {record_ino} {} {} {} {} {} {} {} {receipts} {} {} {} {} {}",
+        "{name} {game_ino} {record_ino} {} {} {:016x} {} {} {} {} {} {receipts} {} {} {} {} {}",
         e.id,
         e.record,
+        e.sha,
         e.step,
         e.record_stamp.0,
         e.record_stamp.1,
@@ -789,19 +811,19 @@ fn root_line(name: &str, game_ino: u64, record_ino: u64, e: &Entry) -> String {
 
 /// Reads a [`root_line`] back: its inodes and the entry (`None` if it is not one).
 fn parse_root_line(line: &str) -> Option<(&str, u64, u64, Entry)> {
-    // The 16 fields split in place (no list of them made: this runs once a game a sweep).
+    // The 17 fields split in place (no list of them made: this runs once a game a sweep).
     // By byte: `str::split` took 15% more of the idle sweep's instructions.
-    let mut f = [""; 16];
+    let mut f = [""; 17];
     let mut rest = line;
-    for slot in &mut f[..15] {
+    for slot in &mut f[..16] {
         let at = rest.bytes().position(|b| b == b' ')?;
         (*slot, rest) = (&rest[..at], &rest[at + 1..]);
     }
     if rest.bytes().any(|b| b == b' ') {
         return None;
     }
-    f[15] = rest;
-    let [name, game_ino, record_ino, id, record, step, rl, rt, gl, gt, receipts, until, deadline, not_before, over, written] = f;
+    f[16] = rest;
+    let [name, game_ino, record_ino, id, record, sha, step, rl, rt, gl, gt, receipts, until, deadline, not_before, over, written] = f;
     let num = |t: &str| t.parse::<u64>().ok();
     // A change time in ns fits 64 bits until 2554: parsed as such first (a quarter of the cost).
     let ns = |t: &str| t.parse::<u64>().map(u128::from).or_else(|_| t.parse::<u128>()).ok();
@@ -818,6 +840,7 @@ fn parse_root_line(line: &str) -> Option<(&str, u64, u64, Entry)> {
     let e = Entry {
         id: id.to_string(),
         record: num(record)?,
+        sha: parse_short_sha(sha)?,
         step: num(step)?,
         record_stamp: (num(rl)?, ns(rt)?),
         game_stamp: (num(gl)?, ns(gt)?),
@@ -861,6 +884,8 @@ pub struct Waiting<'a> {
     pub id: &'a str,
     /// Index of the newest record.
     pub record: u64,
+    /// The newest record's [`short_sha`].
+    pub sha: u64,
     /// The open step (0 when the game is over).
     pub step: u64,
     /// When the open step becomes due by time (`None`: never by time, or the game is over).
@@ -889,6 +914,7 @@ pub fn write(dir: &GameDir, w: &Waiting<'_>) {
     let e = Entry {
         id: w.id.to_string(),
         record: w.record,
+        sha: w.sha,
         step: w.step,
         record_stamp,
         game_stamp,
@@ -922,6 +948,7 @@ mod tests {
         Entry {
             id: "g1".into(),
             record: 3,
+            sha: 0x0123_4567_89ab_cdef,
             step: 2,
             record_stamp: (10, 20),
             game_stamp: (30, 40),
@@ -955,7 +982,9 @@ mod tests {
         assert_eq!(Entry::parse(&resum("deadline 90", "deadline")), None);
         assert_eq!(Entry::parse(&resum("receipts 50 60", "receipts 50")), None);
         assert_eq!(Entry::parse(&resum("written 70", "written")), None);
-        assert_eq!(Entry::parse(&resum("pbem-due 6", "pbem-due 5")), None);
+        assert_eq!(Entry::parse(&resum("pbem-due 7", "pbem-due 6")), None);
+        assert_eq!(Entry::parse(&resum("sha 0123456789abcdef", "sha 0123456789ABCDEF")), None);
+        assert_eq!(Entry::parse(&resum("sha 0123456789abcdef", "sha 123456789abcdef")), None);
         // The same change with the checksum left as it was.
         assert_eq!(Entry::parse(&text.replace("until 99", "until 98")), None);
         assert_eq!(Entry::parse(&format!("{text}x\n")), None, "a line after the checksum");
@@ -1068,7 +1097,8 @@ mod tests {
         assert_eq!(parse_root_line(&line), Some(("g1", 7, 8, e.clone())));
         let over = Entry { over: true, until: None, deadline: None, receipts_stamp: None, ..e.clone() };
         assert_eq!(parse_root_line(&root_line("g1", 7, 8, &over)).map(|l| l.3), Some(over));
-        assert_eq!(parse_root_line(&line.replace(" 3 2 ", " x 2 ")), None, "not a number");
+        assert_eq!(parse_root_line(&line.replace(" 3 0123456789abcdef 2 ", " x 0123456789abcdef 2 ")), None, "not a number");
+        assert_eq!(parse_root_line(&line.replace(" 0123456789abcdef ", " 0123456789abcdeg ")), None, "not a hash");
         assert_eq!(parse_root_line(&format!("{line} 9")), None, "a field too many");
         let two = format!("{ROOT_MAGIC}\n{line}\n{}\nend\n", root_line("g2", 1, 2, &e));
         let whole = |t: &str| whole(&mut t.as_bytes());
@@ -1080,7 +1110,7 @@ mod tests {
         assert!(!whole(&two[..two.len() - 1]), "no newline after end");
         assert!(!whole(&format!("{two}x")), "something after end");
         assert!(!whole(&format!("{ROOT_MAGIC}\n{line}\ng3\nend\n")), "a line without fields");
-        assert!(!whole(&two.replace("pbem-due-index 1", "pbem-due-index 2")));
+        assert!(!whole(&two.replace("pbem-due-index 2", "pbem-due-index 1")), "an older format");
         assert!(whole(&format!("{ROOT_MAGIC}\nend\n")), "no games");
     }
 

@@ -1415,6 +1415,8 @@ struct IndexLater {
     dir: GameDir,
     id: String,
     record: u64,
+    /// The newest record's [`crate::due::short_sha`].
+    sha: u64,
     step: u64,
     until: Option<DateTime<Utc>>,
     deadline: Option<DateTime<Utc>>,
@@ -1425,12 +1427,12 @@ struct IndexLater {
 
 impl IndexLater {
     fn over(g: &Loaded) -> IndexLater {
-        IndexLater { dir: g.dir.clone(), id: g.gf.id.clone(), record: g.record.index, step: 0, until: None, deadline: None, newest: record_time(&g.record), over: true, awaited: vec![] }
+        IndexLater { dir: g.dir.clone(), id: g.gf.id.clone(), record: g.record.index, sha: crate::due::short_sha(&g.record_bytes), step: 0, until: None, deadline: None, newest: record_time(&g.record), over: true, awaited: vec![] }
     }
 
     fn write(&self) {
         let awaited = self.awaited.iter().map(String::as_str).collect();
-        let w = crate::due::Waiting { id: &self.id, record: self.record, step: self.step, until: self.until, deadline: self.deadline, newest: self.newest, over: self.over, awaited };
+        let w = crate::due::Waiting { id: &self.id, record: self.record, sha: self.sha, step: self.step, until: self.until, deadline: self.deadline, newest: self.newest, over: self.over, awaited };
         crate::due::write(&self.dir, &w);
     }
 }
@@ -1599,7 +1601,7 @@ fn waiting_for(g: &Loaded, opening: &Opening, now: DateTime<Utc>) -> Result<Due>
     }
     let until = (g.gf.nmr.policy != model::NmrMode::Wait).then_some(due_at);
     let awaited = opening.asks.iter().map(|a| a.role.clone()).filter(|r| !receipts.contains_key(r)).collect();
-    let index = IndexLater { dir: g.dir.clone(), id: g.gf.id.clone(), record: g.record.index, step: opening.step, until, deadline: Some(deadline), newest, over: false, awaited };
+    let index = IndexLater { dir: g.dir.clone(), id: g.gf.id.clone(), record: g.record.index, sha: crate::due::short_sha(&g.record_bytes), step: opening.step, until, deadline: Some(deadline), newest, over: false, awaited };
     Ok(Due::Not(Some(index)))
 }
 

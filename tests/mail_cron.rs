@@ -439,6 +439,36 @@ fn a_new_game_with_a_deleted_ones_id_is_mailed() {
     assert_eq!(resolved, 4, "the new game's step 1 reports are mailed too");
 }
 
+/// The records a plain `adjudicate` wrote (no mail; it leaves the game's due index holding for
+/// the cron run that comes next) have numbers whose reports were mailed before: a game restored
+/// from an older copy and resolved anew, and a new game given a deleted game's id. The cron run
+/// mails them all the same (tester t25b-1: its look at an idle game compared the mailed mark's
+/// record number only, so their players were never mailed).
+#[test]
+fn records_with_numbers_mailed_before_are_mailed_when_a_plain_adjudicate_wrote_them() {
+    let mut o = opened();
+    let backup = o.root.parent().unwrap().join("backup-g1");
+    assert!(std::process::Command::new("cp").arg("-a").arg(&o.game).arg(&backup).status().unwrap().success());
+    let subjects = |o: &Opened, what: &str| sent(&o.out).iter().filter(|(_, m)| m.subject.contains(what)).count();
+    cron::run(&o.root, &o.cfg, at("2026-07-02T13:00:00Z"), &mut o.e).unwrap();
+    assert_eq!(subjects(&o, "step 1 resolved"), 2);
+    std::fs::remove_dir_all(&o.game).unwrap();
+    assert!(std::process::Command::new("cp").arg("-a").arg(&backup).arg(&o.game).status().unwrap().success());
+    let a = pipeline::adjudicate(&o.game, at("2026-07-02T14:00:00Z"), &mut o.e).unwrap();
+    assert!(a.summary().contains("resolved step(s) 1"), "{}", a.summary());
+    for now in ["2026-07-02T14:05:00Z", "2026-07-02T14:10:00Z"] {
+        cron::run(&o.root, &o.cfg, at(now), &mut o.e).unwrap();
+        assert_eq!(subjects(&o, "step 1 resolved"), 4, "the new record 1 is mailed, once");
+    }
+    // A new game given the deleted game's id, opened by a plain run before the cron run's.
+    std::fs::remove_dir_all(&o.game).unwrap();
+    let _ = new_game(&o.root, "g1", 72);
+    pipeline::adjudicate(&o.game, at("2026-07-02T14:20:00Z"), &mut o.e).unwrap();
+    let begun = subjects(&o, "the game begins");
+    cron::run(&o.root, &o.cfg, at("2026-07-02T14:25:00Z"), &mut o.e).unwrap();
+    assert_eq!(subjects(&o, "the game begins"), begun + 2, "the new game's opening is mailed");
+}
+
 /// A reminder says what the seat's next miss gets under the game's NMR policy, and the grace
 /// after the deadline (tester14 T14a-5: every reminder said the default orders; tester15 T15-5:
 /// under `wait` too).

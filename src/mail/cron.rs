@@ -18,7 +18,7 @@ use super::config::{HostConfig, needed};
 use super::report_mail::report_parts;
 pub use super::config::{local_time, seat_time};
 use super::intake::{self, Source};
-use super::marks::Marks;
+use super::marks::{Mark, Marks};
 use super::outbox::Outbox;
 use crate::error::{Error, Result};
 use crate::model::{GameFile, Record};
@@ -190,7 +190,7 @@ fn queue_mail(root: &Path, peeked: &Peeked, mut runs: BTreeMap<usize, Loaded>, c
     drop(all);
     let to_mail: Vec<usize> = looked.iter().enumerate().filter_map(|(i, &(w, _))| w.then_some(i)).collect();
     // The marks of the games with nothing to mail, as looked up (the others' are read after).
-    let mut seen: Vec<(u32, u64)> = looked.iter().enumerate().filter_map(|(i, &(w, m))| Some((u32::try_from(i).ok()?, m.filter(|_| !w)?))).collect();
+    let mut seen: Vec<(u32, Mark)> = looked.iter().enumerate().filter_map(|(i, &(w, m))| Some((u32::try_from(i).ok()?, m.filter(|_| !w)?))).collect();
     drop(looked);
     let composed = !to_mail.is_empty();
     let mut queued = to_mail.iter().copied().zip(crate::par::map(&to_mail, |&i| queue_game_mail(&peeked.dir(i), cfg, &outbox, now))).peekable();
@@ -227,7 +227,7 @@ fn queue_mail(root: &Path, peeked: &Peeked, mut runs: BTreeMap<usize, Loaded>, c
 /// [`Peeked`]): what the run's snapshot of them holds ([`super::marks`]).
 struct MarksSeen {
     marks: Marks,
-    seen: Vec<(u32, u64)>,
+    seen: Vec<(u32, Mark)>,
     /// The run may have written a mark.
     wrote: bool,
 }
@@ -396,7 +396,7 @@ pub struct Peeked {
     duplicates: BTreeMap<String, Vec<PathBuf>>,
 }
 
-/// One game of [`Peeked`] (32 bytes on a 64-bit machine).
+/// One game of [`Peeked`] (40 bytes on a 64-bit machine).
 struct PeekedGame {
     /// Its id's start and end in `ids` (`None`: unknown).
     id: Option<(u32, u32)>,
@@ -406,6 +406,8 @@ struct PeekedGame {
     /// Its id is held by another folder too.
     doubled: bool,
     record: u64,
+    /// The newest record's [`due::short_sha`].
+    sha: u64,
     /// The open step's deadline (`i64::MIN`: none).
     deadline: i64,
 }
@@ -415,6 +417,8 @@ struct PeekedGame {
 pub struct IdleAt {
     /// Index of the newest record.
     pub record: u64,
+    /// The newest record's [`due::short_sha`].
+    pub sha: u64,
     /// The open step's deadline, Unix seconds (`None` once the game is over).
     pub deadline: Option<i64>,
     /// The game is over.
@@ -450,12 +454,12 @@ impl Peeked {
     /// What the index says of game `i` when it shows it idle.
     pub fn idle_at(&self, i: usize) -> Option<IdleAt> {
         let g = self.games.get(i).filter(|g| g.idle)?;
-        Some(IdleAt { record: g.record, deadline: (g.deadline != i64::MIN).then_some(g.deadline), over: g.over })
+        Some(IdleAt { record: g.record, sha: g.sha, deadline: (g.deadline != i64::MIN).then_some(g.deadline), over: g.over })
     }
 
     /// The index's word on game `i` for [`pipeline::adjudicate_peeked`].
     pub fn idle(&self, i: usize) -> Option<due::Idle> {
-        self.idle_at(i).map(|t| due::Idle { id: self.id(i).to_string(), record: t.record, deadline: t.deadline, over: t.over })
+        self.idle_at(i).map(|t| due::Idle { id: self.id(i).to_string(), record: t.record, sha: t.sha, deadline: t.deadline, over: t.over })
     }
 
     /// True when the id of game `i` is held by more than one folder (it is not adjudicated).
@@ -504,8 +508,8 @@ pub fn peek_games(root: &Path, mut folders: Folders, now: DateTime<Utc>) -> Peek
                 continue;
             }
             let id = p.id.or_else(|| pipeline::read_game_file(&store::GameDir::new(folders.dir(k))).ok().map(|gf| gf.id)).and_then(|id| append(&mut ids, &id));
-            let (record, deadline, over) = p.idle.as_ref().map_or((0, None, false), |t| (t.record, t.deadline, t.over));
-            games.push(PeekedGame { id, idle: p.idle.is_some(), over, doubled: false, record, deadline: deadline.unwrap_or(i64::MIN) });
+            let (record, sha, deadline, over) = p.idle.as_ref().map_or((0, 0, None, false), |t| (t.record, t.sha, t.deadline, t.over));
+            games.push(PeekedGame { id, idle: p.idle.is_some(), over, doubled: false, record, sha, deadline: deadline.unwrap_or(i64::MIN) });
             // The folders that hold no game are left out: game `i` is folder `i`.
             folders.names[kept] = folders.names[k];
             kept += 1;
@@ -527,11 +531,18 @@ pub fn peek_games(root: &Path, mut folders: Folders, now: DateTime<Utc>) -> Peek
 }
 
 /// True when [`queue_game_mail`] would queue nothing for the game `id` in `dir` its index shows
-/// idle (`mailed`: its mailed mark, [`Marks::get`]): the newest record's reports were queued, and
-/// no reminder can be due (none configured, outside the hours before the deadline, or each one
-/// the open step needs already known to the outbox).
-fn nothing_to_mail(mailed: Option<u64>, dir: &Path, id: &str, idle: &IdleAt, cfg: &HostConfig, outbox: &Outbox, now: DateTime<Utc>) -> bool {
-    if mailed.is_none_or(|m| m < idle.record) {
+/// idle (`mailed`: its mailed mark, [`Marks::get`]): the newest record's reports were queued (the
+/// mark names that very record, by number and hash: a game restored from an older copy, or a new
+/// game given a deleted game's id, has another record with the number, tester t25b-1; a mark of
+/// an older version, without a hash, is trusted by its number as [`first_unmailed`] trusts it),
+/// and no reminder can be due (none configured, outside the hours before the deadline, or each
+/// one the open step needs already known to the outbox).
+fn nothing_to_mail(mailed: Option<Mark>, dir: &Path, id: &str, idle: &IdleAt, cfg: &HostConfig, outbox: &Outbox, now: DateTime<Utc>) -> bool {
+    let names_newest = |m: Mark| match m.sha {
+        Some(sha) => m.record == idle.record && sha == idle.sha,
+        None => m.record >= idle.record,
+    };
+    if !mailed.is_some_and(names_newest) {
         return false;
     }
     let hours = i64::from(cfg.reminders.hours_before) * 3600;
@@ -765,7 +776,10 @@ fn first_unmailed(g: &pipeline::Loaded, mark: &Path, outbox: &Outbox) -> Result<
     }
     let first = mailed_before(g, n.min(g.record.index), outbox)?;
     if first > g.record.index {
-        // Restored to a record the players have, and none after it yet: nothing to mail.
+        // Restored to a record the players have, and none after it yet: nothing to mail. The
+        // mark names that record from now on, so that the cron run's look at an idle game (by
+        // number and hash, `nothing_to_mail`) finds it mailed without loading the game.
+        store::write_atomic(mark, format!("{} {}\n", g.record.index, record_sha(g, g.record.index)?).as_bytes())?;
         return Ok(first);
     }
     eprintln!("warning: game {}: records from {first} on are not the ones whose reports were mailed (restored from an older copy?): their reports are mailed", g.gf.id);

@@ -31,13 +31,30 @@ use crate::due::{self, FRESH_NS};
 /// The snapshot's file name, in `ROOT/.mail/`.
 pub const SNAPSHOT: &str = "mailed-index";
 
-const MAGIC: &str = "pbem-mailed-index 1";
+const MAGIC: &str = "pbem-mailed-index 2";
+
+/// A mailed mark as read: the newest record of a game whose reports were queued, and that
+/// record's [`due::short_sha`] (`None`: a mark of an older version, `N` alone, or one whose hash
+/// does not read). Snapshot lines are `ID N SHA` (or `ID N` for such a mark).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Mark {
+    pub record: u64,
+    pub sha: Option<u64>,
+}
+
+impl Mark {
+    /// The mark of a mark file's text (see [`parse_mark`]).
+    fn of_text(text: &str) -> Option<Mark> {
+        parse_mark(text).map(|(record, sha)| Mark { record, sha: sha.and_then(due::parse_short_sha) })
+    }
+}
 
 /// The folder's stamp: inode, size and change time (ns since the Unix epoch).
 type Stamp = (u64, u64, u128);
 
-/// The largest snapshot line (an id is at most 64 bytes, a record number at most 20 digits).
-const LINE_MAX: u64 = 96;
+/// The largest snapshot line (an id is at most 64 bytes, a record number at most 20 digits, a
+/// hash 16).
+const LINE_MAX: u64 = 113;
 
 /// What a stamp whose change time has a fraction of a second must be older than to be trusted
 /// (the coarse clock's tick, at most 10 ms with `HZ` ≥ 100, and a sub-second file system's
@@ -69,11 +86,11 @@ pub struct Marks {
 struct Snapshot {
     stamp: Stamp,
     text: String,
-    lines: Vec<(u32, u32, u64)>,
+    lines: Vec<(u32, u32, Mark)>,
 }
 
 impl Snapshot {
-    fn get(&self, id: &str) -> Option<u64> {
+    fn get(&self, id: &str) -> Option<Mark> {
         let at = self.lines.binary_search_by(|&(a, b, _)| self.text[a as usize..b as usize].cmp(id)).ok()?;
         Some(self.lines[at].2)
     }
@@ -100,7 +117,7 @@ impl Marks {
     /// The record of game `id` whose reports were queued last: from the snapshot when it holds
     /// and has the id, else from its mark (one `openat` relative to the folder, a small regular
     /// file only). `None` without a mark, or one that is not a record number.
-    pub fn get(&self, id: &str) -> Option<u64> {
+    pub fn get(&self, id: &str) -> Option<Mark> {
         match self.held.as_ref().and_then(|s| s.get(id)) {
             Some(n) => Some(n),
             None => self.read_mark(id),
@@ -108,12 +125,12 @@ impl Marks {
     }
 
     /// The mark of game `id` as it is on disk.
-    pub fn read_mark(&self, id: &str) -> Option<u64> {
-        due::read_small_at(self.dir.as_ref()?, id).and_then(|t| parse_mark(&t).map(|(n, _)| n))
+    pub fn read_mark(&self, id: &str) -> Option<Mark> {
+        due::read_small_at(self.dir.as_ref()?, id).and_then(|t| Mark::of_text(&t))
     }
 
     /// The snapshot's record of `id` (`None` when it does not hold or has no line for it).
-    pub fn held(&self, id: &str) -> Option<u64> {
+    pub fn held(&self, id: &str) -> Option<Mark> {
         self.held.as_ref().and_then(|s| s.get(id))
     }
 
@@ -123,7 +140,7 @@ impl Marks {
     /// was written; `wrote`: this run wrote a mark (the folder changed just now: the stamp is
     /// taken once the slack after it has passed, so that the next run trusts it). Best effort:
     /// a snapshot that cannot be written is a slower next run.
-    pub fn save(self, mut marks: Vec<(&str, u64)>, wrote: bool) {
+    pub fn save(self, mut marks: Vec<(&str, Mark)>, wrote: bool) {
         let Some(dir) = open_folder(&self.folder) else { return };
         marks.sort_unstable();
         marks.dedup_by(|a, b| a.0 == b.0);
@@ -136,8 +153,11 @@ impl Marks {
             return;
         }
         let mut text = format!("{MAGIC}\nfolder {} {} {} {stamped}\n", stamp.0, stamp.1, stamp.2);
-        for (id, n) in marks.iter().filter(|(id, _)| plain(id)) {
-            text.push_str(&format!("{id} {n}\n"));
+        for (id, m) in marks.iter().filter(|(id, _)| plain(id)) {
+            match m.sha {
+                Some(sha) => text.push_str(&format!("{id} {} {sha:016x}\n", m.record)),
+                None => text.push_str(&format!("{id} {}\n", m.record)),
+            }
         }
         text.push_str("end\n");
         let path = self.folder.with_file_name(SNAPSHOT);
@@ -204,15 +224,19 @@ fn read(path: &Path, max: u64) -> Option<Snapshot> {
     let stamp = (u64::try_from(ino).ok()?, u64::try_from(size).ok()?, ctime);
     let base = (text.len() - body.len()) as u32;
     let body = body.strip_suffix("end\n")?;
-    let mut lines: Vec<(u32, u32, u64)> = Vec::new();
+    let mut lines: Vec<(u32, u32, Mark)> = Vec::new();
     let mut at = base;
     for line in body.split_terminator('\n') {
-        let (id, n) = line.split_once(' ')?;
+        let (id, mark) = line.split_once(' ')?;
+        let (n, sha) = match mark.split_once(' ') {
+            Some((n, sha)) => (n, Some(due::parse_short_sha(sha)?)),
+            None => (mark, None),
+        };
         let n = (!n.starts_with('+')).then(|| n.parse::<u64>().ok()).flatten()?;
         if !plain(id) || lines.last().is_some_and(|&(a, b, _)| text[a as usize..b as usize] >= *id) {
             return None;
         }
-        lines.push((at, at + id.len() as u32, n));
+        lines.push((at, at + id.len() as u32, Mark { record: n, sha }));
         at += line.len() as u32 + 1;
     }
     (body.is_empty() || body.ends_with('\n')).then_some(Snapshot { stamp, text, lines })
@@ -230,13 +254,24 @@ pub(super) fn parse_mark(text: &str) -> Option<(u64, Option<&str>)> {
 mod tests {
     use super::*;
 
-    /// A root with a `mailed/` folder holding marks `g1` = 3 and `g2` = 5.
+    /// A mark of the older form (no hash).
+    fn m(record: u64) -> Mark {
+        Mark { record, sha: None }
+    }
+
+    /// `g2`'s mark: record 5 and a hash.
+    fn g2() -> Mark {
+        Mark { record: 5, sha: Some(0xab) }
+    }
+
+    /// A root with a `mailed/` folder holding marks `g1` = 3 (the older form, no hash) and `g2` =
+    /// 5 with its hash.
     fn root() -> (tempfile::TempDir, PathBuf) {
         let tmp = tempfile::tempdir().unwrap();
         let mailed = tmp.path().join(".mail").join("mailed");
         std::fs::create_dir_all(&mailed).unwrap();
         std::fs::write(mailed.join("g1"), "3\n").unwrap();
-        std::fs::write(mailed.join("g2"), "5\n").unwrap();
+        std::fs::write(mailed.join("g2"), "5 00000000000000ab\n").unwrap();
         let root = tmp.path().to_path_buf();
         (tmp, root)
     }
@@ -246,20 +281,20 @@ mod tests {
         let (_tmp, root) = root();
         let marks = Marks::open(&root, 10);
         assert!(!marks.snapshot_held());
-        assert_eq!((marks.get("g1"), marks.get("g2"), marks.get("g3")), (Some(3), Some(5), None));
-        marks.save(vec![("g2", 5), ("g1", 3), ("g1", 3)], true);
+        assert_eq!((marks.get("g1"), marks.get("g2"), marks.get("g3")), (Some(m(3)), Some(g2()), None));
+        marks.save(vec![("g2", g2()), ("g1", m(3)), ("g1", m(3))], true);
         let snapshot = root.join(".mail").join(SNAPSHOT);
         let text = std::fs::read_to_string(&snapshot).unwrap();
-        assert!(text.starts_with("pbem-mailed-index 1\nfolder ") && text.ends_with("\ng1 3\ng2 5\nend\n"), "{text}");
+        assert!(text.starts_with("pbem-mailed-index 2\nfolder ") && text.ends_with("\ng1 3\ng2 5 00000000000000ab\nend\n"), "{text}");
         // Held: the snapshot answers (a mark edited in place is not seen, as documented).
         std::fs::write(root.join(".mail/mailed/g1"), "0\n").unwrap();
         let marks = Marks::open(&root, 10);
         assert!(marks.snapshot_held());
-        assert_eq!(marks.get("g1"), Some(3));
+        assert_eq!(marks.get("g1"), Some(m(3)));
         // Saved again with the same marks: not rewritten.
         let ino = |p: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(p).unwrap());
         let before = ino(&snapshot);
-        marks.save(vec![("g1", 3), ("g2", 5)], false);
+        marks.save(vec![("g1", m(3)), ("g2", g2())], false);
         assert_eq!(ino(&snapshot), before);
         // A mark removed: the folder changed, the marks are read.
         std::fs::remove_file(root.join(".mail/mailed/g1")).unwrap();
@@ -268,7 +303,7 @@ mod tests {
         assert_eq!(marks.get("g1"), None);
         // More than a root of that many games needs: not read.
         let ids: Vec<String> = (0..20).map(|i| format!("a-game-with-a-long-id-{i:02}")).collect();
-        marks.save(ids.iter().map(|id| (id.as_str(), 1)).collect(), true);
+        marks.save(ids.iter().map(|id| (id.as_str(), m(1))).collect(), true);
         assert!(Marks::open(&root, 20).snapshot_held());
         assert!(!Marks::open(&root, 2).snapshot_held());
         // The temp file of a run killed while writing it is removed by the next write.
@@ -277,7 +312,7 @@ mod tests {
         child.wait().unwrap();
         let left = root.join(".mail").join(format!(".{SNAPSHOT}.{dead}.0.tmp"));
         std::fs::write(&left, "pbem-mailed-index 1\n").unwrap();
-        Marks::open(&root, 20).save(vec![("g1", 3)], false);
+        Marks::open(&root, 20).save(vec![("g1", m(3))], false);
         assert!(!left.exists());
     }
 
@@ -289,14 +324,14 @@ mod tests {
         assert!(std::process::Command::new("mkfifo").arg(&folder).status().unwrap().success());
         let marks = Marks::open(tmp.path(), 10);
         assert_eq!(marks.get("g1"), None);
-        marks.save(vec![("g1", 1)], true);
+        marks.save(vec![("g1", m(1))], true);
         assert!(!tmp.path().join(".mail").join(SNAPSHOT).exists());
     }
 
     #[test]
     fn a_damaged_or_unbounded_snapshot_is_not_read() {
         let (_tmp, root) = root();
-        Marks::open(&root, 10).save(vec![("g1", 3), ("g2", 5)], true);
+        Marks::open(&root, 10).save(vec![("g1", m(3)), ("g2", g2())], true);
         let path = root.join(".mail").join(SNAPSHOT);
         let good = std::fs::read_to_string(&path).unwrap();
         assert!(read(&path, 1000).is_some());
@@ -305,14 +340,17 @@ mod tests {
         let future = format!("{} {} {} {}", f[0], f[1], f[2], f[3]) + &format!(" {}", wall_ns().unwrap() + 3_600_000_000_000);
         let fresh = format!("{} {} {} {} {}", f[0], f[1], f[2], f[3], f[3].parse::<u128>().unwrap() + FINE_NS - 1);
         for bad in [
-            good.replace("g1 3\ng2 5\n", "g2 5\ng1 3\n"),
+            good.replace("g1 3\ng2 5 00000000000000ab\n", "g2 5 00000000000000ab\ng1 3\n"),
             good.replace("g1 3\n", "g1 x\n"),
             good.replace("g1 3\n", "g1 +3\n"),
             good.replace("g1 3\n", "g1  3\n"),
-            good.replace("g2 5\n", "g1 5\n"),
+            good.replace("g2 5 00000000000000ab\n", "g1 5 00000000000000ab\n"),
+            good.replace("00000000000000ab", "00000000000000AB"),
+            good.replace("00000000000000ab", "000000000000000ab"),
+            good.replace("5 00000000000000ab", "5 00000000000000ab x"),
             good.replace(&head, &future),
             good.replace(&head, &fresh),
-            good.replace("pbem-mailed-index 1", "pbem-mailed-index 2"),
+            good.replace("pbem-mailed-index 2", "pbem-mailed-index 1"),
             good[..good.len() - 1].to_string(),
             format!("{good}x"),
         ] {
