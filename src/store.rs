@@ -743,16 +743,17 @@ impl GroupState {
     /// The error every flush returns once one failed.
     fn broken(&self) -> Option<Error> {
         let (path, why) = self.failed.clone()?;
-        Some(io(&path, std::io::Error::other(format!("an earlier group sync failed, so what waited for it was not written: {why}"))))
+        Some(io(&path, std::io::Error::other(format!("{why} (an earlier write of this run; what came after it was not written)"))))
     }
 
     /// Remembers the first failed flush.
     fn fail(&mut self, e: &Error) {
-        let path = match e {
-            Error::Io { path, .. } => path.clone(),
-            _ => PathBuf::new(),
+        // The path once: `broken`'s error names it.
+        let failed = match e {
+            Error::Io { path, source } => (path.clone(), source.to_string()),
+            _ => (PathBuf::new(), e.to_string()),
         };
-        self.failed.get_or_insert((path, e.to_string()));
+        self.failed.get_or_insert(failed);
     }
 }
 

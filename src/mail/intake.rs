@@ -287,7 +287,16 @@ fn take_in_order(messages: &[(PathBuf, PathBuf, String)], ahead: &dyn Fn() -> su
         let h = if !blocked.is_empty() && keys().iter().any(|k| blocked.contains(k)) {
             Handled { name: name.clone(), disposition: Disposition::Retry, reason: "an earlier message for the same game waits".into(), orders: vec![], reply: None, needs_host: false }
         } else {
-            handle_file(folder, path, name, read, games, &outbox, cfg, now, filing)?
+            match handle_file(folder, path, name, read, games, &outbox, cfg, now, filing) {
+                Ok(h) => h,
+                // Moved away or deleted since it was listed, before it was read (a mail reader
+                // sharing the Maildir; tester t25a-3): nothing of it was taken, nothing to file.
+                Err(_) if gone(path) => {
+                    eprintln!("warning: {}: moved away or deleted since this run listed it (a mail reader sharing the Maildir?): left to it", path.display());
+                    continue;
+                }
+                Err(e) => return Err(e),
+            }
         };
         if h.disposition == Disposition::Retry {
             blocked.extend(keys().iter().cloned());
@@ -546,7 +555,20 @@ fn file_away(maildir: &Path, path: &Path, name: &str, (disposition, reason): (Di
     if disposition == Disposition::Failed {
         store::write_atomic(&to.join(format!("{name}.reason")), format!("{reason}\n").as_bytes())?;
     }
-    std::fs::rename(path, to.join(name)).map_err(|e| store::io(path, e))
+    match std::fs::rename(path, to.join(name)) {
+        // Moved away or deleted by another program after it was handled (a mail reader sharing
+        // the Maildir; tester t25a-3): its reply and seen mark stand, and it is that program's now.
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound && gone(path) => {
+            eprintln!("warning: {}: moved away or deleted once handled (a mail reader sharing the Maildir?): not filed in {folder}/", path.display());
+            Ok(())
+        }
+        r => r.map_err(|e| store::io(path, e)),
+    }
+}
+
+/// True when nothing is at `path` any more (a message another program moved or deleted).
+fn gone(path: &Path) -> bool {
+    matches!(std::fs::symlink_metadata(path), Err(e) if e.kind() == std::io::ErrorKind::NotFound)
 }
 
 /// Runs the handling of message `name`; should it panic (a bug nobody foresaw), the message is

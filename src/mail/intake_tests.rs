@@ -148,3 +148,24 @@ fn a_piped_message_another_run_took_in_is_told_as_such() {
     assert!(other.reason.starts_with("taken in by another run"), "{}", other.reason);
     assert!(piped_elsewhere(None, &[]).unwrap().reason.contains("the same bytes were taken in before"));
 }
+
+/// A message another program moved or deleted after the run listed it (a mail reader sharing
+/// the Maildir; tester t25a-3): one gone before it is read is left to that program and the run
+/// goes on with the next; one gone once handled is not filed, and that is no failure either.
+#[test]
+fn a_message_moved_away_during_the_run_is_left_to_whoever_moved_it() {
+    let mut t = SeatChanged::new();
+    let (gone, here) = (t.md.join("new").join("1.gone"), t.md.join("new").join("2.here"));
+    std::fs::write(&here, "From: nobody@example.org\nTo: judge@example.net\nSubject: hello\nMessage-ID: <h@example.org>\n\nhello\n").unwrap();
+    let messages = vec![(t.md.clone(), gone.clone(), "1.gone".to_string()), (t.md.clone(), here, "2.here".to_string())];
+    let mut out = IntakeRun::default();
+    take_in_order(&messages, &Default::default, &t.games, &t.cfg, t.now, &mut out, &mut t.filing).unwrap();
+    let names: Vec<&str> = out.handled.iter().map(|h| h.name.as_str()).collect();
+    assert_eq!(names, ["2.here"]);
+    let mut made = BTreeSet::new();
+    file_away(&t.md, &gone, "1.gone", (Disposition::Done, ""), &mut made).unwrap();
+    assert!(!t.md.join("done").join("1.gone").exists());
+    // Another failure to file a message is still one: a name that cannot be made.
+    std::fs::write(&gone, "x").unwrap();
+    assert!(file_away(&t.md, &gone, &"x".repeat(300), (Disposition::Done, ""), &mut made).is_err());
+}
