@@ -692,13 +692,20 @@ pub struct Group {
     behind: Option<std::sync::Mutex<Option<Behind>>>,
 }
 
-/// What a group and its flushing thread share: the state, and a signal when a flush handed over
-/// is done.
+/// What a group and its flushing thread share: the state, a signal when a flush handed over is
+/// done, and the veto asked before each commit point ([`Group::set_veto`]).
 #[derive(Default)]
 struct Shared {
     state: std::sync::Mutex<GroupState>,
     done: std::sync::Condvar,
+    veto: std::sync::Mutex<Option<Veto>>,
 }
+
+/// Asked right before a group writes a commit point, with the point's path, after the sync that
+/// made its files durable: `false` leaves that commit out, as a run killed right before it would
+/// (its files wait for the next run to clear them, its game's lock is released). The cron run's:
+/// a mail with orders for the game arrived meanwhile (tester t25a-1).
+pub type Veto = std::sync::Arc<dyn Fn(&Path) -> bool + Send + Sync>;
 
 /// The thread a [`Group::behind`] hands its flushes to, and the way to it (one flush waits there
 /// at most, besides the one it runs: each holds its games' locks).
@@ -768,7 +775,8 @@ impl Shared {
         if let Some(e) = self.state().broken() {
             return Err(e);
         }
-        let result = flush_staged(staged);
+        let veto = self.veto.lock().unwrap_or_else(|p| p.into_inner()).clone();
+        let result = flush_staged(staged, veto.as_deref());
         if let Err(e) = &result {
             self.state().fail(e);
         }
@@ -843,6 +851,12 @@ impl Group {
     /// [`Group`].
     pub fn behind() -> Group {
         Group { waiting: Default::default(), behind: Some(std::sync::Mutex::new(None)) }
+    }
+
+    /// From now on, each commit point of this group is put to `veto` right before it is written
+    /// (see [`Veto`]).
+    pub fn set_veto(&self, veto: Veto) {
+        *self.waiting.veto.lock().unwrap_or_else(|p| p.into_inner()) = Some(veto);
     }
 
     fn state(&self) -> std::sync::MutexGuard<'_, GroupState> {
@@ -992,10 +1006,11 @@ impl Drop for Group {
 /// order. Errors: the sync's or a write's, naming a file (the points after a failed sync are not
 /// written).
 pub fn commit_all(staged: Vec<Staged>) -> Result<()> {
-    flush_staged(staged)
+    flush_staged(staged, None)
 }
 
-fn flush_staged(mut staged: Vec<Staged>) -> Result<()> {
+/// [`commit_all`], each commit point first put to `veto` (see [`Veto`]).
+fn flush_staged(mut staged: Vec<Staged>, veto: Option<&(dyn Fn(&Path) -> bool + Send + Sync)>) -> Result<()> {
     if staged.is_empty() {
         return Ok(());
     }
@@ -1006,6 +1021,9 @@ fn flush_staged(mut staged: Vec<Staged>) -> Result<()> {
     make_durable(&paths)?;
     let mut first_error = None;
     for s in staged {
+        if veto.is_some_and(|v| !v(&s.point.path)) {
+            continue;
+        }
         if let Err(e) = s.point.write() {
             first_error.get_or_insert(e);
         }

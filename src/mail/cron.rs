@@ -57,6 +57,22 @@ struct Loaded {
     held_for_arrivals: bool,
 }
 
+impl Loaded {
+    /// The last step this run resolved was not committed: mail for the game arrived before its
+    /// record was written ([`LateMail`]). It is held for that mail, as a step held before it is
+    /// resolved.
+    fn held_back(&mut self) {
+        let a = &mut self.adjudicated;
+        if let Some(step) = a.resolved.pop() {
+            a.nmr.retain(|(s, _)| *s != step);
+            (a.over, a.held) = (false, Some((step, ARRIVED.to_string())));
+        }
+        self.held_for_arrivals = true;
+        self.line.held = true;
+        self.line.summary = a.summary().into();
+    }
+}
+
 /// What one cron run did.
 #[derive(Debug, Default)]
 pub struct CronRun {
@@ -114,12 +130,14 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
     let peeked = peek_games(root, folders, now);
     let mut todo: Vec<usize> = (0..peeked.len()).filter(|&i| !peeked.doubled(i) && peeked.idle_at(i).is_none()).collect();
     let mut runs: BTreeMap<usize, Loaded> = BTreeMap::new();
+    let late = LateMail::set(&group, root, &sources, cfg.intake.max_message_bytes, todo.iter().map(|&i| (peeked.dir(i), peeked.id(i).to_string())).collect());
     let mut first = Some((before, held));
     for pass in 1..=MAX_PASSES {
         let (before, held) = match first.take() {
             Some(taken) => taken,
             None => (Arrivals::now(root, &sources), take_in(root, &sources, cfg, clock, &lock, &mut out)?),
         };
+        late.pass_begins(&before);
         let waiting = Mutex::new(Waiting { root, sources: &sources, max: cfg.intake.max_message_bytes, held, before, named: BTreeMap::new() });
         let run_one = |&i: &usize, entropy: &mut Entropy| {
             let mut check = |gf: &GameFile, _: &crate::model::Opening| waiting.lock().unwrap_or_else(|p| p.into_inner()).hold_reason(gf);
@@ -135,8 +153,12 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
         };
         // The steps' records (one sync for all their files) before the next pass reads the games.
         group.flush()?;
+        let vetoed = late.vetoed();
         let mut again = Vec::new();
-        for (i, g) in todo.into_iter().zip(results) {
+        for (i, mut g) in todo.into_iter().zip(results) {
+            if vetoed.contains(&peeked.dir(i)) {
+                g.held_back();
+            }
             if g.held_for_arrivals && pass < MAX_PASSES {
                 again.push(i);
             }
@@ -251,6 +273,62 @@ fn take_in(root: &Path, sources: &[Source], cfg: &HostConfig, clock: Clock, lock
 }
 
 const ARRIVED: &str = "mail for this game arrived while adjudicating; it is taken in first";
+
+/// The cron run's veto on its group's commit points ([`crate::store::Veto`]): a step's record is
+/// not written when a message naming its game (or an mbox that grew, which may name any) arrived
+/// since the pass began, even after the step was resolved and its files made durable (tester
+/// t25a-1: the group writes a record up to a second, or 128 records, after the step's last
+/// look at the mail, and orders that came meanwhile were refused as late). The step is then
+/// left as a run killed right before its record leaves it, and the next pass takes the mail in
+/// and resolves it anew.
+struct LateMail {
+    shared: std::sync::Arc<Mutex<LateState>>,
+}
+
+/// What [`LateMail`]'s veto reads and writes.
+struct LateState {
+    /// What waited when the pass began.
+    before: Arrivals,
+    /// The games each new arrival names (`None`: an mbox that grew).
+    named: BTreeMap<PathBuf, Option<Vec<String>>>,
+    /// The commits left out, by game folder.
+    vetoed: BTreeSet<PathBuf>,
+}
+
+impl LateMail {
+    /// Sets the veto on `group` for the games adjudicated, `ids` (each game's folder and id).
+    fn set(group: &crate::store::Group, root: &Path, sources: &[Source], max: u64, ids: BTreeMap<PathBuf, String>) -> LateMail {
+        let shared = std::sync::Arc::new(Mutex::new(LateState { before: Arrivals(BTreeSet::new()), named: BTreeMap::new(), vetoed: BTreeSet::new() }));
+        let (state, root, sources) = (shared.clone(), root.to_path_buf(), sources.to_vec());
+        group.set_veto(std::sync::Arc::new(move |point: &Path| {
+            // A record is DIR/records/N.json.
+            let Some((dir, id)) = point.parent().and_then(Path::parent).and_then(|d| ids.get_key_value(d)) else { return true };
+            let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
+            let LateState { before, named, vetoed } = &mut *st;
+            for (path, mbox_len) in Arrivals::now(&root, &sources).new_since(before) {
+                let ids = named.entry(path.clone()).or_insert_with(|| if mbox_len.is_some() { None } else { Some(intake::message_games(&path, max)) });
+                if ids.as_ref().is_none_or(|ids| ids.contains(id)) {
+                    vetoed.insert(dir.clone());
+                    return false;
+                }
+            }
+            true
+        }));
+        LateMail { shared }
+    }
+
+    /// A pass begins: arrivals are new from `before` on.
+    fn pass_begins(&self, before: &Arrivals) {
+        let mut st = self.shared.lock().unwrap_or_else(|p| p.into_inner());
+        st.before = Arrivals(before.0.clone());
+        st.named.clear();
+    }
+
+    /// The game folders whose commits were left out since the last call.
+    fn vetoed(&self) -> BTreeSet<PathBuf> {
+        std::mem::take(&mut self.shared.lock().unwrap_or_else(|p| p.into_inner()).vetoed)
+    }
+}
 
 /// What may still hold orders after an intake pass: messages left waiting, and messages that
 /// arrived since the pass began (their games read once each).
@@ -858,6 +936,42 @@ fn report_mail(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A step's record waiting in the cron run's group is not written when mail that may name its
+    /// game arrived since the pass began (here an mbox that grew), and the run learns which game's
+    /// was left out; without such mail it is written (tester t25a-1).
+    #[test]
+    fn a_record_is_left_out_when_mail_for_its_game_arrived_before_it_was_written() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("turns");
+        let (g1, g2) = (root.join("g1"), root.join("g2"));
+        for g in [&g1, &g2] {
+            std::fs::create_dir_all(g.join("records")).unwrap();
+        }
+        let mbox = tmp.path().join("mbox");
+        std::fs::write(&mbox, "").unwrap();
+        let sources = [Source::Mbox(mbox.clone())];
+        let group = crate::store::Group::new();
+        let ids = [(g1.clone(), "g1".to_string()), (g2.clone(), "g2".to_string())].into_iter().collect();
+        let late = LateMail::set(&group, &root, &sources, 1 << 20, ids);
+        late.pass_begins(&Arrivals::now(&root, &sources));
+        let record = |g: &Path| g.join("records").join("000001.json");
+        let commit = |g: &Path| {
+            let point = crate::store::CommitPoint { path: record(g), bytes: b"{}".to_vec(), hold: None, then: None };
+            group.add(crate::store::stage(&[], point).unwrap());
+            group.flush().unwrap();
+        };
+        commit(&g1);
+        assert!(record(&g1).exists() && late.vetoed().is_empty(), "no mail came: written");
+        std::fs::write(&mbox, "From a@b Wed Jul  1 13:00:00 2026\n\norders\n").unwrap();
+        commit(&g2);
+        assert!(!record(&g2).exists(), "mail came: left out");
+        assert_eq!(late.vetoed(), [g2.clone()].into_iter().collect());
+        let mut run = Loaded { adjudicated: pipeline::Adjudicated { resolved: vec![1, 2], nmr: vec![(1, "union".into()), (2, "union".into())], over: true, held: None, paused: None }, ..Default::default() };
+        run.held_back();
+        assert_eq!((run.adjudicated.resolved, run.adjudicated.nmr.len(), run.adjudicated.over), (vec![1], 1, false));
+        assert!(run.held_for_arrivals && run.line.summary.contains("arrived while adjudicating"), "{}", run.line.summary);
+    }
 
     #[test]
     fn arrivals_see_a_new_maildir_message_a_spooled_one_and_a_grown_mbox() {
