@@ -649,7 +649,7 @@ impl Staged {
     fn write_later(&mut self) -> Result<()> {
         for w in std::mem::take(&mut self.later) {
             match w {
-                Later::Dir(d, private) => make_dirs_in_order(&[&d], private)?,
+                Later::Dir(d, private) => make_dir_within(&d, private)?,
                 Later::Write(p, b) => {
                     write_unsynced(&p, &b)?;
                     self.paths.push(p);
@@ -1384,6 +1384,32 @@ pub fn make_dirs_in_order(dirs: &[&Path], private: bool) -> Result<()> {
     Ok(())
 }
 
+/// Makes folder `dir` (mode 0700 when `private`), and its parent when that is missing, but no
+/// folder above: a folder staged for a flush lies in a game folder that must still be there when
+/// the flush comes (a game deleted or renamed meanwhile is not made again as a skeleton holding
+/// an order nobody will see, tester t25a-4: the write fails instead, and the order is not
+/// accepted). Errors: a `mkdir`'s, naming the folder.
+fn make_dir_within(dir: &Path, private: bool) -> Result<()> {
+    let mut b = fs::DirBuilder::new();
+    #[cfg(unix)]
+    if private {
+        use std::os::unix::fs::DirBuilderExt;
+        b.mode(0o700);
+    }
+    let made = |d: &Path| match b.create(d) {
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
+        _ => Ok(()),
+    };
+    match made(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = dir.parent().unwrap_or(dir);
+            made(parent).map_err(|e| io(parent, e))?;
+            made(dir).map_err(|e| io(dir, e))
+        }
+        r => r.map_err(|e| io(dir, e)),
+    }
+}
+
 /// The game's `host/` folder that `path` lies in: its nearest ancestor named `host` that holds
 /// the host key (`GAME/host/host_key`, the first file a new game writes there).
 pub fn host_folder(path: &Path) -> Option<&Path> {
@@ -1688,6 +1714,26 @@ mod tests {
         assert!(group.flush().is_err());
         assert!(!tmp.path().join("point").exists(), "no commit point after a failed write");
         assert!(group.check().is_err(), "the run is told to stop");
+    }
+
+    /// A folder staged for the flush is made with its parent if that is missing, but the game
+    /// folder above is not made again once it is gone (deleted or renamed during the run, tester
+    /// t25a-4): the flush fails and writes no commit point.
+    #[test]
+    fn a_staged_folder_is_not_made_in_a_game_folder_gone_since() {
+        let tmp = tempfile::tempdir().unwrap();
+        let game = tmp.path().join("g1");
+        fs::create_dir(&game).unwrap();
+        let dir = game.join("receipts").join("000001");
+        let group = Group::behind();
+        group.add(stage_later(&[(&dir, false)], vec![(dir.join("o.sig"), b"s".to_vec())], CommitPoint::new(dir.join("o.toml"), b"r".to_vec())));
+        group.flush().unwrap();
+        assert!(dir.join("o.toml").exists(), "its parent made with it");
+        fs::remove_dir_all(&game).unwrap();
+        let group = Group::behind();
+        group.add(stage_later(&[(&dir, false)], vec![(dir.join("o.sig"), b"s".to_vec())], CommitPoint::new(dir.join("o.toml"), b"r".to_vec())));
+        assert!(group.flush().is_err());
+        assert!(!game.exists(), "the game folder is not made again");
     }
 
     #[test]
