@@ -469,6 +469,33 @@ fn records_with_numbers_mailed_before_are_mailed_when_a_plain_adjudicate_wrote_t
     assert_eq!(subjects(&o, "the game begins"), begun + 2, "the new game's opening is mailed");
 }
 
+/// A reminder goes out once a step and seat, and again after a host record: the seat given to
+/// another player reminds the new holder, and a deadline moved reminds every awaited seat of the
+/// new deadline (tester t25b-2: reminders named by game, step and seat only went to nobody new).
+#[test]
+fn a_seat_change_or_a_deadline_moved_makes_the_reminders_due_again() {
+    use pbem::control::{DeadlineMove, Request, apply};
+    let mut o = opened();
+    let reminders = |o: &Opened| -> Vec<Mail> { sent(&o.out).into_iter().map(|(_, m)| m).filter(|m| m.subject.contains("reminder")).collect() };
+    for now in ["2026-07-02T01:00:00Z", "2026-07-02T02:00:00Z"] {
+        cron::run(&o.root, &o.cfg, at(now), &mut o.e).unwrap();
+        assert_eq!(reminders(&o).len(), 2, "once a step and seat");
+    }
+    let req = Request::Seat { role: "union".into(), email: Some("hancock@example.org".into()), key: None };
+    apply(&o.game, req, "Meade left", at("2026-07-02T02:30:00Z")).unwrap();
+    cron::run(&o.root, &o.cfg, at("2026-07-02T03:00:00Z"), &mut o.e).unwrap();
+    let to = |o: &Opened, who: &str| reminders(o).iter().filter(|m| m.to.iter().any(|t| t.contains(who))).count();
+    // Every awaited seat's reminder is due again after a host record (the other seat's too).
+    assert_eq!((to(&o, "hancock@example.org"), reminders(&o).len()), (1, 4), "the new holder is reminded");
+    apply(&o.game, Request::Deadline(DeadlineMove::Extend(chrono::Duration::hours(6))), "", at("2026-07-02T04:00:00Z")).unwrap();
+    cron::run(&o.root, &o.cfg, at("2026-07-02T07:00:00Z"), &mut o.e).unwrap();
+    let after = reminders(&o);
+    assert_eq!(after.len(), 6, "both seats reminded of the new deadline: {:?}", after.iter().map(|m| (&m.to, &m.subject)).collect::<Vec<_>>());
+    assert_eq!(after.iter().filter(|m| m.subject.contains("by Thu 2 Jul 18:00 UTC")).count(), 2, "the new deadline");
+    cron::run(&o.root, &o.cfg, at("2026-07-02T08:00:00Z"), &mut o.e).unwrap();
+    assert_eq!(reminders(&o).len(), 6, "and not again");
+}
+
 /// A reminder says what the seat's next miss gets under the game's NMR policy, and the grace
 /// after the deadline (tester14 T14a-5: every reminder said the default orders; tester15 T15-5:
 /// under `wait` too).

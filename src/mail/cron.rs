@@ -625,7 +625,7 @@ fn nothing_to_mail(mailed: Option<Mark>, dir: &Path, id: &str, idle: &IdleAt, cf
     }
     let hours = i64::from(cfg.reminders.hours_before) * 3600;
     let secs = now.timestamp();
-    idle.over || hours == 0 || idle.deadline.is_none_or(|d| secs >= d || secs < d - hours) || reminders_known(dir, id, idle.record, outbox)
+    idle.over || hours == 0 || idle.deadline.is_none_or(|d| secs >= d || secs < d - hours) || reminders_known(dir, id, idle, outbox)
 }
 
 /// Inside the reminder window: whether the reminder of every seat the open step still awaits
@@ -633,9 +633,9 @@ fn nothing_to_mail(mailed: Option<Mark>, dir: &Path, id: &str, idle: &IdleAt, cf
 /// game would queue none (`remind::queue_reminders` names them the same way). Without the index,
 /// or with one reminder unknown, false: the game is loaded and its reminders worked out in full.
 /// Without this, every game inside the window was loaded on every cron run.
-fn reminders_known(dir: &Path, id: &str, record: u64, outbox: &Outbox) -> bool {
-    let Some((step, awaited)) = due::awaited(&crate::store::GameDir::new(dir), record) else { return false };
-    awaited.iter().all(|role| outbox.knows(&super::remind::reminder_id(id, step, role)))
+fn reminders_known(dir: &Path, id: &str, idle: &IdleAt, outbox: &Outbox) -> bool {
+    let Some((step, awaited)) = due::awaited(&crate::store::GameDir::new(dir), idle.record) else { return false };
+    awaited.iter().all(|role| outbox.knows(&super::remind::reminder_id(id, step, idle.sha, role)))
 }
 
 /// Adjudicates one game for the cron run (a game that cannot be read is reported and left

@@ -9,10 +9,13 @@ use super::outbox::Outbox;
 use crate::error::Result;
 use crate::pipeline::{self, Loaded};
 
-/// The outbox id of the reminder to seat `role` for step `step` of game `id` (one a step and
-/// seat, so a reminder is queued once however many runs see it due).
-pub fn reminder_id(id: &str, step: u64, role: &str) -> String {
-    stable_id(&["reminder", id, &step.to_string(), role])
+/// The outbox id of the reminder to seat `role` for step `step` of game `id` whose newest record
+/// has [`crate::due::short_sha`] `record` (one a step, seat and record, so a reminder is queued
+/// once however many runs see it due; and again after a host record: a seat given to another
+/// player, a deadline moved, a game restored or a deleted game's id reused, whose players or
+/// deadline may not be those reminded, tester t25b-2).
+pub fn reminder_id(id: &str, step: u64, record: u64, role: &str) -> String {
+    stable_id(&["reminder", id, &step.to_string(), &format!("{record:016x}"), role])
 }
 
 /// What happens without `role`'s orders in the open step of `g`, as its record would say it:
@@ -52,12 +55,13 @@ pub fn queue_reminders(g: &Loaded, cfg: &HostConfig, outbox: &Outbox, now: DateT
         return Ok(out);
     }
     let receipts = pipeline::latest_receipts(&g.dir, op.step)?;
+    let record = crate::due::short_sha(&g.record_bytes);
     for ask in &op.asks {
         if receipts.contains_key(&ask.role) {
             continue;
         }
         let Some(seat) = g.gf.seat(&ask.role) else { continue };
-        let id = reminder_id(&g.gf.id, op.step, &ask.role);
+        let id = reminder_id(&g.gf.id, op.step, record, &ask.role);
         if outbox.knows(&id) {
             continue;
         }
