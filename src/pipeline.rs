@@ -302,6 +302,16 @@ fn clear_unwritten(g: &Loaded) -> Result<()> {
     Ok(())
 }
 
+/// Clears what a step whose record its group left out ([`store::Veto`]) left of the game in
+/// `dir`, as a run killed right before the record would have ([`clear_unwritten`]), under the
+/// game's lock: a game no later pass of the run loads again would otherwise fail the audit
+/// until the next run (tester t25c-3). Errors: the lock's (another run holds the game: it clears
+/// them itself) or the removals'.
+pub fn clear_left_out(dir: &Path) -> Result<()> {
+    let _lock = GameDir::new(dir).lock()?;
+    load_locked_known(dir, None).map(drop)
+}
+
 /// Removes the file at `path`; whether it was there.
 fn remove_if_there(path: &Path) -> Result<bool> {
     match std::fs::remove_file(path) {

@@ -496,6 +496,46 @@ fn a_seat_change_or_a_deadline_moved_makes_the_reminders_due_again() {
     assert_eq!(reminders(&o).len(), 6, "and not again");
 }
 
+/// A reminder an earlier version queued (named without the record) stands for the step's own
+/// record: the upgraded run does not send it again (tester t25c-1), but after a host record the
+/// reminders are due again all the same.
+#[test]
+fn a_reminder_queued_by_an_earlier_version_is_not_sent_again() {
+    use pbem::control::{DeadlineMove, Request, apply};
+    let mut o = opened();
+    let outbox = Outbox::under(&o.root);
+    let old = compose::stable_id(&["reminder", "g1", "1", "union"]);
+    let m = compose::build(Draft { id: old, from: "judge@example.net", to: vec!["meade@example.org".into()], cc: vec![], subject: "[pbem g1] reminder".into(), body: "b".into(), attachments: vec![], in_reply_to: None, date: at("2026-07-02T00:30:00Z") }).unwrap();
+    assert!(outbox.queue(&m, at("2026-07-02T00:30:00Z")).unwrap());
+    let reminded = |o: &Opened, who: &str| sent(&o.out).iter().filter(|(_, m)| m.subject.contains("reminder") && m.to.iter().any(|t| t.contains(who))).count();
+    cron::run(&o.root, &o.cfg, at("2026-07-02T01:00:00Z"), &mut o.e).unwrap();
+    assert_eq!((reminded(&o, "meade@"), reminded(&o, "lee@")), (1, 1), "the earlier one only, for the union");
+    apply(&o.game, Request::Deadline(DeadlineMove::Extend(chrono::Duration::hours(2))), "", at("2026-07-02T02:00:00Z")).unwrap();
+    cron::run(&o.root, &o.cfg, at("2026-07-02T03:00:00Z"), &mut o.e).unwrap();
+    assert_eq!((reminded(&o, "meade@"), reminded(&o, "lee@")), (2, 2), "after a host record, both again");
+}
+
+/// A step whose record its group left out (mail for the game came before the record: the cron
+/// run's veto) leaves its state and reports behind; `clear_left_out` clears them, so that the
+/// game is as before the step (tester t25c-3: such games failed the audit until the next run),
+/// and the step is resolved anew later.
+#[test]
+fn what_a_step_left_out_of_its_group_wrote_is_cleared() {
+    let o = opened();
+    let group = pbem::store::Group::new();
+    group.set_veto(std::sync::Arc::new(|_: &Path| false));
+    let mut e = Entropy::seeded([5; 32]);
+    let a = pipeline::adjudicate_sweep(&o.game, at("2026-07-02T13:00:00Z"), &mut e, &mut |_, _| Ok(()), &group).unwrap();
+    assert_eq!(a.resolved, vec![1]);
+    group.flush().unwrap();
+    let (record, state) = (o.game.join("records/000001.json"), o.game.join("states/000001.json"));
+    assert!(!record.exists() && state.exists(), "left out: the state without its record");
+    pipeline::clear_left_out(&o.game).unwrap();
+    assert!(!state.exists() && !o.game.join("records/000001.json.sig").exists());
+    let a = pipeline::adjudicate(&o.game, at("2026-07-02T13:05:00Z"), &mut e).unwrap();
+    assert!(a.resolved == vec![1] && record.exists(), "{}", a.summary());
+}
+
 /// A reminder says what the seat's next miss gets under the game's NMR policy, and the grace
 /// after the deadline (tester14 T14a-5: every reminder said the default orders; tester15 T15-5:
 /// under `wait` too).

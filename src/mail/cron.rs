@@ -154,6 +154,11 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
         // The steps' records (one sync for all their files) before the next pass reads the games.
         group.flush()?;
         let vetoed = late.vetoed();
+        for dir in &vetoed {
+            if let Err(e) = pipeline::clear_left_out(dir) {
+                eprintln!("warning: {}: what a step held back for new mail wrote is left for the next run to clear: {e}", dir.display());
+            }
+        }
         let mut again = Vec::new();
         for (i, mut g) in todo.into_iter().zip(results) {
             if vetoed.contains(&peeked.dir(i)) {

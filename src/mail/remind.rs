@@ -18,6 +18,14 @@ pub fn reminder_id(id: &str, step: u64, record: u64, role: &str) -> String {
     stable_id(&["reminder", id, &step.to_string(), &format!("{record:016x}"), role])
 }
 
+/// The id an earlier version gave the reminder to seat `role` for step `step` of game `id`
+/// (without the record): known to the outbox, it stands for this step's own record (the one
+/// that opened it), not for a host record after it (tester t25c-1: an upgrade reminded every
+/// awaited seat a second time).
+fn reminder_id_before(id: &str, step: u64, role: &str) -> String {
+    stable_id(&["reminder", id, &step.to_string(), role])
+}
+
 /// What happens without `role`'s orders in the open step of `g`, as its record would say it:
 /// by the deadline, or after the game's grace, the game's default orders, or the built-in
 /// player's once the seat has missed `bot_after` steps in a row; under the `wait` policy, nothing
@@ -62,7 +70,8 @@ pub fn queue_reminders(g: &Loaded, cfg: &HostConfig, outbox: &Outbox, now: DateT
         }
         let Some(seat) = g.gf.seat(&ask.role) else { continue };
         let id = reminder_id(&g.gf.id, op.step, record, &ask.role);
-        if outbox.knows(&id) {
+        let before = || g.record.control.is_none() && outbox.knows(&reminder_id_before(&g.gf.id, op.step, &ask.role));
+        if outbox.knows(&id) || before() {
             continue;
         }
         let body = format!(
