@@ -295,7 +295,7 @@ struct LateState {
     /// What waited when the pass began.
     before: Arrivals,
     /// The games each new arrival names (`None`: an mbox that grew).
-    named: BTreeMap<PathBuf, Option<Vec<String>>>,
+    named: BTreeMap<(PathBuf, Option<u64>), Option<Vec<String>>>,
     /// The commits left out, by game folder.
     vetoed: BTreeSet<PathBuf>,
 }
@@ -311,7 +311,7 @@ impl LateMail {
             let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
             let LateState { before, named, vetoed } = &mut *st;
             for (path, mbox_len) in Arrivals::now(&root, &sources).new_since(before) {
-                let ids = named.entry(path.clone()).or_insert_with(|| if mbox_len.is_some() { None } else { Some(intake::message_games(&path, max)) });
+                let ids = named.entry((path.clone(), mbox_len)).or_insert_with(|| arrival_games(before, &path, mbox_len, max));
                 if ids.as_ref().is_none_or(|ids| ids.contains(id)) {
                     vetoed.insert(dir.clone());
                     return false;
@@ -346,7 +346,7 @@ struct Waiting<'a> {
     /// What waited when the pass began.
     before: Arrivals,
     /// The games each new arrival names (`None`: an mbox that grew, which may name any game).
-    named: BTreeMap<PathBuf, Option<Vec<String>>>,
+    named: BTreeMap<(PathBuf, Option<u64>), Option<Vec<String>>>,
 }
 
 impl Waiting<'_> {
@@ -357,12 +357,24 @@ impl Waiting<'_> {
         }
         for (path, mbox_len) in Arrivals::now(self.root, self.sources).new_since(&self.before) {
             let max = self.max;
-            let named = self.named.entry(path.clone()).or_insert_with(|| if mbox_len.is_some() { None } else { Some(intake::message_games(&path, max)) });
+            let named = self.named.entry((path.clone(), mbox_len)).or_insert_with(|| arrival_games(&self.before, &path, mbox_len, max));
             if named.as_ref().is_none_or(|ids| ids.contains(&gf.id)) {
                 return Err(ARRIVED.to_string());
             }
         }
         Ok(())
+    }
+}
+
+/// The games an arrival names: a message file's, or those of the messages an mbox grew by since
+/// `before` (its length `mbox_len` now; from 0 if it was not there). `None`: it may name any game.
+fn arrival_games(before: &Arrivals, path: &Path, mbox_len: Option<u64>, max: u64) -> Option<Vec<String>> {
+    match mbox_len {
+        None => Some(intake::message_games(path, max)),
+        Some(to) => {
+            let from = before.0.iter().find(|(p, l)| p == path && l.is_some()).and_then(|x| x.1).unwrap_or(0);
+            intake::mbox_games(path, from, to, max)
+        }
     }
 }
 
@@ -943,21 +955,23 @@ mod tests {
     use super::*;
 
     /// A step's record waiting in the cron run's group is not written when mail that may name its
-    /// game arrived since the pass began (here an mbox that grew), and the run learns which game's
-    /// was left out; without such mail it is written (tester t25a-1).
+    /// game arrived since the pass began (here an mbox rewritten, whose new mail cannot be told
+    /// apart), and the run learns which game's was left out; without such mail, or with mail that
+    /// names no game (a stranger's, appended), it is written (testers t25a-1, t25c-2).
     #[test]
     fn a_record_is_left_out_when_mail_for_its_game_arrived_before_it_was_written() {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("turns");
-        let (g1, g2) = (root.join("g1"), root.join("g2"));
-        for g in [&g1, &g2] {
+        let games: Vec<PathBuf> = ["g1", "g2", "g3"].iter().map(|g| root.join(g)).collect();
+        for g in &games {
             std::fs::create_dir_all(g.join("records")).unwrap();
         }
         let mbox = tmp.path().join("mbox");
-        std::fs::write(&mbox, "").unwrap();
+        let stranger = "From a@b Wed Jul  1 13:00:00 2026\nFrom: a@b\nSubject: hi\n\nhello\n";
+        std::fs::write(&mbox, stranger).unwrap();
         let sources = [Source::Mbox(mbox.clone())];
         let group = crate::store::Group::new();
-        let ids = [(g1.clone(), "g1".to_string()), (g2.clone(), "g2".to_string())].into_iter().collect();
+        let ids = games.iter().map(|g| (g.clone(), g.file_name().unwrap().to_string_lossy().into_owned())).collect();
         let late = LateMail::set(&group, &root, &sources, 1 << 20, ids);
         late.pass_begins(&Arrivals::now(&root, &sources));
         let record = |g: &Path| g.join("records").join("000001.json");
@@ -966,12 +980,15 @@ mod tests {
             group.add(crate::store::stage(&[], point).unwrap());
             group.flush().unwrap();
         };
-        commit(&g1);
-        assert!(record(&g1).exists() && late.vetoed().is_empty(), "no mail came: written");
-        std::fs::write(&mbox, "From a@b Wed Jul  1 13:00:00 2026\n\norders\n").unwrap();
-        commit(&g2);
-        assert!(!record(&g2).exists(), "mail came: left out");
-        assert_eq!(late.vetoed(), [g2.clone()].into_iter().collect());
+        commit(&games[0]);
+        assert!(record(&games[0]).exists() && late.vetoed().is_empty(), "no mail came: written");
+        std::fs::write(&mbox, format!("{stranger}{stranger}")).unwrap();
+        commit(&games[1]);
+        assert!(record(&games[1]).exists() && late.vetoed().is_empty(), "a stranger's mail: written");
+        std::fs::write(&mbox, format!("X{stranger}{stranger}")).unwrap();
+        commit(&games[2]);
+        assert!(!record(&games[2]).exists(), "mail that may name any game came: left out");
+        assert_eq!(late.vetoed(), [games[2].clone()].into_iter().collect());
         let mut run = Loaded { adjudicated: pipeline::Adjudicated { resolved: vec![1, 2], nmr: vec![(1, "union".into()), (2, "union".into())], over: true, held: None, paused: None }, ..Default::default() };
         run.held_back();
         assert_eq!((run.adjudicated.resolved, run.adjudicated.nmr.len(), run.adjudicated.over), (vec![1], 1, false));

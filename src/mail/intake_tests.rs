@@ -169,3 +169,26 @@ fn a_message_moved_away_during_the_run_is_left_to_whoever_moved_it() {
     std::fs::write(&gone, "x").unwrap();
     assert!(file_away(&t.md, &gone, &"x".repeat(300), (Disposition::Done, ""), &mut made).is_err());
 }
+
+/// The games named by the messages appended to an mbox since a length (tester t25c-2): a
+/// stranger's mail names none, an order names its game; a file that shrank or whose tail does not
+/// start with a separator (rewritten meanwhile) may name any (`None`).
+#[test]
+fn the_mail_appended_to_an_mbox_names_its_games() {
+    let t = SeatChanged::new();
+    let mbox = t.root.join("inbox.mbox");
+    let stranger = "From a@b Wed Jul  1 13:00:00 2026\nFrom: a@b\nSubject: hi\n\nhello\n";
+    std::fs::write(&mbox, stranger).unwrap();
+    let len = |p: &Path| std::fs::metadata(p).unwrap().len();
+    let first = len(&mbox);
+    assert_eq!(mbox_games(&mbox, 0, first, 1 << 20), Some(vec![]));
+    let order = order_mail(&t.game, "hancock@example.org", &key("newcomer"));
+    let mut text = std::fs::read(&mbox).unwrap();
+    text.extend_from_slice(b"From h@example.org Wed Jul  1 13:01:00 2026\n");
+    text.extend_from_slice(&order);
+    text.extend_from_slice(b"\n");
+    std::fs::write(&mbox, &text).unwrap();
+    assert_eq!(mbox_games(&mbox, first, len(&mbox), 1 << 20), Some(vec!["g1".to_string()]));
+    assert_eq!(mbox_games(&mbox, first + 1, len(&mbox), 1 << 20), None, "not at a separator");
+    assert_eq!(mbox_games(&mbox, first, len(&mbox) + 10, 1 << 20), None, "shrank since");
+}
