@@ -596,6 +596,7 @@ fn file_away(maildir: &Path, path: &Path, name: &str, (disposition, reason): (Di
         store::make_dirs(&to, true)?;
         made.insert(to.clone());
     }
+    let name = &free_name(&to, name);
     if disposition == Disposition::Failed {
         store::write_atomic(&to.join(format!("{name}.reason")), format!("{reason}\n").as_bytes())?;
     }
@@ -608,6 +609,17 @@ fn file_away(maildir: &Path, path: &Path, name: &str, (disposition, reason): (Di
         }
         r => r.map_err(|e| store::io(path, e)),
     }
+}
+
+/// `name`, or `name.2`, `name.3`, ... when a message of that name is already filed in `folder`
+/// (or its `.reason`): a message is never filed over another (tester t25a-6: a name used twice,
+/// as Maildir names are not, replaced the archived message).
+fn free_name(folder: &Path, name: &str) -> String {
+    let taken = |n: &str| [n.to_string(), format!("{n}.reason")].iter().any(|f| folder.join(f).symlink_metadata().is_ok());
+    if !taken(name) {
+        return name.to_string();
+    }
+    (2..).map(|k| format!("{name}.{k}")).find(|n| !taken(n)).expect("a free name")
 }
 
 /// True when nothing is at `path` any more (a message another program moved or deleted).

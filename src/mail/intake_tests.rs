@@ -192,3 +192,20 @@ fn the_mail_appended_to_an_mbox_names_its_games() {
     assert_eq!(mbox_games(&mbox, first + 1, len(&mbox), 1 << 20), None, "not at a separator");
     assert_eq!(mbox_games(&mbox, first, len(&mbox) + 10, 1 << 20), None, "shrank since");
 }
+
+/// A message whose name is already filed in `done/` (or `failed/`) is filed beside it under
+/// another name, never over it (tester t25a-6).
+#[test]
+fn a_message_is_never_filed_over_another_of_its_name() {
+    let t = SeatChanged::new();
+    let mut made = BTreeSet::new();
+    for (k, text) in ["first", "second", "third"].iter().enumerate() {
+        let path = t.md.join("new").join("1.same");
+        std::fs::write(&path, text).unwrap();
+        let disposition = if k == 2 { Disposition::Failed } else { Disposition::Done };
+        file_away(&t.md, &path, "1.same", (disposition, "why"), &mut made).unwrap();
+    }
+    let read = |f: &str| std::fs::read_to_string(t.md.join(f)).unwrap();
+    assert_eq!((read("done/1.same"), read("done/1.same.2"), read("failed/1.same")), ("first".into(), "second".into(), "third".into()));
+    assert_eq!(read("failed/1.same.reason"), "why\n");
+}
