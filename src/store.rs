@@ -1352,14 +1352,7 @@ pub fn sync_together<'a>(mut paths: impl Iterator<Item = &'a Path>) -> Result<()
 /// Creates `dir` and its missing parents; with `private`, the folders made are mode 0700 (the
 /// host's alone). Folders that exist keep their mode.
 pub fn make_dirs(dir: &Path, private: bool) -> Result<()> {
-    let mut b = fs::DirBuilder::new();
-    b.recursive(true);
-    #[cfg(unix)]
-    if private {
-        use std::os::unix::fs::DirBuilderExt;
-        b.mode(0o700);
-    }
-    b.create(dir).map_err(|e| io(dir, e))
+    dir_builder(private).recursive(true).create(dir).map_err(|e| io(dir, e))
 }
 
 /// Makes the folders `dirs` in their order, each in one there by then (a step's first order:
@@ -1368,12 +1361,7 @@ pub fn make_dirs(dir: &Path, private: bool) -> Result<()> {
 /// there is fine (a file in its place fails the write into it, naming the file); one whose
 /// parent is missing is made with its parents. Modes as [`make_dirs`].
 pub fn make_dirs_in_order(dirs: &[&Path], private: bool) -> Result<()> {
-    let mut b = fs::DirBuilder::new();
-    #[cfg(unix)]
-    if private {
-        use std::os::unix::fs::DirBuilderExt;
-        b.mode(0o700);
-    }
+    let b = dir_builder(private);
     for dir in dirs {
         match b.create(dir) {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => make_dirs(dir, private)?,
@@ -1384,18 +1372,24 @@ pub fn make_dirs_in_order(dirs: &[&Path], private: bool) -> Result<()> {
     Ok(())
 }
 
-/// Makes folder `dir` (mode 0700 when `private`), and its parent when that is missing, but no
-/// folder above: a folder staged for a flush lies in a game folder that must still be there when
-/// the flush comes (a game deleted or renamed meanwhile is not made again as a skeleton holding
-/// an order nobody will see, tester t25a-4: the write fails instead, and the order is not
-/// accepted). Errors: a `mkdir`'s, naming the folder.
-fn make_dir_within(dir: &Path, private: bool) -> Result<()> {
+/// A `mkdir` of one folder, mode 0700 when `private` (else the umask's).
+fn dir_builder(private: bool) -> fs::DirBuilder {
     let mut b = fs::DirBuilder::new();
     #[cfg(unix)]
     if private {
         use std::os::unix::fs::DirBuilderExt;
         b.mode(0o700);
     }
+    b
+}
+
+/// Makes folder `dir` (mode 0700 when `private`), and its parent when that is missing, but no
+/// folder above: a folder staged for a flush lies in a game folder that must still be there when
+/// the flush comes (a game deleted or renamed meanwhile is not made again as a skeleton holding
+/// an order nobody will see, tester t25a-4: the write fails instead, and the order is not
+/// accepted). Errors: a `mkdir`'s, naming the folder.
+fn make_dir_within(dir: &Path, private: bool) -> Result<()> {
+    let b = dir_builder(private);
     let made = |d: &Path| match b.create(d) {
         Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
         _ => Ok(()),

@@ -310,12 +310,9 @@ impl LateMail {
             let Some((dir, id)) = point.parent().and_then(Path::parent).and_then(|d| ids.get_key_value(d)) else { return true };
             let mut st = state.lock().unwrap_or_else(|p| p.into_inner());
             let LateState { before, named, vetoed } = &mut *st;
-            for (path, mbox_len) in Arrivals::now(&root, &sources).new_since(before) {
-                let ids = named.entry((path.clone(), mbox_len)).or_insert_with(|| arrival_games(before, &path, mbox_len, max));
-                if ids.as_ref().is_none_or(|ids| ids.contains(id)) {
-                    vetoed.insert(dir.clone());
-                    return false;
-                }
+            if mail_arrived_for(id, &Arrivals::now(&root, &sources), before, named, max) {
+                vetoed.insert(dir.clone());
+                return false;
             }
             true
         }));
@@ -355,15 +352,20 @@ impl Waiting<'_> {
         if self.held.contains(&gf.id) {
             return Err(format!("a message with orders for game {} waits to be taken in", gf.id));
         }
-        for (path, mbox_len) in Arrivals::now(self.root, self.sources).new_since(&self.before) {
-            let max = self.max;
-            let named = self.named.entry((path.clone(), mbox_len)).or_insert_with(|| arrival_games(&self.before, &path, mbox_len, max));
-            if named.as_ref().is_none_or(|ids| ids.contains(&gf.id)) {
-                return Err(ARRIVED.to_string());
-            }
+        if mail_arrived_for(&gf.id, &Arrivals::now(self.root, self.sources), &self.before, &mut self.named, self.max) {
+            return Err(ARRIVED.to_string());
         }
         Ok(())
     }
+}
+
+/// Whether mail that may name game `id` is among the arrivals `now` has since `before` (each
+/// arrival's games worked out once, kept in `named` by its path and mbox length).
+fn mail_arrived_for(id: &str, now: &Arrivals, before: &Arrivals, named: &mut BTreeMap<(PathBuf, Option<u64>), Option<Vec<String>>>, max: u64) -> bool {
+    now.new_since(before).into_iter().any(|(path, mbox_len)| {
+        let ids = named.entry((path.clone(), mbox_len)).or_insert_with(|| arrival_games(before, &path, mbox_len, max));
+        ids.as_ref().is_none_or(|ids| ids.iter().any(|x| x == id))
+    })
 }
 
 /// The games an arrival names: a message file's, or those of the messages an mbox grew by since
@@ -967,7 +969,7 @@ mod tests {
             std::fs::create_dir_all(g.join("records")).unwrap();
         }
         let mbox = tmp.path().join("mbox");
-        let stranger = "From a@b Wed Jul  1 13:00:00 2026\nFrom: a@b\nSubject: hi\n\nhello\n";
+        let stranger = "From a@b Wed Jul  1 13:00:00 2026\nFrom: a@b\nSubject: hi\n\nhello\n\n";
         std::fs::write(&mbox, stranger).unwrap();
         let sources = [Source::Mbox(mbox.clone())];
         let group = crate::store::Group::new();

@@ -527,8 +527,10 @@ fn read_message_games(path: &Path, max: u64) -> Vec<String> {
 
 /// The game ids the messages appended to the mbox at `path` from byte `from` to byte `to` name
 /// (each message read as [`message_games`] reads one; one over `max` bytes only by its head).
-/// `None` when that cannot be told (the file shrank or cannot be read, or a message's parse
-/// panicked): then the new mail may name any game. A cron run asks it of an mbox that grew while
+/// `None` when that cannot be told (the file shrank or cannot be read, the tail does not start
+/// with a `From ` separator or does not end with the blank line that ends an mbox message, so it
+/// may be rewritten or still being appended, or a message's parse panicked): then the new mail
+/// may name any game. A cron run asks it of an mbox that grew while
 /// it ran, so that mail naming no due game (or other games) holds none of them back (tester
 /// t25c-2: any mail appended held back every due game, run after run).
 pub fn mbox_games(path: &Path, from: u64, to: u64, max: u64) -> Option<Vec<String>> {
@@ -549,6 +551,14 @@ pub fn mbox_games(path: &Path, from: u64, to: u64, max: u64) -> Option<Vec<Strin
             }
             file.seek(std::io::SeekFrom::Start(from)).ok()?;
         }
+        // The blank line after the last message is written last: without it, mail is still
+        // being appended and what it names is not all there yet.
+        let mut tail = [0u8; 2];
+        file.seek(std::io::SeekFrom::Start(to.checked_sub(2)?.max(from))).ok()?;
+        if to - from < 2 || file.read_exact(&mut tail).is_err() || &tail != b"\n\n" {
+            return None;
+        }
+        file.seek(std::io::SeekFrom::Start(from)).ok()?;
         let mut ids = Vec::new();
         let reader = std::io::BufReader::new(file.take(to - from));
         super::spool::split_mbox(reader, max, &mut |bytes, _| {
@@ -611,11 +621,12 @@ fn file_away(maildir: &Path, path: &Path, name: &str, (disposition, reason): (Di
     }
 }
 
-/// `name`, or `name.2`, `name.3`, ... when a message of that name is already filed in `folder`
-/// (or its `.reason`): a message is never filed over another (tester t25a-6: a name used twice,
-/// as Maildir names are not, replaced the archived message).
+/// `name`, or `name.2`, `name.3`, ... when a message of that name is already filed in `folder`:
+/// a message is never filed over another (tester t25a-6: a name used twice, as Maildir names are
+/// not, replaced the archived message). A `.reason` without its message (a run killed between
+/// the two) does not make a name taken: it is written over, as the message is filed again.
 fn free_name(folder: &Path, name: &str) -> String {
-    let taken = |n: &str| [n.to_string(), format!("{n}.reason")].iter().any(|f| folder.join(f).symlink_metadata().is_ok());
+    let taken = |n: &str| folder.join(n).symlink_metadata().is_ok();
     if !taken(name) {
         return name.to_string();
     }

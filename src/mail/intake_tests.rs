@@ -177,9 +177,10 @@ fn a_message_moved_away_during_the_run_is_left_to_whoever_moved_it() {
 fn the_mail_appended_to_an_mbox_names_its_games() {
     let t = SeatChanged::new();
     let mbox = t.root.join("inbox.mbox");
-    let stranger = "From a@b Wed Jul  1 13:00:00 2026\nFrom: a@b\nSubject: hi\n\nhello\n";
+    let stranger = "From a@b Wed Jul  1 13:00:00 2026\nFrom: a@b\nSubject: hi\n\nhello\n\n";
     std::fs::write(&mbox, stranger).unwrap();
     let len = |p: &Path| std::fs::metadata(p).unwrap().len();
+    assert_eq!(mbox_games(&mbox, 0, len(&mbox) - 1, 1 << 20), None, "still being appended");
     let first = len(&mbox);
     assert_eq!(mbox_games(&mbox, 0, first, 1 << 20), Some(vec![]));
     let order = order_mail(&t.game, "hancock@example.org", &key("newcomer"));

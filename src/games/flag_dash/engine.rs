@@ -628,10 +628,16 @@ pub struct MoveAt {
 /// The settled parts of one carrying out of alternative `t` of `role`'s move `mp` (see
 /// [`carry_out`]).
 pub struct How<'a> {
+    /// The seat whose move it is.
     pub role: &'a str,
+    /// Its move plan (card, token, combo and copied cards).
     pub mp: &'a MovePlan,
+    /// The alternative, its steps filled in.
     pub t: &'a Try,
+    /// A card that cannot be resolved fully is left out and the rest goes on (else it fails
+    /// the alternative).
     pub lenient: bool,
+    /// The game's report wording is 2 or later.
     pub worded: bool,
 }
 
