@@ -76,11 +76,7 @@ impl Threat {
             // What [`Threat::unless`] works out for this corps alone.
             self.best.fill(0.0);
             self.partial = 0.0;
-            if g.bits.adj.is_empty() {
-                self.by_queue(s, g, held, self.conf[k]);
-            } else {
-                self.by_bits(s, g, held, open, self.conf[k]);
-            }
+            self.add_corps(s, g, held, open, self.conf[k]);
             alone.push((self.sum(), self.conf[k]));
         }
         alone.sort_by(|a, b| b.0.total_cmp(&a.0));
@@ -108,16 +104,23 @@ impl Threat {
         let open = open.unwrap_or_else(|| open_towns(g, held));
         let n = self.conf.len();
         for k in 0..n {
-            if g.bits.adj.is_empty() {
-                self.by_queue(s, g, held, self.conf[k]);
-            } else {
-                self.by_bits(s, g, held, open, self.conf[k]);
-            }
+            self.add_corps(s, g, held, open, self.conf[k]);
             if k + 1 < n && hopeless(self.at_least(g)) {
                 return None;
             }
         }
         Some(self.sum())
+    }
+
+    /// Adds Confederate corps `c` (town, strength) to the best chances worked out so far: by
+    /// one-word town sets when the map fits one (`open`: its towns free of Union corps), else by
+    /// a queue.
+    fn add_corps(&mut self, s: &State, g: &Graph, held: &[u32], open: u64, c: (usize, u32)) {
+        if g.bits.adj.is_empty() {
+            self.by_queue(s, g, held, c);
+        } else {
+            self.by_bits(s, g, held, open, c);
+        }
     }
 
     /// The threat of the corps worked out so far: each town's points times its best chance, in
