@@ -1062,10 +1062,15 @@ fn cmd_adjudicate(dirs: Vec<PathBuf>, all: Option<PathBuf>, mail: Option<PathBuf
     // a full group is synced and its records written on the group's own thread while the steps go on.
     let batch = crate::store::Batch::open();
     let group = crate::store::Group::behind();
-    let results = crate::par::map(&games, |(d, peek)| adjudicate_plain(d, t, peek.clone(), &group));
+    let mut results = crate::par::map(&games, |(d, peek)| adjudicate_plain(d, t, peek.clone(), &group));
     if let Err(e) = group.flush().and_then(|()| crate::store::sync_batch()) {
         eprintln!("pbem: {e}");
         failed += 1;
+    }
+    for ((d, _), result) in games.iter().zip(results.iter_mut()) {
+        if let Some(why) = group.left_out(d) {
+            *result = Err(pipeline::left_out(d, &why));
+        }
     }
     drop(batch);
     // The lines: the games named, then every swept game in the folders' order.

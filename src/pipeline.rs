@@ -445,7 +445,7 @@ pub(crate) fn stage_record(
     files.insert(0, (sig_path(&path), sig::sign(key, NS_RECORD, &bytes)?.into_bytes()));
     files.push((dir.state(rec.index), state.as_bytes().to_vec()));
     files.extend(texts.into_iter().map(|(path, text)| (path, text.into_bytes())));
-    store::stage(&files, store::CommitPoint::new(path, bytes))
+    store::stage(&files, store::CommitPoint::new(path, bytes).of_game(&dir.root))
 }
 
 /// Hash binding the setup (game file and scenario bytes) into record 0.
@@ -1204,7 +1204,7 @@ fn store_accepted(g: &Loaded, intake: &mut Intake, v: &Verified, step: u64, seq:
     // Written when the receipts are committed, under the game's lock ([`Intake::commit_staged`],
     // or a group's flush: on its own thread in intake); a write that fails then fails the commit,
     // and the receipt is not written.
-    let staged = store::stage_later(dirs, files, store::CommitPoint::new(rpath.clone(), bytes.clone()));
+    let staged = store::stage_later(dirs, files, store::CommitPoint::new(rpath.clone(), bytes.clone()).of_game(&g.dir.root));
     intake.index(g, step)?.add(&receipt, nonce);
     intake.staged.push(staged);
     Ok((receipt, rpath, (bytes, signature)))
@@ -1276,6 +1276,13 @@ pub fn submit_grouped(dir: &Path, files: &[OrderInput], clock: impl Into<Clock>,
         None => intake.commit_staged(&g)?,
     }
     Ok(out)
+}
+
+/// The error of a game whose step was resolved in a sweep but whose commit was left out of the
+/// sweep's group: a write of it failed (`why`) with an error of that game alone
+/// ([`store::Group::left_out`]); the next run resolves the step again.
+pub fn left_out(dir: &Path, why: &str) -> Error {
+    store::io(dir, std::io::Error::other(format!("its step could not be written ({why}); the next run resolves it again")))
 }
 
 /// Where `pbem seat` keeps the new `game.toml` (host only) while it writes the seat change's

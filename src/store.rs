@@ -17,6 +17,7 @@
 //! leaves a half-written file; the record is written last and is the commit point of a step.
 //! `host/` is mode 0700 and everything written in it 0600 (folders 0700).
 
+use std::collections::BTreeMap;
 use std::fs::{self, File};
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -574,12 +575,27 @@ pub struct CommitPoint {
     pub hold: Option<File>,
     /// Run once the point is written (e.g. the due index, which stamps the new record).
     pub then: Option<Box<dyn FnOnce() + Send>>,
+    /// The game folder the commit belongs to (`None`: the point alone): once one of its commits
+    /// is left out of a group's flush, so is every later one of that game in the run
+    /// ([`Group::left_out`]).
+    pub game: Option<PathBuf>,
 }
 
 impl CommitPoint {
     /// A commit point with nothing held and nothing to run after it.
     pub fn new(path: PathBuf, bytes: Vec<u8>) -> CommitPoint {
-        CommitPoint { path, bytes, hold: None, then: None }
+        CommitPoint { path, bytes, hold: None, then: None, game: None }
+    }
+
+    /// The same, belonging to the game in folder `dir` ([`CommitPoint::game`]).
+    pub fn of_game(mut self, dir: &Path) -> CommitPoint {
+        self.game = Some(dir.to_path_buf());
+        self
+    }
+
+    /// What a failure of this commit leaves out: its game, or itself.
+    fn scope(&self) -> &Path {
+        self.game.as_deref().unwrap_or(&self.path)
     }
 
     fn write(self) -> Result<()> {
@@ -707,6 +723,17 @@ struct Shared {
 /// a mail with orders for the game arrived meanwhile (tester t25a-1).
 pub type Veto = std::sync::Arc<dyn Fn(&Path) -> bool + Send + Sync>;
 
+/// [`Group::left_out`], asked from anywhere (work handed to the group's own thread).
+#[derive(Clone)]
+pub struct LeftOutView(std::sync::Arc<Shared>);
+
+impl LeftOutView {
+    /// Why the commits of the game in folder `dir` were left out, if they were.
+    pub fn get(&self, dir: &Path) -> Option<String> {
+        self.0.state().left_out.get(dir).cloned()
+    }
+}
+
 /// The thread a [`Group::behind`] hands its flushes to, and the way to it (one flush waits there
 /// at most, besides the one it runs: each holds its games' locks).
 struct Behind {
@@ -739,6 +766,9 @@ struct GroupState {
     /// The first flush that failed (a file it named, and why): its commits were not written, so
     /// every later flush fails too and the run stops before it reports them done.
     failed: Option<(PathBuf, String)>,
+    /// The games (or commit points, [`CommitPoint::scope`]) whose commits a write failed for,
+    /// with why: left out of this run (see [`Group::left_out`]).
+    left_out: BTreeMap<PathBuf, String>,
     /// The commit points of the flushes handed to the group's thread and not done yet.
     handed: Vec<PathBuf>,
     /// How many flushes and jobs were handed over, and how many of them are done.
@@ -776,9 +806,13 @@ impl Shared {
             return Err(e);
         }
         let veto = self.veto.lock().unwrap_or_else(|p| p.into_inner()).clone();
-        let result = flush_staged(staged, veto.as_deref());
+        // A copy: the state stays free for the thread adding commits while this one syncs.
+        let mut left = self.state().left_out.clone();
+        let result = flush_staged(staged, veto.as_deref(), Some(&mut left));
+        let mut s = self.state();
+        s.left_out = left;
         if let Err(e) = &result {
-            self.state().fail(e);
+            s.fail(e);
         }
         result
     }
@@ -953,6 +987,25 @@ impl Group {
         self.state().broken().map_or(Ok(()), Err)
     }
 
+    /// Why the commits of the game in folder `dir` were left out of this group's flushes, if they
+    /// were: a write of one of them failed with an error of that game alone ([`stops_everything`]
+    /// tells), so it and every later commit of the game were dropped as a killed run's are, while
+    /// the other games' went on (tester t25a-2: one unwritable game folder stopped every game's
+    /// intake and steps, run after run). Known once the flush that left it out is done.
+    pub fn left_out(&self, dir: &Path) -> Option<String> {
+        self.left_out_view().get(dir)
+    }
+
+    /// A way to ask [`Group::left_out`] from work handed to the group's thread ([`Group::then`]).
+    pub fn left_out_view(&self) -> LeftOutView {
+        LeftOutView(self.waiting.clone())
+    }
+
+    /// Every game (or lone commit point) left out so far, with why ([`Group::left_out`]).
+    pub fn all_left_out(&self) -> BTreeMap<PathBuf, String> {
+        self.state().left_out.clone()
+    }
+
     /// Waits until every flush and job handed to the group's thread is done.
     fn wait_behind(&self) {
         let mut s = self.state();
@@ -1006,29 +1059,75 @@ impl Drop for Group {
 /// order. Errors: the sync's or a write's, naming a file (the points after a failed sync are not
 /// written).
 pub fn commit_all(staged: Vec<Staged>) -> Result<()> {
-    flush_staged(staged, None)
+    flush_staged(staged, None, None)
 }
 
-/// [`commit_all`], each commit point first put to `veto` (see [`Veto`]).
-fn flush_staged(mut staged: Vec<Staged>, veto: Option<&(dyn Fn(&Path) -> bool + Send + Sync)>) -> Result<()> {
+/// [`commit_all`], each commit point first put to `veto` (see [`Veto`]). With `left`, a commit
+/// whose writes fail with an error of its game alone ([`stops_everything`] tells) is dropped with
+/// every later one of its game, which `left` gets with why (and the commits of games already in
+/// `left` are dropped); any other error stops the flush (the points after a failed sync are not
+/// written).
+fn flush_staged(staged: Vec<Staged>, veto: Option<&(dyn Fn(&Path) -> bool + Send + Sync)>, left: Option<&mut BTreeMap<PathBuf, String>>) -> Result<()> {
     if staged.is_empty() {
         return Ok(());
     }
-    for s in &mut staged {
-        s.write_later()?;
-    }
-    let paths: Vec<&Path> = staged.iter().flat_map(|s| s.paths.iter().map(PathBuf::as_path)).collect();
-    make_durable(&paths)?;
-    let mut first_error = None;
-    for s in staged {
-        if veto.is_some_and(|v| !v(&s.point.path)) {
+    let mut left = LeftOut(left);
+    let mut written = Vec::with_capacity(staged.len());
+    for mut s in staged {
+        if left.has(s.point.scope()) {
             continue;
         }
-        if let Err(e) = s.point.write() {
+        match s.write_later() {
+            Ok(()) => written.push(s),
+            Err(e) => left.add(s.point.scope(), e)?,
+        }
+    }
+    let paths: Vec<&Path> = written.iter().flat_map(|s| s.paths.iter().map(PathBuf::as_path)).collect();
+    make_durable(&paths)?;
+    let mut first_error = None;
+    for s in written {
+        if left.has(s.point.scope()) || veto.is_some_and(|v| !v(&s.point.path)) {
+            continue;
+        }
+        let scope = s.point.scope().to_path_buf();
+        if let Err(e) = s.point.write().or_else(|e| left.add(&scope, e)) {
             first_error.get_or_insert(e);
         }
     }
     first_error.map_or(Ok(()), Err)
+}
+
+/// The games a flush leaves out (`None`: none may be, every error is the flush's).
+struct LeftOut<'a>(Option<&'a mut BTreeMap<PathBuf, String>>);
+
+impl LeftOut<'_> {
+    /// Whether the commits of `scope` are left out.
+    fn has(&self, scope: &Path) -> bool {
+        self.0.as_ref().is_some_and(|l| l.contains_key(scope))
+    }
+
+    /// Leaves `scope` out for `e`, unless `e` stops everything (or nothing may be left out):
+    /// then `e` is returned.
+    fn add(&mut self, scope: &Path, e: Error) -> Result<()> {
+        match self.0.as_deref_mut() {
+            Some(left) if !stops_everything(&e) => {
+                left.insert(scope.to_path_buf(), e.to_string());
+                Ok(())
+            }
+            _ => Err(e),
+        }
+    }
+}
+
+/// Whether the error of a commit's write is the file system's as a whole (full, over quota,
+/// read-only, failing, out of memory), which stops a group's flush and the run; any other (a
+/// folder made read-only or replaced by a file, a name taken by a folder, a game folder gone) is
+/// the game's alone: the commit is left out and the other games go on ([`Group::left_out`]).
+pub fn stops_everything(e: &Error) -> bool {
+    match e {
+        Error::Io { source, .. } => matches!(source.raw_os_error(), Some(libc::ENOSPC | libc::EDQUOT | libc::EIO | libc::EROFS | libc::ENOMEM)),
+        _ => false,
+    }
 }
 
 /// Appends `bytes` to the file at `path` (created if missing, mode as [`write_atomic`]) with one
@@ -1697,22 +1796,64 @@ mod tests {
         assert_eq!(fs::read(&index).unwrap(), b"a\nb\n");
     }
 
+    /// A write of one game's commit that fails with an error of that game alone (a file where
+    /// its folder is to be made) leaves that game out, with every later commit of it in the run,
+    /// and the other games' commits go on (tester t25a-2); one that stops everything (a full
+    /// disk) stops the run.
     #[test]
-    fn a_write_left_to_the_flush_that_fails_fails_it_and_writes_no_point() {
+    fn a_write_of_one_game_that_fails_leaves_that_game_out_and_the_others_go_on() {
         let tmp = tempfile::tempdir().unwrap();
-        // A file where the folder is to be made: the `mkdir` at the flush fails.
-        fs::write(tmp.path().join("blocked"), b"x").unwrap();
-        let dir = tmp.path().join("blocked").join("000001");
+        let (bad, good) = (tmp.path().join("bad"), tmp.path().join("good"));
+        fs::create_dir(&bad).unwrap();
+        fs::create_dir(&good).unwrap();
+        fs::write(bad.join("receipts"), b"x").unwrap();
+        let commit = |game: &Path, n: u32| {
+            let dir = game.join("receipts").join(format!("{n:06}"));
+            stage_later(&[(&dir, false)], vec![(dir.join("o.sig"), b"s".to_vec())], CommitPoint::new(dir.join("o.toml"), b"r".to_vec()).of_game(game))
+        };
         let group = Group::behind();
-        group.add(stage_later(&[(&dir, false)], vec![(dir.join("o.sig"), b"s".to_vec())], CommitPoint::new(tmp.path().join("point"), b"r".to_vec())));
-        assert!(group.flush().is_err());
-        assert!(!tmp.path().join("point").exists(), "no commit point after a failed write");
-        assert!(group.check().is_err(), "the run is told to stop");
+        group.add(commit(&bad, 1));
+        group.add(commit(&good, 1));
+        group.flush().unwrap();
+        group.check().unwrap();
+        assert!(group.left_out(&bad).is_some_and(|why| why.contains("receipts")), "{:?}", group.left_out(&bad));
+        assert!(good.join("receipts/000001/o.toml").is_file() && group.left_out(&good).is_none());
+        // Once it is writable again, the game's later commits in this run are still left out
+        // (they may rest on the one left out); the next run does them.
+        fs::remove_file(bad.join("receipts")).unwrap();
+        group.add(commit(&bad, 2));
+        group.add(commit(&good, 2));
+        group.flush().unwrap();
+        assert!(!bad.join("receipts/000002").exists() && good.join("receipts/000002/o.toml").is_file());
+        assert_eq!(group.all_left_out().len(), 1);
+        group.check().unwrap();
+        // A commit point that cannot be written (a folder in its place) leaves its game out too.
+        let other = tmp.path().join("other");
+        fs::create_dir_all(other.join("receipts/000003/o.toml")).unwrap();
+        group.add(commit(&other, 3));
+        group.add(commit(&good, 3));
+        group.flush().unwrap();
+        assert!(group.left_out(&other).is_some() && good.join("receipts/000003/o.toml").is_file());
+        // Alone (no group), the failed write is the caller's error.
+        fs::write(bad.join("receipts"), b"x").unwrap();
+        assert!(commit_all(vec![commit(&bad, 3)]).is_err());
+    }
+
+    #[test]
+    fn only_a_full_failing_or_read_only_file_system_stops_every_game() {
+        let os = |n: i32| io(Path::new("f"), std::io::Error::from_raw_os_error(n));
+        for n in [libc::ENOSPC, libc::EDQUOT, libc::EIO, libc::EROFS] {
+            assert!(stops_everything(&os(n)), "{n}");
+        }
+        for n in [libc::EACCES, libc::EPERM, libc::ENOTDIR, libc::EISDIR, libc::ENOENT, libc::EEXIST] {
+            assert!(!stops_everything(&os(n)), "{n}");
+        }
+        assert!(!stops_everything(&Error::input(Path::new("f"), "not a regular file")));
     }
 
     /// A folder staged for the flush is made with its parent if that is missing, but the game
     /// folder above is not made again once it is gone (deleted or renamed during the run, tester
-    /// t25a-4): the flush fails and writes no commit point.
+    /// t25a-4): its commit is left out ([`Group::left_out`]) and writes no commit point.
     #[test]
     fn a_staged_folder_is_not_made_in_a_game_folder_gone_since() {
         let tmp = tempfile::tempdir().unwrap();
@@ -1725,8 +1866,9 @@ mod tests {
         assert!(dir.join("o.toml").exists(), "its parent made with it");
         fs::remove_dir_all(&game).unwrap();
         let group = Group::behind();
-        group.add(stage_later(&[(&dir, false)], vec![(dir.join("o.sig"), b"s".to_vec())], CommitPoint::new(dir.join("o.toml"), b"r".to_vec())));
-        assert!(group.flush().is_err());
+        group.add(stage_later(&[(&dir, false)], vec![(dir.join("o.sig"), b"s".to_vec())], CommitPoint::new(dir.join("o.toml"), b"r".to_vec()).of_game(&game)));
+        group.flush().unwrap();
+        assert!(group.left_out(&game).is_some(), "the game is left out of the run");
         assert!(!game.exists(), "the game folder is not made again");
     }
 

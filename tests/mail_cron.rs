@@ -562,3 +562,59 @@ fn a_reminder_names_the_built_in_player_the_grace_and_a_wait_where_they_apply() 
         }
     }
 }
+
+/// A game whose folder cannot be written (here a file stands where its receipts or its next
+/// record go) is left out of the run: its message waits in `new/`, unanswered, and its step is
+/// not written, while every other game takes its orders, resolves and mails as usual; once the
+/// host mends it, the next run does what was left (tester t25a-2: one such game stopped every
+/// game's intake and steps, run after run).
+#[test]
+fn a_game_that_cannot_be_written_is_left_out_and_the_others_go_on() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let (g1, g2) = (new_game(&root, "g1", 24), new_game(&root, "g2", 24));
+    let out = tmp.path().join("sent");
+    let cfg = config(tmp.path(), TransportConfig::File { dir: out.clone() });
+    let mut e = Entropy::seeded([9; 32]);
+    cron::run(&root, &cfg, at("2026-07-01T12:05:00Z"), &mut e).unwrap();
+    // A folder where the receipt's signature goes: the game reads, but its receipt is not written.
+    let blocked = g1.join("receipts/000001/union-1.toml.sig");
+    std::fs::create_dir_all(&blocked).unwrap();
+    deliver(tmp.path(), "a-g1", &order_mail(&g1, "union", 1));
+    deliver(tmp.path(), "b-g2", &order_mail(&g2, "union", 1));
+    let r = cron::run(&root, &cfg, at("2026-07-01T13:00:00Z"), &mut e).unwrap();
+    let line = |name: &str| r.intake.iter().find(|h| h.name == name).unwrap();
+    assert_eq!(line("a-g1").disposition, pbem::mail::intake::Disposition::Retry, "{:?}", line("a-g1"));
+    assert!(line("a-g1").reason.contains("receipts"), "{}", line("a-g1").reason);
+    assert_eq!(line("b-g2").disposition, pbem::mail::intake::Disposition::Done, "{:?}", line("b-g2"));
+    let md = tmp.path().join("Maildir");
+    assert!(md.join("new/a-g1").is_file() && !md.join("new/b-g2").exists());
+    let receipts = |to: &str| sent(&out).iter().filter(|(_, m)| m.text.contains("ACCEPTED") && m.text.contains(to)).count();
+    assert_eq!((receipts("game g1"), receipts("game g2")), (0, 1), "{:?}", sent(&out).iter().map(|(_, m)| &m.subject).collect::<Vec<_>>());
+    // Mended: the message waiting is taken in and answered.
+    std::fs::remove_dir(&blocked).unwrap();
+    let r = cron::run(&root, &cfg, at("2026-07-01T13:05:00Z"), &mut e).unwrap();
+    assert_eq!(r.intake.len(), 1, "{r:?}");
+    assert!(!md.join("new/a-g1").exists() && receipts("game g1") == 1);
+
+    // A step that cannot be written (a folder where its state goes): that game's step is left
+    // out and its line says why; the other game's step resolves and is mailed.
+    deliver(tmp.path(), "c-g1", &order_mail(&g1, "confederate", 1));
+    deliver(tmp.path(), "d-g2", &order_mail(&g2, "confederate", 1));
+    let record = g1.join("states/000001.json");
+    std::fs::create_dir_all(record.join("in-the-way")).unwrap();
+    let r = cron::run(&root, &cfg, at("2026-07-01T13:10:00Z"), &mut e).unwrap();
+    let (l1, l2) = (game_line(&r, "g1"), game_line(&r, "g2"));
+    assert!(l1.failed && l1.summary.contains("000001.json"), "{l1:?}");
+    assert!(!l2.failed && l2.summary.contains("resolved step(s) 1"), "{l2:?}");
+    assert_eq!(sent(&out).iter().filter(|(_, m)| m.subject.contains("step 1 resolved")).count(), 2, "g2's reports only");
+    std::fs::remove_dir_all(&record).unwrap();
+    let r = cron::run(&root, &cfg, at("2026-07-01T13:15:00Z"), &mut e).unwrap();
+    assert!(game_line(&r, "g1").summary.contains("resolved step(s) 1"), "{r:?}");
+    assert_eq!(sent(&out).iter().filter(|(_, m)| m.subject.contains("step 1 resolved")).count(), 4);
+    pbem::audit::audit(&g1, None).unwrap();
+}
+
+fn game_line<'a>(r: &'a cron::CronRun, id: &str) -> &'a cron::GameRun {
+    r.games.iter().find(|g| g.game == id).unwrap()
+}

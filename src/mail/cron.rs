@@ -71,6 +71,14 @@ impl Loaded {
         self.line.held = true;
         self.line.summary = a.summary().into();
     }
+
+    /// The steps this run resolved from some point on were not committed: a write of the game's
+    /// failed ([`crate::store::Group::left_out`]). The game's line says so, as failed.
+    fn left_out(&mut self, dir: &Path, why: &str) {
+        self.held_for_arrivals = false;
+        self.line.failed = true;
+        self.line.summary = pipeline::left_out(dir, why).to_string().into();
+    }
 }
 
 /// What one cron run did.
@@ -154,6 +162,7 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
         // The steps' records (one sync for all their files) before the next pass reads the games.
         group.flush()?;
         let vetoed = late.vetoed();
+        let left = group.all_left_out();
         for dir in &vetoed {
             if let Err(e) = pipeline::clear_left_out(dir) {
                 eprintln!("warning: {}: what a step held back for new mail wrote is left for the next run to clear: {e}", dir.display());
@@ -163,6 +172,9 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
         for (i, mut g) in todo.into_iter().zip(results) {
             if vetoed.contains(&peeked.dir(i)) {
                 g.held_back();
+            }
+            if let Some(why) = left.get(&peeked.dir(i)) {
+                g.left_out(&peeked.dir(i), why);
             }
             if g.held_for_arrivals && pass < MAX_PASSES {
                 again.push(i);
@@ -978,7 +990,7 @@ mod tests {
         late.pass_begins(&Arrivals::now(&root, &sources));
         let record = |g: &Path| g.join("records").join("000001.json");
         let commit = |g: &Path| {
-            let point = crate::store::CommitPoint { path: record(g), bytes: b"{}".to_vec(), hold: None, then: None };
+            let point = crate::store::CommitPoint::new(record(g), b"{}".to_vec());
             group.add(crate::store::stage(&[], point).unwrap());
             group.flush().unwrap();
         };

@@ -244,7 +244,7 @@ pub fn run_locked(root: &Path, sources: &[Source], cfg: &HostConfig, clock: Cloc
     let mut filing = Filing::open(root, clock);
     let taken = take_in(root, &folders, cfg, now, &mut out, &mut filing);
     // Whatever stopped the run, the messages handled before it are filed away.
-    let filed = filing.finish();
+    let filed = filing.finish(&mut out);
     taken.and(filed)?;
     Ok(out)
 }
@@ -390,6 +390,8 @@ struct Filing {
     /// The games read again, at most once a run: for a sender with no seat in the games as the
     /// run first read them ([`Filing::seated_since`]).
     reread: std::cell::OnceCell<Option<Games>>,
+    /// The messages handled but left in place ([`FiledBatch::file`]), told by the group's thread.
+    left: std::sync::Arc<std::sync::Mutex<Vec<LeftMessage>>>,
 }
 
 /// A handled message, to be marked seen and filed away.
@@ -405,12 +407,23 @@ struct ToFile {
     reason: String,
     /// The spool's `NAME.toolarge` beside it, when it was read (removed once the message is filed).
     marker: Option<PathBuf>,
+    /// The games (id, folder) whose receipts its accepted orders wait for: should one of them be
+    /// left out of the group's flush ([`store::Group::left_out`]), the message is left in place.
+    games: Vec<(String, PathBuf)>,
+}
+
+/// A handled message left in place for the next run: the receipts of its orders for a game were
+/// left out of the run's flush (a write of that game's failed).
+struct LeftMessage {
+    name: String,
+    games: Vec<String>,
+    why: String,
 }
 
 impl Filing {
     fn open(root: &Path, clock: Clock) -> Filing {
         let state = state_dir(root);
-        Filing { root: root.to_path_buf(), _batch: store::Batch::open(), log: std::sync::Arc::new(MailLog::new(&state)), replies: RefCell::new(Vec::new()), clock, group: store::Group::behind(), waiting: Vec::new(), hashes: BTreeSet::new(), reread: std::cell::OnceCell::new() }
+        Filing { root: root.to_path_buf(), _batch: store::Batch::open(), log: std::sync::Arc::new(MailLog::new(&state)), replies: RefCell::new(Vec::new()), clock, group: store::Group::behind(), waiting: Vec::new(), hashes: BTreeSet::new(), reread: std::cell::OnceCell::new(), left: Default::default() }
     }
 
     /// Whether `from`, who held no seat in the games as the run first read them, holds one in
@@ -442,15 +455,32 @@ impl Filing {
     /// away ([`FiledBatch::file`]) once their receipts are written, while this thread handles
     /// the messages after them; the `last` batch of the run ends with a sync of its own.
     fn file_waiting(&mut self, last: bool) -> Result<()> {
-        let batch = FiledBatch { root: self.root.clone(), log: self.log.clone(), replies: std::mem::take(&mut *self.replies.borrow_mut()), waiting: std::mem::take(&mut self.waiting), last };
+        let batch = FiledBatch {
+            root: self.root.clone(),
+            log: self.log.clone(),
+            replies: std::mem::take(&mut *self.replies.borrow_mut()),
+            waiting: std::mem::take(&mut self.waiting),
+            last,
+            left_out: self.group.left_out_view(),
+            left: self.left.clone(),
+        };
         self.group.then(move || batch.file())
     }
 
     /// Files away what waits, then compacts the mail log once it is large (every line of the
-    /// run is durable by then), and ends the batch.
-    fn finish(mut self) -> Result<()> {
+    /// run is durable by then), and ends the batch. The messages left in place are said so in
+    /// `out`, and their games held.
+    fn finish(mut self, out: &mut IntakeRun) -> Result<()> {
         self.file_waiting(true)?;
-        self.group.flush()?;
+        let flushed = self.group.flush();
+        for m in std::mem::take(&mut *self.left.lock().unwrap_or_else(|p| p.into_inner())) {
+            if let Some(h) = out.handled.iter_mut().find(|h| h.name == m.name && h.disposition != Disposition::Retry) {
+                (h.disposition, h.reply) = (Disposition::Retry, None);
+                h.reason = format!("left for the next run, unanswered: {}", m.why);
+            }
+            out.held_games.extend(m.games);
+        }
+        flushed?;
         let games = std::cell::OnceCell::new();
         let open_step = |id: &str| -> Option<u64> {
             let dir = store::GameDir::new(games.get_or_init(|| Games::load(&self.root).ok()).as_ref()?.folder(id)?);
@@ -471,6 +501,10 @@ struct FiledBatch {
     waiting: Vec<ToFile>,
     /// Whether it is the run's last batch, whose seen marks no later batch's sync makes durable.
     last: bool,
+    /// The games whose commits the group left out.
+    left_out: store::LeftOutView,
+    /// Where the messages left in place are told ([`Filing::left`]).
+    left: std::sync::Arc<std::sync::Mutex<Vec<LeftMessage>>>,
 }
 
 impl FiledBatch {
@@ -478,11 +512,12 @@ impl FiledBatch {
     /// queues the replies and makes those durable, then marks each message seen and moves it,
     /// and for the run's last batch makes that durable too (each sync the open batch's: this
     /// run's, or the cron run's).
-    fn file(self) -> Result<()> {
+    fn file(mut self) -> Result<()> {
+        let unanswered = self.leave_in_place();
         if !self.replies.is_empty() {
             store::sync_batch()?;
             let outbox = Outbox::under(&self.root);
-            for (reply, now) in &self.replies {
+            for (reply, now) in self.replies.iter().filter(|(r, _)| !unanswered.contains(&r.id)) {
                 outbox.queue(reply, *now)?;
             }
         }
@@ -499,6 +534,28 @@ impl FiledBatch {
             }
         }
         if self.last { store::sync_batch() } else { Ok(()) }
+    }
+
+    /// Takes out of the batch each message with an order whose game's receipts were left out of
+    /// the group's flush (a write of that game's failed, [`store::Group::left_out`]): it stays
+    /// where it is, neither marked seen nor answered, and the next run handles it again as it
+    /// would after a run killed before its receipt (tester t25a-2). Returns the ids of the
+    /// replies not to queue.
+    fn leave_in_place(&mut self) -> BTreeSet<String> {
+        let mut unanswered = BTreeSet::new();
+        let (left_out, left) = (&self.left_out, &self.left);
+        self.waiting.retain(|f| {
+            let whys: Vec<String> = f.games.iter().filter_map(|(id, dir)| Some(format!("game {id}: {}", left_out.get(dir)?))).collect();
+            if whys.is_empty() {
+                return true;
+            }
+            eprintln!("warning: {}: left for the next run, unanswered: {}", f.path.display(), whys.join("; "));
+            unanswered.insert(stable_id(&["reply", &f.hash]));
+            let games = f.games.iter().map(|(id, _)| id.clone()).collect();
+            left.lock().unwrap_or_else(|p| p.into_inner()).push(LeftMessage { name: f.name.clone(), games, why: whys.join("; ") });
+            false
+        });
+        unanswered
     }
 }
 
@@ -701,7 +758,10 @@ fn handle_file(maildir: &Path, path: &Path, name: &str, ahead: super::ahead::Ahe
     }))?;
     h.name = name.to_string();
     if h.disposition != Disposition::Retry {
-        let f = ToFile { hash: hash.clone(), key, now, maildir: maildir.into(), path: path.into(), name: name.into(), disposition: h.disposition, reason: h.reason.clone(), marker: marked.map(|_| marker) };
+        let waits_for = h.orders.iter().filter_map(|r| r.receipt.as_ref()).filter_map(|rc| Some((rc.game.clone(), games.get(&rc.game)?.0.to_path_buf())));
+        let mut waits_for: Vec<(String, PathBuf)> = waits_for.collect();
+        waits_for.dedup();
+        let f = ToFile { hash: hash.clone(), key, now, maildir: maildir.into(), path: path.into(), name: name.into(), disposition: h.disposition, reason: h.reason.clone(), marker: marked.map(|_| marker), games: waits_for };
         filing.add(&hash, f);
     }
     Ok(h)
@@ -855,9 +915,13 @@ fn plans_mailed(results: &[OrderResult], games: &Games, from: &str, (outbox, gro
         if !pipeline::rules(&gf.rules).is_ok_and(|g| g.teammates_see_plans()) {
             continue;
         }
-        // The plans are read from the game's receipts: those still waiting are written first.
+        // The plans are read from the game's receipts: those still waiting are written first
+        // (none for a game whose commits were left out: its message waits, unanswered).
         if group.holds_under(dir) {
             group.flush()?;
+        }
+        if group.left_out(dir).is_some() {
+            continue;
         }
         for line in super::press::mail_plans(dir, &receipts, from, outbox, cfg, now)? {
             text.push_str(&format!("Note: {line}.\n"));
@@ -993,6 +1057,14 @@ fn submit_found(f: &Found, games: &Games, (log, hash, group): (&MailLog, &str, &
     let bytes = signed_bytes(f, gf, &header.role, &mut r);
     // Submitted from memory; the name only stands in messages, where `describe` puts the label.
     let file = state_dir(dir.parent().unwrap_or(dir)).join("tmp").join(safe_name(&f.name));
+    // A game whose commits this run left out (a write of its failed) takes no more orders in
+    // this run: the message waits for the next, as every later one for the game.
+    if group.holds_under(dir) {
+        group.flush()?;
+    }
+    if let Some(why) = group.left_out(dir) {
+        return Ok(Err(format!("game {}: {why}; left for the next run", gf.id)));
+    }
     let taken = log.taken_by(hash, &gf.id)?;
     let input = pipeline::OrderInput { path: file.clone(), given: Some((bytes.to_vec(), f.detached.clone())), taken };
     let res = pipeline::submit_grouped(dir, std::slice::from_ref(&input), clock, Some(group), games.known(&gf.id)).and_then(|mut v| v.pop().expect("one result per file"));
@@ -1020,6 +1092,10 @@ fn submit_found(f: &Found, games: &Games, (log, hash, group): (&MailLog, &str, &
             r.signed = a.signed;
         }
         Err(Error::Locked(_)) => return Ok(Err(format!("game {} was busy", gf.id))),
+        // The game's folder cannot be read or written (the host's to mend, not the player's):
+        // the message waits, unanswered, for a run that can; a full or failing disk stops this one.
+        Err(e @ Error::Io { .. }) if store::stops_everything(&e) => return Err(e),
+        Err(e @ Error::Io { .. }) => return Ok(Err(format!("game {}: {e}; left for the next run", gf.id))),
         Err(Error::ClockBehind(m)) => return Ok(Err(m)),
         Err(e) => {
             r.error = Some(describe(&e, &file, &f.label));
