@@ -1138,9 +1138,23 @@ pub fn append_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 /// Opens the file at `path` to append to (created if missing, mode as [`write_atomic`]), if it
-/// is a regular file: a FIFO is neither waited on nor written to. Errors: the open's, or a file
-/// of another kind, naming the file.
+/// is a regular file: a FIFO is neither waited on nor written to. A file with other hard links
+/// (a backup made with `cp -al` or `rsync --link-dest` shares it) is first copied to a file of
+/// its own at `path` ([`write_unsynced`]), so that what is appended never changes the backup.
+/// Errors: the open's or the copy's, or a file of another kind, naming the file.
 pub fn open_append(path: &Path) -> Result<File> {
+    use std::os::unix::fs::MetadataExt;
+    let f = open_append_shared(path)?;
+    if f.metadata().map_err(|e| io(path, e))?.nlink() <= 1 {
+        return Ok(f);
+    }
+    drop(f);
+    write_unsynced(path, &read(path)?)?;
+    open_append_shared(path)
+}
+
+/// [`open_append`], a hard-linked file appended to as it is.
+fn open_append_shared(path: &Path) -> Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     let mut options = File::options();
     options.create(true).append(true).custom_flags(libc::O_NONBLOCK);
@@ -1837,6 +1851,19 @@ mod tests {
         // Alone (no group), the failed write is the caller's error.
         fs::write(bad.join("receipts"), b"x").unwrap();
         assert!(commit_all(vec![commit(&bad, 3)]).is_err());
+    }
+
+    /// A file hard-linked into a backup (`cp -al`) is appended to as a copy of its own: the
+    /// backup keeps what it had.
+    #[test]
+    fn an_append_never_changes_a_hard_linked_backup() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (live, backup) = (tmp.path().join("nonces"), tmp.path().join("backup-nonces"));
+        fs::write(&live, b"a\n").unwrap();
+        fs::hard_link(&live, &backup).unwrap();
+        append_unsynced(&live, b"b\n").unwrap();
+        append_unsynced(&live, b"c\n").unwrap();
+        assert_eq!((fs::read(&live).unwrap(), fs::read(&backup).unwrap()), (b"a\nb\nc\n".to_vec(), b"a\n".to_vec()));
     }
 
     #[test]
