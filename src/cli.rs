@@ -311,7 +311,8 @@ struct SignArgs {
     /// on the terminal.
     #[arg(long)]
     key: PathBuf,
-    /// The order file.
+    /// The order file; `-` reads the order from stdin and writes it signed to stdout, its
+    /// signature appended (for a pipe into a mail program).
     file: PathBuf,
     /// Append the armored signature to the file instead of writing FILE.sig (for pasting into mail).
     #[arg(long)]
@@ -942,8 +943,10 @@ fn cmd_form(dir: PathBuf, role: String, output: Option<PathBuf>, t: Option<Strin
 
 /// `pbem sign`.
 fn cmd_sign(key: PathBuf, file: PathBuf, append: bool) -> Result<ExitCode> {
+    let piped = file.as_os_str() == "-";
+    let raw = if piped { read_stdin_order()? } else { pipeline::read_order_file(&file)? };
+    let file = if piped { PathBuf::from("<stdin>") } else { file };
     let k = signing_key(&key)?;
-    let raw = pipeline::read_order_file(&file)?;
     let text = sig::normalize(&raw).map_err(|e| anyhow!("{}: {e}", file.display()))?;
     let (body, old) = sig::split_appended(&text);
     if old.is_some() {
@@ -965,7 +968,11 @@ fn cmd_sign(key: PathBuf, file: PathBuf, append: bool) -> Result<ExitCode> {
         .map(|(fresh, _)| fresh)
         .ok_or_else(|| anyhow!("{}: the nonce could not be replaced with a fresh one; write it as the line `nonce = \"\"` under `[pbem]` (not signed)", file.display()))?;
     let armored = sig::sign_with(&k, pipeline::NS_ORDERS, body.as_bytes())?;
-    if append {
+    if piped {
+        use std::io::Write;
+        let mut out = std::io::stdout().lock();
+        out.write_all(format!("{body}{armored}").as_bytes()).and_then(|()| out.flush()).map_err(|e| anyhow!("<stdout>: {e}"))?;
+    } else if append {
         store::write_user_file(&file, format!("{body}{armored}").as_bytes())?;
         println!("signed {} (signature appended)", file.display());
     } else {
@@ -975,6 +982,19 @@ fn cmd_sign(key: PathBuf, file: PathBuf, append: bool) -> Result<ExitCode> {
         println!("signed {} -> {}", file.display(), sp.display());
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// An order read from stdin (`pbem sign -`), at most [`pipeline::MAX_ORDER_FILE_BYTES`] as an
+/// order file may be. Errors: the read's, or a larger input (named `<stdin>`).
+fn read_stdin_order() -> Result<Vec<u8>> {
+    use std::io::Read;
+    let max = pipeline::MAX_ORDER_FILE_BYTES;
+    let mut raw = Vec::new();
+    std::io::stdin().lock().take(max + 1).read_to_end(&mut raw).map_err(|e| anyhow!("<stdin>: {e}"))?;
+    if raw.len() as u64 > max {
+        bail!("<stdin>: larger than an order file may be ({max} bytes); not signed");
+    }
+    Ok(raw)
 }
 
 /// `pbem verify`.

@@ -65,6 +65,23 @@ fn help_lists_every_command() {
     }
 }
 
+/// `pbem sign --key K -` signs an order piped in and writes it to stdout, its signature appended
+/// (the form it is pasted into mail in), and nothing else; stdin larger than an order file may be
+/// is refused unread past the limit.
+#[test]
+fn sign_reads_stdin_and_writes_the_signed_order_to_stdout() {
+    let t = Table::new();
+    let form = std::fs::read(t.form("union", "union-1.toml")).unwrap();
+    let out = pbem().arg("sign").arg("--key").arg(t.key("union")).arg("-").write_stdin(form).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let signed = t.path().join("piped.toml");
+    std::fs::write(&signed, &out.stdout).unwrap();
+    assert!(String::from_utf8_lossy(&out.stdout).trim_end().ends_with("-----END SSH SIGNATURE-----"));
+    pbem().arg("verify").arg("--game").arg(t.game()).arg(&signed).assert().success().stdout(predicate::str::contains("good signature by seat union"));
+    pbem().arg("submit").arg(t.game()).arg(&signed).args(["--now", "2026-07-01T13:00:00Z"]).assert().success().stdout(predicate::str::contains("accepted"));
+    pbem().arg("sign").arg("--key").arg(t.key("union")).arg("-").write_stdin(vec![b'#'; 2 << 20]).assert().failure().stderr(predicate::str::contains("<stdin>: larger than"));
+}
+
 #[test]
 fn hand_played_step_with_ssh_keygen_and_pbem_sign() {
     let t = Table::new();
