@@ -372,12 +372,43 @@ impl Boxed {
 pub struct Placer {
     bounds: Boxed,
     taken: Vec<Boxed>,
+    /// Lines later boxes keep off ([`Placer::take_line`]).
+    lines: Vec<Stroke>,
+}
+
+/// A line boxes keep off: from `a` to `b`, each pixel of it under a box costing `weight` square
+/// pixels of overlap.
+#[derive(Debug, Clone, Copy)]
+struct Stroke {
+    a: (f64, f64),
+    b: (f64, f64),
+    weight: f64,
+}
+
+impl Stroke {
+    /// How many pixels of the line lie inside box `b` (Liang–Barsky clipping).
+    fn inside(&self, b: &Boxed) -> f64 {
+        let (dx, dy) = (self.b.0 - self.a.0, self.b.1 - self.a.1);
+        let (mut t0, mut t1) = (0.0f64, 1.0f64);
+        for (p, q) in [(-dx, self.a.0 - b.x), (dx, b.x + b.w - self.a.0), (-dy, self.a.1 - b.y), (dy, b.y + b.h - self.a.1)] {
+            if p == 0.0 {
+                if q < 0.0 {
+                    return 0.0;
+                }
+            } else if p < 0.0 {
+                t0 = t0.max(q / p);
+            } else {
+                t1 = t1.min(q / p);
+            }
+        }
+        if t1 > t0 { (t1 - t0) * dx.hypot(dy) } else { 0.0 }
+    }
 }
 
 impl Placer {
     /// A placer for boxes inside `bounds`, nothing taken yet.
     pub fn new(bounds: Boxed) -> Placer {
-        Placer { bounds, taken: Vec::new() }
+        Placer { bounds, taken: Vec::new(), lines: Vec::new() }
     }
 
     /// Marks `b` as taken (something drawn there that later boxes keep clear of).
@@ -385,9 +416,25 @@ impl Placer {
         self.taken.push(b);
     }
 
+    /// Marks the line from `a` to `b` as one later boxes keep off (an arrow a label must not
+    /// hide): each pixel of it under a box costs `weight` square pixels of overlap. Returns its
+    /// number, for [`Placer::place_over`].
+    pub fn take_line(&mut self, a: (f64, f64), b: (f64, f64), weight: f64) -> usize {
+        self.lines.push(Stroke { a, b, weight });
+        self.lines.len() - 1
+    }
+
     /// The candidate chosen (see [`Placer`]), now taken; `None` for no candidates.
     pub fn place(&mut self, candidates: &[Boxed]) -> Option<Boxed> {
-        let cost = |b: &Boxed| b.outside(&self.bounds) + self.taken.iter().map(|t| b.overlap(t)).sum::<f64>();
+        self.place_over(candidates, &[])
+    }
+
+    /// [`Placer::place`] for a box that may lie on the lines numbered `over` (counters on their
+    /// own arrow): those do not count.
+    pub fn place_over(&mut self, candidates: &[Boxed], over: &[usize]) -> Option<Boxed> {
+        let lines: Vec<Stroke> = self.lines.iter().enumerate().filter(|(i, _)| !over.contains(i)).map(|(_, l)| *l).collect();
+        let crossed = |b: &Boxed| lines.iter().map(|l| l.weight * l.inside(b)).sum::<f64>();
+        let cost = |b: &Boxed| b.outside(&self.bounds) + self.taken.iter().map(|t| b.overlap(t)).sum::<f64>() + crossed(b);
         let mut best: Option<(f64, Boxed)> = None;
         for c in candidates {
             let k = cost(c);

@@ -120,7 +120,23 @@ fn gettysburg_boxes_apart(svg: &str, what: &str) {
     for (k, (i, points)) in arrows.iter().enumerate() {
         assert!(arrows[k + 1..].iter().all(|(_, p)| p != points), "{what}: the arrow {points} is drawn twice");
         assert!(*i < first_counter, "{what}: the arrow {points} is drawn over a counter");
+        // No town label hides any of it.
+        let xy: Vec<f64> = points.split([',', ' ']).map(|v| v.parse().unwrap()).collect();
+        for (j, b) in boxed.iter().filter(|(j, _)| attr(lines[*j], "stroke-width") == Some("0.5")) {
+            assert!(!crosses((xy[0], xy[1]), (xy[2], xy[3]), b), "{what}: the label {} hides the arrow {points}", lines[*j]);
+        }
     }
+}
+
+/// Whether the segment from `a` to `b` passes through box `b` (left, top, right, bottom), by
+/// sampling it every half pixel.
+fn crosses(a: (f64, f64), b: (f64, f64), bx: &[f64; 4]) -> bool {
+    let n = ((b.0 - a.0).hypot(b.1 - a.1) * 2.0).ceil().max(1.0) as usize;
+    (0..=n).any(|k| {
+        let t = k as f64 / n as f64;
+        let (x, y) = (a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t);
+        x > bx[0] + 0.5 && x < bx[2] - 0.5 && y > bx[1] + 0.5 && y < bx[3] - 0.5
+    })
 }
 
 /// Every record, every seat and the observer: a picture usvg reads, the same twice, its texts

@@ -126,12 +126,28 @@ fn advancing<'a>(corps: &'a [Value], places: &[(String, (f64, f64))]) -> Vec<Adv
     groups.into_iter().map(|(_, g)| g).collect()
 }
 
+/// How much a pixel of an advance's arrow under a label or another road's counters costs their
+/// placing, in square pixels of overlap: a label crossing a whole arrow (~60 pixels) costs as
+/// much as covering most of another label, so it goes elsewhere when it can.
+const ARROW_WEIGHT: f64 = 25.0;
+
+/// How long an arrow's head is, in pixels, at its end: kept clear even of its own counters, so
+/// that the way they advance shows.
+const HEAD: f64 = 16.0;
+
+/// Where the arrow of a road from `a` to `b` starts and ends (its head at the end): the middle
+/// of the road, clear of the towns' circles and counters.
+fn arrow_ends(a: (f64, f64), b: (f64, f64)) -> ((f64, f64), (f64, f64)) {
+    let along = |f: f64| (a.0 + (b.0 - a.0) * f, a.1 + (b.1 - a.1) * f);
+    (along(0.2), along(0.78))
+}
+
 /// The arrow of a road corps advance along, from the town left towards the town attacked, in the
 /// colour of the side of its first corps.
 fn arrow(svg: &mut Svg, a: (f64, f64), b: (f64, f64), side: &Value) {
-    let along = |f: f64| (a.0 + (b.0 - a.0) * f, a.1 + (b.1 - a.1) * f);
     let ink = if *side == "union" { colour::BLUE } else { colour::VERMILLION };
-    svg.polyline(&[along(0.2), along(0.78)], ink, 4.0, None, true);
+    let (from, to) = arrow_ends(a, b);
+    svg.polyline(&[from, to], ink, 4.0, None, true);
 }
 
 /// Everything laid out on the map: the labels (box, text, bold) and the counters (top left, corps).
@@ -171,6 +187,17 @@ fn lay_out<'a>(towns: &[Value], corps: &'a [Value], places: &[(String, (f64, f64
         let r = radius(name);
         p.take(Boxed { x: at.0 - r, y: at.1 - r, w: 2.0 * r, h: 2.0 * r });
     }
+    // The arrows of corps advancing stay in sight: labels and other counters keep off them.
+    // Its counters lie on the arrow's shaft (their own line), never on its head.
+    let groups = advancing(corps, places);
+    let mut shafts = Vec::new();
+    for g in &groups {
+        let (a, b) = arrow_ends(g.from, g.to);
+        let head = (b.0 - a.0).hypot(b.1 - a.1).max(1.0);
+        let neck = (b.0 - (b.0 - a.0) * HEAD / head, b.1 - (b.1 - a.1) * HEAD / head);
+        shafts.push(p.take_line(a, neck, ARROW_WEIGHT));
+        p.take_line(neck, b, ARROW_WEIGHT);
+    }
     let mut labels = Vec::new();
     for (t, (name, at)) in towns.iter().zip(places) {
         let (label, bold) = town_label(t);
@@ -190,7 +217,7 @@ fn lay_out<'a>(towns: &[Value], corps: &'a [Value], places: &[(String, (f64, f64
             counters.extend(counters_in(b, &here, PER_ROW));
         }
     }
-    for Advance { from: a, to: b, corps: on_road } in advancing(corps, places) {
+    for (Advance { from: a, to: b, corps: on_road }, shaft) in groups.into_iter().zip(shafts) {
         let (w, h) = block(on_road.len(), 1);
         let along = |f: f64| (a.0 + (b.0 - a.0) * f, a.1 + (b.1 - a.1) * f);
         // On the arrow, else beside its middle (a short road, or one crowded with labels).
@@ -199,7 +226,7 @@ fn lay_out<'a>(towns: &[Value], corps: &'a [Value], places: &[(String, (f64, f64
             Boxed { x: x - w / 2.0, y: y - h / 2.0, w, h }
         }).collect();
         places.extend(around(along(0.5), w, h, 6.0, [1, 0, 2, 3]));
-        if let Some(at) = p.place(&places) {
+        if let Some(at) = p.place_over(&places, &[shaft]) {
             counters.extend(counters_in(at, &on_road, 1));
         }
     }
