@@ -1,6 +1,6 @@
 //! The library's error type: every message says what went wrong and where (file, line, field).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// Everything the core can fail with. `Display` is the one-line cause the CLI prints.
 #[derive(Debug, thiserror::Error)]
@@ -163,6 +163,15 @@ impl Error {
     /// An [`Error::Setting`]: `setting` refused, with why.
     pub fn setting(setting: Setting, message: impl Into<String>) -> Self {
         Error::Setting { setting, message: message.into() }
+    }
+
+    /// Whether the file the error names is `dir` or lies in it (an error about a game's own
+    /// folder, not about an order given to it from elsewhere).
+    pub fn names_under(&self, dir: &Path) -> bool {
+        match self {
+            Error::Input { file: p, .. } | Error::Problems { file: p, .. } | Error::Io { path: p, .. } | Error::Locked(p) => p.starts_with(dir),
+            _ => false,
+        }
     }
 }
 

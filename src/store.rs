@@ -421,7 +421,7 @@ pub fn read_text(path: &Path) -> Result<String> {
 /// While a [`Batch`] is open in this process, the file is written the same way but without its
 /// fsyncs, and the batch's sync ([`sync_batch`]) makes it durable.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_atomic_as(path, bytes, None)
+    write_atomic_as(path, bytes, None, None)
 }
 
 /// [`write_atomic`] for a file meant for everyone (a page of `pbem publish`'s web site): mode
@@ -431,7 +431,7 @@ pub fn write_atomic_public(path: &Path, bytes: &[u8]) -> Result<()> {
     if let Some(parent) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
         make_public_dirs(parent)?;
     }
-    write_atomic_as(path, bytes, Some(0o644))
+    write_atomic_as(path, bytes, Some(0o644), None)
 }
 
 /// Gives a file [`write_atomic_public`] wrote mode 0644 if it lacks it (one written by a
@@ -514,13 +514,17 @@ pub fn write_user_file(path: &Path, bytes: &[u8]) -> Result<bool> {
 }
 
 /// [`write_atomic`], the file given `mode` (when `Some`) before it is renamed into place.
-fn write_atomic_as(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+fn write_atomic_as(path: &Path, bytes: &[u8], mode: Option<u32>, within: Option<&Path>) -> Result<()> {
     if batch::defer(path) {
-        return write_unsynced_as(path, bytes, mode);
+        return write_unsynced_as(path, bytes, mode, within);
     }
     let private = host_folder(path).is_some();
     if let Some(parent) = path.parent() {
-        make_dirs(parent, private)?;
+        match within {
+            Some(top) if !parent.is_dir() => make_dirs_below(top, parent, private)?,
+            Some(_) => {}
+            None => make_dirs(parent, private)?,
+        }
     }
     let mut options = atomic_write_file::AtomicWriteFile::options();
     #[cfg(unix)]
@@ -599,7 +603,10 @@ impl CommitPoint {
     }
 
     fn write(self) -> Result<()> {
-        write_atomic(&self.path, &self.bytes)?;
+        match &self.game {
+            Some(game) => write_atomic_in_game(&self.path, &self.bytes, game)?,
+            None => write_atomic(&self.path, &self.bytes)?,
+        }
         if let Some(then) = self.then {
             then();
         }
@@ -634,7 +641,7 @@ enum Later {
 /// accepted). Errors: a write's, naming its file.
 pub fn stage(files: &[(PathBuf, Vec<u8>)], point: CommitPoint) -> Result<Staged> {
     for (path, bytes) in files {
-        write_unsynced(path, bytes)?;
+        write_unsynced_as(path, bytes, None, point.game.as_deref())?;
     }
     Ok(Staged { paths: files.iter().map(|(p, _)| p.clone()).collect(), later: Vec::new(), point })
 }
@@ -667,7 +674,7 @@ impl Staged {
             match w {
                 Later::Dir(d, private) => make_dir_within(&d, private)?,
                 Later::Write(p, b) => {
-                    write_unsynced(&p, &b)?;
+                    write_unsynced_as(&p, &b, None, self.point.game.as_deref())?;
                     self.paths.push(p);
                 }
                 Later::Append(p, b) => {
@@ -1168,11 +1175,36 @@ fn open_append_shared(path: &Path) -> Result<File> {
 /// Temp file + rename with no fsync (made durable by [`sync_together`], e.g. through
 /// [`Staged::also_write`]).
 pub fn write_unsynced(path: &Path, bytes: &[u8]) -> Result<()> {
-    write_unsynced_as(path, bytes, None)
+    write_unsynced_as(path, bytes, None, None)
+}
+
+/// [`write_atomic`] of a file in the game folder `game`: the folders missing between them are
+/// made, but never `game` itself (a game folder renamed or deleted during the run is not made
+/// again as a skeleton holding a stray file: tester t25d D3; the write fails instead). The files
+/// a commit of a game writes ([`CommitPoint::game`]) are written so too.
+pub fn write_atomic_in_game(path: &Path, bytes: &[u8], game: &Path) -> Result<()> {
+    write_atomic_as(path, bytes, None, Some(game))
+}
+
+/// Makes folder `dir` and those missing above it up to `top` (not `top` itself: a folder gone
+/// fails the `mkdir` below it), one `mkdir` each, modes as [`make_dirs`]. A `dir` outside `top`
+/// is made as [`make_dirs`] makes it. Errors: a `mkdir`'s, naming the folder.
+fn make_dirs_below(top: &Path, dir: &Path, private: bool) -> Result<()> {
+    let Ok(below) = dir.strip_prefix(top) else { return make_dirs(dir, private) };
+    let b = dir_builder(private);
+    let mut at = top.to_path_buf();
+    for part in below.components() {
+        at.push(part);
+        match b.create(&at) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(io(&at, e)),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// [`write_unsynced`], the temp file given `mode` (when `Some`) before its rename.
-fn write_unsynced_as(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()> {
+fn write_unsynced_as(path: &Path, bytes: &[u8], mode: Option<u32>, within: Option<&Path>) -> Result<()> {
     use std::sync::atomic::{AtomicU64, Ordering};
     static COUNTER: AtomicU64 = AtomicU64::new(0);
     static PID: std::sync::OnceLock<u32> = std::sync::OnceLock::new();
@@ -1188,7 +1220,13 @@ fn write_unsynced_as(path: &Path, bytes: &[u8], mode: Option<u32>) -> Result<()>
     }
     // The folders are made only when missing (most writes go into folders that exist).
     let opened = match options.open(&tmp) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => make_dirs(parent, private).and_then(|()| options.open(&tmp).map_err(|e| io(path, e))),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let made = match within {
+                Some(top) => make_dirs_below(top, parent, private),
+                None => make_dirs(parent, private),
+            };
+            made.and_then(|()| options.open(&tmp).map_err(|e| io(path, e)))
+        }
         other => other.map_err(|e| io(path, e)),
     };
     let chmod = |f: &File| match mode {
@@ -1897,6 +1935,31 @@ mod tests {
         group.flush().unwrap();
         assert!(group.left_out(&game).is_some(), "the game is left out of the run");
         assert!(!game.exists(), "the game folder is not made again");
+    }
+
+    /// A game folder renamed while its commit waits (here right before its commit point) is not
+    /// made again at its old place: the point's write fails, and the game is left out of the run
+    /// (tester t25d D3: the receipt was written into a skeleton of the old folder, and answered).
+    #[test]
+    fn a_commit_point_is_not_written_into_a_game_folder_renamed_since() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (game, moved) = (tmp.path().join("g2"), tmp.path().join("g2.away"));
+        let dir = game.join("receipts").join("000002");
+        fs::create_dir_all(&dir).unwrap();
+        let group = Group::behind();
+        let (from, to) = (game.clone(), moved.clone());
+        group.set_veto(std::sync::Arc::new(move |_: &Path| fs::rename(&from, &to).is_ok()));
+        group.add(stage_later(&[(&dir, false)], vec![(dir.join("o.sig"), b"s".to_vec())], CommitPoint::new(dir.join("o.toml"), b"r".to_vec()).of_game(&game)));
+        group.flush().unwrap();
+        assert!(group.left_out(&game).is_some_and(|why| why.contains("g2")), "{:?}", group.all_left_out());
+        assert!(!game.exists(), "the old folder is not made again");
+        assert!(moved.join("receipts/000002/o.sig").is_file() && !moved.join("receipts/000002/o.toml").exists());
+        // Files of a game are written into folders missing below it, never into a new game folder.
+        fs::create_dir(&game).unwrap();
+        write_atomic_in_game(&game.join("reports/000003/union.txt"), b"r", &game).unwrap();
+        fs::remove_dir_all(&game).unwrap();
+        assert!(write_atomic_in_game(&game.join("reports/000003/union.txt"), b"r", &game).is_err());
+        assert!(!game.exists());
     }
 
     #[test]

@@ -585,7 +585,7 @@ fn a_game_that_cannot_be_written_is_left_out_and_the_others_go_on() {
     let r = cron::run(&root, &cfg, at("2026-07-01T13:00:00Z"), &mut e).unwrap();
     let line = |name: &str| r.intake.iter().find(|h| h.name == name).unwrap();
     assert_eq!(line("a-g1").disposition, pbem::mail::intake::Disposition::Retry, "{:?}", line("a-g1"));
-    assert!(line("a-g1").reason.contains("receipts"), "{}", line("a-g1").reason);
+    assert!(line("a-g1").reason.contains("receipts") && line("a-g1").game_needs_host() && line("a-g1").orders.is_empty(), "{:?}", line("a-g1"));
     assert_eq!(line("b-g2").disposition, pbem::mail::intake::Disposition::Done, "{:?}", line("b-g2"));
     let md = tmp.path().join("Maildir");
     assert!(md.join("new/a-g1").is_file() && !md.join("new/b-g2").exists());
@@ -597,9 +597,19 @@ fn a_game_that_cannot_be_written_is_left_out_and_the_others_go_on() {
     assert_eq!(r.intake.len(), 1, "{r:?}");
     assert!(!md.join("new/a-g1").exists() && receipts("game g1") == 1);
 
+    // Something in the way where the game reads or writes (a folder at the next receipt's name,
+    // tester t25d D1): the order is not refused for it; the message waits for the host.
+    let in_the_way = g1.join("receipts/000001/confederate-1.toml");
+    std::fs::create_dir_all(&in_the_way).unwrap();
+    deliver(tmp.path(), "c-g1", &order_mail(&g1, "confederate", 1));
+    let r = cron::run(&root, &cfg, at("2026-07-01T13:07:00Z"), &mut e).unwrap();
+    let h = r.intake.iter().find(|h| h.name == "c-g1").unwrap();
+    assert!(h.game_needs_host() && h.reason.contains("confederate-1.toml"), "{h:?}");
+    assert!(md.join("new/c-g1").is_file() && !sent(&out).iter().any(|(_, m)| m.text.contains("REFUSED")));
+    std::fs::remove_dir(&in_the_way).unwrap();
+
     // A step that cannot be written (a folder where its state goes): that game's step is left
     // out and its line says why; the other game's step resolves and is mailed.
-    deliver(tmp.path(), "c-g1", &order_mail(&g1, "confederate", 1));
     deliver(tmp.path(), "d-g2", &order_mail(&g2, "confederate", 1));
     let record = g1.join("states/000001.json");
     std::fs::create_dir_all(record.join("in-the-way")).unwrap();

@@ -9,7 +9,7 @@ use chrono::{DateTime, Utc};
 
 use super::config::HostConfig;
 use crate::pipeline::Clock;
-use super::intake::{self, Disposition, Source};
+use super::intake::{self, Disposition, Handled, Source};
 use super::outbox::{Flushed, Outbox};
 
 /// The config to use: `--config FILE`, else `ROOT/pbem-mail.toml`, else queue-only as `pbem@localhost`.
@@ -84,7 +84,9 @@ pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdi
     // moved to `dead/` needs the host, as in the cron run (README "Mail that cannot be sent"),
     // except from a `.forward` pipe: there a failure status would make the MTA bounce or retry
     // the message just taken in.
-    Ok(if dead > 0 && !stdin { ExitCode::from(1) } else { ExitCode::SUCCESS })
+    // So does a message that waits for its game's folder to be mended (tester t25d D4).
+    let held = handled.iter().any(Handled::game_needs_host);
+    Ok(if (dead > 0 || held) && !stdin { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
 /// Where a message ended up, as `intake` and the cron run print it.
@@ -165,7 +167,7 @@ pub fn cron(root: &Path, config: &Path, clock: Clock, quiet: bool) -> Result<Exi
     for e in &r.intake_errors {
         eprintln!("intake: {e}");
     }
-    let mut failed = !r.intake_errors.is_empty();
+    let mut failed = !r.intake_errors.is_empty() || r.intake.iter().any(Handled::game_needs_host);
     for g in &r.games {
         if g.failed {
             // The host must hear of it: cron mails what a run prints on stderr.

@@ -67,6 +67,10 @@ struct Entry {
     cache: Arc<PathBuf>,
 }
 
+/// Why a game's file is not used by this run: it changed after the run looked at it (the next
+/// run reads it again; nothing for the host to mend).
+pub const CHANGED: &str = "its game.toml changed while this run was reading mail";
+
 impl Entry {
     /// The game file: read now if not yet, and checked against the line routing used.
     fn loaded(&self) -> std::result::Result<&(PathBuf, GameFile), &str> {
@@ -85,7 +89,7 @@ impl Entry {
                 // (found by tester T11: a wrong line was believed for good).
                 let _ = std::fs::remove_file(self.cache.as_path());
             }
-            return Err("its game.toml changed while this run was reading mail".into());
+            return Err(CHANGED.into());
         }
         let _ = self.bytes.set(bytes);
         Ok((self.dir.clone(), gf))

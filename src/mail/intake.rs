@@ -89,8 +89,10 @@ pub struct Handled {
     /// The reply's outbox id, if one was queued.
     pub reply: Option<String>,
     /// Whether a reply was held back from an address over the hourly cap (`max_replies_per_hour`),
-    /// or a command could not be answered for a game whose files need the host: a problem the host
-    /// hears of even with `--quiet` (the player misses a receipt or an answer).
+    /// a command could not be answered for a game whose files need the host, or the message was
+    /// left for the next run because its game's folder cannot be read or written: a problem the
+    /// host hears of even with `--quiet` (the player misses a receipt or an answer); the last
+    /// makes the run exit 1 ([`Handled::game_needs_host`]).
     pub needs_host: bool,
 }
 
@@ -99,6 +101,11 @@ impl Handled {
     /// was held back by the hourly cap.
     pub fn is_problem(&self) -> bool {
         self.disposition != Disposition::Done || self.needs_host
+    }
+
+    /// Whether it waits for the host to mend its game's folder (a run that leaves one exits 1).
+    pub fn game_needs_host(&self) -> bool {
+        self.disposition == Disposition::Retry && self.needs_host
     }
 }
 
@@ -475,8 +482,10 @@ impl Filing {
         let flushed = self.group.flush();
         for m in std::mem::take(&mut *self.left.lock().unwrap_or_else(|p| p.into_inner())) {
             if let Some(h) = out.handled.iter_mut().find(|h| h.name == m.name && h.disposition != Disposition::Retry) {
-                (h.disposition, h.reply) = (Disposition::Retry, None);
-                h.reason = format!("left for the next run, unanswered: {}", m.why);
+                (h.disposition, h.reply, h.needs_host) = (Disposition::Retry, None, true);
+                h.reason = format!("unanswered: its receipts could not be written ({})", m.why);
+                // None was written: the lines saying them accepted would mislead.
+                h.orders.clear();
             }
             out.held_games.extend(m.games);
         }
@@ -839,7 +848,7 @@ fn handle((raw, parsed): (&[u8], super::ahead::Parse), hash: &str, name: &str, g
     for f in &ex.orders {
         match submit_found(f, games, (log, hash, group), clock)? {
             Ok(r) => results.push(r),
-            Err(why) => return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: why.to_string(), orders: vec![], reply: None, needs_host: false }),
+            Err(Wait { why, host }) => return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: why, orders: vec![], reply: None, needs_host: host }),
         }
     }
     let accepted = results.iter().filter(|r| r.receipt.is_some()).count();
@@ -1038,16 +1047,26 @@ fn receipt_attachments(results: &[OrderResult], games: &Games) -> Vec<(String, V
     attachments
 }
 
-/// Submits one found order of message `hash` (noted in `log`); `Err(why)` when it must wait for a later run (its game stayed
-/// locked, the clock is behind the game, or an unreadable game folder may be the game it names).
-fn submit_found(f: &Found, games: &Games, (log, hash, group): (&MailLog, &str, &store::Group), clock: Clock) -> Result<std::result::Result<OrderResult, String>> {
+/// Why a message must wait for a later run, and whether the host must mend something first.
+struct Wait {
+    why: String,
+    /// The game's folder cannot be read or written, or two folders hold its id: the host hears
+    /// of it with `--quiet` and the run exits 1 ([`Handled::needs_host`]); not so for a game
+    /// that was busy or a clock behind it.
+    host: bool,
+}
+
+/// Submits one found order of message `hash` (noted in `log`); [`Wait`] when it must wait for a
+/// later run (its game stayed locked, the clock is behind the game, the game's folder cannot be
+/// read or written, or an unreadable game folder may be the game it names).
+fn submit_found(f: &Found, games: &Games, (log, hash, group): (&MailLog, &str, &store::Group), clock: Clock) -> Result<std::result::Result<OrderResult, Wait>> {
     let mut r = OrderResult { label: f.label.clone(), game: None, role: None, receipt: None, signed: None, warnings: vec![], error: None, format_problem: false, seat_email: None, fresh: false, ended_game: false };
     let Some((body, header)) = read_header(f, &mut r) else { return Ok(Ok(r)) };
     r.game = Some(header.game.clone());
     r.role = Some(header.role.clone());
     let (dir, gf) = match route(games, &header.game) {
         Route::Game(dir, gf) => (dir, gf),
-        Route::Wait(why) => return Ok(Err(why)),
+        Route::Wait(wait) => return Ok(Err(wait)),
         Route::NoSuchGame => {
             let line = orderfile::locate(&body, "pbem.game");
             r.error = Some(format!("{}: there is no game {:?} at this judge", place(&f.label, line, Some("pbem.game")), shown(&header.game)));
@@ -1063,7 +1082,7 @@ fn submit_found(f: &Found, games: &Games, (log, hash, group): (&MailLog, &str, &
         group.flush()?;
     }
     if let Some(why) = group.left_out(dir) {
-        return Ok(Err(format!("game {}: {why}; left for the next run", gf.id)));
+        return Ok(Err(Wait { why: format!("game {} could not be written in this run: {why}", gf.id), host: true }));
     }
     let taken = log.taken_by(hash, &gf.id)?;
     let input = pipeline::OrderInput { path: file.clone(), given: Some((bytes.to_vec(), f.detached.clone())), taken };
@@ -1091,12 +1110,14 @@ fn submit_found(f: &Found, games: &Games, (log, hash, group): (&MailLog, &str, &
             r.receipt = Some(a.receipt);
             r.signed = a.signed;
         }
-        Err(Error::Locked(_)) => return Ok(Err(format!("game {} was busy", gf.id))),
-        // The game's folder cannot be read or written (the host's to mend, not the player's):
-        // the message waits, unanswered, for a run that can; a full or failing disk stops this one.
-        Err(e @ Error::Io { .. }) if store::stops_everything(&e) => return Err(e),
-        Err(e @ Error::Io { .. }) => return Ok(Err(format!("game {}: {e}; left for the next run", gf.id))),
-        Err(Error::ClockBehind(m)) => return Ok(Err(m)),
+        Err(Error::Locked(_)) => return Ok(Err(Wait { why: format!("game {} was busy", gf.id), host: false })),
+        // The game's folder cannot be read or written, or something is in the way in it (the
+        // host's to mend, not the player's: tester t25d D1, D2): the message waits, unanswered,
+        // for a run that can; a full or failing disk stops this one.
+        Err(e) if store::stops_everything(&e) => return Err(e),
+        Err(e @ Error::Io { .. }) => return Ok(Err(Wait { why: format!("game {}: {e}", gf.id), host: true })),
+        Err(e) if e.names_under(dir) => return Ok(Err(Wait { why: format!("game {}: {e}", gf.id), host: true })),
+        Err(Error::ClockBehind(m)) => return Ok(Err(Wait { why: m, host: false })),
         Err(e) => {
             r.error = Some(describe(&e, &file, &f.label));
             r.format_problem = matches!(e, Error::Sig(_));
@@ -1138,7 +1159,7 @@ enum Route<'a> {
     /// The one readable folder holding that game.
     Game(&'a PathBuf, &'a GameFile),
     /// Not now: two folders hold the game, or an unreadable folder may be it.
-    Wait(String),
+    Wait(Wait),
     /// No folder holds it, and none that cannot be read may.
     NoSuchGame,
 }
@@ -1154,12 +1175,13 @@ fn shown(id: &str) -> String {
 fn route<'a>(games: &'a Games, id: &str) -> Route<'a> {
     if let Some(dirs) = games.duplicate(id) {
         let dirs: Vec<String> = dirs.iter().map(|d| d.display().to_string()).collect();
-        return Route::Wait(format!("game {:?} is held by more than one folder ({}); the host must remove all but one", shown(id), dirs.join(", ")));
+        return Route::Wait(Wait { why: format!("game {:?} is held by more than one folder ({}); the host must remove all but one", shown(id), dirs.join(", ")), host: true });
     }
     match games.get(id) {
         Some((dir, gf)) => Route::Game(dir, gf),
         None => match games.may_be_broken(id) {
-            Some((dir, e)) => Route::Wait(format!("game {:?} is not among the readable games, and {} cannot be read ({e})", shown(id), dir.display())),
+            // A game file changed while this run read mail is read again by the next run.
+            Some((dir, e)) => Route::Wait(Wait { why: format!("game {:?} is not among the readable games, and {} cannot be read ({e})", shown(id), dir.display()), host: e != super::games::CHANGED }),
             None => Route::NoSuchGame,
         },
     }
