@@ -558,7 +558,6 @@ impl FiledBatch {
             if whys.is_empty() {
                 return true;
             }
-            eprintln!("warning: {}: left for the next run, unanswered: {}", f.path.display(), whys.join("; "));
             unanswered.insert(stable_id(&["reply", &f.hash]));
             let games = f.games.iter().map(|(id, _)| id.clone()).collect();
             left.lock().unwrap_or_else(|p| p.into_inner()).push(LeftMessage { name: f.name.clone(), games, why: whys.join("; ") });
