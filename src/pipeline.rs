@@ -1952,7 +1952,7 @@ pub fn games_under(root: &Path) -> Result<Vec<PathBuf>> {
     if !root.is_dir() {
         return Err(Error::input(root, "no such folder (the root holding the games)"));
     }
-    Ok(store::list(root)?.into_iter().filter(|n| !n.starts_with('.')).map(|n| root.join(n)).filter(|p| p.is_dir() && holds_game(p)).collect())
+    Ok(store::list(root)?.into_iter().filter(|n| store::may_hold_game(n)).map(|n| root.join(n)).filter(|p| p.is_dir() && holds_game(p)).collect())
 }
 
 /// The folder `dir` holds a game: something is named `game.toml` in it, of whatever kind. A

@@ -219,6 +219,14 @@ impl GameDir {
     }
 }
 
+/// Whether a folder named `name` under a root of games may hold a game: not a hidden one
+/// (`.mail`), nor a file system's `lost+found` (root's alone where ROOT is a mount point: an
+/// unreadable folder that may be any game made every order for an unknown game wait, and every
+/// run fail on its lock: tester t25f D2).
+pub fn may_hold_game(name: &str) -> bool {
+    !name.starts_with('.') && name != "lost+found"
+}
+
 /// The first number missing from ascending record numbers `ns` that has a later one present.
 fn first_gap(ns: &[u64]) -> Option<u64> {
     ns.iter().enumerate().find(|&(i, &n)| n != i as u64).map(|(i, _)| i as u64)

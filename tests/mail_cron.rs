@@ -628,3 +628,46 @@ fn a_game_that_cannot_be_written_is_left_out_and_the_others_go_on() {
 fn game_line<'a>(r: &'a cron::CronRun, id: &str) -> &'a cron::GameRun {
     r.games.iter().find(|g| g.game == id).unwrap()
 }
+
+/// A seat's mail without orders (a command) for a game whose `game.toml` cannot be read now (the
+/// host broke it editing by hand) waits for the host to mend it, as its orders would; it was
+/// failed unanswered for good (tester t25f D1). Then it is answered.
+#[test]
+fn a_command_for_a_game_that_cannot_be_read_waits_for_it() {
+    let o = opened();
+    let md = o._tmp.path().join("Maildir");
+    let command = |id: &str| format!("From: George Meade <meade@example.org>\nTo: judge@example.net\nSubject: Re: [pbem g1] status\nMessage-ID: <{id}@example.org>\n\nstatus\n").into_bytes();
+    // A first mail: the routing cache knows the game's seats from then on (a game file is cached
+    // once it is older than the coarse clock's tick, `due::FRESH_NS`).
+    std::thread::sleep(std::time::Duration::from_nanos(pbem::due::FRESH_NS as u64 + 100_000_000));
+    deliver(o._tmp.path(), "cmd0", &command("cmd0"));
+    let mut e = Entropy::seeded([4; 32]);
+    cron::run(&o.root, &o.cfg, at("2026-07-01T12:55:00Z"), &mut e).unwrap();
+    let file = o.game.join("game.toml");
+    let good = std::fs::read(&file).unwrap();
+    std::fs::write(&file, [good.as_slice(), b"\n[[[ broken by hand\n"].concat()).unwrap();
+    deliver(o._tmp.path(), "cmd", &command("cmd"));
+    let r = cron::run(&o.root, &o.cfg, at("2026-07-01T13:00:00Z"), &mut e).unwrap();
+    let h = &r.intake[0];
+    assert!(h.game_needs_host() && h.reason.contains("cannot be read"), "{h:?}");
+    assert!(md.join("new/cmd").is_file());
+    std::fs::write(&file, &good).unwrap();
+    let r = cron::run(&o.root, &o.cfg, at("2026-07-01T13:05:00Z"), &mut e).unwrap();
+    let h = &r.intake[0];
+    assert!(h.disposition == pbem::mail::intake::Disposition::Done && h.reply.is_some(), "{h:?}");
+    assert!(!md.join("new/cmd").exists());
+}
+
+/// A file system's `lost+found` under ROOT (root's alone where ROOT is a mount point) is never
+/// taken for a game folder: unreadable, it made every order for an unknown game wait and every
+/// run fail on its lock (tester t25f D2).
+#[test]
+fn lost_and_found_is_no_game_folder() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    new_game(&root, "g1", 24);
+    std::fs::create_dir_all(root.join("lost+found")).unwrap();
+    let folders = cron::game_folders(&root).unwrap();
+    assert_eq!((0..folders.len()).map(|i| folders.name(i).to_string()).collect::<Vec<_>>(), ["g1"]);
+    assert!(pbem::store::may_hold_game("g1") && !pbem::store::may_hold_game("lost+found") && !pbem::store::may_hold_game(".mail"));
+}

@@ -472,7 +472,7 @@ pub fn game_folders(root: &Path) -> Result<Folders> {
     for entry in rd {
         let entry = entry.map_err(|e| store::io(root, e))?;
         let os = entry.file_name();
-        let Some(name) = os.to_str().filter(|n| !n.starts_with('.')) else { continue };
+        let Some(name) = os.to_str().filter(|n| store::may_hold_game(n)) else { continue };
         let kind = entry.file_type().map_err(|e| store::io(&root.join(name), e))?;
         if kind.is_dir() || kind.is_symlink() && root.join(name).is_dir() {
             let Some(at) = append(&mut f.text, name) else { return Err(Error::input(root, "too many game folders to list (over 4 GB of names)")) };

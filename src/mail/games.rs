@@ -96,12 +96,21 @@ impl Entry {
     }
 }
 
+/// A game folder whose `game.toml` could not be read: its folder, its game id when it can still
+/// be read from the file (a line `id = "..."`) or its cache line, the error, and its seats'
+/// addresses as its last cache line knew them (a seat's mail then waits for it: tester t25f D1).
+struct Broken {
+    dir: PathBuf,
+    id: Option<String>,
+    error: String,
+    emails: Vec<String>,
+}
+
 /// The games under a root, by id.
 pub struct Games {
     by_id: BTreeMap<String, Entry>,
-    /// Game folders whose `game.toml` could not be read, with the game id when it can still be
-    /// read from the file (a line `id = "..."`) and the error.
-    broken: Vec<(PathBuf, Option<String>, String)>,
+    /// Game folders whose `game.toml` could not be read ([`Broken`]).
+    broken: Vec<Broken>,
     /// Game ids held by more than one folder (a backup copy inside ROOT), with every folder.
     duplicates: BTreeMap<String, Vec<PathBuf>>,
     /// Every seat address in lower case, with the spelling of its first seat (games by id): a
@@ -137,17 +146,22 @@ impl Games {
             let old = cached.remove(&name);
             let (entry, holds) = match (old, read) {
                 (Some(line), None) => (Entry { dir, line, file: OnceLock::new(), bytes: OnceLock::new(), cache: cache.clone() }, true),
-                (old, read) => {
-                    // Its line goes (rewritten below, if it can be cached now).
-                    changed |= old.is_some();
-                    match read.expect("a game file is read where its line does not hold") {
-                        Ok((gf, after)) => (read_entry(dir, name, (seen, after), gf, began, cache.clone()), false),
-                        Err(e) => {
-                            broken.push((dir.clone(), id_of_broken(&dir), e));
-                            continue;
-                        }
+                (old, read) => match read.expect("a game file is read where its line does not hold") {
+                    Ok((gf, after)) => {
+                        // Its line goes (rewritten below, if it can be cached now).
+                        changed |= old.is_some();
+                        (read_entry(dir, name, (seen, after), gf, began, cache.clone()), false)
                     }
-                }
+                    Err(error) => {
+                        // Its old line stays in the cache (it no longer holds, so it is never
+                        // trusted): the seats it names are still known while the file is broken.
+                        let id = id_of_broken(&dir).or_else(|| old.as_ref().map(|l| l.id.clone()));
+                        let emails = old.as_ref().map(|l| l.emails.clone()).unwrap_or_default();
+                        lines.extend(old);
+                        broken.push(Broken { dir, id, error, emails });
+                        continue;
+                    }
+                },
             };
             // Written only when a line changed: a broken or just-written game file, not cached,
             // does not make every run rewrite the file.
@@ -163,7 +177,7 @@ impl Games {
         Ok(Games::from_found(found, broken))
     }
 
-    fn from_found(found: BTreeMap<String, Vec<Entry>>, broken: Vec<(PathBuf, Option<String>, String)>) -> Games {
+    fn from_found(found: BTreeMap<String, Vec<Entry>>, broken: Vec<Broken>) -> Games {
         let mut by_id = BTreeMap::new();
         let mut duplicates = BTreeMap::new();
         for (id, mut dirs) in found {
@@ -184,7 +198,7 @@ impl Games {
 
     /// Game folders whose `game.toml` could not be read, each with its error.
     pub fn broken(&self) -> impl Iterator<Item = (&PathBuf, &str)> {
-        self.broken.iter().map(|(d, _, e)| (d, e.as_str()))
+        self.broken.iter().map(|b| (&b.dir, b.error.as_str()))
     }
     /// An unreadable game folder that may be game `id`: one whose file names that id, or one
     /// whose id cannot be read at all; or game `id` itself, when its `game.toml` changed after
@@ -195,8 +209,13 @@ impl Games {
         {
             return Some((&e.dir, why));
         }
-        let named = self.broken.iter().find(|(_, bid, _)| bid.as_deref() == Some(id));
-        named.or_else(|| self.broken.iter().find(|(_, bid, _)| bid.is_none())).map(|(d, _, e)| (d, e.as_str()))
+        let named = self.broken.iter().find(|b| b.id.as_deref() == Some(id));
+        named.or_else(|| self.broken.iter().find(|b| b.id.is_none())).map(|b| (&b.dir, b.error.as_str()))
+    }
+    /// An unreadable game folder whose seats, as the routing cache last knew them, include
+    /// `email` (any case): a message from it may be for that game.
+    pub fn seat_of_broken(&self, email: &str) -> Option<(&PathBuf, &str)> {
+        self.broken.iter().find(|b| b.emails.iter().any(|m| m.eq_ignore_ascii_case(email))).map(|b| (&b.dir, b.error.as_str()))
     }
     /// The folders holding game `id`, when more than one does (then none gets its orders).
     pub fn duplicate(&self, id: &str) -> Option<&[PathBuf]> {
@@ -312,7 +331,7 @@ fn game_folders(root: &Path) -> Result<Vec<String>> {
             Err(_) => e.path().is_dir(),
         };
         // Whether it holds a game is seen by `look` (one `stat` of its `game.toml`).
-        if !name.starts_with('.') && folder {
+        if store::may_hold_game(&name) && folder {
             names.push(name);
         }
     }

@@ -837,6 +837,12 @@ fn handle((raw, parsed): (&[u8], super::ahead::Parse), hash: &str, name: &str, g
             let why = format!("{from} holds a seat since this run read the games (the host changed it): left for the next run");
             return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: why, orders: vec![], reply: None, needs_host: false });
         }
+        // A seat of a game whose file cannot be read now: its commands wait for the host to
+        // mend it (tester t25f D1: they were failed unanswered for good).
+        if let Some((dir, e)) = games.seat_of_broken(&from) {
+            let why = format!("{from} holds a seat in the game at {}, which cannot be read ({e})", dir.display());
+            return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: why, orders: vec![], reply: None, needs_host: true });
+        }
         return Ok(failed(&format!("no orders, and {from} is not a registered player: not answered")));
     }
     if let (true, Some(why)) = (ex.orders.is_empty(), &ex.automatic) {
