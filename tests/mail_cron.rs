@@ -581,12 +581,15 @@ fn a_game_that_cannot_be_written_is_left_out_and_the_others_go_on() {
     let blocked = g1.join("receipts/000001/union-1.toml.sig");
     std::fs::create_dir_all(&blocked).unwrap();
     deliver(tmp.path(), "a-g1", &order_mail(&g1, "union", 1));
+    // The same seat's command after it waits with it: its answer would say the orders awaited.
+    deliver(tmp.path(), "a-g1-status", b"From: meade@example.org\nTo: judge@example.net\nSubject: status\nMessage-ID: <st@example.org>\n\nstatus\n");
     deliver(tmp.path(), "b-g2", &order_mail(&g2, "union", 1));
     let r = cron::run(&root, &cfg, at("2026-07-01T13:00:00Z"), &mut e).unwrap();
     let line = |name: &str| r.intake.iter().find(|h| h.name == name).unwrap();
     assert_eq!(line("a-g1").disposition, pbem::mail::intake::Disposition::Retry, "{:?}", line("a-g1"));
     assert!(line("a-g1").reason.contains("receipts") && line("a-g1").game_needs_host() && line("a-g1").orders.is_empty(), "{:?}", line("a-g1"));
     assert_eq!(line("b-g2").disposition, pbem::mail::intake::Disposition::Done, "{:?}", line("b-g2"));
+    assert_eq!(line("a-g1-status").disposition, pbem::mail::intake::Disposition::Retry, "{:?}", line("a-g1-status"));
     let md = tmp.path().join("Maildir");
     assert!(md.join("new/a-g1").is_file() && !md.join("new/b-g2").exists());
     let receipts = |to: &str| sent(&out).iter().filter(|(_, m)| m.text.contains("ACCEPTED") && m.text.contains(to)).count();
@@ -594,7 +597,8 @@ fn a_game_that_cannot_be_written_is_left_out_and_the_others_go_on() {
     // Mended: the message waiting is taken in and answered.
     std::fs::remove_dir(&blocked).unwrap();
     let r = cron::run(&root, &cfg, at("2026-07-01T13:05:00Z"), &mut e).unwrap();
-    assert_eq!(r.intake.len(), 1, "{r:?}");
+    assert_eq!(r.intake.len(), 2, "{r:?}");
+    assert!(r.intake.iter().all(|h| h.disposition == pbem::mail::intake::Disposition::Done), "{r:?}");
     assert!(!md.join("new/a-g1").exists() && receipts("game g1") == 1);
 
     // Something in the way where the game reads or writes (a folder at the next receipt's name,

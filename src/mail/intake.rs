@@ -399,6 +399,9 @@ struct Filing {
     reread: std::cell::OnceCell<Option<Games>>,
     /// The messages handled but left in place ([`FiledBatch::file`]), told by the group's thread.
     left: std::sync::Arc<std::sync::Mutex<Vec<LeftMessage>>>,
+    /// The senders (lower case) of messages with orders left for the next run in this run: their
+    /// later messages without orders (commands) wait too.
+    waiting_senders: RefCell<BTreeSet<String>>,
 }
 
 /// A handled message, to be marked seen and filed away.
@@ -430,7 +433,7 @@ struct LeftMessage {
 impl Filing {
     fn open(root: &Path, clock: Clock) -> Filing {
         let state = state_dir(root);
-        Filing { root: root.to_path_buf(), _batch: store::Batch::open(), log: std::sync::Arc::new(MailLog::new(&state)), replies: RefCell::new(Vec::new()), clock, group: store::Group::behind(), waiting: Vec::new(), hashes: BTreeSet::new(), reread: std::cell::OnceCell::new(), left: Default::default() }
+        Filing { root: root.to_path_buf(), _batch: store::Batch::open(), log: std::sync::Arc::new(MailLog::new(&state)), replies: RefCell::new(Vec::new()), clock, group: store::Group::behind(), waiting: Vec::new(), hashes: BTreeSet::new(), reread: std::cell::OnceCell::new(), left: Default::default(), waiting_senders: RefCell::new(BTreeSet::new()) }
     }
 
     /// Whether `from`, who held no seat in the games as the run first read them, holds one in
@@ -828,6 +831,14 @@ fn handle((raw, parsed): (&[u8], super::ahead::Parse), hash: &str, name: &str, g
     let Some(from) = ex.from.clone().or_else(|| (!ex.orders.is_empty()).then(String::new)) else {
         return Ok(failed("no From address and no orders: nobody to answer"));
     };
+    // Commands read the games as they stand: after an earlier message of the same sender that
+    // waits (its orders not taken in yet), they wait too (tester t25f D3: `status` was answered
+    // "awaited" while the orders sent before it waited).
+    let sender = from.to_ascii_lowercase();
+    if ex.orders.is_empty() && !from.is_empty() && filing.waiting_senders.borrow().contains(&sender) {
+        let why = format!("an earlier message from {from} waits");
+        return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: why, orders: vec![], reply: None, needs_host: false });
+    }
     // A seat's address is answered as the seat registered it, with no display name: the sender's
     // spelling and name (`r1@ex.org (evil@evil.com)`) are theirs to choose, not the reply's.
     let registered = games.registered(&from).map(str::to_string);
@@ -853,7 +864,10 @@ fn handle((raw, parsed): (&[u8], super::ahead::Parse), hash: &str, name: &str, g
     for f in &ex.orders {
         match submit_found(f, games, (log, hash, group), clock)? {
             Ok(r) => results.push(r),
-            Err(Wait { why, host }) => return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: why, orders: vec![], reply: None, needs_host: host }),
+            Err(Wait { why, host }) => {
+                filing.waiting_senders.borrow_mut().insert(sender);
+                return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: why, orders: vec![], reply: None, needs_host: host });
+            }
         }
     }
     let accepted = results.iter().filter(|r| r.receipt.is_some()).count();
@@ -896,6 +910,11 @@ fn handle((raw, parsed): (&[u8], super::ahead::Parse), hash: &str, name: &str, g
     if !parsed.commands.is_empty() {
         // A command reads the games as they stand: with the receipts still waiting written.
         group.flush()?;
+        // Not while a game of the sender's had orders left out in this run (their messages wait).
+        if results.is_empty() && games.seated(std::slice::from_ref(&from)).iter().any(|(dir, _)| group.left_out(dir).is_some()) {
+            let why = format!("an earlier message from {from} waits (its game could not be written in this run)");
+            return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: why, orders: vec![], reply: None, needs_host: false });
+        }
     }
     let asker = super::commands::Asker { addrs: &addrs, from: &from, hash };
     let mut extra = super::commands::answer(&parsed, &asker, games, outbox, cfg, now)?;
