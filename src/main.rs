@@ -8,6 +8,10 @@ fn main() -> std::process::ExitCode {
     unsafe {
         libc::signal(libc::SIGPIPE, libc::SIG_DFL);
     }
+    // Run by `pbem sign`'s ssh-keygen as its askpass program: the passphrase, nothing else.
+    if let Some(code) = pbem::sig::answer_askpass() {
+        return code;
+    }
     grow_heap_in_larger_steps();
     never_world_writable();
     pbem::cli::main()

@@ -862,7 +862,14 @@ pub fn sign_with(key: &SigningKey, namespace: &str, message: &[u8]) -> Result<St
 pub fn sign_with_ssh_keygen(path: &Path, public: &PublicKey, namespace: &str, message: &[u8]) -> Result<String, SigError> {
     use std::process::{Command, Stdio};
     let fail = |reason: String| SigError::SshKeygen { path: path.to_owned(), reason };
-    let mut child = Command::new("ssh-keygen")
+    let mut command = Command::new("ssh-keygen");
+    // A passphrase given in PBEM_PASSPHRASE reaches ssh-keygen through its askpass program: this
+    // binary, which prints it ([`answer_askpass`]); ssh-keygen would ask on the terminal for a
+    // key it reads itself (PEM, PKCS#8: tester t25f D4a).
+    if let (Some(_), Ok(exe)) = (std::env::var_os(PASSPHRASE_ENV), std::env::current_exe()) {
+        command.env("SSH_ASKPASS", exe).env("SSH_ASKPASS_REQUIRE", "force").env(ASKPASS_ENV, "1");
+    }
+    let mut child = command
         .args(["-q", "-Y", "sign", "-n", namespace, "-f"])
         .arg(path)
         .stdin(Stdio::piped())
@@ -887,6 +894,20 @@ pub fn sign_with_ssh_keygen(path: &Path, public: &PublicKey, namespace: &str, me
     let armored = String::from_utf8(out.stdout).map_err(|_| fail("it printed something that is not a signature".into()))?;
     verify(public, namespace, message, &armored).map_err(|e| fail(format!("its signature does not check: {e}")))?;
     Ok(parse_armored(&armored)?.1)
+}
+
+/// Set (to `1`) in the environment of the `ssh-keygen` that [`sign_with_ssh_keygen`] runs with
+/// this binary as its askpass program: the binary then only answers the passphrase.
+pub const ASKPASS_ENV: &str = "PBEM_ASKPASS";
+
+/// When this process is `ssh-keygen`'s askpass program ([`ASKPASS_ENV`]): prints the passphrase
+/// of [`PASSPHRASE_ENV`] and gives the exit status (failure without one); `None` otherwise.
+pub fn answer_askpass() -> Option<std::process::ExitCode> {
+    std::env::var_os(ASKPASS_ENV).filter(|v| v == "1")?;
+    let Some(pass) = std::env::var_os(PASSPHRASE_ENV) else { return Some(std::process::ExitCode::FAILURE) };
+    let mut out = std::io::stdout().lock();
+    let written = out.write_all(pass.as_encoded_bytes()).and_then(|()| out.write_all(b"\n")).and_then(|()| out.flush());
+    Some(if written.is_ok() { std::process::ExitCode::SUCCESS } else { std::process::ExitCode::FAILURE })
 }
 
 /// Parses an OpenSSH public key of an accepted type ([`check_key`]) given as the key line itself (`ssh-ed25519 AAAA...`),

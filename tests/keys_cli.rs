@@ -248,3 +248,22 @@ fn a_certificate_or_a_file_without_a_key_is_named_for_what_it_is() {
     pbem().arg("verify").arg(&uf).arg("--key").arg(pub_of(&union)).assert().code(1).stderr(predicate::str::contains(by_cert));
     pbem().arg("submit").arg(d.join("g1")).arg(&uf).assert().code(1).stderr(predicate::str::contains(by_cert));
 }
+
+/// A passphrase-protected key in the PEM or PKCS#8 format (older ssh-keygen's default for RSA and
+/// ECDSA), which `pbem sign` hands to ssh-keygen, takes its passphrase from PBEM_PASSPHRASE too:
+/// ssh-keygen gets it from this binary as its askpass program (tester t25f D4a: it asked on the
+/// terminal, and failed without one). A wrong passphrase fails.
+#[test]
+fn a_pem_key_takes_its_passphrase_from_the_environment() {
+    let tmp = tempfile::tempdir().unwrap();
+    let key = tmp.path().join("pem");
+    let made = Command::new("ssh-keygen").args(["-q", "-t", "ecdsa", "-m", "PEM", "-N", "sekrit", "-C", "pem", "-f"]).arg(&key).env_remove("SSH_AUTH_SOCK").status().unwrap();
+    assert!(made.success());
+    let conf = keygen(tmp.path(), "conf", "ed25519", "", "");
+    new_game(tmp.path(), &pub_of(&conf), &pub_of(&key)).success();
+    let f = form(tmp.path(), "union");
+    pbem().args(["sign", "--key"]).arg(&key).arg(&f).env("PBEM_PASSPHRASE", "sekrit").env_remove("DISPLAY").assert().success();
+    pbem().arg("verify").arg("--game").arg(tmp.path().join("g1")).arg(&f).assert().success().stdout(predicates::str::contains("good signature by seat union"));
+    let again = form(tmp.path(), "union");
+    pbem().args(["sign", "--key"]).arg(&key).arg(&again).env("PBEM_PASSPHRASE", "wrong").assert().failure();
+}
