@@ -191,7 +191,7 @@ impl Svg {
         self.element("polyline", &a, None);
         if arrow {
             let (p, q) = (points[points.len() - 2], points[points.len() - 1]);
-            self.arrow_head(p, q, colour, width * 3.0 + 4.0);
+            self.arrow_head(p, q, colour, arrow_head_size(width));
         }
     }
 
@@ -449,6 +449,11 @@ impl Placer {
         self.taken.push(b);
         Some(b)
     }
+}
+
+/// The size (length) of the head [`Svg::polyline`] draws on an arrow `width` pixels wide.
+pub fn arrow_head_size(width: f64) -> f64 {
+    width * 3.0 + 4.0
 }
 
 /// Candidate places for a `w` x `h` box beside point `at`, kept `clear` pixels from it: in the

@@ -643,8 +643,9 @@ enum Later {
     Append(PathBuf, Vec<u8>),
 }
 
-/// Writes `files` as [`write_all_durable`] does but without its sync, and returns them with the
-/// commit point that must wait until they are durable. Dropping the result leaves the files
+/// Writes `files` as [`write_all_durable`] does but without its sync (in a game's folder, never
+/// making that folder again: [`write_atomic_in_game`]), and returns them with the commit point
+/// that must wait until they are durable. Dropping the result leaves the files
 /// without a commit point, like a run killed before it (the step or order is redone or was never
 /// accepted). Errors: a write's, naming its file.
 pub fn stage(files: &[(PathBuf, Vec<u8>)], point: CommitPoint) -> Result<Staged> {
@@ -680,7 +681,12 @@ impl Staged {
     fn write_later(&mut self) -> Result<()> {
         for w in std::mem::take(&mut self.later) {
             match w {
-                Later::Dir(d, private) => make_dir_within(&d, private)?,
+                // Never the game folder itself: a game deleted or renamed since is not made again
+                // as a skeleton holding an order nobody will see (tester t25a-4).
+                Later::Dir(d, private) => match &self.point.game {
+                    Some(game) => make_dirs_below(game, &d, private)?,
+                    None => make_dirs(&d, private)?,
+                },
                 Later::Write(p, b) => {
                     write_unsynced_as(&p, &b, None, self.point.game.as_deref())?;
                     self.paths.push(p);
@@ -1200,6 +1206,12 @@ pub fn write_atomic_in_game(path: &Path, bytes: &[u8], game: &Path) -> Result<()
 fn make_dirs_below(top: &Path, dir: &Path, private: bool) -> Result<()> {
     let Ok(below) = dir.strip_prefix(top) else { return make_dirs(dir, private) };
     let b = dir_builder(private);
+    // Most often only `dir` itself is missing: one `mkdir`.
+    match b.create(dir) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => return Err(io(dir, e)),
+        _ => return Ok(()),
+    }
     let mut at = top.to_path_buf();
     for part in below.components() {
         at.push(part);
@@ -1540,27 +1552,6 @@ fn dir_builder(private: bool) -> fs::DirBuilder {
         b.mode(0o700);
     }
     b
-}
-
-/// Makes folder `dir` (mode 0700 when `private`), and its parent when that is missing, but no
-/// folder above: a folder staged for a flush lies in a game folder that must still be there when
-/// the flush comes (a game deleted or renamed meanwhile is not made again as a skeleton holding
-/// an order nobody will see, tester t25a-4: the write fails instead, and the order is not
-/// accepted). Errors: a `mkdir`'s, naming the folder.
-fn make_dir_within(dir: &Path, private: bool) -> Result<()> {
-    let b = dir_builder(private);
-    let made = |d: &Path| match b.create(d) {
-        Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => Err(e),
-        _ => Ok(()),
-    };
-    match made(dir) {
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let parent = dir.parent().unwrap_or(dir);
-            made(parent).map_err(|e| io(parent, e))?;
-            made(dir).map_err(|e| io(dir, e))
-        }
-        r => r.map_err(|e| io(dir, e)),
-    }
 }
 
 /// The game's `host/` folder that `path` lies in: its nearest ancestor named `host` that holds

@@ -131,9 +131,8 @@ fn advancing<'a>(corps: &'a [Value], places: &[(String, (f64, f64))]) -> Vec<Adv
 /// much as covering most of another label, so it goes elsewhere when it can.
 const ARROW_WEIGHT: f64 = 25.0;
 
-/// How long an arrow's head is, in pixels, at its end: kept clear even of its own counters, so
-/// that the way they advance shows.
-const HEAD: f64 = 16.0;
+/// How wide an advance's arrow is, in pixels.
+const ARROW_WIDTH: f64 = 4.0;
 
 /// Where the arrow of a road from `a` to `b` starts and ends (its head at the end): the middle
 /// of the road, clear of the towns' circles and counters.
@@ -147,7 +146,7 @@ fn arrow_ends(a: (f64, f64), b: (f64, f64)) -> ((f64, f64), (f64, f64)) {
 fn arrow(svg: &mut Svg, a: (f64, f64), b: (f64, f64), side: &Value) {
     let ink = if *side == "union" { colour::BLUE } else { colour::VERMILLION };
     let (from, to) = arrow_ends(a, b);
-    svg.polyline(&[from, to], ink, 4.0, None, true);
+    svg.polyline(&[from, to], ink, ARROW_WIDTH, None, true);
 }
 
 /// Everything laid out on the map: the labels (box, text, bold) and the counters (top left, corps).
@@ -193,8 +192,9 @@ fn lay_out<'a>(towns: &[Value], corps: &'a [Value], places: &[(String, (f64, f64
     let mut shafts = Vec::new();
     for g in &groups {
         let (a, b) = arrow_ends(g.from, g.to);
-        let head = (b.0 - a.0).hypot(b.1 - a.1).max(1.0);
-        let neck = (b.0 - (b.0 - a.0) * HEAD / head, b.1 - (b.1 - a.1) * HEAD / head);
+        // The head, at the end, is kept clear even of its own counters: the way they go shows.
+        let (len, head) = ((b.0 - a.0).hypot(b.1 - a.1).max(1.0), crate::picture::arrow_head_size(ARROW_WIDTH));
+        let neck = (b.0 - (b.0 - a.0) * head / len, b.1 - (b.1 - a.1) * head / len);
         shafts.push(p.take_line(a, neck, ARROW_WEIGHT));
         p.take_line(neck, b, ARROW_WEIGHT);
     }
