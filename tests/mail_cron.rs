@@ -587,7 +587,7 @@ fn a_game_that_cannot_be_written_is_left_out_and_the_others_go_on() {
     let r = cron::run(&root, &cfg, at("2026-07-01T13:00:00Z"), &mut e).unwrap();
     let line = |name: &str| r.intake.iter().find(|h| h.name == name).unwrap();
     assert_eq!(line("a-g1").disposition, pbem::mail::intake::Disposition::Retry, "{:?}", line("a-g1"));
-    assert!(line("a-g1").reason.contains("receipts") && line("a-g1").game_needs_host() && line("a-g1").orders.is_empty(), "{:?}", line("a-g1"));
+    assert!(line("a-g1").reason.contains("receipts") && line("a-g1").waits_for_host() && line("a-g1").orders.is_empty(), "{:?}", line("a-g1"));
     assert_eq!(line("b-g2").disposition, pbem::mail::intake::Disposition::Done, "{:?}", line("b-g2"));
     assert_eq!(line("a-g1-status").disposition, pbem::mail::intake::Disposition::Retry, "{:?}", line("a-g1-status"));
     let md = tmp.path().join("Maildir");
@@ -608,7 +608,7 @@ fn a_game_that_cannot_be_written_is_left_out_and_the_others_go_on() {
     deliver(tmp.path(), "c-g1", &order_mail(&g1, "confederate", 1));
     let r = cron::run(&root, &cfg, at("2026-07-01T13:07:00Z"), &mut e).unwrap();
     let h = r.intake.iter().find(|h| h.name == "c-g1").unwrap();
-    assert!(h.game_needs_host() && h.reason.contains("confederate-1.toml"), "{h:?}");
+    assert!(h.waits_for_host() && h.reason.contains("confederate-1.toml"), "{h:?}");
     assert!(md.join("new/c-g1").is_file() && !sent(&out).iter().any(|(_, m)| m.text.contains("REFUSED")));
     std::fs::remove_dir(&in_the_way).unwrap();
 
@@ -653,7 +653,7 @@ fn a_command_for_a_game_that_cannot_be_read_waits_for_it() {
     deliver(o._tmp.path(), "cmd", &command("cmd"));
     let r = cron::run(&o.root, &o.cfg, at("2026-07-01T13:00:00Z"), &mut e).unwrap();
     let h = &r.intake[0];
-    assert!(h.game_needs_host() && h.reason.contains("cannot be read"), "{h:?}");
+    assert!(h.waits_for_host() && h.reason.contains("cannot be read"), "{h:?}");
     assert!(md.join("new/cmd").is_file());
     std::fs::write(&file, &good).unwrap();
     let r = cron::run(&o.root, &o.cfg, at("2026-07-01T13:05:00Z"), &mut e).unwrap();

@@ -129,8 +129,9 @@ fn a_fifo_in_the_outbox_queue_holds_no_other_mail() {
 }
 
 /// A FIFO, a link to `/dev/zero`, a folder or a dangling link among the Maildir's new messages
-/// (tester9 D9, tester11 D7): each is named on stderr at every run and left in place, never read
-/// or waited on; the real message beside them is taken in.
+/// (tester9 D9, tester11 D7): each is named at every run and left in place, never read or waited
+/// on; the real message beside them is taken in; and the run exits 1 until the host removes
+/// them, as for any message that waits for the host (tester t25a-7: it exited 0).
 #[test]
 fn special_files_in_the_maildir_are_named_and_left() {
     let mut h = Host::new();
@@ -140,13 +141,25 @@ fn special_files_in_the_maildir_are_named_and_left() {
     }
     std::os::unix::fs::symlink(h.tmp.path().join("nowhere"), new.join("1690000000.dangling.host")).unwrap();
     let out = h.intake(&order_mail(&h.root.join("g2"), "union", 41));
-    let stderr = String::from_utf8_lossy(&out.stderr);
+    let said = String::from_utf8_lossy(&out.stdout);
     for kind in KINDS.iter().chain(&["dangling"]) {
         let name = new.join(format!("1690000000.{kind}.host"));
-        assert!(stderr.contains(&format!("warning: {}: ", name.display())) && stderr.contains("not a message; left in place"), "{kind}: {stderr}");
+        assert!(said.lines().any(|l| l.contains(&format!(": left for the next run: {}: ", name.display())) && l.contains("not a message; left in place")), "{kind}: {said}");
         assert!(name.symlink_metadata().is_ok(), "{kind} is left in place");
     }
-    assert!(String::from_utf8_lossy(&out.stdout).contains("accepted"), "{out:?}");
+    assert!(said.contains("accepted"), "{out:?}");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    // `pbem intake --quiet` says them on stderr, and exits 1 too; once they are gone, 0.
+    let intake = |h: &Host| Command::cargo_bin("pbem").unwrap().args(["intake", "--quiet", "--root"]).arg(&h.root).arg("--config").arg(&h.cfg).args(["--now", "2026-07-01T14:00:00Z"]).timeout(Duration::from_secs(60)).output().unwrap();
+    let out = intake(&h);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not a message; left in place"), "{out:?}");
+    for kind in KINDS.iter().chain(&["dangling"]) {
+        let name = new.join(format!("1690000000.{kind}.host"));
+        if name.is_dir() { std::fs::remove_dir(&name) } else { std::fs::remove_file(&name) }.unwrap();
+    }
+    let out = intake(&h);
+    assert!(out.status.success(), "{out:?}");
 }
 
 /// A FIFO in place of a lock file (the game's, the root's intake lock), a key file or the mbox

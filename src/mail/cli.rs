@@ -85,7 +85,7 @@ pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdi
     // except from a `.forward` pipe: there a failure status would make the MTA bounce or retry
     // the message just taken in.
     // So does a message that waits for its game's folder to be mended (tester t25d D4).
-    let held = handled.iter().any(Handled::game_needs_host);
+    let held = handled.iter().any(Handled::waits_for_host);
     Ok(if (dead > 0 || held) && !stdin { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
@@ -167,7 +167,7 @@ pub fn cron(root: &Path, config: &Path, clock: Clock, quiet: bool) -> Result<Exi
     for e in &r.intake_errors {
         eprintln!("intake: {e}");
     }
-    let mut failed = !r.intake_errors.is_empty() || r.intake.iter().any(Handled::game_needs_host);
+    let mut failed = !r.intake_errors.is_empty() || r.intake.iter().any(Handled::waits_for_host);
     for g in &r.games {
         if g.failed {
             // The host must hear of it: cron mails what a run prints on stderr.

@@ -90,9 +90,10 @@ pub struct Handled {
     pub reply: Option<String>,
     /// Whether a reply was held back from an address over the hourly cap (`max_replies_per_hour`),
     /// a command could not be answered for a game whose files need the host, or the message was
-    /// left for the next run because its game's folder cannot be read or written: a problem the
-    /// host hears of even with `--quiet` (the player misses a receipt or an answer); the last
-    /// makes the run exit 1 ([`Handled::game_needs_host`]).
+    /// left for the next run because its game's folder cannot be read or written, or it is no
+    /// message at all (a FIFO, a folder: [`arrival_order`]): a problem the host hears of even with
+    /// `--quiet` (the player misses a receipt or an answer); the last two make the run exit 1
+    /// ([`Handled::waits_for_host`]).
     pub needs_host: bool,
 }
 
@@ -103,8 +104,9 @@ impl Handled {
         self.disposition != Disposition::Done || self.needs_host
     }
 
-    /// Whether it waits for the host to mend its game's folder (a run that leaves one exits 1).
-    pub fn game_needs_host(&self) -> bool {
+    /// Whether it waits for the host: to mend its game's folder, or to remove what is no message
+    /// (a run that leaves one exits 1).
+    pub fn waits_for_host(&self) -> bool {
         self.disposition == Disposition::Retry && self.needs_host
     }
 }
@@ -200,7 +202,8 @@ fn piped_elsewhere(spooled: Option<String>, handled: &[Handled]) -> Option<Handl
 /// when the spool is empty or missing.
 pub fn spooled_games(root: &Path) -> Result<BTreeSet<String>> {
     let spool = state_dir(root).join("spool");
-    let waiting = arrival_order(std::slice::from_ref(&spool))?;
+    // What cannot be a message is the intake run's to name.
+    let (waiting, _) = arrival_order(std::slice::from_ref(&spool))?;
     if waiting.is_empty() {
         return Ok(BTreeSet::new());
     }
@@ -261,7 +264,22 @@ pub fn run_locked(root: &Path, sources: &[Source], cfg: &HostConfig, clock: Cloc
 /// and parsed ahead on a second thread ([`super::ahead`]) while this one handles those before
 /// them and waits for their syncs.
 fn take_in(root: &Path, folders: &[PathBuf], cfg: &HostConfig, now: DateTime<Utc>, out: &mut IntakeRun, filing: &mut Filing) -> Result<()> {
-    let messages = arrival_order(folders)?;
+    let (messages, not_messages) = arrival_order(folders)?;
+    let taken = take_in_messages(root, &messages, cfg, now, out, filing);
+    out.handled.extend(not_messages.into_iter().map(|(path, why)| not_a_message(&path, &why)));
+    taken
+}
+
+/// What is said of a file among the messages that cannot be one ([`arrival_order`]): left in
+/// place, and the run exits 1 until the host removes it.
+fn not_a_message(path: &Path, why: &str) -> Handled {
+    let name = path.file_name().map_or_else(|| path.display().to_string(), |n| n.to_string_lossy().into_owned());
+    let reason = format!("{}: {why}: not a message; left in place, not read (remove it)", path.display());
+    Handled { name, disposition: Disposition::Retry, reason, orders: vec![], reply: None, needs_host: true }
+}
+
+/// [`take_in`] for the messages found.
+fn take_in_messages(root: &Path, messages: &[(PathBuf, PathBuf, String)], cfg: &HostConfig, now: DateTime<Utc>, out: &mut IntakeRun, filing: &mut Filing) -> Result<()> {
     if messages.is_empty() {
         // An idle cron run reads no game file.
         return Ok(());

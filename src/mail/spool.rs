@@ -54,8 +54,13 @@ pub(super) fn spool_mbox(spool: &Path, f: &Path, cfg: &HostConfig, now: DateTime
 /// runs as numbers (names carry counters, e.g. `1797100000.M99999P1.host` before
 /// `1797100000.M100000P2.host`; spooled names are `SECONDS.SEQUENCE.HASH`). The name comes first
 /// so that a Maildir copied without its file times keeps its order.
-pub(super) fn arrival_order(maildirs: &[PathBuf]) -> Result<Vec<(PathBuf, PathBuf, String)>> {
+///
+/// Also returns what is there but cannot be a message, each (path, why): a FIFO, a device, a
+/// folder, a dangling link, a file that cannot be looked at. It is left in place, never read or
+/// waited on; the run names it and exits 1 (tester9 D9, tester11 D7, tester t25a-7).
+pub(super) fn arrival_order(maildirs: &[PathBuf]) -> Result<(Vec<(PathBuf, PathBuf, String)>, Vec<(PathBuf, String)>)> {
     let mut found = Vec::new();
+    let mut not_messages = Vec::new();
     for maildir in maildirs {
         for sub in ["new", "cur"] {
             let dir = maildir.join(sub);
@@ -69,10 +74,9 @@ pub(super) fn arrival_order(maildirs: &[PathBuf]) -> Result<Vec<(PathBuf, PathBu
                     // Moved away since it was listed (a mail reader sharing the Maildir); a
                     // dangling link is said below.
                     Err(e) if e.kind() == std::io::ErrorKind::NotFound && path.symlink_metadata().is_err() => continue,
-                    // Said at every run (cron mails it to the host), never read (tester9 D9, tester11 D7).
+                    // Said at every run (cron mails it to the host), never read.
                     other => {
-                        let why = other.map_or_else(|e| e.to_string(), |_| "not a regular file (a FIFO, a device or a folder)".to_string());
-                        eprintln!("warning: {}: {why}: not a message; left in place, not read", path.display());
+                        not_messages.push((path, other.map_or_else(|e| e.to_string(), |_| "not a regular file (a FIFO, a device or a folder)".to_string())));
                         continue;
                     }
                 };
@@ -85,7 +89,7 @@ pub(super) fn arrival_order(maildirs: &[PathBuf]) -> Result<Vec<(PathBuf, PathBu
         }
     }
     found.sort_by(|a, b| a.0.cmp(&b.0).then_with(|| natural_cmp(&a.3, &b.3)));
-    Ok(found.into_iter().map(|(_, m, p, n)| (m, p, n)).collect())
+    Ok((found.into_iter().map(|(_, m, p, n)| (m, p, n)).collect(), not_messages))
 }
 
 /// Compares names with each run of ASCII digits taken as a number (`M99999` < `M100000`).
