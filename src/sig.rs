@@ -257,7 +257,8 @@ fn is_normalized(text: &str) -> bool {
 /// Splits a file into its body and an armored signature appended to it.
 ///
 /// The block starts at the last line that ends with [`ARMOR_BEGIN`] (trailing whitespace and CR
-/// ignored; a body without a final newline followed directly by the block also works). The body is
+/// ignored; a body without a final newline followed directly by the block also works; a comment
+/// line, `#` first, is never a block's start). The body is
 /// everything before it, byte for byte. The block is returned with each line's trailing whitespace
 /// stripped and LF line endings, up to and including the [`ARMOR_END`] line (or to the end of the
 /// text if that line is missing, so that verifying it reports a malformed block). Without a BEGIN
@@ -275,8 +276,11 @@ fn split_appended_bytes(bytes: &[u8]) -> (&[u8], Option<String>) {
     let mut line_start = 0;
     for line in bytes.split_inclusive(|&b| b == b'\n') {
         let trimmed = line.trim_ascii_end();
-        if trimmed.ends_with(begin) {
-            found = Some(line_start + trimmed.len() - begin.len());
+        // A comment that mentions the armor (`# -----BEGIN SSH SIGNATURE-----`) starts no block
+        // (tester t25f D4c: an unsigned form was taken for a signed one).
+        let before = &trimmed[..trimmed.len().saturating_sub(begin.len())];
+        if trimmed.ends_with(begin) && !before.trim_ascii_start().starts_with(b"#") {
+            found = Some(line_start + before.len());
         }
         line_start += line.len();
     }
@@ -1279,6 +1283,14 @@ mod tests {
         let (body, block) = split_appended(&format!("a\n{BLOCK}b\n{BLOCK}"));
         assert_eq!(body, format!("a\n{BLOCK}b\n"));
         assert_eq!(block.as_deref(), Some(BLOCK));
+    }
+
+    #[test]
+    fn a_comment_naming_the_armor_starts_no_block() {
+        let text = "I = \"stay\"\n# -----BEGIN SSH SIGNATURE-----\n  #-----BEGIN SSH SIGNATURE-----\n";
+        assert_eq!(split_appended(text), (text.to_owned(), None));
+        let (body, block) = split_appended(&format!("{text}> {BLOCK}"));
+        assert_eq!((body.as_str(), block.as_deref()), (format!("{text}> ").as_str(), Some(BLOCK)));
     }
 
     #[test]
