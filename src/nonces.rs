@@ -146,6 +146,12 @@ impl NonceIndex {
         out
     }
 
+    /// The newest receipt of `role` in a step up to `step`, as (step, seq): its order is the one
+    /// of the seat's in force (a draw offer stands in it).
+    pub fn newest_of(&self, role: &str, step: u64) -> Option<(u64, u64)> {
+        self.entries.iter().filter(|e| e.step <= step).filter_map(|e| e.brief.as_ref().filter(|b| b.role == role).map(|b| (e.step, b.seq))).max()
+    }
+
     /// Adds an accepted order (before its receipt is written).
     pub fn add(&mut self, receipt: &Receipt, nonce: Option<[u8; 32]>) {
         let brief = Brief { role: receipt.role.clone(), seq: receipt.seq, commitment: receipt.commitment.clone(), received: receipt.received.clone() };

@@ -999,7 +999,9 @@ fn submit_in(g: &Loaded, intake: &mut Intake, input: &OrderInput, now: DateTime<
             return Ok(Accepted { receipt, path, warnings, resent: true, ending, ended: None, signed: None, seat_email: seat_email(g, &h.role) });
         }
     };
-    let (nonce, warnings) = check_nonce(index, &v, path)?;
+    let withdrawn = (ending.draw.is_none() && !ending.resign).then(|| index.newest_of(&h.role, step)).flatten().and_then(|at| offered_draw(g, &h.role, at));
+    let (nonce, mut warnings) = check_nonce(index, &v, path)?;
+    warnings.extend(withdrawn.map(|s| format!("this order withdraws your draw offer (your orders of step {s} offered a draw); to keep the offer, send these orders again with `draw = true` in [orders]")));
     // A resignation, and an unasked seat's draw offer, carry no orders for the game to check.
     if !ending.resign && asked {
         check_legal(g, &v, path)?;
@@ -1122,6 +1124,22 @@ fn check_resend(g: &Loaded, index: &NonceIndex, (v, taken): (&Verified, &[(u64, 
 /// The warning for an order accepted without a nonce.
 const NO_NONCE: &str = "no nonce: this order adds no randomness to the step seed, and its public commitment can be \
      matched by guessing orders until the step resolves; `pbem sign` fills a fresh nonce";
+
+/// `Some(step)` when the order of `role`'s receipt `(step, seq)` offers a draw and is signed by
+/// the seat's present holder: the offer a next order without `draw` withdraws (README "Ending a
+/// game by the players"; tester t17a-1: returning the mailed form as it was withdrew it unsaid).
+/// `None` too when its sealed copy cannot be read (not yet written: an order earlier in the same
+/// batch): this is only for a warning.
+fn offered_draw(g: &Loaded, role: &str, (step, seq): (u64, u64)) -> Option<u64> {
+    let sealed = g.dir.sealed(step).join(format!("{role}-{seq}.txt"));
+    let text = store::read_text(&sealed).ok()?;
+    // Parsed only when a line starts with `draw` (the form's comments mention it too).
+    if !text.lines().any(|l| l.trim_start().starts_with("draw")) || orderfile::parse(&text).ok()?.ending.draw != Some(true) {
+        return None;
+    }
+    let signature = store::read_text(&sig_path(&sealed)).ok()?;
+    signed_by_seat(&g.gf, role, &text, &signature).then_some(step)
+}
 
 /// The warnings an order got when it was accepted as receipt `rc` (what a resend that must read
 /// as that first acceptance shows again).
@@ -1968,8 +1986,8 @@ pub fn status(dir: &Path) -> Result<String> {
     status_at(dir, Utc::now())
 }
 
-/// [`status`] with the time left until the deadline counted from `now`; an awaited seat with a
-/// time zone of its own also gets the deadline in it.
+/// [`status`] with the time left until the deadline counted from `now`; a seat with a time zone
+/// of its own also gets the deadline in it.
 pub fn status_at(dir: &Path, now: DateTime<Utc>) -> Result<String> {
     let g = load(dir)?;
     let mut out = format!("game {} ({}), {} step(s) resolved\n", g.gf.id, g.game.title(), steps_resolved(&g)?);
@@ -2000,18 +2018,20 @@ pub fn status_at(dir: &Path, now: DateTime<Utc>) -> Result<String> {
         out.push_str(&format!("step {} opened {}, deadline {}{left}\n", op.step, op.opened, op.deadline));
         out.push_str(&format!("host seed commitment {}\n", op.host_seed_commitment));
         for a in &op.asks {
+            // A seat with a time zone of its own sees the deadline in it, whether or not it has
+            // sent orders (they can still be replaced until the step is resolved; tester t17a-2).
+            let zone = match g.gf.zone_of(&a.role) == chrono_tz::UTC {
+                true => String::new(),
+                false => format!("; in its time zone the deadline is {}", report::deadline_for(&g.gf, op, &a.role, Some(now)).0),
+            };
             match receipts.get(&a.role) {
                 Some(r) => {
                     // An order the seat's holder before a seat change signed stands, but the
                     // present holder has not sent it (tester14 T14a-3).
                     let by = if sent_by_present_holder(&g.dir, &g.gf, r) { "" } else { ", signed by the seat's previous holder" };
-                    out.push_str(&format!("  {} ({}): received {} (receipt {}, commitment {}{by})\n", a.role, a.kind, r.received, r.seq, r.commitment))
+                    out.push_str(&format!("  {} ({}): received {} (receipt {}, commitment {}{by}){zone}\n", a.role, a.kind, r.received, r.seq, r.commitment))
                 }
-                None if g.gf.zone_of(&a.role) != chrono_tz::UTC => {
-                    let local = report::deadline_for(&g.gf, op, &a.role, Some(now)).0;
-                    out.push_str(&format!("  {} ({}): awaited; in its time zone the deadline is {local}\n", a.role, a.kind))
-                }
-                None => out.push_str(&format!("  {} ({}): awaited\n", a.role, a.kind)),
+                None => out.push_str(&format!("  {} ({}): awaited{zone}\n", a.role, a.kind)),
             }
         }
     }

@@ -165,7 +165,7 @@ fn a_draw_needs_every_seats_standing_offer_and_orders_without_one_withdraw_it() 
     let u1 = t.order("union", "u1", None, &with("draw = true"));
     t.submit(&u1, "2026-07-01T12:20:00Z").success().stdout(predicate::str::contains("draw offered by union"));
     let c1 = t.order("confederate", "c1", None, &with(""));
-    t.submit(&c1, "2026-07-01T12:30:00Z").success().stdout(predicate::str::contains("game over").not());
+    t.submit(&c1, "2026-07-01T12:30:00Z").success().stdout(predicate::str::contains("game over").not()).stderr(predicate::str::contains("withdraws").not());
     assert!(t.run(&["adjudicate", "--now", "2026-07-01T13:00:00Z"]).contains("resolved step(s) 1"));
     // The other seat's report of the step tells it of the offer (tester21 T21b-1, wording 2),
     // unless an initiative tie keeps the step's orders secret (the dice follow the players'
@@ -174,8 +174,9 @@ fn a_draw_needs_every_seats_standing_offer_and_orders_without_one_withdraw_it() 
     let withheld = t.record(1)["resolution"]["orders"].as_array().unwrap().iter().any(|o| o["withheld"] == true);
     assert_eq!(report.contains("DRAW OFFERED WITH THE ORDERS OF THIS STEP\n  union: an offer stands until"), !withheld, "{report}");
     // Step 2: union's new orders without `draw` withdraw its offer, so confederate's alone ends nothing.
+    // The seat is told so: the form mailed to it does not repeat the offer (tester t17a-1).
     let u2 = t.order("union", "u2", None, &with(""));
-    t.submit(&u2, "2026-07-01T13:10:00Z").success();
+    t.submit(&u2, "2026-07-01T13:10:00Z").success().stderr(predicate::str::contains("this order withdraws your draw offer (your orders of step 1 offered a draw); to keep the offer, send these orders again with `draw = true`"));
     let c2 = t.order("confederate", "c2", None, &with("draw = true"));
     t.submit(&c2, "2026-07-01T13:20:00Z").success().stdout(predicate::str::contains("game over").not());
     assert!(!t.game().join("records").join("000002.json").exists(), "no record ended the game");

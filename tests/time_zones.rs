@@ -58,6 +58,14 @@ fn reports_forms_and_status_show_each_seats_deadline_and_the_time_left() {
     assert_eq!(lines_with(&status, "step 1"), ["step 1 opened 2026-11-30T13:00:00Z, deadline 2026-12-03T13:00:00Z (45 minutes left)"]);
     assert_eq!(lines_with(&status, "confederate"), ["  confederate (command): awaited"]);
     assert_eq!(lines_with(&status, "union"), ["  union (command): awaited; in its time zone the deadline is Thu 03 Dec 2026 08:00 EST (2026-12-03T13:00:00Z)"]);
+    // Once the seat has sent orders, still in its own zone (tester t17a-2: only while awaited).
+    let order = tmp.path().join("union.toml");
+    let text = common::form(&game, "union", 1, &|s| s);
+    std::fs::write(&order, format!("{text}{}", common::sign("union", &text))).unwrap();
+    pbem().arg("submit").arg(&game).arg(&order).args(["--now", "2026-12-03T12:00:00Z"]).assert().success();
+    let status = pbem().arg("status").arg(&game).args(["--now", "2026-12-03T12:15:00Z"]).assert().success();
+    let union = lines_with(&stdout(&status), "union").concat();
+    assert!(union.starts_with("  union (command): received 2026-12-03T12:00:00Z (receipt 1, ") && union.ends_with("); in its time zone the deadline is Thu 03 Dec 2026 08:00 EST (2026-12-03T13:00:00Z)"), "{union}");
     let late = pbem().arg("status").arg(&game).args(["--now", "2026-12-03T13:00:00Z"]).assert().success();
     assert_eq!(lines_with(&stdout(&late), "step 1"), ["step 1 opened 2026-11-30T13:00:00Z, deadline 2026-12-03T13:00:00Z (passed)"]);
 
