@@ -177,7 +177,11 @@ pub fn render(
 /// seat, not that every plan is in, when a seat's came from its NMR (an event: `Ctx::worded`,
 /// T21b-2); a Flag Dash card repeat that fails says which repeat it is (T20c-3); a step's report
 /// names the seats whose orders of the step offer a draw (T21b-1).
-pub const WORDING: u32 = 2;
+///
+/// 3 (2026-12-04): Gettysburg's planned moves say a corps whose move into an enemy-held town
+/// waits for the enemy's vacate-or-defend decision is "moving into" it, not "moved" (tester
+/// t17b-1: it has not left its town yet).
+pub const WORDING: u32 = 3;
 
 /// A record with the SHA-256 (hex) of its file, its canonical bytes: what a report pins.
 #[derive(Clone, Copy)]

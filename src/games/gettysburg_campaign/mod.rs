@@ -196,11 +196,15 @@ impl Game for GettysburgCampaign {
         }
     }
 
-    /// The board from the seat's view, its planned moves as [`view::plan_lines`] gives them.
+    /// The board from the seat's view, its planned moves as [`view::plan_lines_now`] gives them,
+    /// a corps moving into an enemy-held town on its road ([`view::show_entering`]).
     fn picture(&self, s: &State, seat: Option<&str>, ended: bool) -> Option<String> {
         let mut v = crate::picture::view_for(self, s, seat, ended)?;
         if let Some(side) = seat.and_then(side_of).filter(|_| !ended) {
-            v["planned_moves"] = serde_json::json!(view::plan_lines(s, side));
+            v["planned_moves"] = serde_json::json!(view::plan_lines_now(s, side));
+        }
+        if !ended {
+            view::show_entering(&mut v, s);
         }
         Some(picture::draw(&v))
     }

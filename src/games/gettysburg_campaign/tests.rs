@@ -1458,6 +1458,33 @@ fn s8_a_report_of_wording_1_says_moved_for_a_corps_whose_planned_moves_are_done(
     }
 }
 
+/// §8 (tester t17b-1): while the enemy decides to vacate or defend the town a corps moves into,
+/// the corps has not left its own town: reports of wording 3 say it is "moving into" the town
+/// (those of wording 1 and 2 keep "moved": they are replayed), and both sides' pictures draw it on
+/// its road, advancing on the town, not standing at home.
+#[test]
+fn s8_a_corps_whose_entry_waits_for_the_enemys_decision_is_moving_into_the_town() {
+    let g = GettysburgCampaign;
+    let s = board(&[("I", "Leesburg"), ("II", "Culpeper")], &[("XI", "Frederick")]);
+    let orders = [("confederate", "cards = [\"Lee\"]\nlee = \"I\"\nmoves = { I = [\"Frederick\", \"Hagerstown\"] }"), ("union", "cards = [\"Howard\"]\nmoves = { XI = \"stay\" }")];
+    let (s, _) = step(&s, &orders, &[6, 1]);
+    assert_eq!(kind(&s), "vacate-or-defend");
+    assert_eq!(s.corps[idx(&s, Side::Confederate, "I")].at, town("Leesburg"), "still at home while the Union decides");
+    let line = |w: u32| report_in_wording(&s, "confederate", w).lines().skip_while(|l| *l != "YOUR PLANNED MOVES THIS ROUND").nth(1).map(str::to_string);
+    assert_eq!(line(3).as_deref(), Some("  I Corps (Longstreet): moving into Frederick (the Union player decides: vacate or defend), then Hagerstown"));
+    assert_eq!(line(2).as_deref(), Some("  I Corps (Longstreet): moved, then Hagerstown"));
+    for seat in ["confederate", "union"] {
+        let svg = g.picture(&s, Some(seat), false).expect("a picture");
+        let mut v = crate::picture::view_for(&g, &s, Some(seat), false).expect("a view");
+        view::show_entering(&mut v, &s);
+        v["planned_moves"] = serde_json::json!(view::plan_lines_now(&s, side_of(seat).unwrap()));
+        let i = idx(&s, Side::Confederate, "I");
+        assert_eq!((v["corps"][i]["town"].clone(), v["corps"][i]["advancing"].clone()), (serde_json::Value::Null, serde_json::json!({ "from": "Leesburg", "to": "Frederick" })), "{seat}");
+        assert!(svg == picture::draw(&v), "{seat}: the picture draws that view");
+    }
+    assert!(g.picture(&s, Some("confederate"), false).unwrap().contains(">I Corps (Longstreet): moving into Frederick (the Union player decides: vacate or defend), then Hagerstown</text>"));
+}
+
 /// tester16 T16c-12: in a round paused after the Union corps moved (the Confederate player is
 /// asked where his corps goes), the Union picture says the corps "moved", not "stay"; once the
 /// game is over it lists no planned moves.

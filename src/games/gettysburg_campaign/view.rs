@@ -104,6 +104,8 @@ struct View<'a> {
     hand: Vec<CardView<'a>>,
     planned_moves: Vec<String>,
     plans: Vec<String>,
+    /// [`plan_lines_now`]: reports of wording 3 show these.
+    plans_now: Vec<String>,
     standing: Vec<String>,
     question: Option<Asked>,
     waiting_for: Vec<Waiting>,
@@ -198,6 +200,7 @@ impl<'a> View<'a> {
             hand: hand(s, side),
             planned_moves: planned_moves(s, side),
             plans: plan_lines(s, side),
+            plans_now: plan_lines_now(s, side),
             standing: standing_lines(s.standing.get(side)),
             question: s.question.as_ref().filter(|q| q.sides().contains(&side)).map(|q| Asked { kind: q.kind(), prompt: prompt(s, side, q) }),
             waiting_for: s.question.iter().flat_map(|q| q.sides().into_iter().map(move |x| Waiting { role: x.role(), kind: q.kind() })).collect(),
@@ -348,11 +351,22 @@ fn planned_moves(s: &State, side: Side) -> Vec<String> {
         .collect()
 }
 
-/// The moves `side` planned this round as reports of wording 1 ([`crate::report::WORDING`]) and
-/// every picture show them: none once the game is over; a corps that has carried out its plan
-/// (§8: a plan is carried out town by town) "moved", not "stay", and one part-way "moved, then"
-/// the towns still to go: "XI Corps (Howard): moved, then York" (tester16 T16b-1, T16c-12).
+/// The moves `side` planned this round as reports of wording 1 and 2 ([`crate::report::WORDING`])
+/// show them: none once the game is over; a corps that has carried out its plan (§8: a plan is
+/// carried out town by town) "moved", not "stay", and one part-way "moved, then" the towns
+/// still to go: "XI Corps (Howard): moved, then York" (tester16 T16b-1, T16c-12).
 pub fn plan_lines(s: &State, side: Side) -> Vec<String> {
+    plan_lines_worded(s, side, false)
+}
+
+/// [`plan_lines`] as reports of wording 3 and every picture show them: a corps whose move into
+/// an enemy-held town waits for the enemy's decision to vacate or defend it (§8) is "moving into"
+/// that town, not "moved": it has not left its town yet (tester t17b-1).
+pub fn plan_lines_now(s: &State, side: Side) -> Vec<String> {
+    plan_lines_worded(s, side, true)
+}
+
+fn plan_lines_worded(s: &State, side: Side, entering: bool) -> Vec<String> {
     if s.outcome.is_some() || matches!(s.stage, Stage::Over) {
         return Vec::new();
     }
@@ -362,13 +376,27 @@ pub fn plan_lines(s: &State, side: Side) -> Vec<String> {
         .iter()
         .map(|(&c, p)| {
             let moved = s.this_round.steps.get(&c).is_some_and(|&n| n > 0);
-            let rest = match (p.is_empty(), moved) {
-                (true, true) => "moved".to_string(),
-                (true, false) => "stay".to_string(),
-                (false, true) => format!("moved, then {}", p.join(" then ")),
-                (false, false) => p.join(" then "),
+            let rest = match (p.is_empty(), moved, s.this_round.entry.as_ref().filter(|e| entering && e.mover == c)) {
+                (true, _, Some(e)) => format!("moving into {} (the {} player decides: vacate or defend)", e.to, side.other().name()),
+                (false, _, Some(e)) => format!("moving into {} (the {} player decides: vacate or defend), then {}", e.to, side.other().name(), p.join(" then ")),
+                (true, true, None) => "moved".to_string(),
+                (true, false, None) => "stay".to_string(),
+                (false, true, None) => format!("moved, then {}", p.join(" then ")),
+                (false, false, None) => p.join(" then "),
             };
             format!("{}: {rest}", s.short(c))
         })
         .collect()
+}
+
+/// Draws a corps whose move into an enemy-held town waits for the enemy's decision (§8) on its
+/// road, advancing on that town, in the picture's view `v` (as [`corps`] lists them, by index):
+/// the state keeps it in the town it comes from until the decision, but the move is under way, and
+/// the enemy is asked about it (tester t17b-1: its counter stood at home with no sign of it).
+pub fn show_entering(v: &mut serde_json::Value, s: &State) {
+    let Some(e) = &s.this_round.entry else { return };
+    if let Some(c) = v.get_mut("corps").and_then(|c| c.get_mut(e.mover)).and_then(serde_json::Value::as_object_mut) {
+        c.insert("town".into(), serde_json::Value::Null);
+        c.insert("advancing".into(), serde_json::json!({ "from": e.from, "to": e.to }));
+    }
 }
