@@ -254,7 +254,7 @@ fn narrow_maps_keep_their_legends_inside() {
     let steps = scenario_demo("gettysburg-campaign", &dir, &scenario);
     let svg = pbem::picture::of_game(&dir, Some(0), Some("union")).unwrap();
     assert!(picture_size(&svg).0 < 750.0, "a narrow picture: {svg}");
-    assert!(svg.contains(">corps advancing along a road on the town the arrow points to<"));
+    assert!(svg.contains(">corps advancing along a road on the town the arrow points to (Confederate, Union)<"));
     check_game(&dir, steps.min(4), |_, _| {});
     let text = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("scenarios/throw-down-that-flag-july-2.toml")).unwrap();
     let small = tmp.path().join("small.toml");

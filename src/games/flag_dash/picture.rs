@@ -133,24 +133,42 @@ fn walls(svg: &mut Svg, g: &Grid, b: &Value) {
     }
 }
 
+/// A tunnel: a dark ring, its white centre wide enough for the secret tunnel's mark (`S`, `Xw`,
+/// `Xr`: tester t17b-7, the mark spilled onto the ring).
 fn tunnel(svg: &mut Svg, at: (f64, f64), mark: &str) {
-    svg.circle(at.0, at.1, 15.0, "#4D4D4D", Some((colour::INK, 1.5)));
-    svg.circle(at.0, at.1, 8.0, "#FFFFFF", None);
+    svg.circle(at.0, at.1, 16.0, "#4D4D4D", Some((colour::INK, 1.5)));
+    svg.circle(at.0, at.1, if mark.is_empty() { 8.0 } else { 11.5 }, "#FFFFFF", None);
     if !mark.is_empty() {
-        svg.text((at.0, at.1 + 4.0), mark, 10.0, Anchor::Middle, true, colour::INK);
+        svg.text((at.0, at.1 + 3.5), mark, 10.0, Anchor::Middle, true, colour::INK);
     }
+}
+
+/// A tunnel under a pawn, which hides its ring: the same ring, small, at the square's top-left
+/// corner, drawn over the pawn (tester t17b-2: a pawn on a tunnel hid it).
+fn tunnel_badge(svg: &mut Svg, at: (f64, f64), mark: &str) {
+    let (x, y) = (at.0 - CELL / 2.0 + 9.0, at.1 - CELL / 2.0 + 9.0);
+    svg.circle(x, y, 8.5, "#4D4D4D", Some((colour::INK, 1.0)));
+    svg.circle(x, y, if mark.is_empty() { 3.5 } else { 6.5 }, "#FFFFFF", None);
+    if !mark.is_empty() {
+        svg.text((x, y + 2.5), mark, 7.0, Anchor::Middle, true, colour::INK);
+    }
+}
+
+/// Every tunnel of view `v` as (square, mark): the board's (no mark), then the secret tunnel's
+/// entrance `S` and exits `Xw`, `Xr` where the view shows them.
+fn all_tunnels(v: &Value) -> Vec<(String, &'static str)> {
+    let mut out: Vec<(String, &'static str)> = strs(&v["board_data"]["tunnels"]).into_iter().map(|t| (t, "")).collect();
+    let st = &v["secret_tunnel"];
+    for (key, mark) in [("entrance", "S"), ("white", "Xw"), ("red", "Xr")] {
+        out.extend(st[key].as_str().map(|q| (q.to_string(), mark)));
+    }
+    out
 }
 
 fn tunnels(svg: &mut Svg, g: &Grid, v: &Value) {
     let b = &v["board_data"];
-    for t in strs(&b["tunnels"]) {
+    for (t, mark) in all_tunnels(v) {
         if let Some(at) = g.centre(&t) {
-            tunnel(svg, at, "");
-        }
-    }
-    let st = &v["secret_tunnel"];
-    for (key, mark) in [("entrance", "S"), ("white", "Xw"), ("red", "Xr")] {
-        if let Some(at) = st[key].as_str().and_then(|q| g.centre(q)) {
             tunnel(svg, at, mark);
         }
     }
@@ -181,28 +199,53 @@ fn held_flags(svg: &mut Svg, at: (f64, f64), holds: &[String]) {
     }
 }
 
+/// How far apart, in pixels along each axis, two paths over the same step between two squares
+/// are drawn: a path's steps over a step some path took before are shifted by a multiple of it
+/// (tester t17b-3: one character's path covered another's, and a path back over itself hid its
+/// own start). Wider than a path's outline (7): they sit side by side.
+const PATH_APART: f64 = 8.0;
+
 /// The steps of the round's account: one path per character and run of connected steps, its
-/// arrow stopping short of the pawn at its end.
+/// arrow stopping short of the pawn at its end; each run cut where it goes over a step already
+/// drawn ([`PATH_APART`]).
 fn paths(svg: &mut Svg, g: &Grid, b: &Value) {
     let steps = b["paths"].as_array().cloned().unwrap_or_default();
-    let mut runs: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+    // Each step as (character, from, to, how many steps between the same two squares came before).
+    let mut taken: std::collections::BTreeMap<(String, String), usize> = std::collections::BTreeMap::new();
+    let mut runs: Vec<(String, usize, Vec<(f64, f64)>)> = Vec::new();
     for st in &steps {
         let name = st["name"].as_str().unwrap_or_default().to_string();
-        let (Some(a), Some(z)) = (st["from"].as_str().and_then(|q| g.centre(q)), st["to"].as_str().and_then(|q| g.centre(q))) else { continue };
-        match runs.iter_mut().rev().find(|(n, _)| *n == name) {
-            Some((_, pts)) if pts.last() == Some(&a) => pts.push(z),
-            _ => runs.push((name, vec![a, z])),
+        let (Some(from), Some(to)) = (st["from"].as_str(), st["to"].as_str()) else { continue };
+        let (Some(a), Some(z)) = (g.centre(from), g.centre(to)) else { continue };
+        let key = if from <= to { (from.to_string(), to.to_string()) } else { (to.to_string(), from.to_string()) };
+        let seen = taken.entry(key).or_insert(0);
+        let k = *seen;
+        *seen += 1;
+        match runs.iter_mut().rev().find(|(n, _, _)| *n == name) {
+            Some((_, kk, pts)) if *kk == k && pts.last() == Some(&a) => pts.push(z),
+            _ => runs.push((name, k, vec![a, z])),
         }
     }
-    for (name, mut pts) in runs {
-        let (fill, _) = pawn_colour(&name);
+    // Only a character's last run ends at its pawn; the others end where the next begins.
+    for (i, (name, k, mut pts)) in runs.iter().cloned().enumerate() {
+        let (fill, ink) = pawn_colour(&name);
+        let last = !runs[i + 1..].iter().any(|(n, _, _)| *n == name);
+        // 0, +1, -1, +2, ... times PATH_APART, on both axes (moves are never diagonal, §"Moving").
+        let shift = PATH_APART * (k.div_ceil(2) as f64) * if k % 2 == 1 { 1.0 } else { -1.0 };
+        for p in &mut pts {
+            *p = (p.0 + shift, p.1 + shift);
+        }
         let n = pts.len();
-        let (p, q) = (pts[n - 2], pts[n - 1]);
-        let len = ((q.0 - p.0).powi(2) + (q.1 - p.1).powi(2)).sqrt().max(1.0);
-        let back = 18.0_f64.min(len / 2.0);
-        pts[n - 1] = (q.0 - (q.0 - p.0) / len * back, q.1 - (q.1 - p.1) / len * back);
-        svg.polyline(&pts, colour::INK, 7.0, None, false);
-        svg.polyline(&pts, fill, 4.0, Some("7 4"), true);
+        if last {
+            let (p, q) = (pts[n - 2], pts[n - 1]);
+            let len = ((q.0 - p.0).powi(2) + (q.1 - p.1).powi(2)).sqrt().max(1.0);
+            let back = 18.0_f64.min(len / 2.0);
+            pts[n - 1] = (q.0 - (q.0 - p.0) / len * back, q.1 - (q.1 - p.1) / len * back);
+        }
+        // A dark pawn's path is outlined in white, so that its dashes show (tester t17b-14).
+        let outline = if ink == "#FFFFFF" && fill == "#000000" { "#FFFFFF" } else { colour::INK };
+        svg.polyline(&pts, outline, 7.0, None, false);
+        svg.polyline(&pts, fill, 4.0, Some("7 4"), last);
     }
 }
 
@@ -224,7 +267,8 @@ fn pawn(svg: &mut Svg, at: (f64, f64), c: &Value) {
     }
     held_flags(svg, at, &strs(&c["holds"]));
     if let Some(t) = c["carries"].as_str() {
-        pennant(svg, (at.0 + 6.0, at.1 - 25.0), &t.to_ascii_lowercase(), 13.0);
+        // Its pole stands right of the mark, whose letter it would otherwise cross (tester t17b-5).
+        pennant(svg, (at.0 + 9.0, at.1 - 25.0), &t.to_ascii_lowercase(), 13.0);
     }
 }
 
@@ -238,9 +282,14 @@ fn pieces(svg: &mut Svg, g: &Grid, v: &Value) {
             pennant(svg, (x + 14.0, y + 7.0), t, 20.0);
         }
     }
+    let tunnels = all_tunnels(v);
     for c in v["characters"].as_array().into_iter().flatten() {
-        if let Some(at) = c["at"].as_str().and_then(|q| g.centre(q)) {
+        let Some(q) = c["at"].as_str() else { continue };
+        if let Some(at) = g.centre(q) {
             pawn(svg, at, c);
+            for (_, mark) in tunnels.iter().filter(|(t, _)| t == q) {
+                tunnel_badge(svg, at, mark);
+            }
         }
     }
 }
@@ -272,7 +321,8 @@ fn panel(v: &Value) -> Vec<(String, bool)> {
         "+n: boosts; pennant W / R: a team flag (on a pawn: carried)",
         "small flags below a pawn: character flags it holds (their colours)",
         "dashed outline: White territory; solid: Red territory",
-        "ring: tunnel; S: secret tunnel entrance, Xw / Xr its exits",
+        "ring: tunnel (small, at a pawn's corner: under the pawn)",
+        "S: secret tunnel entrance, Xw / Xr its exits",
         "T: trap; orange triangles: cones; thick line: wall",
         "dashed arrows: the latest round's moves",
     ] {

@@ -64,20 +64,27 @@ fn counter(svg: &mut Svg, x: f64, y: f64, corps: &Value) {
 }
 
 fn roads(svg: &mut Svg, towns: &[Value], places: &[(String, (f64, f64))]) {
+    for (a, b) in road_lines(towns, places) {
+        svg.line(a, b, colour::GREY, 3.0, None);
+    }
+}
+
+/// Each road once, from the first of its two towns in name order to the other, as a line.
+fn road_lines(towns: &[Value], places: &[(String, (f64, f64))]) -> Vec<((f64, f64), (f64, f64))> {
+    let mut out = Vec::new();
     for t in towns {
         let name = text(&t["name"]);
         let Some(a) = place(places, &name) else { continue };
         for other in t["roads_to"].as_array().into_iter().flatten() {
             let other = text(other);
-            // Each road once: from the first of its two towns in name order.
-            if other <= name {
-                continue;
-            }
-            if let Some(b) = place(places, &other) {
-                svg.line(a, b, colour::GREY, 3.0, None);
+            if other > name
+                && let Some(b) = place(places, &other)
+            {
+                out.push((a, b));
             }
         }
     }
+    out
 }
 
 /// A town's circle (ringed in orange once scored), filled in the colour of its holder.
@@ -130,6 +137,12 @@ fn advancing<'a>(corps: &'a [Value], places: &[(String, (f64, f64))]) -> Vec<Adv
 /// placing, in square pixels of overlap: a label crossing a whole arrow (~60 pixels) costs as
 /// much as covering most of another label, so it goes elsewhere when it can.
 const ARROW_WEIGHT: f64 = 25.0;
+
+/// The same for a pixel of road under a label or counters: a row of three counters lying along a
+/// road (~130 pixels) costs about as much as covering a third of another label, so it goes beside
+/// the road when it can, and a road crossing a box costs little (tester t17b-4: counters hid the
+/// roads they lay along, and which towns those join).
+const ROAD_WEIGHT: f64 = 4.0;
 
 /// How wide an advance's arrow is, in pixels.
 const ARROW_WIDTH: f64 = 4.0;
@@ -186,6 +199,9 @@ fn lay_out<'a>(towns: &[Value], corps: &'a [Value], places: &[(String, (f64, f64
         let r = radius(name);
         p.take(Boxed { x: at.0 - r, y: at.1 - r, w: 2.0 * r, h: 2.0 * r });
     }
+    // Roads stay in sight where they can (an advance's counters lie on their own road, below).
+    let roads: Vec<((f64, f64), (f64, f64), usize)> = road_lines(towns, places).into_iter().map(|(a, b)| (a, b, p.take_line(a, b, ROAD_WEIGHT))).collect();
+    let road_of = |a: (f64, f64), b: (f64, f64)| roads.iter().filter(|(x, y, _)| (*x, *y) == (a, b) || (*x, *y) == (b, a)).map(|r| r.2).collect::<Vec<usize>>();
     // The arrows of corps advancing stay in sight: labels and other counters keep off them.
     // Its counters lie on the arrow's shaft (their own line), never on its head.
     let groups = advancing(corps, places);
@@ -226,7 +242,9 @@ fn lay_out<'a>(towns: &[Value], corps: &'a [Value], places: &[(String, (f64, f64
             Boxed { x: x - w / 2.0, y: y - h / 2.0, w, h }
         }).collect();
         places.extend(around(along(0.5), w, h, 6.0, [1, 0, 2, 3]));
-        if let Some(at) = p.place_over(&places, &[shaft]) {
+        let mut own = road_of(a, b);
+        own.push(shaft);
+        if let Some(at) = p.place_over(&places, &own) {
             counters.extend(counters_in(at, &on_road, 1));
         }
     }
@@ -259,33 +277,50 @@ fn header(v: &Value, w: f64) -> Vec<Line> {
 }
 
 /// The legend's entries: what its sample is (0 a Union counter, 1 a Confederate one, 2 a scored
-/// town, 3 an advance arrow) and its text.
-const LEGEND: [(usize, &str); 4] = [
+/// town, 3 the two sides' advance arrows, 4 the towns each side holds) and its text. Every colour
+/// on the map is in it (tester t17b-8: the Union's blue arrows and the towns' fills were not).
+const LEGEND: [(usize, &str); 5] = [
     (0, "Union corps: number and strength (X 9: an example)"),
     (1, "Confederate corps: number and strength"),
     (2, "town scored by the Confederates; (n) its points"),
-    (3, "corps advancing along a road on the town the arrow points to"),
+    (3, "corps advancing along a road on the town the arrow points to (Confederate, Union)"),
+    (4, "town held by the Union (blue), by the Confederates (grey)"),
 ];
+
+/// The width of legend entry `kind`'s sample.
+fn sample_width(kind: usize) -> f64 {
+    match kind {
+        2 => 24.0,
+        4 => 40.0,
+        _ => COUNTER_W,
+    }
+}
 
 /// Each legend entry's width: its sample, a gap and its text.
 fn legend_widths() -> Vec<f64> {
-    LEGEND.iter().map(|(k, t)| if *k == 2 { 24.0 } else { COUNTER_W } + 6.0 + text_width(t, 12.0, false)).collect()
+    LEGEND.iter().map(|(k, t)| sample_width(*k) + 6.0 + text_width(t, 12.0, false)).collect()
 }
 
 fn legend(svg: &mut Svg, y: f64, at: &[(f64, usize)]) {
     for (&(kind, t), &(x, row)) in LEGEND.iter().zip(at) {
         let y = y + row as f64 * LEGEND_ROW;
         let side = if kind == 0 { "union" } else { "confederate" };
-        let sample = if kind == 2 { 24.0 } else { COUNTER_W };
         match kind {
             0 | 1 => counter(svg, x, y, &serde_json::json!({ "side": side, "id": "X", "strength": 9 })),
             2 => {
                 svg.circle(x + 12.0, y + 10.0, 12.0, colour::ORANGE, Some((colour::INK, 1.0)));
                 svg.circle(x + 12.0, y + 10.0, 7.0, colour::PAPER, Some((colour::INK, 2.0)));
             }
-            _ => svg.polyline(&[(x + 2.0, y + 10.0), (x + COUNTER_W, y + 10.0)], colour::VERMILLION, 4.0, None, true),
+            3 => {
+                svg.polyline(&[(x + 2.0, y + 4.0), (x + COUNTER_W, y + 4.0)], colour::VERMILLION, 3.0, None, true);
+                svg.polyline(&[(x + 2.0, y + 16.0), (x + COUNTER_W, y + 16.0)], colour::BLUE, 3.0, None, true);
+            }
+            _ => {
+                svg.circle(x + 10.0, y + 10.0, 9.0, colour::BLUE, Some((colour::INK, 2.0)));
+                svg.circle(x + 30.0, y + 10.0, 9.0, colour::LIGHT, Some((colour::INK, 2.0)));
+            }
         }
-        svg.text((x + sample + 6.0, y + 14.0), t, 12.0, Anchor::Start, false, colour::INK);
+        svg.text((x + sample_width(kind) + 6.0, y + 14.0), t, 12.0, Anchor::Start, false, colour::INK);
     }
 }
 
