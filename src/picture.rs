@@ -555,7 +555,7 @@ pub fn view_for<G: crate::game::Game + ?Sized>(game: &G, state: &G::State, seat:
         if o.get("game_over").is_some_and(Value::is_null) {
             o.insert("game_over".into(), serde_json::json!({ "summary": "The game is over" }));
         }
-        for plans in ["team_plans", "planned_moves", "question"] {
+        for plans in ["team_plans", "planned_moves", "question", "asking"] {
             o.remove(plans);
         }
     }

@@ -180,7 +180,9 @@ pub fn render(
 ///
 /// 3 (2026-12-04): Gettysburg's planned moves say a corps whose move into an enemy-held town
 /// waits for the enemy's vacate-or-defend decision is "moving into" it, not "moved" (tester
-/// t17b-1: it has not left its town yet).
+/// t17b-1: it has not left its town yet); Throw Down That Flag's text map puts each company's
+/// letter under its column's, and marks a company with a gun and the colors `*` (t17b-12: `H3+^`
+/// ran into the next cell).
 pub const WORDING: u32 = 3;
 
 /// A record with the SHA-256 (hex) of its file, its canonical bytes: what a report pins.

@@ -2,8 +2,10 @@
 //! objective spaces and the edge the Confederates break through; drawn from the view only.
 //!
 //! First Minnesota companies are dark blue squares with a capital letter, Confederate companies
-//! light grey with round corners and a small letter (as in the text map); a gun is a black dot
-//! with "G", the colors a yellow pennant: shapes and letters as well as colours.
+//! light grey with round corners and a small letter (as in the text map); a gun marker is a
+//! black dot with a white sight (a cross in a ring: no letter, which company G's would echo), the
+//! colors a pennant, yellow for the First Minnesota's and vermillion for the Confederates':
+//! shapes and letters as well as colours.
 
 use serde_json::Value;
 
@@ -76,24 +78,37 @@ fn company(svg: &mut Svg, at: (f64, f64), k: &Value, union: bool) {
         gun(svg, (at.0 + 13.0, at.1 - 12.0));
     }
     if k["colors"].as_bool() == Some(true) {
-        pennant(svg, (at.0 - 16.0, at.1 - 16.0));
+        // In the counter's top-left corner, clear of its letter (tester t17b-11).
+        pennant(svg, (at.0 - 16.5, at.1 - 17.0), union);
     }
 }
 
+/// A gun marker: a black dot with a white sight.
 fn gun(svg: &mut Svg, at: (f64, f64)) {
     svg.circle(at.0, at.1, 7.0, colour::INK, Some(("#FFFFFF", 1.0)));
-    svg.text((at.0, at.1 + 3.5), "G", 9.0, Anchor::Middle, true, "#FFFFFF");
+    svg.circle(at.0, at.1, 3.5, colour::INK, Some(("#FFFFFF", 1.2)));
+    svg.line((at.0 - 5.5, at.1), (at.0 + 5.5, at.1), "#FFFFFF", 1.2, None);
+    svg.line((at.0, at.1 - 5.5), (at.0, at.1 + 5.5), "#FFFFFF", 1.2, None);
 }
 
-fn pennant(svg: &mut Svg, top: (f64, f64)) {
-    svg.line(top, (top.0, top.1 + 16.0), colour::INK, 1.5, None);
-    svg.polygon(&[top, (top.0 + 12.0, top.1 + 4.0), (top.0, top.1 + 8.0)], colour::YELLOW, Some((colour::INK, 1.0)));
+/// The colors: a pennant from `top` (its pole's top), the First Minnesota's (`union`) or the
+/// Confederates'.
+fn pennant(svg: &mut Svg, top: (f64, f64), union: bool) {
+    let fill = if union { colour::YELLOW } else { colour::VERMILLION };
+    svg.line(top, (top.0, top.1 + 15.0), colour::INK, 1.5, None);
+    svg.polygon(&[top, (top.0 + 9.0, top.1 + 3.5), (top.0, top.1 + 7.0)], fill, Some((colour::INK, 1.0)));
 }
 
 /// The key's entries: what its sample is (0 a First Minnesota company, 1 a Confederate one, 2 a
-/// gun, 3 the colors), the sample's width and the text.
-const LEGEND: [(usize, f64, &str); 4] =
-    [(0, 40.0, "First Minnesota company E, Str 3"), (1, 40.0, "Confederate company"), (2, 14.0, "gun"), (3, 14.0, "colors")];
+/// gun, 3 the two sides' colors), the sample's width and the text. The sample companies are X
+/// and x, which no scenario has (tester t17b-13: the sample "E, Str 3" read as the real
+/// company E).
+const LEGEND: [(usize, f64, &str); 4] = [
+    (0, 40.0, "First Minnesota company: letter and Str (X: an example)"),
+    (1, 40.0, "Confederate company"),
+    (2, 14.0, "gun marker"),
+    (3, 24.0, "colors (First Minnesota, Confederate)"),
+];
 const LEGEND_ROW: f64 = 46.0;
 
 /// Where the key's entries go in a picture `width` pixels wide (see [`flow`]).
@@ -107,10 +122,13 @@ fn legend(svg: &mut Svg, y: f64, at: &[(f64, usize)]) {
     for (&(kind, w, t), &(x, row)) in LEGEND.iter().zip(at) {
         let y = y + row as f64 * LEGEND_ROW;
         match kind {
-            0 => company(svg, (x + 20.0, y + 20.0), &sample("E"), true),
-            1 => company(svg, (x + 20.0, y + 20.0), &sample("a"), false),
+            0 => company(svg, (x + 20.0, y + 20.0), &sample("X"), true),
+            1 => company(svg, (x + 20.0, y + 20.0), &sample("x"), false),
             2 => gun(svg, (x + 7.0, y + 20.0)),
-            _ => pennant(svg, (x + 1.0, y + 12.0)),
+            _ => {
+                pennant(svg, (x + 1.0, y + 12.0), true);
+                pennant(svg, (x + 13.0, y + 12.0), false);
+            }
         }
         svg.text((x + w + 6.0, y + 24.0), t, 12.0, Anchor::Start, false, colour::INK);
     }
@@ -128,11 +146,42 @@ fn header(v: &Value, width: f64) -> Vec<(f64, String, f64, bool)> {
         line.push_str("; Confederate colors taken");
     }
     let mut lines: Vec<(String, bool)> = wrap(&line, 13.0, false, width - 40.0).into_iter().map(|l| (l, false)).collect();
+    lines.extend(wrap(&tokens_line(v), 13.0, false, width - 40.0).into_iter().map(|l| (l, false)));
     if let Some(summary) = v["game_over"]["summary"].as_str() {
         lines.extend(wrap(summary, 13.0, true, width - 40.0).into_iter().map(|l| (l, true)));
     }
     let below = lines.into_iter().enumerate().map(|(i, (l, bold))| (52.0 + 18.0 * i as f64, l, 13.0, bold));
     std::iter::once((30.0, title, 18.0, true)).chain(below).collect()
+}
+
+/// Where the round's activation tokens stand, as the rulebook's two rows of circles under the map
+/// hold them, and the company asked to act (ringed on the map): "Activation tokens drawn this
+/// round: B, G; colors 1 of 3; 11 in the bag. Company H is asked to act (ringed)." (tester
+/// t17b-10: the picture showed neither).
+fn tokens_line(v: &Value) -> String {
+    let letters: Vec<&str> = v["letters_row"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    let drawn = if letters.is_empty() { "none".to_string() } else { letters.join(", ") };
+    let mut line = format!("Activation tokens drawn this round: {drawn}; colors {} of 3; {} in the bag.", v["colors_row"], v["bag_size"]);
+    if let Some(k) = v["asking"].as_str() {
+        line.push_str(&format!(" Company {k} is asked to act (ringed)."));
+    }
+    line
+}
+
+/// The ring around the company asked to act, drawn under its counter.
+fn asked_ring(svg: &mut Svg, at: (f64, f64)) {
+    let half = 25.0;
+    let a = [
+        ("x", num(at.0 - half)),
+        ("y", num(at.1 - half)),
+        ("width", num(2.0 * half)),
+        ("height", num(2.0 * half)),
+        ("rx", "6".to_string()),
+        ("fill", "none".to_string()),
+        ("stroke", colour::VERMILLION.to_string()),
+        ("stroke-width", "4".to_string()),
+    ];
+    svg.element("rect", &a, None);
 }
 
 /// The text over the edge the Confederates break through.
@@ -200,6 +249,9 @@ pub fn draw(v: &Value) -> String {
     for (key, union) in [("union", true), ("confederate", false)] {
         for k in v[key].as_array().into_iter().flatten() {
             if let Some((c, r)) = k["at"].as_str().and_then(parse).filter(|&(c, r)| c < cols && r < rows) {
+                if union && k["letter"].as_str().is_some_and(|x| v["asking"].as_str() == Some(x)) {
+                    asked_ring(&mut svg, l.centre(c, r));
+                }
                 company(&mut svg, l.centre(c, r), k, union);
             }
         }

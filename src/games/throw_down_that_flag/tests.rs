@@ -600,3 +600,39 @@ fn the_core_checks_the_asked_roles_and_their_orders_once_before_resolving() {
     assert_eq!(check_all(&g, &over, &ok).unwrap_err(), GameError::Over);
     assert_eq!(GameError::Over.to_string(), "the game is over; nothing to resolve");
 }
+
+/// tester t17b-12: in the text map of reports of wording 3 every company's letter stands under
+/// its column's letter, as an empty space's dot does, and a company with a gun marker and the
+/// colors is one mark, `*`, so cells never run together (wording 0 to 2 keep their map).
+#[test]
+fn the_aligned_text_map_puts_each_letter_under_its_column() {
+    let mut s = board(&[("H", "F2", 3), ("I", "G2", 3)], &[("C", "F8", 2)]);
+    let i = idx(&s, Side::Union, "I");
+    s.companies[i].gun = true;
+    let rows = view::map_rows_aligned(&s);
+    let column = |row: &str, at: usize| row.chars().nth(at);
+    let head = &rows[0];
+    for (letter, row, want) in [('F', 2, 'H'), ('G', 2, 'I'), ('F', 8, 'c'), ('A', 8, '.')] {
+        let at = head.find(letter).unwrap();
+        // Even rows (2, 8) are set in by half a cell.
+        assert_eq!(column(&rows[row], at + 2), Some(want), "{letter}{row}: {rows:#?}");
+    }
+    assert!(rows[2].contains(" H3* I3+ "), "{}", rows[2]);
+    assert!(view::map_rows(&s)[2].contains("H3+^I3+"), "the earlier wording's map is kept");
+}
+
+/// tester t17b-10: the picture says where the round's activation tokens stand and rings the
+/// company asked to act.
+#[test]
+fn the_picture_tells_the_tokens_and_rings_the_company_asked() {
+    let mut s = board(&[("H", "F2", 3)], &[("C", "F8", 2)]);
+    s.letters_row = vec!["B".into(), "H".into()];
+    s.asking = Some(idx(&s, Side::Union, "H"));
+    let svg = ThrowDownThatFlag.picture(&s, Some("union"), false).unwrap();
+    assert!(svg.contains(">Activation tokens drawn this round: B, H; colors 0 of 3;"), "{svg}");
+    assert!(svg.contains("Company H is asked to act (ringed).<"));
+    assert_eq!(svg.matches(&format!("stroke=\"{}\" stroke-width=\"4\"", crate::picture::colour::VERMILLION)).count(), 2, "the ring, and the break-through line");
+    s.asking = None;
+    let svg = ThrowDownThatFlag.picture(&s, Some("union"), false).unwrap();
+    assert!(!svg.contains("is asked to act") && svg.contains(">Activation tokens drawn this round: B, H;"));
+}

@@ -10,7 +10,19 @@ use super::state::{Side, State};
 
 /// The map as text rows: First Minnesota companies in capitals, Confederates in small letters,
 /// each with its Str, `+` for a gun marker and `^` for the colors; `=` marks an empty objective.
+/// As reports of wording 0 to 2 show it: a company's cell starts one column left of an empty
+/// space's, and one with both marks runs into the next cell (`H3+^I3+`).
 pub fn map_rows(s: &State) -> Vec<String> {
+    map_rows_worded(s, false)
+}
+
+/// [`map_rows`] as reports of wording 3 show it: each cell's letter under its column's, and one
+/// mark for a company with a gun marker and the colors both, `*` (tester t17b-12).
+pub fn map_rows_aligned(s: &State) -> Vec<String> {
+    map_rows_worded(s, true)
+}
+
+fn map_rows_worded(s: &State, aligned: bool) -> Vec<String> {
     let (c, r) = (s.scenario.map.columns, s.scenario.map.rows);
     let obj = s.scenario.objective();
     let mut rows = Vec::new();
@@ -30,7 +42,10 @@ pub fn map_rows(s: &State) -> Vec<String> {
                 Some(i) => {
                     let k = &s.companies[i];
                     let l = if k.side == Side::Union { k.letter.clone() } else { k.letter.to_ascii_lowercase() };
-                    format!("{l}{}{}{}", k.str.min(9), if k.gun { '+' } else { ' ' }, if k.colors { '^' } else { ' ' })
+                    match (aligned, k.gun, k.colors) {
+                        (false, ..) => format!("{l}{}{}{}", k.str.min(9), if k.gun { '+' } else { ' ' }, if k.colors { '^' } else { ' ' }),
+                        (true, gun, colors) => format!(" {l}{}{}", k.str.min(9), match (gun, colors) { (true, true) => '*', (true, false) => '+', (false, true) => '^', (false, false) => ' ' }),
+                    }
                 }
                 None if obj.contains(&p) => " =  ".into(),
                 None => " .  ".into(),
@@ -105,6 +120,7 @@ pub fn view(s: &State) -> Value {
         // through, so they can no longer be taken).
         "enemy_colors": s.colors_of(Side::Confederate).map(|i| format!("company {} at {}", s.companies[i].letter, s.companies[i].at.map(|p| p.name()).unwrap_or_default())),
         "map": map_rows(s),
+        "map_aligned": map_rows_aligned(s),
         "columns": s.scenario.map.columns,
         "rows": s.scenario.map.rows,
         "objective": s.scenario.objective().iter().map(|p| p.name()).collect::<Vec<_>>(),
@@ -128,6 +144,8 @@ pub fn view(s: &State) -> Value {
         "days": s.days,
         "next_day": s.next.as_ref().map(|n| n.title.clone()),
         "question": s.asking.filter(|_| s.outcome.is_none()).map(|_| json!({ "kind": "activation", "prompt": prompt(s) })),
+        // The company the question is about (the picture rings it).
+        "asking": s.asking.filter(|_| s.outcome.is_none()).map(|i| s.companies[i].letter.clone()),
         "game_over": s.outcome,
     });
     // Values built here are moved in (`json!` would copy each by serializing it again).
