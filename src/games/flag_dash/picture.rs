@@ -314,6 +314,12 @@ fn panel(v: &Value) -> Vec<(String, bool)> {
         }
         lines.push((t, false));
     }
+    if v["board_data"]["setting_up"] == true {
+        // tester t17b-9: the other team's half looked like its real set-up.
+        lines.push((String::new(), false));
+        lines.push(("Until both teams have set up, the board shows the".into(), false));
+        lines.push(("scenario's default set-up: each team may change its half.".into(), false));
+    }
     lines.push((String::new(), false));
     lines.push(("Key".into(), true));
     for k in [
@@ -327,6 +333,9 @@ fn panel(v: &Value) -> Vec<(String, bool)> {
         "dashed arrows: the latest round's moves",
     ] {
         lines.push((k.to_string(), false));
+    }
+    if v["board_data"]["out_columns"].as_array().is_some_and(|c| !c.is_empty()) {
+        lines.push(("grey columns: out of play in this game".into(), false));
     }
     let plans: Vec<&Value> = v["team_plans"].as_array().into_iter().flatten().collect();
     if !plans.is_empty() {

@@ -143,6 +143,9 @@ fn board_data(s: &State) -> Value {
         "flags": { "white": flag(Team::White), "red": flag(Team::Red) },
         "territory": { "white": rect(Team::White), "red": rect(Team::Red) },
         "paths": s.trail.iter().map(|(n, a, b)| json!({ "name": n, "from": a.to_string(), "to": b.to_string() })).collect::<Vec<_>>(),
+        // Before round 1 with a secret layout: what the board shows is the scenario's default
+        // set-up, which each team may still change in its half.
+        "setting_up": matches!(s.stage, Stage::Layout),
     })
 }
 
