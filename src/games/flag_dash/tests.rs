@@ -1319,3 +1319,31 @@ fn built_in_plans_pass_the_check_in_every_seating() {
         }
     }
 }
+
+/// tester t17b-2, -3, -14: a tunnel under a pawn is shown at the square's corner; a path over a
+/// step another path (or its own) took before is drawn beside it, each character's path ending
+/// in one arrow head; Black's path is outlined in white, so that its black dashes show.
+#[test]
+fn the_picture_keeps_tunnels_under_pawns_and_paths_over_one_step_in_sight() {
+    let step = |n: &str, a: &str, b: &str| serde_json::json!({ "name": n, "from": a, "to": b });
+    let v = serde_json::json!({
+        "phase_text": "Round 2", "tiebreak": "White",
+        "board_data": { "columns": 9, "rows": 10, "out_columns": [], "walls": [], "tunnels": ["c3"], "traps": [],
+            "paths": [step("Green", "a3", "a4"), step("Black", "b2", "a2"), step("Black", "a2", "a3"), step("Black", "a3", "a2"), step("Black", "a2", "b2")] },
+        "characters": [
+            { "name": "Green", "mark": "G", "team": "White", "role": "runner", "at": "a4" },
+            { "name": "Black", "mark": "B", "team": "White", "role": "defender", "at": "b2" },
+            { "name": "Purple", "mark": "P", "team": "Red", "role": "runner", "at": "c3" },
+        ],
+    });
+    let svg = super::picture::draw(&v);
+    // The tunnel on c3 (centre 160,440): its ring, and its badge at the corner over Purple.
+    assert!(svg.contains("<circle cx=\"160\" cy=\"440\" r=\"16\""), "the tunnel: {svg}");
+    assert!(svg.contains("<circle cx=\"145\" cy=\"425\" r=\"8.5\""), "the badge: {svg}");
+    // Three runs: Green's; Black's way out (b2-a2-a3); its way back over the same steps, 8 pixels
+    // apart (a3's centre is 64,440), to b2.
+    assert_eq!(svg.matches("<polyline").count(), 6, "{svg}");
+    assert!(svg.contains("points=\"72,448 72,496 "), "Black's way back beside its way out: {svg}");
+    assert_eq!(svg.matches("<polygon").count(), 2, "one arrow head a character: {svg}");
+    assert!(svg.contains("stroke=\"#FFFFFF\" stroke-width=\"7\""), "Black's path outlined in white");
+}

@@ -1507,3 +1507,35 @@ fn the_picture_says_moved_for_a_corps_that_carried_out_its_plan() {
     let ended = g.picture(&paused, Some("union"), true).expect("a picture");
     assert!(ended.contains(">The game is over") && !ended.contains("movement phase") && !ended.contains("planned moves"), "{ended}");
 }
+
+/// tester t17b-4: labels and counters keep off the roads where they can, so that the map shows
+/// which towns a road joins: on the opening map (seven Union corps at Washington, three
+/// Confederate ones at Fredericksburg) under 40 pixels of road in all lie under a label or a
+/// counter (113 with roads weighing nothing: the rows of counters lay along whole roads).
+#[test]
+fn counters_and_labels_keep_off_the_roads() {
+    let g = GettysburgCampaign;
+    let num = |tag: &str, k: &str| -> f64 {
+        let at = tag.find(&format!(" {k}=\"")).expect(k) + k.len() + 3;
+        tag[at..].split('"').next().unwrap().parse().unwrap()
+    };
+    let covered = |s: &State| -> usize {
+        let svg = g.picture(s, Some("union"), false).unwrap();
+        let tags: Vec<&str> = svg.split('<').collect();
+        let boxes: Vec<(f64, f64, f64, f64)> = tags.iter().filter(|t| t.starts_with("rect ") && !t.contains("width=\"1")).map(|t| (num(t, "x"), num(t, "y"), num(t, "width"), num(t, "height"))).collect();
+        let roads: Vec<(f64, f64, f64, f64)> = tags.iter().filter(|t| t.starts_with("line ") && t.contains("stroke-width=\"3\"")).map(|t| (num(t, "x1"), num(t, "y1"), num(t, "x2"), num(t, "y2"))).collect();
+        let mut n = 0;
+        for (x1, y1, x2, y2) in roads {
+            let len = (x2 - x1).hypot(y2 - y1) as usize;
+            // Past the towns' circles (a box never lies on a town).
+            n += (12..len.saturating_sub(12)).filter(|&i| {
+                let f = i as f64 / len as f64;
+                let (x, y) = (x1 + (x2 - x1) * f, y1 + (y2 - y1) * f);
+                boxes.iter().any(|&(bx, by, bw, bh)| bw < 600.0 && x > bx && x < bx + bw && y > by && y < by + bh)
+            }).count();
+        }
+        n
+    };
+    let opening = covered(&fresh());
+    assert!(opening < 40, "{opening} pixels of road under labels and counters");
+}
