@@ -202,8 +202,8 @@ fn held_flags(svg: &mut Svg, at: (f64, f64), holds: &[String]) {
 /// How far apart, in pixels along each axis, two paths over the same step between two squares
 /// are drawn: a path's steps over a step some path took before are shifted by a multiple of it
 /// (tester t17b-3: one character's path covered another's, and a path back over itself hid its
-/// own start). Wider than a path's outline (7): they sit side by side.
-const PATH_APART: f64 = 8.0;
+/// own start). Wider than a path's outline (7): they sit side by side with a gap.
+const PATH_APART: f64 = 11.0;
 
 /// The steps of the round's account: one path per character and run of connected steps, its
 /// arrow stopping short of the pawn at its end; each run cut where it goes over a step already

@@ -1340,10 +1340,10 @@ fn the_picture_keeps_tunnels_under_pawns_and_paths_over_one_step_in_sight() {
     // The tunnel on c3 (centre 160,440): its ring, and its badge at the corner over Purple.
     assert!(svg.contains("<circle cx=\"160\" cy=\"440\" r=\"16\""), "the tunnel: {svg}");
     assert!(svg.contains("<circle cx=\"145\" cy=\"425\" r=\"8.5\""), "the badge: {svg}");
-    // Three runs: Green's; Black's way out (b2-a2-a3); its way back over the same steps, 8 pixels
+    // Three runs: Green's; Black's way out (b2-a2-a3); its way back over the same steps, 11 pixels
     // apart (a3's centre is 64,440), to b2.
     assert_eq!(svg.matches("<polyline").count(), 6, "{svg}");
-    assert!(svg.contains("points=\"72,448 72,496 "), "Black's way back beside its way out: {svg}");
+    assert!(svg.contains("points=\"75,451 75,499 "), "Black's way back beside its way out: {svg}");
     assert_eq!(svg.matches("<polygon").count(), 2, "one arrow head a character: {svg}");
     assert!(svg.contains("stroke=\"#FFFFFF\" stroke-width=\"7\""), "Black's path outlined in white");
 }
