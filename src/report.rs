@@ -12,6 +12,12 @@ use crate::game::DynGame;
 use crate::model::{GameFile, Opening, Record};
 use crate::orderfile::{self, Header};
 
+/// Whether the signed order `text` offers a draw (`draw = true` in `[orders]`): parsed only when
+/// a line starts with `draw` (the form's comments mention it too).
+fn offers_draw(text: &str) -> bool {
+    text.lines().any(|l| l.trim_start().starts_with("draw")) && orderfile::parse(text).is_ok_and(|f| f.ending.draw == Some(true))
+}
+
 /// A template environment: the embedded templates, each replaced by a file of the same relative
 /// name in `override_dir` when given. Undefined variables are errors (strict).
 pub fn environment(override_dir: Option<&Path>) -> Result<Environment<'static>> {
@@ -182,7 +188,8 @@ pub fn render(
 /// waits for the enemy's vacate-or-defend decision is "moving into" it, not "moved" (tester
 /// t17b-1: it has not left its town yet); Throw Down That Flag's text map puts each company's
 /// letter under its column's, and marks a company with a gun and the colors `*` (t17b-12: `H3+^`
-/// ran into the next cell).
+/// ran into the next cell); a record that reveals orders an earlier one withheld names the seats
+/// whose revealed orders offer a draw, unless they sent orders since (t17c-1).
 pub const WORDING: u32 = 3;
 
 /// A record with the SHA-256 (hex) of its file, its canonical bytes: what a report pins.
@@ -232,9 +239,21 @@ pub fn render_pinned(
         .iter()
         .flat_map(|r| r.orders.iter())
         .filter(|o| gf.wording >= 2 && !o.withheld)
-        // Parsed only when a line starts with `draw` (the form's comments mention it too).
-        .filter(|o| o.text.as_deref().is_some_and(|t| t.lines().any(|l| l.trim_start().starts_with("draw")) && orderfile::parse(t).is_ok_and(|f| f.ending.draw == Some(true))))
+        .filter(|o| o.text.as_deref().is_some_and(offers_draw))
         .map(|o| o.role.clone())
+        .collect();
+    // And those of orders an earlier record withheld, revealed by this one (wording 3: tester
+    // t17c-1, an offer in a Gettysburg round's secret orders was never told), unless this record
+    // shows the seat sent orders of a later step (they replaced the offer, or carry their own).
+    let later = |role: &str, step: u64| {
+        record.reveals.iter().any(|r| r.role == role && r.step > step && r.text.is_some())
+            || record.resolution.iter().any(|res| res.step > step && res.orders.iter().any(|o| o.role == role && o.seq.is_some()))
+    };
+    let revealed_offers: Vec<minijinja::Value> = record
+        .reveals
+        .iter()
+        .filter(|r| gf.wording >= 3 && r.text.as_deref().is_some_and(offers_draw) && !later(&r.role, r.step))
+        .map(|r| minijinja::context! { role => &r.role, step => r.step })
         .collect();
     // How this seat's orders of the step were made when it sent none (`"default"`, `"bot"`).
     let own_nmr = record.resolution.iter().flat_map(|r| r.orders.iter()).find(|o| o.role == role && o.seq.is_none()).map(|o| o.nmr.clone().unwrap_or_else(|| "default".into()));
@@ -256,6 +275,7 @@ pub fn render_pinned(
         wording => gf.wording,
         own_nmr => own_nmr,
         draw_offers => draw_offers,
+        revealed_offers => revealed_offers,
         index => record.index,
         resolution => record.resolution.as_ref().map(|r| minijinja::context! {
             step => r.step, resolved => &r.resolved, host_seed => &r.host_seed, seed => &r.seed,

@@ -480,3 +480,49 @@ fn the_site_follows_steps_not_record_numbers_and_tells_controls_and_ends() {
     let end = page(3);
     assert!(end.contains("union's signed order (step 2, receipt 1)") && end.contains("resign = true") && end.contains("BEGIN SSH SIGNATURE"), "{end}");
 }
+
+/// tester t17c-1: an offer in orders the game withholds past their step (a Gettysburg round that
+/// goes on with a move question, §8) is told to every seat by the record that reveals them (report
+/// wording 3), unless the seat has sent later orders since. Union offers a draw with every order;
+/// the first record that reveals orders of union's tells the confederate of the newest offer. The
+/// dice (the players' nonces) decide whether step 1 asks a move question or the initiative ties
+/// (§7: its orders are withheld to the game's end), and whether union sends orders again before
+/// the reveal: the game is played again on a new table until an offer still stands then.
+#[test]
+fn a_draw_offer_in_withheld_orders_is_told_when_they_are_revealed() {
+    let asks = |t: &Table, n: u64| -> Vec<String> { t.record(n)["opening"]["asks"].as_array().into_iter().flatten().map(|a| a["role"].as_str().unwrap().to_string()).collect() };
+    for _ in 0..8 {
+        let t = Table::new();
+        let u1 = t.order("union", "u1", None, &only("cards = [\"Reynolds\", \"Hancock\"]\ndraw = true\n"));
+        t.submit(&u1, "2026-07-01T12:10:00Z").success();
+        let c1 = t.order("confederate", "c1", None, &only("cards = [\"Longstreet\"]\n"));
+        t.submit(&c1, "2026-07-01T12:20:00Z").success();
+        t.run(&["adjudicate", "--now", "2026-07-01T13:00:00Z"]);
+        if asks(&t, 1).len() != 1 {
+            continue;
+        }
+        // The round goes on: each question answered with the form as it is, union's offering a draw.
+        let mut n = 1;
+        while t.record(n)["reveals"].as_array().is_none_or(|r| r.is_empty()) {
+            for role in asks(&t, n) {
+                let f = t.order(&role, &format!("s{n}-{role}"), None, &|s| if role == "union" { with("draw = true")(s) } else { s });
+                t.submit(&f, &format!("2026-07-0{}T12:00:00Z", n + 1)).success();
+            }
+            t.run(&["adjudicate", "--now", &format!("2026-07-0{}T13:00:00Z", n + 1)]);
+            n += 1;
+            assert!(n < 8, "no record revealed the withheld orders");
+        }
+        let newest = t.record(n)["reveals"].as_array().unwrap().iter().filter(|r| r["role"] == "union").filter_map(|r| r["step"].as_u64()).max();
+        let sent_since = t.record(n)["resolution"]["orders"].as_array().into_iter().flatten().any(|o| o["role"] == "union" && o["seq"].is_u64());
+        let report = t.run(&["report", "--role", "confederate", "--record", &n.to_string()]);
+        let told = report.find("DRAW OFFERED WITH ORDERS REVEALED NOW\n").map(|at| report[at..].lines().nth(1).unwrap_or_default().to_string());
+        let want = newest.filter(|_| !sent_since).map(|s| format!("  union, with its orders of step {s}"));
+        assert_eq!(told, want, "{report}");
+        audit_passes(&t.game());
+        // Until a table where the offer still stands when it is revealed.
+        if want.is_some() {
+            return;
+        }
+    }
+    panic!("on none of eight tables did an offer still stand when its orders were revealed");
+}
