@@ -236,9 +236,21 @@ pub fn draw(v: &Value) -> String {
     svg.text((l.x - l.size, edge_y - 6.0), EDGE, 12.0, Anchor::Start, true, colour::INK);
     for r in 0..rows {
         for c in 0..cols {
-            let at = l.centre(c, r);
             let fill = if objective.contains(&name(c, r)) { "#F3D9C4" } else { colour::PAPER };
-            svg.polygon(&l.corners(at), fill, Some((colour::GREY, 1.0)));
+            svg.polygon(&l.corners(l.centre(c, r)), fill, Some((colour::GREY, 1.0)));
+        }
+    }
+    let placed = |key: &str| {
+        let list: Vec<((f64, f64), &Value)> = v[key].as_array().into_iter().flatten().filter_map(|k| k["at"].as_str().and_then(parse).filter(|&(c, r)| c < cols && r < rows).map(|(c, r)| (l.centre(c, r), k))).collect();
+        list
+    };
+    // The ring of the company asked to act under the spaces' names (tester t17c-2: it hid one).
+    for (at, _) in placed("union").into_iter().filter(|(_, k)| k["letter"].as_str().is_some_and(|x| v["asking"].as_str() == Some(x))) {
+        asked_ring(&mut svg, at);
+    }
+    for r in 0..rows {
+        for c in 0..cols {
+            let at = l.centre(c, r);
             svg.text((at.0, at.1 + l.size * 0.8), &name(c, r), 8.0, Anchor::Middle, false, colour::GREY);
         }
         let y = l.centre(0, r).1 + 4.0;
@@ -247,13 +259,8 @@ pub fn draw(v: &Value) -> String {
         }
     }
     for (key, union) in [("union", true), ("confederate", false)] {
-        for k in v[key].as_array().into_iter().flatten() {
-            if let Some((c, r)) = k["at"].as_str().and_then(parse).filter(|&(c, r)| c < cols && r < rows) {
-                if union && k["letter"].as_str().is_some_and(|x| v["asking"].as_str() == Some(x)) {
-                    asked_ring(&mut svg, l.centre(c, r));
-                }
-                company(&mut svg, l.centre(c, r), k, union);
-            }
+        for (at, k) in placed(key) {
+            company(&mut svg, at, k, union);
         }
     }
     legend(&mut svg, map_bottom + 10.0, &at);
