@@ -1132,11 +1132,7 @@ const NO_NONCE: &str = "no nonce: this order adds no randomness to the step seed
 /// batch): this is only for a warning.
 fn offered_draw(g: &Loaded, role: &str, (step, seq): (u64, u64)) -> Option<u64> {
     let sealed = g.dir.sealed(step).join(format!("{role}-{seq}.txt"));
-    let text = store::read_text(&sealed).ok()?;
-    // Parsed only when a line starts with `draw` (the form's comments mention it too).
-    if !text.lines().any(|l| l.trim_start().starts_with("draw")) || orderfile::parse(&text).ok()?.ending.draw != Some(true) {
-        return None;
-    }
+    let text = store::read_text(&sealed).ok().filter(|t| report::offers_draw(t))?;
     let signature = store::read_text(&sig_path(&sealed)).ok()?;
     signed_by_seat(&g.gf, role, &text, &signature).then_some(step)
 }

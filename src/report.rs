@@ -14,8 +14,25 @@ use crate::orderfile::{self, Header};
 
 /// Whether the signed order `text` offers a draw (`draw = true` in `[orders]`): parsed only when
 /// a line starts with `draw` (the form's comments mention it too).
-fn offers_draw(text: &str) -> bool {
+pub(crate) fn offers_draw(text: &str) -> bool {
     text.lines().any(|l| l.trim_start().starts_with("draw")) && orderfile::parse(text).is_ok_and(|f| f.ending.draw == Some(true))
+}
+
+/// The seats whose orders an earlier record withheld and `record` reveals offer a draw, each
+/// with the step of those orders (`{role, step}`; reports of wording 3: tester t17c-1, an offer in
+/// a Gettysburg round's secret orders was never told), unless the record shows the seat sent
+/// orders of a later step (they replaced the offer, or carry their own).
+fn revealed_offers(record: &Record) -> Vec<minijinja::Value> {
+    let later = |role: &str, step: u64| {
+        record.reveals.iter().any(|r| r.role == role && r.step > step && r.text.is_some())
+            || record.resolution.iter().any(|res| res.step > step && res.orders.iter().any(|o| o.role == role && o.seq.is_some()))
+    };
+    record
+        .reveals
+        .iter()
+        .filter(|r| r.text.as_deref().is_some_and(offers_draw) && !later(&r.role, r.step))
+        .map(|r| minijinja::context! { role => &r.role, step => r.step })
+        .collect()
 }
 
 /// A template environment: the embedded templates, each replaced by a file of the same relative
@@ -242,19 +259,7 @@ pub fn render_pinned(
         .filter(|o| o.text.as_deref().is_some_and(offers_draw))
         .map(|o| o.role.clone())
         .collect();
-    // And those of orders an earlier record withheld, revealed by this one (wording 3: tester
-    // t17c-1, an offer in a Gettysburg round's secret orders was never told), unless this record
-    // shows the seat sent orders of a later step (they replaced the offer, or carry their own).
-    let later = |role: &str, step: u64| {
-        record.reveals.iter().any(|r| r.role == role && r.step > step && r.text.is_some())
-            || record.resolution.iter().any(|res| res.step > step && res.orders.iter().any(|o| o.role == role && o.seq.is_some()))
-    };
-    let revealed_offers: Vec<minijinja::Value> = record
-        .reveals
-        .iter()
-        .filter(|r| gf.wording >= 3 && r.text.as_deref().is_some_and(offers_draw) && !later(&r.role, r.step))
-        .map(|r| minijinja::context! { role => &r.role, step => r.step })
-        .collect();
+    let revealed_offers = if gf.wording >= 3 { revealed_offers(record) } else { Vec::new() };
     // How this seat's orders of the step were made when it sent none (`"default"`, `"bot"`).
     let own_nmr = record.resolution.iter().flat_map(|r| r.orders.iter()).find(|o| o.role == role && o.seq.is_none()).map(|o| o.nmr.clone().unwrap_or_else(|| "default".into()));
     let pin = pin_block(gf, record, pinned.sha256);

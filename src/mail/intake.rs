@@ -291,9 +291,9 @@ fn take_in_messages(root: &Path, messages: &[(PathBuf, PathBuf, String)], cfg: &
     let waiting = std::sync::atomic::AtomicU64::new(0);
     std::thread::scope(|scope| {
         let (to, ahead) = std::sync::mpsc::sync_channel(super::ahead::DEPTH);
-        scope.spawn(|| super::ahead::run(&messages, &games, cfg.intake.max_message_bytes, (to, &waiting)));
+        scope.spawn(|| super::ahead::run(messages, &games, cfg.intake.max_message_bytes, (to, &waiting)));
         let next = || ahead.recv().unwrap_or_default().taken(&waiting);
-        take_in_order(&messages, &next, &games, cfg, now, out, filing)
+        take_in_order(messages, &next, &games, cfg, now, out, filing)
     })
 }
 

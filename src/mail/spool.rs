@@ -48,6 +48,12 @@ pub(super) fn spool_mbox(spool: &Path, f: &Path, cfg: &HostConfig, now: DateTime
     })
 }
 
+/// A message waiting: its Maildir (or the spool), its path and its file name.
+pub(super) type Arrived = (PathBuf, PathBuf, String);
+
+/// Something among the messages that cannot be one: its path and why.
+pub(super) type NotMessage = (PathBuf, String);
+
 /// The messages waiting in the Maildirs' `new/` and `cur/`, as (Maildir, path, name), in the
 /// order they arrived across all of them: by the delivery second that starts a Maildir name (else
 /// the file's modification second), then by modification time, then by name compared with digit
@@ -58,7 +64,7 @@ pub(super) fn spool_mbox(spool: &Path, f: &Path, cfg: &HostConfig, now: DateTime
 /// Also returns what is there but cannot be a message, each (path, why): a FIFO, a device, a
 /// folder, a dangling link, a file that cannot be looked at. It is left in place, never read or
 /// waited on; the run names it and exits 1 (tester9 D9, tester11 D7, tester t25a-7).
-pub(super) fn arrival_order(maildirs: &[PathBuf]) -> Result<(Vec<(PathBuf, PathBuf, String)>, Vec<(PathBuf, String)>)> {
+pub(super) fn arrival_order(maildirs: &[PathBuf]) -> Result<(Vec<Arrived>, Vec<NotMessage>)> {
     let mut found = Vec::new();
     let mut not_messages = Vec::new();
     for maildir in maildirs {

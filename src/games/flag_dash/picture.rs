@@ -212,7 +212,9 @@ fn paths(svg: &mut Svg, g: &Grid, b: &Value) {
     let steps = b["paths"].as_array().cloned().unwrap_or_default();
     // Each step as (character, from, to, how many steps between the same two squares came before).
     let mut taken: std::collections::BTreeMap<(String, String), usize> = std::collections::BTreeMap::new();
-    let mut runs: Vec<(String, usize, Vec<(f64, f64)>)> = Vec::new();
+    // Each run: its character, how many times its steps were drawn before, its points.
+    type Run = (String, usize, Vec<(f64, f64)>);
+    let mut runs: Vec<Run> = Vec::new();
     for st in &steps {
         let name = st["name"].as_str().unwrap_or_default().to_string();
         let (Some(from), Some(to)) = (st["from"].as_str(), st["to"].as_str()) else { continue };

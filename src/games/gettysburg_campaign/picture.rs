@@ -69,8 +69,11 @@ fn roads(svg: &mut Svg, towns: &[Value], places: &[(String, (f64, f64))]) {
     }
 }
 
+/// A straight line on the map: its two ends, in pixels.
+type Segment = ((f64, f64), (f64, f64));
+
 /// Each road once, from the first of its two towns in name order to the other, as a line.
-fn road_lines(towns: &[Value], places: &[(String, (f64, f64))]) -> Vec<((f64, f64), (f64, f64))> {
+fn road_lines(towns: &[Value], places: &[(String, (f64, f64))]) -> Vec<Segment> {
     let mut out = Vec::new();
     for t in towns {
         let name = text(&t["name"]);
@@ -200,8 +203,8 @@ fn lay_out<'a>(towns: &[Value], corps: &'a [Value], places: &[(String, (f64, f64
         p.take(Boxed { x: at.0 - r, y: at.1 - r, w: 2.0 * r, h: 2.0 * r });
     }
     // Roads stay in sight where they can (an advance's counters lie on their own road, below).
-    let roads: Vec<((f64, f64), (f64, f64), usize)> = road_lines(towns, places).into_iter().map(|(a, b)| (a, b, p.take_line(a, b, ROAD_WEIGHT))).collect();
-    let road_of = |a: (f64, f64), b: (f64, f64)| roads.iter().filter(|(x, y, _)| (*x, *y) == (a, b) || (*x, *y) == (b, a)).map(|r| r.2).collect::<Vec<usize>>();
+    let roads: Vec<(Segment, usize)> = road_lines(towns, places).into_iter().map(|(a, b)| ((a, b), p.take_line(a, b, ROAD_WEIGHT))).collect();
+    let road_of = |a: (f64, f64), b: (f64, f64)| roads.iter().filter(|(ends, _)| *ends == (a, b) || *ends == (b, a)).map(|r| r.1).collect::<Vec<usize>>();
     // The arrows of corps advancing stay in sight: labels and other counters keep off them.
     // Its counters lie on the arrow's shaft (their own line), never on its head.
     let groups = advancing(corps, places);
