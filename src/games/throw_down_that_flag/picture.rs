@@ -56,9 +56,9 @@ fn parse(name: &str) -> Option<(u32, u32)> {
     crate::games::throw_down_that_flag::hex::Space::parse(name).map(|p| (p.col, p.row))
 }
 
-fn company(svg: &mut Svg, at: (f64, f64), k: &Value, union: bool) {
-    let (fill, ink, rx) = if union { (colour::BLUE, "#FFFFFF", "0") } else { (colour::LIGHT, colour::INK, "8") };
-    let half = 19.0;
+/// A square `2 × half` pixels wide about `at`, its corners rounded by `rx`, filled with `fill`
+/// (`"none"`: only its outline), outlined in `stroke` (colour, width).
+fn square(svg: &mut Svg, at: (f64, f64), half: f64, rx: &str, fill: &str, stroke: (&str, &str)) {
     let a = [
         ("x", num(at.0 - half)),
         ("y", num(at.1 - half)),
@@ -66,10 +66,15 @@ fn company(svg: &mut Svg, at: (f64, f64), k: &Value, union: bool) {
         ("height", num(2.0 * half)),
         ("rx", rx.to_string()),
         ("fill", fill.to_string()),
-        ("stroke", colour::INK.to_string()),
-        ("stroke-width", "1.5".to_string()),
+        ("stroke", stroke.0.to_string()),
+        ("stroke-width", stroke.1.to_string()),
     ];
     svg.element("rect", &a, None);
+}
+
+fn company(svg: &mut Svg, at: (f64, f64), k: &Value, union: bool) {
+    let (fill, ink, rx) = if union { (colour::BLUE, "#FFFFFF", "0") } else { (colour::LIGHT, colour::INK, "8") };
+    square(svg, at, 19.0, rx, fill, (colour::INK, "1.5"));
     let letter = k["letter"].as_str().unwrap_or("?");
     let letter = if union { letter.to_ascii_uppercase() } else { letter.to_ascii_lowercase() };
     svg.text((at.0, at.1 + 2.0), &letter, 17.0, Anchor::Middle, true, ink);
@@ -170,18 +175,7 @@ fn tokens_line(v: &Value) -> String {
 
 /// The ring around the company asked to act, drawn under its counter.
 fn asked_ring(svg: &mut Svg, at: (f64, f64)) {
-    let half = 25.0;
-    let a = [
-        ("x", num(at.0 - half)),
-        ("y", num(at.1 - half)),
-        ("width", num(2.0 * half)),
-        ("height", num(2.0 * half)),
-        ("rx", "6".to_string()),
-        ("fill", "none".to_string()),
-        ("stroke", colour::VERMILLION.to_string()),
-        ("stroke-width", "4".to_string()),
-    ];
-    svg.element("rect", &a, None);
+    square(svg, at, 25.0, "6", "none", (colour::VERMILLION, "4"));
 }
 
 /// The text over the edge the Confederates break through.
