@@ -230,9 +230,9 @@ fn paths(svg: &mut Svg, g: &Grid, b: &Value) {
     }
     // Only a character's last run ends at its pawn; the others end where the next begins.
     for (i, (name, k, mut pts)) in runs.iter().cloned().enumerate() {
-        let (fill, ink) = pawn_colour(&name);
+        let (fill, _) = pawn_colour(&name);
         let last = !runs[i + 1..].iter().any(|(n, _, _)| *n == name);
-        // 0, +1, -1, +2, ... times PATH_APART, on both axes (moves are never diagonal, §"Moving").
+        // 0, +1, -1, +2, ... times PATH_APART, on both axes (moves are never diagonal: Movement Rules).
         let shift = PATH_APART * (k.div_ceil(2) as f64) * if k % 2 == 1 { 1.0 } else { -1.0 };
         for p in &mut pts {
             *p = (p.0 + shift, p.1 + shift);
@@ -245,7 +245,7 @@ fn paths(svg: &mut Svg, g: &Grid, b: &Value) {
             pts[n - 1] = (q.0 - (q.0 - p.0) / len * back, q.1 - (q.1 - p.1) / len * back);
         }
         // A dark pawn's path is outlined in white, so that its dashes show (tester t17b-14).
-        let outline = if ink == "#FFFFFF" && fill == "#000000" { "#FFFFFF" } else { colour::INK };
+        let outline = if fill == "#000000" { "#FFFFFF" } else { colour::INK };
         svg.polyline(&pts, outline, 7.0, None, false);
         svg.polyline(&pts, fill, 4.0, Some("7 4"), last);
     }
