@@ -64,14 +64,19 @@ median_ns() {
   done
   printf '%s\n' "${v[@]}" | sort -n | sed -n "$(( (runs + 1) / 2 ))p"
 }
-# median over 7 batches of the mean wall time in ns of one run of a short command, from a batch of
-# 25 runs in a row: a process start is ~1 ms, as short as the `date` calls that would time it alone
-batch_ns() {
-  local v=()
-  for _ in $(seq 7); do
-    local t=$(ns); for _ in $(seq 25); do "$@" >/dev/null 2>&1 || true; done; v+=($(( ($(ns) - t) / 25 )))
+# the process start of pbem against /bin/true's, interleaved: 9 rounds, each a batch of 25 runs of
+# /bin/true then 25 of `pbem --version`, so that a machine whose speed drifts during the measure
+# (this 2-core VM's moves 20-40% within an hour) slows both alike. Prints each one's median batch
+# mean (ns; timed by bash's own clock, as `median_ns`) and the median of the rounds' ratios.
+start_vs_true() {
+  local t=() s=() r=()
+  for _ in $(seq 9); do
+    local a=${EPOCHREALTIME/./}; for _ in $(seq 25); do /bin/true >/dev/null 2>&1; done; local b=${EPOCHREALTIME/./}
+    for _ in $(seq 25); do "$P" --version >/dev/null 2>&1 || true; done; local c=${EPOCHREALTIME/./}
+    t+=($(( (b - a) * 40 ))); s+=($(( (c - b) * 40 )))
+    r+=($(awk -v x=$(( c - b )) -v y=$(( b - a )) 'BEGIN { printf "%.3f", x / y }'))
   done
-  printf '%s\n' "${v[@]}" | sort -n | sed -n 4p
+  echo "$(printf '%s\n' "${s[@]}" | sort -n | sed -n 5p) $(printf '%s\n' "${t[@]}" | sort -n | sed -n 5p) $(printf '%s\n' "${r[@]}" | sort -n | sed -n 5p)"
 }
 us() { awk -v n="$1" -v d="${2:-1}" 'BEGIN { printf "%.1f", n / d / 1000 }'; }
 row() { printf '| %-44s | %12s | %s |\n' "$1" "$2" "$3"; }
@@ -125,7 +130,7 @@ fsync_rename nan us"
 VERIFY=$(awk '/^ed25519_verify/ { print $2 }' <<<"$LIMITS")
 SHA=$(awk '/^sha256/ { print $2 }' <<<"$LIMITS")
 FSYNC=$(awk '/^fsync_rename/ { print $2 }' <<<"$LIMITS")
-TRUE_NS=$(batch_ns /bin/true)
+read -r START TRUE_NS START_RATIO <<<"$(start_vs_true)"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f×", a / b }'; }
 # a / b as a percentage, for figures far below what they are compared with
 pct() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f%%", 100 * a / b }'; }
@@ -139,7 +144,6 @@ mb() { awk -v k="$1" 'BEGIN { if (k == "") print "n/a"; else printf "%.1f MB", k
 
 # --- figures ---
 echo "timing..." >&2
-START=$(batch_ns "$P" --version)
 # Idle sweeps, twice first to fill the page cache (and any index the sweep keeps).
 "$P" adjudicate --all "$ROOT/games" --quiet --now "$IDLE" >/dev/null 2>&1 || true
 IDLE_NS=$(median_ns 5 "$P" adjudicate --all "$ROOT/games" --quiet --now "$IDLE")
@@ -221,7 +225,7 @@ row "the same in a cron run (--mail, $CRON_MAILS mails)" "$(us "$CRON_NS" 1000) 
 row "intake of $MAILS order mails, per mail" "$(us "$INTAKE_NS" "$MAILS") µs" "$(ratio "$(us "$INTAKE_NS" "$MAILS")" "$FSYNC") fsync'd renames, $(ratio "$(us "$INTAKE_NS" "$MAILS")" "$VERIFY") Ed25519 verifies"
 row "submit, per order in a batch of $BATCH" "$(us "$SUBMIT_NS" "$BATCH") µs" "$(ratio "$(us "$SUBMIT_NS" "$BATCH")" "$FSYNC") fsync'd renames"
 row "audit of the example game ($STEPS steps)" "$(us "$AUDIT_NS" 1000) ms" "$(ratio "$(us "$AUDIT_NS")" "$VERIFY") Ed25519 verifies"
-row "process start (--version)" "$(us "$START") µs" "$(ratio "$START" "$TRUE_NS") /bin/true"
+row "process start (--version)" "$(us "$START") µs" "$(printf '%.2f' "$START_RATIO")× /bin/true (median of 9 rounds in turn)"
 for r in "${SIM_ROWS[@]}"; do
   IFS='|' read -r rules games one all <<< "$r"
   row "simulate $rules, $games games" "$(awk -v n="$one" -v g="$games" 'BEGIN { printf "%.0f games/s", g / (n / 1e9) }') on 1 core" "$(awk -v n="$one" -v g="$games" 'BEGIN { printf "%.0f games/min/core (goal ≥ 100,000)", g / (n / 1e9) * 60 }'); $(awk -v n="$all" -v g="$games" 'BEGIN { printf "%.0f games/s", g / (n / 1e9) }') on $(nproc) cores"
