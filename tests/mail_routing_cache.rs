@@ -180,3 +180,43 @@ fn a_cache_with_a_good_checksum_but_wrong_lines_is_dropped_once_a_game_file_disa
     assert!(!answered(&h.hello("evil1@example.org")));
     assert!(h.cache().contains("meade@example.org") && !h.cache().contains("evil1"));
 }
+
+/// The mails queued in the root's outbox, as (file name, text), by name.
+fn queued(root: &Path) -> Vec<(String, String)> {
+    let q = root.join(".mail").join("outbox").join("queue");
+    let mut names: Vec<String> = std::fs::read_dir(&q).into_iter().flatten().flatten().map(|e| e.file_name().to_string_lossy().into_owned()).filter(|n| n.ends_with(".mail") || n.ends_with(".eml")).collect();
+    names.sort();
+    names.into_iter().map(|n| (n.clone(), String::from_utf8_lossy(&std::fs::read(q.join(&n)).unwrap()).into_owned())).collect()
+}
+
+#[test]
+fn a_seat_whose_message_waits_for_the_host_is_told_once() {
+    // A message whose game's folder cannot be read waits, unanswered, until the host mends it;
+    // its sender heard nothing meanwhile and might think the orders lost (noted in session 16's
+    // close note). Now the seat is told once that it waits, and is answered when it is handled.
+    let mut h = Host::new();
+    let before = queued(&h.root).len();
+    let file = h.root.join("g1").join("game.toml");
+    let good = std::fs::read(&file).unwrap();
+    let mail = order_mail(&h.root.join("g1"), "union", 2);
+    std::fs::write(&file, "not [toml").unwrap();
+    let out = h.intake(&mail);
+    assert!(out.contains("left for the next run") && out.contains("the sender was told it waits"), "{out}");
+    let new: Vec<_> = queued(&h.root).into_iter().skip(before).collect();
+    assert_eq!(new.len(), 1, "one notice: {new:?}");
+    let text = &new[0].1;
+    assert!(text.contains("To: meade@example.org") && text.contains("Subject: Re: orders") && text.contains("needs the host's attention"), "{text}");
+    assert!(text.contains("In-Reply-To: <union-2@example.org>"), "it answers the message: {text}");
+    for secret in ["[pbem]", "game.toml", "not [toml", h.root.to_str().unwrap()] {
+        assert!(!text.contains(secret), "the notice says nothing of the orders or the host's files ({secret}): {text}");
+    }
+    // The next run finds the message still waiting: no second notice.
+    let out = h.hello("nobody@example.org");
+    assert!(out.contains("the sender was told it waits"), "{out}");
+    assert_eq!(queued(&h.root).len(), before + 1, "told once");
+    // Mended: the message is handled and answered with its receipt.
+    std::fs::write(&file, good).unwrap();
+    let out = h.hello("nobody@example.org");
+    assert!(out.contains("1 of 1 order file(s) accepted"), "{out}");
+    assert_eq!(queued(&h.root).len(), before + 2, "the reply");
+}

@@ -870,6 +870,7 @@ fn handle((raw, parsed): (&[u8], super::ahead::Parse), hash: &str, name: &str, g
         // mend it (tester t25f D1: they were failed unanswered for good).
         if let Some((dir, e)) = games.seat_of_broken(&from) {
             let why = format!("{from} holds a seat in the game at {}, which cannot be read ({e})", dir.display());
+            let why = tell_waiting(&ex, &from, why, hash, (outbox, log), cfg, now)?;
             return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: why, orders: vec![], reply: None, needs_host: true });
         }
         return Ok(failed(&format!("no orders, and {from} is not a registered player: not answered")));
@@ -884,6 +885,10 @@ fn handle((raw, parsed): (&[u8], super::ahead::Parse), hash: &str, name: &str, g
             Ok(r) => results.push(r),
             Err(Wait { why, host }) => {
                 filing.waiting_senders.borrow_mut().insert(sender);
+                let why = match registered.as_deref().filter(|_| host) {
+                    Some(to) => tell_waiting(&ex, to, why, hash, (outbox, log), cfg, now)?,
+                    None => why,
+                };
                 return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: why, orders: vec![], reply: None, needs_host: host });
             }
         }
@@ -939,6 +944,32 @@ fn handle((raw, parsed): (&[u8], super::ahead::Parse), hash: &str, name: &str, g
     extra.text.push_str(&plans_mailed(&results, games, &from, (outbox, group), cfg, now)?);
     let ctx = Ctx { hash, name, games, log, replies: &filing.replies, cfg, now };
     answer(&ex, results, counted, known, to, cc, extra, &ctx)
+}
+
+/// Tells the seat at `from` that its message waits for the host to mend a game (`why`, the
+/// host's reason, comes back with what was done): the player would otherwise hear nothing until
+/// the host acts, and might send the orders again or think them lost. Once per message (the
+/// notice's id is made from the message's hash: [`Outbox::queue`] skips an id queued or sent),
+/// only to `to`, a seat's address (as registered in a game, or as sent when the routing cache of an
+/// unreadable game holds it), never over the hourly reply cap. The notice
+/// quotes nothing of the message and names no file of the host's.
+fn tell_waiting(ex: &Extracted, to: &str, why: String, hash: &str, (outbox, log): (&Outbox, &MailLog), cfg: &HostConfig, now: DateTime<Utc>) -> Result<String> {
+    let id = stable_id(&["waits", hash]);
+    if outbox.knows(&id) {
+        return Ok(format!("{why}; the sender was told it waits"));
+    }
+    let ledger = ReplyLedger::new(log, cfg);
+    if !ledger.allows(to, &id, now)? {
+        return Ok(format!("{why}; the sender was not told it waits: {}", ledger.over_cap(&[to.to_string()])));
+    }
+    let when = super::config::local_time(cfg, to, &crate::when::timestamp(now));
+    let body = format!(
+        "Your message reached the judge at {when}, but it cannot be handled yet: a game it concerns needs the host's attention first, and the host has been told.\n\nYour message is kept as it came. It will be read, and answered with a receipt for each order in it, as soon as the host has mended the game. You need not send it again; orders you send later still replace it as usual.\n"
+    );
+    let notice = compose::build(Draft { id: id.clone(), from: &cfg.from, to: vec![to.to_string()], cc: vec![], subject: reply_subject(&ex.subject, &[]), body, attachments: vec![], in_reply_to: ex.message_id.clone(), date: now })?;
+    outbox.queue(&notice, now)?;
+    ledger.record(to, &id, now)?;
+    Ok(format!("{why}; the sender was told it waits"))
 }
 
 /// Who may hear about these orders: the addresses of the seats whose keys signed them, each once
