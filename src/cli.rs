@@ -214,6 +214,10 @@ struct SeatArgs {
     /// The seat's new public key: a .pub file or the key line.
     #[arg(long)]
     key: Option<String>,
+    /// The seat's time zone from now on (IANA name, e.g. Europe/Berlin; UTC for none): deadlines
+    /// in its reports, forms and mails are shown in it. Unchanged if not given.
+    #[arg(long, value_name = "ZONE")]
+    time_zone: Option<String>,
     /// Why (goes into the record).
     #[arg(long, default_value = "")]
     reason: String,
@@ -591,7 +595,7 @@ fn flag_line(e: &Error) -> String {
         Error::Setting { setting, message } => format!("{}: {message}", flag(setting)),
         Error::Missing(Missing::Seats { roles, given }) => format!("this game needs exactly one --player for each role: {}", Missing::roles_got(roles, given)),
         Error::Missing(Missing::AbandonReason) => "pbem end --abandon needs --reason (it goes into the last record)".to_string(),
-        Error::Missing(Missing::SeatChange) => "pbem seat: give --email, --key or both".to_string(),
+        Error::Missing(Missing::SeatChange) => "pbem seat: give --email, --key, --time-zone or more of them".to_string(),
         Error::ClockBehind(m) => format!("{m} (or pass --now)"),
         e => e.to_string(),
     }
@@ -611,6 +615,7 @@ fn flag(setting: &Setting) -> String {
         Setting::SeatRole(role) => format!("--role {role}"),
         Setting::NewKey => "--key".to_string(),
         Setting::Email(e) => format!("--email {e:?}"),
+        Setting::NewTimeZone(z) => format!("--time-zone {z:?}"),
         Setting::Option { key, value } => format!("--option {key}={value}"),
         Setting::Rules(r) => format!("--rules {r}"),
         Setting::Policy(p) => format!("--policy {p}"),
@@ -810,7 +815,7 @@ pub fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::New(Deferred(args)) => cmd_new(args),
         Command::Status(Deferred(StatusArgs { dir, all, now: t })) => cmd_status(dir, all, t),
-        Command::Seat(Deferred(SeatArgs { dir, role, email, key, reason, now: t })) => cmd_seat(dir, role, email, key, reason, t),
+        Command::Seat(Deferred(SeatArgs { dir, role, email, key, time_zone, reason, now: t })) => cmd_seat(dir, control::Request::Seat { role, email, key, time_zone }, reason, t),
         Command::Deadline(Deferred(DeadlineArgs { dir, extend, to, reason, now: t })) => cmd_deadline(dir, extend, to, reason, t),
         Command::Pause(Deferred(PauseArgs { dir, reason, now: t })) => host_control(&dir, control::Request::Pause, &reason, &t),
         Command::Resume(Deferred(ResumeArgs { dir, reason, now: t })) => host_control(&dir, control::Request::Resume, &reason, &t),
@@ -903,12 +908,12 @@ fn cmd_status(dir: PathBuf, all: bool, t: Option<String>) -> Result<ExitCode> {
 }
 
 /// `pbem seat`.
-fn cmd_seat(dir: PathBuf, role: String, email: Option<String>, key: Option<String>, reason: String, t: Option<String>) -> Result<ExitCode> {
-    let key = match key {
-        Some(k) => Some(sig::load_public_key(&k).context("--key")?.to_openssh().map_err(|e| anyhow!("{e}"))?),
-        None => None,
-    };
-    host_control(&dir, control::Request::Seat { role, email, key }, &reason, &t)?;
+fn cmd_seat(dir: PathBuf, mut req: control::Request, reason: String, t: Option<String>) -> Result<ExitCode> {
+    if let control::Request::Seat { key: key @ Some(_), .. } = &mut req {
+        let k = key.take().unwrap_or_default();
+        *key = Some(sig::load_public_key(&k).context("--key")?.to_openssh().map_err(|e| anyhow!("{e}"))?);
+    }
+    host_control(&dir, req, &reason, &t)?;
     Ok(ExitCode::SUCCESS)
 }
 

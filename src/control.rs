@@ -25,7 +25,8 @@ pub enum DeadlineMove {
 /// What the host asks for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Request {
-    /// A seat's new address and/or key (the key as an OpenSSH public key line).
+    /// A seat's new address, key or time zone, or more of them (the key as an OpenSSH public key
+    /// line).
     Seat {
         /// The role, matched without regard to case ("Union" is `union`).
         role: String,
@@ -33,6 +34,8 @@ pub enum Request {
         email: Option<String>,
         /// The new key line, if it changes.
         key: Option<String>,
+        /// The seat's new time zone (an IANA name), if it changes.
+        time_zone: Option<String>,
     },
     /// Move the open step's deadline.
     Deadline(DeadlineMove),
@@ -118,8 +121,8 @@ pub fn apply(dir: &Path, req: Request, reason: &str, clock: impl Into<Clock>) ->
     };
     let mut gf = g.gf.clone();
     match req {
-        Request::Seat { role, email, key } => {
-            let change = change_seat(&g, &mut gf, &role, email, key)?;
+        Request::Seat { role, email, key, time_zone } => {
+            let change = change_seat(&g, &mut gf, &role, (email, key, time_zone))?;
             let text = toml::to_string(&gf).expect("game file serializes");
             let scenario = store::read(&g.dir.scenario_file())?;
             rec.setup = Some(pipeline::setup_hash(text.as_bytes(), &scenario));
@@ -200,16 +203,21 @@ fn check_seat_holder(g: &Loaded, gf: &GameFile, changed: &crate::model::Seat) ->
     pipeline::check_sides(g.game, &g.state, &gf.seats, Some(&changed.role))
 }
 
-/// Changes `role`'s seat in `gf` (`role` in any case); the change as the record keeps it (with the old game.toml).
-fn change_seat(g: &Loaded, gf: &mut GameFile, role: &str, email: Option<String>, key: Option<String>) -> Result<SeatChange> {
+/// Changes `role`'s seat in `gf` (`role` in any case) to the address, key and time zone given;
+/// the change as the record keeps it (with the old game.toml, and the zone only when given).
+fn change_seat(g: &Loaded, gf: &mut GameFile, role: &str, (email, key, time_zone): (Option<String>, Option<String>, Option<String>)) -> Result<SeatChange> {
     let roles: Vec<&str> = g.gf.seats.iter().map(|s| s.role.as_str()).collect();
     let seat = gf
         .seats
         .iter_mut()
         .find(|s| s.role.eq_ignore_ascii_case(role.trim()))
         .ok_or_else(|| Error::setting(Setting::SeatRole(role.to_string()), format!("no such seat; seats: {}", roles.join(", "))))?;
-    if email.is_none() && key.is_none() {
+    if email.is_none() && key.is_none() && time_zone.is_none() {
         return Err(Error::Missing(Missing::SeatChange));
+    }
+    if let Some(z) = &time_zone {
+        crate::when::parse_zone(z).map_err(|why| Error::setting(Setting::NewTimeZone(z.clone()), why))?;
+        seat.time_zone = Some(z.clone());
     }
     if let Some(e) = email {
         if let Err(why) = crate::mail::compose::check_seat_address(&e) {
@@ -227,10 +235,10 @@ fn change_seat(g: &Loaded, gf: &mut GameFile, role: &str, email: Option<String>,
         return Err(Error::input(g.dir.game_file(), "is not the setup the game's records name (edited by hand?): restore it before a seat change, which the audit could never pass on top of it"));
     }
     if g.gf.seat(&changed.role) == Some(&changed) {
-        return Err(Error::Refused(format!("seat {} already has that address and key: nothing to change", changed.role)));
+        return Err(Error::Refused(format!("seat {} already has that address, key and time zone: nothing to change", changed.role)));
     }
     check_seat_holder(g, gf, &changed)?;
-    Ok(SeatChange { role: changed.role, email: changed.email, key: changed.key, before: store::read_text(&g.dir.game_file())? })
+    Ok(SeatChange { role: changed.role, email: changed.email, key: changed.key, time_zone, before: store::read_text(&g.dir.game_file())? })
 }
 
 /// Writes the reports (rendered first), the state copy, a new `game.toml` if given, and the

@@ -87,6 +87,8 @@ pub enum Setting {
     NewKey,
     /// A seat change's new address.
     Email(String),
+    /// A seat change's new time zone.
+    NewTimeZone(String),
     /// A judge's option `key=value` (in a new game's options or its `game.toml`).
     Option { key: String, value: String },
     /// The rules (a game's id) to simulate.
@@ -117,6 +119,7 @@ impl std::fmt::Display for Setting {
             Setting::SeatRole(role) => write!(f, "seat {role}"),
             Setting::NewKey => write!(f, "new key"),
             Setting::Email(e) => write!(f, "address {e:?}"),
+            Setting::NewTimeZone(z) => write!(f, "time zone {z:?}"),
             Setting::Option { key, value } => write!(f, "option {key}={value}"),
             Setting::Rules(r) => write!(f, "rules {r}"),
             Setting::Policy(p) => write!(f, "policy {p}"),
@@ -146,7 +149,7 @@ impl std::fmt::Display for Missing {
         match self {
             Missing::Seats { roles, given } => write!(f, "this game needs exactly one seat for each role: {}", Missing::roles_got(roles, given)),
             Missing::AbandonReason => write!(f, "abandoning a game needs a reason (it goes into the last record)"),
-            Missing::SeatChange => write!(f, "a seat change needs a new address, a new key or both"),
+            Missing::SeatChange => write!(f, "a seat change needs a new address, key or time zone"),
             Missing::IntakeSource => write!(f, "give --maildir DIR, --mbox FILE or --stdin, or set [intake] maildir or mbox in the host config"),
         }
     }

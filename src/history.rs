@@ -174,11 +174,14 @@ pub fn read_on(gd: &GameDir, last: u64, gf_bytes: &[u8], scenario: &[u8], jobs: 
                 Some(x) => {
                     x.email = s.email.clone();
                     x.key = s.key.clone();
+                    if let Some(z) = &s.time_zone {
+                        x.time_zone = Some(z.clone());
+                    }
                 }
                 None => return Err(fail(&rpath, format!("control.seat.role: no seat {:?}", s.role))),
             }
             if files[cur + 1] != expect {
-                return Err(fail(&texts[cur + 1].1, format!("differs from the game.toml before record {n} in more than seat {}'s address and key", s.role)));
+                return Err(fail(&texts[cur + 1].1, format!("differs from the game.toml before record {n} in more than seat {}'s address, key and time zone", s.role)));
             }
             cur += 1;
         }

@@ -482,6 +482,10 @@ pub struct SeatChange {
     pub email: String,
     /// The seat's public key from this record on.
     pub key: String,
+    /// The seat's time zone from this record on (an IANA name), when the change set it; absent:
+    /// the zone stays as `before` has it (and records made before the field have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
     /// The exact text of `game.toml` before the change.
     pub before: String,
 }
@@ -492,7 +496,10 @@ impl Control {
         let why = if self.reason.is_empty() { String::new() } else { format!(" ({})", self.reason) };
         let deadline = opening.map(|o| o.deadline.as_str()).unwrap_or("-");
         match (self.action, &self.seat) {
-            (ControlAction::Seat, Some(s)) => format!("the host changed the seat of {}: address {}, key {}{why}", s.role, s.email, key_summary(&s.key)),
+            (ControlAction::Seat, Some(s)) => {
+                let zone = s.time_zone.as_ref().map(|z| format!(", time zone {z}")).unwrap_or_default();
+                format!("the host changed the seat of {}: address {}, key {}{zone}{why}", s.role, s.email, key_summary(&s.key))
+            }
             (ControlAction::Deadline, _) => format!("the host moved the deadline to {deadline}{why}"),
             (ControlAction::Pause, _) => format!("the host paused the game at {}{why}: nothing is resolved until it resumes", self.at),
             (ControlAction::Resume, _) => format!("the host resumed the game at {}{why}; the deadline is now {deadline}", self.at),

@@ -148,6 +148,33 @@ fn a_seat_change_is_recorded_announced_and_audited_with_receipts_from_before() {
 }
 
 #[test]
+fn a_seat_change_can_set_the_seats_time_zone() {
+    // Found by tester t18a-1: a new holder could not be given his own time zone (game.toml's is
+    // part of the signed setup: edited by hand, the audit fails), so every mail showed the old
+    // holder's.
+    let t = Table::new();
+    pbem().arg("seat").arg(t.game()).args(["--role", "union", "--time-zone", "Mars/Olympus", "--now", "2026-07-01T13:00:00Z"]).assert().failure().stderr(predicate::str::contains("--time-zone \"Mars/Olympus\"").and(predicate::str::contains("not an IANA time zone")));
+    assert!(!t.record(1).exists(), "nothing written");
+    let out = t.run(&["seat", "--role", "Union", "--time-zone", "America/Chicago", "--reason", "moved to Chicago", "--now", "2026-07-01T14:00:00Z"]);
+    assert!(out.contains("the host changed the seat of union: address meade@example.org, key ") && out.contains(", time zone America/Chicago (moved to Chicago)"), "{out}");
+    let gt = std::fs::read_to_string(t.game().join("game.toml")).unwrap();
+    assert!(gt.contains("time_zone = \"America/Chicago\""), "{gt}");
+    assert!(t.report(1, "union").contains("CDT"), "the union's deadline in its new zone: {}", t.report(1, "union"));
+    assert!(!t.report(1, "confederate").contains("CDT"), "the other seat's stays in UTC");
+    audit_passes(&t.game());
+    audit_passes(&public_copy(&t.game(), "public"));
+    // The independent verifier reads the new field too (where python3 with tomllib runs).
+    if Command::new("python3").args(["-c", "import tomllib"]).output().is_ok_and(|o| o.status.success()) {
+        let o = Command::new("python3").arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("verify/pbem_verify.py")).arg(t.game()).output().unwrap();
+        assert!(o.status.success(), "{}{}", String::from_utf8_lossy(&o.stdout), String::from_utf8_lossy(&o.stderr));
+    }
+    // The same zone again changes nothing; the zone edited by hand fails the audit.
+    pbem().arg("seat").arg(t.game()).args(["--role", "union", "--time-zone", "America/Chicago", "--now", "2026-07-01T14:30:00Z"]).assert().failure().stderr(predicate::str::contains("nothing to change"));
+    edit(&t.game().join("game.toml"), "America/Chicago", "Europe/Berlin");
+    audit_fails(&t.game(), "was game.toml changed without a seat record?");
+}
+
+#[test]
 fn a_dropped_or_forged_seat_record_fails_the_audit() {
     let t = Table::new();
     let new_key = keygen(t.path(), "union-new");
@@ -159,7 +186,7 @@ fn a_dropped_or_forged_seat_record_fails_the_audit() {
     let saved_sig = std::fs::read(format!("{}.sig", r1.display())).unwrap();
     edit(&r1, "\"email\": \"meade@example.org\"", "\"email\": \"someone@example.org\"");
     resign(&t.game(), &r1);
-    audit_fails(&t.game(), "in more than seat union's address and key");
+    audit_fails(&t.game(), "in more than seat union's address, key and time zone");
     std::fs::write(&r1, &saved).unwrap();
     std::fs::write(format!("{}.sig", r1.display()), &saved_sig).unwrap();
     audit_passes(&t.game());

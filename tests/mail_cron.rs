@@ -271,7 +271,7 @@ fn the_cron_run_publishes_the_site_and_reports_link_to_it() {
 #[test]
 fn a_seat_moved_to_another_address_is_told_at_both() {
     let Opened { _tmp, root, game, out, cfg, mut e } = opened();
-    let req = pbem::control::Request::Seat { role: "union".into(), email: Some("hancock@example.org".into()), key: None };
+    let req = pbem::control::Request::Seat { role: "union".into(), email: Some("hancock@example.org".into()), key: None, time_zone: None };
     pbem::control::apply(&game, req, "Meade left", at("2026-07-01T13:00:00Z")).unwrap();
     let r = cron::run(&root, &cfg, at("2026-07-01T13:05:00Z"), &mut e).unwrap();
     assert_eq!(r.queued.len(), 3, "two reports and the old address's notice: {r:?}");
@@ -481,7 +481,7 @@ fn a_seat_change_or_a_deadline_moved_makes_the_reminders_due_again() {
         cron::run(&o.root, &o.cfg, at(now), &mut o.e).unwrap();
         assert_eq!(reminders(&o).len(), 2, "once a step and seat");
     }
-    let req = Request::Seat { role: "union".into(), email: Some("hancock@example.org".into()), key: None };
+    let req = Request::Seat { role: "union".into(), email: Some("hancock@example.org".into()), key: None, time_zone: None };
     apply(&o.game, req, "Meade left", at("2026-07-02T02:30:00Z")).unwrap();
     cron::run(&o.root, &o.cfg, at("2026-07-02T03:00:00Z"), &mut o.e).unwrap();
     let to = |o: &Opened, who: &str| reminders(o).iter().filter(|m| m.to.iter().any(|t| t.contains(who))).count();

@@ -379,7 +379,7 @@ ORDER_KEYS = {"role", "seq", "commitment", "text", "signature", "orders", "nmr",
 REVEAL_KEYS = {"step", "role", "text", "signature", "orders"}
 OPENING_KEYS = {"step", "asks", "host_seed_commitment", "opened", "deadline"}
 CONTROL_KEYS = {"action", "at", "reason"}
-SEAT_KEYS = {"role", "email", "key", "before"}
+SEAT_KEYS = {"role", "email", "key", "before"}  # and "time_zone" when the change set the seat's zone
 ACTIONS = ("seat", "deadline", "pause", "resume", "abandon", "resign", "draw")
 ENDS = ("abandon", "resign", "draw")
 SIGNED_KEYS = {"step", "role", "seq", "text", "signature"}
@@ -487,16 +487,17 @@ class Checker:
     def follow_setup(self):
         """Record 0's setup is that of the game.toml the first seat change keeps (`before`), or of
         game.toml; each seat change names the setup of the next text (the next change's `before`,
-        or game.toml), which differs only in that seat's email and key. Sets the version of
-        game.toml in force after each record and the seat keys of every version."""
+        or game.toml), which differs only in that seat's email, key and (if it names one) time
+        zone. Sets the version of game.toml in force after each record and the seat keys of every
+        version."""
         scen = self.g.read("scenario.toml")
         texts = []
         for n, r in enumerate(self.recs):
             c = r.get("control")
             if isinstance(c, dict) and c.get("action") == "seat":
                 sc = c.get("seat")
-                if not isinstance(sc, dict) or set(sc) != SEAT_KEYS or not isinstance(sc["before"], str):
-                    raise Fail(rec_name(n), "control.seat", f"want the fields {', '.join(sorted(SEAT_KEYS))}")
+                if not isinstance(sc, dict) or set(sc) - {"time_zone"} != SEAT_KEYS or not isinstance(sc["before"], str):
+                    raise Fail(rec_name(n), "control.seat", f"want the fields {', '.join(sorted(SEAT_KEYS))} (and time_zone)")
                 texts.append((sc["before"].encode(), rec_name(n), "control.seat.before"))
         texts.append((self.gt, "game.toml", None))
         parsed = [toml_of(w, t) for t, w, _ in texts]
@@ -521,8 +522,10 @@ class Checker:
                 if not hit:
                     raise Fail(rec_name(n), "control.seat.role", f"{seat['role']!r} is not a seat")
                 hit[0]["email"], hit[0]["key"] = seat["email"], seat["key"]
+                if "time_zone" in seat:
+                    hit[0]["time_zone"] = seat["time_zone"]
                 if want != parsed[cur + 1]:
-                    raise Fail(texts[cur + 1][1], texts[cur + 1][2], f"differs from the game.toml before {rec_name(n)} in more than seat {seat['role']}'s email and key")
+                    raise Fail(texts[cur + 1][1], texts[cur + 1][2], f"differs from the game.toml before {rec_name(n)} in more than seat {seat['role']}'s email, key and time zone")
                 cur += 1
             self.version.append(cur)
         seats = {}

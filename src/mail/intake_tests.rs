@@ -56,7 +56,7 @@ impl SeatChanged {
         let now = pipeline::parse_time("2026-07-01T13:00:00Z").unwrap();
         std::fs::create_dir_all(state_dir(&root)).unwrap();
         let games = Games::load(&root).unwrap();
-        let req = crate::control::Request::Seat { role: "union".into(), email: Some("hancock@example.org".into()), key: Some(key("newcomer").public_key().to_openssh().unwrap()) };
+        let req = crate::control::Request::Seat { role: "union".into(), email: Some("hancock@example.org".into()), key: Some(key("newcomer").public_key().to_openssh().unwrap()), time_zone: None };
         crate::control::apply(&game, req, "Meade left", now).unwrap();
         let filing = Filing::open(&root, now.into());
         SeatChanged { _tmp: tmp, root, game, md, cfg, now, games, filing }
