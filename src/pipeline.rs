@@ -844,7 +844,8 @@ fn verify_order(input: &OrderInput, gf: &GameFile, dir: Option<&GameDir>) -> Res
 }
 
 /// Whose key made a signature (fingerprint `found`) refused for seat `role`, when pbem knows:
-/// another seat's, or `role`'s own before a seat change (the records of the game in `dir`).
+/// another seat's, or `role`'s own before a seat change (the records of the game in `dir`): the
+/// same player's old key, or a former holder's when the change gave the seat another address.
 fn whose_key(dir: Option<&GameDir>, gf: &GameFile, role: &str, found: &str) -> Option<String> {
     let holds = |key: &str| sig::public_key_line(key).is_ok_and(|k| sig::fingerprint(&k) == found);
     if let Some(other) = gf.seats.iter().find(|s| s.role != role && holds(&s.key)) {
@@ -855,7 +856,13 @@ fn whose_key(dir: Option<&GameDir>, gf: &GameFile, role: &str, found: &str) -> O
     (1..=last).rev().find_map(|n| {
         let change = read_record(dir, n).ok()?.control?.seat.filter(|c| c.role == role)?;
         let before: GameFile = toml::from_str(&change.before).ok()?;
-        before.seat(role).filter(|s| holds(&s.key)).map(|_| format!("this is the key seat {role} held before record {n}, which gave the seat a new key: sign with the new one"))
+        let old = before.seat(role).filter(|s| holds(&s.key))?;
+        // A former holder is told the seat is no longer theirs, not to sign again (tester t18a-5).
+        Some(if crate::mail::compose::same_address(&old.email, &change.email) {
+            format!("this is the key seat {role} held before record {n}, which gave the seat a new key: sign with the new one")
+        } else {
+            format!("this is the key of seat {role}'s holder before record {n}, which gave the seat to another player ({}): it signs no orders of the seat any more", change.email)
+        })
     })
 }
 

@@ -141,6 +141,43 @@ fn a_wrong_key_is_named_when_pbem_knows_whose_it_is() {
     assert!(err.trim_end().ends_with("this is the key seat union held before record 1, which gave the seat a new key: sign with the new one"), "{err}");
 }
 
+/// A former holder's order is refused saying the seat passed to another player, not "sign with
+/// the new key" (tester t18a-5); an order for a step already resolved is not answered "send them
+/// again" (t18a-4).
+#[test]
+fn refusals_say_what_cannot_be_mended_by_sending_again() {
+    let tmp = tempfile::tempdir().unwrap();
+    let root = tmp.path().join("turns");
+    let game = new_game(&root, "g1", 72);
+    let sent = tmp.path().join("sent");
+    let cfg = tmp.path().join("pbem-mail.toml");
+    std::fs::write(&cfg, format!("from = \"Judge <judge@example.net>\"\n[transport]\nkind = \"file\"\ndir = \"{}\"\n", sent.display())).unwrap();
+    let intake = |mail: Vec<u8>, now: &str| {
+        pbem().args(["intake", "--stdin", "--now", now, "--root"]).arg(&root).arg("--config").arg(&cfg).write_stdin(mail).assert().success();
+        let mut mails: Vec<_> = std::fs::read_dir(&sent).unwrap().map(|e| e.unwrap().path()).collect();
+        mails.sort_by_key(|p| std::fs::metadata(p).unwrap().modified().unwrap());
+        let last = std::fs::read_to_string(mails.last().unwrap()).unwrap().replace("\r\n", "\n").replace("=\n", "");
+        last.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    // Step 1 resolved with both orders; Meade's step-1 order made before it, sent after it.
+    let late = order_mail(&game, "union", 2);
+    intake(order_mail(&game, "union", 1), "2026-07-01T13:00:00Z");
+    intake(order_mail(&game, "confederate", 1), "2026-07-01T13:01:00Z");
+    pbem().arg("adjudicate").arg(&game).args(["--now", "2026-07-01T13:02:00Z"]).assert().success();
+    let body = intake(late, "2026-07-01T13:03:00Z");
+    assert!(body.contains("REFUSED") && body.contains("Orders for a step already resolved count for nothing, and sending them again cannot change that") && !body.contains("correct them and send them again"), "{body}");
+    // The union seat passes to Hancock; Meade's order, signed with the key the seat held, is refused.
+    let new_key = tmp.path().join("hancock.pub");
+    std::fs::write(&new_key, key("union-2").public_key().to_openssh().unwrap()).unwrap();
+    pbem().arg("seat").arg(&game).args(["--role", "union", "--email", "hancock@example.org", "--key"]).arg(&new_key).args(["--now", "2026-07-01T13:10:00Z"]).assert().success();
+    let text = form(&game, "union", 3, &|f| f);
+    let file = tmp.path().join("meade.toml");
+    std::fs::write(&file, format!("{text}{}", sign("union", &text))).unwrap();
+    let out = pbem().arg("submit").arg(&game).arg(&file).args(["--now", "2026-07-01T13:20:00Z"]).assert().code(1);
+    let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
+    assert!(err.trim_end().ends_with("this is the key of seat union's holder before record 2, which gave the seat to another player (hancock@example.org): it signs no orders of the seat any more"), "{err}");
+}
+
 /// The paragraph of `body` that starts with `start`: its lines (to the next blank line).
 fn paragraph_of<'a>(body: &'a str, start: &str) -> Vec<&'a str> {
     let at = body.find(start).unwrap_or_else(|| panic!("no {start:?} in {body}"));
