@@ -160,8 +160,17 @@ pub fn given_rules(id: &str) -> Result<&'static dyn DynGame> {
     crate::games::by_rules(id).ok_or_else(|| Error::setting(Setting::Rules(id.to_string()), format!("one of {}", crate::games::rules_ids().join(", "))))
 }
 
+/// Whether `id` may name a new game: 1-64 ASCII letters, digits, `-`, `_` and `.`, not starting
+/// with `.` (tester t18b-2: `.` and `..` were taken, and the mail marks and site folders named by
+/// the id then named the folder itself or its parent).
 fn valid_id(id: &str) -> bool {
-    !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.')
+    safe_id(id) && !id.starts_with('.')
+}
+
+/// Whether a game file's `id` can name files and folders (the mail marks, the site's pages): what
+/// [`valid_id`] took before it refused a leading `.`, less `.` and `..`.
+fn safe_id(id: &str) -> bool {
+    !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.') && id != "." && id != ".."
 }
 
 /// Reads and parses `game.toml` of `dir`.
@@ -209,6 +218,10 @@ pub fn read_game_file_known(dir: &GameDir, known: Option<KnownGameFile<'_>>) -> 
         let line = e.span().map(|s| orderfile::line_of(&text, s.start));
         Error::Input { field: line.and_then(|l| key_at_line(&text, l)), line, file: path.clone(), message: e.message().trim().to_string() }
     })?;
+    if !safe_id(&gf.id) {
+        let line = text.lines().position(|l| l.trim_start().starts_with("id")).map(|i| i + 1);
+        return Err(Error::Input { file: path, line, field: Some("id".into()), message: format!("{:?} cannot name a game: use 1-64 ASCII letters, digits, '-', '_' or '.' (not `.` or `..`)", gf.id) });
+    }
     for (i, s) in gf.seats.iter().enumerate() {
         if let Some(Err(message)) = s.time_zone.as_deref().map(crate::when::parse_zone) {
             let line = text.find(&format!("{:?}", s.time_zone.as_deref().unwrap_or_default())).map(|at| orderfile::line_of(&text, at));
@@ -529,7 +542,7 @@ fn check_new(game: &dyn DynGame, dir: &Path, new: &mut NewGame) -> Result<Checke
         None => dir.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string(),
     };
     if !valid_id(&id) {
-        return Err(Error::setting(Setting::GameId(id), "use 1-64 ASCII letters (a-z, A-Z), digits, '-', '_' or '.'"));
+        return Err(Error::setting(Setting::GameId(id), "use 1-64 ASCII letters (a-z, A-Z), digits, '-', '_' or '.', not starting with '.'"));
     }
     let scenario = scenario_text(game, new.scenario.as_deref())?;
     crate::options::check_options(&new.options)?;

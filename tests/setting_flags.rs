@@ -52,7 +52,13 @@ fn new_names_the_flags_of_refused_settings() {
     let a = new_args(t, "g2", &["--deadline", "move=0"]);
     fails_with(&strs(&a), "--deadline move=0: deadline hours must be at least 1");
     let a = new_args(t, "g3", &["--id", "no spaces"]);
-    fails_with(&strs(&a), "game id \"no spaces\": use 1-64 ASCII letters (a-z, A-Z), digits, '-', '_' or '.' (set it with --id)");
+    fails_with(&strs(&a), "game id \"no spaces\": use 1-64 ASCII letters (a-z, A-Z), digits, '-', '_' or '.', not starting with '.' (set it with --id)");
+    // `.` and `..` named the mail marks' folder or its parent (tester t18b-2).
+    for (g, id) in [("g3a", "."), ("g3b", ".."), ("g3c", ".hidden")] {
+        let a = new_args(t, g, &["--id", id]);
+        fails_with(&strs(&a), &format!("game id {id:?}: use 1-64 ASCII letters (a-z, A-Z), digits, '-', '_' or '.', not starting with '.' (set it with --id)"));
+        assert!(!t.join(g).exists(), "{g} was written");
+    }
     let a = new_args(t, "g4", &["--option", "press=some"]);
     fails_with(&strs(&a), "--option press=some: want press=none, press=team or press=all");
     let mut a = new_args(t, "g5", &[]);
@@ -61,6 +67,13 @@ fn new_names_the_flags_of_refused_settings() {
     for g in ["g1", "g2", "g3", "g4", "g5"] {
         assert!(!t.join(g).exists(), "{g} was written");
     }
+    // Edited by hand into `game.toml`, such an id is refused where the file is read, naming it.
+    pbem().args(strs(&new_args(t, "g6", &[]))).assert().success();
+    let file = t.join("g6").join("game.toml");
+    std::fs::write(&file, std::fs::read_to_string(&file).unwrap().replacen("id = \"g6\"", "id = \"..\"", 1)).unwrap();
+    let out = pbem().arg("status").arg(t.join("g6")).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.code() == Some(1) && err.contains("game.toml") && err.contains("id") && err.contains("\"..\" cannot name a game"), "{err}");
 }
 
 #[test]
@@ -71,7 +84,7 @@ fn host_controls_name_the_flags_of_refused_and_missing_settings() {
     let g = t.join("g1").display().to_string();
     let now = "2026-07-01T13:00:00Z";
     fails_with(&["seat", &g, "--role", "meade", "--email", "a@b.c", "--now", now], "--role meade: no such seat; seats: confederate, union");
-    usage_error(&["seat", &g, "--role", "union", "--now", now], "pbem seat: give --email, --key or both");
+    usage_error(&["seat", &g, "--role", "union", "--now", now], "pbem seat: give --email, --key, --time-zone or more of them");
     fails_with(&["seat", &g, "--role", "union", "--email", "nobody", "--now", now], "--email \"nobody\": not a mail address: Invalid input");
     let long = "x".repeat(501);
     fails_with(&["pause", &g, "--reason", &long, "--now", now], "--reason: one line of at most 500 characters");
