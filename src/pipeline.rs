@@ -1075,6 +1075,16 @@ fn check_order_header(g: &Loaded, v: &Verified, path: &Path) -> Result<(u64, boo
     Ok((opening.step, asked))
 }
 
+/// What every refusal of an order for a step already resolved says ([`wrong_step_why`]): sent
+/// again it would be refused again, and a stranger's copy of a revealed order (public once its
+/// step is resolved) is no more than that ([`is_late`]).
+const LATE: &str = " before this order was taken in";
+
+/// Whether refusal `message` is of an order for a step already resolved ([`LATE`]).
+pub fn is_late(message: &str) -> bool {
+    message.contains(LATE)
+}
+
 /// How many records back [`wrong_step_why`] looks for the one that resolved an order's step.
 const LATE_LOOKBACK: u64 = 8;
 
@@ -1095,7 +1105,7 @@ fn wrong_step_why(g: &Loaded, role: &str, step: u64, pending: u64) -> String {
         Some((res, deadline))
     });
     let Some((res, deadline)) = found else {
-        return format!(": step {step} was resolved before this order was taken in");
+        return format!(": step {step} was resolved{LATE}");
     };
     // Before the grace after the deadline ends only every order being in resolves a step.
     let grace = g.gf.deadlines.grace_hours;
@@ -1113,7 +1123,7 @@ fn wrong_step_why(g: &Loaded, role: &str, step: u64, pending: u64) -> String {
     };
     // In the seat's time zone, as the reply's other times are (tester18 T18-6).
     let at = parse_time(&res.resolved).map(|t| crate::when::long(t, g.gf.zone_of(role))).unwrap_or_else(|_| res.resolved.clone());
-    format!(": step {step} was resolved at {at}{why} before this order was taken in{seat}")
+    format!(": step {step} was resolved at {at}{why}{LATE}{seat}")
 }
 
 /// Whether an order was received before ([`check_resend`]).

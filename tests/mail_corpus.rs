@@ -387,7 +387,7 @@ fn a_clock_behind_the_game_or_an_unreadable_game_leaves_the_order_for_later() {
 }
 
 #[test]
-fn replies_to_one_address_are_capped_per_hour_but_its_orders_still_count() {
+fn replies_to_one_address_are_capped_per_hour_but_a_new_orders_receipt_always_goes() {
     let (_tmp, root, game, maildir) = one_game();
     let mut c = HostConfig::queue_only("Gettysburg judge <judge@example.net>");
     assert_eq!(c.intake.max_replies_per_hour, 10, "the documented default");
@@ -395,18 +395,22 @@ fn replies_to_one_address_are_capped_per_hour_but_its_orders_still_count() {
     for n in 1..=3 {
         deliver(&maildir, &format!("1797100000.M{n}P1.host"), format!("From: meade@example.org\nSubject: hello {n}\nMessage-ID: <h{n}@example.org>\n\nHello?\n").as_bytes());
     }
+    deliver(&maildir, "1797100001.M4P1.host", b"From: meade@example.org\nSubject: hello 4\nMessage-ID: <h4@example.org>\n\nHello?\n");
     let (orders, commitment) = union_mail(&game, 4);
-    deliver(&maildir, "1797100001.M4P1.host", &orders);
+    deliver(&maildir, "1797100001.M5P1.host", &orders);
     let h = take_in(&root, &Source::Maildir(maildir.clone()), &c, now()).unwrap();
-    assert_eq!(h.len(), 4);
+    assert_eq!(h.len(), 5);
     assert!(h[..3].iter().all(|h| h.reply.is_some()), "{h:?}");
-    // The fourth is over the cap: taken in (its order counts), not answered, and the run says why.
+    // The fourth is over the cap: not answered, and the run says why.
     assert_eq!(h[3].disposition, Disposition::Done, "{:?}", h[3]);
     assert!(h[3].reply.is_none(), "{:?}", h[3]);
     assert!(h[3].reason.contains("no reply sent") && h[3].reason.contains("max_replies_per_hour = 3"), "{}", h[3].reason);
     assert!(h[3].needs_host && h[..3].iter().all(|h| !h.needs_host), "{h:?}");
+    // A new order is taken in and its receipt goes all the same (tester t18b-1: the cap, which
+    // anyone may fill with mail from the seat's address, cost the player a receipt).
+    assert!(h[4].reply.is_some() && !h[4].needs_host, "{:?}", h[4]);
     assert_eq!(newest_union_commitment(&game), commitment);
-    assert_eq!(Outbox::under(&root).pending().unwrap().len(), 3);
+    assert_eq!(Outbox::under(&root).pending().unwrap().len(), 4);
     // Another address has its own count.
     deliver(&maildir, "1797100002.M5P1.host", &order_mail(&game, "confederate", 5));
     let h = take_in(&root, &Source::Maildir(maildir.clone()), &c, now()).unwrap();

@@ -904,8 +904,9 @@ fn handle((raw, parsed): (&[u8], super::ahead::Parse), hash: &str, name: &str, g
             // Why each order was refused, for the host (a key a seat held before a seat change is
             // named there: tester22 T22b-5).
             reason: format!(
-                "{}, and no order in it is validly signed by a seat's key ({counted}): not answered{}",
+                "{}, and no order in it is validly signed by a seat's key{} ({counted}): not answered{}",
                 came_from(&from),
+                if results.iter().any(|r| r.seat_email.is_some()) { " but for orders of steps already resolved (public since)" } else { "" },
                 results.iter().filter_map(|r| r.error.as_deref()).map(|e| format!("; {}", crate::text::clip(&e.replace('\n', " "), 300))).collect::<String>()
             ),
             orders: results,
@@ -973,10 +974,13 @@ fn tell_waiting(ex: &Extracted, to: &str, why: String, hash: &str, (outbox, log)
 }
 
 /// Who may hear about these orders: the addresses of the seats whose keys signed them, each once
-/// (in any case), in the order of the orders.
+/// (in any case), in the order of the orders. Not for an order refused because its step was
+/// resolved already: once resolved, every order's signed text is public, so anyone may send it
+/// again, and answering the seat each time would spend its hourly replies (tester t18b-1: ten
+/// replays from strangers silenced the player's own receipts) under a subject of the sender's.
 fn signing_seats(results: &[OrderResult]) -> Vec<String> {
     let mut seats: Vec<String> = Vec::new();
-    for e in results.iter().filter_map(|r| r.seat_email.as_ref()) {
+    for e in results.iter().filter(|r| !r.error.as_deref().is_some_and(pipeline::is_late)).filter_map(|r| r.seat_email.as_ref()) {
         if !seats.iter().any(|s| s.eq_ignore_ascii_case(e)) {
             seats.push(e.clone());
         }
@@ -1025,21 +1029,24 @@ struct Ctx<'a> {
 }
 
 /// Queues the reply to `to` (display form, address) and `cc`, leaving out every address over the
-/// hourly reply cap (no reply at all when that is every `to`); `counted` says how many orders
-/// were accepted.
+/// hourly reply cap (no reply at all when that is every `to`), but for the seat of an order
+/// accepted now as new: its receipt always goes (only the seat's key makes one, so it cannot be
+/// made to flood anyone, and the cap must not cost a player a receipt: tester t18b-1); `counted`
+/// says how many orders were accepted.
 #[allow(clippy::too_many_arguments)]
 fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: bool, to: Vec<(String, String)>, cc: Vec<String>, mut extra: super::commands::Answers, ctx: &Ctx<'_>) -> Result<Handled> {
     let Ctx { hash, name, games, log, cfg, now, .. } = *ctx;
     let from = ex.from.clone().unwrap_or_default();
     let id = stable_id(&["reply", hash]);
     let ledger = ReplyLedger::new(log, cfg);
+    let receipt_for = |a: &str| results.iter().filter(|r| r.fresh).filter_map(|r| r.seat_email.as_deref()).any(|s| s.eq_ignore_ascii_case(a));
     let (mut to_ok, mut over) = (Vec::new(), Vec::new());
     for (display, addr) in to {
-        if ledger.allows(&addr, &id, now)? { to_ok.push((display, addr)) } else { over.push(addr) }
+        if receipt_for(&addr) || ledger.allows(&addr, &id, now)? { to_ok.push((display, addr)) } else { over.push(addr) }
     }
     let mut cc_ok = Vec::new();
     for a in cc {
-        if ledger.allows(&a, &id, now)? { cc_ok.push(a) } else { over.push(a) }
+        if receipt_for(&a) || ledger.allows(&a, &id, now)? { cc_ok.push(a) } else { over.push(a) }
     }
     let cc = cc_ok;
     let commands = !extra.text.is_empty();

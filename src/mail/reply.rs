@@ -227,7 +227,7 @@ pub(super) fn reply_body(ex: &Extracted, results: &[OrderResult], local: &dyn Fn
     } else if !refused.is_empty() && refused.iter().all(|e| e.contains("it signs no orders of the seat any more")) {
         b.push('\n');
         b.push_str(&paragraph("", "The seat has passed to another player, so these orders count for nothing. If you did not expect this, write to the host."));
-    } else if !refused.is_empty() && refused.iter().all(|e| e.contains(" before this order was taken in")) {
+    } else if !refused.is_empty() && refused.iter().all(|e| crate::pipeline::is_late(e)) {
         // Sent again, it would be refused again (tester t18a-4).
         b.push('\n');
         b.push_str(&paragraph("", "Orders for a step already resolved count for nothing, and sending them again cannot change that: the step now open has its own order form, in your newest report (or ask for it with a `status` line)."));
