@@ -756,7 +756,20 @@ impl Audit {
             }
         }
         self.check_sealed_copies()?;
+        self.check_open_seed()?;
         Ok(self.sum)
+    }
+
+    /// On the host's copy of a game still going, the open step's host seed is the one its opening
+    /// committed to: the step's adjudication uses it, and could not go on with another (tester
+    /// t18b-6: a seed file overwritten passed the audit and stopped the game at its next step).
+    fn check_open_seed(&self) -> Result<()> {
+        let Some(op) = self.hist.records[self.last as usize].record.opening.as_ref().filter(|_| self.has_states && self.gd.host().is_dir()) else { return Ok(()) };
+        match pipeline::open_host_seed(&self.gd, &self.gf.id, op) {
+            Ok(_) => Ok(()),
+            Err(Error::Input { file, message, .. }) => Err(fail(if message.starts_with("missing") { AuditCheck::Missing } else { AuditCheck::Seed }, &file, message)),
+            Err(e) => Err(fail_err(AuditCheck::Seed, &self.gd.host_seed(op.step), e)),
+        }
     }
 
     /// On the host's copy, `host/sealed/` keeps each order as its receipt was issued for it: its

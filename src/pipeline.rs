@@ -1727,9 +1727,16 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
 
 /// The host seed of the opened step, checked against the commitment the opening published.
 fn read_host_seed(g: &Loaded, opening: &Opening) -> Result<[u8; 32]> {
-    let seed_path = g.dir.host_seed(opening.step);
+    open_host_seed(&g.dir, &g.gf.id, opening)
+}
+
+/// The host seed of step `opening` opened in game `id` (folder `dir`), as the host keeps it for
+/// the step's adjudication, checked against the commitment the opening published. Errors name
+/// the seed file: missing, not 64 hex digits, or another seed than the one committed to.
+pub fn open_host_seed(dir: &GameDir, id: &str, opening: &Opening) -> Result<[u8; 32]> {
+    let seed_path = dir.host_seed(opening.step);
     let host_seed = commit::parse_32(&store::read_text(&seed_path)?).ok_or_else(|| Error::input(&seed_path, "not 64 hex digits"))?;
-    if hex::encode(commit::host_seed_commitment(&g.gf.id, opening.step, &host_seed)) != opening.host_seed_commitment {
+    if hex::encode(commit::host_seed_commitment(id, opening.step, &host_seed)) != opening.host_seed_commitment {
         return Err(Error::input(&seed_path, "host seed does not match the published commitment"));
     }
     Ok(host_seed)

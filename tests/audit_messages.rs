@@ -340,3 +340,21 @@ fn a_damaged_withheld_copy_is_not_revealed() {
     pbem().args(["end", "--abandon", "--reason", "closing"]).arg(&game).args(["--now", "2026-07-01T14:00:00Z"]).assert().success();
     pbem().arg("audit").arg(&game).assert().success();
 }
+
+/// The open step's host seed is checked on the host's copy (tester t18b-6: an overwritten seed
+/// file passed the audit, and the game could not resolve its step).
+#[test]
+fn the_open_steps_host_seed_is_checked_against_its_commitment() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = game_with_a_step(tmp.path());
+    let seed = game.join("host/seeds/000002.hex");
+    let good = std::fs::read(&seed).unwrap();
+    std::fs::write(&seed, format!("{}\n", "0".repeat(64))).unwrap();
+    assert_eq!(audit_error(&game), format!("pbem: audit failed: {}: host seed does not match the published commitment", seed.display()));
+    std::fs::write(&seed, "nonsense\n").unwrap();
+    assert_eq!(audit_error(&game), format!("pbem: audit failed: {}: not 64 hex digits", seed.display()));
+    std::fs::remove_file(&seed).unwrap();
+    assert!(audit_error(&game).contains("000002.hex"), "a missing seed is named");
+    std::fs::write(&seed, good).unwrap();
+    pbem().arg("audit").arg(&game).assert().success();
+}
