@@ -264,8 +264,11 @@ pub fn check_held_receipts(dir: &Path, files: &[PathBuf]) -> Result<Vec<String>>
     let end = hist.records.last().map(|r| &r.record).filter(|r| r.outcome.is_some());
     let mut out = Vec::new();
     for f in files {
-        let bytes = store::read(f)?;
-        check_host_sig(f, &bytes, &host, NS_RECEIPT)?;
+        // Bounded as an order file is (tester t18b-4: a 5 GB file was read whole).
+        let bytes = store::read_limited(f, pipeline::MAX_ORDER_FILE_BYTES, "a receipt")?;
+        let sp = sig_path(f);
+        let armored = store::read_text_limited(&sp, pipeline::MAX_ORDER_FILE_BYTES, "a signature file").map_err(|e| fail_read(AuditCheck::Signature, &sp, e))?;
+        check_host_sig_read(f, &bytes, &host, NS_RECEIPT, Some(&armored))?;
         let r: Receipt = toml::from_str(std::str::from_utf8(&bytes).unwrap_or("")).map_err(|e: toml::de::Error| fail(AuditCheck::HeldReceipt, f, format!("not a receipt: {}", e.message().trim())))?;
         if r.game != gf.id {
             return Err(fail(AuditCheck::HeldReceipt, f, format!("is a receipt of game {}, not of {}", r.game, gf.id)));

@@ -358,3 +358,23 @@ fn the_open_steps_host_seed_is_checked_against_its_commitment() {
     std::fs::write(&seed, good).unwrap();
     pbem().arg("audit").arg(&game).assert().success();
 }
+
+/// A receipt given to `audit --receipt`, or its signature, is read only up to an order file's
+/// limit (tester t18b-4: a 5 GB file was read whole).
+#[test]
+fn a_held_receipt_too_large_is_refused_unread() {
+    let tmp = tempfile::tempdir().unwrap();
+    let game = game_with_a_step(tmp.path());
+    let kept = tmp.path().join("kept.toml");
+    std::fs::copy(game.join("receipts/000001/union-1.toml"), &kept).unwrap();
+    std::fs::copy(game.join("receipts/000001/union-1.toml.sig"), tmp.path().join("kept.toml.sig")).unwrap();
+    pbem().arg("audit").arg(&game).arg("--receipt").arg(&kept).assert().success();
+    for file in [kept.clone(), tmp.path().join("kept.toml.sig")] {
+        let saved = std::fs::read(&file).unwrap();
+        std::fs::OpenOptions::new().write(true).open(&file).unwrap().set_len(5 << 30).unwrap();
+        let out = pbem().arg("audit").arg(&game).arg("--receipt").arg(&kept).assert().code(1);
+        let err = String::from_utf8_lossy(&out.get_output().stderr).into_owned();
+        assert!(err.contains(&file.display().to_string()) && err.contains("5368709120 bytes is larger than") && err.contains("not read"), "{err}");
+        std::fs::write(&file, saved).unwrap();
+    }
+}
