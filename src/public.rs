@@ -51,14 +51,15 @@ pub fn public_files(dir: &Path) -> Result<Vec<(String, Vec<u8>)>> {
             return Err(Error::input(&rdir, "a symbolic link, not a folder pbem made: not read (a public copy holds only files; tester22 T22a-3)"));
         }
         for name in store::list(&rdir)?.into_iter().filter(|n| n.ends_with(".toml")) {
-            // A receipt's signature is written before the receipt: one without it is not there
-            // yet. A link is refused whether its signature is there or not.
+            // A receipt's signature is written before the receipt (the commit point), so a
+            // receipt without it is damaged or planted: refused, as the audit refuses it, not left
+            // out of a copy that would then audit clean (tester t18b-3). A link is refused too.
             let (path, sig) = (rdir.join(&name), rdir.join(format!("{name}.sig")));
             if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
                 return Err(Error::input(&path, "a symbolic link, not a file pbem wrote: not read (remove it; a public copy holds only files)"));
             }
             if std::fs::symlink_metadata(&sig).is_err() {
-                continue;
+                return Err(Error::input(&sig, "missing: the receipt beside it is not signed (damaged, or not pbem's); nothing handed out"));
             }
             let bytes = store::read_no_link(&path)?;
             check_receipt(&path, &bytes, step, &name)?;

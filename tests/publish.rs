@@ -444,6 +444,15 @@ fn a_public_copy_never_hands_out_a_planted_link_or_copy_of_a_sealed_order() {
     fs::remove_file(&earlier).unwrap();
     fs::rename(&moved, &earlier).unwrap();
     assert!(!out.exists(), "nothing written");
+    // A receipt whose signature is missing (deleted, or a file planted without one) is refused,
+    // not left out of a copy that would then audit clean (tester t18b-3).
+    let kept = earlier.join("union-1.toml.sig");
+    let saved = fs::read(&kept).unwrap();
+    fs::remove_file(&kept).unwrap();
+    let o = pbem().arg("public").arg(&game).arg("--out").arg(&out).output().unwrap();
+    assert!(!o.status.success() && String::from_utf8_lossy(&o.stderr).contains("union-1.toml.sig: missing: the receipt beside it is not signed"), "{o:?}");
+    assert!(!out.exists(), "nothing written");
+    fs::write(&kept, saved).unwrap();
     pbem().arg("public").arg(&game).arg("--out").arg(&out).assert().success();
     use std::os::unix::fs::PermissionsExt;
     let made = tmp.path().join("made");
