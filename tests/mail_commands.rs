@@ -313,6 +313,9 @@ fn public_mails_the_public_record_as_an_archive_that_the_audit_accepts() {
     assert_eq!(mails.len(), 1, "{:?}", mails.iter().map(|m| (&m.to, &m.subject)).collect::<Vec<_>>());
     let m = &mails[0];
     assert_eq!(m.to, ["meade@example.org"]);
+    // The report's subject the player replied to is not repeated (tester t18a-3: "orders needed
+    // by ..." came back on the answer to an order already accepted, or to a game that had ended).
+    assert_eq!(m.subject, "[pbem g1] Re: your message");
     assert!(m.text.contains("The public record of game g1 is attached as g1.tar"), "{}", m.text);
     let (_, tar) = m.files.iter().find(|(n, _)| n == "g1.tar").expect("g1.tar attached");
     let file = tmp.path().join("g1.tar");

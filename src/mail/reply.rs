@@ -36,7 +36,16 @@ pub(super) fn paragraph(indent: &str, text: &str) -> String {
 
 /// `Re: SUBJECT` (the subject cut short: [`super::extract::quote_short`]), tagged `[pbem GAME]` (as the judge's
 /// other mails are) when the orders named known games and the subject does not carry the tag yet.
+/// A subject of the judge's own (tagged, as a report's or a reminder's: the player replied to it)
+/// says what was needed when it was sent ("orders needed by ..."), not what this answers: the
+/// reply is then `[pbem GAME] Re: your message` (tester t18a-3).
 pub(super) fn reply_subject(s: &str, games: &[&str]) -> String {
+    let quoted = judge_tags(s);
+    if !quoted.is_empty() {
+        let mut all: Vec<&str> = quoted.iter().map(String::as_str).collect();
+        all.extend(games.iter().filter(|g| !quoted.iter().any(|q| q == *g)));
+        return format!("{} Re: your message", all.iter().map(|g| format!("[pbem {g}]")).collect::<Vec<_>>().join(" "));
+    }
     let s = &super::extract::quote_short(s.trim());
     let base = if s.is_empty() {
         "Re: your orders".to_string()
@@ -47,6 +56,20 @@ pub(super) fn reply_subject(s: &str, games: &[&str]) -> String {
     };
     let tags: Vec<String> = games.iter().map(|g| format!("[pbem {g}]")).filter(|t| !base.contains(t.as_str())).collect();
     if tags.is_empty() { base } else { format!("{} {base}", tags.join(" ")) }
+}
+
+/// The game ids of the `[pbem GAME]` tags in subject `s`, in order, each once (a game id is
+/// 1-64 letters, digits, `-`, `_` and `.`).
+fn judge_tags(s: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for part in s.split("[pbem ").skip(1) {
+        let Some((id, _)) = part.split_once(']') else { continue };
+        let ok = !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
+        if ok && !out.iter().any(|o| o == id) {
+            out.push(id.to_string());
+        }
+    }
+    out
 }
 
 /// The result of one order found in a message.
