@@ -82,13 +82,32 @@ fn bare_subject(subject: &str) -> &str {
     }
 }
 
-/// Reads the commands in `subject` (when it is only a `status`, `report` or `help` line) and in
-/// `text` (the lines the sender wrote now).
+/// Reads the commands in `subject` (when it is only a `status`, `report`, `public` or `help`
+/// line) and in `text` (the lines the sender wrote now). A subject of two words is read only when
+/// the text holds no command: "public please" over a message whose text says `public g1` is a
+/// title, not a second command to refuse (tester t18a-6); a one-word subject (`status`) always.
 pub fn parse(subject: &str, text: &str) -> Parsed {
+    let body = parse_text(text);
+    let bare = bare_subject(subject);
     let mut out = Parsed::default();
-    if let Some(c) = simple(bare_subject(subject)) {
+    if let Some(c) = simple(bare).filter(|_| bare.split_whitespace().count() == 1 || (body.commands.is_empty() && body.problems.is_empty())) {
         push(&mut out, c);
     }
+    for c in body.commands {
+        push(&mut out, c);
+    }
+    out.problems = body.problems;
+    drop_covered(&mut out.commands);
+    if out.commands.len() > MAX_COMMANDS {
+        out.commands.truncate(MAX_COMMANDS);
+        out.problems.push(format!("only the first {MAX_COMMANDS} commands of a message are read; send the others in another message"));
+    }
+    out
+}
+
+/// The commands in `text`, as written ([`parse`] merges them with the subject's).
+fn parse_text(text: &str) -> Parsed {
+    let mut out = Parsed::default();
     let lines: Vec<&str> = text.lines().collect();
     let mut i = 0;
     while i < lines.len() {
@@ -117,11 +136,6 @@ pub fn parse(subject: &str, text: &str) -> Parsed {
             Ok((game, to)) => push(&mut out, Command::Press { game, to, text: body.trim_matches('\n').to_string() + "\n" }),
             Err(why) => out.problems.push(format!("{:?}: {why}", shorten(line))),
         }
-    }
-    drop_covered(&mut out.commands);
-    if out.commands.len() > MAX_COMMANDS {
-        out.commands.truncate(MAX_COMMANDS);
-        out.problems.push(format!("only the first {MAX_COMMANDS} commands of a message are read; send the others in another message"));
     }
     out
 }
@@ -427,6 +441,11 @@ mod tests {
         let p = parse("Re: [pbem g1] status", "Hi judge,\nstatus of my troops is fine\nreport g1\nhelp\nhelp me\nstatus\n");
         assert_eq!(p.commands, vec![Command::Status(None), Command::Report(Some("g1".into())), Command::Help]);
         assert!(p.problems.is_empty());
+        // A subject of two words is read only when the text holds no command (tester t18a-6: a
+        // subject "public please" over `public g1` was refused as a second command).
+        assert_eq!(parse("Re: [pbem g1] status", "Hi judge, how goes it?\n").commands, vec![Command::Status(None)]);
+        let p = parse("public please", "public g1\n");
+        assert_eq!((p.commands, p.problems), (vec![Command::Public(Some("g1".into()))], vec![]));
         // Not a command subject: the judge's own report subject.
         assert!(parse("Re: [pbem g1] step 3 resolved: your report (union)", "").commands.is_empty());
     }
