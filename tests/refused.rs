@@ -21,6 +21,13 @@ fn bad_orders(game: &std::path::Path) -> String {
     format!("{text}{}", sign("union", &text))
 }
 
+/// A mail config under `tmp` whose transport writes each mail into `tmp/sent`: (config, sent).
+fn file_transport(tmp: &std::path::Path) -> (std::path::PathBuf, std::path::PathBuf) {
+    let (cfg, sent) = (tmp.join("pbem-mail.toml"), tmp.join("sent"));
+    std::fs::write(&cfg, format!("from = \"Judge <judge@example.net>\"\n[transport]\nkind = \"file\"\ndir = \"{}\"\n", sent.display())).unwrap();
+    (cfg, sent)
+}
+
 fn line_of(text: &str, start: &str) -> usize {
     text.lines().position(|l| l.starts_with(start)).unwrap() + 1
 }
@@ -52,9 +59,7 @@ fn the_mail_reply_lists_every_problem_with_its_line_and_field() {
     let root = tmp.path().join("turns");
     let game = new_game(&root, "g1", 72);
     let signed = bad_orders(&game);
-    let sent = tmp.path().join("sent");
-    let cfg = tmp.path().join("pbem-mail.toml");
-    std::fs::write(&cfg, format!("from = \"Judge <judge@example.net>\"\n[transport]\nkind = \"file\"\ndir = \"{}\"\n", sent.display())).unwrap();
+    let (cfg, sent) = file_transport(tmp.path());
     let mail = format!("From: {}\nTo: judge@example.net\nSubject: orders\nMessage-ID: <bad@example.org>\nContent-Type: text/plain\n\n{signed}", email("union"));
     let out = pbem().args(["intake", "--stdin", "--now", "2026-07-01T13:00:00Z", "--root"]).arg(&root).arg("--config").arg(&cfg).write_stdin(mail).assert().success();
     let stdout = String::from_utf8(out.get_output().stdout.clone()).unwrap();
@@ -122,9 +127,7 @@ fn a_wrong_key_is_named_when_pbem_knows_whose_it_is() {
     let err = String::from_utf8(out.get_output().stderr.clone()).unwrap();
     assert!(err.contains("signed by a different key: fingerprint ") && err.trim_end().ends_with(other), "{err}");
     // By mail, from the Union's address.
-    let sent = tmp.path().join("sent");
-    let cfg = tmp.path().join("pbem-mail.toml");
-    std::fs::write(&cfg, format!("from = \"Judge <judge@example.net>\"\n[transport]\nkind = \"file\"\ndir = \"{}\"\n", sent.display())).unwrap();
+    let (cfg, sent) = file_transport(tmp.path());
     let mail = format!("From: {}\nTo: judge@example.net\nSubject: orders\nMessage-ID: <key@example.org>\nContent-Type: text/plain\n\n{signed}", email("union"));
     pbem().args(["intake", "--stdin", "--now", "2026-07-01T13:00:00Z", "--root"]).arg(&root).arg("--config").arg(&cfg).write_stdin(mail).assert().success();
     let reply = std::fs::read_dir(&sent).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap()).next().unwrap();
@@ -149,9 +152,7 @@ fn refusals_say_what_cannot_be_mended_by_sending_again() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("turns");
     let game = new_game(&root, "g1", 72);
-    let sent = tmp.path().join("sent");
-    let cfg = tmp.path().join("pbem-mail.toml");
-    std::fs::write(&cfg, format!("from = \"Judge <judge@example.net>\"\n[transport]\nkind = \"file\"\ndir = \"{}\"\n", sent.display())).unwrap();
+    let (cfg, sent) = file_transport(tmp.path());
     let intake = |mail: Vec<u8>, now: &str| {
         pbem().args(["intake", "--stdin", "--now", now, "--root"]).arg(&root).arg("--config").arg(&cfg).write_stdin(mail).assert().success();
         let mut mails: Vec<_> = std::fs::read_dir(&sent).unwrap().map(|e| e.unwrap().path()).collect();
@@ -192,9 +193,7 @@ fn reply_paragraphs_are_wrapped_whole_and_say_when_a_step_resolves() {
     let tmp = tempfile::tempdir().unwrap();
     let root = tmp.path().join("turns");
     let game = new_game(&root, "g1", 72);
-    let sent = tmp.path().join("sent");
-    let cfg = tmp.path().join("pbem-mail.toml");
-    std::fs::write(&cfg, format!("from = \"Judge <judge@example.net>\"\n[transport]\nkind = \"file\"\ndir = \"{}\"\n", sent.display())).unwrap();
+    let (cfg, sent) = file_transport(tmp.path());
     let refused = format!("From: {}\nTo: judge@example.net\nSubject: orders\nMessage-ID: <bad@example.org>\nContent-Type: text/plain\n\n{}", email("union"), bad_orders(&game));
     for mail in [refused.into_bytes(), order_mail(&game, "confederate", 1)] {
         pbem().args(["intake", "--stdin", "--now", "2026-07-01T13:00:00Z", "--root"]).arg(&root).arg("--config").arg(&cfg).write_stdin(mail).assert().success();
