@@ -140,4 +140,11 @@ fn mail_subjects_say_what_is_needed_by_when_in_the_players_zone() {
         subjects(&sent),
         ["[pbem g1] reminder, step 1: orders needed by Thu 3 Dec 08:00 EST", "[pbem g1] reminder, step 1: orders needed by Thu 3 Dec 14:00 CET"]
     );
+    // A `status` by mail gives the asker's deadline in the mail config's zone too (tester t18a-2:
+    // only in UTC, while the other seat's own zone was shown).
+    std::fs::remove_dir_all(&sent).unwrap();
+    let mail = "From: lee@example.org\nTo: judge@example.net\nSubject: hi\nMessage-ID: <st@example.org>\n\nstatus\n";
+    pbem().args(["intake", "--stdin", "--now", "2026-12-02T14:05:00Z", "--root"]).arg(&root).arg("--config").arg(&cfg).write_stdin(mail).assert().success();
+    let reply = std::fs::read_dir(&sent).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap()).next().unwrap().replace("=\r\n", "").replace("\r\n", "\n");
+    assert!(reply.contains("deadline for confederate in Europe/Berlin (from the host's mail settings): Thu 03 Dec 2026 14:00 CET (2026-12-03T13:00:00Z)"), "{reply}");
 }

@@ -293,7 +293,7 @@ pub(super) fn answer(parsed: &Parsed, asker: &Asker<'_>, games: &Games, outbox: 
         let said = match c {
             Command::Help => Ok(help_text(cfg)),
             Command::Status(g) => match chosen(&seats, g.as_deref()) {
-                Ok(list) => Ok(per_game(&list, "status", &mut out, |one, _| status_text(one, asker.addrs, now))),
+                Ok(list) => Ok(per_game(&list, "status", &mut out, |one, _| status_text(one, asker.addrs, cfg, now))),
                 Err(e) => Ok(format!("status: {e}\n")),
             },
             Command::Report(g) => match chosen(&seats, g.as_deref()) {
@@ -354,13 +354,33 @@ fn public_text(list: &[&Held<'_>], cfg: &HostConfig, files: &mut Files) -> Resul
 }
 
 /// Each chosen game's status, the time left counted from the run's `now` (a run given `--now`
-/// answers as of then, not of the wall clock).
-fn status_text(list: &[&Held<'_>], addrs: &[String], now: DateTime<Utc>) -> Result<String> {
+/// answers as of then, not of the wall clock); for a seat of the asker's whose zone only the mail
+/// config gives (`time_zones`), the deadline in it too, as its report mails give it (tester
+/// t18a-2: the status showed other seats' zones but the asker's own deadline in UTC only).
+fn status_text(list: &[&Held<'_>], addrs: &[String], cfg: &HostConfig, now: DateTime<Utc>) -> Result<String> {
     let mut s = String::new();
     for (dir, gf, _) in list {
         match roles_now(dir, addrs)?.as_slice() {
             [] => s.push_str(&format!("status: {}.\n", seat_gone(&gf.id))),
-            roles => s.push_str(&format!("Status (you play {}):\n{}", roles.join(", "), pipeline::status_at(dir, now)?)),
+            roles => {
+                s.push_str(&format!("Status (you play {}):\n{}", roles.join(", "), pipeline::status_at(dir, now)?));
+                s.push_str(&config_zone_deadlines(dir, roles, cfg)?);
+            }
+        }
+    }
+    Ok(s)
+}
+
+/// The open step's deadline for each of `roles` (seats of the game in `dir`) that has no time zone
+/// of its own but one in the mail config: a line each, as its report mails give it.
+fn config_zone_deadlines(dir: &std::path::Path, roles: &[String], cfg: &HostConfig) -> Result<String> {
+    let g = pipeline::load(dir)?;
+    let Some(op) = g.record.opening.as_ref() else { return Ok(String::new()) };
+    let mut s = String::new();
+    for seat in g.gf.seats.iter().filter(|x| roles.contains(&x.role) && x.time_zone.is_none()) {
+        let zone = cfg.zone_of(&seat.email);
+        if zone != chrono_tz::UTC {
+            s.push_str(&format!("  deadline for {} in {zone} (from the host's mail settings): {}\n", seat.role, super::config::seat_deadline(cfg, seat, op)));
         }
     }
     Ok(s)
