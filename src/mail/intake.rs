@@ -947,13 +947,13 @@ fn handle((raw, parsed): (&[u8], super::ahead::Parse), hash: &str, name: &str, g
     answer(&ex, results, counted, known, to, cc, extra, &ctx)
 }
 
-/// Tells the seat at `from` that its message waits for the host to mend a game (`why`, the
-/// host's reason, comes back with what was done): the player would otherwise hear nothing until
-/// the host acts, and might send the orders again or think them lost. Once per message (the
-/// notice's id is made from the message's hash: [`Outbox::queue`] skips an id queued or sent),
-/// only to `to`, a seat's address (as registered in a game, or as sent when the routing cache of an
-/// unreadable game holds it), never over the hourly reply cap. The notice
-/// quotes nothing of the message and names no file of the host's.
+/// Tells the sender of message `hash`, at `to`, that the message waits for the host to mend a
+/// game (`why`, the host's reason, comes back with what was done): the player would otherwise
+/// hear nothing until the host acts, and might send the orders again or think them lost. Once per
+/// message (the notice's id is made from the message's hash: [`Outbox::queue`] skips an id queued
+/// or sent), only to a seat's address (as registered in a game, or as sent when the routing cache
+/// of an unreadable game holds it), never over the hourly reply cap. The notice quotes nothing
+/// of the message and names no file of the host's.
 fn tell_waiting(ex: &Extracted, to: &str, why: String, hash: &str, (outbox, log): (&Outbox, &MailLog), cfg: &HostConfig, now: DateTime<Utc>) -> Result<String> {
     let id = stable_id(&["waits", hash]);
     if outbox.knows(&id) {
