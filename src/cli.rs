@@ -153,7 +153,7 @@ struct NewArgs {
     /// (default UTC).
     #[arg(long = "time-zone", value_name = "ROLE=ZONE")]
     time_zones: Vec<String>,
-    /// Game id (default: the directory's name): 1-64 ASCII letters, digits, -, _ or ., not starting with a dot.
+    /// Game id (default: the directory's name): 1-64 ASCII letters, digits, -, _ or ., not starting with a dot or a dash.
     #[arg(long)]
     id: Option<String>,
     /// Hours players have for each step (1 to 8784, a year).

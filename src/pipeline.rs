@@ -162,9 +162,10 @@ pub fn given_rules(id: &str) -> Result<&'static dyn DynGame> {
 
 /// Whether `id` may name a new game: 1-64 ASCII letters, digits, `-`, `_` and `.`, not starting
 /// with `.` (tester t18b-2: `.` and `..` were taken, and the mail marks and site folders named by
-/// the id then named the folder itself or its parent).
+/// the id then named the folder itself or its parent) nor `-` (t18c-7: `GAME.tar` then reads as
+/// an option: `pbem audit -x.tar`).
 fn valid_id(id: &str) -> bool {
-    safe_id(id) && !id.starts_with('.')
+    safe_id(id) && !id.starts_with(['.', '-'])
 }
 
 /// Whether a game file's `id` can name files and folders (the mail marks, the site's pages): what
@@ -542,7 +543,7 @@ fn check_new(game: &dyn DynGame, dir: &Path, new: &mut NewGame) -> Result<Checke
         None => dir.file_name().and_then(|n| n.to_str()).unwrap_or("").to_string(),
     };
     if !valid_id(&id) {
-        return Err(Error::setting(Setting::GameId(id), "use 1-64 ASCII letters (a-z, A-Z), digits, '-', '_' or '.', not starting with '.'"));
+        return Err(Error::setting(Setting::GameId(id), "use 1-64 ASCII letters (a-z, A-Z), digits, '-', '_' or '.', not starting with '.' or '-'"));
     }
     let scenario = scenario_text(game, new.scenario.as_deref())?;
     crate::options::check_options(&new.options)?;
@@ -1044,7 +1045,7 @@ fn check_order_header(g: &Loaded, v: &Verified, path: &Path) -> Result<(u64, boo
     let h = &v.file.header;
     let at = |field: &str, message: String| order_field_error(path, &v.text, field, message);
     let Some(opening) = &g.record.opening else {
-        return Err(at("pbem.step", "the game is over; no orders are awaited".into()));
+        return Err(at("pbem.step", OVER.into()));
     };
     if h.step != opening.step {
         return Err(at("pbem.step", format!("order is for step {}, but the pending step is {}{}", h.step, opening.step, wrong_step_why(g, &h.role, h.step, opening.step))));
@@ -1080,9 +1081,14 @@ fn check_order_header(g: &Loaded, v: &Verified, path: &Path) -> Result<(u64, boo
 /// step is resolved) is no more than that ([`is_late`]).
 const LATE: &str = " before this order was taken in";
 
-/// Whether refusal `message` is of an order for a step already resolved ([`LATE`]).
+/// What the refusal of any order for a game that is over says: every order of it is public.
+const OVER: &str = "the game is over; no orders are awaited";
+
+/// Whether refusal `message` is of an order for a step already resolved ([`LATE`]), or for a game
+/// that is over ([`OVER`]): one that sending again cannot mend, and that anyone may have sent,
+/// since the order's signed text may be public (tester t18c-3).
 pub fn is_late(message: &str) -> bool {
-    message.contains(LATE)
+    message.contains(LATE) || message.contains(OVER)
 }
 
 /// How many records back [`wrong_step_why`] looks for the one that resolved an order's step.
@@ -2180,7 +2186,7 @@ fn time_left(d: chrono::Duration) -> String {
 /// `now` (`pbem form`).
 pub fn form(dir: &Path, role: &str, now: DateTime<Utc>) -> Result<String> {
     let g = load(dir)?;
-    let op = g.record.opening.as_ref().ok_or_else(|| Error::Refused("the game is over; no orders are awaited".into()))?;
+    let op = g.record.opening.as_ref().ok_or_else(|| Error::Refused(OVER.into()))?;
     if g.gf.seat(role).is_none() {
         return Err(Error::Usage(format!("no seat {role:?}")));
     }

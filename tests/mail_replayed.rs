@@ -89,4 +89,12 @@ fn replayed_orders_spend_no_seats_replies_and_a_new_order_is_always_answered() {
     assert!(out.contains("no reply sent"), "the cap holds for commands: {out}");
     let out = h.intake(&order_mail(&h.game, "union", 3), "2026-07-01T13:15:00Z");
     assert!(out.contains("1 of 1 order file(s) accepted") && !out.contains("no reply sent"), "{out}");
+    // Once the game is over, every order of it may be public: not answered to its seat either
+    // (tester t18c-3).
+    cargo_bin_cmd!("pbem").arg("end").arg(&h.game).args(["--abandon", "--reason", "test", "--now", "2026-07-01T13:20:00Z"]).assert().success();
+    let meade = to("meade@example.org");
+    let out = h.intake(&mail("x9@stranger.example", "Your account is suspended", 40, &replay), "2026-07-01T13:21:00Z");
+    assert!(out.contains("not answered"), "{out}");
+    h.intake(&mail("lee@example.org", "look", 41, &replay), "2026-07-01T13:22:00Z");
+    assert_eq!(to("meade@example.org"), meade, "the union seat heard of none of it");
 }

@@ -52,11 +52,11 @@ fn new_names_the_flags_of_refused_settings() {
     let a = new_args(t, "g2", &["--deadline", "move=0"]);
     fails_with(&strs(&a), "--deadline move=0: deadline hours must be at least 1");
     let a = new_args(t, "g3", &["--id", "no spaces"]);
-    fails_with(&strs(&a), "game id \"no spaces\": use 1-64 ASCII letters (a-z, A-Z), digits, '-', '_' or '.', not starting with '.' (set it with --id)");
+    fails_with(&strs(&a), "game id \"no spaces\": use 1-64 ASCII letters (a-z, A-Z), digits, '-', '_' or '.', not starting with '.' or '-' (set it with --id)");
     // `.` and `..` named the mail marks' folder or its parent (tester t18b-2).
-    for (g, id) in [("g3a", "."), ("g3b", ".."), ("g3c", ".hidden")] {
-        let a = new_args(t, g, &["--id", id]);
-        fails_with(&strs(&a), &format!("game id {id:?}: use 1-64 ASCII letters (a-z, A-Z), digits, '-', '_' or '.', not starting with '.' (set it with --id)"));
+    for (g, id) in [("g3a", "."), ("g3b", ".."), ("g3c", ".hidden"), ("g3d", "-x")] {
+        let a = new_args(t, g, &[&format!("--id={id}")]);
+        fails_with(&strs(&a), &format!("game id {id:?}: use 1-64 ASCII letters (a-z, A-Z), digits, '-', '_' or '.', not starting with '.' or '-' (set it with --id)"));
         assert!(!t.join(g).exists(), "{g} was written");
     }
     let a = new_args(t, "g4", &["--option", "press=some"]);

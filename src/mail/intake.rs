@@ -885,7 +885,10 @@ fn handle((raw, parsed): (&[u8], super::ahead::Parse), hash: &str, name: &str, g
             Ok(r) => results.push(r),
             Err(Wait { why, host }) => {
                 filing.waiting_senders.borrow_mut().insert(sender);
-                let why = match registered.as_deref().filter(|_| host) {
+                // A seat's address in a game read now, or in the routing cache's line of one that
+                // cannot be read (tester t18c-1: only the first was told).
+                let seat = registered.as_deref().or_else(|| games.seat_of_broken(&from).map(|_| from.as_str()));
+                let why = match seat.filter(|_| host) {
                     Some(to) => tell_waiting(&ex, to, why, hash, (outbox, log), cfg, now)?,
                     None => why,
                 };
@@ -967,7 +970,9 @@ fn tell_waiting(ex: &Extracted, to: &str, why: String, hash: &str, (outbox, log)
     let body = format!(
         "Your message reached the judge at {when}, but it cannot be handled yet: a game it concerns needs the host's attention first, and the host has been told.\n\nYour message is kept as it came. It will be read, and answered with a receipt for each order in it, as soon as the host has mended the game. You need not send it again; orders you send later still replace it as usual.\n"
     );
-    let notice = compose::build(Draft { id: id.clone(), from: &cfg.from, to: vec![to.to_string()], cc: vec![], subject: reply_subject(&ex.subject, &[]), body, attachments: vec![], in_reply_to: ex.message_id.clone(), date: now })?;
+    // A subject of its own: the message's, which anyone forging its From could choose, is not quoted.
+    let subject = "Re: your message (it waits for the host)".to_string();
+    let notice = compose::build(Draft { id: id.clone(), from: &cfg.from, to: vec![to.to_string()], cc: vec![], subject, body, attachments: vec![], in_reply_to: ex.message_id.clone(), date: now })?;
     outbox.queue(&notice, now)?;
     ledger.record(to, &id, now)?;
     Ok(format!("{why}; the sender was told it waits"))

@@ -44,7 +44,9 @@ pub(super) fn reply_subject(s: &str, games: &[&str]) -> String {
     if !quoted.is_empty() {
         let mut all: Vec<&str> = quoted.iter().map(String::as_str).collect();
         all.extend(games.iter().filter(|g| !quoted.iter().any(|q| q == *g)));
-        return format!("{} Re: your message", all.iter().map(|g| format!("[pbem {g}]")).collect::<Vec<_>>().join(" "));
+        // As long as a quoted subject at most (tester t18c-4: 3,000 tags came back).
+        let tags = super::extract::quote_short(&all.iter().map(|g| format!("[pbem {g}]")).collect::<Vec<_>>().join(" "));
+        return format!("{tags} Re: your message");
     }
     let s = &super::extract::quote_short(s.trim());
     let base = if s.is_empty() {
@@ -261,4 +263,20 @@ pub(super) fn reply_body(ex: &Extracted, results: &[OrderResult], local: &dyn Fn
         b.push_str(&paragraph("", "Refused orders count for nothing: correct them and send them again. The step takes orders until it is resolved, which the judge does once every order it awaits is in, or else once its deadline (and the grace the game gives after it, if any) has passed."));
     }
     b
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reply_subject;
+
+    /// A reply to the judge's own mail is titled by its game tags, not its stale text (tester
+    /// t18a-3), and never longer than a quoted subject, however many tags it carries (t18c-4).
+    #[test]
+    fn a_reply_to_the_judges_mail_is_titled_by_its_tags_and_kept_short() {
+        assert_eq!(reply_subject("Re: [pbem gb1] step 5 resolved: orders needed by Fri 19 Mar", &["gb1", "gb2"]), "[pbem gb1] [pbem gb2] Re: your message");
+        assert_eq!(reply_subject("orders", &["gb1"]), "[pbem gb1] Re: orders");
+        let many = (0..3000).map(|i| format!("[pbem g{i:05}]")).collect::<String>();
+        let s = reply_subject(&many, &[]);
+        assert!(s.chars().count() <= super::super::extract::QUOTE_CHARS + 30 && s.ends_with("... Re: your message"), "{s}");
+    }
 }
