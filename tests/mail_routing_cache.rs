@@ -223,6 +223,8 @@ fn a_seat_whose_message_waits_for_the_host_is_told_once() {
     // A sender whose every game is unreadable is known by the routing cache alone: told too
     // (tester t18c-1: only a seat of a readable game was).
     let mail = order_mail(&h.root.join("g2"), "union", 3);
+    let stranger = String::from_utf8(order_mail(&h.root.join("g2"), "union", 4)).unwrap().replace("From: meade@example.org", "From: nosy@example.com").replace("<union-4@", "<nosy-4@");
+    let seat = order_mail(&h.root.join("g2"), "union", 5);
     let file2 = h.root.join("g2").join("game.toml");
     for f in [&file, &file2] {
         std::fs::write(f, "not [toml").unwrap();
@@ -230,4 +232,12 @@ fn a_seat_whose_message_waits_for_the_host_is_told_once() {
     let out = h.intake(&mail);
     assert!(out.contains("the sender was told it waits"), "{out}");
     assert_eq!(names(&h.root).len(), before.len() + 3, "the notice");
+    // A seat's message held back behind a stranger's for the same game is told too (tester
+    // t18c-2: the stranger's, which is never answered, kept the seat from being told).
+    std::fs::write(h.maildir.join("new").join("1690000001.a.host"), stranger).unwrap();
+    std::fs::write(h.maildir.join("new").join("1690000002.b.host"), seat).unwrap();
+    let out = h.hello("nobody@example.org");
+    assert!(out.lines().any(|l| l.contains("1690000002.b.host") && l.contains("an earlier message for the same game waits; the sender was told it waits")), "{out}");
+    assert!(!out.lines().any(|l| l.contains("1690000001.a.host") && l.contains("told")), "the stranger is not: {out}");
+    assert_eq!(names(&h.root).len(), before.len() + 4, "one notice more");
 }

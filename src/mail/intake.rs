@@ -301,7 +301,9 @@ fn take_in_messages(root: &Path, messages: &[(PathBuf, PathBuf, String)], cfg: &
 /// again when that thread is gone).
 fn take_in_order(messages: &[(PathBuf, PathBuf, String)], ahead: &dyn Fn() -> super::ahead::Ahead, games: &Games, cfg: &HostConfig, now: DateTime<Utc>, out: &mut IntakeRun, filing: &mut Filing) -> Result<()> {
     let outbox = Outbox::under(&filing.root);
-    let mut blocked: BTreeSet<String> = BTreeSet::new();
+    // The games of the messages left for the next run, and of those among them that wait for the
+    // host to mend a game.
+    let (mut blocked, mut for_host): (BTreeSet<String>, BTreeSet<String>) = Default::default();
     for (folder, path, name) in messages {
         let read = ahead();
         // The games a message names matter only while some game is blocked, or once it must wait
@@ -310,7 +312,11 @@ fn take_in_order(messages: &[(PathBuf, PathBuf, String)], ahead: &dyn Fn() -> su
         let names = std::cell::OnceCell::new();
         let keys = || names.get_or_init(|| message_games(path, cfg.intake.max_message_bytes));
         let h = if !blocked.is_empty() && keys().iter().any(|k| blocked.contains(k)) {
-            Handled { name: name.clone(), disposition: Disposition::Retry, reason: "an earlier message for the same game waits".into(), orders: vec![], reply: None, needs_host: false }
+            let mut reason = "an earlier message for the same game waits".to_string();
+            if keys().iter().any(|k| for_host.contains(k)) {
+                reason = tell_held_back(path, name, reason, games, (&outbox, &filing.log), cfg, now)?;
+            }
+            Handled { name: name.clone(), disposition: Disposition::Retry, reason, orders: vec![], reply: None, needs_host: false }
         } else {
             match handle_file(folder, path, name, read, games, &outbox, cfg, now, filing) {
                 Ok(h) => h,
@@ -326,6 +332,9 @@ fn take_in_order(messages: &[(PathBuf, PathBuf, String)], ahead: &dyn Fn() -> su
         if h.disposition == Disposition::Retry {
             blocked.extend(keys().iter().cloned());
             out.held_games.extend(keys().iter().cloned());
+        }
+        if h.waits_for_host() {
+            for_host.extend(keys().iter().cloned());
         }
         out.handled.push(h);
         filing.now_and_then()?;
@@ -870,7 +879,7 @@ fn handle((raw, parsed): (&[u8], super::ahead::Parse), hash: &str, name: &str, g
         // mend it (tester t25f D1: they were failed unanswered for good).
         if let Some((dir, e)) = games.seat_of_broken(&from) {
             let why = format!("{from} holds a seat in the game at {}, which cannot be read ({e})", dir.display());
-            let why = tell_waiting(&ex, &from, why, hash, (outbox, log), cfg, now)?;
+            let why = tell_waiting(ex.message_id.as_deref(), &from, why, hash, (outbox, log), cfg, now)?;
             return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: why, orders: vec![], reply: None, needs_host: true });
         }
         return Ok(failed(&format!("no orders, and {from} is not a registered player: not answered")));
@@ -889,7 +898,7 @@ fn handle((raw, parsed): (&[u8], super::ahead::Parse), hash: &str, name: &str, g
                 // cannot be read (tester t18c-1: only the first was told).
                 let seat = registered.as_deref().or_else(|| games.seat_of_broken(&from).map(|_| from.as_str()));
                 let why = match seat.filter(|_| host) {
-                    Some(to) => tell_waiting(&ex, to, why, hash, (outbox, log), cfg, now)?,
+                    Some(to) => tell_waiting(ex.message_id.as_deref(), to, why, hash, (outbox, log), cfg, now)?,
                     None => why,
                 };
                 return Ok(Handled { name: name.into(), disposition: Disposition::Retry, reason: why, orders: vec![], reply: None, needs_host: host });
@@ -950,6 +959,24 @@ fn handle((raw, parsed): (&[u8], super::ahead::Parse), hash: &str, name: &str, g
     answer(&ex, results, counted, known, to, cc, extra, &ctx)
 }
 
+/// The sender of the message at `path` (file `name`), held back behind an earlier one that waits
+/// for the host to mend a game they both name, is told that it waits as that one's sender is
+/// ([`tell_waiting`]; tester t18c-2: a stranger's message first kept the seat's from being told).
+/// `why` comes back with what was done; nothing is done for a message that cannot be read now
+/// (it is handled, and any failure met, when its turn comes), nor for a bounce, automatic mail
+/// or a sender who holds no seat.
+fn tell_held_back(path: &Path, name: &str, why: String, games: &Games, (outbox, log): (&Outbox, &MailLog), cfg: &HostConfig, now: DateTime<Utc>) -> Result<String> {
+    let Ok(read) = super::ahead::read_message(path, name, cfg.intake.max_message_bytes) else { return Ok(why) };
+    let parsed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| super::ahead::parse_message(&read.raw, games))).ok().flatten();
+    let Some((ex, _)) = parsed.filter(|_| !read.too_large) else { return Ok(why) };
+    if ex.bounce.is_some() || ex.automatic.is_some() {
+        return Ok(why);
+    }
+    let Some(from) = ex.from.as_deref() else { return Ok(why) };
+    let Some(to) = games.registered(from).or_else(|| games.seat_of_broken(from).map(|_| from)) else { return Ok(why) };
+    tell_waiting(ex.message_id.as_deref(), to, why, &read.hash, (outbox, log), cfg, now)
+}
+
 /// Tells the sender of message `hash`, at `to`, that the message waits for the host to mend a
 /// game (`why`, the host's reason, comes back with what was done): the player would otherwise
 /// hear nothing until the host acts, and might send the orders again or think them lost. Once per
@@ -957,7 +984,7 @@ fn handle((raw, parsed): (&[u8], super::ahead::Parse), hash: &str, name: &str, g
 /// or sent), only to a seat's address (as registered in a game, or as sent when the routing cache
 /// of an unreadable game holds it), never over the hourly reply cap. The notice quotes nothing
 /// of the message and names no file of the host's.
-fn tell_waiting(ex: &Extracted, to: &str, why: String, hash: &str, (outbox, log): (&Outbox, &MailLog), cfg: &HostConfig, now: DateTime<Utc>) -> Result<String> {
+fn tell_waiting(message_id: Option<&str>, to: &str, why: String, hash: &str, (outbox, log): (&Outbox, &MailLog), cfg: &HostConfig, now: DateTime<Utc>) -> Result<String> {
     let id = stable_id(&["waits", hash]);
     if outbox.knows(&id) {
         return Ok(format!("{why}; the sender was told it waits"));
@@ -972,7 +999,7 @@ fn tell_waiting(ex: &Extracted, to: &str, why: String, hash: &str, (outbox, log)
     );
     // A subject of its own: the message's, which anyone forging its From could choose, is not quoted.
     let subject = "Re: your message (it waits for the host)".to_string();
-    let notice = compose::build(Draft { id: id.clone(), from: &cfg.from, to: vec![to.to_string()], cc: vec![], subject, body, attachments: vec![], in_reply_to: ex.message_id.clone(), date: now })?;
+    let notice = compose::build(Draft { id: id.clone(), from: &cfg.from, to: vec![to.to_string()], cc: vec![], subject, body, attachments: vec![], in_reply_to: message_id.map(str::to_string), date: now })?;
     outbox.queue(&notice, now)?;
     ledger.record(to, &id, now)?;
     Ok(format!("{why}; the sender was told it waits"))
