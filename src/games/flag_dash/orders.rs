@@ -575,7 +575,7 @@ pub fn parse_plan(s: &State, role: &str, o: &Orders) -> Result<Plan, Vec<OrderPr
     let reset_only = reset_only(s, role);
     let wanted: &[&str] = if reset_only { &["move1"] } else { &["move1", "move2"] };
     if reset_only && o.contains_key("move2") {
-        probs.add("move2", "the reset token is your only token: plan only move1 (Priority Tokens, Reset)");
+        probs.add("move2", "the reset token is your only token (a spy token counts for none: it must be replaced by another when revealed): plan only move1 (Priority Tokens, Reset; README \"Flag Dash orders\")");
     }
     let mut moves: Vec<MovePlan> = Vec::new();
     let mut used_cards: Vec<Card> = Vec::new();
