@@ -147,4 +147,10 @@ fn mail_subjects_say_what_is_needed_by_when_in_the_players_zone() {
     pbem().args(["intake", "--stdin", "--now", "2026-12-02T14:05:00Z", "--root"]).arg(&root).arg("--config").arg(&cfg).write_stdin(mail).assert().success();
     let reply = std::fs::read_dir(&sent).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap()).next().unwrap().replace("=\r\n", "").replace("\r\n", "\n");
     assert!(reply.contains("deadline for confederate in Europe/Berlin (from the host's mail settings): Thu 03 Dec 2026 14:00 CET (2026-12-03T13:00:00Z)"), "{reply}");
+    // A receipt's time in the reply is in the seat's own zone, not the mail config's for its
+    // address (tester t18d-4: UTC).
+    std::fs::remove_dir_all(&sent).unwrap();
+    pbem().args(["intake", "--stdin", "--now", "2026-12-02T14:10:00Z", "--root"]).arg(&root).arg("--config").arg(&cfg).write_stdin(common::order_mail(&root.join("g1"), "union", 1)).assert().success();
+    let reply = std::fs::read_dir(&sent).unwrap().map(|e| std::fs::read_to_string(e.unwrap().path()).unwrap()).next().unwrap().replace("=\r\n", "").replace("\r\n", "\n");
+    assert!(reply.contains("received Wed 02 Dec 2026 09:10 EST"), "{reply}");
 }

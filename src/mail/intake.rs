@@ -1094,7 +1094,14 @@ fn answer(ex: &Extracted, results: Vec<OrderResult>, counted: String, known: boo
         let held = failures.iter().map(|f| format!("; not answered for the host's attention: {f}")).collect::<String>();
         return Ok(Handled { name: name.into(), disposition: Disposition::Done, reason: format!("{}; no reply sent: {}{held}", base.replace("commands answered", "commands handled"), ledger.over_cap(&over)), orders: results, reply: None, needs_host: true });
     }
-    let mut body = if results.is_empty() && commands { String::new() } else { reply_body(ex, &results, &|t| super::config::local_time(cfg, &from, t)) };
+    // Times in the zone of the seat whose order was accepted (its own, else the mail config's for
+    // its address), as its reports give them (tester t18d-4: UTC for a seat with a zone of its own).
+    let seat = results.iter().filter_map(|r| r.receipt.as_ref()).find_map(|rc| games.get(&rc.game).and_then(|(_, gf)| gf.seat(&rc.role).cloned()));
+    let local = |t: &str| match &seat {
+        Some(seat) => super::config::seat_time(cfg, seat, t),
+        None => super::config::local_time(cfg, &from, t),
+    };
+    let mut body = if results.is_empty() && commands { String::new() } else { reply_body(ex, &results, &local) };
     if commands && !body.is_empty() {
         body.push('\n');
     }
