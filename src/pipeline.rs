@@ -170,7 +170,7 @@ fn valid_id(id: &str) -> bool {
 
 /// Whether a game file's `id` can name files and folders (the mail marks, the site's pages): what
 /// [`valid_id`] took before it refused a leading `.`, less `.` and `..`.
-fn safe_id(id: &str) -> bool {
+pub fn safe_id(id: &str) -> bool {
     !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.') && id != "." && id != ".."
 }
 
@@ -875,7 +875,7 @@ fn whose_key(dir: Option<&GameDir>, gf: &GameFile, role: &str, found: &str) -> O
         Some(if crate::mail::compose::same_address(&old.email, &change.email) {
             format!("this is the key seat {role} held before record {n}, which gave the seat a new key: sign with the new one")
         } else {
-            format!("this is the key of seat {role}'s holder before record {n}, which gave the seat to another player ({}): it signs no orders of the seat any more", change.email)
+            format!("this is the key of seat {role}'s holder before record {n}, which gave the seat to another player ({}){FORMER}", change.email)
         })
     })
 }
@@ -1083,6 +1083,15 @@ const LATE: &str = " before this order was taken in";
 
 /// What the refusal of any order for a game that is over says: every order of it is public.
 const OVER: &str = "the game is over; no orders are awaited";
+
+/// How the refusal of an order signed with a former holder's key ends ([`whose_key`]).
+const FORMER: &str = ": it signs no orders of the seat any more";
+
+/// Whether refusal `message` is of an order signed with the key of a seat's former holder (the
+/// seat passed to another address: tester t18a-5).
+pub fn is_former_holders(message: &str) -> bool {
+    message.contains(FORMER)
+}
 
 /// Whether refusal `message` is of an order for a step already resolved ([`LATE`]), or for a game
 /// that is over ([`OVER`]): one that sending again cannot mend, and that anyone may have sent,

@@ -896,8 +896,7 @@ fn handle((raw, parsed): (&[u8], super::ahead::Parse), hash: &str, name: &str, g
                 filing.waiting_senders.borrow_mut().insert(sender);
                 // A seat's address in a game read now, or in the routing cache's line of one that
                 // cannot be read (tester t18c-1: only the first was told).
-                let seat = registered.as_deref().or_else(|| games.seat_of_broken(&from).map(|_| from.as_str()));
-                let why = match seat.filter(|_| host) {
+                let why = match seat_address(games, &from).filter(|_| host) {
                     Some(to) => tell_waiting(ex.message_id.as_deref(), to, why, hash, (outbox, log), cfg, now)?,
                     None => why,
                 };
@@ -973,8 +972,14 @@ fn tell_held_back(path: &Path, name: &str, why: String, games: &Games, (outbox, 
         return Ok(why);
     }
     let Some(from) = ex.from.as_deref() else { return Ok(why) };
-    let Some(to) = games.registered(from).or_else(|| games.seat_of_broken(from).map(|_| from)) else { return Ok(why) };
+    let Some(to) = seat_address(games, from) else { return Ok(why) };
     tell_waiting(ex.message_id.as_deref(), to, why, &read.hash, (outbox, log), cfg, now)
+}
+
+/// `from` as a seat's address: as a seat of a game read now registered it, else as sent when the
+/// routing cache's line of a game that cannot be read holds it; `None` for any other address.
+fn seat_address<'a>(games: &'a Games, from: &'a str) -> Option<&'a str> {
+    games.registered(from).or_else(|| games.seat_of_broken(from).map(|_| from))
 }
 
 /// Tells the sender of message `hash`, at `to`, that the message waits for the host to mend a

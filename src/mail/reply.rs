@@ -60,14 +60,13 @@ pub(super) fn reply_subject(s: &str, games: &[&str]) -> String {
     if tags.is_empty() { base } else { format!("{} {base}", tags.join(" ")) }
 }
 
-/// The game ids of the `[pbem GAME]` tags in subject `s`, in order, each once (a game id is
-/// 1-64 letters, digits, `-`, `_` and `.`).
+/// The game ids of the `[pbem GAME]` tags in subject `s`, in order, each once (only what could
+/// be a game's id: [`crate::pipeline::safe_id`]).
 fn judge_tags(s: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for part in s.split("[pbem ").skip(1) {
         let Some((id, _)) = part.split_once(']') else { continue };
-        let ok = !id.is_empty() && id.len() <= 64 && id.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c));
-        if ok && !out.iter().any(|o| o == id) {
+        if crate::pipeline::safe_id(id) && !out.iter().any(|o| o == id) {
             out.push(id.to_string());
         }
     }
@@ -249,7 +248,7 @@ pub(super) fn reply_body(ex: &Extracted, results: &[OrderResult], local: &dyn Fn
         // No advice to send them again (tester10 L2).
         b.push('\n');
         b.push_str(&paragraph("", "The game is over: it takes no more orders (its final reports give the result)."));
-    } else if !refused.is_empty() && refused.iter().all(|e| e.contains("it signs no orders of the seat any more")) {
+    } else if !refused.is_empty() && refused.iter().all(|e| crate::pipeline::is_former_holders(e)) {
         b.push('\n');
         b.push_str(&paragraph("", "The seat has passed to another player, so these orders count for nothing. If you did not expect this, write to the host."));
     } else if !refused.is_empty() && refused.iter().all(|e| crate::pipeline::is_late(e)) {
