@@ -74,7 +74,9 @@ pub fn spy_target_asked(s: &State, role: &str) -> bool {
     s.plans.get(role).and_then(|p| p.moves.get(mv as usize - 1)).is_some_and(|m| m.token == Token::Spy && m.spy_on.is_none())
 }
 
-/// True when `role` may plan only its first move (only the reset token left; Priority Tokens).
+/// True when `role` may plan only its first move (only the reset token left; Priority Tokens,
+/// Reset note). Spy tokens count for no token here: each must be replaced by another when
+/// revealed (Character Abilities, Spy); README "Flag Dash orders" gives this reading and the other.
 pub fn reset_only(s: &State, role: &str) -> bool {
     s.seat(role).is_some_and(|x| x.tokens.iter().filter(|t| **t != Token::Spy).count() == 1 && x.tokens.contains(&Token::N(7)))
 }

@@ -356,6 +356,20 @@ fn reset_only_plans_one_move() {
     assert!(has(&s1.log, "white-1 none (reset token only)"));
 }
 
+/// Reset note, pbem's reading (README "Flag Dash orders", tester t18d-1): spy tokens count for no
+/// token of their own (each must be replaced by another when revealed: Character Abilities, Spy),
+/// so a seat holding only spy tokens and the reset token plans only its first move.
+#[test]
+fn spy_tokens_beside_the_reset_token_still_plan_one_move() {
+    let mut s = new_game(&[("abilities", "true")]);
+    s.seats[1].tokens = vec![Token::Spy, Token::Spy, Token::N(7)];
+    let two = orders("move1 = { card = \"forward\", token = 7, try = [\"runner\"] }\nmove2 = { card = \"flag\", token = \"spy\", try = [\"runner\"] }");
+    let e = check_order(&s, "white-2", &two).unwrap_err();
+    assert_eq!(e[0].field, "move2");
+    assert!(e[0].message.contains("a spy token counts for none"), "{e:?}");
+    assert_eq!(check_order(&s, "white-2", &FlagDash.default_order(&s, "white-2")), Ok(()));
+}
+
 /// Phase 1: cards from hand, tokens not discarded, two different tokens and cards.
 #[test]
 fn plans_are_checked() {
