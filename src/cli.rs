@@ -547,14 +547,35 @@ impl Command {
 /// Runs the CLI and maps errors to a one-line message and exit status 1 (2 for usage errors:
 /// [`status_of`]).
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    match run(cli) {
-        Ok(code) => code,
+    let code = match Cli::try_parse() {
+        Ok(cli) => match run(cli) {
+            Ok(code) => code,
+            Err(e) => {
+                crate::errln!("pbem: {}", one_line(&e));
+                ExitCode::from(status_of(&e))
+            }
+        },
+        Err(e) => clap_said(&e),
+    };
+    match crate::console::finish() {
+        Ok(()) => code,
         Err(e) => {
-            eprintln!("pbem: {}", one_line(&e));
-            ExitCode::from(status_of(&e))
+            crate::errln!("pbem: {e}");
+            ExitCode::FAILURE
         }
     }
+}
+
+/// What clap's own answer (`--help`, `--version`, a usage error) prints and exits with, as
+/// `Cli::parse` would (colours only on a terminal), but a failed write to standard output is an
+/// exit status of 1 ([`crate::console::finish`]), not 0 or a panic.
+fn clap_said(e: &clap::Error) -> ExitCode {
+    if let Err(io) = e.print() {
+        if !e.use_stderr() {
+            crate::console::failed(&io);
+        }
+    }
+    ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
 }
 
 /// The exit status of a failed run (README "Exit status"): 2 for a usage error, as clap gives for
@@ -677,7 +698,7 @@ fn seat_role(dir: &Path, role: &str) -> Result<String> {
 /// records out of order): say so, and how to go on.
 fn warn_future_now(t: chrono::DateTime<chrono::Utc>) {
     if t > chrono::Utc::now() + chrono::Duration::minutes(1) {
-        eprintln!("warning: --now {} is ahead of this machine's clock: what this run writes carries that time, and later runs without --now are refused until the clock reaches it; to go on before then, pass --now {} or later to every command on this game", pipeline::timestamp(t), pipeline::timestamp(t));
+        crate::errln!("warning: --now {} is ahead of this machine's clock: what this run writes carries that time, and later runs without --now are refused until the clock reaches it; to go on before then, pass --now {} or later to every command on this game", pipeline::timestamp(t), pipeline::timestamp(t));
     }
 }
 
@@ -703,9 +724,9 @@ fn warn_exposed(dir: &Path, exposed: crate::error::Result<Vec<PathBuf>>) {
             let host = dir.join("host");
             let first = v[0].strip_prefix(dir).unwrap_or(&v[0]).display().to_string();
             let more = if v.len() > 1 { format!(" and {} more", v.len() - 1) } else { String::new() };
-            eprintln!("warning: {} is readable by other users ({first}{more}): run `chmod -R go-rwx {}`", host.display(), host.display());
+            crate::errln!("warning: {} is readable by other users ({first}{more}): run `chmod -R go-rwx {}`", host.display(), host.display());
         }
-        Err(e) => eprintln!("warning: cannot check the permissions of {}: {e}", dir.join("host").display()),
+        Err(e) => crate::errln!("warning: cannot check the permissions of {}: {e}", dir.join("host").display()),
     }
 }
 
@@ -713,7 +734,7 @@ fn warn_exposed(dir: &Path, exposed: crate::error::Result<Vec<PathBuf>>) {
 fn host_control(dir: &Path, req: control::Request, reason: &str, t: &Option<String>) -> Result<ExitCode> {
     let rec = control::apply(dir, req, reason, clock(t)?)?;
     let what = rec.control.as_ref().map(|c| c.describe(rec.opening.as_ref())).unwrap_or_default();
-    println!("record {}: {what}", rec.index);
+    crate::outln!("record {}: {what}", rec.index);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -789,13 +810,13 @@ fn audit_all(root: &Path, templates: Option<&Path>, jobs: usize) -> Result<ExitC
             }
         };
         bar.suspend(|| {
-            println!("{line}");
+            crate::outln!("{line}");
             warn_exposed_host(d);
         });
         bar.inc(1);
     }
     bar.finish_and_clear();
-    println!("{} game(s) under {}: {} passed, {failed} failed", dirs.len(), root.display(), dirs.len() - failed);
+    crate::outln!("{} game(s) under {}: {} passed, {failed} failed", dirs.len(), root.display(), dirs.len() - failed);
     Ok(if failed > 0 { ExitCode::from(1) } else { ExitCode::SUCCESS })
 }
 
@@ -850,8 +871,8 @@ fn cmd_new(args: NewArgs) -> Result<ExitCode> {
     let new = NewGame { id, rules, scenario, options: key_values(&options, "--option")?, seats, deadlines: Deadlines { default_hours: deadline_hours, kinds, grace_hours }, nmr, wording: wording.unwrap_or(crate::report::WORDING) };
     let t = now(&t)?;
     let gf = pipeline::create(&dir, new, t, &mut Entropy::Os)?;
-    println!("created game {} ({}) in {}", gf.id, gf.rules, dir.display());
-    print!("{}", pipeline::status_at(&dir, t)?);
+    crate::outln!("created game {} ({}) in {}", gf.id, gf.rules, dir.display());
+    crate::out!("{}", pipeline::status_at(&dir, t)?);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -874,7 +895,7 @@ fn seats(players: &[String], time_zones: &[String]) -> Result<Vec<Seat>> {
     set_time_zones(&mut seats, time_zones)?;
     for (i, a) in seats.iter().enumerate() {
         if let Some(b) = seats[..i].iter().find(|b| b.key == a.key) {
-            eprintln!("warning: seats {} and {} have the same key: one person can sign for both", b.role, a.role);
+            crate::errln!("warning: seats {} and {} have the same key: one person can sign for both", b.role, a.role);
         }
     }
     Ok(seats)
@@ -892,7 +913,7 @@ fn seed_arg(seed: Option<String>, default: fn() -> [u8; 32]) -> Result<[u8; 32]>
 fn cmd_status(dir: PathBuf, all: bool, t: Option<String>) -> Result<ExitCode> {
     if all || !dir.join("game.toml").exists() && dir.is_dir() && !pipeline::games_under(&dir)?.is_empty() {
         let (table, notes) = pipeline::status_all(&dir, now_reading(&t)?)?;
-        print!("{table}");
+        crate::out!("{table}");
         if notes > 0 {
             // A monitoring script sees a broken or doubled game by the status, as with `audit --all`.
             return Ok(ExitCode::from(1));
@@ -901,7 +922,7 @@ fn cmd_status(dir: PathBuf, all: bool, t: Option<String>) -> Result<ExitCode> {
         // Neither: said so, the way `--help` describes DIR (tester16 T16c-11).
         bail!("{}: no game.toml, and no game in its folders: neither a game directory nor a root of games (`--all` lists a root even when it holds none)", dir.display());
     } else {
-        print!("{}", pipeline::status_at(&dir, now_reading(&t)?)?);
+        crate::out!("{}", pipeline::status_at(&dir, now_reading(&t)?)?);
         warn_exposed_host(&dir);
     }
     Ok(ExitCode::SUCCESS)
@@ -938,10 +959,10 @@ fn cmd_form(dir: PathBuf, role: String, output: Option<PathBuf>, t: Option<Strin
                 bail!("{}: no such folder", parent.display());
             }
             if store::write_user_file(&p, text.as_bytes())? {
-                println!("wrote {}", p.display());
+                crate::outln!("wrote {}", p.display());
             }
         }
-        None => print!("{text}"),
+        None => crate::out!("{text}"),
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -979,12 +1000,12 @@ fn cmd_sign(key: PathBuf, file: PathBuf, append: bool) -> Result<ExitCode> {
         out.write_all(format!("{body}{armored}").as_bytes()).and_then(|()| out.flush()).map_err(|e| anyhow!("<stdout>: {e}"))?;
     } else if append {
         store::write_user_file(&file, format!("{body}{armored}").as_bytes())?;
-        println!("signed {} (signature appended)", file.display());
+        crate::outln!("signed {} (signature appended)", file.display());
     } else {
         store::write_user_file(&file, body.as_bytes())?;
         let sp = pipeline::sig_path(&file);
         store::write_user_file(&sp, armored.as_bytes())?;
-        println!("signed {} -> {}", file.display(), sp.display());
+        crate::outln!("signed {} -> {}", file.display(), sp.display());
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -1012,13 +1033,13 @@ fn cmd_verify(file: PathBuf, key: Option<String>, game: Option<PathBuf>) -> Resu
         (None, Some(dir)) => {
             let gf = pipeline::read_game_file(&crate::store::GameDir::new(&dir))?;
             let v = pipeline::read_signed_order_in(&file, &crate::store::GameDir::new(&dir), &gf)?;
-            println!("good signature by seat {} of game {}", v.file.header.role, gf.id);
+            crate::outln!("good signature by seat {} of game {}", v.file.header.role, gf.id);
             return Ok(ExitCode::SUCCESS);
         }
         (None, None) => bail!("give --key PUBKEY or --game DIR"),
     };
     sig::verify_order_text(&pk, pipeline::NS_ORDERS, &raw, detached.as_deref()).map_err(|e| anyhow!("{}: {e}", file.display()))?;
-    println!("good signature by {}", sig::fingerprint(&pk));
+    crate::outln!("good signature by {}", sig::fingerprint(&pk));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -1030,21 +1051,21 @@ fn cmd_submit(dir: PathBuf, files: Vec<PathBuf>, t: Option<String>) -> Result<Ex
         match r {
             Ok(a) => {
                 let r = &a.receipt;
-                println!("accepted {}: role {}, step {}, receipt {}, commitment {}, received {}", f.display(), r.role, r.step, r.seq, r.commitment, r.received);
+                crate::outln!("accepted {}: role {}, step {}, receipt {}, commitment {}, received {}", f.display(), r.role, r.step, r.seq, r.commitment, r.received);
                 for w in a.warnings {
-                    eprintln!("warning: {}: {w}", f.display());
+                    crate::errln!("warning: {}: {w}", f.display());
                 }
                 if let Some(how) = &a.ended {
-                    println!("game over: {how}");
+                    crate::outln!("game over: {how}");
                 } else if a.ending.draw == Some(true) {
-                    println!("draw offered by {}: the game is drawn once every seat's newest order says `draw = true`", r.role);
+                    crate::outln!("draw offered by {}: the game is drawn once every seat's newest order says `draw = true`", r.role);
                 }
             }
             Err(e) => {
                 match e {
                     // Not about the file: nothing was checked, nothing stored.
-                    crate::error::Error::ClockBehind(m) => eprintln!("pbem: not submitted: {m} (or pass --now)"),
-                    e => eprintln!("pbem: rejected {}", flag_line(&e)),
+                    crate::error::Error::ClockBehind(m) => crate::errln!("pbem: not submitted: {m} (or pass --now)"),
+                    e => crate::errln!("pbem: rejected {}", flag_line(&e)),
                 }
                 failed += 1;
             }
@@ -1075,7 +1096,7 @@ fn cmd_adjudicate(dirs: Vec<PathBuf>, all: Option<PathBuf>, mail: Option<PathBuf
     if let Some(p) = &swept {
         for (id, copies) in p.duplicates() {
             let names: Vec<String> = copies.iter().map(|d| d.display().to_string()).collect();
-            eprintln!("pbem: {}", pipeline::doubled_game(id, &names));
+            crate::errln!("pbem: {}", pipeline::doubled_game(id, &names));
             failed += 1;
         }
         games.extend((0..p.len()).filter(|&i| !p.doubled(i) && p.idle_at(i).is_none()).map(|i| (p.dir(i), Some(None))));
@@ -1089,7 +1110,7 @@ fn cmd_adjudicate(dirs: Vec<PathBuf>, all: Option<PathBuf>, mail: Option<PathBuf
     let group = crate::store::Group::behind();
     let mut results = crate::par::map(&games, |(d, peek)| adjudicate_plain(d, t, peek.clone(), &group));
     if let Err(e) = group.flush().and_then(|()| crate::store::sync_batch()) {
-        eprintln!("pbem: {e}");
+        crate::errln!("pbem: {e}");
         failed += 1;
     }
     for ((d, _), result) in games.iter().zip(results.iter_mut()) {
@@ -1127,15 +1148,15 @@ fn cmd_adjudicate(dirs: Vec<PathBuf>, all: Option<PathBuf>, mail: Option<PathBuf
 fn adjudicate_line(d: &Path, result: crate::error::Result<pipeline::Adjudicated>, quiet: bool, failed: &mut usize) {
     match result {
         Ok(a) if quiet && a.held.is_none() => {}
-        Ok(a) => println!("{}: {}", d.display(), a.summary()),
+        Ok(a) => crate::outln!("{}: {}", d.display(), a.summary()),
         Err(crate::error::Error::Locked(_)) if quiet => {}
-        Err(crate::error::Error::Locked(p)) => println!("{}: skipped, locked by another run", p.display()),
+        Err(crate::error::Error::Locked(p)) => crate::outln!("{}: skipped, locked by another run", p.display()),
         Err(e) => {
             // An error about the folder itself names it already ("DIR: no such game directory").
             let line = flag_line(&e);
             match line.strip_prefix(&format!("{}: ", d.display())) {
-                Some(_) => eprintln!("pbem: {line}"),
-                None => eprintln!("pbem: {}: {line}", d.display()),
+                Some(_) => crate::errln!("pbem: {line}"),
+                None => crate::errln!("pbem: {}: {line}", d.display()),
             }
             *failed += 1;
         }
@@ -1149,7 +1170,7 @@ fn cmd_intake(root: PathBuf, maildir: Option<PathBuf>, mbox: Option<PathBuf>, st
         // From a .forward or procmail pipe, any failure is "try again later" (EX_TEMPFAIL,
         // 75): the MTA keeps the message and retries instead of bouncing it.
         Err(e) if stdin => {
-            eprintln!("pbem: {}", one_line(&e));
+            crate::errln!("pbem: {}", one_line(&e));
             Ok(ExitCode::from(75))
         }
         other => other,
@@ -1162,7 +1183,7 @@ fn cmd_report(dir: PathBuf, role: Option<String>, step: Option<u64>, picture: Op
     if let Some(file) = picture {
         let svg = crate::picture::of_game(&dir, step, role.as_deref())?;
         crate::picture::write(&file, &svg)?;
-        eprintln!("pbem: wrote {}", file.display());
+        crate::errln!("pbem: wrote {}", file.display());
     }
     if let Some(role) = role {
         let g = pipeline::load(&dir)?;
@@ -1170,12 +1191,12 @@ fn cmd_report(dir: PathBuf, role: Option<String>, step: Option<u64>, picture: Op
         if n > g.record.index {
             bail!("no record {n} yet (newest is {})", g.record.index);
         }
-        print!("{}", store::read_text(&g.dir.report(n, &role))?);
+        crate::out!("{}", store::read_text(&g.dir.report(n, &role))?);
         if n == g.record.index {
             // Teammates may see each other's plans (Flag Dash): the open step's, below the report.
             let plans = crate::team::teammate_plans(&dir, &role)?;
             if !plans.is_empty() {
-                print!("\n{}", crate::team::plans_text(&plans));
+                crate::out!("\n{}", crate::team::plans_text(&plans));
             }
         }
     }
@@ -1197,7 +1218,7 @@ fn cmd_audit(dir: Option<PathBuf>, receipts: Vec<PathBuf>, reports: Vec<PathBuf>
         let copy = crate::public::unpack(&dir)?;
         let lines = audit_lines(&copy.game, &receipts, &reports, templates, jobs).map_err(|e| anyhow!(copy.rename(&e.to_string())))?;
         for line in lines {
-            println!("{}", copy.rename(&line));
+            crate::outln!("{}", copy.rename(&line));
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -1214,7 +1235,7 @@ fn cmd_audit(dir: Option<PathBuf>, receipts: Vec<PathBuf>, reports: Vec<PathBuf>
     });
     warn_exposed(&dir, exposed);
     for line in lines? {
-        println!("{line}");
+        crate::outln!("{line}");
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -1228,7 +1249,7 @@ fn cmd_public(dir: PathBuf, out: PathBuf) -> Result<ExitCode> {
         let _ = store::remove_stale_temps_of(out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new(".")), name);
     }
     if store::write_user_file(&out, &bytes)? {
-        println!("wrote the public copy of {} to {} ({} bytes; check it with `pbem audit {}`)", dir.display(), out.display(), bytes.len(), shell_word(&out));
+        crate::outln!("wrote the public copy of {} to {} ({} bytes; check it with `pbem audit {}`)", dir.display(), out.display(), bytes.len(), shell_word(&out));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -1253,14 +1274,14 @@ fn cmd_publish(dir: Option<PathBuf>, all: Option<PathBuf>, out: PathBuf) -> Resu
         let shown = d.display().to_string();
         if let Some((id, all)) = by_id.iter().find(|(_, all)| all.len() > 1 && all.contains(&shown)) {
             failed += 1;
-            eprintln!("pbem: {shown}: not published: game {id} is held by more than one folder ({}); remove all but one", all.join(", "));
+            crate::errln!("pbem: {shown}: not published: game {id} is held by more than one folder ({}); remove all but one", all.join(", "));
             continue;
         }
         match crate::site::publish(d, &out) {
-            Ok(p) => println!("{}: published {}", d.display(), p.describe()),
+            Ok(p) => crate::outln!("{}: published {}", d.display(), p.describe()),
             Err(e) => {
                 failed += 1;
-                eprintln!("pbem: {}: not published: {}", d.display(), flag_line(&e));
+                crate::errln!("pbem: {}: not published: {}", d.display(), flag_line(&e));
             }
         }
     }
@@ -1276,7 +1297,7 @@ fn cmd_simulate(rules: String, scenario: Option<String>, options: Vec<String>, g
     let opts = key_values(&options, "--option")?;
     let s = crate::simulate::run(&rules, scenario.as_deref(), &opts, games, policy.as_deref(), seed, jobs.map_or(0, usize::from), true)?;
     let given: Vec<String> = opts.iter().map(|(k, v)| format!("{k}={v}")).collect();
-    println!(
+    crate::outln!(
         "{rules}, scenario {}, options {}, policy {}, {} games, seed {}",
         scenario.as_deref().or_else(|| crate::games::by_rules(&rules).map(|g| g.scenarios()[0].0)).unwrap_or("?"),
         if given.is_empty() { "(none)".to_string() } else { given.join(" ") },
@@ -1284,7 +1305,7 @@ fn cmd_simulate(rules: String, scenario: Option<String>, options: Vec<String>, g
         s.games,
         hex::encode(seed)
     );
-    print!("{}", s.describe());
+    crate::out!("{}", s.describe());
     Ok(ExitCode::SUCCESS)
 }
 
@@ -1295,7 +1316,9 @@ fn cmd_completions(shell: clap_complete::Shell) -> Result<ExitCode> {
     // Built first: each command's arguments are made only when it is built (`Deferred`).
     all.build();
     let mut cmd = shown(&all);
-    clap_complete::generate(shell, &mut cmd, "pbem", &mut std::io::stdout());
+    let mut script = Vec::new();
+    clap_complete::generate(shell, &mut cmd, "pbem", &mut script);
+    crate::console::out_bytes(&script);
     Ok(ExitCode::SUCCESS)
 }
 
@@ -1334,7 +1357,7 @@ fn shell_word(path: &Path) -> String {
 fn cmd_man(dir: PathBuf) -> Result<ExitCode> {
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot make {}", dir.display()))?;
     man_pages(&dir).with_context(|| format!("cannot write man pages into {}", dir.display()))?;
-    println!("wrote man pages into {} (read one with `man -l {}`)", dir.display(), shell_word(&dir.join("pbem.1")));
+    crate::outln!("wrote man pages into {} (read one with `man -l {}`)", dir.display(), shell_word(&dir.join("pbem.1")));
     Ok(ExitCode::SUCCESS)
 }
 
@@ -1385,12 +1408,12 @@ fn cmd_demo(rules: String, out: Option<PathBuf>, seed: Option<String>, scenario:
     let out = out.unwrap_or_else(|| PathBuf::from("turns").join(format!("demo-{rules}-{}", &hex::encode(seed)[..8])));
     let start = pipeline::parse_time("2026-07-01T12:00:00Z")?;
     let s = demo::run_with_scenario(&rules, &out, seed, scenario.as_deref(), key_values(&options, "--option")?, start)?;
-    println!("demo game: {}", s.game_dir.display());
-    println!("seed: {}", hex::encode(seed));
-    println!("steps (email round trips): {}, orders submitted: {}", s.steps, s.orders);
-    println!("result: {}", s.outcome);
-    println!("audit passed: {}", s.audit.describe());
+    crate::outln!("demo game: {}", s.game_dir.display());
+    crate::outln!("seed: {}", hex::encode(seed));
+    crate::outln!("steps (email round trips): {}, orders submitted: {}", s.steps, s.orders);
+    crate::outln!("result: {}", s.outcome);
+    crate::outln!("audit passed: {}", s.audit.describe());
     let roles: Vec<String> = pipeline::load(&s.game_dir)?.gf.seats.into_iter().map(|x| x.role).collect();
-    println!("read a report: pbem report {} --role {} (roles: {})", shell_word(&s.game_dir), roles[0], roles.join(", "));
+    crate::outln!("read a report: pbem report {} --role {} (roles: {})", shell_word(&s.game_dir), roles[0], roles.join(", "));
     Ok(ExitCode::SUCCESS)
 }

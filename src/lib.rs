@@ -5,6 +5,7 @@
 pub mod audit;
 pub mod cli;
 pub mod commit;
+pub mod console;
 pub mod control;
 pub mod demo;
 pub mod dice;

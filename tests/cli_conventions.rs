@@ -240,3 +240,29 @@ fn an_error_quoting_a_file_shows_control_characters_as_escapes() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success() && err.contains("bad\\u{1b}[31mkey") && !err.contains('\u{1b}'), "{err}");
 }
+
+/// Output that cannot be written (a full disk: `/dev/full`) is an exit status of 1 with a line
+/// saying so, never a panic (101) or a silent 0, for pbem's own lines, clap's `--version` and
+/// `--help`, and a completion script; the work itself still happens (tester t25f D4b).
+#[cfg(target_os = "linux")]
+#[test]
+fn output_that_cannot_be_written_is_a_failure_not_a_panic() {
+    let dir = tempfile::tempdir().unwrap();
+    game(dir.path());
+    let full = || std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let g = dir.path().join("g1");
+    for args in [vec!["status", g.to_str().unwrap()], vec!["--version"], vec!["--help"], vec!["completions", "bash"], vec!["report", g.to_str().unwrap(), "--role", "union"]] {
+        let out = Command::new(assert_cmd::cargo::cargo_bin!("pbem")).args(&args).stdout(full()).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains("pbem: cannot write to standard output: No space left on device"), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    // An error message that cannot be written either still fails with the error's status.
+    let out = Command::new(assert_cmd::cargo::cargo_bin!("pbem")).args(["status", "/nonexistent/game"]).stderr(full()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    // A step adjudicated with its summary line lost is still adjudicated.
+    let out = Command::new(assert_cmd::cargo::cargo_bin!("pbem")).args(["adjudicate", g.to_str().unwrap(), "--now", "2026-07-20T12:00:00Z"]).stdout(full()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    pbem().args(["status", g.to_str().unwrap()]).assert().success().stdout(predicate::str::contains("1 step(s) resolved"));
+}

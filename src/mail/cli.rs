@@ -19,7 +19,7 @@ pub fn config_for(root: &Path, given: Option<&Path>) -> Result<HostConfig> {
         Some(p) => HostConfig::load(p)?,
         None if default.is_file() => HostConfig::load(&default)?,
         None => {
-            eprintln!("warning: no --config and no {}: replies are queued (not sent) from pbem@localhost", default.display());
+            crate::errln!("warning: no --config and no {}: replies are queued (not sent) from pbem@localhost", default.display());
             HostConfig::queue_only("pbem@localhost")
         }
     })
@@ -53,7 +53,7 @@ pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdi
             Err(crate::error::Error::Locked(_)) => {
                 skipped = true;
                 if !quiet {
-                    println!("skipped: another intake is running");
+                    crate::outln!("skipped: another intake is running");
                 }
             }
             other => handled.extend(other?),
@@ -61,19 +61,19 @@ pub fn intake(root: &Path, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdi
     }
     // Messages another run is taking in are not "no new messages" (tester T23a-3).
     if handled.is_empty() && !quiet && !skipped {
-        println!("no new messages (a message taken in before is not handled again)");
+        crate::outln!("no new messages (a message taken in before is not handled again)");
     }
     for h in &handled {
         match (quiet, h.is_problem()) {
             (true, false) => continue,
             // README "Output and exit status": with --quiet, one line per problem on stderr.
-            (true, true) => eprintln!("{}: {}: {}", h.name, disposition_word(h.disposition), h.reason),
-            (false, _) => println!("{}: {}: {}", h.name, disposition_word(h.disposition), h.reason),
+            (true, true) => crate::errln!("{}: {}: {}", h.name, disposition_word(h.disposition), h.reason),
+            (false, _) => crate::outln!("{}: {}: {}", h.name, disposition_word(h.disposition), h.reason),
         }
         for o in h.orders.iter().filter(|_| !quiet) {
             match (&o.receipt, &o.error) {
-                (Some(r), _) => println!("  accepted {}: game {}, role {}, step {}, receipt {}, commitment {}", o.label, r.game, r.role, r.step, r.seq, r.commitment),
-                (None, Some(e)) => println!("  refused {}", e.replace('\n', "\n    ")),
+                (Some(r), _) => crate::outln!("  accepted {}: game {}, role {}, step {}, receipt {}, commitment {}", o.label, r.game, r.role, r.step, r.seq, r.commitment),
+                (None, Some(e)) => crate::outln!("  refused {}", e.replace('\n', "\n    ")),
                 _ => {}
             }
         }
@@ -105,7 +105,7 @@ pub fn flush(root: &Path, cfg: &HostConfig, now: DateTime<Utc>, queued: usize, q
     let Some(t) = super::transport::from_config(&cfg.transport)? else {
         let n = outbox.pending()?.len();
         if n > 0 && !quiet {
-            println!("outbox: {n} mail(s) queued in {} (transport: none)", outbox.dir.display());
+            crate::outln!("outbox: {n} mail(s) queued in {} (transport: none)", outbox.dir.display());
         }
         return Ok(0);
     };
@@ -121,15 +121,15 @@ pub fn flush(root: &Path, cfg: &HostConfig, now: DateTime<Utc>, queued: usize, q
 pub fn print_flush(outbox: &Outbox, f: &Flushed, queued: usize, quiet: bool) -> bool {
     if !quiet && (queued > 0 || !f.sent.is_empty() || f.waiting > 0) {
         let busy = if f.busy { " (another run is sending them)" } else { "" };
-        println!("outbox: {queued} queued in this run, {} sent, {} waiting{busy}", f.sent.len(), f.waiting);
+        crate::outln!("outbox: {queued} queued in this run, {} sent, {} waiting{busy}", f.sent.len(), f.waiting);
     }
     for d in &f.dead {
-        eprintln!("outbox: mail {} to {} refused, moved to {} and never tried again: {}", d.id, d.to.join(", "), outbox.dead_dir().join(format!("{}.eml", d.id)).display(), d.reason);
+        crate::errln!("outbox: mail {} to {} refused, moved to {} and never tried again: {}", d.id, d.to.join(", "), outbox.dead_dir().join(format!("{}.eml", d.id)).display(), d.reason);
     }
     // Told (stderr is unbuffered): no later run tells them again. A mark that cannot be removed
     // only makes the next run tell the letter once more.
     if let Err(e) = outbox.told(&f.dead) {
-        eprintln!("outbox: {e}");
+        crate::errln!("outbox: {e}");
     }
     // One line per reason, however many mails it kept back (a greylisting server answers every
     // mail the same).
@@ -139,13 +139,13 @@ pub fn print_flush(outbox: &Outbox, f: &Flushed, queued: usize, quiet: bool) -> 
     }
     for (e, ids) in by_reason {
         match ids.as_slice() {
-            [(id, "")] => eprintln!("outbox: mail {id} not sent (kept for the next run): {e}"),
-            [(id, to)] => eprintln!("outbox: mail {id} to {to} not sent (kept for the next run): {e}"),
-            _ => eprintln!("outbox: {} mails not sent (kept for the next run), the first {}: {e}", ids.len(), ids[0].0),
+            [(id, "")] => crate::errln!("outbox: mail {id} not sent (kept for the next run): {e}"),
+            [(id, to)] => crate::errln!("outbox: mail {id} to {to} not sent (kept for the next run): {e}"),
+            _ => crate::errln!("outbox: {} mails not sent (kept for the next run), the first {}: {e}", ids.len(), ids[0].0),
         }
     }
     if let Some(why) = &f.unreachable {
-        eprintln!("outbox: {why}; {} mail(s) wait for the next run", f.waiting);
+        crate::errln!("outbox: {why}; {} mail(s) wait for the next run", f.waiting);
     }
     f.dead.is_empty() && f.failed.is_empty() && f.unreachable.is_none()
 }
@@ -159,36 +159,36 @@ pub fn cron(root: &Path, config: &Path, clock: Clock, quiet: bool) -> Result<Exi
     let r = super::cron::run(root, &cfg, clock, &mut crate::pipeline::Entropy::Os)?;
     for h in r.intake.iter().filter(|h| !quiet || h.is_problem()) {
         if quiet {
-            eprintln!("mail {}: {}: {}", h.name, disposition_word(h.disposition), h.reason);
+            crate::errln!("mail {}: {}: {}", h.name, disposition_word(h.disposition), h.reason);
         } else {
-            println!("mail {}: {}: {}", h.name, disposition_word(h.disposition), h.reason);
+            crate::outln!("mail {}: {}: {}", h.name, disposition_word(h.disposition), h.reason);
         }
     }
     for e in &r.intake_errors {
-        eprintln!("intake: {e}");
+        crate::errln!("intake: {e}");
     }
     let mut failed = !r.intake_errors.is_empty() || r.intake.iter().any(Handled::waits_for_host);
     for g in &r.games {
         if g.failed {
             // The host must hear of it: cron mails what a run prints on stderr.
-            eprintln!("{}: {}", g.game, g.summary);
+            crate::errln!("{}: {}", g.game, g.summary);
         } else if !quiet || g.held {
-            println!("{}: {}", g.game, g.summary);
+            crate::outln!("{}: {}", g.game, g.summary);
         }
         failed |= g.failed;
     }
     for (line, bad) in &r.published {
         if *bad {
-            eprintln!("{line}");
+            crate::errln!("{line}");
             failed = true;
         } else if !quiet {
-            println!("{line}");
+            crate::outln!("{line}");
         }
     }
     let queued = super::outbox::queued_by_this_process();
     match &r.flushed {
         Some(f) => failed |= !print_flush(&super::Outbox::under(root), f, queued, quiet),
-        None if queued > 0 && !quiet => println!("outbox: {queued} queued in this run (transport: none)"),
+        None if queued > 0 && !quiet => crate::outln!("outbox: {queued} queued in this run (transport: none)"),
         None => {}
     }
     Ok(if failed { ExitCode::from(1) } else { ExitCode::SUCCESS })

@@ -165,7 +165,7 @@ pub fn run(root: &Path, cfg: &HostConfig, clock: impl Into<Clock>, entropy: &mut
         let left = group.all_left_out();
         for dir in &vetoed {
             if let Err(e) = pipeline::clear_left_out(dir) {
-                eprintln!("warning: {}: what a step held back for new mail wrote is left for the next run to clear: {e}", dir.display());
+                crate::errln!("warning: {}: what a step held back for new mail wrote is left for the next run to clear: {e}", dir.display());
             }
         }
         let mut again = Vec::new();
@@ -891,7 +891,7 @@ fn first_unmailed(g: &pipeline::Loaded, mark: &Path, outbox: &Outbox) -> Result<
         store::write_atomic(mark, format!("{} {}\n", g.record.index, record_sha(g, g.record.index)?).as_bytes())?;
         return Ok(first);
     }
-    eprintln!("warning: game {}: records from {first} on are not the ones whose reports were mailed (restored from an older copy?): their reports are mailed", g.gf.id);
+    crate::errln!("warning: game {}: records from {first} on are not the ones whose reports were mailed (restored from an older copy?): their reports are mailed", g.gf.id);
     Ok(first)
 }
 

@@ -323,7 +323,7 @@ fn take_in_order(messages: &[(PathBuf, PathBuf, String)], ahead: &dyn Fn() -> su
                 // Moved away or deleted since it was listed, before it was read (a mail reader
                 // sharing the Maildir; tester t25a-3): nothing of it was taken, nothing to file.
                 Err(_) if gone(path) => {
-                    eprintln!("warning: {}: moved away or deleted since this run listed it (a mail reader sharing the Maildir?): left to it", path.display());
+                    crate::errln!("warning: {}: moved away or deleted since this run listed it (a mail reader sharing the Maildir?): left to it", path.display());
                     continue;
                 }
                 Err(e) => return Err(e),
@@ -709,7 +709,7 @@ fn file_away(maildir: &Path, path: &Path, name: &str, (disposition, reason): (Di
         // Moved away or deleted by another program after it was handled (a mail reader sharing
         // the Maildir; tester t25a-3): its reply and seen mark stand, and it is that program's now.
         Err(e) if e.kind() == std::io::ErrorKind::NotFound && gone(path) => {
-            eprintln!("warning: {}: moved away or deleted once handled (a mail reader sharing the Maildir?): not filed in {folder}/", path.display());
+            crate::errln!("warning: {}: moved away or deleted once handled (a mail reader sharing the Maildir?): not filed in {folder}/", path.display());
             Ok(())
         }
         r => r.map_err(|e| store::io(path, e)),
