@@ -570,10 +570,10 @@ pub fn main() -> ExitCode {
 /// `Cli::parse` would (colours only on a terminal), but a failed write to standard output is an
 /// exit status of 1 ([`crate::console::finish`]), not 0 or a panic.
 fn clap_said(e: &clap::Error) -> ExitCode {
-    if let Err(io) = e.print() {
-        if !e.use_stderr() {
-            crate::console::failed(&io);
-        }
+    if let Err(io) = e.print()
+        && !e.use_stderr()
+    {
+        crate::console::failed(&io);
     }
     ExitCode::from(u8::try_from(e.exit_code()).unwrap_or(2))
 }
