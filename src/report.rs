@@ -207,7 +207,10 @@ pub fn render(
 /// letter under its column's, and marks a company with a gun and the colors `*` (t17b-12: `H3+^`
 /// ran into the next cell); a record that reveals orders an earlier one withheld names the seats
 /// whose revealed orders offer a draw, unless they sent orders since (t17c-1).
-pub const WORDING: u32 = 3;
+///
+/// 4 (2026-12-04), from a tester's games of Flag Dash and Throw Down That Flag by mail: the
+/// texts below, each with the rule it tells.
+pub const WORDING: u32 = 4;
 
 /// A record with the SHA-256 (hex) of its file, its canonical bytes: what a report pins.
 #[derive(Clone, Copy)]

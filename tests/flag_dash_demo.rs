@@ -1,7 +1,8 @@
 //! Flag Dash through the real files: demo games (4 players; 2 players basic) play through signed
 //! order files and audit clean, every report line stays under 100 characters, and one recorded
 //! 4-player game is a snapshot. Regenerate after an intended change with
-//! `INSTA_UPDATE=always cargo test --test flag_dash_demo`.
+//! `INSTA_UPDATE=always cargo test --test flag_dash_demo`. The recorded game is one of report
+//! wording 3 (`report::WORDING`), whose snapshots must not change (a game keeps its wording).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -9,9 +10,14 @@ use std::path::Path;
 use pbem::pipeline;
 
 fn demo(dir: &Path, seed: u8, options: &[(&str, &str)]) -> pbem::demo::DemoSummary {
+    demo_in_wording(dir, seed, options, pbem::report::WORDING)
+}
+
+/// [`demo`] in report wording `wording`.
+fn demo_in_wording(dir: &Path, seed: u8, options: &[(&str, &str)], wording: u32) -> pbem::demo::DemoSummary {
     let start = pipeline::parse_time("2026-07-03T12:00:00Z").unwrap();
     let opts: BTreeMap<String, String> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    pbem::demo::run("flag-dash", dir, [seed; 32], opts, start).unwrap()
+    pbem::demo::run_in_wording("flag-dash", dir, [seed; 32], None, opts, start, wording).unwrap()
 }
 
 fn report(dir: &Path, n: u64, role: &str) -> String {
@@ -32,7 +38,7 @@ fn check_lines(dir: &Path, steps: u64, roles: &[&str]) {
 fn flag_dash_recorded_four_player_game() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("g");
-    let s = demo(&dir, 0x46, &[]);
+    let s = demo_in_wording(&dir, 0x46, &[], 3);
     assert!(s.audit.describe().contains("replayed"), "{s:?}");
     let roles = ["white-1", "white-2", "red-1", "red-2"];
     check_lines(&dir, s.steps, &roles);

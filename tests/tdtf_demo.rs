@@ -1,6 +1,8 @@
 //! Throw Down That Flag through the real files: the demo plays each scenario (and the campaign)
 //! through signed order files and audits clean; one recorded July 2 game is a snapshot.
 //! Regenerate after an intended change with `INSTA_UPDATE=always cargo test --test tdtf_demo`.
+//! The recorded July 2 game is one of report wording 3 (`report::WORDING`), whose snapshots must
+//! not change (a game keeps its wording); `tdtf_wording_4_*` are the present wording's.
 
 use std::collections::BTreeMap;
 
@@ -8,10 +10,15 @@ use pbem::pipeline;
 
 /// A demo game; `options` may name the day with `scenario`, which becomes `--scenario NAME`.
 fn demo(dir: &std::path::Path, seed: u8, options: &[(&str, &str)]) -> pbem::demo::DemoSummary {
+    demo_in_wording(dir, seed, options, pbem::report::WORDING)
+}
+
+/// [`demo`] in report wording `wording`.
+fn demo_in_wording(dir: &std::path::Path, seed: u8, options: &[(&str, &str)], wording: u32) -> pbem::demo::DemoSummary {
     let start = pipeline::parse_time("2026-07-02T12:00:00Z").unwrap();
     let opts: BTreeMap<String, String> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     let day = opts.get("scenario").map(std::path::PathBuf::from);
-    pbem::demo::run_with_scenario("throw-down-that-flag", dir, [seed; 32], day.as_deref(), opts, start).unwrap()
+    pbem::demo::run_in_wording("throw-down-that-flag", dir, [seed; 32], day.as_deref(), opts, start, wording).unwrap()
 }
 
 fn report(dir: &std::path::Path, n: u64) -> String {
@@ -41,7 +48,7 @@ fn tdtf_demo_plays_each_scenario_and_audits_clean() {
 fn tdtf_recorded_july_2_game() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("g");
-    let s = demo(&dir, 0x02, &[]);
+    let s = demo_in_wording(&dir, 0x02, &[], 3);
     assert!(s.audit.describe().contains("replayed"));
     for n in 0..=s.steps {
         for line in report(&dir, n).lines() {
