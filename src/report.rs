@@ -208,8 +208,10 @@ pub fn render(
 /// ran into the next cell); a record that reveals orders an earlier one withheld names the seats
 /// whose revealed orders offer a draw, unless they sent orders since (t17c-1).
 ///
-/// 4 (2026-12-04), from a tester's games of Flag Dash and Throw Down That Flag by mail: the
-/// texts below, each with the rule it tells.
+/// 4 (2026-12-04), from a tester's games of Flag Dash and Throw Down That Flag by mail: Flag
+/// Dash tells a same-team tie's answer the asked seat did not send as the default (or the built-in
+/// player's), not as the seat's: "white-1 did not answer the tie: by default, white-1 (the team's
+/// first seat) moves first." (an event: `Ctx::unsent`).
 pub const WORDING: u32 = 4;
 
 /// A record with the SHA-256 (hex) of its file, its canonical bytes: what a report pins.

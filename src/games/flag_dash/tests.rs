@@ -1023,6 +1023,30 @@ fn a_spy_pause_is_reported_as_the_spy_question() {
     assert!(text.contains("Phase 2, move 1 (a tie question)") && text.contains("(it stopped for a tie question)"), "{text}");
 }
 
+/// Determine Move Order: a same-team tie's answer the asked seat did not send (its NMR) is told
+/// as the default, or the built-in player's, in games of report wording 4 (a tester read
+/// "white-1 answers the tie" as sent); earlier wordings, and answers sent, keep the old line.
+#[test]
+fn an_unsent_tie_answer_is_told_as_the_default_from_wording_4() {
+    let plans = [("white-1", idle(1, 2)), ("white-2", idle(1, 4)), ("red-1", idle(1, 2)), ("red-2", idle(4, 2))];
+    let map = plans.into_iter().map(|(r, t)| (r.to_string(), orders(&t))).collect();
+    let tied = resolve_orders(&FlagDash, &new_game(&[]), &map, &mut Ctx::new([0; 32])).unwrap();
+    assert_eq!(engine::tie_asked(&tied).as_deref(), Some("white-1"));
+    let answer = BTreeMap::from([("white-1".to_string(), FlagDash.default_order(&tied, "white-1"))]);
+    let told = |wording: u32, unsent: &[(&str, &str)]| {
+        let unsent = unsent.iter().map(|(r, k)| (r.to_string(), k.to_string())).collect();
+        let mut ctx = Ctx::new([0; 32]).worded(wording).unsent(unsent);
+        let s = resolve_orders(&FlagDash, &tied, &answer, &mut ctx).unwrap();
+        let first = ctx.into_events().into_iter().next().map(|e| e.text).unwrap_or_default();
+        assert!(s.log.contains(&first), "the round's log says the same: {:?}", s.log);
+        first
+    };
+    assert_eq!(told(4, &[("white-1", "default")]), "white-1 did not answer the tie: by default, white-1 (the team's first seat) moves first.");
+    assert_eq!(told(4, &[("white-1", "bot")]), "white-1 did not answer the tie: the built-in player answered, white-1 moves first.");
+    assert_eq!(told(4, &[("red-1", "default")]), "white-1 answers the tie: white-1 moves first.");
+    assert_eq!(told(3, &[("white-1", "default")]), "white-1 answers the tie: white-1 moves first.");
+}
+
 // ---- the alternate board ----
 
 /// Example F (Alternate Board Setup): a character on the centre entrance at the end of Phase 2
