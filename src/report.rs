@@ -211,7 +211,11 @@ pub fn render(
 /// 4 (2026-12-04), from a tester's games of Flag Dash and Throw Down That Flag by mail: Flag
 /// Dash tells a same-team tie's answer the asked seat did not send as the default (or the built-in
 /// player's), not as the seat's: "white-1 did not answer the tie: by default, white-1 (the team's
-/// first seat) moves first." (an event: `Ctx::unsent`).
+/// first seat) moves first." (an event: `Ctx::unsent`); Throw Down That Flag's short account
+/// marks where a campaign's July 3 begins with a line of its own, and its line for a First
+/// Minnesota activation tells what the attack did right after it, cause before effect (the
+/// target's loss, then the company's own, each with its colors passing, then the guns), a move
+/// after the attack last (`summary::union`).
 pub const WORDING: u32 = 4;
 
 /// A record with the SHA-256 (hex) of its file, its canonical bytes: what a report pins.
