@@ -104,7 +104,7 @@ pub fn order_form(game: &dyn DynGame, gf: &GameFile, opening: &Opening, state: &
     comments.push(String::new());
     comments.extend(ask.prompt.lines().map(str::to_string));
     comments.push(String::new());
-    comments.extend(game.form_help(state, role)?);
+    comments.extend(game.form_help(state, role, gf.wording)?);
     comments.push(String::new());
     comments.extend(ending_help(game, state)?);
     comments.push(String::new());
@@ -215,7 +215,9 @@ pub fn render(
 /// marks where a campaign's July 3 begins with a line of its own, and its line for a First
 /// Minnesota activation tells what the attack did right after it, cause before effect (the
 /// target's loss, then the company's own, each with its colors passing, then the guns), a move
-/// after the attack last (`summary::union`).
+/// after the attack last (`summary::union`); its activation form (part of the report) lists the
+/// spaces holding a company of the player's that the asked company can move through (the rules
+/// allow it and the engine took such paths; the form left them out).
 pub const WORDING: u32 = 4;
 
 /// A record with the SHA-256 (hex) of its file, its canonical bytes: what a report pins.

@@ -322,7 +322,7 @@ impl Game for FlagDash {
         if s.seat(role).is_none() { Orders::new() } else { forms::default_order(s, role) }
     }
 
-    fn form_help(&self, s: &State, role: &str) -> Vec<String> {
+    fn form_help(&self, s: &State, role: &str, _: u32) -> Vec<String> {
         forms::help(s, role)
     }
 

@@ -913,7 +913,7 @@ fn ability_spy_default_answer_is_legal_and_card_is_optional() {
     let s2 = resolve_orders(&FlagDash, &s1, &[("white-2".to_string(), d)].into(), &mut Ctx::new([0; 32])).unwrap();
     assert!(has(&s2.log, "white-2 discards the spy token for good, replaces it with #4."), "{:#?}", s2.log);
     // The form's help and the error list the same tokens (no spy token).
-    let help = FlagDash.form_help(&s1, "white-2").join("\n");
+    let help = FlagDash.form_help(&s1, "white-2", crate::report::WORDING).join("\n");
     assert!(help.contains("token = one of: 3, 4, 6, 7 "), "{help}");
     let err = check_order(&s1, "white-2", &orders("token = \"spy\"")).unwrap_err();
     assert_eq!(err[0].field, "token");
@@ -951,7 +951,7 @@ fn form_text(s: &State, role: &str) -> String {
         Pending::Over(_) => String::new(),
     };
     let body = toml::to_string(&FlagDash.default_order(s, role)).unwrap();
-    format!("{prompt}\n{}\n{body}", FlagDash.form_help(s, role).join("\n"))
+    format!("{prompt}\n{}\n{body}", FlagDash.form_help(s, role, crate::report::WORDING).join("\n"))
 }
 
 /// Phase 1 ("secretly plans"; teammates may look at each other's plans): the spy's form, asked in

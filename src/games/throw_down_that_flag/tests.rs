@@ -159,6 +159,22 @@ fn move_passes_through_friends_but_not_enemies_and_never_ends_on_a_company() {
     assert!(engine::check_path(&s, a, sp("E2"), &[sp("E4")]).is_err(), "not adjacent");
 }
 
+/// Player Activations, Move: a company "may move through a friendly company". The engine takes such
+/// a path all along; the form of report wording 4 lists the spaces it can move through, those of
+/// earlier wordings (replayed in their reports) only the free spaces, as if a friend blocked.
+#[test]
+fn the_activation_form_lists_moves_through_a_friend_from_wording_4() {
+    let mut s = board(&[("A", "E2", 3), ("B", "E3", 3)], &[("C", "G6", 3)]);
+    let a = idx(&s, Side::Union, "A");
+    s.asking = Some(a);
+    assert!(engine::check_path(&s, a, sp("E2"), &[sp("E3"), sp("E4")]).is_ok());
+    let (now, before) = (forms::help(&s, 4), forms::help(&s, 3));
+    let first = |h: &[String]| h.iter().find(|l| l.starts_with("Spaces it can move to first: ")).cloned();
+    assert!(first(&now).is_some_and(|l| !l.contains("E3")) && first(&now) == first(&before), "{now:?}");
+    assert!(now.contains(&"Through a company of yours (a move of two spaces, not ending there): E3".to_string()), "{now:?}");
+    assert!(!before.iter().any(|l| l.starts_with("Through")), "{before:?}");
+}
+
 #[test]
 fn move_that_ends_back_on_its_starting_space_is_a_pass() {
     let s = board(&[("A", "E2", 3), ("B", "E3", 3)], &[("C", "G6", 3)]);
@@ -347,7 +363,7 @@ fn activation_form_does_not_copy_the_standing_orders() {
     assert!(s1.asking.is_some());
     let Pending::Orders(asks) = g.pending(&s1) else { panic!("over") };
     let body = toml::to_string(&g.default_order(&s1, "union")).unwrap();
-    let form = format!("{}\n{}\n{body}", asks[0].prompt, g.form_help(&s1, "union").join("\n"));
+    let form = format!("{}\n{}\n{body}", asks[0].prompt, g.form_help(&s1, "union", crate::report::WORDING).join("\n"));
     for st in s1.standing.values() {
         let text = orders::standing_text(st);
         assert!(!form.contains(&text), "the form copies the standing order \"{text}\":\n{form}");
