@@ -217,7 +217,9 @@ pub fn render(
 /// target's loss, then the company's own, each with its colors passing, then the guns), a move
 /// after the attack last (`summary::union`); its activation form (part of the report) lists the
 /// spaces holding a company of the player's that the asked company can move through (the rules
-/// allow it and the engine took such paths; the form left them out).
+/// allow it and the engine took such paths; the form left them out); a campaign's reports say, in
+/// their head while the campaign goes on, how it is won (pbem's: both days; README), the next
+/// day's title on a line of its own (the line ran past 100 columns).
 pub const WORDING: u32 = 4;
 
 /// A record with the SHA-256 (hex) of its file, its canonical bytes: what a report pins.

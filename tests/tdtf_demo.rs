@@ -131,3 +131,37 @@ fn tdtf_a_day_held_to_its_last_round_says_all_rounds_played() {
     assert!(last.contains("\nAll 4 rounds played. Breakthroughs: 1 of 2 lose the day.\n"), "{last}");
     assert!(!last.contains("Round 5 of 4"), "{last}");
 }
+
+/// Report wording 4 through the real files, a whole campaign game by the built-in players (seed
+/// 0x12): record 0 says how the campaign is won (README: both days; the rulebook has none);
+/// record 1's form lists the moves through a company of the player's (Player Activations, Move);
+/// record 17's short account tells the shot's result before the company's own loss and its colors
+/// passing; record 33's marks where July 3 begins and still says how the campaign is won. The same
+/// game made in wording 3 keeps every old text (a game keeps its wording: its reports replay).
+#[test]
+fn tdtf_wording_4_campaign() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (now, then) = (tmp.path().join("w4"), tmp.path().join("w3"));
+    let s = demo_in_wording(&now, 0x12, &[("campaign", "true")], 4);
+    let s3 = demo_in_wording(&then, 0x12, &[("campaign", "true")], 3);
+    assert!(s.audit.describe().contains("replayed") && s3.audit.describe().contains("replayed"));
+    assert_eq!((s.steps, &s.outcome), (s3.steps, &s3.outcome), "the same game in either wording");
+    for n in 0..=s.steps {
+        for line in report(&now, n).lines() {
+            assert!(line.chars().count() < 100, "record {n}: line too long: {line}");
+        }
+    }
+    let rule = "Campaign (pbem's; the rulebook has none): won only if both days are won.";
+    let begins = "  * The campaign's next day begins: July 3, 1863:";
+    let (r0, r1, r17, r33) = (report(&now, 0), report(&now, 1), report(&now, 17), report(&now, 33));
+    assert!(r0.contains(rule) && r33.contains(rule) && !report(&now, s.steps).contains(rule), "{r0}");
+    assert!(r1.contains("# Through a company of yours (a move of two spaces, not ending there): "), "{r1}");
+    assert!(r17.contains("a hit (Confederate E\n    down to Str 1, your A out of the fight, the First Minnesota colors pass to your D,"), "{r17}");
+    assert!(r33.contains(begins), "{r33}");
+    let old = (0..=s3.steps).map(|n| report(&then, n)).collect::<Vec<_>>().join("\n");
+    assert!(!old.contains(rule) && !old.contains("# Through a company") && !old.contains(begins));
+    assert!(report(&then, 17).contains("(the First\n    Minnesota colors pass to your D, your A out of the fight,"), "{}", report(&then, 17));
+    for (n, r) in [(0, r0), (1, r1), (17, r17), (33, r33)] {
+        insta::assert_snapshot!(format!("tdtf_wording_4_campaign_{n}"), r);
+    }
+}
