@@ -1464,7 +1464,7 @@ impl Audit {
         let (after, events, answers) = match self.ahead.replayed(&self.state, &orders, &seed) {
             Some((after, events, publication, pending)) => (after, events, Some((publication, pending))),
             None => {
-                let mut ctx = Ctx::new(seed).worded(self.gf.wording);
+                let mut ctx = Ctx::new(seed).worded(self.gf.wording).unsent(model::unsent(full));
                 (self.game.resolve(&self.state, &orders, &mut ctx)?, ctx.into_events(), None)
             }
         };

@@ -53,6 +53,21 @@ pub fn run_with_scenario(
     options: BTreeMap<String, String>,
     start: DateTime<Utc>,
 ) -> Result<DemoSummary> {
+    run_in_wording(rules, out, seed, scenario, options, start, crate::report::WORDING)
+}
+
+/// [`run_with_scenario`] for a game of report wording `wording` (`game.toml`'s `wording`, an
+/// earlier one than [`crate::report::WORDING`]: snapshots of a game made before a wording changed
+/// keep their texts and record hashes).
+pub fn run_in_wording(
+    rules: &str,
+    out: &Path,
+    seed: [u8; 32],
+    scenario: Option<&Path>,
+    options: BTreeMap<String, String>,
+    start: DateTime<Utc>,
+    wording: u32,
+) -> Result<DemoSummary> {
     let game = pipeline::given_rules(rules)?;
     if out.exists() && std::fs::read_dir(out).map_err(|e| store::io(out, e))?.next().is_some() {
         return Err(Error::setting(Setting::DemoFolder(out.to_path_buf()), "already exists and is not empty"));
@@ -75,7 +90,7 @@ pub fn run_with_scenario(
         seats,
         deadlines: Deadlines::default(),
         nmr: Default::default(),
-        wording: crate::report::WORDING,
+        wording,
     };
     pipeline::create(&dir, new, now, &mut entropy)?;
     players.write_keys()?;

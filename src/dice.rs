@@ -1,7 +1,7 @@
 //! Deterministic randomness for one step: a ChaCha20 stream seeded by the step seed, with our own
 //! unbiased draws, and the log of events (every roll included) that resolution produces.
 
-use std::collections::VecDeque;
+use std::collections::{BTreeMap, VecDeque};
 
 use rand_chacha::ChaCha20Rng;
 use rand_chacha::rand_core::{Rng, SeedableRng};
@@ -50,12 +50,14 @@ pub struct Ctx {
     quiet: bool,
     /// The report wording of the game resolved ([`Ctx::worded`]; 0 unless set).
     wording: u32,
+    /// The seats that sent no orders of the step resolved ([`Ctx::unsent`]; none unless set).
+    unsent: BTreeMap<String, String>,
 }
 
 impl Ctx {
     /// A context whose generator is seeded with the 32-byte step seed.
     pub fn new(seed: [u8; 32]) -> Self {
-        Ctx { rng: ChaCha20Rng::from_seed(seed), script: None, events: Vec::new(), quiet: false, wording: 0 }
+        Ctx { rng: ChaCha20Rng::from_seed(seed), script: None, events: Vec::new(), quiet: false, wording: 0, unsent: BTreeMap::new() }
     }
 
     /// A context like [`Ctx::new`] that keeps no events (nothing is formatted for them): for
@@ -79,6 +81,21 @@ impl Ctx {
         self.wording
     }
 
+    /// This context for a step in which the seats of `unsent` sent no orders, each with how the
+    /// orders given in their name were made (`"default"` or `"bot"`, as the record's NMR says:
+    /// `model::unsent`), so that an event can say an answer was not the seat's. Adjudication and
+    /// the audit's replay set it from the same record, like [`Ctx::worded`].
+    pub fn unsent(mut self, unsent: BTreeMap<String, String>) -> Self {
+        self.unsent = unsent;
+        self
+    }
+
+    /// How `role`'s orders of this step were made when it sent none (`"default"`, `"bot"`;
+    /// [`Ctx::unsent`]), `None` for orders the seat sent.
+    pub fn unsent_by(&self, role: &str) -> Option<&str> {
+        self.unsent.get(role).map(String::as_str)
+    }
+
     /// True for a [`Ctx::quiet`] context: a game may skip writing the texts of its events.
     pub fn is_quiet(&self) -> bool {
         self.quiet
@@ -93,7 +110,7 @@ impl Ctx {
     /// A roll or draw that finds the script used up, or a value out of its range, panics: a
     /// mistake in the test (or a setup that rolls).
     pub fn scripted(values: &[u32]) -> Self {
-        Ctx { rng: ChaCha20Rng::from_seed([0; 32]), script: Some(values.iter().copied().collect()), events: Vec::new(), quiet: false, wording: 0 }
+        Ctx { rng: ChaCha20Rng::from_seed([0; 32]), script: Some(values.iter().copied().collect()), events: Vec::new(), quiet: false, wording: 0, unsent: BTreeMap::new() }
     }
 
     /// The scripted values not used yet (empty for a context that is not scripted).

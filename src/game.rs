@@ -336,8 +336,9 @@ pub trait Game: Send + Sync {
     fn default_order(&self, state: &Self::State, role: &str) -> Orders;
 
     /// Lines (without `#`) explaining the legal choices for `role`'s pending ask, put as comments in
-    /// the order form.
-    fn form_help(&self, state: &Self::State, role: &str) -> Vec<String>;
+    /// the order form, in the game's report `wording` (`game.toml`'s `wording`): the form is part of
+    /// every report that asks for orders, and reports are replayed byte for byte by the audit.
+    fn form_help(&self, state: &Self::State, role: &str, wording: u32) -> Vec<String>;
 
     /// Checks `role`'s orders for the pending step against the rules (the intake check) and
     /// returns them as the game reads them ([`Game::Checked`]): parse, don't validate.
@@ -503,7 +504,7 @@ pub trait DynGame: Send + Sync {
     /// See [`Game::default_order`].
     fn default_order(&self, state: &str, role: &str) -> Result<Orders, GameError>;
     /// See [`Game::form_help`].
-    fn form_help(&self, state: &str, role: &str) -> Result<Vec<String>, GameError>;
+    fn form_help(&self, state: &str, role: &str, wording: u32) -> Result<Vec<String>, GameError>;
     /// See [`Game::check_order`]; the outer error is a corrupt state.
     fn check_order(&self, state: &str, role: &str, orders: &Orders) -> Result<Result<(), Vec<OrderProblem>>, GameError>;
     /// See [`Game::resolve`]; returns the canonical new state text.
@@ -668,8 +669,8 @@ where
     fn default_order(&self, state: &str, role: &str) -> Result<Orders, GameError> {
         Ok(Game::default_order(self, &*parse::<G::State>(state)?, role))
     }
-    fn form_help(&self, state: &str, role: &str) -> Result<Vec<String>, GameError> {
-        Ok(Game::form_help(self, &*parse::<G::State>(state)?, role))
+    fn form_help(&self, state: &str, role: &str, wording: u32) -> Result<Vec<String>, GameError> {
+        Ok(Game::form_help(self, &*parse::<G::State>(state)?, role, wording))
     }
     fn check_order(&self, state: &str, role: &str, orders: &Orders) -> Result<Result<(), Vec<OrderProblem>>, GameError> {
         Ok(Game::check_order(self, &*parse::<G::State>(state)?, role, orders).map(|_| ()))

@@ -211,6 +211,13 @@ pub struct Revealed {
     pub withheld_until: WithheldUntil,
 }
 
+/// The seats of a step's `orders` that sent none (an NMR, SPEC.md "NMR policy"), each with how the
+/// orders used were made: `"default"` or `"bot"` (a record written before `nmr` existed: the
+/// default). What [`crate::dice::Ctx::unsent`] is given.
+pub fn unsent(orders: &[Revealed]) -> BTreeMap<String, String> {
+    orders.iter().filter(|o| o.seq.is_none()).map(|o| (o.role.clone(), o.nmr.clone().unwrap_or_else(|| "default".into()))).collect()
+}
+
 /// How long withheld orders stay out of the public record (SPEC.md "Withheld orders").
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]

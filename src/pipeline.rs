@@ -1702,7 +1702,7 @@ fn resolve_step(g: &Loaded, opening: &Opening, receipts: &BTreeMap<String, Recei
     let before = read_before_kept(&g.dir, g.record.index, &g.record_bytes)?;
     fill_nmr_orders(g, step, &seed, &before.misses, &mut revealed)?;
     let orders: BTreeMap<String, Orders> = revealed.iter().map(|o| (o.role.clone(), o.orders.clone())).collect();
-    let mut ctx = Ctx::new(seed).worded(g.gf.wording);
+    let mut ctx = Ctx::new(seed).worded(g.gf.wording).unsent(crate::model::unsent(&revealed));
     let state = g.game.resolve(&g.state, &orders, &mut ctx)?;
     let events = ctx.into_events();
     // Orders the game still holds secret are kept host-side and only their commitments go public,

@@ -104,7 +104,7 @@ pub fn order_form(game: &dyn DynGame, gf: &GameFile, opening: &Opening, state: &
     comments.push(String::new());
     comments.extend(ask.prompt.lines().map(str::to_string));
     comments.push(String::new());
-    comments.extend(game.form_help(state, role)?);
+    comments.extend(game.form_help(state, role, gf.wording)?);
     comments.push(String::new());
     comments.extend(ending_help(game, state)?);
     comments.push(String::new());
@@ -207,7 +207,20 @@ pub fn render(
 /// letter under its column's, and marks a company with a gun and the colors `*` (t17b-12: `H3+^`
 /// ran into the next cell); a record that reveals orders an earlier one withheld names the seats
 /// whose revealed orders offer a draw, unless they sent orders since (t17c-1).
-pub const WORDING: u32 = 3;
+///
+/// 4 (2026-12-04), from a tester's games of Flag Dash and Throw Down That Flag by mail: Flag
+/// Dash tells a same-team tie's answer the asked seat did not send as the default (or the built-in
+/// player's), not as the seat's: "white-1 did not answer the tie: by default, white-1 (the team's
+/// first seat) moves first." (an event: `Ctx::unsent`); Throw Down That Flag's short account
+/// marks where a campaign's July 3 begins with a line of its own, and its line for a First
+/// Minnesota activation tells what the attack did right after it, cause before effect (the
+/// target's loss, then the company's own, each with its colors passing, then the guns), a move
+/// after the attack last (`summary::union`); its activation form (part of the report) lists the
+/// spaces holding a company of the player's that the asked company can move through (the rules
+/// allow it and the engine took such paths; the form left them out); a campaign's reports say, in
+/// their head while the campaign goes on, how it is won (pbem's: both days; README), the next
+/// day's title on a line of its own (the line ran past 100 columns).
+pub const WORDING: u32 = 4;
 
 /// A record with the SHA-256 (hex) of its file, its canonical bytes: what a report pins.
 #[derive(Clone, Copy)]

@@ -1,7 +1,8 @@
 //! Flag Dash through the real files: demo games (4 players; 2 players basic) play through signed
 //! order files and audit clean, every report line stays under 100 characters, and one recorded
 //! 4-player game is a snapshot. Regenerate after an intended change with
-//! `INSTA_UPDATE=always cargo test --test flag_dash_demo`.
+//! `INSTA_UPDATE=always cargo test --test flag_dash_demo`. The recorded game is one of report
+//! wording 3 (`report::WORDING`), whose snapshots must not change (a game keeps its wording).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -9,9 +10,14 @@ use std::path::Path;
 use pbem::pipeline;
 
 fn demo(dir: &Path, seed: u8, options: &[(&str, &str)]) -> pbem::demo::DemoSummary {
+    demo_in_wording(dir, seed, options, pbem::report::WORDING)
+}
+
+/// [`demo`] in report wording `wording`.
+fn demo_in_wording(dir: &Path, seed: u8, options: &[(&str, &str)], wording: u32) -> pbem::demo::DemoSummary {
     let start = pipeline::parse_time("2026-07-03T12:00:00Z").unwrap();
     let opts: BTreeMap<String, String> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    pbem::demo::run("flag-dash", dir, [seed; 32], opts, start).unwrap()
+    pbem::demo::run_in_wording("flag-dash", dir, [seed; 32], None, opts, start, wording).unwrap()
 }
 
 fn report(dir: &Path, n: u64, role: &str) -> String {
@@ -32,7 +38,7 @@ fn check_lines(dir: &Path, steps: u64, roles: &[&str]) {
 fn flag_dash_recorded_four_player_game() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("g");
-    let s = demo(&dir, 0x46, &[]);
+    let s = demo_in_wording(&dir, 0x46, &[], 3);
     assert!(s.audit.describe().contains("replayed"), "{s:?}");
     let roles = ["white-1", "white-2", "red-1", "red-2"];
     check_lines(&dir, s.steps, &roles);
@@ -79,4 +85,55 @@ fn flag_dash_wrapped_events_indent_under_their_text() {
         }
     }
     assert!(wrapped > 0, "the demo has long events");
+}
+
+fn pbem() -> assert_cmd::Command {
+    assert_cmd::Command::cargo_bin("pbem").unwrap()
+}
+
+/// Determine Move Order through the real files: white-1 and white-2 both play #1 with no
+/// `tie_first`, so white-1 is asked who moves first, sends nothing, and its NMR (the default) is
+/// used. A game of report wording 4 tells the answer as the default, not as white-1's (a tester
+/// read it as sent); one of wording 3 keeps "answers the tie". Both audit: adjudication and the
+/// audit's replay word the event alike (`Ctx::unsent`).
+#[test]
+fn flag_dash_a_tie_left_unanswered_is_told_as_the_default() {
+    let cases = [
+        ("4", "white-1 did not answer the tie: by default, white-1 (the team's first seat) moves first."),
+        ("3", "white-1 answers the tie: white-1 moves first."),
+    ];
+    for (wording, want) in cases {
+        let report = unanswered_tie(wording);
+        assert!(report.contains(&format!("\n  - {want}\n")), "wording {wording}: the step's events:\n{report}");
+        assert!(report.contains(&format!("\n  {want}\n")), "wording {wording}: THE ROUND SO FAR:\n{report}");
+    }
+}
+
+/// white-2's report of the step that took white-1's NMR for the tie, in a game of `wording`.
+fn unanswered_tie(wording: &str) -> String {
+    let tmp = tempfile::tempdir().unwrap();
+    let roles = ["white-1", "white-2", "red-1", "red-2"];
+    let g = tmp.path().join("g");
+    let mut new = pbem();
+    new.arg("new").arg(&g).args(["--rules", "flag-dash", "--option", "players=4", "--deadline-hours", "1", "--wording", wording]);
+    new.args(["--now", "2026-07-03T12:00:00Z"]);
+    for role in roles {
+        let key = tmp.path().join(role);
+        let st = std::process::Command::new("ssh-keygen").args(["-q", "-t", "ed25519", "-N", "", "-f"]).arg(&key).status().unwrap();
+        assert!(st.success());
+        new.arg("--player").arg(format!("{role}:{role}@example.org:{}.pub", key.display()));
+    }
+    new.assert().success();
+    for role in roles {
+        let form = tmp.path().join(format!("{role}.toml"));
+        pbem().arg("form").arg(&g).args(["--role", role, "-o"]).arg(&form).assert().success();
+        let text = std::fs::read_to_string(&form).unwrap();
+        std::fs::write(&form, text.lines().filter(|l| !l.starts_with("tie_first")).map(|l| format!("{l}\n")).collect::<String>()).unwrap();
+        pbem().arg("sign").arg("--key").arg(tmp.path().join(role)).arg(&form).assert().success();
+        pbem().arg("submit").arg(&g).arg(&form).args(["--now", "2026-07-03T12:10:00Z"]).assert().success();
+    }
+    pbem().arg("adjudicate").arg(&g).args(["--now", "2026-07-03T12:20:00Z"]).assert().success();
+    pbem().arg("adjudicate").arg(&g).args(["--now", "2026-07-03T13:30:00Z"]).assert().success();
+    pbem().arg("audit").arg(&g).assert().success();
+    report(&g, 2, "white-2")
 }

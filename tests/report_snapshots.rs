@@ -1,6 +1,8 @@
 //! Whole-game snapshot: a demo game with a fixed seed must reproduce its reports byte for byte.
 //! Regenerate after an intended change with `INSTA_UPDATE=always cargo test --test report_snapshots`
-//! (and regenerate the example game under `turns/`, see ARCHITECTURE.md).
+//! (and regenerate the example game under `turns/`, see ARCHITECTURE.md). The game is one of
+//! report wording 3 (`report::WORDING`): a game keeps its wording, so these snapshots stand for
+//! every game made before wording 4 and must not change.
 
 use pbem::pipeline;
 
@@ -9,7 +11,7 @@ fn gettysburg_demo_reports() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("g");
     let start = pipeline::parse_time("2026-07-01T12:00:00Z").unwrap();
-    let s = pbem::demo::run("gettysburg-campaign", &dir, [0x63; 32], Default::default(), start).unwrap();
+    let s = pbem::demo::run_in_wording("gettysburg-campaign", &dir, [0x63; 32], None, Default::default(), start, 3).unwrap();
     insta::assert_snapshot!("gettysburg_summary", format!("steps {}, orders {}\n{}", s.steps, s.orders, s.outcome));
     for n in [0, 1, 2, s.steps] {
         for role in ["confederate", "union"] {

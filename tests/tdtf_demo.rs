@@ -1,6 +1,8 @@
 //! Throw Down That Flag through the real files: the demo plays each scenario (and the campaign)
 //! through signed order files and audits clean; one recorded July 2 game is a snapshot.
 //! Regenerate after an intended change with `INSTA_UPDATE=always cargo test --test tdtf_demo`.
+//! The recorded July 2 game is one of report wording 3 (`report::WORDING`), whose snapshots must
+//! not change (a game keeps its wording); `tdtf_wording_4_*` are the present wording's.
 
 use std::collections::BTreeMap;
 
@@ -8,10 +10,15 @@ use pbem::pipeline;
 
 /// A demo game; `options` may name the day with `scenario`, which becomes `--scenario NAME`.
 fn demo(dir: &std::path::Path, seed: u8, options: &[(&str, &str)]) -> pbem::demo::DemoSummary {
+    demo_in_wording(dir, seed, options, pbem::report::WORDING)
+}
+
+/// [`demo`] in report wording `wording`.
+fn demo_in_wording(dir: &std::path::Path, seed: u8, options: &[(&str, &str)], wording: u32) -> pbem::demo::DemoSummary {
     let start = pipeline::parse_time("2026-07-02T12:00:00Z").unwrap();
     let opts: BTreeMap<String, String> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     let day = opts.get("scenario").map(std::path::PathBuf::from);
-    pbem::demo::run_with_scenario("throw-down-that-flag", dir, [seed; 32], day.as_deref(), opts, start).unwrap()
+    pbem::demo::run_in_wording("throw-down-that-flag", dir, [seed; 32], day.as_deref(), opts, start, wording).unwrap()
 }
 
 fn report(dir: &std::path::Path, n: u64) -> String {
@@ -41,7 +48,7 @@ fn tdtf_demo_plays_each_scenario_and_audits_clean() {
 fn tdtf_recorded_july_2_game() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("g");
-    let s = demo(&dir, 0x02, &[]);
+    let s = demo_in_wording(&dir, 0x02, &[], 3);
     assert!(s.audit.describe().contains("replayed"));
     for n in 0..=s.steps {
         for line in report(&dir, n).lines() {
@@ -123,4 +130,38 @@ fn tdtf_a_day_held_to_its_last_round_says_all_rounds_played() {
     let last = std::fs::read_to_string(dir.join("reports").join(format!("{:06}", pbem::store::GameDir::new(&dir).last_record().unwrap().unwrap())).join("union.txt")).unwrap();
     assert!(last.contains("\nAll 4 rounds played. Breakthroughs: 1 of 2 lose the day.\n"), "{last}");
     assert!(!last.contains("Round 5 of 4"), "{last}");
+}
+
+/// Report wording 4 through the real files, a whole campaign game by the built-in players (seed
+/// 0x12): record 0 says how the campaign is won (README: both days; the rulebook has none);
+/// record 1's form lists the moves through a company of the player's (Player Activations, Move);
+/// record 17's short account tells the shot's result before the company's own loss and its colors
+/// passing; record 33's marks where July 3 begins and still says how the campaign is won. The same
+/// game made in wording 3 keeps every old text (a game keeps its wording: its reports replay).
+#[test]
+fn tdtf_wording_4_campaign() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (now, then) = (tmp.path().join("w4"), tmp.path().join("w3"));
+    let s = demo_in_wording(&now, 0x12, &[("campaign", "true")], 4);
+    let s3 = demo_in_wording(&then, 0x12, &[("campaign", "true")], 3);
+    assert!(s.audit.describe().contains("replayed") && s3.audit.describe().contains("replayed"));
+    assert_eq!((s.steps, &s.outcome), (s3.steps, &s3.outcome), "the same game in either wording");
+    for n in 0..=s.steps {
+        for line in report(&now, n).lines() {
+            assert!(line.chars().count() < 100, "record {n}: line too long: {line}");
+        }
+    }
+    let rule = "Campaign (pbem's; the rulebook has none): won only if both days are won.";
+    let begins = "  * The campaign's next day begins: July 3, 1863:";
+    let (r0, r1, r17, r33) = (report(&now, 0), report(&now, 1), report(&now, 17), report(&now, 33));
+    assert!(r0.contains(rule) && r33.contains(rule) && !report(&now, s.steps).contains(rule), "{r0}");
+    assert!(r1.contains("# Through a company of yours (a move of two spaces, not ending there): "), "{r1}");
+    assert!(r17.contains("a hit (Confederate E\n    down to Str 1, your A out of the fight, the First Minnesota colors pass to your D,"), "{r17}");
+    assert!(r33.contains(begins), "{r33}");
+    let old = (0..=s3.steps).map(|n| report(&then, n)).collect::<Vec<_>>().join("\n");
+    assert!(!old.contains(rule) && !old.contains("# Through a company") && !old.contains(begins));
+    assert!(report(&then, 17).contains("(the First\n    Minnesota colors pass to your D, your A out of the fight,"), "{}", report(&then, 17));
+    for (n, r) in [(0, r0), (1, r1), (17, r17), (33, r33)] {
+        insta::assert_snapshot!(format!("tdtf_wording_4_campaign_{n}"), r);
+    }
 }

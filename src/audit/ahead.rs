@@ -409,7 +409,7 @@ impl Shared {
             orders.insert(o.role.clone(), given);
         }
         let seed = commit::parse_32(&res.seed)?;
-        let mut ctx = Ctx::new(seed).worded(self.wording);
+        let mut ctx = Ctx::new(seed).worded(self.wording).unsent(crate::model::unsent(&res.orders));
         let after = unless_panics(|| self.game.resolve(&before, &orders, &mut ctx))?.ok()?;
         let publication = unless_panics(|| self.game.publication(&before, &after))?.ok()?;
         let pending = unless_panics(|| self.game.pending(&after))?.ok()?;

@@ -32,7 +32,7 @@ mod tests {
     fn answers(g: &dyn DynGame, before: &str, after: &str) -> Answers {
         let roles = g.roles(after).unwrap();
         let views = roles.iter().map(|r| g.view(after, r).unwrap()).collect();
-        let help = roles.iter().map(|r| g.form_help(after, r).unwrap()).collect();
+        let help = roles.iter().map(|r| g.form_help(after, r, crate::report::WORDING).unwrap()).collect();
         (g.pending(after).unwrap(), g.publication(before, after).unwrap(), views, help)
     }
 

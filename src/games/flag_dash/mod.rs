@@ -322,7 +322,7 @@ impl Game for FlagDash {
         if s.seat(role).is_none() { Orders::new() } else { forms::default_order(s, role) }
     }
 
-    fn form_help(&self, s: &State, role: &str) -> Vec<String> {
+    fn form_help(&self, s: &State, role: &str, _: u32) -> Vec<String> {
         forms::help(s, role)
     }
 
@@ -387,6 +387,17 @@ fn asked_kind(s: &State) -> &'static str {
     }
 }
 
+/// The account's line for `role`'s answer to a same-team tie (Determine Move Order: the
+/// teammates decide who moves first). From report wording 4 an answer the seat did not send (its
+/// NMR, [`Ctx::unsent`]) is said to be the default or the built-in player's, not the seat's.
+fn tie_answer_text(ctx: &Ctx, role: &str, first: &str) -> String {
+    match ctx.unsent_by(role).filter(|_| ctx.wording() >= 4) {
+        Some("bot") => format!("{role} did not answer the tie: the built-in player answered, {first} moves first."),
+        Some(_) => format!("{role} did not answer the tie: by default, {first} (the team's first seat) moves first."),
+        None => format!("{role} answers the tie: {first} moves first."),
+    }
+}
+
 /// [`Game::resolve`]: stores the plans (or the tie answer) and runs Phase 2 and 3 until the next
 /// question or the end. `orders` are the asked seats' orders, checked by the core
 /// ([`crate::game::check_all`]), taken in the seats' names' order (the order of the asks).
@@ -415,7 +426,8 @@ pub fn resolve_in(mut s: State, orders: BTreeMap<String, Parsed>, ctx: &mut Ctx)
             }
             Parsed::TieFirst(first) => {
                 let team = s.seat(role).expect("seat").team;
-                engine::say(&mut s, ctx, format!("{role} answers the tie: {first} moves first."));
+                let text = tie_answer_text(ctx, role, &first);
+                engine::say(&mut s, ctx, text);
                 s.tie_answers.insert(team.key().to_string(), first);
             }
         }

@@ -913,7 +913,7 @@ fn ability_spy_default_answer_is_legal_and_card_is_optional() {
     let s2 = resolve_orders(&FlagDash, &s1, &[("white-2".to_string(), d)].into(), &mut Ctx::new([0; 32])).unwrap();
     assert!(has(&s2.log, "white-2 discards the spy token for good, replaces it with #4."), "{:#?}", s2.log);
     // The form's help and the error list the same tokens (no spy token).
-    let help = FlagDash.form_help(&s1, "white-2").join("\n");
+    let help = FlagDash.form_help(&s1, "white-2", crate::report::WORDING).join("\n");
     assert!(help.contains("token = one of: 3, 4, 6, 7 "), "{help}");
     let err = check_order(&s1, "white-2", &orders("token = \"spy\"")).unwrap_err();
     assert_eq!(err[0].field, "token");
@@ -951,7 +951,7 @@ fn form_text(s: &State, role: &str) -> String {
         Pending::Over(_) => String::new(),
     };
     let body = toml::to_string(&FlagDash.default_order(s, role)).unwrap();
-    format!("{prompt}\n{}\n{body}", FlagDash.form_help(s, role).join("\n"))
+    format!("{prompt}\n{}\n{body}", FlagDash.form_help(s, role, crate::report::WORDING).join("\n"))
 }
 
 /// Phase 1 ("secretly plans"; teammates may look at each other's plans): the spy's form, asked in
@@ -1021,6 +1021,30 @@ fn a_spy_pause_is_reported_as_the_spy_question() {
     assert_eq!(engine::tie_asked(&s2).as_deref(), Some("white-1"));
     let text = section(&s2, "white-1");
     assert!(text.contains("Phase 2, move 1 (a tie question)") && text.contains("(it stopped for a tie question)"), "{text}");
+}
+
+/// Determine Move Order: a same-team tie's answer the asked seat did not send (its NMR) is told
+/// as the default, or the built-in player's, in games of report wording 4 (a tester read
+/// "white-1 answers the tie" as sent); earlier wordings, and answers sent, keep the old line.
+#[test]
+fn an_unsent_tie_answer_is_told_as_the_default_from_wording_4() {
+    let plans = [("white-1", idle(1, 2)), ("white-2", idle(1, 4)), ("red-1", idle(1, 2)), ("red-2", idle(4, 2))];
+    let map = plans.into_iter().map(|(r, t)| (r.to_string(), orders(&t))).collect();
+    let tied = resolve_orders(&FlagDash, &new_game(&[]), &map, &mut Ctx::new([0; 32])).unwrap();
+    assert_eq!(engine::tie_asked(&tied).as_deref(), Some("white-1"));
+    let answer = BTreeMap::from([("white-1".to_string(), FlagDash.default_order(&tied, "white-1"))]);
+    let told = |wording: u32, unsent: &[(&str, &str)]| {
+        let unsent = unsent.iter().map(|(r, k)| (r.to_string(), k.to_string())).collect();
+        let mut ctx = Ctx::new([0; 32]).worded(wording).unsent(unsent);
+        let s = resolve_orders(&FlagDash, &tied, &answer, &mut ctx).unwrap();
+        let first = ctx.into_events().into_iter().next().map(|e| e.text).unwrap_or_default();
+        assert!(s.log.contains(&first), "the round's log says the same: {:?}", s.log);
+        first
+    };
+    assert_eq!(told(4, &[("white-1", "default")]), "white-1 did not answer the tie: by default, white-1 (the team's first seat) moves first.");
+    assert_eq!(told(4, &[("white-1", "bot")]), "white-1 did not answer the tie: the built-in player answered, white-1 moves first.");
+    assert_eq!(told(4, &[("red-1", "default")]), "white-1 answers the tie: white-1 moves first.");
+    assert_eq!(told(3, &[("white-1", "default")]), "white-1 answers the tie: white-1 moves first.");
 }
 
 // ---- the alternate board ----

@@ -160,7 +160,7 @@ impl Game for GettysburgCampaign {
         side_of(role).map(|side| forms::default_order(s, side)).unwrap_or_default()
     }
 
-    fn form_help(&self, s: &State, role: &str) -> Vec<String> {
+    fn form_help(&self, s: &State, role: &str, _: u32) -> Vec<String> {
         match side_of(role) {
             Some(side) => forms::help(s, side),
             None => vec![format!("\"{role}\" is not a role of this game (confederate, union).")],

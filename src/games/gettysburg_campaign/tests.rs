@@ -333,7 +333,7 @@ fn s6_a_corps_advancing_or_in_an_approached_town_cannot_take_a_command() {
     assert!(has_problem(&s, "confederate", "cards = [\"Longstreet\"]", "cards"));
     assert!(has_problem(&s, "union", "cards = [\"Sickles\", \"Howard\"]", "cards"));
     assert!(problems(&s, "union", "cards = [\"Howard\", \"Slocum\"]").is_empty());
-    let help = GettysburgCampaign.form_help(&s, "union").join("\n");
+    let help = GettysburgCampaign.form_help(&s, "union", crate::report::WORDING).join("\n");
     assert!(help.contains("Sickles: not playable"), "{help}");
 }
 
@@ -486,7 +486,7 @@ fn form_text(s: &State, role: &str) -> String {
         Pending::Over(_) => String::new(),
     };
     let body = toml::to_string(&g.default_order(s, role)).expect("default order as TOML");
-    format!("{prompt}\n{}\n{body}", g.form_help(s, role).join("\n"))
+    format!("{prompt}\n{}\n{body}", g.form_help(s, role, crate::report::WORDING).join("\n"))
 }
 
 #[test]
@@ -646,7 +646,7 @@ fn s8_stay_for_a_corps_without_a_move_is_a_harmless_no_op() {
     assert_eq!(kind(&s), "move");
     assert!(problems(&s, "confederate", "moves = { I = \"Culpeper\", II = \"stay\" }").is_empty());
     assert!(has_problem(&s, "confederate", "moves = { I = \"Culpeper\", II = \"Culpeper\" }", "moves.II"));
-    let help = GettysburgCampaign.form_help(&fresh(), "union").join("\n");
+    let help = GettysburgCampaign.form_help(&fresh(), "union", crate::report::WORDING).join("\n");
     assert!(help.contains("\"stay\" for a corps without a command is ignored"), "{help}");
 }
 
@@ -848,7 +848,7 @@ fn messages_agree_in_number() {
     assert!(d.said("Union cards revealed: Howard"), "{:?}", d.public);
     // The Confederate plays one card: the form speaks of one card.
     let s = fresh();
-    let help = GettysburgCampaign.form_help(&s, "confederate").join("\n");
+    let help = GettysburgCampaign.form_help(&s, "confederate", crate::report::WORDING).join("\n");
     let Pending::Orders(asks) = GettysburgCampaign.pending(&s) else { panic!() };
     let prompt = &asks.iter().find(|a| a.role == "confederate").unwrap().prompt;
     for text in [&help, prompt] {
@@ -1205,7 +1205,7 @@ fn random_game_of(seed: u8, optional: bool, nmr: bool, policy: &str) -> (State, 
             let report = tmpl
                 .render(minijinja::context! { view => direct, wording => crate::report::WORDING, outcome => () })
                 .unwrap_or_else(|e| panic!("template: {e:#}"));
-            let help = g.form_help(&s, role);
+            let help = g.form_help(&s, role, crate::report::WORDING);
             assert!(!help.is_empty());
             // Reports and forms go by email: keep their lines short (help lines get "# " in front).
             for l in report.lines().chain(help.iter().map(|h| format!("# {h}")).collect::<Vec<_>>().iter().map(String::as_str)) {

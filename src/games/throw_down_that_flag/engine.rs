@@ -565,6 +565,11 @@ fn finish_day(s: &mut State, ctx: &mut Ctx, won: bool, summary: String) {
             s.round = 1;
             s.colors_taken = false;
         say!(ctx, "The campaign goes on: {}.", s.scenario.title);
+        if ctx.wording() >= 4 && !ctx.is_quiet() {
+            // The short account marks where the new day starts (report wording 4): its rounds
+            // count from 1 again, and read as July 2's without it.
+            super::summary::line(s, format!("The campaign's next day begins: {}.", s.scenario.title));
+        }
         return;
     }
     let all_won = s.days.iter().all(|d| d.won);
@@ -646,7 +651,7 @@ pub fn run(s: &mut State, ctx: &mut Ctx, mut direct: Option<Plan>) {
         let before = told.then(|| super::summary::Before::of(s));
         let tally = execute(s, ctx, i, &plan);
         if let Some(before) = before {
-            let text = super::summary::union(&before, s, i, &plan, tally, source);
+            let text = super::summary::union(&before, s, i, &plan, tally, source, ctx.wording());
             super::summary::part(s, text);
         }
         mark(s);

@@ -5,6 +5,7 @@ use toml::Value;
 
 use super::engine;
 use super::orders::{DEFAULT_RANGE, DELETE, OFF};
+use super::hex::Space;
 use super::state::{Side, State};
 use crate::game::Orders;
 
@@ -47,8 +48,9 @@ pub fn default_order(_: &State) -> Orders {
     o
 }
 
-/// Help lines (without `#`) listing the legal choices for the asked company.
-pub fn help(s: &State) -> Vec<String> {
+/// Help lines (without `#`) listing the legal choices for the asked company, in report `wording`
+/// (the form is part of the report: [`first_steps`]).
+pub fn help(s: &State, wording: u32) -> Vec<String> {
     let Some(i) = s.asking else { return vec!["Nothing is asked now.".into()] };
     let Some(p) = s.companies[i].at else { return Vec::new() };
     let mut out = vec![
@@ -61,10 +63,7 @@ pub fn help(s: &State) -> Vec<String> {
             s.scenario.token_limit(true)
         ),
     ];
-    let (c, r) = (s.scenario.map.columns, s.scenario.map.rows);
-    let ends: Vec<String> =
-        p.neighbors(c, r).into_iter().filter(|&q| engine::check_path(s, i, p, &[q]).is_ok()).map(|q| q.name()).collect();
-    out.push(format!("Spaces it can move to first: {}", if ends.is_empty() { "none".into() } else { ends.join(", ") }));
+    out.extend(first_steps(s, i, p, wording));
     let adj = s.adjacent_enemies(i);
     if !adj.is_empty() {
         out.push(format!(
@@ -88,6 +87,31 @@ pub fn help(s: &State) -> Vec<String> {
     // copies no state of the player's into it (the report lists them).
     out.push("Your standing orders are listed in your report (YOUR STANDING ORDERS), not in this form:".into());
     out.push("the form's text is published with your order.".into());
+    out
+}
+
+/// The form's line on the spaces company `i` at `p` can move to first. From report wording 4 also
+/// the spaces holding a company of its own that it can move through to a free space beyond (Player
+/// Activations, Move: a company "may move through a friendly company" but not end its move on
+/// one; `engine::check_path` takes such a path): earlier wordings left them out, as if blocked.
+fn first_steps(s: &State, i: usize, p: Space, wording: u32) -> Vec<String> {
+    let (c, r) = (s.scenario.map.columns, s.scenario.map.rows);
+    let list = |v: Vec<String>| if v.is_empty() { "none".to_string() } else { v.join(", ") };
+    let ends: Vec<String> =
+        p.neighbors(c, r).into_iter().filter(|&q| engine::check_path(s, i, p, &[q]).is_ok()).map(|q| q.name()).collect();
+    let mut out = vec![format!("Spaces it can move to first: {}", list(ends))];
+    if wording >= 4 {
+        let through: Vec<String> = p
+            .neighbors(c, r)
+            .into_iter()
+            .filter(|&q| s.companies.iter().any(|k| k.side == Side::Union && k.at == Some(q)))
+            .filter(|&q| q.neighbors(c, r).into_iter().any(|e| engine::check_path(s, i, p, &[q, e]).is_ok()))
+            .map(|q| q.name())
+            .collect();
+        if !through.is_empty() {
+            out.push(format!("Through a company of yours (a move of two spaces, not ending there): {}", list(through)));
+        }
+    }
     out
 }
 

@@ -186,9 +186,9 @@ impl Game for ThrowDownThatFlag {
         if s.asking.is_some() { forms::default_order(s) } else { Orders::new() }
     }
 
-    fn form_help(&self, s: &State, _: &str) -> Vec<String> {
+    fn form_help(&self, s: &State, _: &str, wording: u32) -> Vec<String> {
         if s.asking.is_some() {
-            return forms::help(s);
+            return forms::help(s, wording);
         }
         forms::standing_help(s)
     }

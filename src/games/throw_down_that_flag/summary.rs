@@ -62,8 +62,16 @@ pub fn confederate(before: &Before, after: &State, i: usize) -> String {
     }
 }
 
-/// A First Minnesota activation: the action (`source`: whose order), the pull and what came of it.
-pub fn union(before: &Before, after: &State, i: usize, plan: &Plan, tally: Option<Tally>, source: &str) -> String {
+/// A First Minnesota activation (Player Activations): the action (`source`: whose order), the pull
+/// and what came of it. From report wording 4 (`plain`) what the attack did comes right after it,
+/// cause before effect: the target's loss, then the company's own, each followed by its colors
+/// passing, then the guns (a tester read "the colors pass to your D, your A out of the fight"
+/// backwards, and "a hit, then moves to E4 (...)" as if the move did it); a move after the attack
+/// comes last.
+pub fn union(before: &Before, after: &State, i: usize, plan: &Plan, tally: Option<Tally>, source: &str, wording: u32) -> String {
+    if wording >= 4 {
+        return plain(before, after, i, plan, tally, source);
+    }
     let mut text = format!("{} ({source})", short(&before.companies, i));
     if plan.action() == "pass" {
         return text + " passes";
@@ -98,6 +106,87 @@ pub fn union(before: &Before, after: &State, i: usize, plan: &Plan, tally: Optio
         text.push_str(&format!(" ({})", results.join(", ")));
     }
     text
+}
+
+/// [`union`] in report wording 4: "your A (your order) shoots at Confederate E (distance 2), 10
+/// tokens: successes 2:3, flames 2:2, a hit (Confederate E down to Str 1, your A out of the fight,
+/// the First Minnesota colors pass to your D, your A's gun overheats), then moves to E4".
+fn plain(before: &Before, after: &State, i: usize, plan: &Plan, tally: Option<Tally>, source: &str) -> String {
+    let mut text = format!("{} ({source})", short(&before.companies, i));
+    if plan.action() == "pass" {
+        return text + " passes";
+    }
+    let from = before.companies[i].at;
+    if let (Some(f), false) = (from, plan.before.is_empty()) {
+        text.push_str(&format!(" moves {}-{}", f.name(), names(&plan.before)));
+    }
+    if let Some(a) = plan.attack {
+        text.push_str(&attack(before, after, plan, from, a, tally));
+    }
+    let first = plan.attack.map(|a| a.target).into_iter().chain([i]);
+    let results = consequences_in(before, after, first);
+    if !results.is_empty() {
+        text.push_str(&format!(" ({})", results.join(", ")));
+    }
+    if let (false, Some(p)) = (plan.after.is_empty(), after.companies[i].at) {
+        text.push_str(&format!(", then moves to {}", p.name()));
+    }
+    text
+}
+
+fn names(v: &[super::hex::Space]) -> String {
+    v.iter().map(|p| p.name()).collect::<Vec<_>>().join("-")
+}
+
+/// An attack's clause of [`plain`]: target, tokens, the pull and whether it hit.
+fn attack(before: &Before, after: &State, plan: &Plan, from: Option<super::hex::Space>, a: super::rules::Attack, tally: Option<Tally>) -> String {
+    let pos = plan.before.last().copied().or(from);
+    let d = pos.zip(before.companies[a.target].at).map_or(0, |(p, q)| p.distance(q));
+    let verb = if plan.before.is_empty() { "" } else { ", then" };
+    let mut text = match a.kind {
+        AttackKind::Shoot => format!("{verb} shoots at {} (distance {d}), {} tokens", short(&before.companies, a.target), a.tokens),
+        AttackKind::Melee => format!("{verb} melees {} (Str {}), {} tokens", short(&before.companies, a.target), before.companies[a.target].str, a.tokens),
+    };
+    if let Some(t) = tally {
+        text.push_str(&format!(": successes {}:{}, flames {}:{}", t.union_success, t.confederate_success, t.union_flame, t.confederate_flame));
+    }
+    let hit = after.companies[a.target].str < before.companies[a.target].str;
+    text.push_str(if hit { ", a hit" } else { ", no hit" });
+    text
+}
+
+/// [`consequences`] in the order of report wording 4: the companies of `first` (the target, then
+/// the acting company), then the others; each company's loss followed by its colors passing (or
+/// being taken); the guns that overheat last, in the same order.
+fn consequences_in(before: &Before, after: &State, first: impl Iterator<Item = usize>) -> Vec<String> {
+    let mut order: Vec<usize> = Vec::new();
+    for j in first.chain(0..after.companies.len()) {
+        if !order.contains(&j) {
+            order.push(j);
+        }
+    }
+    let (b, a) = (&before.companies, &after.companies);
+    let mut out = Vec::new();
+    for &j in &order {
+        if a[j].str < b[j].str {
+            out.push(if a[j].str == 0 { format!("{} out of the fight", short(a, j)) } else { format!("{} down to Str {}", short(a, j), a[j].str) });
+        }
+        if b[j].colors && !a[j].colors {
+            out.extend(colors_after(before, after, j));
+        }
+    }
+    out.extend(order.iter().filter(|&&j| b[j].gun && !a[j].gun).map(|&j| format!("{}'s gun overheats", short(a, j))));
+    out
+}
+
+/// What became of the colors company `j` held before and holds no more: taken, or passed.
+fn colors_after(before: &Before, after: &State, j: usize) -> Option<String> {
+    let side = after.companies[j].side;
+    if side == Side::Confederate && after.colors_taken && !before.colors_taken {
+        return Some("THE CONFEDERATE COLORS ARE TAKEN".into());
+    }
+    let heir = (0..after.companies.len()).find(|&k| after.companies[k].side == side && after.companies[k].colors && !before.companies[k].colors)?;
+    Some(format!("the {} colors pass to {}", side.name(), short(&after.companies, heir)))
 }
 
 /// What changed on the field between two states: Str lost, companies out, gun markers lost,

@@ -159,6 +159,22 @@ fn move_passes_through_friends_but_not_enemies_and_never_ends_on_a_company() {
     assert!(engine::check_path(&s, a, sp("E2"), &[sp("E4")]).is_err(), "not adjacent");
 }
 
+/// Player Activations, Move: a company "may move through a friendly company". The engine takes such
+/// a path all along; the form of report wording 4 lists the spaces it can move through, those of
+/// earlier wordings (replayed in their reports) only the free spaces, as if a friend blocked.
+#[test]
+fn the_activation_form_lists_moves_through_a_friend_from_wording_4() {
+    let mut s = board(&[("A", "E2", 3), ("B", "E3", 3)], &[("C", "G6", 3)]);
+    let a = idx(&s, Side::Union, "A");
+    s.asking = Some(a);
+    assert!(engine::check_path(&s, a, sp("E2"), &[sp("E3"), sp("E4")]).is_ok());
+    let (now, before) = (forms::help(&s, 4), forms::help(&s, 3));
+    let first = |h: &[String]| h.iter().find(|l| l.starts_with("Spaces it can move to first: ")).cloned();
+    assert!(first(&now).is_some_and(|l| !l.contains("E3")) && first(&now) == first(&before), "{now:?}");
+    assert!(now.contains(&"Through a company of yours (a move of two spaces, not ending there): E3".to_string()), "{now:?}");
+    assert!(!before.iter().any(|l| l.starts_with("Through")), "{before:?}");
+}
+
 #[test]
 fn move_that_ends_back_on_its_starting_space_is_a_pass() {
     let s = board(&[("A", "E2", 3), ("B", "E3", 3)], &[("C", "G6", 3)]);
@@ -347,7 +363,7 @@ fn activation_form_does_not_copy_the_standing_orders() {
     assert!(s1.asking.is_some());
     let Pending::Orders(asks) = g.pending(&s1) else { panic!("over") };
     let body = toml::to_string(&g.default_order(&s1, "union")).unwrap();
-    let form = format!("{}\n{}\n{body}", asks[0].prompt, g.form_help(&s1, "union").join("\n"));
+    let form = format!("{}\n{}\n{body}", asks[0].prompt, g.form_help(&s1, "union", crate::report::WORDING).join("\n"));
     for st in s1.standing.values() {
         let text = orders::standing_text(st);
         assert!(!form.contains(&text), "the form copies the standing order \"{text}\":\n{form}");
@@ -576,11 +592,60 @@ fn an_activation_is_told_in_one_short_line() {
     let mut t = Ctx::scripted(&[0, 0]);
     let tally = engine::execute(&mut s, &mut t, a, &plan);
     assert_eq!(
-        summary::union(&before, &s, a, &plan, tally, "standing order"),
+        summary::union(&before, &s, a, &plan, tally, "standing order", 3),
         "your A (standing order) shoots at Confederate B (distance 2), 2 tokens: successes 2:0, flames 0:0, a hit \
          (Confederate B down to Str 2)"
     );
     assert!(texts(&t).contains(&"Success bag, company A's shot, token 1 of 2: a First Minnesota success.".to_string()), "{:?}", texts(&t));
+}
+
+/// Player Activations, shoot then move: the short account's line of wording 4 says what the shot
+/// did right after it, the target's loss before its colors passing, then the move (a tester read
+/// "a hit, then moves to D2 (...)" as the move's doing, and "the colors pass to ..., B out of the
+/// fight" backwards); wording 3 keeps its line (replayed).
+#[test]
+fn an_activation_line_tells_cause_before_effect_from_wording_4() {
+    let line = |wording: u32| {
+        let mut s = board(&[("A", "E2", 3)], &[("B", "E4", 1), ("C", "G6", 2), ("D", "F5", 2)]);
+        let (a, b) = (idx(&s, Side::Union, "A"), idx(&s, Side::Confederate, "B"));
+        let plan = Plan { attack: Some(Attack { kind: AttackKind::Shoot, target: b, tokens: 2 }), after: vec![sp("D2")], ..Plan::default() };
+        let before = summary::Before::of(&s);
+        let tally = engine::execute(&mut s, &mut Ctx::scripted(&[0, 0]), a, &plan);
+        summary::union(&before, &s, a, &plan, tally, "your order", wording)
+    };
+    assert_eq!(
+        line(4),
+        "your A (your order) shoots at Confederate B (distance 2), 2 tokens: successes 2:0, flames 0:0, a hit \
+         (Confederate B out of the fight, the Confederate colors pass to Confederate D), then moves to D2"
+    );
+    assert_eq!(
+        line(3),
+        "your A (your order) shoots at Confederate B (distance 2), 2 tokens: successes 2:0, flames 0:0, a hit, \
+         then moves to D2 (Confederate B out of the fight, the Confederate colors pass to Confederate D)"
+    );
+}
+
+/// Campaign (pbem's, README "Throw Down That Flag orders"): from report wording 4 the short
+/// account has a line of its own where July 3 begins (its rounds count from 1 again); wording 3
+/// goes from July 2's result straight to July 3's round 1.
+#[test]
+fn the_short_account_marks_where_july_3_begins_from_wording_4() {
+    let opts = BTreeMap::from([("campaign".to_string(), "true".to_string())]);
+    let standing = "[standing.all]\nmove = \"hold\"\n";
+    let lines = |wording: u32| {
+        let mut s = ThrowDownThatFlag.setup(JULY_2, &opts).unwrap();
+        s.round = 4;
+        s.colors_row = 3;
+        let step = resolve_orders(&ThrowDownThatFlag, &s, &orders(standing), &mut Ctx::new([7; 32]).worded(wording)).unwrap();
+        step.summary
+    };
+    let begins = "The campaign's next day begins: July 3, 1863: Pickett's Charge and the colors of the 28th Virginia.";
+    for (wording, marked) in [(4, true), (3, false)] {
+        let l = lines(wording);
+        let day = l.iter().position(|x| x.starts_with("july-2: ")).unwrap_or_else(|| panic!("{l:?}"));
+        assert_eq!(l.get(day + 1).map(String::as_str) == Some(begins), marked, "wording {wording}: {l:?}");
+        assert!(l[day + 1 + usize::from(marked)].starts_with("Round 1, "), "wording {wording}: {l:?}");
+    }
 }
 
 #[test]

@@ -143,6 +143,9 @@ pub fn view(s: &State) -> Value {
         })),
         "days": s.days,
         "next_day": s.next.as_ref().map(|n| n.title.clone()),
+        // A campaign still going (a day to come, or one played): reports of wording 4 say how it
+        // is won (pbem's campaign, README "Throw Down That Flag orders").
+        "campaign": s.outcome.is_none() && (s.next.is_some() || !s.days.is_empty()),
         "question": s.asking.filter(|_| s.outcome.is_none()).map(|_| json!({ "kind": "activation", "prompt": prompt(s) })),
         // The company the question is about (the picture rings it).
         "asking": s.asking.filter(|_| s.outcome.is_none()).map(|i| s.companies[i].letter.clone()),
