@@ -1407,7 +1407,7 @@ fn cmd_demo(rules: String, out: Option<PathBuf>, seed: Option<String>, scenario:
     let seed = seed_arg(seed, crate::commit::fresh_32)?;
     let out = out.unwrap_or_else(|| PathBuf::from("turns").join(format!("demo-{rules}-{}", &hex::encode(seed)[..8])));
     let start = pipeline::parse_time("2026-07-01T12:00:00Z")?;
-    let s = demo::run_with_scenario(&rules, &out, seed, scenario.as_deref(), key_values(&options, "--option")?, start)?;
+    let s = demo::run_with_scenario(&rules, &out, seed, scenario.as_deref(), key_values(&options, "--option")?, start, crate::report::WORDING)?;
     crate::outln!("demo game: {}", s.game_dir.display());
     crate::outln!("seed: {}", hex::encode(seed));
     crate::outln!("steps (email round trips): {}, orders submitted: {}", s.steps, s.orders);

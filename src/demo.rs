@@ -41,25 +41,14 @@ fn sub_seed(seed: &[u8; 32], purpose: &str) -> [u8; 32] {
 /// With the same seed the whole folder is byte-identical (keys, host seeds, nonces and the clock
 /// are derived from it; the clock starts at `start` and advances one hour per step).
 pub fn run(rules: &str, out: &Path, seed: [u8; 32], options: BTreeMap<String, String>, start: DateTime<Utc>) -> Result<DemoSummary> {
-    run_with_scenario(rules, out, seed, None, options, start)
+    run_with_scenario(rules, out, seed, None, options, start, crate::report::WORDING)
 }
 
-/// [`run`] with a scenario file of one's own instead of the game's shipped one.
+/// [`run`] with a scenario file of one's own instead of the game's shipped one, for a game of
+/// report wording `wording` (`game.toml`'s `wording`: [`crate::report::WORDING`], or an earlier
+/// one, so that snapshots of a game made before a wording changed keep their texts and record
+/// hashes).
 pub fn run_with_scenario(
-    rules: &str,
-    out: &Path,
-    seed: [u8; 32],
-    scenario: Option<&Path>,
-    options: BTreeMap<String, String>,
-    start: DateTime<Utc>,
-) -> Result<DemoSummary> {
-    run_in_wording(rules, out, seed, scenario, options, start, crate::report::WORDING)
-}
-
-/// [`run_with_scenario`] for a game of report wording `wording` (`game.toml`'s `wording`, an
-/// earlier one than [`crate::report::WORDING`]: snapshots of a game made before a wording changed
-/// keep their texts and record hashes).
-pub fn run_in_wording(
     rules: &str,
     out: &Path,
     seed: [u8; 32],

@@ -17,7 +17,7 @@ fn demo(dir: &Path, seed: u8, options: &[(&str, &str)]) -> pbem::demo::DemoSumma
 fn demo_in_wording(dir: &Path, seed: u8, options: &[(&str, &str)], wording: u32) -> pbem::demo::DemoSummary {
     let start = pipeline::parse_time("2026-07-03T12:00:00Z").unwrap();
     let opts: BTreeMap<String, String> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
-    pbem::demo::run_in_wording("flag-dash", dir, [seed; 32], None, opts, start, wording).unwrap()
+    pbem::demo::run_with_scenario("flag-dash", dir, [seed; 32], None, opts, start, wording).unwrap()
 }
 
 fn report(dir: &Path, n: u64, role: &str) -> String {

@@ -201,7 +201,7 @@ fn gettysburg_scenario(tmp: &Path, name: &str, edit: impl Fn(&str) -> String) ->
 
 fn scenario_demo(rules: &str, dir: &Path, scenario: &Path) -> u64 {
     let start = pipeline::parse_time("2026-07-03T12:00:00Z").unwrap();
-    pbem::demo::run_with_scenario(rules, dir, [9; 32], Some(scenario), BTreeMap::new(), start).unwrap().steps
+    pbem::demo::run_with_scenario(rules, dir, [9; 32], Some(scenario), BTreeMap::new(), start, pbem::report::WORDING).unwrap().steps
 }
 
 /// tester16 T16c-1: the tester's game (the real binary): at record 10 the Confederate I Corps
@@ -275,7 +275,7 @@ fn flag_dash_pictures() {
     let dir2 = tmp.path().join("alternate");
     let start = pipeline::parse_time("2026-07-03T12:00:00Z").unwrap();
     let opts = BTreeMap::from([("abilities".to_string(), "true".to_string())]);
-    let s = pbem::demo::run_with_scenario("flag-dash", &dir2, [3; 32], Some(Path::new("alternate")), opts, start).unwrap();
+    let s = pbem::demo::run_with_scenario("flag-dash", &dir2, [3; 32], Some(Path::new("alternate")), opts, start, pbem::report::WORDING).unwrap();
     check_game(&dir2, s.steps, |_, _| {});
 }
 

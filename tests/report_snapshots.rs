@@ -11,7 +11,7 @@ fn gettysburg_demo_reports() {
     let tmp = tempfile::tempdir().unwrap();
     let dir = tmp.path().join("g");
     let start = pipeline::parse_time("2026-07-01T12:00:00Z").unwrap();
-    let s = pbem::demo::run_in_wording("gettysburg-campaign", &dir, [0x63; 32], None, Default::default(), start, 3).unwrap();
+    let s = pbem::demo::run_with_scenario("gettysburg-campaign", &dir, [0x63; 32], None, Default::default(), start, 3).unwrap();
     insta::assert_snapshot!("gettysburg_summary", format!("steps {}, orders {}\n{}", s.steps, s.orders, s.outcome));
     for n in [0, 1, 2, s.steps] {
         for role in ["confederate", "union"] {

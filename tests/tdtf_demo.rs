@@ -18,7 +18,7 @@ fn demo_in_wording(dir: &std::path::Path, seed: u8, options: &[(&str, &str)], wo
     let start = pipeline::parse_time("2026-07-02T12:00:00Z").unwrap();
     let opts: BTreeMap<String, String> = options.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect();
     let day = opts.get("scenario").map(std::path::PathBuf::from);
-    pbem::demo::run_in_wording("throw-down-that-flag", dir, [seed; 32], day.as_deref(), opts, start, wording).unwrap()
+    pbem::demo::run_with_scenario("throw-down-that-flag", dir, [seed; 32], day.as_deref(), opts, start, wording).unwrap()
 }
 
 fn report(dir: &std::path::Path, n: u64) -> String {
