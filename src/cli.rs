@@ -535,6 +535,12 @@ struct ManArgs {
 }
 
 impl Command {
+    /// Whether the command writes a game's or the mail's files (or a demo's, a public copy, a
+    /// signature): it outlives a reader of its output that goes away ([`crate::console::outlive_the_reader`]).
+    fn changes_files(&self) -> bool {
+        !matches!(self, Command::Status(_) | Command::Form(_) | Command::Verify(_) | Command::Report(_) | Command::Audit(_) | Command::Simulate(_) | Command::Completions(_) | Command::Man(_))
+    }
+
     /// The `--templates` folder of the commands that render reports.
     fn templates(&self) -> Option<PathBuf> {
         match self {
@@ -559,9 +565,9 @@ pub fn main() -> ExitCode {
     };
     match crate::console::finish() {
         Ok(()) => code,
-        Err(e) => {
+        Err((e, status)) => {
             crate::errln!("pbem: {e}");
-            ExitCode::FAILURE
+            ExitCode::from(status)
         }
     }
 }
@@ -831,6 +837,9 @@ fn audit_lines(dir: &Path, receipts: &[PathBuf], reports: &[PathBuf], templates:
 
 /// Executes one parsed command.
 pub fn run(cli: Cli) -> Result<ExitCode> {
+    if cli.command.changes_files() {
+        crate::console::outlive_the_reader();
+    }
     let templates = cli.command.templates();
     report::set_override(templates.clone());
     match cli.command {
@@ -995,9 +1004,7 @@ fn cmd_sign(key: PathBuf, file: PathBuf, append: bool) -> Result<ExitCode> {
         .ok_or_else(|| anyhow!("{}: the nonce could not be replaced with a fresh one; write it as the line `nonce = \"\"` under `[pbem]` (not signed)", file.display()))?;
     let armored = sig::sign_with(&k, pipeline::NS_ORDERS, body.as_bytes())?;
     if piped {
-        use std::io::Write;
-        let mut out = std::io::stdout().lock();
-        out.write_all(format!("{body}{armored}").as_bytes()).and_then(|()| out.flush()).map_err(|e| anyhow!("<stdout>: {e}"))?;
+        crate::console::out_now(format!("{body}{armored}").as_bytes())?;
     } else if append {
         store::write_user_file(&file, format!("{body}{armored}").as_bytes())?;
         crate::outln!("signed {} (signature appended)", file.display());
@@ -1165,6 +1172,9 @@ fn adjudicate_line(d: &Path, result: crate::error::Result<pipeline::Adjudicated>
 
 /// `pbem intake`.
 fn cmd_intake(root: PathBuf, maildir: Option<PathBuf>, mbox: Option<PathBuf>, stdin: bool, config: Option<PathBuf>, t: Option<String>, quiet: bool) -> Result<ExitCode> {
+    if stdin {
+        crate::console::fail_with(75);
+    }
     let result = clock(&t).and_then(|t| crate::mail::cli::intake(&root, maildir, mbox, stdin, config.as_deref(), t, quiet));
     match result {
         // From a .forward or procmail pipe, any failure is "try again later" (EX_TEMPFAIL,

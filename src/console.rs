@@ -11,9 +11,33 @@
 use std::fmt;
 use std::io::Write;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU8, Ordering};
 
 /// The first failed write to standard output in this run (its error's text).
 static FAILED: OnceLock<String> = OnceLock::new();
+
+/// The exit status of a run whose output could not be written ([`finish`]; [`fail_with`]).
+static FAILED_STATUS: AtomicU8 = AtomicU8::new(1);
+
+/// For a command that changes files: a reader of standard output that goes away (`| head -1`, a
+/// `| logger` that died) makes the writes fail, remembered for [`finish`], instead of ending
+/// the process by SIGPIPE midway (`intake` had taken the messages and not yet sent the replies
+/// it queued: tester t19a D1). A sendmail transport that exits before reading its whole mail
+/// then fails that mail's sending instead of ending the run. The other commands keep SIGPIPE's
+/// default (set in `main`), so `pbem status --all | head` ends quietly, like other Unix tools.
+pub fn outlive_the_reader() {
+    #[cfg(unix)]
+    // SAFETY: only sets a signal disposition to "ignore"; called before the command starts threads.
+    unsafe {
+        libc::signal(libc::SIGPIPE, libc::SIG_IGN);
+    }
+}
+
+/// The exit status [`finish`] gives when standard output could not be written: 1 unless set
+/// (`intake --stdin`: 75, as for any of its failures, so that the mail system keeps the message).
+pub fn fail_with(status: u8) {
+    FAILED_STATUS.store(status, Ordering::Relaxed);
+}
 
 /// Writes `args` to standard output; a failure is remembered for [`finish`], never returned.
 pub fn out(args: fmt::Arguments) {
@@ -34,19 +58,26 @@ pub fn failed(e: &std::io::Error) {
     let _ = FAILED.set(e.to_string());
 }
 
+/// Writes `bytes` to standard output at once (flushed), for a command whose output is a file's
+/// bytes (`-` as a file name); an error says it is standard output that could not be written.
+pub fn out_now(bytes: &[u8]) -> Result<(), crate::error::Error> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes).and_then(|()| out.flush()).map_err(crate::error::Error::Output)
+}
+
 /// Writes `args` to standard error; a failure is dropped.
 pub fn err(args: fmt::Arguments) {
     let _ = std::io::stderr().lock().write_fmt(args);
 }
 
-/// At the end of a run: flushes standard output and, if any write to it failed, says so on
-/// standard error and returns `Err` with the error's text (the caller exits 1).
-pub fn finish() -> Result<(), String> {
+/// At the end of a run: flushes standard output and, if any write to it failed, returns `Err`
+/// with the line to print and the exit status ([`fail_with`]; 1 unless set).
+pub fn finish() -> Result<(), (String, u8)> {
     if let Err(e) = std::io::stdout().lock().flush() {
         failed(&e);
     }
     match FAILED.get() {
-        Some(e) => Err(format!("cannot write to standard output: {e}")),
+        Some(e) => Err((format!("cannot write to standard output: {e}"), FAILED_STATUS.load(Ordering::Relaxed))),
         None => Ok(()),
     }
 }

@@ -15,6 +15,9 @@ pub enum Error {
     /// Reading or writing a file failed.
     #[error("{}: {source}", .path.display())]
     Io { path: PathBuf, source: std::io::Error },
+    /// Writing a command's output (a file's bytes asked for as `-`) to standard output failed.
+    #[error("cannot write to standard output: {0}")]
+    Output(std::io::Error),
     /// Another `pbem` process holds this game's lock.
     #[error("{}: locked by another pbem run", .0.display())]
     Locked(PathBuf),

@@ -215,10 +215,12 @@ pub fn render(
 /// marks where a campaign's July 3 begins with a line of its own, and its line for a First
 /// Minnesota activation tells what the attack did right after it, cause before effect (the
 /// target's loss, then the company's own, each with its colors passing, then the guns), a move
-/// after the attack last (`summary::union`); its activation form (part of the report) lists the
+/// after the attack last, and an attack that missed says "a miss", not "no hit" (which read as
+/// the whole exchange's result: tester t19a D5) (`summary::union`); its activation form (part of the report) lists the
 /// spaces holding a company of the player's that the asked company can move through (the rules
 /// allow it and the engine took such paths; the form left them out); a campaign's reports say, in
-/// their head while the campaign goes on, how it is won (pbem's: both days; README), the next
+/// their head while the campaign goes on, how it is won (pbem's: both days; README), or that it
+/// is lost once a day of it was lost (t19a D4), the next
 /// day's title on a line of its own (the line ran past 100 columns).
 pub const WORDING: u32 = 4;
 

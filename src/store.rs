@@ -480,8 +480,7 @@ fn make_public_dirs(dir: &Path) -> Result<()> {
 /// to a link to nothing, or the write's, naming the file.
 pub fn write_user_file(path: &Path, bytes: &[u8]) -> Result<bool> {
     if path == Path::new("-") {
-        let mut out = std::io::stdout().lock();
-        out.write_all(bytes).and_then(|()| out.flush()).map_err(|e| io(path, e))?;
+        crate::console::out_now(bytes)?;
         return Ok(false);
     }
     let meta = match fs::symlink_metadata(path) {

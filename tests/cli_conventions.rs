@@ -266,3 +266,45 @@ fn output_that_cannot_be_written_is_a_failure_not_a_panic() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     pbem().args(["status", g.to_str().unwrap()]).assert().success().stdout(predicate::str::contains("1 step(s) resolved"));
 }
+
+/// A command that changes files outlives a reader of its output that went away (a closed pipe):
+/// `submit` of two orders takes both, then exits 1 naming the broken pipe, where SIGPIPE had
+/// ended it after the first's line (tester t19a D1: `intake | true` left its replies unsent);
+/// a command that only reads still ends quietly by SIGPIPE, as `| head` expects. A file's bytes
+/// asked for as `-` that cannot be written say it is standard output (t19a D3).
+#[cfg(target_os = "linux")]
+#[test]
+fn a_command_that_changes_files_outlives_a_closed_pipe() {
+    use std::os::unix::process::ExitStatusExt;
+    let dir = tempfile::tempdir().unwrap();
+    game(dir.path());
+    let g = dir.path().join("g1");
+    let mut files = Vec::new();
+    for role in ["union", "confederate"] {
+        let f = dir.path().join(format!("{role}.toml"));
+        pbem().arg("form").arg(&g).args(["--role", role, "-o"]).arg(&f).assert().success();
+        let key = dir.path().join(if role == "union" { "union" } else { "conf" });
+        pbem().arg("sign").arg("--key").arg(&key).arg(&f).assert().success();
+        files.push(f);
+    }
+    let closed_pipe = || {
+        let (reader, writer) = std::io::pipe().unwrap();
+        drop(reader);
+        writer
+    };
+    let bin = assert_cmd::cargo::cargo_bin!("pbem");
+    let before = pbem().arg("status").arg(&g).arg("--now").arg("2026-07-01T12:04:00Z").output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&before.stdout).matches("): awaited").count(), 2);
+    let out = Command::new(bin).arg("submit").arg(&g).args(&files).arg("--now").arg("2026-07-01T12:05:00Z").stdout(closed_pipe()).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("cannot write to standard output: Broken pipe"), "{out:?}");
+    let status = pbem().arg("status").arg(&g).arg("--now").arg("2026-07-01T12:06:00Z").output().unwrap();
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(text.contains("union (command):") && !text.contains("): awaited"), "both orders taken: {text}");
+    let out = Command::new(bin).arg("status").arg(&g).stdout(closed_pipe()).output().unwrap();
+    assert_eq!(out.status.signal(), Some(libc::SIGPIPE), "{out:?}");
+    let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+    let out = Command::new(bin).arg("form").arg(&g).args(["--role", "union", "-o", "-"]).stdout(full).output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("pbem: cannot write to standard output: No space left"), "{out:?}");
+}

@@ -165,3 +165,23 @@ fn tdtf_wording_4_campaign() {
         insta::assert_snapshot!(format!("tdtf_wording_4_campaign_{n}"), r);
     }
 }
+
+/// Campaign (pbem's, README "Throw Down That Flag orders"): once July 2 is lost, the reports of
+/// wording 4 say the campaign is lost while July 3 is played for its own result, instead of how
+/// it is won (tester t19a D4); wording 3's have neither line.
+#[test]
+fn tdtf_a_lost_july_2_says_the_campaign_is_lost() {
+    let tmp = tempfile::tempdir().unwrap();
+    let (now, then) = (tmp.path().join("w4"), tmp.path().join("w3"));
+    let s = demo_in_wording(&now, 0x01, &[("campaign", "true")], 4);
+    let s3 = demo_in_wording(&then, 0x01, &[("campaign", "true")], 3);
+    let lost = "Campaign (pbem's; the rulebook has none): lost, since a day of it was lost";
+    let how = "Campaign (pbem's; the rulebook has none): won only if both days are won.";
+    let all: Vec<String> = (0..=s.steps).map(|n| report(&now, n)).collect();
+    let first_lost = all.iter().position(|r| r.contains(lost)).expect("a report after the lost July 2");
+    assert!(all[first_lost].contains("  july-2: defeat"), "{}", all[first_lost]);
+    assert!(all[..first_lost].iter().all(|r| !r.contains("july-2: defeat")));
+    assert!(all[first_lost..].iter().all(|r| !r.contains(how)), "no report after the defeat tells how to win");
+    let old = (0..=s3.steps).map(|n| report(&then, n)).collect::<Vec<_>>().join("\n");
+    assert!(!old.contains(lost) && !old.contains(how));
+}

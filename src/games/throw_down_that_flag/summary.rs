@@ -151,7 +151,7 @@ fn attack(before: &Before, after: &State, plan: &Plan, from: Option<super::hex::
         text.push_str(&format!(": successes {}:{}, flames {}:{}", t.union_success, t.confederate_success, t.union_flame, t.confederate_flame));
     }
     let hit = after.companies[a.target].str < before.companies[a.target].str;
-    text.push_str(if hit { ", a hit" } else { ", no hit" });
+    text.push_str(if hit { ", a hit" } else { ", a miss" });
     text
 }
 
