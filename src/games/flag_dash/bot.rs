@@ -205,8 +205,11 @@ impl<'a> Scratch<'a> {
             *at = Some(key);
         }
         // Without a combo card the filled steps (the written boosts and tunnels, then the card's
-        // resolutions in a row) always pass the card-order check: it is made only with one.
-        let read = if !*filled { Err(String::new()) } else if mp.combo.is_some() { check_card_order(mp, &t.steps) } else { Ok(()) };
+        // resolutions in a row) always pass the card-order check: it is made only with one. With
+        // one but no Copy they pass too: a combo token resolves its played card once (no repeats
+        // to come between), and only a Copy must follow the card it copies. So every combo card
+        // of a played card reads alike (`combo_scores` reads one for all).
+        let read = if !*filled { Err(String::new()) } else if mp.combo.is_some() && mp.copy.is_some() { check_card_order(mp, &t.steps) } else { Ok(()) };
         debug_assert_eq!(read.is_ok(), *filled && check_card_order(mp, &t.steps).is_ok(), "a move without combo passes the card-order check");
         debug_assert_eq!(read.is_ok().then(|| t.clone()), parse_try(self.base, role, mp, &v.text(self.base)).ok(), "the variant reads as written");
         read.is_ok()
@@ -240,9 +243,13 @@ impl<'a> Scratch<'a> {
         let mp = |c: Card| MovePlan { card, token, combo: Some(c), copy: None, tries: Vec::new(), spy_on: None };
         let _trial = Trial::begin();
         for (k, v) in tried.iter().enumerate() {
-            let readable: Vec<usize> = (0..combos.len()).filter(|&j| self.reads(role, &mp(combos[j]), k, v)).collect();
-            let Some(&first) = readable.first() else { continue };
-            let first_mp = mp(combos[first]);
+            // Every combo card reads alike (no Copy among them, see `reads`): one read for all.
+            if !self.reads(role, &mp(combos[0]), k, v) {
+                continue;
+            }
+            debug_assert!(combos.iter().all(|&c| self.reads(role, &mp(c), k, v)), "every combo card reads alike");
+            let readable = 0..combos.len();
+            let first_mp = mp(combos[0]);
             let t = &self.read[k].1;
             let split = t.steps.iter().position(|x| matches!(x, Step::Combo(_))).expect("a combo move has its combo step");
             self.lines.clear();
@@ -253,12 +260,12 @@ impl<'a> Scratch<'a> {
                 Ok((true, _)) => {
                     // The played card ended the move (a win, or trapped): every combo card alike.
                     let sc = score(self.work, team);
-                    readable.iter().for_each(|&j| out[j * tried.len() + k] = Some(sc));
+                    readable.for_each(|j| out[j * tried.len() + k] = Some(sc));
                 }
                 Ok((false, at)) => {
                     let mid = self.mid.as_deref_mut().expect("a combo token's scratch has its middle board");
                     put_back(mid, self.work, Touches::ALL);
-                    for &j in &readable {
+                    for j in readable {
                         let (mpj, mut atj) = (mp(combos[j]), at);
                         let how = How { mp: &mpj, ..how };
                         let done = carry_on(self.work, &how, &mut atj, t.steps.len(), &mut self.lines).map(|stop| if !stop { end_move(self.work, &mpj, t, &mut self.lines) });
