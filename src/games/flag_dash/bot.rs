@@ -36,10 +36,12 @@ pub fn score(s: &State, team: Team) -> i32 {
             v -= 6 * d;
         }
     }
+    // The team's own flag, looked up once (not once a defender).
+    let own = s.flag_space(team);
     for c in s.chars.iter().filter(|c| c.team == team) {
         v += 25 * c.holds.len() as i32 + 2 * c.boosts as i32;
         if !c.is_runner() {
-            v -= 2 * c.at.dist(s.flag_space(team));
+            v -= 2 * c.at.dist(own);
         }
     }
     if let Some(i) = s.carrier(team) {
@@ -174,7 +176,7 @@ struct Scratch<'a> {
     /// Each alternative tried (by its place in the list tried) as last filled in: for moves of
     /// which [`FillKey`], and whether it could be. Every card with one token fills alike, so each
     /// is filled once a move, not once a card.
-    read: Vec<(Option<FillKey>, Try, bool)>,
+    read: Reads,
     /// For a combo token: a copy of `base` made the board after an alternative's played card,
     /// from which each combo card is tried ([`Scratch::combo_scores`]); `None` for other tokens.
     mid: Option<&'a mut State>,
@@ -185,14 +187,19 @@ impl<'a> Scratch<'a> {
     /// as played change) is put back as `base` is.
     /// `mid` (for a combo token; the same) likewise.
     fn new(base: &'a State, work: &'a mut State, mut mid: Option<&'a mut State>, variants: usize) -> Self {
-        let empty = (None, Try { who: 0, steps: Vec::new(), chase: Vec::new(), no_card: false }, false);
         for w in std::iter::once(&mut *work).chain(mid.as_deref_mut()) {
             if w.played != base.played {
                 w.played.clone_from(&base.played);
             }
             put_back(w, base, Touches::ALL);
         }
-        Scratch { base, work, lines: Vec::new(), read: vec![empty; variants], mid }
+        // This thread's lists from the last scratch (see `ROOM`), each alternative not yet read.
+        let (mut lines, mut read) = ROOM.take();
+        lines.clear();
+        read.truncate(variants);
+        read.iter_mut().for_each(|r| r.0 = None);
+        read.resize_with(variants, || (None, Try { who: 0, steps: Vec::new(), chase: Vec::new(), no_card: false }, false));
+        Scratch { base, work, lines, read, mid }
     }
 
     /// Whether alternative `v` (place `k` in the list tried) of `mp` can be read: its card steps
@@ -294,6 +301,23 @@ impl<'a> Scratch<'a> {
     fn reset(&mut self, may: Touches) {
         put_back(self.work, self.base, may);
     }
+}
+
+impl Drop for Scratch<'_> {
+    /// Keeps the lists for this thread's next scratch (see `ROOM`).
+    fn drop(&mut self) {
+        ROOM.set((std::mem::take(&mut self.lines), std::mem::take(&mut self.read)));
+    }
+}
+
+/// The filled alternatives of a [`Scratch`] (see its `read`).
+type Reads = Vec<(Option<FillKey>, Try, bool)>;
+
+thread_local! {
+    /// The lists of the last [`Scratch`] on this thread (its lines and filled alternatives), kept
+    /// for their room: each alternative's steps are filled into the list of the last scratch's
+    /// alternative in its place, not into a new one (a scratch a move, two moves a plan).
+    static ROOM: std::cell::Cell<(Vec<String>, Reads)> = const { std::cell::Cell::new((Vec::new(), Vec::new())) };
 }
 
 /// Makes `w` as `b` is after a move on `w` that may change what `may` says: the pieces, flags,
