@@ -36,10 +36,12 @@ pub fn score(s: &State, team: Team) -> i32 {
             v -= 6 * d;
         }
     }
+    // The team's own flag, looked up once (not once a defender).
+    let own = s.flag_space(team);
     for c in s.chars.iter().filter(|c| c.team == team) {
         v += 25 * c.holds.len() as i32 + 2 * c.boosts as i32;
         if !c.is_runner() {
-            v -= 2 * c.at.dist(s.flag_space(team));
+            v -= 2 * c.at.dist(own);
         }
     }
     if let Some(i) = s.carrier(team) {
@@ -174,7 +176,7 @@ struct Scratch<'a> {
     /// Each alternative tried (by its place in the list tried) as last filled in: for moves of
     /// which [`FillKey`], and whether it could be. Every card with one token fills alike, so each
     /// is filled once a move, not once a card.
-    read: Vec<(Option<FillKey>, Try, bool)>,
+    read: Reads,
     /// For a combo token: a copy of `base` made the board after an alternative's played card,
     /// from which each combo card is tried ([`Scratch::combo_scores`]); `None` for other tokens.
     mid: Option<&'a mut State>,
@@ -185,14 +187,19 @@ impl<'a> Scratch<'a> {
     /// as played change) is put back as `base` is.
     /// `mid` (for a combo token; the same) likewise.
     fn new(base: &'a State, work: &'a mut State, mut mid: Option<&'a mut State>, variants: usize) -> Self {
-        let empty = (None, Try { who: 0, steps: Vec::new(), chase: Vec::new(), no_card: false }, false);
         for w in std::iter::once(&mut *work).chain(mid.as_deref_mut()) {
             if w.played != base.played {
                 w.played.clone_from(&base.played);
             }
             put_back(w, base, Touches::ALL);
         }
-        Scratch { base, work, lines: Vec::new(), read: vec![empty; variants], mid }
+        // This thread's lists from the last scratch (see `ROOM`), each alternative not yet read.
+        let (mut lines, mut read) = ROOM.take();
+        lines.clear();
+        read.truncate(variants);
+        read.iter_mut().for_each(|r| r.0 = None);
+        read.resize_with(variants, || (None, Try { who: 0, steps: Vec::new(), chase: Vec::new(), no_card: false }, false));
+        Scratch { base, work, lines, read, mid }
     }
 
     /// Whether alternative `v` (place `k` in the list tried) of `mp` can be read: its card steps
@@ -205,8 +212,11 @@ impl<'a> Scratch<'a> {
             *at = Some(key);
         }
         // Without a combo card the filled steps (the written boosts and tunnels, then the card's
-        // resolutions in a row) always pass the card-order check: it is made only with one.
-        let read = if !*filled { Err(String::new()) } else if mp.combo.is_some() { check_card_order(mp, &t.steps) } else { Ok(()) };
+        // resolutions in a row) always pass the card-order check: it is made only with one. With
+        // one but no Copy they pass too: a combo token resolves its played card once (no repeats
+        // to come between), and only a Copy must follow the card it copies. So every combo card
+        // of a played card reads alike (`combo_scores` reads one for all).
+        let read = if !*filled { Err(String::new()) } else if mp.combo.is_some() && mp.copy.is_some() { check_card_order(mp, &t.steps) } else { Ok(()) };
         debug_assert_eq!(read.is_ok(), *filled && check_card_order(mp, &t.steps).is_ok(), "a move without combo passes the card-order check");
         debug_assert_eq!(read.is_ok().then(|| t.clone()), parse_try(self.base, role, mp, &v.text(self.base)).ok(), "the variant reads as written");
         read.is_ok()
@@ -240,9 +250,13 @@ impl<'a> Scratch<'a> {
         let mp = |c: Card| MovePlan { card, token, combo: Some(c), copy: None, tries: Vec::new(), spy_on: None };
         let _trial = Trial::begin();
         for (k, v) in tried.iter().enumerate() {
-            let readable: Vec<usize> = (0..combos.len()).filter(|&j| self.reads(role, &mp(combos[j]), k, v)).collect();
-            let Some(&first) = readable.first() else { continue };
-            let first_mp = mp(combos[first]);
+            // Every combo card reads alike (no Copy among them, see `reads`): one read for all.
+            if !self.reads(role, &mp(combos[0]), k, v) {
+                continue;
+            }
+            debug_assert!(combos.iter().all(|&c| self.reads(role, &mp(c), k, v)), "every combo card reads alike");
+            let readable = 0..combos.len();
+            let first_mp = mp(combos[0]);
             let t = &self.read[k].1;
             let split = t.steps.iter().position(|x| matches!(x, Step::Combo(_))).expect("a combo move has its combo step");
             self.lines.clear();
@@ -253,12 +267,12 @@ impl<'a> Scratch<'a> {
                 Ok((true, _)) => {
                     // The played card ended the move (a win, or trapped): every combo card alike.
                     let sc = score(self.work, team);
-                    readable.iter().for_each(|&j| out[j * tried.len() + k] = Some(sc));
+                    readable.for_each(|j| out[j * tried.len() + k] = Some(sc));
                 }
                 Ok((false, at)) => {
                     let mid = self.mid.as_deref_mut().expect("a combo token's scratch has its middle board");
                     put_back(mid, self.work, Touches::ALL);
-                    for &j in &readable {
+                    for j in readable {
                         let (mpj, mut atj) = (mp(combos[j]), at);
                         let how = How { mp: &mpj, ..how };
                         let done = carry_on(self.work, &how, &mut atj, t.steps.len(), &mut self.lines).map(|stop| if !stop { end_move(self.work, &mpj, t, &mut self.lines) });
@@ -287,6 +301,23 @@ impl<'a> Scratch<'a> {
     fn reset(&mut self, may: Touches) {
         put_back(self.work, self.base, may);
     }
+}
+
+impl Drop for Scratch<'_> {
+    /// Keeps the lists for this thread's next scratch (see `ROOM`).
+    fn drop(&mut self) {
+        ROOM.set((std::mem::take(&mut self.lines), std::mem::take(&mut self.read)));
+    }
+}
+
+/// The filled alternatives of a [`Scratch`] (see its `read`).
+type Reads = Vec<(Option<FillKey>, Try, bool)>;
+
+thread_local! {
+    /// The lists of the last [`Scratch`] on this thread (its lines and filled alternatives), kept
+    /// for their room: each alternative's steps are filled into the list of the last scratch's
+    /// alternative in its place, not into a new one (a scratch a move, two moves a plan).
+    static ROOM: std::cell::Cell<(Vec<String>, Reads)> = const { std::cell::Cell::new((Vec::new(), Vec::new())) };
 }
 
 /// Makes `w` as `b` is after a move on `w` that may change what `may` says: the pieces, flags,

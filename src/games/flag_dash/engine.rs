@@ -188,12 +188,15 @@ fn enter_move(s: &mut State, ctx: &mut Ctx, mv: u8) {
     // Character Abilities, Spy: the spy names the opponent after the tokens are revealed, at its
     // own step; with a single opponent seat (the 2-player basic game) there is nothing to ask.
     s.spied.clear();
-    for seat in s.seats.clone() {
-        let Some(m) = s.plans.get(&seat.role).and_then(|p| p.moves.get(mv as usize - 1)) else { continue };
-        let opponents = s.team_roles(seat.team.other());
-        if m.token == Token::Spy && opponents.len() == 1 {
-            let target = opponents[0].to_string();
-            spy_reveal(s, ctx, &seat.role, mv, target);
+    // By place, not over a copy of the seats: a reveal changes plans and what was spied, never a
+    // seat.
+    for i in 0..s.seats.len() {
+        let seat = &s.seats[i];
+        let spy = s.plans.get(&seat.role).and_then(|p| p.moves.get(mv as usize - 1)).is_some_and(|m| m.token == Token::Spy);
+        let opponents = if spy { s.team_roles(seat.team.other()) } else { Vec::new() };
+        if let [target] = opponents[..] {
+            let (role, target) = (seat.role.clone(), target.to_string());
+            spy_reveal(s, ctx, &role, mv, target);
         }
     }
 }

@@ -87,12 +87,28 @@ impl<T> Teams<T> {
 }
 
 /// A space of the board: column (0 = `a`) and row (0 = row 1, White's back row).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+#[derive(Debug, Clone, Copy, Eq, PartialOrd, Ord)]
 pub struct Sq {
     /// Column, 0-based (`a` = 0).
     pub c: i32,
     /// Row, 0-based (row 1 = 0).
     pub r: i32,
+}
+
+/// Both coordinates compared without a branch between them (as the derived `==` means, which
+/// branched after the column): the built-in player compares spaces at every step it tries.
+impl PartialEq for Sq {
+    fn eq(&self, o: &Sq) -> bool {
+        (self.c == o.c) & (self.r == o.r)
+    }
+}
+
+/// As derived: the column, then the row (agrees with `==`).
+impl std::hash::Hash for Sq {
+    fn hash<H: std::hash::Hasher>(&self, h: &mut H) {
+        self.c.hash(h);
+        self.r.hash(h);
+    }
 }
 
 impl Sq {
