@@ -295,15 +295,15 @@ impl<'a> Plan<'a> {
         best
     }
 
-    /// The worth of moving from `from` into `to`: its points now (times the odds of an attack)
-    /// and what it promises after.
-    fn step_value(&self, from: usize, to: usize) -> Option<f64> {
+    /// The worth of moving into `to` from a town that promises `here` ([`Plan::future`]): its
+    /// points now (times the odds of an attack) and what it promises after.
+    fn step_value(&self, here: f64, to: usize) -> Option<f64> {
         let def = self.g.union[to];
         if def == 0 {
             return Some(self.unscored(to) as f64 + self.future(to));
         }
         let p = self.g.attack_chance(self.s, self.s.corps[self.corps].strength, def);
-        (p >= ATTACK_ODDS).then(|| p * (self.unscored(to) as f64 + self.future(to)) + (1.0 - p) * (self.future(from) - 0.5))
+        (p >= ATTACK_ODDS).then(|| p * (self.unscored(to) as f64 + self.future(to)) + (1.0 - p) * (here - 0.5))
     }
 
     /// The best plan of up to `steps` moves from where the corps stands, and its gain over staying.
@@ -311,11 +311,12 @@ impl<'a> Plan<'a> {
         let Some(start) = self.s.town_of(self.corps).map(|t| self.s.scenario.town_rank(t)) else { return (Vec::new(), 0.0) };
         let stay = self.future(start);
         let (mut at, mut plan, mut value) = (start, Vec::new(), stay);
-        for _ in 0..steps {
-            let here = self.future(at);
+        for step in 0..steps {
+            // Nothing is scored yet at the first step: the start promises what staying does.
+            let here = if step == 0 { stay } else { self.future(at) };
             let mut best: Option<(f64, usize)> = None;
             for n in shuffled(self.g.adj[at].clone(), rng) {
-                if let Some(v) = self.step_value(at, n)
+                if let Some(v) = self.step_value(here, n)
                     && best.as_ref().is_none_or(|(bv, _)| v > *bv)
                 {
                     best = Some((v, n));
