@@ -295,15 +295,15 @@ impl<'a> Plan<'a> {
         best
     }
 
-    /// The worth of moving from `from` into `to`: its points now (times the odds of an attack)
-    /// and what it promises after.
-    fn step_value(&self, from: usize, to: usize) -> Option<f64> {
+    /// The worth of moving into `to` from a town that promises `here` ([`Plan::future`]): its
+    /// points now (times the odds of an attack) and what it promises after.
+    fn step_value(&self, here: f64, to: usize) -> Option<f64> {
         let def = self.g.union[to];
         if def == 0 {
             return Some(self.unscored(to) as f64 + self.future(to));
         }
         let p = self.g.attack_chance(self.s, self.s.corps[self.corps].strength, def);
-        (p >= ATTACK_ODDS).then(|| p * (self.unscored(to) as f64 + self.future(to)) + (1.0 - p) * (self.future(from) - 0.5))
+        (p >= ATTACK_ODDS).then(|| p * (self.unscored(to) as f64 + self.future(to)) + (1.0 - p) * (here - 0.5))
     }
 
     /// The best plan of up to `steps` moves from where the corps stands, and its gain over staying.
@@ -311,11 +311,12 @@ impl<'a> Plan<'a> {
         let Some(start) = self.s.town_of(self.corps).map(|t| self.s.scenario.town_rank(t)) else { return (Vec::new(), 0.0) };
         let stay = self.future(start);
         let (mut at, mut plan, mut value) = (start, Vec::new(), stay);
-        for _ in 0..steps {
-            let here = self.future(at);
+        for step in 0..steps {
+            // Nothing is scored yet at the first step: the start promises what staying does.
+            let here = if step == 0 { stay } else { self.future(at) };
             let mut best: Option<(f64, usize)> = None;
             for n in shuffled(self.g.adj[at].clone(), rng) {
-                if let Some(v) = self.step_value(at, n)
+                if let Some(v) = self.step_value(here, n)
                     && best.as_ref().is_none_or(|(bv, _)| v > *bv)
                 {
                     best = Some((v, n));
@@ -360,9 +361,16 @@ fn choose_cards(s: &State, side: Side, rng: Rng) -> Vec<Play> {
     let mut search = None;
     for k in 0..all.len() {
         let sel = &all[(start + k) % all.len()];
-        // The Union's routes are named only for a play that is kept.
+        let cost = play_cost(s, side, sel);
+        // The Union's routes are named only for a play that is kept, and searched only for a
+        // gain that could beat the best play's (see [`FLOOR_MARGIN`]).
         let (plans, mut gain) = match side {
-            Side::Union => (None, search.get_or_insert_with(|| threat::Search::new(s, graph.get_or_init(|| Graph::new(s)))).plans(sel)),
+            Side::Union => {
+                let search = search.get_or_insert_with(|| threat::Search::new(s, graph.get_or_init(|| Graph::new(s))));
+                let floor = best.as_ref().map_or(f64::NEG_INFINITY, |b| b.0 + cost - FLOOR_MARGIN);
+                let Some(gain) = search.plans_over(sel, floor) else { continue };
+                (None, gain)
+            }
             Side::Confederate => {
                 let mut g = 0.0;
                 let mut plans = Vec::new();
@@ -375,8 +383,8 @@ fn choose_cards(s: &State, side: Side, rng: Rng) -> Vec<Play> {
                 (Some(plans), g)
             }
         };
-        if rules::plays_army(s, side, sel) && s.turn < s.scenario.rules.last_turn {
-            gain -= ARMY_COMMANDER_COST;
+        if cost > 0.0 {
+            gain -= cost;
         }
         if best.as_ref().is_none_or(|(b, _)| gain > *b + 1e-9) {
             let plans = plans.unwrap_or_else(|| search.as_ref().map(threat::Search::names).unwrap_or_default());
@@ -385,6 +393,17 @@ fn choose_cards(s: &State, side: Side, rng: Rng) -> Vec<Play> {
     }
     best.map(|(_, p)| p).unwrap_or_default()
 }
+
+/// What play `sel` of `side` costs: the army commander before the last turn.
+fn play_cost(s: &State, side: Side, sel: &[Command]) -> f64 {
+    if rules::plays_army(s, side, sel) && s.turn < s.scenario.rules.last_turn { ARMY_COMMANDER_COST } else { 0.0 }
+}
+
+/// How far below the best play's gain so far (plus its own cost) a play's search may give up
+/// ([`threat::Search::plans_over`]): a play it gives up gains no more than that floor + 2·10⁻⁹,
+/// so less than the best + 10⁻⁹ that [`choose_cards`] asks of a play to be kept, whatever the
+/// rounding of the costs.
+const FLOOR_MARGIN: f64 = 1e-7;
 
 /// The plan of `side`'s corps `c` with `steps` moves left (asked mid-round).
 fn plan_for(s: &State, side: Side, c: usize, steps: u32, rng: Rng) -> Vec<String> {

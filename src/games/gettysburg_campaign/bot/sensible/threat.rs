@@ -578,6 +578,31 @@ impl<'a> Search<'a> {
     /// first best combination in odometer order wins. Gives the gain; [`Search::names`] gives the
     /// routes (so that the town names are copied only for plays that are kept).
     pub(super) fn plans(&mut self, sel: &[Command]) -> f64 {
+        self.plans_from(sel, 0.0).0
+    }
+
+    /// [`Search::plans`] when only a gain over `floor` matters (the best of the plays before):
+    /// None when no combination gains more than `floor` + 10⁻⁹, so that [`Search::plans`] would
+    /// give no more than `floor` + 2·10⁻⁹; else what it gives, [`Search::names`] the same.
+    ///
+    /// Boards that cannot gain more than `floor` are given up as soon as that is seen. The plain
+    /// search's best climbs from 0 and can stop only at a gain within 10⁻⁹ of a board given up
+    /// here, so once a combination gains more than `floor` + 3·10⁻⁹ the plain search picks it too
+    /// and both go on alike; a first pick between the two (never seen) is searched again plainly.
+    pub(super) fn plans_over(&mut self, sel: &[Command], floor: f64) -> Option<f64> {
+        if floor <= 0.0 {
+            return Some(self.plans(sel));
+        }
+        match self.plans_from(sel, floor) {
+            (_, None) => None,
+            (gain, Some(first)) if first > floor + 3e-9 => Some(gain),
+            _ => Some(self.plans(sel)),
+        }
+    }
+
+    /// [`Search::plans`] with its best gain starting at `start` (0 in the plain search): that
+    /// gain, and the first combination's gain to beat `start` (None: none did).
+    fn plans_from(&mut self, sel: &[Command], start: f64) -> (f64, Option<f64>) {
         let mut room = std::mem::take(&mut self.room);
         self.moves(sel, &mut room);
         let Room { board, open, pick, best, moves, first, .. } = &mut room;
@@ -585,7 +610,7 @@ impl<'a> Search<'a> {
         pick.clear();
         pick.resize(n, 0);
         best.clone_from(pick);
-        let mut best_gain = 0.0f64;
+        let (mut best_gain, mut first_pick) = (start, None);
         // Odometer order, the first corps' route turning fastest: the other corps' routes fixed
         // (their board kept in `board` and `open` as they turn), the first corps' tried in turn.
         // A board's key is the sum of its routes' changes of it ([`town_weight`]).
@@ -609,6 +634,7 @@ impl<'a> Search<'a> {
                 if let Some(gain) = self.gain_over(board, *open, m, (key.wrapping_add(m.dh), moved + m.moved), best_gain) {
                     best.copy_from_slice(pick);
                     best_gain = gain;
+                    first_pick = first_pick.or(Some(gain));
                 }
             }
             // The next routes of the other corps (odometer order).
@@ -623,7 +649,7 @@ impl<'a> Search<'a> {
             }
         }
         self.room = room;
-        best_gain
+        (best_gain, first_pick)
     }
 
     /// The best routes [`Search::plans`] found last, by commanded corps: the towns each passes.
@@ -757,6 +783,47 @@ mod tests {
                 assert_eq!((gain.to_bits(), picked), (best_gain.to_bits(), best), "{sel:?}");
             }
         }
+    }
+
+    /// [`Search::plans_over`] gives what [`Search::plans`] gives (the gain to the bit, the same
+    /// routes) or None only when that gain is no more than the floor + 2·10⁻⁹, for floors below,
+    /// at and above the gain, with the Union corps in many places.
+    #[test]
+    fn plans_over_a_floor_are_the_plain_plans() {
+        let start = initial_state(Scenario::parse(DEFAULT_SCENARIO).unwrap(), false);
+        let names: Vec<String> = start.scenario.map.towns.iter().map(|t| t.name.clone()).collect();
+        let mut x = 17u64;
+        let mut next = |m: usize| {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as usize % m
+        };
+        let (mut kept, mut dropped) = (0, 0);
+        for _ in 0..40 {
+            let mut s = start.clone();
+            for c in 0..s.corps.len() {
+                if s.corps[c].side == Side::Union && next(2) == 1 {
+                    s.corps[c].at = Location::Town { town: names[1 + next(names.len() - 1)].clone() };
+                }
+            }
+            let g = Graph::new(&s);
+            let (mut plain, mut floored) = (Search::new(&s, &g), Search::new(&s, &g));
+            for sel in rules::legal_selections(&s, Side::Union).iter() {
+                let gain = plain.plans(sel);
+                for floor in [gain - 0.3, gain - 1e-7, gain - 2e-9, gain, gain + 1e-7, 0.2] {
+                    match floored.plans_over(sel, floor) {
+                        Some(got) => {
+                            assert_eq!((got.to_bits(), &floored.room.best), (gain.to_bits(), &plain.room.best), "{sel:?} {floor}");
+                            kept += 1;
+                        }
+                        None => {
+                            assert!(gain <= floor + 2e-9, "{sel:?} {floor} {gain}");
+                            dropped += 1;
+                        }
+                    }
+                }
+            }
+        }
+        assert!(kept > 0 && dropped > 0, "{kept} {dropped}");
     }
 
     /// A [`Boards`] emptied by [`Boards::clear`] after many boards (its slots grown) finds and
