@@ -15,6 +15,7 @@ pub mod game;
 pub mod history;
 pub mod games;
 pub mod mail;
+pub mod math;
 pub mod memo;
 pub mod model;
 pub mod nonces;

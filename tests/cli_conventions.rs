@@ -308,3 +308,15 @@ fn a_command_that_changes_files_outlives_a_closed_pipe() {
     assert_eq!(out.status.code(), Some(1), "{out:?}");
     assert!(String::from_utf8_lossy(&out.stderr).contains("pbem: cannot write to standard output: No space left"), "{out:?}");
 }
+
+/// The binary loads no system libm (src/math.rs): the C math functions its code and resvg call are
+/// pbem's own (the pure-Rust `libm` crate), the same bits on every machine, and one library less
+/// to load at each start. glibc's loader lists what it would load (`ldd`'s way).
+#[cfg(all(target_os = "linux", target_env = "gnu"))]
+#[test]
+fn the_binary_loads_no_system_libm() {
+    let out = Command::new(assert_cmd::cargo::cargo_bin!("pbem")).env("LD_TRACE_LOADED_OBJECTS", "1").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("libc.so"), "{text}");
+    assert!(!text.contains("libm.so"), "{text}");
+}
