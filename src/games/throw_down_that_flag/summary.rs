@@ -63,55 +63,15 @@ pub fn confederate(before: &Before, after: &State, i: usize) -> String {
 }
 
 /// A First Minnesota activation (Player Activations): the action (`source`: whose order), the pull
-/// and what came of it. From report wording 4 (`plain`) what the attack did comes right after it,
-/// cause before effect: the target's loss, then the company's own, each followed by its colors
-/// passing, then the guns (a tester read "the colors pass to your D, your A out of the fight"
-/// backwards, and "a hit, then moves to E4 (...)" as if the move did it); a move after the attack
-/// comes last.
+/// and what came of it. From report wording 4 what the attack did comes right after it, cause
+/// before effect: the target's loss, then the company's own, each followed by its colors passing,
+/// then the guns (a tester read "the colors pass to your D, your A out of the fight" backwards,
+/// and "a hit, then moves to E4 (...)" as if the move did it); a move after the attack comes
+/// last; a miss is "a miss" ("no hit" read as the whole exchange's result). E.g. "your A (your
+/// order) shoots at Confederate E (distance 2), 10 tokens: successes 2:3, flames 2:2, a hit
+/// (Confederate E down to Str 1, your A out of the fight, the First Minnesota colors pass to your
+/// D, your A's gun overheats), then moves to E4".
 pub fn union(before: &Before, after: &State, i: usize, plan: &Plan, tally: Option<Tally>, source: &str, wording: u32) -> String {
-    if wording >= 4 {
-        return plain(before, after, i, plan, tally, source);
-    }
-    let mut text = format!("{} ({source})", short(&before.companies, i));
-    if plan.action() == "pass" {
-        return text + " passes";
-    }
-    let from = before.companies[i].at;
-    let names = |v: &[super::hex::Space]| v.iter().map(|p| p.name()).collect::<Vec<_>>().join("-");
-    if let (Some(f), false) = (from, plan.before.is_empty()) {
-        text.push_str(&format!(" moves {}-{}", f.name(), names(&plan.before)));
-    }
-    if let Some(a) = plan.attack {
-        let pos = plan.before.last().copied().or(from);
-        let d = pos.zip(before.companies[a.target].at).map_or(0, |(p, q)| p.distance(q));
-        let verb = if plan.before.is_empty() { "" } else { ", then" };
-        text.push_str(&match a.kind {
-            AttackKind::Shoot => format!("{verb} shoots at {} (distance {d}), {} tokens", short(&before.companies, a.target), a.tokens),
-            AttackKind::Melee => format!("{verb} melees {} (Str {}), {} tokens", short(&before.companies, a.target), before.companies[a.target].str, a.tokens),
-        });
-        if let Some(t) = tally {
-            text.push_str(&format!(
-                ": successes {}:{}, flames {}:{}",
-                t.union_success, t.confederate_success, t.union_flame, t.confederate_flame
-            ));
-        }
-        let hit = after.companies[a.target].str < before.companies[a.target].str;
-        text.push_str(if hit { ", a hit" } else { ", no hit" });
-    }
-    if let (false, Some(p)) = (plan.after.is_empty(), after.companies[i].at) {
-        text.push_str(&format!(", then moves to {}", p.name()));
-    }
-    let results = consequences(before, after);
-    if !results.is_empty() {
-        text.push_str(&format!(" ({})", results.join(", ")));
-    }
-    text
-}
-
-/// [`union`] in report wording 4: "your A (your order) shoots at Confederate E (distance 2), 10
-/// tokens: successes 2:3, flames 2:2, a hit (Confederate E down to Str 1, your A out of the fight,
-/// the First Minnesota colors pass to your D, your A's gun overheats), then moves to E4".
-fn plain(before: &Before, after: &State, i: usize, plan: &Plan, tally: Option<Tally>, source: &str) -> String {
     let mut text = format!("{} ({source})", short(&before.companies, i));
     if plan.action() == "pass" {
         return text + " passes";
@@ -120,26 +80,37 @@ fn plain(before: &Before, after: &State, i: usize, plan: &Plan, tally: Option<Ta
     if let (Some(f), false) = (from, plan.before.is_empty()) {
         text.push_str(&format!(" moves {}-{}", f.name(), names(&plan.before)));
     }
+    let plain = wording >= 4;
     if let Some(a) = plan.attack {
-        text.push_str(&attack(before, after, plan, from, a, tally));
+        text.push_str(&attack(before, after, plan, from, a, tally, if plain { "a miss" } else { "no hit" }));
     }
-    let first = plan.attack.map(|a| a.target).into_iter().chain([i]);
-    let results = consequences_in(before, after, first);
+    let then = match (plan.after.is_empty(), after.companies[i].at) {
+        (false, Some(p)) => format!(", then moves to {}", p.name()),
+        _ => String::new(),
+    };
+    let results = if plain {
+        consequences_in(before, after, plan.attack.map(|a| a.target).into_iter().chain([i]))
+    } else {
+        text.push_str(&then);
+        consequences(before, after)
+    };
     if !results.is_empty() {
         text.push_str(&format!(" ({})", results.join(", ")));
     }
-    if let (false, Some(p)) = (plan.after.is_empty(), after.companies[i].at) {
-        text.push_str(&format!(", then moves to {}", p.name()));
+    if plain {
+        text.push_str(&then);
     }
     text
 }
 
+/// Spaces as `E2-E3-E4`.
 fn names(v: &[super::hex::Space]) -> String {
     v.iter().map(|p| p.name()).collect::<Vec<_>>().join("-")
 }
 
-/// An attack's clause of [`plain`]: target, tokens, the pull and whether it hit.
-fn attack(before: &Before, after: &State, plan: &Plan, from: Option<super::hex::Space>, a: super::rules::Attack, tally: Option<Tally>) -> String {
+/// An attack's clause of [`union`]: target, tokens, the pull and whether it hit (`miss`: the
+/// wording of a miss, "a miss" from report wording 4, "no hit" before).
+fn attack(before: &Before, after: &State, plan: &Plan, from: Option<super::hex::Space>, a: super::rules::Attack, tally: Option<Tally>, miss: &str) -> String {
     let pos = plan.before.last().copied().or(from);
     let d = pos.zip(before.companies[a.target].at).map_or(0, |(p, q)| p.distance(q));
     let verb = if plan.before.is_empty() { "" } else { ", then" };
@@ -151,7 +122,8 @@ fn attack(before: &Before, after: &State, plan: &Plan, from: Option<super::hex::
         text.push_str(&format!(": successes {}:{}, flames {}:{}", t.union_success, t.confederate_success, t.union_flame, t.confederate_flame));
     }
     let hit = after.companies[a.target].str < before.companies[a.target].str;
-    text.push_str(if hit { ", a hit" } else { ", a miss" });
+    text.push_str(", ");
+    text.push_str(if hit { "a hit" } else { miss });
     text
 }
 
