@@ -625,6 +625,25 @@ fn an_activation_line_tells_cause_before_effect_from_wording_4() {
     );
 }
 
+/// Player Activations, a shot that misses: wording 4 says "a miss" (a tester read "no hit (your
+/// H down to Str 2)" as the whole exchange's result), wording 3 keeps "no hit" (replayed).
+#[test]
+fn an_attack_that_misses_is_a_miss_from_wording_4() {
+    let line = |script: &[u32], wording: u32| {
+        let mut s = board(&[("A", "E2", 3)], &[("B", "E4", 2), ("C", "G6", 2)]);
+        let (a, b) = (idx(&s, Side::Union, "A"), idx(&s, Side::Confederate, "B"));
+        let plan = Plan { attack: Some(Attack { kind: AttackKind::Shoot, target: b, tokens: 2 }), ..Plan::default() };
+        let before = summary::Before::of(&s);
+        let tally = engine::execute(&mut s, &mut Ctx::scripted(script), a, &plan);
+        summary::union(&before, &s, a, &plan, tally, "your order", wording)
+    };
+    // The first pull of two tokens (from the scripted draws) that does not hit.
+    let miss = (0..8u32).flat_map(|x| (0..8u32).map(move |y| [x, y])).find(|d| line(d, 3).contains(", no hit")).expect("a pull that misses");
+    let (now, then) = (line(&miss, 4), line(&miss, 3));
+    assert!(now.contains(", a miss") && !now.contains("no hit"), "{now}");
+    assert_eq!(now.replace(", a miss", ", no hit"), then, "only the word differs");
+}
+
 /// Campaign (pbem's, README "Throw Down That Flag orders"): from report wording 4 the short
 /// account has a line of its own where July 3 begins (its rounds count from 1 again); wording 3
 /// goes from July 2's result straight to July 3's round 1.
